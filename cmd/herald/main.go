@@ -1,0 +1,23 @@
+// Command herald runs the Herald real-time messaging server and its tools.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	root := &cobra.Command{
+		Use:           "herald",
+		Short:         "Herald: a Centrifugo-compatible real-time messaging server",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(serveCommand(), tokenCommand(), versionCommand())
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "herald:", err)
+		os.Exit(1)
+	}
+}

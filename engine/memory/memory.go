@@ -1,0 +1,192 @@
+// Package memory is the single-node engine: it delivers publications, join
+// and leave events and control messages straight to the node's own handler,
+// and keeps history and presence in process memory. A restart loses both,
+// and streams come back with new epochs, so clients notice the loss.
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heraldhq/herald/engine"
+)
+
+// ErrNotStarted is returned by delivering calls made before Start.
+var ErrNotStarted = errors.New("memory engine not started")
+
+// Engine is the in-memory engine.Engine. Create it with New.
+//
+// Publications handed to the Handler and returned by History are shared
+// with the engine's history and must be treated as read-only; likewise
+// the engine keeps the ClientInfo passed to AddPresence and returns it from
+// Presence, so callers must not change it afterwards.
+//
+// The handler runs synchronously inside Publish, PublishJoin, PublishLeave
+// and PublishControl, holding the channel's stripe lock: it must not call
+// those methods itself, or it deadlocks.
+type Engine struct {
+	opts   Options
+	seed   maphash.Seed
+	shards []shard
+
+	// controlMu orders control messages as publishers sent them, and lets
+	// Close wait for a control delivery in flight.
+	controlMu sync.Mutex
+
+	handler atomic.Pointer[handlerRef]
+	closed  atomic.Bool
+
+	// lifecycleMu guards started and the janitor's channels.
+	lifecycleMu sync.Mutex
+	started     bool
+	stop        chan struct{}
+	stopped     chan struct{}
+}
+
+var _ engine.Engine = (*Engine)(nil)
+
+// handlerRef lets the handler interface be published atomically.
+type handlerRef struct{ h engine.Handler }
+
+// shard is one lock stripe: the channels hashing to it share pubMu, which
+// is held while a publication's offset is allocated and its handler call
+// runs, so one channel's handler calls come in offset order while other
+// shards proceed in parallel.
+type shard struct {
+	pubMu    sync.Mutex
+	history  historyShard
+	presence presenceShard
+}
+
+// New returns an engine with opts' zero fields set to their defaults. It
+// delivers nothing until Start.
+func New(opts Options) *Engine {
+	opts = opts.withDefaults()
+	e := &Engine{
+		opts:   opts,
+		seed:   maphash.MakeSeed(),
+		shards: make([]shard, opts.Shards),
+	}
+	for i := range e.shards {
+		e.shards[i].history.streams = make(map[string]*stream)
+		e.shards[i].presence.channels = make(map[string]map[string]*presenceEntry)
+	}
+	return e
+}
+
+func (e *Engine) shard(ch string) *shard {
+	return &e.shards[maphash.String(e.seed, ch)%uint64(len(e.shards))]
+}
+
+// Start begins delivering to h and starts the janitor that cleans expired
+// history and presence.
+func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
+	if h == nil {
+		return errors.New("start memory engine: nil handler")
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("start memory engine: %w", err)
+	}
+	e.lifecycleMu.Lock()
+	defer e.lifecycleMu.Unlock()
+	if e.closed.Load() {
+		return fmt.Errorf("start memory engine: %w", engine.ErrClosed)
+	}
+	if e.started {
+		return errors.New("start memory engine: already started")
+	}
+	e.started = true
+	e.handler.Store(&handlerRef{h: h})
+	e.stop = make(chan struct{})
+	e.stopped = make(chan struct{})
+	go e.runJanitor(e.stop, e.stopped)
+	return nil
+}
+
+// Close stops the janitor and waits for deliveries in flight; after it
+// returns the handler is not called again and every method returns
+// engine.ErrClosed. Closing twice is harmless.
+func (e *Engine) Close() error {
+	e.lifecycleMu.Lock()
+	defer e.lifecycleMu.Unlock()
+	if e.closed.Swap(true) {
+		return nil
+	}
+	// Deliveries check closed while holding their stripe's lock, so taking
+	// each lock once waits out those that began before closed was set.
+	for i := range e.shards {
+		e.shards[i].pubMu.Lock()
+		//lint:ignore SA2001 the empty critical section is the wait
+		e.shards[i].pubMu.Unlock()
+	}
+	e.controlMu.Lock()
+	//lint:ignore SA2001 as above
+	e.controlMu.Unlock()
+	if e.started {
+		close(e.stop)
+		<-e.stopped
+	}
+	return nil
+}
+
+// usable reports why a call cannot proceed, if it cannot.
+func (e *Engine) usable(ctx context.Context) error {
+	if e.closed.Load() {
+		return engine.ErrClosed
+	}
+	return ctx.Err()
+}
+
+// deliverer returns the handler for a delivering call. The caller holds the
+// stripe lock that Close takes, so a nil error means Close waits for the
+// delivery.
+func (e *Engine) deliverer(ctx context.Context) (engine.Handler, error) {
+	if err := e.usable(ctx); err != nil {
+		return nil, err
+	}
+	ref := e.handler.Load()
+	if ref == nil {
+		return nil, ErrNotStarted
+	}
+	return ref.h, nil
+}
+
+func (e *Engine) now() int64 { return e.opts.Now().UnixNano() }
+
+// Subscribe does nothing: every publication reaches this node's handler.
+func (e *Engine) Subscribe(ctx context.Context, _ string) error { return e.usable(ctx) }
+
+// Unsubscribe does nothing, as Subscribe.
+func (e *Engine) Unsubscribe(ctx context.Context, _ string) error { return e.usable(ctx) }
+
+// sweep runs one janitor tick: each shard handles at most JanitorBatch due
+// streams and JanitorBatch due presence entries. It returns how many
+// deadlines it handled.
+func (e *Engine) sweep() int {
+	now := e.now()
+	n := 0
+	for i := range e.shards {
+		n += e.shards[i].history.sweep(now, e.opts.JanitorBatch)
+		n += e.shards[i].presence.sweep(now, e.opts.JanitorBatch)
+	}
+	return n
+}
+
+func (e *Engine) runJanitor(stop <-chan struct{}, stopped chan<- struct{}) {
+	defer close(stopped)
+	t := time.NewTicker(e.opts.JanitorInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			e.sweep()
+		}
+	}
+}

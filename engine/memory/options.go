@@ -1,0 +1,61 @@
+package memory
+
+import "time"
+
+// Defaults used for zero fields of Options.
+const (
+	// DefaultHistoryMetaTTL is how long a stream's top offset and epoch
+	// outlive its last publication or read, as in Centrifugo.
+	DefaultHistoryMetaTTL = 30 * 24 * time.Hour
+	// DefaultShards is the number of lock stripes and map shards.
+	DefaultShards = 64
+	// DefaultJanitorInterval is how often expired streams and presence
+	// entries are cleaned.
+	DefaultJanitorInterval = time.Second
+	// DefaultJanitorBatch bounds the expired items one shard handles per
+	// janitor tick.
+	DefaultJanitorBatch = 1000
+)
+
+// Options configures an Engine. The zero value is ready to use.
+type Options struct {
+	// Now is the clock for history and presence expiry and for
+	// Publication.Time; nil means time.Now. Tests pass a fake clock.
+	Now func() time.Time
+	// HistoryMetaTTL is the stream meta lifetime used when PublishOptions
+	// or HistoryRequest leave MetaTTL zero; zero means
+	// DefaultHistoryMetaTTL.
+	HistoryMetaTTL time.Duration
+	// Shards is how many independent lock stripes split the channels, so
+	// that publishers to different channels rarely wait on one another;
+	// zero means DefaultShards.
+	Shards int
+	// JanitorInterval is the period of the background cleanup of expired
+	// streams and presence entries; zero means DefaultJanitorInterval.
+	// Reads never see expired data whatever the interval: expiry is also
+	// checked when a stream or presence set is touched.
+	JanitorInterval time.Duration
+	// JanitorBatch is the most expired items each shard cleans per tick,
+	// which bounds how long a tick holds a shard's lock; zero means
+	// DefaultJanitorBatch.
+	JanitorBatch int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.HistoryMetaTTL <= 0 {
+		o.HistoryMetaTTL = DefaultHistoryMetaTTL
+	}
+	if o.Shards <= 0 {
+		o.Shards = DefaultShards
+	}
+	if o.JanitorInterval <= 0 {
+		o.JanitorInterval = DefaultJanitorInterval
+	}
+	if o.JanitorBatch <= 0 {
+		o.JanitorBatch = DefaultJanitorBatch
+	}
+	return o
+}

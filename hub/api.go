@@ -1,0 +1,138 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/protocol"
+)
+
+// The methods in this file are the server side of the protocol: what an
+// embedding application or the HTTP API does to channels and users. They
+// act on the whole cluster through the engine.
+
+// PublishOptions adjust a server-side publication.
+type PublishOptions struct {
+	// Tags travel with the publication.
+	Tags map[string]string
+	// SkipHistory delivers the publication without keeping it in the
+	// channel's stream.
+	SkipHistory bool
+	// Info is attached as the publishing client; nil for the server.
+	Info *engine.ClientInfo
+}
+
+// Publish sends data to every subscriber of ch on every node. With history
+// on the channel, it returns the publication's stream position.
+func (h *Hub) Publish(ctx context.Context, ch string, data []byte, opts PublishOptions) (engine.StreamPosition, error) {
+	r, err := h.resolveForServer(ch)
+	if err != nil {
+		return engine.StreamPosition{}, err
+	}
+	pubRule := r
+	if opts.SkipHistory {
+		noHistory := *r
+		noHistory.HistorySize, noHistory.HistoryTTL = 0, 0
+		pubRule = &noHistory
+	}
+	return h.publish(ctx, ch, pubRule, &engine.Publication{Data: data, Info: opts.Info, Tags: opts.Tags})
+}
+
+// History reads ch's stream. since is exclusive; limit 0 returns the
+// position only and -1 everything.
+func (h *Hub) History(ctx context.Context, ch string, since *engine.StreamPosition, limit int, reverse bool) ([]*engine.Publication, engine.StreamPosition, error) {
+	r, err := h.resolveForServer(ch)
+	if err != nil {
+		return nil, engine.StreamPosition{}, err
+	}
+	if !r.HasHistory() {
+		return nil, engine.StreamPosition{}, newError(protocol.ErrorNotAvailable)
+	}
+	return h.history(ctx, ch, r, since, limit, reverse, 0)
+}
+
+// RemoveHistory drops ch's publications; its stream position is kept.
+func (h *Hub) RemoveHistory(ctx context.Context, ch string) error {
+	r, err := h.resolveForServer(ch)
+	if err != nil {
+		return err
+	}
+	if !r.HasHistory() {
+		return newError(protocol.ErrorNotAvailable)
+	}
+	if err := h.engine.RemoveHistory(ctx, ch); err != nil {
+		return fmt.Errorf("remove history of %q: %w", ch, err)
+	}
+	return nil
+}
+
+// Presence returns who is in ch, by client id.
+func (h *Hub) Presence(ctx context.Context, ch string) (map[string]*engine.ClientInfo, error) {
+	r, err := h.resolveForServer(ch)
+	if err != nil {
+		return nil, err
+	}
+	if !r.Presence {
+		return nil, newError(protocol.ErrorNotAvailable)
+	}
+	m, err := h.engine.Presence(ctx, ch)
+	if err != nil {
+		return nil, fmt.Errorf("presence of %q: %w", ch, err)
+	}
+	return m, nil
+}
+
+// PresenceStats counts who is in ch.
+func (h *Hub) PresenceStats(ctx context.Context, ch string) (engine.PresenceStats, error) {
+	r, err := h.resolveForServer(ch)
+	if err != nil {
+		return engine.PresenceStats{}, err
+	}
+	if !r.Presence {
+		return engine.PresenceStats{}, newError(protocol.ErrorNotAvailable)
+	}
+	st, err := h.engine.PresenceStats(ctx, ch)
+	if err != nil {
+		return st, fmt.Errorf("presence stats of %q: %w", ch, err)
+	}
+	return st, nil
+}
+
+// DisconnectUser closes every connection of user on every node, except
+// the client ids in whitelist; with client set, only that connection.
+func (h *Hub) DisconnectUser(ctx context.Context, user, client string, whitelist []string, code uint32, reason string) error {
+	return h.sendControl(ctx, controlMessage{Disconnect: &controlDisconnect{
+		User: user, Client: client, Whitelist: whitelist, Code: code, Reason: reason,
+	}})
+}
+
+// UnsubscribeUser removes user (or only its connection client) from ch
+// on every node; the clients get an unsubscribe push.
+func (h *Hub) UnsubscribeUser(ctx context.Context, user, ch, client string) error {
+	return h.sendControl(ctx, controlMessage{Unsubscribe: &controlUnsubscribe{User: user, Channel: ch, Client: client}})
+}
+
+// Nodes lists the live nodes of the cluster, this one included.
+func (h *Hub) Nodes() []NodeInfo {
+	h.nodes.update(h.localNodeInfo())
+	return h.nodes.list()
+}
+
+// Uptime is how long this hub has run.
+func (h *Hub) Uptime() time.Duration { return time.Since(h.started) }
+
+func (h *Hub) resolveForServer(ch string) (*rule, error) {
+	if ch == "" {
+		return nil, &Error{Code: uint32(protocol.ErrorBadRequest), Message: "channel required"}
+	}
+	if e := h.channels.checkLength(ch); e != nil {
+		return nil, e
+	}
+	r, e := h.channels.resolve(ch)
+	if e != nil {
+		return nil, e
+	}
+	return r, nil
+}

@@ -1,0 +1,332 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/protocol"
+)
+
+type clientState uint8
+
+const (
+	stateConnecting clientState = iota // waiting for the connect command
+	stateConnected
+	stateClosed
+)
+
+// Client is one connection. The transport feeds it frames; the hub feeds
+// it publications. An idle client holds no buffer and no goroutine: its
+// write queue is nil and one runtime timer covers pings and expiry.
+type Client struct {
+	hub        *Hub
+	transport  Transport
+	proto      protocol.Type
+	id         string
+	remoteAddr string
+
+	mu    sync.Mutex
+	state clientState
+	// unusable is set when connect was refused with an error reply.
+	unusable atomic.Bool
+	user     string
+	info     []byte
+	expireAt int64 // Unix seconds when the connection expires; 0 never
+	subs     map[string]*subscription
+
+	// Write side (writer.go).
+	queue        [][]byte
+	queued       int
+	flushing     bool
+	processing   bool
+	pendingClose *Disconnect
+
+	// Timers (timer.go), in Unix nanoseconds; 0 means not pending.
+	timer        *time.Timer
+	staleAt      int64
+	nextPing     int64
+	pongDeadline int64
+}
+
+func newClient(h *Hub, t Transport, remoteAddr string) *Client {
+	return &Client{
+		hub:        h,
+		transport:  t,
+		proto:      t.Protocol(),
+		id:         uuid.NewString(),
+		remoteAddr: remoteAddr,
+		staleAt:    time.Now().Add(h.client.StaleCloseDelay.D()).UnixNano(),
+	}
+}
+
+// ID is the client's connection id, sent to it in the connect reply.
+func (c *Client) ID() string { return c.id }
+
+// User is the authenticated user, empty for anonymous clients and before
+// connect.
+func (c *Client) User() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.user
+}
+
+// Send pushes an asynchronous message to the client (the message push).
+func (c *Client) Send(data []byte) error {
+	msg, err := protocol.AppendPush(c.proto, nil, &protocol.Push{Message: &protocol.Message{Data: data}})
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != stateConnected {
+		return errors.New("client not connected")
+	}
+	c.enqueueLocked(msg)
+	return nil
+}
+
+// Disconnect closes the client's connection with code and reason.
+func (c *Client) Disconnect(code uint32, reason string) {
+	c.close(&Disconnect{Code: code, Reason: reason})
+}
+
+// HandleFrame handles one frame of commands from the transport. It
+// returns false when the connection is closing and reading should stop.
+func (c *Client) HandleFrame(frame []byte) bool {
+	cmds, err := protocol.DecodeCommands(c.proto, frame)
+	if err != nil {
+		c.logger().Info("malformed frame", "error", err)
+		c.close(newDisconnect(protocol.DisconnectBadRequest))
+		return false
+	}
+	c.mu.Lock()
+	if c.state == stateClosed {
+		c.mu.Unlock()
+		return false
+	}
+	c.processing = true
+	c.mu.Unlock()
+
+	for _, cmd := range cmds {
+		if d := c.handleCommand(cmd); d != nil {
+			c.mu.Lock()
+			c.processing = false
+			c.mu.Unlock()
+			c.close(d)
+			return false
+		}
+	}
+	c.mu.Lock()
+	c.processing = false
+	c.scheduleFlushLocked()
+	c.mu.Unlock()
+	return true
+}
+
+// HandleClose tells the client that its connection is gone.
+func (c *Client) HandleClose() {
+	c.close(&Disconnect{Code: 3000, Reason: "connection closed"})
+}
+
+// handleCommand runs one command. Replies are queued; a non-nil result
+// closes the connection.
+func (c *Client) handleCommand(cmd *protocol.Command) *Disconnect {
+	c.mu.Lock()
+	state := c.state
+	c.mu.Unlock()
+	if state == stateClosed {
+		return nil
+	}
+	// As in the reference server, a command without id is a pong unless
+	// it is a send.
+	if cmd.Id == 0 {
+		if cmd.Send != nil && state == stateConnected {
+			return asDisconnect(c.handleSend(cmd.Send))
+		}
+		return c.handlePong()
+	}
+	if c.unusable.Load() {
+		return newDisconnect(protocol.DisconnectBadRequest)
+	}
+	if state == stateConnecting {
+		if cmd.Connect == nil {
+			c.logger().Info("command before connect", "command", commandName(cmd))
+			return newDisconnect(protocol.DisconnectBadRequest)
+		}
+		err := c.handleConnect(cmd.Id, cmd.Connect)
+		var e *Error
+		if errors.As(err, &e) {
+			// A refused connect leaves the connection unusable: later
+			// commands close it, and so does the stale timer.
+			c.unusable.Store(true)
+		}
+		return c.reply(cmd.Id, err)
+	}
+	var err error
+	switch {
+	case cmd.Connect != nil:
+		c.logger().Info("connect on a connected client")
+		return newDisconnect(protocol.DisconnectBadRequest)
+	case cmd.Subscribe != nil:
+		err = c.handleSubscribe(cmd.Id, cmd.Subscribe)
+	case cmd.Unsubscribe != nil:
+		err = c.handleUnsubscribe(cmd.Id, cmd.Unsubscribe)
+	case cmd.Publish != nil:
+		err = c.handlePublish(cmd.Id, cmd.Publish)
+	case cmd.Presence != nil:
+		err = c.handlePresence(cmd.Id, cmd.Presence)
+	case cmd.PresenceStats != nil:
+		err = c.handlePresenceStats(cmd.Id, cmd.PresenceStats)
+	case cmd.History != nil:
+		err = c.handleHistory(cmd.Id, cmd.History)
+	case cmd.Rpc != nil:
+		err = c.handleRPC(cmd.Id, cmd.Rpc)
+	case cmd.Refresh != nil:
+		err = c.handleRefresh(cmd.Id, cmd.Refresh)
+	case cmd.SubRefresh != nil:
+		err = c.handleSubRefresh(cmd.Id, cmd.SubRefresh)
+	case cmd.Send != nil:
+		err = c.handleSend(cmd.Send)
+	default:
+		c.logger().Info("unknown command")
+		return newDisconnect(protocol.DisconnectBadRequest)
+	}
+	return c.reply(cmd.Id, err)
+}
+
+// reply turns a handler's error into an error reply or a disconnect.
+// Handlers queue their own success replies.
+func (c *Client) reply(id uint32, err error) *Disconnect {
+	if err == nil {
+		return nil
+	}
+	var d *Disconnect
+	if errors.As(err, &d) {
+		return d
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		c.logger().Error("command failed", "error", err)
+		e = newError(protocol.ErrorInternal)
+	}
+	c.queueReply(&protocol.Reply{Id: id, Error: e.proto()})
+	return nil
+}
+
+func asDisconnect(err error) *Disconnect {
+	if err == nil {
+		return nil
+	}
+	var d *Disconnect
+	if errors.As(err, &d) {
+		return d
+	}
+	return newDisconnect(protocol.DisconnectServerError)
+}
+
+// queueReply encodes r and queues it.
+func (c *Client) queueReply(r *protocol.Reply) {
+	msg, err := protocol.AppendReply(c.proto, nil, r)
+	if err != nil {
+		c.logger().Error("encode reply", "error", err)
+		go c.close(newDisconnect(protocol.DisconnectServerError))
+		return
+	}
+	c.mu.Lock()
+	c.enqueueLocked(msg)
+	c.mu.Unlock()
+}
+
+// close ends the connection: it stops timers, leaves every channel, and
+// asks the transport to close after the queued messages are written.
+func (c *Client) close(d *Disconnect) {
+	c.mu.Lock()
+	if c.state == stateClosed {
+		c.mu.Unlock()
+		return
+	}
+	wasConnected := c.state == stateConnected
+	c.state = stateClosed
+	subs := c.subs
+	c.subs = nil
+	for _, s := range subs {
+		s.active = false
+	}
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	c.pendingClose = d
+	if !c.flushing {
+		c.flushing = true
+		go c.flushLoop()
+	}
+	user := c.user
+	c.mu.Unlock()
+
+	h := c.hub
+	h.forget(c)
+	if !wasConnected {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, s := range subs {
+		c.leave(ctx, s)
+	}
+	h.users.remove(user, c)
+	h.clients.Add(-1)
+	if d.Code != 3000 {
+		c.logger().Debug("disconnect", "code", d.Code, "reason", d.Reason)
+	}
+	if h.cfg.Handlers.OnDisconnect != nil {
+		h.cfg.Handlers.OnDisconnect(c, d.Code, d.Reason)
+	}
+}
+
+// clientInfo is the ClientInfo of this client in a channel.
+func (c *Client) clientInfo(chanInfo []byte) *engine.ClientInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return &engine.ClientInfo{User: c.user, Client: c.id, ConnInfo: c.info, ChanInfo: chanInfo}
+}
+
+func (c *Client) logger() *slog.Logger {
+	return c.hub.log.With("client", c.id, "remote", c.remoteAddr)
+}
+
+func commandName(cmd *protocol.Command) string {
+	switch {
+	case cmd.Connect != nil:
+		return "connect"
+	case cmd.Subscribe != nil:
+		return "subscribe"
+	case cmd.Unsubscribe != nil:
+		return "unsubscribe"
+	case cmd.Publish != nil:
+		return "publish"
+	case cmd.Presence != nil:
+		return "presence"
+	case cmd.PresenceStats != nil:
+		return "presence_stats"
+	case cmd.History != nil:
+		return "history"
+	case cmd.Ping != nil:
+		return "ping"
+	case cmd.Send != nil:
+		return "send"
+	case cmd.Rpc != nil:
+		return "rpc"
+	case cmd.Refresh != nil:
+		return "refresh"
+	case cmd.SubRefresh != nil:
+		return "sub_refresh"
+	}
+	return "unknown"
+}

@@ -1,0 +1,193 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/protocol"
+)
+
+// credentials is who a connect command authenticated, and what comes with it.
+type credentials struct {
+	ConnectReply
+	subOptions map[string]auth.SubOptions
+}
+
+// handleConnect authenticates the client, replies, and makes its
+// server-side subscriptions.
+func (c *Client) handleConnect(id uint32, req *protocol.ConnectRequest) error {
+	h := c.hub
+	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
+	defer cancel()
+	cred, err := c.authenticate(ctx, req)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	if cred.ExpireAt > 0 && cred.ExpireAt <= now.Unix() {
+		return newError(protocol.ErrorExpired)
+	}
+	channels, err := c.serverSideChannels(cred, req)
+	if err != nil {
+		return err
+	}
+	if len(channels) > h.client.ChannelLimit {
+		return newDisconnect(protocol.DisconnectChannelLimit)
+	}
+
+	c.mu.Lock()
+	if c.state != stateConnecting {
+		c.mu.Unlock()
+		return newDisconnect(protocol.DisconnectBadRequest)
+	}
+	c.state = stateConnected
+	c.user = cred.User
+	c.info = cred.Info
+	c.expireAt = cred.ExpireAt
+	c.staleAt = 0
+	c.nextPing = now.Add(firstPingDelay(h.client.PingInterval.D())).UnixNano()
+	c.resetTimerLocked(now)
+	c.mu.Unlock()
+	h.users.add(cred.User, c)
+	h.clients.Add(1)
+
+	res := &protocol.ConnectResult{
+		Client:  c.id,
+		Version: h.cfg.Version,
+		Data:    cred.Data,
+		Ping:    uint32(h.client.PingInterval.D() / time.Second),
+		Pong:    true,
+	}
+	if cred.ExpireAt > 0 {
+		res.Expires = true
+		res.Ttl = uint32(cred.ExpireAt - now.Unix())
+	}
+
+	// Server-side subscriptions: made now, answered inside the connect
+	// reply, their held-back publications released after it.
+	var pending []*subscription
+	for _, ch := range channels {
+		subReq := &protocol.SubscribeRequest{Channel: ch}
+		if r := req.Subs[ch]; r != nil {
+			subReq.Recover, subReq.Offset, subReq.Epoch = r.Recover, r.Offset, r.Epoch
+		}
+		s, sres, err := c.subscribeServerSide(ctx, subReq, cred.subOptions[ch])
+		if err != nil {
+			var d *Disconnect
+			if !errors.As(err, &d) {
+				c.logger().Error("server-side subscription", "channel", ch, "error", err)
+				d = newDisconnect(protocol.DisconnectServerError)
+			}
+			return d
+		}
+		if res.Subs == nil {
+			res.Subs = make(map[string]*protocol.SubscribeResult, len(channels))
+		}
+		res.Subs[ch] = sres
+		pending = append(pending, s)
+	}
+	c.queueReply(&protocol.Reply{Id: id, Connect: res})
+	for _, s := range pending {
+		c.finishSubscribe(ctx, s)
+	}
+	return nil
+}
+
+// authenticate decides who the client is: the application's OnConnecting
+// handler when there is one, else the connection token, else anonymous
+// access when the configuration allows it.
+func (c *Client) authenticate(ctx context.Context, req *protocol.ConnectRequest) (credentials, error) {
+	h := c.hub
+	if fn := h.cfg.Handlers.OnConnecting; fn != nil {
+		r, err := fn(ctx, ConnectEvent{
+			ClientID: c.id, RemoteAddr: c.remoteAddr, Token: req.Token, Data: req.Data,
+			Name: req.Name, Version: req.Version, Headers: req.Headers,
+		})
+		if err != nil {
+			return credentials{}, err
+		}
+		return credentials{ConnectReply: r}, nil
+	}
+	if req.Token != "" {
+		if h.cfg.Tokens == nil {
+			c.logger().Info("connection token refused: no token key configured")
+			return credentials{}, newDisconnect(protocol.DisconnectInvalidToken)
+		}
+		tok, err := h.cfg.Tokens.VerifyConnectToken(req.Token)
+		if err != nil {
+			if errors.Is(err, auth.ErrTokenExpired) {
+				return credentials{}, newError(protocol.ErrorTokenExpired)
+			}
+			c.logger().Info("invalid connection token", "error", err)
+			return credentials{}, newDisconnect(protocol.DisconnectInvalidToken)
+		}
+		if tok.User == "" && h.client.DisallowAnonymousConnectionTokens {
+			return credentials{}, newDisconnect(protocol.DisconnectPermissionDenied)
+		}
+		return credentials{
+			ConnectReply: ConnectReply{User: tok.User, ExpireAt: tok.ExpireAt, Info: tok.Info, Channels: tok.Channels},
+			subOptions:   tok.Subs,
+		}, nil
+	}
+	if h.client.AllowAnonymousConnectWithoutToken || h.client.Insecure {
+		return credentials{}, nil
+	}
+	c.logger().Info("connect without credentials: send a token, or enable client.allow_anonymous_connect_without_token")
+	return credentials{}, newDisconnect(protocol.DisconnectBadRequest)
+}
+
+// serverSideChannels lists the channels the server subscribes the client
+// to at connect: those its credentials name, and those the client asks to
+// resume (ConnectRequest.subs) when it could subscribe to them itself
+// without a token. Credential channels must exist; requested ones that do
+// not qualify are ignored, as the reference server does.
+func (c *Client) serverSideChannels(cred credentials, req *protocol.ConnectRequest) ([]string, error) {
+	h := c.hub
+	seen := make(map[string]bool)
+	var out []string
+	add := func(ch string) { seen[ch] = true; out = append(out, ch) }
+	for _, ch := range cred.Channels {
+		if seen[ch] {
+			continue
+		}
+		if e := h.channels.checkLength(ch); e != nil {
+			return nil, e
+		}
+		if _, e := h.channels.resolve(ch); e != nil {
+			return nil, e
+		}
+		add(ch)
+	}
+	for ch := range cred.subOptions {
+		if !seen[ch] {
+			if _, e := h.channels.resolve(ch); e != nil {
+				return nil, e
+			}
+			add(ch)
+		}
+	}
+	for ch := range req.Subs {
+		if seen[ch] || isPrivate(ch) || h.channels.checkLength(ch) != nil {
+			continue
+		}
+		r, e := h.channels.resolve(ch)
+		if e != nil {
+			if e.Code == uint32(protocol.ErrorUnknownChannel) {
+				return nil, newDisconnect(protocol.DisconnectBadRequest)
+			}
+			continue
+		}
+		if r.AllowUserLimitedChannels && isUserLimited(ch) {
+			if userAllowed(ch, cred.User) {
+				add(ch)
+			}
+			continue
+		}
+		if permitted(cred.User, r.AllowSubscribeForAnonymous, r.AllowSubscribeForClient) {
+			add(ch)
+		}
+	}
+	return out, nil
+}

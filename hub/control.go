@@ -1,0 +1,208 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/protocol"
+)
+
+// Nodes tell each other what they hold with a heartbeat; a node not heard
+// from for nodeExpiry is taken as gone.
+const (
+	heartbeatInterval = 3 * time.Second
+	nodeExpiry        = 3*heartbeatInterval + time.Second
+)
+
+// NodeInfo describes one node of the cluster, as the info API reports it.
+type NodeInfo struct {
+	ID          string `json:"uid"`
+	Name        string `json:"name"`
+	Version     string `json:"version"`
+	NumClients  int    `json:"num_clients"`
+	NumUsers    int    `json:"num_users"`
+	NumChannels int    `json:"num_channels"`
+	NumSubs     int    `json:"num_subs"`
+	Uptime      int64  `json:"uptime"` // seconds
+}
+
+// controlMessage travels between nodes through the engine. Exactly one of
+// its parts is set.
+type controlMessage struct {
+	From        string              `json:"from"`
+	Node        *NodeInfo           `json:"node,omitempty"`
+	Leaving     bool                `json:"leaving,omitempty"`
+	Disconnect  *controlDisconnect  `json:"disconnect,omitempty"`
+	Unsubscribe *controlUnsubscribe `json:"unsubscribe,omitempty"`
+}
+
+type controlDisconnect struct {
+	User      string   `json:"user"`
+	Client    string   `json:"client,omitempty"`
+	Whitelist []string `json:"whitelist,omitempty"`
+	Code      uint32   `json:"code"`
+	Reason    string   `json:"reason"`
+}
+
+type controlUnsubscribe struct {
+	User    string `json:"user"`
+	Channel string `json:"channel"`
+	Client  string `json:"client,omitempty"`
+}
+
+func (h *Hub) sendControl(ctx context.Context, m controlMessage) error {
+	m.From = h.nodeID
+	data, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode control message: %w", err)
+	}
+	if err := h.engine.PublishControl(ctx, data); err != nil {
+		return fmt.Errorf("send control message: %w", err)
+	}
+	return nil
+}
+
+func (h *Hub) handleControl(data []byte) {
+	var m controlMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		h.log.Error("malformed control message", "error", err)
+		return
+	}
+	switch {
+	case m.Node != nil:
+		h.nodes.update(*m.Node)
+	case m.Leaving:
+		h.nodes.remove(m.From)
+	case m.Disconnect != nil:
+		d := m.Disconnect
+		for _, c := range h.users.clients(d.User) {
+			if (d.Client == "" || d.Client == c.id) && !slices.Contains(d.Whitelist, c.id) {
+				go c.close(&Disconnect{Code: d.Code, Reason: d.Reason})
+			}
+		}
+	case m.Unsubscribe != nil:
+		u := m.Unsubscribe
+		for _, c := range h.users.clients(u.User) {
+			if u.Client == "" || u.Client == c.id {
+				go c.serverUnsubscribe(u.Channel, protocol.UnsubscribeServer)
+			}
+		}
+	}
+}
+
+func (h *Hub) localNodeInfo() NodeInfo {
+	return NodeInfo{
+		ID: h.nodeID, Name: h.cfg.Name, Version: h.cfg.Version,
+		NumClients: h.NumClients(), NumUsers: h.NumUsers(),
+		NumChannels: h.NumChannels(), NumSubs: h.NumSubscriptions(),
+		Uptime: int64(time.Since(h.started) / time.Second),
+	}
+}
+
+// heartbeatLoop announces this node to the cluster until the hub closes,
+// then tells the others it is leaving.
+func (h *Hub) heartbeatLoop() {
+	defer h.wg.Done()
+	t := time.NewTicker(heartbeatInterval)
+	defer t.Stop()
+	for {
+		info := h.localNodeInfo()
+		h.nodes.update(info)
+		ctx, cancel := context.WithTimeout(h.ctx, heartbeatInterval)
+		if err := h.sendControl(ctx, controlMessage{Node: &info}); err != nil && h.ctx.Err() == nil {
+			h.log.Warn("node heartbeat", "error", err)
+		}
+		cancel()
+		select {
+		case <-h.ctx.Done():
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = h.sendControl(ctx, controlMessage{Leaving: true})
+			cancel()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// presenceLoop re-adds the presence of this node's clients well within
+// the presence TTL, so entries of a node that died expire on their own.
+func (h *Hub) presenceLoop() {
+	defer h.wg.Done()
+	t := time.NewTicker(h.client.PresenceTTL.D() / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.ctx.Done():
+			return
+		case <-t.C:
+		}
+		h.allConns.Range(func(k, _ any) bool {
+			c := k.(*Client)
+			for _, s := range c.presenceSubs() {
+				ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+				if err := h.engine.AddPresence(ctx, s.channel, c.clientInfo(s.chanInfo), h.client.PresenceTTL.D()); err != nil && h.ctx.Err() == nil {
+					h.log.Warn("refresh presence", "channel", s.channel, "error", err)
+				}
+				cancel()
+			}
+			return h.ctx.Err() == nil
+		})
+	}
+}
+
+func (c *Client) presenceSubs() []*subscription {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*subscription
+	for _, s := range c.subs {
+		if s.presence && s.active && !s.syncing {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// nodeRegistry remembers the nodes heard from recently.
+type nodeRegistry struct {
+	mu    sync.Mutex
+	nodes map[string]nodeEntry
+}
+
+type nodeEntry struct {
+	info NodeInfo
+	seen time.Time
+}
+
+func (r *nodeRegistry) init() { r.nodes = make(map[string]nodeEntry) }
+
+func (r *nodeRegistry) update(info NodeInfo) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nodes[info.ID] = nodeEntry{info: info, seen: time.Now()}
+}
+
+func (r *nodeRegistry) remove(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.nodes, id)
+}
+
+func (r *nodeRegistry) list() []NodeInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]NodeInfo, 0, len(r.nodes))
+	for id, e := range r.nodes {
+		if time.Since(e.seen) > nodeExpiry {
+			delete(r.nodes, id)
+			continue
+		}
+		out = append(out, e.info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name+out[i].ID < out[j].Name+out[j].ID })
+	return out
+}

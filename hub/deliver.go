@@ -1,0 +1,205 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"sync"
+
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/protocol"
+)
+
+// engineHandler receives what the engine delivers and fans it out to
+// local subscribers. Encoding happens once per publication and protocol,
+// and every subscriber's queue shares the encoded bytes.
+type engineHandler struct{ h *Hub }
+
+// delivery is one publication or join/leave event on its way to local
+// subscribers, with its encodings made on first use.
+type delivery struct {
+	push       *protocol.Push
+	jsonMsg    []byte
+	protoMsg   []byte
+	jsonDone   bool
+	protoDone  bool
+	jsonFailed bool
+}
+
+// encoded returns the push encoded for t, or nil when it cannot be (a
+// binary payload for a JSON client). It is called only from the goroutine
+// that runs the fan-out.
+func (d *delivery) encoded(t protocol.Type) []byte {
+	if t == protocol.TypeProtobuf {
+		if !d.protoDone {
+			d.protoMsg, _ = protocol.AppendPush(t, nil, d.push)
+			d.protoDone = true
+		}
+		return d.protoMsg
+	}
+	if !d.jsonDone {
+		d.jsonDone = true
+		if pub := d.push.Pub; pub != nil && !protocol.ValidJSONPayload(pub.Data) {
+			d.jsonFailed = true
+			return nil
+		}
+		d.jsonMsg, _ = protocol.AppendPush(t, nil, d.push)
+	}
+	return d.jsonMsg
+}
+
+func (e engineHandler) HandlePublication(ch string, pub *engine.Publication, sp engine.StreamPosition) {
+	d := &delivery{push: &protocol.Push{Channel: ch, Pub: protoPublication(pub)}}
+	d.push.Pub.Offset = sp.Offset
+	e.h.subs.each(ch, func(c *Client, s *subscription) {
+		c.deliverPublication(s, sp, d)
+	})
+}
+
+func (e engineHandler) HandleJoin(ch string, info *engine.ClientInfo) {
+	d := &delivery{push: &protocol.Push{Channel: ch, Join: &protocol.Join{Info: protoClientInfo(info)}}}
+	e.h.subs.each(ch, func(c *Client, s *subscription) { c.deliverJoinLeave(s, d) })
+}
+
+func (e engineHandler) HandleLeave(ch string, info *engine.ClientInfo) {
+	d := &delivery{push: &protocol.Push{Channel: ch, Leave: &protocol.Leave{Info: protoClientInfo(info)}}}
+	e.h.subs.each(ch, func(c *Client, s *subscription) { c.deliverJoinLeave(s, d) })
+}
+
+func (e engineHandler) HandleControl(data []byte) { e.h.handleControl(data) }
+
+// deliverPublication queues a publication for one subscriber, or holds it
+// back while the subscription is being set up.
+func (c *Client) deliverPublication(s *subscription, sp engine.StreamPosition, d *delivery) {
+	msg := d.encoded(c.proto)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !s.active || c.state != stateConnected {
+		return
+	}
+	if s.syncing {
+		s.buffered = append(s.buffered, bufferedPub{offset: sp.Offset, epoch: sp.Epoch, msg: msg})
+		return
+	}
+	c.deliverLocked(s, sp.Offset, sp.Epoch, msg)
+}
+
+// deliverLocked queues msg unless a positioned subscription already has
+// it; a gap or a new epoch means the client lost publications, and it is
+// asked to subscribe again and recover.
+func (c *Client) deliverLocked(s *subscription, offset uint64, epoch string, msg []byte) {
+	if s.positioned && offset > 0 {
+		if epoch == s.epoch && offset <= s.offset {
+			return
+		}
+		if epoch != s.epoch || offset != s.offset+1 {
+			c.logger().Info("publication stream gap: client must recover", "channel", s.channel,
+				"have_offset", s.offset, "got_offset", offset, "epoch_changed", epoch != s.epoch)
+			go c.serverUnsubscribe(s.channel, protocol.UnsubscribeInsufficientState)
+			return
+		}
+		s.offset = offset
+	}
+	if msg == nil {
+		go c.close(newDisconnect(protocol.DisconnectInappropriateProtocol))
+		return
+	}
+	c.enqueueLocked(msg)
+}
+
+func (c *Client) deliverJoinLeave(s *subscription, d *delivery) {
+	if !s.pushJoinLeave {
+		return
+	}
+	msg := d.encoded(c.proto)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s.active && !s.syncing && c.state == stateConnected {
+		c.enqueueLocked(msg)
+	}
+}
+
+// subLocks serialise, per channel, the registry change and the engine
+// interest that goes with it, so that a last unsubscribe and a first
+// subscribe cannot reach the engine in the wrong order.
+const subLockStripes = 256
+
+type subLocks struct {
+	seed  maphash.Seed
+	locks [subLockStripes]sync.Mutex
+}
+
+func (l *subLocks) of(ch string) *sync.Mutex {
+	return &l.locks[maphash.String(l.seed, ch)%subLockStripes]
+}
+
+func (h *Hub) addSubscriber(ctx context.Context, c *Client, s *subscription) error {
+	mu := h.chLocks.of(s.channel)
+	mu.Lock()
+	defer mu.Unlock()
+	if h.subs.add(c, s) {
+		if err := h.engine.Subscribe(ctx, s.channel); err != nil {
+			h.subs.remove(c, s.channel)
+			return fmt.Errorf("engine subscribe %q: %w", s.channel, err)
+		}
+	}
+	return nil
+}
+
+func (h *Hub) removeSubscriber(ctx context.Context, c *Client, ch string) {
+	mu := h.chLocks.of(ch)
+	mu.Lock()
+	defer mu.Unlock()
+	if h.subs.remove(c, ch) {
+		if err := h.engine.Unsubscribe(ctx, ch); err != nil {
+			h.log.Error("engine unsubscribe", "channel", ch, "error", err)
+		}
+	}
+}
+
+// publish sends pub to ch with the namespace's history options.
+func (h *Hub) publish(ctx context.Context, ch string, r *rule, pub *engine.Publication) (engine.StreamPosition, error) {
+	sp, err := h.engine.Publish(ctx, ch, pub, engine.PublishOptions{
+		HistorySize:    r.HistorySize,
+		HistoryTTL:     r.HistoryTTL.D(),
+		HistoryMetaTTL: r.HistoryMetaTTL.D(),
+	})
+	if err != nil {
+		return sp, fmt.Errorf("publish to %q: %w", ch, err)
+	}
+	return sp, nil
+}
+
+// history reads ch's stream with the history command's rules: limit -1 or
+// above maxLimit is capped at maxLimit (when positive), reverse from
+// offset 0 is a bad request, and an epoch other than the stream's is an
+// unrecoverable position.
+func (h *Hub) history(ctx context.Context, ch string, r *rule, since *engine.StreamPosition, limit int, reverse bool, maxLimit int) ([]*engine.Publication, engine.StreamPosition, error) {
+	if reverse && since != nil && since.Offset == 0 {
+		return nil, engine.StreamPosition{}, newError(protocol.ErrorBadRequest)
+	}
+	if maxLimit > 0 && (limit < 0 || limit > maxLimit) {
+		limit = maxLimit
+	}
+	pubs, pos, err := h.engine.History(ctx, ch, engine.HistoryRequest{
+		Since: since, Limit: limit, Reverse: reverse, MetaTTL: r.HistoryMetaTTL.D(),
+	})
+	if err != nil {
+		return nil, pos, fmt.Errorf("history of %q: %w", ch, err)
+	}
+	if since != nil && since.Epoch != "" && since.Epoch != pos.Epoch {
+		return nil, pos, newError(protocol.ErrorUnrecoverablePosition)
+	}
+	return pubs, pos, nil
+}
+
+func protoClientInfo(i *engine.ClientInfo) *protocol.ClientInfo {
+	if i == nil {
+		return nil
+	}
+	return &protocol.ClientInfo{User: i.User, Client: i.Client, ConnInfo: i.ConnInfo, ChanInfo: i.ChanInfo}
+}
+
+func protoPublication(p *engine.Publication) *protocol.Publication {
+	return &protocol.Publication{Data: p.Data, Info: protoClientInfo(p.Info), Offset: p.Offset, Tags: p.Tags}
+}

@@ -1,0 +1,190 @@
+// Package hub keeps client connections, their subscriptions and the fan-out
+// of publications to them. It speaks the Centrifugo client protocol v2
+// through any Transport (WebSocket, later SSE), and reaches other nodes,
+// history and presence only through an engine.Engine, so it knows no
+// database.
+//
+// An application embeds a Hub to get a real-time server inside its own
+// process: it authenticates clients itself (Handlers.OnConnecting), answers
+// RPC calls (Handlers.OnRPC) and publishes from its own code (Hub.Publish).
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/protocol"
+)
+
+// TokenVerifier checks connection and subscription JWTs; *auth.Verifier
+// implements it.
+type TokenVerifier interface {
+	VerifyConnectToken(token string) (auth.ConnectToken, error)
+	VerifySubscribeToken(token string) (auth.SubscribeToken, error)
+}
+
+// Config configures a Hub.
+type Config struct {
+	// Engine carries publications between nodes and keeps history and
+	// presence. Required: use memory.New for a single node.
+	Engine engine.Engine
+	// Name identifies this node in the info API and logs; default the
+	// host name.
+	Name string
+	// Version is sent to clients in the connect reply.
+	Version  string
+	Channels ChannelConfig
+	Client   ClientConfig
+	// Tokens verifies JWTs; nil refuses every token (use Handlers.OnConnecting
+	// or the anonymous and insecure options instead).
+	Tokens   TokenVerifier
+	Handlers Handlers
+	// Logger receives the hub's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Hub is one node's set of clients and channels. Create it with New, call
+// Start, hand it connections with NewClient, and Shutdown when done.
+type Hub struct {
+	cfg      Config
+	client   ClientConfig
+	channels *channelRules
+	engine   engine.Engine
+	log      *slog.Logger
+	nodeID   string
+	started  time.Time
+
+	subs    registry
+	chLocks subLocks
+	users   userIndex
+	nodes   nodeRegistry
+	clients atomic.Int64 // connected clients
+
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	closing  atomic.Bool
+	allConns sync.Map // *Client → struct{}: every live connection, connected or not
+}
+
+// New checks cfg and returns a Hub that is not started yet.
+func New(cfg Config) (*Hub, error) {
+	if cfg.Engine == nil {
+		return nil, errors.New("hub: Config.Engine is required (memory.New() for one node)")
+	}
+	rules, err := compileChannels(cfg.Channels)
+	if err != nil {
+		return nil, fmt.Errorf("hub: %w", err)
+	}
+	if cfg.Name == "" {
+		cfg.Name, _ = os.Hostname()
+	}
+	if cfg.Version == "" {
+		cfg.Version = "0.0.0"
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	h := &Hub{
+		cfg:      cfg,
+		client:   cfg.Client.withDefaults(),
+		channels: rules,
+		engine:   cfg.Engine,
+		log:      log,
+		nodeID:   uuid.NewString(),
+		started:  time.Now(),
+	}
+	h.subs.init()
+	h.chLocks.seed = maphash.MakeSeed()
+	h.users.init()
+	h.nodes.init()
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	return h, nil
+}
+
+// NodeID is this node's unique id, new on every start.
+func (h *Hub) NodeID() string { return h.nodeID }
+
+// Start connects the engine and starts the hub's background work:
+// presence refresh and node heartbeats.
+func (h *Hub) Start(ctx context.Context) error {
+	if err := h.engine.Start(ctx, engineHandler{h}); err != nil {
+		return fmt.Errorf("hub: start engine: %w", err)
+	}
+	if h.client.Insecure {
+		h.log.Warn("INSECURE MODE: every client may connect and use every channel without a token; never use this in production")
+	}
+	h.wg.Add(2)
+	go h.presenceLoop()
+	go h.heartbeatLoop()
+	return nil
+}
+
+// Shutdown closes every connection with 3001 (shutdown), so clients
+// reconnect elsewhere, stops background work and closes the engine.
+func (h *Hub) Shutdown(ctx context.Context) error {
+	if !h.closing.CompareAndSwap(false, true) {
+		return nil
+	}
+	h.allConns.Range(func(k, _ any) bool {
+		k.(*Client).close(newDisconnect(protocol.DisconnectShutdown))
+		return true
+	})
+	h.cancel()
+	done := make(chan struct{})
+	go func() { h.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return fmt.Errorf("hub: shutdown: %w", ctx.Err())
+	}
+	h.nodes.remove(h.nodeID)
+	if err := h.engine.Close(); err != nil {
+		return fmt.Errorf("hub: close engine: %w", err)
+	}
+	return nil
+}
+
+// NumClients is the number of connected (authenticated) clients on this node.
+func (h *Hub) NumClients() int { return int(h.clients.Load()) }
+
+// NumUsers is the number of distinct users connected to this node.
+func (h *Hub) NumUsers() int { return h.users.numUsers() }
+
+// NumChannels is the number of channels with subscribers on this node.
+func (h *Hub) NumChannels() int { return h.subs.numChannels() }
+
+// NumSubscriptions is the number of client subscriptions on this node.
+func (h *Hub) NumSubscriptions() int { return h.subs.numSubscriptions() }
+
+// Channels returns the channels with subscribers on this node and how many
+// local clients each has.
+func (h *Hub) Channels() map[string]int { return h.subs.channels() }
+
+// NewClient starts a connection over t. The transport hands it every
+// frame it reads (HandleFrame) and tells it when the connection is gone
+// (HandleClose). remoteAddr is for logs.
+func (h *Hub) NewClient(t Transport, remoteAddr string) *Client {
+	c := newClient(h, t, remoteAddr)
+	if h.closing.Load() {
+		c.close(newDisconnect(protocol.DisconnectShutdown))
+		return c
+	}
+	h.allConns.Store(c, struct{}{})
+	c.startTimer()
+	return c
+}
+
+func (h *Hub) forget(c *Client) { h.allConns.Delete(c) }

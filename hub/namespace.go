@@ -1,0 +1,139 @@
+package hub
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/heraldhq/herald/protocol"
+)
+
+// Channel name syntax, as Centrifugo's defaults: "ns:name" selects a
+// namespace, a leading "$" makes a channel private (token required), and
+// "name#u1,u2" limits a channel to the listed users.
+const (
+	namespaceBoundary = ":"
+	userBoundary      = "#"
+	userSeparator     = ","
+	privatePrefix     = "$"
+)
+
+var namespaceNameRe = regexp.MustCompile(`^[-a-zA-Z0-9_]{2,}$`)
+
+// rule is a namespace's options compiled for lookup.
+type rule struct {
+	NamespaceOptions
+	name string
+	re   *regexp.Regexp
+}
+
+// channelRules resolves a channel name to its namespace's options.
+type channelRules struct {
+	maxLength int
+	global    *rule
+	byName    map[string]*rule
+}
+
+func compileChannels(cfg ChannelConfig) (*channelRules, error) {
+	r := &channelRules{maxLength: cfg.MaxLength, byName: make(map[string]*rule, len(cfg.Namespaces))}
+	if r.maxLength <= 0 {
+		r.maxLength = 255
+	}
+	var err error
+	if r.global, err = compileRule("", cfg.WithoutNamespace); err != nil {
+		return nil, fmt.Errorf("channel.without_namespace: %w", err)
+	}
+	for i, ns := range cfg.Namespaces {
+		if !namespaceNameRe.MatchString(ns.Name) {
+			return nil, fmt.Errorf("channel.namespaces[%d].name %q: must match %s", i, ns.Name, namespaceNameRe)
+		}
+		if _, dup := r.byName[ns.Name]; dup {
+			return nil, fmt.Errorf("channel.namespaces[%d].name %q: defined twice", i, ns.Name)
+		}
+		nr, err := compileRule(ns.Name, ns.NamespaceOptions)
+		if err != nil {
+			return nil, fmt.Errorf("channel.namespaces[%d] (%s): %w", i, ns.Name, err)
+		}
+		r.byName[ns.Name] = nr
+	}
+	return r, nil
+}
+
+func compileRule(name string, o NamespaceOptions) (*rule, error) {
+	r := &rule{NamespaceOptions: o, name: name}
+	if o.ChannelRegex != "" {
+		re, err := regexp.Compile(o.ChannelRegex)
+		if err != nil {
+			return nil, fmt.Errorf("channel_regex: %w", err)
+		}
+		r.re = re
+	}
+	if (o.HistorySize > 0) != (o.HistoryTTL > 0) {
+		return nil, errors.New("history_size and history_ttl must be set together (both positive) to keep history")
+	}
+	if (o.ForceRecovery || o.AllowRecovery) && !o.HasHistory() {
+		return nil, errors.New("force_recovery and allow_recovery need history: set history_size and history_ttl")
+	}
+	return r, nil
+}
+
+// resolve returns the rule of ch, or the client error for a name the
+// configuration does not allow.
+func (r *channelRules) resolve(ch string) (*rule, *Error) {
+	name := strings.TrimPrefix(ch, privatePrefix)
+	nr := r.global
+	rest := name
+	if ns, after, ok := strings.Cut(name, namespaceBoundary); ok {
+		var found bool
+		if nr, found = r.byName[ns]; !found {
+			return nil, newError(protocol.ErrorUnknownChannel)
+		}
+		rest = after
+	}
+	if nr.re != nil {
+		if !nr.re.MatchString(rest) {
+			return nil, newError(protocol.ErrorBadRequest)
+		}
+	} else if !isASCII(ch) {
+		return nil, newError(protocol.ErrorBadRequest)
+	}
+	return nr, nil
+}
+
+// checkLength refuses channel names longer than the configured limit.
+func (r *channelRules) checkLength(ch string) *Error {
+	if len(ch) > r.maxLength {
+		return newError(protocol.ErrorBadRequest)
+	}
+	return nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// isPrivate reports whether ch needs a subscription token.
+func isPrivate(ch string) bool { return strings.HasPrefix(ch, privatePrefix) }
+
+// userAllowed reports whether ch is a user-limited channel that lists user.
+func userAllowed(ch, user string) bool {
+	i := strings.LastIndex(ch, userBoundary)
+	if i < 0 || user == "" {
+		return false
+	}
+	for _, u := range strings.Split(ch[i+1:], userSeparator) {
+		if u == user {
+			return true
+		}
+	}
+	return false
+}
+
+// isUserLimited reports whether ch names its allowed users.
+func isUserLimited(ch string) bool { return strings.Contains(ch, userBoundary) }

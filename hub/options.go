@@ -1,0 +1,137 @@
+package hub
+
+import (
+	"time"
+)
+
+// NamespaceOptions are the options of a channel namespace. The zero value
+// allows nothing: clients can subscribe only with a subscription token, and
+// channels keep no history and no presence.
+type NamespaceOptions struct {
+	// Presence keeps who is subscribed, readable with presence and
+	// presence_stats.
+	Presence bool `yaml:"presence" json:"presence"`
+	// JoinLeave publishes join and leave events. Subscribers receive them
+	// when they ask (join_leave in the subscribe request) and may read
+	// presence, or always with ForcePushJoinLeave.
+	JoinLeave          bool `yaml:"join_leave" json:"join_leave"`
+	ForcePushJoinLeave bool `yaml:"force_push_join_leave" json:"force_push_join_leave"`
+
+	// HistorySize and HistoryTTL keep a stream of the channel's latest
+	// publications; both must be positive.
+	HistorySize int      `yaml:"history_size" json:"history_size"`
+	HistoryTTL  Duration `yaml:"history_ttl" json:"history_ttl"`
+	// HistoryMetaTTL is how long the stream's position outlives its last
+	// publication; zero means the engine's default (30 days).
+	HistoryMetaTTL Duration `yaml:"history_meta_ttl" json:"history_meta_ttl"`
+
+	ForcePositioning bool `yaml:"force_positioning" json:"force_positioning"`
+	AllowPositioning bool `yaml:"allow_positioning" json:"allow_positioning"`
+	ForceRecovery    bool `yaml:"force_recovery" json:"force_recovery"`
+	AllowRecovery    bool `yaml:"allow_recovery" json:"allow_recovery"`
+
+	AllowSubscribeForClient    bool `yaml:"allow_subscribe_for_client" json:"allow_subscribe_for_client"`
+	AllowSubscribeForAnonymous bool `yaml:"allow_subscribe_for_anonymous" json:"allow_subscribe_for_anonymous"`
+	AllowPublishForSubscriber  bool `yaml:"allow_publish_for_subscriber" json:"allow_publish_for_subscriber"`
+	AllowPublishForClient      bool `yaml:"allow_publish_for_client" json:"allow_publish_for_client"`
+	AllowPublishForAnonymous   bool `yaml:"allow_publish_for_anonymous" json:"allow_publish_for_anonymous"`
+	AllowHistoryForSubscriber  bool `yaml:"allow_history_for_subscriber" json:"allow_history_for_subscriber"`
+	AllowHistoryForClient      bool `yaml:"allow_history_for_client" json:"allow_history_for_client"`
+	AllowHistoryForAnonymous   bool `yaml:"allow_history_for_anonymous" json:"allow_history_for_anonymous"`
+	AllowPresenceForSubscriber bool `yaml:"allow_presence_for_subscriber" json:"allow_presence_for_subscriber"`
+	AllowPresenceForClient     bool `yaml:"allow_presence_for_client" json:"allow_presence_for_client"`
+	AllowPresenceForAnonymous  bool `yaml:"allow_presence_for_anonymous" json:"allow_presence_for_anonymous"`
+
+	// AllowUserLimitedChannels lets a user subscribe to a channel whose name
+	// ends with #user1,user2 without a token when the user is listed.
+	AllowUserLimitedChannels bool `yaml:"allow_user_limited_channels" json:"allow_user_limited_channels"`
+	// ChannelRegex, when set, must match the channel name after the
+	// namespace prefix.
+	ChannelRegex string `yaml:"channel_regex" json:"channel_regex"`
+}
+
+// HasHistory reports whether the namespace keeps a history stream.
+func (o NamespaceOptions) HasHistory() bool {
+	return o.HistorySize > 0 && o.HistoryTTL > 0
+}
+
+// Namespace is a named set of channels, the prefix before ':' in a channel
+// name, with its options.
+type Namespace struct {
+	Name             string `yaml:"name" json:"name"`
+	NamespaceOptions `yaml:",inline" json:",inline"`
+}
+
+// ChannelConfig describes every channel the hub serves.
+type ChannelConfig struct {
+	// MaxLength bounds channel names, in bytes. Default 255.
+	MaxLength int `yaml:"max_length" json:"max_length"`
+	// WithoutNamespace applies to channels with no ':' in their name.
+	WithoutNamespace NamespaceOptions `yaml:"without_namespace" json:"without_namespace"`
+	Namespaces       []Namespace      `yaml:"namespaces" json:"namespaces"`
+}
+
+// ClientConfig sets limits and timings of client connections. Zero values
+// take the defaults named on each field.
+type ClientConfig struct {
+	// PingInterval is how often the server pings (25s); PongTimeout how
+	// long it waits for the pong before closing with 3012 (8s).
+	PingInterval Duration `yaml:"ping_interval" json:"ping_interval"`
+	PongTimeout  Duration `yaml:"pong_timeout" json:"pong_timeout"`
+	// StaleCloseDelay closes a connection that sent no connect command (10s).
+	StaleCloseDelay Duration `yaml:"stale_close_delay" json:"stale_close_delay"`
+	// ExpiredCloseDelay is how long an expired connection may still
+	// refresh before it is closed with 3005 (25s).
+	ExpiredCloseDelay Duration `yaml:"expired_close_delay" json:"expired_close_delay"`
+	// ExpiredSubCloseDelay is the same for subscriptions (25s); an expired
+	// subscription is unsubscribed with 2501.
+	ExpiredSubCloseDelay Duration `yaml:"expired_sub_close_delay" json:"expired_sub_close_delay"`
+	// ChannelLimit bounds the subscriptions of one connection (128).
+	ChannelLimit int `yaml:"channel_limit" json:"channel_limit"`
+	// QueueMaxSize bounds the bytes waiting to be written to one
+	// connection; a client that falls further behind is closed with 3008
+	// (1 MiB).
+	QueueMaxSize int `yaml:"queue_max_size" json:"queue_max_size"`
+	// RecoveryMaxPublicationLimit caps how many publications a recovery
+	// may return; a longer gap is not recovered (300).
+	RecoveryMaxPublicationLimit int `yaml:"recovery_max_publication_limit" json:"recovery_max_publication_limit"`
+	// HistoryMaxPublicationLimit caps the history command's limit (300).
+	HistoryMaxPublicationLimit int `yaml:"history_max_publication_limit" json:"history_max_publication_limit"`
+	// PresenceTTL is how long a presence entry lives unless refreshed; the
+	// hub refreshes its clients' entries every PresenceTTL/3 (60s).
+	PresenceTTL Duration `yaml:"presence_ttl" json:"presence_ttl"`
+
+	// AllowAnonymousConnectWithoutToken accepts a connect command that
+	// carries no token, as an anonymous user.
+	AllowAnonymousConnectWithoutToken bool `yaml:"allow_anonymous_connect_without_token" json:"allow_anonymous_connect_without_token"`
+	// DisallowAnonymousConnectionTokens refuses tokens with an empty sub
+	// claim (3507).
+	DisallowAnonymousConnectionTokens bool `yaml:"disallow_anonymous_connection_tokens" json:"disallow_anonymous_connection_tokens"`
+	// Insecure accepts every connection and allows every channel
+	// operation. For development only; the server logs a warning.
+	Insecure bool `yaml:"insecure" json:"insecure"`
+}
+
+func (c ClientConfig) withDefaults() ClientConfig {
+	setDur := func(d *Duration, def time.Duration) {
+		if *d <= 0 {
+			*d = Duration(def)
+		}
+	}
+	setInt := func(n *int, def int) {
+		if *n <= 0 {
+			*n = def
+		}
+	}
+	setDur(&c.PingInterval, 25*time.Second)
+	setDur(&c.PongTimeout, 8*time.Second)
+	setDur(&c.StaleCloseDelay, 10*time.Second)
+	setDur(&c.ExpiredCloseDelay, 25*time.Second)
+	setDur(&c.ExpiredSubCloseDelay, 25*time.Second)
+	setDur(&c.PresenceTTL, 60*time.Second)
+	setInt(&c.ChannelLimit, 128)
+	setInt(&c.QueueMaxSize, 1<<20)
+	setInt(&c.RecoveryMaxPublicationLimit, 300)
+	setInt(&c.HistoryMaxPublicationLimit, 300)
+	return c
+}

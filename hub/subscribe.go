@@ -1,0 +1,434 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/protocol"
+)
+
+// Subscribe request flag bit 2: answer a failed recovery with error 112
+// instead of recovered=false.
+const flagRejectUnrecovered = 2
+
+// subscription is a client's membership of a channel. Its mutable fields are
+// guarded by the client's mutex.
+type subscription struct {
+	channel  string
+	rule     *rule
+	chanInfo []byte
+	expireAt int64 // Unix seconds; 0 never
+
+	presence      bool
+	joinLeave     bool
+	pushJoinLeave bool
+	positioned    bool
+	recoverable   bool
+	// serverSide subscriptions were made by the server at connect; they
+	// cannot be resubscribed by the client, so losing one closes the
+	// connection instead of sending an unsubscribe push.
+	serverSide bool
+
+	active bool // false once the client left the channel
+	// syncing holds publications back until the subscribe reply is queued:
+	// the client must see the reply (and any recovered publications)
+	// before live ones, and none of them twice.
+	syncing  bool
+	buffered []bufferedPub
+	// offset and epoch are the stream position the client has reached, for
+	// positioned subscriptions.
+	offset uint64
+	epoch  string
+}
+
+type bufferedPub struct {
+	offset uint64
+	epoch  string
+	msg    []byte // nil when the payload cannot be encoded for this client
+}
+
+// grant is what a subscription's authorization adds to it.
+type grant struct {
+	chanInfo []byte
+	expireAt int64
+	override *auth.SubOverride
+}
+
+func (c *Client) handleSubscribe(id uint32, req *protocol.SubscribeRequest) error {
+	h := c.hub
+	ch := req.Channel
+	if ch == "" {
+		c.logger().Info("subscribe without channel")
+		return newDisconnect(protocol.DisconnectBadRequest)
+	}
+	if e := h.channels.checkLength(ch); e != nil {
+		return e
+	}
+	if err := c.checkSubscriptionSlot(ch); err != nil {
+		return err
+	}
+	r, e := h.channels.resolve(ch)
+	if e != nil {
+		return e
+	}
+	g, err := c.authorizeSubscribe(ch, r, req)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
+	defer cancel()
+	s := c.newSubscription(ch, r, req, g)
+	res, err := c.startSubscription(ctx, s, req)
+	if err != nil {
+		return err
+	}
+	c.queueReply(&protocol.Reply{Id: id, Subscribe: res})
+	c.finishSubscribe(ctx, s)
+	return nil
+}
+
+// subscribeServerSide subscribes the client to a channel named by its
+// credentials: no permission check, since the server chose the channel.
+func (c *Client) subscribeServerSide(ctx context.Context, req *protocol.SubscribeRequest, opts auth.SubOptions) (*subscription, *protocol.SubscribeResult, error) {
+	r, e := c.hub.channels.resolve(req.Channel)
+	if e != nil {
+		return nil, nil, e
+	}
+	s := c.newSubscription(req.Channel, r, req, grant{chanInfo: opts.Info, override: opts.Override})
+	s.serverSide = true
+	res, err := c.startSubscription(ctx, s, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, res, nil
+}
+
+func (c *Client) checkSubscriptionSlot(ch string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.subs[ch]; ok {
+		return newError(protocol.ErrorAlreadySubscribed)
+	}
+	if len(c.subs) >= c.hub.client.ChannelLimit {
+		return newError(protocol.ErrorLimitExceeded)
+	}
+	return nil
+}
+
+// authorizeSubscribe applies the permission order of the reference server:
+// subscription token, user-limited channel, namespace permission, insecure
+// mode.
+func (c *Client) authorizeSubscribe(ch string, r *rule, req *protocol.SubscribeRequest) (grant, error) {
+	h := c.hub
+	user := c.User()
+	if req.Token != "" {
+		if h.cfg.Tokens == nil {
+			return grant{}, newError(protocol.ErrorPermissionDenied)
+		}
+		tok, err := h.cfg.Tokens.VerifySubscribeToken(req.Token)
+		if err != nil {
+			if errors.Is(err, auth.ErrTokenExpired) {
+				return grant{}, newError(protocol.ErrorTokenExpired)
+			}
+			c.logger().Info("invalid subscription token", "channel", ch, "error", err)
+			return grant{}, newError(protocol.ErrorPermissionDenied)
+		}
+		if tok.Channel != ch || tok.User != user || (tok.Client != "" && tok.Client != c.id) {
+			c.logger().Info("subscription token for another channel, user or client", "channel", ch)
+			return grant{}, newDisconnect(protocol.DisconnectInvalidToken)
+		}
+		if tok.ExpireAt > 0 && tok.ExpireAt <= time.Now().Unix() {
+			return grant{}, newError(protocol.ErrorTokenExpired)
+		}
+		return grant{chanInfo: tok.Info, expireAt: tok.ExpireAt, override: tok.Override}, nil
+	}
+	if isPrivate(ch) {
+		return grant{}, newError(protocol.ErrorPermissionDenied)
+	}
+	if r.AllowUserLimitedChannels && isUserLimited(ch) {
+		if userAllowed(ch, user) {
+			return grant{}, nil
+		}
+		return grant{}, newError(protocol.ErrorPermissionDenied)
+	}
+	if permitted(user, r.AllowSubscribeForAnonymous, r.AllowSubscribeForClient) || h.client.Insecure {
+		return grant{}, nil
+	}
+	return grant{}, newError(protocol.ErrorPermissionDenied)
+}
+
+// permitted applies a namespace permission: any of grants allows an
+// authenticated user; an anonymous one also needs forAnonymous.
+func permitted(user string, forAnonymous bool, grants ...bool) bool {
+	if user == "" && !forAnonymous {
+		return false
+	}
+	for _, g := range grants {
+		if g {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Client) hasHistoryPermission(r *rule, subscribed bool) bool {
+	return permitted(c.User(), r.AllowHistoryForAnonymous, r.AllowHistoryForClient, r.AllowHistoryForSubscriber && subscribed) || c.hub.client.Insecure
+}
+
+func (c *Client) hasPresencePermission(r *rule, subscribed bool) bool {
+	return permitted(c.User(), r.AllowPresenceForAnonymous, r.AllowPresenceForClient, r.AllowPresenceForSubscriber && subscribed) || c.hub.client.Insecure
+}
+
+// newSubscription works out a subscription's features from the namespace,
+// the request and the token's overrides.
+func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequest, g grant) *subscription {
+	s := &subscription{
+		channel:   ch,
+		rule:      r,
+		chanInfo:  g.chanInfo,
+		expireAt:  g.expireAt,
+		presence:  r.Presence,
+		joinLeave: r.JoinLeave,
+	}
+	forcePush := r.ForcePushJoinLeave
+	forceRecovery := r.ForceRecovery
+	forcePositioning := r.ForcePositioning
+	if o := g.override; o != nil {
+		set := func(dst *bool, v *bool) {
+			if v != nil {
+				*dst = *v
+			}
+		}
+		set(&s.presence, o.Presence)
+		set(&s.joinLeave, o.JoinLeave)
+		set(&forcePush, o.ForcePushJoinLeave)
+		set(&forceRecovery, o.ForceRecovery)
+		set(&forcePositioning, o.ForcePositioning)
+	}
+	s.pushJoinLeave = s.joinLeave && (forcePush || (req.JoinLeave && c.hasPresencePermission(r, true)))
+	if r.HasHistory() {
+		historyAllowed := c.hasHistoryPermission(r, true)
+		s.recoverable = forceRecovery || (req.Recoverable && (r.AllowRecovery || historyAllowed))
+		s.positioned = s.recoverable || forcePositioning || (req.Positioned && (r.AllowPositioning || historyAllowed))
+	}
+	return s
+}
+
+// startSubscription registers s (holding back its publications), declares
+// interest to the engine, and answers with the stream position or the
+// recovered publications.
+func (c *Client) startSubscription(ctx context.Context, s *subscription, req *protocol.SubscribeRequest) (*protocol.SubscribeResult, error) {
+	h := c.hub
+	c.mu.Lock()
+	if c.state != stateConnected {
+		c.mu.Unlock()
+		return nil, newDisconnect(protocol.DisconnectBadRequest)
+	}
+	if _, ok := c.subs[s.channel]; ok {
+		c.mu.Unlock()
+		return nil, newError(protocol.ErrorAlreadySubscribed)
+	}
+	if len(c.subs) >= h.client.ChannelLimit {
+		c.mu.Unlock()
+		return nil, newError(protocol.ErrorLimitExceeded)
+	}
+	if c.subs == nil {
+		c.subs = make(map[string]*subscription, 1)
+	}
+	c.subs[s.channel] = s
+	s.active, s.syncing = true, true
+	c.mu.Unlock()
+
+	if err := h.addSubscriber(ctx, c, s); err != nil {
+		c.dropSubscription(s)
+		c.logger().Error("subscribe", "channel", s.channel, "error", err)
+		return nil, newDisconnect(protocol.DisconnectServerError)
+	}
+	res := &protocol.SubscribeResult{}
+	if s.expireAt > 0 {
+		res.Expires = true
+		res.Ttl = uint32(max(s.expireAt-time.Now().Unix(), 0))
+	}
+	if !s.positioned {
+		return res, nil
+	}
+	hreq := engine.HistoryRequest{MetaTTL: s.rule.HistoryMetaTTL.D()}
+	recovering := req.Recover && s.recoverable
+	if recovering {
+		hreq.Since = &engine.StreamPosition{Offset: req.Offset, Epoch: req.Epoch}
+		hreq.Limit = h.client.RecoveryMaxPublicationLimit
+	}
+	pubs, pos, err := h.engine.History(ctx, s.channel, hreq)
+	if err != nil {
+		c.leaveChannel(s)
+		return nil, err
+	}
+	res.Positioned = true
+	res.Recoverable = s.recoverable
+	res.Epoch, res.Offset = pos.Epoch, pos.Offset
+	if recovering {
+		res.WasRecovering = true
+		if recovered(req, pubs, pos) {
+			res.Recovered = true
+			res.Offset = req.Offset
+			res.Publications = make([]*protocol.Publication, 0, len(pubs))
+			for _, p := range pubs {
+				if c.proto == protocol.TypeJSON && !protocol.ValidJSONPayload(p.Data) {
+					c.leaveChannel(s)
+					return nil, newDisconnect(protocol.DisconnectInappropriateProtocol)
+				}
+				res.Publications = append(res.Publications, protoPublication(p))
+			}
+		} else if req.Flag&flagRejectUnrecovered != 0 {
+			c.leaveChannel(s)
+			return nil, newError(protocol.ErrorUnrecoverablePosition)
+		}
+	}
+	c.mu.Lock()
+	s.offset, s.epoch = pos.Offset, pos.Epoch
+	c.mu.Unlock()
+	return res, nil
+}
+
+// recovered applies the reference's rule: recovery is all or nothing.
+func recovered(req *protocol.SubscribeRequest, pubs []*engine.Publication, top engine.StreamPosition) bool {
+	if req.Epoch != "" && req.Epoch != top.Epoch {
+		return false
+	}
+	if len(pubs) == 0 {
+		return top.Offset == req.Offset
+	}
+	return pubs[0].Offset == req.Offset+1 && pubs[len(pubs)-1].Offset == top.Offset
+}
+
+// finishSubscribe releases the publications held back while subscribing
+// (after the reply is queued), then announces the client in the channel.
+func (c *Client) finishSubscribe(ctx context.Context, s *subscription) {
+	c.mu.Lock()
+	if !s.active {
+		c.mu.Unlock()
+		return
+	}
+	buf := s.buffered
+	s.buffered, s.syncing = nil, false
+	for _, b := range buf {
+		c.deliverLocked(s, b.offset, b.epoch, b.msg)
+	}
+	if s.expireAt > 0 {
+		c.resetTimerLocked(time.Now())
+	}
+	c.mu.Unlock()
+	c.join(ctx, s)
+}
+
+func (c *Client) join(ctx context.Context, s *subscription) {
+	h := c.hub
+	if !s.presence && !s.joinLeave {
+		return
+	}
+	info := c.clientInfo(s.chanInfo)
+	if s.presence {
+		if err := h.engine.AddPresence(ctx, s.channel, info, h.client.PresenceTTL.D()); err != nil {
+			c.logger().Error("add presence", "channel", s.channel, "error", err)
+		}
+	}
+	if s.joinLeave {
+		if err := h.engine.PublishJoin(ctx, s.channel, info); err != nil {
+			c.logger().Error("publish join", "channel", s.channel, "error", err)
+		}
+	}
+}
+
+func (c *Client) handleUnsubscribe(id uint32, req *protocol.UnsubscribeRequest) error {
+	if req.Channel == "" {
+		return newDisconnect(protocol.DisconnectBadRequest)
+	}
+	c.mu.Lock()
+	s := c.subs[req.Channel]
+	if s != nil {
+		delete(c.subs, req.Channel)
+		s.active = false
+	}
+	c.mu.Unlock()
+	c.queueReply(&protocol.Reply{Id: id, Unsubscribe: &protocol.UnsubscribeResult{}})
+	if s != nil {
+		ctx, cancel := context.WithTimeout(c.hub.ctx, 10*time.Second)
+		defer cancel()
+		c.leave(ctx, s)
+	}
+	return nil
+}
+
+// serverUnsubscribe removes the client from ch and tells it so with an
+// unsubscribe push; codes ≥ 2500 make the client subscribe again.
+func (c *Client) serverUnsubscribe(ch string, code protocol.UnsubscribeCode) {
+	c.mu.Lock()
+	s := c.subs[ch]
+	if s == nil {
+		c.mu.Unlock()
+		return
+	}
+	if s.serverSide && code >= 2500 {
+		c.mu.Unlock()
+		d := protocol.DisconnectInsufficientState
+		if code == protocol.UnsubscribeExpired {
+			d = protocol.DisconnectSubExpired
+		}
+		c.close(newDisconnect(d))
+		return
+	}
+	delete(c.subs, ch)
+	s.active = false
+	if msg, err := protocol.AppendPush(c.proto, nil, &protocol.Push{
+		Channel: ch, Unsubscribe: &protocol.Unsubscribe{Code: uint32(code), Reason: code.Reason()},
+	}); err == nil {
+		c.enqueueLocked(msg)
+	}
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(c.hub.ctx, 10*time.Second)
+	defer cancel()
+	c.leave(ctx, s)
+}
+
+// dropSubscription undoes a subscription that failed before it was
+// registered with the hub.
+func (c *Client) dropSubscription(s *subscription) {
+	c.mu.Lock()
+	if c.subs[s.channel] == s {
+		delete(c.subs, s.channel)
+	}
+	s.active = false
+	c.mu.Unlock()
+}
+
+// leaveChannel undoes a registered subscription that never completed: no
+// leave event, since no join was sent.
+func (c *Client) leaveChannel(s *subscription) {
+	c.dropSubscription(s)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c.hub.removeSubscriber(ctx, c, s.channel)
+}
+
+// leave removes a subscription that completed: unregister, then remove
+// presence and announce the leave.
+func (c *Client) leave(ctx context.Context, s *subscription) {
+	h := c.hub
+	h.removeSubscriber(ctx, c, s.channel)
+	if !s.presence && !s.joinLeave {
+		return
+	}
+	if s.presence {
+		if err := h.engine.RemovePresence(ctx, s.channel, c.id); err != nil {
+			c.logger().Error("remove presence", "channel", s.channel, "error", err)
+		}
+	}
+	if s.joinLeave {
+		if err := h.engine.PublishLeave(ctx, s.channel, c.clientInfo(s.chanInfo)); err != nil {
+			c.logger().Error("publish leave", "channel", s.channel, "error", err)
+		}
+	}
+}

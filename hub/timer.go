@@ -1,0 +1,129 @@
+package hub
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/heraldhq/herald/protocol"
+)
+
+// Each client has one runtime timer (no goroutine) set to its earliest
+// pending deadline: the stale close before connect, the next ping, the pong
+// deadline, and connection and subscription expiry.
+
+func (c *Client) startTimer() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == stateClosed {
+		return
+	}
+	c.timer = time.AfterFunc(time.Until(time.Unix(0, c.staleAt)), c.onTimer)
+}
+
+// firstPingDelay spreads pings of clients that connected together: the first
+// ping comes at a random point between half the interval and the interval.
+func firstPingDelay(interval time.Duration) time.Duration {
+	return interval/2 + rand.N(interval/2+1)
+}
+
+func (c *Client) onTimer() {
+	h := c.hub
+	now := time.Now()
+	nowNs := now.UnixNano()
+	var expired []*subscription
+
+	c.mu.Lock()
+	switch c.state {
+	case stateClosed:
+		c.mu.Unlock()
+		return
+	case stateConnecting:
+		if nowNs >= c.staleAt {
+			c.mu.Unlock()
+			c.logger().Info("closing stale connection: no connect command in time")
+			c.close(newDisconnect(protocol.DisconnectStale))
+			return
+		}
+	case stateConnected:
+		if c.pongDeadline != 0 && nowNs >= c.pongDeadline {
+			c.mu.Unlock()
+			c.logger().Info("no pong in time")
+			c.close(newDisconnect(protocol.DisconnectNoPong))
+			return
+		}
+		if c.expireAt > 0 && now.Unix() >= c.expireAt+int64(h.client.ExpiredCloseDelay.D()/time.Second) {
+			c.mu.Unlock()
+			c.close(newDisconnect(protocol.DisconnectExpired))
+			return
+		}
+		if nowNs >= c.nextPing {
+			msg, _ := protocol.AppendReply(c.proto, nil, &protocol.Reply{})
+			c.enqueueLocked(msg)
+			if c.pongDeadline == 0 {
+				c.pongDeadline = nowNs + int64(h.client.PongTimeout.D())
+			}
+			c.nextPing = nowNs + int64(h.client.PingInterval.D())
+		}
+		subDelay := int64(h.client.ExpiredSubCloseDelay.D() / time.Second)
+		for _, s := range c.subs {
+			if s.expireAt > 0 && now.Unix() >= s.expireAt+subDelay {
+				expired = append(expired, s)
+			}
+		}
+	}
+	c.resetTimerLocked(now)
+	c.mu.Unlock()
+
+	for _, s := range expired {
+		c.serverUnsubscribe(s.channel, protocol.UnsubscribeExpired)
+	}
+}
+
+// resetTimerLocked points the timer at the earliest pending deadline.
+func (c *Client) resetTimerLocked(now time.Time) {
+	if c.timer == nil || c.state == stateClosed {
+		return
+	}
+	next := int64(0)
+	earliest := func(t int64) {
+		if t > 0 && (next == 0 || t < next) {
+			next = t
+		}
+	}
+	h := c.hub
+	if c.state == stateConnecting {
+		earliest(c.staleAt)
+	} else {
+		earliest(c.nextPing)
+		earliest(c.pongDeadline)
+		if c.expireAt > 0 {
+			earliest(time.Unix(c.expireAt, 0).Add(h.client.ExpiredCloseDelay.D()).UnixNano())
+		}
+		for _, s := range c.subs {
+			if s.expireAt > 0 {
+				earliest(time.Unix(s.expireAt, 0).Add(h.client.ExpiredSubCloseDelay.D()).UnixNano())
+			}
+		}
+	}
+	if next == 0 {
+		return
+	}
+	d := time.Duration(next - now.UnixNano())
+	if d < time.Millisecond {
+		d = time.Millisecond
+	}
+	c.timer.Reset(d)
+}
+
+// handlePong accepts the client's answer to a ping. A pong with no ping
+// outstanding is a protocol error, as in the reference server.
+func (c *Client) handlePong() *Disconnect {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != stateConnected || c.pongDeadline == 0 {
+		c.hub.log.Info("unexpected pong", "client", c.id)
+		return newDisconnect(protocol.DisconnectBadRequest)
+	}
+	c.pongDeadline = 0
+	return nil
+}

@@ -1,0 +1,107 @@
+package hub
+
+import (
+	"sync"
+
+	"github.com/heraldhq/herald/protocol"
+)
+
+// A frame carries at most this many messages or bytes (unless a single
+// message is larger), so that one busy channel cannot build frames larger
+// than clients accept.
+const (
+	maxFrameMessages = 128
+	maxFrameBytes    = 64 << 10
+)
+
+// frameBufs holds frame buffers between flushes, so an idle client keeps
+// none.
+var frameBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// enqueueLocked queues an encoded message. Messages queued while the
+// client is processing a frame of commands are written together when it
+// is done, so replies and the pushes they cause share one frame.
+func (c *Client) enqueueLocked(msg []byte) {
+	if c.state == stateClosed {
+		return
+	}
+	c.queue = append(c.queue, msg)
+	c.queued += len(msg)
+	if c.queued > c.hub.client.QueueMaxSize {
+		c.logger().Info("client too slow: write queue over the limit", "queued_bytes", c.queued, "limit", c.hub.client.QueueMaxSize)
+		c.queue, c.queued = nil, 0
+		go c.close(newDisconnect(protocol.DisconnectSlow))
+		return
+	}
+	c.scheduleFlushLocked()
+}
+
+// scheduleFlushLocked starts a writer goroutine if messages are waiting and
+// none runs. The goroutine lives only while there is something to write.
+func (c *Client) scheduleFlushLocked() {
+	if c.processing || c.flushing || len(c.queue) == 0 {
+		return
+	}
+	c.flushing = true
+	go c.flushLoop()
+}
+
+// flushLoop writes queued messages, batched into frames, until the queue is
+// empty; then it closes the transport if a close is pending.
+func (c *Client) flushLoop() {
+	bp := frameBufs.Get().(*[]byte)
+	defer frameBufs.Put(bp)
+	for {
+		c.mu.Lock()
+		q := c.queue
+		c.queue, c.queued = nil, 0
+		if len(q) == 0 {
+			c.flushing = false
+			d := c.pendingClose
+			c.pendingClose = nil
+			c.mu.Unlock()
+			if d != nil {
+				c.transport.Close(d.Code, d.Reason)
+			}
+			return
+		}
+		c.mu.Unlock()
+		if err := c.writeFrames(bp, q); err != nil {
+			c.mu.Lock()
+			c.flushing = false
+			c.queue, c.queued = nil, 0
+			closing := c.state == stateClosed
+			d := c.pendingClose
+			c.mu.Unlock()
+			if closing {
+				if d != nil {
+					c.transport.Close(d.Code, d.Reason)
+				}
+				return
+			}
+			c.logger().Debug("write failed", "error", err)
+			c.close(newDisconnect(protocol.DisconnectWriteError))
+			return
+		}
+	}
+}
+
+func (c *Client) writeFrames(bp *[]byte, q [][]byte) error {
+	buf := (*bp)[:0]
+	n := 0
+	for _, m := range q {
+		if n > 0 && (n == maxFrameMessages || len(buf)+len(m) > maxFrameBytes) {
+			if err := c.transport.WriteFrame(buf); err != nil {
+				return err
+			}
+			buf, n = buf[:0], 0
+		}
+		buf = protocol.AppendMessage(c.proto, buf, m)
+		n++
+	}
+	err := c.transport.WriteFrame(buf)
+	if cap(buf) <= 256<<10 {
+		*bp = buf[:0]
+	}
+	return err
+}
