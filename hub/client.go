@@ -89,6 +89,7 @@ func (c *Client) Send(data []byte) error {
 		return errors.New("client not connected")
 	}
 	c.enqueueLocked(msg)
+	c.hub.metrics.sent["message"].Inc()
 	return nil
 }
 
@@ -100,7 +101,11 @@ func (c *Client) Disconnect(code uint32, reason string) {
 // HandleFrame handles one frame of commands from the transport. It
 // returns false when the connection is closing and reading should stop.
 func (c *Client) HandleFrame(frame []byte) bool {
+	c.hub.metrics.bytesIn.Add(float64(len(frame)))
 	cmds, err := protocol.DecodeCommands(c.proto, frame)
+	if err == nil && len(frame) == 0 {
+		err = errors.New("empty frame") // the reference refuses it too
+	}
 	if err != nil {
 		c.logger().Info("malformed frame", "error", err)
 		c.close(newDisconnect(protocol.DisconnectBadRequest))
@@ -144,6 +149,9 @@ func (c *Client) handleCommand(cmd *protocol.Command) *Disconnect {
 	if state == stateClosed {
 		return nil
 	}
+	if cmd.Id != 0 || cmd.Send != nil {
+		defer c.hub.metrics.command(commandName(cmd), time.Now())
+	}
 	// As in the reference server, a command without id is a pong unless
 	// it is a send.
 	if cmd.Id == 0 {
@@ -161,8 +169,8 @@ func (c *Client) handleCommand(cmd *protocol.Command) *Disconnect {
 			return newDisconnect(protocol.DisconnectBadRequest)
 		}
 		err := c.handleConnect(cmd.Id, cmd.Connect)
-		var e *Error
-		if errors.As(err, &e) {
+		var d *Disconnect
+		if err != nil && !errors.As(err, &d) {
 			// A refused connect leaves the connection unusable: later
 			// commands close it, and so does the stale timer.
 			c.unusable.Store(true)
@@ -239,6 +247,11 @@ func (c *Client) queueReply(r *protocol.Reply) {
 		go c.close(newDisconnect(protocol.DisconnectServerError))
 		return
 	}
+	if r.Error != nil {
+		c.hub.metrics.errorReply(r.Error.Code)
+	} else {
+		c.hub.metrics.sent["reply"].Inc()
+	}
 	c.mu.Lock()
 	c.enqueueLocked(msg)
 	c.mu.Unlock()
@@ -272,6 +285,7 @@ func (c *Client) close(d *Disconnect) {
 
 	h := c.hub
 	h.forget(c)
+	h.metrics.disconnect(d.Code)
 	if !wasConnected {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sync"
+	"time"
 
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/protocol"
@@ -49,21 +50,40 @@ func (d *delivery) encoded(t protocol.Type) []byte {
 }
 
 func (e engineHandler) HandlePublication(ch string, pub *engine.Publication, sp engine.StreamPosition) {
+	h := e.h
+	if pub.Time > 0 {
+		h.metrics.deliveryLag.Observe(float64(time.Now().UnixMilli()-pub.Time) / 1000)
+	}
 	d := &delivery{push: &protocol.Push{Channel: ch, Pub: protoPublication(pub)}}
 	d.push.Pub.Offset = sp.Offset
-	e.h.subs.each(ch, func(c *Client, s *subscription) {
+	n := 0
+	h.subs.each(ch, func(c *Client, s *subscription) {
 		c.deliverPublication(s, sp, d)
+		n++
 	})
+	h.metrics.sent["pub"].Add(float64(n))
 }
 
 func (e engineHandler) HandleJoin(ch string, info *engine.ClientInfo) {
 	d := &delivery{push: &protocol.Push{Channel: ch, Join: &protocol.Join{Info: protoClientInfo(info)}}}
-	e.h.subs.each(ch, func(c *Client, s *subscription) { c.deliverJoinLeave(s, d) })
+	n := 0
+	e.h.subs.each(ch, func(c *Client, s *subscription) {
+		if c.deliverJoinLeave(s, d) {
+			n++
+		}
+	})
+	e.h.metrics.sent["join"].Add(float64(n))
 }
 
 func (e engineHandler) HandleLeave(ch string, info *engine.ClientInfo) {
 	d := &delivery{push: &protocol.Push{Channel: ch, Leave: &protocol.Leave{Info: protoClientInfo(info)}}}
-	e.h.subs.each(ch, func(c *Client, s *subscription) { c.deliverJoinLeave(s, d) })
+	n := 0
+	e.h.subs.each(ch, func(c *Client, s *subscription) {
+		if c.deliverJoinLeave(s, d) {
+			n++
+		}
+	})
+	e.h.metrics.sent["leave"].Add(float64(n))
 }
 
 func (e engineHandler) HandleControl(data []byte) { e.h.handleControl(data) }
@@ -107,16 +127,18 @@ func (c *Client) deliverLocked(s *subscription, offset uint64, epoch string, msg
 	c.enqueueLocked(msg)
 }
 
-func (c *Client) deliverJoinLeave(s *subscription, d *delivery) {
+func (c *Client) deliverJoinLeave(s *subscription, d *delivery) bool {
 	if !s.pushJoinLeave {
-		return
+		return false
 	}
 	msg := d.encoded(c.proto)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s.active && !s.syncing && c.state == stateConnected {
 		c.enqueueLocked(msg)
+		return true
 	}
+	return false
 }
 
 // subLocks serialise, per channel, the registry change and the engine
@@ -159,6 +181,8 @@ func (h *Hub) removeSubscriber(ctx context.Context, c *Client, ch string) {
 
 // publish sends pub to ch with the namespace's history options.
 func (h *Hub) publish(ctx context.Context, ch string, r *rule, pub *engine.Publication) (engine.StreamPosition, error) {
+	start := time.Now()
+	defer func() { h.metrics.publishDuration.Observe(time.Since(start).Seconds()) }()
 	sp, err := h.engine.Publish(ctx, ch, pub, engine.PublishOptions{
 		HistorySize:    r.HistorySize,
 		HistoryTTL:     r.HistoryTTL.D(),

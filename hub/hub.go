@@ -69,6 +69,7 @@ type Hub struct {
 	chLocks subLocks
 	users   userIndex
 	nodes   nodeRegistry
+	metrics *metrics
 	clients atomic.Int64 // connected clients
 
 	ctx      context.Context
@@ -106,6 +107,7 @@ func New(cfg Config) (*Hub, error) {
 		nodeID:   uuid.NewString(),
 		started:  time.Now(),
 	}
+	h.metrics = newMetrics(h)
 	h.subs.init()
 	h.chLocks.seed = maphash.MakeSeed()
 	h.users.init()
@@ -113,6 +115,9 @@ func New(cfg Config) (*Hub, error) {
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	return h, nil
 }
+
+// Engine is the hub's engine.
+func (h *Hub) Engine() engine.Engine { return h.engine }
 
 // NodeID is this node's unique id, new on every start.
 func (h *Hub) NodeID() string { return h.nodeID }

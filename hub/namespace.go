@@ -21,6 +21,12 @@ const (
 
 var namespaceNameRe = regexp.MustCompile(`^[-a-zA-Z0-9_]{2,}$`)
 
+// Validate checks the channel configuration as New would.
+func (c ChannelConfig) Validate() error {
+	_, err := compileChannels(c)
+	return err
+}
+
 // rule is a namespace's options compiled for lookup.
 type rule struct {
 	NamespaceOptions

@@ -20,7 +20,8 @@ type subscription struct {
 	channel  string
 	rule     *rule
 	chanInfo []byte
-	expireAt int64 // Unix seconds; 0 never
+	data     []byte // from the token, for the subscribe result
+	expireAt int64  // Unix seconds; 0 never
 
 	presence      bool
 	joinLeave     bool
@@ -53,6 +54,7 @@ type bufferedPub struct {
 // grant is what a subscription's authorization adds to it.
 type grant struct {
 	chanInfo []byte
+	data     []byte // returned in the subscribe result
 	expireAt int64
 	override *auth.SubOverride
 }
@@ -97,7 +99,7 @@ func (c *Client) subscribeServerSide(ctx context.Context, req *protocol.Subscrib
 	if e != nil {
 		return nil, nil, e
 	}
-	s := c.newSubscription(req.Channel, r, req, grant{chanInfo: opts.Info, override: opts.Override})
+	s := c.newSubscription(req.Channel, r, req, grant{chanInfo: opts.Info, data: opts.Data, override: opts.Override})
 	s.serverSide = true
 	res, err := c.startSubscription(ctx, s, req)
 	if err != nil {
@@ -141,15 +143,15 @@ func (c *Client) authorizeSubscribe(ch string, r *rule, req *protocol.SubscribeR
 			return grant{}, newDisconnect(protocol.DisconnectInvalidToken)
 		}
 		if tok.ExpireAt > 0 && tok.ExpireAt <= time.Now().Unix() {
-			return grant{}, newError(protocol.ErrorTokenExpired)
+			return grant{}, newError(protocol.ErrorExpired)
 		}
-		return grant{chanInfo: tok.Info, expireAt: tok.ExpireAt, override: tok.Override}, nil
+		return grant{chanInfo: tok.Info, data: tok.Data, expireAt: tok.ExpireAt, override: tok.Override}, nil
 	}
 	if isPrivate(ch) {
 		return grant{}, newError(protocol.ErrorPermissionDenied)
 	}
 	if r.AllowUserLimitedChannels && isUserLimited(ch) {
-		if userAllowed(ch, user) {
+		if userAllowed(ch, user) || h.client.Insecure {
 			return grant{}, nil
 		}
 		return grant{}, newError(protocol.ErrorPermissionDenied)
@@ -189,6 +191,7 @@ func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequ
 		channel:   ch,
 		rule:      r,
 		chanInfo:  g.chanInfo,
+		data:      g.data,
 		expireAt:  g.expireAt,
 		presence:  r.Presence,
 		joinLeave: r.JoinLeave,
@@ -247,11 +250,14 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 		c.logger().Error("subscribe", "channel", s.channel, "error", err)
 		return nil, newDisconnect(protocol.DisconnectServerError)
 	}
-	res := &protocol.SubscribeResult{}
+	res := &protocol.SubscribeResult{Data: s.data}
 	if s.expireAt > 0 {
 		res.Expires = true
 		res.Ttl = uint32(max(s.expireAt-time.Now().Unix(), 0))
 	}
+	// As the reference, was_recovering mirrors the request even when the
+	// subscription is not recoverable.
+	res.WasRecovering = req.Recover
 	if !s.positioned {
 		return res, nil
 	}
@@ -270,7 +276,6 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 	res.Recoverable = s.recoverable
 	res.Epoch, res.Offset = pos.Epoch, pos.Offset
 	if recovering {
-		res.WasRecovering = true
 		if recovered(req, pubs, pos) {
 			res.Recovered = true
 			res.Offset = req.Offset
@@ -386,6 +391,7 @@ func (c *Client) serverUnsubscribe(ch string, code protocol.UnsubscribeCode) {
 		Channel: ch, Unsubscribe: &protocol.Unsubscribe{Code: uint32(code), Reason: code.Reason()},
 	}); err == nil {
 		c.enqueueLocked(msg)
+		c.hub.metrics.sent["unsubscribe"].Inc()
 	}
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(c.hub.ctx, 10*time.Second)

@@ -59,6 +59,7 @@ func (c *Client) onTimer() {
 		if nowNs >= c.nextPing {
 			msg, _ := protocol.AppendReply(c.proto, nil, &protocol.Reply{})
 			c.enqueueLocked(msg)
+			h.metrics.sent["ping"].Inc()
 			if c.pongDeadline == 0 {
 				c.pongDeadline = nowNs + int64(h.client.PongTimeout.D())
 			}

@@ -54,6 +54,9 @@ func (c *Client) flushLoop() {
 	for {
 		c.mu.Lock()
 		q := c.queue
+		if len(q) > 0 {
+			c.hub.metrics.queueBytes.Observe(float64(c.queued))
+		}
 		c.queue, c.queued = nil, 0
 		if len(q) == 0 {
 			c.flushing = false
@@ -91,7 +94,7 @@ func (c *Client) writeFrames(bp *[]byte, q [][]byte) error {
 	n := 0
 	for _, m := range q {
 		if n > 0 && (n == maxFrameMessages || len(buf)+len(m) > maxFrameBytes) {
-			if err := c.transport.WriteFrame(buf); err != nil {
+			if err := c.writeFrame(buf); err != nil {
 				return err
 			}
 			buf, n = buf[:0], 0
@@ -99,9 +102,16 @@ func (c *Client) writeFrames(bp *[]byte, q [][]byte) error {
 		buf = protocol.AppendMessage(c.proto, buf, m)
 		n++
 	}
-	err := c.transport.WriteFrame(buf)
+	err := c.writeFrame(buf)
 	if cap(buf) <= 256<<10 {
 		*bp = buf[:0]
 	}
 	return err
+}
+
+func (c *Client) writeFrame(frame []byte) error {
+	m := c.hub.metrics
+	m.bytesOut.Add(float64(len(frame)))
+	m.framesOut.Inc()
+	return c.transport.WriteFrame(frame)
 }

@@ -1,11 +1,12 @@
 package server
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"os"
+	"reflect"
+	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -20,13 +21,38 @@ type Config struct {
 	// (later) the server API.
 	Address string `yaml:"address"`
 	// Name names this node; default the host name.
-	Name string `yaml:"name"`
+	Name string    `yaml:"name"`
 	Log  LogConfig `yaml:"log"`
 	// Client holds connection settings and the token keys.
 	Client    ClientConfig      `yaml:"client"`
 	Channel   hub.ChannelConfig `yaml:"channel"`
 	WebSocket WebSocketConfig   `yaml:"websocket"`
 	Engine    EngineConfig      `yaml:"engine"`
+	Admin     AdminConfig       `yaml:"admin"`
+	HTTPAPI   HTTPAPIConfig     `yaml:"http_api"`
+}
+
+// HTTPAPIConfig configures the server API under /api.
+type HTTPAPIConfig struct {
+	// Key is the API key backends send in X-API-Key (or Authorization:
+	// apikey KEY). Without a key the API is off, unless Insecure.
+	Key string `yaml:"key"`
+	// Insecure turns the API on without a key. Development only.
+	Insecure bool `yaml:"insecure"`
+	// ErrorMode "transport" answers errors with HTTP statuses instead of
+	// 200 with an error object.
+	ErrorMode string `yaml:"error_mode"`
+	// MaxBodySize bounds a request body in bytes (1 MiB).
+	MaxBodySize int64 `yaml:"max_body_size"`
+	// AllowedOrigins lists browser origins allowed to call the API (CORS);
+	// "*" allows any. Empty: no CORS headers.
+	AllowedOrigins []string `yaml:"allowed_origins"`
+}
+
+// AdminConfig sets up the admin listener: pprof, off unless an address is
+// given. Bind it to loopback or a private interface only.
+type AdminConfig struct {
+	Address string `yaml:"address"`
 }
 
 // LogConfig selects the log format and level.
@@ -60,7 +86,8 @@ func (t TokenConfig) auth() auth.Config {
 	}
 }
 
-func (t TokenConfig) configured() bool {
+// Configured reports whether any token key is set.
+func (t TokenConfig) Configured() bool {
 	return t.HMACSecretKey != "" || t.RSAPublicKey != "" || t.ECDSAPublicKey != ""
 }
 
@@ -94,7 +121,9 @@ func DefaultConfig() Config {
 }
 
 // LoadConfig reads a YAML configuration file over the defaults. Unknown
-// keys are errors, so a misspelt option is never silently ignored.
+// keys and values of the wrong type are errors that name the key, so a
+// misspelt option is never silently ignored. It does not Validate: apply
+// environment and flags first.
 func LoadConfig(path string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -110,36 +139,111 @@ func LoadConfig(path string) (Config, error) {
 // ParseConfig reads YAML configuration over the defaults.
 func ParseConfig(data []byte) (Config, error) {
 	cfg := DefaultConfig()
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-		return Config{}, err
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return Config{}, fmt.Errorf("not valid YAML: %w", err)
 	}
-	return cfg, cfg.Validate()
+	if ps := checkNode(&root, reflect.TypeOf(cfg), ""); len(ps) > 0 {
+		return Config{}, ps
+	}
+	if len(root.Content) > 0 {
+		if err := root.Decode(&cfg); err != nil {
+			return Config{}, err
+		}
+	}
+	return cfg, nil
 }
 
-// Validate checks what the types alone cannot.
+// engines lists the engines and whether each keeps history.
+var engines = map[string]struct{ history bool }{
+	"memory": {history: true},
+}
+
+// Validate checks what the types alone cannot. It reports every problem
+// it finds, each naming its key.
 func (c Config) Validate() error {
-	switch c.Engine.Type {
-	case "", "memory":
-	default:
-		return fmt.Errorf("engine.type %q: unknown engine (available: memory)", c.Engine.Type)
+	var ps Problems
+	bad := func(key, format string, args ...any) {
+		ps = append(ps, Problem{Key: key, Message: fmt.Sprintf(format, args...)})
+	}
+	eng, ok := engines[c.Engine.Type]
+	if !ok {
+		bad("engine.type", "unknown engine %q (available: %s)", c.Engine.Type, strings.Join(slices.Sorted(maps.Keys(engines)), ", "))
 	}
 	switch c.Log.Level {
-	case "", "debug", "info", "warn", "error":
+	case "debug", "info", "warn", "error":
 	default:
-		return fmt.Errorf("log.level %q: want debug, info, warn or error", c.Log.Level)
+		bad("log.level", "%q: want debug, info, warn or error", c.Log.Level)
 	}
 	switch c.Log.Format {
-	case "", "text", "json":
+	case "text", "json":
 	default:
-		return fmt.Errorf("log.format %q: want text or json", c.Log.Format)
+		bad("log.format", "%q: want text or json", c.Log.Format)
 	}
 	if c.WebSocket.MessageSizeLimit < 0 {
-		return fmt.Errorf("websocket.message_size_limit %d: must not be negative", c.WebSocket.MessageSizeLimit)
+		bad("websocket.message_size_limit", "%d: must not be negative", c.WebSocket.MessageSizeLimit)
 	}
 	if c.Client.ChannelLimit < 0 {
-		return fmt.Errorf("client.channel_limit %d: must not be negative", c.Client.ChannelLimit)
+		bad("client.channel_limit", "%d: must not be negative", c.Client.ChannelLimit)
+	}
+	if c.Client.QueueMaxSize < 0 {
+		bad("client.queue_max_size", "%d: must not be negative", c.Client.QueueMaxSize)
+	}
+	if c.Client.PingInterval > 0 && c.Client.PongTimeout > 0 && c.Client.PongTimeout >= c.Client.PingInterval {
+		bad("client.pong_timeout", "%s must be shorter than client.ping_interval (%s)", c.Client.PongTimeout, c.Client.PingInterval)
+	}
+	if err := c.Channel.Validate(); err != nil {
+		bad("channel", "%v", err)
+	}
+	if ok && !eng.history {
+		for key, ns := range c.namespaces() {
+			if ns.HasHistory() || ns.HistorySize > 0 || ns.HistoryTTL > 0 {
+				bad(key, "history options are set, but engine %q keeps no history", c.Engine.Type)
+			}
+		}
+	}
+	switch c.HTTPAPI.ErrorMode {
+	case "", "transport":
+	default:
+		bad("http_api.error_mode", "%q: want \"\" or \"transport\"", c.HTTPAPI.ErrorMode)
+	}
+	if c.HTTPAPI.MaxBodySize < 0 {
+		bad("http_api.max_body_size", "%d: must not be negative", c.HTTPAPI.MaxBodySize)
+	}
+	if c.Client.Token.Configured() {
+		if _, err := auth.NewVerifier(c.Client.Token.auth()); err != nil {
+			bad("client.token", "%v", err)
+		}
+	}
+	if len(ps) > 0 {
+		return ps
 	}
 	return nil
+}
+
+// Warnings lists settings that are valid but probably not what is meant.
+func (c Config) Warnings() []string {
+	var w []string
+	if !c.Client.Token.Configured() && !c.Client.AllowAnonymousConnectWithoutToken && !c.Client.Insecure {
+		w = append(w, "client.token: no key is configured, so every connection will be refused: set client.token.hmac_secret_key (or a public key), or allow anonymous access")
+	}
+	if c.HTTPAPI.Key == "" && !c.HTTPAPI.Insecure {
+		w = append(w, "http_api.key is empty: the server API under /api is off")
+	}
+	if c.HTTPAPI.Insecure {
+		w = append(w, "http_api.insecure is on: anyone who reaches the server can publish and disconnect users")
+	}
+	if c.Client.Insecure {
+		w = append(w, "client.insecure is on: every client may connect and use every channel; never use it in production")
+	}
+	return w
+}
+
+// namespaces maps each namespace's key path to its options.
+func (c Config) namespaces() map[string]hub.NamespaceOptions {
+	out := map[string]hub.NamespaceOptions{"channel.without_namespace": c.Channel.WithoutNamespace}
+	for i, ns := range c.Channel.Namespaces {
+		out[fmt.Sprintf("channel.namespaces[%d]", i)] = ns.NamespaceOptions
+	}
+	return out
 }

@@ -4,21 +4,28 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/transport/websocket"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Version is Herald's version, sent to clients in the connect reply.
@@ -36,6 +43,10 @@ type Server struct {
 	http *http.Server
 	ln   net.Listener
 	done chan error
+
+	registry *prometheus.Registry
+	admin    *http.Server
+	draining atomic.Bool
 }
 
 // New builds a node from cfg; Start makes it listen.
@@ -44,7 +55,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	var tokens hub.TokenVerifier
-	if cfg.Client.Token.configured() {
+	if cfg.Client.Token.Configured() {
 		v, err := auth.NewVerifier(cfg.Client.Token.auth())
 		if err != nil {
 			return nil, fmt.Errorf("client.token: %w", err)
@@ -75,13 +86,29 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("websocket: %w", err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle(WebSocketPath, ws)
 	s := &Server{
 		cfg: cfg, log: log, hub: h, ws: ws,
-		http: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
 		done: make(chan error, 1),
 	}
+	s.registry = prometheus.NewRegistry()
+	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.registry.MustRegister(h.Collectors()...)
+	mux := http.NewServeMux()
+	mux.Handle(WebSocketPath, ws)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
+	if cfg.HTTPAPI.Key != "" || cfg.HTTPAPI.Insecure {
+		apiHandler, err := api.NewHandler(h, api.Config{
+			Key: cfg.HTTPAPI.Key, Insecure: cfg.HTTPAPI.Insecure, ErrorMode: cfg.HTTPAPI.ErrorMode,
+			MaxBodySize: cfg.HTTPAPI.MaxBodySize, Logger: log,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("http_api: %w", err)
+		}
+		mux.Handle("/api/", cors(cfg.HTTPAPI.AllowedOrigins, http.StripPrefix("/api", apiHandler)))
+	}
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return s, nil
 }
 
@@ -110,6 +137,13 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 		s.done <- err
 	}()
+	if s.cfg.Admin.Address != "" {
+		if err := s.startAdmin(); err != nil {
+			_ = s.http.Close()
+			_ = s.hub.Shutdown(ctx)
+			return err
+		}
+	}
 	s.log.Info("herald listening", "address", ln.Addr().String(), "websocket", WebSocketPath, "engine", s.cfg.Engine.Type, "version", Version)
 	return nil
 }
@@ -123,7 +157,13 @@ func (s *Server) Done() <-chan error { return s.done }
 // Shutdown stops accepting, closes every client with 3001 so they
 // reconnect elsewhere, and stops the engine.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.draining.Store(true)
 	var errs []error
+	if s.admin != nil {
+		if err := s.admin.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("admin: %w", err))
+		}
+	}
 	if err := s.http.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("http: %w", err))
 	}
@@ -162,4 +202,77 @@ func originChecker(allowed []string) func(r *http.Request) bool {
 		}
 		return false
 	}
+}
+
+// healthz answers while the process serves HTTP at all.
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeStatus(w, http.StatusOK, map[string]any{"status": "ok"})
+}
+
+// readyz answers 200 while the node takes new connections: not draining,
+// and its engine is reachable when the engine can tell.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		writeStatus(w, http.StatusServiceUnavailable, map[string]any{"status": "draining"})
+		return
+	}
+	if rc, ok := s.hub.Engine().(interface{ Ready(context.Context) error }); ok {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := rc.Ready(ctx); err != nil {
+			writeStatus(w, http.StatusServiceUnavailable, map[string]any{"status": "engine unavailable", "error": err.Error()})
+			return
+		}
+	}
+	writeStatus(w, http.StatusOK, map[string]any{"status": "ready", "node": s.hub.NodeID()})
+}
+
+func writeStatus(w http.ResponseWriter, code int, body any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// startAdmin serves pprof on its own listener, never on the public one.
+func (s *Server) startAdmin() error {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	ln, err := net.Listen("tcp", s.cfg.Admin.Address)
+	if err != nil {
+		return fmt.Errorf("admin listener on %s: %w", s.cfg.Admin.Address, err)
+	}
+	s.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.admin.Serve(ln) }()
+	s.log.Info("admin listener (pprof)", "address", ln.Addr().String())
+	return nil
+}
+
+// cors answers browsers' preflight requests and sets the CORS headers for
+// the allowed origins; with none allowed it adds nothing.
+func cors(allowed []string, next http.Handler) http.Handler {
+	if len(allowed) == 0 {
+		return next
+	}
+	any := slices.Contains(allowed, "*")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin != "" && (any || slices.ContainsFunc(allowed, func(a string) bool { return strings.EqualFold(a, origin) })) {
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Add("Vary", "Origin")
+			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+				h.Set("Access-Control-Allow-Methods", "POST")
+				h.Set("Access-Control-Allow-Headers", "Content-Type, X-API-Key, Authorization, X-Centrifugo-Error-Mode")
+				h.Set("Access-Control-Max-Age", "600")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }

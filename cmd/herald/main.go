@@ -15,7 +15,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCommand(), tokenCommand(), versionCommand())
+	root.AddCommand(serveCommand(), configCommand(), tokenCommand(), versionCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "herald:", err)
 		os.Exit(1)

@@ -16,25 +16,44 @@ import (
 
 func serveCommand() *cobra.Command {
 	var (
-		configPath string
-		address    string
+		configPath                       string
+		address, name, level, format     string
+		secret, engineType, adminAddress string
+		insecure                         bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a Herald node (memory engine, port 8000, /connection/websocket unless configured)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg := server.DefaultConfig()
-			if configPath != "" {
-				var err error
-				if cfg, err = server.LoadConfig(configPath); err != nil {
-					return err
+			cfg, err := loadConfig(configPath)
+			if err != nil {
+				return err
+			}
+			// Flags override the file and the environment.
+			f := cmd.Flags()
+			setIf := func(flag string, dst *string, v string) {
+				if f.Changed(flag) {
+					*dst = v
 				}
 			}
-			if cmd.Flags().Changed("address") {
-				cfg.Address = address
+			setIf("address", &cfg.Address, address)
+			setIf("name", &cfg.Name, name)
+			setIf("log-level", &cfg.Log.Level, level)
+			setIf("log-format", &cfg.Log.Format, format)
+			setIf("hmac-secret", &cfg.Client.Token.HMACSecretKey, secret)
+			setIf("engine", &cfg.Engine.Type, engineType)
+			setIf("admin-address", &cfg.Admin.Address, adminAddress)
+			if f.Changed("insecure") {
+				cfg.Client.Insecure = insecure
+			}
+			if err := cfg.Validate(); err != nil {
+				return fmt.Errorf("configuration:\n%w", err)
 			}
 			log := newLogger(cfg.Log)
+			for _, w := range cfg.Warnings() {
+				log.Warn(w)
+			}
 			srv, err := server.New(cfg, log)
 			if err != nil {
 				return err
@@ -58,7 +77,15 @@ func serveCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&configPath, "config", "c", "", "YAML configuration file (see docs/configuration.md)")
-	cmd.Flags().StringVar(&address, "address", ":8000", "address to listen on, overrides the config file")
+	f := cmd.Flags()
+	f.StringVar(&address, "address", ":8000", "address to listen on (address)")
+	f.StringVar(&name, "name", "", "node name (name)")
+	f.StringVar(&level, "log-level", "info", "debug, info, warn or error (log.level)")
+	f.StringVar(&format, "log-format", "text", "text or json (log.format)")
+	f.StringVar(&secret, "hmac-secret", "", "HMAC secret for connection and subscription tokens (client.token.hmac_secret_key)")
+	f.StringVar(&engineType, "engine", "memory", "engine type (engine.type)")
+	f.StringVar(&adminAddress, "admin-address", "", "address of the admin listener with pprof, off when empty (admin.address)")
+	f.BoolVar(&insecure, "insecure", false, "development only: no authentication or permission checks (client.insecure)")
 	return cmd
 }
 

@@ -1,0 +1,91 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/engine/memory"
+	"github.com/heraldhq/herald/hub"
+)
+
+func TestAuth(t *testing.T) {
+	n := startNode(t, api.Config{})
+	info := n.apiURL + "/info"
+	cases := []struct {
+		name   string
+		url    string
+		header []string
+		want   int
+	}{
+		{"no key", info, nil, http.StatusUnauthorized},
+		{"X-API-Key", info, []string{"X-API-Key", testKey}, http.StatusOK},
+		{"wrong X-API-Key", info, []string{"X-API-Key", "nope"}, http.StatusUnauthorized},
+		{"key prefix", info, []string{"X-API-Key", testKey[:4]}, http.StatusUnauthorized},
+		{"Authorization apikey", info, []string{"Authorization", "apikey " + testKey}, http.StatusOK},
+		{"Authorization scheme case", info, []string{"Authorization", "ApiKey " + testKey}, http.StatusOK},
+		{"Authorization upper", info, []string{"Authorization", "APIKEY " + testKey}, http.StatusOK},
+		{"Authorization wrong key", info, []string{"Authorization", "apikey nope"}, http.StatusUnauthorized},
+		{"Authorization bearer", info, []string{"Authorization", "Bearer " + testKey}, http.StatusUnauthorized},
+		{"Authorization no scheme", info, []string{"Authorization", testKey}, http.StatusUnauthorized},
+		{"query", info + "?api_key=" + testKey, nil, http.StatusOK},
+		{"wrong query", info + "?api_key=nope", nil, http.StatusUnauthorized},
+		// As in Centrifugo, a present X-API-Key is the header that counts;
+		// the query is still tried when it fails.
+		{"wrong header, right query", info + "?api_key=" + testKey, []string{"X-API-Key", "nope"}, http.StatusOK},
+		{"X-API-Key wins over Authorization", info, []string{"X-API-Key", "nope", "Authorization", "apikey " + testKey}, http.StatusUnauthorized},
+		// Authentication comes before everything else: unauthenticated
+		// callers learn nothing about methods.
+		{"no key, GET", info, nil, http.StatusUnauthorized},
+		{"no key, unknown method", n.apiURL + "/nope", nil, http.StatusUnauthorized},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			method := http.MethodPost
+			if strings.Contains(c.name, "GET") {
+				method = http.MethodGet
+			}
+			r := n.doRaw(t, method, c.url, `{}`, c.header...)
+			if r.status != c.want {
+				t.Fatalf("status %d, want %d (body %q)", r.status, c.want, r.body)
+			}
+			if r.status == http.StatusUnauthorized && r.body != "" {
+				t.Fatalf("401 must be bare, got body %q", r.body)
+			}
+		})
+	}
+}
+
+func TestInsecure(t *testing.T) {
+	n := startNode(t, api.Config{Insecure: true})
+	if r := n.doRaw(t, http.MethodPost, n.apiURL+"/info", `{}`); r.status != http.StatusOK {
+		t.Fatalf("insecure: status %d", r.status)
+	}
+}
+
+func TestNewHandlerConfig(t *testing.T) {
+	h, err := hub.New(hub.Config{Engine: memory.New(memory.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		cfg  api.Config
+		want string
+	}{
+		{"no key", api.Config{}, "Key is required"},
+		{"bad error mode", api.Config{Key: "k", ErrorMode: "http"}, `error mode "http"`},
+		{"negative body size", api.Config{Key: "k", MaxBodySize: -1}, "max body size -1"},
+	} {
+		if _, err := api.NewHandler(h, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want it to contain %q", c.name, err, c.want)
+		}
+	}
+	if _, err := api.NewHandler(nil, api.Config{Key: "k"}); err == nil {
+		t.Error("nil hub: want an error")
+	}
+	if _, err := api.NewHandler(h, api.Config{Key: "k", ErrorMode: api.ErrorModeTransport}); err != nil {
+		t.Errorf("transport mode: %v", err)
+	}
+}

@@ -1,0 +1,81 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/heraldhq/herald/protocol"
+)
+
+// serveBatch runs the commands of a batch, in order or (with parallel)
+// concurrently, and answers {"replies":[…]} with HTTP 200 whatever the
+// commands' outcomes: each reply holds its method-named result or its
+// error, in the order of the commands.
+func (a *handler) serveBatch(w http.ResponseWriter, r *http.Request, x *exchange, body []byte) {
+	var req batchRequest
+	if e, notJSON := decode(body, &req); notJSON {
+		http.Error(w, "request body is not JSON", http.StatusBadRequest)
+		return
+	} else if e != nil {
+		a.writeError(w, r, x, e, 0)
+		return
+	}
+	res := &batchResult{Replies: make([]reply, len(req.Commands))}
+	limit := 1
+	if req.Parallel {
+		limit = maxConcurrency
+	}
+	ctx := r.Context()
+	forEach(len(req.Commands), limit, func(i int) {
+		a.runCommand(ctx, req.Commands[i], &res.Replies[i])
+	})
+	if a.encode(w, x, res) {
+		writeJSON(w, http.StatusOK, x.out.Bytes())
+	}
+}
+
+// runCommand runs one batch command into rep. The first method-named
+// field set is the command, as in Centrifugo.
+func (a *handler) runCommand(ctx context.Context, raw json.RawMessage, rep *reply) {
+	var cmd command
+	if e, notJSON := decode(raw, &cmd); e != nil || notJSON {
+		rep.Error = e
+		if notJSON {
+			rep.Error = badRequest("command is not JSON")
+		}
+		return
+	}
+	var e *apiError
+	switch {
+	case cmd.Publish != nil:
+		rep.Publish, e = a.publish(ctx, cmd.Publish)
+	case cmd.Broadcast != nil:
+		rep.Broadcast, e = a.broadcast(ctx, cmd.Broadcast)
+	case cmd.Subscribe != nil:
+		rep.Subscribe, e = a.subscribe(ctx, cmd.Subscribe)
+	case cmd.Unsubscribe != nil:
+		rep.Unsubscribe, e = a.unsubscribe(ctx, cmd.Unsubscribe)
+	case cmd.Disconnect != nil:
+		rep.Disconnect, e = a.disconnect(ctx, cmd.Disconnect)
+	case cmd.Presence != nil:
+		rep.Presence, e = a.presence(ctx, cmd.Presence)
+	case cmd.PresenceStats != nil:
+		rep.PresenceStats, e = a.presenceStats(ctx, cmd.PresenceStats)
+	case cmd.History != nil:
+		rep.History, e = a.history(ctx, cmd.History)
+	case cmd.HistoryRemove != nil:
+		rep.HistoryRemove, e = a.historyRemove(ctx, cmd.HistoryRemove)
+	case cmd.Info != nil:
+		rep.Info, e = a.info(ctx, cmd.Info)
+	case cmd.RPC != nil:
+		rep.RPC, e = a.rpc(ctx, cmd.RPC)
+	case cmd.Refresh != nil:
+		rep.Refresh, e = a.refresh(ctx, cmd.Refresh)
+	case cmd.Channels != nil:
+		rep.Channels, e = a.channels(ctx, cmd.Channels)
+	default:
+		e = newError(protocol.ErrorMethodNotFound, "method not found: a command needs one method-named field (publish, broadcast, …)")
+	}
+	rep.Error = e
+}

@@ -1,0 +1,68 @@
+// Package api is Herald's server HTTP API: the Centrifugo-compatible
+// endpoint that backends (for example the `cent` Python library) call to
+// publish, read history and presence, and disconnect or unsubscribe users.
+//
+// # Mounting
+//
+// NewHandler returns an http.Handler that expects request paths of the form
+// "/{method}", e.g. "/publish". The server mounts it under the Centrifugo
+// prefix with the prefix stripped:
+//
+//	mux.Handle("/api/", http.StripPrefix("/api", handler))
+//
+// so that POST /api/publish reaches the handler as "/publish".
+//
+// # Requests
+//
+// Every method is POST with a JSON object body whose keys are the field
+// names of Centrifugo's api.proto in snake_case; `data`, `info` and
+// `params` are embedded JSON, `b64data`/`b64info` carry binary as base64.
+// An empty body is read as {}. The checks run in this order:
+//
+//  1. API key (unless Config.Insecure): X-API-Key, else
+//     "Authorization: apikey <key>" (scheme case-insensitive), then the
+//     api_key query parameter; a missing or wrong key gets a bare 401.
+//  2. POST only, else 405 with "Allow: POST".
+//  3. Known method, else 404 with error 104.
+//  4. Body at most Config.MaxBodySize, else 413 (plain text).
+//  5. Body is JSON, else 400 (plain text). JSON whose values have the wrong
+//     type (e.g. "channel": 5) is answered with error 107 naming the field.
+//
+// # Responses
+//
+// By default every answered request is HTTP 200 with {"result":{…}} or
+// {"error":{"code":N,"message":"…"}}; results without fields are {}. In
+// transport error mode (Config.ErrorMode "transport", or the request header
+// "X-Centrifugo-Error-Mode: transport") an error is sent as the bare error
+// object with an HTTP status: 100 → 500, 102 and 104 → 404, 107 and 108 →
+// 400, 112 → 416, 113 → 409, any other → 500. The batch method always
+// answers 200 with {"replies":[…]} (each reply holds the method-named
+// result or an error), and broadcast reports per-channel failures inside
+// its responses, as Centrifugo does.
+//
+// # Differences from Centrifugo
+//
+//   - subscribe and refresh answer 108 "not available": they need hub
+//     support (server-side subscriptions of live connections and
+//     connection refresh across nodes) that does not exist yet. rpc answers
+//     108 too: Herald has no API RPC extensions.
+//   - unsubscribe with an empty channel ("from every channel") answers 108,
+//     and unsubscribe does not check the channel's namespace (unknown
+//     namespaces have no subscribers, so nothing happens).
+//   - disconnect and unsubscribe need user, or client for an anonymous
+//     connection, so that a forgotten field never hits every anonymous
+//     connection; `session` is refused with 108, because ignoring it would
+//     act on more connections than asked.
+//   - publish and broadcast accept and ignore idempotency_key, delta,
+//     version and version_epoch for now: publications are delivered in
+//     full and retries may deliver twice.
+//   - channels lists the channels of this node only, with local client
+//     counts (Hub.Channels); an aggregate over the cluster needs a hub
+//     survey that does not exist yet. Its pattern is a gobwas/glob pattern
+//     without separators, as in Centrifugo: * matches any run of
+//     characters (":" and "/" included), ? one character, [abc], [!a-c]
+//     and {a,b} alternatives; \ escapes.
+//   - history and presence entries whose data or info is not valid JSON
+//     (published with b64data) are written as base64 JSON strings instead
+//     of failing the whole response.
+package api

@@ -1,0 +1,235 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/protocol"
+)
+
+// handler serves the API methods of one hub.
+type handler struct {
+	hub     *hub.Hub
+	cfg     Config
+	key     []byte
+	log     *slog.Logger
+	methods map[string]endpoint
+	// exchanges recycles the per-request buffers: a backend that
+	// publishes in a loop should not make a new body and response buffer
+	// for every request.
+	exchanges sync.Pool
+}
+
+// endpoint decodes a body and runs one method. notJSON reports a body that
+// is not JSON at all (plain 400).
+type endpoint func(a *handler, ctx context.Context, body []byte) (result any, e *apiError, notJSON bool)
+
+// exchange holds one request's reusable buffers. Nothing decoded from
+// body aliases it (encoding/json copies strings and RawMessages), so the
+// buffer can serve the next request while the engine keeps the data.
+type exchange struct {
+	body []byte
+	out  bytes.Buffer
+	enc  *json.Encoder
+}
+
+// Buffers that grew past this are dropped instead of pooled, so that one
+// large request does not pin memory for good.
+const maxPooledBuffer = 64 << 10
+
+// NewHandler returns the API handler for h. It expects paths of the form
+// "/{method}": mount it with http.StripPrefix("/api", handler) under
+// "/api/". See the package documentation for the protocol.
+func NewHandler(h *hub.Hub, cfg Config) (http.Handler, error) {
+	if h == nil {
+		return nil, errors.New("api: hub is required")
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	a := &handler{hub: h, cfg: cfg, key: []byte(cfg.Key), log: cfg.Logger}
+	a.exchanges.New = func() any {
+		x := &exchange{}
+		x.enc = json.NewEncoder(&x.out)
+		// Payloads are embedded as they were published; escaping <, >
+		// and & would only make them longer.
+		x.enc.SetEscapeHTML(false)
+		return x
+	}
+	a.methods = map[string]endpoint{
+		"publish":        endpointOf((*handler).publish),
+		"broadcast":      endpointOf((*handler).broadcast),
+		"subscribe":      endpointOf((*handler).subscribe),
+		"unsubscribe":    endpointOf((*handler).unsubscribe),
+		"disconnect":     endpointOf((*handler).disconnect),
+		"refresh":        endpointOf((*handler).refresh),
+		"presence":       endpointOf((*handler).presence),
+		"presence_stats": endpointOf((*handler).presenceStats),
+		"history":        endpointOf((*handler).history),
+		"history_remove": endpointOf((*handler).historyRemove),
+		"channels":       endpointOf((*handler).channels),
+		"info":           endpointOf((*handler).info),
+		"rpc":            endpointOf((*handler).rpc),
+	}
+	return a, nil
+}
+
+// endpointOf adapts a typed method to an endpoint: the body is decoded
+// into the method's request type with encoding/json.
+func endpointOf[Req, Res any](run func(*handler, context.Context, *Req) (*Res, *apiError)) endpoint {
+	return func(a *handler, ctx context.Context, body []byte) (any, *apiError, bool) {
+		var req Req
+		if e, notJSON := decode(body, &req); e != nil || notJSON {
+			return nil, e, notJSON
+		}
+		res, e := run(a, ctx, &req)
+		if e != nil {
+			return nil, e, false
+		}
+		return res, nil, false
+	}
+}
+
+// decode reads body into v; an empty body is {}.
+func decode(body []byte, v any) (e *apiError, notJSON bool) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, false
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		if e := decodeError(err); e != nil {
+			return e, false
+		}
+		return nil, true
+	}
+	return nil, false
+}
+
+// ServeHTTP implements http.Handler.
+func (a *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !a.authorized(r) {
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "method not allowed: the API takes POST", http.StatusMethodNotAllowed)
+		return
+	}
+	x := a.exchanges.Get().(*exchange)
+	defer a.release(x)
+	name := strings.TrimPrefix(r.URL.Path, "/")
+	run, known := a.methods[name]
+	isBatch := name == "batch"
+	if !known && !isBatch {
+		a.writeError(w, r, x, newError(protocol.ErrorMethodNotFound, "method not found: %q", name), http.StatusNotFound)
+		return
+	}
+	if r.ContentLength > a.cfg.MaxBodySize {
+		a.tooLarge(w)
+		return
+	}
+	body, err := readBody(r, x.body[:0], a.cfg.MaxBodySize)
+	x.body = body
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		a.tooLarge(w)
+		return
+	case err != nil:
+		a.log.Warn("api: read request body", "method", name, "error", err)
+		http.Error(w, "cannot read the request body", http.StatusInternalServerError)
+		return
+	}
+
+	if isBatch {
+		a.serveBatch(w, r, x, body)
+		return
+	}
+	res, e, notJSON := run(a, r.Context(), body)
+	switch {
+	case notJSON:
+		http.Error(w, "request body is not JSON", http.StatusBadRequest)
+	case e != nil:
+		a.writeError(w, r, x, e, 0)
+	default:
+		a.writeResult(w, x, res)
+	}
+}
+
+func (a *handler) tooLarge(w http.ResponseWriter) {
+	http.Error(w, "request body too large: the limit is "+strconv.FormatInt(a.cfg.MaxBodySize, 10)+" bytes", http.StatusRequestEntityTooLarge)
+}
+
+func (a *handler) release(x *exchange) {
+	if cap(x.body) > maxPooledBuffer {
+		x.body = nil
+	}
+	if x.out.Cap() > maxPooledBuffer {
+		x.out = bytes.Buffer{}
+	}
+	x.out.Reset()
+	a.exchanges.Put(x)
+}
+
+// transportMode reports whether errors are sent as HTTP statuses.
+func (a *handler) transportMode(r *http.Request) bool {
+	return a.cfg.ErrorMode == ErrorModeTransport || r.Header.Get("X-Centrifugo-Error-Mode") == ErrorModeTransport
+}
+
+// writeResult answers {"result":res}.
+func (a *handler) writeResult(w http.ResponseWriter, x *exchange, res any) {
+	x.out.WriteString(`{"result":`)
+	if !a.encode(w, x, res) {
+		return
+	}
+	x.out.WriteByte('}')
+	writeJSON(w, http.StatusOK, x.out.Bytes())
+}
+
+// writeError answers e: {"error":e} with 200, or in transport error mode
+// the bare e with its status. status, when not 0, is used in both modes.
+func (a *handler) writeError(w http.ResponseWriter, r *http.Request, x *exchange, e *apiError, status int) {
+	transport := a.transportMode(r)
+	if status == 0 {
+		status = http.StatusOK
+		if transport {
+			status = httpStatus(e.Code)
+		}
+	}
+	if !transport {
+		x.out.WriteString(`{"error":`)
+	}
+	if !a.encode(w, x, e) {
+		return
+	}
+	if !transport {
+		x.out.WriteByte('}')
+	}
+	writeJSON(w, status, x.out.Bytes())
+}
+
+// encode appends v to x.out without the encoder's trailing newline. On
+// failure it answers 500 and returns false.
+func (a *handler) encode(w http.ResponseWriter, x *exchange, v any) bool {
+	if err := x.enc.Encode(v); err != nil {
+		a.log.Error("api: encode response", "error", err)
+		http.Error(w, "cannot encode the response", http.StatusInternalServerError)
+		return false
+	}
+	x.out.Truncate(x.out.Len() - 1)
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,122 @@
+package api
+
+import (
+	"encoding/base64"
+	"encoding/json"
+)
+
+// Result bodies. Zero fields are left out except those Centrifugo always
+// writes (and cent's models require): ClientInfo user and client, the
+// presence map, presence stats counts, the history's publications, epoch
+// and offset, the nodes' identity and counts, and the channels map.
+
+type emptyResult struct{}
+
+type publishResult struct {
+	Offset uint64 `json:"offset,omitempty"`
+	Epoch  string `json:"epoch,omitempty"`
+}
+
+// publishResponse is one channel's outcome in a broadcast.
+type publishResponse struct {
+	Error  *apiError      `json:"error,omitempty"`
+	Result *publishResult `json:"result,omitempty"`
+}
+
+type broadcastResult struct {
+	Responses []publishResponse `json:"responses"`
+}
+
+type clientInfo struct {
+	User     string  `json:"user"`
+	Client   string  `json:"client"`
+	ConnInfo rawJSON `json:"conn_info,omitempty"`
+	ChanInfo rawJSON `json:"chan_info,omitempty"`
+}
+
+type presenceResult struct {
+	Presence map[string]clientInfo `json:"presence"`
+}
+
+type presenceStatsResult struct {
+	NumClients uint32 `json:"num_clients"`
+	NumUsers   uint32 `json:"num_users"`
+}
+
+type publication struct {
+	Data   rawJSON           `json:"data"`
+	Info   *clientInfo       `json:"info,omitempty"`
+	Offset uint64            `json:"offset,omitempty"`
+	Tags   map[string]string `json:"tags,omitempty"`
+}
+
+type historyResult struct {
+	Publications []publication `json:"publications"`
+	Epoch        string        `json:"epoch"`
+	Offset       uint64        `json:"offset"`
+}
+
+type channelInfo struct {
+	NumClients uint32 `json:"num_clients"`
+}
+
+type channelsResult struct {
+	Channels map[string]channelInfo `json:"channels"`
+}
+
+type nodeResult struct {
+	UID         string `json:"uid"`
+	Name        string `json:"name"`
+	Version     string `json:"version"`
+	NumClients  uint32 `json:"num_clients"`
+	NumUsers    uint32 `json:"num_users"`
+	NumChannels uint32 `json:"num_channels"`
+	Uptime      uint32 `json:"uptime,omitempty"`
+	NumSubs     uint32 `json:"num_subs"`
+}
+
+type infoResult struct {
+	Nodes []nodeResult `json:"nodes"`
+}
+
+// reply is one entry of a batch answer: the method-named result or error.
+type reply struct {
+	Error         *apiError            `json:"error,omitempty"`
+	Publish       *publishResult       `json:"publish,omitempty"`
+	Broadcast     *broadcastResult     `json:"broadcast,omitempty"`
+	Subscribe     *emptyResult         `json:"subscribe,omitempty"`
+	Unsubscribe   *emptyResult         `json:"unsubscribe,omitempty"`
+	Disconnect    *emptyResult         `json:"disconnect,omitempty"`
+	Presence      *presenceResult      `json:"presence,omitempty"`
+	PresenceStats *presenceStatsResult `json:"presence_stats,omitempty"`
+	History       *historyResult       `json:"history,omitempty"`
+	HistoryRemove *emptyResult         `json:"history_remove,omitempty"`
+	Info          *infoResult          `json:"info,omitempty"`
+	RPC           *emptyResult         `json:"rpc,omitempty"`
+	Refresh       *emptyResult         `json:"refresh,omitempty"`
+	Channels      *channelsResult      `json:"channels,omitempty"`
+}
+
+type batchResult struct {
+	Replies []reply `json:"replies"`
+}
+
+// rawJSON is a payload stored as bytes: JSON is embedded as it is, and
+// anything else (binary published with b64data) is written as a base64
+// string, so one binary entry cannot fail a whole history or presence
+// answer. Empty is null.
+type rawJSON []byte
+
+// MarshalJSON implements json.Marshaler.
+func (r rawJSON) MarshalJSON() ([]byte, error) {
+	if len(r) == 0 {
+		return []byte("null"), nil
+	}
+	if json.Valid(r) {
+		return r, nil
+	}
+	out := make([]byte, 0, base64.StdEncoding.EncodedLen(len(r))+2)
+	out = append(out, '"')
+	out = base64.StdEncoding.AppendEncode(out, r)
+	return append(out, '"'), nil
+}

@@ -1,0 +1,62 @@
+package api
+
+import (
+	"context"
+
+	"github.com/heraldhq/herald/protocol"
+)
+
+// maxCloseReason is the most a WebSocket close frame's reason can hold.
+const maxCloseReason = 123
+
+// disconnect closes the user's connections on every node, or only the
+// connection client; whitelisted client ids stay. Without a disconnect
+// object the code is 3503 "force disconnect", as in Centrifugo.
+func (a *handler) disconnect(ctx context.Context, req *disconnectRequest) (*emptyResult, *apiError) {
+	if e := checkTarget(req.User, req.Client, req.Session); e != nil {
+		return nil, e
+	}
+	code := protocol.DisconnectForceNoReconnect
+	reason := code.Reason()
+	if d := req.Disconnect; d != nil {
+		if d.Code < 3000 || d.Code > 4999 {
+			return nil, badRequest("disconnect.code: want 3000–4999, got %d", d.Code)
+		}
+		if len(d.Reason) > maxCloseReason {
+			return nil, badRequest("disconnect.reason: at most %d bytes (the WebSocket close frame limit), got %d", maxCloseReason, len(d.Reason))
+		}
+		code, reason = protocol.DisconnectCode(d.Code), d.Reason
+	}
+	if err := a.hub.DisconnectUser(ctx, req.User, req.Client, req.Whitelist, uint32(code), reason); err != nil {
+		return nil, a.fromHub("disconnect", "", "", err)
+	}
+	return &emptyResult{}, nil
+}
+
+// unsubscribe removes the user (or only its connection client) from the
+// channel on every node; the clients get an unsubscribe push with 2000.
+func (a *handler) unsubscribe(ctx context.Context, req *unsubscribeRequest) (*emptyResult, *apiError) {
+	if req.Channel == "" {
+		return nil, notAvailable("unsubscribe from every channel (empty channel) is not supported yet; name the channel")
+	}
+	if e := checkTarget(req.User, req.Client, req.Session); e != nil {
+		return nil, e
+	}
+	if err := a.hub.UnsubscribeUser(ctx, req.User, req.Channel, req.Client); err != nil {
+		return nil, a.fromHub("unsubscribe", req.Channel, "", err)
+	}
+	return &emptyResult{}, nil
+}
+
+// checkTarget refuses requests that would act on more connections than
+// meant: no user and no client would hit every anonymous connection, and
+// sessions do not exist in Herald, so a session filter cannot be honoured.
+func checkTarget(user, client, session string) *apiError {
+	if session != "" {
+		return notAvailable("session: Herald has no connection sessions; use client to target one connection")
+	}
+	if user == "" && client == "" {
+		return badRequest("user required (or client, for an anonymous connection)")
+	}
+	return nil
+}

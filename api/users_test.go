@@ -1,0 +1,116 @@
+package api_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/heraldhq/herald/api"
+)
+
+func TestDisconnect(t *testing.T) {
+	n := startNode(t, api.Config{})
+
+	// Default: 3503 force disconnect, for every connection of the user.
+	a1, a2, b := n.dial(t, "alice"), n.dial(t, "alice"), n.dial(t, "bob")
+	n.expect(t, "disconnect", `{"user":"alice"}`, `{"result":{}}`)
+	a1.expectClose(3503, "force disconnect")
+	a2.expectClose(3503, "force disconnect")
+	b.expectOpen()
+
+	// A custom code and reason, one client only.
+	c1, c2 := n.dial(t, "carol"), n.dial(t, "carol")
+	n.expect(t, "disconnect", `{"user":"carol","client":"`+c1.id+`","disconnect":{"code":4500,"reason":"bye"}}`, `{"result":{}}`)
+	c1.expectClose(4500, "bye")
+	c2.expectOpen()
+
+	// The whitelist keeps connections.
+	d1, d2 := n.dial(t, "dave"), n.dial(t, "dave")
+	n.expect(t, "disconnect", `{"user":"dave","whitelist":["`+d2.id+`"],"disconnect":{"code":4000,"reason":"reconnect"}}`, `{"result":{}}`)
+	d1.expectClose(4000, "reconnect")
+	d2.expectOpen()
+}
+
+func TestDisconnectErrors(t *testing.T) {
+	n := startNode(t, api.Config{})
+	for _, c := range []struct {
+		body string
+		code int
+		msg  string
+	}{
+		{`{}`, 107, "user required (or client, for an anonymous connection)"},
+		{`{"user":"u","session":"s"}`, 108, "not available: session: Herald has no connection sessions; use client to target one connection"},
+		{`{"user":"u","disconnect":{"code":1000,"reason":"x"}}`, 107, "disconnect.code: want 3000–4999, got 1000"},
+		{`{"user":"u","disconnect":{"code":5000}}`, 107, "disconnect.code: want 3000–4999, got 5000"},
+		{`{"user":"u","disconnect":{"code":4000,"reason":"` + strings.Repeat("r", 124) + `"}}`, 107, "disconnect.reason: at most 123 bytes (the WebSocket close frame limit), got 124"},
+	} {
+		if got := n.expectError(t, "disconnect", c.body, c.code); got != c.msg {
+			t.Errorf("%s: message %q, want %q", c.body, got, c.msg)
+		}
+	}
+}
+
+func TestUnsubscribe(t *testing.T) {
+	n := startNode(t, api.Config{})
+	a1, a2, b := n.dial(t, "alice"), n.dial(t, "alice"), n.dial(t, "bob")
+	for _, c := range []*wsClient{a1, a2, b} {
+		c.subscribe("chat")
+	}
+	const push = `{"push":{"channel":"chat","unsubscribe":{"code":2000,"reason":"server unsubscribe"}}}`
+
+	n.expect(t, "unsubscribe", `{"user":"alice","channel":"chat","client":"`+a1.id+`"}`, `{"result":{}}`)
+	if got := a1.read(); got != push {
+		t.Fatalf("a1: %s, want %s", got, push)
+	}
+	a2.expectOpen()
+
+	n.expect(t, "unsubscribe", `{"user":"alice","channel":"chat"}`, `{"result":{}}`)
+	if got := a2.read(); got != push {
+		t.Fatalf("a2: %s, want %s", got, push)
+	}
+	waitFor(t, "one subscriber left", func() bool { return n.hub.Channels()["chat"] == 1 })
+
+	// Publications reach only the client still subscribed.
+	n.call(t, "publish", `{"channel":"chat","data":1}`)
+	if got := b.read(); !strings.Contains(got, `"pub":{"data":1`) {
+		t.Fatalf("b: %s", got)
+	}
+	a1.expectOpen()
+	a2.expectOpen()
+}
+
+func TestUnsubscribeErrors(t *testing.T) {
+	n := startNode(t, api.Config{})
+	for _, c := range []struct {
+		body string
+		code int
+		msg  string
+	}{
+		{`{"user":"u"}`, 108, "not available: unsubscribe from every channel (empty channel) is not supported yet; name the channel"},
+		{`{"channel":"chat"}`, 107, "user required (or client, for an anonymous connection)"},
+		{`{"user":"u","channel":"chat","session":"s"}`, 108, "not available: session: Herald has no connection sessions; use client to target one connection"},
+	} {
+		if got := n.expectError(t, "unsubscribe", c.body, c.code); got != c.msg {
+			t.Errorf("%s: message %q, want %q", c.body, got, c.msg)
+		}
+	}
+}
+
+func TestNotAvailable(t *testing.T) {
+	n := startNode(t, api.Config{})
+	for _, c := range []struct {
+		method, body string
+		code         int
+		msg          string
+	}{
+		{"subscribe", `{"user":"u","channel":"chat"}`, 108, "not available: server-side subscribe is not supported yet"},
+		{"subscribe", `{"user":"u"}`, 107, "channel required"},
+		{"subscribe", `{"channel":"chat"}`, 107, "user required"},
+		{"refresh", `{"user":"u"}`, 108, "not available: refresh is not supported yet"},
+		{"refresh", `{}`, 107, "user required"},
+		{"rpc", `{"method":"m","params":{}}`, 108, "not available: rpc: the server API has no RPC methods"},
+	} {
+		if got := n.expectError(t, c.method, c.body, c.code); got != c.msg {
+			t.Errorf("%s %s: message %q, want %q", c.method, c.body, got, c.msg)
+		}
+	}
+}

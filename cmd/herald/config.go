@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald/server"
+)
+
+func configCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "config", Short: "Check or print configuration"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "check FILE",
+		Short: "Validate a configuration file (with the HERALD_ environment applied) and report every problem",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfig(args[0])
+			if err != nil {
+				return err
+			}
+			warnings := cfg.Warnings()
+			for _, w := range warnings {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+			}
+			if !cfg.Client.Token.Configured() && !cfg.Client.AllowAnonymousConnectWithoutToken && !cfg.Client.Insecure {
+				return fmt.Errorf("%s: tokens are required but no client.token key is configured", args[0])
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", args[0])
+			return nil
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "example",
+		Short: "Print a commented example configuration with every key",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprint(cmd.OutOrStdout(), server.ExampleConfig)
+		},
+	})
+	return cmd
+}
+
+// loadConfig reads the file (if any) over the defaults, applies the
+// HERALD_ environment, and validates.
+func loadConfig(path string) (server.Config, error) {
+	cfg := server.DefaultConfig()
+	if path != "" {
+		var err error
+		if cfg, err = server.LoadConfig(path); err != nil {
+			return cfg, err
+		}
+	}
+	unknown, err := server.ApplyEnv(&cfg, os.Environ())
+	if err != nil {
+		return cfg, fmt.Errorf("environment: %w", err)
+	}
+	for _, u := range unknown {
+		fmt.Fprintf(os.Stderr, "warning: environment variable %s names no configuration key\n", u)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,128 @@
+package hub
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are one hub's Prometheus collectors. Counters the hot paths touch
+// are resolved once here, so counting costs an atomic add.
+type metrics struct {
+	commands        map[string]prometheus.Counter
+	commandDuration map[string]prometheus.Observer
+	sent            map[string]prometheus.Counter // by push or reply type
+	bytesIn         prometheus.Counter
+	bytesOut        prometheus.Counter
+	framesOut       prometheus.Counter
+	errors          *prometheus.CounterVec
+	disconnects     *prometheus.CounterVec
+	queueBytes      prometheus.Observer
+	publishDuration prometheus.Observer
+	deliveryLag     prometheus.Observer
+	collectors      []prometheus.Collector
+}
+
+var commandNames = []string{
+	"connect", "subscribe", "unsubscribe", "publish", "presence", "presence_stats", "history",
+	"ping", "rpc", "refresh", "sub_refresh", "send", "unknown",
+}
+
+var sentTypes = []string{"reply", "error", "pub", "join", "leave", "unsubscribe", "message", "ping"}
+
+func newMetrics(h *Hub) *metrics {
+	m := &metrics{
+		commands:        make(map[string]prometheus.Counter),
+		commandDuration: make(map[string]prometheus.Observer),
+		sent:            make(map[string]prometheus.Counter),
+	}
+	commands := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "herald", Subsystem: "client", Name: "commands_total",
+		Help: "Commands received from clients, by method.",
+	}, []string{"method"})
+	durations := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "herald", Subsystem: "client", Name: "command_duration_seconds",
+		Help:    "Time to handle a client command, by method.",
+		Buckets: []float64{.00001, .00005, .0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5},
+	}, []string{"method"})
+	for _, n := range commandNames {
+		m.commands[n] = commands.WithLabelValues(n)
+		m.commandDuration[n] = durations.WithLabelValues(n)
+	}
+	sent := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "herald", Subsystem: "client", Name: "messages_sent_total",
+		Help: "Messages queued to clients, by type (reply, error, pub, join, leave, unsubscribe, message, ping).",
+	}, []string{"type"})
+	for _, t := range sentTypes {
+		m.sent[t] = sent.WithLabelValues(t)
+	}
+	m.bytesIn = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "herald", Subsystem: "client", Name: "received_bytes_total",
+		Help: "Bytes of frames received from clients.",
+	})
+	m.bytesOut = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "herald", Subsystem: "client", Name: "sent_bytes_total",
+		Help: "Bytes of frames written to clients.",
+	})
+	m.framesOut = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "herald", Subsystem: "client", Name: "sent_frames_total",
+		Help: "Frames written to clients (each may batch several messages).",
+	})
+	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "herald", Subsystem: "client", Name: "errors_total",
+		Help: "Error replies sent to clients, by code.",
+	}, []string{"code"})
+	m.disconnects = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "herald", Subsystem: "client", Name: "disconnects_total",
+		Help: "Connections closed, by disconnect code (3000: closed by the client or the network).",
+	}, []string{"code"})
+	queue := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "herald", Subsystem: "client", Name: "queue_bytes",
+		Help:    "Bytes waiting in a client's queue when its writer takes them.",
+		Buckets: prometheus.ExponentialBuckets(64, 4, 9),
+	})
+	m.queueBytes = queue
+	publish := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "herald", Subsystem: "engine", Name: "publish_duration_seconds",
+		Help:    "Time for the engine to accept a publication.",
+		Buckets: []float64{.00001, .00005, .0001, .0005, .001, .002, .005, .01, .025, .05, .1, .5, 1},
+	})
+	m.publishDuration = publish
+	lag := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "herald", Subsystem: "engine", Name: "delivery_lag_seconds",
+		Help:    "Time from the engine accepting a publication to this node fanning it out (millisecond resolution).",
+		Buckets: []float64{.001, .002, .005, .01, .025, .05, .1, .25, .5, 1, 5},
+	})
+	m.deliveryLag = lag
+	gauge := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "herald", Name: name, Help: help}, f)
+	}
+	m.collectors = []prometheus.Collector{
+		commands, durations, sent, m.bytesIn, m.bytesOut, m.framesOut, m.errors, m.disconnects, queue, publish, lag,
+		gauge("client_connections", "Connected (authenticated) clients on this node.", func() float64 { return float64(h.NumClients()) }),
+		gauge("client_users", "Distinct users connected to this node.", func() float64 { return float64(h.NumUsers()) }),
+		gauge("client_subscriptions", "Client subscriptions on this node.", func() float64 { return float64(h.NumSubscriptions()) }),
+		gauge("channels", "Channels with subscribers on this node.", func() float64 { return float64(h.NumChannels()) }),
+		gauge("cluster_nodes", "Live nodes of the cluster, this one included.", func() float64 { return float64(len(h.nodes.list())) }),
+	}
+	return m
+}
+
+// Collectors returns the hub's Prometheus collectors, for the server to
+// register.
+func (h *Hub) Collectors() []prometheus.Collector { return h.metrics.collectors }
+
+func (m *metrics) command(name string, start time.Time) {
+	m.commands[name].Inc()
+	m.commandDuration[name].Observe(time.Since(start).Seconds())
+}
+
+func (m *metrics) errorReply(code uint32) {
+	m.sent["error"].Inc()
+	m.errors.WithLabelValues(strconv.FormatUint(uint64(code), 10)).Inc()
+}
+
+func (m *metrics) disconnect(code uint32) {
+	m.disconnects.WithLabelValues(strconv.FormatUint(uint64(code), 10)).Inc()
+}

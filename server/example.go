@@ -1,0 +1,95 @@
+package server
+
+// ExampleConfig is the commented configuration `herald config example`
+// prints. Every key is present with its default; a test keeps it complete
+// and valid.
+const ExampleConfig = `# Herald configuration (YAML). Every key is optional; shown here with its default.
+# Any key can be overridden by an environment variable: HERALD_ + the key path in
+# capitals with '_' for '.', e.g. HERALD_CLIENT_TOKEN_HMAC_SECRET_KEY.
+
+address: ":8000"          # HTTP listen address; clients connect to /connection/websocket
+name: ""                  # node name in the info API and logs; default the host name
+
+log:
+  level: info             # debug | info | warn | error
+  format: text            # text | json
+
+engine:
+  type: memory            # memory: a single node, nothing else to run
+
+client:
+  token:                  # keys that connection and subscription JWTs are checked with
+    hmac_secret_key: ""   # HS256/384/512
+    rsa_public_key: ""    # PEM, RS256/384/512
+    ecdsa_public_key: ""  # PEM, ES256/384/512 (algorithm must match the curve)
+    audience: ""          # when set, tokens must carry this aud
+    issuer: ""            # when set, tokens must carry this iss
+  allow_anonymous_connect_without_token: false
+  disallow_anonymous_connection_tokens: false
+  insecure: false         # development only: no authentication or permission checks at all
+  ping_interval: 25s
+  pong_timeout: 8s        # must be shorter than ping_interval; no pong in time closes with 3012
+  stale_close_delay: 10s  # no connect command by then closes with 3502
+  expired_close_delay: 25s
+  expired_sub_close_delay: 25s
+  channel_limit: 128      # subscriptions per connection
+  queue_max_size: 1048576 # bytes waiting for a slow client before it is closed with 3008
+  recovery_max_publication_limit: 300
+  history_max_publication_limit: 300
+  presence_ttl: 60s
+
+channel:
+  max_length: 255
+  without_namespace:      # options for channels with no "ns:" prefix; all off by default
+    presence: false
+    join_leave: false
+    force_push_join_leave: false
+    history_size: 0       # history needs both history_size and history_ttl
+    history_ttl: 0s
+    history_meta_ttl: 0s  # 0: engine default (30 days)
+    force_positioning: false
+    allow_positioning: false
+    force_recovery: false
+    allow_recovery: false
+    allow_subscribe_for_client: false
+    allow_subscribe_for_anonymous: false
+    allow_publish_for_subscriber: false
+    allow_publish_for_client: false
+    allow_publish_for_anonymous: false
+    allow_history_for_subscriber: false
+    allow_history_for_client: false
+    allow_history_for_anonymous: false
+    allow_presence_for_subscriber: false
+    allow_presence_for_client: false
+    allow_presence_for_anonymous: false
+    allow_user_limited_channels: false
+    channel_regex: ""
+  namespaces:             # channels "chat:..." use the namespace named chat
+    - name: chat
+      presence: true
+      join_leave: true
+      force_push_join_leave: true
+      history_size: 100
+      history_ttl: 300s
+      force_recovery: true
+      allow_subscribe_for_client: true
+      allow_publish_for_subscriber: true
+      allow_history_for_subscriber: true
+      allow_presence_for_subscriber: true
+
+http_api:
+  key: ""                    # API key for /api (X-API-Key header); the API is off without one
+  insecure: false            # development only: the API without a key
+  error_mode: ""             # "transport": HTTP statuses for errors instead of 200 + error object
+  max_body_size: 1048576
+  allowed_origins: []        # browser origins allowed to call the API (CORS); ["*"]: any
+
+admin:
+  address: ""                # pprof and metrics on a separate listener; off when empty (use loopback)
+
+websocket:
+  message_size_limit: 65536  # larger incoming messages close the connection with 1009
+  write_timeout: 1s
+  read_timeout: 10s          # a started message must arrive completely within this
+  allowed_origins: []        # browser origins; empty: same origin only; ["*"]: any
+`
