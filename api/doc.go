@@ -42,14 +42,12 @@
 //
 // # Differences from Centrifugo
 //
-//   - subscribe and refresh answer 108 "not available": they need hub
-//     support (server-side subscriptions of live connections and
-//     connection refresh across nodes) that does not exist yet. rpc answers
-//     108 too: Herald has no API RPC extensions.
-//   - unsubscribe with an empty channel ("from every channel") answers 108,
-//     and unsubscribe does not check the channel's namespace (unknown
-//     namespaces have no subscribers, so nothing happens).
-//   - disconnect and unsubscribe need user, or client for an anonymous
+//   - rpc answers 108: Herald has no API RPC extensions. subscribe refuses
+//     `override` with 108 (configure the namespace instead).
+//   - unsubscribe does not check the channel's namespace (unknown
+//     namespaces have no subscribers, so nothing happens); an empty channel
+//     means every channel.
+//   - disconnect, unsubscribe, subscribe and refresh need user, or client for an anonymous
 //     connection, so that a forgotten field never hits every anonymous
 //     connection; `session` is refused with 108, because ignoring it would
 //     act on more connections than asked.

@@ -160,7 +160,7 @@ func TestTransportErrorMode(t *testing.T) {
 		{"unknown channel", "publish", `{"channel":"nope:chat","data":1}`, 102, 404},
 		{"not available", "history", `{"channel":"plain:chat"}`, 108, 400},
 		{"unrecoverable", "history", `{"channel":"chat","since":{"offset":0,"epoch":"other"}}`, 112, 416},
-		{"subscribe", "subscribe", `{"channel":"chat","user":"u"}`, 108, 400},
+		{"rpc", "rpc", `{"method":"x"}`, 108, 400},
 	}
 	check := func(t *testing.T, n *node, header ...string) {
 		for _, c := range cases {

@@ -34,11 +34,9 @@ func (a *handler) disconnect(ctx context.Context, req *disconnectRequest) (*empt
 }
 
 // unsubscribe removes the user (or only its connection client) from the
-// channel on every node; the clients get an unsubscribe push with 2000.
+// channel (every channel when empty) on every node; the clients get an
+// unsubscribe push with 2000.
 func (a *handler) unsubscribe(ctx context.Context, req *unsubscribeRequest) (*emptyResult, *apiError) {
-	if req.Channel == "" {
-		return nil, notAvailable("unsubscribe from every channel (empty channel) is not supported yet; name the channel")
-	}
 	if e := checkTarget(req.User, req.Client, req.Session); e != nil {
 		return nil, e
 	}

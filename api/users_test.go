@@ -85,7 +85,6 @@ func TestUnsubscribeErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{`{"user":"u"}`, 108, "not available: unsubscribe from every channel (empty channel) is not supported yet; name the channel"},
 		{`{"channel":"chat"}`, 107, "user required (or client, for an anonymous connection)"},
 		{`{"user":"u","channel":"chat","session":"s"}`, 108, "not available: session: Herald has no connection sessions; use client to target one connection"},
 	} {
@@ -95,22 +94,55 @@ func TestUnsubscribeErrors(t *testing.T) {
 	}
 }
 
-func TestNotAvailable(t *testing.T) {
+func TestServerSideErrors(t *testing.T) {
 	n := startNode(t, api.Config{})
 	for _, c := range []struct {
 		method, body string
 		code         int
 		msg          string
 	}{
-		{"subscribe", `{"user":"u","channel":"chat"}`, 108, "not available: server-side subscribe is not supported yet"},
 		{"subscribe", `{"user":"u"}`, 107, "channel required"},
-		{"subscribe", `{"channel":"chat"}`, 107, "user required"},
-		{"refresh", `{"user":"u"}`, 108, "not available: refresh is not supported yet"},
-		{"refresh", `{}`, 107, "user required"},
+		{"subscribe", `{"channel":"chat"}`, 107, "user required (or client, for an anonymous connection)"},
+		{"subscribe", `{"channel":"nope:x","user":"u"}`, 102, "unknown channel"},
+		{"refresh", `{}`, 107, "user required (or client, for an anonymous connection)"},
 		{"rpc", `{"method":"m","params":{}}`, 108, "not available: rpc: the server API has no RPC methods"},
 	} {
-		if got := n.expectError(t, c.method, c.body, c.code); got != c.msg {
+		if got := n.expectError(t, c.method, c.body, c.code); !strings.HasPrefix(got, c.msg) {
 			t.Errorf("%s %s: message %q, want %q", c.method, c.body, got, c.msg)
 		}
 	}
+}
+
+// TestServerSideSubscribe subscribes a connected user through the API: the
+// client gets the subscribe push, then the channel's publications.
+func TestServerSideSubscribe(t *testing.T) {
+	n := startNode(t, api.Config{})
+	c := n.dial(t, "alice")
+	n.expect(t, "subscribe", `{"channel":"chat","user":"alice","data":{"welcome":1}}`, `{"result":{}}`)
+	m := c.readOne()
+	push, _ := m["push"].(map[string]any)
+	sub, ok := push["subscribe"].(map[string]any)
+	if !ok || push["channel"] != "chat" || sub["data"].(map[string]any)["welcome"] != float64(1) {
+		t.Fatalf("want a subscribe push for chat with data, got %v", m)
+	}
+	n.call(t, "publish", `{"channel":"chat","data":{"n":1}}`)
+	m = c.readOne()
+	if pub := m["push"].(map[string]any)["pub"]; pub == nil {
+		t.Fatalf("want the publication, got %v", m)
+	}
+	n.expect(t, "unsubscribe", `{"user":"alice"}`, `{"result":{}}`)
+	m = c.readOne()
+	if u := m["push"].(map[string]any)["unsubscribe"]; u == nil {
+		t.Fatalf("want an unsubscribe push after unsubscribe from every channel, got %v", m)
+	}
+}
+
+// TestServerSideRefresh expires a user's connection through the API.
+func TestServerSideRefresh(t *testing.T) {
+	n := startNode(t, api.Config{})
+	c := n.dial(t, "bob")
+	n.expect(t, "refresh", `{"user":"bob","expire_at":4102444800}`, `{"result":{}}`)
+	c.expectOpen()
+	n.expect(t, "refresh", `{"user":"bob","expired":true}`, `{"result":{}}`)
+	c.expectClose(3005, "connection expired")
 }

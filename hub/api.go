@@ -109,9 +109,50 @@ func (h *Hub) DisconnectUser(ctx context.Context, user, client string, whitelist
 }
 
 // UnsubscribeUser removes user (or only its connection client) from ch
-// on every node; the clients get an unsubscribe push.
+// on every node; the clients get an unsubscribe push. An empty ch means
+// every channel.
 func (h *Hub) UnsubscribeUser(ctx context.Context, user, ch, client string) error {
 	return h.sendControl(ctx, controlMessage{Unsubscribe: &controlUnsubscribe{User: user, Channel: ch, Client: client}})
+}
+
+// SubscribeOptions describe a server-side subscription made through the API.
+type SubscribeOptions struct {
+	// Info becomes the subscription's chan_info; Data is sent to the client
+	// in the subscribe push.
+	Info, Data []byte
+	// ExpireAt ends the subscription (Unix seconds; 0 never).
+	ExpireAt int64
+	// RecoverSince sends the client what it missed after this position.
+	RecoverSince *StreamPositionArg
+}
+
+// SubscribeUser subscribes user's connections (or only client) on every
+// node to ch; each gets a subscribe push.
+func (h *Hub) SubscribeUser(ctx context.Context, user, ch, client string, opts SubscribeOptions) error {
+	if err := h.CheckChannel(ch); err != nil {
+		return err
+	}
+	return h.sendControl(ctx, controlMessage{Subscribe: &controlSubscribe{
+		User: user, Channel: ch, Client: client, Info: opts.Info, Data: opts.Data,
+		ExpireAt: opts.ExpireAt, RecoverSince: opts.RecoverSince,
+	}})
+}
+
+// RefreshUser sets the expiry of user's connections (or only client) on
+// every node: expired closes them with 3005, otherwise expireAt (Unix
+// seconds; 0 never) and, when given, info replace the current ones.
+func (h *Hub) RefreshUser(ctx context.Context, user, client string, expired bool, expireAt int64, info []byte) error {
+	return h.sendControl(ctx, controlMessage{Refresh: &controlRefresh{
+		User: user, Client: client, Expired: expired, ExpireAt: expireAt, Info: info,
+	}})
+}
+
+// CheckChannel reports whether ch is a channel the configuration allows:
+// nil, or the *Error a client would get (107 too long or malformed, 102
+// unknown namespace).
+func (h *Hub) CheckChannel(ch string) error {
+	_, err := h.resolveForServer(ch)
+	return err
 }
 
 // Nodes lists the live nodes of the cluster, this one included.

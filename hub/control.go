@@ -39,6 +39,35 @@ type controlMessage struct {
 	Leaving     bool                `json:"leaving,omitempty"`
 	Disconnect  *controlDisconnect  `json:"disconnect,omitempty"`
 	Unsubscribe *controlUnsubscribe `json:"unsubscribe,omitempty"`
+	Subscribe   *controlSubscribe   `json:"subscribe,omitempty"`
+	Refresh     *controlRefresh     `json:"refresh,omitempty"`
+}
+
+// controlSubscribe subscribes a user's connections to a channel from the
+// server side.
+type controlSubscribe struct {
+	User         string             `json:"user"`
+	Channel      string             `json:"channel"`
+	Client       string             `json:"client,omitempty"`
+	Info         []byte             `json:"info,omitempty"`
+	Data         []byte             `json:"data,omitempty"`
+	ExpireAt     int64              `json:"expire_at,omitempty"`
+	RecoverSince *StreamPositionArg `json:"recover_since,omitempty"`
+}
+
+// StreamPositionArg is a stream position given by the server API.
+type StreamPositionArg struct {
+	Offset uint64 `json:"offset"`
+	Epoch  string `json:"epoch"`
+}
+
+// controlRefresh updates the expiry of a user's connections.
+type controlRefresh struct {
+	User     string `json:"user"`
+	Client   string `json:"client,omitempty"`
+	Expired  bool   `json:"expired,omitempty"`
+	ExpireAt int64  `json:"expire_at,omitempty"`
+	Info     []byte `json:"info,omitempty"`
 }
 
 type controlDisconnect struct {
@@ -88,8 +117,27 @@ func (h *Hub) handleControl(data []byte) {
 	case m.Unsubscribe != nil:
 		u := m.Unsubscribe
 		for _, c := range h.users.clients(u.User) {
-			if u.Client == "" || u.Client == c.id {
+			if u.Client != "" && u.Client != c.id {
+				continue
+			}
+			if u.Channel == "" {
+				go c.serverUnsubscribeAll()
+			} else {
 				go c.serverUnsubscribe(u.Channel, protocol.UnsubscribeServer)
+			}
+		}
+	case m.Subscribe != nil:
+		s := m.Subscribe
+		for _, c := range h.users.clients(s.User) {
+			if s.Client == "" || s.Client == c.id {
+				go c.serverSubscribe(s)
+			}
+		}
+	case m.Refresh != nil:
+		r := m.Refresh
+		for _, c := range h.users.clients(r.User) {
+			if r.Client == "" || r.Client == c.id {
+				go c.serverRefresh(r)
 			}
 		}
 	}

@@ -1,0 +1,74 @@
+package api
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+
+	"github.com/heraldhq/herald/hub"
+)
+
+// subscribe subscribes the user's connections (or only client) on every
+// node; each gets a subscribe push.
+func (a *handler) subscribe(ctx context.Context, req *subscribeRequest) (*emptyResult, *apiError) {
+	if req.Channel == "" {
+		return nil, badRequest("channel required")
+	}
+	if e := checkTarget(req.User, req.Client, req.Session); e != nil {
+		return nil, e
+	}
+	if len(req.Override) > 0 && string(req.Override) != "null" {
+		return nil, notAvailable("override: per-subscription overrides through the API are not supported; configure the namespace")
+	}
+	info, e := optionalPayload("info", req.Info, "b64info", req.B64Info)
+	if e != nil {
+		return nil, e
+	}
+	data, e := optionalPayload("data", req.Data, "b64data", req.B64Data)
+	if e != nil {
+		return nil, e
+	}
+	opts := hub.SubscribeOptions{Info: info, Data: data, ExpireAt: req.ExpireAt}
+	if req.RecoverSince != nil {
+		opts.RecoverSince = &hub.StreamPositionArg{Offset: req.RecoverSince.Offset, Epoch: req.RecoverSince.Epoch}
+	}
+	if err := a.hub.SubscribeUser(ctx, req.User, req.Channel, req.Client, opts); err != nil {
+		return nil, a.fromHub("subscribe", req.Channel, "", err)
+	}
+	return &emptyResult{}, nil
+}
+
+// refresh sets the expiry of the user's connections (or only client) on
+// every node.
+func (a *handler) refresh(ctx context.Context, req *refreshRequest) (*emptyResult, *apiError) {
+	if e := checkTarget(req.User, req.Client, req.Session); e != nil {
+		return nil, e
+	}
+	info, e := optionalPayload("info", req.Info, "", "")
+	if e != nil {
+		return nil, e
+	}
+	if err := a.hub.RefreshUser(ctx, req.User, req.Client, req.Expired, req.ExpireAt, info); err != nil {
+		return nil, a.fromHub("refresh", "", "", err)
+	}
+	return &emptyResult{}, nil
+}
+
+func (a *handler) rpc(_ context.Context, _ *rpcRequest) (*emptyResult, *apiError) {
+	return nil, notAvailable("rpc: the server API has no RPC methods")
+}
+
+// optionalPayload returns raw JSON, or base64-decoded bytes, or nil.
+func optionalPayload(name string, raw json.RawMessage, b64name, b64 string) ([]byte, *apiError) {
+	if b64 != "" {
+		b, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			return nil, badRequest("%s: %v", b64name, err)
+		}
+		return b, nil
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	return raw, nil
+}
