@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/time/rate"
 
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/protocol"
@@ -48,6 +49,11 @@ type Client struct {
 	processing   bool
 	pendingClose *Disconnect
 
+	// limiter bounds the command rate (nil: no limit); overLimit counts
+	// commands refused in a row.
+	limiter   *rate.Limiter
+	overLimit int
+
 	// Timers (timer.go), in Unix nanoseconds; 0 means not pending.
 	timer        *time.Timer
 	staleAt      int64
@@ -56,7 +62,12 @@ type Client struct {
 }
 
 func newClient(h *Hub, t Transport, remoteAddr string) *Client {
+	var limiter *rate.Limiter
+	if h.client.CommandRateLimit > 0 {
+		limiter = rate.NewLimiter(rate.Limit(h.client.CommandRateLimit), h.client.CommandRateBurst)
+	}
 	return &Client{
+		limiter:    limiter,
 		hub:        h,
 		transport:  t,
 		proto:      t.Protocol(),
@@ -162,6 +173,16 @@ func (c *Client) handleCommand(cmd *protocol.Command) *Disconnect {
 	}
 	if c.unusable.Load() {
 		return newDisconnect(protocol.DisconnectBadRequest)
+	}
+	if c.limiter != nil && !c.limiter.Allow() {
+		c.overLimit++
+		if c.overLimit > c.hub.client.CommandRateBurst {
+			c.logger().Info("command rate limit exceeded repeatedly", "limit_per_second", c.hub.client.CommandRateLimit)
+			return newDisconnect(protocol.DisconnectTooManyRequests)
+		}
+		return c.reply(cmd.Id, newError(protocol.ErrorTooManyRequests))
+	} else if c.limiter != nil {
+		c.overLimit = 0
 	}
 	if state == stateConnecting {
 		if cmd.Connect == nil {

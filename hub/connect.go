@@ -37,6 +37,14 @@ func (c *Client) handleConnect(id uint32, req *protocol.ConnectRequest) error {
 		return newDisconnect(protocol.DisconnectChannelLimit)
 	}
 
+	if lim := h.client.ConnectionLimit; lim > 0 && h.NumClients() >= lim {
+		c.logger().Info("node connection limit reached", "limit", lim)
+		return newDisconnect(protocol.DisconnectConnectionLimit)
+	}
+	if lim := h.client.UserConnectionLimit; lim > 0 && cred.User != "" && h.users.count(cred.User) >= lim {
+		c.logger().Info("user connection limit reached", "user", cred.User, "limit", lim)
+		return newDisconnect(protocol.DisconnectConnectionLimit)
+	}
 	c.mu.Lock()
 	if c.state != stateConnecting {
 		c.mu.Unlock()
@@ -126,8 +134,12 @@ func (c *Client) authenticate(ctx context.Context, req *protocol.ConnectRequest)
 		if tok.User == "" && h.client.DisallowAnonymousConnectionTokens {
 			return credentials{}, newDisconnect(protocol.DisconnectPermissionDenied)
 		}
+		if h.client.Insecure {
+			// As the reference: insecure connections never expire.
+			tok.ExpireAt = 0
+		}
 		return credentials{
-			ConnectReply: ConnectReply{User: tok.User, ExpireAt: tok.ExpireAt, Info: tok.Info, Channels: tok.Channels},
+			ConnectReply: ConnectReply{User: tok.User, ExpireAt: tok.ExpireAt, Info: tok.Info, Channels: tokenChannels(tok)},
 			subOptions:   tok.Subs,
 		}, nil
 	}
@@ -190,4 +202,13 @@ func (c *Client) serverSideChannels(cred credentials, req *protocol.ConnectReque
 		}
 	}
 	return out, nil
+}
+
+// tokenChannels are the channels claim, which Centrifugo ignores when the
+// token has a subs claim.
+func tokenChannels(tok auth.ConnectToken) []string {
+	if len(tok.Subs) > 0 {
+		return nil
+	}
+	return tok.Channels
 }

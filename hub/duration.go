@@ -52,3 +52,13 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	return d.UnmarshalText([]byte(n))
 }
+
+// UnmarshalYAML reads a duration string or a bare number of seconds. It
+// has yaml.v3's function form, so the hub does not import a YAML package.
+func (d *Duration) UnmarshalYAML(unmarshal func(any) error) error {
+	var s string
+	if err := unmarshal(&s); err != nil {
+		return fmt.Errorf("invalid duration: want a string like \"25s\" or a number of seconds")
+	}
+	return d.UnmarshalText([]byte(s))
+}

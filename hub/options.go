@@ -97,6 +97,18 @@ type ClientConfig struct {
 	RecoveryMaxPublicationLimit int `yaml:"recovery_max_publication_limit" json:"recovery_max_publication_limit"`
 	// HistoryMaxPublicationLimit caps the history command's limit (300).
 	HistoryMaxPublicationLimit int `yaml:"history_max_publication_limit" json:"history_max_publication_limit"`
+	// ConnectionLimit bounds the connected clients of this node; more are
+	// refused with 3504 (0: no limit).
+	ConnectionLimit int `yaml:"connection_limit" json:"connection_limit"`
+	// UserConnectionLimit bounds one user's connections on this node; more
+	// are refused with 3504 (0: no limit). Anonymous clients are not counted.
+	UserConnectionLimit int `yaml:"user_connection_limit" json:"user_connection_limit"`
+	// CommandRateLimit is how many commands per second one connection may
+	// send on average, with bursts of CommandRateBurst (0: no limit). A
+	// command over the limit gets error 111; a client that keeps going
+	// (CommandRateBurst more) is closed with 3013.
+	CommandRateLimit float64 `yaml:"command_rate_limit" json:"command_rate_limit"`
+	CommandRateBurst int     `yaml:"command_rate_burst" json:"command_rate_burst"`
 	// PresenceTTL is how long a presence entry lives unless refreshed; the
 	// hub refreshes its clients' entries every PresenceTTL/3 (60s).
 	PresenceTTL Duration `yaml:"presence_ttl" json:"presence_ttl"`
@@ -133,5 +145,8 @@ func (c ClientConfig) withDefaults() ClientConfig {
 	setInt(&c.QueueMaxSize, 1<<20)
 	setInt(&c.RecoveryMaxPublicationLimit, 300)
 	setInt(&c.HistoryMaxPublicationLimit, 300)
+	if c.CommandRateLimit > 0 && c.CommandRateBurst <= 0 {
+		c.CommandRateBurst = max(int(c.CommandRateLimit), 1)
+	}
 	return c
 }

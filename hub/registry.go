@@ -159,6 +159,12 @@ func (u *userIndex) clients(user string) []*Client {
 	return out
 }
 
+func (u *userIndex) count(user string) int {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	return len(u.users[user])
+}
+
 func (u *userIndex) numUsers() int {
 	u.mu.RLock()
 	defer u.mu.RUnlock()

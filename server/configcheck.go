@@ -100,9 +100,16 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) Problems {
 	return nil
 }
 
+// hasCustomDecoding reports whether t decodes itself from a scalar.
+func hasCustomDecoding(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return p.Implements(reflect.TypeOf((*interface{ UnmarshalText([]byte) error })(nil)).Elem()) ||
+		p.Implements(reflect.TypeOf((*interface{ UnmarshalYAML(func(any) error) error })(nil)).Elem())
+}
+
 // isLeafType reports whether t is decoded from one scalar.
 func isLeafType(t reflect.Type) bool {
-	if reflect.PointerTo(t).Implements(reflect.TypeOf((*interface{ UnmarshalText([]byte) error })(nil)).Elem()) {
+	if hasCustomDecoding(t) {
 		return true
 	}
 	switch t.Kind() {
@@ -115,18 +122,19 @@ func isLeafType(t reflect.Type) bool {
 
 func typeMessage(t reflect.Type, n *yaml.Node, err error) string {
 	var want string
-	switch t.Kind() {
-	case reflect.Bool:
+	switch k := t.Kind(); {
+	case hasCustomDecoding(t):
+	case k == reflect.Bool:
 		want = "true or false"
-	case reflect.String:
+	case k == reflect.String:
 		want = "a string"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+	case k >= reflect.Int && k <= reflect.Uint64:
 		want = "a whole number"
-	case reflect.Float32, reflect.Float64:
+	case k == reflect.Float32 || k == reflect.Float64:
 		want = "a number"
 	}
 	if want == "" {
-		// A TextUnmarshaler (durations): its own message is the precise one.
+		// Custom decoding (durations): its own message is the precise one.
 		var te *yaml.TypeError
 		if errors.As(err, &te) && len(te.Errors) > 0 {
 			msg := te.Errors[0]

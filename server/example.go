@@ -37,6 +37,10 @@ client:
   recovery_max_publication_limit: 300
   history_max_publication_limit: 300
   presence_ttl: 60s
+  connection_limit: 0       # connected clients per node (0: none); more get 3504
+  user_connection_limit: 0  # connections of one user per node (0: none); more get 3504
+  command_rate_limit: 0     # commands per second per connection (0: none); over it: error 111, then 3013
+  command_rate_burst: 0     # burst above the rate (default: the rate)
 
 channel:
   max_length: 255

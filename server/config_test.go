@@ -1,0 +1,144 @@
+package server
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseConfigReportsProblemsByKey(t *testing.T) {
+	cases := []struct {
+		name, yaml, want string
+	}{
+		{"unknown key with suggestion", "client:\n  token:\n    hmac_secret: x\n",
+			`line 3: client.token.hmac_secret: unknown key (did you mean "client.token.hmac_secret_key"?)`},
+		{"unknown top-level key", "adress: \":8000\"\n", `line 1: adress: unknown key (did you mean "address"?)`},
+		{"wrong type", "client:\n  channel_limit: lots\n", `line 2: client.channel_limit: want a whole number, got "lots"`},
+		{"wrong bool", "client:\n  insecure: maybe\n", `line 2: client.insecure: want true or false, got "maybe"`},
+		{"bad duration", "client:\n  ping_interval: 25 seconds\n", `line 2: client.ping_interval: invalid duration "25 seconds"`},
+		{"namespace option typo", "channel:\n  namespaces:\n    - name: chat\n      presense: true\n",
+			`line 4: channel.namespaces[0].presense: unknown key (did you mean "channel.namespaces[0].presence"?)`},
+		{"negative duration", "client:\n  ping_interval: -5s\n", `line 2: client.ping_interval: invalid duration "-5s": must not be negative`},
+		{"list expected", "channel:\n  namespaces: chat\n", `line 2: channel.namespaces: want a list`},
+		{"not yaml", "client: [\n", "not valid YAML"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(c.yaml))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v\nwant it to contain %s", err, c.want)
+			}
+		})
+	}
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`
+engine: {type: postgress}
+log: {level: loud}
+client:
+  ping_interval: 5s
+  pong_timeout: 10s
+channel:
+  namespaces:
+    - name: "bad name!"
+    - name: hist
+      history_size: 10
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cfg.Validate()
+	if err == nil {
+		t.Fatal("want problems")
+	}
+	for _, want := range []string{
+		`engine.type: unknown engine "postgress"`,
+		`log.level: "loud": want debug, info, warn or error`,
+		`client.pong_timeout: 10s must be shorter than client.ping_interval (5s)`,
+		`channel.namespaces[0].name "bad name!": must match`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("problems:\n%v\nwant one containing %s", err, want)
+		}
+	}
+	secs, err := ParseConfig([]byte("client:\n  ping_interval: 30\n  pong_timeout: 1.5\n"))
+	if err != nil || secs.Client.PingInterval.D() != 30*time.Second || secs.Client.PongTimeout.D() != 1500*time.Millisecond {
+		t.Errorf("bare numbers are seconds: got %v, %v (%v)", secs.Client.PingInterval, secs.Client.PongTimeout, err)
+	}
+	cfg.Channel.Namespaces = cfg.Channel.Namespaces[1:]
+	cfg.Engine.Type, cfg.Log.Level, cfg.Client.PongTimeout = "memory", "info", 0
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "history_size and history_ttl must be set together") {
+		t.Fatalf("want the history pairing problem, got %v", err)
+	}
+}
+
+func TestApplyEnvOverridesEveryKind(t *testing.T) {
+	cfg := DefaultConfig()
+	unknown, err := ApplyEnv(&cfg, []string{
+		"HERALD_ADDRESS=127.0.0.1:9000",
+		"HERALD_CLIENT_TOKEN_HMAC_SECRET_KEY=s3cret: with colon",
+		"HERALD_CLIENT_CHANNEL_LIMIT=5",
+		"HERALD_CLIENT_INSECURE=true",
+		"HERALD_CLIENT_PING_INTERVAL=10s",
+		"HERALD_WEBSOCKET_ALLOWED_ORIGINS=https://a.example, https://b.example",
+		`HERALD_CHANNEL_NAMESPACES=[{"name":"chat","presence":true,"history_size":10,"history_ttl":"1m"}]`,
+		"HERALD_NO_SUCH_KEY=1",
+		"HERALD_TEST_POSTGRES_DSN=ignored",
+		"PATH=/bin",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(unknown, []string{"HERALD_NO_SUCH_KEY"}) {
+		t.Errorf("unknown = %v, want [HERALD_NO_SUCH_KEY]", unknown)
+	}
+	if cfg.Address != "127.0.0.1:9000" || cfg.Client.Token.HMACSecretKey != "s3cret: with colon" ||
+		cfg.Client.ChannelLimit != 5 || !cfg.Client.Insecure || cfg.Client.PingInterval.D() != 10*time.Second {
+		t.Errorf("scalars not applied: %+v", cfg)
+	}
+	if !reflect.DeepEqual(cfg.WebSocket.AllowedOrigins, []string{"https://a.example", "https://b.example"}) {
+		t.Errorf("allowed_origins = %v", cfg.WebSocket.AllowedOrigins)
+	}
+	if len(cfg.Channel.Namespaces) != 1 || cfg.Channel.Namespaces[0].Name != "chat" ||
+		!cfg.Channel.Namespaces[0].Presence || cfg.Channel.Namespaces[0].HistoryTTL.D() != time.Minute {
+		t.Errorf("namespaces = %+v", cfg.Channel.Namespaces)
+	}
+	if _, err := ApplyEnv(&cfg, []string{"HERALD_CLIENT_CHANNEL_LIMIT=many"}); err == nil ||
+		!strings.Contains(err.Error(), "HERALD_CLIENT_CHANNEL_LIMIT (for client.channel_limit)") {
+		t.Errorf("want an error naming the variable and key, got %v", err)
+	}
+}
+
+func TestExampleConfigIsValidAndComplete(t *testing.T) {
+	cfg, err := ParseConfig([]byte(ExampleConfig))
+	if err != nil {
+		t.Fatalf("example does not parse: %v", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("example is not valid: %v", err)
+	}
+	if !reflect.DeepEqual(cfg.Address, DefaultConfig().Address) {
+		t.Errorf("example address %q differs from the default", cfg.Address)
+	}
+	for _, key := range yamlKeys(reflect.TypeOf(Config{}), "") {
+		leaf := key[strings.LastIndex(key, ".")+1:]
+		if !strings.Contains(ExampleConfig, leaf+":") {
+			t.Errorf("example config lacks %s", key)
+		}
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	cfg := DefaultConfig()
+	w := strings.Join(cfg.Warnings(), "\n")
+	if !strings.Contains(w, "no key is configured, so every connection will be refused") {
+		t.Errorf("want the missing-key warning, got %q", w)
+	}
+	cfg.Client.Token.HMACSecretKey = "k"
+	cfg.HTTPAPI.Key = "k"
+	if w := cfg.Warnings(); len(w) != 0 {
+		t.Errorf("want no warnings, got %v", w)
+	}
+}
