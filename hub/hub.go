@@ -75,7 +75,8 @@ type Hub struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
-	closing  atomic.Bool
+	closing  atomic.Bool // refusing new connections (draining or shut down)
+	shutdown atomic.Bool
 	allConns sync.Map // *Client → struct{}: every live connection, connected or not
 }
 
@@ -140,9 +141,10 @@ func (h *Hub) Start(ctx context.Context) error {
 // Shutdown closes every connection with 3001 (shutdown), so clients
 // reconnect elsewhere, stops background work and closes the engine.
 func (h *Hub) Shutdown(ctx context.Context) error {
-	if !h.closing.CompareAndSwap(false, true) {
+	if !h.shutdown.CompareAndSwap(false, true) {
 		return nil
 	}
+	h.closing.Store(true)
 	h.allConns.Range(func(k, _ any) bool {
 		k.(*Client).close(newDisconnect(protocol.DisconnectShutdown))
 		return true

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -30,6 +31,16 @@ type Config struct {
 	Engine    EngineConfig      `yaml:"engine"`
 	Admin     AdminConfig       `yaml:"admin"`
 	HTTPAPI   HTTPAPIConfig     `yaml:"http_api"`
+	Shutdown  ShutdownConfig    `yaml:"shutdown"`
+}
+
+// ShutdownConfig shapes the graceful drain on SIGTERM or SIGINT.
+type ShutdownConfig struct {
+	// DrainWindow spreads closing the clients (with 3001) over this long,
+	// so they reconnect elsewhere without a thundering herd (5s).
+	DrainWindow hub.Duration `yaml:"drain_window"`
+	// Timeout bounds the whole shutdown (30s).
+	Timeout hub.Duration `yaml:"timeout"`
 }
 
 // HTTPAPIConfig configures the server API under /api.
@@ -117,6 +128,10 @@ func DefaultConfig() Config {
 		Address: ":8000",
 		Log:     LogConfig{Level: "info", Format: "text"},
 		Engine:  EngineConfig{Type: "memory"},
+		Shutdown: ShutdownConfig{
+			DrainWindow: hub.Duration(5 * time.Second),
+			Timeout:     hub.Duration(30 * time.Second),
+		},
 	}
 }
 
@@ -191,6 +206,9 @@ func (c Config) Validate() error {
 	}
 	if c.Client.PingInterval > 0 && c.Client.PongTimeout > 0 && c.Client.PongTimeout >= c.Client.PingInterval {
 		bad("client.pong_timeout", "%s must be shorter than client.ping_interval (%s)", c.Client.PongTimeout, c.Client.PingInterval)
+	}
+	if c.Shutdown.Timeout > 0 && c.Shutdown.DrainWindow >= c.Shutdown.Timeout {
+		bad("shutdown.drain_window", "%s must be shorter than shutdown.timeout (%s)", c.Shutdown.DrainWindow, c.Shutdown.Timeout)
 	}
 	if err := c.Channel.Validate(); err != nil {
 		bad("channel", "%v", err)

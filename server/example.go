@@ -88,6 +88,10 @@ http_api:
   max_body_size: 1048576
   allowed_origins: []        # browser origins allowed to call the API (CORS); ["*"]: any
 
+shutdown:                    # on SIGTERM/SIGINT: readyz 503, new connections refused,
+  drain_window: 5s           # clients closed with 3001 spread over this window,
+  timeout: 30s               # in-flight API calls finished; exit 0 within the timeout
+
 admin:
   address: ""                # pprof and metrics on a separate listener; off when empty (use loopback)
 

@@ -94,7 +94,14 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.registry.MustRegister(h.Collectors()...)
 	mux := http.NewServeMux()
-	mux.Handle(WebSocketPath, ws)
+	mux.Handle(WebSocketPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.draining.Load() {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "node is shutting down: connect to another node", http.StatusServiceUnavailable)
+			return
+		}
+		ws.ServeHTTP(w, r)
+	}))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
@@ -154,11 +161,16 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 // Done reports the HTTP server stopping on its own, with its error.
 func (s *Server) Done() <-chan error { return s.done }
 
-// Shutdown stops accepting, closes every client with 3001 so they
-// reconnect elsewhere, and stops the engine.
+// Shutdown drains the node: readyz answers 503 and new WebSocket
+// connections are refused at once; clients are closed with 3001 spread
+// over shutdown.drain_window; in-flight API calls finish; then the engine
+// stops.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
 	var errs []error
+	if err := s.hub.Drain(ctx, s.cfg.Shutdown.DrainWindow.D()); err != nil {
+		errs = append(errs, fmt.Errorf("drain: %w", err))
+	}
 	if s.admin != nil {
 		if err := s.admin.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("admin: %w", err))

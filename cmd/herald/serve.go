@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -71,7 +70,7 @@ func serveCommand() *cobra.Command {
 					return fmt.Errorf("http server: %w", err)
 				}
 			}
-			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			sctx, cancel := context.WithTimeout(context.Background(), cfg.Shutdown.Timeout.D())
 			defer cancel()
 			return srv.Shutdown(sctx)
 		},

@@ -1,0 +1,139 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gws "github.com/gorilla/websocket"
+
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/hub"
+)
+
+func startServer(t *testing.T, cfg Config) *Server {
+	t.Helper()
+	cfg.Address = "127.0.0.1:0"
+	cfg.Client.Token.HMACSecretKey = "secret"
+	s, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func connectClient(t *testing.T, s *Server, user string) *gws.Conn {
+	t.Helper()
+	conn, _, err := gws.DefaultDialer.Dial("ws://"+s.Addr()+WebSocketPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	signer, _ := auth.NewHMACSigner("secret", "HS256")
+	tok, _ := signer.ConnectToken(auth.ConnectClaims{User: user})
+	if err := conn.WriteMessage(gws.TextMessage, []byte(`{"id":1,"connect":{"token":"`+tok+`"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, msg, err := conn.ReadMessage(); err != nil || !strings.Contains(string(msg), `"connect"`) {
+		t.Fatalf("connect: %s %v", msg, err)
+	}
+	return conn
+}
+
+// TestGracefulDrain checks the shutdown sequence: readyz turns 503 and new
+// connections are refused at once, clients are closed with 3001 spread over
+// the drain window, and an API call in flight still completes.
+func TestGracefulDrain(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Shutdown.DrainWindow = hub.Duration(400 * time.Millisecond)
+	cfg.HTTPAPI.Key = "k"
+	s := startServer(t, cfg)
+	const n = 20
+	conns := make([]*gws.Conn, n)
+	for i := range conns {
+		conns[i] = connectClient(t, s, "u")
+	}
+	closedAt := make([]time.Time, n)
+	var wg sync.WaitGroup
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			for {
+				_, _, err := c.ReadMessage()
+				if err == nil {
+					continue
+				}
+				var ce *gws.CloseError
+				if !errors.As(err, &ce) || ce.Code != 3001 || ce.Text != "shutdown" {
+					t.Errorf("client %d: want close 3001 shutdown, got %v", i, err)
+				}
+				closedAt[i] = time.Now()
+				return
+			}
+		}()
+	}
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(context.Background()) }()
+
+	waitFor(t, "readyz 503", func() bool {
+		r, err := http.Get("http://" + s.Addr() + "/readyz")
+		if err != nil {
+			return false
+		}
+		r.Body.Close()
+		return r.StatusCode == http.StatusServiceUnavailable
+	})
+	if _, r, err := gws.DefaultDialer.Dial("ws://"+s.Addr()+WebSocketPath, nil); err == nil || r == nil || r.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("new connection during drain: want 503, got %v %v", r, err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+s.Addr()+"/api/info", strings.NewReader(`{}`))
+	req.Header.Set("X-API-Key", "k")
+	if r, err := http.DefaultClient.Do(req); err != nil || r.StatusCode != http.StatusOK {
+		t.Errorf("API call during drain: %v %v", r, err)
+	} else {
+		r.Body.Close()
+	}
+	wg.Wait()
+	if err := <-done; err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	first, last := closedAt[0], closedAt[0]
+	for _, at := range closedAt {
+		if at.Before(first) {
+			first = at
+		}
+		if at.After(last) {
+			last = at
+		}
+	}
+	if spread := last.Sub(first); spread < 200*time.Millisecond {
+		t.Errorf("closes spread over %v, want most of the 400ms window", spread)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("shutdown took %v", took)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
