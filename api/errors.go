@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,7 +55,7 @@ func httpStatus(code uint32) int {
 // name the field or, for 108, the feature that is off. Anything else (an
 // engine failure) is logged and answered with 100, so that internals
 // never reach the caller.
-func (a *handler) fromHub(method, ch, feature string, err error) *apiError {
+func (a *handler) fromHub(ctx context.Context, method, ch, feature string, err error) *apiError {
 	var he *hub.Error
 	if errors.As(err, &he) {
 		switch protocol.ErrorCode(he.Code) {
@@ -71,7 +72,7 @@ func (a *handler) fromHub(method, ch, feature string, err error) *apiError {
 		}
 		return &apiError{Code: he.Code, Message: he.Message}
 	}
-	a.log.Error("api: hub call failed", "method", method, "channel", ch, "error", err)
+	a.logger(ctx).Error("api: hub call failed", "method", method, "channel", ch, "error", err)
 	return internalError()
 }
 

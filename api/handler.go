@@ -3,6 +3,8 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -115,7 +117,16 @@ func decode(body []byte, v any) (e *apiError, notJSON bool) {
 
 // ServeHTTP implements http.Handler.
 func (a *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Every request has an id, the caller's X-Request-Id or a new one; it
+	// is echoed back and named in every log line about the request.
+	id := r.Header.Get("X-Request-Id")
+	if id == "" || len(id) > 128 {
+		id = newRequestID()
+	}
+	w.Header().Set("X-Request-Id", id)
+	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 	if !a.authorized(r) {
+		a.logger(r.Context()).Debug("api: unauthorized request", "path", r.URL.Path, "remote", r.RemoteAddr)
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
@@ -144,7 +155,7 @@ func (a *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.tooLarge(w)
 		return
 	case err != nil:
-		a.log.Warn("api: read request body", "method", name, "error", err)
+		a.logger(r.Context()).Warn("api: read request body", "method", name, "error", err)
 		http.Error(w, "cannot read the request body", http.StatusInternalServerError)
 		return
 	}
@@ -232,4 +243,21 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+type requestIDKey struct{}
+
+// logger is the handler's logger with the request's id.
+func (a *handler) logger(ctx context.Context) *slog.Logger {
+	if id, ok := ctx.Value(requestIDKey{}).(string); ok {
+		return a.log.With("request_id", id)
+	}
+	return a.log
+}
+
+// newRequestID returns a short random id.
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

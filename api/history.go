@@ -28,7 +28,7 @@ func (a *handler) history(ctx context.Context, req *historyRequest) (*historyRes
 		if errors.As(err, &he) && he.Code == uint32(protocol.ErrorUnrecoverablePosition) {
 			return nil, newError(protocol.ErrorUnrecoverablePosition, "unrecoverable position: since.epoch %q is not the stream's epoch %q", since.Epoch, pos.Epoch)
 		}
-		return nil, a.fromHub("history", req.Channel, "history", err)
+		return nil, a.fromHub(ctx, "history", req.Channel, "history", err)
 	}
 	res := &historyResult{Publications: make([]publication, len(pubs)), Epoch: pos.Epoch, Offset: pos.Offset}
 	for i, p := range pubs {
@@ -45,7 +45,7 @@ func (a *handler) history(ctx context.Context, req *historyRequest) (*historyRes
 // stay, so clients' positions remain comparable.
 func (a *handler) historyRemove(ctx context.Context, req *channelRequest) (*emptyResult, *apiError) {
 	if err := a.hub.RemoveHistory(ctx, req.Channel); err != nil {
-		return nil, a.fromHub("history_remove", req.Channel, "history", err)
+		return nil, a.fromHub(ctx, "history_remove", req.Channel, "history", err)
 	}
 	return &emptyResult{}, nil
 }

@@ -253,3 +253,17 @@ func TestBodyReadError(t *testing.T) {
 		t.Fatalf("status %d, Content-Type %q", rec.Code, rec.Header().Get("Content-Type"))
 	}
 }
+
+// TestRequestID checks that every response carries the request's id: the
+// caller's, or a new one.
+func TestRequestID(t *testing.T) {
+	n := startNode(t, api.Config{})
+	r := n.do(t, http.MethodPost, "info", `{}`, "X-Request-Id", "trace-42")
+	if got := r.header.Get("X-Request-Id"); got != "trace-42" {
+		t.Errorf("X-Request-Id = %q, want the caller's trace-42", got)
+	}
+	r = n.do(t, http.MethodPost, "info", `{}`)
+	if got := r.header.Get("X-Request-Id"); len(got) != 16 {
+		t.Errorf("X-Request-Id = %q, want a new 16-hex-digit id", got)
+	}
+}

@@ -9,7 +9,7 @@ import (
 func (a *handler) presence(ctx context.Context, req *channelRequest) (*presenceResult, *apiError) {
 	m, err := a.hub.Presence(ctx, req.Channel)
 	if err != nil {
-		return nil, a.fromHub("presence", req.Channel, "presence", err)
+		return nil, a.fromHub(ctx, "presence", req.Channel, "presence", err)
 	}
 	res := &presenceResult{Presence: make(map[string]clientInfo, len(m))}
 	for id, ci := range m {
@@ -21,7 +21,7 @@ func (a *handler) presence(ctx context.Context, req *channelRequest) (*presenceR
 func (a *handler) presenceStats(ctx context.Context, req *channelRequest) (*presenceStatsResult, *apiError) {
 	st, err := a.hub.PresenceStats(ctx, req.Channel)
 	if err != nil {
-		return nil, a.fromHub("presence_stats", req.Channel, "presence", err)
+		return nil, a.fromHub(ctx, "presence_stats", req.Channel, "presence", err)
 	}
 	return &presenceStatsResult{NumClients: uint32(st.NumClients), NumUsers: uint32(st.NumUsers)}, nil
 }

@@ -18,7 +18,7 @@ func (a *handler) publish(ctx context.Context, req *publishRequest) (*publishRes
 	}
 	sp, err := a.hub.Publish(ctx, req.Channel, data, hub.PublishOptions{Tags: req.Tags, SkipHistory: req.SkipHistory})
 	if err != nil {
-		return nil, a.fromHub("publish", req.Channel, "", err)
+		return nil, a.fromHub(ctx, "publish", req.Channel, "", err)
 	}
 	return &publishResult{Offset: sp.Offset, Epoch: sp.Epoch}, nil
 }
@@ -45,7 +45,7 @@ func (a *handler) broadcast(ctx context.Context, req *broadcastRequest) (*broadc
 		// channel shares them.
 		sp, err := a.hub.Publish(ctx, ch, data, opts)
 		if err != nil {
-			out.Error = a.fromHub("broadcast", ch, "", err)
+			out.Error = a.fromHub(ctx, "broadcast", ch, "", err)
 			return
 		}
 		out.Result = &publishResult{Offset: sp.Offset, Epoch: sp.Epoch}

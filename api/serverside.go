@@ -33,7 +33,7 @@ func (a *handler) subscribe(ctx context.Context, req *subscribeRequest) (*emptyR
 		opts.RecoverSince = &hub.StreamPositionArg{Offset: req.RecoverSince.Offset, Epoch: req.RecoverSince.Epoch}
 	}
 	if err := a.hub.SubscribeUser(ctx, req.User, req.Channel, req.Client, opts); err != nil {
-		return nil, a.fromHub("subscribe", req.Channel, "", err)
+		return nil, a.fromHub(ctx, "subscribe", req.Channel, "", err)
 	}
 	return &emptyResult{}, nil
 }
@@ -49,7 +49,7 @@ func (a *handler) refresh(ctx context.Context, req *refreshRequest) (*emptyResul
 		return nil, e
 	}
 	if err := a.hub.RefreshUser(ctx, req.User, req.Client, req.Expired, req.ExpireAt, info); err != nil {
-		return nil, a.fromHub("refresh", "", "", err)
+		return nil, a.fromHub(ctx, "refresh", "", "", err)
 	}
 	return &emptyResult{}, nil
 }

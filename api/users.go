@@ -28,7 +28,7 @@ func (a *handler) disconnect(ctx context.Context, req *disconnectRequest) (*empt
 		code, reason = protocol.DisconnectCode(d.Code), d.Reason
 	}
 	if err := a.hub.DisconnectUser(ctx, req.User, req.Client, req.Whitelist, uint32(code), reason); err != nil {
-		return nil, a.fromHub("disconnect", "", "", err)
+		return nil, a.fromHub(ctx, "disconnect", "", "", err)
 	}
 	return &emptyResult{}, nil
 }
@@ -41,7 +41,7 @@ func (a *handler) unsubscribe(ctx context.Context, req *unsubscribeRequest) (*em
 		return nil, e
 	}
 	if err := a.hub.UnsubscribeUser(ctx, req.User, req.Channel, req.Client); err != nil {
-		return nil, a.fromHub("unsubscribe", req.Channel, "", err)
+		return nil, a.fromHub(ctx, "unsubscribe", req.Channel, "", err)
 	}
 	return &emptyResult{}, nil
 }
