@@ -137,3 +137,36 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestMetrics checks that /metrics reports the hub's state and traffic
+// after a client connects, along with the Go runtime.
+func TestMetrics(t *testing.T) {
+	s := startServer(t, DefaultConfig())
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	c := connectClient(t, s, "u")
+	_ = c.WriteMessage(gws.TextMessage, []byte(`{"id":2,"subscribe":{"channel":"nope"}}`))
+	_, _, _ = c.ReadMessage()
+	r, err := http.Get("http://" + s.Addr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	body, _ := io.ReadAll(r.Body)
+	text := string(body)
+	for _, want := range []string{
+		"herald_client_connections 1",
+		`herald_client_commands_total{method="connect"} 1`,
+		`herald_client_commands_total{method="subscribe"} 1`,
+		`herald_client_errors_total{code="103"} 1`,
+		`herald_client_messages_sent_total{type="reply"} 1`,
+		"herald_client_command_duration_seconds_bucket",
+		"herald_client_sent_bytes_total",
+		"herald_engine_publish_duration_seconds",
+		"go_goroutines",
+		"process_resident_memory_bytes",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
