@@ -53,6 +53,7 @@ func serveCommand() *cobra.Command {
 			for _, w := range cfg.Warnings() {
 				log.Warn(w)
 			}
+			logFileLimit(log)
 			srv, err := server.New(cfg, log)
 			if err != nil {
 				return err
