@@ -20,6 +20,9 @@ func configCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := cfg.Validate(); err != nil {
+				return fmt.Errorf("%s:\n%w", args[0], err)
+			}
 			warnings := cfg.Warnings()
 			for _, w := range warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)

@@ -9,6 +9,13 @@ import (
 )
 
 func main() {
+	if err := newRoot().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "herald:", err)
+		os.Exit(1)
+	}
+}
+
+func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "herald",
 		Short:         "Herald: a Centrifugo-compatible real-time messaging server",
@@ -16,8 +23,5 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(serveCommand(), configCommand(), tokenCommand(), versionCommand())
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "herald:", err)
-		os.Exit(1)
-	}
+	return root
 }

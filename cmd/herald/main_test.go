@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/heraldhq/herald/auth"
+)
+
+func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	root := newRoot()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err = root.Execute()
+	return out.String(), errOut.String(), err
+}
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "herald.yaml")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestConfigCheck(t *testing.T) {
+	good := writeFile(t, "client:\n  token:\n    hmac_secret_key: s\nhttp_api:\n  key: k\n")
+	if out, _, err := run(t, "config", "check", good); err != nil || !strings.HasSuffix(out, ": ok\n") {
+		t.Errorf("good config: %q %v", out, err)
+	}
+	for name, c := range map[string]struct{ yaml, want string }{
+		"unknown key":    {"client:\n  tokn: {}\n", `client.tokn: unknown key (did you mean "client.token"?)`},
+		"missing secret": {"log:\n  level: debug\n", "tokens are required but no client.token key is configured"},
+		"bad namespace":  {"client: {insecure: true}\nchannel:\n  namespaces: [{name: \"a b\"}]\n", `name "a b": must match`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, _, err := run(t, "config", "check", writeFile(t, c.yaml))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want it to contain %s", err, c.want)
+			}
+		})
+	}
+}
+
+func TestConfigExampleIsCheckable(t *testing.T) {
+	out, _, err := run(t, "config", "example")
+	if err != nil || !strings.Contains(out, "hmac_secret_key") {
+		t.Fatalf("example: %v", err)
+	}
+	withKey := strings.Replace(out, `hmac_secret_key: ""`, `hmac_secret_key: "s"`, 1)
+	if _, _, err := run(t, "config", "check", writeFile(t, withKey)); err != nil {
+		t.Errorf("the example, with a secret, does not pass check: %v", err)
+	}
+}
+
+func TestTokenMintsVerifiableTokens(t *testing.T) {
+	v, err := auth.NewVerifier(auth.Config{HMACSecretKey: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "token", "--secret", "s", "--user", "alice", "--info", `{"name":"Alice"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, err := v.VerifyConnectToken(strings.TrimSpace(out))
+	if err != nil || ct.User != "alice" || string(ct.Info) != `{"name":"Alice"}` || ct.ExpireAt == 0 {
+		t.Errorf("connection token: %+v %v", ct, err)
+	}
+	out, _, err = run(t, "token", "--secret", "s", "--user", "alice", "--channel", "$private", "--ttl", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := v.VerifySubscribeToken(strings.TrimSpace(out))
+	if err != nil || st.Channel != "$private" || st.User != "alice" || st.ExpireAt != 0 {
+		t.Errorf("subscription token: %+v %v", st, err)
+	}
+	if _, _, err := run(t, "token", "--user", "x"); err == nil || !strings.Contains(err.Error(), "no HMAC secret") {
+		t.Errorf("want a missing-secret error, got %v", err)
+	}
+	if _, _, err := run(t, "token", "--secret", "s", "--info", "{bad"); err == nil || !strings.Contains(err.Error(), "--info") {
+		t.Errorf("want an --info error, got %v", err)
+	}
+}
