@@ -1,0 +1,188 @@
+package websocket
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gobwas/ws"
+
+	"github.com/heraldhq/herald/protocol"
+)
+
+// ErrClosed is returned by WriteFrame once the connection is closing.
+var ErrClosed = errors.New("websocket: connection closed")
+
+// Bits of Conn.state. Only the goroutine that set stBusy reads or changes
+// Conn.rd and may run the Session; stFinished is set by that goroutine when
+// it tears the connection down.
+const (
+	stBusy     uint32 = 1 << iota // a worker (or the upgrading goroutine) owns the read side
+	stClosed                      // closing: no more writes, the read side tears down
+	stFinished                    // torn down, HandleClose called
+)
+
+// Close codes the transport sends on its own behalf.
+const (
+	closeShutdown        = 3001
+	closePolicyViolation = uint32(ws.StatusPolicyViolation)     // 1008
+	closeInternalError   = uint32(ws.StatusInternalServerError) // 1011
+)
+
+// Conn is one WebSocket connection. It implements hub.Transport.
+type Conn struct {
+	srv     *Server
+	nc      net.Conn
+	rc      syscall.RawConn
+	session Session
+	proto   protocol.Type
+	fd      int32
+	gen     uint32 // tells this connection's epoll events from a previous user of fd
+	state   atomic.Uint32
+	wmu     sync.Mutex // serialises frames on the wire
+	rd      *readState // partial input; nil while nothing is half-read
+}
+
+// Protocol is the connection's encoding for its whole life.
+func (c *Conn) Protocol() protocol.Type { return c.proto }
+
+// RemoteAddr is the peer's address, for logs.
+func (c *Conn) RemoteAddr() string { return c.nc.RemoteAddr().String() }
+
+// WriteFrame writes frame as one data frame: text for JSON, binary for
+// Protobuf. It blocks at most Config.WriteTimeout and does not keep frame. One
+// writer at a time; safe concurrently with reads and Close. A failed write
+// leaves the stream unusable, so it also closes the connection (without a
+// close frame).
+func (c *Conn) WriteFrame(frame []byte) error {
+	op := ws.OpText
+	if c.proto == protocol.TypeProtobuf {
+		op = ws.OpBinary
+	}
+	c.wmu.Lock()
+	if c.state.Load()&stClosed != 0 {
+		c.wmu.Unlock()
+		return ErrClosed
+	}
+	err := c.writeLocked(op, frame)
+	c.wmu.Unlock()
+	if err != nil {
+		c.abort()
+		return fmt.Errorf("websocket write to %s: %w", c.RemoteAddr(), err)
+	}
+	return nil
+}
+
+// Close sends a close frame with code and reason (cut to 123 bytes) and
+// closes the connection; HandleClose follows on a worker. It is idempotent
+// and safe concurrently with WriteFrame (it waits for a write in progress,
+// at most Config.WriteTimeout).
+func (c *Conn) Close(code uint32, reason string) {
+	old, ok := c.markClosed()
+	if !ok {
+		return
+	}
+	c.wmu.Lock()
+	err := c.writeLocked(ws.OpClose, closeBody(code, reason))
+	c.wmu.Unlock()
+	if err != nil {
+		c.srv.log.Debug("websocket close frame not sent", "remote", c.RemoteAddr(), "error", err)
+	}
+	c.wakeReader(old)
+}
+
+// abort closes the connection without a close frame: the peer is gone or
+// the byte stream is broken.
+func (c *Conn) abort() {
+	if old, ok := c.markClosed(); ok {
+		c.wakeReader(old)
+	}
+}
+
+// markClosed sets stClosed and returns the state before, or false if the
+// connection was closing already.
+func (c *Conn) markClosed() (uint32, bool) {
+	for {
+		old := c.state.Load()
+		if old&stClosed != 0 {
+			return old, false
+		}
+		if c.state.CompareAndSwap(old, old|stClosed) {
+			return old, true
+		}
+	}
+}
+
+// wakeReader makes the read side tear the connection down. If a worker owns
+// it, that worker sees stClosed when it lets go. Otherwise shutting the
+// socket down makes it readable (EOF) and re-arming it brings a worker, even
+// when the session had stopped reading.
+func (c *Conn) wakeReader(old uint32) {
+	if err := c.rc.Control(func(fd uintptr) { _ = sysShutdown(int(fd)) }); err != nil {
+		return // already closed by the reader
+	}
+	if old&stBusy == 0 {
+		c.srv.rearm(c, nil)
+	}
+}
+
+// writeLocked writes one unfragmented frame under c.wmu with the write
+// deadline. Small frames go out in one write through a pooled buffer.
+func (c *Conn) writeLocked(op ws.OpCode, payload []byte) error {
+	if err := c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout)); err != nil {
+		return err
+	}
+	h := ws.Header{Fin: true, OpCode: op, Length: int64(len(payload))}
+	wb := c.srv.getWriteBuf()
+	defer c.srv.putWriteBuf(wb)
+	if err := ws.WriteHeaderBuffer(wb, h, wb.hdr[:]); err != nil {
+		return err
+	}
+	if len(payload) > maxCopiedPayload {
+		if _, err := c.nc.Write(wb.b); err != nil {
+			return err
+		}
+		_, err := c.nc.Write(payload)
+		return err
+	}
+	wb.b = append(wb.b, payload...)
+	_, err := c.nc.Write(wb.b)
+	return err
+}
+
+// maxCopiedPayload is the largest payload copied behind its header to go out
+// in one write; above it the copy costs more than a second syscall.
+const maxCopiedPayload = 64 << 10
+
+// writeBuf is a pooled frame buffer; it is an io.Writer for
+// ws.WriteHeaderBuffer.
+type writeBuf struct {
+	b   []byte
+	hdr [ws.MaxHeaderSize]byte
+}
+
+func (w *writeBuf) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
+}
+
+// closeBody encodes a close frame payload; the reason is cut to fit the 125
+// bytes of a control frame, at a UTF-8 boundary.
+func closeBody(code uint32, reason string) []byte {
+	const maxReason = ws.MaxControlFramePayloadSize - 2
+	if len(reason) > maxReason {
+		n := maxReason
+		for n > 0 && !utf8.RuneStart(reason[n]) {
+			n--
+		}
+		reason = reason[:n]
+	}
+	p := make([]byte, 2+len(reason))
+	ws.PutCloseFrameBody(p, ws.StatusCode(code), reason)
+	return p
+}

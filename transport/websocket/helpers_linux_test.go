@@ -1,0 +1,284 @@
+//go:build linux
+
+package websocket
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gobwas/ws"
+	gorilla "github.com/gorilla/websocket"
+)
+
+const path = "/connection/websocket"
+
+// testSession echoes every frame. Frames "close-me" and "stop" exercise
+// Close and stopping.
+type testSession struct {
+	c       *Conn
+	frames  chan []byte
+	closes  atomic.Int32
+	closed  chan struct{}
+	inside  atomic.Int32 // callbacks running now
+	overlap atomic.Bool  // two callbacks ran at once
+}
+
+func (s *testSession) enter() func() {
+	if s.inside.Add(1) != 1 {
+		s.overlap.Store(true)
+	}
+	return func() { s.inside.Add(-1) }
+}
+
+func newTestSession(c *Conn) *testSession {
+	return &testSession{c: c, frames: make(chan []byte, 64), closed: make(chan struct{})}
+}
+
+func (s *testSession) HandleFrame(frame []byte) bool {
+	defer s.enter()()
+	select {
+	case s.frames <- append([]byte(nil), frame...):
+	default:
+	}
+	switch string(frame) {
+	case "close-me":
+		s.c.Close(3501, "bad request")
+		return false
+	case "stop":
+		return false
+	}
+	return s.c.WriteFrame(frame) == nil
+}
+
+func (s *testSession) HandleClose() {
+	defer s.enter()()
+	if s.closes.Add(1) == 1 {
+		close(s.closed)
+	}
+}
+
+// harness is a Server behind an httptest server on 127.0.0.1.
+type harness struct {
+	t        *testing.T
+	srv      *Server
+	hs       *httptest.Server
+	sessions chan *testSession
+}
+
+// quietLogger keeps the expected protocol errors out of test output.
+var quietLogger = slog.New(slog.DiscardHandler)
+
+func newHarness(t *testing.T, cfg Config) *harness {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = quietLogger
+	}
+	h := &harness{t: t, sessions: make(chan *testSession, 1024)}
+	srv, err := NewServer(cfg, func(c *Conn, r *http.Request) Session {
+		s := newTestSession(c)
+		h.sessions <- s
+		return s
+	})
+	if err != nil {
+		t.Fatalf("NewServer: %v", err)
+	}
+	h.srv = srv
+	mux := http.NewServeMux()
+	mux.Handle(path, srv)
+	h.hs = httptest.NewServer(mux)
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("Server.Close: %v", err)
+		}
+		h.hs.Close()
+	})
+	return h
+}
+
+func (h *harness) url(query string) string {
+	u := "ws" + strings.TrimPrefix(h.hs.URL, "http") + path
+	if query != "" {
+		u += "?" + query
+	}
+	return u
+}
+
+// dial connects a gorilla client and returns it with the server's session.
+func (h *harness) dial(query string, subprotocols ...string) (*gorilla.Conn, *http.Response, *testSession) {
+	h.t.Helper()
+	d := gorilla.Dialer{Subprotocols: subprotocols, HandshakeTimeout: 5 * time.Second}
+	c, resp, err := d.Dial(h.url(query), nil)
+	if err != nil {
+		h.t.Fatalf("dial: %v", err)
+	}
+	h.t.Cleanup(func() { c.Close() })
+	return c, resp, h.session()
+}
+
+func (h *harness) session() *testSession {
+	h.t.Helper()
+	select {
+	case s := <-h.sessions:
+		return s
+	case <-time.After(5 * time.Second):
+		h.t.Fatal("no session accepted")
+		return nil
+	}
+}
+
+// rawClient speaks frames directly, for what gorilla cannot send: partial
+// and fragmented frames, pipelined handshakes.
+type rawClient struct {
+	t  *testing.T
+	nc net.Conn
+	br *bufio.Reader
+}
+
+func (h *harness) dialRaw() (*rawClient, *testSession) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	nc, br, _, err := ws.Dial(ctx, h.url(""))
+	if err != nil {
+		h.t.Fatalf("raw dial: %v", err)
+	}
+	if br == nil {
+		br = bufio.NewReader(nc)
+	}
+	h.t.Cleanup(func() { nc.Close() })
+	return &rawClient{t: h.t, nc: nc, br: br}, h.session()
+}
+
+// frameBytes is a masked client frame.
+func frameBytes(t *testing.T, op ws.OpCode, fin bool, payload []byte) []byte {
+	t.Helper()
+	b, err := ws.CompileFrame(ws.MaskFrame(ws.NewFrame(op, fin, payload)))
+	if err != nil {
+		t.Fatalf("compile frame: %v", err)
+	}
+	return b
+}
+
+func (rc *rawClient) send(op ws.OpCode, fin bool, payload string) {
+	rc.t.Helper()
+	rc.write(frameBytes(rc.t, op, fin, []byte(payload)))
+}
+
+func (rc *rawClient) write(b []byte) {
+	rc.t.Helper()
+	if _, err := rc.nc.Write(b); err != nil {
+		rc.t.Fatalf("raw write: %v", err)
+	}
+}
+
+// read reads one server frame.
+func (rc *rawClient) read() (ws.Header, []byte) {
+	rc.t.Helper()
+	_ = rc.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	h, err := ws.ReadHeader(rc.br)
+	if err != nil {
+		rc.t.Fatalf("read header: %v", err)
+	}
+	p := make([]byte, h.Length)
+	if _, err := io.ReadFull(rc.br, p); err != nil {
+		rc.t.Fatalf("read payload: %v", err)
+	}
+	return h, p
+}
+
+// readClose reads frames until a close frame and returns its code and reason.
+func (rc *rawClient) readClose() (ws.StatusCode, string) {
+	rc.t.Helper()
+	for {
+		h, p := rc.read()
+		if h.OpCode == ws.OpClose {
+			code, reason := ws.ParseCloseFrameData(p)
+			return code, reason
+		}
+	}
+}
+
+// expectEcho sends msg with gorilla and waits for the same message back.
+func expectEcho(t *testing.T, c *gorilla.Conn, sendType int, msg string, wantType int) {
+	t.Helper()
+	if err := c.WriteMessage(sendType, []byte(msg)); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	mt, got, err := c.ReadMessage()
+	if err != nil {
+		t.Fatalf("read echo of %q: %v", msg, err)
+	}
+	if mt != wantType || string(got) != msg {
+		t.Fatalf("echo = (%d, %q), want (%d, %q)", mt, got, wantType, msg)
+	}
+}
+
+// expectClose reads until the server's close frame and checks it.
+func expectClose(t *testing.T, c *gorilla.Conn, code int, reason string) {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for {
+		_, _, err := c.ReadMessage()
+		if err == nil {
+			continue
+		}
+		ce, ok := err.(*gorilla.CloseError)
+		if !ok {
+			t.Fatalf("read: %v, want close %d", err, code)
+		}
+		if ce.Code != code || ce.Text != reason {
+			t.Fatalf("close = (%d, %q), want (%d, %q)", ce.Code, ce.Text, code, reason)
+		}
+		return
+	}
+}
+
+func waitClosed(t *testing.T, s *testSession) {
+	t.Helper()
+	select {
+	case <-s.closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("HandleClose not called")
+	}
+}
+
+// eventually polls cond; for counters that have no event to wait on.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func newLoopbackServer(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	return hs
+}
+
+// nextFrame waits for the next frame the session handled.
+func (s *testSession) nextFrame(t *testing.T) string {
+	t.Helper()
+	select {
+	case f := <-s.frames:
+		return string(f)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no frame handled")
+		return ""
+	}
+}

@@ -1,0 +1,28 @@
+package websocket
+
+import "net/http"
+
+// Session is the hub's side of a connection (hub.Client implements it).
+//
+// HandleFrame and HandleClose are never called concurrently with each other
+// for one connection, and nothing is called after HandleClose.
+type Session interface {
+	// HandleFrame handles one complete data message (text or binary
+	// payload, fragments joined). frame is valid only until HandleFrame
+	// returns: the transport reuses its memory. It runs on a shared worker,
+	// so it must not block for long. It returns false when the session is
+	// closing and no more frames should be read; the session then calls
+	// Conn.Close (it may have done so already).
+	HandleFrame(frame []byte) bool
+	// HandleClose is called exactly once when the connection is gone (peer
+	// closed, read or write error, read timeout, or after Close). It runs on
+	// the goroutine that reads the connection (a worker, or ServeHTTP's),
+	// never inside Close or WriteFrame.
+	HandleClose()
+}
+
+// AcceptFunc is called for every upgraded connection; it returns the Session
+// that will receive its frames. It may call c.WriteFrame and c.Close. If it
+// returns nil the connection is closed (1011 unless it was closed already)
+// and HandleClose is not called.
+type AcceptFunc func(c *Conn, r *http.Request) Session

@@ -1,0 +1,141 @@
+package websocket
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+
+	"github.com/gobwas/ws"
+
+	"github.com/heraldhq/herald/protocol"
+)
+
+// Subprotocols offered to clients.
+const (
+	SubprotocolJSON     = "centrifuge-json"
+	SubprotocolProtobuf = "centrifuge-protobuf"
+)
+
+// ServeHTTP upgrades the request to a WebSocket connection (mounted at
+// /connection/websocket by the server layer). After the upgrade the
+// connection belongs to the poller and ServeHTTP returns.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.isClosing() {
+		http.Error(w, "server shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	if !s.cfg.CheckOrigin(r) {
+		http.Error(w, "origin not allowed", http.StatusForbidden)
+		return
+	}
+	up := ws.HTTPUpgrader{
+		Timeout:  s.cfg.WriteTimeout,
+		Protocol: func(p string) bool { return p == SubprotocolJSON || p == SubprotocolProtobuf },
+	}
+	nc, rw, hs, err := up.Upgrade(r, w)
+	if err != nil {
+		// The upgrader has answered with an HTTP error already.
+		s.log.Debug("websocket upgrade failed", "remote", r.RemoteAddr, "error", err)
+		if nc != nil {
+			_ = nc.Close()
+		}
+		return
+	}
+	c := &Conn{srv: s, nc: nc, proto: requestedProtocol(r, hs.Protocol), gen: s.gen.Add(1)}
+	// The upgrading goroutine owns the read side until it hands it to the
+	// poller below.
+	c.state.Store(stBusy)
+	var early []byte
+	if n := rw.Reader.Buffered(); n > 0 {
+		// The client sent frames right behind its handshake.
+		b, _ := rw.Reader.Peek(n)
+		early = append([]byte(nil), b...)
+	}
+	// rw, net/http's buffers, is not kept: an idle connection holds none.
+
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		s.log.Error("websocket connection has no file descriptor (TLS must be terminated in front)", "remote", c.RemoteAddr())
+		s.reject(c, closeInternalError, "internal error")
+		return
+	}
+	if c.rc, err = sc.SyscallConn(); err == nil {
+		err = c.rc.Control(func(fd uintptr) { c.fd = int32(fd) })
+	}
+	if err != nil {
+		s.log.Error("websocket raw connection", "remote", c.RemoteAddr(), "error", err)
+		s.reject(c, closeInternalError, "internal error")
+		return
+	}
+
+	c.session = s.accept(c, r)
+	if c.session == nil {
+		s.reject(c, closeInternalError, "internal error")
+		return
+	}
+	if err := s.register(c); err != nil {
+		if errors.Is(err, errServerClosing) {
+			s.reject(c, closeShutdown, "shutdown")
+		} else {
+			s.log.Error("websocket register", "remote", c.RemoteAddr(), "error", err)
+			s.reject(c, closeInternalError, "internal error")
+		}
+		c.session.HandleClose()
+		return
+	}
+	if len(early) == 0 {
+		c.release(keepReading, nil)
+		return
+	}
+	rr := s.readers.Get().(*reader)
+	c.readState().pending = append(c.rd.pending, early...)
+	c.release(rr.serve(c), rr)
+	s.readers.Put(rr)
+}
+
+// reject closes a connection that never reached the poller.
+func (s *Server) reject(c *Conn, code uint32, reason string) {
+	if _, ok := c.markClosed(); ok {
+		c.wmu.Lock()
+		_ = c.writeLocked(ws.OpClose, closeBody(code, reason))
+		c.wmu.Unlock()
+	}
+	c.state.Store(stClosed | stFinished)
+	_ = c.nc.Close()
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.closing
+}
+
+// requestedProtocol picks the connection's encoding: the centrifuge-protobuf
+// subprotocol or the legacy format / cf_protocol query parameters select
+// Protobuf, anything else JSON.
+func requestedProtocol(r *http.Request, subprotocol string) protocol.Type {
+	if subprotocol == SubprotocolProtobuf {
+		return protocol.TypeProtobuf
+	}
+	q := r.URL.Query()
+	if q.Get("format") == "protobuf" || q.Get("cf_protocol") == "protobuf" {
+		return protocol.TypeProtobuf
+	}
+	return protocol.TypeJSON
+}
+
+// sameOrigin is the default CheckOrigin: no Origin header (not a browser),
+// or an Origin whose host is the request's.
+func sameOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}
