@@ -7,7 +7,7 @@ set -euo pipefail
 n=19000
 if [[ "${1:-}" == "-n" ]]; then n=$2; shift 2; fi
 libs=("$@")
-[[ ${#libs[@]} -gt 0 ]] || libs=(gorilla coder gws gobwas-epoll herald)
+[[ ${#libs[@]} -gt 0 ]] || libs=(gorilla coder gws gobwas-epoll herald hub)
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$(mktemp -d)
@@ -30,7 +30,9 @@ for lib in "${libs[@]}"; do
 		kill "$pid" 2>/dev/null || true
 		exit 1
 	fi
-	timeout 300 "$bin/client" -addr "$addr" -n "$n" || echo "client for $lib failed" >&2
+	mode=echo
+	[[ "$lib" == hub ]] && mode=hub
+	timeout 300 "$bin/client" -addr "$addr" -n "$n" -mode "$mode" || echo "client for $lib failed" >&2
 	kill "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
 done

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -30,7 +31,9 @@ func main() {
 	par := flag.Int("par", 64, "concurrent dials")
 	settle := flag.Duration("settle", 3*time.Second, "idle time before the report")
 	timeout := flag.Duration("timeout", 3*time.Minute, "give up after this long")
+	mode := flag.String("mode", "echo", "echo: expect the message back; hub: speak the client protocol (server -lib hub)")
 	flag.Parse()
+	hubMode = *mode == "hub"
 	if *addr == "" {
 		log.Fatal("-addr is required")
 	}
@@ -95,6 +98,9 @@ func dialAll(ctx context.Context, addr string, n, par int) ([]net.Conn, error) {
 	return conns, first
 }
 
+// hubMode makes each connection connect and subscribe instead of echo.
+var hubMode bool
+
 func dialOne(ctx context.Context, d ws.Dialer, addr string) (net.Conn, error) {
 	c, br, _, err := d.Dial(ctx, "ws://"+addr+"/ws")
 	if err != nil {
@@ -105,6 +111,10 @@ func dialOne(ctx context.Context, d ws.Dialer, addr string) (net.Conn, error) {
 	}
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	msg := []byte(`{"id":1,"subscribe":{"channel":"news"}}`)
+	if hubMode {
+		// The real protocol: connect anonymously and subscribe, in one frame.
+		msg = []byte(`{"id":1,"connect":{}}` + "\n" + `{"id":2,"subscribe":{"channel":"news"}}`)
+	}
 	// One write per frame: the gobwas-epoll prototype reads whole frames only.
 	frame, err := ws.CompileFrame(ws.MaskFrame(ws.NewTextFrame(msg)))
 	if err != nil {
@@ -120,7 +130,12 @@ func dialOne(ctx context.Context, d ws.Dialer, addr string) (net.Conn, error) {
 		c.Close()
 		return nil, fmt.Errorf("read echo: %w", err)
 	}
-	if string(got) != string(msg) {
+	if hubMode {
+		if !bytes.Contains(got, []byte(`"id":2,"subscribe"`)) {
+			c.Close()
+			return nil, fmt.Errorf("subscribe failed: %s", got)
+		}
+	} else if string(got) != string(msg) {
 		c.Close()
 		return nil, errors.New("echo differs")
 	}

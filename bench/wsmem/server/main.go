@@ -27,7 +27,7 @@ type echoServer interface {
 }
 
 func main() {
-	lib := flag.String("lib", "gorilla", "library: gorilla, coder, gws, gobwas-epoll, herald")
+	lib := flag.String("lib", "gorilla", "library: gorilla, coder, gws, gobwas-epoll, herald, hub (the whole Herald path: use client -mode hub)")
 	addr := flag.String("addr", "127.0.0.1:0", "listen address (loopback only)")
 	maxLife := flag.Duration("max-life", 10*time.Minute, "exit after this long whatever happens")
 	flag.Parse()
@@ -81,6 +81,8 @@ func newEchoServer(lib string, open *atomic.Int64) (echoServer, error) {
 		return newGWS(open), nil
 	case "gobwas-epoll":
 		return newGobwasEpoll(open)
+	case "hub":
+		return newHub(open)
 	case "herald":
 		return newHerald(open)
 	}
