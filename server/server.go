@@ -46,6 +46,7 @@ type Server struct {
 
 	registry *prometheus.Registry
 	admin    *http.Server
+	adminLn  net.Listener
 	draining atomic.Bool
 }
 
@@ -158,6 +159,14 @@ func (s *Server) Start(ctx context.Context) error {
 // Addr is the address the node listens on, once started.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
+// AdminAddr is the admin listener's address, once started; "" when off.
+func (s *Server) AdminAddr() string {
+	if s.adminLn == nil {
+		return ""
+	}
+	return s.adminLn.Addr().String()
+}
+
 // Done reports the HTTP server stopping on its own, with its error.
 func (s *Server) Done() <-chan error { return s.done }
 
@@ -258,6 +267,7 @@ func (s *Server) startAdmin() error {
 	if err != nil {
 		return fmt.Errorf("admin listener on %s: %w", s.cfg.Admin.Address, err)
 	}
+	s.adminLn = ln
 	s.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.admin.Serve(ln) }()
 	s.log.Info("admin listener (pprof)", "address", ln.Addr().String())

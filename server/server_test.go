@@ -170,3 +170,80 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestOriginsCORSAndAdmin checks the browser-facing protections: WebSocket
+// origins (same-origin by default, an allow list when configured), CORS on
+// the API, and pprof only on the opt-in admin listener.
+func TestOriginsCORSAndAdmin(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.WebSocket.AllowedOrigins = []string{"https://app.example"}
+	cfg.HTTPAPI.Key = "k"
+	cfg.HTTPAPI.AllowedOrigins = []string{"https://app.example"}
+	cfg.Admin.Address = "127.0.0.1:0"
+	s := startServer(t, cfg)
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	url := "ws://" + s.Addr() + WebSocketPath
+
+	dial := func(origin string) int {
+		h := http.Header{}
+		if origin != "" {
+			h.Set("Origin", origin)
+		}
+		c, r, err := gws.DefaultDialer.Dial(url, h)
+		if err == nil {
+			c.Close()
+			return http.StatusSwitchingProtocols
+		}
+		if r == nil {
+			t.Fatalf("dial: %v", err)
+		}
+		return r.StatusCode
+	}
+	if got := dial("https://app.example"); got != http.StatusSwitchingProtocols {
+		t.Errorf("allowed origin: status %d", got)
+	}
+	if got := dial("https://evil.example"); got != http.StatusForbidden {
+		t.Errorf("other origin: status %d, want 403", got)
+	}
+	if got := dial("http://" + s.Addr()); got != http.StatusSwitchingProtocols {
+		t.Errorf("same origin: status %d", got)
+	}
+	if got := dial(""); got != http.StatusSwitchingProtocols {
+		t.Errorf("no Origin (not a browser): status %d", got)
+	}
+
+	pre, _ := http.NewRequest(http.MethodOptions, "http://"+s.Addr()+"/api/publish", nil)
+	pre.Header.Set("Origin", "https://app.example")
+	pre.Header.Set("Access-Control-Request-Method", "POST")
+	r, err := http.DefaultClient.Do(pre)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusNoContent || r.Header.Get("Access-Control-Allow-Origin") != "https://app.example" ||
+		!strings.Contains(r.Header.Get("Access-Control-Allow-Headers"), "X-API-Key") {
+		t.Errorf("preflight: %d %v", r.StatusCode, r.Header)
+	}
+	pre.Header.Set("Origin", "https://evil.example")
+	if r, err := http.DefaultClient.Do(pre); err == nil {
+		r.Body.Close()
+		if r.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("CORS headers for an origin not allowed: %v", r.Header)
+		}
+	}
+
+	get := func(url string) int {
+		r, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		return r.StatusCode
+	}
+	if got := get("http://" + s.Addr() + "/debug/pprof/"); got != http.StatusNotFound {
+		t.Errorf("pprof on the public listener: status %d, want 404", got)
+	}
+	if got := get("http://" + s.AdminAddr() + "/debug/pprof/"); got != http.StatusOK {
+		t.Errorf("pprof on the admin listener: status %d", got)
+	}
+}
