@@ -48,6 +48,7 @@ type Client struct {
 	flushing     bool
 	processing   bool
 	pendingClose *Disconnect
+	slow         bool // over the queue limit: closing, nothing more is queued
 
 	// limiter bounds the command rate (nil: no limit); overLimit counts
 	// commands refused in a row.

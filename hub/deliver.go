@@ -115,7 +115,7 @@ func (c *Client) deliverLocked(s *subscription, offset uint64, epoch string, msg
 		if epoch != s.epoch || offset != s.offset+1 {
 			c.logger().Info("publication stream gap: client must recover", "channel", s.channel,
 				"have_offset", s.offset, "got_offset", offset, "epoch_changed", epoch != s.epoch)
-			go c.serverUnsubscribe(s.channel, protocol.UnsubscribeInsufficientState)
+			go c.unsubscribeIf(s.channel, s, protocol.UnsubscribeInsufficientState)
 			return
 		}
 		s.offset = offset

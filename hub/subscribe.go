@@ -370,9 +370,16 @@ func (c *Client) handleUnsubscribe(id uint32, req *protocol.UnsubscribeRequest) 
 // serverUnsubscribe removes the client from ch and tells it so with an
 // unsubscribe push; codes ≥ 2500 make the client subscribe again.
 func (c *Client) serverUnsubscribe(ch string, code protocol.UnsubscribeCode) {
+	c.unsubscribeIf(ch, nil, code)
+}
+
+// unsubscribeIf is serverUnsubscribe limited to the subscription only, when
+// only is not nil: a decision taken about one subscription must not remove
+// a newer one the client has made since.
+func (c *Client) unsubscribeIf(ch string, only *subscription, code protocol.UnsubscribeCode) {
 	c.mu.Lock()
 	s := c.subs[ch]
-	if s == nil {
+	if s == nil || (only != nil && s != only) {
 		c.mu.Unlock()
 		return
 	}

@@ -76,7 +76,7 @@ func (c *Client) onTimer() {
 	c.mu.Unlock()
 
 	for _, s := range expired {
-		c.serverUnsubscribe(s.channel, protocol.UnsubscribeExpired)
+		c.unsubscribeIf(s.channel, s, protocol.UnsubscribeExpired)
 	}
 }
 

@@ -22,7 +22,7 @@ var frameBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &
 // client is processing a frame of commands are written together when it
 // is done, so replies and the pushes they cause share one frame.
 func (c *Client) enqueueLocked(msg []byte) {
-	if c.state == stateClosed {
+	if c.state == stateClosed || c.slow {
 		return
 	}
 	c.queue = append(c.queue, msg)
@@ -30,6 +30,7 @@ func (c *Client) enqueueLocked(msg []byte) {
 	if c.queued > c.hub.client.QueueMaxSize {
 		c.logger().Info("client too slow: write queue over the limit", "queued_bytes", c.queued, "limit", c.hub.client.QueueMaxSize)
 		c.queue, c.queued = nil, 0
+		c.slow = true // nothing more is queued; the close follows
 		go c.close(newDisconnect(protocol.DisconnectSlow))
 		return
 	}
@@ -53,6 +54,14 @@ func (c *Client) flushLoop() {
 	defer frameBufs.Put(bp)
 	for {
 		c.mu.Lock()
+		if c.processing && c.state != stateClosed {
+			// A frame of commands is being handled: leave its replies and
+			// pushes to the flush that HandleFrame starts when it is done,
+			// so that they share one frame.
+			c.flushing = false
+			c.mu.Unlock()
+			return
+		}
 		q := c.queue
 		if len(q) > 0 {
 			c.hub.metrics.queueBytes.Observe(float64(c.queued))

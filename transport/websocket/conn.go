@@ -83,11 +83,16 @@ func (c *Conn) WriteFrame(frame []byte) error {
 // and safe concurrently with WriteFrame (it waits for a write in progress,
 // at most Config.WriteTimeout).
 func (c *Conn) Close(code uint32, reason string) {
+	// The write lock is taken before the connection is marked closed, and
+	// finish takes it before closing the socket: so the reader, which tears
+	// the connection down as soon as it sees it closed, cannot close the
+	// socket before the close frame is written.
+	c.wmu.Lock()
 	old, ok := c.markClosed()
 	if !ok {
+		c.wmu.Unlock()
 		return
 	}
-	c.wmu.Lock()
 	err := c.writeLocked(ws.OpClose, closeBody(code, reason))
 	c.wmu.Unlock()
 	if err != nil {

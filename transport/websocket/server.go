@@ -256,7 +256,10 @@ func (c *Conn) finish() {
 		c.rd = nil
 	}
 	_ = c.rc.Control(func(fd uintptr) { _ = s.poll.del(int(fd)) })
-	if err := c.nc.Close(); err != nil {
+	c.wmu.Lock() // a close frame being written goes out first (see Close)
+	err := c.nc.Close()
+	c.wmu.Unlock()
+	if err != nil {
 		s.log.Debug("websocket close socket", "remote", c.RemoteAddr(), "error", err)
 	}
 	s.mu.Lock()

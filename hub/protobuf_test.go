@@ -1,0 +1,158 @@
+package hub_test
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/protocol"
+)
+
+func protobufConfig() hub.Config {
+	return hub.Config{Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{
+		AllowSubscribeForClient: true, AllowPublishForSubscriber: true,
+		AllowHistoryForSubscriber: true,
+		HistorySize:               10, HistoryTTL: hub.Duration(time.Minute),
+	}}}
+}
+
+func (c *pbClient) connect(user string) *protocol.ConnectResult {
+	c.t.Helper()
+	r := c.call(&protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Token: token(c.t, auth.ConnectClaims{User: user})}})
+	if r.Connect == nil {
+		c.t.Fatalf("connect: %v", r)
+	}
+	return r.Connect
+}
+
+func TestProtobufRoundTrip(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, protobufConfig())
+	c := n.dialProtobuf(t)
+	res := c.connect("pb")
+	if !uuidRe.MatchString(res.Client) || res.Ping != 25 || !res.Pong {
+		t.Fatalf("connect result: %v", res)
+	}
+	sub := c.call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "bin", Recoverable: true, Flag: 1}})
+	if sub.Subscribe == nil || !sub.Subscribe.Recoverable || !sub.Subscribe.Positioned || sub.Subscribe.Epoch == "" {
+		t.Fatalf("subscribe: %v", sub)
+	}
+	// Binary payloads are fine on a protobuf connection.
+	payload := []byte{0x00, 0xff, 0x10, '\n'}
+	c.send(&protocol.Command{Id: 3, Publish: &protocol.PublishRequest{Channel: "bin", Data: payload}})
+	push := c.next()
+	if push.Push == nil || push.Push.Channel != "bin" || push.Push.Pub == nil {
+		t.Fatalf("want publication push, got %v", push)
+	}
+	p := push.Push.Pub
+	if !bytes.Equal(p.Data, payload) || p.Offset != 1 || p.Info.GetUser() != "pb" || p.Info.GetClient() != res.Client {
+		t.Fatalf("publication: %v", p)
+	}
+	if r := c.next(); r.Id != 3 || r.Publish == nil || r.Error != nil {
+		t.Fatalf("publish reply: %v", r)
+	}
+	h := c.call(&protocol.Command{Id: 4, History: &protocol.HistoryRequest{Channel: "bin", Limit: -1}})
+	if h.History == nil || len(h.History.Publications) != 1 || !bytes.Equal(h.History.Publications[0].Data, payload) ||
+		h.History.Offset != 1 || h.History.Epoch != sub.Subscribe.Epoch {
+		t.Fatalf("history: %v", h)
+	}
+	if r := c.call(&protocol.Command{Id: 5, Subscribe: &protocol.SubscribeRequest{Channel: "bin"}}); r.Error.GetCode() != 105 {
+		t.Fatalf("second subscribe: %v", r)
+	}
+	if r := c.call(&protocol.Command{Id: 6, Unsubscribe: &protocol.UnsubscribeRequest{Channel: "bin"}}); r.Unsubscribe == nil {
+		t.Fatalf("unsubscribe: %v", r)
+	}
+	// Recovery on protobuf: the missed binary publication comes back.
+	if _, err := n.hub.Publish(t.Context(), "bin", []byte{1, 2, 3}, hub.PublishOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rec := c.call(&protocol.Command{Id: 7, Subscribe: &protocol.SubscribeRequest{
+		Channel: "bin", Recoverable: true, Recover: true, Offset: 1, Epoch: sub.Subscribe.Epoch,
+	}})
+	if rec.Subscribe == nil || !rec.Subscribe.Recovered || len(rec.Subscribe.Publications) != 1 ||
+		rec.Subscribe.Publications[0].Offset != 2 || !bytes.Equal(rec.Subscribe.Publications[0].Data, []byte{1, 2, 3}) {
+		t.Fatalf("recovery: %v", rec)
+	}
+}
+
+func TestProtobufBatchedCommands(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, protobufConfig())
+	c := n.dialProtobuf(t)
+	c.send(
+		&protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Token: token(t, auth.ConnectClaims{User: "u"})}},
+		&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "a"}},
+		&protocol.Command{Id: 3, Rpc: &protocol.RPCRequest{Method: "x"}},
+	)
+	// All replies of one frame come back in one frame, in order.
+	replies := c.readFrame()
+	if len(replies) != 3 || replies[0].Connect == nil || replies[1].Subscribe == nil || replies[2].Error.GetCode() != 108 {
+		t.Fatalf("replies: %v", replies)
+	}
+}
+
+func TestMixedProtocolSubscribers(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, protobufConfig())
+	js := n.dial(t)
+	js.connect("json")
+	js.mustSubscribe(2, "mix", "")
+	pb := n.dialProtobuf(t)
+	pb.connect("proto")
+	if r := pb.call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "mix"}}); r.Subscribe == nil {
+		t.Fatalf("subscribe: %v", r)
+	}
+
+	// JSON publisher: the protobuf subscriber gets the JSON bytes as sent.
+	js.call(`{"id":3,"publish":{"channel":"mix","data":{"a": 1}}}`)
+	if r := pb.next(); r.Push.GetPub() == nil || string(r.Push.Pub.Data) != `{"a": 1}` || r.Push.Pub.Info.GetUser() != "json" || r.Push.Pub.Offset != 1 {
+		t.Fatalf("protobuf subscriber: %v", r)
+	}
+	// Protobuf publisher with a JSON payload: the JSON subscriber gets it
+	// embedded.
+	pb.call(&protocol.Command{Id: 3, Publish: &protocol.PublishRequest{Channel: "mix", Data: []byte(`{"b":2}`)}})
+	msgs := js.drain()
+	p := pushesOf(msgs, "mix", "pub")
+	if len(p) != 2 || compact(t, p[1]["data"]) != `{"b":2}` || path(p[1], "info", "user") != "proto" || num(p[1]["offset"]) != 2 {
+		t.Fatalf("json subscriber: %v", msgs)
+	}
+	if r := pb.next(); r.Push.GetPub().GetOffset() != 2 {
+		t.Fatalf("protobuf publisher's own publication: %v", r)
+	}
+
+	// A binary payload cannot reach a JSON client: it is closed with 3506,
+	// the protobuf subscriber still gets it.
+	pb.call(&protocol.Command{Id: 4, Publish: &protocol.PublishRequest{Channel: "mix", Data: []byte{0xff, 0x00}}})
+	if r := pb.next(); r.Push.GetPub().GetOffset() != 3 || !bytes.Equal(r.Push.Pub.Data, []byte{0xff, 0x00}) {
+		t.Fatalf("binary publication: %v", r)
+	}
+	js.expectClose(3506, "inappropriate protocol")
+}
+
+// TestBinaryPayloadForJSONClient: publications a JSON client cannot
+// carry close it with 3506 when it reads them from history or recovery.
+func TestBinaryPayloadForJSONClient(t *testing.T) {
+	t.Parallel()
+	cfg := protobufConfig()
+	cfg.Channels.WithoutNamespace.ForceRecovery = true
+	n := startNode(t, cfg)
+	sp, err := n.hub.Publish(t.Context(), "bin", []byte{0xff}, hub.PublishOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("history", func(t *testing.T) {
+		c := n.dial(t)
+		c.connect("u")
+		c.mustSubscribe(2, "bin", "")
+		c.send(`{"id":3,"history":{"channel":"bin","limit":-1}}`)
+		c.expectClose(3506, "inappropriate protocol")
+	})
+	t.Run("recovery", func(t *testing.T) {
+		c := n.dial(t)
+		c.connect("u")
+		c.send(`{"id":2,"subscribe":{"channel":"bin",` + recoverReq(0, sp.Epoch) + `}}`)
+		c.expectClose(3506, "inappropriate protocol")
+	})
+}

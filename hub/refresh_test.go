@@ -1,0 +1,183 @@
+package hub_test
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/hub"
+)
+
+func TestRefresh(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{Version: "1.2.3"})
+	hour := func(h int) time.Time { return time.Now().Add(time.Duration(h) * time.Hour) }
+	dial := func(t *testing.T) (*wsClient, string) {
+		c := n.dial(t)
+		res := c.connectToken(token(t, auth.ConnectClaims{User: "u", ExpiresAt: hour(1)}))
+		return c, res["client"].(string)
+	}
+	refresh := func(c *wsClient, tok string) map[string]any {
+		return c.call(`{"id":5,"refresh":{"token":"` + tok + `"}}`)
+	}
+
+	t.Run("success updates ttl", func(t *testing.T) {
+		t.Parallel()
+		c, id := dial(t)
+		m := refresh(c, token(t, auth.ConnectClaims{User: "u", ExpiresAt: hour(2)}))
+		res, _ := m["refresh"].(map[string]any)
+		if res["client"] != id || res["version"] != "1.2.3" || res["expires"] != true {
+			t.Fatalf("refresh result: %v", m)
+		}
+		if ttl := num(res["ttl"]); ttl < 7190 || ttl > 7200 {
+			t.Fatalf("ttl %d, want about 7200", ttl)
+		}
+	})
+	t.Run("expire_at in the past is 110", func(t *testing.T) {
+		t.Parallel()
+		c, _ := dial(t)
+		wantError(t, refresh(c, token(t, auth.ConnectClaims{User: "u", ExpireAt: ptr(time.Now().Add(-time.Minute).Unix())})), 110)
+	})
+	for _, tc := range []struct {
+		name   string
+		tok    func(t *testing.T) string
+		code   int
+		reason string
+	}{
+		{"expired closes with 3005", func(t *testing.T) string {
+			return token(t, auth.ConnectClaims{User: "u", ExpiresAt: time.Now().Add(-time.Minute)})
+		}, 3005, "connection expired"},
+		{"invalid closes with 3500", func(t *testing.T) string { return "garbage" }, 3500, "invalid token"},
+		{"other user closes with 3500", func(t *testing.T) string {
+			return token(t, auth.ConnectClaims{User: "someone-else", ExpiresAt: hour(2)})
+		}, 3500, "invalid token"},
+		{"empty closes with 3501", func(t *testing.T) string { return "" }, 3501, "bad request"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, _ := dial(t)
+			c.send(`{"id":5,"refresh":{"token":"` + tc.tok(t) + `"}}`)
+			c.expectClose(tc.code, tc.reason)
+		})
+	}
+}
+
+// TestConnectionExpiry connects two clients with a token that expires in
+// about three seconds. The one that does not refresh is closed with 3005
+// once the expired close delay has passed; the one that refreshed is still
+// served after that.
+func TestConnectionExpiry(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{Client: hub.ClientConfig{ExpiredCloseDelay: hub.Duration(time.Second)}})
+	exp := time.Now().Add(3 * time.Second)
+	tok := token(t, auth.ConnectClaims{User: "u", ExpiresAt: exp})
+	stale := n.dial(t)
+	stale.connectToken(tok)
+	fresh := n.dial(t)
+	fresh.connectToken(tok)
+	if m := fresh.call(`{"id":2,"refresh":{"token":"` + token(t, auth.ConnectClaims{User: "u", ExpiresAt: time.Now().Add(time.Hour)}) + `"}}`); m["refresh"] == nil {
+		t.Fatalf("refresh: %v", m)
+	}
+	stale.expectClose(3005, "connection expired")
+	// The token's exp is in whole seconds; the close must not come before it.
+	if now := time.Now().Unix(); now < exp.Unix() {
+		t.Fatalf("closed at %d, before exp %d", now, exp.Unix())
+	}
+	if m := fresh.call(`{"id":3,"rpc":{"method":"x"}}`); errorCode(m) != 108 {
+		t.Fatalf("refreshed connection after the old deadline: %v", m)
+	}
+}
+
+func TestSubRefresh(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{ns("pp", hub.NamespaceOptions{})}}})
+	c := n.dial(t)
+	id := c.connect("u")["client"].(string)
+	subTok := func(claims auth.SubscribeClaims) string { return subToken(t, claims) }
+	c.mustSubscribe(2, "$pp:a", `"token":"`+subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a", ExpiresAt: time.Now().Add(time.Hour)})+`"`)
+	subRefresh := func(id int, ch, tok string) map[string]any {
+		return c.call(`{"id":` + strconv.Itoa(id) + `,"sub_refresh":{"channel":"` + ch + `","token":"` + tok + `"}}`)
+	}
+
+	wantError(t, subRefresh(3, "$pp:b", subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:b"})), 103)
+	wantError(t, subRefresh(4, "$pp:a", ""), 107)
+	m := subRefresh(5, "$pp:a", subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a", Client: id, ExpiresAt: time.Now().Add(2 * time.Hour)}))
+	res, _ := m["sub_refresh"].(map[string]any)
+	if res["expires"] != true || num(res["ttl"]) < 7190 || num(res["ttl"]) > 7200 {
+		t.Fatalf("sub_refresh: %v", m)
+	}
+	wantError(t, subRefresh(6, "$pp:a", subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a", ExpiresAt: time.Now().Add(-time.Minute)})), 110)
+	wantError(t, subRefresh(7, "$pp:a", subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a", ExpireAt: ptr(time.Now().Add(-time.Minute).Unix())})), 110)
+	if m := subRefresh(8, "$pp:a", subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a"})); compact(t, m["sub_refresh"]) != `{}` {
+		t.Fatalf("sub_refresh without expiry: %v", m)
+	}
+
+	for name, claims := range map[string]auth.SubscribeClaims{
+		"other channel": {User: "u", Channel: "$pp:b"},
+		"other user":    {User: "v", Channel: "$pp:a"},
+		"other client":  {User: "u", Channel: "$pp:a", Client: "other"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := n.dial(t)
+			c.connect("u")
+			c.mustSubscribe(2, "$pp:a", `"token":"`+subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a"})+`"`)
+			c.send(`{"id":3,"sub_refresh":{"channel":"$pp:a","token":"` + subTok(claims) + `"}}`)
+			c.expectClose(3500, "invalid token")
+		})
+	}
+	t.Run("invalid token", func(t *testing.T) {
+		c := n.dial(t)
+		c.connect("u")
+		c.mustSubscribe(2, "$pp:a", `"token":"`+subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a"})+`"`)
+		c.send(`{"id":3,"sub_refresh":{"channel":"$pp:a","token":"garbage"}}`)
+		c.expectClose(3500, "invalid token")
+	})
+	t.Run("empty channel", func(t *testing.T) {
+		c := n.dial(t)
+		c.connect("u")
+		c.send(`{"id":3,"sub_refresh":{"token":"x"}}`)
+		c.expectClose(3501, "bad request")
+	})
+}
+
+// TestSubscriptionExpiry subscribes twice with tokens that expire in two
+// seconds and refreshes one: the other is unsubscribed with 2501 after the
+// expired-subscription delay, the refreshed one keeps delivering.
+func TestSubscriptionExpiry(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{
+		Client:   hub.ClientConfig{ExpiredSubCloseDelay: hub.Duration(500 * time.Millisecond)},
+		Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{ns("pp", hub.NamespaceOptions{})}},
+	})
+	c := n.dial(t)
+	c.connect("u")
+	at := time.Now().Add(2 * time.Second).Unix()
+	for i, ch := range []string{"$pp:old", "$pp:new"} {
+		res := c.mustSubscribe(2+i, ch, `"token":"`+subToken(t, auth.SubscribeClaims{User: "u", Channel: ch, ExpireAt: &at})+`"`)
+		if res["expires"] != true || num(res["ttl"]) > 2 {
+			t.Fatalf("subscribe %s: %v", ch, res)
+		}
+	}
+	m := c.call(`{"id":4,"sub_refresh":{"channel":"$pp:new","token":"` + subToken(t, auth.SubscribeClaims{User: "u", Channel: "$pp:new", ExpiresAt: time.Now().Add(time.Hour)}) + `"}}`)
+	if path(m, "sub_refresh", "expires") != true {
+		t.Fatalf("sub_refresh: %v", m)
+	}
+	push := c.next()
+	if compact(t, push) != `{"push":{"channel":"$pp:old","unsubscribe":{"code":2501,"reason":"subscription expired"}}}` {
+		t.Fatalf("want unsubscribe push 2501, got %v", push)
+	}
+	if time.Now().Unix() < at {
+		t.Fatalf("unsubscribed before the subscription expired")
+	}
+	if _, err := n.hub.Publish(t.Context(), "$pp:new", []byte(`{"v":1}`), hub.PublishOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.hub.Publish(t.Context(), "$pp:old", []byte(`{"v":1}`), hub.PublishOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := c.drain()
+	if len(msgs) != 1 || len(pushesOf(msgs, "$pp:new", "pub")) != 1 {
+		t.Fatalf("after expiry: %v", msgs)
+	}
+}

@@ -1,0 +1,95 @@
+package hub_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/heraldhq/herald/hub"
+)
+
+func TestRPCWithoutHandler(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{})
+	c := n.dial(t)
+	c.connect("u")
+	wantError(t, c.call(`{"id":2,"rpc":{"method":"m","data":{}}}`), 108)
+}
+
+func TestRPCHandler(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{Handlers: hub.Handlers{OnRPC: func(ctx context.Context, c *hub.Client, ev hub.RPCEvent) ([]byte, error) {
+		switch ev.Method {
+		case "echo":
+			return []byte(`{"user":"` + c.User() + `","got":` + string(ev.Data) + `}`), nil
+		case "empty":
+			return nil, nil
+		case "refuse":
+			return nil, &hub.Error{Code: 1000, Message: "nope", Temporary: true}
+		case "close":
+			return nil, &hub.Disconnect{Code: 4000, Reason: "bye"}
+		}
+		return nil, errors.New("boom")
+	}}})
+	c := n.dial(t)
+	c.connect("u")
+	if m := c.call(`{"id":2,"rpc":{"method":"echo","data":{"x": 1}}}`); compact(t, m["rpc"]) != `{"data":{"got":{"x":1},"user":"u"}}` {
+		t.Fatalf("echo: %v", m)
+	}
+	if m := c.call(`{"id":3,"rpc":{"method":"empty"}}`); compact(t, m["rpc"]) != `{}` {
+		t.Fatalf("empty result: %v", m)
+	}
+	m := c.call(`{"id":4,"rpc":{"method":"refuse"}}`)
+	if compact(t, m["error"]) != `{"code":1000,"message":"nope","temporary":true}` {
+		t.Fatalf("application error: %v", m)
+	}
+	m = c.call(`{"id":5,"rpc":{"method":"other"}}`)
+	wantError(t, m, 100)
+	c.send(`{"id":6,"rpc":{"method":"close"}}`)
+	c.expectClose(4000, "bye")
+}
+
+func TestSendWithoutHandler(t *testing.T) {
+	t.Parallel()
+	disconnects := make(chan uint32, 1)
+	n := startNode(t, hub.Config{Handlers: hub.Handlers{OnDisconnect: func(c *hub.Client, code uint32, reason string) {
+		disconnects <- code
+	}}})
+	c := n.dial(t)
+	c.connect("u")
+	c.send(`{"send":{"data":{"x":1}}}`)
+	c.expectClose(3508, "not available")
+	if code := <-disconnects; code != 3508 {
+		t.Fatalf("OnDisconnect code %d", code)
+	}
+}
+
+func TestSendHandler(t *testing.T) {
+	t.Parallel()
+	got := make(chan string, 2)
+	n := startNode(t, hub.Config{Handlers: hub.Handlers{OnMessage: func(c *hub.Client, data []byte) {
+		got <- string(data)
+		// Answer with an asynchronous message push.
+		if err := c.Send([]byte(`{"echo":` + string(data) + `}`)); err != nil {
+			t.Errorf("Send: %v", err)
+		}
+	}}})
+	c := n.dial(t)
+	c.connect("u")
+	c.send(`{"send":{"data":{"x": 1}}}`)
+	if d := <-got; d != `{"x": 1}` {
+		t.Fatalf("OnMessage data %q", d)
+	}
+	if m := c.next(); compact(t, m) != `{"push":{"message":{"data":{"echo":{"x":1}}}}}` {
+		t.Fatalf("message push: %v", m)
+	}
+	// A send with an id has no reply either.
+	c.send(`{"id":7,"send":{"data":[2]}}`)
+	if d := <-got; d != `[2]` {
+		t.Fatalf("OnMessage data %q", d)
+	}
+	c.next() // the echo
+	if msgs := c.drain(); len(msgs) != 0 {
+		t.Fatalf("send must not be answered: %v", msgs)
+	}
+}

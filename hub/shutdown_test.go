@@ -1,0 +1,39 @@
+package hub_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/hub"
+)
+
+func TestShutdown(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{Channels: openChannels()})
+	js := n.dial(t)
+	js.connect("u")
+	js.mustSubscribe(2, "a", "")
+	pb := n.dialProtobuf(t)
+	pb.connect("v")
+	pending := n.dial(t) // never sends connect
+	waitFor(t, "two clients", func() bool { return n.hub.NumClients() == 2 })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := n.hub.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	js.expectClose(3001, "shutdown")
+	pb.expectClose(3001, "shutdown")
+	pending.expectClose(3001, "shutdown")
+	if n.hub.NumClients() != 0 || n.hub.NumSubscriptions() != 0 {
+		t.Fatalf("after shutdown: %d clients, %d subscriptions", n.hub.NumClients(), n.hub.NumSubscriptions())
+	}
+	// Connections that arrive during shutdown are closed at once.
+	late := n.dial(t)
+	late.expectClose(3001, "shutdown")
+	if err := n.hub.Shutdown(ctx); err != nil {
+		t.Fatalf("second shutdown: %v", err)
+	}
+}

@@ -1,0 +1,105 @@
+package hub_test
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	gws "github.com/gorilla/websocket"
+
+	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/transport/websocket"
+)
+
+// smallReceiveBuffer dials with a 4 KiB socket receive buffer, so that a
+// client that stops reading backs the server up quickly.
+func smallReceiveBuffer() *gws.Dialer {
+	nd := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		if err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+	return &gws.Dialer{HandshakeTimeout: 5 * time.Second, NetDialContext: nd.DialContext}
+}
+
+type disconnectEvent struct {
+	user   string
+	code   uint32
+	reason string
+}
+
+// TestSlowClient has a subscriber stop reading while publications keep
+// coming: once its write queue passes QueueMaxSize it is closed with 3008,
+// and a subscriber that reads gets every publication, before and after.
+func TestSlowClient(t *testing.T) {
+	t.Parallel()
+	disconnects := make(chan disconnectEvent, 8)
+	// A long write timeout makes the queue limit, not a write timeout
+	// (3009), end the slow connection.
+	n := startNodeWS(t, hub.Config{
+		Channels: openChannels(),
+		Client:   hub.ClientConfig{QueueMaxSize: 256 << 10},
+		Handlers: hub.Handlers{OnDisconnect: func(c *hub.Client, code uint32, reason string) {
+			disconnects <- disconnectEvent{c.User(), code, reason}
+		}},
+	}, websocket.Config{WriteTimeout: 10 * time.Second})
+
+	slow := n.dialDialer(t, smallReceiveBuffer(), nil)
+	slow.connect("slow")
+	slow.mustSubscribe(2, "s", "")
+	fast := n.dial(t)
+	fast.connect("fast")
+	fast.mustSubscribe(2, "s", "")
+
+	pad := strings.Repeat("x", 32<<10)
+	seq := 0
+	publish := func() {
+		t.Helper()
+		seq++
+		if _, err := n.hub.Publish(context.Background(), "s", []byte(`{"seq":`+strconv.Itoa(seq)+`,"pad":"`+pad+`"}`), hub.PublishOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// Pace the publisher by the fast reader, so only the slow one
+		// falls behind.
+		m := fast.next()
+		if num(path(m, "push", "pub", "data", "seq")) != int64(seq) {
+			t.Fatalf("fast subscriber: want seq %d, got %.200v", seq, m)
+		}
+	}
+	var ev disconnectEvent
+wait:
+	for {
+		select {
+		case ev = <-disconnects:
+			break wait
+		default:
+		}
+		if seq == 1000 {
+			t.Fatalf("slow client still connected after %d publications of 32 KiB", seq)
+		}
+		publish()
+	}
+	if ev.user != "slow" || ev.code != 3008 || ev.reason != "slow" {
+		t.Fatalf("disconnect %+v, want the slow client with 3008 slow", ev)
+	}
+	t.Logf("slow client closed after %d publications", seq)
+	for range 20 {
+		publish()
+	}
+	// The slow client, reading again, finds the close code after the
+	// messages that were written before the limit was passed.
+	expectCloseConn(t, slow.conn, 3008, "slow")
+	select {
+	case ev := <-disconnects:
+		t.Fatalf("unexpected disconnect %+v", ev)
+	default:
+	}
+}

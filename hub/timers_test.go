@@ -1,0 +1,109 @@
+package hub_test
+
+import (
+	"testing"
+	"time"
+
+	gws "github.com/gorilla/websocket"
+
+	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/protocol"
+)
+
+func pingConfig() hub.Config {
+	return hub.Config{Client: hub.ClientConfig{
+		PingInterval: hub.Duration(time.Second),
+		PongTimeout:  hub.Duration(time.Second),
+	}}
+}
+
+// TestPingPong answers three pings: the connection stays open for more
+// than two ping intervals, longer than the pong timeout.
+func TestPingPong(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, pingConfig())
+	t.Run("json", func(t *testing.T) {
+		t.Parallel()
+		c := n.dial(t)
+		if res := c.connect("u"); num(res["ping"]) != 1 || res["pong"] != true {
+			t.Fatalf("connect result: %v", res)
+		}
+		start := time.Now()
+		for range 3 {
+			if f := c.read(); f != `{}` {
+				t.Fatalf("want ping {}, got %s", f)
+			}
+			c.send(`{}`)
+		}
+		if el := time.Since(start); el < 2*time.Second {
+			t.Fatalf("three pings in %v with a 1s interval", el)
+		}
+		if m := c.call(`{"id":2,"rpc":{}}`); errorCode(m) != 108 {
+			t.Fatalf("after pings: %v", m)
+		}
+	})
+	t.Run("protobuf", func(t *testing.T) {
+		t.Parallel()
+		c := n.dialProtobuf(t)
+		if res := c.connect("u"); res.Ping != 1 || !res.Pong {
+			t.Fatalf("connect result: %v", res)
+		}
+		for range 3 {
+			_ = c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			typ, data, err := c.conn.ReadMessage()
+			if err != nil || typ != gws.BinaryMessage || string(data) != "\x00" {
+				t.Fatalf("want ping 0x00, got %x (type %d, %v)", data, typ, err)
+			}
+			c.sendRaw([]byte{0})
+		}
+		if r := c.call(&protocol.Command{Id: 2, Rpc: &protocol.RPCRequest{}}); r.Error.GetCode() != 108 {
+			t.Fatalf("after pings: %v", r)
+		}
+	})
+}
+
+func TestNoPong(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, pingConfig())
+	c := n.dial(t)
+	c.connect("u")
+	if f := c.read(); f != `{}` {
+		t.Fatalf("want ping, got %s", f)
+	}
+	c.expectClose(3012, "no pong")
+}
+
+func TestUnexpectedPong(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{Channels: openChannels()})
+	for _, cmd := range []string{
+		`{}`,
+		// Any command without id but send is a pong.
+		`{"subscribe":{"channel":"a"}}`,
+		`{"id":0,"rpc":{}}`,
+	} {
+		c := n.dial(t)
+		c.connect("u")
+		c.send(cmd)
+		c.expectClose(3501, "bad request")
+	}
+}
+
+func TestStale(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{Client: hub.ClientConfig{StaleCloseDelay: hub.Duration(300 * time.Millisecond)}})
+	c := n.dial(t)
+	start := time.Now()
+	c.expectClose(3502, "stale")
+	if el := time.Since(start); el < 250*time.Millisecond {
+		t.Fatalf("closed after %v, before the stale delay", el)
+	}
+	// A connected client is not stale.
+	ok := n.dial(t)
+	ok.connect("u")
+	c = n.dial(t)
+	c.expectClose(3502, "stale")
+	if m := ok.call(`{"id":2,"rpc":{}}`); errorCode(m) != 108 {
+		t.Fatalf("connected client after the stale delay: %v", m)
+	}
+}
