@@ -115,12 +115,6 @@ type WebSocketConfig struct {
 	AllowedOrigins []string `yaml:"allowed_origins"`
 }
 
-// EngineConfig selects the engine.
-type EngineConfig struct {
-	// Type is "memory" (one node). Other engines come with their issues.
-	Type string `yaml:"type"`
-}
-
 // DefaultConfig is the configuration `herald serve` runs with when given
 // no file.
 func DefaultConfig() Config {
@@ -169,11 +163,6 @@ func ParseConfig(data []byte) (Config, error) {
 	return cfg, nil
 }
 
-// engines lists the engines and whether each keeps history.
-var engines = map[string]struct{ history bool }{
-	"memory": {history: true},
-}
-
 // Validate checks what the types alone cannot. It reports every problem
 // it finds, each naming its key.
 func (c Config) Validate() error {
@@ -181,7 +170,7 @@ func (c Config) Validate() error {
 	bad := func(key, format string, args ...any) {
 		ps = append(ps, Problem{Key: key, Message: fmt.Sprintf(format, args...)})
 	}
-	eng, ok := engines[c.Engine.Type]
+	history, presence, ok := c.engineCaps()
 	if !ok {
 		bad("engine.type", "unknown engine %q (available: %s)", c.Engine.Type, strings.Join(slices.Sorted(maps.Keys(engines)), ", "))
 	}
@@ -213,12 +202,22 @@ func (c Config) Validate() error {
 	if err := c.Channel.Validate(); err != nil {
 		bad("channel", "%v", err)
 	}
-	if ok && !eng.history {
+	if ok {
 		for key, ns := range c.namespaces() {
-			if ns.HasHistory() || ns.HistorySize > 0 || ns.HistoryTTL > 0 {
-				bad(key, "history options are set, but engine %q keeps no history", c.Engine.Type)
+			if !history {
+				for _, o := range historyOptions(ns) {
+					bad(key+"."+o, "engine %q keeps no history, so channels cannot have history, positioning or recovery (use the redis, postgres or memory engine)", c.Engine.Type)
+				}
+			}
+			if !presence && ns.Presence {
+				bad(key+".presence", "engine %q keeps no presence (set engine.nats.presence: redis, or use another engine)", c.Engine.Type)
 			}
 		}
+	}
+	switch c.Engine.NATS.Presence {
+	case "", "none", "redis":
+	default:
+		bad("engine.nats.presence", "%q: want none or redis", c.Engine.NATS.Presence)
 	}
 	switch c.HTTPAPI.ErrorMode {
 	case "", "transport":
@@ -262,6 +261,24 @@ func (c Config) namespaces() map[string]hub.NamespaceOptions {
 	out := map[string]hub.NamespaceOptions{"channel.without_namespace": c.Channel.WithoutNamespace}
 	for i, ns := range c.Channel.Namespaces {
 		out[fmt.Sprintf("channel.namespaces[%d]", i)] = ns.NamespaceOptions
+	}
+	return out
+}
+
+// historyOptions names the options of ns that need an engine with history.
+func historyOptions(ns hub.NamespaceOptions) []string {
+	var out []string
+	for _, o := range []struct {
+		name string
+		on   bool
+	}{
+		{"history_size", ns.HistorySize > 0}, {"history_ttl", ns.HistoryTTL > 0}, {"history_meta_ttl", ns.HistoryMetaTTL > 0},
+		{"force_positioning", ns.ForcePositioning}, {"allow_positioning", ns.AllowPositioning},
+		{"force_recovery", ns.ForceRecovery}, {"allow_recovery", ns.AllowRecovery},
+	} {
+		if o.on {
+			out = append(out, o.name)
+		}
 	}
 	return out
 }

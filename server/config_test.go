@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/hub"
 )
 
 func TestParseConfigReportsProblemsByKey(t *testing.T) {
@@ -140,5 +142,36 @@ func TestWarnings(t *testing.T) {
 	cfg.HTTPAPI.Key = "k"
 	if w := cfg.Warnings(); len(w) != 0 {
 		t.Errorf("want no warnings, got %v", w)
+	}
+}
+
+func TestNATSEngineRefusesHistoryAndPresence(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`
+engine: {type: nats}
+channel:
+  without_namespace: {join_leave: true}
+  namespaces:
+    - {name: chat, history_size: 10, history_ttl: 60s, force_recovery: true, presence: true}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cfg.Validate()
+	for _, want := range []string{
+		`channel.namespaces[0].history_size: engine "nats" keeps no history`,
+		`channel.namespaces[0].force_recovery: engine "nats" keeps no history`,
+		`channel.namespaces[0].presence: engine "nats" keeps no presence (set engine.nats.presence: redis`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("problems:\n%v\nwant one containing %s", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "without_namespace") {
+		t.Errorf("join_leave alone works on NATS, got %v", err)
+	}
+	cfg.Engine.NATS.Presence = "redis"
+	cfg.Channel.Namespaces[0] = hub.Namespace{Name: "chat", NamespaceOptions: hub.NamespaceOptions{Presence: true}}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("presence with engine.nats.presence redis: %v", err)
 	}
 }

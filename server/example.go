@@ -15,7 +15,24 @@ log:
   format: text            # text | json
 
 engine:
-  type: memory            # memory: a single node, nothing else to run
+  type: memory            # memory: one node, nothing else to run | redis | nats (see docs/engines.md)
+  redis:                  # engine.type redis, or NATS presence in Redis
+    address: "127.0.0.1:6379"   # a standalone server
+    addresses: []               # Sentinel or Cluster seed addresses (instead of address)
+    sentinel_master: ""
+    sentinel_username: ""
+    sentinel_password: ""
+    cluster: false
+    username: ""
+    password: ""
+    db: 0
+    prefix: herald              # starts every key and pub/sub channel
+    pubsub_shards: 4            # connections that channel subscriptions are spread over
+    pool_size: 0                # 0: go-redis default
+  nats:                   # engine.type nats: delivery only, no history
+    url: "nats://127.0.0.1:4222"
+    prefix: herald
+    presence: none              # none | redis (presence in engine.redis)
 
 client:
   token:                  # keys that connection and subscription JWTs are checked with

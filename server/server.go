@@ -12,15 +12,15 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"net/url"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/auth"
-	"github.com/heraldhq/herald/engine"
-	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/transport/websocket"
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,8 +63,16 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		}
 		tokens = v
 	}
+	name := cfg.Name
+	if name == "" {
+		name, _ = os.Hostname()
+	}
+	eng, err := newEngine(cfg, name+"-"+strconv.Itoa(os.Getpid()), log)
+	if err != nil {
+		return nil, err
+	}
 	h, err := hub.New(hub.Config{
-		Engine:   newEngine(cfg.Engine),
+		Engine:   eng,
 		Name:     cfg.Name,
 		Version:  Version,
 		Channels: cfg.Channel,
@@ -94,6 +102,9 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	s.registry = prometheus.NewRegistry()
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.registry.MustRegister(h.Collectors()...)
+	if ec, ok := eng.(interface{ Collectors() []prometheus.Collector }); ok {
+		s.registry.MustRegister(ec.Collectors()...)
+	}
 	mux := http.NewServeMux()
 	mux.Handle(WebSocketPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.draining.Load() {
@@ -118,10 +129,6 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return s, nil
-}
-
-func newEngine(cfg EngineConfig) engine.Engine {
-	return memory.New(memory.Options{})
 }
 
 // Hub is the node's hub, for embedding and tests.

@@ -247,3 +247,16 @@ func TestOriginsCORSAndAdmin(t *testing.T) {
 		t.Errorf("pprof on the admin listener: status %d", got)
 	}
 }
+
+func apiCall(t *testing.T, s *Server, method, body string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+s.Addr()+"/api/"+method, strings.NewReader(body))
+	req.Header.Set("X-API-Key", "k")
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	b, _ := io.ReadAll(r.Body)
+	return string(b)
+}

@@ -1,0 +1,98 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	gws "github.com/gorilla/websocket"
+
+	"github.com/heraldhq/herald/hub"
+)
+
+// serviceEnv returns the value of a test service variable, skipping the
+// test when it is unset unless HERALD_TEST_REQUIRE_SERVICES=1.
+func serviceEnv(t *testing.T, name string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		if os.Getenv("HERALD_TEST_REQUIRE_SERVICES") == "1" {
+			t.Fatalf("%s is not set (run through scripts/test.sh, or eval \"$(scripts/services.sh env)\")", name)
+		}
+		t.Skipf("%s is not set: start the test services (scripts/services.sh start) and export their env", name)
+	}
+	return v
+}
+
+// TestTwoNodesDeliver runs two whole servers on each networked engine and
+// checks that a publication through the API of one reaches a client of the
+// other, with its offset when the engine keeps history.
+func TestTwoNodesDeliver(t *testing.T) {
+	engines := map[string]func(*Config){
+		"redis": func(c *Config) {
+			c.Engine.Type = "redis"
+			c.Engine.Redis.Address = serviceEnv(t, "HERALD_TEST_REDIS_ADDR")
+			c.Engine.Redis.Prefix = "herald-server-test-" + time.Now().Format("150405.000000")
+		},
+		"nats": func(c *Config) {
+			c.Engine.Type = "nats"
+			c.Engine.NATS.URL = serviceEnv(t, "HERALD_TEST_NATS_URL")
+			c.Engine.NATS.Prefix = "herald-server-test-" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
+		},
+	}
+	for name, setup := range engines {
+		t.Run(name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.HTTPAPI.Key = "k"
+			cfg.Channel.WithoutNamespace = hub.NamespaceOptions{AllowSubscribeForClient: true}
+			history := name != "nats"
+			if history {
+				cfg.Channel.WithoutNamespace.HistorySize = 10
+				cfg.Channel.WithoutNamespace.HistoryTTL = hub.Duration(time.Minute)
+				cfg.Channel.WithoutNamespace.ForceRecovery = true
+			}
+			setup(&cfg)
+			cfg.Name = "node1"
+			n1 := startServer(t, cfg)
+			cfg.Name = "node2"
+			n2 := startServer(t, cfg)
+			t.Cleanup(func() {
+				_ = n1.Shutdown(context.Background())
+				_ = n2.Shutdown(context.Background())
+			})
+			c := connectClient(t, n2, "alice")
+			ch := "news-" + name
+			_ = c.WriteMessage(gws.TextMessage, []byte(`{"id":2,"subscribe":{"channel":"`+ch+`"}}`))
+			if _, msg, err := c.ReadMessage(); err != nil || !strings.Contains(string(msg), `"id":2,"subscribe"`) {
+				t.Fatalf("subscribe: %s %v", msg, err)
+			}
+			waitFor(t, "both nodes in info", func() bool { return len(n1.Hub().Nodes()) == 2 })
+			req := `{"channel":"` + ch + `","data":{"n":1}}`
+			if body := apiCall(t, n1, "publish", req); !strings.Contains(body, `"result"`) {
+				t.Fatalf("publish: %s", body)
+			}
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			_, msg, err := c.ReadMessage()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := `{"push":{"channel":"` + ch + `","pub":{"data":{"n":1}}}}`
+			if history {
+				want = `{"push":{"channel":"` + ch + `","pub":{"data":{"n":1},"offset":1}}}`
+			}
+			if string(msg) != want {
+				t.Fatalf("node 2 got %s, want %s", msg, want)
+			}
+			// The API of node 1 disconnects alice on node 2.
+			apiCall(t, n1, "disconnect", `{"user":"alice"}`)
+			_, _, err = c.ReadMessage()
+			var ce *gws.CloseError
+			if !errors.As(err, &ce) || ce.Code != 3503 {
+				t.Fatalf("want close 3503 through the other node, got %v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,114 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/memory"
+	"github.com/heraldhq/herald/engine/nats"
+	"github.com/heraldhq/herald/engine/redis"
+)
+
+// EngineConfig selects the engine and holds each engine's settings.
+type EngineConfig struct {
+	// Type is memory (one node), redis or nats.
+	Type  string      `yaml:"type"`
+	Redis RedisConfig `yaml:"redis"`
+	NATS  NATSConfig  `yaml:"nats"`
+}
+
+// RedisConfig connects the Redis engine: standalone, Sentinel or Cluster.
+type RedisConfig struct {
+	// Address is host:port of a standalone server; Addresses lists
+	// Sentinel or Cluster seed addresses.
+	Address          string   `yaml:"address"`
+	Addresses        []string `yaml:"addresses"`
+	SentinelMaster   string   `yaml:"sentinel_master"`
+	SentinelUsername string   `yaml:"sentinel_username"`
+	SentinelPassword string   `yaml:"sentinel_password"`
+	Cluster          bool     `yaml:"cluster"`
+	Username         string   `yaml:"username"`
+	Password         string   `yaml:"password"`
+	DB               int      `yaml:"db"`
+	// Prefix starts every key and pub/sub channel ("herald").
+	Prefix string `yaml:"prefix"`
+	// PubSubShards spreads channel subscriptions over this many
+	// connections (4).
+	PubSubShards int `yaml:"pubsub_shards"`
+	PoolSize     int `yaml:"pool_size"`
+}
+
+func (r RedisConfig) addrs() []string {
+	if len(r.Addresses) > 0 {
+		return r.Addresses
+	}
+	if r.Address != "" {
+		return []string{r.Address}
+	}
+	return []string{"127.0.0.1:6379"}
+}
+
+func (r RedisConfig) options(node string, log *slog.Logger) redis.Options {
+	return redis.Options{
+		Addrs: r.addrs(), SentinelMaster: r.SentinelMaster, SentinelUsername: r.SentinelUsername,
+		SentinelPassword: r.SentinelPassword, Cluster: r.Cluster, Username: r.Username, Password: r.Password,
+		DB: r.DB, Prefix: r.Prefix, PubSubShards: r.PubSubShards, PoolSize: r.PoolSize, NodeID: node, Logger: log,
+	}
+}
+
+// NATSConfig connects the NATS engine, which carries publications between
+// nodes but keeps no history.
+type NATSConfig struct {
+	URL    string `yaml:"url"`
+	Prefix string `yaml:"prefix"`
+	// Presence is none (presence off) or redis (presence kept in the
+	// Redis server of engine.redis).
+	Presence string `yaml:"presence"`
+}
+
+// engines lists the engines and what each keeps.
+var engines = map[string]struct{ history, presence bool }{
+	"memory": {history: true, presence: true},
+	"redis":  {history: true, presence: true},
+	"nats":   {history: false, presence: false},
+}
+
+// engineCaps returns what the configured engine keeps.
+func (c Config) engineCaps() (history, presence, ok bool) {
+	e, ok := engines[c.Engine.Type]
+	presence = e.presence || (c.Engine.Type == "nats" && c.Engine.NATS.Presence == "redis")
+	return e.history, presence, ok
+}
+
+// newEngine connects the configured engine.
+func newEngine(cfg Config, node string, log *slog.Logger) (engine.Engine, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	switch cfg.Engine.Type {
+	case "redis":
+		e, err := redis.New(ctx, cfg.Engine.Redis.options(node, log))
+		if err != nil {
+			return nil, fmt.Errorf("engine redis at %s: %w", strings.Join(cfg.Engine.Redis.addrs(), ","), err)
+		}
+		return e, nil
+	case "nats":
+		opts := nats.Options{URL: cfg.Engine.NATS.URL, Prefix: cfg.Engine.NATS.Prefix, NodeID: node, Logger: log}
+		if cfg.Engine.NATS.Presence == "redis" {
+			p, err := redis.NewPresence(ctx, cfg.Engine.Redis.options(node, log))
+			if err != nil {
+				return nil, fmt.Errorf("engine nats: presence in redis at %s: %w", strings.Join(cfg.Engine.Redis.addrs(), ","), err)
+			}
+			opts.Presence = p
+		}
+		e, err := nats.New(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("engine nats at %s: %w", cfg.Engine.NATS.URL, err)
+		}
+		return e, nil
+	}
+	return memory.New(memory.Options{}), nil
+}
