@@ -19,6 +19,7 @@ from cent import (
     PresenceStatsRequest,
     PublishRequest,
     StreamPosition,
+    RefreshRequest,
     SubscribeRequest,
     UnsubscribeRequest,
 )
@@ -207,10 +208,18 @@ def test_unsubscribe(node, cent):
     a.expect_open()
 
 
-def test_subscribe_not_available(cent):
+def test_subscribe_and_refresh(node, cent):
+    ws = node.ws("alice")
+    cent.subscribe(SubscribeRequest(user="alice", channel="chat", data={"welcome": True}))
+    push = ws.recv()["push"]
+    assert push["channel"] == "chat" and push["subscribe"]["data"] == {"welcome": True}
+    cent.publish(PublishRequest(channel="chat", data={"n": 1}))
+    assert ws.recv()["push"]["pub"]["data"] == {"n": 1}
     with pytest.raises(CentApiResponseError) as e:
-        cent.subscribe(SubscribeRequest(user="alice", channel="chat"))
-    assert e.value.code == 108
+        cent.subscribe(SubscribeRequest(user="alice", channel="nope:x"))
+    assert e.value.code == 102
+    cent.refresh(RefreshRequest(user="alice", expired=True))
+    assert ws.expect_close() == (3005, "connection expired")
 
 
 def test_batch(node, cent):

@@ -1,0 +1,350 @@
+#!/usr/bin/env bash
+# The test command for a fresh machine (Debian 12 with Go, Node and Python):
+# installs what the tests need, starts PostgreSQL, Redis and NATS on
+# loopback, and runs every suite:
+#
+#   go vet ./...
+#   go test -race ./...            (through gotestsum, for counts)
+#   node --test                    (tests/js, against a built herald binary)
+#   pytest                         (tests/python, when it exists)
+#
+# Every step runs even when an earlier one failed, so one run reports
+# everything; the exit status is non-zero if any step failed. The last line
+# is the summary: "summary: N passed, N failed, N skipped" (tests, plus one
+# failure for each failed step that ran no tests, such as vet or an install).
+# Logs of every step are in .tmp/logs/.
+#
+# Variables: HERALD_GO_TEST_TIMEOUT (go test -timeout, default 10m),
+# HERALD_TEST_RUN (a go test -run pattern, for a quick partial run).
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT" || exit 1
+
+TMP="$ROOT/.tmp"
+LOGS="$TMP/logs"
+BIN="$TMP/bin"
+VENV="$TMP/venv"
+GOTESTSUM_VERSION=v1.13.0
+GO_TEST_TIMEOUT=${HERALD_GO_TEST_TIMEOUT:-10m}
+mkdir -p "$LOGS" "$BIN"
+
+STARTED=$SECONDS
+STEP_NAMES=()
+STEP_RESULTS=()
+STEP_SECONDS=()
+STEP_DETAILS=()
+TOTAL_PASSED=0
+TOTAL_FAILED=0
+TOTAL_SKIPPED=0
+# A step's function sets these before it returns, so step() can add its
+# counts.
+COUNT_PASSED=0
+COUNT_FAILED=0
+COUNT_SKIPPED=0
+COUNT_DETAIL=""
+# The process group of the command run() is waiting for, and the step
+# running, if any.
+RUN_PGID=""
+CURRENT_STEP=""
+
+banner() { printf '\n=== %s\n' "$*"; }
+
+# run LIMIT LOG DIR COMMAND... runs COMMAND in DIR, shows its output and
+# keeps it in .tmp/logs/LOG. timeout makes the command's process group,
+# so the whole tree dies when LIMIT passes or when test.sh is interrupted
+# (bash runs a trap at once while in `wait`, but only after a foreground
+# command, and not at all when that command handled the Ctrl-C itself).
+run() {
+	local limit=$1 log="$LOGS/$2" dir=$3
+	shift 3
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	timeout --kill-after=30s "$limit" bash -o pipefail -c 'cd "$0" && log=$1 && shift && "$@" 2>&1 | tee "$log"' \
+		"$dir" "$log" "$@" &
+	RUN_PGID=$!
+	local rc=0
+	wait "$RUN_PGID" || rc=$?
+	RUN_PGID=""
+	((rc != 124)) || echo "timed out after $limit: $*"
+	return "$rc"
+}
+
+# step NAME FUNCTION... runs a step, times it, and records its outcome.
+step() {
+	local name=$1
+	shift
+	banner "$name"
+	COUNT_PASSED=0 COUNT_FAILED=0 COUNT_SKIPPED=0 COUNT_DETAIL=""
+	CURRENT_STEP=$name
+	local start=$SECONDS rc=0
+	"$@" || rc=$?
+	CURRENT_STEP=""
+	local took=$((SECONDS - start)) result=ok
+	if ((rc != 0)); then
+		result=FAILED
+		# A step that failed without failing a test (a build error, a
+		# vet finding, an install) still counts once.
+		((COUNT_FAILED > 0)) || COUNT_FAILED=1
+	fi
+	record "$name" "$result" "$took" "$COUNT_DETAIL"
+	echo "--- $name: $result (${took}s)${COUNT_DETAIL:+, $COUNT_DETAIL}"
+}
+
+# not_run records a step that could not run because an earlier one failed;
+# it counts as a failure.
+not_run() {
+	banner "$1"
+	echo "--- $1: not run ($2)"
+	COUNT_PASSED=0 COUNT_FAILED=1 COUNT_SKIPPED=0
+	record "$1" "not run" 0 "$2"
+}
+
+record() {
+	TOTAL_PASSED=$((TOTAL_PASSED + COUNT_PASSED))
+	TOTAL_FAILED=$((TOTAL_FAILED + COUNT_FAILED))
+	TOTAL_SKIPPED=$((TOTAL_SKIPPED + COUNT_SKIPPED))
+	STEP_NAMES+=("$1")
+	STEP_RESULTS+=("$2")
+	STEP_SECONDS+=("$3")
+	STEP_DETAILS+=("$4")
+}
+
+# num prints the integer before $2 in text $1 ("12 passed" -> 12), or 0.
+num() { grep -oE "[0-9]+ $2" <<<"$1" | tail -n 1 | grep -oE '^[0-9]+' || echo 0; }
+
+# tap_total prints N from the last "# $2 N" line of TAP file $1, or 0.
+tap_total() { awk -v key="$2" '$1 == "#" && $2 == key && $3 ~ /^[0-9]+$/ { n = $3 } END { print n + 0 }' "$1"; }
+
+is_root() { [[ $(id -u) -eq 0 ]]; }
+
+apt_install() {
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 update &&
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends "$@"
+}
+
+# ------------------------------------------------------------------ steps
+
+check_tools() {
+	local missing=()
+	for tool in go python3; do
+		command -v "$tool" >/dev/null || missing+=("$tool")
+	done
+	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+		if is_root && command -v apt-get >/dev/null; then
+			echo "node or npm is missing: installing Debian's nodejs and npm"
+			apt_install nodejs npm >>"$LOGS/apt-node.log" 2>&1 </dev/null || missing+=(node)
+		else
+			missing+=(node)
+		fi
+	fi
+	if ((${#missing[@]})); then
+		echo "missing tools: ${missing[*]} (Go 1.26, Node 20 and Python 3 are expected on the machine)"
+		return 1
+	fi
+	go version && echo "node $(node --version), npm $(npm --version)" && python3 --version
+}
+
+# start_services starts the services on their conventional ports or, when
+# a process this run did not start holds one (services.sh exits with 3: a
+# developer's own server, say), on fallback ports: the tests read the
+# addresses from the environment, so they follow.
+start_services() {
+	local rc=0
+	run 15m services.log "$ROOT" "$ROOT/scripts/services.sh" start || rc=$?
+	((rc == 3)) || return "$rc"
+	echo "WARNING: a service port is taken by another process; using fallback ports for this run"
+	"$ROOT/scripts/services.sh" stop
+	export HERALD_SERVICES_PG_PORT=${HERALD_SERVICES_PG_PORT:-54339}
+	export HERALD_SERVICES_REDIS_PORT=${HERALD_SERVICES_REDIS_PORT:-63809}
+	export HERALD_SERVICES_NATS_PORT=${HERALD_SERVICES_NATS_PORT:-42239}
+	run 15m services-fallback.log "$ROOT" "$ROOT/scripts/services.sh" start
+}
+
+npm_install() {
+	run 10m npm-ci.log "$ROOT/tests/js" npm ci --no-audit --no-fund --loglevel=error
+}
+
+python_install() {
+	if [[ ! -x "$VENV/bin/python" ]]; then
+		if ! python3 -m venv "$VENV"; then
+			# Debian's own python3 needs python3-venv for ensurepip.
+			is_root && command -v apt-get >/dev/null || return 1
+			rm -rf "$VENV"
+			apt_install python3-venv >>"$LOGS/apt-venv.log" 2>&1 </dev/null && python3 -m venv "$VENV" || return 1
+		fi
+	fi
+	local reqs=(pytest)
+	[[ -f tests/python/requirements.txt ]] && reqs=(-r tests/python/requirements.txt pytest)
+	run 10m pip.log "$ROOT" "$VENV/bin/python" -m pip install --disable-pip-version-check -q "${reqs[@]}"
+}
+
+# gotestsum runs go test and counts the tests; without it (it is fetched
+# from the Go module proxy) plain go test runs and only packages count.
+GOTESTSUM=""
+install_gotestsum() {
+	if [[ -x "$BIN/gotestsum" ]] && "$BIN/gotestsum" --version 2>/dev/null | grep -q "$GOTESTSUM_VERSION"; then
+		GOTESTSUM="$BIN/gotestsum"
+		echo "gotestsum $GOTESTSUM_VERSION already in .tmp/bin"
+		return 0
+	fi
+	if run 10m gotestsum-install.log "$ROOT" env GOBIN="$BIN" go install "gotest.tools/gotestsum@$GOTESTSUM_VERSION"; then
+		GOTESTSUM="$BIN/gotestsum"
+		return 0
+	fi
+	echo "could not install gotestsum; go test runs without per-test counts"
+	return 1
+}
+
+go_vet() {
+	run 10m go-vet.log "$ROOT" go vet ./...
+}
+
+build_herald() {
+	# A binary left by an earlier run must not stand in for a failed build.
+	rm -f "$BIN/herald"
+	run 10m build.log "$ROOT" go build -o "$BIN/herald" ./cmd/herald && "$BIN/herald" version
+}
+
+go_tests() {
+	local args=(-race -count=1 -timeout "$GO_TEST_TIMEOUT")
+	[[ -z "${HERALD_TEST_RUN:-}" ]] || args+=(-run "$HERALD_TEST_RUN")
+	local rc=0
+	# go test's own -timeout bounds each test binary and dumps a stuck
+	# test's goroutines; run's limit only catches a hang outside them.
+	if [[ -n "$GOTESTSUM" ]]; then
+		run 20m go-test.log "$ROOT" "$GOTESTSUM" --format pkgname-and-test-fails --format-icons text \
+			--jsonfile "$LOGS/go-test.json" -- "${args[@]}" ./... || rc=$?
+		local done_line total failures errors
+		done_line=$(grep -E '^DONE ' "$LOGS/go-test.log" | tail -n 1)
+		total=$(num "$done_line" 'tests?')
+		COUNT_SKIPPED=$(num "$done_line" skipped)
+		failures=$(num "$done_line" 'failures?')
+		errors=$(num "$done_line" 'errors?')
+		COUNT_FAILED=$((failures + errors))
+		COUNT_PASSED=$((total - COUNT_SKIPPED - failures))
+		COUNT_DETAIL="${done_line#DONE }"
+	else
+		run 20m go-test.log "$ROOT" go test "${args[@]}" ./... || rc=$?
+		COUNT_PASSED=$(grep -cE '^ok ' "$LOGS/go-test.log")
+		COUNT_FAILED=$(grep -cE '^(FAIL|---) ' "$LOGS/go-test.log")
+		COUNT_DETAIL="$COUNT_PASSED packages ok"
+	fi
+	return "$rc"
+}
+
+node_tests() {
+	local tap="$LOGS/node-test.tap" rc=0
+	rm -f "$tap"
+	# With no file arguments node --test finds every *.test.mjs under
+	# tests/js and leaves node_modules alone.
+	run 10m node-test.log "$ROOT/tests/js" node --test --test-timeout=120000 \
+		--test-reporter=spec --test-reporter-destination=stdout \
+		--test-reporter=tap --test-reporter-destination="$tap" || rc=$?
+	if [[ -f "$tap" ]]; then
+		# The TAP reporter closes with "# pass N", "# fail N", ... lines.
+		COUNT_PASSED=$(tap_total "$tap" pass)
+		COUNT_FAILED=$(($(tap_total "$tap" fail) + $(tap_total "$tap" cancelled)))
+		COUNT_SKIPPED=$(($(tap_total "$tap" skipped) + $(tap_total "$tap" todo)))
+		COUNT_DETAIL="$COUNT_PASSED passed, $COUNT_FAILED failed, $COUNT_SKIPPED skipped"
+	fi
+	return "$rc"
+}
+
+python_tests() {
+	local rc=0 last
+	# -p no:cacheprovider: no .pytest_cache in the work tree.
+	run 10m pytest.log "$ROOT" "$VENV/bin/python" -m pytest -p no:cacheprovider -ra tests/python || rc=$?
+	last=$(grep -E '^=+ .* in [0-9.]+s' "$LOGS/pytest.log" | tail -n 1)
+	COUNT_PASSED=$(num "$last" passed)
+	COUNT_FAILED=$(($(num "$last" failed) + $(num "$last" 'errors?')))
+	COUNT_SKIPPED=$(($(num "$last" skipped) + $(num "$last" xfailed)))
+	COUNT_DETAIL=$(sed -E 's/^=+ //; s/ =+$//' <<<"$last")
+	# Exit 5 means pytest collected no tests: not a failure of this run.
+	if ((rc == 5)); then
+		echo "pytest found no tests in tests/python"
+		rc=0
+	fi
+	return "$rc"
+}
+
+# ------------------------------------------------------------------ main
+
+stop_services() {
+	banner "stopping services"
+	"$ROOT/scripts/services.sh" stop || echo "warning: services.sh stop failed"
+}
+
+print_summary() {
+	banner "summary ($((SECONDS - STARTED))s)"
+	local i failed_steps=0
+	for i in "${!STEP_NAMES[@]}"; do
+		printf '%-16s %-11s %5ss  %s\n' "${STEP_NAMES[$i]}" "${STEP_RESULTS[$i]}" "${STEP_SECONDS[$i]}" "${STEP_DETAILS[$i]}"
+		[[ "${STEP_RESULTS[$i]}" == ok ]] || failed_steps=$((failed_steps + 1))
+	done
+	if ((failed_steps > 0)); then
+		echo "test.sh: $failed_steps step(s) FAILED; logs in .tmp/logs/ and .tmp/services/"
+	else
+		echo "test.sh: all steps passed"
+	fi
+	echo "summary: $TOTAL_PASSED passed, $TOTAL_FAILED failed, $TOTAL_SKIPPED skipped"
+	((failed_steps == 0))
+}
+
+# on_exit stops the running step and the services however the run ends;
+# after an interruption it still prints what ran.
+on_exit() {
+	local rc=$?
+	trap - EXIT INT TERM
+	if [[ -n "$RUN_PGID" ]]; then
+		kill -TERM -- "-$RUN_PGID" 2>/dev/null
+		wait "$RUN_PGID" 2>/dev/null
+	fi
+	if [[ -z "${FINISHED:-}" ]]; then
+		if [[ -n "$CURRENT_STEP" ]]; then
+			COUNT_PASSED=0 COUNT_FAILED=1 COUNT_SKIPPED=0
+			record "$CURRENT_STEP" interrupted 0 ""
+		fi
+		stop_services
+		echo "test.sh: interrupted"
+		print_summary
+		exit 1
+	fi
+	exit "$rc"
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+step "tools" check_tools
+step "services" start_services
+# The variables are fixed by convention, so they are exported even if the
+# services did not start: the tests then fail loudly instead of skipping.
+eval "$("$ROOT/scripts/services.sh" env)"
+export HERALD_TEST_REQUIRE_SERVICES=1
+export HERALD_BIN="$BIN/herald"
+
+step "npm ci" npm_install
+if [[ -d tests/python ]]; then
+	step "python venv" python_install
+fi
+step "gotestsum" install_gotestsum
+step "go vet" go_vet
+step "build herald" build_herald
+step "go test -race" go_tests
+if [[ -x "$HERALD_BIN" && -d tests/js/node_modules ]]; then
+	step "node tests" node_tests
+else
+	not_run "node tests" "no herald binary or node_modules: see the failed step above"
+fi
+if [[ -d tests/python ]]; then
+	if [[ -x "$VENV/bin/python" ]]; then
+		step "python tests" python_tests
+	else
+		not_run "python tests" "no virtualenv: see the failed step above"
+	fi
+fi
+
+# The summary is the last thing printed, so the services stop first.
+FINISHED=1
+stop_services
+print_summary
