@@ -1,0 +1,163 @@
+# Shared by the bench/*.sh scenarios: build herald, start nodes on
+# loopback, stop everything on exit, describe the machine.
+# Source it; it sets ROOT, BIN, RUN (this run's result folder) and a trap.
+#
+# Environment:
+#   ENGINE=memory|postgres|redis   engine of the nodes (memory by default). The memory
+#                                  engine cannot connect nodes, so scenarios that need
+#                                  two nodes fall back to one node with it (and say so).
+#   FORMAT=protobuf|json           client protocol of the load tool (protobuf by default:
+#                                  it costs the load generator a quarter of JSON's CPU,
+#                                  which matters when it shares two cores with the server)
+#   BASE_PORT=18200                first node's port; node i listens on BASE_PORT+i
+#   RESULTS=bench/results          where result folders go
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BIN="$ROOT/.tmp/bin/herald"
+ENGINE=${ENGINE:-memory}
+FORMAT=${FORMAT:-protobuf}
+BASE_PORT=${BASE_PORT:-18200}
+SECRET=bench-secret
+API_KEY=bench-api-key
+RESULTS=${RESULTS:-$ROOT/bench/results}
+
+NODE_PIDS=()
+
+log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+die() {
+	echo "error: $*" >&2
+	exit 1
+}
+
+# start_run NAME: makes the result folder and the work folder, builds
+# herald and installs the exit trap.
+start_run() {
+	local name=$1
+	RUN="$RESULTS/$name-$(date +%Y%m%d-%H%M%S)"
+	WORK="$ROOT/.tmp/bench/$name"
+	mkdir -p "$RUN" "$WORK"
+	trap stop_all EXIT
+	trap 'exit 130' INT TERM
+	log "building herald"
+	(cd "$ROOT" && go build -o "$BIN" ./cmd/herald)
+	engine_prepare
+	describe_machine >"$RUN/machine.txt"
+	log "results go to ${RUN#"$ROOT"/}"
+}
+
+# engine_prepare starts what the engine needs (scripts/services.sh
+# conventions) and sets the variables engine_yaml uses.
+engine_prepare() {
+	case "$ENGINE" in
+	memory) ;;
+	postgres | redis)
+		"$ROOT/scripts/services.sh" start >&2
+		eval "$("$ROOT/scripts/services.sh" env)"
+		;;
+	*) die "ENGINE=$ENGINE: want memory, postgres or redis" ;;
+	esac
+}
+
+# engine_yaml prints the engine section of a node's configuration.
+engine_yaml() {
+	case "$ENGINE" in
+	memory) printf 'engine:\n  type: memory\n' ;;
+	postgres) printf 'engine:\n  type: postgres\n  postgres:\n    dsn: "%s"\n' "$HERALD_TEST_POSTGRES_DSN" ;;
+	redis) printf 'engine:\n  type: redis\n  redis:\n    address: "%s"\n' "$HERALD_TEST_REDIS_ADDR" ;;
+	esac
+}
+
+# multi_node_engine reports whether nodes of this engine share publications.
+multi_node_engine() { [[ "$ENGINE" != memory ]]; }
+
+# node_port I / node_url I / node_api I: addresses of node I (from 1).
+node_port() { echo $((BASE_PORT + $1)); }
+node_url() { echo "ws://127.0.0.1:$(node_port "$1")/connection/websocket"; }
+node_api() { echo "http://127.0.0.1:$(node_port "$1")/api"; }
+
+# start_node I [EXTRA_YAML]: starts node I and waits until it answers.
+start_node() {
+	local i=$1 extra=${2:-} port cfg pid
+	port=$(node_port "$i")
+	cfg="$WORK/node$i.yaml"
+	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+		die "port $port is taken (another run?); set BASE_PORT to move the nodes"
+	fi
+	cat >"$cfg" <<YAML
+address: "127.0.0.1:$port"
+name: "bench-node-$i"
+log:
+  level: warn
+$(engine_yaml)
+client:
+  token:
+    hmac_secret_key: "$SECRET"
+channel:
+  without_namespace:
+    allow_subscribe_for_client: true
+    allow_publish_for_client: true
+http_api:
+  key: "$API_KEY"
+shutdown:
+  drain_window: 1s
+  timeout: 10s
+$extra
+YAML
+	"$BIN" serve -c "$cfg" >"$RUN/node$i.log" 2>&1 &
+	pid=$!
+	NODE_PIDS+=("$pid")
+	for _ in $(seq 100); do
+		if curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then
+			log "node $i: pid $pid, port $port, engine $ENGINE"
+			return 0
+		fi
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	tail -n 20 "$RUN/node$i.log" >&2
+	die "node $i did not start"
+}
+
+# node_pids: the started nodes' pids, comma-separated (for --server-pid).
+node_pids() {
+	local IFS=,
+	echo "${NODE_PIDS[*]}"
+}
+
+# stop_all stops the nodes this run started (by pid), gracefully first.
+stop_all() {
+	local pid
+	for pid in "${NODE_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+	done
+	for pid in "${NODE_PIDS[@]}"; do
+		for _ in $(seq 150); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	NODE_PIDS=()
+}
+
+describe_machine() {
+	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "kernel: $(uname -srm)"
+	echo "cpu: $(nproc) × $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+	echo "memory: $(free -g | awk '/^Mem:/{print $2}') GiB"
+	echo "open files: soft $(ulimit -Sn), hard $(ulimit -Hn)"
+	echo "ephemeral ports: $(cat /proc/sys/net/ipv4/ip_local_port_range | tr '\t' '-')"
+	echo "load before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "go: $(go version | cut -d' ' -f3-)"
+	echo "herald: $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo unknown)$(cd "$ROOT" && git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
+	echo "engine: $ENGINE, client format: $FORMAT"
+}
+
+# record_command CMD...: logs the exact command into the results, then runs it.
+record_command() {
+	printf '%q ' "$@" | sed "s|$ROOT/||g" >>"$RUN/commands.txt"
+	echo >>"$RUN/commands.txt"
+	"$@"
+}
