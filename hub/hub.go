@@ -69,6 +69,7 @@ type Hub struct {
 	chLocks subLocks
 	users   userIndex
 	nodes   nodeRegistry
+	writeq  chan *Client // clients waiting for a writer (writer.go)
 	metrics *metrics
 	clients atomic.Int64 // connected clients
 
@@ -114,6 +115,7 @@ func New(cfg Config) (*Hub, error) {
 	h.users.init()
 	h.nodes.init()
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.writeq = make(chan *Client, writeQueueLen)
 	return h, nil
 }
 
@@ -132,9 +134,12 @@ func (h *Hub) Start(ctx context.Context) error {
 	if h.client.Insecure {
 		h.log.Warn("INSECURE MODE: every client may connect and use every channel without a token; never use this in production")
 	}
-	h.wg.Add(2)
+	h.wg.Add(2 + numWriters)
 	go h.presenceLoop()
 	go h.heartbeatLoop()
+	for i := 0; i < numWriters; i++ {
+		go h.writerLoop()
+	}
 	return nil
 }
 

@@ -14,6 +14,15 @@ const (
 	maxFrameBytes    = 64 << 10
 )
 
+// The writer pool: enough writers that a few clients blocked on a full
+// socket (up to the write timeout) do not hold up the rest, and a queue
+// long enough to take a large fan-out at once; past it, clients get a
+// goroutine of their own.
+const (
+	numWriters    = 64
+	writeQueueLen = 16384
+)
+
 // frameBufs holds frame buffers between flushes, so an idle client keeps
 // none.
 var frameBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
@@ -37,14 +46,46 @@ func (c *Client) enqueueLocked(msg []byte) {
 	c.scheduleFlushLocked()
 }
 
-// scheduleFlushLocked starts a writer goroutine if messages are waiting and
-// none runs. The goroutine lives only while there is something to write.
+// scheduleFlushLocked hands the client to a writer if messages are
+// waiting and none is writing them: to the hub's writer pool, or, when the
+// pool is backed up (or stopped), to a goroutine of its own, so that
+// fan-out never waits for a writer.
 func (c *Client) scheduleFlushLocked() {
 	if c.processing || c.flushing || len(c.queue) == 0 {
 		return
 	}
 	c.flushing = true
+	if c.hub.ctx.Err() == nil {
+		select {
+		case c.hub.writeq <- c:
+			return
+		default:
+		}
+	}
 	go c.flushLoop()
+}
+
+// writerLoop is one of the hub's writers: it writes the queues of the
+// clients handed to it. While a client waits for a writer, its messages
+// accumulate and go out together, so a busy node makes fewer, larger
+// writes. On shutdown it writes what is still handed over, then exits.
+func (h *Hub) writerLoop() {
+	defer h.wg.Done()
+	for {
+		select {
+		case c := <-h.writeq:
+			c.flushLoop()
+		case <-h.ctx.Done():
+			for {
+				select {
+				case c := <-h.writeq:
+					c.flushLoop()
+				default:
+					return
+				}
+			}
+		}
+	}
 }
 
 // flushLoop writes queued messages, batched into frames, until the queue is

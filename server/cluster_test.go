@@ -31,13 +31,13 @@ func serviceEnv(t *testing.T, name string) string {
 // checks that a publication through the API of one reaches a client of the
 // other, with its offset when the engine keeps history.
 func TestTwoNodesDeliver(t *testing.T) {
-	engines := map[string]func(*Config){
-		"redis": func(c *Config) {
+	engines := map[string]func(*testing.T, *Config){
+		"redis": func(t *testing.T, c *Config) {
 			c.Engine.Type = "redis"
 			c.Engine.Redis.Address = serviceEnv(t, "HERALD_TEST_REDIS_ADDR")
 			c.Engine.Redis.Prefix = "herald-server-test-" + time.Now().Format("150405.000000")
 		},
-		"nats": func(c *Config) {
+		"nats": func(t *testing.T, c *Config) {
 			c.Engine.Type = "nats"
 			c.Engine.NATS.URL = serviceEnv(t, "HERALD_TEST_NATS_URL")
 			c.Engine.NATS.Prefix = "herald-server-test-" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
@@ -54,7 +54,7 @@ func TestTwoNodesDeliver(t *testing.T) {
 				cfg.Channel.WithoutNamespace.HistoryTTL = hub.Duration(time.Minute)
 				cfg.Channel.WithoutNamespace.ForceRecovery = true
 			}
-			setup(&cfg)
+			setup(t, &cfg)
 			cfg.Name = "node1"
 			n1 := startServer(t, cfg)
 			cfg.Name = "node2"
