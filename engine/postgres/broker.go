@@ -1,0 +1,112 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/heraldhq/herald/engine"
+)
+
+// errEmptyChannel rejects the empty channel name, which notification
+// references use to mean a control message.
+var errEmptyChannel = errors.New("empty channel name")
+
+// Publish sends pub to every node through the publishing batcher and
+// returns once its transaction committed. With history the publication is
+// appended to the channel's stream in the same transaction, so it is
+// delivered if and only if it is stored.
+func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication, opts engine.PublishOptions) (engine.StreamPosition, error) {
+	if pub == nil {
+		return engine.StreamPosition{}, fmt.Errorf("publish %q: nil publication", ch)
+	}
+	if ch == "" {
+		return engine.StreamPosition{}, errEmptyChannel
+	}
+	if err := e.usable(ctx); err != nil {
+		return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, err)
+	}
+	it := &item{kind: kindPub, channel: ch, pub: *pub, opts: opts}
+	it.pub.Offset = 0
+	it.pub.Time = time.Now().UnixMilli()
+	sp, err := e.submit(ctx, it)
+	if err != nil {
+		return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, err)
+	}
+	return sp, nil
+}
+
+// PublishJoin sends a join event to the nodes subscribed to ch.
+func (e *Engine) PublishJoin(ctx context.Context, ch string, info *engine.ClientInfo) error {
+	return e.publishJoinLeave(ctx, kindJoin, ch, info)
+}
+
+// PublishLeave sends a leave event to the nodes subscribed to ch.
+func (e *Engine) PublishLeave(ctx context.Context, ch string, info *engine.ClientInfo) error {
+	return e.publishJoinLeave(ctx, kindLeave, ch, info)
+}
+
+func (e *Engine) publishJoinLeave(ctx context.Context, kind byte, ch string, info *engine.ClientInfo) error {
+	what := "join"
+	if kind == kindLeave {
+		what = "leave"
+	}
+	if info == nil {
+		return fmt.Errorf("publish %s %q: nil client info", what, ch)
+	}
+	if ch == "" {
+		return fmt.Errorf("publish %s: %w", what, errEmptyChannel)
+	}
+	if err := e.usable(ctx); err != nil {
+		return fmt.Errorf("publish %s %q: %w", what, ch, err)
+	}
+	if _, err := e.submit(ctx, &item{kind: kind, channel: ch, info: info}); err != nil {
+		return fmt.Errorf("publish %s %q: %w", what, ch, err)
+	}
+	return nil
+}
+
+// PublishControl sends data to every node, this one included.
+func (e *Engine) PublishControl(ctx context.Context, data []byte) error {
+	if err := e.usable(ctx); err != nil {
+		return fmt.Errorf("publish control: %w", err)
+	}
+	if _, err := e.submit(ctx, &item{kind: kindControl, data: data}); err != nil {
+		return fmt.Errorf("publish control: %w", err)
+	}
+	return nil
+}
+
+// Subscribe makes this node deliver ch's publications and join/leave
+// events. It reads the stream's current position first, so the node can
+// tell from the first live publication whether it missed any since.
+func (e *Engine) Subscribe(ctx context.Context, ch string) error {
+	if err := e.usable(ctx); err != nil {
+		return fmt.Errorf("subscribe %q: %w", ch, err)
+	}
+	gen := e.listenerGen.Load()
+	var base engine.StreamPosition
+	var top int64
+	err := e.qPool.QueryRow(ctx, e.sql.streamTop, ch).Scan(&top, &base.Epoch)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return fmt.Errorf("subscribe %q: read stream position: %w", ch, err)
+	default:
+		base.Offset = uint64(top)
+	}
+	e.shardOf(ch).subscribe(ch, base, gen)
+	return nil
+}
+
+// Unsubscribe stops delivering ch on this node.
+func (e *Engine) Unsubscribe(ctx context.Context, ch string) error {
+	if err := e.usable(ctx); err != nil {
+		return fmt.Errorf("unsubscribe %q: %w", ch, err)
+	}
+	e.shardOf(ch).unsubscribe(ch)
+	return nil
+}

@@ -1,0 +1,117 @@
+package postgres
+
+import (
+	"bytes"
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/heraldhq/herald/engine"
+)
+
+func samePub(a, b *engine.Publication) bool {
+	return a.Offset == b.Offset && a.Time == b.Time && bytes.Equal(a.Data, b.Data) &&
+		sameInfo(a.Info, b.Info) && maps.Equal(a.Tags, b.Tags)
+}
+
+func sameInfo(a, b *engine.ClientInfo) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.User == b.User && a.Client == b.Client &&
+		bytes.Equal(a.ConnInfo, b.ConnInfo) && bytes.Equal(a.ChanInfo, b.ChanInfo)
+}
+
+func TestCodecRoundTrip(t *testing.T) {
+	info := &engine.ClientInfo{User: "ü1", Client: "c\x00bad", ConnInfo: []byte{0xff, 0}, ChanInfo: []byte(`{"a":1}`)}
+	pubs := []*engine.Publication{
+		{Data: []byte(`{"text":"hi"}`), Time: 1700000000123},
+		{Data: []byte{0, 1, 2, 0xfe}, Info: info, Tags: map[string]string{"k": "v", "": "", "bin\xff": "x"}, Time: 5},
+		{Data: nil, Time: 0},
+		{Data: []byte("12:34!56"), Time: -1},
+	}
+	for _, raw := range []bool{false, true} {
+		var buf []byte
+		buf = appendHeader(buf, "tok.1")
+		for i, p := range pubs {
+			buf = appendPub(buf, "chan:"+string(rune('a'+i)), uint64(i+1)*1000, "ep"+string(rune('a'+i)), p, raw)
+		}
+		buf = appendJoinLeave(buf, kindJoin, "room", info, raw)
+		buf = appendJoinLeave(buf, kindLeave, "room\xff", &engine.ClientInfo{}, raw)
+		buf = appendControl(buf, []byte("control\x00"), raw)
+		buf = appendRef(buf, "", 0, "", 1<<62+5)
+		if !raw && (!textSafe(buf) || len(buf) == 0) {
+			t.Fatalf("encoded payload is not text-safe: %q", buf)
+		}
+		d := decoder{s: string(buf)}
+		for i, want := range pubs {
+			r, err := d.next()
+			if err != nil {
+				t.Fatalf("raw=%v record %d: %v", raw, i, err)
+			}
+			w := *want
+			w.Offset = uint64(i+1) * 1000
+			if r.kind != kindPub || r.channel != "chan:"+string(rune('a'+i)) || r.offset != w.Offset ||
+				r.epoch != "ep"+string(rune('a'+i)) || !samePub(&w, r.pub) {
+				t.Fatalf("raw=%v record %d: got %+v pub %+v, want %+v", raw, i, r, r.pub, w)
+			}
+		}
+		r, err := d.next()
+		if err != nil || r.kind != kindJoin || r.channel != "room" || !sameInfo(r.info, info) {
+			t.Fatalf("join: %+v, %v", r, err)
+		}
+		r, err = d.next()
+		if err != nil || r.kind != kindLeave || r.channel != "room\xff" || !sameInfo(r.info, &engine.ClientInfo{}) {
+			t.Fatalf("leave: %+v, %v", r, err)
+		}
+		r, err = d.next()
+		if err != nil || r.kind != kindControl || string(r.data) != "control\x00" {
+			t.Fatalf("control: %+v, %v", r, err)
+		}
+		r, err = d.next()
+		if err != nil || r.kind != kindRef || r.channel != "" || r.spillID != 1<<62+5 {
+			t.Fatalf("ref: %+v, %v", r, err)
+		}
+		if d.more() {
+			t.Fatalf("bytes left after the last record: %q", d.s[d.pos:])
+		}
+	}
+}
+
+func TestCodecRejectsMalformed(t *testing.T) {
+	for _, s := range []string{
+		"x", "p", "p5:ab", "p3:abc", "p3:abc1:x", "c9999999999999999999999:x", "c3!@@@@", "n", "n2:ab",
+		"p1:a1:11:e1:1" + "2:-1", // negative tag count
+		"p1:a1:11:e1:11:21:0",    // tag count beyond the fields
+	} {
+		d := decoder{s: s}
+		if _, err := d.next(); err == nil {
+			t.Errorf("decoded %q without error", s)
+		}
+	}
+}
+
+func FuzzDecoder(f *testing.F) {
+	f.Add(string(appendPub(nil, "ch", 3, "e", &engine.Publication{Data: []byte("x"), Tags: map[string]string{"a": "b"}}, false)))
+	f.Add(string(appendControl(appendHeader(nil, "t"), []byte{0xff}, false)))
+	f.Add("p1:a1:11:e1:10:0:1:0")
+	f.Fuzz(func(t *testing.T, s string) {
+		d := decoder{s: s}
+		for range 100 {
+			if !d.more() {
+				return
+			}
+			if _, err := d.next(); err != nil {
+				return
+			}
+		}
+	})
+}
+
+func TestTextSafe(t *testing.T) {
+	for s, want := range map[string]bool{"": true, "héllo": true, "a\x00b": false, "\xff": false, strings.Repeat("é", 10): true} {
+		if textSafe(s) != want {
+			t.Errorf("textSafe(%q) = %v", s, !want)
+		}
+	}
+}

@@ -1,0 +1,202 @@
+package postgres
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"time"
+)
+
+// Defaults used for zero fields of Options.
+const (
+	DefaultSchema   = "herald"
+	DefaultPoolSize = 2
+	// DefaultQueryPoolSize is the pool for history reads, presence, gap
+	// repair and housekeeping, kept apart from publishing so that a burst
+	// of reads never delays a publishing transaction.
+	DefaultQueryPoolSize = 4
+	DefaultShards        = 16
+	// DefaultMaxBatch bounds the publications in one transaction.
+	DefaultMaxBatch = 2000
+	// DefaultMaxBatchBytes bounds the payload bytes in one transaction.
+	DefaultMaxBatchBytes = 4 << 20
+	// DefaultHistoryMetaTTL is how long a stream's position outlives its
+	// last publication or read, as in Centrifugo.
+	DefaultHistoryMetaTTL = 30 * 24 * time.Hour
+	// DefaultSpillRetention keeps records too large for a notification
+	// far longer than any node should lag behind the notification queue.
+	DefaultSpillRetention = time.Hour
+	DefaultWriteTimeout   = 10 * time.Second
+	// DefaultJanitorInterval is how often expired presence, spilled
+	// records and dead nodes are cleaned; streams are swept every
+	// StreamSweepInterval.
+	DefaultJanitorInterval     = time.Second
+	DefaultStreamSweepInterval = 5 * time.Second
+	// DefaultVacuumInterval is how often the janitor checks whether the
+	// history table needs a VACUUM.
+	DefaultVacuumInterval    = 10 * time.Second
+	DefaultHeartbeatInterval = 2 * time.Second
+	// DefaultNodeTTL is how long a node that stopped heartbeating counts
+	// as alive; after it, its presence entries are removed.
+	DefaultNodeTTL = 15 * time.Second
+	// DefaultListenerPing is how long the listener waits for a
+	// notification before it checks that its connection is alive.
+	DefaultListenerPing = 5 * time.Second
+	// DefaultMonitorInterval is how often pg_notification_queue_usage() is
+	// read.
+	DefaultMonitorInterval = 5 * time.Second
+	// DefaultQueueWarnUsage is the notification queue usage (0..1) above
+	// which the engine logs a warning.
+	DefaultQueueWarnUsage = 0.25
+	DefaultReconnectMin   = 50 * time.Millisecond
+	DefaultReconnectMax   = 5 * time.Second
+)
+
+// notifyChannels is the number of PostgreSQL notification channels, named
+// <schema>_0 .. <schema>_15. It is part of the schema (publish() in SQL
+// uses it too), so it is a constant rather than an option. Every node
+// listens on all of them from one connection.
+const notifyChannels = 16
+
+// Options configures an Engine.
+type Options struct {
+	// DSN is the PostgreSQL connection string (URL or key=value) of the
+	// publishing and query pools. Required.
+	DSN string
+	// ListenDSN is the connection string of the one listening connection;
+	// empty means DSN. Set it when DSN points at a transaction-mode pooler
+	// (PgBouncer, RDS Proxy): LISTEN needs a session of its own.
+	ListenDSN string
+	// Schema holds the engine's tables and functions; it must be a
+	// lowercase SQL identifier of at most 40 characters. Empty means
+	// DefaultSchema.
+	Schema string
+	// NodeID names this node in the nodes and presence tables; empty
+	// means a random id.
+	NodeID string
+	// PoolSize is the number of publishing connections, and so of
+	// publishing transactions in flight; zero means DefaultPoolSize.
+	// Notifying transactions commit one at a time cluster-wide, so more
+	// rarely helps.
+	PoolSize int
+	// QueryPoolSize is the number of connections for everything else.
+	QueryPoolSize int
+	// Shards is the number of goroutines that deliver to the handler,
+	// each owning the channels that hash to it.
+	Shards int
+	// MaxBatch and MaxBatchBytes bound one publishing transaction.
+	MaxBatch      int
+	MaxBatchBytes int
+	// SynchronousCommitOff publishes with synchronous_commit=off: a
+	// transaction returns before its WAL reaches disk, so a PostgreSQL
+	// crash (not a clean restart) can lose the last few hundred
+	// milliseconds of acknowledged publications, and subscribers may have
+	// seen some of them. It raises throughput when the disk is slow.
+	SynchronousCommitOff bool
+	// SkipMigrate leaves the schema alone at Start, for deployments that
+	// apply the SQL themselves (see SQL and Migrate).
+	SkipMigrate bool
+
+	// HistoryMetaTTL is how long a stream's position outlives its last
+	// publication or read when PublishOptions and HistoryRequest leave
+	// MetaTTL zero.
+	HistoryMetaTTL time.Duration
+	// SpillRetention is how long a record too large for a notification is
+	// kept for the nodes to read.
+	SpillRetention time.Duration
+	// WriteTimeout bounds one publishing transaction and each database
+	// read made for delivery.
+	WriteTimeout time.Duration
+	// JanitorInterval, StreamSweepInterval and VacuumInterval pace the
+	// housekeeping: expired presence, spilled records and dead nodes;
+	// expired streams; vacuuming the history table.
+	JanitorInterval     time.Duration
+	StreamSweepInterval time.Duration
+	VacuumInterval      time.Duration
+	// HeartbeatInterval is how often the node refreshes its row in the
+	// nodes table, and NodeTTL how long the row outlives the last refresh.
+	HeartbeatInterval time.Duration
+	NodeTTL           time.Duration
+	// ListenerPing is how long the listener waits for a notification
+	// before it pings its connection.
+	ListenerPing time.Duration
+	// MonitorInterval is how often the notification queue usage is read,
+	// and QueueWarnUsage the usage (0..1) above which a warning is logged.
+	MonitorInterval time.Duration
+	QueueWarnUsage  float64
+	// ReconnectMin and ReconnectMax bound the listener's reconnect backoff
+	// and the retries of database reads made for delivery.
+	ReconnectMin time.Duration
+	ReconnectMax time.Duration
+
+	// Logger receives warnings (notification queue filling, listener
+	// reconnects, gaps that could not be repaired); nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+var schemaPattern = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,39}$`)
+
+// checkSchema rejects names that are not plain identifiers, since the name
+// is spliced into SQL and into notification channel names.
+func checkSchema(schema string) error {
+	if !schemaPattern.MatchString(schema) {
+		return fmt.Errorf("schema %q: want a lowercase identifier of at most 40 characters", schema)
+	}
+	return nil
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.DSN == "" {
+		return o, errors.New("postgres engine: DSN is required")
+	}
+	if o.ListenDSN == "" {
+		o.ListenDSN = o.DSN
+	}
+	if o.Schema == "" {
+		o.Schema = DefaultSchema
+	}
+	if err := checkSchema(o.Schema); err != nil {
+		return o, fmt.Errorf("postgres engine: %w", err)
+	}
+	if o.NodeID == "" {
+		o.NodeID = randomToken(8)
+	}
+	setInt(&o.PoolSize, DefaultPoolSize)
+	setInt(&o.QueryPoolSize, DefaultQueryPoolSize)
+	setInt(&o.Shards, DefaultShards)
+	setInt(&o.MaxBatch, DefaultMaxBatch)
+	setInt(&o.MaxBatchBytes, DefaultMaxBatchBytes)
+	setDur(&o.HistoryMetaTTL, DefaultHistoryMetaTTL)
+	setDur(&o.SpillRetention, DefaultSpillRetention)
+	setDur(&o.WriteTimeout, DefaultWriteTimeout)
+	setDur(&o.JanitorInterval, DefaultJanitorInterval)
+	setDur(&o.StreamSweepInterval, DefaultStreamSweepInterval)
+	setDur(&o.VacuumInterval, DefaultVacuumInterval)
+	setDur(&o.HeartbeatInterval, DefaultHeartbeatInterval)
+	setDur(&o.NodeTTL, DefaultNodeTTL)
+	setDur(&o.ListenerPing, DefaultListenerPing)
+	setDur(&o.MonitorInterval, DefaultMonitorInterval)
+	setDur(&o.ReconnectMin, DefaultReconnectMin)
+	setDur(&o.ReconnectMax, DefaultReconnectMax)
+	if o.QueueWarnUsage <= 0 {
+		o.QueueWarnUsage = DefaultQueueWarnUsage
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o, nil
+}
+
+func setInt(v *int, def int) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
+func setDur(v *time.Duration, def time.Duration) {
+	if *v <= 0 {
+		*v = def
+	}
+}

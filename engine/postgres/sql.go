@@ -1,0 +1,161 @@
+package postgres
+
+import (
+	"strconv"
+	"strings"
+)
+
+// statements holds the engine's SQL with the schema name filled in. The
+// texts are constant for an engine, so pgx prepares each once per
+// connection.
+type statements struct {
+	notifyChannels []string
+	listen         string
+
+	alloc         string
+	insertHistory string
+	notify        string
+	insertSpill   string
+	readSpill     string
+
+	touch          string
+	readForward    string
+	readReverse    string
+	removeHistory  string
+	streamTop      string
+	streamTops     string
+	historyBetween string
+	historyReplay  string
+
+	presenceAdd    string
+	presenceRemove string
+	presenceList   string
+	presenceStats  string
+
+	nodeBeat   string
+	nodeExpire string
+	nodeList   string
+
+	sweepPresence string
+	sweepSpill    string
+	sweepNodes    string
+	sweepPubs     string
+	sweepMeta     string
+	queueUsage    string
+	historyDead   string
+	vacuumHistory string
+}
+
+// historyColumns are the columns every history read returns, in the order
+// scanHistoryRow expects.
+const historyColumns = `h.pub_offset, h.time_ms, h.data, h.client_id, h.user_id, h.conn_info, h.chan_info, h.tags::text`
+
+func newStatements(schema string) *statements {
+	q := func(s string) string { return strings.ReplaceAll(s, "{{schema}}", schema) }
+	st := &statements{}
+	listen := make([]string, notifyChannels)
+	for i := range notifyChannels {
+		name := schema + "_" + strconv.Itoa(i)
+		st.notifyChannels = append(st.notifyChannels, name)
+		listen[i] = `LISTEN "` + name + `"`
+	}
+	st.listen = strings.Join(listen, "; ")
+
+	st.alloc = q(`SELECT channel, top_offset, epoch FROM {{schema}}.alloc($1::text[], $2::int4[], $3::int4[], $4::int8[], $5::int8[])`)
+	st.insertHistory = q(`INSERT INTO {{schema}}.history
+		(channel, pub_offset, time_ms, data, client_id, user_id, conn_info, chan_info, tags)
+		SELECT c, o, t, d, ci, u, cn, chn, tg::jsonb
+		  FROM unnest($1::text[], $2::int8[], $3::int8[], $4::bytea[], $5::text[], $6::text[], $7::bytea[], $8::bytea[], $9::text[])
+		       AS x (c, o, t, d, ci, u, cn, chn, tg)`)
+	// The function scan yields rows in array order, so the notifications
+	// are queued in the order the engine packed them.
+	st.notify = `SELECT pg_notify(c, p) FROM unnest($1::text[], $2::text[]) AS x (c, p)`
+	st.insertSpill = q(`INSERT INTO {{schema}}.spill (id, body, expire_at)
+		SELECT i, b, now() + $3::int8 * interval '1 millisecond'
+		  FROM unnest($1::int8[], $2::bytea[]) AS x (i, b)`)
+	st.readSpill = q(`SELECT body FROM {{schema}}.spill WHERE id = $1`)
+
+	st.touch = q(`SELECT {{schema}}.touch($1, $2)`)
+	// The window of publications still kept: none once they expired,
+	// otherwise from the later of first_offset and the size limit.
+	const window = `h.pub_offset >= CASE WHEN s.expire_at > now()
+		THEN greatest(s.first_offset, s.top_offset - s.size + 1) ELSE s.top_offset + 1 END`
+	st.readForward = q(`SELECT s.top_offset, s.epoch, ` + historyColumns + `
+		  FROM {{schema}}.streams s
+		  LEFT JOIN LATERAL (
+		       SELECT * FROM {{schema}}.history h
+		        WHERE h.channel = s.channel AND ` + window + `
+		          AND h.pub_offset > $2 AND h.pub_offset <= s.top_offset
+		        ORDER BY h.pub_offset
+		        LIMIT $3) h ON true
+		 WHERE s.channel = $1`)
+	st.readReverse = q(`SELECT s.top_offset, s.epoch, ` + historyColumns + `
+		  FROM {{schema}}.streams s
+		  LEFT JOIN LATERAL (
+		       SELECT * FROM {{schema}}.history h
+		        WHERE h.channel = s.channel AND ` + window + `
+		          AND h.pub_offset <= least(s.top_offset, $2)
+		        ORDER BY h.pub_offset DESC
+		        LIMIT $3) h ON true
+		 WHERE s.channel = $1`)
+	st.removeHistory = q(`WITH s AS (
+		       UPDATE {{schema}}.streams SET first_offset = top_offset + 1
+		        WHERE channel = $1 RETURNING channel, top_offset)
+		DELETE FROM {{schema}}.history h USING s
+		 WHERE h.channel = s.channel AND h.pub_offset <= s.top_offset`)
+	st.streamTop = q(`SELECT top_offset, epoch FROM {{schema}}.streams WHERE channel = $1`)
+	st.streamTops = q(`SELECT channel, top_offset, epoch FROM {{schema}}.streams WHERE channel = ANY ($1::text[])`)
+	st.historyBetween = q(`SELECT ` + historyColumns + ` FROM {{schema}}.history h
+		 WHERE h.channel = $1 AND h.pub_offset > $2 AND h.pub_offset < $3
+		   AND EXISTS (SELECT 1 FROM {{schema}}.streams s WHERE s.channel = $1 AND s.epoch = $4)
+		 ORDER BY h.pub_offset`)
+	st.historyReplay = q(`SELECT h.channel, ` + historyColumns + `
+		  FROM unnest($1::text[], $2::int8[], $3::int8[]) AS u (c, after, upto)
+		  JOIN {{schema}}.history h ON h.channel = u.c AND h.pub_offset > u.after AND h.pub_offset <= u.upto
+		 ORDER BY h.channel, h.pub_offset`)
+
+	st.presenceAdd = q(`INSERT INTO {{schema}}.presence
+		(channel, client_id, user_id, conn_info, chan_info, node_id, expire_at)
+		VALUES ($1, $2, $3, $4, $5, $6, now() + $7::int8 * interval '1 microsecond')
+		ON CONFLICT (channel, client_id) DO UPDATE SET
+		    user_id = excluded.user_id, conn_info = excluded.conn_info, chan_info = excluded.chan_info,
+		    node_id = excluded.node_id, expire_at = excluded.expire_at`)
+	st.presenceRemove = q(`DELETE FROM {{schema}}.presence WHERE channel = $1 AND client_id = $2`)
+	st.presenceList = q(`SELECT client_id, user_id, conn_info, chan_info FROM {{schema}}.presence
+		 WHERE channel = $1 AND expire_at > now()`)
+	st.presenceStats = q(`SELECT count(*), count(DISTINCT user_id) FROM {{schema}}.presence
+		 WHERE channel = $1 AND expire_at > now()`)
+
+	st.nodeBeat = q(`INSERT INTO {{schema}}.nodes (id, started_at, heartbeat_at, expire_at)
+		VALUES ($1, $2, now(), now() + $3::int8 * interval '1 millisecond')
+		ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), expire_at = excluded.expire_at`)
+	st.nodeExpire = q(`UPDATE {{schema}}.nodes SET expire_at = now() WHERE id = $1`)
+	st.nodeList = q(`SELECT id, started_at, heartbeat_at FROM {{schema}}.nodes
+		 WHERE expire_at > now() ORDER BY id`)
+
+	st.sweepPresence = q(`DELETE FROM {{schema}}.presence WHERE (channel, client_id) IN (
+		SELECT channel, client_id FROM {{schema}}.presence WHERE expire_at <= now() LIMIT $1)`)
+	st.sweepSpill = q(`DELETE FROM {{schema}}.spill WHERE id IN (
+		SELECT id FROM {{schema}}.spill WHERE expire_at <= now() ORDER BY expire_at LIMIT $1)`)
+	st.sweepNodes = q(`WITH dead AS (DELETE FROM {{schema}}.nodes WHERE expire_at <= now() RETURNING id)
+		DELETE FROM {{schema}}.presence p USING dead WHERE p.node_id = dead.id`)
+	// Streams are locked with SKIP LOCKED so that sweeping never waits for
+	// (or holds up) a publishing transaction.
+	st.sweepPubs = q(`WITH s AS (
+		       SELECT channel, top_offset FROM {{schema}}.streams
+		        WHERE expire_at <= now() LIMIT $1 FOR UPDATE SKIP LOCKED),
+		     d AS (DELETE FROM {{schema}}.history h USING s
+		        WHERE h.channel = s.channel AND h.pub_offset <= s.top_offset)
+		UPDATE {{schema}}.streams t SET expire_at = NULL, first_offset = s.top_offset + 1
+		  FROM s WHERE t.channel = s.channel`)
+	st.sweepMeta = q(`WITH s AS (
+		       SELECT channel FROM {{schema}}.streams
+		        WHERE meta_expire_at <= now() LIMIT $1 FOR UPDATE SKIP LOCKED),
+		     d AS (DELETE FROM {{schema}}.history h USING s WHERE h.channel = s.channel)
+		DELETE FROM {{schema}}.streams t USING s WHERE t.channel = s.channel`)
+	st.queueUsage = `SELECT pg_notification_queue_usage()`
+	st.historyDead = q(`SELECT coalesce(n_dead_tup, 0), coalesce(n_live_tup, 0) FROM pg_stat_user_tables
+		 WHERE relid = '{{schema}}.history'::regclass`)
+	st.vacuumHistory = q(`VACUUM (SKIP_LOCKED) {{schema}}.history`)
+	return st
+}
