@@ -32,6 +32,11 @@ func serviceEnv(t *testing.T, name string) string {
 // other, with its offset when the engine keeps history.
 func TestTwoNodesDeliver(t *testing.T) {
 	engines := map[string]func(*testing.T, *Config){
+		"postgres": func(t *testing.T, c *Config) {
+			c.Engine.Type = "postgres"
+			c.Engine.Postgres.DSN = serviceEnv(t, "HERALD_TEST_POSTGRES_DSN")
+			c.Engine.Postgres.Schema = "herald_server_test_" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
+		},
 		"redis": func(t *testing.T, c *Config) {
 			c.Engine.Type = "redis"
 			c.Engine.Redis.Address = serviceEnv(t, "HERALD_TEST_REDIS_ADDR")

@@ -214,6 +214,9 @@ func (c Config) Validate() error {
 			}
 		}
 	}
+	if c.Engine.Type == "postgres" && c.Engine.Postgres.DSN == "" {
+		bad("engine.postgres.dsn", "required with engine.type postgres, e.g. postgres://user:pass@host:5432/db")
+	}
 	switch c.Engine.NATS.Presence {
 	case "", "none", "redis":
 	default:

@@ -10,15 +10,40 @@ import (
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/engine/nats"
+	"github.com/heraldhq/herald/engine/postgres"
 	"github.com/heraldhq/herald/engine/redis"
 )
 
 // EngineConfig selects the engine and holds each engine's settings.
 type EngineConfig struct {
-	// Type is memory (one node), redis or nats.
-	Type  string      `yaml:"type"`
-	Redis RedisConfig `yaml:"redis"`
-	NATS  NATSConfig  `yaml:"nats"`
+	// Type is memory (one node), postgres, redis or nats.
+	Type     string         `yaml:"type"`
+	Postgres PostgresConfig `yaml:"postgres"`
+	Redis    RedisConfig    `yaml:"redis"`
+	NATS     NATSConfig     `yaml:"nats"`
+}
+
+// PostgresConfig connects the PostgreSQL engine (docs/postgres.md).
+type PostgresConfig struct {
+	// DSN is the database to publish to and read history and presence
+	// from; it may go through a transaction-mode pooler.
+	DSN string `yaml:"dsn"`
+	// ListenDSN, when set, is used for the node's one LISTEN connection,
+	// which must be a direct session connection (not through a
+	// transaction-mode pooler).
+	ListenDSN string `yaml:"listen_dsn"`
+	// Schema holds Herald's tables and functions ("herald").
+	Schema string `yaml:"schema"`
+	// PoolSize is the publishing connections per node (2); QueryPoolSize
+	// the connections for history and presence reads (4).
+	PoolSize      int `yaml:"pool_size"`
+	QueryPoolSize int `yaml:"query_pool_size"`
+	// SynchronousCommitOff trades the last few milliseconds of
+	// publications on a database crash for throughput (off).
+	SynchronousCommitOff bool `yaml:"synchronous_commit_off"`
+	// SkipMigrate does not create or migrate the schema on start; run
+	// `herald migrate` (or its SQL) yourself.
+	SkipMigrate bool `yaml:"skip_migrate"`
 }
 
 // RedisConfig connects the Redis engine: standalone, Sentinel or Cluster.
@@ -72,9 +97,10 @@ type NATSConfig struct {
 
 // engines lists the engines and what each keeps.
 var engines = map[string]struct{ history, presence bool }{
-	"memory": {history: true, presence: true},
-	"redis":  {history: true, presence: true},
-	"nats":   {history: false, presence: false},
+	"memory":   {history: true, presence: true},
+	"postgres": {history: true, presence: true},
+	"redis":    {history: true, presence: true},
+	"nats":     {history: false, presence: false},
 }
 
 // engineCaps returns what the configured engine keeps.
@@ -89,6 +115,17 @@ func newEngine(cfg Config, node string, log *slog.Logger) (engine.Engine, error)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	switch cfg.Engine.Type {
+	case "postgres":
+		p := cfg.Engine.Postgres
+		e, err := postgres.New(ctx, postgres.Options{
+			DSN: p.DSN, ListenDSN: p.ListenDSN, Schema: p.Schema, NodeID: node,
+			PoolSize: p.PoolSize, QueryPoolSize: p.QueryPoolSize,
+			SynchronousCommitOff: p.SynchronousCommitOff, SkipMigrate: p.SkipMigrate, Logger: log,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("engine postgres: %w", err)
+		}
+		return e, nil
 	case "redis":
 		e, err := redis.New(ctx, cfg.Engine.Redis.options(node, log))
 		if err != nil {

@@ -16,6 +16,14 @@ log:
 
 engine:
   type: memory            # memory: one node, nothing else to run | redis | nats (see docs/engines.md)
+  postgres:               # engine.type postgres: scale out on PostgreSQL alone (docs/postgres.md)
+    dsn: ""                     # postgres://user:pass@host:5432/db (may go through a transaction-mode pooler)
+    listen_dsn: ""              # a direct session connection for LISTEN, when dsn goes through a pooler
+    schema: herald
+    pool_size: 2                # publishing connections per node
+    query_pool_size: 4          # history and presence read connections per node
+    synchronous_commit_off: false  # faster publishing, may lose the last ms of publications on a database crash
+    skip_migrate: false         # true: run "herald migrate" (or "herald migrate --sql") yourself
   redis:                  # engine.type redis, or NATS presence in Redis
     address: "127.0.0.1:6379"   # a standalone server
     addresses: []               # Sentinel or Cluster seed addresses (instead of address)
