@@ -392,7 +392,7 @@ print_env() {
 export HERALD_TEST_POSTGRES_DSN='postgres://$PG_USER:$PG_PASSWORD@$HOST:$PG_PORT/$PG_DB?sslmode=disable'
 export HERALD_TEST_REDIS_ADDR='$HOST:$REDIS_PORT'
 export HERALD_TEST_NATS_URL='nats://$HOST:$NATS_PORT'
-export HERALD_TEST_POSTGRES_RESTART='$SELF restart-postgres'
+export HERALD_TEST_POSTGRES_RESTART='env HERALD_SERVICES_PG_PORT=$PG_PORT $SELF restart-postgres'
 EOF
 }
 

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 // streamNode is one node of a fault test.
@@ -175,14 +175,8 @@ func TestListenerTerminated(t *testing.T) {
 // It needs HERALD_TEST_POSTGRES_RESTART, a command that restarts the test
 // server and returns once it accepts connections again.
 func TestPostgresRestart(t *testing.T) {
+	restart := testenv.Require(t, "HERALD_TEST_POSTGRES_RESTART")
 	dsn := testDSN(t)
-	restart := os.Getenv("HERALD_TEST_POSTGRES_RESTART")
-	if restart == "" {
-		if os.Getenv("HERALD_TEST_REQUIRE_SERVICES") == "1" {
-			t.Fatal("HERALD_TEST_POSTGRES_RESTART is not set and HERALD_TEST_REQUIRE_SERVICES=1")
-		}
-		t.Skip("HERALD_TEST_POSTGRES_RESTART is not set")
-	}
 	schema := testSchema(t, dsn)
 	ch := "fault-restart:" + randomToken(4)
 	nodes := startNodes(t, dsn, schema, ch, 3)

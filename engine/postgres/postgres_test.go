@@ -13,6 +13,7 @@ import (
 
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/engine/enginetest"
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -20,16 +21,14 @@ func TestMain(m *testing.M) {
 }
 
 // testDSN returns the test database, skipping the test when there is none
-// unless the run requires services (scripts/test.sh sets that).
+// unless the run requires services (scripts/test.sh sets that). It holds
+// the machine-wide PostgreSQL test lock until t ends, since the fault tests
+// restart the server and kill backends under tests of other packages: call
+// it once per test, before anything touches PostgreSQL.
 func testDSN(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv("HERALD_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		if os.Getenv("HERALD_TEST_REQUIRE_SERVICES") == "1" {
-			t.Fatal("HERALD_TEST_POSTGRES_DSN is not set and HERALD_TEST_REQUIRE_SERVICES=1")
-		}
-		t.Skip("HERALD_TEST_POSTGRES_DSN is not set")
-	}
+	dsn := testenv.Require(t, "HERALD_TEST_POSTGRES_DSN")
+	testenv.LockPostgres(t)
 	return dsn
 }
 

@@ -1,0 +1,139 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/internal/wire"
+)
+
+// Publish sends pub to the nodes subscribed to ch. With history, one
+// script call appends it to the channel's stream and publishes it, so it
+// is delivered if and only if it is stored, and in offset order.
+func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication, opts engine.PublishOptions) (engine.StreamPosition, error) {
+	if pub == nil {
+		return engine.StreamPosition{}, fmt.Errorf("publish %q: nil publication", ch)
+	}
+	if ch == "" {
+		return engine.StreamPosition{}, fmt.Errorf("publish: %w", errEmptyChannel)
+	}
+	if err := e.deliverable(ctx); err != nil {
+		return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, err)
+	}
+	p := *pub
+	p.Time = time.Now().UnixMilli()
+	buf := e.bufs.Get()
+	defer e.bufs.Put(buf)
+	if !opts.HasHistory() {
+		*buf = wire.AppendPublication(append(*buf, msgPub), &p)
+		if err := e.client.Publish(ctx, e.keys.pubsubChannel(ch), *buf).Err(); err != nil {
+			return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, err)
+		}
+		return engine.StreamPosition{}, nil
+	}
+	*buf = wire.AppendPublication(*buf, &p)
+	v, err := publishScript.Run(ctx, e.client, e.keys.historyKeys(ch),
+		*buf, opts.HistorySize, millis(opts.HistoryTTL), millis(e.metaTTL(opts.HistoryMetaTTL)),
+		newEpoch(), e.keys.pubsubChannel(ch)).Slice()
+	if err != nil {
+		return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, err)
+	}
+	if len(v) == 2 {
+		offset, ok1 := v[0].(int64)
+		epoch, ok2 := v[1].(string)
+		if ok1 && ok2 && offset > 0 {
+			return engine.StreamPosition{Offset: uint64(offset), Epoch: epoch}, nil
+		}
+	}
+	return engine.StreamPosition{}, fmt.Errorf("publish %q: %w: %v", ch, errReply, v)
+}
+
+// PublishJoin sends a join event to the nodes subscribed to ch.
+func (e *Engine) PublishJoin(ctx context.Context, ch string, info *engine.ClientInfo) error {
+	return e.publishInfo(ctx, msgJoin, ch, info)
+}
+
+// PublishLeave sends a leave event to the nodes subscribed to ch.
+func (e *Engine) PublishLeave(ctx context.Context, ch string, info *engine.ClientInfo) error {
+	return e.publishInfo(ctx, msgLeave, ch, info)
+}
+
+// publishInfo sends a join or leave on the channel's own pub/sub channel,
+// which keeps it in order with the channel's publications and costs no
+// extra subscription.
+func (e *Engine) publishInfo(ctx context.Context, kind byte, ch string, info *engine.ClientInfo) error {
+	what := "join"
+	if kind == msgLeave {
+		what = "leave"
+	}
+	if info == nil {
+		return fmt.Errorf("publish %s %q: nil client info", what, ch)
+	}
+	if ch == "" {
+		return fmt.Errorf("publish %s: %w", what, errEmptyChannel)
+	}
+	if err := e.deliverable(ctx); err != nil {
+		return fmt.Errorf("publish %s %q: %w", what, ch, err)
+	}
+	buf := e.bufs.Get()
+	defer e.bufs.Put(buf)
+	*buf = wire.AppendClientInfo(append(*buf, kind), info)
+	if err := e.client.Publish(ctx, e.keys.pubsubChannel(ch), *buf).Err(); err != nil {
+		return fmt.Errorf("publish %s %q: %w", what, ch, err)
+	}
+	return nil
+}
+
+// PublishControl sends data to every node, this one included.
+func (e *Engine) PublishControl(ctx context.Context, data []byte) error {
+	if err := e.deliverable(ctx); err != nil {
+		return fmt.Errorf("publish control: %w", err)
+	}
+	if err := e.client.Publish(ctx, e.keys.control, data).Err(); err != nil {
+		return fmt.Errorf("publish control: %w", err)
+	}
+	return nil
+}
+
+// Subscribe makes this node deliver ch's publications and join/leave
+// events, and returns once Redis confirmed the subscription. It reads the
+// stream's position first, so that a publication that arrives after a gap,
+// or a reconnect, shows what the node missed since.
+func (e *Engine) Subscribe(ctx context.Context, ch string) error {
+	if ch == "" {
+		return fmt.Errorf("subscribe: %w", errEmptyChannel)
+	}
+	if err := e.deliverable(ctx); err != nil {
+		return fmt.Errorf("subscribe %q: %w", ch, err)
+	}
+	base, err := e.position(ctx, ch)
+	if err != nil {
+		return fmt.Errorf("subscribe %q: read stream position: %w", ch, err)
+	}
+	s := e.subscriberOf(ch)
+	// The state goes into the queue before SUBSCRIBE is sent, so it is
+	// there before the channel's first message.
+	s.disp.push(event{op: opSubscribe, channel: ch, base: base})
+	if err := s.subscribe(ctx, e.keys.pubsubChannel(ch)); err != nil {
+		// Leave nothing behind: the caller sees a failed subscription.
+		_ = s.unsubscribe(e.keys.pubsubChannel(ch))
+		s.disp.push(event{op: opUnsubscribe, channel: ch})
+		return fmt.Errorf("subscribe %q: %w", ch, err)
+	}
+	return nil
+}
+
+// Unsubscribe stops delivering ch on this node.
+func (e *Engine) Unsubscribe(ctx context.Context, ch string) error {
+	if err := e.deliverable(ctx); err != nil {
+		return fmt.Errorf("unsubscribe %q: %w", ch, err)
+	}
+	s := e.subscriberOf(ch)
+	s.disp.push(event{op: opUnsubscribe, channel: ch})
+	if err := s.unsubscribe(e.keys.pubsubChannel(ch)); err != nil {
+		return fmt.Errorf("unsubscribe %q: %w", ch, err)
+	}
+	return nil
+}

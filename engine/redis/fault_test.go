@@ -1,0 +1,258 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/enginetest"
+	"github.com/heraldhq/herald/engine/internal/wire"
+)
+
+// TestReconnectSustainedStream kills the subscribing node's pub/sub
+// connections three times while four publishers stream to a channel with
+// history and to one without. The history channel must still reach the
+// handler as every offset exactly once and in order; the other channel is
+// at most once: nothing twice, each publisher's messages in order.
+func TestReconnectSustainedStream(t *testing.T) {
+	opts := testOptions(t)
+	pubNode := startEngine(t, opts, enginetest.NewRecorder())
+	rec := enginetest.NewRecorder()
+	subOpts := opts
+	subOpts.NodeID = "sub-" + randomToken(4)
+	subNode := startEngine(t, subOpts, rec)
+
+	hist, plain := "stream_"+randomToken(4), "plain_"+randomToken(4)
+	for _, ch := range []string{hist, plain} {
+		if err := subNode.Subscribe(t.Context(), ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	const total, publishers = 3000, 4
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	var sent atomic.Int64
+	var wg sync.WaitGroup
+	withHistory := engine.PublishOptions{HistorySize: 2 * total, HistoryTTL: 10 * time.Minute}
+	for p := range publishers {
+		wg.Go(func() {
+			for i := p; i < total; i += publishers {
+				data := fmt.Appendf(nil, `%d/%d`, p, i)
+				if _, err := pubNode.Publish(ctx, hist, &engine.Publication{Data: data}, withHistory); err != nil {
+					t.Errorf("publish: %v", err)
+					return
+				}
+				if _, err := pubNode.Publish(ctx, plain, &engine.Publication{Data: data}, engine.PublishOptions{}); err != nil {
+					t.Errorf("publish: %v", err)
+					return
+				}
+				sent.Add(1)
+			}
+		})
+	}
+	kills := 0
+	for _, at := range []int64{total / 4, total / 2, 3 * total / 4} {
+		for sent.Load() < at && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		kills += killSubscribers(t, pubNode.client, subOpts.NodeID)
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+
+	got := rec.WaitForPublications(t, hist, total, time.Minute)
+	checkOffsets(t, hist, got, total)
+	for i, d := range got {
+		if d.Position.Epoch == "" || d.Position.Epoch != got[0].Position.Epoch {
+			t.Fatalf("delivery %d in epoch %q, first in %q", i, d.Position.Epoch, got[0].Position.Epoch)
+		}
+	}
+
+	// The plain channel cannot be awaited in full: wait for a marker
+	// published after everything else instead; its connection may still
+	// be reconnecting.
+	enginetest.PublishMarker(t, pubNode, rec, plain, "end")
+	plainGot := enginetest.CheckAtMostOnce(t, rec.Publications(plain), publishers, "end")
+	st := subNode.Stats()
+	t.Logf("killed %d connections; plain channel got %d of %d; stats %+v", kills, plainGot, total, st)
+	if kills == 0 || st.Resubscribed == 0 {
+		t.Fatalf("the fault did not take: %d connections killed, %d channels resubscribed", kills, st.Resubscribed)
+	}
+}
+
+// silentPublish appends a publication to ch's stream through the publish
+// script but announces it on a pub/sub channel nobody listens to, as if
+// the node's subscribing connection had been down when it was published.
+func silentPublish(t *testing.T, e *Engine, ch string, data string, size int) engine.StreamPosition {
+	t.Helper()
+	p := &engine.Publication{Data: []byte(data), Time: time.Now().UnixMilli()}
+	v, err := publishScript.Run(t.Context(), e.client, e.keys.historyKeys(ch),
+		wire.AppendPublication(nil, p), size, millis(time.Minute), millis(time.Minute), newEpoch(), e.keys.prefix+":void").Slice()
+	if err != nil {
+		t.Fatalf("silent publish: %v", err)
+	}
+	return engine.StreamPosition{Offset: uint64(v[0].(int64)), Epoch: v[1].(string)}
+}
+
+func publishHistory(t *testing.T, e *Engine, ch, data string, size int) engine.StreamPosition {
+	t.Helper()
+	sp, err := e.Publish(t.Context(), ch, &engine.Publication{Data: []byte(data)},
+		engine.PublishOptions{HistorySize: size, HistoryTTL: time.Minute})
+	if err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	return sp
+}
+
+// TestGapRepair checks that a live publication that arrives after
+// publications the node never saw makes it deliver those first.
+func TestGapRepair(t *testing.T) {
+	rec := enginetest.NewRecorder()
+	e := startEngine(t, testOptions(t), rec)
+	ch := "gap_" + randomToken(4)
+	if err := e.Subscribe(t.Context(), ch); err != nil {
+		t.Fatal(err)
+	}
+	publishHistory(t, e, ch, "1", 10)
+	silentPublish(t, e, ch, "2", 10)
+	silentPublish(t, e, ch, "3", 10)
+	publishHistory(t, e, ch, "4", 10)
+	got := rec.WaitForPublications(t, ch, 4, 10*time.Second)
+	checkOffsets(t, ch, got, 4)
+	for i, d := range got {
+		if string(d.Pub.Data) != fmt.Sprint(i+1) {
+			t.Errorf("delivery %d carries %q", i, d.Pub.Data)
+		}
+	}
+	if st := e.Stats(); st.GapRepairs != 1 || st.Replayed != 2 || st.Lost != 0 {
+		t.Errorf("stats %+v, want 1 repair replaying 2, none lost", st)
+	}
+}
+
+// TestGapRepairTrimmed checks that publications trimmed from history
+// before a gap was repaired are counted as lost and skipped, and delivery
+// continues with what history still has.
+func TestGapRepairTrimmed(t *testing.T) {
+	rec := enginetest.NewRecorder()
+	e := startEngine(t, testOptions(t), rec)
+	ch := "trim_" + randomToken(4)
+	if err := e.Subscribe(t.Context(), ch); err != nil {
+		t.Fatal(err)
+	}
+	publishHistory(t, e, ch, "1", 3)
+	for i := 2; i <= 10; i++ {
+		silentPublish(t, e, ch, fmt.Sprint(i), 3)
+	}
+	publishHistory(t, e, ch, "11", 3) // history keeps 9, 10, 11
+	got := rec.WaitForPublications(t, ch, 4, 10*time.Second)
+	var offs []uint64
+	for _, d := range got {
+		offs = append(offs, d.Pub.Offset)
+	}
+	if fmt.Sprint(offs) != "[1 9 10 11]" {
+		t.Fatalf("delivered offsets %v, want [1 9 10 11]", offs)
+	}
+	if st := e.Stats(); st.Lost != 7 {
+		t.Errorf("stats %+v, want 7 lost", st)
+	}
+}
+
+// TestReplayAfterResubscribe checks the replay of many channels after a
+// reconnect: publications stored while the node could not hear them are
+// delivered, in order, before anything newer.
+func TestReplayAfterResubscribe(t *testing.T) {
+	const channels = 300
+	opts := testOptions(t)
+	opts.NodeID = "replay-" + randomToken(4)
+	opts.ReplayBatch = 2 // so that replays take several reads
+	rec := enginetest.NewRecorder()
+	e := startEngine(t, opts, rec)
+	names := make([]string, channels)
+	for i := range names {
+		names[i] = fmt.Sprintf("replay_%d_%s", i, randomToken(3))
+		if err := e.Subscribe(t.Context(), names[i]); err != nil {
+			t.Fatal(err)
+		}
+		publishHistory(t, e, names[i], "1", 10)
+	}
+	for _, ch := range names {
+		rec.WaitForPublications(t, ch, 1, 10*time.Second)
+		for i := 2; i <= 6; i++ {
+			silentPublish(t, e, ch, fmt.Sprint(i), 10)
+		}
+	}
+	if killSubscribers(t, e.client, opts.NodeID) == 0 {
+		t.Fatal("no subscribing connection to kill")
+	}
+	for _, ch := range names {
+		checkOffsets(t, ch, rec.WaitForPublications(t, ch, 6, 30*time.Second), 6)
+	}
+	// Live delivery goes on after the replay, without duplicates.
+	for _, ch := range names[:10] {
+		publishHistory(t, e, ch, "7", 10)
+		checkOffsets(t, ch, rec.WaitForPublications(t, ch, 7, 10*time.Second), 7)
+	}
+	if st := e.Stats(); st.Resubscribed < channels || st.Replayed != 5*channels || st.Lost != 0 {
+		t.Errorf("stats %+v, want >= %d resubscribed, %d replayed, none lost", st, channels, 5*channels)
+	}
+}
+
+// TestNewEpoch checks that a stream lost in Redis (here deleted) and
+// started again is delivered from its new offset 1 in its new epoch.
+func TestNewEpoch(t *testing.T) {
+	rec := enginetest.NewRecorder()
+	e := startEngine(t, testOptions(t), rec)
+	ch := "epoch_" + randomToken(4)
+	if err := e.Subscribe(t.Context(), ch); err != nil {
+		t.Fatal(err)
+	}
+	first := publishHistory(t, e, ch, "1", 10)
+	publishHistory(t, e, ch, "2", 10)
+	rec.WaitForPublications(t, ch, 2, 10*time.Second)
+	if err := e.client.Del(t.Context(), e.keys.historyKeys(ch)...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	second := publishHistory(t, e, ch, "new 1", 10)
+	if second.Offset != 1 || second.Epoch == first.Epoch {
+		t.Fatalf("after the loss the stream is at %+v, before at %+v", second, first)
+	}
+	got := rec.WaitForPublications(t, ch, 3, 10*time.Second)
+	if d := got[2]; d.Position != second || string(d.Pub.Data) != "new 1" {
+		t.Errorf("third delivery %q at %+v, want \"new 1\" at %+v", d.Pub.Data, d.Position, second)
+	}
+}
+
+// TestHealthCheckReplacesSilentConnection pauses every Redis client
+// briefly, so the subscribing connections stop answering pings; the
+// engine replaces them and delivery goes on.
+func TestHealthCheckReplacesSilentConnection(t *testing.T) {
+	opts := testOptions(t)
+	opts.HealthInterval = 100 * time.Millisecond
+	rec := enginetest.NewRecorder()
+	e := startEngine(t, opts, rec)
+	ch := "health_" + randomToken(4)
+	if err := e.Subscribe(t.Context(), ch); err != nil {
+		t.Fatal(err)
+	}
+	publishHistory(t, e, ch, "1", 10)
+	rec.WaitForPublications(t, ch, 1, 10*time.Second)
+	if err := e.client.Do(t.Context(), "client", "pause", 1000, "all").Err(); err != nil {
+		t.Fatalf("CLIENT PAUSE: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for e.Stats().Replaced == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no subscribing connection was replaced")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	publishHistory(t, e, ch, "2", 10)
+	checkOffsets(t, ch, rec.WaitForPublications(t, ch, 2, 10*time.Second), 2)
+}

@@ -1,0 +1,52 @@
+package redis
+
+// keyspace names everything the engine keeps in Redis. A channel's keys
+// put the channel in a hash tag ("{...}"), so that in Redis Cluster a
+// channel's stream, meta and presence live in one slot and one script can
+// touch them together. A brace inside a channel name only shortens the
+// tag, identically for all of the channel's keys.
+//
+//	<prefix>:h:{<ch>}   stream of publications, entry id "<offset>-0", field "d"
+//	<prefix>:m:{<ch>}   hash: "e" epoch, "s" top offset
+//	<prefix>:pc:{<ch>}  hash: client id -> encoded ClientInfo
+//	<prefix>:pe:{<ch>}  sorted set: client id scored by expiry (ms, Redis clock)
+//	<prefix>:nodes      sorted set: node id scored by expiry (ms, Redis clock)
+//
+// Pub/sub channels are a separate namespace:
+//
+//	<prefix>:c:<ch>     publications and join/leave events of <ch>
+//	<prefix>:control    control messages, subscribed by every node
+type keyspace struct {
+	prefix  string
+	chanPfx string // "<prefix>:c:"
+	control string
+	nodes   string
+}
+
+func newKeyspace(prefix string) keyspace {
+	return keyspace{
+		prefix:  prefix,
+		chanPfx: prefix + ":c:",
+		control: prefix + ":control",
+		nodes:   prefix + ":nodes",
+	}
+}
+
+func (k keyspace) tagged(kind, ch string) string { return k.prefix + ":" + kind + ":{" + ch + "}" }
+
+func (k keyspace) stream(ch string) string          { return k.tagged("h", ch) }
+func (k keyspace) meta(ch string) string            { return k.tagged("m", ch) }
+func (k keyspace) presenceClients(ch string) string { return k.tagged("pc", ch) }
+func (k keyspace) presenceExpiry(ch string) string  { return k.tagged("pe", ch) }
+func (k keyspace) pubsubChannel(ch string) string   { return k.chanPfx + ch }
+func (k keyspace) historyKeys(ch string) []string   { return []string{k.stream(ch), k.meta(ch)} }
+func (k keyspace) presenceKeys(ch string) []string {
+	return []string{k.presenceClients(ch), k.presenceExpiry(ch)}
+}
+func (k keyspace) isChannel(redisChannel string) bool {
+	return len(redisChannel) >= len(k.chanPfx) && redisChannel[:len(k.chanPfx)] == k.chanPfx
+}
+
+// channelOf returns the Herald channel of a pub/sub channel name that
+// isChannel accepted; the result shares the argument's memory.
+func (k keyspace) channelOf(redisChannel string) string { return redisChannel[len(k.chanPfx):] }

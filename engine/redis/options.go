@@ -1,0 +1,187 @@
+package redis
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// Defaults used for zero fields of Options.
+const (
+	DefaultPrefix = "herald"
+	// DefaultPubSubShards is the number of subscribing connections a node
+	// holds. Channels are spread over them by hash, so one busy channel or
+	// one slow reconnect stalls only its share of the channels.
+	DefaultPubSubShards = 4
+	// DefaultHistoryMetaTTL is how long a stream's position outlives its
+	// last publication or read, as in Centrifugo.
+	DefaultHistoryMetaTTL = 30 * 24 * time.Hour
+	// DefaultHealthInterval is how long a subscribing connection may stay
+	// silent before the engine pings it; one that stays silent for three
+	// intervals after a ping is replaced.
+	DefaultHealthInterval = 2 * time.Second
+	// DefaultHeartbeatInterval and DefaultNodeTTL drive the node registry.
+	DefaultHeartbeatInterval = 2 * time.Second
+	DefaultNodeTTL           = 10 * time.Second
+	// DefaultReadTimeout bounds each background read (gap repair, replay)
+	// before it is retried.
+	DefaultReadTimeout  = 10 * time.Second
+	DefaultReconnectMin = 50 * time.Millisecond
+	DefaultReconnectMax = 5 * time.Second
+	// DefaultReplayBatch is the most publications one replay read returns.
+	DefaultReplayBatch = 1000
+)
+
+// Options configures an Engine (and a standalone Presence).
+//
+// Addrs and SentinelMaster choose the deployment: one address is a
+// standalone server; SentinelMaster set makes Addrs the Sentinels of that
+// master; Cluster (or more than one address without SentinelMaster) makes
+// Addrs the seed nodes of a Redis Cluster.
+type Options struct {
+	// Addrs lists host:port addresses. Required.
+	Addrs []string
+	// SentinelMaster is the name of the master the Sentinels at Addrs
+	// watch; empty means no Sentinel.
+	SentinelMaster string
+	// SentinelUsername and SentinelPassword authenticate to the Sentinels
+	// when they need it.
+	SentinelUsername string
+	SentinelPassword string
+	// Cluster forces Redis Cluster mode with a single seed address.
+	Cluster bool
+	// Username and Password authenticate to Redis (ACL user or
+	// requirepass).
+	Username string
+	Password string
+	// DB selects the database of a standalone or Sentinel-managed server;
+	// Redis Cluster has only database 0.
+	DB int
+	// TLS, when set, dials with TLS.
+	TLS *tls.Config
+	// PoolSize is the number of command connections; zero keeps
+	// go-redis's default (10 per GOMAXPROCS). The subscribing connections
+	// come on top.
+	PoolSize int
+
+	// Prefix starts every key and pub/sub channel the engine uses, so
+	// several Herald clusters (or tests) can share one Redis. It may hold
+	// letters, digits and "_.:-".
+	Prefix string
+	// NodeID names this node in the node registry and in CLIENT LIST
+	// (connection name "herald:<NodeID>"); empty means a random id.
+	NodeID string
+	// PubSubShards is the number of subscribing connections.
+	PubSubShards int
+
+	HistoryMetaTTL    time.Duration
+	HealthInterval    time.Duration
+	HeartbeatInterval time.Duration
+	NodeTTL           time.Duration
+	ReadTimeout       time.Duration
+	ReconnectMin      time.Duration
+	ReconnectMax      time.Duration
+	ReplayBatch       int
+
+	// Logger receives warnings (reconnects, publications that history no
+	// longer held when a gap was repaired); nil means slog.Default().
+	Logger *slog.Logger
+}
+
+var prefixPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
+
+func (o Options) withDefaults() (Options, error) {
+	if len(o.Addrs) == 0 {
+		return o, errors.New("redis engine: at least one address is required")
+	}
+	if o.SentinelMaster != "" && o.Cluster {
+		return o, errors.New("redis engine: Sentinel and Cluster exclude each other")
+	}
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	// Braces would change which part of a key Redis Cluster hashes, and
+	// glob characters would break the key scans of operators and tests.
+	if !prefixPattern.MatchString(o.Prefix) {
+		return o, fmt.Errorf("redis engine: prefix %q: want 1-64 letters, digits or \"_.:-\"", o.Prefix)
+	}
+	if o.NodeID == "" {
+		o.NodeID = randomToken(8)
+	}
+	// The id becomes part of the connection name, which CLIENT SETNAME
+	// restricts.
+	if !prefixPattern.MatchString(o.NodeID) {
+		return o, fmt.Errorf("redis engine: node id %q: want 1-64 letters, digits or \"_.:-\"", o.NodeID)
+	}
+	setInt(&o.PubSubShards, DefaultPubSubShards)
+	setInt(&o.ReplayBatch, DefaultReplayBatch)
+	setDur(&o.HistoryMetaTTL, DefaultHistoryMetaTTL)
+	setDur(&o.HealthInterval, DefaultHealthInterval)
+	setDur(&o.HeartbeatInterval, DefaultHeartbeatInterval)
+	setDur(&o.NodeTTL, DefaultNodeTTL)
+	setDur(&o.ReadTimeout, DefaultReadTimeout)
+	setDur(&o.ReconnectMin, DefaultReconnectMin)
+	setDur(&o.ReconnectMax, DefaultReconnectMax)
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o, nil
+}
+
+// newClient builds the go-redis client the options describe. RESP2 is
+// asked for because pub/sub replies then keep their classic shape, which
+// the subscribing connections rely on to see (re)subscriptions.
+func (o Options) newClient() goredis.UniversalClient {
+	return goredis.NewUniversalClient(&goredis.UniversalOptions{
+		Addrs:            o.Addrs,
+		MasterName:       o.SentinelMaster,
+		SentinelUsername: o.SentinelUsername,
+		SentinelPassword: o.SentinelPassword,
+		IsClusterMode:    o.Cluster,
+		Username:         o.Username,
+		Password:         o.Password,
+		DB:               o.DB,
+		TLSConfig:        o.TLS,
+		PoolSize:         o.PoolSize,
+		ClientName:       connectionName(o.NodeID),
+		Protocol:         2,
+		// Callers' deadlines then bound network waits too.
+		ContextTimeoutEnabled: true,
+	})
+}
+
+// connect fills in the defaults of o and returns them with a client that
+// answered a ping; who starts the ping error.
+func (o Options) connect(ctx context.Context, who string) (Options, goredis.UniversalClient, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return o, nil, err
+	}
+	client := o.newClient()
+	if err := client.Ping(ctx).Err(); err != nil {
+		_ = client.Close()
+		return o, nil, fmt.Errorf("%s: ping %v: %w", who, o.Addrs, err)
+	}
+	return o, client, nil
+}
+
+// connectionName is what CLIENT LIST shows for every connection of a node.
+func connectionName(nodeID string) string { return "herald:" + nodeID }
+
+func setInt(v *int, def int) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
+func setDur(v *time.Duration, def time.Duration) {
+	if *v <= 0 {
+		*v = def
+	}
+}

@@ -1,0 +1,255 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald/engine"
+)
+
+// subscriber is one subscribing connection and the channels it carries.
+//
+// go-redis re-establishes a lost pub/sub connection by itself and
+// subscribes again to every channel it had; Redis confirms each channel
+// with a "subscribe" reply, in order with the messages. Every SUBSCRIBE
+// the engine sends leaves a waiter for its confirmation, so a confirmation
+// nobody waits for is a re-subscription: publications may have been lost
+// since the connection broke, and the channel is replayed from history at
+// exactly that point of the message flow, before any message of the new
+// connection.
+type subscriber struct {
+	e    *Engine
+	disp *dispatcher
+
+	mu sync.Mutex
+	ps *goredis.PubSub
+	// waiting holds, for each subscribed pub/sub channel, the Subscribe
+	// calls waiting for their confirmation; a channel is subscribed while
+	// it has an entry.
+	waiting map[string][]chan struct{}
+	closed  bool
+
+	// lastSeen is when the connection last delivered anything (Unix ns),
+	// for the health check.
+	lastSeen atomic.Int64
+}
+
+func newSubscriber(e *Engine) *subscriber {
+	s := &subscriber{
+		e:       e,
+		disp:    newDispatcher(e),
+		ps:      e.client.Subscribe(e.bgCtx),
+		waiting: make(map[string][]chan struct{}),
+	}
+	s.lastSeen.Store(time.Now().UnixNano())
+	return s
+}
+
+// writeCtx bounds a write on the subscribing connection. It does not use
+// the caller's context: a write cut short by a caller's deadline would
+// make go-redis drop the connection and every channel on it re-subscribe.
+func (s *subscriber) writeCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(s.e.bgCtx, s.e.opts.ReadTimeout)
+}
+
+// subscribe subscribes to the pub/sub channel rch and waits until Redis
+// confirms it, ctx ends or the engine closes.
+func (s *subscriber) subscribe(ctx context.Context, rch string) error {
+	w := make(chan struct{})
+	wctx, cancel := s.writeCtx()
+	defer cancel()
+	s.mu.Lock()
+	s.waiting[rch] = append(s.waiting[rch], w)
+	err := s.ps.Subscribe(wctx, rch)
+	s.mu.Unlock()
+	if err != nil {
+		s.forget(rch, w)
+		return err
+	}
+	select {
+	case <-w:
+		return nil
+	case <-ctx.Done():
+		s.forget(rch, w)
+		return ctx.Err()
+	case <-s.e.closing:
+		return engine.ErrClosed
+	}
+}
+
+// forget drops a waiter that gave up. Its confirmation, if it still comes,
+// then counts as a re-subscription, which only costs a replay.
+func (s *subscriber) forget(rch string, w chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ws, ok := s.waiting[rch]; ok {
+		s.waiting[rch] = slices.DeleteFunc(ws, func(x chan struct{}) bool { return x == w })
+	}
+}
+
+// unsubscribe unsubscribes from rch without waiting for Redis: messages
+// that still arrive are dropped by the dispatcher.
+func (s *subscriber) unsubscribe(rch string) error {
+	ctx, cancel := s.writeCtx()
+	defer cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.waiting[rch] {
+		close(w)
+	}
+	delete(s.waiting, rch)
+	return s.ps.Unsubscribe(ctx, rch)
+}
+
+// confirmed handles Redis's confirmation of a subscription to rch.
+func (s *subscriber) confirmed(rch string) {
+	s.mu.Lock()
+	ws, ok := s.waiting[rch]
+	if ok && len(ws) > 0 {
+		close(ws[0])
+		s.waiting[rch] = ws[1:]
+	}
+	s.mu.Unlock()
+	if !ok || len(ws) > 0 || !s.e.keys.isChannel(rch) {
+		return // unsubscribed since, an awaited confirmation, or control
+	}
+	s.e.stats.resubscribed.Add(1)
+	s.disp.push(event{op: opResync, channel: s.e.keys.channelOf(rch)})
+}
+
+// run reads the connection until the engine closes, handing messages to
+// the dispatcher. It does no other work, so the connection is drained as
+// fast as Redis sends and Redis never drops it for a full output buffer
+// because of a slow handler.
+func (s *subscriber) run() {
+	failures := 0
+	for {
+		s.mu.Lock()
+		ps := s.ps
+		s.mu.Unlock()
+		msg, err := ps.Receive(s.e.bgCtx)
+		if err != nil {
+			if s.e.bgCtx.Err() != nil {
+				return
+			}
+			if errors.Is(err, goredis.ErrClosed) {
+				continue // replaced by the health check
+			}
+			failures++
+			if failures == 1 {
+				s.e.log.Warn("subscribing connection failed, reconnecting", "error", err)
+			} else {
+				s.e.log.Debug("subscribing connection still failing", "error", err, "attempts", failures)
+			}
+			if !s.e.pause(s.e.backoff(failures)) {
+				return
+			}
+			continue
+		}
+		if failures > 0 {
+			s.e.log.Info("subscribing connection re-established", "attempts", failures)
+			failures = 0
+		}
+		s.lastSeen.Store(time.Now().UnixNano())
+		switch m := msg.(type) {
+		case *goredis.Message:
+			s.route(m)
+		case *goredis.Subscription:
+			if m.Kind == "subscribe" {
+				s.confirmed(m.Channel)
+			}
+		}
+	}
+}
+
+func (s *subscriber) route(m *goredis.Message) {
+	switch {
+	case m.Channel == s.e.keys.control:
+		s.disp.push(event{op: opControl, payload: m.Payload})
+	case s.e.keys.isChannel(m.Channel):
+		s.disp.push(event{op: opMessage, channel: s.e.keys.channelOf(m.Channel), payload: m.Payload})
+	}
+}
+
+// check pings a connection that has been quiet for a health interval and
+// replaces one that stayed quiet through two more. A broken connection
+// fails its reads and reconnects without this; the check catches one
+// that silently stopped delivering (a peer or middlebox that vanished).
+func (s *subscriber) check(now time.Time) {
+	interval := s.e.opts.HealthInterval
+	idle := now.Sub(time.Unix(0, s.lastSeen.Load()))
+	if idle < interval {
+		return
+	}
+	s.mu.Lock()
+	ps := s.ps
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(s.e.bgCtx, interval)
+	err := ps.Ping(ctx)
+	cancel()
+	if err != nil || idle < 3*interval {
+		return // a failed write already makes go-redis reconnect
+	}
+	s.replace()
+}
+
+// replace swaps in a new pub/sub connection subscribed to every channel;
+// the confirmations then trigger replays as after any reconnect.
+func (s *subscriber) replace() {
+	ctx, cancel := s.writeCtx()
+	defer cancel()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	old := s.ps
+	s.ps = s.e.client.Subscribe(s.e.bgCtx)
+	channels := make([]string, 0, len(s.waiting))
+	for rch := range s.waiting {
+		channels = append(channels, rch)
+	}
+	var err error
+	if len(channels) > 0 {
+		// go-redis remembers the channels even if this write fails, and
+		// subscribes on its next connection.
+		err = s.ps.Subscribe(ctx, channels...)
+	}
+	s.lastSeen.Store(time.Now().UnixNano())
+	s.mu.Unlock()
+	_ = old.Close()
+	s.e.stats.replaced.Add(1)
+	s.e.log.Warn("subscribing connection stopped answering pings, replaced it", "channels", len(channels), "error", err)
+}
+
+// close closes the connection, which ends run once the engine's
+// background context is cancelled.
+func (s *subscriber) close() {
+	s.mu.Lock()
+	s.closed = true
+	ps := s.ps
+	s.mu.Unlock()
+	_ = ps.Close()
+}
+
+// runHealth checks every subscribing connection each health interval.
+func (e *Engine) runHealth() {
+	t := time.NewTicker(e.opts.HealthInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.closing:
+			return
+		case now := <-t.C:
+			for _, s := range e.subs {
+				s.check(now)
+			}
+		}
+	}
+}

@@ -1,0 +1,27 @@
+package redis
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/enginetest"
+)
+
+// TestConformance runs the shared engine suite. All engines of one run
+// share a prefix, so they form one cluster, as the suite expects.
+func TestConformance(t *testing.T) {
+	opts := testOptions(t)
+	enginetest.Run(t, func(t *testing.T) engine.Engine {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		o := opts
+		o.NodeID = "" // each node its own id
+		e, err := New(ctx, o)
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		return e
+	}, enginetest.Capabilities{History: true, Presence: true, Cluster: true})
+}
