@@ -59,8 +59,10 @@ func (c *Client) handlePublish(id uint32, req *protocol.PublishRequest) error {
 	return nil
 }
 
-func (c *Client) handlePresence(id uint32, req *protocol.PresenceRequest) error {
-	r, s, err := c.channelCommand(req.Channel)
+// presenceCommand runs the checks presence and presence_stats share:
+// presence on in the namespace (108), then permission (103).
+func (c *Client) presenceCommand(ch string) error {
+	r, s, err := c.channelCommand(ch)
 	if err != nil {
 		return err
 	}
@@ -69,6 +71,13 @@ func (c *Client) handlePresence(id uint32, req *protocol.PresenceRequest) error 
 	}
 	if !c.hasPresencePermission(r, s != nil) {
 		return newError(protocol.ErrorPermissionDenied)
+	}
+	return nil
+}
+
+func (c *Client) handlePresence(id uint32, req *protocol.PresenceRequest) error {
+	if err := c.presenceCommand(req.Channel); err != nil {
+		return err
 	}
 	ctx, cancel := c.commandContext()
 	defer cancel()
@@ -85,15 +94,8 @@ func (c *Client) handlePresence(id uint32, req *protocol.PresenceRequest) error 
 }
 
 func (c *Client) handlePresenceStats(id uint32, req *protocol.PresenceStatsRequest) error {
-	r, s, err := c.channelCommand(req.Channel)
-	if err != nil {
+	if err := c.presenceCommand(req.Channel); err != nil {
 		return err
-	}
-	if !r.Presence {
-		return newError(protocol.ErrorNotAvailable)
-	}
-	if !c.hasPresencePermission(r, s != nil) {
-		return newError(protocol.ErrorPermissionDenied)
 	}
 	ctx, cancel := c.commandContext()
 	defer cancel()
