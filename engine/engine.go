@@ -109,7 +109,11 @@ type Broker interface {
 	// Publish delivers pub to every node subscribed to channel and, when
 	// opts.HasHistory(), appends it to the channel's stream and returns its
 	// position. pub.Offset is ignored; the engine keeps its own copy, so the
-	// caller may reuse pub afterwards.
+	// caller may reuse pub afterwards. It returns once the engine has
+	// accepted the publication: stored, for engines with history; buffered
+	// on the connection, for delivery-only engines such as NATS. Either way,
+	// publications from one caller to one channel are delivered in the
+	// order their Publish calls returned.
 	Publish(ctx context.Context, channel string, pub *Publication, opts PublishOptions) (StreamPosition, error)
 	PublishJoin(ctx context.Context, channel string, info *ClientInfo) error
 	PublishLeave(ctx context.Context, channel string, info *ClientInfo) error
