@@ -152,7 +152,7 @@ func (s *suite) testTTLExpiry(t *testing.T) {
 	if pubs, _ := n.history(t, ch, engine.HistoryRequest{Limit: -1}); len(pubs) != 3 {
 		t.Fatalf("history right after publishing has %d publications, want 3", len(pubs))
 	}
-	eventually(t, 15*time.Second, func() string {
+	Eventually(t, 15*time.Second, func() string {
 		pubs, pos := n.history(t, ch, engine.HistoryRequest{Limit: -1})
 		if pos != top {
 			t.Fatalf("position %+v while publications expire, want %+v", pos, top)

@@ -131,7 +131,7 @@ func (s *suite) testPresenceExpiry(t *testing.T) {
 	n.addPresence(t, ch, refreshed, time.Second)
 	n.addPresence(t, ch, expiring, time.Second)
 	n.addPresence(t, ch, refreshed, presenceTTL)
-	eventually(t, 15*time.Second, func() string {
+	Eventually(t, 15*time.Second, func() string {
 		got, err := n.Presence(ctx(t), ch)
 		if err != nil {
 			t.Fatalf("Presence: %v", err)

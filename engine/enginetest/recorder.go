@@ -109,10 +109,11 @@ func (r *recorder) leavesOf(ch string) []*engine.ClientInfo {
 	return append([]*engine.ClientInfo(nil), r.leaves[ch]...)
 }
 
-// eventually polls check until it returns "" (success) and fails the test
-// with check's last complaint after timeout. It is for state the handler is
-// not told about, such as expiry.
-func eventually(t testing.TB, timeout time.Duration, check func() string) {
+// Eventually polls check every 20ms until it returns "" (success) and
+// fails the test with check's last complaint after timeout. It is for
+// state the handler is not told about, such as expiry or an engine's
+// reconnect counters; it must run on the test's goroutine.
+func Eventually(t testing.TB, timeout time.Duration, check func() string) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(20 * time.Millisecond)

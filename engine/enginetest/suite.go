@@ -39,6 +39,16 @@ type Capabilities struct {
 	// are nodes of one cluster, sharing deliveries, history and presence.
 	// The memory engine is not; networked engines are.
 	Cluster bool
+	// Faulty, when set, makes two new, not yet started nodes of one
+	// cluster and breakConn, which breaks the connection b receives
+	// publications on, as a network failure would: the suite's Reconnect
+	// test publishes through a while it breaks b's connection. breakConn
+	// runs on the test's goroutine once both nodes are started; it fails
+	// the test if there was nothing to break, and returns once b has
+	// re-established the connection and its subscriptions. The suite
+	// starts and closes both nodes. Engines without a connection (memory)
+	// leave it nil and the test is skipped.
+	Faulty func(t *testing.T) (a, b engine.Engine, breakConn func())
 }
 
 const (
@@ -81,6 +91,12 @@ func Run(t *testing.T, newEngine func(t *testing.T) engine.Engine, caps Capabili
 		s.cluster(t)
 	})
 	t.Run("Lifecycle", s.lifecycle)
+	t.Run("Reconnect", func(t *testing.T) {
+		if caps.Faulty == nil {
+			t.Skip("engine has no connection to break (Capabilities.Faulty is nil)")
+		}
+		s.reconnect(t)
+	})
 }
 
 // node is a started engine and the handler it delivers to.
@@ -93,17 +109,28 @@ type node struct {
 func (s *suite) start(t *testing.T) *node {
 	t.Helper()
 	e := s.newEngine(t)
+	closeAtEnd(t, e)
+	return startNode(t, e)
+}
+
+// closeAtEnd closes e when t ends.
+func closeAtEnd(t *testing.T, e engine.Engine) {
+	t.Cleanup(func() {
+		if err := e.Close(); err != nil && !errors.Is(err, engine.ErrClosed) {
+			t.Errorf("Close: %v", err)
+		}
+	})
+}
+
+// startNode starts e with a new recorder.
+func startNode(t *testing.T, e engine.Engine) *node {
+	t.Helper()
 	rec := newRecorder()
 	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
 	defer cancel()
 	if err := e.Start(ctx, rec); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	t.Cleanup(func() {
-		if err := e.Close(); err != nil && !errors.Is(err, engine.ErrClosed) {
-			t.Errorf("Close: %v", err)
-		}
-	})
 	return &node{Engine: e, rec: rec}
 }
 

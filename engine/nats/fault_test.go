@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,31 +14,17 @@ import (
 	"github.com/heraldhq/herald/engine/enginetest"
 )
 
-// proxiedOptions routes an engine's connection through a proxy that the
-// test can cut.
-func proxiedOptions(t *testing.T, base Options) (Options, *proxy) {
-	t.Helper()
-	u, err := url.Parse(base.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := newProxy(t, u.Host)
-	u.Host = p.addr()
-	base.URL = u.String()
-	return base, p
-}
-
-// TestReconnectAfterConnectionDrop cuts both nodes' connections to NATS
-// while four publishers stream to a channel. Delivery is at most once:
-// nothing may arrive twice or out of each publisher's order, and delivery
-// must resume after each reconnect.
-func TestReconnectAfterConnectionDrop(t *testing.T) {
+// TestPublisherReconnect cuts the publishing node's connection to NATS
+// three times while four publishers stream to a channel; the suite's
+// Reconnect test cuts the subscribing node's. A publish caught by a cut
+// may fail. Delivery is at most once: nothing may arrive twice or out of
+// each publisher's order, and delivery must resume after each reconnect.
+func TestPublisherReconnect(t *testing.T) {
 	base := testOptions(t)
 	pubOpts, pubProxy := proxiedOptions(t, base)
-	subOpts, subProxy := proxiedOptions(t, base)
 	pubNode := startEngine(t, pubOpts, enginetest.NewRecorder())
 	rec := enginetest.NewRecorder()
-	subNode := startEngine(t, subOpts, rec)
+	subNode := startEngine(t, base, rec)
 	ch := "stream_" + randomToken(4)
 	if err := subNode.Subscribe(t.Context(), ch); err != nil {
 		t.Fatal(err)
@@ -47,9 +32,11 @@ func TestReconnectAfterConnectionDrop(t *testing.T) {
 
 	const total, publishers = 3000, 4
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	var wg sync.WaitGroup
+	// On any exit, a fatal failure included, stop the publishers first.
+	defer wg.Wait()
 	defer cancel()
 	var sent, failed atomic.Int64
-	var wg sync.WaitGroup
 	for p := range publishers {
 		wg.Go(func() {
 			for i := p; i < total; i += publishers {
@@ -64,36 +51,23 @@ func TestReconnectAfterConnectionDrop(t *testing.T) {
 		})
 	}
 	cuts := 0
-	for n, at := range []int64{total / 4, total / 2, 3 * total / 4} {
+	for _, at := range []int64{total / 4, total / 2, 3 * total / 4} {
 		for sent.Load() < at && ctx.Err() == nil {
 			time.Sleep(time.Millisecond)
 		}
-		node, px := subNode, subProxy
-		if n == 1 {
-			node, px = pubNode, pubProxy
-		}
-		before := node.Stats().Reconnects
-		cuts += px.cut()
-		for node.Stats().Reconnects == before && ctx.Err() == nil {
-			time.Sleep(time.Millisecond)
-		}
+		cuts += cutConnection(t, pubNode, pubProxy)
 	}
 	wg.Wait()
-	if t.Failed() {
-		return
+	if ctx.Err() != nil {
+		t.Fatalf("stream did not finish: %d of %d published", sent.Load(), total)
 	}
-	// Delivery resumes: a marker published after everything arrives,
-	// once both connections are back.
+	// Delivery resumes: a marker published after everything arrives.
 	enginetest.PublishMarker(t, pubNode, rec, ch, "end")
 	delivered := enginetest.CheckAtMostOnce(t, rec.Publications(ch), publishers, "end")
-	ps, ss := pubNode.Stats(), subNode.Stats()
-	t.Logf("cut %d connections; %d publishes failed; delivered %d of %d; publisher %+v, subscriber %+v",
-		cuts, failed.Load(), delivered, total, ps, ss)
+	t.Logf("cut %d connections; %d publishes failed; delivered %d of %d; publisher %+v",
+		cuts, failed.Load(), delivered, total, pubNode.Stats())
 	if failed.Load() > total/2 {
 		t.Fatalf("%d of %d publishes failed", failed.Load(), total)
-	}
-	if cuts < 3 || ps.Reconnects == 0 || ss.Reconnects < 2 {
-		t.Fatalf("the faults did not take: %d connections cut, reconnects %d and %d", cuts, ps.Reconnects, ss.Reconnects)
 	}
 }
 

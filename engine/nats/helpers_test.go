@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -38,6 +39,39 @@ func startEngine(t testing.TB, opts Options, h engine.Handler) *Engine {
 	e := enginetest.NewEngine(t, func(ctx context.Context) (*Engine, error) { return New(ctx, opts) })
 	enginetest.StartEngine(t, e, h)
 	return e
+}
+
+// proxiedOptions routes an engine's connection through a proxy that the
+// test can cut.
+func proxiedOptions(t testing.TB, base Options) (Options, *proxy) {
+	t.Helper()
+	u, err := url.Parse(base.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProxy(t, u.Host)
+	u.Host = p.addr()
+	base.URL = u.String()
+	return base, p
+}
+
+// cutConnection cuts e's connection, which runs through px, and waits
+// until e has reconnected; NATS subscribes again before anything else
+// flows on the new connection. It returns how many connections it cut.
+func cutConnection(t testing.TB, e *Engine, px *proxy) int {
+	t.Helper()
+	before := e.Stats().Reconnects
+	n := px.cut()
+	if n == 0 {
+		t.Fatalf("node %s has no connection to cut", e.opts.NodeID)
+	}
+	enginetest.Eventually(t, 10*time.Second, func() string {
+		if e.Stats().Reconnects == before {
+			return "node " + e.opts.NodeID + " did not reconnect"
+		}
+		return ""
+	})
+	return n
 }
 
 // proxy forwards loopback TCP connections to a server and can cut them

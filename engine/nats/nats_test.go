@@ -16,10 +16,11 @@ import (
 )
 
 // TestConformance runs the shared suite over NATS alone: delivery,
-// join/leave, control and the cluster tests; no history, no presence.
+// join/leave, control, the cluster tests and reconnects; no history, no
+// presence.
 func TestConformance(t *testing.T) {
 	opts := testOptions(t)
-	enginetest.Run(t, newSuiteEngine(opts), enginetest.Capabilities{Cluster: true})
+	enginetest.Run(t, newSuiteEngine(opts), enginetest.Capabilities{Cluster: true, Faulty: faultyNodes(opts)})
 }
 
 // TestConformanceWithRedisPresence runs the suite over NATS paired with
@@ -37,21 +38,33 @@ func TestConformanceWithRedisPresence(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = p.Close() })
 	opts.Presence = p
-	enginetest.Run(t, newSuiteEngine(opts), enginetest.Capabilities{Presence: true, Cluster: true})
+	enginetest.Run(t, newSuiteEngine(opts), enginetest.Capabilities{Presence: true, Cluster: true, Faulty: faultyNodes(opts)})
 }
 
 func newSuiteEngine(opts Options) func(t *testing.T) engine.Engine {
-	return func(t *testing.T) engine.Engine {
-		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		defer cancel()
-		o := opts
-		o.NodeID = ""
-		e, err := New(ctx, o)
-		if err != nil {
-			t.Fatalf("New: %v", err)
-		}
-		return e
+	return func(t *testing.T) engine.Engine { return newSuiteNode(t, opts) }
+}
+
+// faultyNodes makes the suite's Reconnect test's nodes: the subscribing
+// one connects through a proxy that its fault cuts.
+func faultyNodes(opts Options) func(t *testing.T) (engine.Engine, engine.Engine, func()) {
+	return func(t *testing.T) (engine.Engine, engine.Engine, func()) {
+		bOpts, px := proxiedOptions(t, opts)
+		a, b := newSuiteNode(t, opts), newSuiteNode(t, bOpts)
+		return a, b, func() { cutConnection(t, b, px) }
 	}
+}
+
+// newSuiteNode makes a node, not yet started, with an id of its own.
+func newSuiteNode(t *testing.T, opts Options) *Engine {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	opts.NodeID = ""
+	e, err := New(ctx, opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return e
 }
 
 // TestNoHistory checks that everything history needs fails clearly.

@@ -105,10 +105,18 @@ func startEngine(t testing.TB, opts Options, h engine.Handler) *Engine {
 	return e
 }
 
+// TestConformance runs the shared engine suite. The Reconnect test's fault
+// terminates the subscribing node's listening backend.
 func TestConformance(t *testing.T) {
 	dsn := testDSN(t)
 	schema := testSchema(t, dsn)
 	enginetest.Run(t, func(t *testing.T) engine.Engine {
 		return newEngine(t, testOptions(dsn, schema))
-	}, enginetest.Capabilities{History: true, Presence: true, Cluster: true})
+	}, enginetest.Capabilities{
+		History: true, Presence: true, Cluster: true,
+		Faulty: func(t *testing.T) (engine.Engine, engine.Engine, func()) {
+			a, b := newEngine(t, testOptions(dsn, schema)), newEngine(t, testOptions(dsn, schema))
+			return a, b, func() { terminateListener(t, dsn, b) }
+		},
+	})
 }

@@ -1,10 +1,7 @@
 package redis
 
 import (
-	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,80 +9,6 @@ import (
 	"github.com/heraldhq/herald/engine/enginetest"
 	"github.com/heraldhq/herald/engine/internal/wire"
 )
-
-// TestReconnectSustainedStream kills the subscribing node's pub/sub
-// connections three times while four publishers stream to a channel with
-// history and to one without. The history channel must still reach the
-// handler as every offset exactly once and in order; the other channel is
-// at most once: nothing twice, each publisher's messages in order.
-func TestReconnectSustainedStream(t *testing.T) {
-	opts := testOptions(t)
-	pubNode := startEngine(t, opts, enginetest.NewRecorder())
-	rec := enginetest.NewRecorder()
-	subOpts := opts
-	subOpts.NodeID = "sub-" + randomToken(4)
-	subNode := startEngine(t, subOpts, rec)
-
-	hist, plain := "stream_"+randomToken(4), "plain_"+randomToken(4)
-	for _, ch := range []string{hist, plain} {
-		if err := subNode.Subscribe(t.Context(), ch); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	const total, publishers = 3000, 4
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	var sent atomic.Int64
-	var wg sync.WaitGroup
-	withHistory := engine.PublishOptions{HistorySize: 2 * total, HistoryTTL: 10 * time.Minute}
-	for p := range publishers {
-		wg.Go(func() {
-			for i := p; i < total; i += publishers {
-				data := fmt.Appendf(nil, `%d/%d`, p, i)
-				if _, err := pubNode.Publish(ctx, hist, &engine.Publication{Data: data}, withHistory); err != nil {
-					t.Errorf("publish: %v", err)
-					return
-				}
-				if _, err := pubNode.Publish(ctx, plain, &engine.Publication{Data: data}, engine.PublishOptions{}); err != nil {
-					t.Errorf("publish: %v", err)
-					return
-				}
-				sent.Add(1)
-			}
-		})
-	}
-	kills := 0
-	for _, at := range []int64{total / 4, total / 2, 3 * total / 4} {
-		for sent.Load() < at && ctx.Err() == nil {
-			time.Sleep(time.Millisecond)
-		}
-		kills += killSubscribers(t, pubNode.client, subOpts.NodeID)
-	}
-	wg.Wait()
-	if t.Failed() {
-		return
-	}
-
-	got := rec.WaitForPublications(t, hist, total, time.Minute)
-	checkOffsets(t, hist, got, total)
-	for i, d := range got {
-		if d.Position.Epoch == "" || d.Position.Epoch != got[0].Position.Epoch {
-			t.Fatalf("delivery %d in epoch %q, first in %q", i, d.Position.Epoch, got[0].Position.Epoch)
-		}
-	}
-
-	// The plain channel cannot be awaited in full: wait for a marker
-	// published after everything else instead; its connection may still
-	// be reconnecting.
-	enginetest.PublishMarker(t, pubNode, rec, plain, "end")
-	plainGot := enginetest.CheckAtMostOnce(t, rec.Publications(plain), publishers, "end")
-	st := subNode.Stats()
-	t.Logf("killed %d connections; plain channel got %d of %d; stats %+v", kills, plainGot, total, st)
-	if kills == 0 || st.Resubscribed == 0 {
-		t.Fatalf("the fault did not take: %d connections killed, %d channels resubscribed", kills, st.Resubscribed)
-	}
-}
 
 // silentPublish appends a publication to ch's stream through the publish
 // script but announces it on a pub/sub channel nobody listens to, as if

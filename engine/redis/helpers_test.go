@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -110,6 +111,39 @@ func killSubscribers(t testing.TB, c goredis.UniversalClient, nodeID string) int
 		}
 	}
 	return killed
+}
+
+// breakSubscribers kills e's subscribing connections and waits until every
+// channel e was subscribed to is subscribed again: the suite's Reconnect
+// test's fault.
+func breakSubscribers(t *testing.T, e *Engine) {
+	t.Helper()
+	channels := subscribedChannels(e)
+	before := e.Stats().Resubscribed
+	if killSubscribers(t, e.client, e.NodeID()) == 0 {
+		t.Fatalf("node %s has no subscribing connection to kill", e.NodeID())
+	}
+	enginetest.Eventually(t, 10*time.Second, func() string {
+		if n := e.Stats().Resubscribed - before; n < channels {
+			return fmt.Sprintf("node %s resubscribed %d of its %d channels", e.NodeID(), n, channels)
+		}
+		return ""
+	})
+}
+
+// subscribedChannels counts the channels e is subscribed to.
+func subscribedChannels(e *Engine) uint64 {
+	var n uint64
+	for _, s := range e.subscribers() {
+		s.mu.Lock()
+		for rch := range s.waiting {
+			if e.keys.isChannel(rch) {
+				n++
+			}
+		}
+		s.mu.Unlock()
+	}
+	return n
 }
 
 // clientIDs returns the ids of the CLIENT LIST entries named name.

@@ -10,10 +10,12 @@ import (
 )
 
 // TestConformance runs the shared engine suite. All engines of one run
-// share a prefix, so they form one cluster, as the suite expects.
+// share a prefix, so they form one cluster, as the suite expects. The
+// Reconnect test's fault kills the subscribing node's pub/sub
+// connections.
 func TestConformance(t *testing.T) {
 	opts := testOptions(t)
-	enginetest.Run(t, func(t *testing.T) engine.Engine {
+	newNode := func(t *testing.T) *Engine {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
 		o := opts
@@ -23,5 +25,12 @@ func TestConformance(t *testing.T) {
 			t.Fatalf("New: %v", err)
 		}
 		return e
-	}, enginetest.Capabilities{History: true, Presence: true, Cluster: true})
+	}
+	enginetest.Run(t, func(t *testing.T) engine.Engine { return newNode(t) }, enginetest.Capabilities{
+		History: true, Presence: true, Cluster: true,
+		Faulty: func(t *testing.T) (engine.Engine, engine.Engine, func()) {
+			a, b := newNode(t), newNode(t)
+			return a, b, func() { breakSubscribers(t, b) }
+		},
+	})
 }
