@@ -6,6 +6,12 @@
 #   ENGINE=memory|postgres|redis   engine of the nodes (memory by default). The memory
 #                                  engine cannot connect nodes, so scenarios that need
 #                                  two nodes fall back to one node with it (and say so).
+#                                  postgres and redis use the test services of
+#                                  scripts/services.sh (export HERALD_SERVICES_PG_PORT
+#                                  etc. when they run on moved ports), under a schema
+#                                  (key prefix) of the run's own, dropped at exit.
+#   HISTORY=0                      history_size of the bench channels (0: no history);
+#                                  above 0 they also keep it for history_ttl 5m
 #   FORMAT=protobuf|json           client protocol of the load tool (protobuf by default:
 #                                  it costs the load generator a quarter of JSON's CPU,
 #                                  which matters when it shares two cores with the server)
@@ -21,8 +27,13 @@ BASE_PORT=${BASE_PORT:-18200}
 SECRET=bench-secret
 API_KEY=bench-api-key
 RESULTS=${RESULTS:-$ROOT/bench/results}
+HISTORY=${HISTORY:-0}
+# The run's own PostgreSQL schema and Redis key prefix, so that runs and
+# tests sharing the services never see each other's streams.
+ENGINE_SCHEMA="herald_bench_$$"
 
 NODE_PIDS=()
+NODE_PORTS=()
 
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 die() {
@@ -59,13 +70,33 @@ engine_prepare() {
 	esac
 }
 
-# engine_yaml prints the engine section of a node's configuration.
+# engine_yaml prints the engine section of a node's configuration (the
+# keys of server/engine.go: engine.postgres.dsn and .schema,
+# engine.redis.address and .prefix).
 engine_yaml() {
 	case "$ENGINE" in
 	memory) printf 'engine:\n  type: memory\n' ;;
-	postgres) printf 'engine:\n  type: postgres\n  postgres:\n    dsn: "%s"\n' "$HERALD_TEST_POSTGRES_DSN" ;;
-	redis) printf 'engine:\n  type: redis\n  redis:\n    address: "%s"\n' "$HERALD_TEST_REDIS_ADDR" ;;
+	postgres) printf 'engine:\n  type: postgres\n  postgres:\n    dsn: "%s"\n    schema: "%s"\n' \
+		"$HERALD_TEST_POSTGRES_DSN" "$ENGINE_SCHEMA" ;;
+	redis) printf 'engine:\n  type: redis\n  redis:\n    address: "%s"\n    prefix: "%s"\n' \
+		"$HERALD_TEST_REDIS_ADDR" "$ENGINE_SCHEMA" ;;
 	esac
+}
+
+# history_yaml prints the history options of the bench channels.
+history_yaml() {
+	if ((HISTORY > 0)); then
+		printf '    history_size: %d\n    history_ttl: 5m\n' "$HISTORY"
+	fi
+}
+
+# engine_cleanup drops the run's PostgreSQL schema; the nodes have stopped.
+# Redis keys under the run's prefix are left to their TTLs.
+engine_cleanup() {
+	if [[ "$ENGINE" == postgres ]] && command -v psql >/dev/null; then
+		psql -q "$HERALD_TEST_POSTGRES_DSN" -c "SET client_min_messages = warning; DROP SCHEMA IF EXISTS $ENGINE_SCHEMA CASCADE" >&2 ||
+			log "could not drop schema $ENGINE_SCHEMA"
+	fi
 }
 
 # multi_node_engine reports whether nodes of this engine share publications.
@@ -97,6 +128,7 @@ channel:
   without_namespace:
     allow_subscribe_for_client: true
     allow_publish_for_client: true
+$(history_yaml)
 http_api:
   key: "$API_KEY"
 shutdown:
@@ -104,9 +136,13 @@ shutdown:
   timeout: 10s
 $extra
 YAML
-	"$BIN" serve -c "$cfg" >"$RUN/node$i.log" 2>&1 &
+	# HERALD_SERVICES_* move the test services; herald serve would warn
+	# that they name no configuration key.
+	env -u HERALD_SERVICES_PG_PORT -u HERALD_SERVICES_REDIS_PORT -u HERALD_SERVICES_NATS_PORT \
+		"$BIN" serve -c "$cfg" >"$RUN/node$i.log" 2>&1 &
 	pid=$!
 	NODE_PIDS+=("$pid")
+	NODE_PORTS+=("$port")
 	for _ in $(seq 100); do
 		if curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then
 			log "node $i: pid $pid, port $port, engine $ENGINE"
@@ -125,9 +161,15 @@ node_pids() {
 	echo "${NODE_PIDS[*]}"
 }
 
-# stop_all stops the nodes this run started (by pid), gracefully first.
+# stop_all keeps each node's Herald metrics (disconnects by code, engine
+# counters) in nodeI.metrics.txt, then stops the nodes this run started
+# (by pid), gracefully first.
 stop_all() {
-	local pid
+	local pid i
+	for i in "${!NODE_PORTS[@]}"; do
+		curl -fsS --max-time 5 "http://127.0.0.1:${NODE_PORTS[$i]}/metrics" 2>/dev/null |
+			grep '^herald_' >"$RUN/node$((i + 1)).metrics.txt" || true
+	done
 	for pid in "${NODE_PIDS[@]}"; do
 		kill -TERM "$pid" 2>/dev/null || true
 	done
@@ -139,7 +181,11 @@ stop_all() {
 		kill -KILL "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 	done
+	if ((${#NODE_PIDS[@]} > 0)); then
+		engine_cleanup
+	fi
 	NODE_PIDS=()
+	NODE_PORTS=()
 }
 
 describe_machine() {
@@ -152,7 +198,7 @@ describe_machine() {
 	echo "load before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "go: $(go version | cut -d' ' -f3-)"
 	echo "herald: $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo unknown)$(cd "$ROOT" && git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
-	echo "engine: $ENGINE, client format: $FORMAT"
+	echo "engine: $ENGINE, client format: $FORMAT, history_size: $HISTORY"
 }
 
 # record_command CMD...: logs the exact command into the results, then runs it.

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,21 +10,8 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/testenv"
 )
-
-// serviceEnv returns the value of a test service variable, skipping the
-// test when it is unset unless HERALD_TEST_REQUIRE_SERVICES=1.
-func serviceEnv(t *testing.T, name string) string {
-	t.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		if os.Getenv("HERALD_TEST_REQUIRE_SERVICES") == "1" {
-			t.Fatalf("%s is not set (run through scripts/test.sh, or eval \"$(scripts/services.sh env)\")", name)
-		}
-		t.Skipf("%s is not set: start the test services (scripts/services.sh start) and export their env", name)
-	}
-	return v
-}
 
 // TestTwoNodesDeliver runs two whole servers on each networked engine and
 // checks that a publication through the API of one reaches a client of the
@@ -34,17 +20,18 @@ func TestTwoNodesDeliver(t *testing.T) {
 	engines := map[string]func(*testing.T, *Config){
 		"postgres": func(t *testing.T, c *Config) {
 			c.Engine.Type = "postgres"
-			c.Engine.Postgres.DSN = serviceEnv(t, "HERALD_TEST_POSTGRES_DSN")
+			c.Engine.Postgres.DSN = testenv.Require(t, "HERALD_TEST_POSTGRES_DSN")
+			testenv.LockPostgres(t)
 			c.Engine.Postgres.Schema = "herald_server_test_" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
 		},
 		"redis": func(t *testing.T, c *Config) {
 			c.Engine.Type = "redis"
-			c.Engine.Redis.Address = serviceEnv(t, "HERALD_TEST_REDIS_ADDR")
+			c.Engine.Redis.Address = testenv.Require(t, "HERALD_TEST_REDIS_ADDR")
 			c.Engine.Redis.Prefix = "herald-server-test-" + time.Now().Format("150405.000000")
 		},
 		"nats": func(t *testing.T, c *Config) {
 			c.Engine.Type = "nats"
-			c.Engine.NATS.URL = serviceEnv(t, "HERALD_TEST_NATS_URL")
+			c.Engine.NATS.URL = testenv.Require(t, "HERALD_TEST_NATS_URL")
 			c.Engine.NATS.Prefix = "herald-server-test-" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
 		},
 	}
