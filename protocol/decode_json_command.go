@@ -15,48 +15,39 @@ func fieldError(key []byte, err error) error {
 }
 
 func decodeCommandJSON(r *jsonReader, x *Command) error {
-	if err := r.open(); err != nil {
-		return err
-	}
-	for {
-		key, ok, err := r.next()
-		if err != nil || !ok {
-			return err
-		}
+	return readObject(r, func(key []byte) error {
 		switch string(key) {
 		case "id":
-			err = setScalar(r, &x.Id, (*jsonReader).uint32)
+			return setScalar(r, &x.Id, (*jsonReader).uint32)
 		case "connect":
-			err = jsonMessage(r, &x.Connect, decodeConnectRequestJSON)
+			return jsonMessage(r, &x.Connect, decodeConnectRequestJSON)
 		case "subscribe":
-			err = jsonMessage(r, &x.Subscribe, decodeSubscribeRequestJSON)
+			return jsonMessage(r, &x.Subscribe, decodeSubscribeRequestJSON)
 		case "unsubscribe":
-			err = jsonMessage(r, &x.Unsubscribe, decodeUnsubscribeRequestJSON)
+			return jsonMessage(r, &x.Unsubscribe, decodeUnsubscribeRequestJSON)
 		case "publish":
-			err = jsonMessage(r, &x.Publish, decodePublishRequestJSON)
+			return jsonMessage(r, &x.Publish, decodePublishRequestJSON)
 		case "presence":
-			err = jsonMessage(r, &x.Presence, decodePresenceRequestJSON)
+			return jsonMessage(r, &x.Presence, decodePresenceRequestJSON)
 		case "presence_stats":
-			err = jsonMessage(r, &x.PresenceStats, decodePresenceStatsRequestJSON)
+			return jsonMessage(r, &x.PresenceStats, decodePresenceStatsRequestJSON)
 		case "history":
-			err = jsonMessage(r, &x.History, decodeHistoryRequestJSON)
+			return jsonMessage(r, &x.History, decodeHistoryRequestJSON)
 		case "ping":
-			err = jsonMessage(r, &x.Ping, decodeEmptyJSON)
+			return jsonMessage(r, &x.Ping, decodeEmptyJSON)
 		case "send":
-			err = jsonMessage(r, &x.Send, decodeSendRequestJSON)
+			return jsonMessage(r, &x.Send, decodeSendRequestJSON)
 		case "rpc":
-			err = jsonMessage(r, &x.Rpc, decodeRPCRequestJSON)
+			return jsonMessage(r, &x.Rpc, decodeRPCRequestJSON)
 		case "refresh":
-			err = jsonMessage(r, &x.Refresh, decodeRefreshRequestJSON)
+			return jsonMessage(r, &x.Refresh, decodeRefreshRequestJSON)
 		case "sub_refresh":
-			err = jsonMessage(r, &x.SubRefresh, decodeSubRefreshRequestJSON)
+			return jsonMessage(r, &x.SubRefresh, decodeSubRefreshRequestJSON)
 		default:
 			r.skip()
 		}
-		if err != nil {
-			return fieldError(key, err)
-		}
-	}
+		return nil
+	})
 }
 
 // setScalar decodes a scalar into *p; null leaves *p as it is, as in
@@ -91,118 +82,93 @@ func decodeEmptyJSON[T any](r *jsonReader, _ *T) error {
 }
 
 func decodeConnectRequestJSON(r *jsonReader, x *ConnectRequest) error {
-	if err := r.open(); err != nil {
-		return err
-	}
-	for {
-		key, ok, err := r.next()
-		if err != nil || !ok {
-			return err
-		}
+	return readObject(r, func(key []byte) error {
 		switch string(key) {
 		case "token":
-			err = setScalar(r, &x.Token, (*jsonReader).string)
+			return setScalar(r, &x.Token, (*jsonReader).string)
 		case "data":
 			x.Data = r.raw()
 		case "subs":
-			err = jsonMessageMap(r, &x.Subs, decodeSubscribeRequestJSON)
+			return jsonMessageMap(r, &x.Subs, decodeSubscribeRequestJSON)
 		case "name":
-			err = setScalar(r, &x.Name, (*jsonReader).string)
+			return setScalar(r, &x.Name, (*jsonReader).string)
 		case "version":
-			err = setScalar(r, &x.Version, (*jsonReader).string)
+			return setScalar(r, &x.Version, (*jsonReader).string)
 		case "headers":
-			err = jsonStringMap(r, &x.Headers)
+			return jsonStringMap(r, &x.Headers)
 		case "flag":
-			err = setScalar(r, &x.Flag, readInt64)
+			return setScalar(r, &x.Flag, readInt64)
 		default:
 			r.skip()
 		}
-		if err != nil {
-			return fieldError(key, err)
-		}
-	}
+		return nil
+	})
 }
 
 func decodeSubscribeRequestJSON(r *jsonReader, x *SubscribeRequest) error {
-	if err := r.open(); err != nil {
-		return err
-	}
-	for {
-		key, ok, err := r.next()
-		if err != nil || !ok {
-			return err
-		}
+	return readObject(r, func(key []byte) error {
 		switch string(key) {
 		case "channel":
-			err = setScalar(r, &x.Channel, (*jsonReader).string)
+			return setScalar(r, &x.Channel, (*jsonReader).string)
 		case "token":
-			err = setScalar(r, &x.Token, (*jsonReader).string)
+			return setScalar(r, &x.Token, (*jsonReader).string)
 		case "recover":
-			err = setScalar(r, &x.Recover, (*jsonReader).bool)
+			return setScalar(r, &x.Recover, (*jsonReader).bool)
 		case "epoch":
-			err = setScalar(r, &x.Epoch, (*jsonReader).string)
+			return setScalar(r, &x.Epoch, (*jsonReader).string)
 		case "offset":
-			err = setScalar(r, &x.Offset, readUint64)
+			return setScalar(r, &x.Offset, readUint64)
 		case "data":
 			x.Data = r.raw()
 		case "positioned":
-			err = setScalar(r, &x.Positioned, (*jsonReader).bool)
+			return setScalar(r, &x.Positioned, (*jsonReader).bool)
 		case "recoverable":
-			err = setScalar(r, &x.Recoverable, (*jsonReader).bool)
+			return setScalar(r, &x.Recoverable, (*jsonReader).bool)
 		case "join_leave":
-			err = setScalar(r, &x.JoinLeave, (*jsonReader).bool)
+			return setScalar(r, &x.JoinLeave, (*jsonReader).bool)
 		case "delta":
-			err = setScalar(r, &x.Delta, (*jsonReader).string)
+			return setScalar(r, &x.Delta, (*jsonReader).string)
 		case "tf":
-			err = jsonMessage(r, &x.Tf, decodeFilterNodeJSON)
+			return jsonMessage(r, &x.Tf, decodeFilterNodeJSON)
 		case "flag":
-			err = setScalar(r, &x.Flag, readInt64)
+			return setScalar(r, &x.Flag, readInt64)
 		case "type":
-			err = setScalar(r, &x.Type, (*jsonReader).int32)
+			return setScalar(r, &x.Type, (*jsonReader).int32)
 		case "phase":
-			err = setScalar(r, &x.Phase, (*jsonReader).int32)
+			return setScalar(r, &x.Phase, (*jsonReader).int32)
 		case "cursor":
-			err = setScalar(r, &x.Cursor, (*jsonReader).string)
+			return setScalar(r, &x.Cursor, (*jsonReader).string)
 		case "limit":
-			err = setScalar(r, &x.Limit, (*jsonReader).int32)
+			return setScalar(r, &x.Limit, (*jsonReader).int32)
 		case "asc":
-			err = setScalar(r, &x.Asc, (*jsonReader).bool)
+			return setScalar(r, &x.Asc, (*jsonReader).bool)
 		default:
 			r.skip()
 		}
-		if err != nil {
-			return fieldError(key, err)
-		}
-	}
+		return nil
+	})
 }
 
 func decodeFilterNodeJSON(r *jsonReader, x *FilterNode) error {
-	if err := r.open(); err != nil {
-		return err
-	}
-	for {
-		key, ok, err := r.next()
-		if err != nil || !ok {
-			return err
-		}
+	return readObject(r, func(key []byte) error {
 		switch string(key) {
 		case "op":
-			err = setScalar(r, &x.Op, (*jsonReader).string)
+			return setScalar(r, &x.Op, (*jsonReader).string)
 		case "key":
-			err = setScalar(r, &x.Key, (*jsonReader).string)
+			return setScalar(r, &x.Key, (*jsonReader).string)
 		case "cmp":
-			err = setScalar(r, &x.Cmp, (*jsonReader).string)
+			return setScalar(r, &x.Cmp, (*jsonReader).string)
 		case "val":
-			err = setScalar(r, &x.Val, (*jsonReader).string)
+			return setScalar(r, &x.Val, (*jsonReader).string)
 		case "vals":
-			err = jsonList(r, &x.Vals, func(r *jsonReader) (string, error) {
+			return jsonList(r, &x.Vals, func(r *jsonReader) (string, error) {
 				if r.null() {
 					return "", nil
 				}
 				return r.string()
 			})
 		case "nodes":
-			err = jsonList(r, &x.Nodes, func(r *jsonReader) (*FilterNode, error) {
+			return jsonList(r, &x.Nodes, func(r *jsonReader) (*FilterNode, error) {
 				var n *FilterNode
 				err := jsonMessage(r, &n, decodeFilterNodeJSON)
 				return n, err
@@ -210,10 +176,8 @@ func decodeFilterNodeJSON(r *jsonReader, x *FilterNode) error {
 		default:
 			r.skip()
 		}
-		if err != nil {
-			return fieldError(key, err)
-		}
-	}
+		return nil
+	})
 }
 
 // decodeChannelJSON decodes the requests whose only field is channel.
@@ -249,82 +213,55 @@ func decodePresenceStatsRequestJSON(r *jsonReader, x *PresenceStatsRequest) erro
 }
 
 func decodePublishRequestJSON(r *jsonReader, x *PublishRequest) error {
-	if err := r.open(); err != nil {
-		return err
-	}
-	for {
-		key, ok, err := r.next()
-		if err != nil || !ok {
-			return err
-		}
+	return readObject(r, func(key []byte) error {
 		switch string(key) {
 		case "channel":
-			err = setScalar(r, &x.Channel, (*jsonReader).string)
+			return setScalar(r, &x.Channel, (*jsonReader).string)
 		case "data":
 			x.Data = r.raw()
 		case "type":
-			err = setScalar(r, &x.Type, (*jsonReader).int32)
+			return setScalar(r, &x.Type, (*jsonReader).int32)
 		case "key":
-			err = setScalar(r, &x.Key, (*jsonReader).string)
+			return setScalar(r, &x.Key, (*jsonReader).string)
 		case "removed":
-			err = setScalar(r, &x.Removed, (*jsonReader).bool)
+			return setScalar(r, &x.Removed, (*jsonReader).bool)
 		default:
 			r.skip()
 		}
-		if err != nil {
-			return fieldError(key, err)
-		}
-	}
+		return nil
+	})
 }
 
 func decodeHistoryRequestJSON(r *jsonReader, x *HistoryRequest) error {
-	if err := r.open(); err != nil {
-		return err
-	}
-	for {
-		key, ok, err := r.next()
-		if err != nil || !ok {
-			return err
-		}
+	return readObject(r, func(key []byte) error {
 		switch string(key) {
 		case "channel":
-			err = setScalar(r, &x.Channel, (*jsonReader).string)
+			return setScalar(r, &x.Channel, (*jsonReader).string)
 		case "limit":
-			err = setScalar(r, &x.Limit, (*jsonReader).int32)
+			return setScalar(r, &x.Limit, (*jsonReader).int32)
 		case "since":
-			err = jsonMessage(r, &x.Since, decodeStreamPositionJSON)
+			return jsonMessage(r, &x.Since, decodeStreamPositionJSON)
 		case "reverse":
-			err = setScalar(r, &x.Reverse, (*jsonReader).bool)
+			return setScalar(r, &x.Reverse, (*jsonReader).bool)
 		default:
 			r.skip()
 		}
-		if err != nil {
-			return fieldError(key, err)
-		}
-	}
+		return nil
+	})
 }
 
 func decodeStreamPositionJSON(r *jsonReader, x *StreamPosition) error {
-	if err := r.open(); err != nil {
-		return err
-	}
-	for {
-		key, ok, err := r.next()
-		if err != nil || !ok {
-			return err
-		}
+	return readObject(r, func(key []byte) error {
 		switch string(key) {
 		case "offset":
-			err = setScalar(r, &x.Offset, readUint64)
+			return setScalar(r, &x.Offset, readUint64)
 		case "epoch":
-			err = setScalar(r, &x.Epoch, (*jsonReader).string)
+			return setScalar(r, &x.Epoch, (*jsonReader).string)
 		default:
 			r.skip()
 		}
-		if err != nil {
-			return fieldError(key, err)
-		}
-	}
+		return nil
+	})
 }
 
 func decodeSendRequestJSON(r *jsonReader, x *SendRequest) error {
@@ -345,26 +282,17 @@ func decodeSendRequestJSON(r *jsonReader, x *SendRequest) error {
 }
 
 func decodeRPCRequestJSON(r *jsonReader, x *RPCRequest) error {
-	if err := r.open(); err != nil {
-		return err
-	}
-	for {
-		key, ok, err := r.next()
-		if err != nil || !ok {
-			return err
-		}
+	return readObject(r, func(key []byte) error {
 		switch string(key) {
 		case "data":
 			x.Data = r.raw()
 		case "method":
-			err = setScalar(r, &x.Method, (*jsonReader).string)
+			return setScalar(r, &x.Method, (*jsonReader).string)
 		default:
 			r.skip()
 		}
-		if err != nil {
-			return fieldError(key, err)
-		}
-	}
+		return nil
+	})
 }
 
 func decodeRefreshRequestJSON(r *jsonReader, x *RefreshRequest) error {
@@ -387,6 +315,23 @@ func decodeRefreshRequestJSON(r *jsonReader, x *RefreshRequest) error {
 }
 
 func decodeSubRefreshRequestJSON(r *jsonReader, x *SubRefreshRequest) error {
+	return readObject(r, func(key []byte) error {
+		switch string(key) {
+		case "channel":
+			return setScalar(r, &x.Channel, (*jsonReader).string)
+		case "token":
+			return setScalar(r, &x.Token, (*jsonReader).string)
+		default:
+			r.skip()
+		}
+		return nil
+	})
+}
+
+// readObject reads one JSON object, calling field for each key with the
+// reader at the key's value; field consumes the value. An error from field
+// is reported with the key.
+func readObject(r *jsonReader, field func(key []byte) error) error {
 	if err := r.open(); err != nil {
 		return err
 	}
@@ -395,15 +340,7 @@ func decodeSubRefreshRequestJSON(r *jsonReader, x *SubRefreshRequest) error {
 		if err != nil || !ok {
 			return err
 		}
-		switch string(key) {
-		case "channel":
-			err = setScalar(r, &x.Channel, (*jsonReader).string)
-		case "token":
-			err = setScalar(r, &x.Token, (*jsonReader).string)
-		default:
-			r.skip()
-		}
-		if err != nil {
+		if err := field(key); err != nil {
 			return fieldError(key, err)
 		}
 	}
