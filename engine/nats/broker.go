@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/internal/guard"
 	"github.com/heraldhq/herald/engine/internal/wire"
 )
 
@@ -33,7 +34,7 @@ func (cs *channelSub) onMsg(m *nats.Msg) {
 	e := cs.e
 	e.deliverMu.RLock()
 	defer e.deliverMu.RUnlock()
-	if e.closed.Load() {
+	if e.life.Closed.Load() {
 		return
 	}
 	data := m.Data
@@ -130,7 +131,7 @@ func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication
 	if ch == "" {
 		return engine.StreamPosition{}, fmt.Errorf("publish: %w", errEmptyChannel)
 	}
-	if err := e.deliverable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, err)
 	}
 	if opts.HasHistory() {
@@ -160,18 +161,9 @@ func (e *Engine) PublishLeave(ctx context.Context, ch string, info *engine.Clien
 // publishInfo sends a join or leave on the channel's own subject, in
 // order with the channel's publications.
 func (e *Engine) publishInfo(ctx context.Context, kind byte, ch string, info *engine.ClientInfo) error {
-	what := "join"
-	if kind == msgLeave {
-		what = "leave"
-	}
-	if info == nil {
-		return fmt.Errorf("publish %s %q: nil client info", what, ch)
-	}
-	if ch == "" {
-		return fmt.Errorf("publish %s: %w", what, errEmptyChannel)
-	}
-	if err := e.deliverable(ctx); err != nil {
-		return fmt.Errorf("publish %s %q: %w", what, ch, err)
+	what, err := guard.JoinLeave(ctx, &e.life, ErrNotStarted, kind == msgLeave, ch, info)
+	if err != nil {
+		return err
 	}
 	buf := e.bufs.Get()
 	defer e.bufs.Put(buf)
@@ -184,7 +176,7 @@ func (e *Engine) publishInfo(ctx context.Context, kind byte, ch string, info *en
 
 // PublishControl sends data to every node, this one included.
 func (e *Engine) PublishControl(ctx context.Context, data []byte) error {
-	if err := e.deliverable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return fmt.Errorf("publish control: %w", err)
 	}
 	buf := e.bufs.Get()
@@ -202,7 +194,7 @@ func (e *Engine) Subscribe(ctx context.Context, ch string) error {
 	if ch == "" {
 		return fmt.Errorf("subscribe: %w", errEmptyChannel)
 	}
-	if err := e.deliverable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return fmt.Errorf("subscribe %q: %w", ch, err)
 	}
 	e.mu.Lock()
@@ -235,7 +227,7 @@ func (e *Engine) Subscribe(ctx context.Context, ch string) error {
 
 // Unsubscribe stops delivering ch on this node.
 func (e *Engine) Unsubscribe(ctx context.Context, ch string) error {
-	if err := e.deliverable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return fmt.Errorf("unsubscribe %q: %w", ch, err)
 	}
 	e.mu.Lock()
@@ -253,7 +245,7 @@ func (e *Engine) Unsubscribe(ctx context.Context, ch string) error {
 
 // History fails with ErrNoHistory: NATS core keeps no streams.
 func (e *Engine) History(ctx context.Context, ch string, _ engine.HistoryRequest) ([]*engine.Publication, engine.StreamPosition, error) {
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Usable(ctx); err != nil {
 		return nil, engine.StreamPosition{}, fmt.Errorf("history %q: %w", ch, err)
 	}
 	return nil, engine.StreamPosition{}, fmt.Errorf("history %q: %w", ch, ErrNoHistory)
@@ -261,7 +253,7 @@ func (e *Engine) History(ctx context.Context, ch string, _ engine.HistoryRequest
 
 // RemoveHistory fails with ErrNoHistory, as History.
 func (e *Engine) RemoveHistory(ctx context.Context, ch string) error {
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Usable(ctx); err != nil {
 		return fmt.Errorf("remove history %q: %w", ch, err)
 	}
 	return fmt.Errorf("remove history %q: %w", ch, ErrNoHistory)

@@ -29,13 +29,14 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/internal/guard"
 	"github.com/heraldhq/herald/engine/internal/wire"
 )
 
 // ErrNotStarted is returned by delivering calls made before Start.
 var ErrNotStarted = errors.New("nats engine not started")
 
-var errEmptyChannel = errors.New("empty channel name")
+var errEmptyChannel = guard.ErrEmptyChannel
 
 // Engine is the NATS engine.Engine. Create it with New.
 type Engine struct {
@@ -57,8 +58,7 @@ type Engine struct {
 	// deliverMu is held for reading by every handler call, so Close can
 	// wait for the calls in progress.
 	deliverMu sync.RWMutex
-	closed    atomic.Bool
-	ready     atomic.Bool
+	life      guard.State // closed and started
 
 	lifecycleMu sync.Mutex
 	started     bool
@@ -131,7 +131,7 @@ func (e *Engine) Stats() Stats {
 }
 
 func (e *Engine) onDisconnect(_ *nats.Conn, err error) {
-	if e.closed.Load() {
+	if e.life.Closed.Load() {
 		return
 	}
 	e.stats.disconnects.Add(1)
@@ -164,7 +164,7 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	}
 	e.lifecycleMu.Lock()
 	defer e.lifecycleMu.Unlock()
-	if e.closed.Load() {
+	if e.life.Closed.Load() {
 		return fmt.Errorf("start nats engine: %w", engine.ErrClosed)
 	}
 	if e.started {
@@ -182,7 +182,7 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 		return fmt.Errorf("start nats engine: subscribe to control messages: %w", err)
 	}
 	e.started = true
-	e.ready.Store(true)
+	e.life.Ready.Store(true)
 	return nil
 }
 
@@ -192,7 +192,7 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 func (e *Engine) Close() error {
 	e.lifecycleMu.Lock()
 	defer e.lifecycleMu.Unlock()
-	if e.closed.Load() {
+	if e.life.Closed.Load() {
 		return nil
 	}
 	if e.nc.IsConnected() {
@@ -200,29 +200,12 @@ func (e *Engine) Close() error {
 			e.log.Debug("flush before close", "error", err)
 		}
 	}
-	e.closed.Store(true)
-	e.ready.Store(false)
+	e.life.Closed.Store(true)
+	e.life.Ready.Store(false)
 	e.nc.Close()
 	e.deliverMu.Lock()
 	//lint:ignore SA2001 the empty critical section is the wait
 	e.deliverMu.Unlock()
-	return nil
-}
-
-func (e *Engine) usable(ctx context.Context) error {
-	if e.closed.Load() {
-		return engine.ErrClosed
-	}
-	return ctx.Err()
-}
-
-func (e *Engine) deliverable(ctx context.Context) error {
-	if err := e.usable(ctx); err != nil {
-		return err
-	}
-	if !e.ready.Load() {
-		return ErrNotStarted
-	}
 	return nil
 }
 

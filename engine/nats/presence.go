@@ -10,7 +10,7 @@ import (
 
 // presence returns the configured store, or why it cannot be used.
 func (e *Engine) presence(ctx context.Context) (engine.PresenceManager, error) {
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Usable(ctx); err != nil {
 		return nil, err
 	}
 	if e.opts.Presence == nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/internal/guard"
 	"github.com/heraldhq/herald/engine/internal/wire"
 )
 
@@ -19,7 +20,7 @@ func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication
 	if ch == "" {
 		return engine.StreamPosition{}, fmt.Errorf("publish: %w", errEmptyChannel)
 	}
-	if err := e.deliverable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, err)
 	}
 	p := *pub
@@ -64,18 +65,9 @@ func (e *Engine) PublishLeave(ctx context.Context, ch string, info *engine.Clien
 // which keeps it in order with the channel's publications and costs no
 // extra subscription.
 func (e *Engine) publishInfo(ctx context.Context, kind byte, ch string, info *engine.ClientInfo) error {
-	what := "join"
-	if kind == msgLeave {
-		what = "leave"
-	}
-	if info == nil {
-		return fmt.Errorf("publish %s %q: nil client info", what, ch)
-	}
-	if ch == "" {
-		return fmt.Errorf("publish %s: %w", what, errEmptyChannel)
-	}
-	if err := e.deliverable(ctx); err != nil {
-		return fmt.Errorf("publish %s %q: %w", what, ch, err)
+	what, err := guard.JoinLeave(ctx, &e.life, ErrNotStarted, kind == msgLeave, ch, info)
+	if err != nil {
+		return err
 	}
 	buf := e.bufs.Get()
 	defer e.bufs.Put(buf)
@@ -88,7 +80,7 @@ func (e *Engine) publishInfo(ctx context.Context, kind byte, ch string, info *en
 
 // PublishControl sends data to every node, this one included.
 func (e *Engine) PublishControl(ctx context.Context, data []byte) error {
-	if err := e.deliverable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return fmt.Errorf("publish control: %w", err)
 	}
 	if err := e.client.Publish(ctx, e.keys.control, data).Err(); err != nil {
@@ -105,7 +97,7 @@ func (e *Engine) Subscribe(ctx context.Context, ch string) error {
 	if ch == "" {
 		return fmt.Errorf("subscribe: %w", errEmptyChannel)
 	}
-	if err := e.deliverable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return fmt.Errorf("subscribe %q: %w", ch, err)
 	}
 	base, err := e.position(ctx, ch)
@@ -127,7 +119,7 @@ func (e *Engine) Subscribe(ctx context.Context, ch string) error {
 
 // Unsubscribe stops delivering ch on this node.
 func (e *Engine) Unsubscribe(ctx context.Context, ch string) error {
-	if err := e.deliverable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return fmt.Errorf("unsubscribe %q: %w", ch, err)
 	}
 	s := e.subscriberOf(ch)

@@ -20,7 +20,7 @@ import (
 // the first publication has the epoch that publication will get. Every
 // read keeps the position for req.MetaTTL (or the default) from now.
 func (e *Engine) History(ctx context.Context, ch string, req engine.HistoryRequest) ([]*engine.Publication, engine.StreamPosition, error) {
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Usable(ctx); err != nil {
 		return nil, engine.StreamPosition{}, fmt.Errorf("history %q: %w", ch, err)
 	}
 	if req.Limit < -1 {
@@ -59,7 +59,7 @@ func (e *Engine) History(ctx context.Context, ch string, req engine.HistoryReque
 // RemoveHistory drops ch's publications; its top offset and epoch stay, so
 // later publications continue the same stream.
 func (e *Engine) RemoveHistory(ctx context.Context, ch string) error {
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Usable(ctx); err != nil {
 		return fmt.Errorf("remove history %q: %w", ch, err)
 	}
 	if err := e.client.Del(ctx, e.keys.stream(ch)).Err(); err != nil {

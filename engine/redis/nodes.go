@@ -45,7 +45,7 @@ func (e *Engine) runHeartbeat() {
 
 // Nodes lists the ids of the live nodes, this one included once started.
 func (e *Engine) Nodes(ctx context.Context) ([]string, error) {
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Usable(ctx); err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
 	ids, err := nodesScript.Run(ctx, e.client, []string{e.keys.nodes}).StringSlice()

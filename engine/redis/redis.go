@@ -35,6 +35,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/internal/guard"
 	"github.com/heraldhq/herald/engine/internal/wire"
 )
 
@@ -42,7 +43,7 @@ import (
 var ErrNotStarted = errors.New("redis engine not started")
 
 // errEmptyChannel rejects the empty channel name.
-var errEmptyChannel = errors.New("empty channel name")
+var errEmptyChannel = guard.ErrEmptyChannel
 
 // Engine is the Redis engine.Engine. Create it with New.
 type Engine struct {
@@ -58,8 +59,7 @@ type Engine struct {
 	stats  counters
 
 	handler engine.Handler
-	closed  atomic.Bool
-	ready   atomic.Bool
+	life    guard.State // closed and started
 
 	lifecycleMu sync.Mutex
 	started     bool
@@ -117,7 +117,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		seed:    maphash.MakeSeed(),
 		closing: make(chan struct{}),
 	}
-	e.presenceStore = presenceStore{client: client, keys: e.keys, closed: &e.closed}
+	e.presenceStore = presenceStore{client: client, keys: e.keys, closed: &e.life.Closed}
 	return e, nil
 }
 
@@ -145,7 +145,7 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	}
 	e.lifecycleMu.Lock()
 	defer e.lifecycleMu.Unlock()
-	if e.closed.Load() {
+	if e.life.Closed.Load() {
 		return fmt.Errorf("start redis engine: %w", engine.ErrClosed)
 	}
 	if e.started {
@@ -169,7 +169,7 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 		e.stopLocked()
 		return fmt.Errorf("start redis engine: subscribe to control messages: %w", err)
 	}
-	e.ready.Store(true)
+	e.life.Ready.Store(true)
 	return nil
 }
 
@@ -179,7 +179,7 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 func (e *Engine) Close() error {
 	e.lifecycleMu.Lock()
 	defer e.lifecycleMu.Unlock()
-	if e.closed.Swap(true) {
+	if e.life.Closed.Swap(true) {
 		return nil
 	}
 	if e.started {
@@ -203,33 +203,13 @@ func (e *Engine) stopLocked() {
 		return
 	}
 	e.stopped = true
-	e.ready.Store(false)
+	e.life.Ready.Store(false)
 	close(e.closing)
 	e.bgCancel()
 	for _, s := range e.subs {
 		s.close()
 	}
 	e.workers.Wait()
-}
-
-// usable reports why a call that only reads or writes data cannot
-// proceed, if it cannot.
-func (e *Engine) usable(ctx context.Context) error {
-	if e.closed.Load() {
-		return engine.ErrClosed
-	}
-	return ctx.Err()
-}
-
-// deliverable is usable for calls that need delivery running.
-func (e *Engine) deliverable(ctx context.Context) error {
-	if err := e.usable(ctx); err != nil {
-		return err
-	}
-	if !e.ready.Load() {
-		return ErrNotStarted
-	}
-	return nil
 }
 
 // subscriberOf returns the subscribing connection that carries ch.
