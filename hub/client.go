@@ -322,7 +322,7 @@ func (c *Client) close(d *Disconnect) {
 		c.logger().Debug("disconnect", "code", d.Code, "reason", d.Reason)
 	}
 	if h.cfg.Handlers.OnDisconnect != nil {
-		h.cfg.Handlers.OnDisconnect(c, d.Code, d.Reason)
+		h.cfg.Handlers.OnDisconnect(c, DisconnectEvent{Code: d.Code, Reason: d.Reason})
 	}
 }
 

@@ -3,6 +3,8 @@ package hub
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/auth"
@@ -148,20 +150,42 @@ func (c *Client) handleRPC(id uint32, req *protocol.RPCRequest) error {
 	}
 	ctx, cancel := c.commandContext()
 	defer cancel()
-	data, err := fn(ctx, c, RPCEvent{Method: req.Method, Data: req.Data})
-	if err != nil {
-		return err
+	type answer struct {
+		r   RPCReply
+		err error
 	}
-	c.queueReply(&protocol.Reply{Id: id, Rpc: &protocol.RPCResult{Data: data}})
-	return nil
+	// Buffered, so a reply after the timeout does not block the handler.
+	done := make(chan answer, 1)
+	var once sync.Once
+	fn(ctx, c, RPCEvent{Method: req.Method, Data: req.Data}, func(r RPCReply, err error) {
+		once.Do(func() { done <- answer{r, err} })
+	})
+	select {
+	case a := <-done:
+		if a.err != nil {
+			return a.err
+		}
+		c.queueReply(&protocol.Reply{Id: id, Rpc: &protocol.RPCResult{Data: a.r.Data}})
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("rpc %q: no reply: %w", req.Method, ctx.Err())
+	}
 }
 
 func (c *Client) handleSend(req *protocol.SendRequest) error {
-	fn := c.hub.cfg.Handlers.OnMessage
+	fn := c.hub.cfg.Handlers.OnSend
 	if fn == nil {
 		return newDisconnect(protocol.DisconnectNotAvailable)
 	}
-	fn(c, req.Data)
+	ctx, cancel := c.commandContext()
+	defer cancel()
+	if err := fn(ctx, c, SendEvent{Data: req.Data}); err != nil {
+		var d *Disconnect
+		if errors.As(err, &d) {
+			return d
+		}
+		c.logger().Error("send handler", "error", err)
+	}
 	return nil
 }
 

@@ -35,11 +35,13 @@ func Example() {
 				}
 				return hub.ConnectReply{User: user, Channels: []string{"news"}}, nil
 			},
-			OnRPC: func(ctx context.Context, c *hub.Client, ev hub.RPCEvent) ([]byte, error) {
+			OnRPC: func(ctx context.Context, c *hub.Client, ev hub.RPCEvent, reply func(hub.RPCReply, error)) {
 				if ev.Method != "whoami" {
-					return nil, &hub.Error{Code: 104, Message: "method not found"}
+					reply(hub.RPCReply{}, &hub.Error{Code: 104, Message: "method not found"})
+					return
 				}
-				return json.Marshal(map[string]string{"user": c.User()})
+				data, err := json.Marshal(map[string]string{"user": c.User()})
+				reply(hub.RPCReply{Data: data}, err)
 			},
 		},
 	})

@@ -1,23 +1,79 @@
 package hub
 
-import "context"
+import (
+	"context"
 
-// Handlers let an application that embeds the hub take part in the
-// protocol. Every handler is optional.
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/engine"
+)
+
+// Handlers let an application that embeds the hub take part in every
+// decision the protocol leaves to the server. Every handler is optional;
+// without one the hub decides as the reference server does (tokens and
+// namespace options).
+//
+// Where handlers run: a client's commands execute one after another on a
+// goroutine of that client's own, started when a frame of commands arrives
+// and gone when they are done, never on the transport's shared read workers.
+// A handler that blocks (a database query, an HTTP call to a backend) holds
+// up only that client's later commands, never another client, pings or
+// writes. ctx is cancelled when the client goes away and when
+// ClientConfig.CommandTimeout passes; a command whose handler runs out of
+// time is answered with error 100 (internal) and the client stays connected.
+//
+// A handler answers a command with a protocol error by returning an *Error
+// (codes 400–1999 are the application's own), or closes the connection by
+// returning a *Disconnect. Any other error answers error 100 and is logged.
 type Handlers struct {
 	// OnConnecting authenticates a connect command. When set, it decides
 	// instead of the token check: it may verify ev.Token itself, or use
-	// anything else it knows. It returns a *Error to answer the connect
-	// with an error, or a *Disconnect to close the connection.
+	// anything else it knows.
 	OnConnecting func(ctx context.Context, ev ConnectEvent) (ConnectReply, error)
-	// OnRPC answers rpc commands. Without it, rpc answers 108 (not
-	// available), as the reference server does.
-	OnRPC func(ctx context.Context, c *Client, ev RPCEvent) ([]byte, error)
-	// OnMessage receives send commands (asynchronous messages without a
-	// reply). Without it, a send closes the connection with 3508.
-	OnMessage func(c *Client, data []byte)
+	// OnConnect is told when a client has connected: its connect reply is
+	// queued. It runs on the client's command goroutine.
+	OnConnect func(c *Client)
+	// OnRefresh decides a refresh command (a client renewing an expiring
+	// connection). When set, it replaces the connection token check.
+	OnRefresh func(ctx context.Context, c *Client, ev RefreshEvent) (RefreshReply, error)
+	// OnSubscribe decides a subscribe command. When set, it replaces the
+	// subscription token and namespace permission checks; the channel must
+	// still be valid (length, known namespace, channel_regex).
+	OnSubscribe func(ctx context.Context, c *Client, ev SubscribeEvent) (SubscribeReply, error)
+	// OnSubRefresh decides a sub_refresh command (a client renewing an
+	// expiring subscription). When set, it replaces the subscription token
+	// check.
+	OnSubRefresh func(ctx context.Context, c *Client, ev SubRefreshEvent) (SubRefreshReply, error)
+	// OnPublish decides a publish command. When set, it replaces the
+	// namespace publish permission; it may reject the publication, or
+	// rewrite its data.
+	OnPublish func(ctx context.Context, c *Client, ev PublishEvent) (PublishReply, error)
+	// OnRPC answers rpc commands. It may call reply before it returns or
+	// later from any goroutine (hand the call to a worker pool, say); the
+	// client's next command waits for the reply, so replies stay in order.
+	// reply must be called exactly once; a reply after the command timed
+	// out is dropped. Without OnRPC, rpc answers 108 (not available), as
+	// the reference server does.
+	OnRPC func(ctx context.Context, c *Client, ev RPCEvent, reply func(RPCReply, error))
+	// OnPresence decides presence and presence_stats commands. When set,
+	// it replaces the namespace presence permission; presence must still be
+	// on in the namespace.
+	OnPresence func(ctx context.Context, c *Client, ev PresenceEvent) error
+	// OnHistory decides history commands. When set, it replaces the
+	// namespace history permission; history must still be on in the
+	// namespace.
+	OnHistory func(ctx context.Context, c *Client, ev HistoryEvent) error
+	// OnSend receives send commands (asynchronous messages without a
+	// reply). Without it, a send closes the connection with 3508. A
+	// returned *Disconnect closes the connection; other errors are logged.
+	OnSend func(ctx context.Context, c *Client, ev SendEvent) error
 	// OnDisconnect is told when a connected client goes away.
-	OnDisconnect func(c *Client, code uint32, reason string)
+	OnDisconnect func(c *Client, ev DisconnectEvent)
+	// OnBackpressure is told when a client's write queue goes over
+	// ClientConfig.QueueMaxSize, with what the hub did about it (closed
+	// the client, or dropped queued publications). It runs with the
+	// client's write side busy: it must return quickly and must not call
+	// back into the client.
+	OnBackpressure func(c *Client, ev BackpressureEvent)
 }
 
 // ConnectEvent is a client's connect command.
@@ -45,8 +101,123 @@ type ConnectReply struct {
 	Data []byte
 }
 
+// RefreshEvent is a client's refresh command.
+type RefreshEvent struct {
+	Token string
+}
+
+// RefreshReply is the application's verdict on a refresh.
+type RefreshReply struct {
+	// Expired closes the connection with 3005 (expired).
+	Expired bool
+	// ExpireAt is the connection's new expiry, in Unix seconds; 0 never.
+	ExpireAt int64
+	// Info, when not nil, replaces the connection's info.
+	Info []byte
+}
+
+// SubscribeEvent is a client's subscribe command.
+type SubscribeEvent struct {
+	Channel string
+	// Token is the subscription token the client sent, if any; the
+	// handler may verify it itself.
+	Token string
+	Data  []byte
+}
+
+// SubscribeReply is the application's verdict on a subscribe command.
+type SubscribeReply struct {
+	// Info becomes the subscription's chan_info, seen in presence, join
+	// and leave, and publications from this client.
+	Info []byte
+	// Data is returned to the client in the subscribe result.
+	Data []byte
+	// ExpireAt is when the subscription expires, in Unix seconds; 0 never.
+	ExpireAt int64
+	// Override changes the namespace's presence, join/leave, positioning
+	// and recovery options for this subscription.
+	Override *auth.SubOverride
+}
+
+// SubRefreshEvent is a client's sub_refresh command.
+type SubRefreshEvent struct {
+	Channel string
+	Token   string
+}
+
+// SubRefreshReply is the application's verdict on a sub_refresh.
+type SubRefreshReply struct {
+	// Expired unsubscribes the client with 2501 (expired).
+	Expired bool
+	// ExpireAt is the subscription's new expiry, in Unix seconds; 0 never.
+	ExpireAt int64
+	// Info, when not nil, replaces the subscription's chan_info.
+	Info []byte
+}
+
+// PublishEvent is a client's publish command.
+type PublishEvent struct {
+	Channel string
+	Data    []byte
+}
+
+// PublishReply is the application's verdict on a publish command.
+type PublishReply struct {
+	// Data, when not nil, is published instead of the client's data.
+	Data []byte
+	// SkipHistory delivers the publication without keeping it in the
+	// channel's stream.
+	SkipHistory bool
+}
+
 // RPCEvent is a client's rpc command.
 type RPCEvent struct {
 	Method string
 	Data   []byte
+}
+
+// RPCReply is the answer to an rpc command.
+type RPCReply struct {
+	Data []byte
+}
+
+// PresenceEvent is a client's presence (Stats false) or presence_stats
+// (Stats true) command.
+type PresenceEvent struct {
+	Channel string
+	Stats   bool
+}
+
+// HistoryEvent is a client's history command.
+type HistoryEvent struct {
+	Channel string
+	// Since is the position to read after; nil reads from the start (or
+	// the end, with Reverse).
+	Since   *engine.StreamPosition
+	Limit   int
+	Reverse bool
+}
+
+// SendEvent is a client's send command.
+type SendEvent struct {
+	Data []byte
+}
+
+// DisconnectEvent says why a client went away.
+type DisconnectEvent struct {
+	Code   uint32
+	Reason string
+}
+
+// BackpressureEvent says that a client fell behind.
+type BackpressureEvent struct {
+	// QueuedBytes were waiting to be written when the limit was passed;
+	// Limit is ClientConfig.QueueMaxSize.
+	QueuedBytes int
+	Limit       int
+	// Dropped is how many queued publications were dropped to make room
+	// (QueueDropOldest); 0 when the client was closed with 3008.
+	Dropped int
+	// Closed reports that the client is being closed with 3008.
+	Closed bool
 }

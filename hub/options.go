@@ -48,7 +48,27 @@ type NamespaceOptions struct {
 	// ChannelRegex, when set, must match the channel name after the
 	// namespace prefix.
 	ChannelRegex string `yaml:"channel_regex" json:"channel_regex"`
+	// QueuePolicy says what happens when a subscriber of these channels
+	// falls behind, its write queue over ClientConfig.QueueMaxSize:
+	// QueueClose (the default) closes it with 3008; QueueDropOldest drops
+	// the oldest publications of such channels still waiting in its queue,
+	// for ticker-style channels where only the latest value matters.
+	QueuePolicy QueuePolicy `yaml:"queue_policy" json:"queue_policy"`
 }
+
+// QueuePolicy is what the hub does with a subscriber whose write queue is
+// over its limit.
+type QueuePolicy string
+
+// Queue policies.
+const (
+	// QueueClose closes the slow client with 3008 (the default).
+	QueueClose QueuePolicy = "close"
+	// QueueDropOldest drops the oldest queued publications of the
+	// channel's namespace to make room, counted in metrics; the client
+	// stays connected.
+	QueueDropOldest QueuePolicy = "drop_oldest"
+)
 
 // HasHistory reports whether the namespace keeps a history stream.
 func (o NamespaceOptions) HasHistory() bool {
@@ -112,6 +132,11 @@ type ClientConfig struct {
 	// PresenceTTL is how long a presence entry lives unless refreshed; the
 	// hub refreshes its clients' entries every PresenceTTL/3 (60s).
 	PresenceTTL Duration `yaml:"presence_ttl" json:"presence_ttl"`
+	// CommandTimeout bounds one command's engine calls and handlers (10s).
+	// A command that runs out of time answers error 100 (internal) and the
+	// client stays connected; the command's context is also cancelled when
+	// the client goes away.
+	CommandTimeout Duration `yaml:"command_timeout" json:"command_timeout"`
 
 	// AllowAnonymousConnectWithoutToken accepts a connect command that
 	// carries no token, as an anonymous user.
@@ -141,6 +166,7 @@ func (c ClientConfig) withDefaults() ClientConfig {
 	setDur(&c.ExpiredCloseDelay, 25*time.Second)
 	setDur(&c.ExpiredSubCloseDelay, 25*time.Second)
 	setDur(&c.PresenceTTL, 60*time.Second)
+	setDur(&c.CommandTimeout, 10*time.Second)
 	setInt(&c.ChannelLimit, 128)
 	setInt(&c.QueueMaxSize, 1<<20)
 	setInt(&c.RecoveryMaxPublicationLimit, 300)

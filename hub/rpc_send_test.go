@@ -18,18 +18,20 @@ func TestRPCWithoutHandler(t *testing.T) {
 
 func TestRPCHandler(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, hub.Config{Handlers: hub.Handlers{OnRPC: func(ctx context.Context, c *hub.Client, ev hub.RPCEvent) ([]byte, error) {
+	n := startNode(t, hub.Config{Handlers: hub.Handlers{OnRPC: func(ctx context.Context, c *hub.Client, ev hub.RPCEvent, reply func(hub.RPCReply, error)) {
 		switch ev.Method {
 		case "echo":
-			return []byte(`{"user":"` + c.User() + `","got":` + string(ev.Data) + `}`), nil
+			reply(hub.RPCReply{Data: []byte(`{"user":"` + c.User() + `","got":` + string(ev.Data) + `}`)}, nil)
 		case "empty":
-			return nil, nil
+			reply(hub.RPCReply{}, nil)
 		case "refuse":
-			return nil, &hub.Error{Code: 1000, Message: "nope", Temporary: true}
+			reply(hub.RPCReply{}, &hub.Error{Code: 1000, Message: "nope", Temporary: true})
 		case "close":
-			return nil, &hub.Disconnect{Code: 4000, Reason: "bye"}
+			// Answered later, from another goroutine.
+			go reply(hub.RPCReply{}, &hub.Disconnect{Code: 4000, Reason: "bye"})
+		default:
+			reply(hub.RPCReply{}, errors.New("boom"))
 		}
-		return nil, errors.New("boom")
 	}}})
 	c := n.dial(t)
 	c.connect("u")
@@ -52,8 +54,8 @@ func TestRPCHandler(t *testing.T) {
 func TestSendWithoutHandler(t *testing.T) {
 	t.Parallel()
 	disconnects := make(chan uint32, 1)
-	n := startNode(t, hub.Config{Handlers: hub.Handlers{OnDisconnect: func(c *hub.Client, code uint32, reason string) {
-		disconnects <- code
+	n := startNode(t, hub.Config{Handlers: hub.Handlers{OnDisconnect: func(c *hub.Client, ev hub.DisconnectEvent) {
+		disconnects <- ev.Code
 	}}})
 	c := n.dial(t)
 	c.connect("u")
@@ -67,12 +69,14 @@ func TestSendWithoutHandler(t *testing.T) {
 func TestSendHandler(t *testing.T) {
 	t.Parallel()
 	got := make(chan string, 2)
-	n := startNode(t, hub.Config{Handlers: hub.Handlers{OnMessage: func(c *hub.Client, data []byte) {
+	n := startNode(t, hub.Config{Handlers: hub.Handlers{OnSend: func(ctx context.Context, c *hub.Client, ev hub.SendEvent) error {
+		data := ev.Data
 		got <- string(data)
 		// Answer with an asynchronous message push.
 		if err := c.Send([]byte(`{"echo":` + string(data) + `}`)); err != nil {
 			t.Errorf("Send: %v", err)
 		}
+		return nil
 	}}})
 	c := n.dial(t)
 	c.connect("u")

@@ -47,8 +47,8 @@ func TestSlowClient(t *testing.T) {
 	n := startNodeWS(t, hub.Config{
 		Channels: openChannels(),
 		Client:   hub.ClientConfig{QueueMaxSize: 256 << 10},
-		Handlers: hub.Handlers{OnDisconnect: func(c *hub.Client, code uint32, reason string) {
-			disconnects <- disconnectEvent{c.User(), code, reason}
+		Handlers: hub.Handlers{OnDisconnect: func(c *hub.Client, ev hub.DisconnectEvent) {
+			disconnects <- disconnectEvent{c.User(), ev.Code, ev.Reason}
 		}},
 	}, websocket.Config{WriteTimeout: 10 * time.Second})
 
