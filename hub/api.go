@@ -33,9 +33,7 @@ func (h *Hub) Publish(ctx context.Context, ch string, data []byte, opts PublishO
 	}
 	pubRule := r
 	if opts.SkipHistory {
-		noHistory := *r
-		noHistory.HistorySize, noHistory.HistoryTTL = 0, 0
-		pubRule = &noHistory
+		pubRule = r.withoutHistory()
 	}
 	return h.publish(ctx, ch, pubRule, &engine.Publication{Data: data, Info: opts.Info, Tags: opts.Tags})
 }
@@ -113,6 +111,13 @@ func (h *Hub) DisconnectUser(ctx context.Context, user, client string, whitelist
 // every channel.
 func (h *Hub) UnsubscribeUser(ctx context.Context, user, ch, client string) error {
 	return h.sendControl(ctx, controlMessage{Unsubscribe: &controlUnsubscribe{User: user, Channel: ch, Client: client}})
+}
+
+// SendToUser pushes data as an asynchronous message (the message push) to
+// every connection of user on every node, or with client set only to that
+// connection. Client.Send does the same for a connection of this node.
+func (h *Hub) SendToUser(ctx context.Context, user, client string, data []byte) error {
+	return h.sendControl(ctx, controlMessage{Send: &controlSend{User: user, Client: client, Data: data}})
 }
 
 // SubscribeOptions describe a server-side subscription made through the API.

@@ -42,11 +42,21 @@ type Client struct {
 	expireAt int64 // Unix seconds when the connection expires; 0 never
 	subs     map[string]*subscription
 
-	// Write side (writer.go).
-	queue        [][]byte
+	// Command execution (exec.go): commands waiting to run, whether a
+	// goroutine is running them, and the cancel of the one that runs.
+	tasks     []*protocol.Command
+	running   bool
+	cancelCmd context.CancelFunc
+
+	// Write side (writer.go). processing holds writes back while commands
+	// run, since holdSince until holdUntil (Unix nanoseconds) at the
+	// latest (exec.go).
+	queue        []queued
 	queued       int
 	flushing     bool
 	processing   bool
+	holdUntil    int64
+	holdSince    int64
 	pendingClose *Disconnect
 	slow         bool // over the queue limit: closing, nothing more is queued
 
@@ -110,43 +120,6 @@ func (c *Client) Disconnect(code uint32, reason string) {
 	c.close(&Disconnect{Code: code, Reason: reason})
 }
 
-// HandleFrame handles one frame of commands from the transport. It
-// returns false when the connection is closing and reading should stop.
-func (c *Client) HandleFrame(frame []byte) bool {
-	c.hub.metrics.bytesIn.Add(float64(len(frame)))
-	cmds, err := protocol.DecodeCommands(c.proto, frame)
-	if err == nil && len(frame) == 0 {
-		err = errors.New("empty frame") // the reference refuses it too
-	}
-	if err != nil {
-		c.logger().Info("malformed frame", "error", err)
-		c.close(newDisconnect(protocol.DisconnectBadRequest))
-		return false
-	}
-	c.mu.Lock()
-	if c.state == stateClosed {
-		c.mu.Unlock()
-		return false
-	}
-	c.processing = true
-	c.mu.Unlock()
-
-	for _, cmd := range cmds {
-		if d := c.handleCommand(cmd); d != nil {
-			c.mu.Lock()
-			c.processing = false
-			c.mu.Unlock()
-			c.close(d)
-			return false
-		}
-	}
-	c.mu.Lock()
-	c.processing = false
-	c.scheduleFlushLocked()
-	c.mu.Unlock()
-	return true
-}
-
 // HandleClose tells the client that its connection is gone.
 func (c *Client) HandleClose() {
 	c.close(&Disconnect{Code: 3000, Reason: "connection closed"})
@@ -154,23 +127,22 @@ func (c *Client) HandleClose() {
 
 // handleCommand runs one command. Replies are queued; a non-nil result
 // closes the connection.
-func (c *Client) handleCommand(cmd *protocol.Command) *Disconnect {
+func (c *Client) handleCommand(ctx context.Context, cmd *protocol.Command) *Disconnect {
 	c.mu.Lock()
 	state := c.state
 	c.mu.Unlock()
 	if state == stateClosed {
 		return nil
 	}
-	if cmd.Id != 0 || cmd.Send != nil {
-		defer c.hub.metrics.command(commandName(cmd), time.Now())
-	}
+	defer c.hub.metrics.command(commandName(cmd), time.Now())
 	// As in the reference server, a command without id is a pong unless
-	// it is a send.
+	// it is a send; pongs never get here (HandleFrame answers them).
 	if cmd.Id == 0 {
-		if cmd.Send != nil && state == stateConnected {
-			return asDisconnect(c.handleSend(cmd.Send))
+		if state != stateConnected {
+			c.logger().Info("send before connect")
+			return newDisconnect(protocol.DisconnectBadRequest)
 		}
-		return c.handlePong()
+		return asDisconnect(c.handleSend(ctx, cmd.Send))
 	}
 	if c.unusable.Load() {
 		return newDisconnect(protocol.DisconnectBadRequest)
@@ -190,7 +162,7 @@ func (c *Client) handleCommand(cmd *protocol.Command) *Disconnect {
 			c.logger().Info("command before connect", "command", commandName(cmd))
 			return newDisconnect(protocol.DisconnectBadRequest)
 		}
-		err := c.handleConnect(cmd.Id, cmd.Connect)
+		err := c.handleConnect(ctx, cmd.Id, cmd.Connect)
 		var d *Disconnect
 		if err != nil && !errors.As(err, &d) {
 			// A refused connect leaves the connection unusable: later
@@ -205,25 +177,25 @@ func (c *Client) handleCommand(cmd *protocol.Command) *Disconnect {
 		c.logger().Info("connect on a connected client")
 		return newDisconnect(protocol.DisconnectBadRequest)
 	case cmd.Subscribe != nil:
-		err = c.handleSubscribe(cmd.Id, cmd.Subscribe)
+		err = c.handleSubscribe(ctx, cmd.Id, cmd.Subscribe)
 	case cmd.Unsubscribe != nil:
-		err = c.handleUnsubscribe(cmd.Id, cmd.Unsubscribe)
+		err = c.handleUnsubscribe(ctx, cmd.Id, cmd.Unsubscribe)
 	case cmd.Publish != nil:
-		err = c.handlePublish(cmd.Id, cmd.Publish)
+		err = c.handlePublish(ctx, cmd.Id, cmd.Publish)
 	case cmd.Presence != nil:
-		err = c.handlePresence(cmd.Id, cmd.Presence)
+		err = c.handlePresence(ctx, cmd.Id, cmd.Presence)
 	case cmd.PresenceStats != nil:
-		err = c.handlePresenceStats(cmd.Id, cmd.PresenceStats)
+		err = c.handlePresenceStats(ctx, cmd.Id, cmd.PresenceStats)
 	case cmd.History != nil:
-		err = c.handleHistory(cmd.Id, cmd.History)
+		err = c.handleHistory(ctx, cmd.Id, cmd.History)
 	case cmd.Rpc != nil:
-		err = c.handleRPC(cmd.Id, cmd.Rpc)
+		err = c.handleRPC(ctx, cmd.Id, cmd.Rpc)
 	case cmd.Refresh != nil:
-		err = c.handleRefresh(cmd.Id, cmd.Refresh)
+		err = c.handleRefresh(ctx, cmd.Id, cmd.Refresh)
 	case cmd.SubRefresh != nil:
-		err = c.handleSubRefresh(cmd.Id, cmd.SubRefresh)
+		err = c.handleSubRefresh(ctx, cmd.Id, cmd.SubRefresh)
 	case cmd.Send != nil:
-		err = c.handleSend(cmd.Send)
+		err = c.handleSend(ctx, cmd.Send)
 	default:
 		c.logger().Info("unknown command")
 		return newDisconnect(protocol.DisconnectBadRequest)
@@ -302,6 +274,11 @@ func (c *Client) close(d *Disconnect) {
 		c.flushing = true
 		go c.flushLoop()
 	}
+	// A command still running or waiting is of no use to anyone now.
+	if c.cancelCmd != nil {
+		c.cancelCmd()
+	}
+	c.tasks = nil
 	user := c.user
 	c.mu.Unlock()
 
@@ -311,19 +288,42 @@ func (c *Client) close(d *Disconnect) {
 	if !wasConnected {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
 	for _, s := range subs {
-		c.leave(ctx, s)
+		h.removeSubscriber(c, s.channel)
 	}
 	h.users.remove(user, c)
 	h.clients.Add(-1)
 	if d.Code != 3000 {
 		c.logger().Debug("disconnect", "code", d.Code, "reason", d.Reason)
 	}
-	if h.cfg.Handlers.OnDisconnect != nil {
-		h.cfg.Handlers.OnDisconnect(c, DisconnectEvent{Code: d.Code, Reason: d.Reason})
+	// Presence removal and leave events are engine I/O, and OnDisconnect
+	// is the application's code: close runs on transport read workers,
+	// timers and engine deliveries, none of which may wait for either, so
+	// they get a goroutine of their own.
+	fn := h.cfg.Handlers.OnDisconnect
+	if fn == nil && !announcesLeave(subs) {
+		return
 	}
+	h.goBackground(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), h.client.CommandTimeout.D())
+		defer cancel()
+		for _, s := range subs {
+			c.announceLeave(ctx, s)
+		}
+		if fn != nil {
+			fn(c, DisconnectEvent{Code: d.Code, Reason: d.Reason})
+		}
+	})
+}
+
+// announcesLeave reports whether leaving any of subs takes engine I/O.
+func announcesLeave(subs map[string]*subscription) bool {
+	for _, s := range subs {
+		if s.presence || s.joinLeave {
+			return true
+		}
+	}
+	return false
 }
 
 // clientInfo is the ClientInfo of this client in a channel.

@@ -32,11 +32,7 @@ func (c *Client) channelCommand(ch string) (*rule, *subscription, error) {
 	return r, s, nil
 }
 
-func (c *Client) commandContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.hub.ctx, 10*time.Second)
-}
-
-func (c *Client) handlePublish(id uint32, req *protocol.PublishRequest) error {
+func (c *Client) handlePublish(ctx context.Context, id uint32, req *protocol.PublishRequest) error {
 	if req.Channel == "" || len(req.Data) == 0 {
 		return newDisconnect(protocol.DisconnectBadRequest)
 	}
@@ -44,17 +40,27 @@ func (c *Client) handlePublish(id uint32, req *protocol.PublishRequest) error {
 	if err != nil {
 		return err
 	}
-	if !permitted(c.User(), r.AllowPublishForAnonymous, r.AllowPublishForClient, r.AllowPublishForSubscriber && s != nil) && !c.hub.client.Insecure {
+	data, pubRule := req.Data, r
+	if fn := c.hub.cfg.Handlers.OnPublish; fn != nil {
+		pr, err := fn(ctx, c, PublishEvent{Channel: req.Channel, Data: req.Data})
+		if err != nil {
+			return err
+		}
+		if pr.Data != nil {
+			data = pr.Data
+		}
+		if pr.SkipHistory {
+			pubRule = r.withoutHistory()
+		}
+	} else if !permitted(c.User(), r.AllowPublishForAnonymous, r.AllowPublishForClient, r.AllowPublishForSubscriber && s != nil) && !c.hub.client.Insecure {
 		return newError(protocol.ErrorPermissionDenied)
 	}
 	var chanInfo []byte
 	if s != nil {
 		chanInfo = s.chanInfo
 	}
-	ctx, cancel := c.commandContext()
-	defer cancel()
-	pub := &engine.Publication{Data: req.Data, Info: c.clientInfo(chanInfo)}
-	if _, err := c.hub.publish(ctx, req.Channel, r, pub); err != nil {
+	pub := &engine.Publication{Data: data, Info: c.clientInfo(chanInfo)}
+	if _, err := c.hub.publish(ctx, req.Channel, pubRule, pub); err != nil {
 		return err
 	}
 	c.queueReply(&protocol.Reply{Id: id, Publish: &protocol.PublishResult{}})
@@ -62,8 +68,9 @@ func (c *Client) handlePublish(id uint32, req *protocol.PublishRequest) error {
 }
 
 // presenceCommand runs the checks presence and presence_stats share:
-// presence on in the namespace (108), then permission (103).
-func (c *Client) presenceCommand(ch string) error {
+// presence on in the namespace (108), then permission (103), which the
+// application's OnPresence decides when it has one.
+func (c *Client) presenceCommand(ctx context.Context, ch string, stats bool) error {
 	r, s, err := c.channelCommand(ch)
 	if err != nil {
 		return err
@@ -71,18 +78,19 @@ func (c *Client) presenceCommand(ch string) error {
 	if !r.Presence {
 		return newError(protocol.ErrorNotAvailable)
 	}
+	if fn := c.hub.cfg.Handlers.OnPresence; fn != nil {
+		return fn(ctx, c, PresenceEvent{Channel: ch, Stats: stats})
+	}
 	if !c.hasPresencePermission(r, s != nil) {
 		return newError(protocol.ErrorPermissionDenied)
 	}
 	return nil
 }
 
-func (c *Client) handlePresence(id uint32, req *protocol.PresenceRequest) error {
-	if err := c.presenceCommand(req.Channel); err != nil {
+func (c *Client) handlePresence(ctx context.Context, id uint32, req *protocol.PresenceRequest) error {
+	if err := c.presenceCommand(ctx, req.Channel, false); err != nil {
 		return err
 	}
-	ctx, cancel := c.commandContext()
-	defer cancel()
 	m, err := c.hub.engine.Presence(ctx, req.Channel)
 	if err != nil {
 		return err
@@ -95,12 +103,10 @@ func (c *Client) handlePresence(id uint32, req *protocol.PresenceRequest) error 
 	return nil
 }
 
-func (c *Client) handlePresenceStats(id uint32, req *protocol.PresenceStatsRequest) error {
-	if err := c.presenceCommand(req.Channel); err != nil {
+func (c *Client) handlePresenceStats(ctx context.Context, id uint32, req *protocol.PresenceStatsRequest) error {
+	if err := c.presenceCommand(ctx, req.Channel, true); err != nil {
 		return err
 	}
-	ctx, cancel := c.commandContext()
-	defer cancel()
 	st, err := c.hub.engine.PresenceStats(ctx, req.Channel)
 	if err != nil {
 		return err
@@ -111,7 +117,7 @@ func (c *Client) handlePresenceStats(id uint32, req *protocol.PresenceStatsReque
 	return nil
 }
 
-func (c *Client) handleHistory(id uint32, req *protocol.HistoryRequest) error {
+func (c *Client) handleHistory(ctx context.Context, id uint32, req *protocol.HistoryRequest) error {
 	r, s, err := c.channelCommand(req.Channel)
 	if err != nil {
 		return err
@@ -119,14 +125,17 @@ func (c *Client) handleHistory(id uint32, req *protocol.HistoryRequest) error {
 	if !r.HasHistory() {
 		return newError(protocol.ErrorNotAvailable)
 	}
-	if !c.hasHistoryPermission(r, s != nil) {
-		return newError(protocol.ErrorPermissionDenied)
-	}
-	ctx, cancel := c.commandContext()
-	defer cancel()
 	var since *engine.StreamPosition
 	if req.Since != nil {
 		since = &engine.StreamPosition{Offset: req.Since.Offset, Epoch: req.Since.Epoch}
+	}
+	if fn := c.hub.cfg.Handlers.OnHistory; fn != nil {
+		ev := HistoryEvent{Channel: req.Channel, Since: since, Limit: int(req.Limit), Reverse: req.Reverse}
+		if err := fn(ctx, c, ev); err != nil {
+			return err
+		}
+	} else if !c.hasHistoryPermission(r, s != nil) {
+		return newError(protocol.ErrorPermissionDenied)
 	}
 	pubs, pos, err := c.hub.history(ctx, req.Channel, r, since, int(req.Limit), req.Reverse, c.hub.client.HistoryMaxPublicationLimit)
 	if err != nil {
@@ -143,13 +152,11 @@ func (c *Client) handleHistory(id uint32, req *protocol.HistoryRequest) error {
 	return nil
 }
 
-func (c *Client) handleRPC(id uint32, req *protocol.RPCRequest) error {
+func (c *Client) handleRPC(ctx context.Context, id uint32, req *protocol.RPCRequest) error {
 	fn := c.hub.cfg.Handlers.OnRPC
 	if fn == nil {
 		return newError(protocol.ErrorNotAvailable)
 	}
-	ctx, cancel := c.commandContext()
-	defer cancel()
 	type answer struct {
 		r   RPCReply
 		err error
@@ -172,13 +179,11 @@ func (c *Client) handleRPC(id uint32, req *protocol.RPCRequest) error {
 	}
 }
 
-func (c *Client) handleSend(req *protocol.SendRequest) error {
+func (c *Client) handleSend(ctx context.Context, req *protocol.SendRequest) error {
 	fn := c.hub.cfg.Handlers.OnSend
 	if fn == nil {
 		return newDisconnect(protocol.DisconnectNotAvailable)
 	}
-	ctx, cancel := c.commandContext()
-	defer cancel()
 	if err := fn(ctx, c, SendEvent{Data: req.Data}); err != nil {
 		var d *Disconnect
 		if errors.As(err, &d) {
@@ -189,96 +194,130 @@ func (c *Client) handleSend(req *protocol.SendRequest) error {
 	return nil
 }
 
-// handleRefresh replaces an expiring connection's token.
-func (c *Client) handleRefresh(id uint32, req *protocol.RefreshRequest) error {
+// handleRefresh renews an expiring connection: with a new connection
+// token, or as the application's OnRefresh decides.
+func (c *Client) handleRefresh(ctx context.Context, id uint32, req *protocol.RefreshRequest) error {
 	h := c.hub
-	if req.Token == "" {
-		return newDisconnect(protocol.DisconnectBadRequest)
-	}
-	if h.cfg.Tokens == nil {
-		return newDisconnect(protocol.DisconnectInvalidToken)
-	}
-	tok, err := h.cfg.Tokens.VerifyConnectToken(req.Token)
+	rr, err := c.authorizeRefresh(ctx, req)
 	if err != nil {
-		if errors.Is(err, auth.ErrTokenExpired) {
-			return newDisconnect(protocol.DisconnectExpired)
-		}
-		c.logger().Info("invalid refresh token", "error", err)
-		return newDisconnect(protocol.DisconnectInvalidToken)
+		return err
+	}
+	if rr.Expired {
+		return newDisconnect(protocol.DisconnectExpired)
 	}
 	now := time.Now()
-	c.mu.Lock()
-	if tok.User != c.user {
-		c.mu.Unlock()
-		c.logger().Info("refresh token for another user")
-		return newDisconnect(protocol.DisconnectInvalidToken)
-	}
-	if tok.ExpireAt > 0 && tok.ExpireAt <= now.Unix() {
-		c.mu.Unlock()
+	if rr.ExpireAt > 0 && rr.ExpireAt <= now.Unix() {
 		return newError(protocol.ErrorExpired)
 	}
+	c.mu.Lock()
 	// A token without expiry makes the connection non-expiring.
-	c.expireAt = tok.ExpireAt
-	if tok.Info != nil {
-		c.info = tok.Info
+	c.expireAt = rr.ExpireAt
+	if rr.Info != nil {
+		c.info = rr.Info
 	}
 	c.resetTimerLocked(now)
 	c.mu.Unlock()
 	res := &protocol.RefreshResult{Client: c.id, Version: h.cfg.Version}
-	if tok.ExpireAt > 0 {
+	if rr.ExpireAt > 0 {
 		res.Expires = true
-		res.Ttl = uint32(tok.ExpireAt - now.Unix())
+		res.Ttl = uint32(rr.ExpireAt - now.Unix())
 	}
 	c.queueReply(&protocol.Reply{Id: id, Refresh: res})
 	return nil
 }
 
-// handleSubRefresh replaces an expiring subscription's token.
-func (c *Client) handleSubRefresh(id uint32, req *protocol.SubRefreshRequest) error {
+// authorizeRefresh asks the application's OnRefresh, or checks the new
+// connection token: valid, and for the same user.
+func (c *Client) authorizeRefresh(ctx context.Context, req *protocol.RefreshRequest) (RefreshReply, error) {
 	h := c.hub
+	if fn := h.cfg.Handlers.OnRefresh; fn != nil {
+		return fn(ctx, c, RefreshEvent{Token: req.Token})
+	}
+	if req.Token == "" {
+		return RefreshReply{}, newDisconnect(protocol.DisconnectBadRequest)
+	}
+	if h.cfg.Tokens == nil {
+		return RefreshReply{}, newDisconnect(protocol.DisconnectInvalidToken)
+	}
+	tok, err := h.cfg.Tokens.VerifyConnectToken(req.Token)
+	if err != nil {
+		if errors.Is(err, auth.ErrTokenExpired) {
+			return RefreshReply{}, newDisconnect(protocol.DisconnectExpired)
+		}
+		c.logger().Info("invalid refresh token", "error", err)
+		return RefreshReply{}, newDisconnect(protocol.DisconnectInvalidToken)
+	}
+	if tok.User != c.User() {
+		c.logger().Info("refresh token for another user")
+		return RefreshReply{}, newDisconnect(protocol.DisconnectInvalidToken)
+	}
+	return RefreshReply{ExpireAt: tok.ExpireAt, Info: tok.Info}, nil
+}
+
+// handleSubRefresh renews an expiring subscription: with a new
+// subscription token, or as the application's OnSubRefresh decides.
+func (c *Client) handleSubRefresh(ctx context.Context, id uint32, req *protocol.SubRefreshRequest) error {
 	if req.Channel == "" {
 		return newDisconnect(protocol.DisconnectBadRequest)
 	}
 	c.mu.Lock()
 	s := c.subs[req.Channel]
-	user := c.user
 	c.mu.Unlock()
 	if s == nil {
 		return newError(protocol.ErrorPermissionDenied)
 	}
-	if req.Token == "" {
-		return newError(protocol.ErrorBadRequest)
-	}
-	if h.cfg.Tokens == nil {
-		return newDisconnect(protocol.DisconnectInvalidToken)
-	}
-	tok, err := h.cfg.Tokens.VerifySubscribeToken(req.Token)
+	rr, err := c.authorizeSubRefresh(ctx, req)
 	if err != nil {
-		if errors.Is(err, auth.ErrTokenExpired) {
-			return newError(protocol.ErrorExpired)
-		}
-		c.logger().Info("invalid subscription refresh token", "channel", req.Channel, "error", err)
-		return newDisconnect(protocol.DisconnectInvalidToken)
+		return err
 	}
-	if tok.Channel != req.Channel || tok.User != user || (tok.Client != "" && tok.Client != c.id) {
-		return newDisconnect(protocol.DisconnectInvalidToken)
+	if rr.Expired {
+		c.unsubscribeIf(req.Channel, s, protocol.UnsubscribeExpired)
+		return nil
 	}
 	now := time.Now()
-	if tok.ExpireAt > 0 && tok.ExpireAt <= now.Unix() {
+	if rr.ExpireAt > 0 && rr.ExpireAt <= now.Unix() {
 		return newError(protocol.ErrorExpired)
 	}
 	c.mu.Lock()
-	s.expireAt = tok.ExpireAt
-	if tok.Info != nil {
-		s.chanInfo = tok.Info
+	s.expireAt = rr.ExpireAt
+	if rr.Info != nil {
+		s.chanInfo = rr.Info
 	}
 	c.resetTimerLocked(now)
 	c.mu.Unlock()
 	res := &protocol.SubRefreshResult{}
-	if tok.ExpireAt > 0 {
+	if rr.ExpireAt > 0 {
 		res.Expires = true
-		res.Ttl = uint32(tok.ExpireAt - now.Unix())
+		res.Ttl = uint32(rr.ExpireAt - now.Unix())
 	}
 	c.queueReply(&protocol.Reply{Id: id, SubRefresh: res})
 	return nil
+}
+
+// authorizeSubRefresh asks the application's OnSubRefresh, or checks the
+// new subscription token: valid, and for the same channel, user and
+// client.
+func (c *Client) authorizeSubRefresh(ctx context.Context, req *protocol.SubRefreshRequest) (SubRefreshReply, error) {
+	h := c.hub
+	if fn := h.cfg.Handlers.OnSubRefresh; fn != nil {
+		return fn(ctx, c, SubRefreshEvent{Channel: req.Channel, Token: req.Token})
+	}
+	if req.Token == "" {
+		return SubRefreshReply{}, newError(protocol.ErrorBadRequest)
+	}
+	if h.cfg.Tokens == nil {
+		return SubRefreshReply{}, newDisconnect(protocol.DisconnectInvalidToken)
+	}
+	tok, err := h.cfg.Tokens.VerifySubscribeToken(req.Token)
+	if err != nil {
+		if errors.Is(err, auth.ErrTokenExpired) {
+			return SubRefreshReply{}, newError(protocol.ErrorExpired)
+		}
+		c.logger().Info("invalid subscription refresh token", "channel", req.Channel, "error", err)
+		return SubRefreshReply{}, newDisconnect(protocol.DisconnectInvalidToken)
+	}
+	if tok.Channel != req.Channel || tok.User != c.User() || (tok.Client != "" && tok.Client != c.id) {
+		return SubRefreshReply{}, newDisconnect(protocol.DisconnectInvalidToken)
+	}
+	return SubRefreshReply{ExpireAt: tok.ExpireAt, Info: tok.Info}, nil
 }

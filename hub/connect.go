@@ -17,10 +17,8 @@ type credentials struct {
 
 // handleConnect authenticates the client, replies, and makes its
 // server-side subscriptions.
-func (c *Client) handleConnect(id uint32, req *protocol.ConnectRequest) error {
+func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.ConnectRequest) error {
 	h := c.hub
-	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
-	defer cancel()
 	cred, err := c.authenticate(ctx, req)
 	if err != nil {
 		return err
@@ -99,6 +97,9 @@ func (c *Client) handleConnect(id uint32, req *protocol.ConnectRequest) error {
 	c.queueReply(&protocol.Reply{Id: id, Connect: res})
 	for _, s := range pending {
 		c.finishSubscribe(ctx, s)
+	}
+	if fn := h.cfg.Handlers.OnConnect; fn != nil {
+		fn(c)
 	}
 	return nil
 }

@@ -41,6 +41,14 @@ type controlMessage struct {
 	Unsubscribe *controlUnsubscribe `json:"unsubscribe,omitempty"`
 	Subscribe   *controlSubscribe   `json:"subscribe,omitempty"`
 	Refresh     *controlRefresh     `json:"refresh,omitempty"`
+	Send        *controlSend        `json:"send,omitempty"`
+}
+
+// controlSend pushes an asynchronous message to a user's connections.
+type controlSend struct {
+	User   string `json:"user"`
+	Client string `json:"client,omitempty"`
+	Data   []byte `json:"data"`
 }
 
 // controlSubscribe subscribes a user's connections to a channel from the
@@ -131,6 +139,15 @@ func (h *Hub) handleControl(data []byte) {
 		for _, c := range h.users.clients(s.User) {
 			if s.Client == "" || s.Client == c.id {
 				go c.serverSubscribe(s)
+			}
+		}
+	case m.Send != nil:
+		sd := m.Send
+		for _, c := range h.users.clients(sd.User) {
+			if sd.Client == "" || sd.Client == c.id {
+				if err := c.Send(sd.Data); err != nil {
+					c.logger().Debug("send to user", "error", err)
+				}
 			}
 		}
 	case m.Refresh != nil:

@@ -3,8 +3,6 @@ package hub
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
-	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/engine"
@@ -124,7 +122,7 @@ func (c *Client) deliverLocked(s *subscription, offset uint64, epoch string, msg
 		go c.close(newDisconnect(protocol.DisconnectInappropriateProtocol))
 		return
 	}
-	c.enqueueLocked(msg)
+	c.enqueueMsgLocked(msg, s.rule.QueuePolicy == QueueDropOldest)
 }
 
 func (c *Client) deliverJoinLeave(s *subscription, d *delivery) bool {
@@ -139,44 +137,6 @@ func (c *Client) deliverJoinLeave(s *subscription, d *delivery) bool {
 		return true
 	}
 	return false
-}
-
-// subLocks serialise, per channel, the registry change and the engine
-// interest that goes with it, so that a last unsubscribe and a first
-// subscribe cannot reach the engine in the wrong order.
-const subLockStripes = 256
-
-type subLocks struct {
-	seed  maphash.Seed
-	locks [subLockStripes]sync.Mutex
-}
-
-func (l *subLocks) of(ch string) *sync.Mutex {
-	return &l.locks[maphash.String(l.seed, ch)%subLockStripes]
-}
-
-func (h *Hub) addSubscriber(ctx context.Context, c *Client, s *subscription) error {
-	mu := h.chLocks.of(s.channel)
-	mu.Lock()
-	defer mu.Unlock()
-	if h.subs.add(c, s) {
-		if err := h.engine.Subscribe(ctx, s.channel); err != nil {
-			h.subs.remove(c, s.channel)
-			return fmt.Errorf("engine subscribe %q: %w", s.channel, err)
-		}
-	}
-	return nil
-}
-
-func (h *Hub) removeSubscriber(ctx context.Context, c *Client, ch string) {
-	mu := h.chLocks.of(ch)
-	mu.Lock()
-	defer mu.Unlock()
-	if h.subs.remove(c, ch) {
-		if err := h.engine.Unsubscribe(ctx, ch); err != nil {
-			h.log.Error("engine unsubscribe", "channel", ch, "error", err)
-		}
-	}
 }
 
 // publish sends pub to ch with the namespace's history options.

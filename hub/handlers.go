@@ -70,9 +70,8 @@ type Handlers struct {
 	OnDisconnect func(c *Client, ev DisconnectEvent)
 	// OnBackpressure is told when a client's write queue goes over
 	// ClientConfig.QueueMaxSize, with what the hub did about it (closed
-	// the client, or dropped queued publications). It runs with the
-	// client's write side busy: it must return quickly and must not call
-	// back into the client.
+	// the client, or dropped queued publications). It runs on a goroutine
+	// of its own.
 	OnBackpressure func(c *Client, ev BackpressureEvent)
 }
 

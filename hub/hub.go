@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"log/slog"
 	"os"
 	"sync"
@@ -65,9 +64,9 @@ type Hub struct {
 	nodeID   string
 	started  time.Time
 
-	subs    registry
-	chLocks subLocks
-	users   userIndex
+	subs     registry
+	interest interest
+	users    userIndex
 	nodes   nodeRegistry
 	writeq  chan *Client // clients waiting for a writer (writer.go)
 	metrics *metrics
@@ -76,6 +75,7 @@ type Hub struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
+	bg       sync.WaitGroup // engine I/O off the command path (goBackground)
 	closing  atomic.Bool // refusing new connections (draining or shut down)
 	shutdown atomic.Bool
 	allConns sync.Map // *Client → struct{}: every live connection, connected or not
@@ -111,7 +111,7 @@ func New(cfg Config) (*Hub, error) {
 	}
 	h.metrics = newMetrics(h)
 	h.subs.init()
-	h.chLocks.seed = maphash.MakeSeed()
+	h.interest.init(h)
 	h.users.init()
 	h.nodes.init()
 	h.ctx, h.cancel = context.WithCancel(context.Background())
@@ -161,6 +161,14 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		return fmt.Errorf("hub: shutdown: %w", ctx.Err())
+	}
+	// Leave events and engine unsubscribes of the clients closed above.
+	bgDone := make(chan struct{})
+	go func() { h.bg.Wait(); close(bgDone) }()
+	select {
+	case <-bgDone:
+	case <-ctx.Done():
+		return fmt.Errorf("hub: shutdown: waiting for engine calls: %w", ctx.Err())
 	}
 	h.nodes.remove(h.nodeID)
 	if err := h.engine.Close(); err != nil {

@@ -19,6 +19,7 @@ type metrics struct {
 	errors          *prometheus.CounterVec
 	disconnects     *prometheus.CounterVec
 	queueBytes      prometheus.Observer
+	dropped         prometheus.Counter
 	publishDuration prometheus.Observer
 	deliveryLag     prometheus.Observer
 	collectors      []prometheus.Collector
@@ -83,6 +84,10 @@ func newMetrics(h *Hub) *metrics {
 		Buckets: prometheus.ExponentialBuckets(64, 4, 9),
 	})
 	m.queueBytes = queue
+	m.dropped = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "herald", Subsystem: "client", Name: "dropped_publications_total",
+		Help: "Publications dropped from slow clients' queues (namespaces with queue_policy drop_oldest).",
+	})
 	publish := prometheus.NewHistogram(prometheus.HistogramOpts{
 		Namespace: "herald", Subsystem: "engine", Name: "publish_duration_seconds",
 		Help:    "Time for the engine to accept a publication.",
@@ -99,7 +104,7 @@ func newMetrics(h *Hub) *metrics {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "herald", Name: name, Help: help}, f)
 	}
 	m.collectors = []prometheus.Collector{
-		commands, durations, sent, m.bytesIn, m.bytesOut, m.framesOut, m.errors, m.disconnects, queue, publish, lag,
+		commands, durations, sent, m.bytesIn, m.bytesOut, m.framesOut, m.errors, m.disconnects, queue, m.dropped, publish, lag,
 		gauge("client_connections", "Connected (authenticated) clients on this node.", func() float64 { return float64(h.NumClients()) }),
 		gauge("client_users", "Distinct users connected to this node.", func() float64 { return float64(h.NumUsers()) }),
 		gauge("client_subscriptions", "Client subscriptions on this node.", func() float64 { return float64(h.NumSubscriptions()) }),

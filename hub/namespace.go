@@ -34,6 +34,13 @@ type rule struct {
 	re   *regexp.Regexp
 }
 
+// withoutHistory is r for a publication that skips the channel's stream.
+func (r *rule) withoutHistory() *rule {
+	noHistory := *r
+	noHistory.HistorySize, noHistory.HistoryTTL = 0, 0
+	return &noHistory
+}
+
 // channelRules resolves a channel name to its namespace's options.
 type channelRules struct {
 	maxLength int
@@ -80,6 +87,11 @@ func compileRule(name string, o NamespaceOptions) (*rule, error) {
 	}
 	if (o.ForceRecovery || o.AllowRecovery) && !o.HasHistory() {
 		return nil, errors.New("force_recovery and allow_recovery need history: set history_size and history_ttl")
+	}
+	switch o.QueuePolicy {
+	case "", QueueClose, QueueDropOldest:
+	default:
+		return nil, fmt.Errorf("queue_policy %q: want %q or %q", o.QueuePolicy, QueueClose, QueueDropOldest)
 	}
 	return r, nil
 }

@@ -59,7 +59,7 @@ type grant struct {
 	override *auth.SubOverride
 }
 
-func (c *Client) handleSubscribe(id uint32, req *protocol.SubscribeRequest) error {
+func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.SubscribeRequest) error {
 	h := c.hub
 	ch := req.Channel
 	if ch == "" {
@@ -76,12 +76,10 @@ func (c *Client) handleSubscribe(id uint32, req *protocol.SubscribeRequest) erro
 	if e != nil {
 		return e
 	}
-	g, err := c.authorizeSubscribe(ch, r, req)
+	g, err := c.authorizeSubscribe(ctx, ch, r, req)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
-	defer cancel()
 	s := c.newSubscription(ch, r, req, g)
 	res, err := c.startSubscription(ctx, s, req)
 	if err != nil {
@@ -123,8 +121,18 @@ func (c *Client) checkSubscriptionSlot(ch string) error {
 // authorizeSubscribe applies the permission order of the reference server:
 // subscription token, user-limited channel, namespace permission, insecure
 // mode.
-func (c *Client) authorizeSubscribe(ch string, r *rule, req *protocol.SubscribeRequest) (grant, error) {
+func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req *protocol.SubscribeRequest) (grant, error) {
 	h := c.hub
+	if fn := h.cfg.Handlers.OnSubscribe; fn != nil {
+		sr, err := fn(ctx, c, SubscribeEvent{Channel: ch, Token: req.Token, Data: req.Data})
+		if err != nil {
+			return grant{}, err
+		}
+		if sr.ExpireAt > 0 && sr.ExpireAt <= time.Now().Unix() {
+			return grant{}, newError(protocol.ErrorExpired)
+		}
+		return grant{chanInfo: sr.Info, data: sr.Data, expireAt: sr.ExpireAt, override: sr.Override}, nil
+	}
 	user := c.User()
 	if req.Token != "" {
 		if h.cfg.Tokens == nil {
@@ -246,9 +254,10 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 	c.mu.Unlock()
 
 	if err := h.addSubscriber(ctx, c, s); err != nil {
+		// The client may try again: answered with error 100, as a command
+		// that timed out is.
 		c.dropSubscription(s)
-		c.logger().Error("subscribe", "channel", s.channel, "error", err)
-		return nil, newDisconnect(protocol.DisconnectServerError)
+		return nil, err
 	}
 	res := &protocol.SubscribeResult{Data: s.data}
 	if s.expireAt > 0 {
@@ -347,7 +356,7 @@ func (c *Client) join(ctx context.Context, s *subscription) {
 	}
 }
 
-func (c *Client) handleUnsubscribe(id uint32, req *protocol.UnsubscribeRequest) error {
+func (c *Client) handleUnsubscribe(ctx context.Context, id uint32, req *protocol.UnsubscribeRequest) error {
 	if req.Channel == "" {
 		return newDisconnect(protocol.DisconnectBadRequest)
 	}
@@ -360,8 +369,6 @@ func (c *Client) handleUnsubscribe(id uint32, req *protocol.UnsubscribeRequest) 
 	c.mu.Unlock()
 	c.queueReply(&protocol.Reply{Id: id, Unsubscribe: &protocol.UnsubscribeResult{}})
 	if s != nil {
-		ctx, cancel := context.WithTimeout(c.hub.ctx, 10*time.Second)
-		defer cancel()
 		c.leave(ctx, s)
 	}
 	return nil
@@ -401,9 +408,16 @@ func (c *Client) unsubscribeIf(ch string, only *subscription, code protocol.Unsu
 		c.hub.metrics.sent["unsubscribe"].Inc()
 	}
 	c.mu.Unlock()
-	ctx, cancel := context.WithTimeout(c.hub.ctx, 10*time.Second)
-	defer cancel()
-	c.leave(ctx, s)
+	c.hub.removeSubscriber(c, ch)
+	if s.presence || s.joinLeave {
+		// Called from timers, engine deliveries and the server API: the
+		// engine I/O goes to a goroutine of its own.
+		c.hub.goBackground(func() {
+			ctx, cancel := context.WithTimeout(c.hub.ctx, c.hub.client.CommandTimeout.D())
+			defer cancel()
+			c.announceLeave(ctx, s)
+		})
+	}
 }
 
 // dropSubscription undoes a subscription that failed before it was
@@ -421,16 +435,20 @@ func (c *Client) dropSubscription(s *subscription) {
 // leave event, since no join was sent.
 func (c *Client) leaveChannel(s *subscription) {
 	c.dropSubscription(s)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c.hub.removeSubscriber(ctx, c, s.channel)
+	c.hub.removeSubscriber(c, s.channel)
 }
 
 // leave removes a subscription that completed: unregister, then remove
 // presence and announce the leave.
 func (c *Client) leave(ctx context.Context, s *subscription) {
+	c.hub.removeSubscriber(c, s.channel)
+	c.announceLeave(ctx, s)
+}
+
+// announceLeave removes the client's presence in a channel it left and
+// publishes the leave event.
+func (c *Client) announceLeave(ctx context.Context, s *subscription) {
 	h := c.hub
-	h.removeSubscriber(ctx, c, s.channel)
 	if !s.presence && !s.joinLeave {
 		return
 	}

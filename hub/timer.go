@@ -33,6 +33,10 @@ func (c *Client) onTimer() {
 	var expired []*subscription
 
 	c.mu.Lock()
+	if c.holdUntil != 0 && nowNs >= c.holdUntil {
+		// Commands are taking long: write what they queued so far.
+		c.releaseHoldLocked()
+	}
 	switch c.state {
 	case stateClosed:
 		c.mu.Unlock()
@@ -92,6 +96,7 @@ func (c *Client) resetTimerLocked(now time.Time) {
 		}
 	}
 	h := c.hub
+	earliest(c.holdUntil)
 	if c.state == stateConnecting {
 		earliest(c.staleAt)
 	} else {
@@ -116,11 +121,9 @@ func (c *Client) resetTimerLocked(now time.Time) {
 	c.timer.Reset(d)
 }
 
-// handlePong accepts the client's answer to a ping. A pong with no ping
+// handlePongLocked accepts the client's answer to a ping. A pong with no ping
 // outstanding is a protocol error, as in the reference server.
-func (c *Client) handlePong() *Disconnect {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Client) handlePongLocked() *Disconnect {
 	if c.state != stateConnected || c.pongDeadline == 0 {
 		c.hub.log.Info("unexpected pong", "client", c.id)
 		return newDisconnect(protocol.DisconnectBadRequest)

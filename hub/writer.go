@@ -27,23 +27,67 @@ const (
 // none.
 var frameBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
+// queued is an encoded message waiting in a client's queue. droppable
+// marks publications of namespaces with QueueDropOldest.
+type queued struct {
+	msg       []byte
+	droppable bool
+}
+
 // enqueueLocked queues an encoded message. Messages queued while the
-// client is processing a frame of commands are written together when it
-// is done, so replies and the pushes they cause share one frame.
-func (c *Client) enqueueLocked(msg []byte) {
+// client runs commands are written together when they are done (exec.go),
+// so replies and the pushes they cause share one frame.
+func (c *Client) enqueueLocked(msg []byte) { c.enqueueMsgLocked(msg, false) }
+
+// enqueueMsgLocked queues msg; past QueueMaxSize it makes room by dropping
+// the oldest droppable publications, or else closes the client with 3008.
+func (c *Client) enqueueMsgLocked(msg []byte, droppable bool) {
 	if c.state == stateClosed || c.slow {
 		return
 	}
-	c.queue = append(c.queue, msg)
+	c.queue = append(c.queue, queued{msg: msg, droppable: droppable})
 	c.queued += len(msg)
-	if c.queued > c.hub.client.QueueMaxSize {
-		c.logger().Info("client too slow: write queue over the limit", "queued_bytes", c.queued, "limit", c.hub.client.QueueMaxSize)
-		c.queue, c.queued = nil, 0
-		c.slow = true // nothing more is queued; the close follows
-		go c.close(newDisconnect(protocol.DisconnectSlow))
-		return
+	if limit := c.hub.client.QueueMaxSize; c.queued > limit {
+		before := c.queued
+		if dropped := c.dropOldestLocked(limit); dropped > 0 && c.queued <= limit {
+			c.hub.metrics.dropped.Add(float64(dropped))
+			c.backpressure(BackpressureEvent{QueuedBytes: before, Limit: limit, Dropped: dropped})
+		} else {
+			c.logger().Info("client too slow: write queue over the limit", "queued_bytes", c.queued, "limit", limit)
+			c.queue, c.queued = nil, 0
+			c.slow = true // nothing more is queued; the close follows
+			c.backpressure(BackpressureEvent{QueuedBytes: before, Limit: limit, Closed: true})
+			go c.close(newDisconnect(protocol.DisconnectSlow))
+			return
+		}
 	}
 	c.scheduleFlushLocked()
+}
+
+// dropOldestLocked removes droppable messages, oldest first, until the
+// queue is within limit, and returns how many it removed.
+func (c *Client) dropOldestLocked(limit int) int {
+	dropped := 0
+	kept := c.queue[:0]
+	for _, q := range c.queue {
+		if q.droppable && c.queued > limit {
+			c.queued -= len(q.msg)
+			dropped++
+			continue
+		}
+		kept = append(kept, q)
+	}
+	clear(c.queue[len(kept):])
+	c.queue = kept
+	return dropped
+}
+
+// backpressure tells the application's OnBackpressure, on a goroutine of
+// its own: it is called under the client's lock.
+func (c *Client) backpressure(ev BackpressureEvent) {
+	if fn := c.hub.cfg.Handlers.OnBackpressure; fn != nil {
+		go fn(c, ev)
+	}
 }
 
 // scheduleFlushLocked hands the client to a writer if messages are
@@ -51,7 +95,11 @@ func (c *Client) enqueueLocked(msg []byte) {
 // pool is backed up (or stopped), to a goroutine of its own, so that
 // fan-out never waits for a writer.
 func (c *Client) scheduleFlushLocked() {
-	if c.processing || c.flushing || len(c.queue) == 0 {
+	if c.flushing || len(c.queue) == 0 {
+		return
+	}
+	if c.processing {
+		c.holdLocked()
 		return
 	}
 	c.flushing = true
@@ -139,10 +187,11 @@ func (c *Client) flushLoop() {
 	}
 }
 
-func (c *Client) writeFrames(bp *[]byte, q [][]byte) error {
+func (c *Client) writeFrames(bp *[]byte, q []queued) error {
 	buf := (*bp)[:0]
 	n := 0
-	for _, m := range q {
+	for _, e := range q {
+		m := e.msg
 		if n > 0 && (n == maxFrameMessages || len(buf)+len(m) > maxFrameBytes) {
 			if err := c.writeFrame(buf); err != nil {
 				return err

@@ -1,0 +1,155 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/heraldhq/herald/protocol"
+)
+
+// Where commands execute.
+//
+// A transport hands frames to HandleFrame on its shared read workers (a
+// handful of goroutines serving every connection), so HandleFrame only
+// decodes: pongs are handled there (they touch nothing but the client's
+// timer), and every other command is queued on the client. A goroutine of
+// the client's own, started when its queue goes from empty to not empty and
+// gone when it is empty again, runs the queued commands one after another,
+// so replies keep the order of the commands, a command that waits on the
+// engine or on an application handler holds up only its own client, and an
+// idle client still parks no goroutine.
+
+// maxPendingCommands bounds the commands a client may have waiting behind
+// the one that runs; a client that sends more without waiting for replies
+// is closed with 3013 (too many requests) instead of growing its queue
+// without end.
+const maxPendingCommands = 1024
+
+// Replies and pushes queued while commands run are held back so that they
+// go out together (a subscribe reply with the publications it recovered
+// and the client's own join, a publish reply with the publication), as the
+// reference server batches them. The hold lasts until the client's queue
+// of commands is empty, but at most writeHold past the start of the
+// command that runs and maxHold in all: then the writer sends what is
+// queued, so that pushes and pings never wait long behind a slow command,
+// nor behind a client that keeps sending commands.
+const (
+	writeHold = 10 * time.Millisecond
+	maxHold   = 50 * time.Millisecond
+)
+
+// HandleFrame handles one frame of commands from the transport. It returns
+// false when the connection is closing and reading should stop. It never
+// waits on the engine or an application handler.
+func (c *Client) HandleFrame(frame []byte) bool {
+	c.hub.metrics.bytesIn.Add(float64(len(frame)))
+	cmds, err := protocol.DecodeCommands(c.proto, frame)
+	if err == nil && len(frame) == 0 {
+		err = errors.New("empty frame") // the reference refuses it too
+	}
+	if err != nil {
+		c.logger().Info("malformed frame", "error", err)
+		c.close(newDisconnect(protocol.DisconnectBadRequest))
+		return false
+	}
+	// The decoded commands own their bytes (the decoders copy), so they
+	// outlive frame, which the transport reuses.
+	c.mu.Lock()
+	if c.state == stateClosed {
+		c.mu.Unlock()
+		return false
+	}
+	start := false
+	for _, cmd := range cmds {
+		if isPong(cmd) {
+			if d := c.handlePongLocked(); d != nil {
+				c.mu.Unlock()
+				c.close(d)
+				return false
+			}
+			continue
+		}
+		if len(c.tasks) >= maxPendingCommands {
+			c.mu.Unlock()
+			c.logger().Info("too many commands waiting", "limit", maxPendingCommands)
+			c.close(newDisconnect(protocol.DisconnectTooManyRequests))
+			return false
+		}
+		c.tasks = append(c.tasks, cmd)
+		if !c.running {
+			c.running, start = true, true
+		}
+	}
+	c.mu.Unlock()
+	if start {
+		go c.runCommands()
+	}
+	return true
+}
+
+// isPong reports a command without id that is not a send: the reference
+// server takes it as the answer to its ping.
+func isPong(cmd *protocol.Command) bool { return cmd.Id == 0 && cmd.Send == nil }
+
+// runCommands executes the client's queued commands in order until the
+// queue is empty or the client closes.
+func (c *Client) runCommands() {
+	for {
+		c.mu.Lock()
+		if len(c.tasks) == 0 || c.state == stateClosed {
+			c.tasks = nil
+			c.running = false
+			c.releaseHoldLocked()
+			c.mu.Unlock()
+			return
+		}
+		cmd := c.tasks[0]
+		c.tasks[0] = nil
+		c.tasks = c.tasks[1:]
+		c.processing = true
+		if c.holdUntil != 0 {
+			// Writes are held already: give this command its own
+			// writeHold, within maxHold.
+			now := time.Now()
+			c.holdUntil = min(now.Add(writeHold).UnixNano(), c.holdSince+int64(maxHold))
+			c.resetTimerLocked(now)
+		}
+		ctx, cancel := context.WithTimeout(c.hub.ctx, c.hub.client.CommandTimeout.D())
+		c.cancelCmd = cancel
+		c.mu.Unlock()
+
+		d := c.handleCommand(ctx, cmd)
+
+		c.mu.Lock()
+		c.cancelCmd = nil
+		c.mu.Unlock()
+		cancel()
+		if d != nil {
+			c.mu.Lock()
+			c.releaseHoldLocked()
+			c.mu.Unlock()
+			c.close(d)
+		}
+	}
+}
+
+// releaseHoldLocked lets the writer send what commands have queued.
+func (c *Client) releaseHoldLocked() {
+	c.processing = false
+	c.holdUntil, c.holdSince = 0, 0
+	c.scheduleFlushLocked()
+}
+
+// holdLocked is called when a message is queued while commands run: the
+// client's timer will release the hold after writeHold if the commands are
+// still running then.
+func (c *Client) holdLocked() {
+	if c.holdUntil != 0 {
+		return
+	}
+	now := time.Now()
+	c.holdSince = now.UnixNano()
+	c.holdUntil = now.Add(writeHold).UnixNano()
+	c.resetTimerLocked(now)
+}

@@ -1,0 +1,173 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// interest keeps the engine told which channels this node has subscribers
+// in, without holding a lock across the engine call.
+//
+// The registry (registry.go) says which channels have local subscribers
+// now; interest makes the engine follow it. Per channel, one goroutine at a
+// time calls engine.Subscribe or engine.Unsubscribe, then looks at the
+// registry again, until the engine's state matches it: so a last
+// unsubscribe and a new first subscribe reach the engine in the order they
+// happened, and a subscriber waiting for its channel waits on a channel of
+// its own, not on a lock another channel's I/O could hold.
+type interest struct {
+	h     *Hub
+	mu    sync.Mutex
+	chans map[string]*chanInterest
+}
+
+// chanInterest is one channel's state with the engine.
+type chanInterest struct {
+	// subscribed: the engine has confirmed interest in the channel.
+	subscribed bool
+	// busy: a goroutine is bringing the engine in line with the registry.
+	busy bool
+	// waiters are subscribers waiting for the engine to confirm interest.
+	waiters []chan error
+}
+
+func (in *interest) init(h *Hub) {
+	in.h = h
+	in.chans = make(map[string]*chanInterest)
+}
+
+// await waits until the engine has interest in ch, which must have a
+// subscriber in the registry. It returns the engine's error if subscribing
+// failed, or ctx's.
+func (in *interest) await(ctx context.Context, ch string) error {
+	in.mu.Lock()
+	ci := in.chans[ch]
+	if ci == nil {
+		ci = &chanInterest{}
+		in.chans[ch] = ci
+	}
+	if ci.subscribed && !ci.busy {
+		in.mu.Unlock()
+		return nil
+	}
+	w := make(chan error, 1)
+	ci.waiters = append(ci.waiters, w)
+	in.startLocked(ch, ci)
+	in.mu.Unlock()
+	select {
+	case err := <-w:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("wait for engine subscribe of %q: %w", ch, ctx.Err())
+	}
+}
+
+// changed tells interest that ch lost its last local subscriber.
+func (in *interest) changed(ch string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if ci := in.chans[ch]; ci != nil {
+		in.startLocked(ch, ci)
+	}
+}
+
+func (in *interest) startLocked(ch string, ci *chanInterest) {
+	if ci.busy {
+		return // the running reconcile looks at the registry again when done
+	}
+	ci.busy = true
+	in.h.goBackground(func() { in.reconcile(ch, ci) })
+}
+
+// reconcile calls the engine until its interest in ch matches the
+// registry. A failed subscribe is reported to the subscribers waiting at
+// that moment, who give up their subscriptions; it is not retried here, so
+// an engine that is down does not make this loop spin.
+func (in *interest) reconcile(ch string, ci *chanInterest) {
+	h := in.h
+	for {
+		// The registry is read under in.mu: a subscriber that leaves after
+		// this read calls changed, which waits for in.mu and then finds
+		// ci not busy, so it starts the next round itself.
+		in.mu.Lock()
+		want := h.subs.has(ch)
+		if want == ci.subscribed {
+			ci.busy = false
+			if want {
+				notify(ci, nil)
+			} else if len(ci.waiters) == 0 {
+				delete(in.chans, ch)
+			}
+			in.mu.Unlock()
+			return
+		}
+		in.mu.Unlock()
+
+		ctx, cancel := context.WithTimeout(h.ctx, h.client.CommandTimeout.D())
+		var err error
+		if want {
+			err = h.engine.Subscribe(ctx, ch)
+		} else {
+			err = h.engine.Unsubscribe(ctx, ch)
+		}
+		cancel()
+
+		in.mu.Lock()
+		switch {
+		case err == nil:
+			ci.subscribed = want
+		case want:
+			ci.busy = false
+			notify(ci, fmt.Errorf("engine subscribe %q: %w", ch, err))
+			in.mu.Unlock()
+			return
+		default:
+			// The engine may still deliver the channel; that costs a
+			// lookup per publication and nothing else. Forget it, so a
+			// later subscriber subscribes again.
+			if h.ctx.Err() == nil {
+				h.log.Error("engine unsubscribe", "channel", ch, "error", err)
+			}
+			ci.subscribed = false
+		}
+		in.mu.Unlock()
+	}
+}
+
+// notify answers every waiter of ci.
+func notify(ci *chanInterest, err error) {
+	for _, w := range ci.waiters {
+		w <- err
+	}
+	ci.waiters = nil
+}
+
+// addSubscriber registers s and returns once the engine delivers its
+// channel to this node.
+func (h *Hub) addSubscriber(ctx context.Context, c *Client, s *subscription) error {
+	h.subs.add(c, s)
+	if err := h.interest.await(ctx, s.channel); err != nil {
+		h.removeSubscriber(c, s.channel)
+		return err
+	}
+	return nil
+}
+
+// removeSubscriber unregisters c from ch; the engine is told in the
+// background when ch has no local subscriber left.
+func (h *Hub) removeSubscriber(c *Client, ch string) {
+	if h.subs.remove(c, ch) {
+		h.interest.changed(ch)
+	}
+}
+
+// goBackground runs fn on a goroutine that Shutdown waits for before it
+// closes the engine.
+func (h *Hub) goBackground(fn func()) {
+	h.bg.Add(1)
+	go func() {
+		defer h.bg.Done()
+		fn()
+	}()
+}
