@@ -67,16 +67,16 @@ type Hub struct {
 	subs     registry
 	interest interest
 	users    userIndex
-	nodes   nodeRegistry
-	writeq  chan *Client // clients waiting for a writer (writer.go)
-	metrics *metrics
-	clients atomic.Int64 // connected clients
+	nodes    nodeRegistry
+	writeq   chan *Client // clients waiting for a writer (writer.go)
+	metrics  *metrics
+	clients  atomic.Int64 // connected clients
 
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	bg       sync.WaitGroup // engine I/O off the command path (goBackground)
-	closing  atomic.Bool // refusing new connections (draining or shut down)
+	closing  atomic.Bool    // refusing new connections (draining or shut down)
 	shutdown atomic.Bool
 	allConns sync.Map // *Client → struct{}: every live connection, connected or not
 }
