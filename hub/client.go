@@ -44,7 +44,7 @@ type Client struct {
 
 	// Command execution (exec.go): commands waiting to run, whether a
 	// goroutine is running them, and the cancel of the one that runs.
-	tasks     []*protocol.Command
+	tasks     []task
 	running   bool
 	cancelCmd context.CancelFunc
 

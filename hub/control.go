@@ -128,17 +128,20 @@ func (h *Hub) handleControl(data []byte) {
 			if u.Client != "" && u.Client != c.id {
 				continue
 			}
-			if u.Channel == "" {
-				go c.serverUnsubscribeAll()
-			} else {
-				go c.serverUnsubscribe(u.Channel, protocol.UnsubscribeServer)
-			}
+			ch := u.Channel
+			c.runServerTask(func(context.Context) {
+				if ch == "" {
+					c.serverUnsubscribeAll()
+				} else {
+					c.serverUnsubscribe(ch, protocol.UnsubscribeServer)
+				}
+			})
 		}
 	case m.Subscribe != nil:
 		s := m.Subscribe
 		for _, c := range h.users.clients(s.User) {
 			if s.Client == "" || s.Client == c.id {
-				go c.serverSubscribe(s)
+				c.runServerTask(func(ctx context.Context) { c.serverSubscribe(ctx, s) })
 			}
 		}
 	case m.Send != nil:
@@ -154,7 +157,7 @@ func (h *Hub) handleControl(data []byte) {
 		r := m.Refresh
 		for _, c := range h.users.clients(r.User) {
 			if r.Client == "" || r.Client == c.id {
-				go c.serverRefresh(r)
+				c.runServerTask(func(context.Context) { c.serverRefresh(r) })
 			}
 		}
 	}
@@ -209,7 +212,7 @@ func (h *Hub) presenceLoop() {
 		h.allConns.Range(func(k, _ any) bool {
 			c := k.(*Client)
 			for _, s := range c.presenceSubs() {
-				ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+				ctx, cancel := context.WithTimeout(h.ctx, h.client.CommandTimeout.D())
 				if err := h.engine.AddPresence(ctx, s.channel, c.clientInfo(s.chanInfo), h.client.PresenceTTL.D()); err != nil && h.ctx.Err() == nil {
 					h.log.Warn("refresh presence", "channel", s.channel, "error", err)
 				}

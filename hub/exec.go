@@ -76,11 +76,38 @@ func (c *Client) HandleFrame(frame []byte) bool {
 			c.close(newDisconnect(protocol.DisconnectTooManyRequests))
 			return false
 		}
-		c.tasks = append(c.tasks, cmd)
+		c.tasks = append(c.tasks, task{cmd: cmd})
 		if !c.running {
 			c.running, start = true, true
 		}
 	}
+	c.mu.Unlock()
+	if start {
+		go c.runCommands()
+	}
+	return true
+}
+
+// task is one thing to run on the client's command goroutine: a command
+// it sent, or work the server does on it (a subscription the server API
+// made, say), which then keeps its place among the client's commands and
+// gets the same context.
+type task struct {
+	cmd *protocol.Command
+	fn  func(ctx context.Context)
+}
+
+// runServerTask queues fn to run on the client's command goroutine. It
+// reports false when the client is closed.
+func (c *Client) runServerTask(fn func(ctx context.Context)) bool {
+	c.mu.Lock()
+	if c.state == stateClosed {
+		c.mu.Unlock()
+		return false
+	}
+	c.tasks = append(c.tasks, task{fn: fn})
+	start := !c.running
+	c.running = true
 	c.mu.Unlock()
 	if start {
 		go c.runCommands()
@@ -104,8 +131,8 @@ func (c *Client) runCommands() {
 			c.mu.Unlock()
 			return
 		}
-		cmd := c.tasks[0]
-		c.tasks[0] = nil
+		t := c.tasks[0]
+		c.tasks[0] = task{}
 		c.tasks = c.tasks[1:]
 		c.processing = true
 		if c.holdUntil != 0 {
@@ -119,7 +146,12 @@ func (c *Client) runCommands() {
 		c.cancelCmd = cancel
 		c.mu.Unlock()
 
-		d := c.handleCommand(ctx, cmd)
+		var d *Disconnect
+		if t.fn != nil {
+			t.fn(ctx)
+		} else {
+			d = c.handleCommand(ctx, t.cmd)
+		}
 
 		c.mu.Lock()
 		c.cancelCmd = nil

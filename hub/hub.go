@@ -75,8 +75,8 @@ type Hub struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
-	bg       sync.WaitGroup // engine I/O off the command path (goBackground)
-	closing  atomic.Bool    // refusing new connections (draining or shut down)
+	bg       background  // engine I/O off the command path (goBackground)
+	closing  atomic.Bool // refusing new connections (draining or shut down)
 	shutdown atomic.Bool
 	allConns sync.Map // *Client → struct{}: every live connection, connected or not
 }
@@ -163,12 +163,8 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 		return fmt.Errorf("hub: shutdown: %w", ctx.Err())
 	}
 	// Leave events and engine unsubscribes of the clients closed above.
-	bgDone := make(chan struct{})
-	go func() { h.bg.Wait(); close(bgDone) }()
-	select {
-	case <-bgDone:
-	case <-ctx.Done():
-		return fmt.Errorf("hub: shutdown: waiting for engine calls: %w", ctx.Err())
+	if err := h.bg.wait(ctx); err != nil {
+		return fmt.Errorf("hub: shutdown: waiting for engine calls: %w", err)
 	}
 	h.nodes.remove(h.nodeID)
 	if err := h.engine.Close(); err != nil {

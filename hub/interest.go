@@ -165,9 +165,52 @@ func (h *Hub) removeSubscriber(c *Client, ch string) {
 // goBackground runs fn on a goroutine that Shutdown waits for before it
 // closes the engine.
 func (h *Hub) goBackground(fn func()) {
-	h.bg.Add(1)
+	h.bg.add()
 	go func() {
-		defer h.bg.Done()
+		defer h.bg.done()
 		fn()
 	}()
+}
+
+// background counts the goroutines of goBackground. Unlike a WaitGroup it
+// may gain work while Shutdown waits: a transport may close a client (and
+// so start its leave events) at any time.
+type background struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed while n is 0; nil before the first add
+}
+
+func (b *background) add() {
+	b.mu.Lock()
+	if b.n == 0 {
+		b.zero = make(chan struct{})
+	}
+	b.n++
+	b.mu.Unlock()
+}
+
+func (b *background) done() {
+	b.mu.Lock()
+	b.n--
+	if b.n == 0 {
+		close(b.zero)
+	}
+	b.mu.Unlock()
+}
+
+// wait returns when the count is next zero, or with ctx's error.
+func (b *background) wait(ctx context.Context) error {
+	b.mu.Lock()
+	z := b.zero
+	b.mu.Unlock()
+	if z == nil {
+		return nil
+	}
+	select {
+	case <-z:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -10,7 +10,7 @@ import (
 // serverSubscribe subscribes the client to a channel on the server API's
 // behalf and tells it with a subscribe push, followed by the publications
 // it missed when the API gave a position to recover from.
-func (c *Client) serverSubscribe(cs *controlSubscribe) {
+func (c *Client) serverSubscribe(ctx context.Context, cs *controlSubscribe) {
 	h := c.hub
 	r, e := h.channels.resolve(cs.Channel)
 	if e != nil {
@@ -33,8 +33,6 @@ func (c *Client) serverSubscribe(cs *controlSubscribe) {
 	if cs.RecoverSince != nil && r.HasHistory() {
 		s.recoverable, s.positioned = true, true
 	}
-	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
-	defer cancel()
 	res, err := c.startSubscription(ctx, s, req)
 	if err != nil {
 		c.logger().Warn("server-side subscribe", "channel", cs.Channel, "error", err)
