@@ -173,7 +173,7 @@ func TestAPIDisconnectUser(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, apiConfig())
 	ctx := context.Background()
-	var xs []*wsClient
+	var xs []*rawClient
 	var ids []string
 	for range 3 {
 		c := n.dial(t)
@@ -188,7 +188,7 @@ func TestAPIDisconnectUser(t *testing.T) {
 	}
 	xs[0].expectClose(4001, "kicked")
 	xs[1].expectClose(4001, "kicked")
-	for _, c := range []*wsClient{xs[2], y} {
+	for _, c := range []*rawClient{xs[2], y} {
 		if m := c.call(`{"id":2,"rpc":{}}`); errorCode(m) != 108 {
 			t.Fatalf("client spared by DisconnectUser: %v", m)
 		}
@@ -208,7 +208,7 @@ func TestAPIUnsubscribeUser(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, apiConfig())
 	ctx := context.Background()
-	var xs []*wsClient
+	var xs []*rawClient
 	var ids []string
 	for range 2 {
 		c := n.dial(t)

@@ -83,7 +83,7 @@ func TestAppendixExchange(t *testing.T) {
 	c.expectClose(3501, "bad request")
 }
 
-func expect(t *testing.T, c *wsClient, want string) {
+func expect(t *testing.T, c *rawClient, want string) {
 	t.Helper()
 	if got := c.read(); got != want {
 		t.Fatalf("frame\n got: %s\nwant: %s", got, want)

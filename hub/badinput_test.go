@@ -5,17 +5,54 @@ import (
 	"strings"
 	"testing"
 
-	gws "github.com/gorilla/websocket"
-
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/transport/websocket"
 )
+
+// badInputCase is one kind of malformed input and the close it earns.
+type badInputCase struct {
+	name     string
+	connect  bool
+	protobuf bool
+	frame    string
+	code     int
+}
 
 // TestBadInput sends each kind of malformed input on its own connection
 // and checks the close code; after each, a client that was connected all
 // along and a new one are still served.
 func TestBadInput(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, hub.Config{Channels: openChannels()})
+	runBadInput(t, startNode(t, hub.Config{Channels: openChannels()}), []badInputCase{
+		{"malformed json", false, false, `{"id":1,"connect":`, 3501},
+		{"json not an object", false, false, `[1,2]`, 3501},
+		{"malformed json after connect", true, false, `{"id":2,"subscribe":{"channel":}}`, 3501},
+		{"bad line in a batch", true, false, `{"id":2,"rpc":{}}` + "\n" + `nonsense`, 3501},
+		{"unknown command", true, false, `{"id":2,"foo":{}}`, 3501},
+		{"no method", true, false, `{"id":2}`, 3501},
+		{"ping command", true, false, `{"id":2,"ping":{}}`, 3501},
+		{"empty frame", true, false, ``, 3501},
+		{"protobuf garbage", false, true, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 3501},
+		{"protobuf length past the end", false, true, "\x05\x08", 3501},
+		{"protobuf bad message", false, true, "\x02\x0a\xff", 3501},
+		{"protobuf empty frame", false, true, "", 3501},
+	})
+}
+
+// TestBadInputOversizeFrame: the WebSocket transport refuses a frame over
+// its read limit with 1009, and the hub keeps serving.
+func TestBadInputOversizeFrame(t *testing.T) {
+	t.Parallel()
+	n := startNodeWS(t, hub.Config{Channels: openChannels()}, websocket.Config{MaxMessageSize: websocket.DefaultMaxMessageSize})
+	runBadInput(t, n, []badInputCase{
+		{"oversize frame", true, false, `{"id":2,"rpc":{"data":"` + strings.Repeat("x", 64<<10) + `"}}`, 1009},
+	})
+}
+
+// runBadInput sends each case's frame on its own connection to n and
+// checks the close; after each, a client that was connected all along and
+// a new one are still served.
+func runBadInput(t *testing.T, n *node, cases []badInputCase) {
 	witness := n.dial(t)
 	witness.connect("witness")
 	witness.mustSubscribe(2, "w", "")
@@ -27,7 +64,7 @@ func TestBadInput(t *testing.T) {
 		c.mustSubscribe(2, "w", "")
 		data := `{"round":` + strconv.Itoa(round) + `}`
 		c.call(`{"id":3,"publish":{"channel":"w","data":` + data + `}}`)
-		for _, cl := range []*wsClient{c, witness} {
+		for _, cl := range []*rawClient{c, witness} {
 			p := pushesOf(cl.drain(), "w", "pub")
 			if len(p) != 1 || compact(t, p[0]["data"]) != data {
 				t.Fatalf("publication after bad input: %v", p)
@@ -35,47 +72,26 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 
-	for i, tc := range []struct {
-		name      string
-		connect   bool
-		protobuf  bool
-		frameType int
-		frame     string
-		code      int
-	}{
-		{"malformed json", false, false, gws.TextMessage, `{"id":1,"connect":`, 3501},
-		{"json not an object", false, false, gws.TextMessage, `[1,2]`, 3501},
-		{"malformed json after connect", true, false, gws.TextMessage, `{"id":2,"subscribe":{"channel":}}`, 3501},
-		{"bad line in a batch", true, false, gws.TextMessage, `{"id":2,"rpc":{}}` + "\n" + `nonsense`, 3501},
-		{"unknown command", true, false, gws.TextMessage, `{"id":2,"foo":{}}`, 3501},
-		{"no method", true, false, gws.TextMessage, `{"id":2}`, 3501},
-		{"ping command", true, false, gws.TextMessage, `{"id":2,"ping":{}}`, 3501},
-		{"empty frame", true, false, gws.TextMessage, ``, 3501},
-		{"oversize frame", true, false, gws.TextMessage, `{"id":2,"rpc":{"data":"` + strings.Repeat("x", 64<<10) + `"}}`, 1009},
-		{"protobuf garbage", false, true, gws.BinaryMessage, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 3501},
-		{"protobuf length past the end", false, true, gws.BinaryMessage, "\x05\x08", 3501},
-		{"protobuf bad message", false, true, gws.BinaryMessage, "\x02\x0a\xff", 3501},
-		{"protobuf empty frame", false, true, gws.BinaryMessage, "", 3501},
-	} {
+	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var conn *gws.Conn
+			var w wire
 			if tc.protobuf {
-				conn = n.dialProtobuf(t).conn
+				w = n.dialProtobuf(t).w
 			} else {
 				c := n.dial(t)
 				if tc.connect {
 					c.connect("u")
 				}
-				conn = c.conn
+				w = c.w
 			}
-			if err := conn.WriteMessage(tc.frameType, []byte(tc.frame)); err != nil {
+			if err := w.write([]byte(tc.frame)); err != nil {
 				t.Fatal(err)
 			}
 			reason := ""
 			if tc.code == 3501 {
 				reason = "bad request"
 			}
-			expectCloseConn(t, conn, tc.code, reason)
+			expectCloseWire(t, w, tc.code, reason)
 			stillServing(t, i)
 		})
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/transport/websocket"
 )
 
 // TestCloseFrameAlwaysSent closes many subscribed connections from a
@@ -19,7 +20,9 @@ import (
 // every one of them receives the close frame, never a bare TCP close.
 func TestCloseFrameAlwaysSent(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{AllowSubscribeForClient: true}}})
+	// About the socket: the close frame must be on the wire before the TCP
+	// close, so this runs over WebSocket whatever startNode uses.
+	n := startNodeWS(t, hub.Config{Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{AllowSubscribeForClient: true}}}, websocket.Config{})
 	connect := `{"id":1,"connect":{"token":"` + token(t, auth.ConnectClaims{User: "u"}) + `"}}`
 	subscribe := `{"id":2,"subscribe":{"channel":"$a","token":"` + subToken(t, auth.SubscribeClaims{User: "u", Channel: "$a"}) + `"}}`
 	refresh := `{"id":3,"sub_refresh":{"channel":"$a","token":"` + subToken(t, auth.SubscribeClaims{User: "v", Channel: "$a"}) + `"}}`

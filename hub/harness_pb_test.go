@@ -4,33 +4,26 @@ import (
 	"testing"
 	"time"
 
-	gws "github.com/gorilla/websocket"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/heraldhq/herald/protocol"
-	"github.com/heraldhq/herald/transport/websocket"
 )
 
 // pbClient is a raw protocol client on the centrifuge-protobuf
-// subprotocol. It frames and parses messages itself (varint length
-// prefixes, vtprotobuf marshalling), independently of the hub's codec.
+// encoding. It frames and parses messages itself (varint length prefixes,
+// vtprotobuf marshalling), independently of the hub's codec.
 type pbClient struct {
-	t    *testing.T
-	conn *gws.Conn
-	buf  []*protocol.Reply
+	t   *testing.T
+	w   wire
+	buf []*protocol.Reply
 }
 
 func (n *node) dialProtobuf(t *testing.T) *pbClient {
 	t.Helper()
-	d := &gws.Dialer{HandshakeTimeout: 5 * time.Second, Subprotocols: []string{websocket.SubprotocolProtobuf}}
-	c := n.dialDialer(t, d, nil)
-	if got := c.conn.Subprotocol(); got != websocket.SubprotocolProtobuf {
-		t.Fatalf("subprotocol echoed: %q", got)
-	}
-	return &pbClient{t: t, conn: c.conn}
+	return &pbClient{t: t, w: n.dialWire(t, protocol.TypeProtobuf)}
 }
 
-// send writes cmds as one binary frame of length-prefixed messages.
+// send writes cmds as one frame of length-prefixed messages.
 func (c *pbClient) send(cmds ...*protocol.Command) {
 	c.t.Helper()
 	var frame []byte
@@ -47,22 +40,25 @@ func (c *pbClient) send(cmds ...*protocol.Command) {
 
 func (c *pbClient) sendRaw(frame []byte) {
 	c.t.Helper()
-	if err := c.conn.WriteMessage(gws.BinaryMessage, frame); err != nil {
+	if err := c.w.write(frame); err != nil {
 		c.t.Fatalf("send: %v", err)
 	}
 }
 
-// readFrame reads one binary frame and parses its replies.
-func (c *pbClient) readFrame() []*protocol.Reply {
+// readRaw returns the next frame as received, failing the test after 5 s.
+func (c *pbClient) readRaw() []byte {
 	c.t.Helper()
-	_ = c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	typ, data, err := c.conn.ReadMessage()
+	data, err := c.w.read(5 * time.Second)
 	if err != nil {
 		c.t.Fatalf("read: %v", err)
 	}
-	if typ != gws.BinaryMessage {
-		c.t.Fatalf("protobuf connection got frame type %d", typ)
-	}
+	return data
+}
+
+// readFrame reads one frame and parses its replies.
+func (c *pbClient) readFrame() []*protocol.Reply {
+	c.t.Helper()
+	data := c.readRaw()
 	var out []*protocol.Reply
 	for len(data) > 0 {
 		size, n := protowire.ConsumeVarint(data)
@@ -113,5 +109,5 @@ func (c *pbClient) call(cmd *protocol.Command) *protocol.Reply {
 
 func (c *pbClient) expectClose(code int, reason string) {
 	c.t.Helper()
-	expectCloseConn(c.t, c.conn, code, reason)
+	expectCloseWire(c.t, c.w, code, reason)
 }

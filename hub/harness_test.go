@@ -3,7 +3,6 @@ package hub_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -18,48 +17,62 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/hub/hubtest"
+	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/transport/websocket"
 )
 
 const testSecret = "test-secret"
 
-// node is a hub served over the real WebSocket transport on loopback.
+// hubTransportEnv selects how startNode's clients reach the hub: "memory"
+// (the default: hubtest connections, no socket) or "websocket" (the real
+// WebSocket transport on loopback), so that the whole suite runs both ways.
+const hubTransportEnv = "HERALD_TEST_HUB_TRANSPORT"
+
+// node is a hub under test and the way its clients reach it.
 type node struct {
 	t   *testing.T
 	hub *hub.Hub
+	// url is the WebSocket endpoint; empty when clients connect in memory.
 	url string
 }
 
 // startNode starts a hub with cfg (memory engine and HMAC tokens unless
-// cfg sets them) and stops it when the test ends.
+// cfg sets them), reached in memory or over WebSocket as hubTransportEnv
+// says, and stops it when the test ends.
 func startNode(t *testing.T, cfg hub.Config) *node {
 	t.Helper()
-	return startNodeWS(t, cfg, websocket.Config{})
+	switch v := os.Getenv(hubTransportEnv); v {
+	case "", "memory":
+		return startNodeMem(t, cfg)
+	case "websocket":
+		return startNodeWS(t, cfg, websocket.Config{})
+	default:
+		t.Fatalf("%s=%q: want memory or websocket", hubTransportEnv, v)
+		return nil
+	}
 }
 
-// startNodeWS is startNode with a WebSocket transport configuration.
+// startNodeMem is startNode with clients on in-memory connections,
+// whatever hubTransportEnv says: for tests that stall or break writes.
+func startNodeMem(t *testing.T, cfg hub.Config) *node {
+	t.Helper()
+	h := newTestHub(t, cfg)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return &node{t: t, hub: h}
+}
+
+// startNodeWS is startNode over the real WebSocket transport with a
+// transport configuration, for tests about the socket.
 func startNodeWS(t *testing.T, cfg hub.Config, wsCfg websocket.Config) *node {
 	t.Helper()
-	if cfg.Engine == nil {
-		cfg.Engine = memory.New(memory.Options{})
-	}
-	if cfg.Tokens == nil {
-		v, err := auth.NewVerifier(auth.Config{HMACSecretKey: testSecret})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Tokens = v
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = testLogger()
-	}
-	h, err := hub.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	h := newTestHub(t, cfg)
 	if wsCfg.Logger == nil {
 		wsCfg.Logger = testLogger()
 	}
@@ -82,6 +95,32 @@ func startNodeWS(t *testing.T, cfg hub.Config, wsCfg websocket.Config) *node {
 		}
 	})
 	return &node{t: t, hub: h, url: "ws" + strings.TrimPrefix(srv.URL, "http")}
+}
+
+// newTestHub creates and starts a hub with the test defaults.
+func newTestHub(t *testing.T, cfg hub.Config) *hub.Hub {
+	t.Helper()
+	if cfg.Engine == nil {
+		cfg.Engine = memory.New(memory.Options{})
+	}
+	if cfg.Tokens == nil {
+		v, err := auth.NewVerifier(auth.Config{HMACSecretKey: testSecret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Tokens = v
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger()
+	}
+	h, err := hub.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 // testLogger discards logs unless HERALD_TEST_LOG is set: hub goroutines
@@ -120,53 +159,77 @@ func subToken(t *testing.T, c auth.SubscribeClaims) string {
 	return tok
 }
 
-// wsClient is a raw protocol client: it sends frames as written and reads
-// frames as received, so tests can assert exact shapes and batching.
-type wsClient struct {
-	t    *testing.T
-	conn *gws.Conn
+// rawClient is a raw protocol client: it sends frames as written and
+// reads frames as received, so tests can assert exact shapes and batching.
+type rawClient struct {
+	t *testing.T
+	w wire
 	// buf holds messages read but not consumed yet by next and reply.
 	buf []map[string]any
 	// syncID numbers the sentinel commands of drain.
 	syncID int
 }
 
-func (n *node) dial(t *testing.T) *wsClient {
+// dial connects a JSON client.
+func (n *node) dial(t *testing.T) *rawClient {
 	t.Helper()
-	return n.dialWith(t, nil)
+	return &rawClient{t: t, w: n.dialWire(t, protocol.TypeJSON), syncID: 1 << 30}
 }
 
-func (n *node) dialWith(t *testing.T, header http.Header) *wsClient {
+// dialWire opens a connection with encoding proto, in memory or over
+// WebSocket as the node is served; the client goes away when t ends.
+func (n *node) dialWire(t *testing.T, proto protocol.Type) wire {
 	t.Helper()
-	return n.dialDialer(t, &gws.Dialer{HandshakeTimeout: 5 * time.Second}, header)
+	if n.url == "" {
+		conn, _ := hubtest.Dial(n.hub, proto)
+		t.Cleanup(conn.Drop)
+		return memWire{conn: conn}
+	}
+	d := &gws.Dialer{HandshakeTimeout: 5 * time.Second}
+	if proto == protocol.TypeProtobuf {
+		d.Subprotocols = []string{websocket.SubprotocolProtobuf}
+	}
+	conn := n.dialWS(t, d, nil)
+	if proto == protocol.TypeProtobuf && conn.Subprotocol() != websocket.SubprotocolProtobuf {
+		t.Fatalf("subprotocol echoed: %q", conn.Subprotocol())
+	}
+	return wsWire{conn: conn, proto: proto}
 }
 
-// dialDialer dials with a custom gorilla dialer (subprotocols, socket
-// options).
-func (n *node) dialDialer(t *testing.T, d *gws.Dialer, header http.Header) *wsClient {
+// dialDialer connects a JSON client over WebSocket with a custom gorilla
+// dialer (socket options); the node must be served over WebSocket.
+func (n *node) dialDialer(t *testing.T, d *gws.Dialer, header http.Header) *rawClient {
 	t.Helper()
+	return &rawClient{t: t, w: wsWire{conn: n.dialWS(t, d, header)}, syncID: 1 << 30}
+}
+
+// dialWS dials the node's WebSocket endpoint.
+func (n *node) dialWS(t *testing.T, d *gws.Dialer, header http.Header) *gws.Conn {
+	t.Helper()
+	if n.url == "" {
+		t.Fatal("dialWS on a node served in memory: start it with startNodeWS")
+	}
 	conn, resp, err := d.Dial(n.url, header)
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
 	resp.Body.Close()
 	t.Cleanup(func() { conn.Close() })
-	return &wsClient{t: t, conn: conn, syncID: 1 << 30}
+	return conn
 }
 
-// send writes one text frame.
-func (c *wsClient) send(frame string) {
+// send writes one frame.
+func (c *rawClient) send(frame string) {
 	c.t.Helper()
-	if err := c.conn.WriteMessage(gws.TextMessage, []byte(frame)); err != nil {
+	if err := c.w.write([]byte(frame)); err != nil {
 		c.t.Fatalf("send %s: %v", frame, err)
 	}
 }
 
 // read returns the next frame, failing the test after 5 s.
-func (c *wsClient) read() string {
+func (c *rawClient) read() string {
 	c.t.Helper()
-	_ = c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	_, data, err := c.conn.ReadMessage()
+	data, err := c.w.read(5 * time.Second)
 	if err != nil {
 		c.t.Fatalf("read: %v", err)
 	}
@@ -175,20 +238,14 @@ func (c *wsClient) read() string {
 
 // readMsgs reads frames until n messages have arrived, and returns them
 // decoded.
-func (c *wsClient) readMsgs(n int) []map[string]any {
+func (c *rawClient) readMsgs(n int) []map[string]any {
 	c.t.Helper()
 	if len(c.buf) > 0 {
 		c.t.Fatalf("readMsgs with %d messages already read: %v", len(c.buf), c.buf)
 	}
 	var out []map[string]any
 	for len(out) < n {
-		for _, line := range strings.Split(c.read(), "\n") {
-			var m map[string]any
-			if err := json.Unmarshal([]byte(line), &m); err != nil {
-				c.t.Fatalf("frame line %q: %v", line, err)
-			}
-			out = append(out, m)
-		}
+		out = append(out, c.decodeFrame(c.read())...)
 	}
 	if len(out) != n {
 		c.t.Fatalf("want %d messages, got %d: %v", n, len(out), out)
@@ -197,42 +254,23 @@ func (c *wsClient) readMsgs(n int) []map[string]any {
 }
 
 // readOne reads one frame holding exactly one message.
-func (c *wsClient) readOne() map[string]any {
+func (c *rawClient) readOne() map[string]any {
 	c.t.Helper()
 	return c.readMsgs(1)[0]
 }
 
 // expectClose reads until the server closes, and checks code and reason.
-func (c *wsClient) expectClose(code int, reason string) {
+func (c *rawClient) expectClose(code int, reason string) {
 	c.t.Helper()
-	expectCloseConn(c.t, c.conn, code, reason)
+	expectCloseWire(c.t, c.w, code, reason)
 }
 
-// expectCloseConn reads conn until the server closes it, skipping the
-// messages queued before the close, and checks code and reason ("" for
-// any reason).
-func expectCloseConn(t *testing.T, conn *gws.Conn, code int, reason string) {
-	t.Helper()
-	_ = conn.SetReadDeadline(time.Now().Add(15 * time.Second))
-	for {
-		_, data, err := conn.ReadMessage()
-		if err == nil {
-			continue // messages queued before the close
-		}
-		var ce *gws.CloseError
-		if !errors.As(err, &ce) {
-			t.Fatalf("want close %d %q, got %v (last data %q)", code, reason, err, data)
-		}
-		if ce.Code != code || (reason != "" && ce.Text != reason) {
-			t.Fatalf("want close %d %q, got %d %q", code, reason, ce.Code, ce.Text)
-		}
-		return
-	}
-}
+// drop makes the client go away without a close handshake.
+func (c *rawClient) drop() { c.w.drop() }
 
 // connect sends a connect command with a token for user and returns the
 // connect result.
-func (c *wsClient) connect(user string) map[string]any {
+func (c *rawClient) connect(user string) map[string]any {
 	c.t.Helper()
 	c.send(`{"id":1,"connect":{"token":"` + token(c.t, auth.ConnectClaims{User: user}) + `"}}`)
 	m := c.readOne()
@@ -265,7 +303,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // decodeFrame splits a JSON frame into its messages.
-func (c *wsClient) decodeFrame(frame string) []map[string]any {
+func (c *rawClient) decodeFrame(frame string) []map[string]any {
 	c.t.Helper()
 	var out []map[string]any
 	for _, line := range strings.Split(frame, "\n") {
@@ -279,7 +317,7 @@ func (c *wsClient) decodeFrame(frame string) []map[string]any {
 }
 
 // next returns the next message, whatever frame it came in.
-func (c *wsClient) next() map[string]any {
+func (c *rawClient) next() map[string]any {
 	c.t.Helper()
 	if len(c.buf) == 0 {
 		c.buf = c.decodeFrame(c.read())
@@ -291,7 +329,7 @@ func (c *wsClient) next() map[string]any {
 
 // reply returns the reply with id; messages that came before it stay
 // queued for next, in order.
-func (c *wsClient) reply(id int) map[string]any {
+func (c *rawClient) reply(id int) map[string]any {
 	c.t.Helper()
 	for i := 0; ; i++ {
 		for ; i < len(c.buf); i++ {
@@ -307,7 +345,7 @@ func (c *wsClient) reply(id int) map[string]any {
 }
 
 // call sends one command, which must carry "id", and returns its reply.
-func (c *wsClient) call(cmd string) map[string]any {
+func (c *rawClient) call(cmd string) map[string]any {
 	c.t.Helper()
 	var probe struct {
 		ID int `json:"id"`
@@ -325,7 +363,7 @@ func (c *wsClient) call(cmd string) map[string]any {
 // reply. The hub answers commands in order and delivers publications and
 // join/leave events synchronously with the memory engine, so anything
 // caused before drain was called arrives before the sentinel's reply.
-func (c *wsClient) drain() []map[string]any {
+func (c *rawClient) drain() []map[string]any {
 	c.t.Helper()
 	c.syncID++
 	c.send(fmt.Sprintf(`{"id":%d,"unsubscribe":{"channel":"sync-sentinel"}}`, c.syncID))
@@ -344,14 +382,14 @@ func (c *wsClient) drain() []map[string]any {
 
 // connectWith sends a connect command with the given request body and
 // returns the reply.
-func (c *wsClient) connectWith(req string) map[string]any {
+func (c *rawClient) connectWith(req string) map[string]any {
 	c.t.Helper()
 	return c.call(`{"id":1,"connect":` + req + `}`)
 }
 
 // connectToken connects with tok and returns the connect result, failing
 // the test on an error reply.
-func (c *wsClient) connectToken(tok string) map[string]any {
+func (c *rawClient) connectToken(tok string) map[string]any {
 	c.t.Helper()
 	m := c.connectWith(`{"token":"` + tok + `"}`)
 	res, ok := m["connect"].(map[string]any)
@@ -363,7 +401,7 @@ func (c *wsClient) connectToken(tok string) map[string]any {
 
 // subscribe subscribes with extra request fields (JSON members without
 // braces, may be empty) and returns the reply.
-func (c *wsClient) subscribe(id int, ch, extra string) map[string]any {
+func (c *rawClient) subscribe(id int, ch, extra string) map[string]any {
 	c.t.Helper()
 	req := `"channel":"` + ch + `"`
 	if extra != "" {
@@ -373,7 +411,7 @@ func (c *wsClient) subscribe(id int, ch, extra string) map[string]any {
 }
 
 // mustSubscribe subscribes and returns the subscribe result.
-func (c *wsClient) mustSubscribe(id int, ch, extra string) map[string]any {
+func (c *rawClient) mustSubscribe(id int, ch, extra string) map[string]any {
 	c.t.Helper()
 	m := c.subscribe(id, ch, extra)
 	res, ok := m["subscribe"].(map[string]any)

@@ -33,7 +33,7 @@ func TestPresence(t *testing.T) {
 
 	for _, cmd := range []string{"presence", "presence_stats"} {
 		t.Run(cmd, func(t *testing.T) {
-			q := func(c *wsClient, id int, ch string) map[string]any {
+			q := func(c *rawClient, id int, ch string) map[string]any {
 				return c.call(`{"id":` + strconv.Itoa(id) + `,"` + cmd + `":{"channel":"` + ch + `"}}`)
 			}
 			wantError(t, q(a1, 100, "off:x"), 108)
@@ -42,7 +42,7 @@ func TestPresence(t *testing.T) {
 		})
 	}
 
-	for _, c := range []*wsClient{a1, a2, b} {
+	for _, c := range []*rawClient{a1, a2, b} {
 		c.mustSubscribe(200, "cl:room", "")
 	}
 	anon1.mustSubscribe(200, "cl:room", "")
@@ -67,7 +67,7 @@ func TestPresence(t *testing.T) {
 
 	// Leaving removes the entry.
 	b.call(`{"id":203,"unsubscribe":{"channel":"cl:room"}}`)
-	anon1.conn.Close()
+	anon1.drop()
 	waitFor(t, "two entries left", func() bool {
 		st, err := n.hub.PresenceStats(context.Background(), "cl:room")
 		return err == nil && st.NumClients == 2 && st.NumUsers == 1

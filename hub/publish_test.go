@@ -25,7 +25,7 @@ func TestPublishPermissions(t *testing.T) {
 	u.connect("u")
 	anon := n.dial(t)
 	anon.connectWith(`{}`)
-	pub := func(c *wsClient, id int, ch string) map[string]any {
+	pub := func(c *rawClient, id int, ch string) map[string]any {
 		t.Helper()
 		return c.call(`{"id":` + strconv.Itoa(id) + `,"publish":{"channel":"` + ch + `","data":{"v":1}}}`)
 	}

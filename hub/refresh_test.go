@@ -13,12 +13,12 @@ func TestRefresh(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{Version: "1.2.3"})
 	hour := func(h int) time.Time { return time.Now().Add(time.Duration(h) * time.Hour) }
-	dial := func(t *testing.T) (*wsClient, string) {
+	dial := func(t *testing.T) (*rawClient, string) {
 		c := n.dial(t)
 		res := c.connectToken(token(t, auth.ConnectClaims{User: "u", ExpiresAt: hour(1)}))
 		return c, res["client"].(string)
 	}
-	refresh := func(c *wsClient, tok string) map[string]any {
+	refresh := func(c *rawClient, tok string) map[string]any {
 		return c.call(`{"id":5,"refresh":{"token":"` + tok + `"}}`)
 	}
 

@@ -96,7 +96,7 @@ wait:
 	}
 	// The slow client, reading again, finds the close code after the
 	// messages that were written before the limit was passed.
-	expectCloseConn(t, slow.conn, 3008, "slow")
+	slow.expectClose(3008, "slow")
 	select {
 	case ev := <-disconnects:
 		t.Fatalf("unexpected disconnect %+v", ev)

@@ -80,7 +80,7 @@ func TestSubscribeToken(t *testing.T) {
 			Presence: true, AllowPresenceForSubscriber: true, AllowPublishForSubscriber: true,
 		})},
 	}})
-	dial := func(t *testing.T) (*wsClient, string) {
+	dial := func(t *testing.T) (*rawClient, string) {
 		c := n.dial(t)
 		return c, c.connect("u")["client"].(string)
 	}
@@ -344,7 +344,7 @@ func TestJoinLeave(t *testing.T) {
 		cID := c.connect("c")["client"].(string)
 		c.mustSubscribe(2, "force:r", "")
 		a.drain()
-		c.conn.Close()
+		c.drop()
 		m := a.next()
 		if l := pushesOf([]map[string]any{m}, "force:r", "leave"); len(l) != 1 || path(l[0], "info", "client") != cID {
 			t.Fatalf("leave of c after its disconnect: %v", m)
