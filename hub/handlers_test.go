@@ -208,7 +208,7 @@ func TestOnConnectAndSendToUser(t *testing.T) {
 	if err := n.hub.SendToUser(t.Context(), "alice", "", []byte(`{"to":"all of alice"}`)); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []*wsClient{a1, a2} {
+	for _, c := range []*rawClient{a1, a2} {
 		if m := c.next(); compact(t, path(m, "push", "message", "data")) != `{"to":"all of alice"}` {
 			t.Fatalf("message to alice: %v", m)
 		}
@@ -219,7 +219,7 @@ func TestOnConnectAndSendToUser(t *testing.T) {
 	if m := a1.next(); compact(t, path(m, "push", "message", "data")) != `{"to":"one"}` {
 		t.Fatalf("message to one connection: %v", m)
 	}
-	for _, c := range []*wsClient{a2, b} {
+	for _, c := range []*rawClient{a2, b} {
 		if msgs := c.drain(); len(msgs) != 0 {
 			t.Fatalf("a message for another connection arrived: %v", msgs)
 		}
@@ -269,7 +269,7 @@ func TestCommandTimeout(t *testing.T) {
 	d.send(`{"id":2,"rpc":{"method":"wait"}}`)
 	<-started // the first call's
 	<-started
-	d.conn.Close()
+	d.drop()
 	select {
 	case err := <-ended:
 		if !errors.Is(err, context.Canceled) {

@@ -168,7 +168,7 @@ func TestSlowChannelDoesNotHoldOthers(t *testing.T) {
 			gotReply = gotReply || num(m["id"]) == 3
 		}
 		lat = append(lat, time.Since(start))
-		c.conn.Close()
+		c.drop()
 	}
 	if p := p99(lat); p > 50*time.Millisecond {
 		t.Fatalf("p99 of %d connects, subscribes and publish round trips while a channel is slow: %v (want under 50ms)", len(lat), p)
@@ -268,7 +268,7 @@ func TestSlowRPCHoldsOnlyItsClient(t *testing.T) {
 			t.Fatalf("fast rpc: %v", m)
 		}
 		lat = append(lat, time.Since(t0))
-		c.conn.Close()
+		c.drop()
 	}
 	if p := p99(lat); p > 50*time.Millisecond {
 		t.Fatalf("p99 of %d connect + rpc round trips beside slow RPCs: %v (want under 50ms)", len(lat), p)
