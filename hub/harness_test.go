@@ -290,7 +290,43 @@ func errorCode(m map[string]any) int {
 	return int(e["code"].(float64))
 }
 
-// waitFor polls cond until it holds or 5 s pass.
+// disconnects collects the ids of clients whose close the hub has
+// finished: OnDisconnect runs once a client has left its channels and the
+// hub's counts, so tests await it instead of polling them.
+type disconnects chan string
+
+func newDisconnects() disconnects { return make(chan string, 64) }
+
+// handler is an OnDisconnect handler that records the client's id.
+func (d disconnects) handler(c *hub.Client, _ hub.DisconnectEvent) {
+	select {
+	case d <- c.ID():
+	default: // more than the tests await; dropping cannot block the hub
+	}
+}
+
+// await waits until the hub has finished closing every client in ids,
+// failing the test after 5 s; other clients' disconnects are skipped.
+func (d disconnects) await(t *testing.T, ids ...string) {
+	t.Helper()
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	timeout := time.NewTimer(5 * time.Second)
+	defer timeout.Stop()
+	for len(want) > 0 {
+		select {
+		case id := <-d:
+			delete(want, id)
+		case <-timeout.C:
+			t.Fatalf("timed out waiting for the disconnect of %v", want)
+		}
+	}
+}
+
+// waitFor polls cond until it holds or 5 s pass, for hub state that no
+// event marks (counts behind API calls that go through the engine).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
