@@ -196,6 +196,17 @@ func (n *node) dialWire(t *testing.T, proto protocol.Type) wire {
 	return wsWire{conn: conn, proto: proto}
 }
 
+// dialMem connects a JSON client in memory and returns its connection
+// too, to stall or break its writes; the node must be served in memory.
+func (n *node) dialMem(t *testing.T) (*rawClient, *hubtest.Conn) {
+	t.Helper()
+	if n.url != "" {
+		t.Fatal("dialMem on a node served over WebSocket: start it with startNodeMem")
+	}
+	w := n.dialWire(t, protocol.TypeJSON).(memWire)
+	return &rawClient{t: t, w: w, syncID: 1 << 30}, w.conn
+}
+
 // dialDialer connects a JSON client over WebSocket with a custom gorilla
 // dialer (socket options); the node must be served over WebSocket.
 func (n *node) dialDialer(t *testing.T, d *gws.Dialer, header http.Header) *rawClient {
