@@ -336,6 +336,19 @@ func (d disconnects) await(t *testing.T, ids ...string) {
 	}
 }
 
+// recv returns the next value from ch, failing the test after 5 s: a
+// handler may run after the command that caused it was sent.
+func recv[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(5 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+		panic("unreachable")
+	}
+}
+
 // waitFor polls cond until it holds or 5 s pass, for hub state that no
 // event marks (counts behind API calls that go through the engine).
 func waitFor(t *testing.T, what string, cond func() bool) {
