@@ -171,7 +171,10 @@ func TestAPIPresence(t *testing.T) {
 
 func TestAPIDisconnectUser(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, apiConfig())
+	cfg := apiConfig()
+	gone := newDisconnects()
+	cfg.Handlers.OnDisconnect = gone.handler
+	n := startNode(t, cfg)
 	ctx := context.Background()
 	var xs []*rawClient
 	var ids []string
@@ -193,7 +196,10 @@ func TestAPIDisconnectUser(t *testing.T) {
 			t.Fatalf("client spared by DisconnectUser: %v", m)
 		}
 	}
-	waitFor(t, "two clients left", func() bool { return n.hub.NumClients() == 2 })
+	gone.await(t, ids[0], ids[1])
+	if got := n.hub.NumClients(); got != 2 {
+		t.Fatalf("%d clients after disconnecting two of four", got)
+	}
 
 	if err := n.hub.DisconnectUser(ctx, "x", ids[2], nil, 4502, "only you"); err != nil {
 		t.Fatal(err)

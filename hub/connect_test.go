@@ -510,7 +510,7 @@ func TestOnConnecting(t *testing.T) {
 		if compact(t, res["data"]) != `{"welcome":true}` || res["expires"] != true || path(res, "subs", "news") == nil {
 			t.Fatalf("connect result: %v", m)
 		}
-		ev := <-events
+		ev := recv(t, events, "the connect event")
 		if string(ev.Data) != `{"d":1}` || ev.Name != "js" || ev.Version != "5.7" || ev.Headers["h"] != "v" || ev.ClientID != res["client"] {
 			t.Fatalf("connect event: %+v", ev)
 		}

@@ -196,6 +196,17 @@ func (n *node) dialWire(t *testing.T, proto protocol.Type) wire {
 	return wsWire{conn: conn, proto: proto}
 }
 
+// dialMem connects a JSON client in memory and returns its connection
+// too, to stall or break its writes; the node must be served in memory.
+func (n *node) dialMem(t *testing.T) (*rawClient, *hubtest.Conn) {
+	t.Helper()
+	if n.url != "" {
+		t.Fatal("dialMem on a node served over WebSocket: start it with startNodeMem")
+	}
+	w := n.dialWire(t, protocol.TypeJSON).(memWire)
+	return &rawClient{t: t, w: w, syncID: 1 << 30}, w.conn
+}
+
 // dialDialer connects a JSON client over WebSocket with a custom gorilla
 // dialer (socket options); the node must be served over WebSocket.
 func (n *node) dialDialer(t *testing.T, d *gws.Dialer, header http.Header) *rawClient {
@@ -290,7 +301,56 @@ func errorCode(m map[string]any) int {
 	return int(e["code"].(float64))
 }
 
-// waitFor polls cond until it holds or 5 s pass.
+// disconnects collects the ids of clients whose close the hub has
+// finished: OnDisconnect runs once a client has left its channels and the
+// hub's counts, so tests await it instead of polling them.
+type disconnects chan string
+
+func newDisconnects() disconnects { return make(chan string, 64) }
+
+// handler is an OnDisconnect handler that records the client's id.
+func (d disconnects) handler(c *hub.Client, _ hub.DisconnectEvent) {
+	select {
+	case d <- c.ID():
+	default: // more than the tests await; dropping cannot block the hub
+	}
+}
+
+// await waits until the hub has finished closing every client in ids,
+// failing the test after 5 s; other clients' disconnects are skipped.
+func (d disconnects) await(t *testing.T, ids ...string) {
+	t.Helper()
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	timeout := time.NewTimer(5 * time.Second)
+	defer timeout.Stop()
+	for len(want) > 0 {
+		select {
+		case id := <-d:
+			delete(want, id)
+		case <-timeout.C:
+			t.Fatalf("timed out waiting for the disconnect of %v", want)
+		}
+	}
+}
+
+// recv returns the next value from ch, failing the test after 5 s: a
+// handler may run after the command that caused it was sent.
+func recv[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(5 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+		panic("unreachable")
+	}
+}
+
+// waitFor polls cond until it holds or 5 s pass, for hub state that no
+// event marks (counts behind API calls that go through the engine).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)

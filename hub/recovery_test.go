@@ -164,6 +164,7 @@ func TestRecoveryConcurrentPublications(t *testing.T) {
 		sp := publishN(t, n.hub, ch, before)
 		var (
 			wg        sync.WaitGroup
+			underway  = make(chan struct{})
 			published atomic.Int64
 			stop      atomic.Bool
 			pubErr    atomic.Value
@@ -176,10 +177,16 @@ func TestRecoveryConcurrentPublications(t *testing.T) {
 					pubErr.Store(err)
 					return
 				}
-				published.Add(1)
+				if published.Add(1) == 1 {
+					close(underway)
+				}
 			}
 		}()
-		waitFor(t, "publisher under way", func() bool { return published.Load() > 0 })
+		select {
+		case <-underway:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("round %d: no publication after 5 s (%v)", round, pubErr.Load())
+		}
 		sentAt := published.Load()
 		res := c.mustSubscribe(100+round, ch, recoverReq(from, sp.Epoch))
 		repliedAt := published.Load()

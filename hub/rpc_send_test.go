@@ -61,7 +61,7 @@ func TestSendWithoutHandler(t *testing.T) {
 	c.connect("u")
 	c.send(`{"send":{"data":{"x":1}}}`)
 	c.expectClose(3508, "not available")
-	if code := <-disconnects; code != 3508 {
+	if code := recv(t, disconnects, "OnDisconnect"); code != 3508 {
 		t.Fatalf("OnDisconnect code %d", code)
 	}
 }
@@ -81,7 +81,7 @@ func TestSendHandler(t *testing.T) {
 	c := n.dial(t)
 	c.connect("u")
 	c.send(`{"send":{"data":{"x": 1}}}`)
-	if d := <-got; d != `{"x": 1}` {
+	if d := recv(t, got, "OnSend"); d != `{"x": 1}` {
 		t.Fatalf("OnMessage data %q", d)
 	}
 	if m := c.next(); compact(t, m) != `{"push":{"message":{"data":{"echo":{"x":1}}}}}` {
@@ -89,7 +89,7 @@ func TestSendHandler(t *testing.T) {
 	}
 	// A send with an id has no reply either.
 	c.send(`{"id":7,"send":{"data":[2]}}`)
-	if d := <-got; d != `[2]` {
+	if d := recv(t, got, "OnSend"); d != `[2]` {
 		t.Fatalf("OnMessage data %q", d)
 	}
 	c.next() // the echo

@@ -21,7 +21,7 @@ func smallReceiveBuffer() *gws.Dialer {
 	nd := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 		var serr error
 		if err := rc.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+			serr = setReceiveBuffer(fd, 4096)
 		}); err != nil {
 			return err
 		}

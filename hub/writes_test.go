@@ -1,0 +1,142 @@
+package hub_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/hub"
+)
+
+// TestSlowClientStalledWrites is the slow-client case without a socket: a
+// subscriber's writes stall while publications keep coming; once its
+// write queue passes QueueMaxSize it is closed with 3008, while a
+// subscriber that reads gets every publication. When its writer gets
+// through again, the client finds the publications written before the
+// limit, in order, then the close.
+func TestSlowClientStalledWrites(t *testing.T) {
+	t.Parallel()
+	events := make(chan disconnectEvent, 8)
+	n := startNodeMem(t, hub.Config{
+		Channels: openChannels(),
+		Client:   hub.ClientConfig{QueueMaxSize: 64 << 10},
+		Handlers: hub.Handlers{OnDisconnect: func(c *hub.Client, ev hub.DisconnectEvent) {
+			events <- disconnectEvent{c.User(), ev.Code, ev.Reason}
+		}},
+	})
+	slow, conn := n.dialMem(t)
+	slow.connect("slow")
+	slow.mustSubscribe(2, "s", "")
+	fast := n.dial(t)
+	fast.connect("fast")
+	fast.mustSubscribe(2, "s", "")
+	conn.Stall()
+
+	pad := strings.Repeat("x", 4<<10)
+	seq := 0
+	publish := func() {
+		t.Helper()
+		seq++
+		if _, err := n.hub.Publish(context.Background(), "s", []byte(`{"seq":`+strconv.Itoa(seq)+`,"pad":"`+pad+`"}`), hub.PublishOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if m := fast.next(); num(path(m, "push", "pub", "data", "seq")) != int64(seq) {
+			t.Fatalf("fast subscriber: want seq %d, got %.200v", seq, m)
+		}
+	}
+	var ev disconnectEvent
+wait:
+	for {
+		select {
+		case ev = <-events:
+			break wait
+		default:
+		}
+		if seq == 1000 {
+			t.Fatalf("stalled client still connected after %d publications of 4 KiB", seq)
+		}
+		publish()
+	}
+	if ev.user != "slow" || ev.code != 3008 || ev.reason != "slow" {
+		t.Fatalf("disconnect %+v, want the slow client with 3008 slow", ev)
+	}
+	t.Logf("stalled client closed after %d publications", seq)
+	for range 20 {
+		publish()
+	}
+
+	conn.Resume()
+	var got []int64
+	for {
+		data, err := slow.w.read(5 * time.Second)
+		var sc *serverClose
+		if errors.As(err, &sc) {
+			if sc.code != 3008 || sc.reason != "slow" {
+				t.Fatalf("close %d %q, want 3008 slow", sc.code, sc.reason)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		for _, m := range slow.decodeFrame(string(data)) {
+			got = append(got, num(path(m, "push", "pub", "data", "seq")))
+		}
+	}
+	for i, s := range got {
+		if s != int64(i+1) {
+			t.Fatalf("stalled client's publications are not 1, 2, ...: %v", got)
+		}
+	}
+	if len(got) >= seq {
+		t.Fatalf("stalled client got %d of %d publications before the close", len(got), seq)
+	}
+	select {
+	case ev := <-events:
+		t.Fatalf("unexpected disconnect %+v", ev)
+	default:
+	}
+}
+
+// TestWriteError breaks one subscriber's connection: the failed write
+// closes it with 3009, and the other subscriber still gets the
+// publication.
+func TestWriteError(t *testing.T) {
+	t.Parallel()
+	events := make(chan disconnectEvent, 8)
+	n := startNodeMem(t, hub.Config{
+		Channels: openChannels(),
+		Handlers: hub.Handlers{OnDisconnect: func(c *hub.Client, ev hub.DisconnectEvent) {
+			events <- disconnectEvent{c.User(), ev.Code, ev.Reason}
+		}},
+	})
+	broken, conn := n.dialMem(t)
+	broken.connect("broken")
+	broken.mustSubscribe(2, "s", "")
+	ok := n.dial(t)
+	ok.connect("ok")
+	ok.mustSubscribe(2, "s", "")
+
+	conn.FailWrites(errors.New("connection reset by peer"))
+	publishN(t, n.hub, "s", 1)
+	select {
+	case ev := <-events:
+		if ev.user != "broken" || ev.code != 3009 || ev.reason != "write error" {
+			t.Fatalf("disconnect %+v, want the broken client with 3009 write error", ev)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no disconnect after a failed write")
+	}
+	broken.expectClose(3009, "write error")
+	select {
+	case <-conn.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("HandleClose not called after the hub closed the connection")
+	}
+	if p := pushesOf(ok.drain(), "s", "pub"); len(p) != 1 {
+		t.Fatalf("the other subscriber: %v", p)
+	}
+}
