@@ -74,7 +74,7 @@ func newClient(h *Hub, t Transport, remoteAddr string) *Client {
 		proto:      t.Protocol(),
 		id:         uuid.NewString(),
 		remoteAddr: remoteAddr,
-		staleAt:    time.Now().Add(h.client.StaleCloseDelay.D()).UnixNano(),
+		staleAt:    time.Now().Add(h.client.StaleCloseDelay).UnixNano(),
 	}
 }
 

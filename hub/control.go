@@ -181,7 +181,7 @@ func (h *Hub) heartbeatLoop() {
 // the presence TTL, so entries of a node that died expire on their own.
 func (h *Hub) presenceLoop() {
 	defer h.wg.Done()
-	t := time.NewTicker(h.client.PresenceTTL.D() / 3)
+	t := time.NewTicker(h.client.PresenceTTL / 3)
 	defer t.Stop()
 	for {
 		select {
@@ -193,7 +193,7 @@ func (h *Hub) presenceLoop() {
 			c := k.(*Client)
 			for _, s := range c.presenceSubs() {
 				ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
-				if err := h.engine.AddPresence(ctx, s.channel, c.clientInfo(s.chanInfo), h.client.PresenceTTL.D()); err != nil && h.ctx.Err() == nil {
+				if err := h.engine.AddPresence(ctx, s.channel, c.clientInfo(s.chanInfo), h.client.PresenceTTL); err != nil && h.ctx.Err() == nil {
 					h.log.Warn("refresh presence", "channel", s.channel, "error", err)
 				}
 				cancel()

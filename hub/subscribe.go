@@ -261,7 +261,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 	if !s.positioned {
 		return res, nil
 	}
-	hreq := engine.HistoryRequest{MetaTTL: s.rule.HistoryMetaTTL.D()}
+	hreq := engine.HistoryRequest{MetaTTL: s.rule.HistoryMetaTTL}
 	recovering := req.Recover && s.recoverable
 	if recovering {
 		hreq.Since = &engine.StreamPosition{Offset: req.Offset, Epoch: req.Epoch}
@@ -336,7 +336,7 @@ func (c *Client) join(ctx context.Context, s *subscription) {
 	}
 	info := c.clientInfo(s.chanInfo)
 	if s.presence {
-		if err := h.engine.AddPresence(ctx, s.channel, info, h.client.PresenceTTL.D()); err != nil {
+		if err := h.engine.AddPresence(ctx, s.channel, info, h.client.PresenceTTL); err != nil {
 			c.logger().Error("add presence", "channel", s.channel, "error", err)
 		}
 	}
