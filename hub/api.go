@@ -131,6 +131,12 @@ type SubscribeOptions struct {
 	RecoverSince *StreamPositionArg
 }
 
+// StreamPositionArg is a stream position given by the server API.
+type StreamPositionArg struct {
+	Offset uint64
+	Epoch  string
+}
+
 // SubscribeUser subscribes user's connections (or only client) on every
 // node to ch; each gets a subscribe push.
 func (h *Hub) SubscribeUser(ctx context.Context, user, ch, client string, opts SubscribeOptions) error {
@@ -139,7 +145,7 @@ func (h *Hub) SubscribeUser(ctx context.Context, user, ch, client string, opts S
 	}
 	return h.sendControl(ctx, controlMessage{Subscribe: &controlSubscribe{
 		User: user, Channel: ch, Client: client, Info: opts.Info, Data: opts.Data,
-		ExpireAt: opts.ExpireAt, RecoverSince: opts.RecoverSince,
+		ExpireAt: opts.ExpireAt, RecoverSince: streamPositionToWire(opts.RecoverSince),
 	}})
 }
 

@@ -18,7 +18,7 @@ func apiConfig() hub.Config {
 		Channels: hub.ChannelConfig{
 			WithoutNamespace: hub.NamespaceOptions{AllowSubscribeForClient: true, Presence: true},
 			Namespaces: []hub.Namespace{ns("hist", hub.NamespaceOptions{
-				AllowSubscribeForClient: true, HistorySize: 10, HistoryTTL: hub.Duration(time.Minute),
+				AllowSubscribeForClient: true, HistorySize: 10, HistoryTTL: time.Minute,
 			})},
 		},
 	}

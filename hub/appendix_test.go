@@ -23,7 +23,7 @@ func appendixConfig() hub.Config {
 			JoinLeave:                 true,
 			ForcePushJoinLeave:        true,
 			HistorySize:               100,
-			HistoryTTL:                hub.Duration(300 * time.Second),
+			HistoryTTL:                300 * time.Second,
 			ForceRecovery:             true,
 		}},
 	}

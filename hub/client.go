@@ -84,7 +84,7 @@ func newClient(h *Hub, t Transport, remoteAddr string) *Client {
 		proto:      t.Protocol(),
 		id:         uuid.NewString(),
 		remoteAddr: remoteAddr,
-		staleAt:    time.Now().Add(h.client.StaleCloseDelay.D()).UnixNano(),
+		staleAt:    time.Now().Add(h.client.StaleCloseDelay).UnixNano(),
 	}
 }
 
@@ -305,7 +305,7 @@ func (c *Client) close(d *Disconnect) {
 		return
 	}
 	h.goBackground(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), h.client.CommandTimeout.D())
+		ctx, cancel := context.WithTimeout(context.Background(), h.client.CommandTimeout)
 		defer cancel()
 		for _, s := range subs {
 			c.announceLeave(ctx, s)

@@ -53,7 +53,7 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	c.info = cred.Info
 	c.expireAt = cred.ExpireAt
 	c.staleAt = 0
-	c.nextPing = now.Add(firstPingDelay(h.client.PingInterval.D())).UnixNano()
+	c.nextPing = now.Add(firstPingDelay(h.client.PingInterval)).UnixNano()
 	c.resetTimerLocked(now)
 	c.mu.Unlock()
 	h.users.add(cred.User, c)
@@ -63,7 +63,7 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 		Client:  c.id,
 		Version: h.cfg.Version,
 		Data:    cred.Data,
-		Ping:    uint32(h.client.PingInterval.D() / time.Second),
+		Ping:    uint32(h.client.PingInterval / time.Second),
 		Pong:    true,
 	}
 	if cred.ExpireAt > 0 {

@@ -109,7 +109,7 @@ func TestConnectRS256AndES256(t *testing.T) {
 
 func TestConnectExpiredToken(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, hub.Config{Client: hub.ClientConfig{StaleCloseDelay: hub.Duration(500 * time.Millisecond)}})
+	n := startNode(t, hub.Config{Client: hub.ClientConfig{StaleCloseDelay: 500 * time.Millisecond}})
 	expired := token(t, auth.ConnectClaims{User: "u", ExpiresAt: time.Now().Add(-time.Minute)})
 
 	t.Run("later commands close with 3501", func(t *testing.T) {
@@ -215,7 +215,7 @@ func TestConnectInsecure(t *testing.T) {
 	n := startNode(t, hub.Config{
 		Client: hub.ClientConfig{Insecure: true},
 		Channels: hub.ChannelConfig{
-			WithoutNamespace: hub.NamespaceOptions{HistorySize: 10, HistoryTTL: hub.Duration(time.Minute), Presence: true},
+			WithoutNamespace: hub.NamespaceOptions{HistorySize: 10, HistoryTTL: time.Minute, Presence: true},
 			Namespaces:       []hub.Namespace{{Name: "ul", NamespaceOptions: hub.NamespaceOptions{AllowUserLimitedChannels: true}}},
 		},
 	})
@@ -314,7 +314,7 @@ func TestConnectExpiry(t *testing.T) {
 // historyNS is a namespace with history and forced recovery.
 func historyNS(name string) hub.Namespace {
 	return hub.Namespace{Name: name, NamespaceOptions: hub.NamespaceOptions{
-		HistorySize: 100, HistoryTTL: hub.Duration(time.Minute), ForceRecovery: true,
+		HistorySize: 100, HistoryTTL: time.Minute, ForceRecovery: true,
 		AllowSubscribeForClient: true, AllowPublishForSubscriber: true,
 	}}
 }
@@ -426,7 +426,7 @@ func TestConnectSubsRecovery(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{
 		historyNS("ss"),
-		{Name: "closed", NamespaceOptions: hub.NamespaceOptions{HistorySize: 10, HistoryTTL: hub.Duration(time.Minute), ForceRecovery: true}},
+		{Name: "closed", NamespaceOptions: hub.NamespaceOptions{HistorySize: 10, HistoryTTL: time.Minute, ForceRecovery: true}},
 	}}})
 	ctx := context.Background()
 	var epoch string

@@ -21,6 +21,20 @@ const (
 
 // NodeInfo describes one node of the cluster, as the info API reports it.
 type NodeInfo struct {
+	ID          string
+	Name        string
+	Version     string
+	NumClients  int
+	NumUsers    int
+	NumChannels int
+	NumSubs     int
+	Uptime      int64 // seconds
+}
+
+// nodeWire is NodeInfo as nodes send it to each other in heartbeats. The
+// wire shape is kept apart from NodeInfo so the Go type can change without
+// breaking a cluster that runs two versions during a rolling upgrade.
+type nodeWire struct {
 	ID          string `json:"uid"`
 	Name        string `json:"name"`
 	Version     string `json:"version"`
@@ -28,14 +42,30 @@ type NodeInfo struct {
 	NumUsers    int    `json:"num_users"`
 	NumChannels int    `json:"num_channels"`
 	NumSubs     int    `json:"num_subs"`
-	Uptime      int64  `json:"uptime"` // seconds
+	Uptime      int64  `json:"uptime"`
+}
+
+func nodeToWire(n NodeInfo) *nodeWire {
+	return &nodeWire{
+		ID: n.ID, Name: n.Name, Version: n.Version,
+		NumClients: n.NumClients, NumUsers: n.NumUsers, NumChannels: n.NumChannels, NumSubs: n.NumSubs,
+		Uptime: n.Uptime,
+	}
+}
+
+func (w *nodeWire) info() NodeInfo {
+	return NodeInfo{
+		ID: w.ID, Name: w.Name, Version: w.Version,
+		NumClients: w.NumClients, NumUsers: w.NumUsers, NumChannels: w.NumChannels, NumSubs: w.NumSubs,
+		Uptime: w.Uptime,
+	}
 }
 
 // controlMessage travels between nodes through the engine. Exactly one of
 // its parts is set.
 type controlMessage struct {
 	From        string              `json:"from"`
-	Node        *NodeInfo           `json:"node,omitempty"`
+	Node        *nodeWire           `json:"node,omitempty"`
 	Leaving     bool                `json:"leaving,omitempty"`
 	Disconnect  *controlDisconnect  `json:"disconnect,omitempty"`
 	Unsubscribe *controlUnsubscribe `json:"unsubscribe,omitempty"`
@@ -54,19 +84,26 @@ type controlSend struct {
 // controlSubscribe subscribes a user's connections to a channel from the
 // server side.
 type controlSubscribe struct {
-	User         string             `json:"user"`
-	Channel      string             `json:"channel"`
-	Client       string             `json:"client,omitempty"`
-	Info         []byte             `json:"info,omitempty"`
-	Data         []byte             `json:"data,omitempty"`
-	ExpireAt     int64              `json:"expire_at,omitempty"`
-	RecoverSince *StreamPositionArg `json:"recover_since,omitempty"`
+	User         string              `json:"user"`
+	Channel      string              `json:"channel"`
+	Client       string              `json:"client,omitempty"`
+	Info         []byte              `json:"info,omitempty"`
+	Data         []byte              `json:"data,omitempty"`
+	ExpireAt     int64               `json:"expire_at,omitempty"`
+	RecoverSince *streamPositionWire `json:"recover_since,omitempty"`
 }
 
-// StreamPositionArg is a stream position given by the server API.
-type StreamPositionArg struct {
+// streamPositionWire is StreamPositionArg in a control message.
+type streamPositionWire struct {
 	Offset uint64 `json:"offset"`
 	Epoch  string `json:"epoch"`
+}
+
+func streamPositionToWire(p *StreamPositionArg) *streamPositionWire {
+	if p == nil {
+		return nil
+	}
+	return &streamPositionWire{Offset: p.Offset, Epoch: p.Epoch}
 }
 
 // controlRefresh updates the expiry of a user's connections.
@@ -112,7 +149,7 @@ func (h *Hub) handleControl(data []byte) {
 	}
 	switch {
 	case m.Node != nil:
-		h.nodes.update(*m.Node)
+		h.nodes.update(m.Node.info())
 	case m.Leaving:
 		h.nodes.remove(m.From)
 	case m.Disconnect != nil:
@@ -182,7 +219,7 @@ func (h *Hub) heartbeatLoop() {
 		info := h.localNodeInfo()
 		h.nodes.update(info)
 		ctx, cancel := context.WithTimeout(h.ctx, heartbeatInterval)
-		if err := h.sendControl(ctx, controlMessage{Node: &info}); err != nil && h.ctx.Err() == nil {
+		if err := h.sendControl(ctx, controlMessage{Node: nodeToWire(info)}); err != nil && h.ctx.Err() == nil {
 			h.log.Warn("node heartbeat", "error", err)
 		}
 		cancel()
@@ -201,7 +238,7 @@ func (h *Hub) heartbeatLoop() {
 // the presence TTL, so entries of a node that died expire on their own.
 func (h *Hub) presenceLoop() {
 	defer h.wg.Done()
-	t := time.NewTicker(h.client.PresenceTTL.D() / 3)
+	t := time.NewTicker(h.client.PresenceTTL / 3)
 	defer t.Stop()
 	for {
 		select {
@@ -212,8 +249,8 @@ func (h *Hub) presenceLoop() {
 		h.allConns.Range(func(k, _ any) bool {
 			c := k.(*Client)
 			for _, s := range c.presenceSubs() {
-				ctx, cancel := context.WithTimeout(h.ctx, h.client.CommandTimeout.D())
-				if err := h.engine.AddPresence(ctx, s.channel, c.clientInfo(s.chanInfo), h.client.PresenceTTL.D()); err != nil && h.ctx.Err() == nil {
+				ctx, cancel := context.WithTimeout(h.ctx, h.client.CommandTimeout)
+				if err := h.engine.AddPresence(ctx, s.channel, c.clientInfo(s.chanInfo), h.client.PresenceTTL); err != nil && h.ctx.Err() == nil {
 					h.log.Warn("refresh presence", "channel", s.channel, "error", err)
 				}
 				cancel()

@@ -145,8 +145,8 @@ func (h *Hub) publish(ctx context.Context, ch string, r *rule, pub *engine.Publi
 	defer func() { h.metrics.publishDuration.Observe(time.Since(start).Seconds()) }()
 	sp, err := h.engine.Publish(ctx, ch, pub, engine.PublishOptions{
 		HistorySize:    r.HistorySize,
-		HistoryTTL:     r.HistoryTTL.D(),
-		HistoryMetaTTL: r.HistoryMetaTTL.D(),
+		HistoryTTL:     r.HistoryTTL,
+		HistoryMetaTTL: r.HistoryMetaTTL,
 	})
 	if err != nil {
 		return sp, fmt.Errorf("publish to %q: %w", ch, err)
@@ -166,7 +166,7 @@ func (h *Hub) history(ctx context.Context, ch string, r *rule, since *engine.Str
 		limit = maxLimit
 	}
 	pubs, pos, err := h.engine.History(ctx, ch, engine.HistoryRequest{
-		Since: since, Limit: limit, Reverse: reverse, MetaTTL: r.HistoryMetaTTL.D(),
+		Since: since, Limit: limit, Reverse: reverse, MetaTTL: r.HistoryMetaTTL,
 	})
 	if err != nil {
 		return nil, pos, fmt.Errorf("history of %q: %w", ch, err)

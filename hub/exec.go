@@ -142,7 +142,7 @@ func (c *Client) runCommands() {
 			c.holdUntil = min(now.Add(writeHold).UnixNano(), c.holdSince+int64(maxHold))
 			c.resetTimerLocked(now)
 		}
-		ctx, cancel := context.WithTimeout(c.hub.ctx, c.hub.client.CommandTimeout.D())
+		ctx, cancel := context.WithTimeout(c.hub.ctx, c.hub.client.CommandTimeout)
 		c.cancelCmd = cancel
 		c.mu.Unlock()
 

@@ -61,7 +61,7 @@ func TestOnPublish(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{
 		Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{
-			AllowSubscribeForClient: true, HistorySize: 10, HistoryTTL: hub.Duration(time.Minute), AllowHistoryForSubscriber: true,
+			AllowSubscribeForClient: true, HistorySize: 10, HistoryTTL: time.Minute, AllowHistoryForSubscriber: true,
 		}},
 		Handlers: hub.Handlers{OnPublish: func(ctx context.Context, c *hub.Client, ev hub.PublishEvent) (hub.PublishReply, error) {
 			switch {
@@ -104,7 +104,7 @@ func TestOnPresenceAndOnHistory(t *testing.T) {
 	record := func(s string) { mu.Lock(); got = append(got, s); mu.Unlock() }
 	n := startNode(t, hub.Config{
 		Channels: hub.ChannelConfig{
-			WithoutNamespace: hub.NamespaceOptions{Presence: true, HistorySize: 10, HistoryTTL: hub.Duration(time.Minute)},
+			WithoutNamespace: hub.NamespaceOptions{Presence: true, HistorySize: 10, HistoryTTL: time.Minute},
 			Namespaces:       []hub.Namespace{{Name: "bare"}},
 		},
 		Handlers: hub.Handlers{
@@ -234,7 +234,7 @@ func TestCommandTimeout(t *testing.T) {
 	ended := make(chan error, 2)
 	started := make(chan struct{}, 4)
 	n := startNode(t, hub.Config{
-		Client: hub.ClientConfig{CommandTimeout: hub.Duration(200 * time.Millisecond)},
+		Client: hub.ClientConfig{CommandTimeout: 200 * time.Millisecond},
 		Handlers: hub.Handlers{OnRPC: func(ctx context.Context, c *hub.Client, ev hub.RPCEvent, reply func(hub.RPCReply, error)) {
 			if ev.Method == "never" {
 				// Never replies: the hub stops waiting at the timeout.

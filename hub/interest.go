@@ -104,7 +104,7 @@ func (in *interest) reconcile(ch string, ci *chanInterest) {
 		}
 		in.mu.Unlock()
 
-		ctx, cancel := context.WithTimeout(h.ctx, h.client.CommandTimeout.D())
+		ctx, cancel := context.WithTimeout(h.ctx, h.client.CommandTimeout)
 		var err error
 		if want {
 			err = h.engine.Subscribe(ctx, ch)

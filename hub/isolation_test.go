@@ -71,7 +71,7 @@ func isolationChannels() hub.ChannelConfig {
 	return hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{
 		AllowSubscribeForClient: true, AllowPublishForClient: true,
 		AllowHistoryForClient: true, AllowPresenceForClient: true,
-		Presence: true, HistorySize: 10, HistoryTTL: hub.Duration(time.Minute),
+		Presence: true, HistorySize: 10, HistoryTTL: time.Minute,
 	}}
 }
 
@@ -182,7 +182,7 @@ func TestSlowChannelDoesNotHoldOthers(t *testing.T) {
 func TestSlowRPCHoldsOnlyItsClient(t *testing.T) {
 	n := startNodeWS(t, hub.Config{
 		Channels: isolationChannels(),
-		Client:   hub.ClientConfig{PingInterval: hub.Duration(200 * time.Millisecond), PongTimeout: hub.Duration(150 * time.Millisecond)},
+		Client:   hub.ClientConfig{PingInterval: 200 * time.Millisecond, PongTimeout: 150 * time.Millisecond},
 		Handlers: hub.Handlers{OnRPC: func(ctx context.Context, c *hub.Client, ev hub.RPCEvent, reply func(hub.RPCReply, error)) {
 			if ev.Method == "slow" {
 				select {

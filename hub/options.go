@@ -10,50 +10,50 @@ import (
 type NamespaceOptions struct {
 	// Presence keeps who is subscribed, readable with presence and
 	// presence_stats.
-	Presence bool `yaml:"presence" json:"presence"`
+	Presence bool
 	// JoinLeave publishes join and leave events. Subscribers receive them
 	// when they ask (join_leave in the subscribe request) and may read
 	// presence, or always with ForcePushJoinLeave.
-	JoinLeave          bool `yaml:"join_leave" json:"join_leave"`
-	ForcePushJoinLeave bool `yaml:"force_push_join_leave" json:"force_push_join_leave"`
+	JoinLeave          bool
+	ForcePushJoinLeave bool
 
 	// HistorySize and HistoryTTL keep a stream of the channel's latest
 	// publications; both must be positive.
-	HistorySize int      `yaml:"history_size" json:"history_size"`
-	HistoryTTL  Duration `yaml:"history_ttl" json:"history_ttl"`
+	HistorySize int
+	HistoryTTL  time.Duration
 	// HistoryMetaTTL is how long the stream's position outlives its last
 	// publication; zero means the engine's default (30 days).
-	HistoryMetaTTL Duration `yaml:"history_meta_ttl" json:"history_meta_ttl"`
+	HistoryMetaTTL time.Duration
 
-	ForcePositioning bool `yaml:"force_positioning" json:"force_positioning"`
-	AllowPositioning bool `yaml:"allow_positioning" json:"allow_positioning"`
-	ForceRecovery    bool `yaml:"force_recovery" json:"force_recovery"`
-	AllowRecovery    bool `yaml:"allow_recovery" json:"allow_recovery"`
+	ForcePositioning bool
+	AllowPositioning bool
+	ForceRecovery    bool
+	AllowRecovery    bool
 
-	AllowSubscribeForClient    bool `yaml:"allow_subscribe_for_client" json:"allow_subscribe_for_client"`
-	AllowSubscribeForAnonymous bool `yaml:"allow_subscribe_for_anonymous" json:"allow_subscribe_for_anonymous"`
-	AllowPublishForSubscriber  bool `yaml:"allow_publish_for_subscriber" json:"allow_publish_for_subscriber"`
-	AllowPublishForClient      bool `yaml:"allow_publish_for_client" json:"allow_publish_for_client"`
-	AllowPublishForAnonymous   bool `yaml:"allow_publish_for_anonymous" json:"allow_publish_for_anonymous"`
-	AllowHistoryForSubscriber  bool `yaml:"allow_history_for_subscriber" json:"allow_history_for_subscriber"`
-	AllowHistoryForClient      bool `yaml:"allow_history_for_client" json:"allow_history_for_client"`
-	AllowHistoryForAnonymous   bool `yaml:"allow_history_for_anonymous" json:"allow_history_for_anonymous"`
-	AllowPresenceForSubscriber bool `yaml:"allow_presence_for_subscriber" json:"allow_presence_for_subscriber"`
-	AllowPresenceForClient     bool `yaml:"allow_presence_for_client" json:"allow_presence_for_client"`
-	AllowPresenceForAnonymous  bool `yaml:"allow_presence_for_anonymous" json:"allow_presence_for_anonymous"`
+	AllowSubscribeForClient    bool
+	AllowSubscribeForAnonymous bool
+	AllowPublishForSubscriber  bool
+	AllowPublishForClient      bool
+	AllowPublishForAnonymous   bool
+	AllowHistoryForSubscriber  bool
+	AllowHistoryForClient      bool
+	AllowHistoryForAnonymous   bool
+	AllowPresenceForSubscriber bool
+	AllowPresenceForClient     bool
+	AllowPresenceForAnonymous  bool
 
 	// AllowUserLimitedChannels lets a user subscribe to a channel whose name
 	// ends with #user1,user2 without a token when the user is listed.
-	AllowUserLimitedChannels bool `yaml:"allow_user_limited_channels" json:"allow_user_limited_channels"`
+	AllowUserLimitedChannels bool
 	// ChannelRegex, when set, must match the channel name after the
 	// namespace prefix.
-	ChannelRegex string `yaml:"channel_regex" json:"channel_regex"`
+	ChannelRegex string
 	// QueuePolicy says what happens when a subscriber of these channels
 	// falls behind, its write queue over ClientConfig.QueueMaxSize:
 	// QueueClose (the default) closes it with 3008; QueueDropOldest drops
 	// the oldest publications of such channels still waiting in its queue,
 	// for ticker-style channels where only the latest value matters.
-	QueuePolicy QueuePolicy `yaml:"queue_policy" json:"queue_policy"`
+	QueuePolicy QueuePolicy
 }
 
 // QueuePolicy is what the hub does with a subscriber whose write queue is
@@ -78,17 +78,17 @@ func (o NamespaceOptions) HasHistory() bool {
 // Namespace is a named set of channels, the prefix before ':' in a channel
 // name, with its options.
 type Namespace struct {
-	Name             string `yaml:"name" json:"name"`
-	NamespaceOptions `yaml:",inline" json:",inline"`
+	Name string
+	NamespaceOptions
 }
 
 // ChannelConfig describes every channel the hub serves.
 type ChannelConfig struct {
 	// MaxLength bounds channel names, in bytes. Default 255.
-	MaxLength int `yaml:"max_length" json:"max_length"`
+	MaxLength int
 	// WithoutNamespace applies to channels with no ':' in their name.
-	WithoutNamespace NamespaceOptions `yaml:"without_namespace" json:"without_namespace"`
-	Namespaces       []Namespace      `yaml:"namespaces" json:"namespaces"`
+	WithoutNamespace NamespaceOptions
+	Namespaces       []Namespace
 }
 
 // ClientConfig sets limits and timings of client connections. Zero values
@@ -96,63 +96,63 @@ type ChannelConfig struct {
 type ClientConfig struct {
 	// PingInterval is how often the server pings (25s); PongTimeout how
 	// long it waits for the pong before closing with 3012 (8s).
-	PingInterval Duration `yaml:"ping_interval" json:"ping_interval"`
-	PongTimeout  Duration `yaml:"pong_timeout" json:"pong_timeout"`
+	PingInterval time.Duration
+	PongTimeout  time.Duration
 	// StaleCloseDelay closes a connection that sent no connect command (10s).
-	StaleCloseDelay Duration `yaml:"stale_close_delay" json:"stale_close_delay"`
+	StaleCloseDelay time.Duration
 	// ExpiredCloseDelay is how long an expired connection may still
 	// refresh before it is closed with 3005 (25s).
-	ExpiredCloseDelay Duration `yaml:"expired_close_delay" json:"expired_close_delay"`
+	ExpiredCloseDelay time.Duration
 	// ExpiredSubCloseDelay is the same for subscriptions (25s); an expired
 	// subscription is unsubscribed with 2501.
-	ExpiredSubCloseDelay Duration `yaml:"expired_sub_close_delay" json:"expired_sub_close_delay"`
+	ExpiredSubCloseDelay time.Duration
 	// ChannelLimit bounds the subscriptions of one connection (128).
-	ChannelLimit int `yaml:"channel_limit" json:"channel_limit"`
+	ChannelLimit int
 	// QueueMaxSize bounds the bytes waiting to be written to one
 	// connection; a client that falls further behind is closed with 3008
 	// (1 MiB).
-	QueueMaxSize int `yaml:"queue_max_size" json:"queue_max_size"`
+	QueueMaxSize int
 	// RecoveryMaxPublicationLimit caps how many publications a recovery
 	// may return; a longer gap is not recovered (300).
-	RecoveryMaxPublicationLimit int `yaml:"recovery_max_publication_limit" json:"recovery_max_publication_limit"`
+	RecoveryMaxPublicationLimit int
 	// HistoryMaxPublicationLimit caps the history command's limit (300).
-	HistoryMaxPublicationLimit int `yaml:"history_max_publication_limit" json:"history_max_publication_limit"`
+	HistoryMaxPublicationLimit int
 	// ConnectionLimit bounds the connected clients of this node; more are
 	// refused with 3504 (0: no limit).
-	ConnectionLimit int `yaml:"connection_limit" json:"connection_limit"`
+	ConnectionLimit int
 	// UserConnectionLimit bounds one user's connections on this node; more
 	// are refused with 3504 (0: no limit). Anonymous clients are not counted.
-	UserConnectionLimit int `yaml:"user_connection_limit" json:"user_connection_limit"`
+	UserConnectionLimit int
 	// CommandRateLimit is how many commands per second one connection may
 	// send on average, with bursts of CommandRateBurst (0: no limit). A
 	// command over the limit gets error 111; a client that keeps going
 	// (CommandRateBurst more) is closed with 3013.
-	CommandRateLimit float64 `yaml:"command_rate_limit" json:"command_rate_limit"`
-	CommandRateBurst int     `yaml:"command_rate_burst" json:"command_rate_burst"`
+	CommandRateLimit float64
+	CommandRateBurst int
 	// PresenceTTL is how long a presence entry lives unless refreshed; the
 	// hub refreshes its clients' entries every PresenceTTL/3 (60s).
-	PresenceTTL Duration `yaml:"presence_ttl" json:"presence_ttl"`
+	PresenceTTL time.Duration
 	// CommandTimeout bounds one command's engine calls and handlers (10s).
 	// A command that runs out of time answers error 100 (internal) and the
 	// client stays connected; the command's context is also cancelled when
 	// the client goes away.
-	CommandTimeout Duration `yaml:"command_timeout" json:"command_timeout"`
+	CommandTimeout time.Duration
 
 	// AllowAnonymousConnectWithoutToken accepts a connect command that
 	// carries no token, as an anonymous user.
-	AllowAnonymousConnectWithoutToken bool `yaml:"allow_anonymous_connect_without_token" json:"allow_anonymous_connect_without_token"`
+	AllowAnonymousConnectWithoutToken bool
 	// DisallowAnonymousConnectionTokens refuses tokens with an empty sub
 	// claim (3507).
-	DisallowAnonymousConnectionTokens bool `yaml:"disallow_anonymous_connection_tokens" json:"disallow_anonymous_connection_tokens"`
+	DisallowAnonymousConnectionTokens bool
 	// Insecure accepts every connection and allows every channel
 	// operation. For development only; the server logs a warning.
-	Insecure bool `yaml:"insecure" json:"insecure"`
+	Insecure bool
 }
 
 func (c ClientConfig) withDefaults() ClientConfig {
-	setDur := func(d *Duration, def time.Duration) {
+	setDur := func(d *time.Duration, def time.Duration) {
 		if *d <= 0 {
-			*d = Duration(def)
+			*d = def
 		}
 	}
 	setInt := func(n *int, def int) {

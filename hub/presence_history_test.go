@@ -100,8 +100,8 @@ func TestHistory(t *testing.T) {
 		Client: hub.ClientConfig{HistoryMaxPublicationLimit: 3},
 		Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{
 			ns("off", hub.NamespaceOptions{AllowSubscribeForClient: true, AllowHistoryForClient: true}),
-			ns("subs", hub.NamespaceOptions{AllowSubscribeForClient: true, AllowHistoryForSubscriber: true, HistorySize: 10, HistoryTTL: hub.Duration(time.Minute)}),
-			ns("hx", hub.NamespaceOptions{AllowHistoryForClient: true, AllowPublishForClient: true, HistorySize: 10, HistoryTTL: hub.Duration(time.Minute)}),
+			ns("subs", hub.NamespaceOptions{AllowSubscribeForClient: true, AllowHistoryForSubscriber: true, HistorySize: 10, HistoryTTL: time.Minute}),
+			ns("hx", hub.NamespaceOptions{AllowHistoryForClient: true, AllowPublishForClient: true, HistorySize: 10, HistoryTTL: time.Minute}),
 		}},
 	})
 	c := n.dial(t)

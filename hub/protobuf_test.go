@@ -14,7 +14,7 @@ func protobufConfig() hub.Config {
 	return hub.Config{Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{
 		AllowSubscribeForClient: true, AllowPublishForSubscriber: true,
 		AllowHistoryForSubscriber: true,
-		HistorySize:               10, HistoryTTL: hub.Duration(time.Minute),
+		HistorySize:               10, HistoryTTL: time.Minute,
 	}}}
 }
 

@@ -75,7 +75,7 @@ func TestPublishOffsetsAndInfo(t *testing.T) {
 	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{
 		ns("hist", hub.NamespaceOptions{
 			AllowSubscribeForClient: true, AllowPublishForClient: true,
-			HistorySize: 10, HistoryTTL: hub.Duration(time.Minute),
+			HistorySize: 10, HistoryTTL: time.Minute,
 		}),
 		ns("plain", hub.NamespaceOptions{AllowSubscribeForClient: true, AllowPublishForClient: true}),
 	}}})

@@ -19,8 +19,8 @@ import (
 // (force_recovery, history 3).
 func recoveryNode(t *testing.T, cc hub.ClientConfig) *node {
 	return startNode(t, hub.Config{Client: cc, Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{
-		ns("rr", hub.NamespaceOptions{AllowSubscribeForClient: true, ForceRecovery: true, HistorySize: 100, HistoryTTL: hub.Duration(time.Minute)}),
-		ns("tt", hub.NamespaceOptions{AllowSubscribeForClient: true, ForceRecovery: true, HistorySize: 3, HistoryTTL: hub.Duration(time.Minute)}),
+		ns("rr", hub.NamespaceOptions{AllowSubscribeForClient: true, ForceRecovery: true, HistorySize: 100, HistoryTTL: time.Minute}),
+		ns("tt", hub.NamespaceOptions{AllowSubscribeForClient: true, ForceRecovery: true, HistorySize: 3, HistoryTTL: time.Minute}),
 	}}})
 }
 
@@ -154,7 +154,7 @@ func TestRecoveryConcurrentPublications(t *testing.T) {
 	n := startNode(t, hub.Config{
 		Client: hub.ClientConfig{RecoveryMaxPublicationLimit: 5000},
 		Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{
-			AllowSubscribeForClient: true, ForceRecovery: true, HistorySize: 5000, HistoryTTL: hub.Duration(time.Minute),
+			AllowSubscribeForClient: true, ForceRecovery: true, HistorySize: 5000, HistoryTTL: time.Minute,
 		}},
 	})
 	c := n.dial(t)
@@ -224,7 +224,7 @@ func TestPositionedGap(t *testing.T) {
 		return sp.Offset == 2 && (ch == "gap:x" || ch == "gap:ss")
 	}}
 	n := startNode(t, hub.Config{Engine: eng, Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{
-		ns("gap", hub.NamespaceOptions{AllowSubscribeForClient: true, ForcePositioning: true, AllowRecovery: true, HistorySize: 10, HistoryTTL: hub.Duration(time.Minute)}),
+		ns("gap", hub.NamespaceOptions{AllowSubscribeForClient: true, ForcePositioning: true, AllowRecovery: true, HistorySize: 10, HistoryTTL: time.Minute}),
 	}}})
 
 	t.Run("client-side subscription", func(t *testing.T) {
@@ -269,7 +269,7 @@ func TestPositionedEpochChange(t *testing.T) {
 	n := startNode(t, hub.Config{Engine: eng, Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{
 		ns("ep", hub.NamespaceOptions{
 			AllowSubscribeForClient: true, ForcePositioning: true,
-			HistorySize: 10, HistoryTTL: hub.Duration(time.Minute), HistoryMetaTTL: hub.Duration(time.Minute),
+			HistorySize: 10, HistoryTTL: time.Minute, HistoryMetaTTL: time.Minute,
 		}),
 	}}})
 	c := n.dial(t)

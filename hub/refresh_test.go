@@ -69,7 +69,7 @@ func TestRefresh(t *testing.T) {
 // served after that.
 func TestConnectionExpiry(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, hub.Config{Client: hub.ClientConfig{ExpiredCloseDelay: hub.Duration(time.Second)}})
+	n := startNode(t, hub.Config{Client: hub.ClientConfig{ExpiredCloseDelay: time.Second}})
 	exp := time.Now().Add(3 * time.Second)
 	tok := token(t, auth.ConnectClaims{User: "u", ExpiresAt: exp})
 	stale := n.dial(t)
@@ -147,7 +147,7 @@ func TestSubRefresh(t *testing.T) {
 func TestSubscriptionExpiry(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{
-		Client:   hub.ClientConfig{ExpiredSubCloseDelay: hub.Duration(500 * time.Millisecond)},
+		Client:   hub.ClientConfig{ExpiredSubCloseDelay: 500 * time.Millisecond},
 		Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{ns("pp", hub.NamespaceOptions{})}},
 	})
 	c := n.dial(t)

@@ -270,7 +270,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 	if !s.positioned {
 		return res, nil
 	}
-	hreq := engine.HistoryRequest{MetaTTL: s.rule.HistoryMetaTTL.D()}
+	hreq := engine.HistoryRequest{MetaTTL: s.rule.HistoryMetaTTL}
 	recovering := req.Recover && s.recoverable
 	if recovering {
 		hreq.Since = &engine.StreamPosition{Offset: req.Offset, Epoch: req.Epoch}
@@ -345,7 +345,7 @@ func (c *Client) join(ctx context.Context, s *subscription) {
 	}
 	info := c.clientInfo(s.chanInfo)
 	if s.presence {
-		if err := h.engine.AddPresence(ctx, s.channel, info, h.client.PresenceTTL.D()); err != nil {
+		if err := h.engine.AddPresence(ctx, s.channel, info, h.client.PresenceTTL); err != nil {
 			c.logger().Error("add presence", "channel", s.channel, "error", err)
 		}
 	}
@@ -413,7 +413,7 @@ func (c *Client) unsubscribeIf(ch string, only *subscription, code protocol.Unsu
 		// Called from timers, engine deliveries and the server API: the
 		// engine I/O goes to a goroutine of its own.
 		c.hub.goBackground(func() {
-			ctx, cancel := context.WithTimeout(c.hub.ctx, c.hub.client.CommandTimeout.D())
+			ctx, cancel := context.WithTimeout(c.hub.ctx, c.hub.client.CommandTimeout)
 			defer cancel()
 			c.announceLeave(ctx, s)
 		})

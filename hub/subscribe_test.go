@@ -215,7 +215,7 @@ func TestSubscribeAnonymousPermission(t *testing.T) {
 func TestSubscribePositioning(t *testing.T) {
 	t.Parallel()
 	hist := func(o hub.NamespaceOptions) hub.NamespaceOptions {
-		o.HistorySize, o.HistoryTTL, o.AllowSubscribeForClient = 10, hub.Duration(time.Minute), true
+		o.HistorySize, o.HistoryTTL, o.AllowSubscribeForClient = 10, time.Minute, true
 		return o
 	}
 	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{

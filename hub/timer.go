@@ -55,7 +55,7 @@ func (c *Client) onTimer() {
 			c.close(newDisconnect(protocol.DisconnectNoPong))
 			return
 		}
-		if c.expireAt > 0 && now.Unix() >= c.expireAt+int64(h.client.ExpiredCloseDelay.D()/time.Second) {
+		if c.expireAt > 0 && now.Unix() >= c.expireAt+int64(h.client.ExpiredCloseDelay/time.Second) {
 			c.mu.Unlock()
 			c.close(newDisconnect(protocol.DisconnectExpired))
 			return
@@ -65,11 +65,11 @@ func (c *Client) onTimer() {
 			c.enqueueLocked(msg)
 			h.metrics.sent["ping"].Inc()
 			if c.pongDeadline == 0 {
-				c.pongDeadline = nowNs + int64(h.client.PongTimeout.D())
+				c.pongDeadline = nowNs + int64(h.client.PongTimeout)
 			}
-			c.nextPing = nowNs + int64(h.client.PingInterval.D())
+			c.nextPing = nowNs + int64(h.client.PingInterval)
 		}
-		subDelay := int64(h.client.ExpiredSubCloseDelay.D() / time.Second)
+		subDelay := int64(h.client.ExpiredSubCloseDelay / time.Second)
 		for _, s := range c.subs {
 			if s.expireAt > 0 && now.Unix() >= s.expireAt+subDelay {
 				expired = append(expired, s)
@@ -103,11 +103,11 @@ func (c *Client) resetTimerLocked(now time.Time) {
 		earliest(c.nextPing)
 		earliest(c.pongDeadline)
 		if c.expireAt > 0 {
-			earliest(time.Unix(c.expireAt, 0).Add(h.client.ExpiredCloseDelay.D()).UnixNano())
+			earliest(time.Unix(c.expireAt, 0).Add(h.client.ExpiredCloseDelay).UnixNano())
 		}
 		for _, s := range c.subs {
 			if s.expireAt > 0 {
-				earliest(time.Unix(s.expireAt, 0).Add(h.client.ExpiredSubCloseDelay.D()).UnixNano())
+				earliest(time.Unix(s.expireAt, 0).Add(h.client.ExpiredSubCloseDelay).UnixNano())
 			}
 		}
 	}

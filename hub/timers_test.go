@@ -10,8 +10,8 @@ import (
 
 func pingConfig() hub.Config {
 	return hub.Config{Client: hub.ClientConfig{
-		PingInterval: hub.Duration(time.Second),
-		PongTimeout:  hub.Duration(time.Second),
+		PingInterval: time.Second,
+		PongTimeout:  time.Second,
 	}}
 }
 
@@ -88,7 +88,7 @@ func TestUnexpectedPong(t *testing.T) {
 
 func TestStale(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, hub.Config{Client: hub.ClientConfig{StaleCloseDelay: hub.Duration(300 * time.Millisecond)}})
+	n := startNode(t, hub.Config{Client: hub.ClientConfig{StaleCloseDelay: 300 * time.Millisecond}})
 	c := n.dial(t)
 	start := time.Now()
 	c.expectClose(3502, "stale")
