@@ -87,7 +87,8 @@ func (e *Engine) Subscribe(ctx context.Context, ch string) error {
 	if err := e.usable(ctx); err != nil {
 		return fmt.Errorf("subscribe %q: %w", ch, err)
 	}
-	gen := e.listenerGen.Load()
+	sh := e.shardOf(ch)
+	resyncs := sh.Resyncs()
 	var base engine.StreamPosition
 	var top int64
 	err := e.qPool.QueryRow(ctx, e.sql.streamTop, ch).Scan(&top, &base.Epoch)
@@ -98,7 +99,7 @@ func (e *Engine) Subscribe(ctx context.Context, ch string) error {
 	default:
 		base.Offset = uint64(top)
 	}
-	e.shardOf(ch).subscribe(ch, base, gen)
+	sh.Subscribe(ch, base, resyncs)
 	return nil
 }
 
@@ -107,6 +108,6 @@ func (e *Engine) Unsubscribe(ctx context.Context, ch string) error {
 	if err := e.usable(ctx); err != nil {
 		return fmt.Errorf("unsubscribe %q: %w", ch, err)
 	}
-	e.shardOf(ch).unsubscribe(ch)
+	e.shardOf(ch).Unsubscribe(ch)
 	return nil
 }

@@ -56,10 +56,6 @@ type Engine struct {
 	// allShards is shards and control, for work that concerns every queue.
 	allShards []*shard
 
-	// listenerGen counts listening connections; Subscribe compares it to
-	// catch a reconnect that raced with its position read.
-	listenerGen atomic.Uint64
-
 	handler engine.Handler
 	closed  atomic.Bool
 	ready   atomic.Bool
@@ -105,9 +101,9 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	e.batcher = newBatcher(opts.PoolSize, opts.MaxBatch, opts.MaxBatchBytes)
 	e.shards = make([]*shard, opts.Shards)
 	for i := range e.shards {
-		e.shards[i] = newShard(e, true)
+		e.shards[i] = e.newShard()
 	}
-	e.control = newShard(e, false)
+	e.control = e.newShard()
 	e.allShards = append(append([]*shard(nil), e.shards...), e.control)
 	return e, nil
 }
@@ -184,9 +180,8 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	e.started = time.Now()
 	e.isStarted = true
 	e.bgCtx, e.bgCancel = context.WithCancel(context.Background())
-	e.listenerGen.Store(1)
 	for _, s := range e.allShards {
-		e.workers.Go(s.run)
+		e.workers.Go(func() { s.Run(h) })
 	}
 	e.workers.Go(func() { e.runListener(conn) })
 	for _, q := range e.batcher.queues {
@@ -213,7 +208,7 @@ func (e *Engine) Close() error {
 	if e.isStarted {
 		e.bgCancel()
 		for _, s := range e.allShards {
-			s.stop()
+			s.Stop()
 		}
 		e.workers.Wait()
 		// Expiring this node's row lets any node's janitor drop the
@@ -248,7 +243,7 @@ func (e *Engine) shardOf(ch string) *shard {
 func (e *Engine) dispatchDepth() float64 {
 	n := 0
 	for _, s := range e.allShards {
-		n += s.depth()
+		n += s.Depth()
 	}
 	return float64(n)
 }
