@@ -56,9 +56,8 @@ type Engine struct {
 	// allShards is shards and control, for work that concerns every queue.
 	allShards []*shard
 
-	handler engine.Handler
-	closed  atomic.Bool
-	ready   atomic.Bool
+	closed atomic.Bool
+	ready  atomic.Bool
 
 	lifecycleMu sync.Mutex
 	isStarted   bool
@@ -176,7 +175,6 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	if err != nil {
 		return fmt.Errorf("start postgres engine: %w", err)
 	}
-	e.handler = h
 	e.started = time.Now()
 	e.isStarted = true
 	e.bgCtx, e.bgCancel = context.WithCancel(context.Background())
