@@ -29,6 +29,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/internal/guard"
 )
 
 // ErrNotStarted is returned by calls made before Start.
@@ -56,8 +57,9 @@ type Engine struct {
 	// allShards is shards and control, for work that concerns every queue.
 	allShards []*shard
 
-	closed atomic.Bool
-	ready  atomic.Bool
+	// life is closed and started; every call but Start and Close checks
+	// it. Even reads need Start, which migrates the schema.
+	life guard.State
 
 	lifecycleMu sync.Mutex
 	isStarted   bool
@@ -156,7 +158,7 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	}
 	e.lifecycleMu.Lock()
 	defer e.lifecycleMu.Unlock()
-	if e.closed.Load() {
+	if e.life.Closed.Load() {
 		return fmt.Errorf("start postgres engine: %w", engine.ErrClosed)
 	}
 	if e.isStarted {
@@ -188,7 +190,7 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	e.workers.Go(e.runJanitor)
 	e.workers.Go(e.runHeartbeat)
 	e.workers.Go(e.runMonitor)
-	e.ready.Store(true)
+	e.life.Ready.Store(true)
 	return nil
 }
 
@@ -198,7 +200,7 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 func (e *Engine) Close() error {
 	e.lifecycleMu.Lock()
 	defer e.lifecycleMu.Unlock()
-	if e.closed.Swap(true) {
+	if e.life.Closed.Swap(true) {
 		return nil
 	}
 	e.batcher.close()
@@ -220,17 +222,6 @@ func (e *Engine) Close() error {
 	e.pubPool.Close()
 	e.qPool.Close()
 	return nil
-}
-
-// usable reports why a call cannot proceed, if it cannot.
-func (e *Engine) usable(ctx context.Context) error {
-	if e.closed.Load() {
-		return engine.ErrClosed
-	}
-	if !e.ready.Load() {
-		return ErrNotStarted
-	}
-	return ctx.Err()
 }
 
 // shardOf returns the delivery shard that owns ch.
