@@ -6,15 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/engine"
 )
-
-// waitTimeout bounds every wait for an expected event; passing tests
-// never reach it.
-const waitTimeout = 10 * time.Second
 
 // stream is one channel's stored publications in fakeHistory.
 type stream struct {
@@ -164,82 +158,4 @@ func (c *counters) get() (gaps, replayed, lost uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.gaps, c.replayed, c.lost
-}
-
-// delivered is one HandlePublication call.
-type delivered struct {
-	offset uint64
-	pos    engine.StreamPosition
-	data   string
-}
-
-// handler records what it is given and wakes waiters.
-type handler struct {
-	mu       sync.Mutex
-	changed  chan struct{}
-	pubs     map[string][]delivered
-	joins    map[string]int
-	controls []string
-}
-
-func newHandler() *handler {
-	return &handler{changed: make(chan struct{}), pubs: make(map[string][]delivered), joins: make(map[string]int)}
-}
-
-func (h *handler) record(f func()) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	f()
-	close(h.changed)
-	h.changed = make(chan struct{})
-}
-
-func (h *handler) HandlePublication(ch string, p *engine.Publication, sp engine.StreamPosition) {
-	h.record(func() { h.pubs[ch] = append(h.pubs[ch], delivered{offset: p.Offset, pos: sp, data: string(p.Data)}) })
-}
-func (h *handler) HandleJoin(ch string, _ *engine.ClientInfo) { h.record(func() { h.joins[ch]++ }) }
-func (h *handler) HandleLeave(ch string, _ *engine.ClientInfo) {
-	h.record(func() { h.joins[ch]-- })
-}
-func (h *handler) HandleControl(d []byte) {
-	h.record(func() { h.controls = append(h.controls, string(d)) })
-}
-
-// await waits until cond (run under the lock) holds.
-func (h *handler) await(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(waitTimeout)
-	defer deadline.Stop()
-	for {
-		h.mu.Lock()
-		ok, changed := cond(), h.changed
-		h.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-changed:
-		case <-deadline.C:
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
-// offsets waits for n publications on ch and returns their offsets.
-func (h *handler) offsets(t *testing.T, ch string, n int) []uint64 {
-	t.Helper()
-	h.await(t, fmt.Sprintf("%d publications on %s", n, ch), func() bool { return len(h.pubs[ch]) >= n })
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []uint64
-	for _, d := range h.pubs[ch] {
-		out = append(out, d.offset)
-	}
-	return out
-}
-
-func (h *handler) deliveries(ch string) []delivered {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return slices.Clone(h.pubs[ch])
 }

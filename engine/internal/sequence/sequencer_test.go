@@ -10,7 +10,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/enginetest"
 )
+
+// waitTimeout bounds every wait for an expected event; passing tests
+// never reach it.
+const waitTimeout = 10 * time.Second
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
@@ -20,7 +25,7 @@ func TestMain(m *testing.M) {
 type fixture struct {
 	seq     *Sequencer[Message]
 	hist    *fakeHistory
-	h       *handler
+	h       *enginetest.Recorder
 	metrics *counters
 
 	mu      sync.Mutex
@@ -30,7 +35,7 @@ type fixture struct {
 // newFixture makes a Sequencer; edit may change its Config. The caller
 // queues what it wants delivered first, then calls run.
 func newFixture(t *testing.T, edit func(*Config[Message])) *fixture {
-	f := &fixture{hist: newFakeHistory(), h: newHandler(), metrics: &counters{}}
+	f := &fixture{hist: newFakeHistory(), h: enginetest.NewRecorder(), metrics: &counters{}}
 	cfg := Config[Message]{
 		Resolve: func(channel string, m Message) (Message, bool) {
 			if channel != m.Channel {
@@ -82,6 +87,16 @@ func (f *fixture) subscribe(ch string, base engine.StreamPosition) {
 	f.seq.Subscribe(ch, base, f.seq.Resyncs())
 }
 
+// offsets waits for n publications on ch and returns their offsets.
+func (f *fixture) offsets(t *testing.T, ch string, n int) []uint64 {
+	t.Helper()
+	var out []uint64
+	for _, d := range f.h.WaitForPublications(t, ch, n, waitTimeout) {
+		out = append(out, d.Pub.Offset)
+	}
+	return out
+}
+
 func checkOffsets(t *testing.T, ch string, got, want []uint64) {
 	t.Helper()
 	if !slices.Equal(got, want) {
@@ -102,10 +117,10 @@ func TestLiveInOrder(t *testing.T) {
 	f.subscribe("a", engine.StreamPosition{})
 	f.live("a", "e1", 1, 2, 3)
 	f.run(t)
-	checkOffsets(t, "a", f.h.offsets(t, "a", 3), []uint64{1, 2, 3})
-	for _, d := range f.h.deliveries("a") {
-		if d.pos != (engine.StreamPosition{Offset: d.offset, Epoch: "e1"}) {
-			t.Errorf("offset %d delivered at %+v", d.offset, d.pos)
+	checkOffsets(t, "a", f.offsets(t, "a", 3), []uint64{1, 2, 3})
+	for _, d := range f.h.Publications("a") {
+		if d.Position != (engine.StreamPosition{Offset: d.Pub.Offset, Epoch: "e1"}) {
+			t.Errorf("offset %d delivered at %+v", d.Pub.Offset, d.Position)
 		}
 	}
 	f.checkMetrics(t, 0, 0, 0)
@@ -117,9 +132,9 @@ func TestGapRepairedFromHistory(t *testing.T) {
 	f.subscribe("a", engine.StreamPosition{Epoch: "e1"})
 	f.live("a", "e1", 1, 5, 6)
 	f.run(t)
-	checkOffsets(t, "a", f.h.offsets(t, "a", 6), []uint64{1, 2, 3, 4, 5, 6})
-	if d := f.h.deliveries("a")[2]; d.data != "a/3" || d.pos.Epoch != "e1" {
-		t.Errorf("repaired delivery %+v, want history's a/3 in e1", d)
+	checkOffsets(t, "a", f.offsets(t, "a", 6), []uint64{1, 2, 3, 4, 5, 6})
+	if d := f.h.Publications("a")[2]; string(d.Pub.Data) != "a/3" || d.Position.Epoch != "e1" {
+		t.Errorf("repaired delivery %q at %+v, want history's a/3 in e1", d.Pub.Data, d.Position)
 	}
 	f.checkMetrics(t, 1, 3, 0)
 }
@@ -132,7 +147,7 @@ func TestGapInBatches(t *testing.T) {
 	f.subscribe("a", engine.StreamPosition{Epoch: "e1"})
 	f.live("a", "e1", 8)
 	f.run(t)
-	checkOffsets(t, "a", f.h.offsets(t, "a", 8), []uint64{1, 2, 3, 4, 5, 6, 7, 8})
+	checkOffsets(t, "a", f.offsets(t, "a", 8), []uint64{1, 2, 3, 4, 5, 6, 7, 8})
 	f.checkMetrics(t, 1, 7, 0)
 }
 
@@ -144,7 +159,7 @@ func TestGapTrimmed(t *testing.T) {
 	f.subscribe("a", engine.StreamPosition{Epoch: "e1"})
 	f.live("a", "e1", 1, 9)
 	f.run(t)
-	checkOffsets(t, "a", f.h.offsets(t, "a", 4), []uint64{1, 4, 6, 9})
+	checkOffsets(t, "a", f.offsets(t, "a", 4), []uint64{1, 4, 6, 9})
 	f.checkMetrics(t, 1, 2, 5) // 2, 3, 5, 7, 8
 }
 
@@ -157,10 +172,10 @@ func TestEpochChange(t *testing.T) {
 	f.live("a", "e1", 11)
 	f.live("a", "e2", 3, 4)
 	f.run(t)
-	checkOffsets(t, "a", f.h.offsets(t, "a", 5), []uint64{11, 1, 2, 3, 4})
-	for i, d := range f.h.deliveries("a") {
-		if want := map[bool]string{true: "e1", false: "e2"}[i == 0]; d.pos.Epoch != want {
-			t.Errorf("delivery %d at %+v, want epoch %s", i, d.pos, want)
+	checkOffsets(t, "a", f.offsets(t, "a", 5), []uint64{11, 1, 2, 3, 4})
+	for i, d := range f.h.Publications("a") {
+		if want := map[bool]string{true: "e1", false: "e2"}[i == 0]; d.Position.Epoch != want {
+			t.Errorf("delivery %d at %+v, want epoch %s", i, d.Position, want)
 		}
 	}
 	f.checkMetrics(t, 1, 2, 0)
@@ -175,7 +190,7 @@ func TestReplayDropsDuplicates(t *testing.T) {
 	f.seq.Resync("a")
 	f.live("a", "e1", 4, 5, 6)
 	f.run(t)
-	checkOffsets(t, "a", f.h.offsets(t, "a", 5), []uint64{2, 3, 4, 5, 6})
+	checkOffsets(t, "a", f.offsets(t, "a", 5), []uint64{2, 3, 4, 5, 6})
 	f.checkMetrics(t, 0, 4, 0)
 }
 
@@ -199,7 +214,7 @@ func TestChunkedReplay(t *testing.T) {
 		for o := uint64(2); o <= uint64(i+2); o++ {
 			want = append(want, o)
 		}
-		checkOffsets(t, ch, f.h.offsets(t, ch, len(want)), want)
+		checkOffsets(t, ch, f.offsets(t, ch, len(want)), want)
 	}
 	calls := f.hist.tailCalls()
 	chunks, singles := 0, 0
@@ -229,7 +244,7 @@ func TestReplayNewEpoch(t *testing.T) {
 	f.seq.Resync("a")
 	f.live("a", "e2", 2, 3)
 	f.run(t)
-	checkOffsets(t, "a", f.h.offsets(t, "a", 3), []uint64{1, 2, 3})
+	checkOffsets(t, "a", f.offsets(t, "a", 3), []uint64{1, 2, 3})
 	f.checkMetrics(t, 0, 2, 0)
 }
 
@@ -242,7 +257,7 @@ func TestSubscribeAfterResync(t *testing.T) {
 	f.seq.ResyncAll()
 	f.seq.Subscribe("a", engine.StreamPosition{Offset: 1, Epoch: "e1"}, resyncs)
 	f.run(t)
-	checkOffsets(t, "a", f.h.offsets(t, "a", 2), []uint64{2, 3})
+	checkOffsets(t, "a", f.offsets(t, "a", 2), []uint64{2, 3})
 }
 
 // TestRetryOnHistoryFailure checks that a failed read is retried with
@@ -256,8 +271,8 @@ func TestRetryOnHistoryFailure(t *testing.T) {
 	f.live("a", "e1", 4)
 	f.live("b", "", 1) // waits behind a's repair: one queue, one order
 	f.run(t)
-	checkOffsets(t, "a", f.h.offsets(t, "a", 4), []uint64{1, 2, 3, 4})
-	checkOffsets(t, "b", f.h.offsets(t, "b", 1), []uint64{1})
+	checkOffsets(t, "a", f.offsets(t, "a", 4), []uint64{1, 2, 3, 4})
+	checkOffsets(t, "b", f.offsets(t, "b", 1), []uint64{1})
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !slices.Equal(f.backoff, []int{1, 2, 3}) {
@@ -302,7 +317,7 @@ func TestOrderPerChannel(t *testing.T) {
 	}
 	for i := range channels {
 		ch := fmt.Sprint("c", i)
-		checkOffsets(t, ch, f.h.offsets(t, ch, each), want)
+		checkOffsets(t, ch, f.offsets(t, ch, each), want)
 	}
 	if _, _, lost := f.metrics.get(); lost != 0 {
 		t.Errorf("%d lost, want none", lost)
@@ -325,14 +340,12 @@ func TestUnsubscribedAndControl(t *testing.T) {
 	f.live("a", "", 0)
 	f.seq.Deliver("", Message{Kind: Control, Data: []byte("c2")})
 	f.run(t)
-	f.h.await(t, "both control messages", func() bool { return len(f.h.controls) == 2 })
-	if n := len(f.h.deliveries("a")); n != 1 {
+	controls := f.h.WaitForControls(t, 2, waitTimeout)
+	if n := len(f.h.Publications("a")); n != 1 {
 		t.Errorf("%d publications on a, want the one made while subscribed", n)
 	}
-	f.h.mu.Lock()
-	defer f.h.mu.Unlock()
-	if f.h.joins["a"] != 1 || !slices.Equal(f.h.controls, []string{"c1", "c2"}) {
-		t.Errorf("joins %d, controls %q", f.h.joins["a"], f.h.controls)
+	if n := len(f.h.Joins("a")); n != 1 || len(controls) != 2 || string(controls[0]) != "c1" || string(controls[1]) != "c2" {
+		t.Errorf("%d joins, controls %q; want 1 join, c1 and c2", n, controls)
 	}
 	if f.seq.Depth() != 0 {
 		t.Errorf("depth %d after delivery", f.seq.Depth())
@@ -367,7 +380,7 @@ func TestStopDuringOutage(t *testing.T) {
 		t.Fatal("Run still running after Stop")
 	}
 	f.seq.Stop() // harmless again
-	if n := len(f.h.deliveries("a")); n != 0 {
+	if n := len(f.h.Publications("a")); n != 0 {
 		t.Errorf("%d publications delivered past an unrepaired gap", n)
 	}
 }
