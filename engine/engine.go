@@ -35,6 +35,12 @@ type Publication struct {
 	Tags map[string]string
 	// Time is when the engine accepted the publication, in Unix milliseconds.
 	Time int64
+	// ExceptClient is a client id that must not receive this publication
+	// live (the hub's publish-except-one-client); empty for none. It
+	// travels with live delivery to every node. History need not keep it:
+	// publications read from history, by History or by an engine refilling
+	// a gap in live delivery, may come without it, depending on the engine.
+	ExceptClient string
 }
 
 // StreamPosition names a place in a channel's stream. Epoch changes whenever

@@ -13,7 +13,7 @@ import (
 // and maps are treated as equal throughout.
 
 // pubDiff describes how got differs from want in the fields a publisher
-// sets (Data, Info, Tags), or returns "".
+// sets (Data, Info, Tags, ExceptClient), or returns "".
 func pubDiff(want, got *engine.Publication) string {
 	switch {
 	case got == nil:
@@ -24,6 +24,8 @@ func pubDiff(want, got *engine.Publication) string {
 		return fmt.Sprintf("info %s, want %s", infoString(got.Info), infoString(want.Info))
 	case !maps.Equal(want.Tags, got.Tags):
 		return fmt.Sprintf("tags %v, want %v", got.Tags, want.Tags)
+	case want.ExceptClient != got.ExceptClient:
+		return fmt.Sprintf("except client %q, want %q", got.ExceptClient, want.ExceptClient)
 	}
 	return ""
 }

@@ -52,3 +52,21 @@ func (r *Recorder) WaitForPublicationCount(t testing.TB, ch string, n int, timeo
 	t.Helper()
 	r.await(t, timeout, "publications on "+ch, func() bool { return len(r.pubs[ch]) >= n })
 }
+
+// Joins returns the join events delivered on ch so far, in order.
+func (r *Recorder) Joins(ch string) []*engine.ClientInfo { return r.joinsOf(ch) }
+
+// Controls returns the control messages delivered so far, in order.
+func (r *Recorder) Controls() [][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([][]byte(nil), r.controls...)
+}
+
+// WaitForControls waits until at least n control messages have arrived
+// and returns them all; it fails the test after timeout.
+func (r *Recorder) WaitForControls(t testing.TB, n int, timeout time.Duration) [][]byte {
+	t.Helper()
+	r.await(t, timeout, "control messages", func() bool { return len(r.controls) >= n })
+	return r.Controls()
+}

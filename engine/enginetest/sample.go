@@ -7,9 +7,10 @@ import "github.com/heraldhq/herald/engine"
 // engines' codec tests.
 func SamplePublication() *engine.Publication {
 	return &engine.Publication{
-		Data: []byte(`{"text":"hi"}`),
-		Info: &engine.ClientInfo{User: "u1", Client: "c1", ConnInfo: []byte(`{"a":1}`), ChanInfo: []byte{0, 1, 2}},
-		Tags: map[string]string{"k": "v", "empty": ""},
-		Time: 1700000000123,
+		Data:         []byte(`{"text":"hi"}`),
+		Info:         &engine.ClientInfo{User: "u1", Client: "c1", ConnInfo: []byte(`{"a":1}`), ChanInfo: []byte{0, 1, 2}},
+		Tags:         map[string]string{"k": "v", "empty": ""},
+		Time:         1700000000123,
+		ExceptClient: "c2",
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/internal/guard"
 )
 
 // Publish delivers a copy of pub, stamped with its offset and time, to the
@@ -38,27 +39,28 @@ func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication
 // PublishJoin delivers a join event. It takes the channel's stripe lock so
 // that it is ordered with the channel's publications.
 func (e *Engine) PublishJoin(ctx context.Context, ch string, info *engine.ClientInfo) error {
-	sh := e.shard(ch)
-	sh.pubMu.Lock()
-	defer sh.pubMu.Unlock()
-	h, err := e.deliverer(ctx)
-	if err != nil {
-		return fmt.Errorf("publish join %q: %w", ch, err)
-	}
-	h.HandleJoin(ch, info)
-	return nil
+	return e.publishJoinLeave(ctx, false, ch, info)
 }
 
 // PublishLeave delivers a leave event, ordered like PublishJoin.
 func (e *Engine) PublishLeave(ctx context.Context, ch string, info *engine.ClientInfo) error {
+	return e.publishJoinLeave(ctx, true, ch, info)
+}
+
+func (e *Engine) publishJoinLeave(ctx context.Context, leave bool, ch string, info *engine.ClientInfo) error {
 	sh := e.shard(ch)
 	sh.pubMu.Lock()
 	defer sh.pubMu.Unlock()
-	h, err := e.deliverer(ctx)
-	if err != nil {
-		return fmt.Errorf("publish leave %q: %w", ch, err)
+	// The check runs under the lock that Close takes, so that Close waits
+	// for a delivery that passed it.
+	if _, err := guard.JoinLeave(ctx, &e.life, ErrNotStarted, leave, ch, info); err != nil {
+		return err
 	}
-	h.HandleLeave(ch, info)
+	if leave {
+		e.handler.HandleLeave(ch, info)
+	} else {
+		e.handler.HandleJoin(ch, info)
+	}
 	return nil
 }
 
@@ -80,7 +82,7 @@ func (e *Engine) PublishControl(ctx context.Context, data []byte) error {
 // publication has the epoch that publication will get. Every read keeps the
 // meta for req.MetaTTL (or the default) from now.
 func (e *Engine) History(ctx context.Context, ch string, req engine.HistoryRequest) ([]*engine.Publication, engine.StreamPosition, error) {
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Usable(ctx); err != nil {
 		return nil, engine.StreamPosition{}, fmt.Errorf("history %q: %w", ch, err)
 	}
 	if req.Limit < -1 {
@@ -94,7 +96,7 @@ func (e *Engine) History(ctx context.Context, ch string, req engine.HistoryReque
 // RemoveHistory drops ch's publications; its top offset and epoch stay, so
 // later publications continue the same stream.
 func (e *Engine) RemoveHistory(ctx context.Context, ch string) error {
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Usable(ctx); err != nil {
 		return fmt.Errorf("remove history %q: %w", ch, err)
 	}
 	e.shard(ch).history.remove(ch, e.now())

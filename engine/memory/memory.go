@@ -10,10 +10,10 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/internal/guard"
 )
 
 // ErrNotStarted is returned by delivering calls made before Start.
@@ -38,8 +38,10 @@ type Engine struct {
 	// Close wait for a control delivery in flight.
 	controlMu sync.Mutex
 
-	handler atomic.Pointer[handlerRef]
-	closed  atomic.Bool
+	// handler is set once, before life.Ready, which every delivering call
+	// checks first.
+	handler engine.Handler
+	life    guard.State
 
 	// lifecycleMu guards started and the janitor's channels.
 	lifecycleMu sync.Mutex
@@ -49,9 +51,6 @@ type Engine struct {
 }
 
 var _ engine.Engine = (*Engine)(nil)
-
-// handlerRef lets the handler interface be published atomically.
-type handlerRef struct{ h engine.Handler }
 
 // shard is one lock stripe: the channels hashing to it share pubMu, which
 // is held while a publication's offset is allocated and its handler call
@@ -94,17 +93,18 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	}
 	e.lifecycleMu.Lock()
 	defer e.lifecycleMu.Unlock()
-	if e.closed.Load() {
+	if e.life.Closed.Load() {
 		return fmt.Errorf("start memory engine: %w", engine.ErrClosed)
 	}
 	if e.started {
 		return errors.New("start memory engine: already started")
 	}
 	e.started = true
-	e.handler.Store(&handlerRef{h: h})
+	e.handler = h
 	e.stop = make(chan struct{})
 	e.stopped = make(chan struct{})
 	go e.runJanitor(e.stop, e.stopped)
+	e.life.Ready.Store(true)
 	return nil
 }
 
@@ -114,7 +114,7 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 func (e *Engine) Close() error {
 	e.lifecycleMu.Lock()
 	defer e.lifecycleMu.Unlock()
-	if e.closed.Swap(true) {
+	if e.life.Closed.Swap(true) {
 		return nil
 	}
 	// Deliveries check closed while holding their stripe's lock, so taking
@@ -134,35 +134,23 @@ func (e *Engine) Close() error {
 	return nil
 }
 
-// usable reports why a call cannot proceed, if it cannot.
-func (e *Engine) usable(ctx context.Context) error {
-	if e.closed.Load() {
-		return engine.ErrClosed
-	}
-	return ctx.Err()
-}
-
 // deliverer returns the handler for a delivering call. The caller holds the
 // stripe lock that Close takes, so a nil error means Close waits for the
 // delivery.
 func (e *Engine) deliverer(ctx context.Context) (engine.Handler, error) {
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return nil, err
 	}
-	ref := e.handler.Load()
-	if ref == nil {
-		return nil, ErrNotStarted
-	}
-	return ref.h, nil
+	return e.handler, nil
 }
 
 func (e *Engine) now() int64 { return e.opts.Now().UnixNano() }
 
 // Subscribe does nothing: every publication reaches this node's handler.
-func (e *Engine) Subscribe(ctx context.Context, _ string) error { return e.usable(ctx) }
+func (e *Engine) Subscribe(ctx context.Context, _ string) error { return e.life.Usable(ctx) }
 
 // Unsubscribe does nothing, as Subscribe.
-func (e *Engine) Unsubscribe(ctx context.Context, _ string) error { return e.usable(ctx) }
+func (e *Engine) Unsubscribe(ctx context.Context, _ string) error { return e.life.Usable(ctx) }
 
 // sweep runs one janitor tick: each shard handles at most JanitorBatch due
 // streams and JanitorBatch due presence entries. It returns how many

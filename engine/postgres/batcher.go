@@ -31,7 +31,7 @@ type itemResult struct {
 func (it *item) size() int {
 	n := len(it.channel) + len(it.data) + 64
 	if it.kind == kindPub {
-		n += len(it.pub.Data)
+		n += len(it.pub.Data) + len(it.pub.ExceptClient)
 		if it.pub.Info != nil {
 			n += len(it.pub.Info.ConnInfo) + len(it.pub.Info.ChanInfo)
 		}

@@ -9,11 +9,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/internal/guard"
 )
 
 // errEmptyChannel rejects the empty channel name, which notification
 // references use to mean a control message.
-var errEmptyChannel = errors.New("empty channel name")
+var errEmptyChannel = guard.ErrEmptyChannel
 
 // Publish sends pub to every node through the publishing batcher and
 // returns once its transaction committed. With history the publication is
@@ -24,9 +25,9 @@ func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication
 		return engine.StreamPosition{}, fmt.Errorf("publish %q: nil publication", ch)
 	}
 	if ch == "" {
-		return engine.StreamPosition{}, errEmptyChannel
+		return engine.StreamPosition{}, fmt.Errorf("publish: %w", errEmptyChannel)
 	}
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, err)
 	}
 	it := &item{kind: kindPub, channel: ch, pub: *pub, opts: opts}
@@ -50,18 +51,9 @@ func (e *Engine) PublishLeave(ctx context.Context, ch string, info *engine.Clien
 }
 
 func (e *Engine) publishJoinLeave(ctx context.Context, kind byte, ch string, info *engine.ClientInfo) error {
-	what := "join"
-	if kind == kindLeave {
-		what = "leave"
-	}
-	if info == nil {
-		return fmt.Errorf("publish %s %q: nil client info", what, ch)
-	}
-	if ch == "" {
-		return fmt.Errorf("publish %s: %w", what, errEmptyChannel)
-	}
-	if err := e.usable(ctx); err != nil {
-		return fmt.Errorf("publish %s %q: %w", what, ch, err)
+	what, err := guard.JoinLeave(ctx, &e.life, ErrNotStarted, kind == kindLeave, ch, info)
+	if err != nil {
+		return err
 	}
 	if _, err := e.submit(ctx, &item{kind: kind, channel: ch, info: info}); err != nil {
 		return fmt.Errorf("publish %s %q: %w", what, ch, err)
@@ -71,7 +63,7 @@ func (e *Engine) publishJoinLeave(ctx context.Context, kind byte, ch string, inf
 
 // PublishControl sends data to every node, this one included.
 func (e *Engine) PublishControl(ctx context.Context, data []byte) error {
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return fmt.Errorf("publish control: %w", err)
 	}
 	if _, err := e.submit(ctx, &item{kind: kindControl, data: data}); err != nil {
@@ -84,10 +76,11 @@ func (e *Engine) PublishControl(ctx context.Context, data []byte) error {
 // events. It reads the stream's current position first, so the node can
 // tell from the first live publication whether it missed any since.
 func (e *Engine) Subscribe(ctx context.Context, ch string) error {
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return fmt.Errorf("subscribe %q: %w", ch, err)
 	}
-	gen := e.listenerGen.Load()
+	sh := e.shardOf(ch)
+	resyncs := sh.Resyncs()
 	var base engine.StreamPosition
 	var top int64
 	err := e.qPool.QueryRow(ctx, e.sql.streamTop, ch).Scan(&top, &base.Epoch)
@@ -98,15 +91,15 @@ func (e *Engine) Subscribe(ctx context.Context, ch string) error {
 	default:
 		base.Offset = uint64(top)
 	}
-	e.shardOf(ch).subscribe(ch, base, gen)
+	sh.Subscribe(ch, base, resyncs)
 	return nil
 }
 
 // Unsubscribe stops delivering ch on this node.
 func (e *Engine) Unsubscribe(ctx context.Context, ch string) error {
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return fmt.Errorf("unsubscribe %q: %w", ch, err)
 	}
-	e.shardOf(ch).unsubscribe(ch)
+	e.shardOf(ch).Unsubscribe(ch)
 	return nil
 }

@@ -26,15 +26,25 @@ import (
 //
 //	'n' token                                    header, unique per payload
 //	'p' channel offset epoch time ntags {key value} hasinfo [user client conninfo chaninfo] data
+//	'x' the fields of 'p', then except-client      a publication with Publication.ExceptClient
 //	'j' / 'l' channel user client conninfo chaninfo
 //	'c' data
 //	'r' channel offset epoch spill-id             a record stored in the spill table
 //
 // The header makes every payload unique, because PostgreSQL collapses
 // identical notifications sent in one transaction.
+//
+// The format has no version: a node reads only the kinds it knows and
+// drops the rest of a payload with an unknown one. So a publication
+// without ExceptClient stays a 'p' record, byte for byte what older nodes
+// and the schema's SQL functions write and read, and only one with it
+// takes the newer 'x'. ExceptClient is for live delivery only: the history
+// table has no column for it, so a publication read back from there (a
+// gap refilled, a replay, an expired spilled record) comes without it.
 const (
 	kindHeader  = 'n'
 	kindPub     = 'p'
+	kindExcept  = 'x' // decoded as kindPub
 	kindJoin    = 'j'
 	kindLeave   = 'l'
 	kindControl = 'c'
@@ -82,7 +92,11 @@ func appendHeader(dst []byte, token string) []byte {
 // appendPub appends a publication record. pub.Offset is ignored; offset
 // is the position the publication was given.
 func appendPub(dst []byte, ch string, offset uint64, epoch string, pub *engine.Publication, raw bool) []byte {
-	dst = append(dst, kindPub)
+	kind := byte(kindPub)
+	if pub.ExceptClient != "" {
+		kind = kindExcept
+	}
+	dst = append(dst, kind)
 	dst = appendField(dst, ch, raw)
 	dst = appendUintField(dst, offset)
 	dst = appendField(dst, epoch, raw)
@@ -98,7 +112,11 @@ func appendPub(dst []byte, ch string, offset uint64, epoch string, pub *engine.P
 		dst = appendField(dst, "1", true)
 		dst = appendInfo(dst, pub.Info, raw)
 	}
-	return appendField(dst, pub.Data, raw)
+	dst = appendField(dst, pub.Data, raw)
+	if kind == kindExcept {
+		dst = appendField(dst, pub.ExceptClient, raw)
+	}
+	return dst
 }
 
 func appendInfo(dst []byte, info *engine.ClientInfo, raw bool) []byte {
@@ -261,6 +279,10 @@ func (d *decoder) next() (record, error) {
 	switch r.kind {
 	case kindPub:
 		err = d.pub(&r)
+	case kindExcept:
+		if err = d.pub(&r); err == nil {
+			r.pub.ExceptClient, err = d.ownedStr()
+		}
 	case kindJoin, kindLeave:
 		if r.channel, err = d.str(); err == nil {
 			r.info, err = d.info()
@@ -277,6 +299,9 @@ func (d *decoder) next() (record, error) {
 	}
 	if err != nil {
 		return record{}, fmt.Errorf("record %q: %w", r.kind, err)
+	}
+	if r.kind == kindExcept {
+		r.kind = kindPub // one kind of publication from here on
 	}
 	return r, nil
 }

@@ -115,3 +115,32 @@ func TestTextSafe(t *testing.T) {
 		}
 	}
 }
+
+// TestCodecExceptClient checks that ExceptClient travels in an 'x' record,
+// raw and in base64, also through the spill table, and that a publication
+// without it is still the 'p' record older nodes and the SQL functions
+// read and write.
+func TestCodecExceptClient(t *testing.T) {
+	for _, raw := range []bool{false, true} {
+		for _, except := range []string{"c2", "bin\x00\xff"} {
+			p := &engine.Publication{Data: []byte(`{}`), Tags: map[string]string{"k": "v"}, Time: 7, ExceptClient: except}
+			rec := appendPub(nil, "ch", 3, "ep", p, raw)
+			if rec[0] != kindExcept {
+				t.Fatalf("a publication with ExceptClient is a %q record", rec[0])
+			}
+			d := decoder{s: string(rec)}
+			r, err := d.next()
+			if err != nil || r.kind != kindPub || r.pub.ExceptClient != except || r.offset != 3 || d.more() {
+				t.Fatalf("raw=%v: decoded %+v, %v; want a publication except %q", raw, r, err, except)
+			}
+			ref := record{kind: kindRef, channel: "ch", offset: 3, epoch: "ep", spillID: 9}
+			if r, err := decodeSpilled(appendPub(nil, "ch", 0, "", p, true), ref); err != nil || r.pub.ExceptClient != except {
+				t.Fatalf("spilled: %+v, %v", r, err)
+			}
+			p.ExceptClient = ""
+			if plain := appendPub(nil, "ch", 3, "ep", p, raw); plain[0] != kindPub || !bytes.HasPrefix(rec[1:], plain[1:]) {
+				t.Errorf("without ExceptClient %q, with it %q: want the same 'p' fields", plain, rec)
+			}
+		}
+	}
+}

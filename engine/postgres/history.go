@@ -18,7 +18,7 @@ import (
 // snapshot, later than touch's, so the returned publications and top offset
 // always agree.
 func (e *Engine) History(ctx context.Context, ch string, req engine.HistoryRequest) ([]*engine.Publication, engine.StreamPosition, error) {
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return nil, engine.StreamPosition{}, fmt.Errorf("history %q: %w", ch, err)
 	}
 	if req.Limit < -1 {
@@ -87,7 +87,7 @@ func (e *Engine) History(ctx context.Context, ch string, req engine.HistoryReque
 
 // RemoveHistory drops ch's publications; its top offset and epoch stay.
 func (e *Engine) RemoveHistory(ctx context.Context, ch string) error {
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return fmt.Errorf("remove history %q: %w", ch, err)
 	}
 	if _, err := e.qPool.Exec(ctx, e.sql.removeHistory, ch); err != nil {

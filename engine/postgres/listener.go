@@ -43,9 +43,8 @@ func (e *Engine) runListener(conn *pgx.Conn) {
 			return
 		}
 		e.metrics.reconnects.Inc()
-		e.listenerGen.Add(1)
 		for _, s := range e.shards {
-			s.resync()
+			s.ResyncAll()
 		}
 		e.log.Info("listening connection restored; replaying missed publications")
 	}
@@ -54,12 +53,12 @@ func (e *Engine) runListener(conn *pgx.Conn) {
 // reconnectListener retries with exponential backoff until it connects or
 // the engine closes (then it returns nil).
 func (e *Engine) reconnectListener() *pgx.Conn {
-	wait := e.opts.ReconnectMin
-	for {
+	for attempt := 1; ; attempt++ {
+		wait := e.backoff(attempt)
 		select {
 		case <-e.bgCtx.Done():
 			return nil
-		case <-time.After(jitter(wait)):
+		case <-time.After(wait):
 		}
 		ctx, cancel := context.WithTimeout(e.bgCtx, e.opts.WriteTimeout)
 		conn, err := e.connectListener(ctx)
@@ -71,7 +70,6 @@ func (e *Engine) reconnectListener() *pgx.Conn {
 			return nil
 		}
 		e.log.Debug("listener reconnect failed", "error", err, "retry_in", wait)
-		wait = min(2*wait, e.opts.ReconnectMax)
 	}
 }
 
@@ -115,21 +113,26 @@ func (e *Engine) route(n *pgconn.Notification) {
 			return
 		}
 		switch {
-		case r.kind == kindControl:
-			e.control.offer(r)
-		case r.kind == kindRef && r.channel == "":
-			e.control.offer(r)
+		case r.kind == kindControl, r.kind == kindRef && r.channel == "":
+			e.control.Deliver("", r)
 		default:
 			if r.kind == kindPub {
 				e.metrics.listenerLag.Observe(float64(now-r.pub.Time) / 1000)
 			}
-			e.shardOf(r.channel).offer(r)
+			e.shardOf(r.channel).Deliver(r.channel, r)
 		}
 	}
 }
 
-// jitter spreads d by ±20% so that nodes that lost PostgreSQL together do
-// not reconnect in lockstep.
-func jitter(d time.Duration) time.Duration {
+// backoff is the wait before retry number n (from 1) of the listener's
+// reconnect and of the shards' reads: doubling from ReconnectMin up to
+// ReconnectMax, spread by ±20% so that nodes that lost PostgreSQL together
+// do not retry in lockstep.
+func (e *Engine) backoff(n int) time.Duration {
+	d := e.opts.ReconnectMin
+	for i := 1; i < n && d < e.opts.ReconnectMax; i++ {
+		d *= 2
+	}
+	d = min(d, e.opts.ReconnectMax)
 	return d + time.Duration((rand.Float64()*0.4-0.2)*float64(d))
 }

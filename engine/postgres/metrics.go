@@ -67,3 +67,8 @@ func (m *metrics) collectors() []prometheus.Collector {
 		m.queueUsage, m.dispatchDepth,
 	}
 }
+
+// GapRepaired, Replayed and Lost make metrics the shards' sequence.Metrics.
+func (m *metrics) GapRepaired()   { m.gapRepairs.Inc() }
+func (m *metrics) Replayed(n int) { m.replayed.Add(float64(n)) }
+func (m *metrics) Lost(n uint64)  { m.lost.Add(float64(n)) }

@@ -18,7 +18,7 @@ type NodeStatus struct {
 // Nodes lists the nodes whose heartbeat has not expired, this one
 // included once it has started.
 func (e *Engine) Nodes(ctx context.Context) ([]NodeStatus, error) {
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
 	rows, err := e.qPool.Query(ctx, e.sql.nodeList)

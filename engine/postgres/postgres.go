@@ -29,6 +29,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/internal/guard"
 )
 
 // ErrNotStarted is returned by calls made before Start.
@@ -56,13 +57,9 @@ type Engine struct {
 	// allShards is shards and control, for work that concerns every queue.
 	allShards []*shard
 
-	// listenerGen counts listening connections; Subscribe compares it to
-	// catch a reconnect that raced with its position read.
-	listenerGen atomic.Uint64
-
-	handler engine.Handler
-	closed  atomic.Bool
-	ready   atomic.Bool
+	// life is closed and started; every call but Start and Close checks
+	// it. Even reads need Start, which migrates the schema.
+	life guard.State
 
 	lifecycleMu sync.Mutex
 	isStarted   bool
@@ -105,9 +102,9 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	e.batcher = newBatcher(opts.PoolSize, opts.MaxBatch, opts.MaxBatchBytes)
 	e.shards = make([]*shard, opts.Shards)
 	for i := range e.shards {
-		e.shards[i] = newShard(e, true)
+		e.shards[i] = e.newShard()
 	}
-	e.control = newShard(e, false)
+	e.control = e.newShard()
 	e.allShards = append(append([]*shard(nil), e.shards...), e.control)
 	return e, nil
 }
@@ -161,7 +158,7 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	}
 	e.lifecycleMu.Lock()
 	defer e.lifecycleMu.Unlock()
-	if e.closed.Load() {
+	if e.life.Closed.Load() {
 		return fmt.Errorf("start postgres engine: %w", engine.ErrClosed)
 	}
 	if e.isStarted {
@@ -180,13 +177,11 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	if err != nil {
 		return fmt.Errorf("start postgres engine: %w", err)
 	}
-	e.handler = h
 	e.started = time.Now()
 	e.isStarted = true
 	e.bgCtx, e.bgCancel = context.WithCancel(context.Background())
-	e.listenerGen.Store(1)
 	for _, s := range e.allShards {
-		e.workers.Go(s.run)
+		e.workers.Go(func() { s.Run(h) })
 	}
 	e.workers.Go(func() { e.runListener(conn) })
 	for _, q := range e.batcher.queues {
@@ -195,7 +190,7 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	e.workers.Go(e.runJanitor)
 	e.workers.Go(e.runHeartbeat)
 	e.workers.Go(e.runMonitor)
-	e.ready.Store(true)
+	e.life.Ready.Store(true)
 	return nil
 }
 
@@ -205,7 +200,7 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 func (e *Engine) Close() error {
 	e.lifecycleMu.Lock()
 	defer e.lifecycleMu.Unlock()
-	if e.closed.Swap(true) {
+	if e.life.Closed.Swap(true) {
 		return nil
 	}
 	e.batcher.close()
@@ -213,7 +208,7 @@ func (e *Engine) Close() error {
 	if e.isStarted {
 		e.bgCancel()
 		for _, s := range e.allShards {
-			s.stop()
+			s.Stop()
 		}
 		e.workers.Wait()
 		// Expiring this node's row lets any node's janitor drop the
@@ -229,17 +224,6 @@ func (e *Engine) Close() error {
 	return nil
 }
 
-// usable reports why a call cannot proceed, if it cannot.
-func (e *Engine) usable(ctx context.Context) error {
-	if e.closed.Load() {
-		return engine.ErrClosed
-	}
-	if !e.ready.Load() {
-		return ErrNotStarted
-	}
-	return ctx.Err()
-}
-
 // shardOf returns the delivery shard that owns ch.
 func (e *Engine) shardOf(ch string) *shard {
 	return e.shards[maphash.String(e.seed, ch)%uint64(len(e.shards))]
@@ -248,7 +232,7 @@ func (e *Engine) shardOf(ch string) *shard {
 func (e *Engine) dispatchDepth() float64 {
 	n := 0
 	for _, s := range e.allShards {
-		n += s.depth()
+		n += s.Depth()
 	}
 	return float64(n)
 }

@@ -12,7 +12,7 @@ import (
 // entry is owned by this node: when the node stops heartbeating, any
 // node's janitor removes it without waiting for ttl.
 func (e *Engine) AddPresence(ctx context.Context, ch string, info *engine.ClientInfo, ttl time.Duration) error {
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return fmt.Errorf("add presence %q: %w", ch, err)
 	}
 	if info == nil {
@@ -32,7 +32,7 @@ func (e *Engine) AddPresence(ctx context.Context, ch string, info *engine.Client
 // RemovePresence removes clientID from ch; removing an absent client is not
 // an error.
 func (e *Engine) RemovePresence(ctx context.Context, ch string, clientID string) error {
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return fmt.Errorf("remove presence %q: %w", ch, err)
 	}
 	if _, err := e.qPool.Exec(ctx, e.sql.presenceRemove, ch, clientID); err != nil {
@@ -43,7 +43,7 @@ func (e *Engine) RemovePresence(ctx context.Context, ch string, clientID string)
 
 // Presence returns ch's unexpired clients across the cluster.
 func (e *Engine) Presence(ctx context.Context, ch string) (map[string]*engine.ClientInfo, error) {
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return nil, fmt.Errorf("presence %q: %w", ch, err)
 	}
 	rows, err := e.qPool.Query(ctx, e.sql.presenceList, ch)
@@ -68,7 +68,7 @@ func (e *Engine) Presence(ctx context.Context, ch string) (map[string]*engine.Cl
 // PresenceStats counts ch's unexpired clients and their distinct users
 // across the cluster; anonymous clients together count as one user.
 func (e *Engine) PresenceStats(ctx context.Context, ch string) (engine.PresenceStats, error) {
-	if err := e.usable(ctx); err != nil {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return engine.PresenceStats{}, fmt.Errorf("presence stats %q: %w", ch, err)
 	}
 	var clients, users int64

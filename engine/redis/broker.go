@@ -100,18 +100,19 @@ func (e *Engine) Subscribe(ctx context.Context, ch string) error {
 	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return fmt.Errorf("subscribe %q: %w", ch, err)
 	}
+	s := e.subscriberOf(ch)
+	resyncs := s.disp.Resyncs()
 	base, err := e.position(ctx, ch)
 	if err != nil {
 		return fmt.Errorf("subscribe %q: read stream position: %w", ch, err)
 	}
-	s := e.subscriberOf(ch)
 	// The state goes into the queue before SUBSCRIBE is sent, so it is
 	// there before the channel's first message.
-	s.disp.push(event{op: opSubscribe, channel: ch, base: base})
+	s.disp.Subscribe(ch, base, resyncs)
 	if err := s.subscribe(ctx, e.keys.pubsubChannel(ch)); err != nil {
 		// Leave nothing behind: the caller sees a failed subscription.
 		_ = s.unsubscribe(e.keys.pubsubChannel(ch))
-		s.disp.push(event{op: opUnsubscribe, channel: ch})
+		s.disp.Unsubscribe(ch)
 		return fmt.Errorf("subscribe %q: %w", ch, err)
 	}
 	return nil
@@ -123,7 +124,7 @@ func (e *Engine) Unsubscribe(ctx context.Context, ch string) error {
 		return fmt.Errorf("unsubscribe %q: %w", ch, err)
 	}
 	s := e.subscriberOf(ch)
-	s.disp.push(event{op: opUnsubscribe, channel: ch})
+	s.disp.Unsubscribe(ch)
 	if err := s.unsubscribe(e.keys.pubsubChannel(ch)); err != nil {
 		return fmt.Errorf("unsubscribe %q: %w", ch, err)
 	}

@@ -28,9 +28,7 @@ func (e *Engine) Collectors() []prometheus.Collector {
 func (e *Engine) dispatchDepth() float64 {
 	n := 0
 	for _, s := range e.subscribers() {
-		s.disp.mu.Lock()
-		n += len(s.disp.queue)
-		s.disp.mu.Unlock()
+		n += s.disp.Depth()
 	}
 	return float64(n)
 }

@@ -43,7 +43,7 @@ type subscriber struct {
 func newSubscriber(e *Engine) *subscriber {
 	s := &subscriber{
 		e:       e,
-		disp:    newDispatcher(e),
+		disp:    e.newDispatcher(),
 		ps:      e.client.Subscribe(e.bgCtx),
 		waiting: make(map[string][]chan struct{}),
 	}
@@ -120,7 +120,7 @@ func (s *subscriber) confirmed(rch string) {
 		return // unsubscribed since, an awaited confirmation, or control
 	}
 	s.e.stats.resubscribed.Add(1)
-	s.disp.push(event{op: opResync, channel: s.e.keys.channelOf(rch)})
+	s.disp.Resync(s.e.keys.channelOf(rch))
 }
 
 // run reads the connection until the engine closes, handing messages to
@@ -171,9 +171,9 @@ func (s *subscriber) run() {
 func (s *subscriber) route(m *goredis.Message) {
 	switch {
 	case m.Channel == s.e.keys.control:
-		s.disp.push(event{op: opControl, payload: m.Payload})
+		s.disp.Deliver("", m.Payload)
 	case s.e.keys.isChannel(m.Channel):
-		s.disp.push(event{op: opMessage, channel: s.e.keys.channelOf(m.Channel), payload: m.Payload})
+		s.disp.Deliver(s.e.keys.channelOf(m.Channel), m.Payload)
 	}
 }
 

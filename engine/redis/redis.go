@@ -58,8 +58,7 @@ type Engine struct {
 	bufs   wire.Buffers
 	stats  counters
 
-	handler engine.Handler
-	life    guard.State // closed and started
+	life guard.State // closed and started
 
 	lifecycleMu sync.Mutex
 	started     bool
@@ -154,14 +153,14 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	if err := e.heartbeat(ctx); err != nil {
 		return fmt.Errorf("start redis engine: %w", err)
 	}
-	e.handler = h
 	e.started = true
 	e.bgCtx, e.bgCancel = context.WithCancel(context.Background())
 	e.subs = make([]*subscriber, e.opts.PubSubShards)
 	for i := range e.subs {
 		e.subs[i] = newSubscriber(e)
 		e.workers.Go(e.subs[i].run)
-		e.workers.Go(e.subs[i].disp.run)
+		d := e.subs[i].disp
+		e.workers.Go(func() { d.Run(h) })
 	}
 	e.workers.Go(e.runHealth)
 	e.workers.Go(e.runHeartbeat)
@@ -208,6 +207,7 @@ func (e *Engine) stopLocked() {
 	e.bgCancel()
 	for _, s := range e.subs {
 		s.close()
+		s.disp.Stop()
 	}
 	e.workers.Wait()
 }

@@ -1,6 +1,7 @@
-// Package guard holds the checks the networked engines run before every
-// call: whether the engine is closed or not yet started, and the arguments
-// of join and leave events.
+// Package guard holds the checks every engine runs before its calls:
+// whether the engine is closed or not yet started, and the arguments of
+// join and leave events, so that all engines refuse the same calls with
+// the same errors.
 package guard
 
 import (

@@ -14,6 +14,9 @@ const (
 	pubInfo protowire.Number = 2
 	pubTag  protowire.Number = 3
 	pubTime protowire.Number = 4
+	// pubExcept is written only when set, so a publication without it
+	// encodes as it did before the field existed.
+	pubExcept protowire.Number = 5
 
 	tagKey   protowire.Number = 1
 	tagValue protowire.Number = 2
@@ -33,6 +36,9 @@ func AppendPublication(dst []byte, pub *engine.Publication) []byte {
 	for k, v := range pub.Tags {
 		size += sizeBytesField(pubTag, tagSize(k, v))
 	}
+	if pub.ExceptClient != "" {
+		size += sizeBytesField(pubExcept, len(pub.ExceptClient))
+	}
 	dst = slices.Grow(dst, size)
 	dst = protowire.AppendTag(dst, pubData, protowire.BytesType)
 	dst = protowire.AppendBytes(dst, pub.Data)
@@ -50,7 +56,12 @@ func AppendPublication(dst []byte, pub *engine.Publication) []byte {
 		dst = protowire.AppendString(dst, v)
 	}
 	dst = protowire.AppendTag(dst, pubTime, protowire.VarintType)
-	return protowire.AppendVarint(dst, uint64(pub.Time))
+	dst = protowire.AppendVarint(dst, uint64(pub.Time))
+	if pub.ExceptClient != "" {
+		dst = protowire.AppendTag(dst, pubExcept, protowire.BytesType)
+		dst = protowire.AppendString(dst, pub.ExceptClient)
+	}
+	return dst
 }
 
 // DecodePublication decodes what AppendPublication wrote; Offset is left
@@ -82,6 +93,8 @@ func DecodePublication(b []byte) (*engine.Publication, error) {
 			pub.Tags[k] = v
 		case pubTime:
 			pub.Time = int64(f.Varint)
+		case pubExcept:
+			pub.ExceptClient = string(f.Bytes)
 		}
 	}
 	return pub, nil

@@ -156,3 +156,20 @@ func TestBuffers(t *testing.T) {
 	huge := make([]byte, 0, 1<<20)
 	p.Put(&huge) // dropped, not kept by the pool
 }
+
+// TestExceptClient checks that ExceptClient travels, and that a
+// publication without it encodes as before the field existed (TestGolden's
+// bytes), so that older nodes read both.
+func TestExceptClient(t *testing.T) {
+	want := &engine.Publication{Data: []byte(`{}`), Time: 5, ExceptClient: "client-1"}
+	enc := wire.AppendPublication(nil, want)
+	got, err := wire.DecodePublication(enc)
+	if err != nil || got.ExceptClient != "client-1" {
+		t.Fatalf("decoded %+v, %v; want ExceptClient client-1", got, err)
+	}
+	want.ExceptClient = ""
+	without := wire.AppendPublication(nil, want)
+	if len(enc) != len(without)+2+len("client-1") || string(enc[:len(without)]) != string(without) {
+		t.Errorf("ExceptClient encodes as %x, want %x followed by field 5", enc, without)
+	}
+}
