@@ -22,6 +22,11 @@ type PublishOptions struct {
 	SkipHistory bool
 	// Info is attached as the publishing client; nil for the server.
 	Info *engine.ClientInfo
+	// ExceptClient is a client id (Client.ID) that does not receive the
+	// publication live, on whatever node it is: the sender of a chat
+	// message that already shows it, say. History keeps the publication
+	// as usual, so that client may still see it when it recovers.
+	ExceptClient string
 }
 
 // Publish sends data to every subscriber of ch on every node. With history
@@ -35,7 +40,7 @@ func (h *Hub) Publish(ctx context.Context, ch string, data []byte, opts PublishO
 	if opts.SkipHistory {
 		pubRule = r.withoutHistory()
 	}
-	return h.publish(ctx, ch, pubRule, &engine.Publication{Data: data, Info: opts.Info, Tags: opts.Tags})
+	return h.publish(ctx, ch, pubRule, &engine.Publication{Data: data, Info: opts.Info, Tags: opts.Tags, ExceptClient: opts.ExceptClient})
 }
 
 // History reads ch's stream. since is exclusive; limit 0 returns the

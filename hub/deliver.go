@@ -55,7 +55,12 @@ func (e engineHandler) HandlePublication(ch string, pub *engine.Publication, sp 
 	d := &delivery{push: &protocol.Push{Channel: ch, Pub: protoPublication(pub)}}
 	d.push.Pub.Offset = sp.Offset
 	n := 0
+	except := pub.ExceptClient
 	h.subs.each(ch, func(c *Client, s *subscription) {
+		if except != "" && c.id == except {
+			c.skipPublication(s, sp)
+			return
+		}
 		c.deliverPublication(s, sp, d)
 		n++
 	})
@@ -100,6 +105,30 @@ func (c *Client) deliverPublication(s *subscription, sp engine.StreamPosition, d
 		return
 	}
 	c.deliverLocked(s, sp.Offset, sp.Epoch, msg)
+}
+
+// skipPublication moves a positioned subscription past a publication it
+// is not to receive (PublishOptions.ExceptClient), so the next one is not
+// taken for a gap.
+func (c *Client) skipPublication(s *subscription, sp engine.StreamPosition) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !s.active || c.state != stateConnected || !s.positioned || sp.Offset == 0 {
+		return
+	}
+	if s.syncing {
+		s.buffered = append(s.buffered, bufferedPub{offset: sp.Offset, epoch: sp.Epoch, skip: true})
+		return
+	}
+	s.skipLocked(sp.Offset, sp.Epoch)
+}
+
+// skipLocked moves the subscription's position past offset when it is the
+// next one; after a gap it stays, and the next publication reveals the gap.
+func (s *subscription) skipLocked(offset uint64, epoch string) {
+	if epoch == s.epoch && offset == s.offset+1 {
+		s.offset = offset
+	}
 }
 
 // deliverLocked queues msg unless a positioned subscription already has

@@ -348,3 +348,35 @@ func TestPublishTokenAuthStillWorksWithHandlers(t *testing.T) {
 	tok := subToken(t, auth.SubscribeClaims{User: "u", Channel: "room"})
 	c.mustSubscribe(3, "room", `"token":"`+tok+`"`)
 }
+
+// TestPublishExceptClient: a publication may skip one connection; a
+// positioned subscription of that connection does not take the skipped
+// offset for a gap.
+func TestPublishExceptClient(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{
+		AllowSubscribeForClient: true, HistorySize: 10, HistoryTTL: time.Minute, ForceRecovery: true,
+	}}})
+	sender, other := n.dial(t), n.dial(t)
+	senderID := sender.connect("s")["client"].(string)
+	other.connect("o")
+	sender.mustSubscribe(2, "chat", "")
+	other.mustSubscribe(2, "chat", "")
+	if _, err := n.hub.Publish(t.Context(), "chat", []byte(`{"n":1}`), hub.PublishOptions{ExceptClient: senderID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.hub.Publish(t.Context(), "chat", []byte(`{"n":2}`), hub.PublishOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`{"n":1}`, `{"n":2}`} {
+		if m := other.next(); compact(t, path(m, "push", "pub", "data")) != want {
+			t.Fatalf("other got %v, want %s", m, want)
+		}
+	}
+	if m := sender.next(); compact(t, path(m, "push", "pub", "data")) != `{"n":2}` || num(path(m, "push", "pub", "offset")) != 2 {
+		t.Fatalf("sender got %v, want only the second publication (offset 2), and no unsubscribe for a gap", m)
+	}
+	if msgs := sender.drain(); len(msgs) != 0 {
+		t.Fatalf("sender got more: %v", msgs)
+	}
+}

@@ -49,6 +49,7 @@ type bufferedPub struct {
 	offset uint64
 	epoch  string
 	msg    []byte // nil when the payload cannot be encoded for this client
+	skip   bool   // not for this client (PublishOptions.ExceptClient)
 }
 
 // grant is what a subscription's authorization adds to it.
@@ -329,6 +330,10 @@ func (c *Client) finishSubscribe(ctx context.Context, s *subscription) {
 	buf := s.buffered
 	s.buffered, s.syncing = nil, false
 	for _, b := range buf {
+		if b.skip {
+			s.skipLocked(b.offset, b.epoch)
+			continue
+		}
 		c.deliverLocked(s, b.offset, b.epoch, b.msg)
 	}
 	if s.expireAt > 0 {
