@@ -5,7 +5,8 @@
 #
 #   go vet ./...
 #   go test -race ./...            (through gotestsum, for counts)
-#   node --test                    (tests/js, against a built herald binary)
+#   node --test                    (tests/js, against a built herald binary,
+#                                   and a browser test in Debian's chromium)
 #   pytest                         (tests/python, when it exists)
 #
 # Every step runs even when an earlier one failed, so one run reports
@@ -158,6 +159,23 @@ start_services() {
 	export HERALD_SERVICES_REDIS_PORT=${HERALD_SERVICES_REDIS_PORT:-63809}
 	export HERALD_SERVICES_NATS_PORT=${HERALD_SERVICES_NATS_PORT:-42239}
 	run 15m services-fallback.log "$ROOT" "$ROOT/scripts/services.sh" start
+}
+
+# install_chromium provides the browser of tests/js/chat.test.mjs (driven by
+# playwright-core, which downloads none): Debian's chromium, as root.
+install_chromium() {
+	if [[ -x /usr/bin/chromium ]]; then
+		/usr/bin/chromium --version 2>/dev/null || echo "chromium at /usr/bin/chromium"
+		return 0
+	fi
+	if is_root && command -v apt-get >/dev/null; then
+		echo "chromium is missing: installing Debian's chromium (log in .tmp/logs/apt-chromium.log)"
+		apt_install chromium >>"$LOGS/apt-chromium.log" 2>&1 </dev/null && [[ -x /usr/bin/chromium ]] && return 0
+		echo "could not install chromium: see .tmp/logs/apt-chromium.log"
+		return 1
+	fi
+	echo "no /usr/bin/chromium and no root apt-get to install it: the browser test will fail"
+	return 1
 }
 
 npm_install() {
@@ -324,6 +342,7 @@ export HERALD_TEST_REQUIRE_SERVICES=1
 export HERALD_BIN="$BIN/herald"
 
 step "npm ci" npm_install
+step "chromium" install_chromium
 if [[ -d tests/python ]]; then
 	step "python venv" python_install
 fi
