@@ -137,7 +137,7 @@ func ExampleHub_Publish() {
 				AllowSubscribeForClient:    true,
 				AllowSubscribeForAnonymous: true,
 				HistorySize:                10,
-				HistoryTTL:                 hub.Duration(time.Hour),
+				HistoryTTL:                 time.Hour,
 			},
 		}}},
 		Client: hub.ClientConfig{AllowAnonymousConnectWithoutToken: true},
