@@ -17,6 +17,7 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/transport/websocket"
 )
 
@@ -76,7 +77,10 @@ func startNode(t testing.TB, cfg api.Config) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, err := websocket.NewServer(websocket.Config{}, func(c *websocket.Conn, r *http.Request) websocket.Session {
+	// HERALD_TEST_WS_POLLER selects the transport's poller, as in every
+	// package whose tests go through it.
+	wsCfg := websocket.Config{Poller: websocket.Poller(testenv.WebSocketPoller())}
+	ws, err := websocket.NewServer(wsCfg, func(c *websocket.Conn, r *http.Request) websocket.Session {
 		return h.NewClient(c, c.RemoteAddr())
 	})
 	if err != nil {

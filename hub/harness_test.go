@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/transport/websocket"
 )
@@ -75,6 +76,9 @@ func startNodeWS(t *testing.T, cfg hub.Config, wsCfg websocket.Config) *node {
 	h := newTestHub(t, cfg)
 	if wsCfg.Logger == nil {
 		wsCfg.Logger = testLogger()
+	}
+	if wsCfg.Poller == "" {
+		wsCfg.Poller = websocket.Poller(testenv.WebSocketPoller())
 	}
 	ws, err := websocket.NewServer(wsCfg, func(c *websocket.Conn, r *http.Request) websocket.Session {
 		return h.NewClient(c, c.RemoteAddr())

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 )
 
 // Launcher starts one worker and returns its command stream (the worker's
@@ -31,9 +30,7 @@ type ExecLauncher struct {
 func (l ExecLauncher) Launch(ctx context.Context, worker int) (io.WriteCloser, io.ReadCloser, func() error, error) {
 	cmd := exec.CommandContext(ctx, l.Path, l.Args...)
 	cmd.Stderr = os.Stderr
-	// Its own process group: a terminal's Ctrl-C reaches the coordinator
-	// only, which then stops the workers in order.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownProcessGroup(cmd)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, nil, nil, err

@@ -4,10 +4,19 @@
 # loopback, and runs every suite:
 #
 #   go vet ./...
+#   GOOS=darwin and GOOS=windows: go build ./... and go vet ./...
 #   go test -race ./...            (through gotestsum, for counts)
+#   go test -race again for the packages whose tests go through the
+#     WebSocket transport, with its portable poller (HERALD_TEST_WS_POLLER),
+#     and the hub's suite over real WebSocket (HERALD_TEST_HUB_TRANSPORT)
 #   node --test                    (tests/js, against a built herald binary,
 #                                   and a browser test in Debian's chromium)
+#   node --test again, with herald on the portable poller
+#     (HERALD_WEBSOCKET_POLLER)
 #   pytest                         (tests/python, when it exists)
+#
+# On Linux the transport reads connections through epoll by default; the
+# second runs cover its portable read path, the one macOS and Windows use.
 #
 # Every step runs even when an earlier one failed, so one run reports
 # everything; the exit status is non-zero if any step failed. The last line
@@ -217,23 +226,35 @@ go_vet() {
 	run 10m go-vet.log "$ROOT" go vet ./...
 }
 
+# go_other_os GOOS builds everything for another system and vets it, which
+# compiles the tests too.
+go_other_os() {
+	local goos=$1
+	run 10m "go-build-$goos.log" "$ROOT" env GOOS="$goos" go build ./... &&
+		run 10m "go-vet-$goos.log" "$ROOT" env GOOS="$goos" go vet ./...
+}
+
 build_herald() {
 	# A binary left by an earlier run must not stand in for a failed build.
 	rm -f "$BIN/herald"
 	run 10m build.log "$ROOT" go build -o "$BIN/herald" ./cmd/herald && "$BIN/herald" version
 }
 
-go_tests() {
+# go_test_packages LOG PACKAGE... runs go test -race over the packages,
+# keeping the output in .tmp/logs/LOG.log, and counts the tests.
+go_test_packages() {
+	local log=$1
+	shift
 	local args=(-race -count=1 -timeout "$GO_TEST_TIMEOUT")
 	[[ -z "${HERALD_TEST_RUN:-}" ]] || args+=(-run "$HERALD_TEST_RUN")
 	local rc=0
 	# go test's own -timeout bounds each test binary and dumps a stuck
 	# test's goroutines; run's limit only catches a hang outside them.
 	if [[ -n "$GOTESTSUM" ]]; then
-		run 20m go-test.log "$ROOT" "$GOTESTSUM" --format pkgname-and-test-fails --format-icons text \
-			--jsonfile "$LOGS/go-test.json" -- "${args[@]}" ./... || rc=$?
+		run 20m "$log.log" "$ROOT" "$GOTESTSUM" --format pkgname-and-test-fails --format-icons text \
+			--jsonfile "$LOGS/$log.json" -- "${args[@]}" "$@" || rc=$?
 		local done_line total failures errors
-		done_line=$(grep -E '^DONE ' "$LOGS/go-test.log" | tail -n 1)
+		done_line=$(grep -E '^DONE ' "$LOGS/$log.log" | tail -n 1)
 		total=$(num "$done_line" 'tests?')
 		COUNT_SKIPPED=$(num "$done_line" skipped)
 		failures=$(num "$done_line" 'failures?')
@@ -242,20 +263,43 @@ go_tests() {
 		COUNT_PASSED=$((total - COUNT_SKIPPED - failures))
 		COUNT_DETAIL="${done_line#DONE }"
 	else
-		run 20m go-test.log "$ROOT" go test "${args[@]}" ./... || rc=$?
-		COUNT_PASSED=$(grep -cE '^ok ' "$LOGS/go-test.log")
-		COUNT_FAILED=$(grep -cE '^(FAIL|---) ' "$LOGS/go-test.log")
+		run 20m "$log.log" "$ROOT" go test "${args[@]}" "$@" || rc=$?
+		COUNT_PASSED=$(grep -cE '^ok ' "$LOGS/$log.log")
+		COUNT_FAILED=$(grep -cE '^(FAIL|---) ' "$LOGS/$log.log")
 		COUNT_DETAIL="$COUNT_PASSED packages ok"
 	fi
 	return "$rc"
 }
 
-node_tests() {
-	local tap="$LOGS/node-test.tap" rc=0
+go_tests() {
+	go_test_packages go-test ./...
+}
+
+# The packages whose tests serve clients through the WebSocket transport
+# (their helpers read HERALD_TEST_WS_POLLER).
+WS_TEST_PACKAGES=(./transport/... ./server/... ./hub/... ./api/...)
+
+# The hub's suite runs through its in-memory transport in go_tests; these
+# runs take it over real WebSocket connections, on each read path.
+go_tests_hub_websocket() {
+	local -x HERALD_TEST_HUB_TRANSPORT=websocket
+	go_test_packages go-test-hub-websocket ./hub/...
+}
+
+go_tests_portable() {
+	local -x HERALD_TEST_WS_POLLER=portable HERALD_TEST_HUB_TRANSPORT=websocket
+	go_test_packages go-test-portable "${WS_TEST_PACKAGES[@]}"
+}
+
+# node_test_run LOG runs the node tests, keeping the output in
+# .tmp/logs/LOG.log, and counts them.
+node_test_run() {
+	local log=$1
+	local tap="$LOGS/$log.tap" rc=0
 	rm -f "$tap"
 	# With no file arguments node --test finds every *.test.mjs under
 	# tests/js and leaves node_modules alone.
-	run 10m node-test.log "$ROOT/tests/js" node --test --test-timeout=120000 \
+	run 10m "$log.log" "$ROOT/tests/js" node --test --test-timeout=120000 \
 		--test-reporter=spec --test-reporter-destination=stdout \
 		--test-reporter=tap --test-reporter-destination="$tap" || rc=$?
 	if [[ -f "$tap" ]]; then
@@ -266,6 +310,17 @@ node_tests() {
 		COUNT_DETAIL="$COUNT_PASSED passed, $COUNT_FAILED failed, $COUNT_SKIPPED skipped"
 	fi
 	return "$rc"
+}
+
+node_tests() {
+	node_test_run node-test
+}
+
+# The herald processes the node tests start read HERALD_WEBSOCKET_POLLER
+# (websocket.poller) from the environment they inherit.
+node_tests_portable() {
+	local -x HERALD_WEBSOCKET_POLLER=portable
+	node_test_run node-test-portable
 }
 
 python_tests() {
@@ -348,12 +403,18 @@ if [[ -d tests/python ]]; then
 fi
 step "gotestsum" install_gotestsum
 step "go vet" go_vet
+step "go vet darwin" go_other_os darwin
+step "go vet windows" go_other_os windows
 step "build herald" build_herald
 step "go test -race" go_tests
+step "go test hub ws" go_tests_hub_websocket
+step "go test portable" go_tests_portable
 if [[ -x "$HERALD_BIN" && -d tests/js/node_modules ]]; then
 	step "node tests" node_tests
+	step "node portable" node_tests_portable
 else
 	not_run "node tests" "no herald binary or node_modules: see the failed step above"
+	not_run "node portable" "no herald binary or node_modules: see the failed step above"
 fi
 if [[ -d tests/python ]]; then
 	if [[ -x "$VENV/bin/python" ]]; then

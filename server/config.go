@@ -13,6 +13,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/transport/websocket"
 )
 
 // Config is the whole configuration of `herald serve`. Its file format is
@@ -113,6 +114,10 @@ type WebSocketConfig struct {
 	// AllowedOrigins lists the browser origins allowed to connect; empty
 	// means same-origin only, "*" any.
 	AllowedOrigins []string `yaml:"allowed_origins"`
+	// Poller is how connections are read: "auto" (epoll on Linux,
+	// portable elsewhere), "epoll" (Linux only) or "portable" (a goroutine
+	// per connection). Empty means auto.
+	Poller string `yaml:"poller"`
 }
 
 // DefaultConfig is the configuration `herald serve` runs with when given
@@ -186,6 +191,9 @@ func (c Config) Validate() error {
 	}
 	if c.WebSocket.MessageSizeLimit < 0 {
 		bad("websocket.message_size_limit", "%d: must not be negative", c.WebSocket.MessageSizeLimit)
+	}
+	if _, err := websocket.Poller(c.WebSocket.Poller).Resolve(); err != nil {
+		bad("websocket.poller", "%v", err)
 	}
 	if c.Client.ChannelLimit < 0 {
 		bad("client.channel_limit", "%d: must not be negative", c.Client.ChannelLimit)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -70,4 +71,47 @@ func yamlKeys(t reflect.Type, prefix string) []string {
 		}
 	}
 	return out
+}
+
+// TestDocYAMLBlocksAreValid checks every yaml block of README.md and
+// docs/*.md as `herald config check` does (parse, then Validate), so the
+// documentation never shows a configuration Herald refuses.
+func TestDocYAMLBlocksAreValid(t *testing.T) {
+	files, err := filepath.Glob("../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, "../README.md")
+	blocks := 0
+	for _, f := range files {
+		doc, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rest := string(doc)
+		for {
+			_, after, ok := strings.Cut(rest, "```yaml\n")
+			if !ok {
+				break
+			}
+			block, tail, ok := strings.Cut(after, "```")
+			if !ok {
+				t.Errorf("%s: unterminated yaml block", f)
+				break
+			}
+			rest = tail
+			blocks++
+			line := strings.Count(string(doc[:len(doc)-len(after)]), "\n") + 1
+			cfg, err := ParseConfig([]byte(block))
+			if err == nil {
+				err = cfg.Validate()
+			}
+			if err != nil {
+				t.Errorf("%s, yaml block at line %d:\n%v", f, line, err)
+			}
+		}
+	}
+	if blocks == 0 {
+		t.Fatal("no yaml blocks found")
+	}
 }

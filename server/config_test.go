@@ -39,6 +39,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	cfg, err := ParseConfig([]byte(`
 engine: {type: postgress}
 log: {level: loud}
+websocket: {poller: kqueue}
 client:
   ping_interval: 5s
   pong_timeout: 10s
@@ -58,6 +59,7 @@ channel:
 	for _, want := range []string{
 		`engine.type: unknown engine "postgress"`,
 		`log.level: "loud": want debug, info, warn or error`,
+		`websocket.poller: "kqueue": want "auto", "epoll" or "portable"`,
 		`client.pong_timeout: 10s must be shorter than client.ping_interval (5s)`,
 		`channel.namespaces[0].name "bad name!": must match`,
 	} {
@@ -70,7 +72,7 @@ channel:
 		t.Errorf("bare numbers are seconds: got %v, %v (%v)", secs.Client.PingInterval, secs.Client.PongTimeout, err)
 	}
 	cfg.Channel.Namespaces = cfg.Channel.Namespaces[1:]
-	cfg.Engine.Type, cfg.Log.Level, cfg.Client.PongTimeout = "memory", "info", 0
+	cfg.Engine.Type, cfg.Log.Level, cfg.Client.PongTimeout, cfg.WebSocket.Poller = "memory", "info", 0, "portable"
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "history_size and history_ttl must be set together") {
 		t.Fatalf("want the history pairing problem, got %v", err)
 	}
@@ -85,6 +87,7 @@ func TestApplyEnvOverridesEveryKind(t *testing.T) {
 		"HERALD_CLIENT_INSECURE=true",
 		"HERALD_CLIENT_PING_INTERVAL=10s",
 		"HERALD_WEBSOCKET_ALLOWED_ORIGINS=https://a.example, https://b.example",
+		"HERALD_WEBSOCKET_POLLER=portable",
 		`HERALD_CHANNEL_NAMESPACES=[{"name":"chat","presence":true,"history_size":10,"history_ttl":"1m"}]`,
 		"HERALD_NO_SUCH_KEY=1",
 		"HERALD_TEST_POSTGRES_DSN=ignored",
@@ -102,6 +105,9 @@ func TestApplyEnvOverridesEveryKind(t *testing.T) {
 	}
 	if !reflect.DeepEqual(cfg.WebSocket.AllowedOrigins, []string{"https://a.example", "https://b.example"}) {
 		t.Errorf("allowed_origins = %v", cfg.WebSocket.AllowedOrigins)
+	}
+	if cfg.WebSocket.Poller != "portable" {
+		t.Errorf("poller = %q, want portable", cfg.WebSocket.Poller)
 	}
 	if len(cfg.Channel.Namespaces) != 1 || cfg.Channel.Namespaces[0].Name != "chat" ||
 		!cfg.Channel.Namespaces[0].Presence || cfg.Channel.Namespaces[0].HistoryTTL.D() != time.Minute {

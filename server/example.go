@@ -125,4 +125,5 @@ websocket:
   write_timeout: 1s
   read_timeout: 10s          # a started message must arrive completely within this
   allowed_origins: []        # browser origins; empty: same origin only; ["*"]: any
+  poller: auto               # auto (epoll on Linux, portable elsewhere), epoll or portable
 `

@@ -88,6 +88,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		WriteTimeout:   cfg.WebSocket.WriteTimeout.D(),
 		ReadTimeout:    cfg.WebSocket.ReadTimeout.D(),
 		CheckOrigin:    originChecker(cfg.WebSocket.AllowedOrigins),
+		Poller:         websocket.Poller(cfg.WebSocket.Poller),
 		Logger:         log,
 	}, func(c *websocket.Conn, r *http.Request) websocket.Session {
 		return h.NewClient(c, c.RemoteAddr())
@@ -159,7 +160,7 @@ func (s *Server) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	s.log.Info("herald listening", "address", ln.Addr().String(), "websocket", WebSocketPath, "engine", s.cfg.Engine.Type, "version", Version)
+	s.log.Info("herald listening", "address", ln.Addr().String(), "websocket", WebSocketPath, "websocket_poller", s.ws.Poller(), "engine", s.cfg.Engine.Type, "version", Version)
 	return nil
 }
 

@@ -15,11 +15,18 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/transport/websocket"
 )
 
+// startServer starts a node on a free loopback port; its WebSocket poller
+// is HERALD_TEST_WS_POLLER's unless cfg sets one.
 func startServer(t *testing.T, cfg Config) *Server {
 	t.Helper()
 	cfg.Address = "127.0.0.1:0"
+	if cfg.WebSocket.Poller == "" {
+		cfg.WebSocket.Poller = testenv.WebSocketPoller()
+	}
 	cfg.Client.Token.HMACSecretKey = "secret"
 	s, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
@@ -259,4 +266,25 @@ func apiCall(t *testing.T, s *Server, method, body string) string {
 	defer r.Body.Close()
 	b, _ := io.ReadAll(r.Body)
 	return string(b)
+}
+
+// TestWebSocketPoller checks that websocket.poller reaches the transport:
+// a client connects and is served through each poller this system has.
+func TestWebSocketPoller(t *testing.T) {
+	pollers := []string{"portable"}
+	if websocket.EpollAvailable {
+		pollers = append(pollers, "epoll")
+	}
+	for _, p := range pollers {
+		t.Run(p, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.WebSocket.Poller = p
+			s := startServer(t, cfg)
+			t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+			if got := s.ws.Poller(); string(got) != p {
+				t.Fatalf("transport runs %q, want %q", got, p)
+			}
+			connectClient(t, s, "alice")
+		})
+	}
 }

@@ -39,6 +39,7 @@ func TestConfigCheck(t *testing.T) {
 		"unknown key":    {"client:\n  tokn: {}\n", `client.tokn: unknown key (did you mean "client.token"?)`},
 		"missing secret": {"log:\n  level: debug\n", "tokens are required but no client.token key is configured"},
 		"bad namespace":  {"client: {insecure: true}\nchannel:\n  namespaces: [{name: \"a b\"}]\n", `name "a b": must match`},
+		"bad poller":     {"client: {insecure: true}\nwebsocket: {poller: kqueue}\n", `websocket.poller: "kqueue": want "auto", "epoll" or "portable"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, _, err := run(t, "config", "check", writeFile(t, c.yaml))

@@ -1,4 +1,4 @@
-//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly || solaris
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly || solaris || windows
 
 package testenv
 
@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // PostgresLockFile is the name, under os.TempDir(), of the file whose
@@ -41,8 +39,8 @@ const (
 // PostgreSQL calls LockPostgres first; tests of other services never do,
 // so they keep running in parallel.
 //
-// The lock is an exclusive flock(2) on PostgresLockFile under
-// os.TempDir(), taken when LockPostgres returns and released in
+// The lock is an exclusive flock(2) (LockFileEx on Windows) on
+// PostgresLockFile under os.TempDir(), taken when LockPostgres returns and released in
 // t.Cleanup, so the kernel releases it too if the test process dies. The
 // holder writes its process id and test name into the file, and a test
 // that has waited a while logs them. The wait is bounded by the test's
@@ -65,18 +63,17 @@ func LockPostgres(t testing.TB) {
 	if err != nil {
 		t.Fatalf("PostgreSQL test lock: %v", err)
 	}
-	fd := int(f.Fd())
 	start := time.Now()
 	deadline := lockDeadline(t, start)
 	logged := false
 	for {
-		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+		locked, err := tryLockFile(f)
+		if err != nil {
 			_ = f.Close()
-			t.Fatalf("PostgreSQL test lock %s: flock: %v", path, err)
+			t.Fatalf("PostgreSQL test lock %s: %v", path, err)
+		}
+		if locked {
+			break
 		}
 		pid, holder := lockHolder(path)
 		if pid == os.Getpid() && (holder == t.Name() || strings.HasPrefix(t.Name(), holder+"/")) {
@@ -103,7 +100,7 @@ func LockPostgres(t testing.TB) {
 	}
 	t.Cleanup(func() {
 		_ = f.Truncate(0)
-		if err := unix.Flock(fd, unix.LOCK_UN); err != nil {
+		if err := unlockFile(f); err != nil {
 			t.Errorf("release the PostgreSQL test lock: %v", err)
 		}
 		_ = f.Close()

@@ -48,3 +48,14 @@ func Logger() *slog.Logger {
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }
+
+// WebSocketPollerVar is the variable that makes the tests run the
+// WebSocket transport with one poller ("auto", "epoll" or "portable"), as
+// scripts/test.sh does for a second run with "portable".
+const WebSocketPollerVar = "HERALD_TEST_WS_POLLER"
+
+// WebSocketPoller returns the value of HERALD_TEST_WS_POLLER, or "" when it
+// is unset: test helpers that start a WebSocket transport put it into its
+// configuration (websocket.Config.Poller, or the websocket.poller key),
+// which rejects an unknown name with a message that quotes it.
+func WebSocketPoller() string { return os.Getenv(WebSocketPollerVar) }

@@ -1,6 +1,7 @@
 package websocket
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime"
@@ -25,9 +26,19 @@ type Config struct {
 	// CheckOrigin accepts or refuses (403) an upgrade request. Nil accepts a
 	// request without an Origin header or whose Origin host equals r.Host.
 	CheckOrigin func(r *http.Request) bool
-	// Workers is the number of goroutines that read ready connections and
-	// run Session.HandleFrame; it is a fixed pool, so a Session must not
-	// block long in HandleFrame. Default 4*GOMAXPROCS.
+	// Poller selects how connections are read (see the package
+	// documentation): PollerEpoll, a readiness loop with a fixed pool of
+	// workers that holds no goroutine or buffer for an idle connection
+	// (Linux only); PollerPortable, a goroutine with its own read buffer
+	// per connection, on any system, at a higher memory cost per idle
+	// connection; or PollerAuto, the default, which is epoll on Linux and
+	// portable elsewhere. PollerEpoll off Linux is an error from NewServer.
+	Poller Poller
+	// Workers is the number of goroutines of the epoll path that read
+	// ready connections and run Session.HandleFrame; it is a fixed pool,
+	// so a Session must not block long in HandleFrame. Default
+	// 4*GOMAXPROCS. The portable path has no pool: each connection is read
+	// on its own goroutine, so Workers does not apply to it.
 	Workers int
 	// Logger receives errors, with the connection's remote address. Nil means
 	// slog.Default().
@@ -61,4 +72,39 @@ func (c Config) withDefaults() Config {
 		c.Logger = slog.Default()
 	}
 	return c
+}
+
+// Poller names a way of reading connections; the zero value is PollerAuto.
+type Poller string
+
+const (
+	// PollerAuto is PollerEpoll on Linux and PollerPortable elsewhere.
+	PollerAuto Poller = "auto"
+	// PollerEpoll reads connections when epoll reports them ready, on a
+	// fixed pool of workers. Linux only.
+	PollerEpoll Poller = "epoll"
+	// PollerPortable reads each connection on a goroutine of its own, with
+	// blocking reads and deadlines. Any system.
+	PollerPortable Poller = "portable"
+)
+
+// Resolve returns the poller p stands for on this system, PollerEpoll or
+// PollerPortable. An unknown name, or epoll where there is none, is an
+// error that quotes p.
+func (p Poller) Resolve() (Poller, error) {
+	switch p {
+	case "", PollerAuto:
+		if EpollAvailable {
+			return PollerEpoll, nil
+		}
+		return PollerPortable, nil
+	case PollerEpoll:
+		if !EpollAvailable {
+			return "", fmt.Errorf("%q needs Linux (this is %s): use %q or %q", p, runtime.GOOS, PollerAuto, PollerPortable)
+		}
+		return p, nil
+	case PollerPortable:
+		return p, nil
+	}
+	return "", fmt.Errorf("%q: want %q, %q or %q", p, PollerAuto, PollerEpoll, PollerPortable)
 }

@@ -22,7 +22,7 @@ var ErrClosed = errors.New("websocket: connection closed")
 // Conn.rd and may run the Session; stFinished is set by that goroutine when
 // it tears the connection down.
 const (
-	stBusy     uint32 = 1 << iota // a worker (or the upgrading goroutine) owns the read side
+	stBusy     uint32 = 1 << iota // a worker, the connection's goroutine or the upgrading goroutine owns the read side
 	stClosed                      // closing: no more writes, the read side tears down
 	stFinished                    // torn down, HandleClose called
 )
@@ -38,11 +38,11 @@ const (
 type Conn struct {
 	srv     *Server
 	nc      net.Conn
-	rc      syscall.RawConn
+	rc      syscall.RawConn // epoll only: the socket's fd
 	session Session
 	proto   protocol.Type
-	fd      int32
-	gen     uint32 // tells this connection's epoll events from a previous user of fd
+	slot    int32  // index in Server.conns; epoll events carry it
+	gen     uint32 // tells this connection's epoll events from a previous user of slot
 	state   atomic.Uint32
 	wmu     sync.Mutex // serialises frames on the wire
 	rd      *readState // partial input; nil while nothing is half-read
@@ -79,7 +79,7 @@ func (c *Conn) WriteFrame(frame []byte) error {
 }
 
 // Close sends a close frame with code and reason (cut to 123 bytes) and
-// closes the connection; HandleClose follows on a worker. It is idempotent
+// closes the connection; HandleClose follows on the reading goroutine. It is idempotent
 // and safe concurrently with WriteFrame (it waits for a write in progress,
 // at most Config.WriteTimeout).
 func (c *Conn) Close(code uint32, reason string) {
@@ -123,18 +123,9 @@ func (c *Conn) markClosed() (uint32, bool) {
 	}
 }
 
-// wakeReader makes the read side tear the connection down. If a worker owns
-// it, that worker sees stClosed when it lets go. Otherwise shutting the
-// socket down makes it readable (EOF) and re-arming it brings a worker, even
-// when the session had stopped reading.
-func (c *Conn) wakeReader(old uint32) {
-	if err := c.rc.Control(func(fd uintptr) { _ = sysShutdown(int(fd)) }); err != nil {
-		return // already closed by the reader
-	}
-	if old&stBusy == 0 {
-		c.srv.rearm(c, nil)
-	}
-}
+// wakeReader makes the read side tear the connection down, through the
+// read path; old is the state from before markClosed.
+func (c *Conn) wakeReader(old uint32) { c.srv.path.wake(c, old) }
 
 // writeLocked writes one unfragmented frame under c.wmu with the write
 // deadline. Small frames go out in one write through a pooled buffer.

@@ -1,15 +1,33 @@
 // Package websocket is Herald's WebSocket transport, built to hold hundreds of
 // thousands of mostly idle connections per node.
 //
-// An idle connection costs its socket, a small Conn and its Session: no
-// goroutine is parked on it and no read or write buffer is held for it. After
-// the HTTP upgrade (gobwas/ws) the net/http goroutine returns; the raw socket
-// fd is registered with an epoll instance owned by the Server (EPOLLONESHOT),
-// and when it becomes readable a worker from a fixed pool reads everything
-// available into the worker's own buffer, hands every complete data message
-// to the Session in order and re-arms the fd, so one connection is served by
-// one worker at a time. A frame that arrives only in part is copied aside
-// until the rest comes, for at most Config.ReadTimeout.
+// After the HTTP upgrade (gobwas/ws) the net/http goroutine returns and the
+// connection is read by one of two read paths, chosen by Config.Poller:
+//
+// The epoll path (Linux; the default there) holds no goroutine and no read
+// or write buffer for an idle connection: it costs its socket, a small Conn
+// and its Session. The raw socket fd is registered with an epoll instance
+// owned by the Server (EPOLLONESHOT), and when it becomes readable a worker
+// from a fixed pool (Config.Workers) reads everything available into the
+// worker's own buffer, hands every complete data message to the Session in
+// order and re-arms the fd, so one connection is served by one worker at a
+// time. A frame that arrives only in part is copied aside until the rest
+// comes, for at most Config.ReadTimeout. The hijacked connection must expose
+// its file descriptor (syscall.Conn), so TLS is terminated in front of
+// Herald.
+//
+// The portable path (every system; the default off Linux) reads each
+// connection on a goroutine of its own, with blocking reads on the net.Conn
+// into a buffer of the connection's own (4 KiB, grown for a large frame and
+// shrunk back after it). A read deadline enforces Config.ReadTimeout while a
+// message is half-read; an idle connection has none. It works over any
+// net.Conn, TLS included, but an idle connection costs a goroutine stack and
+// its read buffer more than on the epoll path, so a node holds fewer of them
+// in the same memory.
+//
+// Both paths parse frames with the same code and behave the same for the
+// Session: HandleFrame for every complete data message in order, HandleClose
+// exactly once, the same close codes.
 //
 // Writes go straight to the socket from the caller's goroutine, with a
 // deadline, through a buffer borrowed for the duration of the call.
@@ -23,8 +41,4 @@
 // The encoding is chosen at the upgrade: subprotocol centrifuge-protobuf, or
 // the query parameter format=protobuf or cf_protocol=protobuf, select
 // Protobuf in binary frames; anything else is JSON in text frames.
-//
-// The readiness loop needs Linux (epoll); elsewhere NewServer returns an
-// error. The hijacked connection must expose its file descriptor
-// (syscall.Conn), so TLS is terminated in front of Herald.
 package websocket

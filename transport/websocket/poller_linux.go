@@ -12,13 +12,17 @@ import (
 // poller is an epoll instance plus an eventfd that wakes it for shutdown.
 // Connection fds are registered EPOLLONESHOT, so each readiness event
 // reaches one worker and the fd stays silent until that worker re-arms it.
-// The event data holds the fd and the connection's generation.
+// The event data holds the connection's slot in Server.conns and its
+// generation; the eventfd's holds wakeSlot.
 type poller struct {
 	epfd   int
 	wakefd int
 }
 
 const readEvents = unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT
+
+// wakeSlot marks the eventfd's events; no connection has a negative slot.
+const wakeSlot = -1
 
 func newPoller() (*poller, error) {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
@@ -30,7 +34,7 @@ func newPoller() (*poller, error) {
 		unix.Close(epfd)
 		return nil, fmt.Errorf("eventfd: %w", err)
 	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wakefd)}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: wakeSlot}
 	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wakefd, &ev); err != nil {
 		unix.Close(epfd)
 		unix.Close(wakefd)
@@ -39,13 +43,13 @@ func newPoller() (*poller, error) {
 	return &poller{epfd: epfd, wakefd: wakefd}, nil
 }
 
-func (p *poller) add(fd int, gen uint32) error {
-	ev := unix.EpollEvent{Events: readEvents, Fd: int32(fd), Pad: int32(gen)}
+func (p *poller) add(fd int, slot int32, gen uint32) error {
+	ev := unix.EpollEvent{Events: readEvents, Fd: slot, Pad: int32(gen)}
 	return unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, fd, &ev)
 }
 
-func (p *poller) arm(fd int, gen uint32) error {
-	ev := unix.EpollEvent{Events: readEvents, Fd: int32(fd), Pad: int32(gen)}
+func (p *poller) arm(fd int, slot int32, gen uint32) error {
+	ev := unix.EpollEvent{Events: readEvents, Fd: slot, Pad: int32(gen)}
 	return unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, fd, &ev)
 }
 
@@ -65,12 +69,13 @@ func (p *poller) close() error {
 // pollLoop waits for readiness events and hands each ready connection to a
 // worker, until the eventfd is written. Then it closes the work channel,
 // which stops the workers.
-func (s *Server) pollLoop() {
-	defer close(s.work)
+func (e *epollPath) pollLoop() {
+	defer close(e.work)
+	s := e.s
 	events := make([]unix.EpollEvent, 256)
 	ready := make([]*Conn, 0, len(events))
 	for {
-		n, err := unix.EpollWait(s.poll.epfd, events, -1)
+		n, err := unix.EpollWait(e.poll.epfd, events, -1)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -82,7 +87,7 @@ func (s *Server) pollLoop() {
 		ready = ready[:0]
 		s.mu.RLock()
 		for _, ev := range events[:n] {
-			if int(ev.Fd) == s.poll.wakefd {
+			if ev.Fd == wakeSlot {
 				stop = true
 				continue
 			}
@@ -94,7 +99,7 @@ func (s *Server) pollLoop() {
 		// Sending outside the lock: a worker tearing a connection down takes
 		// it for writing.
 		for _, c := range ready {
-			s.work <- c
+			e.work <- c
 		}
 		clear(ready)
 		if stop {

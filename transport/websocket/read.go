@@ -4,120 +4,44 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"syscall"
 	"time"
 
 	"github.com/gobwas/ws"
 )
 
-// readState is what a connection keeps between two readiness events while a
-// message is only partly there. Idle connections have none.
+// readState is what a connection keeps while a message is only partly
+// there. Idle connections have none.
 type readState struct {
-	pending []byte    // start of a frame whose end has not arrived
+	pending []byte    // epoll: start of a frame whose end has not arrived
 	msg     []byte    // fragments of a message so far
 	msgOp   ws.OpCode // opcode of the first fragment
 	frag    bool      // a fragmented message is open
 	since   time.Time // when the unfinished message was first seen
 }
 
-// reader is the scratch space of one reading goroutine: a worker owns one;
-// the upgrading goroutine borrows one when the client sent frames right
-// behind its handshake.
+// reader is the scratch space of one reading goroutine and the frame parser
+// both read paths share: an epoll worker owns one for all the connections
+// it serves; on the portable path each connection's goroutine owns one.
 type reader struct {
 	srv *Server
 	buf []byte
 	br  bytes.Reader
 	hdr [ws.MaxHeaderSize]byte
-
-	// Arguments and results of readFD and armFD, which are bound once as
-	// method values so that RawConn.Control does not allocate per event.
-	dst     []byte
-	n       int
-	err     error
-	readFn  func(fd uintptr)
-	armConn *Conn
-	armErr  error
-	armFn   func(fd uintptr)
 }
 
-// initialReadBuf is a reader's buffer size; it grows up to one maximal frame.
+// initialReadBuf is an epoll worker's buffer size, and the least a buffer
+// grows to; a buffer grows up to one maximal frame.
 const initialReadBuf = 16 << 10
-
-// maxReadsPerTurn bounds the reads of one readiness event, so that a busy
-// connection cannot keep a worker from the others; the fd is re-armed and
-// comes back if it is still readable.
-const maxReadsPerTurn = 16
-
-func newReader(s *Server) *reader {
-	r := &reader{srv: s, buf: make([]byte, 0, initialReadBuf)}
-	r.readFn = r.readFD
-	r.armFn = r.armFD
-	return r
-}
-
-func (r *reader) readFD(fd uintptr) { r.n, r.err = sysRead(int(fd), r.dst) }
-
-func (r *reader) armFD(fd uintptr) { r.armErr = r.srv.poll.arm(int(fd), r.armConn.gen) }
 
 // outcome of reading a connection.
 type outcome uint8
 
 const (
-	keepReading outcome = iota // re-arm the fd
-	stopReading                // the session asked to stop; do not re-arm
+	keepReading outcome = iota // go on reading (epoll: re-arm the fd)
+	stopReading                // the session asked to stop; read no more
 	tearDown                   // the connection is closing: finish it
 )
-
-// serve handles one readiness event of c; c.acquire must have succeeded.
-func (r *reader) serve(c *Conn) outcome {
-	if c.state.Load()&stClosed != 0 {
-		return tearDown
-	}
-	data := r.buf[:0]
-	if c.rd != nil && len(c.rd.pending) > 0 {
-		data = append(data, c.rd.pending...)
-		c.rd.pending = c.rd.pending[:0]
-	}
-	// Bytes the upgrading goroutine found behind the handshake, or left
-	// from the last event, may already hold whole frames.
-	out, used, completed := r.frames(c, data)
-	data = compact(data, used)
-	for reads := 0; out == keepReading && reads < maxReadsPerTurn; reads++ {
-		if len(data) == cap(data) {
-			data = r.grow(data)
-		}
-		r.dst = data[len(data):cap(data)]
-		if err := c.rc.Control(r.readFn); err != nil {
-			return tearDown // closed under us
-		}
-		n, err := r.n, r.err
-		r.dst = nil
-		if errors.Is(err, errWouldBlock) {
-			break
-		}
-		if err != nil || n == 0 {
-			if err != nil && !isConnReset(err) {
-				r.srv.log.Debug("websocket read failed", "remote", c.RemoteAddr(), "error", err)
-			}
-			c.abort()
-			return tearDown
-		}
-		short := n < cap(data)-len(data)
-		data = data[:len(data)+n]
-		var done bool
-		out, used, done = r.frames(c, data)
-		completed = completed || done
-		data = compact(data, used)
-		if short {
-			break // the socket is most likely drained; level-triggered re-arm covers the rest
-		}
-	}
-	r.buf = data[:0]
-	if out == tearDown {
-		return tearDown
-	}
-	r.keepPartial(c, data, completed)
-	return out
-}
 
 // frames handles the complete frames at the start of data and reports how
 // many bytes they used and whether a data message completed.
@@ -257,23 +181,21 @@ func (r *reader) grow(data []byte) []byte {
 	return nb
 }
 
-// keepPartial stores what is left of data in c and tracks the unfinished
-// message's deadline; with nothing left c drops its read state.
-func (r *reader) keepPartial(c *Conn, rest []byte, completed bool) {
-	if len(rest) == 0 && (c.rd == nil || !c.rd.frag) {
-		if c.rd != nil {
-			r.srv.reaper.untrack(c)
-			r.srv.putReadState(c.rd)
-			c.rd = nil
-		}
-		return
-	}
-	rd := c.readState()
-	rd.pending = append(rd.pending[:0], rest...)
+// halfRead reports whether a message has started on c but not finished:
+// rest holds the start of a frame, or a fragmented message is open.
+func (c *Conn) halfRead(rest []byte) bool {
+	return len(rest) > 0 || (c.rd != nil && c.rd.frag)
+}
+
+// restart moves the start of the unfinished message to now when there was
+// none yet, or when a message completed meanwhile (what is left belongs to
+// a newer one). It reports whether it moved.
+func (rd *readState) restart(completed bool) bool {
 	if rd.since.IsZero() || completed {
 		rd.since = time.Now()
-		r.srv.reaper.track(c, rd.since.Add(r.srv.cfg.ReadTimeout))
+		return true
 	}
+	return false
 }
 
 // readState returns c's read state, creating it.
@@ -318,5 +240,5 @@ func compact(data []byte, n int) []byte {
 // isConnReset reports the errors of a peer that went away abruptly, which
 // are not worth a log line.
 func isConnReset(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, errConnReset)
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)
 }

@@ -10,81 +10,94 @@ import (
 	"github.com/gobwas/ws"
 )
 
-// Server upgrades HTTP requests to WebSocket connections and runs the
-// readiness loop that reads them.
+// Server upgrades HTTP requests to WebSocket connections and reads them,
+// through the read path Config.Poller selects.
 type Server struct {
 	cfg    Config
+	poller Poller // resolved: PollerEpoll or PollerPortable
+	path   readPath
 	accept AcceptFunc
 	log    *slog.Logger
-	poll   *poller
-	reaper *reaper
-	work   chan *Conn
 
 	writeBufs  sync.Pool // *writeBuf
 	readStates sync.Pool // *readState
-	readers    sync.Pool // *reader, for frames that came with the handshake
 
 	gen atomic.Uint32
 	n   atomic.Int64
 
 	mu      sync.RWMutex
-	conns   []*Conn // by fd
+	conns   []*Conn // by Conn.slot
+	free    []int32 // unused slots of conns
 	closing bool
 
 	live      sync.WaitGroup // registered connections not yet finished
-	loops     sync.WaitGroup // poller, workers, reaper
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// NewServer starts the readiness loop (one poller goroutine, cfg.Workers
-// workers and a timer goroutine for ReadTimeout). accept is called for every
-// upgraded connection.
+// readPath is what differs between the epoll and the portable ways of
+// reading connections. Its methods are called per connection, never per
+// message.
+type readPath interface {
+	// attach prepares c after the upgrade, before the AcceptFunc sees it;
+	// an error rejects the connection.
+	attach(c *Conn) error
+	// add starts watching c, whose slot is set; it runs under Server.mu.
+	add(c *Conn) error
+	// start hands c's read side, which the caller owns, to the path, with
+	// the bytes the client sent right behind its handshake.
+	start(c *Conn, early []byte)
+	// wake makes the read side notice that c is closing; old is c's state
+	// from before it was marked closed.
+	wake(c *Conn, old uint32)
+	// remove stops watching c; it runs on the goroutine that tears c
+	// down, before the socket is closed.
+	remove(c *Conn)
+	// shutdown stops the path once every connection has finished, and
+	// waits for its goroutines.
+	shutdown() error
+}
+
+// NewServer starts the read path Config.Poller selects: for epoll, one
+// poller goroutine, cfg.Workers workers and a timer goroutine for
+// ReadTimeout; the portable path starts a goroutine per connection as it
+// comes. accept is called for every upgraded connection.
 func NewServer(cfg Config, accept AcceptFunc) (*Server, error) {
 	if accept == nil {
 		return nil, errors.New("websocket: nil AcceptFunc")
 	}
-	cfg = cfg.withDefaults()
-	p, err := newPoller()
+	poller, err := cfg.Poller.Resolve()
 	if err != nil {
-		return nil, fmt.Errorf("websocket: start poller: %w", err)
+		return nil, fmt.Errorf("websocket: Config.Poller %w", err)
 	}
+	cfg = cfg.withDefaults()
 	s := &Server{
 		cfg:    cfg,
+		poller: poller,
 		accept: accept,
 		log:    cfg.Logger,
-		poll:   p,
-		work:   make(chan *Conn, cfg.Workers),
 	}
 	s.writeBufs.New = func() any { return &writeBuf{b: make([]byte, 0, 1024)} }
 	s.readStates.New = func() any { return new(readState) }
-	s.readers.New = func() any { return newReader(s) }
-	s.reaper = newReaper(cfg.ReadTimeout)
-
-	s.loops.Add(2 + cfg.Workers)
-	go func() {
-		defer s.loops.Done()
-		s.pollLoop()
-	}()
-	go func() {
-		defer s.loops.Done()
-		s.reaper.run()
-	}()
-	for range cfg.Workers {
-		go func() {
-			defer s.loops.Done()
-			s.workLoop()
-		}()
+	if poller == PollerEpoll {
+		if s.path, err = newEpollPath(s); err != nil {
+			return nil, fmt.Errorf("websocket: start epoll: %w", err)
+		}
+	} else {
+		s.path = &portablePath{s: s}
 	}
 	return s, nil
 }
+
+// Poller is the read path the Server runs: PollerEpoll or PollerPortable.
+func (s *Server) Poller() Poller { return s.poller }
 
 // NumConns is the number of open connections.
 func (s *Server) NumConns() int { return int(s.n.Load()) }
 
 // Close closes every connection with 3001 "shutdown" (unless it is closed
 // already), waits until each has been handed to Session.HandleClose, then
-// stops the poller and waits for the workers. New upgrades get 503.
+// stops the read path and waits for its goroutines. New upgrades get 503.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
@@ -98,7 +111,7 @@ func (s *Server) Close() error {
 		s.mu.Unlock()
 
 		// Close frames to slow peers may each take WriteTimeout: send them
-		// with as many goroutines as there are workers.
+		// with Config.Workers goroutines.
 		var wg sync.WaitGroup
 		var next atomic.Int64
 		for range min(s.cfg.Workers, len(conns)) {
@@ -110,16 +123,8 @@ func (s *Server) Close() error {
 		}
 		wg.Wait()
 		s.live.Wait()
-
-		s.reaper.stop()
-		if err := s.poll.wake(); err != nil {
-			// Waiting for a poller that cannot be woken would hang.
-			s.closeErr = fmt.Errorf("websocket: wake poller: %w", err)
-			return
-		}
-		s.loops.Wait()
-		if err := s.poll.close(); err != nil && s.closeErr == nil {
-			s.closeErr = fmt.Errorf("websocket: close poller: %w", err)
+		if err := s.path.shutdown(); err != nil {
+			s.closeErr = fmt.Errorf("websocket: %w", err)
 		}
 	})
 	return s.closeErr
@@ -127,88 +132,42 @@ func (s *Server) Close() error {
 
 var errServerClosing = errors.New("server closing")
 
-// register adds c to the connection table and to epoll. It fails once the
-// server is closing.
+// register gives c a slot in the connection table and starts watching it.
+// It fails once the server is closing.
 func (s *Server) register(c *Conn) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
 		return errServerClosing
 	}
-	if err := s.poll.add(int(c.fd), c.gen); err != nil {
-		return fmt.Errorf("epoll add: %w", err)
+	if n := len(s.free); n > 0 {
+		c.slot = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		c.slot = int32(len(s.conns))
+		s.conns = append(s.conns, nil)
 	}
-	if int(c.fd) >= len(s.conns) {
-		grown := make([]*Conn, max(int(c.fd)+1, 2*len(s.conns)))
-		copy(grown, s.conns)
-		s.conns = grown
+	if err := s.path.add(c); err != nil {
+		s.free = append(s.free, c.slot)
+		return err
 	}
-	s.conns[c.fd] = c
+	s.conns[c.slot] = c
 	s.live.Add(1)
 	s.n.Add(1)
 	return nil
 }
 
-// lookup returns the connection an epoll event is for, or nil for a stale
-// event of a connection that has gone. Callers hold s.mu for reading.
-func (s *Server) lookup(fd int32, gen uint32) *Conn {
-	if fd < 0 || int(fd) >= len(s.conns) {
+// lookup returns the connection in slot with generation gen, or nil when
+// that connection has gone (a stale epoll event). Callers hold s.mu for
+// reading.
+func (s *Server) lookup(slot int32, gen uint32) *Conn {
+	if slot < 0 || int(slot) >= len(s.conns) {
 		return nil
 	}
-	if c := s.conns[fd]; c != nil && c.gen == gen {
+	if c := s.conns[slot]; c != nil && c.gen == gen {
 		return c
 	}
 	return nil
-}
-
-// workLoop serves ready connections until the poller stops.
-func (s *Server) workLoop() {
-	r := newReader(s)
-	for c := range s.work {
-		if c.acquire() {
-			c.release(r.serve(c), r)
-		}
-	}
-}
-
-// rearm asks epoll for c's next readiness event. Arming happens inside
-// RawConn.Control so that the fd cannot be closed and reused by another
-// connection meanwhile. A reading goroutine passes its reader, whose bound
-// method spares the allocation of a closure per event; others pass nil.
-func (s *Server) rearm(c *Conn, r *reader) {
-	var err, cerr error
-	if r != nil {
-		r.armConn = c
-		cerr = c.rc.Control(r.armFn)
-		err = r.armErr
-		r.armConn, r.armErr = nil, nil
-	} else {
-		err, cerr = s.armSlow(c)
-	}
-	if cerr != nil || err == nil {
-		return // armed, or the socket is closed already and its reader tears it down
-	}
-	// Without readiness events nobody would ever read or tear down c.
-	s.log.Error("websocket epoll re-arm failed", "remote", c.RemoteAddr(), "error", err)
-	c.state.Or(stClosed)
-	if r == nil {
-		// Called from Close or WriteFrame, which must not run HandleClose.
-		go func() {
-			if c.acquire() {
-				c.release(tearDown, nil)
-			}
-		}()
-		return
-	}
-	if c.acquire() {
-		c.release(tearDown, r)
-	}
-}
-
-// armSlow arms c through a closure, for goroutines without a reader.
-func (s *Server) armSlow(c *Conn) (armErr, controlErr error) {
-	controlErr = c.rc.Control(func(fd uintptr) { armErr = s.poll.arm(int(fd), c.gen) })
-	return armErr, controlErr
 }
 
 // acquire makes the calling goroutine the owner of c's read side. It fails
@@ -225,23 +184,21 @@ func (c *Conn) acquire() bool {
 	}
 }
 
-// release gives up the read side after serve. A closing connection is torn
-// down here; otherwise the fd is re-armed unless the session stopped
-// reading. stBusy is cleared before re-arming, so that the next event finds
-// the connection free.
-func (c *Conn) release(out outcome, r *reader) {
+// release gives up the read side after reading. A closing connection is
+// torn down here, and release reports false; otherwise it reports true,
+// and the epoll path re-arms the fd unless the session stopped reading.
+// stBusy is cleared before that, so that the next event finds the
+// connection free.
+func (c *Conn) release(out outcome) bool {
 	for {
 		old := c.state.Load()
 		if out == tearDown || old&stClosed != 0 {
 			c.finish()
-			return
+			return false
 		}
 		if c.state.CompareAndSwap(old, old&^stBusy) {
-			break
+			return true
 		}
-	}
-	if out == keepReading {
-		c.srv.rearm(c, r)
 	}
 }
 
@@ -250,12 +207,11 @@ func (c *Conn) release(out outcome, r *reader) {
 func (c *Conn) finish() {
 	c.state.Store(stClosed | stFinished)
 	s := c.srv
+	s.path.remove(c)
 	if c.rd != nil {
-		s.reaper.untrack(c)
 		s.putReadState(c.rd)
 		c.rd = nil
 	}
-	_ = c.rc.Control(func(fd uintptr) { _ = s.poll.del(int(fd)) })
 	c.wmu.Lock() // a close frame being written goes out first (see Close)
 	err := c.nc.Close()
 	c.wmu.Unlock()
@@ -263,8 +219,9 @@ func (c *Conn) finish() {
 		s.log.Debug("websocket close socket", "remote", c.RemoteAddr(), "error", err)
 	}
 	s.mu.Lock()
-	if int(c.fd) < len(s.conns) && s.conns[c.fd] == c {
-		s.conns[c.fd] = nil
+	if s.conns[c.slot] == c {
+		s.conns[c.slot] = nil
+		s.free = append(s.free, c.slot)
 	}
 	s.mu.Unlock()
 	s.n.Add(-1)

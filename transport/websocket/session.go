@@ -9,15 +9,16 @@ import "net/http"
 type Session interface {
 	// HandleFrame handles one complete data message (text or binary
 	// payload, fragments joined). frame is valid only until HandleFrame
-	// returns: the transport reuses its memory. It runs on a shared worker,
-	// so it must not block for long. It returns false when the session is
-	// closing and no more frames should be read; the session then calls
-	// Conn.Close (it may have done so already).
+	// returns: the transport reuses its memory. On the epoll path it runs
+	// on a shared worker, so it must not block for long; on the portable
+	// path it runs on the connection's own goroutine. It returns false
+	// when the session is closing and no more frames should be read; the
+	// session then calls Conn.Close (it may have done so already).
 	HandleFrame(frame []byte) bool
 	// HandleClose is called exactly once when the connection is gone (peer
 	// closed, read or write error, read timeout, or after Close). It runs on
-	// the goroutine that reads the connection (a worker, or ServeHTTP's),
-	// never inside Close or WriteFrame.
+	// the goroutine that reads the connection (a worker, the connection's
+	// own goroutine, or ServeHTTP's), never inside Close or WriteFrame.
 	HandleClose()
 }
 

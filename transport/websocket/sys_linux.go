@@ -4,10 +4,8 @@ package websocket
 
 import "golang.org/x/sys/unix"
 
-const (
-	errWouldBlock = unix.EAGAIN
-	errConnReset  = unix.ECONNRESET
-)
+// errWouldBlock is sysRead's "nothing to read" on a non-blocking socket.
+const errWouldBlock = unix.EAGAIN
 
 // sysRead reads from a non-blocking socket; it returns errWouldBlock when
 // nothing is there.

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"syscall"
 
 	"github.com/gobwas/ws"
 
@@ -20,7 +19,7 @@ const (
 
 // ServeHTTP upgrades the request to a WebSocket connection (mounted at
 // /connection/websocket by the server layer). After the upgrade the
-// connection belongs to the poller and ServeHTTP returns.
+// connection belongs to the read path and ServeHTTP returns.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.isClosing() {
 		http.Error(w, "server shutting down", http.StatusServiceUnavailable)
@@ -45,7 +44,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c := &Conn{srv: s, nc: nc, proto: requestedProtocol(r, hs.Protocol), gen: s.gen.Add(1)}
 	// The upgrading goroutine owns the read side until it hands it to the
-	// poller below.
+	// read path below.
 	c.state.Store(stBusy)
 	var early []byte
 	if n := rw.Reader.Buffered(); n > 0 {
@@ -55,21 +54,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// rw, net/http's buffers, is not kept: an idle connection holds none.
 
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		s.log.Error("websocket connection has no file descriptor (TLS must be terminated in front)", "remote", c.RemoteAddr())
+	if err := s.path.attach(c); err != nil {
+		s.log.Error("websocket connection not usable", "remote", c.RemoteAddr(), "poller", s.poller, "error", err)
 		s.reject(c, closeInternalError, "internal error")
 		return
 	}
-	if c.rc, err = sc.SyscallConn(); err == nil {
-		err = c.rc.Control(func(fd uintptr) { c.fd = int32(fd) })
-	}
-	if err != nil {
-		s.log.Error("websocket raw connection", "remote", c.RemoteAddr(), "error", err)
-		s.reject(c, closeInternalError, "internal error")
-		return
-	}
-
 	c.session = s.accept(c, r)
 	if c.session == nil {
 		s.reject(c, closeInternalError, "internal error")
@@ -85,17 +74,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.session.HandleClose()
 		return
 	}
-	if len(early) == 0 {
-		c.release(keepReading, nil)
-		return
-	}
-	rr := s.readers.Get().(*reader)
-	c.readState().pending = append(c.rd.pending, early...)
-	c.release(rr.serve(c), rr)
-	s.readers.Put(rr)
+	s.path.start(c, early)
 }
 
-// reject closes a connection that never reached the poller.
+// reject closes a connection that never reached the read path.
 func (s *Server) reject(c *Conn, code uint32, reason string) {
 	if _, ok := c.markClosed(); ok {
 		c.wmu.Lock()

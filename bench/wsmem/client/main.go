@@ -1,8 +1,13 @@
+//go:build linux
+
 // Command client is the client half of the wsmem harness. It opens -n
 // WebSocket connections to the server (a separate process, because one
 // process may hold at most 20,000 open files here), sends one small text
 // message on each and waits for its echo, leaves them idle, then asks the
 // server for its memory report and prints it.
+//
+// The harness is Linux only: it reads RSS from /proc, and its candidates
+// include epoll servers.
 package main
 
 import (

@@ -1,6 +1,11 @@
+//go:build linux
+
 // Command server is the server half of the wsmem harness: it holds idle
 // WebSocket connections with one of several libraries and reports how much
 // RSS and Go heap each connection costs. See ../RESULTS.md.
+//
+// The harness is Linux only: it reads RSS from /proc, and its candidates
+// include epoll servers.
 package main
 
 import (

@@ -1,5 +1,3 @@
-//go:build linux
-
 package websocket
 
 import (
@@ -17,6 +15,8 @@ import (
 
 	"github.com/gobwas/ws"
 	gorilla "github.com/gorilla/websocket"
+
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 const path = "/connection/websocket"
@@ -66,6 +66,32 @@ func (s *testSession) HandleClose() {
 	}
 }
 
+// pollersUnderTest lists the read paths the tests run against: epoll and
+// portable on Linux, portable elsewhere, or only the one that
+// HERALD_TEST_WS_POLLER names.
+func pollersUnderTest(t *testing.T) []Poller {
+	t.Helper()
+	if v := testenv.WebSocketPoller(); v != "" {
+		p, err := Poller(v).Resolve()
+		if err != nil {
+			t.Fatalf("%s: %v", testenv.WebSocketPollerVar, err)
+		}
+		return []Poller{p}
+	}
+	if EpollAvailable {
+		return []Poller{PollerEpoll, PollerPortable}
+	}
+	return []Poller{PollerPortable}
+}
+
+// forEachPoller runs f as a subtest for every poller under test.
+func forEachPoller(t *testing.T, f func(t *testing.T, p Poller)) {
+	t.Helper()
+	for _, p := range pollersUnderTest(t) {
+		t.Run(string(p), func(t *testing.T) { f(t, p) })
+	}
+}
+
 // harness is a Server behind an httptest server on 127.0.0.1.
 type harness struct {
 	t        *testing.T
@@ -90,6 +116,9 @@ func newHarness(t *testing.T, cfg Config) *harness {
 	})
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)
+	}
+	if want, _ := cfg.Poller.Resolve(); srv.Poller() != want {
+		t.Fatalf("Poller() = %q, want %q", srv.Poller(), want)
 	}
 	h.srv = srv
 	mux := http.NewServeMux()

@@ -1,5 +1,3 @@
-//go:build linux
-
 package websocket
 
 import (
@@ -13,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gobwas/ws"
+
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 // echoSession answers every frame with itself, like a hub that replies.
@@ -24,7 +24,7 @@ func (s *echoSession) HandleClose()                  {}
 // benchServer starts a Server whose sessions are made by mk.
 func benchServer(b *testing.B, mk func(c *Conn) Session) string {
 	b.Helper()
-	srv, err := NewServer(Config{Logger: quietLogger}, func(c *Conn, r *http.Request) Session { return mk(c) })
+	srv, err := NewServer(Config{Poller: Poller(testenv.WebSocketPoller()), Logger: quietLogger}, func(c *Conn, r *http.Request) Session { return mk(c) })
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func BenchmarkParseFrames(b *testing.B) {
 	srv.log = srv.cfg.Logger
 	c := &Conn{srv: srv}
 	c.session = countSession{}
-	r := newReader(srv)
+	r := &reader{srv: srv}
 	var input []byte
 	for range 10 {
 		f, err := ws.CompileFrame(ws.MaskFrame(ws.NewTextFrame([]byte(strings.Repeat("x", 100)))))
