@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/heraldhq/herald/hub"
 )
 
 // TestConfigurationDocCoversEveryKey keeps docs/configuration.md from
@@ -18,7 +16,7 @@ func TestConfigurationDocCoversEveryKey(t *testing.T) {
 	}
 	text := string(doc)
 	nsOptions := map[string]bool{}
-	for _, k := range yamlKeys(reflect.TypeOf(hub.NamespaceOptions{}), "") {
+	for _, k := range yamlKeys(reflect.TypeOf(NamespaceOptions{}), "") {
 		nsOptions[k] = true
 	}
 	for _, key := range yamlKeys(reflect.TypeOf(Config{}), "") {
@@ -43,7 +41,7 @@ func yamlKeys(t reflect.Type, prefix string) []string {
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
 		t = t.Elem()
 	}
-	if t.Kind() != reflect.Struct || t == reflect.TypeOf(hub.Duration(0)) {
+	if t.Kind() != reflect.Struct || t == reflect.TypeOf(Duration(0)) {
 		return nil
 	}
 	var out []string

@@ -14,7 +14,6 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/auth"
-	"github.com/heraldhq/herald/hub"
 )
 
 func startServer(t *testing.T, cfg Config) *Server {
@@ -55,7 +54,7 @@ func connectClient(t *testing.T, s *Server, user string) *gws.Conn {
 // the drain window, and an API call in flight still completes.
 func TestGracefulDrain(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.Shutdown.DrainWindow = hub.Duration(400 * time.Millisecond)
+	cfg.Shutdown.DrainWindow = Duration(400 * time.Millisecond)
 	cfg.HTTPAPI.Key = "k"
 	s := startServer(t, cfg)
 	const n = 20
