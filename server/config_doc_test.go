@@ -2,6 +2,7 @@ package server
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -68,4 +69,53 @@ func yamlKeys(t reflect.Type, prefix string) []string {
 		}
 	}
 	return out
+}
+
+// TestDocYAMLBlocksAreValid runs every ```yaml block of the README and
+// docs/*.md through the same checks as `herald config check`, so examples
+// never show a key or value the server refuses.
+func TestDocYAMLBlocksAreValid(t *testing.T) {
+	files, err := filepath.Glob("../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, "../README.md")
+	blocks := 0
+	for _, f := range files {
+		doc, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, block := range yamlBlocks(string(doc)) {
+			blocks++
+			cfg, err := ParseConfig([]byte(block))
+			if err == nil {
+				err = cfg.Validate()
+			}
+			if err != nil {
+				t.Errorf("%s, yaml block %d: %v", f, i+1, err)
+			}
+		}
+	}
+	if blocks == 0 {
+		t.Fatal("found no yaml blocks: has the documentation moved?")
+	}
+}
+
+// yamlBlocks returns the bodies of the ```yaml fenced blocks of a
+// Markdown text.
+func yamlBlocks(doc string) []string {
+	var out []string
+	for {
+		_, rest, ok := strings.Cut(doc, "```yaml\n")
+		if !ok {
+			return out
+		}
+		body, after, ok := strings.Cut(rest, "```")
+		if !ok {
+			return out
+		}
+		out = append(out, body)
+		doc = after
+	}
 }
