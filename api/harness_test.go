@@ -34,7 +34,7 @@ func testChannels() hub.ChannelConfig {
 			AllowSubscribeForClient: true,
 			Presence:                true,
 			HistorySize:             100,
-			HistoryTTL:              hub.Duration(5 * time.Minute),
+			HistoryTTL:              5 * time.Minute,
 		},
 		Namespaces: []hub.Namespace{
 			{Name: "plain", NamespaceOptions: hub.NamespaceOptions{AllowSubscribeForClient: true}},

@@ -17,7 +17,7 @@ fi
 
 start_run fanout
 start_node 1
-record_command "$BIN" bench latency \
+record_command "$BENCH" latency \
 	--url "$(node_url 1)" --secret "$SECRET" --format "$FORMAT" \
 	--subscribers "$SUBSCRIBERS" --connect-rate 5000 --channel fanout \
 	--api "$(node_api 1)" --api-key "$API_KEY" --api-conns 4 \

@@ -28,7 +28,7 @@ done
 # lets destinations share them, so one source per 20,000 connections is plenty.
 sources="127.0.0.1-127.0.0.$((N / 20000 + 1))"
 IFS=,
-record_command "$BIN" bench conns \
+record_command "$BENCH" conns \
 	--url "${urls[*]}" --source "$sources" --secret "$SECRET" --format "$FORMAT" \
 	-n "$N" --rate "$RATE" --channels 1 --channel-prefix idle \
 	--hold "$HOLD" --settle 5s --timeout 10m \

@@ -1,6 +1,7 @@
-# Shared by the bench/*.sh scenarios: build herald, start nodes on
-# loopback, stop everything on exit, describe the machine.
-# Source it; it sets ROOT, BIN, RUN (this run's result folder) and a trap.
+# Shared by the bench/*.sh scenarios: build herald and herald-bench, start
+# nodes on loopback, stop everything on exit, describe the machine.
+# Source it; it sets ROOT, BIN (the server), BENCH (the load tool), RUN (this
+# run's result folder) and a trap.
 #
 # Environment:
 #   ENGINE=memory|postgres|redis   engine of the nodes (memory by default). The memory
@@ -21,6 +22,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN="$ROOT/.tmp/bin/herald"
+BENCH="$ROOT/.tmp/bin/herald-bench"
 ENGINE=${ENGINE:-memory}
 FORMAT=${FORMAT:-protobuf}
 BASE_PORT=${BASE_PORT:-18200}
@@ -42,7 +44,7 @@ die() {
 }
 
 # start_run NAME: makes the result folder and the work folder, builds
-# herald and installs the exit trap.
+# herald and herald-bench and installs the exit trap.
 start_run() {
 	local name=$1
 	RUN="$RESULTS/$name-$(date +%Y%m%d-%H%M%S)"
@@ -50,8 +52,8 @@ start_run() {
 	mkdir -p "$RUN" "$WORK"
 	trap stop_all EXIT
 	trap 'exit 130' INT TERM
-	log "building herald"
-	(cd "$ROOT" && go build -o "$BIN" ./cmd/herald)
+	log "building herald and herald-bench"
+	(cd "$ROOT" && go build -o "$BIN" ./cmd/herald && go build -o "$BENCH" ./cmd/herald-bench)
 	engine_prepare
 	describe_machine >"$RUN/machine.txt"
 	log "results go to ${RUN#"$ROOT"/}"

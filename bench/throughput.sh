@@ -35,7 +35,7 @@ else
 	log "ENGINE=memory: one node for publisher and subscribers (the memory engine does not connect nodes)"
 fi
 
-record_command "$BIN" bench latency \
+record_command "$BENCH" latency \
 	--url "$(node_url $sub_node)" --secret "$SECRET" --format "$FORMAT" \
 	--subscribers "$SUBSCRIBERS" --channel tput \
 	--api "$(node_api 1)" --api-key "$API_KEY" --api-conns "$API_CONNS" \

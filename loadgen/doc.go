@@ -1,4 +1,4 @@
-// Package loadgen is the engine of `herald bench`: a lean client for the
+// Package loadgen is the engine of `herald-bench`: a lean client for the
 // Centrifugo client protocol (one epoll instance per shard, no goroutine
 // and no buffer per idle connection), connection ramps spread over target
 // URLs, source addresses and worker processes, and an end-to-end latency

@@ -9,7 +9,6 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/loadgen"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/server"
@@ -25,7 +24,7 @@ func startHerald(t *testing.T) *server.Server {
 	cfg.Address = "127.0.0.1:0"
 	cfg.Client.Token.HMACSecretKey = secret
 	cfg.HTTPAPI.Key = "api-key"
-	cfg.Shutdown.DrainWindow = hub.Duration(10 * time.Millisecond)
+	cfg.Shutdown.DrainWindow = server.Duration(10 * time.Millisecond)
 	ns := &cfg.Channel.WithoutNamespace
 	ns.AllowSubscribeForClient = true
 	ns.AllowPublishForClient = true

@@ -18,7 +18,7 @@ type Launcher interface {
 }
 
 // ExecLauncher runs each worker as a child process: Path with Args (for
-// herald: its own executable and "bench worker"). Each process has its own
+// herald-bench: its own executable and "worker"). Each process has its own
 // open-files limit, which is how one machine goes past ~20,000
 // connections.
 type ExecLauncher struct {

@@ -10,7 +10,7 @@ import (
 )
 
 // workerEnv makes the test binary act as a worker process, so that the
-// tests run the same re-exec path as `herald bench`.
+// tests run the same re-exec path as `herald-bench`.
 const workerEnv = "LOADGEN_TEST_WORKER"
 
 func TestMain(m *testing.M) {

@@ -13,7 +13,7 @@ import (
 
 // RunWorker runs one worker: it reads its Job from in, opens the
 // connections, reports Events on out and obeys Commands until OpStop or
-// the end of in. It is the body of a worker process (`herald bench
+// the end of in. It is the body of a worker process (`herald-bench
 // worker`) and also runs in-process, over pipes.
 func RunWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 	w := newEventWriter(out)

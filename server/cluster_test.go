@@ -9,7 +9,6 @@ import (
 
 	gws "github.com/gorilla/websocket"
 
-	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -39,11 +38,11 @@ func TestTwoNodesDeliver(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.HTTPAPI.Key = "k"
-			cfg.Channel.WithoutNamespace = hub.NamespaceOptions{AllowSubscribeForClient: true}
+			cfg.Channel.WithoutNamespace = NamespaceOptions{AllowSubscribeForClient: true}
 			history := name != "nats"
 			if history {
 				cfg.Channel.WithoutNamespace.HistorySize = 10
-				cfg.Channel.WithoutNamespace.HistoryTTL = hub.Duration(time.Minute)
+				cfg.Channel.WithoutNamespace.HistoryTTL = Duration(time.Minute)
 				cfg.Channel.WithoutNamespace.ForceRecovery = true
 			}
 			setup(t, &cfg)

@@ -26,22 +26,22 @@ type Config struct {
 	Name string    `yaml:"name"`
 	Log  LogConfig `yaml:"log"`
 	// Client holds connection settings and the token keys.
-	Client    ClientConfig      `yaml:"client"`
-	Channel   hub.ChannelConfig `yaml:"channel"`
-	WebSocket WebSocketConfig   `yaml:"websocket"`
-	Engine    EngineConfig      `yaml:"engine"`
-	Admin     AdminConfig       `yaml:"admin"`
-	HTTPAPI   HTTPAPIConfig     `yaml:"http_api"`
-	Shutdown  ShutdownConfig    `yaml:"shutdown"`
+	Client    ClientConfig    `yaml:"client"`
+	Channel   ChannelConfig   `yaml:"channel"`
+	WebSocket WebSocketConfig `yaml:"websocket"`
+	Engine    EngineConfig    `yaml:"engine"`
+	Admin     AdminConfig     `yaml:"admin"`
+	HTTPAPI   HTTPAPIConfig   `yaml:"http_api"`
+	Shutdown  ShutdownConfig  `yaml:"shutdown"`
 }
 
 // ShutdownConfig shapes the graceful drain on SIGTERM or SIGINT.
 type ShutdownConfig struct {
 	// DrainWindow spreads closing the clients (with 3001) over this long,
 	// so they reconnect elsewhere without a thundering herd (5s).
-	DrainWindow hub.Duration `yaml:"drain_window"`
+	DrainWindow Duration `yaml:"drain_window"`
 	// Timeout bounds the whole shutdown (30s).
-	Timeout hub.Duration `yaml:"timeout"`
+	Timeout Duration `yaml:"timeout"`
 }
 
 // HTTPAPIConfig configures the server API under /api.
@@ -75,12 +75,6 @@ type LogConfig struct {
 	Format string `yaml:"format"`
 }
 
-// ClientConfig is hub.ClientConfig plus the token keys.
-type ClientConfig struct {
-	hub.ClientConfig `yaml:",inline"`
-	Token            TokenConfig `yaml:"token"`
-}
-
 // TokenConfig holds the keys that connection and subscription JWTs are
 // checked with.
 type TokenConfig struct {
@@ -108,9 +102,9 @@ type WebSocketConfig struct {
 	// MessageSizeLimit bounds an incoming message, in bytes (65536).
 	MessageSizeLimit int64 `yaml:"message_size_limit"`
 	// WriteTimeout bounds one write to a client (1s).
-	WriteTimeout hub.Duration `yaml:"write_timeout"`
+	WriteTimeout Duration `yaml:"write_timeout"`
 	// ReadTimeout bounds how long a started message may take to arrive (10s).
-	ReadTimeout hub.Duration `yaml:"read_timeout"`
+	ReadTimeout Duration `yaml:"read_timeout"`
 	// AllowedOrigins lists the browser origins allowed to connect; empty
 	// means same-origin only, "*" any.
 	AllowedOrigins []string `yaml:"allowed_origins"`
@@ -128,8 +122,8 @@ func DefaultConfig() Config {
 		Log:     LogConfig{Level: "info", Format: "text"},
 		Engine:  EngineConfig{Type: "memory"},
 		Shutdown: ShutdownConfig{
-			DrainWindow: hub.Duration(5 * time.Second),
-			Timeout:     hub.Duration(30 * time.Second),
+			DrainWindow: Duration(5 * time.Second),
+			Timeout:     Duration(30 * time.Second),
 		},
 	}
 }
@@ -207,19 +201,22 @@ func (c Config) Validate() error {
 	if c.Shutdown.Timeout > 0 && c.Shutdown.DrainWindow >= c.Shutdown.Timeout {
 		bad("shutdown.drain_window", "%s must be shorter than shutdown.timeout (%s)", c.Shutdown.DrainWindow, c.Shutdown.Timeout)
 	}
-	if err := c.Channel.Validate(); err != nil {
+	if err := c.Channel.hub().Validate(); err != nil {
 		bad("channel", "%v", err)
 	}
-	if ok {
-		for key, ns := range c.namespaces() {
-			if !history {
-				for _, o := range historyOptions(ns) {
-					bad(key+"."+o, "engine %q keeps no history, so channels cannot have history, positioning or recovery (use the redis, postgres or memory engine)", c.Engine.Type)
-				}
+	for key, ns := range c.namespaces() {
+		if ok && !history {
+			for _, o := range historyOptions(ns) {
+				bad(key+"."+o, "engine %q keeps no history, so channels cannot have history, positioning or recovery (use the redis, postgres or memory engine)", c.Engine.Type)
 			}
-			if !presence && ns.Presence {
-				bad(key+".presence", "engine %q keeps no presence (set engine.nats.presence: redis, or use another engine)", c.Engine.Type)
-			}
+		}
+		if ok && !presence && ns.Presence {
+			bad(key+".presence", "engine %q keeps no presence (set engine.nats.presence: redis, or use another engine)", c.Engine.Type)
+		}
+		switch hub.QueuePolicy(ns.QueuePolicy) {
+		case "", hub.QueueClose, hub.QueueDropOldest:
+		default:
+			bad(key+".queue_policy", "%q: want %s or %s", ns.QueuePolicy, hub.QueueClose, hub.QueueDropOldest)
 		}
 	}
 	if c.Engine.Type == "postgres" && c.Engine.Postgres.DSN == "" {
@@ -268,8 +265,8 @@ func (c Config) Warnings() []string {
 }
 
 // namespaces maps each namespace's key path to its options.
-func (c Config) namespaces() map[string]hub.NamespaceOptions {
-	out := map[string]hub.NamespaceOptions{"channel.without_namespace": c.Channel.WithoutNamespace}
+func (c Config) namespaces() map[string]NamespaceOptions {
+	out := map[string]NamespaceOptions{"channel.without_namespace": c.Channel.WithoutNamespace}
 	for i, ns := range c.Channel.Namespaces {
 		out[fmt.Sprintf("channel.namespaces[%d]", i)] = ns.NamespaceOptions
 	}
@@ -277,7 +274,7 @@ func (c Config) namespaces() map[string]hub.NamespaceOptions {
 }
 
 // historyOptions names the options of ns that need an engine with history.
-func historyOptions(ns hub.NamespaceOptions) []string {
+func historyOptions(ns NamespaceOptions) []string {
 	var out []string
 	for _, o := range []struct {
 		name string

@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/heraldhq/herald/hub"
 )
 
 // TestConfigurationDocCoversEveryKey keeps docs/configuration.md from
@@ -19,7 +17,7 @@ func TestConfigurationDocCoversEveryKey(t *testing.T) {
 	}
 	text := string(doc)
 	nsOptions := map[string]bool{}
-	for _, k := range yamlKeys(reflect.TypeOf(hub.NamespaceOptions{}), "") {
+	for _, k := range yamlKeys(reflect.TypeOf(NamespaceOptions{}), "") {
 		nsOptions[k] = true
 	}
 	for _, key := range yamlKeys(reflect.TypeOf(Config{}), "") {
@@ -44,7 +42,7 @@ func yamlKeys(t reflect.Type, prefix string) []string {
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
 		t = t.Elem()
 	}
-	if t.Kind() != reflect.Struct || t == reflect.TypeOf(hub.Duration(0)) {
+	if t.Kind() != reflect.Struct || t == reflect.TypeOf(Duration(0)) {
 		return nil
 	}
 	var out []string
@@ -73,9 +71,9 @@ func yamlKeys(t reflect.Type, prefix string) []string {
 	return out
 }
 
-// TestDocYAMLBlocksAreValid checks every yaml block of README.md and
-// docs/*.md as `herald config check` does (parse, then Validate), so the
-// documentation never shows a configuration Herald refuses.
+// TestDocYAMLBlocksAreValid runs every ```yaml block of the README and
+// docs/*.md through the same checks as `herald config check`, so examples
+// never show a key or value the server refuses.
 func TestDocYAMLBlocksAreValid(t *testing.T) {
 	files, err := filepath.Glob("../docs/*.md")
 	if err != nil {
@@ -88,30 +86,36 @@ func TestDocYAMLBlocksAreValid(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rest := string(doc)
-		for {
-			_, after, ok := strings.Cut(rest, "```yaml\n")
-			if !ok {
-				break
-			}
-			block, tail, ok := strings.Cut(after, "```")
-			if !ok {
-				t.Errorf("%s: unterminated yaml block", f)
-				break
-			}
-			rest = tail
+		for i, block := range yamlBlocks(string(doc)) {
 			blocks++
-			line := strings.Count(string(doc[:len(doc)-len(after)]), "\n") + 1
 			cfg, err := ParseConfig([]byte(block))
 			if err == nil {
 				err = cfg.Validate()
 			}
 			if err != nil {
-				t.Errorf("%s, yaml block at line %d:\n%v", f, line, err)
+				t.Errorf("%s, yaml block %d: %v", f, i+1, err)
 			}
 		}
 	}
 	if blocks == 0 {
-		t.Fatal("no yaml blocks found")
+		t.Fatal("found no yaml blocks: has the documentation moved?")
+	}
+}
+
+// yamlBlocks returns the bodies of the ```yaml fenced blocks of a
+// Markdown text.
+func yamlBlocks(doc string) []string {
+	var out []string
+	for {
+		_, rest, ok := strings.Cut(doc, "```yaml\n")
+		if !ok {
+			return out
+		}
+		body, after, ok := strings.Cut(rest, "```")
+		if !ok {
+			return out
+		}
+		out = append(out, body)
+		doc = after
 	}
 }

@@ -23,6 +23,7 @@ func TestParseConfigReportsProblemsByKey(t *testing.T) {
 			`line 4: channel.namespaces[0].presense: unknown key (did you mean "channel.namespaces[0].presence"?)`},
 		{"negative duration", "client:\n  ping_interval: -5s\n", `line 2: client.ping_interval: invalid duration "-5s": must not be negative`},
 		{"list expected", "channel:\n  namespaces: chat\n", `line 2: channel.namespaces: want a list`},
+		{"duration as a mapping", "client:\n  command_timeout: {s: 1}\n", `line 2: client.command_timeout: invalid duration: want a string like "25s" or a number of seconds`},
 		{"not yaml", "client: [\n", "not valid YAML"},
 	}
 	for _, c := range cases {
@@ -176,8 +177,36 @@ channel:
 		t.Errorf("join_leave alone works on NATS, got %v", err)
 	}
 	cfg.Engine.NATS.Presence = "redis"
-	cfg.Channel.Namespaces[0] = hub.Namespace{Name: "chat", NamespaceOptions: hub.NamespaceOptions{Presence: true}}
+	cfg.Channel.Namespaces[0] = Namespace{Name: "chat", NamespaceOptions: NamespaceOptions{Presence: true}}
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("presence with engine.nats.presence redis: %v", err)
+	}
+}
+
+func TestQueuePolicyAndCommandTimeout(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`
+client: {command_timeout: 2s}
+channel:
+  without_namespace: {queue_policy: close}
+  namespaces:
+    - {name: prices, queue_policy: drop_oldest}
+    - {name: news, queue_policy: drop_newest}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cfg.Validate()
+	want := `channel.namespaces[1].queue_policy: "drop_newest": want close or drop_oldest`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v\nwant a problem containing %s", err, want)
+	}
+	if strings.Contains(err.Error(), "namespaces[0]") || strings.Contains(err.Error(), "without_namespace") {
+		t.Errorf("close and drop_oldest are valid, got %v", err)
+	}
+	h := cfg.hubConfig()
+	if h.Client.CommandTimeout != 2*time.Second || h.Channels.Namespaces[0].QueuePolicy != hub.QueueDropOldest ||
+		h.Channels.WithoutNamespace.QueuePolicy != hub.QueueClose {
+		t.Errorf("hub config: command timeout %v, policies %q, %q", h.Client.CommandTimeout,
+			h.Channels.Namespaces[0].QueuePolicy, h.Channels.WithoutNamespace.QueuePolicy)
 	}
 }

@@ -62,6 +62,7 @@ client:
   recovery_max_publication_limit: 300
   history_max_publication_limit: 300
   presence_ttl: 60s
+  command_timeout: 10s      # bounds one command's engine calls and handlers; over it: error 100, client stays
   connection_limit: 0       # connected clients per node (0: none); more get 3504
   user_connection_limit: 0  # connections of one user per node (0: none); more get 3504
   command_rate_limit: 0     # commands per second per connection (0: none); over it: error 111, then 3013
@@ -93,6 +94,7 @@ channel:
     allow_presence_for_anonymous: false
     allow_user_limited_channels: false
     channel_regex: ""
+    queue_policy: close   # close: a subscriber too far behind gets 3008 | drop_oldest: its oldest queued publications are dropped
   namespaces:             # channels "chat:..." use the namespace named chat
     - name: chat
       presence: true
@@ -105,6 +107,9 @@ channel:
       allow_publish_for_subscriber: true
       allow_history_for_subscriber: true
       allow_presence_for_subscriber: true
+    - name: prices
+      allow_subscribe_for_client: true
+      queue_policy: drop_oldest
 
 http_api:
   key: ""                    # API key for /api (X-API-Key header); the API is off without one

@@ -14,7 +14,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -56,7 +55,7 @@ func startPGCluster(t *testing.T, n int, configure func(*Config)) *pgCluster {
 	cfg.Engine.Type = "postgres"
 	cfg.Engine.Postgres.DSN = dsn
 	cfg.Engine.Postgres.Schema = c.schema
-	cfg.Shutdown.DrainWindow = hub.Duration(50 * time.Millisecond)
+	cfg.Shutdown.DrainWindow = Duration(50 * time.Millisecond)
 	if configure != nil {
 		configure(&cfg)
 	}
@@ -104,10 +103,10 @@ func engineNodeID(t *testing.T, s *Server) string {
 // disconnects cross nodes.
 func TestPostgresThreeNodes(t *testing.T) {
 	c := startPGCluster(t, 3, func(cfg *Config) {
-		cfg.Channel.WithoutNamespace = hub.NamespaceOptions{
+		cfg.Channel.WithoutNamespace = NamespaceOptions{
 			AllowSubscribeForClient: true,
 			Presence:                true, JoinLeave: true, ForcePushJoinLeave: true,
-			HistorySize: 100, HistoryTTL: hub.Duration(time.Minute), ForceRecovery: true,
+			HistorySize: 100, HistoryTTL: Duration(time.Minute), ForceRecovery: true,
 		}
 	})
 	n1, n2, n3 := c.nodes[0], c.nodes[1], c.nodes[2]
@@ -222,9 +221,9 @@ func TestPostgresThreeNodes(t *testing.T) {
 // with the offset the function returned, and never the rolled-back one.
 func TestPostgresTransactionalPublishReachesClient(t *testing.T) {
 	c := startPGCluster(t, 2, func(cfg *Config) {
-		cfg.Channel.WithoutNamespace = hub.NamespaceOptions{
+		cfg.Channel.WithoutNamespace = NamespaceOptions{
 			AllowSubscribeForClient: true,
-			HistorySize:             10, HistoryTTL: hub.Duration(time.Minute), ForceRecovery: true,
+			HistorySize:             10, HistoryTTL: Duration(time.Minute), ForceRecovery: true,
 		}
 	})
 	const ch = "orders"
@@ -292,10 +291,10 @@ func TestPostgresTransactionalPublishReachesClient(t *testing.T) {
 func TestPostgresPayloadSizes(t *testing.T) {
 	const maxPayload = 1 << 20
 	c := startPGCluster(t, 2, func(cfg *Config) {
-		cfg.Channel.WithoutNamespace = hub.NamespaceOptions{AllowSubscribeForClient: true}
-		cfg.Channel.Namespaces = []hub.Namespace{{Name: "hist", NamespaceOptions: hub.NamespaceOptions{
+		cfg.Channel.WithoutNamespace = NamespaceOptions{AllowSubscribeForClient: true}
+		cfg.Channel.Namespaces = []Namespace{{Name: "hist", NamespaceOptions: NamespaceOptions{
 			AllowSubscribeForClient: true,
-			HistorySize:             10, HistoryTTL: hub.Duration(time.Minute), ForceRecovery: true,
+			HistorySize:             10, HistoryTTL: Duration(time.Minute), ForceRecovery: true,
 		}}}
 		cfg.HTTPAPI.MaxBodySize = 4 * maxPayload
 		cfg.WebSocket.MessageSizeLimit = 4 * maxPayload
@@ -347,7 +346,7 @@ func payloadOf(size int) string {
 func TestPostgresManyChannels(t *testing.T) {
 	const conns, perConn = 100, 100
 	c := startPGCluster(t, 2, func(cfg *Config) {
-		cfg.Channel.WithoutNamespace = hub.NamespaceOptions{AllowSubscribeForClient: true}
+		cfg.Channel.WithoutNamespace = NamespaceOptions{AllowSubscribeForClient: true}
 		cfg.Client.ChannelLimit = perConn
 	})
 	subNode, pubNode := c.nodes[0], c.nodes[1]

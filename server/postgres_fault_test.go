@@ -14,7 +14,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -202,9 +201,9 @@ func runPGStream(t *testing.T, faults func(*pgCluster) []streamFault) {
 		ch         = "stream"
 	)
 	c := startPGCluster(t, 3, func(cfg *Config) {
-		cfg.Channel.WithoutNamespace = hub.NamespaceOptions{
+		cfg.Channel.WithoutNamespace = NamespaceOptions{
 			AllowSubscribeForClient: true,
-			HistorySize:             2 * total, HistoryTTL: hub.Duration(10 * time.Minute), ForceRecovery: true,
+			HistorySize:             2 * total, HistoryTTL: Duration(10 * time.Minute), ForceRecovery: true,
 		}
 		// A client that does have to recover gets everything it missed.
 		cfg.Client.RecoveryMaxPublicationLimit = 2 * total

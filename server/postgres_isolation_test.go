@@ -8,8 +8,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/heraldhq/herald/hub"
 )
 
 // TestPostgresHistoryLockHoldsOnlyHistory: an outside transaction holds an
@@ -22,11 +20,11 @@ import (
 // was read.
 func TestPostgresHistoryLockHoldsOnlyHistory(t *testing.T) {
 	c := startPGCluster(t, 2, func(cfg *Config) {
-		cfg.Client.PingInterval = hub.Duration(500 * time.Millisecond)
-		cfg.Client.PongTimeout = hub.Duration(400 * time.Millisecond)
-		cfg.Channel.WithoutNamespace = hub.NamespaceOptions{AllowSubscribeForClient: true}
-		cfg.Channel.Namespaces = []hub.Namespace{{Name: "hist", NamespaceOptions: hub.NamespaceOptions{
-			AllowSubscribeForClient: true, HistorySize: 10, HistoryTTL: hub.Duration(time.Minute), ForceRecovery: true,
+		cfg.Client.PingInterval = Duration(500 * time.Millisecond)
+		cfg.Client.PongTimeout = Duration(400 * time.Millisecond)
+		cfg.Channel.WithoutNamespace = NamespaceOptions{AllowSubscribeForClient: true}
+		cfg.Channel.Namespaces = []Namespace{{Name: "hist", NamespaceOptions: NamespaceOptions{
+			AllowSubscribeForClient: true, HistorySize: 10, HistoryTTL: Duration(time.Minute), ForceRecovery: true,
 		}}}
 	})
 	// One subscriber of a channel without history on each node.

@@ -71,15 +71,9 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := hub.New(hub.Config{
-		Engine:   eng,
-		Name:     cfg.Name,
-		Version:  Version,
-		Channels: cfg.Channel,
-		Client:   cfg.Client.ClientConfig,
-		Tokens:   tokens,
-		Logger:   log,
-	})
+	hcfg := cfg.hubConfig()
+	hcfg.Engine, hcfg.Tokens, hcfg.Logger = eng, tokens, log
+	h, err := hub.New(hcfg)
 	if err != nil {
 		return nil, err
 	}

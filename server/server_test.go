@@ -14,7 +14,6 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/auth"
-	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/transport/websocket"
 )
@@ -62,7 +61,7 @@ func connectClient(t *testing.T, s *Server, user string) *gws.Conn {
 // the drain window, and an API call in flight still completes.
 func TestGracefulDrain(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.Shutdown.DrainWindow = hub.Duration(400 * time.Millisecond)
+	cfg.Shutdown.DrainWindow = Duration(400 * time.Millisecond)
 	cfg.HTTPAPI.Key = "k"
 	s := startServer(t, cfg)
 	const n = 20

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, args ...string) (stdout string, err error) {
+	t.Helper()
+	root := newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err = root.Execute()
+	return out.String(), err
+}
+
+func TestCommandsAndFlags(t *testing.T) {
+	out, err := run(t, "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"conns", "latency", "throughput"} {
+		if !strings.Contains(out, c) {
+			t.Errorf("herald-bench --help lacks %s:\n%s", c, out)
+		}
+	}
+	for _, c := range newRoot().Commands() {
+		if c.Name() == "worker" && !c.Hidden {
+			t.Error("the worker command is internal and should be hidden")
+		}
+	}
+	for cmd, flags := range map[string][]string{
+		"conns":      {"--url", "--source", "--secret", "--hold", "--settle", "--server-pid"},
+		"latency":    {"--subscribers", "--rates", "--step", "--p99-limit", "--csv", "--png", "--title"},
+		"throughput": {"--p99", "--probe", "--api"},
+	} {
+		out, err := run(t, cmd, "--help")
+		if err != nil {
+			t.Fatalf("%s --help: %v", cmd, err)
+		}
+		for _, f := range flags {
+			if !strings.Contains(out, f) {
+				t.Errorf("herald-bench %s --help lacks %s", cmd, f)
+			}
+		}
+	}
+	if _, err := run(t, "latency", "--format", "xml", "--rates", "1", "--api", "http://127.0.0.1:1/api"); err == nil ||
+		!strings.Contains(err.Error(), `--format "xml": want json or protobuf`) {
+		t.Errorf("want the format error, got %v", err)
+	}
+}

@@ -1,0 +1,64 @@
+package server
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+// TestHubConfigConvertsEveryOption fails when a hub option has no key in
+// the file format or is not carried over by hubConfig: every field of the
+// file structs is set, and every field of the hub options must come out
+// set.
+func TestHubConfigConvertsEveryOption(t *testing.T) {
+	var cfg Config
+	fillFields(t, reflect.ValueOf(&cfg.Client).Elem())
+	fillFields(t, reflect.ValueOf(&cfg.Channel.WithoutNamespace).Elem())
+	cfg.Channel.MaxLength = 7
+	cfg.Channel.Namespaces = []Namespace{{Name: "ns"}}
+	fillFields(t, reflect.ValueOf(&cfg.Channel.Namespaces[0].NamespaceOptions).Elem())
+
+	h := cfg.hubConfig()
+	requireAllSet(t, "hub.ClientConfig", reflect.ValueOf(h.Client))
+	requireAllSet(t, "hub.ChannelConfig.WithoutNamespace", reflect.ValueOf(h.Channels.WithoutNamespace))
+	if h.Channels.MaxLength != 7 || len(h.Channels.Namespaces) != 1 || h.Channels.Namespaces[0].Name != "ns" {
+		t.Fatalf("channel config not carried over: %+v", h.Channels)
+	}
+	requireAllSet(t, "hub.Namespace.NamespaceOptions", reflect.ValueOf(h.Channels.Namespaces[0].NamespaceOptions))
+	if h.Client.PingInterval != time.Second || h.Channels.WithoutNamespace.HistoryTTL != time.Second {
+		t.Errorf("durations not converted: ping_interval %v, history_ttl %v", h.Client.PingInterval, h.Channels.WithoutNamespace.HistoryTTL)
+	}
+}
+
+// fillFields gives every scalar field of the struct v a non-zero value.
+func fillFields(t *testing.T, v reflect.Value) {
+	t.Helper()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		switch {
+		case f.Type() == reflect.TypeOf(Duration(0)):
+			f.Set(reflect.ValueOf(Duration(time.Second)))
+		case f.Kind() == reflect.Bool:
+			f.SetBool(true)
+		case f.CanInt():
+			f.SetInt(1)
+		case f.CanFloat():
+			f.SetFloat(1)
+		case f.Kind() == reflect.String:
+			f.SetString("x")
+		case f.Kind() == reflect.Struct:
+			// Nested sections (the token keys) are not hub options.
+		default:
+			t.Fatalf("fillFields: field %s has a kind the test does not know: %s", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+}
+
+func requireAllSet(t *testing.T, what string, v reflect.Value) {
+	t.Helper()
+	for i := 0; i < v.NumField(); i++ {
+		if v.Field(i).IsZero() {
+			t.Errorf("%s.%s is not set from the configuration file: add its key to server/confighub.go", what, v.Type().Field(i).Name)
+		}
+	}
+}
