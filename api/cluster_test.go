@@ -1,10 +1,13 @@
 package api_test
 
 import (
+	"time"
+
 	"encoding/json"
 	"testing"
 
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 func TestChannels(t *testing.T) {
@@ -16,7 +19,7 @@ func TestChannels(t *testing.T) {
 	a.subscribe("plain:news")
 	b.subscribe("plain:sport")
 	a.subscribe("room/1")
-	waitFor(t, "subscriptions", func() bool { return len(n.hub.Channels()) == 4 })
+	testenv.Eventually(t, "subscriptions", 5*time.Second, func() bool { return len(n.hub.Channels()) == 4 })
 
 	for _, c := range []struct{ pattern, want string }{
 		{``, `{"chat":{"num_clients":2},"plain:news":{"num_clients":1},"plain:sport":{"num_clients":1},"room/1":{"num_clients":1}}`},

@@ -299,18 +299,6 @@ func (c *wsClient) expectOpen() {
 	}
 }
 
-// waitFor polls cond until it holds or 5 s pass.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // epochOf returns the epoch of ch's stream, read with the history method.
 func epochOf(t testing.TB, n *node, ch string) string {
 	t.Helper()

@@ -1,10 +1,13 @@
 package api_test
 
 import (
+	"time"
+
 	"strings"
 	"testing"
 
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 func TestDisconnect(t *testing.T) {
@@ -67,7 +70,7 @@ func TestUnsubscribe(t *testing.T) {
 	if got := a2.read(); got != push {
 		t.Fatalf("a2: %s, want %s", got, push)
 	}
-	waitFor(t, "one subscriber left", func() bool { return n.hub.Channels()["chat"] == 1 })
+	testenv.Eventually(t, "one subscriber left", 5*time.Second, func() bool { return n.hub.Channels()["chat"] == 1 })
 
 	// Publications reach only the client still subscribed.
 	n.call(t, "publish", `{"channel":"chat","data":1}`)

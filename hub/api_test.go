@@ -9,6 +9,7 @@ import (
 
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 func apiConfig() hub.Config {
@@ -236,7 +237,7 @@ func TestAPIUnsubscribeUser(t *testing.T) {
 			t.Fatalf("want %s, got %v", unsubA, m)
 		}
 	}
-	waitFor(t, "x out of a", func() bool { return n.hub.Channels()["a"] == 1 })
+	testenv.Eventually(t, "x out of a", 5*time.Second, func() bool { return n.hub.Channels()["a"] == 1 })
 	publishN(t, n.hub, "a", 1)
 	publishN(t, n.hub, "b", 1)
 	for _, c := range xs {
@@ -255,7 +256,7 @@ func TestAPIUnsubscribeUser(t *testing.T) {
 	if m := xs[0].next(); path(m, "push", "unsubscribe", "code") != float64(2000) || path(m, "push", "channel") != "b" {
 		t.Fatalf("client-specific unsubscribe: %v", m)
 	}
-	waitFor(t, "one client left in b", func() bool { return n.hub.Channels()["b"] == 1 })
+	testenv.Eventually(t, "one client left in b", 5*time.Second, func() bool { return n.hub.Channels()["b"] == 1 })
 	if msgs := xs[1].drain(); len(msgs) != 0 {
 		t.Fatalf("the other connection of x: %v", msgs)
 	}
@@ -273,7 +274,7 @@ func TestAPINodesAndCounts(t *testing.T) {
 		}
 	}
 	n.dial(t) // not connected: not counted
-	waitFor(t, "counts", func() bool {
+	testenv.Eventually(t, "counts", 5*time.Second, func() bool {
 		return n.hub.NumClients() == 3 && n.hub.NumUsers() == 2 && n.hub.NumChannels() == 2 && n.hub.NumSubscriptions() == 4
 	})
 	if ch := n.hub.Channels(); len(ch) != 2 || ch["room"] != 3 || ch["hist:a"] != 1 {

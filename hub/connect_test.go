@@ -16,6 +16,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 var uuidRe = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
@@ -43,7 +44,7 @@ func TestConnectHS256(t *testing.T) {
 	if _, ok := res["expires"]; ok {
 		t.Fatalf("a token without exp must not expire: %v", res)
 	}
-	waitFor(t, "one client", func() bool { return n.hub.NumClients() == 1 && n.hub.NumUsers() == 1 })
+	testenv.Eventually(t, "one client", 5*time.Second, func() bool { return n.hub.NumClients() == 1 && n.hub.NumUsers() == 1 })
 }
 
 // pemBlock encodes der as PEM.
@@ -357,7 +358,7 @@ func TestConnectServerSideChannels(t *testing.T) {
 	if p := pushesOf(msgs, "plain:b", "pub"); len(p) != 1 || p[0]["offset"] != nil {
 		t.Fatalf("pubs in plain:b: %v", msgs)
 	}
-	waitFor(t, "two subscriptions", func() bool { return n.hub.NumSubscriptions() == 2 })
+	testenv.Eventually(t, "two subscriptions", 5*time.Second, func() bool { return n.hub.NumSubscriptions() == 2 })
 
 	t.Run("unknown namespace in the token", func(t *testing.T) {
 		c := n.dial(t)
@@ -520,7 +521,7 @@ func TestOnConnecting(t *testing.T) {
 		if p := pushesOf(c.drain(), "news", "pub"); len(p) != 1 {
 			t.Fatalf("news publication: %v", p)
 		}
-		waitFor(t, "app-user indexed", func() bool { return n.hub.NumUsers() >= 1 })
+		testenv.Eventually(t, "app-user indexed", 5*time.Second, func() bool { return n.hub.NumUsers() >= 1 })
 	})
 	t.Run("Error", func(t *testing.T) {
 		c := n.dial(t)

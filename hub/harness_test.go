@@ -353,19 +353,6 @@ func recv[T any](t *testing.T, ch <-chan T, what string) T {
 	}
 }
 
-// waitFor polls cond until it holds or 5 s pass, for hub state that no
-// event marks (counts behind API calls that go through the engine).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // decodeFrame splits a JSON frame into its messages.
 func (c *rawClient) decodeFrame(frame string) []map[string]any {
 	c.t.Helper()

@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/transport/websocket"
 )
 
@@ -144,7 +145,7 @@ func TestSlowChannelDoesNotHoldOthers(t *testing.T) {
 	busy := busyClients(t, n, token(t, auth.ConnectClaims{User: "busy"}), 6, "slow", stop)
 	defer func() { close(stop); busy.Wait() }()
 	// The busy clients' first subscribe is in the engine now.
-	waitFor(t, "a busy client connected", func() bool { return n.hub.NumClients() > 0 })
+	testenv.Eventually(t, "a busy client connected", 5*time.Second, func() bool { return n.hub.NumClients() > 0 })
 
 	var lat []time.Duration
 	deadline := time.Now().Add(1500 * time.Millisecond)

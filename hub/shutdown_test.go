@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 func TestShutdown(t *testing.T) {
@@ -17,7 +18,7 @@ func TestShutdown(t *testing.T) {
 	pb := n.dialProtobuf(t)
 	pb.connect("v")
 	pending := n.dial(t) // never sends connect
-	waitFor(t, "two clients", func() bool { return n.hub.NumClients() == 2 })
+	testenv.Eventually(t, "two clients", 5*time.Second, func() bool { return n.hub.NumClients() == 2 })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -13,7 +13,8 @@
 #                                   and a browser test in Debian's chromium)
 #   node --test again, with herald on the portable poller
 #     (HERALD_WEBSOCKET_POLLER)
-#   pytest                         (tests/python, when it exists)
+#   pytest                         (tests/python, when it exists), and
+#     again with herald on the portable poller
 #
 # On Linux the transport reads connections through epoll by default; the
 # second runs cover its portable read path, the one macOS and Windows use.
@@ -323,11 +324,13 @@ node_tests_portable() {
 	node_test_run node-test-portable
 }
 
-python_tests() {
-	local rc=0 last
+# python_test_run LOG runs the Python tests, keeping the output in
+# .tmp/logs/LOG.log, and counts them.
+python_test_run() {
+	local log=$1 rc=0 last
 	# -p no:cacheprovider: no .pytest_cache in the work tree.
-	run 10m pytest.log "$ROOT" "$VENV/bin/python" -m pytest -p no:cacheprovider -ra tests/python || rc=$?
-	last=$(grep -E '^=+ .* in [0-9.]+s' "$LOGS/pytest.log" | tail -n 1)
+	run 10m "$log.log" "$ROOT" "$VENV/bin/python" -m pytest -p no:cacheprovider -ra tests/python || rc=$?
+	last=$(grep -E '^=+ .* in [0-9.]+s' "$LOGS/$log.log" | tail -n 1)
 	COUNT_PASSED=$(num "$last" passed)
 	COUNT_FAILED=$(($(num "$last" failed) + $(num "$last" 'errors?')))
 	COUNT_SKIPPED=$(($(num "$last" skipped) + $(num "$last" xfailed)))
@@ -338,6 +341,14 @@ python_tests() {
 		rc=0
 	fi
 	return "$rc"
+}
+
+python_tests() { python_test_run pytest; }
+
+# The Python tests again, with herald on the portable read path.
+python_tests_portable() {
+	local -x HERALD_WEBSOCKET_POLLER=portable
+	python_test_run pytest-portable
 }
 
 # ------------------------------------------------------------------ main
@@ -419,8 +430,10 @@ fi
 if [[ -d tests/python ]]; then
 	if [[ -x "$VENV/bin/python" ]]; then
 		step "python tests" python_tests
+		step "python portable" python_tests_portable
 	else
 		not_run "python tests" "no virtualenv: see the failed step above"
+		not_run "python portable" "no virtualenv: see the failed step above"
 	fi
 fi
 

@@ -60,7 +60,7 @@ func TestTwoNodesDeliver(t *testing.T) {
 			if _, msg, err := c.ReadMessage(); err != nil || !strings.Contains(string(msg), `"id":2,"subscribe"`) {
 				t.Fatalf("subscribe: %s %v", msg, err)
 			}
-			waitFor(t, "both nodes in info", func() bool { return len(n1.Hub().Nodes()) == 2 })
+			testenv.Eventually(t, "both nodes in info", 5*time.Second, func() bool { return len(n1.Hub().Nodes()) == 2 })
 			req := `{"channel":"` + ch + `","data":{"n":1}}`
 			if body := apiCall(t, n1, "publish", req); !strings.Contains(body, `"result"`) {
 				t.Fatalf("publish: %s", body)

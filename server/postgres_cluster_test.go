@@ -116,7 +116,7 @@ func TestPostgresThreeNodes(t *testing.T) {
 			Name string `json:"name"`
 		} `json:"nodes"`
 	}
-	awaitCond(t, "node 2's API to list all three nodes", 15*time.Second, func() bool {
+	testenv.Eventually(t, "node 2's API to list all three nodes", 15*time.Second, func() bool {
 		mustAPI(t, n2, "info", struct{}{}, &info)
 		return len(info.Nodes) == 3
 	})

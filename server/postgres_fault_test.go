@@ -290,7 +290,7 @@ func runPGStream(t *testing.T, faults func(*pgCluster) []streamFault) {
 	checkStream(t, stream, total, publishers)
 	top := uint64(len(stream))
 	for _, sc := range subs {
-		awaitCond(t, sc.name+" to receive the whole stream", time.Minute, func() bool { return sc.last.Load() >= top })
+		testenv.Eventually(t, sc.name+" to receive the whole stream", time.Minute, func() bool { return sc.last.Load() >= top })
 	}
 	// A duplicate would arrive right behind the stream: give it the chance.
 	time.Sleep(200 * time.Millisecond)

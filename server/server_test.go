@@ -94,7 +94,7 @@ func TestGracefulDrain(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.Shutdown(context.Background()) }()
 
-	waitFor(t, "readyz 503", func() bool {
+	testenv.Eventually(t, "readyz 503", 5*time.Second, func() bool {
 		r, err := http.Get("http://" + s.Addr() + "/readyz")
 		if err != nil {
 			return false
@@ -130,17 +130,6 @@ func TestGracefulDrain(t *testing.T) {
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("shutdown took %v", took)
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

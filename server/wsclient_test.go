@@ -383,15 +383,3 @@ next:
 	}
 	return 0, fmt.Errorf("metrics: no sample %s %v", name, labels)
 }
-
-// awaitCond polls cond until it holds, failing the test after timeout.
-func awaitCond(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}

@@ -281,18 +281,6 @@ func waitClosed(t *testing.T, s *testSession) {
 	}
 }
 
-// eventually polls cond; for counters that have no event to wait on.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func newLoopbackServer(t *testing.T, h http.Handler) *httptest.Server {
 	t.Helper()
 	hs := httptest.NewServer(h)

@@ -13,6 +13,7 @@ import (
 	gorilla "github.com/gorilla/websocket"
 	"go.uber.org/goleak"
 
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -90,7 +91,7 @@ func TestRemoteAddrAndNumConns(t *testing.T) {
 			t.Errorf("RemoteAddr = %q, want %q", got, want)
 		}
 		// The 101 response goes out just before the poller takes the connection.
-		eventually(t, "NumConns 1", func() bool { return h.srv.NumConns() == 1 })
+		testenv.Eventually(t, "NumConns 1", 5*time.Second, func() bool { return h.srv.NumConns() == 1 })
 		c.Close()
 		waitClosed(t, s)
 		if n := h.srv.NumConns(); n != 0 {
@@ -336,7 +337,7 @@ func TestPeerVanishes(t *testing.T) {
 		expectEcho(t, c, gorilla.TextMessage, "hi", gorilla.TextMessage)
 		c.NetConn().Close() // no close frame
 		waitClosed(t, s)
-		eventually(t, "NumConns 0", func() bool { return h.srv.NumConns() == 0 })
+		testenv.Eventually(t, "NumConns 0", 5*time.Second, func() bool { return h.srv.NumConns() == 0 })
 		if n := s.closes.Load(); n != 1 {
 			t.Fatalf("HandleClose called %d times", n)
 		}
@@ -488,7 +489,7 @@ func TestManyConnectionsEcho(t *testing.T) {
 		for err := range errs {
 			t.Fatal(err)
 		}
-		eventually(t, "all connections gone", func() bool { return h.srv.NumConns() == 0 })
+		testenv.Eventually(t, "all connections gone", 5*time.Second, func() bool { return h.srv.NumConns() == 0 })
 		for range n {
 			s := h.session()
 			waitClosed(t, s)
