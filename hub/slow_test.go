@@ -36,6 +36,50 @@ type disconnectEvent struct {
 	reason string
 }
 
+// publishUntilSlowClosed publishes padded publications to channel "s",
+// each paced by fast (who must receive every one), until the client "slow"
+// is closed with 3008 (at most 1,000), then 20 more, so that the slow
+// client's end shows nothing queued after its close. It returns how many
+// it published.
+func publishUntilSlowClosed(t *testing.T, n *node, fast *rawClient, disconnects <-chan disconnectEvent, padBytes int) int {
+	t.Helper()
+	pad := strings.Repeat("x", padBytes)
+	seq := 0
+	publish := func() {
+		t.Helper()
+		seq++
+		if _, err := n.hub.Publish(context.Background(), "s", []byte(`{"seq":`+strconv.Itoa(seq)+`,"pad":"`+pad+`"}`), hub.PublishOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// Pace the publisher by the fast reader, so only the slow one
+		// falls behind.
+		if m := fast.next(); num(path(m, "push", "pub", "data", "seq")) != int64(seq) {
+			t.Fatalf("fast subscriber: want seq %d, got %.200v", seq, m)
+		}
+	}
+	var ev disconnectEvent
+wait:
+	for {
+		select {
+		case ev = <-disconnects:
+			break wait
+		default:
+		}
+		if seq == 1000 {
+			t.Fatalf("slow client still connected after %d publications of %d bytes", seq, padBytes)
+		}
+		publish()
+	}
+	if ev.user != "slow" || ev.code != 3008 || ev.reason != "slow" {
+		t.Fatalf("disconnect %+v, want the slow client with 3008 slow", ev)
+	}
+	t.Logf("slow client closed after %d publications", seq)
+	for range 20 {
+		publish()
+	}
+	return seq
+}
+
 // TestSlowClient has a subscriber stop reading while publications keep
 // coming: once its write queue passes QueueMaxSize it is closed with 3008,
 // and a subscriber that reads gets every publication, before and after.
@@ -59,41 +103,7 @@ func TestSlowClient(t *testing.T) {
 	fast.connect("fast")
 	fast.mustSubscribe(2, "s", "")
 
-	pad := strings.Repeat("x", 32<<10)
-	seq := 0
-	publish := func() {
-		t.Helper()
-		seq++
-		if _, err := n.hub.Publish(context.Background(), "s", []byte(`{"seq":`+strconv.Itoa(seq)+`,"pad":"`+pad+`"}`), hub.PublishOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		// Pace the publisher by the fast reader, so only the slow one
-		// falls behind.
-		m := fast.next()
-		if num(path(m, "push", "pub", "data", "seq")) != int64(seq) {
-			t.Fatalf("fast subscriber: want seq %d, got %.200v", seq, m)
-		}
-	}
-	var ev disconnectEvent
-wait:
-	for {
-		select {
-		case ev = <-disconnects:
-			break wait
-		default:
-		}
-		if seq == 1000 {
-			t.Fatalf("slow client still connected after %d publications of 32 KiB", seq)
-		}
-		publish()
-	}
-	if ev.user != "slow" || ev.code != 3008 || ev.reason != "slow" {
-		t.Fatalf("disconnect %+v, want the slow client with 3008 slow", ev)
-	}
-	t.Logf("slow client closed after %d publications", seq)
-	for range 20 {
-		publish()
-	}
+	publishUntilSlowClosed(t, n, fast, disconnects, 32<<10)
 	// The slow client, reading again, finds the close code after the
 	// messages that were written before the limit was passed.
 	slow.expectClose(3008, "slow")

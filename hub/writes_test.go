@@ -1,10 +1,7 @@
 package hub_test
 
 import (
-	"context"
 	"errors"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -35,38 +32,7 @@ func TestSlowClientStalledWrites(t *testing.T) {
 	fast.mustSubscribe(2, "s", "")
 	conn.Stall()
 
-	pad := strings.Repeat("x", 4<<10)
-	seq := 0
-	publish := func() {
-		t.Helper()
-		seq++
-		if _, err := n.hub.Publish(context.Background(), "s", []byte(`{"seq":`+strconv.Itoa(seq)+`,"pad":"`+pad+`"}`), hub.PublishOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if m := fast.next(); num(path(m, "push", "pub", "data", "seq")) != int64(seq) {
-			t.Fatalf("fast subscriber: want seq %d, got %.200v", seq, m)
-		}
-	}
-	var ev disconnectEvent
-wait:
-	for {
-		select {
-		case ev = <-events:
-			break wait
-		default:
-		}
-		if seq == 1000 {
-			t.Fatalf("stalled client still connected after %d publications of 4 KiB", seq)
-		}
-		publish()
-	}
-	if ev.user != "slow" || ev.code != 3008 || ev.reason != "slow" {
-		t.Fatalf("disconnect %+v, want the slow client with 3008 slow", ev)
-	}
-	t.Logf("stalled client closed after %d publications", seq)
-	for range 20 {
-		publish()
-	}
+	seq := publishUntilSlowClosed(t, n, fast, events, 4<<10)
 
 	conn.Resume()
 	var got []int64
