@@ -188,8 +188,13 @@ install_chromium() {
 	return 1
 }
 
+# npm_install installs the node tests' packages and those of the quickstart
+# example (its backend, which tests/js/quickstart.test.mjs runs).
 npm_install() {
-	run 10m npm-ci.log "$ROOT/tests/js" npm ci --no-audit --no-fund --loglevel=error
+	local rc=0
+	run 10m npm-ci.log "$ROOT/tests/js" npm ci --no-audit --no-fund --loglevel=error || rc=$?
+	run 10m npm-ci-quickstart.log "$ROOT/examples/quickstart" npm ci --no-audit --no-fund --loglevel=error || rc=$?
+	return "$rc"
 }
 
 python_install() {
