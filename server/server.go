@@ -82,6 +82,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		WriteTimeout:   cfg.WebSocket.WriteTimeout.D(),
 		ReadTimeout:    cfg.WebSocket.ReadTimeout.D(),
 		CheckOrigin:    originChecker(cfg.WebSocket.AllowedOrigins),
+		OriginHint:     `add the page's origin (scheme://host:port) to websocket.allowed_origins in the configuration, or "*" to allow any`,
 		Poller:         websocket.Poller(cfg.WebSocket.Poller),
 		Logger:         log,
 	}, func(c *websocket.Conn, r *http.Request) websocket.Session {
