@@ -287,3 +287,25 @@ func TestWebSocketPoller(t *testing.T) {
 		})
 	}
 }
+
+// TestAPIOffExplains checks that a node without an API key answers API
+// requests with a JSON error that says how to turn the API on.
+func TestAPIOffExplains(t *testing.T) {
+	s := startServer(t, DefaultConfig())
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	r, err := http.Post("http://"+s.Addr()+"/api/publish", "application/json", strings.NewReader(`{"channel":"chat","data":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	b, _ := io.ReadAll(r.Body)
+	if r.StatusCode != http.StatusForbidden || r.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("status %d, Content-Type %q, want 403 JSON: %s", r.StatusCode, r.Header.Get("Content-Type"), b)
+	}
+	body := string(b)
+	for _, want := range []string{`"code":108`, "API is off", "http_api.key", "http_api.insecure"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body %s lacks %q", body, want)
+		}
+	}
+}
