@@ -12,37 +12,39 @@ import (
 // A burst of upgrades from a refused origin is logged once, with the
 // origin and the hint; another origin gets its own line.
 func TestRefusedOriginLoggedOncePerBurst(t *testing.T) {
-	logs := &logCapture{}
-	const hint = "add it to websocket.allowed_origins"
-	h := newHarness(t, Config{Logger: slog.New(logs), OriginHint: hint})
-	refuse := func(origin string) {
-		t.Helper()
-		c, resp, err := gorilla.DefaultDialer.Dial(h.url(""), http.Header{"Origin": {origin}})
-		if err == nil {
-			c.Close()
-			t.Fatalf("origin %s accepted", origin)
+	forEachPoller(t, func(t *testing.T, kind Poller) {
+		logs := &logCapture{}
+		const hint = "add it to websocket.allowed_origins"
+		h := newHarness(t, Config{Poller: kind, Logger: slog.New(logs), OriginHint: hint})
+		refuse := func(origin string) {
+			t.Helper()
+			c, resp, err := gorilla.DefaultDialer.Dial(h.url(""), http.Header{"Origin": {origin}})
+			if err == nil {
+				c.Close()
+				t.Fatalf("origin %s accepted", origin)
+			}
+			if resp == nil || resp.StatusCode != http.StatusForbidden {
+				t.Fatalf("origin %s: response %v, want 403", origin, resp)
+			}
 		}
-		if resp == nil || resp.StatusCode != http.StatusForbidden {
-			t.Fatalf("origin %s: response %v, want 403", origin, resp)
+		for range 20 {
+			refuse("http://localhost:5173")
 		}
-	}
-	for range 20 {
-		refuse("http://localhost:5173")
-	}
-	refuse("http://other.example")
+		refuse("http://other.example")
 
-	warned := logs.matching(slog.LevelWarn, "websocket origin refused (403)")
-	if len(warned) != 2 {
-		t.Fatalf("%d warnings, want one per origin", len(warned))
-	}
-	for i, want := range []string{"http://localhost:5173", "http://other.example"} {
-		if got := attr(warned[i], "origin"); got != want {
-			t.Errorf("warning %d names origin %q, want %q", i, got, want)
+		warned := logs.matching(slog.LevelWarn, "websocket origin refused (403)")
+		if len(warned) != 2 {
+			t.Fatalf("%d warnings, want one per origin", len(warned))
 		}
-		if got := attr(warned[i], "fix"); got != hint {
-			t.Errorf("warning %d: fix = %q, want %q", i, got, hint)
+		for i, want := range []string{"http://localhost:5173", "http://other.example"} {
+			if got := attr(warned[i], "origin"); got != want {
+				t.Errorf("warning %d names origin %q, want %q", i, got, want)
+			}
+			if got := attr(warned[i], "fix"); got != hint {
+				t.Errorf("warning %d: fix = %q, want %q", i, got, hint)
+			}
 		}
-	}
+	})
 }
 
 func TestRefusedOriginsRateLimit(t *testing.T) {
