@@ -73,14 +73,16 @@ func yamlKeys(t reflect.Type, prefix string) []string {
 
 // TestDocYAMLBlocksAreValid runs every ```yaml block of the README and
 // docs/*.md through the same checks as `herald config check`, so examples
-// never show a key or value the server refuses.
+// never show a key or value the server refuses. A block that is only part
+// of a configuration (an excerpt that does not stand as a file) is marked
+// by the line `<!-- fragment -->` right before it, and only has to parse.
 func TestDocYAMLBlocksAreValid(t *testing.T) {
 	files, err := filepath.Glob("../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	files = append(files, "../README.md")
-	blocks := 0
+	blocks, readme := 0, 0
 	for _, f := range files {
 		doc, err := os.ReadFile(f)
 		if err != nil {
@@ -88,34 +90,72 @@ func TestDocYAMLBlocksAreValid(t *testing.T) {
 		}
 		for i, block := range yamlBlocks(string(doc)) {
 			blocks++
-			cfg, err := ParseConfig([]byte(block))
-			if err == nil {
+			if f == "../README.md" {
+				readme++
+			}
+			cfg, err := ParseConfig([]byte(block.body))
+			if err == nil && !block.fragment {
 				err = cfg.Validate()
 			}
 			if err != nil {
-				t.Errorf("%s, yaml block %d: %v", f, i+1, err)
+				t.Errorf("%s, yaml block %d (line %d): %v", f, i+1, block.line, err)
 			}
 		}
 	}
-	if blocks == 0 {
-		t.Fatal("found no yaml blocks: has the documentation moved?")
+	if blocks == 0 || readme == 0 {
+		t.Fatalf("found %d yaml blocks, %d in README.md: has the documentation moved?", blocks, readme)
 	}
 }
 
-// yamlBlocks returns the bodies of the ```yaml fenced blocks of a
-// Markdown text.
-func yamlBlocks(doc string) []string {
-	var out []string
-	for {
-		_, rest, ok := strings.Cut(doc, "```yaml\n")
-		if !ok {
-			return out
+// yamlBlock is a ```yaml fenced block of a Markdown text.
+type yamlBlock struct {
+	body     string
+	line     int  // of the opening fence, from 1
+	fragment bool // preceded by <!-- fragment -->
+}
+
+// fragmentMarker before a yaml block says that it is an excerpt.
+const fragmentMarker = "<!-- fragment -->"
+
+// yamlBlocks returns the ```yaml fenced blocks of a Markdown text.
+func yamlBlocks(doc string) []yamlBlock {
+	lines := strings.Split(doc, "\n")
+	var out []yamlBlock
+	prev := "" // the last non-blank line before the current one
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimSpace(lines[i])
+		if !strings.HasPrefix(line, "```") {
+			if line != "" {
+				prev = line
+			}
+			continue
 		}
-		body, after, ok := strings.Cut(rest, "```")
-		if !ok {
-			return out
+		open := i
+		var body []string
+		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
+			body = append(body, lines[i])
 		}
-		out = append(out, body)
-		doc = after
+		if line == "```yaml" {
+			out = append(out, yamlBlock{
+				body:     strings.Join(body, "\n") + "\n",
+				line:     open + 1,
+				fragment: prev == fragmentMarker,
+			})
+		}
+		prev = ""
+	}
+	return out
+}
+
+// TestYAMLBlocksFindsFragments checks the Markdown reading of
+// TestDocYAMLBlocksAreValid: fences of other languages are skipped whole,
+// and the fragment marker applies to the next block only.
+func TestYAMLBlocksFindsFragments(t *testing.T) {
+	doc := "text\n\n```yaml\na: 1\n```\n\n" + fragmentMarker + "\n\n```yaml\nb: 2\n```\n" +
+		"```sh\n```yaml inside sh is not a block\n```\n```yaml\nc: 3\n```\n"
+	got := yamlBlocks(doc)
+	want := []yamlBlock{{body: "a: 1\n", line: 3}, {body: "b: 2\n", line: 9, fragment: true}, {body: "c: 3\n", line: 15}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("yamlBlocks = %+v, want %+v", got, want)
 	}
 }

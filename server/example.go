@@ -15,7 +15,7 @@ log:
   format: text            # text | json
 
 engine:
-  type: memory            # memory: one node, nothing else to run | redis | nats (see docs/engines.md)
+  type: memory            # memory: one node, nothing else to run | postgres | redis | nats (see docs/engines.md)
   postgres:               # engine.type postgres: scale out on PostgreSQL alone (docs/postgres.md)
     dsn: ""                     # postgres://user:pass@host:5432/db (may go through a transaction-mode pooler)
     listen_dsn: ""              # a direct session connection for LISTEN, when dsn goes through a pooler

@@ -82,6 +82,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		WriteTimeout:   cfg.WebSocket.WriteTimeout.D(),
 		ReadTimeout:    cfg.WebSocket.ReadTimeout.D(),
 		CheckOrigin:    originChecker(cfg.WebSocket.AllowedOrigins),
+		OriginHint:     `add the page's origin (scheme://host:port) to websocket.allowed_origins in the configuration, or "*" to allow any`,
 		Poller:         websocket.Poller(cfg.WebSocket.Poller),
 		Logger:         log,
 	}, func(c *websocket.Conn, r *http.Request) websocket.Session {
@@ -121,6 +122,8 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 			return nil, fmt.Errorf("http_api: %w", err)
 		}
 		mux.Handle("/api/", cors(cfg.HTTPAPI.AllowedOrigins, http.StripPrefix("/api", apiHandler)))
+	} else {
+		mux.Handle("/api/", api.Off(apiOffHint))
 	}
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return s, nil
@@ -198,6 +201,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// apiOffHint tells a caller of a node without an API key how to turn the
+// API on.
+const apiOffHint = "set http_api.key in the configuration and send it in the X-API-Key header, " +
+	"or set http_api.insecure: true (development only: no key is checked)"
 
 // originChecker allows browsers from the listed origins; with none listed,
 // only pages served from the same host (or clients that send no Origin,

@@ -276,3 +276,75 @@ func TestWebSocketPoller(t *testing.T) {
 		})
 	}
 }
+
+// TestAPIOffExplains checks that a node without an API key answers API
+// requests with a JSON error that says how to turn the API on.
+func TestAPIOffExplains(t *testing.T) {
+	s := startServer(t, DefaultConfig())
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	r, err := http.Post("http://"+s.Addr()+"/api/publish", "application/json", strings.NewReader(`{"channel":"chat","data":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	b, _ := io.ReadAll(r.Body)
+	if r.StatusCode != http.StatusForbidden || r.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("status %d, Content-Type %q, want 403 JSON: %s", r.StatusCode, r.Header.Get("Content-Type"), b)
+	}
+	body := string(b)
+	for _, want := range []string{`"code":108`, "API is off", "http_api.key", "http_api.insecure"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body %s lacks %q", body, want)
+		}
+	}
+}
+
+// lockedBuffer collects log output written from the server's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestRefusedOriginLogNamesKey checks that a browser refused for its
+// origin leaves a warning that names the origin and the key allowing it.
+func TestRefusedOriginLogNamesKey(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Address = "127.0.0.1:0"
+	cfg.WebSocket.Poller = testenv.WebSocketPoller()
+	cfg.Client.Token.HMACSecretKey = "secret"
+	var logs lockedBuffer
+	s, err := New(cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	c, r, err := gws.DefaultDialer.Dial("ws://"+s.Addr()+WebSocketPath, http.Header{"Origin": {"http://localhost:5173"}})
+	if err == nil {
+		c.Close()
+		t.Fatal("a page from another origin was accepted")
+	}
+	if r == nil || r.StatusCode != http.StatusForbidden {
+		t.Fatalf("dial: %v, want 403", err)
+	}
+	out := logs.String()
+	for _, want := range []string{"level=WARN", "origin refused", "origin=http://localhost:5173", "websocket.allowed_origins"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+}

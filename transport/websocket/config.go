@@ -26,6 +26,11 @@ type Config struct {
 	// CheckOrigin accepts or refuses (403) an upgrade request. Nil accepts a
 	// request without an Origin header or whose Origin host equals r.Host.
 	CheckOrigin func(r *http.Request) bool
+	// OriginHint is added to the warning logged when CheckOrigin refuses
+	// an origin (at most once a minute per origin): what to change to
+	// allow it, such as the server's configuration key. Default: a
+	// pointer at Config.CheckOrigin.
+	OriginHint string
 	// Poller selects how connections are read (see the package
 	// documentation): PollerEpoll, a readiness loop with a fixed pool of
 	// workers that holds no goroutine or buffer for an idle connection
@@ -64,6 +69,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CheckOrigin == nil {
 		c.CheckOrigin = sameOrigin
+	}
+	if c.OriginHint == "" {
+		c.OriginHint = "allow the origin in Config.CheckOrigin of the WebSocket transport"
 	}
 	if c.Workers <= 0 {
 		c.Workers = 4 * runtime.GOMAXPROCS(0)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // EpollAvailable reports whether PollerEpoll can run on this system.
@@ -152,8 +154,14 @@ func (e *epollPath) rearm(c *Conn, r *epollReader) {
 	if cerr != nil || err == nil {
 		return // armed, or the socket is closed already and its reader tears it down
 	}
-	// Without readiness events nobody would ever read or tear down c.
-	e.s.log.Error("websocket epoll re-arm failed", "remote", c.RemoteAddr(), "error", err)
+	if closingRace(c, err) {
+		// Another goroutine is tearing c down and has taken its fd out of
+		// epoll (ENOENT), or the poller is gone (EBADF): nothing is lost.
+		e.s.log.Debug("websocket epoll re-arm after close", "remote", c.RemoteAddr(), "error", err)
+	} else {
+		// Without readiness events nobody would ever read or tear down c.
+		e.s.log.Error("websocket epoll re-arm failed", "remote", c.RemoteAddr(), "error", err)
+	}
 	c.state.Or(stClosed)
 	if r == nil {
 		// Called from Close or WriteFrame, which must not run HandleClose.
@@ -167,6 +175,13 @@ func (e *epollPath) rearm(c *Conn, r *epollReader) {
 	if c.acquire() {
 		c.release(tearDown)
 	}
+}
+
+// closingRace reports whether a failed re-arm is the expected race with
+// a teardown: c is closing, and its fd is no longer registered (finish
+// removed it) or the epoll instance is closed (shutdown).
+func closingRace(c *Conn, err error) bool {
+	return c.state.Load()&stClosed != 0 && (errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EBADF))
 }
 
 // armSlow arms c through a closure, for goroutines without a reader.

@@ -18,6 +18,8 @@ type Server struct {
 	path   readPath
 	accept AcceptFunc
 	log    *slog.Logger
+	// refused rate-limits the warnings about refused origins.
+	refused *refusedOrigins
 
 	writeBufs  sync.Pool // *writeBuf
 	readStates sync.Pool // *readState
@@ -76,6 +78,8 @@ func NewServer(cfg Config, accept AcceptFunc) (*Server, error) {
 		poller: poller,
 		accept: accept,
 		log:    cfg.Logger,
+
+		refused: newRefusedOrigins(),
 	}
 	s.writeBufs.New = func() any { return &writeBuf{b: make([]byte, 0, 1024)} }
 	s.readStates.New = func() any { return new(readState) }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/gobwas/ws"
 
@@ -26,6 +27,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.cfg.CheckOrigin(r) {
+		origin := r.Header.Get("Origin")
+		if s.refused.shouldLog(origin, time.Now()) {
+			s.log.Warn("websocket origin refused (403)", "origin", origin, "host", r.Host, "remote", r.RemoteAddr, "fix", s.cfg.OriginHint)
+		}
 		http.Error(w, "origin not allowed", http.StatusForbidden)
 		return
 	}

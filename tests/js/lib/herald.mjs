@@ -22,7 +22,7 @@ const LOG_LIMIT = 64 * 1024;
  * heraldBinary returns HERALD_BIN, or builds cmd/herald into a temporary
  * directory when it is unset (running `node --test` by hand).
  */
-function heraldBinary() {
+export function heraldBinary() {
   if (process.env.HERALD_BIN) {
     return process.env.HERALD_BIN;
   }
@@ -35,7 +35,7 @@ function heraldBinary() {
 }
 
 /** freePort asks the kernel for a loopback port nobody listens on. */
-function freePort() {
+export function freePort() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();
@@ -148,7 +148,7 @@ export async function startHerald(config = {}) {
   throw lastError;
 }
 
-async function waitListening(herald) {
+export async function waitListening(herald) {
   let exited = false;
   herald.exited.then(() => {
     exited = true;
