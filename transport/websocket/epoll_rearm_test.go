@@ -10,6 +10,8 @@ import (
 	"time"
 
 	gorilla "github.com/gorilla/websocket"
+
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 // A re-arm that loses the race with the connection's teardown (its fd is
@@ -85,7 +87,7 @@ func TestCloseWhileClientsSendLogsNoError(t *testing.T) {
 				}
 			})
 		}
-		eventually(t, "8 connections", func() bool { return srv.NumConns() == 8 })
+		testenv.Eventually(t, "8 connections", 5*time.Second, func() bool { return srv.NumConns() == 8 })
 		if err := srv.Close(); err != nil {
 			t.Fatalf("round %d: Close: %v", round, err)
 		}
