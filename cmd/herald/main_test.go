@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald/auth"
 )
@@ -117,4 +120,25 @@ func TestTokenMintsVerifiableTokens(t *testing.T) {
 	if _, _, err := run(t, "token", "--secret", "s", "--info", "{bad"); err == nil || !strings.Contains(err.Error(), "--info") {
 		t.Errorf("want an --info error, got %v", err)
 	}
+}
+
+// TestHelpNamesRealFlags: every --flag a command's help text mentions is
+// one of its flags (the bench command hands its flags to herald-bench).
+func TestHelpNamesRealFlags(t *testing.T) {
+	flagRef := regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.DisableFlagParsing {
+			return
+		}
+		for _, m := range flagRef.FindAllStringSubmatch(c.Short+"\n"+c.Long, -1) {
+			if m[1] != "help" && m[1] != "version" && c.Flags().Lookup(m[1]) == nil && c.InheritedFlags().Lookup(m[1]) == nil {
+				t.Errorf("%s: the help mentions --%s, which is not a flag", c.CommandPath(), m[1])
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRoot())
 }
