@@ -246,9 +246,27 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// AuthUnconfigured reports whether nothing about authentication is set:
+// no token key, no API key, and neither anonymous nor insecure access.
+// Such a node would refuse every connection and keep its API off, so
+// `herald serve` generates keys for the run instead (see
+// docs/configuration.md), and Warnings says so for `herald config check`
+// and `herald serve` alike.
+func (c Config) AuthUnconfigured() bool {
+	return !c.Client.Token.Configured() && c.HTTPAPI.Key == "" && !c.HTTPAPI.Insecure &&
+		!c.Client.Insecure && !c.Client.AllowAnonymousConnectWithoutToken
+}
+
 // Warnings lists settings that are valid but probably not what is meant.
 func (c Config) Warnings() []string {
 	var w []string
+	if c.AuthUnconfigured() {
+		// One warning for both keys: serve treats this case as a whole.
+		w = append(w, "client.token and http_api.key: no keys are configured: `herald serve` generates random ones "+
+			"at each start and prints them (with --ephemeral-keys=false it refuses every connection and keeps the API off); "+
+			"`herald config init` writes a configuration file with permanent keys")
+		return w
+	}
 	if !c.Client.Token.Configured() && !c.Client.AllowAnonymousConnectWithoutToken && !c.Client.Insecure {
 		w = append(w, "client.token: no key is configured, so every connection will be refused: set client.token.hmac_secret_key (or a public key), or allow anonymous access")
 	}

@@ -141,10 +141,24 @@ func TestExampleConfigIsValidAndComplete(t *testing.T) {
 
 func TestWarnings(t *testing.T) {
 	cfg := DefaultConfig()
-	w := strings.Join(cfg.Warnings(), "\n")
-	if !strings.Contains(w, "no key is configured, so every connection will be refused") {
-		t.Errorf("want the missing-key warning, got %q", w)
+	if !cfg.AuthUnconfigured() {
+		t.Error("the defaults configure no authentication")
 	}
+	w := strings.Join(cfg.Warnings(), "\n")
+	if !strings.Contains(w, "no keys are configured: `herald serve` generates random ones") {
+		t.Errorf("want the generated-keys warning, got %q", w)
+	}
+	cfg.HTTPAPI.Key = "k"
+	w = strings.Join(cfg.Warnings(), "\n")
+	if cfg.AuthUnconfigured() || !strings.Contains(w, "no key is configured, so every connection will be refused") {
+		t.Errorf("with an API key only: want the missing-token-key warning, got %q", w)
+	}
+	cfg.HTTPAPI.Key = ""
+	cfg.Client.AllowAnonymousConnectWithoutToken = true
+	if cfg.AuthUnconfigured() {
+		t.Error("anonymous access is a choice about authentication")
+	}
+	cfg.Client.AllowAnonymousConnectWithoutToken = false
 	cfg.Client.Token.HMACSecretKey = "k"
 	cfg.HTTPAPI.Key = "k"
 	if w := cfg.Warnings(); len(w) != 0 {

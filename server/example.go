@@ -6,6 +6,8 @@ package server
 const ExampleConfig = `# Herald configuration (YAML). Every key is optional; shown here with its default.
 # Any key can be overridden by an environment variable: HERALD_ + the key path in
 # capitals with '_' for '.', e.g. HERALD_CLIENT_TOKEN_HMAC_SECRET_KEY.
+# With no client.token key and no http_api.key, "herald serve" generates random ones
+# at each start and prints them; "herald config init" writes this file with fresh keys.
 
 address: ":8000"          # HTTP listen address; clients connect to /connection/websocket
 name: ""                  # node name in the info API and logs; default the host name

@@ -25,8 +25,8 @@ func benchLatencyCommand() *cobra.Command {
 		Use:   "latency",
 		Short: "Publish at stepped rates and measure publish-to-receive latency",
 		Long: `Subscribers (spread over --url) join one channel; a publisher (--api, or
---publish-url for a client connection) sends --payload-byte publications at
-each rate of --rates for --step, up and (with --down) back down. Sends follow
+--publish-url for a client connection) sends publications of --payload bytes
+at each rate of --rates for --step, up and (with --down) back down. Sends follow
 an absolute timeline and latency is measured from each publication's intended
 send time, so a stalled server is charged for every publication it delayed.
 For every step: offered and achieved rate, p50/p95/p99/max latency of the

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 func run(t *testing.T, args ...string) (stdout string, err error) {
@@ -51,4 +54,22 @@ func TestCommandsAndFlags(t *testing.T) {
 		!strings.Contains(err.Error(), `--format "xml": want json or protobuf`) {
 		t.Errorf("want the format error, got %v", err)
 	}
+}
+
+// TestHelpNamesRealFlags: every --flag a command's help text mentions is
+// one of its flags (latency's help once named --payload-byte for --payload).
+func TestHelpNamesRealFlags(t *testing.T) {
+	flagRef := regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, m := range flagRef.FindAllStringSubmatch(c.Short+"\n"+c.Long, -1) {
+			if c.Flags().Lookup(m[1]) == nil && c.InheritedFlags().Lookup(m[1]) == nil && m[1] != "help" {
+				t.Errorf("%s: the help mentions --%s, which is not a flag", c.CommandPath(), m[1])
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRoot())
 }

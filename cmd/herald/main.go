@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald/server"
 )
 
 func main() {
@@ -21,7 +23,10 @@ func newRoot() *cobra.Command {
 		Short:         "Herald: a Centrifugo-compatible real-time messaging server",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version prints what the version command prints.
+		Version: server.Version,
 	}
+	root.SetVersionTemplate("herald {{.Version}}\n")
 	root.AddCommand(serveCommand(), configCommand(), migrateCommand(), tokenCommand(), versionCommand(), benchCommand())
 	return root
 }

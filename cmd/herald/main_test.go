@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald/auth"
 )
@@ -36,10 +39,9 @@ func TestConfigCheck(t *testing.T) {
 		t.Errorf("good config: %q %v", out, err)
 	}
 	for name, c := range map[string]struct{ yaml, want string }{
-		"unknown key":    {"client:\n  tokn: {}\n", `client.tokn: unknown key (did you mean "client.token"?)`},
-		"missing secret": {"log:\n  level: debug\n", "tokens are required but no client.token key is configured"},
-		"bad namespace":  {"client: {insecure: true}\nchannel:\n  namespaces: [{name: \"a b\"}]\n", `name "a b": must match`},
-		"bad poller":     {"client: {insecure: true}\nwebsocket: {poller: kqueue}\n", `websocket.poller: "kqueue": want "auto", "epoll" or "portable"`},
+		"unknown key":   {"client:\n  tokn: {}\n", `client.tokn: unknown key (did you mean "client.token"?)`},
+		"bad namespace": {"client: {insecure: true}\nchannel:\n  namespaces: [{name: \"a b\"}]\n", `name "a b": must match`},
+		"bad poller":    {"client: {insecure: true}\nwebsocket: {poller: kqueue}\n", `websocket.poller: "kqueue": want "auto", "epoll" or "portable"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, _, err := run(t, "config", "check", writeFile(t, c.yaml))
@@ -55,9 +57,39 @@ func TestConfigExampleIsCheckable(t *testing.T) {
 	if err != nil || !strings.Contains(out, "hmac_secret_key") {
 		t.Fatalf("example: %v", err)
 	}
-	withKey := strings.Replace(out, `hmac_secret_key: ""`, `hmac_secret_key: "s"`, 1)
-	if _, _, err := run(t, "config", "check", writeFile(t, withKey)); err != nil {
-		t.Errorf("the example, with a secret, does not pass check: %v", err)
+	// As printed: it has no keys, which check (like serve) accepts with a
+	// warning that serve generates them for each run.
+	checkOut, checkErr, err := run(t, "config", "check", writeFile(t, out))
+	if err != nil || !strings.HasSuffix(checkOut, ": ok\n") {
+		t.Errorf("the example does not pass check: %q %v", checkOut, err)
+	}
+	if !strings.Contains(checkErr, "no keys are configured") {
+		t.Errorf("check of the example: want the no-keys warning, got %q", checkErr)
+	}
+}
+
+func TestConfigCheckNeedsAFile(t *testing.T) {
+	_, _, err := run(t, "config", "check")
+	want := "config check needs the path of a configuration file: herald config check herald.yaml"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	if _, _, err := run(t, "config", "check", "a.yaml", "b.yaml"); err == nil || !strings.Contains(err.Error(), "one configuration file, got 2") {
+		t.Errorf("two files: got %v", err)
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	flag, _, err := run(t, "--version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, _, err := run(t, "version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flag != cmd || !strings.HasPrefix(flag, "herald ") {
+		t.Errorf("herald --version printed %q, herald version %q", flag, cmd)
 	}
 }
 
@@ -88,4 +120,25 @@ func TestTokenMintsVerifiableTokens(t *testing.T) {
 	if _, _, err := run(t, "token", "--secret", "s", "--info", "{bad"); err == nil || !strings.Contains(err.Error(), "--info") {
 		t.Errorf("want an --info error, got %v", err)
 	}
+}
+
+// TestHelpNamesRealFlags: every --flag a command's help text mentions is
+// one of its flags (the bench command hands its flags to herald-bench).
+func TestHelpNamesRealFlags(t *testing.T) {
+	flagRef := regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.DisableFlagParsing {
+			return
+		}
+		for _, m := range flagRef.FindAllStringSubmatch(c.Short+"\n"+c.Long, -1) {
+			if m[1] != "help" && m[1] != "version" && c.Flags().Lookup(m[1]) == nil && c.InheritedFlags().Lookup(m[1]) == nil {
+				t.Errorf("%s: the help mentions --%s, which is not a flag", c.CommandPath(), m[1])
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRoot())
 }

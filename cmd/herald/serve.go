@@ -3,10 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
-	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,7 +19,7 @@ func serveCommand() *cobra.Command {
 		configPath                       string
 		address, name, level, format     string
 		secret, engineType, adminAddress string
-		insecure                         bool
+		insecure, ephemeralKeys          bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -46,22 +47,45 @@ func serveCommand() *cobra.Command {
 			if f.Changed("insecure") {
 				cfg.Client.Insecure = insecure
 			}
+			// With nothing about authentication configured the node would
+			// refuse every connection and keep its API off: make up keys
+			// for this run instead, unless told not to.
+			var generated *generatedKeys
+			if ephemeralKeys && cfg.AuthUnconfigured() {
+				keys := newGeneratedKeys()
+				generated = &keys
+				cfg.Client.Token.HMACSecretKey = keys.HMACSecret
+				cfg.HTTPAPI.Key = keys.APIKey
+			}
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("configuration:\n%w", err)
 			}
-			log := newLogger(cfg.Log)
+			log := newLogger(cmd.ErrOrStderr(), cfg.Log)
 			for _, w := range cfg.Warnings() {
 				log.Warn(w)
+			}
+			if generated != nil {
+				log.Warn("no client.token key and no http_api.key are configured: using random keys generated for this run only; " +
+					"they change at every start (herald config init writes permanent ones, --ephemeral-keys=false turns this off)")
 			}
 			logFileLimit(log)
 			srv, err := server.New(cfg, log)
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			if err := srv.Start(ctx); err != nil {
 				return err
+			}
+			if generated != nil {
+				// After Start, so the printed commands name the real port.
+				token, err := demoToken(generated.HMACSecret, time.Now())
+				if err != nil {
+					return err
+				}
+				// One write, so log lines cannot land inside the banner.
+				_, _ = io.WriteString(cmd.ErrOrStderr(), firstRunBanner(*generated, token, srv.Addr()))
 			}
 			select {
 			case <-ctx.Done():
@@ -85,16 +109,17 @@ func serveCommand() *cobra.Command {
 	f.StringVar(&secret, "hmac-secret", "", "HMAC secret for connection and subscription tokens (client.token.hmac_secret_key)")
 	f.StringVar(&engineType, "engine", "memory", "engine type (engine.type)")
 	f.StringVar(&adminAddress, "admin-address", "", "address of the admin listener with pprof, off when empty (admin.address)")
+	f.BoolVar(&ephemeralKeys, "ephemeral-keys", true, "with no client.token key and no http_api.key configured, generate random ones for this run and print them with a token and examples (false: refuse every connection, API off)")
 	f.BoolVar(&insecure, "insecure", false, "development only: no authentication or permission checks (client.insecure)")
 	return cmd
 }
 
-func newLogger(cfg server.LogConfig) *slog.Logger {
+func newLogger(w io.Writer, cfg server.LogConfig) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.Level))
 	opts := &slog.HandlerOptions{Level: level}
 	if cfg.Format == "json" {
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+		return slog.New(slog.NewJSONHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+	return slog.New(slog.NewTextHandler(w, opts))
 }

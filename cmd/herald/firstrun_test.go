@@ -1,0 +1,329 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gws "github.com/gorilla/websocket"
+
+	"github.com/heraldhq/herald/auth"
+)
+
+// serveRun is `herald serve` running in this process on a free port, with
+// its stderr (logs and the first-run banner) collected.
+type serveRun struct {
+	mu      sync.Mutex
+	out     strings.Builder
+	changed chan struct{} // a token after every write; capacity 1
+	done    chan struct{} // closed when the command has returned
+	err     error         // its result, once done is closed
+	cancel  context.CancelFunc
+}
+
+func (r *serveRun) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	r.out.Write(p)
+	r.mu.Unlock()
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (r *serveRun) output() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.out.String()
+}
+
+// waitFor returns the output once it contains s, failing the test if the
+// command exits or 20 seconds pass first.
+func (r *serveRun) waitFor(t *testing.T, s string) string {
+	t.Helper()
+	deadline := time.NewTimer(20 * time.Second)
+	defer deadline.Stop()
+	for {
+		if out := r.output(); strings.Contains(out, s) {
+			return out
+		}
+		select {
+		case <-r.changed:
+		case <-r.done:
+			t.Fatalf("serve exited (%v) before printing %q:\n%s", r.err, s, r.output())
+		case <-deadline.C:
+			t.Fatalf("serve did not print %q in time:\n%s", s, r.output())
+		}
+	}
+}
+
+// stop ends the command as SIGINT would and waits for it.
+func (r *serveRun) stop(t *testing.T) {
+	t.Helper()
+	r.cancel()
+	select {
+	case <-r.done:
+		if r.err != nil {
+			t.Errorf("serve: %v", r.err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Error("serve did not stop in time")
+	}
+}
+
+func startServe(t *testing.T, args ...string) *serveRun {
+	t.Helper()
+	// A short drain, so stopping the node does not take the default 5s.
+	t.Setenv("HERALD_SHUTDOWN_DRAIN_WINDOW", "50ms")
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &serveRun{changed: make(chan struct{}, 1), done: make(chan struct{}), cancel: cancel}
+	root := newRoot()
+	root.SetOut(io.Discard)
+	root.SetErr(r)
+	root.SetArgs(append([]string{"serve", "--address", "127.0.0.1:0"}, args...))
+	go func() {
+		r.err = root.ExecuteContext(ctx)
+		close(r.done)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-r.done:
+		case <-time.After(20 * time.Second):
+		}
+	})
+	return r
+}
+
+// banner is what a newcomer copies from the first-run output.
+type banner struct {
+	secret, apiKey, token string
+	wsURL                 string
+	curlURL, curlKey      string
+	curlBody              string
+}
+
+var (
+	secretLine = regexp.MustCompile(`HMAC secret \(client\.token\.hmac_secret_key\): +(\S+)`)
+	apiKeyLine = regexp.MustCompile(`API key \(http_api\.key\): +(\S+)`)
+	tokenLine  = regexp.MustCompile(`(?m)^  (eyJ\S+)$`)
+	curlLine   = regexp.MustCompile(`(?m)^  curl -sS -X POST (\S+) -H 'X-API-Key: ([^']+)' -H 'Content-Type: application/json' -d '([^']*)'$`)
+	wsURLLine  = regexp.MustCompile(`new Centrifuge\('([^']+)'`)
+	jsToken    = regexp.MustCompile(`token: '([^']+)'`)
+)
+
+func parseBanner(t *testing.T, out string) banner {
+	t.Helper()
+	var b banner
+	for _, f := range []struct {
+		re   *regexp.Regexp
+		dsts []*string
+	}{
+		{secretLine, []*string{&b.secret}},
+		{apiKeyLine, []*string{&b.apiKey}},
+		{tokenLine, []*string{&b.token}},
+		{curlLine, []*string{&b.curlURL, &b.curlKey, &b.curlBody}},
+		{wsURLLine, []*string{&b.wsURL}},
+	} {
+		m := f.re.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("the first-run output lacks %s:\n%s", f.re, out)
+		}
+		for i, d := range f.dsts {
+			*d = m[i+1]
+		}
+	}
+	if m := jsToken.FindStringSubmatch(out); m == nil || m[1] != b.token {
+		t.Errorf("the centrifuge-js snippet does not carry the printed token")
+	}
+	if b.curlKey != b.apiKey {
+		t.Errorf("the curl line sends key %q, the printed API key is %q", b.curlKey, b.apiKey)
+	}
+	return b
+}
+
+const bannerEnd = "then: herald serve --config herald.yaml"
+
+// TestFirstRunWorksAsPrinted starts serve with no configuration and does
+// what its output says: connect with the printed token, publish with the
+// printed curl line, and see the publication arrive.
+func TestFirstRunWorksAsPrinted(t *testing.T) {
+	run := startServe(t)
+	out := run.waitFor(t, bannerEnd)
+	if !strings.Contains(out, "random keys generated for this run only") {
+		t.Errorf("no warning that the keys are ephemeral:\n%s", out)
+	}
+	b := parseBanner(t, out)
+	if len(b.secret) != 64 || len(b.apiKey) != 64 || b.secret == b.apiKey {
+		t.Errorf("want two different 256-bit hex keys, got %q and %q", b.secret, b.apiKey)
+	}
+	v, err := auth.NewVerifier(auth.Config{HMACSecretKey: b.secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := v.VerifyConnectToken(b.token)
+	if err != nil || tok.User != demoUser || tok.ExpireAt == 0 {
+		t.Errorf("the printed token with the printed secret: %+v %v", tok, err)
+	}
+
+	conn, _, err := gws.DefaultDialer.Dial(b.wsURL, nil)
+	if err != nil {
+		t.Fatalf("dial %s: %v", b.wsURL, err)
+	}
+	defer conn.Close()
+	ws := &wsReader{conn: conn}
+	_ = conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+	connect, _ := json.Marshal(map[string]any{"id": 1, "connect": map[string]string{"token": b.token}})
+	if err := conn.WriteMessage(gws.TextMessage, connect); err != nil {
+		t.Fatal(err)
+	}
+	reply := ws.next(t)
+	if reply.Error != nil || reply.Connect == nil {
+		t.Fatalf("connect with the printed token: %+v", reply)
+	}
+	if _, ok := reply.Connect.Subs[demoChannel]; !ok {
+		t.Fatalf("the token does not subscribe to %q on connect: %+v", demoChannel, reply.Connect)
+	}
+
+	req, err := http.NewRequest(http.MethodPost, b.curlURL, strings.NewReader(b.curlBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-API-Key", b.curlKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !bytes.Equal(bytes.TrimSpace(body), []byte(`{"result":{}}`)) {
+		t.Fatalf("the printed curl line: %d %s", resp.StatusCode, body)
+	}
+	for {
+		m := ws.next(t)
+		if m.Push != nil && m.Push.Pub != nil {
+			if m.Push.Channel != demoChannel || !strings.Contains(string(m.Push.Pub.Data), `"hello"`) {
+				t.Errorf("got %s %s, want the curl line's publication on %q", m.Push.Channel, m.Push.Pub.Data, demoChannel)
+			}
+			break
+		}
+	}
+	conn.Close()
+	run.stop(t)
+}
+
+// TestFirstRunKeysDifferEachStart: the keys are never a fixed default.
+func TestFirstRunKeysDifferEachStart(t *testing.T) {
+	var keys []string
+	for range 2 {
+		run := startServe(t)
+		b := parseBanner(t, run.waitFor(t, bannerEnd))
+		keys = append(keys, b.secret, b.apiKey)
+		run.stop(t)
+	}
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if seen[k] {
+			t.Errorf("key %s appeared twice in two starts", k)
+		}
+		seen[k] = true
+	}
+}
+
+// TestNoGeneratedKeysWhenConfiguredOrRefused: a configured key, or the
+// opt-out, means no generated keys and no banner.
+func TestNoGeneratedKeysWhenConfiguredOrRefused(t *testing.T) {
+	for name, c := range map[string]struct {
+		args []string
+		want string
+	}{
+		"token key given": {[]string{"--hmac-secret", "s"}, "http_api.key is empty"},
+		"opted out":       {[]string{"--ephemeral-keys=false"}, "no keys are configured"},
+		"insecure":        {[]string{"--insecure"}, "client.insecure is on"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			run := startServe(t, c.args...)
+			run.waitFor(t, `msg="herald listening"`)
+			run.stop(t)
+			out := run.output()
+			if strings.Contains(out, "generated for this run") || strings.Contains(out, "HMAC secret") {
+				t.Errorf("keys were generated:\n%s", out)
+			}
+			if !strings.Contains(out, c.want) {
+				t.Errorf("want the warning %q:\n%s", c.want, out)
+			}
+		})
+	}
+}
+
+// TestCheckAndServeAgreeOnAFileWithoutKeys: check accepts such a file and
+// says serve will generate keys; serve does exactly that.
+func TestCheckAndServeAgreeOnAFileWithoutKeys(t *testing.T) {
+	file := writeFile(t, "log:\n  level: info\n")
+	out, errOut, err := run(t, "config", "check", file)
+	if err != nil || !strings.HasSuffix(out, ": ok\n") {
+		t.Fatalf("check: %q %v", out, err)
+	}
+	if !strings.Contains(errOut, "`herald serve` generates random ones") {
+		t.Errorf("check does not say serve generates keys: %q", errOut)
+	}
+	srv := startServe(t, "--config", file)
+	parseBanner(t, srv.waitFor(t, bannerEnd))
+	srv.stop(t)
+}
+
+type wsReply struct {
+	Error *struct {
+		Code    uint32 `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	Connect *struct {
+		Subs map[string]json.RawMessage `json:"subs"`
+	} `json:"connect"`
+	Push *struct {
+		Channel string `json:"channel"`
+		Pub     *struct {
+			Data json.RawMessage `json:"data"`
+		} `json:"pub"`
+	} `json:"push"`
+}
+
+// wsReader returns a connection's messages one at a time: a frame may
+// carry several JSON messages, one a line.
+type wsReader struct {
+	conn    *gws.Conn
+	pending [][]byte
+}
+
+// next returns the next message that is not a server ping.
+func (r *wsReader) next(t *testing.T) wsReply {
+	t.Helper()
+	for {
+		for len(r.pending) > 0 {
+			line := r.pending[0]
+			r.pending = r.pending[1:]
+			if len(line) == 0 || string(line) == "{}" {
+				continue // a server ping
+			}
+			var m wsReply
+			if err := json.Unmarshal(line, &m); err != nil {
+				t.Fatalf("reply %s: %v", line, err)
+			}
+			return m
+		}
+		_, data, err := r.conn.ReadMessage()
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		r.pending = bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+	}
+}
