@@ -140,12 +140,12 @@ func (c *Client) handleCommand(ctx context.Context, cmd *protocol.Command) *Disc
 	if cmd.Id == 0 {
 		if state != stateConnected {
 			c.logger().Info("send before connect")
-			return newDisconnect(protocol.DisconnectBadRequest)
+			return badRequest("the first command must be connect")
 		}
 		return asDisconnect(c.handleSend(ctx, cmd.Send))
 	}
 	if c.unusable.Load() {
-		return newDisconnect(protocol.DisconnectBadRequest)
+		return badRequest("connect was refused; open a new connection")
 	}
 	if c.limiter != nil && !c.limiter.Allow() {
 		c.overLimit++
@@ -160,7 +160,7 @@ func (c *Client) handleCommand(ctx context.Context, cmd *protocol.Command) *Disc
 	if state == stateConnecting {
 		if cmd.Connect == nil {
 			c.logger().Info("command before connect", "command", commandName(cmd))
-			return newDisconnect(protocol.DisconnectBadRequest)
+			return badRequest("the first command must be connect")
 		}
 		err := c.handleConnect(ctx, cmd.Id, cmd.Connect)
 		var d *Disconnect
@@ -175,7 +175,7 @@ func (c *Client) handleCommand(ctx context.Context, cmd *protocol.Command) *Disc
 	switch {
 	case cmd.Connect != nil:
 		c.logger().Info("connect on a connected client")
-		return newDisconnect(protocol.DisconnectBadRequest)
+		return badRequest("already connected")
 	case cmd.Subscribe != nil:
 		err = c.handleSubscribe(ctx, cmd.Id, cmd.Subscribe)
 	case cmd.Unsubscribe != nil:

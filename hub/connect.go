@@ -148,7 +148,7 @@ func (c *Client) authenticate(ctx context.Context, req *protocol.ConnectRequest)
 		return credentials{}, nil
 	}
 	c.logger().Info("connect without credentials: send a token, or enable client.allow_anonymous_connect_without_token")
-	return credentials{}, newDisconnect(protocol.DisconnectBadRequest)
+	return credentials{}, badRequest("connect without a token, and anonymous connections are not allowed")
 }
 
 // serverSideChannels lists the channels the server subscribes the client

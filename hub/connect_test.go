@@ -122,14 +122,14 @@ func TestConnectExpiredToken(t *testing.T) {
 			t.Fatalf("error message: %v", m)
 		}
 		c.send(`{"id":2,"subscribe":{"channel":"chat"}}`)
-		c.expectClose(3501, "bad request")
+		c.expectClose(3501, "bad request: connect was refused; open a new connection")
 	})
 	t.Run("a new connect closes with 3501", func(t *testing.T) {
 		t.Parallel()
 		c := n.dial(t)
 		wantError(t, c.connectWith(`{"token":"`+expired+`"}`), 109)
 		c.send(`{"id":2,"connect":{"token":"` + token(t, auth.ConnectClaims{User: "u"}) + `"}}`)
-		c.expectClose(3501, "bad request")
+		c.expectClose(3501, "bad request: connect was refused; open a new connection")
 	})
 	t.Run("stale close", func(t *testing.T) {
 		t.Parallel()
@@ -166,7 +166,7 @@ func TestConnectWithoutToken(t *testing.T) {
 		n := startNode(t, hub.Config{})
 		c := n.dial(t)
 		c.send(`{"id":1,"connect":{}}`)
-		c.expectClose(3501, "bad request")
+		c.expectClose(3501, "bad request: connect without a token, and anonymous connections are not allowed")
 	})
 	t.Run("anonymous allowed", func(t *testing.T) {
 		t.Parallel()
@@ -258,22 +258,25 @@ func TestConnectTwice(t *testing.T) {
 	c := n.dial(t)
 	c.connect("u")
 	c.send(`{"id":2,"connect":{"token":"` + token(t, auth.ConnectClaims{User: "u"}) + `"}}`)
-	c.expectClose(3501, "bad request")
+	c.expectClose(3501, "bad request: already connected")
 }
 
 func TestCommandBeforeConnect(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{Channels: openChannels()})
-	for _, cmd := range []string{
-		`{"id":1,"subscribe":{"channel":"chat"}}`,
-		`{"id":1,"publish":{"channel":"chat","data":{}}}`,
-		`{"id":1,"rpc":{"method":"m"}}`,
-		// Without an id a connect is a pong, and there is no ping to answer.
-		`{"connect":{"token":"` + token(t, auth.ConnectClaims{User: "u"}) + `"}}`,
+	first := "bad request: the first command must be connect"
+	for _, tc := range []struct{ cmd, reason string }{
+		{`{"id":1,"subscribe":{"channel":"chat"}}`, first},
+		{`{"id":1,"publish":{"channel":"chat","data":{}}}`, first},
+		{`{"id":1,"rpc":{"method":"m"}}`, first},
+		{`{"send":{"data":{}}}`, first},
+		// Without an id a connect is a pong, and there is no ping to
+		// answer: the reference's plain 3501.
+		{`{"connect":{"token":"` + token(t, auth.ConnectClaims{User: "u"}) + `"}}`, "bad request"},
 	} {
 		c := n.dial(t)
-		c.send(cmd)
-		c.expectClose(3501, "bad request")
+		c.send(tc.cmd)
+		c.expectClose(3501, tc.reason)
 	}
 }
 
@@ -531,7 +534,7 @@ func TestOnConnecting(t *testing.T) {
 			t.Fatalf("error: %v", m)
 		}
 		c.send(`{"id":2,"subscribe":{"channel":"news"}}`)
-		c.expectClose(3501, "bad request")
+		c.expectClose(3501, "bad request: connect was refused; open a new connection")
 	})
 	t.Run("Disconnect", func(t *testing.T) {
 		c := n.dial(t)
@@ -550,6 +553,6 @@ func TestOnConnecting(t *testing.T) {
 			t.Fatalf("internal error must be temporary: %v", m)
 		}
 		c.send(`{"id":2,"connect":{"token":"reply"}}`)
-		c.expectClose(3501, "bad request")
+		c.expectClose(3501, "bad request: connect was refused; open a new connection")
 	})
 }

@@ -38,3 +38,12 @@ func (d *Disconnect) Error() string { return fmt.Sprintf("disconnect %d: %s", d.
 func newDisconnect(c protocol.DisconnectCode) *Disconnect {
 	return &Disconnect{Code: uint32(c), Reason: c.Reason()}
 }
+
+// badRequest is 3501 with the reason the connection was refused, so that
+// a developer sees in the client what the server logs ("bad request:
+// connect without a token ..."). The code, which decides what clients do,
+// stays the reference's; the reason is for people. It never carries what
+// the client sent.
+func badRequest(why string) *Disconnect {
+	return &Disconnect{Code: uint32(protocol.DisconnectBadRequest), Reason: protocol.DisconnectBadRequest.Reason() + ": " + why}
+}
