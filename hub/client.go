@@ -286,6 +286,7 @@ func (c *Client) close(d *Disconnect) {
 	h.forget(c)
 	h.metrics.disconnect(d.Code)
 	if !wasConnected {
+		h.pending.Add(-1)
 		return
 	}
 	for _, s := range subs {

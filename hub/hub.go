@@ -71,6 +71,10 @@ type Hub struct {
 	writeq   chan *Client // clients waiting for a writer (writer.go)
 	metrics  *metrics
 	clients  atomic.Int64 // connected clients
+	// pending counts connections that have not connected yet: one per
+	// NewClient, taken back when the client connects or closes, whichever
+	// comes first (both change the state under Client.mu, so once).
+	pending atomic.Int64
 
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -176,6 +180,12 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 // NumClients is the number of connected (authenticated) clients on this node.
 func (h *Hub) NumClients() int { return int(h.clients.Load()) }
 
+// NumPending is the number of connections on this node that have not
+// authenticated yet (no successful connect command). Each holds a socket
+// until it connects or ClientConfig.StaleCloseDelay closes it, so a server
+// that wants to bound them checks this before accepting another.
+func (h *Hub) NumPending() int { return int(h.pending.Load()) }
+
 // NumUsers is the number of distinct users connected to this node.
 func (h *Hub) NumUsers() int { return h.users.numUsers() }
 
@@ -194,6 +204,7 @@ func (h *Hub) Channels() map[string]int { return h.subs.channels() }
 // (HandleClose). remoteAddr is for logs.
 func (h *Hub) NewClient(t Transport, remoteAddr string) *Client {
 	c := newClient(h, t, remoteAddr)
+	h.pending.Add(1) // before close can take it back below
 	if h.closing.Load() {
 		c.close(newDisconnect(protocol.DisconnectShutdown))
 		return c

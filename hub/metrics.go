@@ -106,6 +106,7 @@ func newMetrics(h *Hub) *metrics {
 	m.collectors = []prometheus.Collector{
 		commands, durations, sent, m.bytesIn, m.bytesOut, m.framesOut, m.errors, m.disconnects, queue, m.dropped, publish, lag,
 		gauge("client_connections", "Connected (authenticated) clients on this node.", func() float64 { return float64(h.NumClients()) }),
+		gauge("client_unauthenticated_connections", "Connections on this node that have not connected (authenticated) yet; each is closed after client.stale_close_delay.", func() float64 { return float64(h.NumPending()) }),
 		gauge("client_users", "Distinct users connected to this node.", func() float64 { return float64(h.NumUsers()) }),
 		gauge("client_subscriptions", "Client subscriptions on this node.", func() float64 { return float64(h.NumSubscriptions()) }),
 		gauge("channels", "Channels with subscribers on this node.", func() float64 { return float64(h.NumChannels()) }),
