@@ -133,6 +133,9 @@ channel:
 $(history_yaml)
 http_api:
   key: "$API_KEY"
+websocket:
+  # The load generator opens every connection from one address.
+  ip_rate_limit: -1
 shutdown:
   drain_window: 1s
   timeout: 10s

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"reflect"
 	"slices"
@@ -112,6 +113,17 @@ type WebSocketConfig struct {
 	// portable elsewhere), "epoll" (Linux only) or "portable" (a goroutine
 	// per connection). Empty means auto.
 	Poller string `yaml:"poller"`
+	// MaxUnauthenticated bounds the connections of this node that have not
+	// authenticated (sent a successful connect) yet; over it, upgrades are
+	// answered 503 (10000). -1 turns the bound off.
+	MaxUnauthenticated int `yaml:"max_unauthenticated"`
+	// IPRateLimit is how many new connections per second one client
+	// address may open (an IPv6 address counts by its /64); over it,
+	// upgrades are answered 429 (100). -1 turns the limit off.
+	IPRateLimit float64 `yaml:"ip_rate_limit"`
+	// IPRateBurst is how many connections one address may open at once
+	// above IPRateLimit (twice IPRateLimit).
+	IPRateBurst int `yaml:"ip_rate_burst"`
 }
 
 // DefaultConfig is the configuration `herald serve` runs with when given
@@ -188,6 +200,15 @@ func (c Config) Validate() error {
 	}
 	if _, err := websocket.Poller(c.WebSocket.Poller).Resolve(); err != nil {
 		bad("websocket.poller", "%v", err)
+	}
+	if c.WebSocket.MaxUnauthenticated < -1 {
+		bad("websocket.max_unauthenticated", "%d: want a positive number, 0 for the default or -1 for no bound", c.WebSocket.MaxUnauthenticated)
+	}
+	if r := c.WebSocket.IPRateLimit; r < 0 && r != -1 || math.IsNaN(r) || math.IsInf(r, 0) {
+		bad("websocket.ip_rate_limit", "%v: want connections per second, 0 for the default or -1 for no limit", r)
+	}
+	if c.WebSocket.IPRateBurst < 0 {
+		bad("websocket.ip_rate_burst", "%d: must not be negative", c.WebSocket.IPRateBurst)
 	}
 	if c.Client.ChannelLimit < 0 {
 		bad("client.channel_limit", "%d: must not be negative", c.Client.ChannelLimit)

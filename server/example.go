@@ -133,4 +133,7 @@ websocket:
   read_timeout: 10s          # a started message must arrive completely within this
   allowed_origins: []        # browser origins; empty: same origin only; ["*"]: any
   poller: auto               # auto (epoll on Linux, portable elsewhere), epoll or portable
+  max_unauthenticated: 10000 # connections not yet authenticated; more get 503 before the upgrade; -1: no bound
+  ip_rate_limit: 100         # new connections a second per client address; more get 429; -1 (behind a proxy, load tests): off
+  ip_rate_burst: 200         # connections an address may open at once
 `

@@ -101,6 +101,10 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if ec, ok := eng.(interface{ Collectors() []prometheus.Collector }); ok {
 		s.registry.MustRegister(ec.Collectors()...)
 	}
+	// The hub counts unauthenticated connections, the transport upgrades
+	// them; admission, in between, refuses before the upgrade.
+	adm := newAdmission(ws, cfg.WebSocket, h.NumPending, log)
+	s.registry.MustRegister(adm.collectors...)
 	mux := http.NewServeMux()
 	mux.Handle(WebSocketPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.draining.Load() {
@@ -108,7 +112,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 			http.Error(w, "node is shutting down: connect to another node", http.StatusServiceUnavailable)
 			return
 		}
-		ws.ServeHTTP(w, r)
+		adm.ServeHTTP(w, r)
 	}))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", s.healthz)

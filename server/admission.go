@@ -1,0 +1,131 @@
+package server
+
+import (
+	"log/slog"
+	"math"
+	"net/http"
+	"net/netip"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Defaults of the admission limits (docs/configuration.md says why).
+const (
+	defaultMaxUnauthenticated = 10000
+	defaultIPRateLimit        = 100.0
+)
+
+// admissionLimits are the resolved websocket.max_unauthenticated,
+// ip_rate_limit and ip_rate_burst: zero takes the default, -1 turns the
+// limit off (maxPending or ipRate 0 here).
+func (w WebSocketConfig) admissionLimits() (maxPending int, ipRate float64, ipBurst int) {
+	switch w.MaxUnauthenticated {
+	case 0:
+		maxPending = defaultMaxUnauthenticated
+	case -1:
+	default:
+		maxPending = w.MaxUnauthenticated
+	}
+	switch w.IPRateLimit {
+	case 0:
+		ipRate = defaultIPRateLimit
+	case -1:
+		return maxPending, 0, 0
+	default:
+		ipRate = w.IPRateLimit
+	}
+	ipBurst = w.IPRateBurst
+	if ipBurst == 0 {
+		ipBurst = max(1, int(math.Ceil(2*ipRate)))
+	}
+	return maxPending, ipRate, ipBurst
+}
+
+// admission answers WebSocket upgrade requests the node will not take
+// before the upgrade, so a refused attempt costs one short HTTP response
+// and no connection state: 429 when the client's address opens
+// connections faster than its rate, 503 when the node already holds
+// maxPending connections that have not authenticated. Both close the TCP
+// connection after answering. The pending count is read, not reserved,
+// so upgrades racing each other may pass it by a few.
+type admission struct {
+	next       http.Handler
+	maxPending int        // 0: no bound
+	pending    func() int // the hub's connections that have not connected yet
+	ips        *ipLimiter // nil: no per-address rate
+	log        *slog.Logger
+
+	refusedCap    prometheus.Counter
+	refusedIPRate prometheus.Counter
+	collectors    []prometheus.Collector
+	// lastWarn* rate-limit the refusal warnings to one a minute each, so
+	// a flood does not flood the log too (unix nanoseconds).
+	lastWarnCap, lastWarnIP atomic.Int64
+}
+
+func newAdmission(next http.Handler, ws WebSocketConfig, pending func() int, log *slog.Logger) *admission {
+	maxPending, ipRate, ipBurst := ws.admissionLimits()
+	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "herald", Subsystem: "websocket", Name: "refused_connections_total",
+		Help: "WebSocket upgrades refused before the upgrade, by reason: cap (503, websocket.max_unauthenticated reached) or ip_rate (429, websocket.ip_rate_limit exceeded).",
+	}, []string{"reason"})
+	a := &admission{
+		next: next, maxPending: maxPending, pending: pending, log: log,
+		refusedCap:    refused.WithLabelValues("cap"),
+		refusedIPRate: refused.WithLabelValues("ip_rate"),
+		collectors:    []prometheus.Collector{refused},
+	}
+	if ipRate > 0 {
+		a.ips = newIPLimiter(ipRate, ipBurst, defaultIPLimiterEntries)
+	}
+	return a
+}
+
+func (a *admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	if a.ips != nil {
+		// RemoteAddr is the peer of the TCP connection; headers such as
+		// X-Forwarded-For are the client's to invent, so they are not read.
+		if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil && !a.ips.allow(ap.Addr(), now) {
+			a.refusedIPRate.Inc()
+			if shouldWarn(&a.lastWarnIP, now) {
+				a.log.Warn("websocket connections refused (429): an address opens connections faster than websocket.ip_rate_limit (logged at most once a minute)",
+					"remote", r.RemoteAddr)
+			}
+			refuse(w, http.StatusTooManyRequests, "too many new connections from your address")
+			return
+		}
+	}
+	if a.maxPending > 0 {
+		if n := a.pending(); n >= a.maxPending {
+			a.refusedCap.Inc()
+			if shouldWarn(&a.lastWarnCap, now) {
+				a.log.Warn("websocket connections refused (503): too many connections have not authenticated (logged at most once a minute)",
+					"unauthenticated", n, "limit", a.maxPending, "setting", "websocket.max_unauthenticated")
+			}
+			refuse(w, http.StatusServiceUnavailable, "too many unauthenticated connections on this node")
+			return
+		}
+	}
+	a.next.ServeHTTP(w, r)
+}
+
+// refuse answers an upgrade request with status and a one-line body, and
+// closes the TCP connection after it so a refused client holds no socket.
+func refuse(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Connection", "close")
+	w.Header().Set("Retry-After", "1")
+	http.Error(w, msg, status)
+}
+
+// shouldWarn reports whether a minute has passed since the last warning
+// *last recorded, and records now if so.
+func shouldWarn(last *atomic.Int64, now time.Time) bool {
+	prev := last.Load()
+	if prev != 0 && now.UnixNano()-prev < int64(time.Minute) {
+		return false
+	}
+	return last.CompareAndSwap(prev, now.UnixNano())
+}
