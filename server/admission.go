@@ -48,14 +48,18 @@ func (w WebSocketConfig) admissionLimits() (maxPending int, ipRate float64, ipBu
 // and no connection state: 429 when the client's address opens
 // connections faster than its rate, 503 when the node already holds
 // maxPending connections that have not authenticated. Both close the TCP
-// connection after answering. The pending count is read, not reserved,
-// so upgrades racing each other may pass it by a few.
+// connection after answering.
 type admission struct {
 	next       http.Handler
 	maxPending int        // 0: no bound
 	pending    func() int // the hub's connections that have not connected yet
 	ips        *ipLimiter // nil: no per-address rate
 	log        *slog.Logger
+	// upgrading counts requests between the check and the hub's NewClient
+	// (which runs inside next.ServeHTTP), so that concurrent upgrades
+	// cannot all pass the check before any is counted. Such a connection
+	// briefly counts twice, which errs on the side of the bound.
+	upgrading atomic.Int64
 
 	refusedCap    prometheus.Counter
 	refusedIPRate prometheus.Counter
@@ -98,16 +102,19 @@ func (a *admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if a.maxPending > 0 {
-		if n := a.pending(); n >= a.maxPending {
-			a.refusedCap.Inc()
-			if shouldWarn(&a.lastWarnCap, now) {
-				a.log.Warn("websocket connections refused (503): too many connections have not authenticated (logged at most once a minute)",
-					"unauthenticated", n, "limit", a.maxPending, "setting", "websocket.max_unauthenticated")
-			}
-			refuse(w, http.StatusServiceUnavailable, "too many unauthenticated connections on this node")
-			return
+	if a.maxPending <= 0 {
+		a.next.ServeHTTP(w, r)
+		return
+	}
+	defer a.upgrading.Add(-1)
+	if n := a.pending() + int(a.upgrading.Add(1)); n > a.maxPending {
+		a.refusedCap.Inc()
+		if shouldWarn(&a.lastWarnCap, now) {
+			a.log.Warn("websocket connections refused (503): too many connections have not authenticated (logged at most once a minute)",
+				"unauthenticated", n-1, "limit", a.maxPending, "setting", "websocket.max_unauthenticated")
 		}
+		refuse(w, http.StatusServiceUnavailable, "too many unauthenticated connections on this node")
+		return
 	}
 	a.next.ServeHTTP(w, r)
 }

@@ -216,3 +216,72 @@ func TestAdmissionConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestUnauthenticatedCapConcurrent: upgrades racing each other never take
+// the node past the cap, since each counts from its check on.
+func TestUnauthenticatedCapConcurrent(t *testing.T) {
+	const limit, attempts = 10, 40
+	cfg := DefaultConfig()
+	cfg.Shutdown.DrainWindow = Duration(100 * time.Millisecond)
+	cfg.WebSocket.MaxUnauthenticated = limit
+	cfg.WebSocket.IPRateLimit = -1
+	cfg.Client.StaleCloseDelay = Duration(time.Minute)
+	s := startServer(t, cfg)
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+
+	type result struct {
+		conn   *gws.Conn
+		status int
+		err    error
+	}
+	results := make(chan result, attempts)
+	start := make(chan struct{})
+	for range attempts {
+		go func() {
+			<-start
+			d := gws.Dialer{HandshakeTimeout: 5 * time.Second}
+			conn, resp, err := d.Dial("ws://"+s.Addr()+WebSocketPath, nil)
+			r := result{conn: conn, err: err}
+			if resp != nil {
+				r.status = resp.StatusCode
+				if resp.Body != nil {
+					_ = resp.Body.Close()
+				}
+			}
+			results <- r
+		}()
+	}
+	close(start)
+	admitted, refused := 0, 0
+	for range attempts {
+		r := recvResult(t, results)
+		switch {
+		case r.conn != nil:
+			admitted++
+			t.Cleanup(func() { _ = r.conn.Close() })
+		case r.status == http.StatusServiceUnavailable:
+			refused++
+		default:
+			t.Errorf("dial: status %d, %v", r.status, r.err)
+		}
+	}
+	if admitted == 0 || admitted > limit {
+		t.Fatalf("%d of %d concurrent upgrades admitted, want 1..%d", admitted, attempts, limit)
+	}
+	testenv.Eventually(t, "admitted connections counted", 5*time.Second, func() bool { return s.Hub().NumPending() == admitted })
+	if v := mustMetric(t, s, "herald_websocket_refused_connections_total", `reason="cap"`); int(v) != refused {
+		t.Errorf("refused cap metric %v, want %d", v, refused)
+	}
+}
+
+func recvResult[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatal("timed out waiting for a dial")
+		var zero T
+		return zero
+	}
+}
