@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
@@ -51,9 +52,10 @@ func (w WebSocketConfig) admissionLimits() (maxPending int, ipRate float64, ipBu
 // connection after answering.
 type admission struct {
 	next       http.Handler
-	maxPending int        // 0: no bound
-	pending    func() int // the hub's connections that have not connected yet
-	ips        *ipLimiter // nil: no per-address rate
+	maxPending int            // 0: no bound
+	pending    func() int     // the hub's connections that have not connected yet
+	ips        *ipLimiter     // nil: no per-address rate
+	trusted    []netip.Prefix // websocket.trusted_proxies
 	log        *slog.Logger
 	// upgrading counts requests between the check and the hub's NewClient
 	// (which runs inside next.ServeHTTP), so that concurrent upgrades
@@ -69,7 +71,7 @@ type admission struct {
 	lastWarnCap, lastWarnIP atomic.Int64
 }
 
-func newAdmission(next http.Handler, ws WebSocketConfig, pending func() int, log *slog.Logger) *admission {
+func newAdmission(next http.Handler, ws WebSocketConfig, pending func() int, log *slog.Logger) (*admission, error) {
 	maxPending, ipRate, ipBurst := ws.admissionLimits()
 	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "herald", Subsystem: "websocket", Name: "refused_connections_total",
@@ -84,19 +86,24 @@ func newAdmission(next http.Handler, ws WebSocketConfig, pending func() int, log
 	if ipRate > 0 {
 		a.ips = newIPLimiter(ipRate, ipBurst, defaultIPLimiterEntries)
 	}
-	return a
+	trusted, err := parseTrustedProxies(ws.TrustedProxies)
+	if err != nil {
+		return nil, fmt.Errorf("websocket.trusted_proxies: %w", err)
+	}
+	a.trusted = trusted
+	return a, nil
 }
 
 func (a *admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	if a.ips != nil {
-		// RemoteAddr is the peer of the TCP connection; headers such as
-		// X-Forwarded-For are the client's to invent, so they are not read.
-		if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil && !a.ips.allow(ap.Addr(), now) {
+		// X-Forwarded-For is the client's to invent: it is read only
+		// from a trusted proxy.
+		if addr, ok := clientAddr(r, a.trusted); ok && !a.ips.allow(addr, now) {
 			a.refusedIPRate.Inc()
 			if shouldWarn(&a.lastWarnIP, now) {
 				a.log.Warn("websocket connections refused (429): an address opens connections faster than websocket.ip_rate_limit (logged at most once a minute)",
-					"remote", r.RemoteAddr)
+					"address", addr.String(), "remote", r.RemoteAddr)
 			}
 			refuse(w, http.StatusTooManyRequests, "too many new connections from your address")
 			return

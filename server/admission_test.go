@@ -204,6 +204,7 @@ func TestAdmissionConfig(t *testing.T) {
 		"websocket: {ip_rate_limit: -0.5}",
 		"websocket: {ip_rate_limit: .nan}",
 		"websocket: {ip_rate_burst: -1}",
+		"websocket: {trusted_proxies: [proxy.local]}",
 	} {
 		cfg, err := ParseConfig([]byte("client: {insecure: true}\n" + bad))
 		if err != nil {

@@ -124,6 +124,12 @@ type WebSocketConfig struct {
 	// IPRateBurst is how many connections one address may open at once
 	// above IPRateLimit (twice IPRateLimit).
 	IPRateBurst int `yaml:"ip_rate_burst"`
+	// TrustedProxies lists the addresses or CIDR prefixes of reverse
+	// proxies in front of the node. A connection from one of them counts
+	// against the address its X-Forwarded-For header names (the rightmost
+	// one that is not itself a trusted proxy); from anywhere else the
+	// header is ignored. Empty: the TCP peer's address always.
+	TrustedProxies []string `yaml:"trusted_proxies"`
 }
 
 // DefaultConfig is the configuration `herald serve` runs with when given
@@ -206,6 +212,9 @@ func (c Config) Validate() error {
 	}
 	if r := c.WebSocket.IPRateLimit; r < 0 && r != -1 || math.IsNaN(r) || math.IsInf(r, 0) {
 		bad("websocket.ip_rate_limit", "%v: want connections per second, 0 for the default or -1 for no limit", r)
+	}
+	if _, err := parseTrustedProxies(c.WebSocket.TrustedProxies); err != nil {
+		bad("websocket.trusted_proxies", "%v", err)
 	}
 	if c.WebSocket.IPRateBurst < 0 {
 		bad("websocket.ip_rate_burst", "%d: must not be negative", c.WebSocket.IPRateBurst)

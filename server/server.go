@@ -103,7 +103,10 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	// The hub counts unauthenticated connections, the transport upgrades
 	// them; admission, in between, refuses before the upgrade.
-	adm := newAdmission(ws, cfg.WebSocket, h.NumPending, log)
+	adm, err := newAdmission(ws, cfg.WebSocket, h.NumPending, log)
+	if err != nil {
+		return nil, err
+	}
 	s.registry.MustRegister(adm.collectors...)
 	mux := http.NewServeMux()
 	mux.Handle(WebSocketPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
