@@ -15,7 +15,7 @@ import (
 // Defaults of the admission limits (docs/configuration.md says why).
 const (
 	defaultMaxUnauthenticated = 10000
-	defaultIPRateLimit        = 100.0
+	defaultIPRateLimit        = 1000.0
 )
 
 // admissionLimits are the resolved websocket.max_unauthenticated,

@@ -189,7 +189,7 @@ func TestAdmissionConfig(t *testing.T) {
 		pending, burst int
 		rate           float64
 	}{
-		{WebSocketConfig{}, 10000, 200, 100},
+		{WebSocketConfig{}, 10000, 2000, 1000},
 		{WebSocketConfig{MaxUnauthenticated: -1, IPRateLimit: -1, IPRateBurst: 5}, 0, 0, 0},
 		{WebSocketConfig{MaxUnauthenticated: 5, IPRateLimit: 0.2}, 5, 1, 0.2},
 		{WebSocketConfig{IPRateLimit: 10, IPRateBurst: 3}, 10000, 3, 10},

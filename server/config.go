@@ -119,7 +119,7 @@ type WebSocketConfig struct {
 	MaxUnauthenticated int `yaml:"max_unauthenticated"`
 	// IPRateLimit is how many new connections per second one client
 	// address may open (an IPv6 address counts by its /64); over it,
-	// upgrades are answered 429 (100). -1 turns the limit off.
+	// upgrades are answered 429 (1000). -1 turns the limit off.
 	IPRateLimit float64 `yaml:"ip_rate_limit"`
 	// IPRateBurst is how many connections one address may open at once
 	// above IPRateLimit (twice IPRateLimit).

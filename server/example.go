@@ -134,7 +134,7 @@ websocket:
   allowed_origins: []        # browser origins; empty: same origin only; ["*"]: any
   poller: auto               # auto (epoll on Linux, portable elsewhere), epoll or portable
   max_unauthenticated: 10000 # connections not yet authenticated; more get 503 before the upgrade; -1: no bound
-  ip_rate_limit: 100         # new connections a second per client address; more get 429; -1 (behind a proxy, load tests): off
+  ip_rate_limit: 1000        # new connections a second per client address; more get 429; -1 (behind a proxy, load tests): off
   ip_rate_burst: 200         # connections an address may open at once
   trusted_proxies: []        # reverse proxies (IPs or CIDRs) whose X-Forwarded-For names the client address
 `
