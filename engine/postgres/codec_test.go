@@ -91,23 +91,6 @@ func TestCodecRejectsMalformed(t *testing.T) {
 	}
 }
 
-func FuzzDecoder(f *testing.F) {
-	f.Add(string(appendPub(nil, "ch", 3, "e", &engine.Publication{Data: []byte("x"), Tags: map[string]string{"a": "b"}}, false)))
-	f.Add(string(appendControl(appendHeader(nil, "t"), []byte{0xff}, false)))
-	f.Add("p1:a1:11:e1:10:0:1:0")
-	f.Fuzz(func(t *testing.T, s string) {
-		d := decoder{s: s}
-		for range 100 {
-			if !d.more() {
-				return
-			}
-			if _, err := d.next(); err != nil {
-				return
-			}
-		}
-	})
-}
-
 func TestTextSafe(t *testing.T) {
 	for s, want := range map[string]bool{"": true, "héllo": true, "a\x00b": false, "\xff": false, strings.Repeat("é", 10): true} {
 		if textSafe(s) != want {
