@@ -20,7 +20,9 @@ type registeredClaims struct {
 }
 
 // GetExpirationTime implements jwt.Claims.
-func (c registeredClaims) GetExpirationTime() (*jwt.NumericDate, error) { return c.ExpiresAt.jwt(), nil }
+func (c registeredClaims) GetExpirationTime() (*jwt.NumericDate, error) {
+	return c.ExpiresAt.jwt(), nil
+}
 
 // GetNotBefore implements jwt.Claims.
 func (c registeredClaims) GetNotBefore() (*jwt.NumericDate, error) { return c.NotBefore.jwt(), nil }
