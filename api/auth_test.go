@@ -29,11 +29,11 @@ func TestAuth(t *testing.T) {
 		{"Authorization wrong key", info, []string{"Authorization", "apikey nope"}, http.StatusUnauthorized},
 		{"Authorization bearer", info, []string{"Authorization", "Bearer " + testKey}, http.StatusUnauthorized},
 		{"Authorization no scheme", info, []string{"Authorization", testKey}, http.StatusUnauthorized},
-		{"query", info + "?api_key=" + testKey, nil, http.StatusOK},
-		{"wrong query", info + "?api_key=nope", nil, http.StatusUnauthorized},
-		// As in Centrifugo, a present X-API-Key is the header that counts;
-		// the query is still tried when it fails.
-		{"wrong header, right query", info + "?api_key=" + testKey, []string{"X-API-Key", "nope"}, http.StatusOK},
+		// A key in the URL ends up in access logs and browser history, so
+		// the query is not looked at unless AllowKeyInQuery (see
+		// TestKeyInQuery).
+		{"query", info + "?api_key=" + testKey, nil, http.StatusUnauthorized},
+		{"wrong header, right query", info + "?api_key=" + testKey, []string{"X-API-Key", "nope"}, http.StatusUnauthorized},
 		{"X-API-Key wins over Authorization", info, []string{"X-API-Key", "nope", "Authorization", "apikey " + testKey}, http.StatusUnauthorized},
 		// Authentication comes before everything else: unauthenticated
 		// callers learn nothing about methods.
@@ -54,6 +54,30 @@ func TestAuth(t *testing.T) {
 				t.Fatalf("401 must be bare, got body %q", r.body)
 			}
 		})
+	}
+}
+
+// TestKeyInQuery: with AllowKeyInQuery the api_key query parameter is
+// tried after the headers, as in Centrifugo.
+func TestKeyInQuery(t *testing.T) {
+	n := startNode(t, api.Config{AllowKeyInQuery: true})
+	info := n.apiURL + "/info"
+	for _, c := range []struct {
+		name   string
+		url    string
+		header []string
+		want   int
+	}{
+		{"query", info + "?api_key=" + testKey, nil, http.StatusOK},
+		{"wrong query", info + "?api_key=nope", nil, http.StatusUnauthorized},
+		// A present X-API-Key is the header that counts; the query is
+		// still tried when it fails.
+		{"wrong header, right query", info + "?api_key=" + testKey, []string{"X-API-Key", "nope"}, http.StatusOK},
+		{"header still works", info, []string{"X-API-Key", testKey}, http.StatusOK},
+	} {
+		if r := n.doRaw(t, http.MethodPost, c.url, `{}`, c.header...); r.status != c.want {
+			t.Errorf("%s: status %d, want %d", c.name, r.status, c.want)
+		}
 	}
 }
 
