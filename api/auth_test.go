@@ -101,6 +101,8 @@ func TestNewHandlerConfig(t *testing.T) {
 		{"no key", api.Config{}, "Key is required"},
 		{"bad error mode", api.Config{Key: "k", ErrorMode: "http"}, `error mode "http"`},
 		{"negative body size", api.Config{Key: "k", MaxBodySize: -1}, "max body size -1"},
+		{"negative body read timeout", api.Config{Key: "k", BodyReadTimeout: -1}, "body read timeout -1ns"},
+		{"negative batch limit", api.Config{Key: "k", MaxBatchCommands: -1}, "max batch commands -1"},
 	} {
 		if _, err := api.NewHandler(h, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want it to contain %q", c.name, err, c.want)

@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -26,6 +27,9 @@ func TestNumericDateMustBeANumber(t *testing.T) {
 			claims := jwt.MapClaims{"sub": "u", claim: value}
 			_, err := v.VerifyConnectToken(hs256(t, claims))
 			wantInvalid(t, err)
+			if !strings.Contains(err.Error(), "NumericDate must be a JSON number") {
+				t.Errorf("%s %v: error %q does not say why", claim, value, err)
+			}
 			claims["channel"] = "c"
 			_, err = v.VerifySubscribeToken(hs256(t, claims))
 			wantInvalid(t, err)
