@@ -70,6 +70,14 @@ func (c HTTPConfig) idleTimeout() time.Duration {
 	return c.IdleTimeout.D()
 }
 
+// bodyReadTimeout is http_api.body_read_timeout with its default applied.
+func (c HTTPAPIConfig) bodyReadTimeout() time.Duration {
+	if c.BodyReadTimeout <= 0 {
+		return DefaultBodyReadTimeout
+	}
+	return c.BodyReadTimeout.D()
+}
+
 // HTTPAPIConfig configures the server API under /api.
 type HTTPAPIConfig struct {
 	// Key is the API key backends send in X-API-Key (or Authorization:
@@ -84,7 +92,8 @@ type HTTPAPIConfig struct {
 	MaxBodySize int64 `yaml:"max_body_size"`
 	// BodyReadTimeout bounds the time a request's body may take to arrive,
 	// from the start of the request's handling (10s; 0 means the default),
-	// so that a caller cannot hold a connection by trickling a body.
+	// so that a caller cannot hold a connection by trickling a body. It
+	// also bounds bodies sent to the other endpoints, which read none.
 	BodyReadTimeout Duration `yaml:"body_read_timeout"`
 	// MaxBatchCommands bounds the commands of one batch request (1000; 0
 	// means the default): a small batch must not buy a huge reply.

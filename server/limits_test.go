@@ -196,3 +196,26 @@ func TestValidateLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestUnreadBodyBounded: a body sent to an endpoint that does not read it
+// (health checks, metrics, the API of a node without a key) cannot hold
+// the connection either: net/http discards it after the answer, and that
+// discard is bounded too.
+func TestUnreadBodyBounded(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.HTTPAPI.BodyReadTimeout = Duration(300 * time.Millisecond)
+	s := startStopped(t, cfg)
+	for _, path := range []string{"/healthz", "/api/publish"} {
+		t.Run(path, func(t *testing.T) {
+			conn, br := rawHTTP(t, s)
+			fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{", path)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("no answer while the body trickles: %v", err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			awaitClosed(t, br)
+		})
+	}
+}

@@ -129,10 +129,14 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	// Headers must arrive within 10 s and an idle keep-alive connection is
 	// closed after http.idle_timeout, so that neither holds a descriptor
-	// for ever; API bodies have their own deadline (http_api). There is no
+	// for ever; request bodies are bounded by readDeadline. There is no
 	// ReadTimeout or WriteTimeout: they would also cut hijacked WebSocket
 	// connections and long API calls.
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: cfg.HTTP.idleTimeout()}
+	s.http = &http.Server{
+		Handler:           readDeadline(cfg.HTTPAPI.bodyReadTimeout(), log, mux),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       cfg.HTTP.idleTimeout(),
+	}
 	return s, nil
 }
 
