@@ -8,8 +8,9 @@ import (
 
 // authorized checks the API key in Centrifugo's order: X-API-Key when the
 // header is present, otherwise "Authorization: apikey <key>"; when that
-// fails too, the api_key query parameter. Keys are compared in constant
-// time so that response timing does not reveal a key's prefix.
+// fails too and Config.AllowKeyInQuery is set, the api_key query
+// parameter. Keys are compared in constant time so that response timing
+// does not reveal a key's prefix.
 func (a *handler) authorized(r *http.Request) bool {
 	if a.cfg.Insecure {
 		return true
@@ -26,7 +27,7 @@ func (a *handler) authorized(r *http.Request) bool {
 			return true
 		}
 	}
-	if r.URL.RawQuery != "" {
+	if a.cfg.AllowKeyInQuery && r.URL.RawQuery != "" {
 		if v := r.URL.Query().Get("api_key"); v != "" && a.keyMatches(v) {
 			return true
 		}

@@ -29,11 +29,11 @@ func TestAuth(t *testing.T) {
 		{"Authorization wrong key", info, []string{"Authorization", "apikey nope"}, http.StatusUnauthorized},
 		{"Authorization bearer", info, []string{"Authorization", "Bearer " + testKey}, http.StatusUnauthorized},
 		{"Authorization no scheme", info, []string{"Authorization", testKey}, http.StatusUnauthorized},
-		{"query", info + "?api_key=" + testKey, nil, http.StatusOK},
-		{"wrong query", info + "?api_key=nope", nil, http.StatusUnauthorized},
-		// As in Centrifugo, a present X-API-Key is the header that counts;
-		// the query is still tried when it fails.
-		{"wrong header, right query", info + "?api_key=" + testKey, []string{"X-API-Key", "nope"}, http.StatusOK},
+		// A key in the URL ends up in access logs and browser history, so
+		// the query is not looked at unless AllowKeyInQuery (see
+		// TestKeyInQuery).
+		{"query", info + "?api_key=" + testKey, nil, http.StatusUnauthorized},
+		{"wrong header, right query", info + "?api_key=" + testKey, []string{"X-API-Key", "nope"}, http.StatusUnauthorized},
 		{"X-API-Key wins over Authorization", info, []string{"X-API-Key", "nope", "Authorization", "apikey " + testKey}, http.StatusUnauthorized},
 		// Authentication comes before everything else: unauthenticated
 		// callers learn nothing about methods.
@@ -57,6 +57,30 @@ func TestAuth(t *testing.T) {
 	}
 }
 
+// TestKeyInQuery: with AllowKeyInQuery the api_key query parameter is
+// tried after the headers, as in Centrifugo.
+func TestKeyInQuery(t *testing.T) {
+	n := startNode(t, api.Config{AllowKeyInQuery: true})
+	info := n.apiURL + "/info"
+	for _, c := range []struct {
+		name   string
+		url    string
+		header []string
+		want   int
+	}{
+		{"query", info + "?api_key=" + testKey, nil, http.StatusOK},
+		{"wrong query", info + "?api_key=nope", nil, http.StatusUnauthorized},
+		// A present X-API-Key is the header that counts; the query is
+		// still tried when it fails.
+		{"wrong header, right query", info + "?api_key=" + testKey, []string{"X-API-Key", "nope"}, http.StatusOK},
+		{"header still works", info, []string{"X-API-Key", testKey}, http.StatusOK},
+	} {
+		if r := n.doRaw(t, http.MethodPost, c.url, `{}`, c.header...); r.status != c.want {
+			t.Errorf("%s: status %d, want %d", c.name, r.status, c.want)
+		}
+	}
+}
+
 func TestInsecure(t *testing.T) {
 	n := startNode(t, api.Config{Insecure: true})
 	if r := n.doRaw(t, http.MethodPost, n.apiURL+"/info", `{}`); r.status != http.StatusOK {
@@ -77,6 +101,8 @@ func TestNewHandlerConfig(t *testing.T) {
 		{"no key", api.Config{}, "Key is required"},
 		{"bad error mode", api.Config{Key: "k", ErrorMode: "http"}, `error mode "http"`},
 		{"negative body size", api.Config{Key: "k", MaxBodySize: -1}, "max body size -1"},
+		{"negative body read timeout", api.Config{Key: "k", BodyReadTimeout: -1}, "body read timeout -1ns"},
+		{"negative batch limit", api.Config{Key: "k", MaxBatchCommands: -1}, "max batch commands -1"},
 	} {
 		if _, err := api.NewHandler(h, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want it to contain %q", c.name, err, c.want)

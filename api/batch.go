@@ -21,6 +21,13 @@ func (a *handler) serveBatch(w http.ResponseWriter, r *http.Request, x *exchange
 		a.writeError(w, r, x, e, 0)
 		return
 	}
+	// A reply is far larger than its command (a 3-byte {} for info
+	// answers with the whole node list), so the number of commands, not
+	// only the body size, bounds what one request may cost.
+	if n := len(req.Commands); n > a.cfg.MaxBatchCommands {
+		a.writeError(w, r, x, badRequest("batch: %d commands, more than the limit of %d: send them in several batches", n, a.cfg.MaxBatchCommands), 0)
+		return
+	}
 	res := &batchResult{Replies: make([]reply, len(req.Commands))}
 	limit := 1
 	if req.Parallel {

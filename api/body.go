@@ -1,8 +1,10 @@
 package api
 
 import (
+	"bytes"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 )
 
@@ -12,29 +14,22 @@ var errBodyTooLarge = errors.New("request body too large")
 // readBody reads the whole body into buf (reusing its capacity), up to
 // limit bytes. Reading to the end, rather than decoding from the stream,
 // lets net/http keep the connection alive for the next request.
+//
+// The declared Content-Length does not size the buffer: a caller could
+// declare a gigabyte and send a byte. The buffer grows with what actually
+// arrives, so memory follows the bytes received, never the bytes promised.
 func readBody(r *http.Request, buf []byte, limit int64) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return buf, nil
 	}
-	// One byte of room past a known length lets the final read see EOF
-	// without growing the buffer.
-	if n := r.ContentLength; n > 0 && int64(cap(buf)) <= n {
-		buf = make([]byte, 0, n+1)
+	// One byte past the limit tells a body over it from one at it.
+	if limit < math.MaxInt64 {
+		limit++
 	}
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := r.Body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > limit {
-			return buf, errBodyTooLarge
-		}
-		if errors.Is(err, io.EOF) {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
+	b := bytes.NewBuffer(buf[:0])
+	_, err := b.ReadFrom(io.LimitReader(r.Body, limit))
+	if int64(b.Len()) >= limit {
+		return b.Bytes(), errBodyTooLarge
 	}
+	return b.Bytes(), err
 }

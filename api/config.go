@@ -4,10 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 )
 
 // DefaultMaxBodySize bounds a request body when Config.MaxBodySize is 0.
 const DefaultMaxBodySize = 1 << 20
+
+// DefaultBodyReadTimeout bounds the arrival of a request body when
+// Config.BodyReadTimeout is 0.
+const DefaultBodyReadTimeout = 10 * time.Second
+
+// DefaultMaxBatchCommands bounds the commands of a batch when
+// Config.MaxBatchCommands is 0.
+const DefaultMaxBatchCommands = 1000
 
 // ErrorModeTransport selects the transport error mode: errors are sent as
 // the bare error object with an HTTP status per code.
@@ -26,6 +35,20 @@ type Config struct {
 	// MaxBodySize bounds a request body in bytes; a larger one gets 413.
 	// Zero means DefaultMaxBodySize (1 MiB).
 	MaxBodySize int64
+	// BodyReadTimeout bounds how long the body may take to arrive,
+	// counted from the start of the request's handling; a body still
+	// arriving then is answered 408 and the connection closed. Zero means
+	// DefaultBodyReadTimeout (10s). It needs a net/http server underneath
+	// (http.ResponseController); elsewhere it is not applied.
+	BodyReadTimeout time.Duration
+	// MaxBatchCommands bounds the commands of one batch request; a larger
+	// batch is answered with error 107 and none of its commands run. Zero
+	// means DefaultMaxBatchCommands (1000).
+	MaxBatchCommands int
+	// AllowKeyInQuery also accepts the key in the api_key query
+	// parameter, as Centrifugo does. Off by default: URLs end up in access
+	// logs, proxies' logs and shell history, and the key with them.
+	AllowKeyInQuery bool
 	// Logger receives internal errors; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -41,6 +64,18 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxBodySize < 0 {
 		return c, fmt.Errorf("api: max body size %d: must not be negative", c.MaxBodySize)
+	}
+	if c.BodyReadTimeout < 0 {
+		return c, fmt.Errorf("api: body read timeout %s: must not be negative", c.BodyReadTimeout)
+	}
+	if c.BodyReadTimeout == 0 {
+		c.BodyReadTimeout = DefaultBodyReadTimeout
+	}
+	if c.MaxBatchCommands < 0 {
+		return c, fmt.Errorf("api: max batch commands %d: must not be negative", c.MaxBatchCommands)
+	}
+	if c.MaxBatchCommands == 0 {
+		c.MaxBatchCommands = DefaultMaxBatchCommands
 	}
 	if c.MaxBodySize == 0 {
 		c.MaxBodySize = DefaultMaxBodySize

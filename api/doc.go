@@ -20,13 +20,18 @@
 // An empty body is read as {}. The checks run in this order:
 //
 //  1. API key (unless Config.Insecure): X-API-Key, else
-//     "Authorization: apikey <key>" (scheme case-insensitive), then the
-//     api_key query parameter; a missing or wrong key gets a bare 401.
+//     "Authorization: apikey <key>" (scheme case-insensitive), then, with
+//     Config.AllowKeyInQuery only, the api_key query parameter; a missing
+//     or wrong key gets a bare 401.
 //  2. POST only, else 405 with "Allow: POST".
 //  3. Known method, else 404 with error 104.
-//  4. Body at most Config.MaxBodySize, else 413 (plain text).
+//  4. Body at most Config.MaxBodySize, else 413 (plain text), and fully
+//     arrived within Config.BodyReadTimeout, else 408 (plain text) and the
+//     connection is closed.
 //  5. Body is JSON, else 400 (plain text). JSON whose values have the wrong
 //     type (e.g. "channel": 5) is answered with error 107 naming the field.
+//  6. A batch holds at most Config.MaxBatchCommands commands, else error
+//     107 naming the limit, and none of them runs.
 //
 // # Responses
 //

@@ -63,7 +63,7 @@ func (a *handler) fromHub(ctx context.Context, method, ch, feature string, err e
 			return newError(protocol.ErrorUnknownChannel, "unknown channel: namespace %q is not configured", namespaceOf(ch))
 		case protocol.ErrorBadRequest:
 			if he.Message == protocol.ErrorBadRequest.Message() {
-				return badRequest("channel: invalid name %q (too long, not ASCII, or not matching the namespace's channel_regex)", ch)
+				return badRequest("channel: invalid name %q (too long, not ASCII, with a control character, or not matching the namespace's channel_regex)", ch)
 			}
 		case protocol.ErrorNotAvailable:
 			if feature != "" {

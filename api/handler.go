@@ -9,9 +9,11 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/protocol"
@@ -125,8 +127,19 @@ func (a *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-Id", id)
 	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+	// The body must arrive within BodyReadTimeout, set before anything
+	// else: a request refused without reading its body still has it read
+	// (and discarded) by net/http, which must not wait for ever either.
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(a.cfg.BodyReadTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		a.logger(r.Context()).Warn("api: set the body read deadline", "error", err)
+	}
 	if !a.authorized(r) {
-		a.logger(r.Context()).Debug("api: unauthorized request", "path", r.URL.Path, "remote", r.RemoteAddr)
+		log := a.logger(r.Context())
+		if !a.cfg.AllowKeyInQuery && r.URL.Query().Has("api_key") {
+			log = log.With("hint", "the api_key query parameter is off: send the key in the X-API-Key header")
+		}
+		log.Debug("api: unauthorized request", "path", r.URL.Path, "remote", r.RemoteAddr)
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
@@ -154,10 +167,23 @@ func (a *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, errBodyTooLarge):
 		a.tooLarge(w)
 		return
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		a.logger(r.Context()).Debug("api: request body too slow", "method", name, "remote", r.RemoteAddr, "timeout", a.cfg.BodyReadTimeout)
+		// The connection's read side is past its deadline: it cannot
+		// serve another request.
+		w.Header().Set("Connection", "close")
+		http.Error(w, "request body did not arrive within "+a.cfg.BodyReadTimeout.String(), http.StatusRequestTimeout)
+		return
 	case err != nil:
 		a.logger(r.Context()).Warn("api: read request body", "method", name, "error", err)
 		http.Error(w, "cannot read the request body", http.StatusInternalServerError)
 		return
+	}
+	// The body is in: lift the deadline, or net/http's background read,
+	// which watches for the caller going away, would hit it during a long
+	// call and cancel the request's context.
+	if err := rc.SetReadDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		a.logger(r.Context()).Warn("api: clear the body read deadline", "error", err)
 	}
 
 	if isBatch {

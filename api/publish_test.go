@@ -65,7 +65,7 @@ func TestPublishErrors(t *testing.T) {
 		{`{"channel":"chat","b64data":"!!"}`, 107, "b64data: illegal base64 data at input byte 0"},
 		{`{"channel":"nope:chat","data":1}`, 102, `unknown channel: namespace "nope" is not configured`},
 		{`{"channel":"$nope:chat","data":1}`, 102, `unknown channel: namespace "nope" is not configured`},
-		{`{"channel":"strict:ABC","data":1}`, 107, `channel: invalid name "strict:ABC" (too long, not ASCII, or not matching the namespace's channel_regex)`},
+		{`{"channel":"strict:ABC","data":1}`, 107, `channel: invalid name "strict:ABC" (too long, not ASCII, with a control character, or not matching the namespace's channel_regex)`},
 		{`{"channel":"` + strings.Repeat("c", 256) + `","data":1}`, 107, ""},
 	} {
 		got := n.expectError(t, "publish", c.body, c.code)

@@ -12,7 +12,7 @@ import (
 // connectClaims is the JSON form of a connection token, shared by the
 // verifier and the signer so both agree on claim names.
 type connectClaims struct {
-	jwt.RegisteredClaims
+	registeredClaims
 	ExpireAt *int64              `json:"expire_at,omitempty"`
 	Info     json.RawMessage     `json:"info,omitempty"`
 	B64Info  string              `json:"b64info,omitempty"`
@@ -25,7 +25,7 @@ type connectClaims struct {
 
 // subscribeClaims is the JSON form of a subscription token.
 type subscribeClaims struct {
-	jwt.RegisteredClaims
+	registeredClaims
 	subClaim
 	Channel  string `json:"channel,omitempty"`
 	Client   string `json:"client,omitempty"`
@@ -169,7 +169,7 @@ func (c *connectClaims) token() (ConnectToken, error) {
 	meta, _ := payload(c.Meta, "", "meta")
 	return ConnectToken{
 		User:     c.Subject,
-		ExpireAt: expireAt(c.ExpireAt, c.ExpiresAt),
+		ExpireAt: expireAt(c.ExpireAt, c.ExpiresAt.jwt()),
 		Info:     info,
 		Channels: c.Channels,
 		Subs:     subs,
@@ -189,7 +189,7 @@ func (c *subscribeClaims) token() (SubscribeToken, error) {
 		User:     c.Subject,
 		Channel:  c.Channel,
 		Client:   c.Client,
-		ExpireAt: expireAt(c.ExpireAt, c.ExpiresAt),
+		ExpireAt: expireAt(c.ExpireAt, c.ExpiresAt.jwt()),
 		Info:     opts.Info,
 		Data:     opts.Data,
 		Override: opts.Override,

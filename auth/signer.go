@@ -108,7 +108,7 @@ type SubscribeClaims struct {
 // ConnectToken signs a connection token.
 func (s *Signer) ConnectToken(c ConnectClaims) (string, error) {
 	claims := connectClaims{
-		RegisteredClaims: registered(c.User, c.ExpiresAt, c.Audience, c.Issuer),
+		registeredClaims: registered(c.User, c.ExpiresAt, c.Audience, c.Issuer),
 		ExpireAt:         c.ExpireAt,
 		Info:             c.Info,
 		Channels:         c.Channels,
@@ -129,7 +129,7 @@ func (s *Signer) SubscribeToken(c SubscribeClaims) (string, error) {
 		return "", errors.New("auth: subscription token: empty channel")
 	}
 	claims := subscribeClaims{
-		RegisteredClaims: registered(c.User, c.ExpiresAt, c.Audience, c.Issuer),
+		registeredClaims: registered(c.User, c.ExpiresAt, c.Audience, c.Issuer),
 		subClaim:         subClaim{Info: c.Info, Data: c.Data, Override: encodeOverride(c.Override)},
 		Channel:          c.Channel,
 		Client:           c.Client,
@@ -146,10 +146,10 @@ func (s *Signer) sign(claims jwt.Claims) (string, error) {
 	return tok, nil
 }
 
-func registered(user string, exp time.Time, aud, iss string) jwt.RegisteredClaims {
-	rc := jwt.RegisteredClaims{Subject: user, Issuer: iss}
+func registered(user string, exp time.Time, aud, iss string) registeredClaims {
+	rc := registeredClaims{Subject: user, Issuer: iss}
 	if !exp.IsZero() {
-		rc.ExpiresAt = jwt.NewNumericDate(exp)
+		rc.ExpiresAt = newNumericDate(jwt.NewNumericDate(exp))
 	}
 	if aud != "" {
 		rc.Audience = jwt.ClaimStrings{aud}

@@ -92,7 +92,7 @@ func (v *Verifier) VerifyConnectToken(token string) (ConnectToken, error) {
 	if err != nil {
 		return ConnectToken{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
-	if expired(c.ExpiresAt) {
+	if expired(c.ExpiresAt.jwt()) {
 		return ConnectToken{}, ErrTokenExpired
 	}
 	return ct, nil
@@ -109,7 +109,7 @@ func (v *Verifier) VerifySubscribeToken(token string) (SubscribeToken, error) {
 	if err != nil {
 		return SubscribeToken{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
-	if expired(c.ExpiresAt) {
+	if expired(c.ExpiresAt.jwt()) {
 		return SubscribeToken{}, ErrTokenExpired
 	}
 	return st, nil

@@ -45,8 +45,11 @@ const (
 func (c *Client) HandleFrame(frame []byte) bool {
 	c.hub.metrics.bytesIn.Add(float64(len(frame)))
 	cmds, err := protocol.DecodeCommands(c.proto, frame)
-	if err == nil && len(frame) == 0 {
-		err = errors.New("empty frame") // the reference refuses it too
+	// A frame with no command at all, empty or (JSON) only whitespace, is
+	// refused: the reference refuses the empty one, and a blank one is
+	// the same thing padded.
+	if err == nil && len(cmds) == 0 {
+		err = errors.New("empty frame: no command in it")
 	}
 	if err != nil {
 		c.logger().Info("malformed frame", "error", err)

@@ -99,6 +99,12 @@ func compileRule(name string, o NamespaceOptions) (*rule, error) {
 // resolve returns the rule of ch, or the client error for a name the
 // configuration does not allow.
 func (r *channelRules) resolve(ch string) (*rule, *Error) {
+	// Control characters are refused whatever the namespace's regex says:
+	// a name is echoed into logs, replies and engine keys, where a
+	// newline or NUL could forge lines or cut keys short.
+	if hasControl(ch) {
+		return nil, newError(protocol.ErrorBadRequest)
+	}
 	name := strings.TrimPrefix(ch, privatePrefix)
 	nr := r.global
 	rest := name
@@ -134,6 +140,17 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// hasControl reports whether s holds an ASCII control character
+// (0x00–0x1F or DEL).
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return true
+		}
+	}
+	return false
 }
 
 // isPrivate reports whether ch needs a subscription token.

@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/transport/websocket"
@@ -32,6 +33,7 @@ type Config struct {
 	WebSocket WebSocketConfig `yaml:"websocket"`
 	Engine    EngineConfig    `yaml:"engine"`
 	Admin     AdminConfig     `yaml:"admin"`
+	HTTP      HTTPConfig      `yaml:"http"`
 	HTTPAPI   HTTPAPIConfig   `yaml:"http_api"`
 	Shutdown  ShutdownConfig  `yaml:"shutdown"`
 }
@@ -43,6 +45,38 @@ type ShutdownConfig struct {
 	DrainWindow Duration `yaml:"drain_window"`
 	// Timeout bounds the whole shutdown (30s).
 	Timeout Duration `yaml:"timeout"`
+}
+
+// HTTPConfig tunes the HTTP server that carries WebSocket upgrades, the
+// API, metrics and health checks.
+type HTTPConfig struct {
+	// IdleTimeout closes a keep-alive connection that sends no new request
+	// for this long (120s; 0 means the default), so that idle connections
+	// do not hold file descriptors for ever.
+	IdleTimeout Duration `yaml:"idle_timeout"`
+}
+
+// Defaults of the limits below; docs/operations.md lists them all.
+const (
+	DefaultIdleTimeout      = 120 * time.Second
+	DefaultBodyReadTimeout  = api.DefaultBodyReadTimeout
+	DefaultMaxBatchCommands = api.DefaultMaxBatchCommands
+)
+
+// idleTimeout is http.idle_timeout with its default applied.
+func (c HTTPConfig) idleTimeout() time.Duration {
+	if c.IdleTimeout <= 0 {
+		return DefaultIdleTimeout
+	}
+	return c.IdleTimeout.D()
+}
+
+// bodyReadTimeout is http_api.body_read_timeout with its default applied.
+func (c HTTPAPIConfig) bodyReadTimeout() time.Duration {
+	if c.BodyReadTimeout <= 0 {
+		return DefaultBodyReadTimeout
+	}
+	return c.BodyReadTimeout.D()
 }
 
 // HTTPAPIConfig configures the server API under /api.
@@ -57,6 +91,17 @@ type HTTPAPIConfig struct {
 	ErrorMode string `yaml:"error_mode"`
 	// MaxBodySize bounds a request body in bytes (1 MiB).
 	MaxBodySize int64 `yaml:"max_body_size"`
+	// BodyReadTimeout bounds the time a request's body may take to arrive,
+	// from the start of the request's handling (10s; 0 means the default),
+	// so that a caller cannot hold a connection by trickling a body. It
+	// also bounds bodies sent to the other endpoints, which read none.
+	BodyReadTimeout Duration `yaml:"body_read_timeout"`
+	// MaxBatchCommands bounds the commands of one batch request (1000; 0
+	// means the default): a small batch must not buy a huge reply.
+	MaxBatchCommands int `yaml:"max_batch_commands"`
+	// AllowKeyInQuery also accepts the key as ?api_key=KEY. Off by
+	// default: URLs, and the key with them, end up in access logs.
+	AllowKeyInQuery bool `yaml:"allow_key_in_query"`
 	// AllowedOrigins lists browser origins allowed to call the API (CORS);
 	// "*" allows any. Empty: no CORS headers.
 	AllowedOrigins []string `yaml:"allowed_origins"`
@@ -139,6 +184,11 @@ func DefaultConfig() Config {
 		Address: ":8000",
 		Log:     LogConfig{Level: "info", Format: "text"},
 		Engine:  EngineConfig{Type: "memory"},
+		HTTP:    HTTPConfig{IdleTimeout: Duration(DefaultIdleTimeout)},
+		HTTPAPI: HTTPAPIConfig{
+			BodyReadTimeout:  Duration(DefaultBodyReadTimeout),
+			MaxBatchCommands: DefaultMaxBatchCommands,
+		},
 		Shutdown: ShutdownConfig{
 			DrainWindow: Duration(5 * time.Second),
 			Timeout:     Duration(30 * time.Second),
@@ -264,6 +314,15 @@ func (c Config) Validate() error {
 	}
 	if c.HTTPAPI.MaxBodySize < 0 {
 		bad("http_api.max_body_size", "%d: must not be negative", c.HTTPAPI.MaxBodySize)
+	}
+	if c.HTTPAPI.MaxBatchCommands < 0 {
+		bad("http_api.max_batch_commands", "%d: must not be negative (0 means the default, %d)", c.HTTPAPI.MaxBatchCommands, DefaultMaxBatchCommands)
+	}
+	if c.HTTPAPI.BodyReadTimeout < 0 {
+		bad("http_api.body_read_timeout", "%s: must not be negative (0 means the default, %s)", c.HTTPAPI.BodyReadTimeout, DefaultBodyReadTimeout)
+	}
+	if c.HTTP.IdleTimeout < 0 {
+		bad("http.idle_timeout", "%s: must not be negative (0 means the default, %s)", c.HTTP.IdleTimeout, DefaultIdleTimeout)
 	}
 	if c.Client.Token.Configured() {
 		if _, err := auth.NewVerifier(c.Client.Token.auth()); err != nil {

@@ -117,8 +117,14 @@ http_api:
   key: ""                    # API key for /api (X-API-Key header); the API is off without one
   insecure: false            # development only: the API without a key
   error_mode: ""             # "transport": HTTP statuses for errors instead of 200 + error object
-  max_body_size: 1048576
+  max_body_size: 1048576     # larger bodies answer 413
+  body_read_timeout: 10s     # a body still arriving after this answers 408
+  max_batch_commands: 1000   # larger batches answer error 107
+  allow_key_in_query: false  # also accept ?api_key=KEY (keys in URLs end up in access logs)
   allowed_origins: []        # browser origins allowed to call the API (CORS); ["*"]: any
+
+http:
+  idle_timeout: 120s         # keep-alive connections idle this long are closed
 
 shutdown:                    # on SIGTERM/SIGINT: readyz 503, new connections refused,
   drain_window: 5s           # clients closed with 3001 spread over this window,

@@ -123,7 +123,9 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if cfg.HTTPAPI.Key != "" || cfg.HTTPAPI.Insecure {
 		apiHandler, err := api.NewHandler(h, api.Config{
 			Key: cfg.HTTPAPI.Key, Insecure: cfg.HTTPAPI.Insecure, ErrorMode: cfg.HTTPAPI.ErrorMode,
-			MaxBodySize: cfg.HTTPAPI.MaxBodySize, Logger: log,
+			MaxBodySize: cfg.HTTPAPI.MaxBodySize, BodyReadTimeout: cfg.HTTPAPI.BodyReadTimeout.D(),
+			MaxBatchCommands: cfg.HTTPAPI.MaxBatchCommands, AllowKeyInQuery: cfg.HTTPAPI.AllowKeyInQuery,
+			Logger: log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("http_api: %w", err)
@@ -132,7 +134,16 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	} else {
 		mux.Handle("/api/", api.Off(apiOffHint))
 	}
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// Headers must arrive within 10 s and an idle keep-alive connection is
+	// closed after http.idle_timeout, so that neither holds a descriptor
+	// for ever; request bodies are bounded by readDeadline. There is no
+	// ReadTimeout or WriteTimeout: they would also cut hijacked WebSocket
+	// connections and long API calls.
+	s.http = &http.Server{
+		Handler:           readDeadline(cfg.HTTPAPI.bodyReadTimeout(), log, mux),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       cfg.HTTP.idleTimeout(),
+	}
 	return s, nil
 }
 
