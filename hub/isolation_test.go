@@ -183,7 +183,7 @@ func TestSlowChannelDoesNotHoldOthers(t *testing.T) {
 func TestSlowRPCHoldsOnlyItsClient(t *testing.T) {
 	n := startNodeWS(t, hub.Config{
 		Channels: isolationChannels(),
-		Client:   hub.ClientConfig{PingInterval: 200 * time.Millisecond, PongTimeout: 150 * time.Millisecond},
+		Client:   hub.ClientConfig{PingInterval: 500 * time.Millisecond, PongTimeout: 450 * time.Millisecond},
 		Handlers: hub.Handlers{OnRPC: func(ctx context.Context, c *hub.Client, ev hub.RPCEvent, reply func(hub.RPCReply, error)) {
 			if ev.Method == "slow" {
 				select {
@@ -275,7 +275,7 @@ func TestSlowRPCHoldsOnlyItsClient(t *testing.T) {
 		t.Fatalf("p99 of %d connect + rpc round trips beside slow RPCs: %v (want under 50ms)", len(lat), p)
 	}
 
-	// The caller answered every ping meanwhile (pong timeout 150ms), and
+	// The caller answered every ping meanwhile (pong timeout 450ms), and
 	// its replies come in the order of its commands, after the slow one.
 	r := <-callerDone
 	if r.err != nil {

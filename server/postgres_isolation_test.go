@@ -20,8 +20,8 @@ import (
 // was read.
 func TestPostgresHistoryLockHoldsOnlyHistory(t *testing.T) {
 	c := startPGCluster(t, 2, func(cfg *Config) {
-		cfg.Client.PingInterval = Duration(500 * time.Millisecond)
-		cfg.Client.PongTimeout = Duration(400 * time.Millisecond)
+		cfg.Client.PingInterval = Duration(1500 * time.Millisecond)
+		cfg.Client.PongTimeout = Duration(1400 * time.Millisecond)
 		cfg.Channel.WithoutNamespace = NamespaceOptions{AllowSubscribeForClient: true}
 		cfg.Channel.Namespaces = []Namespace{{Name: "hist", NamespaceOptions: NamespaceOptions{
 			AllowSubscribeForClient: true, HistorySize: 10, HistoryTTL: Duration(time.Minute), ForceRecovery: true,
