@@ -2,11 +2,9 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/engine/memory"
@@ -17,20 +15,7 @@ import (
 // /api/ as the server does, for calls without a network.
 func inProcessHandler(b testing.TB) http.Handler {
 	b.Helper()
-	h, err := hub.New(hub.Config{Engine: memory.New(memory.Options{}), Channels: testChannels()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := h.Start(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := h.Shutdown(ctx); err != nil {
-			b.Errorf("shutdown: %v", err)
-		}
-	})
+	h := startHub(b, hub.Config{Engine: memory.New(memory.Options{}), Channels: testChannels()})
 	a, err := api.NewHandler(h, api.Config{Key: testKey})
 	if err != nil {
 		b.Fatal(err)

@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -103,24 +102,11 @@ func fuzzHandler(f *testing.F) http.Handler {
 	quiet := slog.New(slog.DiscardHandler)
 	channels := testChannels()
 	channels.WithoutNamespace.HistoryTTL = 2 * time.Second
-	h, err := hub.New(hub.Config{
+	h := startHub(f, hub.Config{
 		Engine:   memory.New(memory.Options{HistoryMetaTTL: 2 * time.Second}),
 		Name:     "fuzz-node",
 		Channels: channels,
 		Logger:   quiet,
-	})
-	if err != nil {
-		f.Fatal(err)
-	}
-	if err := h.Start(context.Background()); err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := h.Shutdown(ctx); err != nil {
-			f.Errorf("hub shutdown: %v", err)
-		}
 	})
 	handler, err := api.NewHandler(h, api.Config{Insecure: true, Logger: quiet})
 	if err != nil {

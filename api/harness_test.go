@@ -52,6 +52,27 @@ type node struct {
 	apiURL string
 }
 
+// startHub starts a hub with cfg and shuts it down when the test ends, for
+// tests that call the API handler in process.
+func startHub(tb testing.TB, cfg hub.Config) *hub.Hub {
+	tb.Helper()
+	h, err := hub.New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.Shutdown(ctx); err != nil {
+			tb.Errorf("hub shutdown: %v", err)
+		}
+	})
+	return h
+}
+
 // startNode starts a node whose API uses cfg (with the test key unless
 // cfg sets Key or Insecure) and stops it when the test ends.
 func startNode(t testing.TB, cfg api.Config) *node {
