@@ -13,13 +13,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { test } from 'node:test';
+import { launchBrowser, openPage, requireChromium, signIn, skipBrowser, waitWho, withTimeout } from './lib/browser.mjs';
 
-import { chromium } from 'playwright-core';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..', '..');
 const CENTRIFUGE_JS = path.join(here, 'node_modules', 'centrifuge', 'dist', 'centrifuge.js');
-const CHROMIUM = process.env.HERALD_CHROMIUM || '/usr/bin/chromium';
 
 // Every wait is bounded; generous for a loaded 2-core machine.
 const BUILD_TIMEOUT_MS = 300_000;
@@ -28,10 +27,6 @@ const STEP_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 10_000;
 const LOG_LIMIT = 64 * 1024;
 
-const noChromium = existsSync(CHROMIUM)
-  ? null
-  : `no Chromium at ${CHROMIUM}: install it (apt-get install chromium) or set HERALD_CHROMIUM`;
-const required = process.env.HERALD_TEST_REQUIRE_SERVICES === '1';
 
 /** buildChat builds examples/chat into dir and returns the binary's path. */
 async function buildChat(dir) {
@@ -93,45 +88,9 @@ async function stopChat(chat) {
   return exit;
 }
 
-/** withTimeout rejects if promise takes longer than ms. */
-function withTimeout(promise, ms, what) {
-  let timer;
-  const expired = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
-}
 
-/** openPage opens a page of the chat that records its script errors. */
-async function openPage(context, url) {
-  const page = await context.newPage();
-  page.setDefaultTimeout(STEP_TIMEOUT_MS);
-  page.errors = [];
-  page.on('pageerror', (err) => page.errors.push(err.message));
-  await page.goto(url);
-  return page;
-}
 
-/** signIn types a name on the page and waits until it has entered the room. */
-async function signIn(page, name) {
-  await page.locator('#name').fill(name);
-  await page.locator('#login button').click();
-  await page.locator('#status', { hasText: `Signed in as ${name}.` }).waitFor();
-}
 
-/** waitWho waits until the page's online list is exactly users. */
-async function waitWho(page, users) {
-  try {
-    await page.waitForFunction(
-      (want) => [...document.querySelectorAll('#who li')].map((li) => li.textContent).join(',') === want,
-      users.join(','),
-      { timeout: STEP_TIMEOUT_MS },
-    );
-  } catch (err) {
-    const shown = await page.locator('#who li').allTextContents();
-    throw new Error(`online list is ${JSON.stringify(shown)}, want ${JSON.stringify(users)}: ${err.message}`);
-  }
-}
 
 /** waitLine waits until the page shows a message line that is exactly text. */
 async function waitLine(page, text) {
@@ -146,12 +105,9 @@ async function waitLine(page, text) {
 
 // The build may wait for a busy machine; the rest takes seconds.
 const TEST_TIMEOUT_MS = BUILD_TIMEOUT_MS + 120_000;
-const skip = noChromium && !required ? noChromium : false;
 
-test('two users chat in two Chromium pages', { skip, timeout: TEST_TIMEOUT_MS }, async (t) => {
-  if (noChromium) {
-    throw new Error(`${noChromium} (HERALD_TEST_REQUIRE_SERVICES=1 requires it)`);
-  }
+test('two users chat in two Chromium pages', { skip: skipBrowser, timeout: TEST_TIMEOUT_MS }, async (t) => {
+  requireChromium();
   assert.ok(existsSync(CENTRIFUGE_JS), `no ${CENTRIFUGE_JS}: run npm ci in tests/js`);
 
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'herald-chat-'));
@@ -164,37 +120,23 @@ test('two users chat in two Chromium pages', { skip, timeout: TEST_TIMEOUT_MS },
     // A fresh profile; no network but the chat's own (the page loads
     // centrifuge-js from the chat server, never from a CDN).
     const profile = path.join(tmp, 'profile');
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      timeout: START_TIMEOUT_MS,
-    });
+    context = await launchBrowser(profile, { timeout: START_TIMEOUT_MS });
 
-    const alice = await openPage(context, chat.url);
-    const bob = await openPage(context, chat.url);
+    const alice = await openPage(context, chat.url, STEP_TIMEOUT_MS);
+    const bob = await openPage(context, chat.url, STEP_TIMEOUT_MS);
     for (const page of [alice, bob]) {
       const loaded = await page.evaluate(() => typeof Centrifuge === 'function');
       assert.ok(loaded, 'the page loaded centrifuge-js from /centrifuge.js');
     }
 
     await signIn(alice, 'alice');
-    await waitWho(alice, ['alice']);
+    await waitWho(alice, ['alice'], STEP_TIMEOUT_MS);
     await waitLine(alice, 'alice joined');
 
     await signIn(bob, 'bob');
-    await waitWho(bob, ['alice', 'bob']);
+    await waitWho(bob, ['alice', 'bob'], STEP_TIMEOUT_MS);
     // alice's page learns of bob from the join event and the server's notice.
-    await waitWho(alice, ['alice', 'bob']);
+    await waitWho(alice, ['alice', 'bob'], STEP_TIMEOUT_MS);
     await waitLine(alice, 'bob joined');
 
     await alice.locator('#text').fill('hello, bob');
@@ -211,7 +153,7 @@ test('two users chat in two Chromium pages', { skip, timeout: TEST_TIMEOUT_MS },
     // bob closes his page: alice sees him go.
     await bob.close();
     await waitLine(alice, 'bob left');
-    await waitWho(alice, ['alice']);
+    await waitWho(alice, ['alice'], STEP_TIMEOUT_MS);
 
     assert.deepEqual(alice.errors, [], 'no script errors on the page');
     assert.deepEqual(bob.errors, [], 'no script errors on the page');

@@ -17,13 +17,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
+import { launchBrowser, openPage, requireChromium, signIn, skipBrowser, waitWho, withTimeout } from './lib/browser.mjs';
 
-import { chromium } from 'playwright-core';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..', '..');
 const example = path.join(repoRoot, 'examples', 'quickstart');
-const CHROMIUM = process.env.HERALD_CHROMIUM || '/usr/bin/chromium';
 const LOGS = path.join(repoRoot, '.tmp', 'logs');
 const SCREENSHOT = path.join(LOGS, 'quickstart.png');
 
@@ -35,10 +34,6 @@ const STEP_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 15_000;
 const LOG_LIMIT = 64 * 1024;
 
-const noChromium = existsSync(CHROMIUM)
-  ? null
-  : `no Chromium at ${CHROMIUM}: install it (apt-get install chromium) or set HERALD_CHROMIUM`;
-const required = process.env.HERALD_TEST_REQUIRE_SERVICES === '1';
 
 /** heraldBinary returns HERALD_BIN, or builds cmd/herald into dir. */
 function heraldBinary(dir) {
@@ -149,45 +144,9 @@ async function startExample(herald) {
   throw lastError;
 }
 
-/** withTimeout rejects if promise takes longer than ms. */
-function withTimeout(promise, ms, what) {
-  let timer;
-  const expired = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
-}
 
-/** openPage opens the example's page, recording its script errors. */
-async function openPage(context, url) {
-  const page = await context.newPage();
-  page.setDefaultTimeout(STEP_TIMEOUT_MS);
-  page.errors = [];
-  page.on('pageerror', (err) => page.errors.push(err.message));
-  await page.goto(url);
-  return page;
-}
 
-/** signIn types a name on the page and waits until it has subscribed. */
-async function signIn(page, name) {
-  await page.locator('#name').fill(name);
-  await page.locator('#login button').click();
-  await page.locator('#status', { hasText: `Signed in as ${name}.` }).waitFor();
-}
 
-/** waitWho waits until the page's online list is exactly users. */
-async function waitWho(page, users) {
-  try {
-    await page.waitForFunction(
-      (want) => [...document.querySelectorAll('#who li')].map((li) => li.textContent).join(',') === want,
-      users.join(','),
-      { timeout: STEP_TIMEOUT_MS },
-    );
-  } catch (err) {
-    const shown = await page.locator('#who li').allTextContents();
-    throw new Error(`online list is ${JSON.stringify(shown)}, want ${JSON.stringify(users)}: ${err.message}`);
-  }
-}
 
 /**
  * waitMessage waits until the page shows the message line text, live or
@@ -205,12 +164,9 @@ async function waitMessage(page, text, { history = false } = {}) {
 }
 
 const TEST_TIMEOUT_MS = BUILD_TIMEOUT_MS + 120_000;
-const skip = noChromium && !required ? noChromium : false;
 
-test('the quickstart: a message through the backend, live, presence and history', { skip, timeout: TEST_TIMEOUT_MS }, async (t) => {
-  if (noChromium) {
-    throw new Error(`${noChromium} (HERALD_TEST_REQUIRE_SERVICES=1 requires it)`);
-  }
+test('the quickstart: a message through the backend, live, presence and history', { skip: skipBrowser, timeout: TEST_TIMEOUT_MS }, async (t) => {
+  requireChromium();
   for (const pkg of ['centrifuge', 'jose']) {
     assert.ok(
       existsSync(path.join(example, 'node_modules', pkg)),
@@ -235,35 +191,21 @@ test('the quickstart: a message through the backend, live, presence and history'
 
     // A fresh profile; no network but the example's own (the page loads
     // centrifuge-js from the backend, never from a CDN).
-    context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      timeout: START_TIMEOUT_MS,
-    });
+    context = await launchBrowser(path.join(tmp, 'profile'), { timeout: START_TIMEOUT_MS });
 
-    const alice = await openPage(context, url);
-    const bob = await openPage(context, url);
+    const alice = await openPage(context, url, STEP_TIMEOUT_MS);
+    const bob = await openPage(context, url, STEP_TIMEOUT_MS);
     for (const page of [alice, bob]) {
       const loaded = await page.evaluate(() => typeof Centrifuge === 'function');
       assert.ok(loaded, 'the page loaded centrifuge-js from /centrifuge.js');
     }
 
     await signIn(alice, 'alice');
-    await waitWho(alice, ['alice']);
+    await waitWho(alice, ['alice'], STEP_TIMEOUT_MS);
     await signIn(bob, 'bob');
     // Presence on subscribe for bob, a join event for alice.
-    await waitWho(bob, ['alice', 'bob']);
-    await waitWho(alice, ['alice', 'bob']);
+    await waitWho(bob, ['alice', 'bob'], STEP_TIMEOUT_MS);
+    await waitWho(alice, ['alice', 'bob'], STEP_TIMEOUT_MS);
 
     // alice's message goes to the backend, which publishes it through
     // Herald's API; Herald delivers it to both pages.
@@ -280,8 +222,8 @@ test('the quickstart: a message through the backend, live, presence and history'
     await bob.reload();
     await bob.locator('#status', { hasText: 'Signed in as bob.' }).waitFor();
     await waitMessage(bob, 'alice: hello from alice', { history: true });
-    await waitWho(bob, ['alice', 'bob']);
-    await waitWho(alice, ['alice', 'bob']);
+    await waitWho(bob, ['alice', 'bob'], STEP_TIMEOUT_MS);
+    await waitWho(alice, ['alice', 'bob'], STEP_TIMEOUT_MS);
 
     // A live message after the reload lands after the history.
     await bob.locator('#text').fill('hi alice');

@@ -15,15 +15,14 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 
-import { chromium } from 'playwright-core';
 
 import { Herald, freePort, heraldBinary, waitListening } from './lib/herald.mjs';
 import { codeBlocks, snippet, substitute } from './lib/snippets.mjs';
+import { launchBrowser, requireChromium, skipBrowser } from './lib/browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const README = path.resolve(here, '..', '..', 'README.md');
 const CENTRIFUGE_JS = path.join(here, 'node_modules', 'centrifuge', 'dist', 'centrifuge.js');
-const CHROMIUM = process.env.HERALD_CHROMIUM || '/usr/bin/chromium';
 
 // The placeholders the README's snippets use, and the address they name.
 const WS_PLACEHOLDER = 'ws://localhost:8000/connection/websocket';
@@ -36,10 +35,6 @@ const STEP_TIMEOUT_MS = 15_000;
 const START_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 10_000;
 
-const noChromium = existsSync(CHROMIUM)
-  ? null
-  : `no Chromium at ${CHROMIUM}: install it (apt-get install chromium) or set HERALD_CHROMIUM`;
-const required = process.env.HERALD_TEST_REQUIRE_SERVICES === '1';
 
 const blocks = codeBlocks(README);
 const run = promisify(execFile);
@@ -124,12 +119,9 @@ test('the curl command publishes', { timeout: 30_000 }, async () => {
   assert.ok(reply.result !== undefined && reply.error === undefined, `reply ${JSON.stringify(reply)}`);
 });
 
-const skip = noChromium && !required ? noChromium : false;
 
-test('the browser snippet runs in Chromium from another origin', { skip, timeout: 90_000 }, async (t) => {
-  if (noChromium) {
-    throw new Error(`${noChromium} (HERALD_TEST_REQUIRE_SERVICES=1 requires it)`);
-  }
+test('the browser snippet runs in Chromium from another origin', { skip: skipBrowser, timeout: 90_000 }, async (t) => {
+  requireChromium();
   assert.ok(existsSync(CENTRIFUGE_JS), `no ${CENTRIFUGE_JS}: run npm ci in tests/js`);
   // The page comes from the dev-server origin the README's config allows;
   // playwright answers its requests, so nothing needs to listen there.
@@ -142,25 +134,15 @@ test('the browser snippet runs in Chromium from another origin', { skip, timeout
 
   const profile = mkdtempSync(path.join(os.tmpdir(), 'herald-readme-chromium-'));
   t.after(() => rmSync(profile, { recursive: true, force: true }));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
+  const context = await launchBrowser(profile, {
+    timeout: START_TIMEOUT_MS,
+    extraArgs: [
       // The page's requests are answered by playwright, not fetched from
       // a loopback server, so Chromium cannot tell that the page is local
       // and would block its connection to herald on loopback; a real dev
       // server on localhost is not blocked.
       '--disable-features=LocalNetworkAccessChecks',
     ],
-    timeout: START_TIMEOUT_MS,
   });
   try {
     await context.route(`${origin}/**`, (route) => {
