@@ -10,15 +10,15 @@
 // fails when HERALD_TEST_REQUIRE_SERVICES=1 (as in scripts/test.sh, which
 // also installs the example's npm packages).
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import { launchBrowser, openPage, requireChromium, signIn, skipBrowser, waitWho, withTimeout } from './lib/browser.mjs';
 
+import { freePort, heraldBinary } from './lib/herald.mjs';
+import { launchBrowser, openPage, requireChromium, signIn, skipBrowser, waitWho, withTimeout } from './lib/browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..', '..');
@@ -34,29 +34,6 @@ const STEP_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 15_000;
 const LOG_LIMIT = 64 * 1024;
 
-
-/** heraldBinary returns HERALD_BIN, or builds cmd/herald into dir. */
-function heraldBinary(dir) {
-  if (process.env.HERALD_BIN) {
-    return process.env.HERALD_BIN;
-  }
-  const bin = path.join(dir, 'herald');
-  execFileSync('go', ['build', '-o', bin, './cmd/herald'], { cwd: repoRoot, stdio: 'inherit', timeout: BUILD_TIMEOUT_MS });
-  return bin;
-}
-
-/** freePort asks the kernel for a loopback port nobody listens on. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * start runs a process and resolves once its output matches ready (with
@@ -176,7 +153,7 @@ test('the quickstart: a message through the backend, live, presence and history'
 
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'herald-quickstart-'));
   t.after(() => rmSync(tmp, { recursive: true, force: true }));
-  const { backend, herald, url } = await startExample(heraldBinary(tmp));
+  const { backend, herald, url } = await startExample(heraldBinary());
   let context;
   let passed = false;
   try {
