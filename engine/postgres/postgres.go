@@ -173,11 +173,22 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	if err := warm(ctx, e.pubPool, e.opts.PoolSize); err != nil {
 		return fmt.Errorf("start postgres engine: publishing pool: %w", err)
 	}
+	e.started = time.Now()
+	// The node's first heartbeat is written here, not left to
+	// runHeartbeat: Nodes promises to list a started node, and a row the
+	// heartbeat goroutine had not written yet when Start returned (easily
+	// so on a loaded machine) left the node out of Nodes. Worse, a first
+	// beat still in flight when Close expired the row revived it for a
+	// whole NodeTTL, so its presence outlived the node.
+	// It comes last, so that a failed Start leaves no row behind.
 	conn, err := e.connectListener(ctx)
 	if err != nil {
 		return fmt.Errorf("start postgres engine: %w", err)
 	}
-	e.started = time.Now()
+	if err := e.beat(ctx); err != nil {
+		_ = conn.Close(context.Background())
+		return fmt.Errorf("start postgres engine: register node: %w", err)
+	}
 	e.isStarted = true
 	e.bgCtx, e.bgCancel = context.WithCancel(context.Background())
 	for _, s := range e.allShards {
