@@ -79,10 +79,7 @@ func (c *Client) HandleFrame(frame []byte) bool {
 			c.close(newDisconnect(protocol.DisconnectTooManyRequests))
 			return false
 		}
-		c.tasks = append(c.tasks, task{cmd: cmd})
-		if !c.running {
-			c.running, start = true, true
-		}
+		start = c.queueTaskLocked(task{cmd: cmd}) || start
 	}
 	c.mu.Unlock()
 	if start {
@@ -100,22 +97,30 @@ type task struct {
 	fn  func(ctx context.Context)
 }
 
-// runServerTask queues fn to run on the client's command goroutine. It
-// reports false when the client is closed.
-func (c *Client) runServerTask(fn func(ctx context.Context)) bool {
+// queueTaskLocked appends t to the client's tasks and reports whether the
+// caller must start the goroutine that runs them (none runs yet).
+func (c *Client) queueTaskLocked(t task) (start bool) {
+	c.tasks = append(c.tasks, t)
+	if c.running {
+		return false
+	}
+	c.running = true
+	return true
+}
+
+// runServerTask queues fn to run on the client's command goroutine; a
+// closed client drops it.
+func (c *Client) runServerTask(fn func(ctx context.Context)) {
 	c.mu.Lock()
 	if c.state == stateClosed {
 		c.mu.Unlock()
-		return false
+		return
 	}
-	c.tasks = append(c.tasks, task{fn: fn})
-	start := !c.running
-	c.running = true
+	start := c.queueTaskLocked(task{fn: fn})
 	c.mu.Unlock()
 	if start {
 		go c.runCommands()
 	}
-	return true
 }
 
 // isPong reports a command without id that is not a send: the reference

@@ -36,6 +36,11 @@ type disconnectEvent struct {
 	reason string
 }
 
+// recordDisconnects is an OnDisconnect that sends each disconnect to ch.
+func recordDisconnects(ch chan<- disconnectEvent) func(*hub.Client, hub.DisconnectEvent) {
+	return func(c *hub.Client, ev hub.DisconnectEvent) { ch <- disconnectEvent{c.User(), ev.Code, ev.Reason} }
+}
+
 // publishUntilSlowClosed publishes padded publications to channel "s",
 // each paced by fast (who must receive every one), until the client "slow"
 // is closed with 3008 (at most 1,000), then 20 more, so that the slow
@@ -91,9 +96,7 @@ func TestSlowClient(t *testing.T) {
 	n := startNodeWS(t, hub.Config{
 		Channels: openChannels(),
 		Client:   hub.ClientConfig{QueueMaxSize: 256 << 10},
-		Handlers: hub.Handlers{OnDisconnect: func(c *hub.Client, ev hub.DisconnectEvent) {
-			disconnects <- disconnectEvent{c.User(), ev.Code, ev.Reason}
-		}},
+		Handlers: hub.Handlers{OnDisconnect: recordDisconnects(disconnects)},
 	}, websocket.Config{WriteTimeout: 10 * time.Second})
 
 	slow := n.dialDialer(t, smallReceiveBuffer(), nil)

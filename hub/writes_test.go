@@ -20,9 +20,7 @@ func TestSlowClientStalledWrites(t *testing.T) {
 	n := startNodeMem(t, hub.Config{
 		Channels: openChannels(),
 		Client:   hub.ClientConfig{QueueMaxSize: 64 << 10},
-		Handlers: hub.Handlers{OnDisconnect: func(c *hub.Client, ev hub.DisconnectEvent) {
-			events <- disconnectEvent{c.User(), ev.Code, ev.Reason}
-		}},
+		Handlers: hub.Handlers{OnDisconnect: recordDisconnects(events)},
 	})
 	slow, conn := n.dialMem(t)
 	slow.connect("slow")
@@ -75,9 +73,7 @@ func TestWriteError(t *testing.T) {
 	events := make(chan disconnectEvent, 8)
 	n := startNodeMem(t, hub.Config{
 		Channels: openChannels(),
-		Handlers: hub.Handlers{OnDisconnect: func(c *hub.Client, ev hub.DisconnectEvent) {
-			events <- disconnectEvent{c.User(), ev.Code, ev.Reason}
-		}},
+		Handlers: hub.Handlers{OnDisconnect: recordDisconnects(events)},
 	})
 	broken, conn := n.dialMem(t)
 	broken.connect("broken")
