@@ -32,6 +32,7 @@ type Client struct {
 	proto      protocol.Type
 	id         string
 	remoteAddr string
+	conn       ConnInfo // as the transport opened it; never changes
 
 	mu    sync.Mutex
 	state clientState
@@ -39,7 +40,8 @@ type Client struct {
 	unusable atomic.Bool
 	user     string
 	info     []byte
-	expireAt int64 // Unix seconds when the connection expires; 0 never
+	meta     []byte // the application's data about the connection, never sent to it
+	expireAt int64  // Unix seconds when the connection expires; 0 never
 	subs     map[string]*subscription
 
 	// Command execution (exec.go): commands waiting to run, whether a
@@ -72,7 +74,10 @@ type Client struct {
 	pongDeadline int64
 }
 
-func newClient(h *Hub, t Transport, remoteAddr string) *Client {
+func newClient(h *Hub, t Transport, info ConnInfo) *Client {
+	if info.Transport == "" {
+		info.Transport = TransportWebSocket
+	}
 	var limiter *rate.Limiter
 	if h.client.CommandRateLimit > 0 {
 		limiter = rate.NewLimiter(rate.Limit(h.client.CommandRateLimit), h.client.CommandRateBurst)
@@ -83,7 +88,8 @@ func newClient(h *Hub, t Transport, remoteAddr string) *Client {
 		transport:  t,
 		proto:      t.Protocol(),
 		id:         uuid.NewString(),
-		remoteAddr: remoteAddr,
+		remoteAddr: info.RemoteAddr,
+		conn:       info,
 		staleAt:    time.Now().Add(h.client.StaleCloseDelay).UnixNano(),
 	}
 }
@@ -97,6 +103,42 @@ func (c *Client) User() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.user
+}
+
+// Transport is the name of the client's transport (TransportWebSocket, ...).
+func (c *Client) Transport() string { return c.conn.Transport }
+
+// Protocol is the client's encoding.
+func (c *Client) Protocol() protocol.Type { return c.proto }
+
+// RemoteAddr is the client's address as the transport saw it.
+func (c *Client) RemoteAddr() string { return c.remoteAddr }
+
+// Header is the header of the HTTP request that opened the connection
+// (nil when there was none). It must not be modified.
+func (c *Client) Header() map[string][]string { return c.conn.Header }
+
+// Session is the emulation session of an HTTP-streaming or SSE client,
+// empty for other transports.
+func (c *Client) Session() string { return c.conn.Session }
+
+// Unidirectional reports a client that only receives.
+func (c *Client) Unidirectional() bool { return c.conn.Unidirectional }
+
+// Info is the connection's info (conn_info), as authentication or the
+// last refresh set it.
+func (c *Client) Info() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.info
+}
+
+// Meta is the application's data about the connection that the client
+// never sees (ConnectReply.Meta), as authentication set it.
+func (c *Client) Meta() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.meta
 }
 
 // Send pushes an asynchronous message to the client (the message push).
@@ -163,6 +205,11 @@ func (c *Client) handleCommand(ctx context.Context, cmd *protocol.Command) *Disc
 			return badRequest("the first command must be connect")
 		}
 		err := c.handleConnect(ctx, cmd.Id, cmd.Connect)
+		if err != nil && c.conn.Unidirectional {
+			// The client cannot read an error reply, nor retry on this
+			// connection: the error becomes a disconnect.
+			return uniConnectDisconnect(err)
+		}
 		var d *Disconnect
 		if err != nil && !errors.As(err, &d) {
 			// A refused connect leaves the connection unusable: later
@@ -220,6 +267,28 @@ func (c *Client) reply(id uint32, err error) *Disconnect {
 	}
 	c.queueReply(&protocol.Reply{Id: id, Error: e.proto()})
 	return nil
+}
+
+// uniConnectDisconnect is the disconnect a unidirectional client gets for
+// a refused connect: the nearest disconnect code to the error's, else
+// 3004 (server error).
+func uniConnectDisconnect(err error) *Disconnect {
+	var d *Disconnect
+	if errors.As(err, &d) {
+		return d
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		switch protocol.ErrorCode(e.Code) {
+		case protocol.ErrorTokenExpired, protocol.ErrorExpired:
+			return newDisconnect(protocol.DisconnectExpired)
+		case protocol.ErrorTooManyRequests:
+			return newDisconnect(protocol.DisconnectTooManyRequests)
+		case protocol.ErrorPermissionDenied:
+			return newDisconnect(protocol.DisconnectPermissionDenied)
+		}
+	}
+	return newDisconnect(protocol.DisconnectServerError)
 }
 
 func asDisconnect(err error) *Disconnect {

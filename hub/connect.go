@@ -51,6 +51,7 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	c.state = stateConnected
 	c.user = cred.User
 	c.info = cred.Info
+	c.meta = cred.Meta
 	c.expireAt = cred.ExpireAt
 	c.staleAt = 0
 	c.nextPing = now.Add(firstPingDelay(h.client.PingInterval)).UnixNano()
@@ -65,7 +66,11 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 		Version: h.cfg.Version,
 		Data:    cred.Data,
 		Ping:    uint32(h.client.PingInterval / time.Second),
-		Pong:    true,
+		// A unidirectional client cannot answer pings.
+		Pong: !c.conn.Unidirectional,
+	}
+	if c.conn.Session != "" {
+		res.Session, res.Node = c.conn.Session, h.nodeID
 	}
 	if cred.ExpireAt > 0 {
 		res.Expires = true
@@ -114,11 +119,12 @@ func (c *Client) authenticate(ctx context.Context, req *protocol.ConnectRequest)
 		r, err := fn(ctx, ConnectEvent{
 			ClientID: c.id, RemoteAddr: c.remoteAddr, Token: req.Token, Data: req.Data,
 			Name: req.Name, Version: req.Version, Headers: req.Headers,
+			Transport: c.conn.Transport, Protocol: c.proto, Header: c.conn.Header,
 		})
 		if err != nil {
 			return credentials{}, err
 		}
-		return credentials{ConnectReply: r}, nil
+		return credentials{ConnectReply: r, subOptions: r.Subs}, nil
 	}
 	if req.Token != "" {
 		if h.cfg.Tokens == nil {

@@ -72,6 +72,7 @@ type controlMessage struct {
 	Subscribe   *controlSubscribe   `json:"subscribe,omitempty"`
 	Refresh     *controlRefresh     `json:"refresh,omitempty"`
 	Send        *controlSend        `json:"send,omitempty"`
+	Emulation   *controlEmulation   `json:"emulation,omitempty"`
 }
 
 // controlSend pushes an asynchronous message to a user's connections.
@@ -188,6 +189,12 @@ func (h *Hub) handleControl(data []byte) {
 				if err := c.Send(sd.Data); err != nil {
 					c.logger().Debug("send to user", "error", err)
 				}
+			}
+		}
+	case m.Emulation != nil:
+		if e := m.Emulation; e.Node == h.nodeID {
+			if err := h.emulateLocal(e.Session, e.Data); err != nil {
+				h.log.Debug("emulation request from another node", "session", e.Session, "error", err)
 			}
 		}
 	case m.Refresh != nil:

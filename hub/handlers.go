@@ -5,6 +5,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/protocol"
 )
 
 // Handlers let an application that embeds the hub take part in every
@@ -83,7 +84,16 @@ type ConnectEvent struct {
 	Data       []byte
 	Name       string
 	Version    string
-	Headers    map[string]string
+	// Headers are the headers the client sent inside its connect request
+	// (protocol v2 header emulation).
+	Headers map[string]string
+	// Transport is the transport's name (TransportWebSocket, ...) and
+	// Protocol the connection's encoding.
+	Transport string
+	Protocol  protocol.Type
+	// Header is the header of the HTTP request that opened the
+	// connection, nil when there was none.
+	Header map[string][]string
 }
 
 // ConnectReply is the application's verdict on a connect command.
@@ -98,6 +108,12 @@ type ConnectReply struct {
 	Channels []string
 	// Data is returned to the client in the connect reply.
 	Data []byte
+	// Meta is the application's data about the connection: kept with
+	// the client (Client.Meta) for later handlers, never sent to it.
+	Meta []byte
+	// Subs are server-side subscriptions with per-channel options, as a
+	// connection token's subs claim gives them.
+	Subs map[string]auth.SubOptions
 }
 
 // RefreshEvent is a client's refresh command.

@@ -83,6 +83,7 @@ type Hub struct {
 	closing  atomic.Bool // refusing new connections (draining or shut down)
 	shutdown atomic.Bool
 	allConns sync.Map // *Client → struct{}: every live connection, connected or not
+	sessions sync.Map // emulation session → *Client, for HTTP-streaming and SSE clients
 }
 
 // New checks cfg and returns a Hub that is not started yet.
@@ -199,19 +200,33 @@ func (h *Hub) NumSubscriptions() int { return h.subs.numSubscriptions() }
 // local clients each has.
 func (h *Hub) Channels() map[string]int { return h.subs.channels() }
 
-// NewClient starts a connection over t. The transport hands it every
-// frame it reads (HandleFrame) and tells it when the connection is gone
-// (HandleClose). remoteAddr is for logs.
+// NewClient starts a bidirectional WebSocket connection over t; see Open.
 func (h *Hub) NewClient(t Transport, remoteAddr string) *Client {
-	c := newClient(h, t, remoteAddr)
+	return h.Open(t, ConnInfo{RemoteAddr: remoteAddr})
+}
+
+// Open starts a connection over t. The transport hands it every frame it
+// reads (HandleFrame), or for a unidirectional connection its one connect
+// request (Client.Connect), and tells it when the connection is gone
+// (HandleClose).
+func (h *Hub) Open(t Transport, info ConnInfo) *Client {
+	c := newClient(h, t, info)
 	h.pending.Add(1) // before close can take it back below
 	if h.closing.Load() {
 		c.close(newDisconnect(protocol.DisconnectShutdown))
 		return c
 	}
 	h.allConns.Store(c, struct{}{})
+	if info.Session != "" {
+		h.sessions.Store(info.Session, c)
+	}
 	c.startTimer()
 	return c
 }
 
-func (h *Hub) forget(c *Client) { h.allConns.Delete(c) }
+func (h *Hub) forget(c *Client) {
+	h.allConns.Delete(c)
+	if s := c.conn.Session; s != "" {
+		h.sessions.CompareAndDelete(s, c)
+	}
+}

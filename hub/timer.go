@@ -64,7 +64,7 @@ func (c *Client) onTimer() {
 			msg, _ := protocol.AppendReply(c.proto, nil, &protocol.Reply{})
 			c.enqueueLocked(msg)
 			h.metrics.sent["ping"].Inc()
-			if c.pongDeadline == 0 {
+			if c.pongDeadline == 0 && !c.conn.Unidirectional {
 				c.pongDeadline = nowNs + int64(h.client.PongTimeout)
 			}
 			c.nextPing = nowNs + int64(h.client.PingInterval)

@@ -3,17 +3,57 @@ package hub
 import "github.com/heraldhq/herald/protocol"
 
 // Transport is a client connection as the hub sees it. The WebSocket
-// transport implements it; so can any other bidirectional transport.
+// transport implements it, and so do the HTTP-streaming, SSE and
+// unidirectional transports.
 type Transport interface {
 	// Protocol is the connection's encoding for its whole life.
 	Protocol() protocol.Type
-	// WriteFrame writes one frame holding one or more encoded messages,
+	// WriteFrame writes one frame holding one or more encoded replies,
 	// batched with protocol.AppendMessage. The hub calls it from one
 	// goroutine at a time per connection; it may block up to the
 	// transport's write timeout and must not keep frame after returning.
+	// A unidirectional transport turns the replies into bare pushes
+	// (protocol.ReplyToPush) before it writes them.
 	WriteFrame(frame []byte) error
 	// Close sends the close code and reason to the client and closes the
-	// connection. It is safe to call more than once and concurrently with
-	// WriteFrame.
+	// connection (a close frame on WebSocket, a disconnect push on the
+	// HTTP transports). It is safe to call more than once and
+	// concurrently with WriteFrame.
 	Close(code uint32, reason string)
+}
+
+// Transport names, as Centrifugo names them in its proxy requests and
+// metrics.
+const (
+	TransportWebSocket     = "websocket"
+	TransportHTTPStream    = "http_stream"
+	TransportSSE           = "sse"
+	TransportUniWebSocket  = "uni_websocket"
+	TransportUniHTTPStream = "uni_http_stream"
+	TransportUniSSE        = "uni_sse"
+	TransportUniGRPC       = "uni_grpc"
+)
+
+// ConnInfo is what the transport knows about a connection when it opens
+// it (Hub.Open).
+type ConnInfo struct {
+	// RemoteAddr is the client's address, for logs and handlers.
+	RemoteAddr string
+	// Transport is the transport's name (TransportWebSocket, ...); empty
+	// means TransportWebSocket.
+	Transport string
+	// Unidirectional connections only receive: the transport hands the
+	// hub one connect request (Client.Connect) and never a frame; the hub
+	// pings them without waiting for pongs.
+	Unidirectional bool
+	// Session, when not empty, makes the connection an emulated one
+	// (HTTP-streaming, SSE): the connect result carries the session and
+	// this node's id, and the client's later commands arrive through
+	// Hub.HandleEmulation on any node, which routes them here.
+	Session string
+	// Header is the HTTP request that opened the connection's header,
+	// with canonical names (an http.Header converts directly), for
+	// handlers that forward some of it (the proxy). Nil when there was no
+	// HTTP request.
+	Header map[string][]string
 }
