@@ -39,6 +39,7 @@ func testChannels() hub.ChannelConfig {
 		Namespaces: []hub.Namespace{
 			{Name: "plain", NamespaceOptions: hub.NamespaceOptions{AllowSubscribeForClient: true}},
 			{Name: "strict", NamespaceOptions: hub.NamespaceOptions{AllowSubscribeForClient: true, ChannelRegex: `^[a-z]+$`}},
+			{Name: "bin", NamespaceOptions: hub.NamespaceOptions{HistorySize: 100, HistoryTTL: 5 * time.Minute, PublicationDataFormat: hub.DataFormatBinary}},
 		},
 	}
 }

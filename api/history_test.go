@@ -72,10 +72,11 @@ func TestHistoryRemove(t *testing.T) {
 }
 
 // TestHistoryBinary checks that a publication that is not JSON (sent with
-// b64data) is written as a base64 string instead of failing the answer.
+// b64data to a binary namespace) is written as a base64 string instead of
+// failing the answer.
 func TestHistoryBinary(t *testing.T) {
 	n := startNode(t, api.Config{})
-	n.call(t, "publish", `{"channel":"chat","b64data":"AAEC"}`)
-	epoch := epochOf(t, n, "chat")
-	n.expect(t, "history", `{"channel":"chat","limit":1}`, `{"result":{"publications":[{"data":"AAEC","offset":1}],"epoch":"`+epoch+`","offset":1}}`)
+	n.call(t, "publish", `{"channel":"bin:x","b64data":"AAEC"}`)
+	epoch := epochOf(t, n, "bin:x")
+	n.expect(t, "history", `{"channel":"bin:x","limit":1}`, `{"result":{"publications":[{"data":"AAEC","offset":1}],"epoch":"`+epoch+`","offset":1}}`)
 }

@@ -67,6 +67,10 @@ func TestPublishErrors(t *testing.T) {
 		{`{"channel":"$nope:chat","data":1}`, 102, `unknown channel: namespace "nope" is not configured`},
 		{`{"channel":"strict:ABC","data":1}`, 107, `channel: invalid name "strict:ABC" (too long, not ASCII, with a control character, or not matching the namespace's channel_regex)`},
 		{`{"channel":"` + strings.Repeat("c", 256) + `","data":1}`, 107, ""},
+		// The namespace carries JSON: bytes that are not JSON are refused
+		// here, instead of closing JSON subscribers when they arrive.
+		{`{"channel":"chat","b64data":"` + base64.StdEncoding.EncodeToString([]byte("x")) + `"}`, 107, jsonOnly},
+		{"{\"channel\":\"chat\",\"data\":\"\xff\"}", 107, jsonOnly},
 	} {
 		got := n.expectError(t, "publish", c.body, c.code)
 		if c.msg != "" && got != c.msg {
@@ -74,6 +78,8 @@ func TestPublishErrors(t *testing.T) {
 		}
 	}
 }
+
+const jsonOnly = "bad request: data must be valid JSON in UTF-8 (the namespace carries JSON; set publication_data_format: binary for other bytes)"
 
 func TestBroadcast(t *testing.T) {
 	n := startNode(t, api.Config{})

@@ -143,8 +143,8 @@ func (c *Client) handleHistory(ctx context.Context, id uint32, req *protocol.His
 	}
 	res := &protocol.HistoryResult{Epoch: pos.Epoch, Offset: pos.Offset, Publications: make([]*protocol.Publication, 0, len(pubs))}
 	for _, p := range pubs {
-		if c.proto == protocol.TypeJSON && !protocol.ValidJSONPayload(p.Data) {
-			return newDisconnect(protocol.DisconnectInappropriateProtocol)
+		if !c.canDecode(p) {
+			continue // as in delivery: see deliverLocked
 		}
 		res.Publications = append(res.Publications, protoPublication(p))
 	}

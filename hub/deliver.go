@@ -148,7 +148,11 @@ func (c *Client) deliverLocked(s *subscription, offset uint64, epoch string, msg
 		s.offset = offset
 	}
 	if msg == nil {
-		go c.close(newDisconnect(protocol.DisconnectInappropriateProtocol))
+		// Data a JSON client cannot decode. Publish refuses it for JSON
+		// namespaces and JSON clients cannot subscribe to binary ones, so
+		// only data published before that rule (an upgrade) gets here: the
+		// client misses this one publication rather than its subscription.
+		c.logger().Warn("publication not delivered: its data is not JSON", "channel", s.channel, "offset", offset)
 		return
 	}
 	c.enqueueMsgLocked(msg, s.rule.QueuePolicy == QueueDropOldest)
@@ -170,6 +174,9 @@ func (c *Client) deliverJoinLeave(s *subscription, d *delivery) bool {
 
 // publish sends pub to ch with the namespace's history options.
 func (h *Hub) publish(ctx context.Context, ch string, r *rule, pub *engine.Publication) (engine.StreamPosition, error) {
+	if e := r.checkPublicationData(pub.Data); e != nil {
+		return engine.StreamPosition{}, e
+	}
 	start := time.Now()
 	defer func() { h.metrics.publishDuration.Observe(time.Since(start).Seconds()) }()
 	sp, err := h.engine.Publish(ctx, ch, pub, engine.PublishOptions{

@@ -54,6 +54,11 @@ type NamespaceOptions struct {
 	// the oldest publications of such channels still waiting in its queue,
 	// for ticker-style channels where only the latest value matters.
 	QueuePolicy QueuePolicy
+	// PublicationDataFormat is what publications in these channels carry
+	// (DataFormatJSON by default): publish refuses data of another format,
+	// from clients and the server API alike, so that no publication can
+	// reach a subscriber that cannot decode it.
+	PublicationDataFormat DataFormat
 }
 
 // QueuePolicy is what the hub does with a subscriber whose write queue is

@@ -2,10 +2,13 @@ package hub_test
 
 import (
 	"bytes"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/protocol"
 )
@@ -29,7 +32,9 @@ func (c *pbClient) connect(user string) *protocol.ConnectResult {
 
 func TestProtobufRoundTrip(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, protobufConfig())
+	cfg := protobufConfig()
+	cfg.Channels.WithoutNamespace.PublicationDataFormat = hub.DataFormatBinary
+	n := startNode(t, cfg)
 	c := n.dialProtobuf(t)
 	res := c.connect("pb")
 	if !uuidRe.MatchString(res.Client) || res.Ping != 25 || !res.Pong {
@@ -122,37 +127,105 @@ func TestMixedProtocolSubscribers(t *testing.T) {
 		t.Fatalf("protobuf publisher's own publication: %v", r)
 	}
 
-	// A binary payload cannot reach a JSON client: it is closed with 3506,
-	// the protobuf subscriber still gets it.
-	pb.call(&protocol.Command{Id: 4, Publish: &protocol.PublishRequest{Channel: "mix", Data: []byte{0xff, 0x00}}})
-	if r := pb.next(); r.Push.GetPub().GetOffset() != 3 || !bytes.Equal(r.Push.Pub.Data, []byte{0xff, 0x00}) {
-		t.Fatalf("binary publication: %v", r)
+	// Bytes that are not JSON are refused at publish time in a JSON
+	// namespace (the default): no subscriber loses anything.
+	r := pb.call(&protocol.Command{Id: 4, Publish: &protocol.PublishRequest{Channel: "mix", Data: []byte("x")}})
+	if r.Error == nil || r.Error.Code != 107 || !strings.Contains(r.Error.Message, "valid JSON") {
+		t.Fatalf("non-JSON publication: want error 107 naming JSON, got %v", r)
 	}
-	js.expectClose(3506, "inappropriate protocol")
+	pb.call(&protocol.Command{Id: 5, Publish: &protocol.PublishRequest{Channel: "mix", Data: []byte(`{"c":3}`)}})
+	if p := pushesOf(js.drain(), "mix", "pub"); len(p) != 1 || num(p[0]["offset"]) != 3 {
+		t.Fatalf("the JSON subscriber keeps its subscription and the stream has no hole: %v", p)
+	}
 }
 
-// TestBinaryPayloadForJSONClient: publications a JSON client cannot
-// carry close it with 3506 when it reads them from history or recovery.
-func TestBinaryPayloadForJSONClient(t *testing.T) {
+// TestPublicationDataFormat: what a namespace carries is checked when data
+// enters it, from clients and the server API, so that nothing published can
+// cost a subscriber its subscription later.
+func TestPublicationDataFormat(t *testing.T) {
+	t.Parallel()
+	cfg := protobufConfig()
+	opts := cfg.Channels.WithoutNamespace
+	obj, bin := opts, opts
+	obj.PublicationDataFormat = hub.DataFormatJSONObject
+	bin.PublicationDataFormat = hub.DataFormatBinary
+	cfg.Channels.Namespaces = []hub.Namespace{{Name: "obj", NamespaceOptions: obj}, {Name: "bin", NamespaceOptions: bin}}
+	n := startNode(t, cfg)
+	ctx := t.Context()
+
+	for _, tc := range []struct {
+		ch   string
+		data string
+		ok   bool
+	}{
+		{"plain", "x", false},
+		{"plain", "\"\xff\"", false}, // invalid UTF-8 inside a JSON string
+		{"plain", "[1]", true},
+		{"obj:a", "[1]", false},
+		{"obj:a", ` {"a":1}`, true},
+		{"bin:a", "\xff\x00", true},
+	} {
+		_, err := n.hub.Publish(ctx, tc.ch, []byte(tc.data), hub.PublishOptions{})
+		var he *hub.Error
+		if tc.ok != (err == nil) || (!tc.ok && (!errors.As(err, &he) || he.Code != 107)) {
+			t.Errorf("API publish %q to %s: ok=%v, got %v", tc.data, tc.ch, tc.ok, err)
+		}
+	}
+
+	// A JSON client cannot decode a binary channel: refused up front.
+	js := n.dial(t)
+	js.connect("json")
+	m := js.subscribe(2, "bin:a", "")
+	if errorCode(m) != 107 || !strings.Contains(path(m, "error", "message").(string), "Protobuf") {
+		t.Fatalf("JSON client subscribing to a binary channel: %v", m)
+	}
+	pb := n.dialProtobuf(t)
+	pb.connect("proto")
+	if r := pb.call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "bin:a", Recover: true}}); r.Subscribe == nil {
+		t.Fatalf("protobuf subscribe to a binary channel: %v", r)
+	}
+	pb.call(&protocol.Command{Id: 3, Publish: &protocol.PublishRequest{Channel: "bin:a", Data: []byte{0xff, 0x00}}})
+	if r := pb.next(); !bytes.Equal(r.Push.GetPub().GetData(), []byte{0xff, 0x00}) {
+		t.Fatalf("binary publication: %v", r)
+	}
+}
+
+// TestLegacyBinaryDataInJSONChannel: data that reached a JSON channel's
+// stream before the check (written to the engine directly, or by an older
+// version) is skipped for JSON clients in delivery, history and recovery,
+// never a reason to close them.
+func TestLegacyBinaryDataInJSONChannel(t *testing.T) {
 	t.Parallel()
 	cfg := protobufConfig()
 	cfg.Channels.WithoutNamespace.ForceRecovery = true
 	n := startNode(t, cfg)
-	sp, err := n.hub.Publish(t.Context(), "bin", []byte{0xff}, hub.PublishOptions{})
+	ctx := t.Context()
+	first, err := n.hub.Publish(ctx, "legacy", []byte(`{"n":1}`), hub.PublishOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Run("history", func(t *testing.T) {
-		c := n.dial(t)
-		c.connect("u")
-		c.mustSubscribe(2, "bin", "")
-		c.send(`{"id":3,"history":{"channel":"bin","limit":-1}}`)
-		c.expectClose(3506, "inappropriate protocol")
-	})
-	t.Run("recovery", func(t *testing.T) {
-		c := n.dial(t)
-		c.connect("u")
-		c.send(`{"id":2,"subscribe":{"channel":"bin",` + recoverReq(0, sp.Epoch) + `}}`)
-		c.expectClose(3506, "inappropriate protocol")
-	})
+	c := n.dial(t)
+	c.connect("u")
+	c.mustSubscribe(2, "legacy", "")
+	opts := engine.PublishOptions{HistorySize: 10, HistoryTTL: time.Minute}
+	if _, err := n.hub.Engine().Publish(ctx, "legacy", &engine.Publication{Data: []byte{0xff}}, opts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.hub.Publish(ctx, "legacy", []byte(`{"n":3}`), hub.PublishOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if p := pushesOf(c.drain(), "legacy", "pub"); len(p) != 1 || num(p[0]["offset"]) != 3 {
+		t.Fatalf("live delivery: want only offset 3, got %v", p)
+	}
+	h := c.call(`{"id":3,"history":{"channel":"legacy","limit":-1}}`)
+	if pubs, _ := path(h, "history", "publications").([]any); len(pubs) != 2 {
+		t.Fatalf("history: want the 2 JSON publications, got %v", h)
+	}
+	r := n.dial(t)
+	r.connect("u2")
+	m := r.call(`{"id":2,"subscribe":{"channel":"legacy",` + recoverReq(first.Offset, first.Epoch) + `}}`)
+	if pubs, _ := path(m, "subscribe", "publications").([]any); path(m, "subscribe", "recovered") != true || len(pubs) != 1 {
+		t.Fatalf("recovery: want recovered with offset 3 only, got %v", m)
+	}
+	c.call(`{"id":4,"presence_stats":{"channel":"legacy"}}`) // still connected
 }

@@ -77,6 +77,9 @@ func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.S
 	if e != nil {
 		return e
 	}
+	if e := r.checkSubscriber(c.proto); e != nil {
+		return e
+	}
 	g, err := c.authorizeSubscribe(ctx, ch, r, req)
 	if err != nil {
 		return err
@@ -96,6 +99,9 @@ func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.S
 func (c *Client) subscribeServerSide(ctx context.Context, req *protocol.SubscribeRequest, opts auth.SubOptions) (*subscription, *protocol.SubscribeResult, error) {
 	r, e := c.hub.channels.resolve(req.Channel)
 	if e != nil {
+		return nil, nil, e
+	}
+	if e := r.checkSubscriber(c.proto); e != nil {
 		return nil, nil, e
 	}
 	s := c.newSubscription(req.Channel, r, req, grant{chanInfo: opts.Info, data: opts.Data, override: opts.Override})
@@ -291,9 +297,8 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 			res.Offset = req.Offset
 			res.Publications = make([]*protocol.Publication, 0, len(pubs))
 			for _, p := range pubs {
-				if c.proto == protocol.TypeJSON && !protocol.ValidJSONPayload(p.Data) {
-					c.leaveChannel(s)
-					return nil, newDisconnect(protocol.DisconnectInappropriateProtocol)
+				if !c.canDecode(p) {
+					continue // as in delivery: see deliverLocked
 				}
 				res.Publications = append(res.Publications, protoPublication(p))
 			}

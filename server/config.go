@@ -298,6 +298,11 @@ func (c Config) Validate() error {
 		default:
 			bad(key+".queue_policy", "%q: want %s or %s", ns.QueuePolicy, hub.QueueClose, hub.QueueDropOldest)
 		}
+		switch hub.DataFormat(ns.PublicationDataFormat) {
+		case "", hub.DataFormatJSON, hub.DataFormatJSONObject, hub.DataFormatBinary:
+		default:
+			bad(key+".publication_data_format", "%q: want %s, %s or %s", ns.PublicationDataFormat, hub.DataFormatJSON, hub.DataFormatJSONObject, hub.DataFormatBinary)
+		}
 	}
 	if c.Engine.Type == "postgres" && c.Engine.Postgres.DSN == "" {
 		bad("engine.postgres.dsn", "required with engine.type postgres, e.g. postgres://user:pass@host:5432/db")

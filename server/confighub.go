@@ -73,6 +73,9 @@ type NamespaceOptions struct {
 	ChannelRegex               string   `yaml:"channel_regex"`
 	// QueuePolicy is close (the default when empty) or drop_oldest.
 	QueuePolicy string `yaml:"queue_policy"`
+	// PublicationDataFormat is json (the default when empty),
+	// json_object or binary: what publications must carry.
+	PublicationDataFormat string `yaml:"publication_data_format"`
 }
 
 // hubConfig converts the hub's part of the configuration. The caller adds
@@ -146,5 +149,6 @@ func (o NamespaceOptions) hub() hub.NamespaceOptions {
 		AllowUserLimitedChannels:   o.AllowUserLimitedChannels,
 		ChannelRegex:               o.ChannelRegex,
 		QueuePolicy:                hub.QueuePolicy(o.QueuePolicy),
+		PublicationDataFormat:      hub.DataFormat(o.PublicationDataFormat),
 	}
 }

@@ -97,6 +97,7 @@ channel:
     allow_user_limited_channels: false
     channel_regex: ""
     queue_policy: close   # close: a subscriber too far behind gets 3008 | drop_oldest: its oldest queued publications are dropped
+    publication_data_format: json   # json | json_object | binary (only Protobuf clients may subscribe; other data refused at publish)
   namespaces:             # channels "chat:..." use the namespace named chat
     - name: chat
       presence: true
