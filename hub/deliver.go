@@ -67,7 +67,28 @@ func (e engineHandler) HandlePublication(ch string, pub *engine.Publication, sp 
 	h.metrics.sent["pub"].Add(float64(n))
 }
 
+// joinLeaveAllowed reports whether ch, with its local subscribers, is
+// still small enough for join and leave events (counting the suppressed).
+func (h *Hub) joinLeaveAllowed(ch string, r *rule) bool {
+	if r.joinLeaveAllowed(h.subs.count(ch)) {
+		return true
+	}
+	h.metrics.joinLeaveCapped.Inc()
+	return false
+}
+
+// joinLeaveTarget reports whether an event from the engine about ch is to
+// be pushed here: not to a crowd above its namespace's bound (the node
+// that emitted it may have fewer subscribers, or an older configuration).
+func (h *Hub) joinLeaveTarget(ch string) bool {
+	r, e := h.channels.resolve(ch)
+	return e == nil && h.joinLeaveAllowed(ch, r)
+}
+
 func (e engineHandler) HandleJoin(ch string, info *engine.ClientInfo) {
+	if !e.h.joinLeaveTarget(ch) {
+		return
+	}
 	d := &delivery{push: &protocol.Push{Channel: ch, Join: &protocol.Join{Info: protoClientInfo(info)}}}
 	n := 0
 	e.h.subs.each(ch, func(c *Client, s *subscription) {
@@ -79,6 +100,9 @@ func (e engineHandler) HandleJoin(ch string, info *engine.ClientInfo) {
 }
 
 func (e engineHandler) HandleLeave(ch string, info *engine.ClientInfo) {
+	if !e.h.joinLeaveTarget(ch) {
+		return
+	}
 	d := &delivery{push: &protocol.Push{Channel: ch, Leave: &protocol.Leave{Info: protoClientInfo(info)}}}
 	n := 0
 	e.h.subs.each(ch, func(c *Client, s *subscription) {

@@ -20,6 +20,7 @@ type metrics struct {
 	disconnects     *prometheus.CounterVec
 	queueBytes      prometheus.Observer
 	dropped         prometheus.Counter
+	joinLeaveCapped prometheus.Counter
 	publishDuration prometheus.Observer
 	deliveryLag     prometheus.Observer
 	collectors      []prometheus.Collector
@@ -84,6 +85,10 @@ func newMetrics(h *Hub) *metrics {
 		Buckets: prometheus.ExponentialBuckets(64, 4, 9),
 	})
 	m.queueBytes = queue
+	m.joinLeaveCapped = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "herald", Subsystem: "channel", Name: "join_leave_suppressed_total",
+		Help: "Join and leave events not pushed (or not emitted) because the channel had more local subscribers than its namespace's join_leave_max_subscribers.",
+	})
 	m.dropped = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "herald", Subsystem: "client", Name: "dropped_publications_total",
 		Help: "Publications dropped from slow clients' queues (namespaces with queue_policy drop_oldest).",
@@ -104,7 +109,7 @@ func newMetrics(h *Hub) *metrics {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "herald", Name: name, Help: help}, f)
 	}
 	m.collectors = []prometheus.Collector{
-		commands, durations, sent, m.bytesIn, m.bytesOut, m.framesOut, m.errors, m.disconnects, queue, m.dropped, publish, lag,
+		commands, durations, sent, m.bytesIn, m.bytesOut, m.framesOut, m.errors, m.disconnects, queue, m.dropped, m.joinLeaveCapped, publish, lag,
 		gauge("client_connections", "Connected (authenticated) clients on this node.", func() float64 { return float64(h.NumClients()) }),
 		gauge("client_unauthenticated_connections", "Connections on this node that have not connected (authenticated) yet; each is closed after client.stale_close_delay.", func() float64 { return float64(h.NumPending()) }),
 		gauge("client_users", "Distinct users connected to this node.", func() float64 { return float64(h.NumUsers()) }),

@@ -88,6 +88,9 @@ func compileRule(name string, o NamespaceOptions) (*rule, error) {
 	if (o.ForceRecovery || o.AllowRecovery) && !o.HasHistory() {
 		return nil, errors.New("force_recovery and allow_recovery need history: set history_size and history_ttl")
 	}
+	if o.JoinLeaveMaxSubscribers < -1 {
+		return nil, fmt.Errorf("join_leave_max_subscribers %d: want -1 (no bound), 0 (the default, %d) or a positive number", o.JoinLeaveMaxSubscribers, DefaultJoinLeaveMaxSubscribers)
+	}
 	if !o.PublicationDataFormat.valid() {
 		return nil, fmt.Errorf("publication_data_format %q: want %q, %q or %q", o.PublicationDataFormat, DataFormatJSON, DataFormatJSONObject, DataFormatBinary)
 	}

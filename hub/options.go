@@ -54,11 +54,35 @@ type NamespaceOptions struct {
 	// the oldest publications of such channels still waiting in its queue,
 	// for ticker-style channels where only the latest value matters.
 	QueuePolicy QueuePolicy
+	// JoinLeaveMaxSubscribers bounds join/leave pushes: in a channel with
+	// more subscribers than this on a node, that node neither emits nor
+	// pushes join and leave events, since each event costs a push to every
+	// subscriber and a crowd joining at once would cost the square of its
+	// size. Presence is kept whatever the size. 0 means
+	// DefaultJoinLeaveMaxSubscribers; -1 means no bound.
+	JoinLeaveMaxSubscribers int
 	// PublicationDataFormat is what publications in these channels carry
 	// (DataFormatJSON by default): publish refuses data of another format,
 	// from clients and the server API alike, so that no publication can
 	// reach a subscriber that cannot decode it.
 	PublicationDataFormat DataFormat
+}
+
+// DefaultJoinLeaveMaxSubscribers is NamespaceOptions.JoinLeaveMaxSubscribers
+// when it is 0.
+const DefaultJoinLeaveMaxSubscribers = 1000
+
+// joinLeaveAllowed reports whether a channel with n local subscribers
+// still emits and pushes join and leave events.
+func (o NamespaceOptions) joinLeaveAllowed(n int) bool {
+	switch max := o.JoinLeaveMaxSubscribers; {
+	case max < 0:
+		return true
+	case max == 0:
+		return n <= DefaultJoinLeaveMaxSubscribers
+	default:
+		return n <= max
+	}
 }
 
 // QueuePolicy is what the hub does with a subscriber whose write queue is

@@ -76,6 +76,14 @@ func (r *registry) each(ch string, fn func(c *Client, s *subscription)) {
 	sh.mu.RUnlock()
 }
 
+// count is the number of local subscribers of ch.
+func (r *registry) count(ch string) int {
+	sh := r.shard(ch)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	return len(sh.channels[ch])
+}
+
 func (r *registry) has(ch string) bool {
 	sh := r.shard(ch)
 	sh.mu.RLock()

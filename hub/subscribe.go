@@ -359,7 +359,7 @@ func (c *Client) join(ctx context.Context, s *subscription) {
 			c.logger().Error("add presence", "channel", s.channel, "error", err)
 		}
 	}
-	if s.joinLeave {
+	if s.joinLeave && h.joinLeaveAllowed(s.channel, s.rule) {
 		if err := h.engine.PublishJoin(ctx, s.channel, info); err != nil {
 			c.logger().Error("publish join", "channel", s.channel, "error", err)
 		}
@@ -467,7 +467,7 @@ func (c *Client) announceLeave(ctx context.Context, s *subscription) {
 			c.logger().Error("remove presence", "channel", s.channel, "error", err)
 		}
 	}
-	if s.joinLeave {
+	if s.joinLeave && h.joinLeaveAllowed(s.channel, s.rule) {
 		if err := h.engine.PublishLeave(ctx, s.channel, c.clientInfo(s.chanInfo)); err != nil {
 			c.logger().Error("publish leave", "channel", s.channel, "error", err)
 		}

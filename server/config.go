@@ -298,6 +298,9 @@ func (c Config) Validate() error {
 		default:
 			bad(key+".queue_policy", "%q: want %s or %s", ns.QueuePolicy, hub.QueueClose, hub.QueueDropOldest)
 		}
+		if ns.JoinLeaveMaxSubscribers < -1 {
+			bad(key+".join_leave_max_subscribers", "%d: want -1 (no bound), 0 (the default, %d) or a positive number", ns.JoinLeaveMaxSubscribers, hub.DefaultJoinLeaveMaxSubscribers)
+		}
 		switch hub.DataFormat(ns.PublicationDataFormat) {
 		case "", hub.DataFormatJSON, hub.DataFormatJSONObject, hub.DataFormatBinary:
 		default:

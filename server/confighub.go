@@ -76,6 +76,9 @@ type NamespaceOptions struct {
 	// PublicationDataFormat is json (the default when empty),
 	// json_object or binary: what publications must carry.
 	PublicationDataFormat string `yaml:"publication_data_format"`
+	// JoinLeaveMaxSubscribers stops join/leave events in channels with
+	// more local subscribers (0: 1000; -1: no bound).
+	JoinLeaveMaxSubscribers int `yaml:"join_leave_max_subscribers"`
 }
 
 // hubConfig converts the hub's part of the configuration. The caller adds
@@ -150,5 +153,6 @@ func (o NamespaceOptions) hub() hub.NamespaceOptions {
 		ChannelRegex:               o.ChannelRegex,
 		QueuePolicy:                hub.QueuePolicy(o.QueuePolicy),
 		PublicationDataFormat:      hub.DataFormat(o.PublicationDataFormat),
+		JoinLeaveMaxSubscribers:    o.JoinLeaveMaxSubscribers,
 	}
 }
