@@ -12,7 +12,8 @@
 #                                  etc. when they run on moved ports), under a schema
 #                                  (key prefix) of the run's own, dropped at exit.
 #   HISTORY=0                      history_size of the bench channels (0: no history);
-#                                  above 0 they also keep it for history_ttl 5m
+#                                  above 0 they also keep it for history_ttl 5m and
+#                                  allow recovery
 #   FORMAT=protobuf|json           client protocol of the load tool (protobuf by default:
 #                                  it costs the load generator a quarter of JSON's CPU,
 #                                  which matters when it shares two cores with the server)
@@ -88,7 +89,7 @@ engine_yaml() {
 # history_yaml prints the history options of the bench channels.
 history_yaml() {
 	if ((HISTORY > 0)); then
-		printf '    history_size: %d\n    history_ttl: 5m\n' "$HISTORY"
+		printf '    history_size: %d\n    history_ttl: 5m\n    allow_recovery: true\n' "$HISTORY"
 	fi
 }
 

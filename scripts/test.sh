@@ -403,6 +403,23 @@ python_tests_portable() {
 	python_test_run pytest-portable
 }
 
+# soak runs bench/soak.sh for HERALD_SOAK_DURATION (3m): 2 herald nodes on
+# PostgreSQL, 200 clients churning (connect, subscribe with recovery, close,
+# resume on the other node) while the API publishes. It fails on any error
+# (a gap, a duplicate, a failed recovery or publish) and on growth of a
+# node's RSS, goroutines or open files. Results: .tmp/soak/.
+soak() {
+	local rc=0
+	if [[ -n "${HERALD_TEST_RUN:-}" && ! "Soak" =~ $HERALD_TEST_RUN ]]; then
+		COUNT_SKIPPED=1 COUNT_DETAIL="skipped: HERALD_TEST_RUN"
+		return 0
+	fi
+	run 10m soak.log "$ROOT" env DURATION="${HERALD_SOAK_DURATION:-3m}" RESULTS="$ROOT/.tmp/soak" bench/soak.sh || rc=$?
+	if ((rc == 0)); then COUNT_PASSED=1; else COUNT_FAILED=1; fi
+	COUNT_DETAIL=$(grep -A2 '^| sessions' "$LOGS/soak.log" | tail -n 1 | tr -s ' ')
+	return "$rc"
+}
+
 # ------------------------------------------------------------------ main
 
 stop_services() {
@@ -489,6 +506,8 @@ if [[ -d tests/python ]]; then
 		not_run "python portable" "no virtualenv: see the failed step above"
 	fi
 fi
+
+step "soak" soak
 
 # The summary is the last thing printed, so the services stop first.
 FINISHED=1

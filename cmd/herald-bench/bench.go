@@ -36,7 +36,7 @@ source addresses (127.0.0.x), so one machine can hold hundreds of thousands.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(benchConnsCommand(), benchLatencyCommand(), benchThroughputCommand(), benchWorkerCommand())
+	root.AddCommand(benchConnsCommand(), benchLatencyCommand(), benchThroughputCommand(), benchSoakCommand(), benchWorkerCommand())
 	return root
 }
 
