@@ -11,6 +11,8 @@
 #                                  scripts/services.sh (export HERALD_SERVICES_PG_PORT
 #                                  etc. when they run on moved ports), under a schema
 #                                  (key prefix) of the run's own, dropped at exit.
+#   BENCH_POSTGRES_DSN=postgres://… with ENGINE=postgres: use this PostgreSQL instead of
+#                                  the test services (long runs, while tests restart those)
 #   HISTORY=0                      history_size of the bench channels (0: no history);
 #                                  above 0 they also keep it for history_ttl 5m and
 #                                  allow recovery
@@ -66,6 +68,12 @@ engine_prepare() {
 	case "$ENGINE" in
 	memory) ;;
 	postgres | redis)
+		if [[ "$ENGINE" == postgres && -n "${BENCH_POSTGRES_DSN:-}" ]]; then
+			# A PostgreSQL of the run's own, away from the test services
+			# (which tests restart).
+			export HERALD_TEST_POSTGRES_DSN=$BENCH_POSTGRES_DSN
+			return
+		fi
 		"$ROOT/scripts/services.sh" start >&2
 		eval "$("$ROOT/scripts/services.sh" env)"
 		;;
