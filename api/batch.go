@@ -81,6 +81,8 @@ func (a *handler) runCommand(ctx context.Context, raw json.RawMessage, rep *repl
 		rep.Refresh, e = a.refresh(ctx, cmd.Refresh)
 	case cmd.Channels != nil:
 		rep.Channels, e = a.channels(ctx, cmd.Channels)
+	case cmd.Connections != nil:
+		rep.Connections, e = a.connections(ctx, cmd.Connections)
 	default:
 		e = newError(protocol.ErrorMethodNotFound, "method not found: a command needs one method-named field (publish, broadcast, …)")
 	}

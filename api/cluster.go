@@ -2,30 +2,69 @@ package api
 
 import (
 	"context"
+	"slices"
+	"time"
 
-	"github.com/gobwas/glob"
+	"github.com/heraldhq/herald/hub"
 )
 
-// channels lists this node's channels that have subscribers, with their
-// local client counts. Herald cannot ask the other nodes yet (that needs
-// a survey between hubs), so in a cluster each node answers for itself.
-func (a *handler) channels(_ context.Context, req *channelsRequest) (*channelsResult, *apiError) {
-	var g *glob.Pattern
-	if req.Pattern != "" {
-		var err error
-		// No separators, as in Centrifugo: * matches ':' and '/' too.
-		if g, err = glob.Compile(req.Pattern); err != nil {
-			return nil, badRequest("pattern: %v", err)
-		}
+// clusterWait bounds how long a cluster-wide answer waits for the other
+// nodes; a node that has not answered by then is named in the result
+// (partial) instead of holding the caller.
+const clusterWait = 2 * time.Second
+
+// channels lists the channels with subscribers on any live node, with
+// their subscriber counts over the cluster.
+func (a *handler) channels(ctx context.Context, req *channelsRequest) (*channelsResult, *apiError) {
+	ctx, cancel := context.WithTimeout(ctx, clusterWait)
+	defer cancel()
+	all, missing, err := a.hub.ClusterChannels(ctx, req.Pattern)
+	if err != nil {
+		return nil, a.fromHub(ctx, "channels", "", "", err)
 	}
-	local := a.hub.Channels()
-	res := &channelsResult{Channels: make(map[string]channelInfo, len(local))}
-	for ch, n := range local {
-		if n > 0 && (g == nil || g.Match(ch)) {
-			res.Channels[ch] = channelInfo{NumClients: uint32(n)}
-		}
+	res := &channelsResult{Channels: make(map[string]channelInfo, len(all))}
+	for ch, n := range all {
+		res.Channels[ch] = channelInfo{NumClients: uint32(n)}
 	}
+	res.Partial, res.MissingNodes = partial(missing)
 	return res, nil
+}
+
+// connections lists live connections across the cluster, a page at a
+// time, by user, channel, both or neither.
+func (a *handler) connections(ctx context.Context, req *connectionsRequest) (*connectionsResult, *apiError) {
+	limit := req.Limit
+	switch {
+	case limit == 0:
+		limit = 100
+	case limit < 0 || limit > hub.MaxConnectionsPage:
+		return nil, badRequest("limit: %d, want 1 to %d (default 100)", req.Limit, hub.MaxConnectionsPage)
+	}
+	ctx, cancel := context.WithTimeout(ctx, clusterWait)
+	defer cancel()
+	page, more, missing, err := a.hub.ClusterConnections(ctx, hub.ConnectionsQuery{
+		User: req.User, Channel: req.Channel, After: req.Cursor, Limit: limit,
+	})
+	if err != nil {
+		return nil, a.fromHub(ctx, "connections", req.Channel, "", err)
+	}
+	res := &connectionsResult{Connections: page}
+	if res.Connections == nil {
+		res.Connections = []hub.ConnectionInfo{}
+	}
+	if more {
+		res.NextCursor = page[len(page)-1].Client
+	}
+	res.Partial, res.MissingNodes = partial(missing)
+	return res, nil
+}
+
+func partial(missing []string) (bool, []string) {
+	if len(missing) == 0 {
+		return false, nil
+	}
+	slices.Sort(missing)
+	return true, missing
 }
 
 // info describes every live node of the cluster, from the nodes'

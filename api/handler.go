@@ -81,6 +81,7 @@ func NewHandler(h *hub.Hub, cfg Config) (http.Handler, error) {
 		"history":        endpointOf((*handler).history),
 		"history_remove": endpointOf((*handler).historyRemove),
 		"channels":       endpointOf((*handler).channels),
+		"connections":    endpointOf((*handler).connections),
 		"info":           endpointOf((*handler).info),
 		"rpc":            endpointOf((*handler).rpc),
 	}

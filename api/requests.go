@@ -95,6 +95,15 @@ type channelsRequest struct {
 
 type infoRequest struct{}
 
+// connectionsRequest selects live connections across the cluster; Cursor
+// is the previous page's next_cursor.
+type connectionsRequest struct {
+	User    string `json:"user"`
+	Channel string `json:"channel"`
+	Limit   int    `json:"limit"`
+	Cursor  string `json:"cursor"`
+}
+
 type rpcRequest struct {
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
@@ -123,4 +132,5 @@ type command struct {
 	RPC           *rpcRequest         `json:"rpc"`
 	Refresh       *refreshRequest     `json:"refresh"`
 	Channels      *channelsRequest    `json:"channels"`
+	Connections   *connectionsRequest `json:"connections"`
 }

@@ -3,6 +3,8 @@ package api
 import (
 	"encoding/base64"
 	"encoding/json"
+
+	"github.com/heraldhq/herald/hub"
 )
 
 // Result bodies. Zero fields are left out except those Centrifugo always
@@ -62,6 +64,18 @@ type channelInfo struct {
 
 type channelsResult struct {
 	Channels map[string]channelInfo `json:"channels"`
+	// Partial marks an answer without some nodes (MissingNodes) that did
+	// not answer in time; Herald's extension of the reference's result.
+	Partial      bool     `json:"partial,omitempty"`
+	MissingNodes []string `json:"missing_nodes,omitempty"`
+}
+
+type connectionsResult struct {
+	Connections []hub.ConnectionInfo `json:"connections"`
+	// NextCursor, when not empty, asks for the next page.
+	NextCursor   string   `json:"next_cursor,omitempty"`
+	Partial      bool     `json:"partial,omitempty"`
+	MissingNodes []string `json:"missing_nodes,omitempty"`
 }
 
 type nodeResult struct {
@@ -95,6 +109,7 @@ type reply struct {
 	RPC           *emptyResult         `json:"rpc,omitempty"`
 	Refresh       *emptyResult         `json:"refresh,omitempty"`
 	Channels      *channelsResult      `json:"channels,omitempty"`
+	Connections   *connectionsResult   `json:"connections,omitempty"`
 }
 
 type batchResult struct {

@@ -41,8 +41,10 @@ type Client struct {
 	user     string
 	info     []byte
 	meta     []byte // the application's data about the connection, never sent to it
-	expireAt int64  // Unix seconds when the connection expires; 0 never
-	subs     map[string]*subscription
+	// connectedAt is when connect succeeded.
+	connectedAt time.Time
+	expireAt    int64 // Unix seconds when the connection expires; 0 never
+	subs        map[string]*subscription
 
 	// Command execution (exec.go): commands waiting to run, whether a
 	// goroutine is running them, and the cancel of the one that runs.

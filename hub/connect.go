@@ -52,6 +52,7 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	c.user = cred.User
 	c.info = cred.Info
 	c.meta = cred.Meta
+	c.connectedAt = now
 	c.expireAt = cred.ExpireAt
 	c.staleAt = 0
 	c.nextPing = now.Add(firstPingDelay(h.client.PingInterval)).UnixNano()

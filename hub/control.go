@@ -73,6 +73,8 @@ type controlMessage struct {
 	Refresh     *controlRefresh     `json:"refresh,omitempty"`
 	Send        *controlSend        `json:"send,omitempty"`
 	Emulation   *controlEmulation   `json:"emulation,omitempty"`
+	Survey      *controlSurvey      `json:"survey,omitempty"`
+	SurveyReply *controlSurveyReply `json:"survey_reply,omitempty"`
 }
 
 // controlSend pushes an asynchronous message to a user's connections.
@@ -191,6 +193,10 @@ func (h *Hub) handleControl(data []byte) {
 				}
 			}
 		}
+	case m.Survey != nil:
+		h.answerSurvey(m.From, m.Survey)
+	case m.SurveyReply != nil:
+		h.takeSurveyReply(m.From, m.SurveyReply)
 	case m.Emulation != nil:
 		if e := m.Emulation; e.Node == h.nodeID {
 			if err := h.emulateLocal(e.Session, e.Data); err != nil {

@@ -84,6 +84,7 @@ type Hub struct {
 	shutdown atomic.Bool
 	allConns sync.Map // *Client → struct{}: every live connection, connected or not
 	sessions sync.Map // emulation session → *Client, for HTTP-streaming and SSE clients
+	surveys  sync.Map // survey id → *pendingSurvey, for the surveys this node asked
 }
 
 // New checks cfg and returns a Hub that is not started yet.

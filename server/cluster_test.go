@@ -16,24 +16,7 @@ import (
 // checks that a publication through the API of one reaches a client of the
 // other, with its offset when the engine keeps history.
 func TestTwoNodesDeliver(t *testing.T) {
-	engines := map[string]func(*testing.T, *Config){
-		"postgres": func(t *testing.T, c *Config) {
-			c.Engine.Type = "postgres"
-			c.Engine.Postgres.DSN = testenv.Require(t, "HERALD_TEST_POSTGRES_DSN")
-			testenv.LockPostgres(t)
-			c.Engine.Postgres.Schema = "herald_server_test_" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
-		},
-		"redis": func(t *testing.T, c *Config) {
-			c.Engine.Type = "redis"
-			c.Engine.Redis.Address = testenv.Require(t, "HERALD_TEST_REDIS_ADDR")
-			c.Engine.Redis.Prefix = "herald-server-test-" + time.Now().Format("150405.000000")
-		},
-		"nats": func(t *testing.T, c *Config) {
-			c.Engine.Type = "nats"
-			c.Engine.NATS.URL = testenv.Require(t, "HERALD_TEST_NATS_URL")
-			c.Engine.NATS.Prefix = "herald-server-test-" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
-		},
-	}
+	engines := networkedEngines()
 	for name, setup := range engines {
 		t.Run(name, func(t *testing.T) {
 			cfg := DefaultConfig()
@@ -85,5 +68,28 @@ func TestTwoNodesDeliver(t *testing.T) {
 				t.Fatalf("want close 3503 through the other node, got %v", err)
 			}
 		})
+	}
+}
+
+// networkedEngines configures each engine that connects nodes, on the test
+// services, under a schema or prefix of the test's own.
+func networkedEngines() map[string]func(*testing.T, *Config) {
+	return map[string]func(*testing.T, *Config){
+		"postgres": func(t *testing.T, c *Config) {
+			c.Engine.Type = "postgres"
+			c.Engine.Postgres.DSN = testenv.Require(t, "HERALD_TEST_POSTGRES_DSN")
+			testenv.LockPostgres(t)
+			c.Engine.Postgres.Schema = "herald_server_test_" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
+		},
+		"redis": func(t *testing.T, c *Config) {
+			c.Engine.Type = "redis"
+			c.Engine.Redis.Address = testenv.Require(t, "HERALD_TEST_REDIS_ADDR")
+			c.Engine.Redis.Prefix = "herald-server-test-" + time.Now().Format("150405.000000")
+		},
+		"nats": func(t *testing.T, c *Config) {
+			c.Engine.Type = "nats"
+			c.Engine.NATS.URL = testenv.Require(t, "HERALD_TEST_NATS_URL")
+			c.Engine.NATS.Prefix = "herald-server-test-" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
+		},
 	}
 }
