@@ -197,7 +197,6 @@ func (c *Client) handleSend(ctx context.Context, req *protocol.SendRequest) erro
 // handleRefresh renews an expiring connection: with a new connection
 // token, or as the application's OnRefresh decides.
 func (c *Client) handleRefresh(ctx context.Context, id uint32, req *protocol.RefreshRequest) error {
-	h := c.hub
 	rr, err := c.authorizeRefresh(ctx, req)
 	if err != nil {
 		return err
@@ -217,7 +216,8 @@ func (c *Client) handleRefresh(ctx context.Context, id uint32, req *protocol.Ref
 	}
 	c.resetTimerLocked(now)
 	c.mu.Unlock()
-	res := &protocol.RefreshResult{Client: c.id, Version: h.cfg.Version}
+	// As the reference: expires and ttl only, no client or version.
+	res := &protocol.RefreshResult{}
 	if rr.ExpireAt > 0 {
 		res.Expires = true
 		res.Ttl = uint32(rr.ExpireAt - now.Unix())

@@ -27,7 +27,8 @@ func TestRefresh(t *testing.T) {
 		c, id := dial(t)
 		m := refresh(c, token(t, auth.ConnectClaims{User: "u", ExpiresAt: hour(2)}))
 		res, _ := m["refresh"].(map[string]any)
-		if res["client"] != id || res["version"] != "1.2.3" || res["expires"] != true {
+		// As the reference: expires and ttl only.
+		if _, ok := res["client"]; ok || res["version"] != nil || res["expires"] != true || id == "" {
 			t.Fatalf("refresh result: %v", m)
 		}
 		if ttl := num(res["ttl"]); ttl < 7190 || ttl > 7200 {
