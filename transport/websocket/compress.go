@@ -2,6 +2,7 @@ package websocket
 
 import (
 	"bytes"
+	"compress/flate"
 	"errors"
 	"fmt"
 	"io"
@@ -9,7 +10,6 @@ import (
 
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsflate"
-	"github.com/klauspost/compress/flate"
 )
 
 // permessage-deflate (RFC 7692) is negotiated without context takeover in
@@ -19,6 +19,11 @@ import (
 // idle connection costs the same with compression as without (one flag in
 // Conn). The price is a worse ratio for a stream of small similar
 // messages, which a shared window would have compressed better.
+//
+// The codec is the standard library's compress/flate: at levels 1 and 2
+// github.com/klauspost/compress stores messages of a few hundred bytes
+// uncompressed (a typical 500-byte publication came out 10 bytes larger),
+// and such messages are what Herald sends most.
 
 // deflateParams is what the server accepts and answers: no context
 // takeover either way, and the default (32 KiB) windows.

@@ -4,7 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +17,8 @@ import (
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsflate"
 	gorilla "github.com/gorilla/websocket"
+
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 // deflateClient is a raw client that negotiated permessage-deflate, for
@@ -260,5 +266,74 @@ func TestCompressionLevelChecked(t *testing.T) {
 	}
 	if _, err := NewServer(Config{CompressionMinSize: -1}, func(*Conn, *http.Request) Session { return nil }); err == nil {
 		t.Fatal("negative CompressionMinSize accepted")
+	}
+}
+
+// idleSession is the least a Session can be, so that what an idle
+// connection costs is the transport's share.
+type idleSession struct{}
+
+func (idleSession) HandleFrame([]byte) bool { return true }
+func (idleSession) HandleClose()            {}
+
+// TestIdleMemoryWithCompression checks that enabling compression costs an
+// idle connection nothing when its client does not offer it: with the
+// client's side of each connection counted too (same process), the live
+// heap per connection stays within 8 KiB. Epoll only: the portable path
+// holds a goroutine and a read buffer per connection by design.
+func TestIdleMemoryWithCompression(t *testing.T) {
+	if !slices.Contains(pollersUnderTest(t), PollerEpoll) {
+		t.Skip("epoll is not under test")
+	}
+	const n = 300
+	srv, err := NewServer(Config{Poller: PollerEpoll, Compression: true, Logger: quietLogger}, func(*Conn, *http.Request) Session { return idleSession{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("Server.Close: %v", err)
+		}
+		hs.Close()
+	})
+	url := "ws" + strings.TrimPrefix(hs.URL, "http")
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	conns := make([]net.Conn, 0, n)
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	dial := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		nc, _, _, err := ws.Dial(ctx, url)
+		if err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+		conns = append(conns, nc)
+	}
+	// Warm up the pools and the listener before measuring.
+	for range 10 {
+		dial()
+	}
+	testenv.Eventually(t, "10 connections", 10*time.Second, func() bool { return srv.NumConns() == 10 })
+	before := heap()
+	for range n {
+		dial()
+	}
+	testenv.Eventually(t, "all connections", 10*time.Second, func() bool { return srv.NumConns() == n+10 })
+	after := heap()
+	per := int64(after-before) / n
+	t.Logf("live heap per idle connection (server and client side): %d bytes", per)
+	if per > 8<<10 {
+		t.Fatalf("%d bytes per idle connection, want at most 8 KiB", per)
 	}
 }
