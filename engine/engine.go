@@ -61,7 +61,20 @@ type PublishOptions struct {
 	// HistoryMetaTTL is how long the stream's top offset and epoch outlive
 	// the stream's last publication; zero means the engine's default.
 	HistoryMetaTTL time.Duration
+	// IdempotencyKey, when not empty, makes the publication idempotent per
+	// channel: a publication with the same key to the same channel within
+	// IdempotentResultTTL of the first is not delivered or stored again,
+	// and Publish returns the first one's position. Engines that keep no
+	// state between nodes return ErrIdempotencyUnsupported.
+	IdempotencyKey string
+	// IdempotentResultTTL is how long a key is remembered; it must be
+	// positive when IdempotencyKey is set.
+	IdempotentResultTTL time.Duration
 }
+
+// ErrIdempotencyUnsupported is returned by Publish with an idempotency key
+// from engines that cannot remember keys across the cluster.
+var ErrIdempotencyUnsupported = errors.New("idempotent publishing is not supported by this engine")
 
 // HasHistory reports whether publications with these options are kept.
 func (o PublishOptions) HasHistory() bool { return o.HistorySize > 0 && o.HistoryTTL > 0 }

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,6 +28,12 @@ type PublishOptions struct {
 	// message that already shows it, say. History keeps the publication
 	// as usual, so that client may still see it when it recovers.
 	ExceptClient string
+	// IdempotencyKey, when not empty, publishes at most once per channel
+	// and key within Config.IdempotencyWindow, across the cluster: a
+	// repeat (a retried request) returns the first publication's position
+	// and delivers nothing. At most MaxIdempotencyKey bytes. Engines that
+	// cannot remember keys (NATS) answer error 108.
+	IdempotencyKey string
 }
 
 // Publish sends data to every subscriber of ch on every node. With history
@@ -40,7 +47,14 @@ func (h *Hub) Publish(ctx context.Context, ch string, data []byte, opts PublishO
 	if opts.SkipHistory {
 		pubRule = r.withoutHistory()
 	}
-	return h.publish(ctx, ch, pubRule, &engine.Publication{Data: data, Info: opts.Info, Tags: opts.Tags, ExceptClient: opts.ExceptClient})
+	if len(opts.IdempotencyKey) > MaxIdempotencyKey {
+		return engine.StreamPosition{}, &Error{Code: uint32(protocol.ErrorBadRequest), Message: fmt.Sprintf("idempotency_key: %d bytes, at most %d", len(opts.IdempotencyKey), MaxIdempotencyKey)}
+	}
+	sp, err := h.publishKeyed(ctx, ch, pubRule, &engine.Publication{Data: data, Info: opts.Info, Tags: opts.Tags, ExceptClient: opts.ExceptClient}, opts.IdempotencyKey)
+	if errors.Is(err, engine.ErrIdempotencyUnsupported) {
+		return sp, &Error{Code: uint32(protocol.ErrorNotAvailable), Message: "not available: idempotency_key needs an engine that remembers keys (memory, redis or postgres)"}
+	}
+	return sp, err
 }
 
 // History reads ch's stream. since is exclusive; limit 0 returns the

@@ -198,6 +198,11 @@ func (c *Client) deliverJoinLeave(s *subscription, d *delivery) bool {
 
 // publish sends pub to ch with the namespace's history options.
 func (h *Hub) publish(ctx context.Context, ch string, r *rule, pub *engine.Publication) (engine.StreamPosition, error) {
+	return h.publishKeyed(ctx, ch, r, pub, "")
+}
+
+// publishKeyed is publish with an idempotency key (none when empty).
+func (h *Hub) publishKeyed(ctx context.Context, ch string, r *rule, pub *engine.Publication, key string) (engine.StreamPosition, error) {
 	if e := r.checkPublicationData(pub.Data); e != nil {
 		return engine.StreamPosition{}, e
 	}
@@ -207,6 +212,7 @@ func (h *Hub) publish(ctx context.Context, ch string, r *rule, pub *engine.Publi
 		HistorySize:    r.HistorySize,
 		HistoryTTL:     r.HistoryTTL,
 		HistoryMetaTTL: r.HistoryMetaTTL,
+		IdempotencyKey: key, IdempotentResultTTL: h.cfg.IdempotencyWindow,
 	})
 	if err != nil {
 		return sp, fmt.Errorf("publish to %q: %w", ch, err)

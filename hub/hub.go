@@ -49,9 +49,19 @@ type Config struct {
 	// or the anonymous and insecure options instead).
 	Tokens   TokenVerifier
 	Handlers Handlers
+	// IdempotencyWindow is how long a publication's idempotency key is
+	// remembered (PublishOptions.IdempotencyKey); zero means
+	// DefaultIdempotencyWindow.
+	IdempotencyWindow time.Duration
 	// Logger receives the hub's logs; nil means slog.Default().
 	Logger *slog.Logger
 }
+
+// DefaultIdempotencyWindow is Config.IdempotencyWindow when it is zero.
+const DefaultIdempotencyWindow = 5 * time.Minute
+
+// MaxIdempotencyKey bounds PublishOptions.IdempotencyKey, in bytes.
+const MaxIdempotencyKey = 256
 
 // Hub is one node's set of clients and channels. Create it with New, call
 // Start, hand it connections with NewClient, and Shutdown when done.
@@ -95,6 +105,9 @@ func New(cfg Config) (*Hub, error) {
 	rules, err := compileChannels(cfg.Channels)
 	if err != nil {
 		return nil, fmt.Errorf("hub: %w", err)
+	}
+	if cfg.IdempotencyWindow <= 0 {
+		cfg.IdempotencyWindow = DefaultIdempotencyWindow
 	}
 	if cfg.Name == "" {
 		cfg.Name, _ = os.Hostname()

@@ -104,6 +104,9 @@ type HTTPAPIConfig struct {
 	// AllowKeyInQuery also accepts the key as ?api_key=KEY. Off by
 	// default: URLs, and the key with them, end up in access logs.
 	AllowKeyInQuery bool `yaml:"allow_key_in_query"`
+	// IdempotencyWindow is how long publish and broadcast remember an
+	// idempotency_key (5m): a repeat within it is not delivered again.
+	IdempotencyWindow Duration `yaml:"idempotency_window"`
 	// AllowedOrigins lists browser origins allowed to call the API (CORS);
 	// "*" allows any. Empty: no CORS headers.
 	AllowedOrigins []string `yaml:"allowed_origins"`
@@ -205,8 +208,9 @@ func DefaultConfig() Config {
 		Engine:  EngineConfig{Type: "memory"},
 		HTTP:    HTTPConfig{IdleTimeout: Duration(DefaultIdleTimeout)},
 		HTTPAPI: HTTPAPIConfig{
-			BodyReadTimeout:  Duration(DefaultBodyReadTimeout),
-			MaxBatchCommands: DefaultMaxBatchCommands,
+			BodyReadTimeout:   Duration(DefaultBodyReadTimeout),
+			MaxBatchCommands:  DefaultMaxBatchCommands,
+			IdempotencyWindow: Duration(hub.DefaultIdempotencyWindow),
 		},
 		Shutdown: ShutdownConfig{
 			DrainWindow: Duration(5 * time.Second),
@@ -350,6 +354,9 @@ func (c Config) Validate() error {
 	}
 	if c.HTTPAPI.MaxBatchCommands < 0 {
 		bad("http_api.max_batch_commands", "%d: must not be negative (0 means the default, %d)", c.HTTPAPI.MaxBatchCommands, DefaultMaxBatchCommands)
+	}
+	if w := c.HTTPAPI.IdempotencyWindow; w < 0 || w.D() > 24*time.Hour {
+		bad("http_api.idempotency_window", "%s: want 0 (the default, %s) to 24h", w, hub.DefaultIdempotencyWindow)
 	}
 	if c.HTTPAPI.BodyReadTimeout < 0 {
 		bad("http_api.body_read_timeout", "%s: must not be negative (0 means the default, %s)", c.HTTPAPI.BodyReadTimeout, DefaultBodyReadTimeout)

@@ -85,10 +85,11 @@ type NamespaceOptions struct {
 // what a file cannot hold: the engine, token verifier and logger.
 func (c Config) hubConfig() hub.Config {
 	return hub.Config{
-		Name:     c.Name,
-		Version:  Version,
-		Channels: c.Channel.hub(),
-		Client:   c.Client.hub(),
+		Name:              c.Name,
+		Version:           Version,
+		Channels:          c.Channel.hub(),
+		Client:            c.Client.hub(),
+		IdempotencyWindow: c.HTTPAPI.IdempotencyWindow.D(),
 	}
 }
 

@@ -123,6 +123,7 @@ http_api:
   body_read_timeout: 10s     # a body still arriving after this answers 408
   max_batch_commands: 1000   # larger batches answer error 107
   allow_key_in_query: false  # also accept ?api_key=KEY (keys in URLs end up in access logs)
+  idempotency_window: 5m     # how long publish/broadcast remember an idempotency_key (a repeat is not delivered again)
   allowed_origins: []        # browser origins allowed to call the API (CORS); ["*"]: any
 
 http:

@@ -49,6 +49,10 @@ type Capabilities struct {
 	// starts and closes both nodes. Engines without a connection (memory)
 	// leave it nil and the test is skipped.
 	Faulty func(t *testing.T) (a, b engine.Engine, breakConn func())
+	// Idempotency: Publish honours PublishOptions.IdempotencyKey (engines
+	// without it return engine.ErrIdempotencyUnsupported, which the suite
+	// checks instead).
+	Idempotency bool
 }
 
 const (
@@ -89,6 +93,13 @@ func Run(t *testing.T, newEngine func(t *testing.T) engine.Engine, caps Capabili
 			t.Skip("engine is single-node")
 		}
 		s.cluster(t)
+	})
+	t.Run("Idempotency", func(t *testing.T) {
+		if !caps.Idempotency {
+			s.testIdempotencyUnsupported(t)
+			return
+		}
+		s.idempotency(t)
 	})
 	t.Run("Lifecycle", s.lifecycle)
 	t.Run("Reconnect", func(t *testing.T) {

@@ -24,6 +24,16 @@ func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication
 		return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, err)
 	}
 	now := e.opts.Now()
+	if key := opts.IdempotencyKey; key != "" {
+		if opts.IdempotentResultTTL <= 0 {
+			return engine.StreamPosition{}, fmt.Errorf("publish %q: idempotency key without a positive IdempotentResultTTL", ch)
+		}
+		// Under the shard's publish lock: a retry racing the first waits
+		// for it, then finds its result.
+		if sp, ok := sh.idem.lookup(ch, key, now.UnixNano()); ok {
+			return sp, nil
+		}
+	}
 	p := *pub // the caller may reuse pub; history keeps p
 	p.Offset = 0
 	p.Time = now.UnixMilli()
@@ -31,6 +41,9 @@ func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication
 	if opts.HasHistory() {
 		ns := now.UnixNano()
 		sp = sh.history.append(ch, &p, opts, ns, after(ns, metaTTL(opts.HistoryMetaTTL, e.opts.HistoryMetaTTL)))
+	}
+	if key := opts.IdempotencyKey; key != "" {
+		sh.idem.remember(ch, key, sp, now.UnixNano(), opts.IdempotentResultTTL, e.opts.IdempotencyKeys)
 	}
 	h.HandlePublication(ch, &p, sp)
 	return sp, nil

@@ -32,7 +32,7 @@ func TestConformanceCluster(t *testing.T) {
 			clusters[t] = f
 		}
 		return &clusterNode{Engine: f.shared, fan: f}
-	}, enginetest.Capabilities{History: true, Presence: true, Cluster: true})
+	}, enginetest.Capabilities{History: true, Presence: true, Cluster: true, Idempotency: true})
 }
 
 // fanout delivers what the shared engine delivers to every node's handler.

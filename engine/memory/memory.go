@@ -60,6 +60,7 @@ type shard struct {
 	pubMu    sync.Mutex
 	history  historyShard
 	presence presenceShard
+	idem     idempotencyCache // under pubMu
 }
 
 // New returns an engine with opts' zero fields set to their defaults. It

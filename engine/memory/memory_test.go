@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 func TestConformance(t *testing.T) {
 	enginetest.Run(t, func(*testing.T) engine.Engine {
 		return New(Options{JanitorInterval: 50 * time.Millisecond})
-	}, enginetest.Capabilities{History: true, Presence: true})
+	}, enginetest.Capabilities{History: true, Presence: true, Idempotency: true})
 }
 
 // fakeClock is a clock tests move by hand.

@@ -39,11 +39,17 @@ type Options struct {
 	// which bounds how long a tick holds a shard's lock; zero means
 	// DefaultJanitorBatch.
 	JanitorBatch int
+	// IdempotencyKeys bounds the idempotency keys each shard remembers
+	// (the oldest is forgotten first); zero means DefaultIdempotencyKeys.
+	IdempotencyKeys int
 }
 
 func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.IdempotencyKeys <= 0 {
+		o.IdempotencyKeys = DefaultIdempotencyKeys
 	}
 	if o.HistoryMetaTTL <= 0 {
 		o.HistoryMetaTTL = DefaultHistoryMetaTTL

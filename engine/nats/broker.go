@@ -131,6 +131,10 @@ func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication
 	if ch == "" {
 		return engine.StreamPosition{}, fmt.Errorf("publish: %w", errEmptyChannel)
 	}
+	if opts.IdempotencyKey != "" {
+		// NATS core keeps nothing between messages to remember keys in.
+		return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, engine.ErrIdempotencyUnsupported)
+	}
 	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, err)
 	}

@@ -44,6 +44,11 @@ type statements struct {
 	queueUsage    string
 	historyDead   string
 	vacuumHistory string
+
+	idemClaim        string
+	idemRead         string
+	idemStore        string
+	sweepIdempotency string
 }
 
 // historyColumns are the columns every history read returns, in the order
@@ -157,5 +162,24 @@ func newStatements(schema string) *statements {
 	st.historyDead = q(`SELECT coalesce(n_dead_tup, 0), coalesce(n_live_tup, 0) FROM pg_stat_user_tables
 		 WHERE relid = '{{schema}}.history'::regclass`)
 	st.vacuumHistory = q(`VACUUM (SKIP_LOCKED) {{schema}}.history`)
+
+	// Keys are claimed in a fixed order, so that two batches claiming the
+	// same keys wait on each other instead of deadlocking. A row past its
+	// expiry is taken over as if new.
+	st.idemClaim = q(`INSERT INTO {{schema}}.idempotency AS d (channel, key, expire_at)
+		SELECT c, k, now() + t * interval '1 millisecond'
+		  FROM unnest($1::text[], $2::text[], $3::int8[]) AS u(c, k, t) ORDER BY c, k
+		ON CONFLICT (channel, key) DO UPDATE
+		   SET expire_at = excluded.expire_at, pub_offset = NULL, epoch = NULL
+		 WHERE d.expire_at <= now()
+		RETURNING channel, key`)
+	st.idemRead = q(`SELECT d.channel, d.key, coalesce(d.pub_offset, 0), coalesce(d.epoch, '')
+		  FROM {{schema}}.idempotency d
+		  JOIN unnest($1::text[], $2::text[]) AS u(c, k) ON d.channel = u.c AND d.key = u.k`)
+	st.idemStore = q(`UPDATE {{schema}}.idempotency d SET pub_offset = u.o, epoch = u.e
+		  FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[]) AS u(c, k, o, e)
+		 WHERE d.channel = u.c AND d.key = u.k`)
+	st.sweepIdempotency = q(`DELETE FROM {{schema}}.idempotency WHERE (channel, key) IN (
+		SELECT channel, key FROM {{schema}}.idempotency WHERE expire_at <= now() ORDER BY expire_at LIMIT $1)`)
 	return st
 }

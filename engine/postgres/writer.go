@@ -51,6 +51,7 @@ type txWriter struct {
 	order []*histChan
 	rec   []byte
 	spill []byte
+	idem  idemPlan // the batch's idempotency keys (idempotency.go)
 }
 
 func (e *Engine) runWriter(q *queue) {
@@ -100,6 +101,10 @@ func (w *txWriter) write(items []*item) {
 	w.e.metrics.batchSize.Observe(float64(len(live)))
 	w.e.metrics.txSeconds.Observe(time.Since(start).Seconds())
 	for _, it := range live {
+		if sp, ok := w.answer(it); ok {
+			it.res <- itemResult{sp: sp}
+			continue
+		}
 		var sp engine.StreamPosition
 		if it.kind == kindPub && it.opts.HasHistory() {
 			h := w.hist[it.channel]
@@ -130,7 +135,8 @@ func retryable(err error) bool {
 // records and notifications and commits. Without history it is one
 // round trip.
 func (w *txWriter) attempt(ctx context.Context, items []*item) (err error) {
-	w.planHistory(items)
+	w.idem.reset()
+	keyed := hasIdempotencyKeys(items)
 	conn, err := w.e.pubPool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("acquire connection: %w", err)
@@ -152,12 +158,29 @@ func (w *txWriter) attempt(ctx context.Context, items []*item) (err error) {
 		}
 		inTx = true
 	}
-	if len(w.order) > 0 {
+	if keyed {
+		// One more round trip, only for batches with idempotency keys.
 		begin()
+		if err := w.claimKeys(ctx, conn, &b, items); err != nil {
+			return err
+		}
+		b = pgx.Batch{}
+	}
+	w.planHistory(items)
+	if len(w.order) > 0 {
+		if !inTx {
+			begin()
+		}
 		if err := w.allocate(ctx, conn, &b); err != nil {
 			return err
 		}
 		b = pgx.Batch{}
+	}
+	if keyed {
+		w.positions(items)
+		if len(w.idem.leaders) > 0 {
+			w.queueStoreKeys(&b)
+		}
 	}
 	payloads, channels, spillIDs, spillBodies := w.encode(items)
 	if !inTx && (len(spillIDs) > 0 || w.e.opts.SynchronousCommitOff) {
@@ -189,7 +212,7 @@ func (w *txWriter) planHistory(items []*item) {
 	clear(w.hist)
 	w.order = w.order[:0]
 	for _, it := range items {
-		if it.kind != kindPub || !it.opts.HasHistory() {
+		if it.kind != kindPub || !it.opts.HasHistory() || w.idem.skips(it) {
 			continue
 		}
 		h := w.hist[it.channel]
@@ -273,6 +296,9 @@ func (w *txWriter) encode(items []*item) (payloads, channels []string, spillIDs 
 		}
 	}
 	for _, it := range items {
+		if w.idem.skips(it) {
+			continue
+		}
 		var offset uint64
 		var epoch string
 		if h := w.hist[it.channel]; h != nil && it.kind == kindPub && it.opts.HasHistory() {
@@ -317,7 +343,7 @@ func (w *txWriter) queueHistory(b *pgx.Batch, items []*item) {
 		next[h.name] = h.top - int64(h.count) + 1
 	}
 	for _, it := range items {
-		if it.kind != kindPub || !it.opts.HasHistory() {
+		if it.kind != kindPub || !it.opts.HasHistory() || w.idem.skips(it) {
 			continue
 		}
 		ch := it.channel

@@ -27,6 +27,9 @@ func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication
 	p.Time = time.Now().UnixMilli()
 	buf := e.bufs.Get()
 	defer e.bufs.Put(buf)
+	if opts.IdempotencyKey != "" {
+		return e.publishIdempotent(ctx, ch, &p, opts, buf)
+	}
 	if !opts.HasHistory() {
 		*buf = wire.AppendPublication(append(*buf, msgPub), &p)
 		if err := e.client.Publish(ctx, e.keys.pubsubChannel(ch), *buf).Err(); err != nil {

@@ -1,0 +1,84 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/internal/wire"
+)
+
+// Idempotent publishing. The key lives next to the channel's stream, in
+// the channel's hash slot (<prefix>:i:{<ch>}:<key>), and one script checks
+// it, publishes and stores the result, so that two nodes retrying the same
+// publication at once deliver it once.
+
+func (k keyspace) idempotency(ch, key string) string { return k.tagged("i", ch) + ":" + key }
+
+// idemPublishHistoryScript is publishScript guarded by an idempotency key.
+//
+//	KEYS: stream, meta, idempotency key
+//	ARGV: body, size, ttl ms, meta ttl ms, epoch candidate, pub/sub channel, key ttl ms
+//	returns {offset, epoch}
+var idemPublishHistoryScript = goredis.NewScript(`
+local prev = redis.call('get', KEYS[3])
+if prev then
+  local sep = string.find(prev, ':', 1, true)
+  return {tonumber(string.sub(prev, 1, sep - 1)), string.sub(prev, sep + 1)}
+end
+` + replaceAll(luaEnsureMeta, "EPOCH", "5", "METATTL", "4") + `
+local offset = redis.call('hincrby', KEYS[2], 's', 1)
+local id = string.format('%d', offset)
+redis.call('xadd', KEYS[1], 'MAXLEN', ARGV[2], id .. '-0', 'd', ARGV[1])
+redis.call('pexpire', KEYS[1], ARGV[3])
+redis.call('publish', ARGV[6], 'h' .. id .. ':' .. epoch .. ':' .. ARGV[1])
+redis.call('set', KEYS[3], id .. ':' .. epoch, 'PX', ARGV[7])
+return {offset, epoch}
+`)
+
+// idemPublishScript publishes without history unless the key was seen.
+//
+//	KEYS: idempotency key
+//	ARGV: message, pub/sub channel, key ttl ms
+//	returns 1 when published, 0 for a repeat
+var idemPublishScript = goredis.NewScript(`
+if redis.call('set', KEYS[1], '0:', 'NX', 'PX', ARGV[3]) then
+  redis.call('publish', ARGV[2], ARGV[1])
+  return 1
+end
+return 0
+`)
+
+// publishIdempotent is Publish with opts.IdempotencyKey set.
+func (e *Engine) publishIdempotent(ctx context.Context, ch string, p *engine.Publication, opts engine.PublishOptions, buf *[]byte) (engine.StreamPosition, error) {
+	if opts.IdempotentResultTTL <= 0 {
+		return engine.StreamPosition{}, fmt.Errorf("publish %q: idempotency key without a positive IdempotentResultTTL", ch)
+	}
+	idem := e.keys.idempotency(ch, opts.IdempotencyKey)
+	ttl := millis(opts.IdempotentResultTTL)
+	if !opts.HasHistory() {
+		*buf = wire.AppendPublication(append(*buf, msgPub), p)
+		if err := idemPublishScript.Run(ctx, e.client, []string{idem}, *buf, e.keys.pubsubChannel(ch), ttl).Err(); err != nil {
+			return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, err)
+		}
+		return engine.StreamPosition{}, nil
+	}
+	*buf = wire.AppendPublication(*buf, p)
+	keys := append(e.keys.historyKeys(ch), idem)
+	v, err := idemPublishHistoryScript.Run(ctx, e.client, keys,
+		*buf, opts.HistorySize, millis(opts.HistoryTTL), millis(e.metaTTL(opts.HistoryMetaTTL)),
+		newEpoch(), e.keys.pubsubChannel(ch), ttl).Slice()
+	if err != nil {
+		return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, err)
+	}
+	if len(v) == 2 {
+		offset, ok1 := v[0].(int64)
+		epoch, ok2 := v[1].(string)
+		if ok1 && ok2 && offset > 0 {
+			return engine.StreamPosition{Offset: uint64(offset), Epoch: epoch}, nil
+		}
+	}
+	return engine.StreamPosition{}, fmt.Errorf("publish %q: %w: %v", ch, errReply, v)
+}
