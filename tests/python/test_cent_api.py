@@ -58,6 +58,20 @@ def test_publish_reaches_subscriber(node, cent):
     assert cent.history(HistoryRequest(channel="chat")).offset == 1
 
 
+def test_publish_idempotency_key(node, cent):
+    """A retried publish with the same idempotency_key answers the first
+    result and is delivered once."""
+    ws = node.ws("alice")
+    ws.subscribe("orders")
+    first = cent.publish(PublishRequest(channel="orders", data={"n": 1}, idempotency_key="order-1"))
+    again = cent.publish(PublishRequest(channel="orders", data={"n": 1}, idempotency_key="order-1"))
+    assert (again.offset, again.epoch) == (first.offset, first.epoch)
+    cent.publish(PublishRequest(channel="orders", data={"n": 2}, idempotency_key="order-2"))
+    assert ws.recv()["push"]["pub"]["data"] == {"n": 1}
+    # The next delivery is the second publication: the retry never arrived.
+    assert ws.recv()["push"]["pub"]["data"] == {"n": 2}
+
+
 def test_publish_b64data(node, cent):
     ws = node.ws("alice")
     ws.subscribe("plain:room")
