@@ -305,3 +305,5 @@ func emulationJSONBody(t *testing.T, session, node string, frame []byte) []byte 
 }
 
 func urlEscape(s string) string { return url.QueryEscape(s) }
+
+func newReader(resp *http.Response) *bufio.Reader { return bufio.NewReader(resp.Body) }
