@@ -295,3 +295,25 @@ func TestHTTPTransportsConfig(t *testing.T) {
 		t.Fatalf("env: %v %v %+v", unknown, err, d.UniHTTPStream)
 	}
 }
+
+// TestHTTPStreamOutlivesBodyReadTimeout: the read deadline that bounds
+// request bodies (http_api.body_read_timeout) must not end a stream that
+// stays open longer.
+func TestHTTPStreamOutlivesBodyReadTimeout(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.HTTPAPI.Key = "k"
+	cfg.HTTPAPI.BodyReadTimeout = Duration(100 * time.Millisecond)
+	cfg.Channel.WithoutNamespace = NamespaceOptions{AllowSubscribeForClient: true}
+	s := startServer(t, cfg)
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	for _, path := range []string{HTTPStreamPath, SSEPath} {
+		c := mustOpenStream(t, s, path, "alice")
+		c.emulate(s, `{"id":2,"subscribe":{"channel":"late"}}`)
+		c.awaitMessage(`"id":2,"subscribe"`)
+		// Several times the read deadline, with nothing to read.
+		time.Sleep(400 * time.Millisecond)
+		apiCall(t, s, "publish", `{"channel":"late","data":{"still":"here"}}`)
+		c.awaitMessage(`"pub":{"data":{"still":"here"}`)
+		c.close()
+	}
+}
