@@ -136,6 +136,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if cfg.UniWebSocket.Enabled {
 		mux.Handle(UniWebSocketPath, wsEntry)
 	}
+	s.mountHTTPTransports(mux, adm)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
