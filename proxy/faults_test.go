@@ -54,11 +54,15 @@ func TestFaults(t *testing.T) {
 		{"slow", slow},
 		{"status 500", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", http.StatusInternalServerError) }},
 		{"malformed JSON", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, `{"result":{"user":`) }},
-		{"unknown error code", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, `{"error":{"code":5000,"message":"x"}}`) }},
+		{"unknown error code", func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, `{"error":{"code":5000,"message":"x"}}`)
+		}},
 		{"error code 0", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, `{"error":{"code":0}}`) }},
 		{"bad disconnect code", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, `{"disconnect":{"code":200}}`) }},
 		{"empty answer", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, `{}`) }},
-		{"bad b64info", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, `{"result":{"user":"u","b64info":"%%%"}}`) }},
+		{"bad b64info", func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, `{"result":{"user":"u","b64info":"%%%"}}`)
+		}},
 	}
 	for i, tc := range cases {
 		b.handle("/connect", tc.handle)
