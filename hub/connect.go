@@ -54,6 +54,10 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	c.meta = cred.Meta
 	c.connectedAt = now
 	c.expireAt = cred.ExpireAt
+	c.hubRefresh = cred.ServerSideRefresh
+	if c.hubRefresh && cred.ExpireAt > 0 {
+		c.refreshAt = time.Unix(cred.ExpireAt, 0).UnixNano()
+	}
 	c.staleAt = 0
 	c.nextPing = now.Add(firstPingDelay(h.client.PingInterval)).UnixNano()
 	c.resetTimerLocked(now)
@@ -73,7 +77,7 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	if c.conn.Session != "" {
 		res.Session, res.Node = c.conn.Session, h.nodeID
 	}
-	if cred.ExpireAt > 0 {
+	if cred.ExpireAt > 0 && !cred.ServerSideRefresh {
 		res.Expires = true
 		res.Ttl = uint32(cred.ExpireAt - now.Unix())
 	}
@@ -122,10 +126,12 @@ func (c *Client) authenticate(ctx context.Context, req *protocol.ConnectRequest)
 			Name: req.Name, Version: req.Version, Headers: req.Headers,
 			Transport: c.conn.Transport, Protocol: c.proto, Header: c.conn.Header,
 		})
-		if err != nil {
-			return credentials{}, err
+		if !errors.Is(err, ErrUseDefault) {
+			if err != nil {
+				return credentials{}, err
+			}
+			return credentials{ConnectReply: r, subOptions: r.Subs}, nil
 		}
-		return credentials{ConnectReply: r, subOptions: r.Subs}, nil
 	}
 	if req.Token != "" {
 		if h.cfg.Tokens == nil {

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine"
@@ -25,6 +26,10 @@ import (
 // A handler answers a command with a protocol error by returning an *Error
 // (codes 400–1999 are the application's own), or closes the connection by
 // returning a *Disconnect. Any other error answers error 100 and is logged.
+//
+// OnConnecting, OnRefresh, OnSubscribe, OnSubRefresh and OnPublish may
+// return ErrUseDefault to let the hub decide that one command as it would
+// without the handler (a proxy configured for some namespaces only, say).
 type Handlers struct {
 	// OnConnecting authenticates a connect command. When set, it decides
 	// instead of the token check: it may verify ev.Token itself, or use
@@ -76,6 +81,11 @@ type Handlers struct {
 	OnBackpressure func(c *Client, ev BackpressureEvent)
 }
 
+// ErrUseDefault, returned by OnConnecting, OnRefresh, OnSubscribe,
+// OnSubRefresh or OnPublish, makes the hub decide the command as it does
+// when that handler is not set: tokens and namespace options.
+var ErrUseDefault = errors.New("hub: use the default decision")
+
 // ConnectEvent is a client's connect command.
 type ConnectEvent struct {
 	ClientID   string
@@ -114,11 +124,22 @@ type ConnectReply struct {
 	// Subs are server-side subscriptions with per-channel options, as a
 	// connection token's subs claim gives them.
 	Subs map[string]auth.SubOptions
+	// ServerSideRefresh makes the hub renew the connection itself when it
+	// expires, by calling OnRefresh (RefreshEvent.ServerSide), instead of
+	// telling the client to refresh with a new token: the connect reply
+	// then carries no expiry. Without OnRefresh, or when it fails until
+	// ClientConfig.ExpiredCloseDelay has passed, the connection is closed
+	// with 3005 (expired). Centrifugo refreshes connections its connect
+	// proxy authenticated this way.
+	ServerSideRefresh bool
 }
 
 // RefreshEvent is a client's refresh command.
 type RefreshEvent struct {
 	Token string
+	// ServerSide is set when the hub itself renews an expiring connection
+	// (ConnectReply.ServerSideRefresh) rather than the client asking.
+	ServerSide bool
 }
 
 // RefreshReply is the application's verdict on a refresh.
@@ -152,12 +173,21 @@ type SubscribeReply struct {
 	// Override changes the namespace's presence, join/leave, positioning
 	// and recovery options for this subscription.
 	Override *auth.SubOverride
+	// ServerSideRefresh makes the hub renew the subscription itself when
+	// it expires, by calling OnSubRefresh (SubRefreshEvent.ServerSide),
+	// instead of telling the client to refresh with a new token: the
+	// subscribe result then carries no expiry. Without OnSubRefresh, or
+	// when it says expired, the client is unsubscribed with 2501.
+	ServerSideRefresh bool
 }
 
 // SubRefreshEvent is a client's sub_refresh command.
 type SubRefreshEvent struct {
 	Channel string
 	Token   string
+	// ServerSide is set when the hub itself renews an expiring
+	// subscription (SubscribeReply.ServerSideRefresh).
+	ServerSide bool
 }
 
 // SubRefreshReply is the application's verdict on a sub_refresh.

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"math/rand/v2"
 	"time"
 
@@ -31,6 +32,8 @@ func (c *Client) onTimer() {
 	now := time.Now()
 	nowNs := now.UnixNano()
 	var expired []*subscription
+	var refresh bool
+	var subRefresh []*subscription
 
 	c.mu.Lock()
 	if c.holdUntil != 0 && nowNs >= c.holdUntil {
@@ -55,6 +58,10 @@ func (c *Client) onTimer() {
 			c.close(newDisconnect(protocol.DisconnectNoPong))
 			return
 		}
+		if c.refreshAt != 0 && nowNs >= c.refreshAt {
+			c.refreshAt = 0
+			refresh = true
+		}
 		if c.expireAt > 0 && now.Unix() >= c.expireAt+int64(h.client.ExpiredCloseDelay/time.Second) {
 			c.mu.Unlock()
 			c.close(newDisconnect(protocol.DisconnectExpired))
@@ -71,6 +78,10 @@ func (c *Client) onTimer() {
 		}
 		subDelay := int64(h.client.ExpiredSubCloseDelay / time.Second)
 		for _, s := range c.subs {
+			if s.refreshAt != 0 && nowNs >= s.refreshAt {
+				s.refreshAt = 0
+				subRefresh = append(subRefresh, s)
+			}
 			if s.expireAt > 0 && now.Unix() >= s.expireAt+subDelay {
 				expired = append(expired, s)
 			}
@@ -79,6 +90,12 @@ func (c *Client) onTimer() {
 	c.resetTimerLocked(now)
 	c.mu.Unlock()
 
+	if refresh {
+		c.runServerTask(c.refreshServerSide)
+	}
+	for _, s := range subRefresh {
+		c.runServerTask(func(ctx context.Context) { c.refreshSubServerSide(ctx, s) })
+	}
 	for _, s := range expired {
 		c.unsubscribeIf(s.channel, s, protocol.UnsubscribeExpired)
 	}
@@ -102,10 +119,12 @@ func (c *Client) resetTimerLocked(now time.Time) {
 	} else {
 		earliest(c.nextPing)
 		earliest(c.pongDeadline)
+		earliest(c.refreshAt)
 		if c.expireAt > 0 {
 			earliest(time.Unix(c.expireAt, 0).Add(h.client.ExpiredCloseDelay).UnixNano())
 		}
 		for _, s := range c.subs {
+			earliest(s.refreshAt)
 			if s.expireAt > 0 {
 				earliest(time.Unix(s.expireAt, 0).Add(h.client.ExpiredSubCloseDelay).UnixNano())
 			}

@@ -31,6 +31,8 @@ type ClientConfig struct {
 	DisallowAnonymousConnectionTokens bool        `yaml:"disallow_anonymous_connection_tokens"`
 	Insecure                          bool        `yaml:"insecure"`
 	Token                             TokenConfig `yaml:"token"`
+	// Proxy names the proxies of connect and refresh (config_proxy.go).
+	Proxy ClientProxyConfig `yaml:"proxy"`
 }
 
 // ChannelConfig is the channel section (hub.ChannelConfig).
@@ -79,6 +81,9 @@ type NamespaceOptions struct {
 	// JoinLeaveMaxSubscribers stops join/leave events in channels with
 	// more local subscribers (0: 1000; -1: no bound).
 	JoinLeaveMaxSubscribers int `yaml:"join_leave_max_subscribers"`
+	// NamespaceProxyOptions: subscribe_proxy, publish_proxy and
+	// sub_refresh_proxy (config_proxy.go).
+	NamespaceProxyOptions `yaml:",inline"`
 }
 
 // hubConfig converts the hub's part of the configuration. The caller adds

@@ -1,0 +1,323 @@
+package proxy_test
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/proxy"
+)
+
+// connected returns a client connected as user u1 through the proxy.
+func connected(t *testing.T, n *node, b *backend) *client {
+	t.Helper()
+	c := n.dial(nil)
+	c.connectOK(b, `{"user":"u1"}`)
+	return c
+}
+
+// TestSubscribe: the namespace's proxy decides, with info, data, expiry
+// and overrides; a token, or a namespace without proxy, leaves it to the
+// hub.
+func TestSubscribe(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t)
+	n := startNode(t, fullOptions(b, nil))
+	c := connected(t, n, b)
+
+	b.answer("/subscribe", `{"result":{"info":{"role":"r"},"data":{"hi":1},"expire_at":`+in(10*time.Minute)+`}}`)
+	m := c.call(2, `{"id":2,"subscribe":{"channel":"px:a","data":{"q":1}}}`)
+	req := b.next()
+	if req.path != "/subscribe" || req.body["channel"] != "px:a" || req.body["user"] != "u1" || req.body["client"] != c.c.ID() ||
+		compact(t, req.body["data"]) != `{"q":1}` || req.body["meta"] != nil {
+		t.Fatalf("subscribe request: %s %v", req.path, req.body)
+	}
+	// The expiry is renewed server-side through sub_refresh: not told.
+	res, ok := m["subscribe"].(map[string]any)
+	if !ok || compact(t, res["data"]) != `{"hi":1}` || res["expires"] != nil {
+		t.Fatalf("subscribe result: %v", m)
+	}
+	if p := c.call(3, `{"id":3,"presence":{"channel":"px:a"}}`); !strings.Contains(compact(t, p), `"chan_info":{"role":"r"}`) {
+		t.Fatalf("info from the subscribe proxy: %v", p)
+	}
+
+	// An override turns positioning on (the channels without namespace
+	// keep history).
+	b.answer("/subscribe", `{"result":{"override":{"force_positioning":{"value":true}}}}`)
+	m = c.call(4, `{"id":4,"subscribe":{"channel":"room"}}`)
+	b.next()
+	if res, _ := m["subscribe"].(map[string]any); res == nil || res["positioned"] != true {
+		t.Fatalf("override from the subscribe proxy: %v", m)
+	}
+
+	b.answer("/subscribe", `{"error":{"code":403,"message":"nope"}}`)
+	m = c.call(5, `{"id":5,"subscribe":{"channel":"px:secret"}}`)
+	b.next()
+	if compact(t, m["error"]) != `{"code":403,"message":"nope"}` {
+		t.Fatalf("refusal from the subscribe proxy: %v", m)
+	}
+
+	// No proxy for namespace plain: its options allow clients.
+	if m := c.call(6, `{"id":6,"subscribe":{"channel":"plain:x"}}`); m["subscribe"] == nil {
+		t.Fatalf("subscribe without proxy: %v", m)
+	}
+	// A subscription token is checked as a JWT.
+	tok, err := signer(t).SubscribeToken(auth.SubscribeClaims{User: "u1", Channel: "px:tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := c.call(7, `{"id":7,"subscribe":{"channel":"px:tok","token":"`+tok+`"}}`); m["subscribe"] == nil {
+		t.Fatalf("subscribe with token: %v", m)
+	}
+	b.noCall()
+
+	b.answer("/subscribe", `{"disconnect":{"code":4502,"reason":"go"}}`)
+	c.send(`{"id":8,"subscribe":{"channel":"px:bye"}}`)
+	b.next()
+	c.expectClose(4502)
+}
+
+// TestPublish: the publish proxy may rewrite the data, skip history or
+// refuse; without proxy the namespace's permission applies.
+func TestPublish(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t)
+	n := startNode(t, fullOptions(b, nil))
+	c := connected(t, n, b)
+	b.answer("/subscribe", `{"result":{}}`)
+	c.call(2, `{"id":2,"subscribe":{"channel":"room"}}`)
+	b.next()
+
+	b.answer("/publish", `{"result":{"data":{"text":"HI","by":"u1"}}}`)
+	m := c.call(3, `{"id":3,"publish":{"channel":"room","data":{"text":"hi"}}}`)
+	req := b.next()
+	if req.path != "/publish" || req.body["channel"] != "room" || req.body["user"] != "u1" || compact(t, req.body["data"]) != `{"text":"hi"}` {
+		t.Fatalf("publish request: %s %v", req.path, req.body)
+	}
+	if m["publish"] == nil {
+		t.Fatalf("publish: %v", m)
+	}
+	h := c.call(4, `{"id":4,"history":{"channel":"room","limit":10}}`)
+	if !strings.Contains(compact(t, h), `"data":{"by":"u1","text":"HI"}`) {
+		t.Fatalf("rewritten publication not in history: %v", h)
+	}
+
+	b.answer("/publish", `{"result":{"skip_history":true}}`)
+	c.call(5, `{"id":5,"publish":{"channel":"room","data":{"text":"ephemeral"}}}`)
+	b.next()
+	if h := c.call(6, `{"id":6,"history":{"channel":"room","limit":10}}`); strings.Contains(compact(t, h), "ephemeral") {
+		t.Fatalf("skip_history ignored: %v", h)
+	}
+
+	b.answer("/publish", `{"error":{"code":1001,"message":"spam"}}`)
+	wantError(t, c.call(7, `{"id":7,"publish":{"channel":"room","data":{"text":"buy"}}}`), 1001)
+	b.next()
+
+	// Namespace plain has no publish proxy and allows no publishing.
+	wantError(t, c.call(8, `{"id":8,"publish":{"channel":"plain:x","data":{}}}`), 103)
+	b.noCall()
+}
+
+// TestSubRefresh: a subscription the subscribe proxy allowed with an
+// expiry is renewed through the sub_refresh proxy when it expires; a
+// sub_refresh command without token goes there too; expired unsubscribes.
+func TestSubRefresh(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t)
+	n := startNode(t, fullOptions(b, nil))
+	c := connected(t, n, b)
+	b.answer("/subscribe", `{"result":{"expire_at":`+in(time.Second)+`}}`)
+	b.answer("/sub_refresh", `{"result":{"expire_at":`+in(time.Hour)+`,"info":{"v":2}}}`)
+	c.call(2, `{"id":2,"subscribe":{"channel":"px:s"}}`)
+	b.next()
+	req := b.next() // at expiry, without any command from the client
+	if req.path != "/sub_refresh" || req.body["channel"] != "px:s" || req.body["user"] != "u1" {
+		t.Fatalf("sub_refresh request: %s %v", req.path, req.body)
+	}
+	// The new info goes with the client's publications.
+	b.answer("/publish", `{"result":{}}`)
+	c.send(`{"id":4,"publish":{"channel":"px:s","data":{}}}`)
+	b.next()
+	for {
+		m := c.next()
+		if p, ok := m["push"].(map[string]any); ok && p["pub"] != nil {
+			if got := compact(t, p["pub"]); !strings.Contains(got, `"chan_info":{"v":2}`) {
+				t.Fatalf("info from sub_refresh not in the publication: %s", got)
+			}
+			break
+		}
+	}
+
+	b.answer("/sub_refresh", `{"result":{"expire_at":`+in(2*time.Hour)+`}}`)
+	m := c.call(5, `{"id":5,"sub_refresh":{"channel":"px:s"}}`)
+	b.next()
+	// Renewed, and still the hub's to renew: no expiry for the client.
+	if res, _ := m["sub_refresh"].(map[string]any); res == nil || res["expires"] != nil {
+		t.Fatalf("sub_refresh result: %v", m)
+	}
+
+	b.answer("/sub_refresh", `{"result":{"expired":true}}`)
+	c.send(`{"id":6,"sub_refresh":{"channel":"px:s"}}`)
+	b.next()
+	for {
+		m := c.next()
+		if u, ok := m["push"].(map[string]any); ok && u["channel"] == "px:s" && u["unsubscribe"] != nil {
+			if code := u["unsubscribe"].(map[string]any)["code"]; code != float64(2501) {
+				t.Fatalf("unsubscribe code %v, want 2501", code)
+			}
+			break
+		}
+	}
+}
+
+// TestRefresh: a connection the connect proxy authenticated is renewed
+// by the refresh proxy when it expires (server-side, the client is told
+// no expiry); a refresh command without token also goes to the proxy.
+func TestRefresh(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t)
+	n := startNode(t, fullOptions(b, func(e *proxy.Endpoint) { e.IncludeConnectionMeta = true }))
+	c := n.dial(nil)
+	b.answer("/refresh", `{"result":{"expire_at":`+in(time.Hour)+`,"info":{"fresh":true}}}`)
+	res := c.connectOK(b, `{"user":"u1","expire_at":`+in(time.Second)+`,"meta":{"m":1}}`)
+	if res["expires"] != nil {
+		t.Fatalf("connect result tells the client to refresh itself: %v", res)
+	}
+	req := b.next() // at expiry, without any command from the client
+	if req.path != "/refresh" || req.body["user"] != "u1" || req.body["client"] != c.c.ID() || compact(t, req.body["meta"]) != `{"m":1}` {
+		t.Fatalf("refresh request: %s %v", req.path, req.body)
+	}
+	// Commands run after the refresh on the client's goroutine.
+	b.answer("/rpc", `{"result":{}}`)
+	c.call(2, `{"id":2,"rpc":{"method":"m"}}`)
+	b.next()
+	if string(c.c.Info()) != `{"fresh":true}` {
+		t.Fatalf("info from refresh: %s", c.c.Info())
+	}
+
+	b.answer("/refresh", `{"result":{"expire_at":`+in(2*time.Hour)+`}}`)
+	m := c.call(3, `{"id":3,"refresh":{}}`)
+	b.next()
+	if res, _ := m["refresh"].(map[string]any); res == nil || res["expires"] != nil || res["client"] != c.c.ID() {
+		t.Fatalf("refresh result: %v", m)
+	}
+	b.answer("/refresh", `{"result":{"expired":true}}`)
+	c.send(`{"id":4,"refresh":{}}`)
+	b.next()
+	c.expectClose(3005)
+
+	// The backend says expired at the connection's expiry: closed.
+	c2 := n.dial(nil)
+	c2.connectOK(b, `{"user":"u2","expire_at":`+in(time.Second)+`}`)
+	b.next()
+	c2.expectClose(3005)
+}
+
+// TestRPC: methods go to the proxy of their namespace; an undeclared
+// namespace is 104, a namespace without proxy 108.
+func TestRPC(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t)
+	n := startNode(t, fullOptions(b, nil))
+	c := connected(t, n, b)
+
+	b.answer("/rpc", `{"result":{"data":{"name":"Ann"}}}`)
+	m := c.call(2, `{"id":2,"rpc":{"method":"getUser","data":{"id":7}}}`)
+	req := b.next()
+	if req.path != "/rpc" || req.body["method"] != "getUser" || compact(t, req.body["data"]) != `{"id":7}` || req.body["user"] != "u1" {
+		t.Fatalf("rpc request: %s %v", req.path, req.body)
+	}
+	if compact(t, m["rpc"]) != `{"data":{"name":"Ann"}}` {
+		t.Fatalf("rpc result: %v", m)
+	}
+	b.answer("/rpc_ns", `{"result":{"data":[1,2]}}`)
+	if m := c.call(3, `{"id":3,"rpc":{"method":"ns:list"}}`); compact(t, m["rpc"]) != `{"data":[1,2]}` {
+		t.Fatalf("rpc in namespace: %v", m)
+	}
+	if r := b.next(); r.path != "/rpc_ns" || r.body["method"] != "ns:list" {
+		t.Fatalf("namespaced rpc request: %s %v", r.path, r.body)
+	}
+	wantError(t, c.call(4, `{"id":4,"rpc":{"method":"off:x"}}`), 108)
+	wantError(t, c.call(5, `{"id":5,"rpc":{"method":"nowhere:x"}}`), 104)
+	b.noCall()
+	b.answer("/rpc", `{"error":{"code":404,"message":"no such user"}}`)
+	if m := c.call(6, `{"id":6,"rpc":{"method":"getUser"}}`); compact(t, m["error"]) != `{"code":404,"message":"no such user"}` {
+		t.Fatalf("rpc error: %v", m)
+	}
+	b.next()
+}
+
+// TestBinaryEncoding: with binary_encoding, payloads go as b64data and
+// the backend's b64 fields are decoded.
+func TestBinaryEncoding(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t)
+	n := startNode(t, fullOptions(b, func(e *proxy.Endpoint) { e.BinaryEncoding = true }))
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	c := n.dial(nil)
+	b.answer("/connect", `{"result":{"user":"u2","b64info":"`+b64(`{"i":1}`)+`","b64data":"`+b64(`{"d":1}`)+`"}}`)
+	m := c.call(1, `{"id":1,"connect":{"data":{"a":1}}}`)
+	req := b.next()
+	if req.body["encoding"] != "binary" || req.body["b64data"] != b64(`{"a":1}`) || req.body["data"] != nil {
+		t.Fatalf("binary connect request: %v", req.body)
+	}
+	if res, _ := m["connect"].(map[string]any); res == nil || compact(t, res["data"]) != `{"d":1}` || string(c.c.Info()) != `{"i":1}` {
+		t.Fatalf("b64 connect result: %v, info %s", m, c.c.Info())
+	}
+
+	b.answer("/rpc", `{"result":{"b64data":"`+b64(`{"r":1}`)+`"}}`)
+	if m := c.call(2, `{"id":2,"rpc":{"method":"x","data":{"p":1}}}`); compact(t, m["rpc"]) != `{"data":{"r":1}}` {
+		t.Fatalf("b64 rpc result: %v", m)
+	}
+	if r := b.next(); r.body["b64data"] != b64(`{"p":1}`) {
+		t.Fatalf("binary rpc request: %v", r.body)
+	}
+
+	b.answer("/subscribe", `{"result":{"b64data":"`+b64(`{"s":1}`)+`","b64info":"`+b64(`{"ci":1}`)+`"}}`)
+	if m := c.call(3, `{"id":3,"subscribe":{"channel":"room"}}`); compact(t, m["subscribe"].(map[string]any)["data"]) != `{"s":1}` {
+		t.Fatalf("b64 subscribe result: %v", m)
+	}
+	b.next()
+	b.answer("/publish", `{"result":{"b64data":"`+b64(`{"rewritten":1}`)+`"}}`)
+	c.call(4, `{"id":4,"publish":{"channel":"room","data":{"x":1}}}`)
+	if r := b.next(); r.body["b64data"] != b64(`{"x":1}`) {
+		t.Fatalf("binary publish request: %v", r.body)
+	}
+	if h := c.call(5, `{"id":5,"history":{"channel":"room","limit":10}}`); !strings.Contains(compact(t, h), `{"rewritten":1}`) {
+		t.Fatalf("b64 publish rewrite: %v", h)
+	}
+	b.answer("/sub_refresh", `{"result":{"expire_at":`+in(time.Hour)+`,"b64info":"`+b64(`{"sr":1}`)+`"}}`)
+	if m := c.call(7, `{"id":7,"sub_refresh":{"channel":"room"}}`); m["sub_refresh"] == nil {
+		t.Fatalf("b64 sub_refresh: %v", m)
+	}
+	b.next()
+	if p := c.call(8, `{"id":8,"presence":{"channel":"room"}}`); !strings.Contains(compact(t, p), `"conn_info":{"i":1}`) {
+		t.Fatalf("presence: %v", p)
+	}
+	b.answer("/refresh", `{"result":{"b64info":"`+b64(`{"r":2}`)+`"}}`)
+	c.call(9, `{"id":9,"refresh":{}}`)
+	b.next()
+	if string(c.c.Info()) != `{"r":2}` {
+		t.Fatalf("b64info from refresh: %s", c.c.Info())
+	}
+
+	// Server-side subscriptions with b64 options.
+	c2 := n.dial(nil)
+	b.answer("/connect", `{"result":{"user":"u3","subs":{"px:b":{"b64data":"`+b64(`{"sd":1}`)+`","b64info":"`+b64(`{"si":1}`)+`"}}}}`)
+	m = c2.call(1, `{"id":1,"connect":{}}`)
+	b.next()
+	if got := compact(t, m["connect"].(map[string]any)["subs"]); !strings.Contains(got, `"px:b":{"data":{"sd":1}}`) {
+		t.Fatalf("b64 subs in the connect result: %s", got)
+	}
+	if p := c2.call(2, `{"id":2,"presence":{"channel":"px:b"}}`); !strings.Contains(compact(t, p), `"chan_info":{"si":1}`) {
+		t.Fatalf("b64info of subs: %v", p)
+	}
+
+	// A JSON client cannot carry bytes that are not JSON: the backend's
+	// answer is unusable, error 100.
+	b.answer("/rpc", `{"result":{"b64data":"`+b64("\x00\x01")+`"}}`)
+	wantError(t, c.call(10, `{"id":10,"rpc":{"method":"x"}}`), 100)
+	b.next()
+}
