@@ -1,0 +1,111 @@
+// The unidirectional transports with the clients people use instead of an
+// SDK: uni_sse through the `eventsource` package and through plain fetch
+// streaming, uni_http_stream through fetch streaming and `curl -N`, and
+// uni_websocket through the ws package. Each connects with a token and gets
+// the connect push, is subscribed by the server API and receives the API's
+// publications, and is disconnected by the API with a disconnect push (or,
+// on WebSocket, a close frame) carrying the code.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { after, before, describe, test } from 'node:test';
+
+import { connectionToken, startHerald } from './lib/herald.mjs';
+import { api, transportConfig } from './lib/transports.mjs';
+import { uniHTTPStreamCurl, uniHTTPStreamFetch, uniSSEEventSource, uniSSEFetch, uniWebSocket } from './lib/uni.mjs';
+
+const TEST_TIMEOUT_MS = 30_000;
+
+/** noCurl says why the curl reader cannot run, or is false. */
+function noCurl() {
+  try {
+    execFileSync('curl', ['--version'], { stdio: 'ignore' });
+    return false;
+  } catch {
+    return 'no curl on this machine';
+  }
+}
+
+const READERS = [
+  { name: 'uni_sse (eventsource package)', open: uniSSEEventSource },
+  { name: 'uni_sse (fetch)', open: uniSSEFetch },
+  { name: 'uni_http_stream (fetch)', open: uniHTTPStreamFetch },
+  { name: 'uni_http_stream (curl -N)', open: uniHTTPStreamCurl, skip: noCurl() },
+  { name: 'uni_websocket (ws)', open: uniWebSocket, websocket: true },
+];
+
+// A code the server API sends: reconnect allowed, so the push says so.
+const DISCONNECT = { code: 4100, reason: 'test over' };
+
+let herald;
+
+before(async () => {
+  herald = await startHerald(
+    transportConfig({
+      uni_sse: { enabled: true },
+      uni_http_stream: { enabled: true },
+      uni_websocket: { enabled: true },
+    }),
+  );
+});
+
+after(async () => {
+  await herald?.stop();
+});
+
+describe('unidirectional transports', { concurrency: true }, () => {
+  for (const [i, { name, open, skip, websocket }] of READERS.entries()) {
+    test(`${name}: connect push, server-side subscribe, publications, disconnect push`, { skip, timeout: TEST_TIMEOUT_MS }, async (t) => {
+      // Every reader has its own user, so the API's user-wide subscribe and
+      // disconnect reach only it.
+      const user = `uni-user-${i}`;
+      const channel = `uni-${i}`;
+      const reader = open(herald.port, { token: connectionToken(user) });
+      t.after(() => reader.close());
+
+      const { connect } = await reader.push((p) => p.connect);
+      assert.ok(connect.client, `connect push ${JSON.stringify(connect)} names the client`);
+      assert.equal(connect.id, undefined, 'a push, not a reply');
+
+      await api(herald.port, 'subscribe', { user, channel });
+      await reader.push((p) => p.channel === channel && p.subscribe);
+
+      await api(herald.port, 'publish', { channel, data: { n: 1 } });
+      await api(herald.port, 'publish', { channel, data: { n: 2 } });
+      const first = await reader.push((p) => p.channel === channel && p.pub);
+      assert.deepEqual(first.pub.data, { n: 1 });
+      const second = await reader.push((p) => p.channel === channel && p.pub?.data?.n === 2);
+      assert.deepEqual(second.pub.data, { n: 2 });
+
+      await api(herald.port, 'disconnect', { user, disconnect: DISCONNECT });
+      const ended = await reader.endedWithin();
+      const pushed = reader.pushes.events.find((p) => p.disconnect);
+      if (websocket && !pushed) {
+        // A WebSocket may say it with the close frame instead.
+        assert.deepEqual({ code: ended.code, reason: ended.reason }, DISCONNECT, `closed ${JSON.stringify(ended)}`);
+      } else {
+        assert.ok(pushed, `a disconnect push before the end ${JSON.stringify(ended)}; got ${JSON.stringify(reader.pushes.events)}`);
+        assert.equal(pushed.disconnect.code, DISCONNECT.code);
+        assert.equal(pushed.disconnect.reason, DISCONNECT.reason);
+      }
+      if (ended.exitCode !== undefined) {
+        assert.equal(ended.exitCode, 0, `curl ended cleanly: ${ended.stderr}`);
+      }
+    });
+  }
+});
+
+test('uni_http_stream refuses a bad token with a disconnect push', { timeout: TEST_TIMEOUT_MS }, async (t) => {
+  const reader = uniHTTPStreamFetch(herald.port, { token: 'not-a-jwt' });
+  t.after(() => reader.close());
+  const ended = await reader.endedWithin();
+  const pushed = reader.pushes.events.find((p) => p.disconnect);
+  // Centrifugo answers a refused unidirectional connect with a disconnect
+  // push (3500 invalid token); a plain HTTP error status is also a refusal.
+  assert.ok(pushed || ended.status >= 400, `refused: ${JSON.stringify({ ended, pushes: reader.pushes.events })}`);
+  if (pushed) assert.ok(pushed.disconnect.code >= 3500 && pushed.disconnect.code < 4000, JSON.stringify(pushed));
+  assert.equal(
+    reader.pushes.events.find((p) => p.connect),
+    undefined,
+    'no connect push for a refused token',
+  );
+});
