@@ -45,6 +45,21 @@ type Config struct {
 	// 4*GOMAXPROCS. The portable path has no pool: each connection is read
 	// on its own goroutine, so Workers does not apply to it.
 	Workers int
+	// Compression accepts permessage-deflate (RFC 7692) when a client
+	// offers it, without context takeover in either direction: messages
+	// are compressed one by one with pooled compressors, so an idle
+	// connection holds no compression state. A client that does not offer
+	// it is served uncompressed.
+	Compression bool
+	// CompressionMinSize is the smallest outgoing message, in bytes, that
+	// is compressed on a connection that negotiated compression; smaller
+	// ones go out uncompressed (the RSV1 bit is per message). Default 0:
+	// every message.
+	CompressionMinSize int
+	// CompressionLevel is the flate level of outgoing messages, from 1
+	// (fastest, the default) to 9 (smallest). Incoming compressed
+	// messages are limited by MaxMessageSize once decompressed.
+	CompressionLevel int
 	// Logger receives errors, with the connection's remote address. Nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -76,10 +91,24 @@ func (c Config) withDefaults() Config {
 	if c.Workers <= 0 {
 		c.Workers = 4 * runtime.GOMAXPROCS(0)
 	}
+	if c.CompressionLevel == 0 {
+		c.CompressionLevel = DefaultCompressionLevel
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
 	return c
+}
+
+// check reports the fields that have no meaning, after withDefaults.
+func (c Config) check() error {
+	if c.CompressionLevel < MinCompressionLevel || c.CompressionLevel > MaxCompressionLevel {
+		return fmt.Errorf("Config.CompressionLevel %d: want %d to %d", c.CompressionLevel, MinCompressionLevel, MaxCompressionLevel)
+	}
+	if c.CompressionMinSize < 0 {
+		return fmt.Errorf("Config.CompressionMinSize %d: must not be negative", c.CompressionMinSize)
+	}
+	return nil
 }
 
 // Poller names a way of reading connections; the zero value is PollerAuto.

@@ -44,6 +44,7 @@ type Conn struct {
 	slot    int32  // index in Server.conns; epoll events carry it
 	gen     uint32 // tells this connection's epoll events from a previous user of slot
 	state   atomic.Uint32
+	deflate bool       // permessage-deflate was negotiated
 	wmu     sync.Mutex // serialises frames on the wire
 	rd      *readState // partial input; nil while nothing is half-read
 }
@@ -59,17 +60,31 @@ func (c *Conn) RemoteAddr() string { return c.nc.RemoteAddr().String() }
 // writer at a time; safe concurrently with reads and Close. A failed write
 // leaves the stream unusable, so it also closes the connection (without a
 // close frame).
+//
+// On a connection that negotiated compression, a frame of at least
+// Config.CompressionMinSize bytes is compressed first, outside the write
+// lock, with a pooled compressor.
 func (c *Conn) WriteFrame(frame []byte) error {
 	op := ws.OpText
 	if c.proto == protocol.TypeProtobuf {
 		op = ws.OpBinary
+	}
+	h := ws.Header{Fin: true, OpCode: op}
+	if c.deflate && len(frame) >= c.srv.cfg.CompressionMinSize {
+		d := c.srv.flate.getDeflater()
+		defer c.srv.flate.putDeflater(d)
+		z, err := d.compress(frame)
+		if err != nil {
+			return fmt.Errorf("websocket write to %s: %w", c.RemoteAddr(), err)
+		}
+		frame, h.Rsv = z, compressedRsv
 	}
 	c.wmu.Lock()
 	if c.state.Load()&stClosed != 0 {
 		c.wmu.Unlock()
 		return ErrClosed
 	}
-	err := c.writeLocked(op, frame)
+	err := c.writeHeaderLocked(h, frame)
 	c.wmu.Unlock()
 	if err != nil {
 		c.abort()
@@ -130,10 +145,16 @@ func (c *Conn) wakeReader(old uint32) { c.srv.path.wake(c, old) }
 // writeLocked writes one unfragmented frame under c.wmu with the write
 // deadline. Small frames go out in one write through a pooled buffer.
 func (c *Conn) writeLocked(op ws.OpCode, payload []byte) error {
+	return c.writeHeaderLocked(ws.Header{Fin: true, OpCode: op}, payload)
+}
+
+// writeHeaderLocked is writeLocked for a header with more than an opcode
+// (the compression bit); it sets h.Length.
+func (c *Conn) writeHeaderLocked(h ws.Header, payload []byte) error {
 	if err := c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout)); err != nil {
 		return err
 	}
-	h := ws.Header{Fin: true, OpCode: op, Length: int64(len(payload))}
+	h.Length = int64(len(payload))
 	wb := c.srv.getWriteBuf()
 	defer c.srv.putWriteBuf(wb)
 	if err := ws.WriteHeaderBuffer(wb, h, wb.hdr[:]); err != nil {

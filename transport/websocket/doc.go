@@ -34,9 +34,16 @@
 //
 // Framing follows RFC 6455: text and binary data frames, fragmented messages
 // (with control frames between the fragments), ping answered by pong, and the
-// closing handshake. permessage-deflate is not supported (it is optional for
-// Centrifugo clients) and text frames are not checked for valid UTF-8: the
+// closing handshake. Text frames are not checked for valid UTF-8: the
 // protocol decoder rejects what it cannot parse.
+//
+// permessage-deflate (RFC 7692) is accepted when Config.Compression is on
+// and the client offers it, always without context takeover, so that a
+// connection holds no compressor or decompressor between messages: both
+// come from pools for one message at a time. Outgoing messages smaller
+// than Config.CompressionMinSize go out uncompressed; incoming compressed
+// messages are decompressed with MaxMessageSize applied to the result
+// (1009 beyond it), so a decompression bomb costs at most that much.
 //
 // The encoding is chosen at the upgrade: subprotocol centrifuge-protobuf, or
 // the query parameter format=protobuf or cf_protocol=protobuf, select

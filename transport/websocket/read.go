@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gobwas/ws"
+	"github.com/gobwas/ws/wsflate"
 )
 
 // readState is what a connection keeps while a message is only partly
@@ -17,6 +18,7 @@ type readState struct {
 	msg     []byte    // fragments of a message so far
 	msgOp   ws.OpCode // opcode of the first fragment
 	frag    bool      // a fragmented message is open
+	deflate bool      // the open fragmented message is compressed
 	since   time.Time // when the unfinished message was first seen
 }
 
@@ -58,6 +60,14 @@ func (r *reader) frames(c *Conn, data []byte) (out outcome, used int, completed 
 		if err != nil {
 			return r.fail(c, ws.StatusProtocolError, err), used, completed
 		}
+		compressed := false
+		if c.deflate {
+			// RSV1 marks a compressed message, on its first frame only;
+			// with it cleared the header checks below apply unchanged.
+			if h, compressed, err = wsflate.UnsetBit(h); err != nil {
+				return r.fail(c, ws.StatusProtocolError, err), used, completed
+			}
+		}
 		st := ws.StateServerSide
 		if c.rd != nil && c.rd.frag {
 			st = st.Set(ws.StateFragmented)
@@ -85,12 +95,24 @@ func (r *reader) frames(c *Conn, data []byte) (out outcome, used int, completed 
 			}
 			continue
 		}
-		msg, whole := r.assemble(c, h, payload)
+		msg, compressed, whole := r.assemble(c, h, payload, compressed)
 		if !whole {
 			continue
 		}
 		completed = true
-		ok := c.session.HandleFrame(msg)
+		var ok bool
+		if compressed {
+			var err error
+			if ok, err = r.handleCompressed(c, msg); err != nil {
+				code := ws.StatusInvalidFramePayloadData
+				if errors.Is(err, errInflatedTooBig) {
+					code = ws.StatusMessageTooBig
+				}
+				return r.fail(c, code, err), used, completed
+			}
+		} else {
+			ok = c.session.HandleFrame(msg)
+		}
 		if c.rd != nil && c.rd.msg != nil {
 			c.rd.msg = c.rd.msg[:0]
 		}
@@ -104,22 +126,36 @@ func (r *reader) frames(c *Conn, data []byte) (out outcome, used int, completed 
 }
 
 // assemble adds a data frame to the connection's message and returns the
-// message once it is whole. An unfragmented frame is passed through without
-// a copy.
-func (r *reader) assemble(c *Conn, h ws.Header, payload []byte) ([]byte, bool) {
+// message once it is whole, and whether it is compressed (as its first
+// frame said). An unfragmented frame is passed through without a copy.
+func (r *reader) assemble(c *Conn, h ws.Header, payload []byte, compressed bool) ([]byte, bool, bool) {
 	if h.OpCode != ws.OpContinuation && h.Fin {
-		return payload, true
+		return payload, compressed, true
 	}
 	rd := c.readState()
 	if h.OpCode != ws.OpContinuation {
-		rd.frag, rd.msgOp = true, h.OpCode
+		rd.frag, rd.msgOp, rd.deflate = true, h.OpCode, compressed
 	}
 	rd.msg = append(rd.msg, payload...)
 	if !h.Fin {
-		return nil, false
+		return nil, false, false
 	}
 	rd.frag = false
-	return rd.msg, true
+	return rd.msg, rd.deflate, true
+}
+
+// handleCompressed hands the session a compressed message once
+// decompressed into a pooled buffer, which is taken back after
+// HandleFrame. The decompressed size is bounded by MaxMessageSize.
+func (r *reader) handleCompressed(c *Conn, msg []byte) (bool, error) {
+	p := r.srv.flate
+	f := p.getInflater()
+	defer p.putInflater(f)
+	plain, err := f.inflate(msg, r.srv.cfg.MaxMessageSize)
+	if err != nil {
+		return false, err
+	}
+	return c.session.HandleFrame(plain), nil
 }
 
 // control answers a control frame.

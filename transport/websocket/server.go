@@ -21,8 +21,9 @@ type Server struct {
 	// refused rate-limits the warnings about refused origins.
 	refused *refusedOrigins
 
-	writeBufs  sync.Pool // *writeBuf
-	readStates sync.Pool // *readState
+	writeBufs  sync.Pool         // *writeBuf
+	readStates sync.Pool         // *readState
+	flate      *compressionPools // nil unless Config.Compression
 
 	gen atomic.Uint32
 	n   atomic.Int64
@@ -73,6 +74,9 @@ func NewServer(cfg Config, accept AcceptFunc) (*Server, error) {
 		return nil, fmt.Errorf("websocket: Config.Poller %w", err)
 	}
 	cfg = cfg.withDefaults()
+	if err := cfg.check(); err != nil {
+		return nil, fmt.Errorf("websocket: %w", err)
+	}
 	s := &Server{
 		cfg:    cfg,
 		poller: poller,
@@ -83,6 +87,9 @@ func NewServer(cfg Config, accept AcceptFunc) (*Server, error) {
 	}
 	s.writeBufs.New = func() any { return &writeBuf{b: make([]byte, 0, 1024)} }
 	s.readStates.New = func() any { return new(readState) }
+	if cfg.Compression {
+		s.flate = newCompressionPools(cfg.CompressionLevel)
+	}
 	if poller == PollerEpoll {
 		if s.path, err = newEpollPath(s); err != nil {
 			return nil, fmt.Errorf("websocket: start epoll: %w", err)

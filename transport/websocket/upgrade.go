@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gobwas/ws"
+	"github.com/gobwas/ws/wsflate"
 
 	"github.com/heraldhq/herald/protocol"
 )
@@ -38,6 +39,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Timeout:  s.cfg.WriteTimeout,
 		Protocol: func(p string) bool { return p == SubprotocolJSON || p == SubprotocolProtobuf },
 	}
+	// The negotiation state lives only for this upgrade.
+	var ext wsflate.Extension
+	if s.flate != nil {
+		ext.Parameters = deflateParams
+		up.Negotiate = ext.Negotiate
+	}
 	nc, rw, hs, err := up.Upgrade(r, w)
 	if err != nil {
 		// The upgrader has answered with an HTTP error already.
@@ -48,6 +55,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := &Conn{srv: s, nc: nc, proto: requestedProtocol(r, hs.Protocol), gen: s.gen.Add(1)}
+	_, c.deflate = ext.Accepted()
 	// The upgrading goroutine owns the read side until it hands it to the
 	// read path below.
 	c.state.Store(stBusy)

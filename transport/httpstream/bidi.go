@@ -1,0 +1,65 @@
+package httpstream
+
+import (
+	"net/http"
+
+	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/protocol"
+)
+
+// HTTPStream serves /connection/http_stream: a POST whose body holds the
+// client's first commands (JSON lines, or varint-delimited Protobuf with
+// Content-Type application/octet-stream), answered by a chunked stream of
+// replies in the same encoding: each JSON reply followed by "\n",
+// Protobuf replies varint-delimited.
+func (s *Server) HTTPStream() http.Handler {
+	return s.cors("POST, OPTIONS", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST, OPTIONS")
+			http.Error(w, "http_stream: want POST with the connect command as the body", http.StatusMethodNotAllowed)
+			return
+		}
+		body, ok := readBody(w, r, s.cfg.MaxRequestBodySize, "http_stream")
+		if !ok {
+			return
+		}
+		if len(body) == 0 {
+			http.Error(w, "http_stream: empty body: want the connect command", http.StatusBadRequest)
+			return
+		}
+		s.serve(w, r, streamSpec{transport: hub.TransportHTTPStream, framing: framingStream}, requestProtocol(r), body, nil)
+	})
+}
+
+// SSE serves /connection/sse: an EventSource GET with the connect command
+// (JSON) in the cf_connect query parameter, or a POST with it as the
+// body, answered by a text/event-stream of "data: <reply>" events. JSON
+// only.
+func (s *Server) SSE() http.Handler {
+	return s.cors("GET, POST, OPTIONS", func(w http.ResponseWriter, r *http.Request) {
+		var first []byte
+		switch r.Method {
+		case http.MethodGet:
+			first = []byte(r.URL.Query().Get("cf_connect"))
+		case http.MethodPost:
+			body, ok := readBody(w, r, s.cfg.MaxRequestBodySize, "sse")
+			if !ok {
+				return
+			}
+			first = body
+		default:
+			w.Header().Set("Allow", "GET, POST, OPTIONS")
+			http.Error(w, "sse: want GET with the cf_connect query parameter, or POST", http.StatusMethodNotAllowed)
+			return
+		}
+		if len(first) == 0 {
+			http.Error(w, "sse: no connect command: send it in the cf_connect query parameter (GET) or as the body (POST)", http.StatusBadRequest)
+			return
+		}
+		if int64(len(first)) > s.cfg.MaxRequestBodySize {
+			http.Error(w, "sse: cf_connect too large", http.StatusRequestEntityTooLarge)
+			return
+		}
+		s.serve(w, r, streamSpec{transport: hub.TransportSSE, framing: framingSSE}, protocol.TypeJSON, first, nil)
+	})
+}

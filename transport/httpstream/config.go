@@ -1,0 +1,65 @@
+package httpstream
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Config tunes a Server. The zero value is usable: every zero field takes
+// the default given with it.
+type Config struct {
+	// MaxRequestBodySize bounds the body that opens a stream (the first
+	// commands, or a unidirectional connect request), in bytes; a larger
+	// one is answered 413. Default 65536.
+	MaxRequestBodySize int64
+	// MaxEmulationBodySize bounds an emulation request's body, in bytes;
+	// a larger one is answered 413. Default 65536.
+	MaxEmulationBodySize int64
+	// WriteTimeout bounds each write to a stream, flush included. A client
+	// that does not read for this long is cut off (the hub then counts a
+	// write error, 3009), as on WebSocket. Default 1s.
+	WriteTimeout time.Duration
+	// CheckOrigin accepts or refuses (403) a browser's request, preflight
+	// included; an accepted cross-origin request gets the CORS headers it
+	// needs. Nil accepts a request without an Origin header or whose
+	// Origin host equals r.Host, like the WebSocket transport.
+	CheckOrigin func(r *http.Request) bool
+	// Opened, when set, is called once the hub holds a new stream's
+	// connection (after hub.Open), on the request's goroutine. Admission
+	// control that counts connections until the hub counts them releases
+	// its count here.
+	Opened func(r *http.Request)
+	// Logger receives errors, with the client's remote address. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults for the zero fields of Config.
+const (
+	DefaultMaxRequestBodySize   = 64 << 10
+	DefaultMaxEmulationBodySize = 64 << 10
+	DefaultWriteTimeout         = time.Second
+)
+
+func (c Config) withDefaults() Config {
+	if c.MaxRequestBodySize <= 0 {
+		c.MaxRequestBodySize = DefaultMaxRequestBodySize
+	}
+	if c.MaxEmulationBodySize <= 0 {
+		c.MaxEmulationBodySize = DefaultMaxEmulationBodySize
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.CheckOrigin == nil {
+		c.CheckOrigin = SameOrigin
+	}
+	if c.Opened == nil {
+		c.Opened = func(*http.Request) {}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
