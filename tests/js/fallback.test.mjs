@@ -161,6 +161,11 @@ async function waitFor(page, match, timeout = STEP_TIMEOUT_MS) {
   }
 }
 
+/** failedTransports lists the transports whose attempts failed, in order. */
+async function failedTransports(page) {
+  return (await eventsOf(page, 'error')).filter((e) => e.type === 'transport').map((e) => e.transport);
+}
+
 /** eventsOf returns the page's recorded events of kind. */
 function eventsOf(page, kind) {
   return page.evaluate((k) => window.events.filter((e) => e.kind === k), kind);
@@ -185,8 +190,7 @@ describe('transport fallback in Chromium', { skip: skipBrowser }, () => {
     const page = await startPage(pages, endpoints(herald.port, ['websocket']), channel);
     await waitFor(page, { kind: 'connected', transport: 'http_stream' });
     await waitFor(page, { kind: 'subscribed' });
-    const failed = (await eventsOf(page, 'error')).map((e) => e.transport);
-    assert.ok(failed.includes('websocket'), `the WebSocket attempt failed first: ${JSON.stringify(failed)}`);
+    assert.deepEqual(await failedTransports(page), ['websocket'], 'the WebSocket attempt failed first');
     await publish(channel, 1);
     await waitFor(page, { kind: 'publication', data: { n: 1 } });
     assert.deepEqual(page.errors, [], 'no script errors on the page');
@@ -197,8 +201,7 @@ describe('transport fallback in Chromium', { skip: skipBrowser }, () => {
     const page = await startPage(pages, endpoints(herald.port, ['websocket', 'http_stream']), channel);
     await waitFor(page, { kind: 'connected', transport: 'sse' });
     await waitFor(page, { kind: 'subscribed' });
-    const failed = new Set((await eventsOf(page, 'error')).map((e) => e.transport));
-    assert.deepEqual([...failed].sort(), ['http_stream', 'websocket'], 'both other transports were tried and failed');
+    assert.deepEqual(await failedTransports(page), ['websocket', 'http_stream'], 'both other transports were tried, in order, and failed');
     await publish(channel, 1);
     await waitFor(page, { kind: 'publication', data: { n: 1 } });
 

@@ -1,8 +1,8 @@
 // The same end-to-end scenarios on every bidirectional transport: the
 // centrifuge-js SDK forced onto WebSocket, HTTP-streaming or SSE (JSON), and
-// onto WebSocket or HTTP-streaming with its Protobuf build. SSE carries text
-// only, so centrifuge-js speaks JSON on it in either build; Protobuf over SSE
-// is not a thing to test.
+// onto WebSocket or HTTP-streaming with its Protobuf build. SSE is JSON only:
+// EventSource carries text, and the SDK's SSE transport has no Protobuf
+// framing (its Protobuf build cannot use SSE).
 //
 // Each transport connects with a token, publishes and receives (its own
 // publications and the server API's), reads presence and history, recovers

@@ -44,11 +44,18 @@ class PushReader {
     }
   }
 
-  /** push waits for the first push that passes filter (counting from the start). */
+  /**
+   * push waits for the first push that passes filter (counting from the
+   * start); it fails at once if the stream ends first.
+   */
   async push(filter, timeoutMs = DEFAULT_TIMEOUT_MS) {
     const deadline = Date.now() + timeoutMs;
+    const endedFirst = this.ended.then((how) => {
+      throw new Error(`stream ended (${JSON.stringify(how)}) before the push; got ${JSON.stringify(this.pushes.events)}`);
+    });
+    endedFirst.catch(() => {}); // only the race below reports it
     for (let n = 1; ; n++) {
-      const events = await this.pushes.count(n, Math.max(1, deadline - Date.now()));
+      const events = await Promise.race([this.pushes.count(n, Math.max(1, deadline - Date.now())), endedFirst]);
       if (filter(events[n - 1])) return events[n - 1];
     }
   }
