@@ -20,7 +20,7 @@ import { after, before, describe, test } from 'node:test';
 import { launchBrowser, openPage, requireChromium, skipBrowser, withTimeout } from './lib/browser.mjs';
 import { startPageServer } from './lib/fallbackpage.mjs';
 import { connectionToken, startHerald } from './lib/herald.mjs';
-import { PATHS, api, httpBase, redisAddr, redisEngine, transportConfig, uniqueName } from './lib/transports.mjs';
+import { PATHS, api, httpBase, redisAddr, redisEngine, requireServices, transportConfig, uniqueName } from './lib/transports.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const LOGS = path.join(here, '..', '..', '.tmp', 'logs');
@@ -40,7 +40,7 @@ const NAMESPACE = {
   allow_subscribe_for_client: true,
 };
 
-let page$; // the page server
+let site; // the page server
 let herald;
 let config;
 let tmp;
@@ -49,15 +49,16 @@ let context;
 before(async () => {
   if (skipBrowser) return;
   requireChromium();
-  page$ = await startPageServer();
+  site = await startPageServer();
   // On Redis the channel streams outlive a node, so a restarted node can
   // recover; a prefix of its own keeps other runs' channels apart.
+  assert.ok(redisAddr || !requireServices, 'HERALD_TEST_REDIS_ADDR must be set when HERALD_TEST_REQUIRE_SERVICES=1');
   const engine = redisAddr ? { engine: redisEngine(uniqueName('herald_fallback')) } : {};
   config = transportConfig({
     ...engine,
     // The page is on another origin: WebSocket checks it, and the HTTP
     // transports answer it with CORS headers.
-    websocket: { allowed_origins: [page$.origin] },
+    websocket: { allowed_origins: [site.origin] },
     shutdown: { drain_window: '200ms' },
     channel: { namespaces: [NAMESPACE] },
   });
@@ -71,7 +72,7 @@ after(async () => {
     await withTimeout(context.close(), STOP_TIMEOUT_MS, 'closing Chromium').catch(() => {});
   }
   await herald?.stop();
-  await page$?.close();
+  await site?.close();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -93,7 +94,7 @@ function endpoints(port, broken = []) {
  * a client with the given transports on channel.
  */
 async function startPage(pages, transports, channel) {
-  const page = await openPage(context, `${page$.origin}/`, STEP_TIMEOUT_MS);
+  const page = await openPage(context, `${site.origin}/`, STEP_TIMEOUT_MS);
   pages.push(page);
   const options = {
     token: connectionToken(`browser-${channel}`),
