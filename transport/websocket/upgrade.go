@@ -23,6 +23,13 @@ const (
 // /connection/websocket by the server layer). After the upgrade the
 // connection belongs to the read path and ServeHTTP returns.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.upgrade(w, r, false, s.accept)
+}
+
+// upgrade upgrades r and hands the connection to accept, then to the read
+// path. A unidirectional connection (uni) negotiates no subprotocol and is
+// always JSON.
+func (s *Server) upgrade(w http.ResponseWriter, r *http.Request, uni bool, accept AcceptFunc) {
 	if s.isClosing() {
 		http.Error(w, "server shutting down", http.StatusServiceUnavailable)
 		return
@@ -35,9 +42,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "origin not allowed", http.StatusForbidden)
 		return
 	}
-	up := ws.HTTPUpgrader{
-		Timeout:  s.cfg.WriteTimeout,
-		Protocol: func(p string) bool { return p == SubprotocolJSON || p == SubprotocolProtobuf },
+	up := ws.HTTPUpgrader{Timeout: s.cfg.WriteTimeout}
+	if !uni {
+		up.Protocol = func(p string) bool { return p == SubprotocolJSON || p == SubprotocolProtobuf }
 	}
 	// The negotiation state lives only for this upgrade.
 	var ext wsflate.Extension
@@ -54,7 +61,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	c := &Conn{srv: s, nc: nc, proto: requestedProtocol(r, hs.Protocol), gen: s.gen.Add(1)}
+	c := &Conn{srv: s, nc: nc, proto: protocol.TypeJSON, gen: s.gen.Add(1)}
+	if !uni {
+		c.proto = requestedProtocol(r, hs.Protocol)
+	}
 	_, c.deflate = ext.Accepted()
 	// The upgrading goroutine owns the read side until it hands it to the
 	// read path below.
@@ -72,7 +82,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.reject(c, closeInternalError, "internal error")
 		return
 	}
-	c.session = s.accept(c, r)
+	c.session = accept(c, r)
 	if c.session == nil {
 		s.reject(c, closeInternalError, "internal error")
 		return
