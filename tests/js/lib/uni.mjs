@@ -70,7 +70,7 @@ class PushReader {
   }
 }
 
-/** connectQuery is the uni_sse GET query that carries the connect request. */
+/** connectQuery is the query that carries the connect request (uni_sse GET, uni_websocket). */
 function connectQuery(request) {
   return `?cf_connect=${encodeURIComponent(JSON.stringify(request))}`;
 }
@@ -218,13 +218,14 @@ export function uniHTTPStreamCurl(port, request) {
 
 /**
  * uniWebSocket connects to uni_websocket with the ws package and sends the
- * connect request as its first message. `ended` resolves with the close
- * code and reason.
+ * connect request as its first message (or, with inQuery, in the cf_connect
+ * query parameter). `ended` resolves with the close code and reason.
  */
-export function uniWebSocket(port, request) {
+export function uniWebSocket(port, request, { inQuery = false } = {}) {
   const reader = new PushReader();
-  const ws = new WebSocket(`ws://127.0.0.1:${port}${PATHS.uni_websocket}`);
-  ws.on('open', () => ws.send(JSON.stringify(request)));
+  const query = inQuery ? connectQuery(request) : '';
+  const ws = new WebSocket(`ws://127.0.0.1:${port}${PATHS.uni_websocket}${query}`);
+  if (!inQuery) ws.on('open', () => ws.send(JSON.stringify(request)));
   ws.on('message', (data) => reader.takeLines(data.toString()));
   ws.on('error', () => {}); // surfaced through the close
   ws.on('close', (code, reason) => reader.end({ code, reason: reason.toString() }));
