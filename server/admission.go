@@ -1,11 +1,13 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -94,7 +96,36 @@ func newAdmission(next http.Handler, ws WebSocketConfig, pending func() int, log
 	return a, nil
 }
 
-func (a *admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (a *admission) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.serve(a.next, w, r) }
+
+// guard puts next, another endpoint that opens connections (the HTTP
+// streams), behind the same limits and counts as the WebSocket upgrades.
+// Such a handler runs as long as its connection: it calls
+// releaseAdmission once the hub counts the connection.
+func (a *admission) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { a.serve(next, w, r) })
+}
+
+// admitted is one request between the check and the hub's count of its
+// connection; release takes it off admission.upgrading, once.
+type admitted struct {
+	once sync.Once
+	a    *admission
+}
+
+func (t *admitted) release() { t.once.Do(func() { t.a.upgrading.Add(-1) }) }
+
+type admittedKey struct{}
+
+// releaseAdmission tells admission that the hub now counts the
+// connection r opened, so that it stops counting it as upgrading.
+func releaseAdmission(r *http.Request) {
+	if t, ok := r.Context().Value(admittedKey{}).(*admitted); ok {
+		t.release()
+	}
+}
+
+func (a *admission) serve(next http.Handler, w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	if a.ips != nil {
 		// X-Forwarded-For is the client's to invent: it is read only
@@ -110,10 +141,11 @@ func (a *admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if a.maxPending <= 0 {
-		a.next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 		return
 	}
-	defer a.upgrading.Add(-1)
+	t := &admitted{a: a}
+	defer t.release()
 	if n := a.pending() + int(a.upgrading.Add(1)); n > a.maxPending {
 		a.refusedCap.Inc()
 		if shouldWarn(&a.lastWarnCap, now) {
@@ -123,7 +155,7 @@ func (a *admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusServiceUnavailable, "too many unauthenticated connections on this node")
 		return
 	}
-	a.next.ServeHTTP(w, r)
+	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), admittedKey{}, t)))
 }
 
 // refuse answers an upgrade request with status and a one-line body, and

@@ -36,6 +36,8 @@ type Config struct {
 	HTTP      HTTPConfig      `yaml:"http"`
 	HTTPAPI   HTTPAPIConfig   `yaml:"http_api"`
 	Shutdown  ShutdownConfig  `yaml:"shutdown"`
+	// The HTTP transports' keys (http_stream, sse, ...): config_transports.go.
+	TransportsConfig `yaml:",inline"`
 }
 
 // ShutdownConfig shapes the graceful drain on SIGTERM or SIGINT.
@@ -193,6 +195,7 @@ func DefaultConfig() Config {
 			DrainWindow: Duration(5 * time.Second),
 			Timeout:     Duration(30 * time.Second),
 		},
+		TransportsConfig: defaultTransportsConfig(),
 	}
 }
 
@@ -324,6 +327,7 @@ func (c Config) Validate() error {
 	if c.HTTP.IdleTimeout < 0 {
 		bad("http.idle_timeout", "%s: must not be negative (0 means the default, %s)", c.HTTP.IdleTimeout, DefaultIdleTimeout)
 	}
+	ps = append(ps, c.TransportsConfig.problems()...)
 	if c.Client.Token.Configured() {
 		if _, err := auth.NewVerifier(c.Client.Token.auth()); err != nil {
 			bad("client.token", "%v", err)

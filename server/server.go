@@ -117,6 +117,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		}
 		adm.ServeHTTP(w, r)
 	}))
+	s.mountHTTPTransports(mux, adm)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)

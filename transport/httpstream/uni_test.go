@@ -89,8 +89,8 @@ func TestUniRefusedConnect(t *testing.T) {
 	})
 	cs := e.open(http.MethodPost, pathUniHTTPStream, "application/json", []byte(`{"token":"x"}`))
 	p := cs.push()
-	if p.Disconnect == nil || p.Disconnect.Code < 3000 {
-		t.Fatalf("push %+v, want a disconnect push", p)
+	if p.Disconnect == nil || p.Disconnect.Code != 3500 {
+		t.Fatalf("push %+v, want the disconnect push 3500 (invalid token)", p)
 	}
 	cs.expectEOF()
 }

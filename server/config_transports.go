@@ -1,0 +1,83 @@
+package server
+
+import (
+	"fmt"
+
+	"github.com/heraldhq/herald/transport/httpstream"
+)
+
+// TransportsConfig turns on and tunes the HTTP transports (the fallbacks
+// of browsers where WebSocket is blocked, and the unidirectional streams).
+// Its keys sit at the top level of the file, as in Centrifugo.
+type TransportsConfig struct {
+	// HTTPStream is /connection/http_stream, with the emulation endpoint
+	// (on by default).
+	HTTPStream HTTPTransportConfig `yaml:"http_stream"`
+	// SSE is /connection/sse, with the emulation endpoint (on by default).
+	SSE HTTPTransportConfig `yaml:"sse"`
+	// UniHTTPStream is /connection/uni_http_stream (off by default).
+	UniHTTPStream HTTPTransportConfig `yaml:"uni_http_stream"`
+	// UniSSE is /connection/uni_sse (off by default).
+	UniSSE HTTPTransportConfig `yaml:"uni_sse"`
+	// Emulation is /emulation, served when http_stream or sse is on.
+	Emulation EmulationConfig `yaml:"emulation"`
+}
+
+// HTTPTransportConfig is one HTTP transport's settings. Writes use
+// websocket.write_timeout and browsers' origins are checked against
+// websocket.allowed_origins, as for WebSocket.
+type HTTPTransportConfig struct {
+	// Enabled mounts the transport's endpoint.
+	Enabled bool `yaml:"enabled"`
+	// MaxRequestBodySize bounds the request that opens a stream (the
+	// connect command, or cf_connect), in bytes (65536; 0 means the
+	// default). Larger is answered 413.
+	MaxRequestBodySize int64 `yaml:"max_request_body_size"`
+}
+
+// EmulationConfig tunes the emulation endpoint.
+type EmulationConfig struct {
+	// MaxRequestBodySize bounds an emulation request, in bytes (65536; 0
+	// means the default). Larger is answered 413.
+	MaxRequestBodySize int64 `yaml:"max_request_body_size"`
+}
+
+// Where the HTTP transports are mounted, as in Centrifugo.
+const (
+	HTTPStreamPath    = "/connection/http_stream"
+	SSEPath           = "/connection/sse"
+	EmulationPath     = "/emulation"
+	UniHTTPStreamPath = "/connection/uni_http_stream"
+	UniSSEPath        = "/connection/uni_sse"
+)
+
+// defaultTransportsConfig has the bidirectional fallbacks on, so that a
+// browser client configured with fallbacks works out of the box, and the
+// unidirectional streams off, as in Centrifugo.
+func defaultTransportsConfig() TransportsConfig {
+	return TransportsConfig{
+		HTTPStream: HTTPTransportConfig{Enabled: true},
+		SSE:        HTTPTransportConfig{Enabled: true},
+	}
+}
+
+// problems checks the HTTP transports' settings for Config.Validate.
+func (t TransportsConfig) problems() Problems {
+	var ps Problems
+	for _, s := range []struct {
+		key  string
+		size int64
+	}{
+		{"http_stream", t.HTTPStream.MaxRequestBodySize},
+		{"sse", t.SSE.MaxRequestBodySize},
+		{"uni_http_stream", t.UniHTTPStream.MaxRequestBodySize},
+		{"uni_sse", t.UniSSE.MaxRequestBodySize},
+		{"emulation", t.Emulation.MaxRequestBodySize},
+	} {
+		if s.size < 0 {
+			ps = append(ps, Problem{Key: s.key + ".max_request_body_size",
+				Message: fmt.Sprintf("%d: must not be negative (0 means the default, %d)", s.size, httpstream.DefaultMaxRequestBodySize)})
+		}
+	}
+	return ps
+}
