@@ -44,7 +44,26 @@ before(async () => {
     },
   });
   [nodeA, nodeB] = await Promise.all([startHerald(config), startHerald(config)]);
+  // A node routes emulation only to nodes its heartbeats know of (others
+  // get 404, and centrifuge-js drops the commands until its timeout): wait
+  // until each node has heard the other.
+  await Promise.all([nodeA, nodeB].map((node) => waitNodes(node.port, 2)));
 });
+
+/**
+ * waitNodes waits until the API info of the node at port lists n nodes.
+ * Nodes announce themselves every few seconds; asking every 100 ms finds
+ * out soon after, and the deadline bounds the wait.
+ */
+async function waitNodes(port, n, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { nodes } = await api(port, 'info', {});
+    if (nodes.length >= n) return;
+    if (Date.now() > deadline) throw new Error(`node on ${port} knows ${nodes.length} nodes after ${timeoutMs} ms, want ${n}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
 
 after(async () => {
   await Promise.all([nodeA?.stop(), nodeB?.stop()]);
