@@ -6,8 +6,8 @@
 //
 // Each transport connects with a token, publishes and receives (its own
 // publications and the server API's), reads presence and history, recovers
-// what it missed while its network was cut, and keeps its connection past
-// its first token's expiry through getToken. A node stopped with SIGTERM
+// what it missed while its network was cut, and keeps its connection and a
+// private subscription past their first tokens' expiry through getToken. A node stopped with SIGTERM
 // sends every transport's clients away with 3001, and they come back to the
 // restarted node.
 import assert from 'node:assert/strict';
@@ -17,7 +17,7 @@ import { after, before, describe, test } from 'node:test';
 import jwt from 'jsonwebtoken';
 
 import { EventLog, connect, subscribe, waitEvent } from './lib/events.mjs';
-import { connectionToken, startHerald } from './lib/herald.mjs';
+import { connectionToken, startHerald, subscriptionToken } from './lib/herald.mjs';
 import { CuttableProxy } from './lib/proxy.mjs';
 import { api, codec, transportClient, transportConfig } from './lib/transports.mjs';
 
@@ -30,9 +30,13 @@ const CASES = [
 ];
 
 // Short tokens and close delays keep the refresh tests to a few seconds;
-// whole seconds, because the server counts expiry in seconds.
+// whole seconds, because the server counts expiry in seconds. The server
+// gives the SDK the time left truncated to whole seconds (a token whose
+// expiry is 2.01 s away has ttl 3 if issued in the same second) and the SDK
+// refreshes after exactly ttl, so a refresh may come up to a second after the
+// real expiry: the close delay must leave more than that second.
 const TTL_SECONDS = 3;
-const CLOSE_DELAY_SECONDS = 1;
+const CLOSE_DELAY_SECONDS = 2;
 const WAIT_MS = 15_000;
 const MISSED = 5;
 // Each test is a few round trips, or a few token lifetimes.
@@ -57,6 +61,7 @@ before(async () => {
     transportConfig({
       client: {
         expired_close_delay: `${CLOSE_DELAY_SECONDS}s`,
+        expired_sub_close_delay: `${CLOSE_DELAY_SECONDS}s`,
       },
       channel: { namespaces: [NAMESPACE] },
     }),
@@ -234,6 +239,31 @@ describe('every transport', { concurrency: true }, () => {
         assert.ok(calls >= 2, `getToken called ${calls} times`);
         assert.deepEqual(drops, [], 'the connection never dropped');
         assert.equal(client.state, 'connected');
+
+        await api(herald.port, 'publish', { channel, data: { n: 1 } });
+        const [pub] = await pubs.count(1);
+        assert.deepEqual(decode(pub.data), { n: 1 });
+      });
+
+      test('refreshes a private subscription token through getToken and stays subscribed', { timeout: TEST_TIMEOUT_MS }, async (t) => {
+        const channel = `$tr:sub-refresh-${name}`;
+        const user = `member-${name}`;
+        const client = newClient(herald.port, { token: connectionToken(user) });
+        t.after(() => client.disconnect());
+        await connect(client);
+        const tokens = new TokenSource(() => subscriptionToken(user, channel, { ttlSeconds: TTL_SECONDS }));
+        const sub = client.newSubscription(channel, { getToken: tokens.get });
+        const pubs = new EventLog(sub, 'publication');
+        await subscribe(sub);
+        const drops = [];
+        for (const event of ['unsubscribed', 'subscribing']) {
+          sub.on(event, (ctx) => drops.push({ event, code: ctx.code, reason: ctx.reason }));
+        }
+
+        const calls = await tokens.pastFirstExpiry();
+        assert.ok(calls >= 2, `getToken called ${calls} times`);
+        assert.deepEqual(drops, [], 'the subscription never dropped');
+        assert.equal(sub.state, 'subscribed');
 
         await api(herald.port, 'publish', { channel, data: { n: 1 } });
         const [pub] = await pubs.count(1);
