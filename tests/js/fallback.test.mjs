@@ -2,8 +2,8 @@
 // playwright-core; no browser download). A page served from another origin
 // loads centrifuge-js and is given WebSocket, HTTP-streaming and SSE
 // endpoints: it connects over WebSocket; with the WebSocket endpoint
-// broken (a wrong path) it falls back to HTTP-streaming; with that broken
-// too, to SSE, where it still receives publications, and after its node
+// broken (a wrong path) it falls back to HTTP-streaming (with the JSON and
+// the Protobuf build of the SDK); with that broken too, to SSE, where it still receives publications, and after its node
 // restarts it reconnects and recovers what it missed (on Redis, where
 // history outlives the node; on the memory engine it reconnects and
 // receives again).
@@ -38,6 +38,7 @@ const NAMESPACE = {
   history_ttl: '300s',
   force_recovery: true,
   allow_subscribe_for_client: true,
+  allow_publish_for_subscriber: true,
 };
 
 let site; // the page server
@@ -91,10 +92,11 @@ function endpoints(port, broken = []) {
 
 /**
  * startPage opens the page (kept in pages, for the screenshots) and starts
- * a client with the given transports on channel.
+ * a client with the given transports on channel, with the SDK's JSON or
+ * Protobuf build.
  */
-async function startPage(pages, transports, channel) {
-  const page = await openPage(context, `${site.origin}/`, STEP_TIMEOUT_MS);
+async function startPage(pages, transports, channel, { protobuf = false } = {}) {
+  const page = await openPage(context, `${site.origin}/${protobuf ? 'protobuf' : ''}`, STEP_TIMEOUT_MS);
   pages.push(page);
   const options = {
     token: connectionToken(`browser-${channel}`),
@@ -194,6 +196,21 @@ describe('transport fallback in Chromium', { skip: skipBrowser }, () => {
     assert.deepEqual(await failedTransports(page), ['websocket'], 'the WebSocket attempt failed first');
     await publish(channel, 1);
     await waitFor(page, { kind: 'publication', data: { n: 1 } });
+    assert.deepEqual(page.errors, [], 'no script errors on the page');
+  });
+
+  browserTest('the Protobuf build falls back to http_stream, binary both ways', async (t, pages) => {
+    const channel = 'fb:protobuf';
+    const page = await startPage(pages, endpoints(herald.port, ['websocket']), channel, { protobuf: true });
+    await waitFor(page, { kind: 'connected', transport: 'http_stream' });
+    await waitFor(page, { kind: 'subscribed' });
+    assert.deepEqual(await failedTransports(page), ['websocket']);
+    await publish(channel, 1);
+    await waitFor(page, { kind: 'publication', data: { n: 1 } });
+    // Up too: the page publishes bytes over the emulation endpoint (a
+    // cross-origin application/octet-stream POST, preflighted).
+    await page.evaluate((ch) => window.client.publish(ch, new TextEncoder().encode(JSON.stringify({ n: 2 }))), channel);
+    await waitFor(page, { kind: 'publication', data: { n: 2 } });
     assert.deepEqual(page.errors, [], 'no script errors on the page');
   });
 

@@ -8,19 +8,26 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-/** CENTRIFUGE_JS is the SDK's browser build (a UMD bundle that sets window.Centrifuge). */
-export const CENTRIFUGE_JS = path.join(here, '..', 'node_modules', 'centrifuge', 'dist', 'centrifuge.js');
+const DIST = path.join(here, '..', 'node_modules', 'centrifuge', 'dist');
+
+/** CENTRIFUGE_JS is the SDK's browser build (a bundle that sets window.Centrifuge). */
+export const CENTRIFUGE_JS = path.join(DIST, 'centrifuge.js');
+
+/** CENTRIFUGE_PROTOBUF_JS is the same with the Protobuf codec. */
+export const CENTRIFUGE_PROTOBUF_JS = path.join(DIST, 'centrifuge.protobuf.js');
 
 // The page records every client and subscription event in window.events
 // (and shows them, for the screenshot); the test starts a client with
-// window.start and waits for events with page.waitForFunction.
-const PAGE = `<!doctype html>
+// window.start and waits for events with page.waitForFunction. The
+// Protobuf build's publications are bytes: the page decodes them as the
+// JSON text the server API published.
+const page = (sdk) => `<!doctype html>
 <html>
 <head><meta charset="utf-8"><title>herald transport fallback</title></head>
 <body>
 <h1>herald transport fallback</h1>
 <pre id="log"></pre>
-<script src="/centrifuge.js"></script>
+<script src="${sdk}"></script>
 <script>
 window.events = [];
 function record(kind, fields) {
@@ -36,7 +43,10 @@ window.start = function (transports, options, channel) {
   client.on('error', (ctx) => record('error', { type: ctx.type, transport: ctx.transport, message: ctx.error && ctx.error.message }));
   const sub = client.newSubscription(channel);
   sub.on('subscribed', (ctx) => record('subscribed', { recovered: ctx.recovered, wasRecovering: ctx.wasRecovering }));
-  sub.on('publication', (ctx) => record('publication', { data: ctx.data, offset: ctx.offset }));
+  sub.on('publication', (ctx) => {
+    const data = ctx.data instanceof Uint8Array ? JSON.parse(new TextDecoder().decode(ctx.data)) : ctx.data;
+    record('publication', { data, offset: ctx.offset === undefined ? undefined : String(ctx.offset) });
+  });
   sub.on('error', (ctx) => record('suberror', { message: ctx.error && ctx.error.message }));
   sub.subscribe();
   client.connect();
@@ -48,23 +58,26 @@ window.start = function (transports, options, channel) {
 `;
 
 /**
- * startPageServer serves the page at / and the SDK at /centrifuge.js on a
- * free loopback port; resolves with { origin, close }.
+ * startPageServer serves the page at / (JSON build) and /protobuf
+ * (Protobuf build), and the SDK's bundles, on a free loopback port;
+ * resolves with { origin, close }.
  */
 export async function startPageServer() {
-  const sdk = readFileSync(CENTRIFUGE_JS);
+  const files = {
+    '/': { type: 'text/html; charset=utf-8', body: page('/centrifuge.js') },
+    '/protobuf': { type: 'text/html; charset=utf-8', body: page('/centrifuge.protobuf.js') },
+    '/centrifuge.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(CENTRIFUGE_JS) },
+    '/centrifuge.protobuf.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(CENTRIFUGE_PROTOBUF_JS) },
+  };
   const server = http.createServer((req, res) => {
-    const url = new URL(req.url, 'http://localhost');
-    if (url.pathname === '/') {
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
-      res.end(PAGE);
-    } else if (url.pathname === '/centrifuge.js') {
-      res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8' });
-      res.end(sdk);
-    } else {
+    const file = files[new URL(req.url, 'http://localhost').pathname];
+    if (!file) {
       res.writeHead(404, { 'Content-Type': 'text/plain' });
       res.end('not found\n');
+      return;
     }
+    res.writeHead(200, { 'Content-Type': file.type, 'Cache-Control': 'no-store' });
+    res.end(file.body);
   });
   await new Promise((resolve, reject) => {
     server.once('error', reject);
