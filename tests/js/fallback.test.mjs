@@ -6,7 +6,8 @@
 // the Protobuf build of the SDK); with that broken too, to SSE, where it still receives publications, and after its node
 // restarts it reconnects and recovers what it missed (on Redis, where
 // history outlives the node; on the memory engine it reconnects and
-// receives again).
+// receives again). A page from an origin that is not allowed connects over
+// none of them.
 //
 // A failed test keeps a screenshot of its page (which lists every client
 // event) in .tmp/logs/.
@@ -95,8 +96,8 @@ function endpoints(port, broken = []) {
  * a client with the given transports on channel, with the SDK's JSON or
  * Protobuf build.
  */
-async function startPage(pages, transports, channel, { protobuf = false } = {}) {
-  const page = await openPage(context, `${site.origin}/${protobuf ? 'protobuf' : ''}`, STEP_TIMEOUT_MS);
+async function startPage(pages, transports, channel, { protobuf = false, origin = site.origin } = {}) {
+  const page = await openPage(context, `${origin}/${protobuf ? 'protobuf' : ''}`, STEP_TIMEOUT_MS);
   pages.push(page);
   const options = {
     token: connectionToken(`browser-${channel}`),
@@ -197,6 +198,25 @@ describe('transport fallback in Chromium', { skip: skipBrowser }, () => {
     await publish(channel, 1);
     await waitFor(page, { kind: 'publication', data: { n: 1 } });
     assert.deepEqual(page.errors, [], 'no script errors on the page');
+  });
+
+  browserTest('a page from an origin that is not allowed connects over no transport', async (t, pages) => {
+    // The same page server under another name: http://localhost:<port> is
+    // not in websocket.allowed_origins, which the HTTP transports follow too.
+    const origin = site.origin.replace('127.0.0.1', 'localhost');
+    const page = await startPage(pages, endpoints(herald.port), 'fb:refused', { origin });
+    // Every transport is tried and refused, and the SDK goes on retrying
+    // (the HTTP ones: centrifuge-js 5.7 does not go back to a WebSocket
+    // that failed before any transport opened). Wait for SSE, the last,
+    // to be refused on two attempts (each reports its failure twice).
+    await page.waitForFunction(
+      () => new Set(window.events.filter((e) => e.kind === 'error' && e.transport === 'sse').map((e) => e.at)).size >= 2,
+      null,
+      { timeout: STEP_TIMEOUT_MS },
+    );
+    const failed = await failedTransports(page);
+    assert.deepEqual([...new Set(failed.slice(0, 3))], ['websocket', 'http_stream', 'sse']);
+    assert.deepEqual(await eventsOf(page, 'connected'), [], 'never connected');
   });
 
   browserTest('the Protobuf build falls back to http_stream, binary both ways', async (t, pages) => {
