@@ -31,11 +31,13 @@ type Config struct {
 	Client    ClientConfig    `yaml:"client"`
 	Channel   ChannelConfig   `yaml:"channel"`
 	WebSocket WebSocketConfig `yaml:"websocket"`
-	Engine    EngineConfig    `yaml:"engine"`
-	Admin     AdminConfig     `yaml:"admin"`
-	HTTP      HTTPConfig      `yaml:"http"`
-	HTTPAPI   HTTPAPIConfig   `yaml:"http_api"`
-	Shutdown  ShutdownConfig  `yaml:"shutdown"`
+	// UniWebSocket is the unidirectional WebSocket endpoint.
+	UniWebSocket UniWebSocketConfig `yaml:"uni_websocket"`
+	Engine       EngineConfig       `yaml:"engine"`
+	Admin        AdminConfig        `yaml:"admin"`
+	HTTP         HTTPConfig         `yaml:"http"`
+	HTTPAPI      HTTPAPIConfig      `yaml:"http_api"`
+	Shutdown     ShutdownConfig     `yaml:"shutdown"`
 	// The HTTP transports' keys (http_stream, sse, ...): config_transports.go.
 	TransportsConfig `yaml:",inline"`
 }
@@ -177,6 +179,23 @@ type WebSocketConfig struct {
 	// one that is not itself a trusted proxy); from anywhere else the
 	// header is ignored. Empty: the TCP peer's address always.
 	TrustedProxies []string `yaml:"trusted_proxies"`
+	// Compression accepts permessage-deflate from clients that offer it,
+	// without context takeover (false).
+	Compression bool `yaml:"compression"`
+	// CompressionMinSize is the smallest outgoing message compressed, in
+	// bytes (0: all).
+	CompressionMinSize int `yaml:"compression_min_size"`
+	// CompressionLevel is the deflate level, 1 (fastest) to 9 (smallest)
+	// (1).
+	CompressionLevel int `yaml:"compression_level"`
+}
+
+// UniWebSocketConfig configures the unidirectional WebSocket endpoint,
+// /connection/uni_websocket. It shares the websocket section's limits,
+// origins, admission and compression.
+type UniWebSocketConfig struct {
+	// Enabled serves the endpoint (false, as in Centrifugo).
+	Enabled bool `yaml:"enabled"`
 }
 
 // DefaultConfig is the configuration `herald serve` runs with when given
@@ -271,6 +290,12 @@ func (c Config) Validate() error {
 	}
 	if c.WebSocket.IPRateBurst < 0 {
 		bad("websocket.ip_rate_burst", "%d: must not be negative", c.WebSocket.IPRateBurst)
+	}
+	if l := c.WebSocket.CompressionLevel; l != 0 && (l < websocket.MinCompressionLevel || l > websocket.MaxCompressionLevel) {
+		bad("websocket.compression_level", "%d: want %d (fastest) to %d (smallest), or 0 for the default", l, websocket.MinCompressionLevel, websocket.MaxCompressionLevel)
+	}
+	if c.WebSocket.CompressionMinSize < 0 {
+		bad("websocket.compression_min_size", "%d: must not be negative", c.WebSocket.CompressionMinSize)
 	}
 	if c.Client.ChannelLimit < 0 {
 		bad("client.channel_limit", "%d: must not be negative", c.Client.ChannelLimit)

@@ -143,4 +143,10 @@ websocket:
   ip_rate_limit: 1000        # new connections a second per client address; more get 429; -1 (behind a proxy, load tests): off
   ip_rate_burst: 200         # connections an address may open at once
   trusted_proxies: []        # reverse proxies (IPs or CIDRs) whose X-Forwarded-For names the client address
+  compression: false         # permessage-deflate for clients that offer it (no context takeover)
+  compression_min_size: 0    # smaller outgoing messages go uncompressed; 0: compress all
+  compression_level: 1       # 1 (fastest) to 9 (smallest)
+
+uni_websocket:
+  enabled: false             # serve /connection/uni_websocket (connect request in, bare pushes out)
 `

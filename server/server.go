@@ -34,6 +34,10 @@ const Version = "0.1.0"
 // WebSocketPath is where clients connect, as in Centrifugo.
 const WebSocketPath = "/connection/websocket"
 
+// UniWebSocketPath is the unidirectional WebSocket endpoint, as in
+// Centrifugo (uni_websocket.enabled).
+const UniWebSocketPath = "/connection/uni_websocket"
+
 // Server is one running Herald node.
 type Server struct {
 	cfg  Config
@@ -78,13 +82,16 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	ws, err := websocket.NewServer(websocket.Config{
-		MaxMessageSize: cfg.WebSocket.MessageSizeLimit,
-		WriteTimeout:   cfg.WebSocket.WriteTimeout.D(),
-		ReadTimeout:    cfg.WebSocket.ReadTimeout.D(),
-		CheckOrigin:    originChecker(cfg.WebSocket.AllowedOrigins),
-		OriginHint:     `add the page's origin (scheme://host:port) to websocket.allowed_origins in the configuration, or "*" to allow any`,
-		Poller:         websocket.Poller(cfg.WebSocket.Poller),
-		Logger:         log,
+		MaxMessageSize:     cfg.WebSocket.MessageSizeLimit,
+		WriteTimeout:       cfg.WebSocket.WriteTimeout.D(),
+		ReadTimeout:        cfg.WebSocket.ReadTimeout.D(),
+		CheckOrigin:        originChecker(cfg.WebSocket.AllowedOrigins),
+		OriginHint:         `add the page's origin (scheme://host:port) to websocket.allowed_origins in the configuration, or "*" to allow any`,
+		Poller:             websocket.Poller(cfg.WebSocket.Poller),
+		Compression:        cfg.WebSocket.Compression,
+		CompressionMinSize: cfg.WebSocket.CompressionMinSize,
+		CompressionLevel:   cfg.WebSocket.CompressionLevel,
+		Logger:             log,
 	}, func(c *websocket.Conn, r *http.Request) websocket.Session {
 		return h.NewClient(c, c.RemoteAddr())
 	})
@@ -103,20 +110,32 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	// The hub counts unauthenticated connections, the transport upgrades
 	// them; admission, in between, refuses before the upgrade.
-	adm, err := newAdmission(ws, cfg.WebSocket, h.NumPending, log)
+	// Both WebSocket endpoints pass the same admission and drain checks.
+	upgrades := http.NewServeMux()
+	upgrades.Handle(WebSocketPath, ws)
+	if cfg.UniWebSocket.Enabled {
+		upgrades.Handle(UniWebSocketPath, ws.UniHandler(func(c *websocket.UniConn, r *http.Request) websocket.UniSession {
+			return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportUniWebSocket, Unidirectional: true, Header: r.Header})
+		}))
+	}
+	adm, err := newAdmission(upgrades, cfg.WebSocket, h.NumPending, log)
 	if err != nil {
 		return nil, err
 	}
 	s.registry.MustRegister(adm.collectors...)
 	mux := http.NewServeMux()
-	mux.Handle(WebSocketPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	wsEntry := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.draining.Load() {
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, "node is shutting down: connect to another node", http.StatusServiceUnavailable)
 			return
 		}
 		adm.ServeHTTP(w, r)
-	}))
+	})
+	mux.Handle(WebSocketPath, wsEntry)
+	if cfg.UniWebSocket.Enabled {
+		mux.Handle(UniWebSocketPath, wsEntry)
+	}
 	s.mountHTTPTransports(mux, adm)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", s.healthz)

@@ -337,3 +337,42 @@ func TestIdleMemoryWithCompression(t *testing.T) {
 		t.Fatalf("%d bytes per idle connection, want at most 8 KiB", per)
 	}
 }
+
+// TestCompressionBrowserOffer checks the offers browsers send: Chrome's
+// "permessage-deflate; client_max_window_bits" is accepted, and the answer
+// tells the client not to keep its context either.
+func TestCompressionBrowserOffer(t *testing.T) {
+	h := newHarness(t, Config{Poller: pollersUnderTest(t)[0], Compression: true})
+	for _, tc := range []struct {
+		offer  string
+		accept bool
+	}{
+		{"permessage-deflate; client_max_window_bits", true},
+		{"permessage-deflate", true},
+		{"permessage-deflate; server_max_window_bits=10", false},
+		{"x-webkit-deflate-frame", false},
+	} {
+		opts, ok := httphead.ParseOptions([]byte(tc.offer), nil)
+		if !ok {
+			t.Fatalf("parse %q", tc.offer)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		nc, _, hs, err := ws.Dialer{Extensions: opts}.Dial(ctx, h.url(""))
+		cancel()
+		if err != nil {
+			t.Fatalf("%q: dial: %v", tc.offer, err)
+		}
+		nc.Close()
+		h.session()
+		accepted := len(hs.Extensions) == 1 && bytes.Equal(hs.Extensions[0].Name, wsflate.ExtensionNameBytes)
+		if accepted != tc.accept {
+			t.Fatalf("%q: accepted %v (%v), want %v", tc.offer, accepted, hs.Extensions, tc.accept)
+		}
+		if accepted {
+			var p wsflate.Parameters
+			if err := p.Parse(hs.Extensions[0]); err != nil || !p.ClientNoContextTakeover || !p.ServerNoContextTakeover {
+				t.Fatalf("%q: answer %v (%v), want no context takeover both ways", tc.offer, hs.Extensions[0], err)
+			}
+		}
+	}
+}

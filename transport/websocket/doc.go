@@ -45,6 +45,11 @@
 // messages are decompressed with MaxMessageSize applied to the result
 // (1009 beyond it), so a decompression bomb costs at most that much.
 //
+// Server.UniHandler serves Centrifugo's unidirectional WebSocket on the same
+// read path: the client's first message (or the cf_connect query
+// parameter) is a JSON connect request, and the hub's replies go out as
+// bare pushes, one per text frame (see uni.go).
+//
 // The encoding is chosen at the upgrade: subprotocol centrifuge-protobuf, or
 // the query parameter format=protobuf or cf_protocol=protobuf, select
 // Protobuf in binary frames; anything else is JSON in text frames.
