@@ -130,6 +130,24 @@ shutdown:                    # on SIGTERM/SIGINT: readyz 503, new connections re
   drain_window: 5s           # clients closed with 3001 spread over this window,
   timeout: 30s               # in-flight API calls finished; exit 0 within the timeout
 
+# HTTP fallbacks for browsers where WebSocket is blocked (centrifuge-js transports), with
+# /emulation for their commands; writes use websocket.write_timeout, origins
+# websocket.allowed_origins, and new streams the websocket admission limits.
+http_stream:
+  enabled: true              # /connection/http_stream
+  max_request_body_size: 65536
+sse:
+  enabled: true              # /connection/sse
+  max_request_body_size: 65536
+emulation:
+  max_request_body_size: 65536
+uni_http_stream:             # receive-only streams: one connect request, then pushes
+  enabled: false             # /connection/uni_http_stream
+  max_request_body_size: 65536
+uni_sse:
+  enabled: false             # /connection/uni_sse
+  max_request_body_size: 65536
+
 admin:
   address: ""                # pprof and metrics on a separate listener; off when empty (use loopback)
 

@@ -317,3 +317,23 @@ func TestHTTPStreamOutlivesBodyReadTimeout(t *testing.T) {
 		c.close()
 	}
 }
+
+// TestHTTPStreamsAdmissionCap: a stream counts against
+// websocket.max_unauthenticated only until it has authenticated, though
+// its request lasts as long as the stream.
+func TestHTTPStreamsAdmissionCap(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.WebSocket.MaxUnauthenticated = 2
+	s := startServer(t, cfg)
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	for i := range 4 {
+		path := HTTPStreamPath
+		if i%2 == 1 {
+			path = SSEPath
+		}
+		mustOpenStream(t, s, path, "u")
+	}
+	if got := s.Hub().NumClients(); got != 4 {
+		t.Fatalf("%d clients, want 4", got)
+	}
+}

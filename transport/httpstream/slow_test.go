@@ -86,8 +86,8 @@ func TestIdleSSEMemory(t *testing.T) {
 	t.Logf("%d idle SSE connections: %d bytes each (heap and stacks, server and client sides)", n, per)
 	// The server's part is about one hub client, a net/http connection
 	// (two goroutines, its read and write buffers) and the stream.
-	if per > 48<<10 {
-		t.Fatalf("%d bytes per idle SSE connection, want at most 48 KiB", per)
+	if per > 64<<10 {
+		t.Fatalf("%d bytes per idle SSE connection, want at most 64 KiB (about 28 KiB measured without the race detector)", per)
 	}
 	for _, nc := range conns {
 		_ = nc.Close()
