@@ -25,21 +25,16 @@ function noCurl() {
   }
 }
 
-// transport/websocket has the unidirectional WebSocket, but the server does
-// not mount it (nor know uni_websocket.enabled) yet.
-const NO_UNI_WEBSOCKET = 'uni_websocket is not mounted by the server yet (no uni_websocket.enabled key)';
-
 const READERS = [
   { name: 'uni_sse (eventsource package)', open: uniSSEEventSource },
   { name: 'uni_sse (fetch)', open: uniSSEFetch },
   { name: 'uni_http_stream (fetch)', open: uniHTTPStreamFetch },
   { name: 'uni_http_stream (curl -N)', open: uniHTTPStreamCurl, skip: noCurl() },
-  { name: 'uni_websocket (ws)', open: uniWebSocket, websocket: true, skip: NO_UNI_WEBSOCKET },
+  { name: 'uni_websocket (ws)', open: uniWebSocket, websocket: true },
   {
     name: 'uni_websocket (ws, cf_connect)',
     open: (port, request) => uniWebSocket(port, request, { inQuery: true }),
     websocket: true,
-    skip: NO_UNI_WEBSOCKET,
   },
 ];
 
@@ -53,9 +48,7 @@ const nodes = {};
 
 before(() => {
   nodes.http = startHerald(transportConfig({ uni_sse: { enabled: true }, uni_http_stream: { enabled: true } }));
-  nodes.websocket = NO_UNI_WEBSOCKET
-    ? Promise.reject(new Error(NO_UNI_WEBSOCKET))
-    : startHerald(transportConfig({ uni_websocket: { enabled: true } }));
+  nodes.websocket = startHerald(transportConfig({ uni_websocket: { enabled: true } }));
   // A node that fails to start fails its tests, with its log, when they await it.
   for (const node of Object.values(nodes)) node.catch(() => {});
 });
