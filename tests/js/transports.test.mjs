@@ -9,12 +9,14 @@
 // what it missed while its network was cut, and keeps its connection and a
 // private subscription past their first tokens' expiry through getToken. A node stopped with SIGTERM
 // sends every transport's clients away with 3001, and they come back to the
-// restarted node.
+// restarted node. With websocket.compression on, the SDK's WebSocket
+// negotiates permessage-deflate.
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { after, before, describe, test } from 'node:test';
 
 import jwt from 'jsonwebtoken';
+import WebSocket from 'ws';
 
 import { EventLog, connect, subscribe, waitEvent } from './lib/events.mjs';
 import { connectionToken, startHerald, subscriptionToken } from './lib/herald.mjs';
@@ -313,5 +315,56 @@ test('SIGTERM sends every transport away with 3001 and they come back to the res
   for (const { transport, protocol, pubs, decode } of clients) {
     const [pub] = await pubs.count(1);
     assert.deepEqual(decode(pub.data), { n: 1 }, `${transport} (${protocol}) receives after the restart`);
+  }
+});
+
+test('websocket with compression: centrifuge-js negotiates permessage-deflate and round-trips large publications', { timeout: TEST_TIMEOUT_MS }, async (t) => {
+  const node = await startHerald(
+    transportConfig({ websocket: { compression: true, compression_min_size: 64 }, channel: { namespaces: [NAMESPACE] } }),
+  );
+  t.after(() => node.stop());
+  // The ws package offers permessage-deflate by default; the subclass keeps
+  // each socket, to read which extensions the handshake agreed.
+  const sockets = [];
+  class RecordingWebSocket extends WebSocket {
+    constructor(...args) {
+      super(...args);
+      sockets.push(this);
+    }
+  }
+  // Through a proxy that counts what the node sends.
+  const proxy = await CuttableProxy.start(node.port);
+  t.after(() => proxy.close());
+  for (const protocol of ['json', 'protobuf']) {
+    const { encode, decode } = codec(protocol);
+    const client = transportClient(proxy.port, 'websocket', {
+      protocol,
+      websocket: RecordingWebSocket,
+      token: connectionToken(`deflate-${protocol}`),
+    });
+    t.after(() => client.disconnect());
+    await connect(client);
+    const extensions = sockets.at(-1).extensions;
+    assert.match(extensions, /permessage-deflate/, `${protocol}: negotiated extensions ${JSON.stringify(extensions)}`);
+
+    const channel = `tr:deflate-${protocol}`;
+    const sub = client.newSubscription(channel);
+    const pubs = new EventLog(sub, 'publication');
+    await subscribe(sub);
+    // Repetitive text well over the minimum size: it is sent compressed.
+    const text = 'herald '.repeat(2000);
+    const before = proxy.bytesDown;
+    await sub.publish(encode({ n: 1, text }));
+    await api(node.port, 'publish', { channel, data: { n: 2, text } });
+    const got = await pubs.count(2);
+    assert.deepEqual(
+      got.map((p) => decode(p.data)),
+      [
+        { n: 1, text },
+        { n: 2, text },
+      ],
+    );
+    const sent = proxy.bytesDown - before;
+    assert.ok(sent < text.length, `${protocol}: the node sent ${sent} bytes for two publications of ${text.length} bytes each`);
   }
 });
