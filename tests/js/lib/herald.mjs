@@ -115,9 +115,11 @@ export function subscriptionToken(user, channel, { ttlSeconds = 3600 } = {}) {
 
 /**
  * startHerald runs herald serve with config (merged over a token key and
- * warn-level logs) and resolves once it accepts TCP connections.
+ * warn-level logs) and resolves once it accepts TCP connections. With
+ * `port`, it listens there (to restart a node where its clients reconnect)
+ * and is tried once.
  */
-export async function startHerald(config = {}) {
+export async function startHerald(config = {}, { port: fixedPort } = {}) {
   const bin = heraldBinary();
   const full = {
     log: { level: 'warn', format: 'text' },
@@ -127,12 +129,12 @@ export async function startHerald(config = {}) {
   // Another process may grab the probed port before herald binds it: try
   // again with a new one.
   let lastError;
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0; attempt < (fixedPort ? 1 : 3); attempt++) {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'herald-js-'));
     const configPath = path.join(dir, 'herald.yaml');
     // JSON is YAML, so no YAML library is needed.
     writeFileSync(configPath, JSON.stringify(full, null, 2));
-    const port = await freePort();
+    const port = fixedPort ?? (await freePort());
     const proc = spawn(bin, ['serve', '--config', configPath, '--address', `127.0.0.1:${port}`], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });

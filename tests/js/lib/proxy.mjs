@@ -20,6 +20,9 @@ export class CuttableProxy {
     this.targetPort = targetPort;
     this.open = true;
     this.sockets = new Set();
+    // Bytes forwarded from the target to clients, to see what the wire
+    // carried (compression, framing).
+    this.bytesDown = 0;
     this.server = net.createServer((client) => this.accept(client));
   }
 
@@ -29,6 +32,9 @@ export class CuttableProxy {
       return;
     }
     const upstream = net.connect({ host: '127.0.0.1', port: this.targetPort });
+    upstream.on('data', (chunk) => {
+      this.bytesDown += chunk.length;
+    });
     for (const [a, b] of [
       [client, upstream],
       [upstream, client],
