@@ -152,7 +152,13 @@ func (h *Hub) handleControl(data []byte) {
 	}
 	switch {
 	case m.Node != nil:
-		h.nodes.update(m.Node.info())
+		if h.nodes.update(m.Node.info()) && m.From != h.nodeID {
+			// A node that just started knows no other node until their
+			// next heartbeats; answering its first one at once lets it
+			// route emulation requests and surveys to us within a round
+			// trip instead of a heartbeat interval.
+			h.goBackground(h.announce)
+		}
 	case m.Leaving:
 		h.nodes.remove(m.From)
 	case m.Disconnect != nil:
@@ -224,18 +230,23 @@ func (h *Hub) localNodeInfo() NodeInfo {
 
 // heartbeatLoop announces this node to the cluster until the hub closes,
 // then tells the others it is leaving.
+// announce sends this node's heartbeat.
+func (h *Hub) announce() {
+	info := h.localNodeInfo()
+	h.nodes.update(info)
+	ctx, cancel := context.WithTimeout(h.ctx, heartbeatInterval)
+	defer cancel()
+	if err := h.sendControl(ctx, controlMessage{Node: nodeToWire(info)}); err != nil && h.ctx.Err() == nil {
+		h.log.Warn("node heartbeat", "error", err)
+	}
+}
+
 func (h *Hub) heartbeatLoop() {
 	defer h.wg.Done()
 	t := time.NewTicker(heartbeatInterval)
 	defer t.Stop()
 	for {
-		info := h.localNodeInfo()
-		h.nodes.update(info)
-		ctx, cancel := context.WithTimeout(h.ctx, heartbeatInterval)
-		if err := h.sendControl(ctx, controlMessage{Node: nodeToWire(info)}); err != nil && h.ctx.Err() == nil {
-			h.log.Warn("node heartbeat", "error", err)
-		}
-		cancel()
+		h.announce()
 		select {
 		case <-h.ctx.Done():
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -298,10 +309,14 @@ type nodeEntry struct {
 
 func (r *nodeRegistry) init() { r.nodes = make(map[string]nodeEntry) }
 
-func (r *nodeRegistry) update(info NodeInfo) {
+// update records a heartbeat and reports whether the node was unknown
+// (new, or expired).
+func (r *nodeRegistry) update(info NodeInfo) (isNew bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	old, ok := r.nodes[info.ID]
 	r.nodes[info.ID] = nodeEntry{info: info, seen: time.Now()}
+	return !ok || time.Since(old.seen) > nodeExpiry
 }
 
 func (r *nodeRegistry) remove(id string) {

@@ -146,3 +146,28 @@ func TestClusterWideAPI(t *testing.T) {
 		})
 	}
 }
+
+// TestNewNodeKnowsTheClusterAtOnce: a node that starts hears from the
+// others within a round trip, not at their next heartbeat (3 s later), so
+// that emulation requests and surveys reach it from the start.
+func TestNewNodeKnowsTheClusterAtOnce(t *testing.T) {
+	for _, name := range []string{"postgres", "redis"} {
+		setup := networkedEngines()[name]
+		t.Run(name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			setup(t, &cfg)
+			cfg.Name = "node1"
+			n1 := startServer(t, cfg)
+			t.Cleanup(func() { _ = n1.Shutdown(context.Background()) })
+			// Let node 1's first heartbeat go by, so that only the answer
+			// to node 2's can tell node 2 about it in time.
+			testenv.Eventually(t, "node 1 knows itself", 5*time.Second, func() bool { return len(n1.Hub().Nodes()) == 1 })
+			cfg.Name = "node2"
+			n2 := startServer(t, cfg)
+			t.Cleanup(func() { _ = n2.Shutdown(context.Background()) })
+			testenv.Eventually(t, "node 2 knows node 1 before node 1's next heartbeat", 2*time.Second, func() bool {
+				return len(n2.Hub().Nodes()) == 2
+			})
+		})
+	}
+}
