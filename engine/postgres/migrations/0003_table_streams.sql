@@ -1,12 +1,120 @@
 -- Herald PostgreSQL engine, schema version 3: table change streams.
 --
 -- stream_table turns every INSERT, UPDATE and DELETE of a table into a
--- publication {"op", "old", "new"} on a channel computed from the row, made
--- by a row trigger inside the writing transaction with publish(): it is
--- delivered if and only if the transaction commits, in commit order per
--- channel (publish holds the channel's stream row until commit), with
--- history and recovery like any other publication, and large rows take the
--- spill path.
+-- publication {"op", "old", "new"} on a channel computed from the row. A
+-- row trigger queues the change in table_changes, in the writing
+-- transaction; a deferred trigger publishes the transaction's queued
+-- changes when it commits, all at once: one offset allocation per channel
+-- (allocating per row would update the channel's stream row once per row,
+-- and a transaction that updates one row many times slows down with every
+-- update), the history rows in one insert, then the notifications. So a
+-- change is delivered if and only if the transaction commits, in commit
+-- order per channel (the stream row stays locked from the allocation to
+-- the commit, which is now only the end of the commit), with history and
+-- recovery like any other publication; large rows take the spill path.
+
+-- Changes queued by the running transactions, published at their commit.
+CREATE TABLE {{schema}}.table_changes (
+    txid         xid8     NOT NULL DEFAULT pg_current_xact_id(),
+    seq          bigint   GENERATED ALWAYS AS IDENTITY,
+    channel      text     NOT NULL,
+    data         jsonb    NOT NULL,
+    history_size integer  NOT NULL,
+    history_ttl  interval NOT NULL,
+    PRIMARY KEY (txid, seq)
+);
+
+-- emit_record sends one encoded publication record (encode_pub) to the
+-- nodes, through the spill table when it is too large for a notification.
+CREATE FUNCTION {{schema}}.emit_record(p_channel text, p_offset bigint, p_epoch text, p_rec text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    v_hdr   text := 'n' || {{schema}}.ns('s' || nextval('{{schema}}.notify_seq')::text);
+    v_rec   text := p_rec;
+    v_spill bigint;
+BEGIN
+    IF octet_length(v_hdr) + octet_length(v_rec) > 7999 THEN
+        INSERT INTO {{schema}}.spill (body, expire_at)
+        VALUES (convert_to(v_rec, 'UTF8'), now() + interval '1 hour')
+        RETURNING id INTO v_spill;
+        v_rec := 'r' || {{schema}}.ns(p_channel) || {{schema}}.ns(p_offset::text)
+              || {{schema}}.ns(p_epoch) || {{schema}}.ns(v_spill::text);
+    END IF;
+    PERFORM pg_notify('{{schema}}_' || (hashtext(p_channel) & 15)::text, v_hdr || v_rec);
+END
+$fn$;
+
+-- flush_changes publishes the queued changes of the running transaction,
+-- in the order they were made. It is a deferred constraint trigger, so it
+-- fires once per queued row at commit; the first firing publishes them
+-- all and notes the last sequence number in a transaction-local setting,
+-- and the later firings return at once.
+CREATE FUNCTION {{schema}}.flush_changes() RETURNS trigger
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    v_done  text := current_setting('{{schema}}.flushed_seq', true);
+    v_time  bigint;
+    v_seqs  bigint[];
+    v_chans text[];
+    v_datas jsonb[];
+    v_max   bigint;
+    a_ch    text[];
+    a_n     integer[];
+    a_sz    integer[];
+    a_ttl   bigint[];
+    al_ch   text[];
+    al_top  bigint[];
+    al_ep   text[];
+    r       record;
+BEGIN
+    IF v_done IS NOT NULL AND v_done <> '' AND NEW.seq <= v_done::bigint THEN
+        RETURN NULL;
+    END IF;
+    v_time := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+    WITH d AS (DELETE FROM {{schema}}.table_changes WHERE txid = pg_current_xact_id()
+               RETURNING seq, channel, data, history_size, history_ttl),
+         h AS (SELECT channel, count(*)::integer AS n, max(history_size) AS sz,
+                      max({{schema}}.ms(history_ttl)) AS ttl
+                 FROM d WHERE history_size > 0 AND history_ttl > interval '0' GROUP BY channel)
+    SELECT (SELECT array_agg(seq ORDER BY seq) FROM d), (SELECT array_agg(channel ORDER BY seq) FROM d),
+           (SELECT array_agg(data ORDER BY seq) FROM d), (SELECT max(seq) FROM d),
+           (SELECT array_agg(channel ORDER BY channel) FROM h), (SELECT array_agg(n ORDER BY channel) FROM h),
+           (SELECT array_agg(sz ORDER BY channel) FROM h), (SELECT array_agg(ttl ORDER BY channel) FROM h)
+      INTO v_seqs, v_chans, v_datas, v_max, a_ch, a_n, a_sz, a_ttl;
+    IF v_max IS NULL THEN
+        RETURN NULL;
+    END IF;
+    PERFORM set_config('{{schema}}.flushed_seq', v_max::text, true);
+    -- One allocation for all the channels with history.
+    IF a_ch IS NOT NULL THEN
+        SELECT array_agg(x.channel), array_agg(x.top_offset), array_agg(x.epoch)
+          INTO al_ch, al_top, al_ep
+          FROM {{schema}}.alloc(a_ch, a_n, a_sz, a_ttl,
+                                array_fill({{schema}}.ms(interval '30 days'), ARRAY[cardinality(a_ch)])) x;
+    END IF;
+    FOR r IN
+        WITH u AS (SELECT * FROM unnest(v_seqs, v_chans, v_datas) AS u (seq, channel, data)),
+             al AS (SELECT * FROM unnest(al_ch, al_top, al_ep, a_n) AS al (channel, top, epoch, n)),
+             pos AS (SELECT u.seq, u.channel, u.data,
+                            CASE WHEN al.channel IS NULL THEN 0
+                                 ELSE al.top - al.n + row_number() OVER (PARTITION BY u.channel ORDER BY u.seq) END AS off,
+                            coalesce(al.epoch, '') AS epoch
+                       FROM u LEFT JOIN al ON al.channel = u.channel),
+             hist AS (INSERT INTO {{schema}}.history (channel, pub_offset, time_ms, data)
+                      SELECT channel, off, v_time, convert_to(data::text, 'UTF8') FROM pos WHERE off > 0)
+        SELECT seq, channel, off, epoch,
+               {{schema}}.encode_pub(channel, off, epoch, v_time, NULL, {{schema}}.ns(data::text)) AS rec
+          FROM pos ORDER BY seq
+    LOOP
+        PERFORM {{schema}}.emit_record(r.channel, r.off, r.epoch, r.rec);
+    END LOOP;
+    RETURN NULL;
+END
+$fn$;
+
+CREATE CONSTRAINT TRIGGER {{schema}}_flush AFTER INSERT ON {{schema}}.table_changes
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION {{schema}}.flush_changes();
 
 -- One row per streamed table.
 CREATE TABLE {{schema}}.table_streams (
@@ -18,8 +126,8 @@ CREATE TABLE {{schema}}.table_streams (
     history_ttl  interval NOT NULL
 );
 
--- stream_row is the trigger: it reads the table's stream definition and
--- publishes the change.
+-- stream_row is the row trigger: it reads the table's stream definition
+-- and queues the change for flush_changes.
 CREATE FUNCTION {{schema}}.stream_row() RETURNS trigger
 LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
@@ -51,10 +159,12 @@ BEGIN
     END IF;
     -- An update that moves a row to another channel is told to both.
     IF v_och IS NOT NULL AND v_och IS DISTINCT FROM v_ch THEN
-        PERFORM {{schema}}.publish(v_och, v_data, s.history_size, s.history_ttl);
+        INSERT INTO {{schema}}.table_changes (channel, data, history_size, history_ttl)
+        VALUES (v_och, v_data, s.history_size, s.history_ttl);
     END IF;
     IF v_ch IS NOT NULL THEN
-        PERFORM {{schema}}.publish(v_ch, v_data, s.history_size, s.history_ttl);
+        INSERT INTO {{schema}}.table_changes (channel, data, history_size, history_ttl)
+        VALUES (v_ch, v_data, s.history_size, s.history_ttl);
     END IF;
     RETURN NULL;
 END
