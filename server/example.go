@@ -99,6 +99,7 @@ channel:
     queue_policy: close   # close: a subscriber too far behind gets 3008 | drop_oldest: its oldest queued publications are dropped
     join_leave_max_subscribers: 0   # no join/leave events in channels with more subscribers on a node (0: 1000, -1: no bound)
     publication_data_format: json   # json | json_object | binary (only Protobuf clients may subscribe; other data refused at publish)
+    allowed_delta_types: []   # [fossil]: subscribers asking delta "fossil" get publications as deltas against the previous one
   namespaces:             # channels "chat:..." use the namespace named chat
     - name: chat
       presence: true
