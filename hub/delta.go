@@ -120,6 +120,23 @@ func (dc *deltaChannels) advance(ch string, pub *engine.Publication, sp engine.S
 	return step
 }
 
+// seed gives ch a base read from its stream (the last publication a
+// recovery returned) when this node has seen none yet, e.g. because the
+// channel had no delta subscriber here while it was published: the next
+// live publication can then be a delta for the recovered subscriber. A
+// stream position always names the same data, so a concurrent advance
+// cannot make the base wrong, only newer.
+func (dc *deltaChannels) seed(ch string, ref deltaRef, data []byte) {
+	if !ref.valid() {
+		return
+	}
+	dc.mu.Lock()
+	defer dc.mu.Unlock()
+	if e := dc.m[ch]; e != nil && !e.prev.valid() {
+		e.prev, e.prevData = ref, data
+	}
+}
+
 // deltaStep is a publication seen from the previous one of its channel.
 type deltaStep struct {
 	base     deltaRef
@@ -243,8 +260,9 @@ func (c *Client) dropDeltaChainsLocked(q []queued, broken map[*subscription]bool
 // recoveredDeltas rewrites recovered publications for a delta
 // subscription as the reference does: the first in full, each next one as
 // a delta against the previous when smaller; over JSON every data is a
-// JSON string. It returns the reference of the last one's data.
-func recoveredDeltas(t protocol.Type, pubs []*protocol.Publication, epoch string) deltaRef {
+// JSON string. It returns the reference of the last one's data, and the
+// data.
+func recoveredDeltas(t protocol.Type, pubs []*protocol.Publication, epoch string) (deltaRef, []byte) {
 	var prev []byte
 	for i, p := range pubs {
 		data := p.Data
@@ -261,7 +279,7 @@ func recoveredDeltas(t protocol.Type, pubs []*protocol.Publication, epoch string
 		prev = data
 	}
 	if len(pubs) == 0 {
-		return deltaRef{}
+		return deltaRef{}, nil
 	}
-	return deltaRef{epoch: epoch, offset: pubs[len(pubs)-1].Offset}
+	return deltaRef{epoch: epoch, offset: pubs[len(pubs)-1].Offset}, prev
 }

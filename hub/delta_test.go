@@ -210,15 +210,28 @@ func TestDeltaLateSubscriber(t *testing.T) {
 // TestDeltaRecovery: recovered publications come as the reference sends
 // them, the first in full and the next ones as deltas, and the first live
 // publication after them is a delta against the last recovered one.
+// With keeper, another delta subscriber keeps the channel's base on the
+// node while the recovering one is away; without, the base comes from the
+// recovered publications.
 func TestDeltaRecovery(t *testing.T) {
 	t.Parallel()
+	for _, keep := range []bool{true, false} {
+		t.Run(fmt.Sprintf("keeper=%v", keep), func(t *testing.T) {
+			t.Parallel()
+			testDeltaRecovery(t, keep)
+		})
+	}
+}
+
+func testDeltaRecovery(t *testing.T, keep bool) {
 	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: deltaNamespaces(hub.NamespaceOptions{
 		ForceRecovery: true, HistorySize: 100, HistoryTTL: time.Minute,
 	})}})
-	// A delta subscriber keeps the channel's base on this node.
-	keeper := n.dial(t)
-	keeper.connect("k")
-	keeper.mustSubscribe(2, "dd:doc", `"delta":"fossil"`)
+	if keep {
+		keeper := n.dial(t)
+		keeper.connect("k")
+		keeper.mustSubscribe(2, "dd:doc", `"delta":"fossil"`)
+	}
 	publishDoc(t, n.hub, "dd:doc", 1)
 	publishDoc(t, n.hub, "dd:doc", 2)
 	c := n.dial(t)

@@ -319,7 +319,9 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 	}
 	var have deltaRef
 	if s.delta && res.Recovered {
-		have = recoveredDeltas(c.proto, res.Publications, pos.Epoch)
+		var data []byte
+		have, data = recoveredDeltas(c.proto, res.Publications, pos.Epoch)
+		h.deltas.seed(s.channel, have, data)
 	}
 	c.mu.Lock()
 	s.offset, s.epoch = pos.Offset, pos.Epoch
