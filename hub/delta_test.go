@@ -338,3 +338,43 @@ func TestDeltaTypeValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDeltaJSONNotUTF8: a delta that cuts a multi-byte character cannot
+// travel in a JSON string, so that publication goes in full; Protobuf
+// subscribers still get the delta.
+func TestDeltaJSONNotUTF8(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: deltaNamespaces(hub.NamespaceOptions{})}})
+	c := n.dial(t)
+	c.connect("u")
+	c.mustSubscribe(2, "dd:txt", `"delta":"fossil"`)
+	pb := n.dialProtobuf(t)
+	pb.call(&protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Token: token(t, auth.ConnectClaims{User: "p"})}})
+	pb.call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "dd:txt", Delta: hub.DeltaFossil}})
+	pad := strings.Repeat("é", 500)
+	docs := []string{`{"t":"` + pad + `é` + pad + `"}`, `{"t":"` + pad + `è` + pad + `"}`}
+	for _, d := range docs {
+		if _, err := n.hub.Publish(context.Background(), "dd:txt", []byte(d), hub.PublishOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &deltaReader{t: t}
+	for i, m := range pushesOf(c.drain(), "dd:txt", "pub") {
+		if got := r.applyJSON(m); string(got) != docs[i] {
+			t.Fatalf("JSON publication %d rebuilt as %s", i, got)
+		}
+	}
+	if r.full != 2 {
+		t.Fatalf("JSON: %d full, %d deltas; want the delta cutting a character sent in full", r.full, r.diff)
+	}
+	rp := &deltaReader{t: t}
+	for i := range docs {
+		m := pb.next()
+		if got := rp.apply(m.Push.Pub.Data, m.Push.Pub.Delta); string(got) != docs[i] {
+			t.Fatalf("Protobuf publication %d rebuilt as %s", i, got)
+		}
+	}
+	if rp.diff != 1 {
+		t.Fatalf("Protobuf: %d deltas, want 1", rp.diff)
+	}
+}
