@@ -23,6 +23,8 @@ type delivery struct {
 	jsonDone   bool
 	protoDone  bool
 	jsonFailed bool
+	delta      *deltaStep // nil unless the channel has delta subscribers
+	dx         deltaEncodings
 }
 
 // encoded returns the push encoded for t, or nil when it cannot be (a
@@ -54,6 +56,7 @@ func (e engineHandler) HandlePublication(ch string, pub *engine.Publication, sp 
 	}
 	d := &delivery{push: &protocol.Push{Channel: ch, Pub: protoPublication(pub)}}
 	d.push.Pub.Offset = sp.Offset
+	d.delta = h.deltas.advance(ch, pub, sp)
 	n := 0
 	except := pub.ExceptClient
 	h.subs.each(ch, func(c *Client, s *subscription) {
@@ -118,17 +121,25 @@ func (e engineHandler) HandleControl(data []byte) { e.h.handleControl(data) }
 // deliverPublication queues a publication for one subscriber, or holds it
 // back while the subscription is being set up.
 func (c *Client) deliverPublication(s *subscription, sp engine.StreamPosition, d *delivery) {
-	msg := d.encoded(c.proto)
+	p := bufferedPub{offset: sp.Offset, epoch: sp.Epoch}
+	if s.delta {
+		p.msg, p.diff = d.deltaMsgs(c.proto)
+		if d.delta != nil {
+			p.base, p.ref = d.delta.base, d.delta.ref
+		}
+	} else {
+		p.msg = d.encoded(c.proto)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !s.active || c.state != stateConnected {
 		return
 	}
 	if s.syncing {
-		s.buffered = append(s.buffered, bufferedPub{offset: sp.Offset, epoch: sp.Epoch, msg: msg})
+		s.buffered = append(s.buffered, p)
 		return
 	}
-	c.deliverLocked(s, sp.Offset, sp.Epoch, msg)
+	c.deliverLocked(s, p)
 }
 
 // skipPublication moves a positioned subscription past a publication it
@@ -155,10 +166,11 @@ func (s *subscription) skipLocked(offset uint64, epoch string) {
 	}
 }
 
-// deliverLocked queues msg unless a positioned subscription already has
+// deliverLocked queues p unless a positioned subscription already has
 // it; a gap or a new epoch means the client lost publications, and it is
 // asked to subscribe again and recover.
-func (c *Client) deliverLocked(s *subscription, offset uint64, epoch string, msg []byte) {
+func (c *Client) deliverLocked(s *subscription, p bufferedPub) {
+	offset, epoch, msg := p.offset, p.epoch, p.msg
 	if s.positioned && offset > 0 {
 		if epoch == s.epoch && offset <= s.offset {
 			return
@@ -172,11 +184,16 @@ func (c *Client) deliverLocked(s *subscription, offset uint64, epoch string, msg
 		s.offset = offset
 	}
 	if msg == nil {
+		s.deltaHave = deltaRef{} // the next one goes in full
 		// Data a JSON client cannot decode. Publish refuses it for JSON
 		// namespaces and JSON clients cannot subscribe to binary ones, so
 		// only data published before that rule (an upgrade) gets here: the
 		// client misses this one publication rather than its subscription.
 		c.logger().Warn("publication not delivered: its data is not JSON", "channel", s.channel, "offset", offset)
+		return
+	}
+	if s.delta {
+		c.enqueueDeltaLocked(s, p)
 		return
 	}
 	c.enqueueMsgLocked(msg, s.rule.QueuePolicy == QueueDropOldest)

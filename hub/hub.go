@@ -75,6 +75,7 @@ type Hub struct {
 	started  time.Time
 
 	subs     registry
+	deltas   deltaChannels // delta compression bases (delta.go)
 	interest interest
 	users    userIndex
 	nodes    nodeRegistry

@@ -146,7 +146,8 @@ func notify(ci *chanInterest, err error) {
 // addSubscriber registers s and returns once the engine delivers its
 // channel to this node.
 func (h *Hub) addSubscriber(ctx context.Context, c *Client, s *subscription) error {
-	h.subs.add(c, s)
+	_, replaced := h.subs.add(c, s)
+	h.deltas.swap(s.channel, s, replaced)
 	if err := h.interest.await(ctx, s.channel); err != nil {
 		h.removeSubscriber(c, s.channel)
 		return err
@@ -157,7 +158,9 @@ func (h *Hub) addSubscriber(ctx context.Context, c *Client, s *subscription) err
 // removeSubscriber unregisters c from ch; the engine is told in the
 // background when ch has no local subscriber left.
 func (h *Hub) removeSubscriber(c *Client, ch string) {
-	if h.subs.remove(c, ch) {
+	removed, last := h.subs.remove(c, ch)
+	h.deltas.swap(ch, nil, removed)
+	if last {
 		h.interest.changed(ch)
 	}
 }

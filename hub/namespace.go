@@ -94,6 +94,9 @@ func compileRule(name string, o NamespaceOptions) (*rule, error) {
 	if !o.PublicationDataFormat.valid() {
 		return nil, fmt.Errorf("publication_data_format %q: want %q, %q or %q", o.PublicationDataFormat, DataFormatJSON, DataFormatJSONObject, DataFormatBinary)
 	}
+	if err := checkDeltaTypes(o.AllowedDeltaTypes); err != nil {
+		return nil, err
+	}
 	switch o.QueuePolicy {
 	case "", QueueClose, QueueDropOldest:
 	default:

@@ -66,6 +66,11 @@ type NamespaceOptions struct {
 	// from clients and the server API alike, so that no publication can
 	// reach a subscriber that cannot decode it.
 	PublicationDataFormat DataFormat
+	// AllowedDeltaTypes lists the delta encodings subscribers may ask for
+	// (SubscribeRequest.delta); only DeltaFossil exists. A subscriber that
+	// negotiated one receives each publication as a delta against the
+	// previous one it received, when that is smaller.
+	AllowedDeltaTypes []string
 }
 
 // DefaultJoinLeaveMaxSubscribers is NamespaceOptions.JoinLeaveMaxSubscribers

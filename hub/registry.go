@@ -32,8 +32,9 @@ func (r *registry) shard(ch string) *registryShard {
 }
 
 // add registers s and reports whether it is the channel's first local
-// subscriber (the node must then declare interest to the engine).
-func (r *registry) add(c *Client, s *subscription) (first bool) {
+// subscriber (the node must then declare interest to the engine), and the
+// subscription of c it replaced, if any.
+func (r *registry) add(c *Client, s *subscription) (first bool, replaced *subscription) {
 	sh := r.shard(s.channel)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -43,26 +44,28 @@ func (r *registry) add(c *Client, s *subscription) (first bool) {
 		sh.channels[s.channel] = m
 		first = true
 	}
+	replaced = m[c]
 	m[c] = s
-	return first
+	return first, replaced
 }
 
-// remove unregisters c from ch and reports whether ch has no local
-// subscriber left.
-func (r *registry) remove(c *Client, ch string) (last bool) {
+// remove unregisters c from ch and returns the subscription it removed
+// (nil if none) and whether ch has no local subscriber left.
+func (r *registry) remove(c *Client, ch string) (removed *subscription, last bool) {
 	sh := r.shard(ch)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	m := sh.channels[ch]
 	if m == nil {
-		return false
+		return nil, false
 	}
+	removed = m[c]
 	delete(m, c)
 	if len(m) == 0 {
 		delete(sh.channels, ch)
-		return true
+		return removed, true
 	}
-	return false
+	return removed, false
 }
 
 // each calls fn for every local subscriber of ch, under the shard's read

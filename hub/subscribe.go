@@ -48,6 +48,11 @@ type subscription struct {
 	// positioned subscriptions.
 	offset uint64
 	epoch  string
+	// delta is set when the subscription negotiated delta compression
+	// (fixed before it is registered); deltaHave names the publication
+	// data the client holds, the base a delta must have (delta.go).
+	delta     bool
+	deltaHave deltaRef
 }
 
 type bufferedPub struct {
@@ -55,6 +60,10 @@ type bufferedPub struct {
 	epoch  string
 	msg    []byte // nil when the payload cannot be encoded for this client
 	skip   bool   // not for this client (PublishOptions.ExceptClient)
+	// For delta subscriptions: the publication as a delta against base
+	// (nil if none), and the reference of its own data.
+	diff      []byte
+	base, ref deltaRef
 }
 
 // grant is what a subscription's authorization adds to it.
@@ -239,6 +248,7 @@ func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequ
 		set(&forceRecovery, o.ForceRecovery)
 		set(&forcePositioning, o.ForcePositioning)
 	}
+	s.delta = r.negotiateDelta(req.Delta)
 	s.pushJoinLeave = s.joinLeave && (forcePush || (req.JoinLeave && c.hasPresencePermission(r, true)))
 	if r.HasHistory() {
 		historyAllowed := c.hasHistoryPermission(r, true)
@@ -279,7 +289,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 		c.dropSubscription(s)
 		return nil, err
 	}
-	res := &protocol.SubscribeResult{Data: s.data}
+	res := &protocol.SubscribeResult{Data: s.data, Delta: s.delta}
 	if s.expireAt > 0 && !s.hubRefresh {
 		res.Expires = true
 		res.Ttl = uint32(max(s.expireAt-time.Now().Unix(), 0))
@@ -320,8 +330,15 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 			return nil, newError(protocol.ErrorUnrecoverablePosition)
 		}
 	}
+	var have deltaRef
+	if s.delta && res.Recovered {
+		var data []byte
+		have, data = recoveredDeltas(c.proto, res.Publications, pos.Epoch)
+		h.deltas.seed(s.channel, have, data)
+	}
 	c.mu.Lock()
 	s.offset, s.epoch = pos.Offset, pos.Epoch
+	s.deltaHave = have
 	c.mu.Unlock()
 	return res, nil
 }
@@ -352,7 +369,7 @@ func (c *Client) finishSubscribe(ctx context.Context, s *subscription) {
 			s.skipLocked(b.offset, b.epoch)
 			continue
 		}
-		c.deliverLocked(s, b.offset, b.epoch, b.msg)
+		c.deliverLocked(s, b)
 	}
 	if s.expireAt > 0 {
 		c.resetTimerLocked(time.Now())

@@ -28,10 +28,13 @@ const (
 var frameBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // queued is an encoded message waiting in a client's queue. droppable
-// marks publications of namespaces with QueueDropOldest.
+// marks publications of namespaces with QueueDropOldest; sub is set for
+// publications of delta subscriptions, delta when msg is a delta.
 type queued struct {
 	msg       []byte
 	droppable bool
+	delta     bool
+	sub       *subscription
 }
 
 // enqueueLocked queues an encoded message. Messages queued while the
@@ -42,11 +45,15 @@ func (c *Client) enqueueLocked(msg []byte) { c.enqueueMsgLocked(msg, false) }
 // enqueueMsgLocked queues msg; past QueueMaxSize it makes room by dropping
 // the oldest droppable publications, or else closes the client with 3008.
 func (c *Client) enqueueMsgLocked(msg []byte, droppable bool) {
+	c.enqueueQueuedLocked(queued{msg: msg, droppable: droppable})
+}
+
+func (c *Client) enqueueQueuedLocked(q queued) {
 	if c.state == stateClosed || c.slow {
 		return
 	}
-	c.queue = append(c.queue, queued{msg: msg, droppable: droppable})
-	c.queued += len(msg)
+	c.queue = append(c.queue, q)
+	c.queued += len(q.msg)
 	if limit := c.hub.client.QueueMaxSize; c.queued > limit {
 		before := c.queued
 		if dropped := c.dropOldestLocked(limit); dropped > 0 && c.queued <= limit {
@@ -68,17 +75,29 @@ func (c *Client) enqueueMsgLocked(msg []byte, droppable bool) {
 // queue is within limit, and returns how many it removed.
 func (c *Client) dropOldestLocked(limit int) int {
 	dropped := 0
+	var broken map[*subscription]bool // delta chains cut by a drop
 	kept := c.queue[:0]
 	for _, q := range c.queue {
 		if q.droppable && c.queued > limit {
 			c.queued -= len(q.msg)
 			dropped++
+			if q.sub != nil {
+				if broken == nil {
+					broken = make(map[*subscription]bool)
+				}
+				broken[q.sub] = true
+			}
 			continue
 		}
 		kept = append(kept, q)
 	}
 	clear(c.queue[len(kept):])
 	c.queue = kept
+	if broken != nil {
+		var more int
+		c.queue, more = c.dropDeltaChainsLocked(c.queue, broken)
+		dropped += more
+	}
 	return dropped
 }
 

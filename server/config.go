@@ -340,6 +340,11 @@ func (c Config) Validate() error {
 		default:
 			bad(key+".publication_data_format", "%q: want %s, %s or %s", ns.PublicationDataFormat, hub.DataFormatJSON, hub.DataFormatJSONObject, hub.DataFormatBinary)
 		}
+		for i, dt := range ns.AllowedDeltaTypes {
+			if dt != hub.DeltaFossil {
+				bad(fmt.Sprintf("%s.allowed_delta_types[%d]", key, i), "%q: want %s", dt, hub.DeltaFossil)
+			}
+		}
 	}
 	if c.Engine.Type == "postgres" && c.Engine.Postgres.DSN == "" {
 		bad("engine.postgres.dsn", "required with engine.type postgres, e.g. postgres://user:pass@host:5432/db")

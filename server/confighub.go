@@ -78,6 +78,9 @@ type NamespaceOptions struct {
 	// PublicationDataFormat is json (the default when empty),
 	// json_object or binary: what publications must carry.
 	PublicationDataFormat string `yaml:"publication_data_format"`
+	// AllowedDeltaTypes lists the delta encodings subscribers may ask for
+	// (only fossil).
+	AllowedDeltaTypes []string `yaml:"allowed_delta_types"`
 	// JoinLeaveMaxSubscribers stops join/leave events in channels with
 	// more local subscribers (0: 1000; -1: no bound).
 	JoinLeaveMaxSubscribers int `yaml:"join_leave_max_subscribers"`
@@ -159,6 +162,7 @@ func (o NamespaceOptions) hub() hub.NamespaceOptions {
 		ChannelRegex:               o.ChannelRegex,
 		QueuePolicy:                hub.QueuePolicy(o.QueuePolicy),
 		PublicationDataFormat:      hub.DataFormat(o.PublicationDataFormat),
+		AllowedDeltaTypes:          o.AllowedDeltaTypes,
 		JoinLeaveMaxSubscribers:    o.JoinLeaveMaxSubscribers,
 	}
 }

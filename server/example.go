@@ -105,6 +105,7 @@ channel:
     subscribe_proxy: ""   # a proxy (below) that decides subscriptions instead of the options above
     publish_proxy: ""     # ... publications (it may rewrite the data)
     sub_refresh_proxy: "" # ... subscription refreshes
+    allowed_delta_types: []   # [fossil]: subscribers asking delta "fossil" get publications as deltas against the previous one
   namespaces:             # channels "chat:..." use the namespace named chat
     - name: chat
       presence: true

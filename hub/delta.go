@@ -1,0 +1,285 @@
+package hub
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/centrifugal/fdelta"
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/protocol"
+)
+
+// Delta compression, as the reference server does it: a subscriber that
+// asks for delta "fossil" in a namespace allowing it receives the first
+// publication in full and each next one as a Fossil delta against the data
+// of the previous publication it received (Publication.delta set), when the
+// delta is smaller. Over the JSON protocol every publication data of such a
+// subscription is a JSON string: the payload's text, or the delta's bytes.
+//
+// The node keeps the data of the latest publication of each channel with
+// delta subscribers, so a delta is computed once per publication and
+// encoded once per protocol. A subscriber gets it only if the previous
+// publication it received is the one the delta is based on; otherwise
+// (it just subscribed, a publication was skipped for it, or its queue
+// dropped one) it gets the publication in full and the chain starts again.
+
+// DeltaFossil is the only delta type: Fossil's delta format.
+const DeltaFossil = "fossil"
+
+// maxDeltaPayload bounds the payloads diffed: the cost of a Fossil delta
+// grows with the base's size, and a larger publication goes in full.
+const maxDeltaPayload = 1 << 20
+
+func checkDeltaTypes(types []string) error {
+	for _, t := range types {
+		if t != DeltaFossil {
+			return fmt.Errorf("allowed_delta_types: unknown delta type %q: want %q", t, DeltaFossil)
+		}
+	}
+	return nil
+}
+
+// negotiateDelta reports whether a subscribe request asking for delta type
+// requested gets it. As in the reference, a type the namespace does not
+// allow is not an error: the subscription goes without delta.
+func (r *rule) negotiateDelta(requested string) bool {
+	return requested != "" && slices.Contains(r.AllowedDeltaTypes, requested)
+}
+
+// deltaRef names the data of one publication in a channel: its stream
+// position when it has one (the same position always holds the same data),
+// else a number this node gave it. The zero value names nothing.
+type deltaRef struct {
+	epoch  string
+	offset uint64
+	seq    uint64
+}
+
+func (r deltaRef) valid() bool { return r.offset > 0 || r.seq > 0 }
+
+// deltaChannels holds, for each channel with delta subscribers on this
+// node, the latest publication's data: the base of the next delta.
+type deltaChannels struct {
+	mu  sync.Mutex
+	seq uint64 // numbers publications without a stream position
+	m   map[string]*deltaChannel
+}
+
+type deltaChannel struct {
+	subs     int // registered delta subscriptions
+	prev     deltaRef
+	prevData []byte // shared with the engine's publication, read-only
+}
+
+// swap counts added in and removed out of ch's delta subscriptions (either
+// may be nil or without delta); the channel's base goes with its last one.
+func (dc *deltaChannels) swap(ch string, added, removed *subscription) {
+	n := 0
+	if added != nil && added.delta {
+		n++
+	}
+	if removed != nil && removed.delta {
+		n--
+	}
+	if n == 0 {
+		return
+	}
+	dc.mu.Lock()
+	defer dc.mu.Unlock()
+	e := dc.m[ch]
+	if e == nil {
+		if dc.m == nil {
+			dc.m = make(map[string]*deltaChannel)
+		}
+		e = &deltaChannel{}
+		dc.m[ch] = e
+	}
+	if e.subs += n; e.subs <= 0 {
+		delete(dc.m, ch)
+	}
+}
+
+// advance records pub as ch's latest publication and returns the step from
+// the previous one, or nil when ch has no delta subscribers here.
+func (dc *deltaChannels) advance(ch string, pub *engine.Publication, sp engine.StreamPosition) *deltaStep {
+	dc.mu.Lock()
+	defer dc.mu.Unlock()
+	e := dc.m[ch]
+	if e == nil {
+		return nil
+	}
+	ref := deltaRef{epoch: sp.Epoch, offset: sp.Offset}
+	if sp.Offset == 0 {
+		dc.seq++
+		ref = deltaRef{seq: dc.seq}
+	}
+	step := &deltaStep{base: e.prev, baseData: e.prevData, ref: ref}
+	e.prev, e.prevData = ref, pub.Data
+	return step
+}
+
+// seed gives ch a base read from its stream (the last publication a
+// recovery returned) when this node has seen none yet, e.g. because the
+// channel had no delta subscriber here while it was published: the next
+// live publication can then be a delta for the recovered subscriber. A
+// stream position always names the same data, so a concurrent advance
+// cannot make the base wrong, only newer.
+func (dc *deltaChannels) seed(ch string, ref deltaRef, data []byte) {
+	if !ref.valid() {
+		return
+	}
+	dc.mu.Lock()
+	defer dc.mu.Unlock()
+	if e := dc.m[ch]; e != nil && !e.prev.valid() {
+		e.prev, e.prevData = ref, data
+	}
+}
+
+// deltaStep is a publication seen from the previous one of its channel.
+type deltaStep struct {
+	base     deltaRef
+	baseData []byte
+	ref      deltaRef
+}
+
+// deltaEncodings are a delivery's encodings for delta subscribers, made on
+// first use by the goroutine that runs the fan-out.
+type deltaEncodings struct {
+	jsonFull     []byte // data as a JSON string
+	jsonFullDone bool
+	patch        []byte // nil when no delta is worth sending
+	patchDone    bool
+	diff         [2][]byte // by deltaIndex(t)
+	diffDone     [2]bool
+}
+
+func deltaIndex(t protocol.Type) int {
+	if t == protocol.TypeProtobuf {
+		return 1
+	}
+	return 0
+}
+
+// deltaMsgs returns the publication for a delta subscriber using t: in
+// full, and as a delta against d.delta.base (nil when there is no base or
+// the delta is not smaller). full is nil when the data cannot be sent to t.
+func (d *delivery) deltaMsgs(t protocol.Type) (full, diff []byte) {
+	x := &d.dx
+	if t == protocol.TypeProtobuf {
+		full = d.encoded(t) // the same bytes as without delta
+	} else if full = d.encoded(t); full != nil {
+		if !x.jsonFullDone {
+			x.jsonFullDone = true
+			x.jsonFull = d.encodeData(t, protocol.AppendJSONString(nil, d.push.Pub.Data), false)
+		}
+		full = x.jsonFull
+	}
+	if full == nil || d.delta == nil || !d.delta.base.valid() {
+		return full, nil
+	}
+	if !x.patchDone {
+		x.patchDone = true
+		data, base := d.push.Pub.Data, d.delta.baseData
+		if len(data) <= maxDeltaPayload && len(base) <= maxDeltaPayload {
+			if p := fdelta.Create(base, data); len(p) < len(data) {
+				x.patch = p
+			}
+		}
+	}
+	if x.patch == nil {
+		return full, nil
+	}
+	i := deltaIndex(t)
+	if !x.diffDone[i] {
+		x.diffDone[i] = true
+		if t == protocol.TypeProtobuf {
+			x.diff[i] = d.encodeData(t, x.patch, true)
+		} else if utf8.Valid(x.patch) {
+			// A JSON string carries text: a delta cutting a multi-byte
+			// character in two cannot travel, and the payload goes in full.
+			x.diff[i] = d.encodeData(t, protocol.AppendJSONString(nil, x.patch), true)
+		}
+	}
+	return full, x.diff[i]
+}
+
+// encodeData encodes the delivery's push with data in place of the
+// publication's data.
+func (d *delivery) encodeData(t protocol.Type, data []byte, delta bool) []byte {
+	msg, _ := protocol.AppendPush(t, nil, &protocol.Push{Channel: d.push.Channel, Pub: withData(d.push.Pub, data, delta)})
+	return msg
+}
+
+// withData is p carrying data instead of its own (protoPublication's
+// fields: the hub sets no others).
+func withData(p *protocol.Publication, data []byte, delta bool) *protocol.Publication {
+	return &protocol.Publication{Data: data, Info: p.Info, Offset: p.Offset, Tags: p.Tags, Delta: delta}
+}
+
+// enqueueDeltaLocked queues a publication for a delta subscription: the
+// delta when the client holds its base, else the full one. The queue keeps
+// which it is, so that dropping one (QueueDropOldest) also drops the
+// deltas built on it (writer.go).
+func (c *Client) enqueueDeltaLocked(s *subscription, p bufferedPub) {
+	msg, isDelta := p.msg, false
+	if p.diff != nil && s.deltaHave.valid() && s.deltaHave == p.base {
+		msg, isDelta = p.diff, true
+	}
+	s.deltaHave = p.ref
+	c.enqueueQueuedLocked(queued{msg: msg, droppable: s.rule.QueuePolicy == QueueDropOldest, sub: s, delta: isDelta})
+}
+
+// dropDeltaChainsLocked finishes a drop from the queue: deltas queued
+// after a dropped publication of their subscription lose their base, so
+// they are dropped too, up to the next full publication; a subscription
+// whose chain is still broken at the end gets its next publication in
+// full. It returns the messages kept and how many more it dropped.
+func (c *Client) dropDeltaChainsLocked(q []queued, broken map[*subscription]bool) ([]queued, int) {
+	dropped := 0
+	kept := q[:0]
+	for _, m := range q {
+		if m.sub != nil && broken[m.sub] {
+			if m.delta {
+				c.queued -= len(m.msg)
+				dropped++
+				continue
+			}
+			delete(broken, m.sub)
+		}
+		kept = append(kept, m)
+	}
+	clear(q[len(kept):])
+	for s := range broken {
+		s.deltaHave = deltaRef{}
+	}
+	return kept, dropped
+}
+
+// recoveredDeltas rewrites recovered publications for a delta
+// subscription as the reference does: the first in full, each next one as
+// a delta against the previous when smaller; over JSON every data is a
+// JSON string. It returns the reference of the last one's data, and the
+// data.
+func recoveredDeltas(t protocol.Type, pubs []*protocol.Publication, epoch string) (deltaRef, []byte) {
+	var prev []byte
+	for i, p := range pubs {
+		data := p.Data
+		out, delta := data, false
+		if i > 0 && len(data) <= maxDeltaPayload && len(prev) <= maxDeltaPayload {
+			if patch := fdelta.Create(prev, data); len(patch) < len(data) && (t == protocol.TypeProtobuf || utf8.Valid(patch)) {
+				out, delta = patch, true
+			}
+		}
+		if t == protocol.TypeJSON {
+			out = protocol.AppendJSONString(nil, out)
+		}
+		pubs[i] = withData(p, out, delta)
+		prev = data
+	}
+	if len(pubs) == 0 {
+		return deltaRef{}, nil
+	}
+	return deltaRef{epoch: epoch, offset: pubs[len(pubs)-1].Offset}, prev
+}

@@ -1,0 +1,380 @@
+package hub_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/centrifugal/fdelta"
+
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/protocol"
+)
+
+// deltaDoc is a ~2 KB JSON document whose seq field is the only change
+// from one to the next, the case delta compression is for.
+func deltaDoc(seq int) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"seq":%d,"items":[`, seq)
+	for i := range 30 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":%d,"name":"item number %d","price":%d.25,"tags":["a","b","c"]}`, i, i, 100+i)
+	}
+	b.WriteString(`]}`)
+	return []byte(b.String())
+}
+
+func deltaNamespaces(extra hub.NamespaceOptions) []hub.Namespace {
+	extra.AllowSubscribeForClient = true
+	extra.AllowedDeltaTypes = []string{hub.DeltaFossil}
+	plain := extra
+	plain.AllowedDeltaTypes = nil
+	return []hub.Namespace{ns("dd", extra), ns("plain", plain)}
+}
+
+// deltaReader rebuilds publication data as a delta subscriber does (as
+// centrifuge-js): over JSON the data is a JSON string, a delta applies to
+// the previous data.
+type deltaReader struct {
+	t    *testing.T
+	prev []byte
+	full int
+	diff int
+}
+
+func (r *deltaReader) apply(data []byte, delta bool) []byte {
+	r.t.Helper()
+	if !delta {
+		r.full++
+		r.prev = data
+		return data
+	}
+	r.diff++
+	out, err := fdelta.Apply(r.prev, data)
+	if err != nil {
+		r.t.Fatalf("apply delta of %d bytes to %d bytes: %v", len(data), len(r.prev), err)
+	}
+	r.prev = out
+	return out
+}
+
+// applyJSON takes a publication pushed over JSON.
+func (r *deltaReader) applyJSON(v any) []byte {
+	r.t.Helper()
+	pub, ok := v.(map[string]any)
+	if !ok {
+		r.t.Fatalf("not a publication: %v", v)
+	}
+	s, ok := pub["data"].(string)
+	if !ok {
+		r.t.Fatalf("delta subscription's data is not a JSON string: %v", pub["data"])
+	}
+	delta, _ := pub["delta"].(bool)
+	return r.apply([]byte(s), delta)
+}
+
+func publishDoc(t *testing.T, h *hub.Hub, ch string, seq int) {
+	t.Helper()
+	if _, err := h.Publish(context.Background(), ch, deltaDoc(seq), hub.PublishOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDeltaJSON: the first publication after subscribe goes in full, the
+// next ones as small deltas that rebuild the data; a subscriber without
+// delta and one in a namespace that does not allow it get plain data.
+func TestDeltaJSON(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: deltaNamespaces(hub.NamespaceOptions{})}})
+	c := n.dial(t)
+	c.connect("u")
+	if res := c.mustSubscribe(2, "dd:doc", `"delta":"fossil"`); res["delta"] != true {
+		t.Fatalf("subscribe result without delta: %v", res)
+	}
+	plain := n.dial(t)
+	plain.connect("p")
+	if res := plain.mustSubscribe(2, "dd:doc", ""); res["delta"] != nil {
+		t.Fatalf("subscribe without delta got delta: %v", res)
+	}
+	refused := n.dial(t)
+	refused.connect("r")
+	// As the reference: a delta type the namespace does not allow is not
+	// an error, the subscription goes without.
+	if res := refused.mustSubscribe(2, "plain:doc", `"delta":"fossil"`); res["delta"] != nil {
+		t.Fatalf("delta granted where not allowed: %v", res)
+	}
+	for i := 1; i <= 5; i++ {
+		publishDoc(t, n.hub, "dd:doc", i)
+		publishDoc(t, n.hub, "plain:doc", i)
+	}
+	r := &deltaReader{t: t}
+	for i, m := range pushesOf(c.drain(), "dd:doc", "pub") {
+		raw, _ := json.Marshal(m["data"])
+		if got := r.applyJSON(m); string(got) != string(deltaDoc(i+1)) {
+			t.Fatalf("publication %d rebuilt as %s", i+1, got)
+		}
+		if i > 0 && len(raw) > 200 {
+			t.Fatalf("publication %d: %d bytes of delta for a one-field change", i+1, len(raw))
+		}
+	}
+	if r.full != 1 || r.diff != 4 {
+		t.Fatalf("%d full and %d deltas, want 1 and 4", r.full, r.diff)
+	}
+	for i, cl := range []*rawClient{plain, refused} {
+		pubs := pushesOf(cl.drain(), []string{"dd:doc", "plain:doc"}[i], "pub")
+		if len(pubs) != 5 {
+			t.Fatalf("%d publications without delta, want 5", len(pubs))
+		}
+		for i, m := range pubs {
+			var want any
+			if err := json.Unmarshal(deltaDoc(i+1), &want); err != nil {
+				t.Fatal(err)
+			}
+			if m["delta"] != nil || compact(t, m["data"]) != compact(t, want) {
+				t.Fatalf("publication without delta: %v", m)
+			}
+		}
+	}
+}
+
+// TestDeltaProtobuf: the same over Protobuf, where a delta is the raw
+// Fossil delta and a full publication the payload itself.
+func TestDeltaProtobuf(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: deltaNamespaces(hub.NamespaceOptions{})}})
+	c := n.dialProtobuf(t)
+	tok := token(t, auth.ConnectClaims{User: "u"})
+	c.call(&protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Token: tok}})
+	rep := c.call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "dd:doc", Delta: hub.DeltaFossil}})
+	if rep.Subscribe == nil || !rep.Subscribe.Delta {
+		t.Fatalf("subscribe reply %v", rep)
+	}
+	for i := 1; i <= 5; i++ {
+		publishDoc(t, n.hub, "dd:doc", i)
+	}
+	r := &deltaReader{t: t}
+	for i := 1; i <= 5; i++ {
+		m := c.next()
+		if m.Push == nil || m.Push.Pub == nil {
+			t.Fatalf("want publication %d, got %v", i, m)
+		}
+		if i > 1 && len(m.Push.Pub.Data) > 200 {
+			t.Fatalf("publication %d: %d bytes of delta", i, len(m.Push.Pub.Data))
+		}
+		if got := r.apply(m.Push.Pub.Data, m.Push.Pub.Delta); string(got) != string(deltaDoc(i)) {
+			t.Fatalf("publication %d rebuilt as %s", i, got)
+		}
+	}
+	if r.full != 1 || r.diff != 4 {
+		t.Fatalf("%d full and %d deltas, want 1 and 4", r.full, r.diff)
+	}
+}
+
+// TestDeltaLateSubscriber: a subscriber that joins later starts with a
+// full publication while the earlier one goes on with deltas.
+func TestDeltaLateSubscriber(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: deltaNamespaces(hub.NamespaceOptions{})}})
+	a := n.dial(t)
+	a.connect("a")
+	a.mustSubscribe(2, "dd:doc", `"delta":"fossil"`)
+	publishDoc(t, n.hub, "dd:doc", 1)
+	publishDoc(t, n.hub, "dd:doc", 2)
+	b := n.dial(t)
+	b.connect("b")
+	b.mustSubscribe(2, "dd:doc", `"delta":"fossil"`)
+	publishDoc(t, n.hub, "dd:doc", 3)
+	publishDoc(t, n.hub, "dd:doc", 4)
+	ra, rb := &deltaReader{t: t}, &deltaReader{t: t}
+	for i, m := range pushesOf(a.drain(), "dd:doc", "pub") {
+		if got := ra.applyJSON(m); string(got) != string(deltaDoc(i+1)) {
+			t.Fatalf("a: publication %d rebuilt as %s", i+1, got)
+		}
+	}
+	for i, m := range pushesOf(b.drain(), "dd:doc", "pub") {
+		if got := rb.applyJSON(m); string(got) != string(deltaDoc(i+3)) {
+			t.Fatalf("b: publication %d rebuilt as %s", i+3, got)
+		}
+	}
+	if ra.full != 1 || ra.diff != 3 || rb.full != 1 || rb.diff != 1 {
+		t.Fatalf("a: %d full %d deltas (want 1, 3); b: %d full %d deltas (want 1, 1)", ra.full, ra.diff, rb.full, rb.diff)
+	}
+}
+
+// TestDeltaRecovery: recovered publications come as the reference sends
+// them, the first in full and the next ones as deltas, and the first live
+// publication after them is a delta against the last recovered one.
+// With keeper, another delta subscriber keeps the channel's base on the
+// node while the recovering one is away; without, the base comes from the
+// recovered publications.
+func TestDeltaRecovery(t *testing.T) {
+	t.Parallel()
+	for _, keep := range []bool{true, false} {
+		t.Run(fmt.Sprintf("keeper=%v", keep), func(t *testing.T) {
+			t.Parallel()
+			testDeltaRecovery(t, keep)
+		})
+	}
+}
+
+func testDeltaRecovery(t *testing.T, keep bool) {
+	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: deltaNamespaces(hub.NamespaceOptions{
+		ForceRecovery: true, HistorySize: 100, HistoryTTL: time.Minute,
+	})}})
+	if keep {
+		keeper := n.dial(t)
+		keeper.connect("k")
+		keeper.mustSubscribe(2, "dd:doc", `"delta":"fossil"`)
+	}
+	publishDoc(t, n.hub, "dd:doc", 1)
+	publishDoc(t, n.hub, "dd:doc", 2)
+	c := n.dial(t)
+	c.connect("u")
+	res := c.mustSubscribe(2, "dd:doc", `"delta":"fossil"`)
+	epoch, _ := res["epoch"].(string)
+	c.call(`{"id":3,"unsubscribe":{"channel":"dd:doc"}}`)
+	for i := 3; i <= 5; i++ {
+		publishDoc(t, n.hub, "dd:doc", i)
+	}
+	res = c.mustSubscribe(4, "dd:doc", `"delta":"fossil",`+recoverReq(2, epoch))
+	if res["recovered"] != true || res["delta"] != true {
+		t.Fatalf("recovery result %v", res)
+	}
+	r := &deltaReader{t: t}
+	pubs, _ := res["publications"].([]any)
+	if len(pubs) != 3 {
+		t.Fatalf("recovered %d publications, want 3", len(pubs))
+	}
+	for i, p := range pubs {
+		if got := r.applyJSON(p); string(got) != string(deltaDoc(i+3)) {
+			t.Fatalf("recovered publication %d rebuilt as %s", i+3, got)
+		}
+	}
+	if r.full != 1 || r.diff != 2 {
+		t.Fatalf("recovered: %d full, %d deltas; want 1 and 2", r.full, r.diff)
+	}
+	publishDoc(t, n.hub, "dd:doc", 6)
+	live := pushesOf(c.drain(), "dd:doc", "pub")
+	if len(live) != 1 || live[0]["delta"] != true {
+		t.Fatalf("first live publication after recovery: %v", live)
+	}
+	if got := r.applyJSON(live[0]); string(got) != string(deltaDoc(6)) {
+		t.Fatalf("live publication rebuilt as %s", got)
+	}
+}
+
+// TestDeltaDropOldest: a drop_oldest queue that drops publications of a
+// delta subscription drops the deltas built on them too, and the next
+// publication after a drop is whole: everything the client gets applies.
+func TestDeltaDropOldest(t *testing.T) {
+	t.Parallel()
+	events := make(chan hub.BackpressureEvent, 64)
+	n := startNodeMem(t, hub.Config{
+		Channels: hub.ChannelConfig{Namespaces: deltaNamespaces(hub.NamespaceOptions{QueuePolicy: hub.QueueDropOldest})},
+		Client:   hub.ClientConfig{QueueMaxSize: 8 << 10},
+		Handlers: hub.Handlers{OnBackpressure: func(c *hub.Client, ev hub.BackpressureEvent) {
+			select {
+			case events <- ev:
+			default:
+			}
+		}},
+	})
+	c, conn := n.dialMem(t)
+	c.connect("u")
+	c.mustSubscribe(2, "dd:doc", `"delta":"fossil"`)
+	conn.Stall()
+	seq := 0
+	for drops := 0; drops < 3; {
+		if seq == 20000 {
+			t.Fatal("20000 publications to a stalled reader and no drop")
+		}
+		seq++
+		publishDoc(t, n.hub, "dd:doc", seq)
+		select {
+		case <-events:
+			drops++
+		default:
+		}
+	}
+	conn.Resume()
+	seq++
+	publishDoc(t, n.hub, "dd:doc", seq)
+	r := &deltaReader{t: t}
+	got := 0
+	for {
+		m := c.next()
+		if path(m, "push", "pub") == nil {
+			continue
+		}
+		data := r.applyJSON(path(m, "push", "pub"))
+		var doc struct{ Seq int }
+		if err := json.Unmarshal(data, &doc); err != nil || string(data) != string(deltaDoc(doc.Seq)) {
+			t.Fatalf("rebuilt publication is not a document: %s (%v)", data, err)
+		}
+		got++
+		if doc.Seq == seq {
+			break
+		}
+	}
+	if got >= seq || r.full < 2 {
+		t.Fatalf("%d of %d publications arrived, %d in full: no drop restarted the chain", got, seq, r.full)
+	}
+}
+
+func TestDeltaTypeValidation(t *testing.T) {
+	t.Parallel()
+	bad := hub.ChannelConfig{Namespaces: []hub.Namespace{ns("dd", hub.NamespaceOptions{AllowedDeltaTypes: []string{"zstd"}})}}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "allowed_delta_types") {
+		t.Fatalf("unknown delta type: %v", err)
+	}
+	good := hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{AllowedDeltaTypes: []string{hub.DeltaFossil}}}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDeltaJSONNotUTF8: a delta that cuts a multi-byte character cannot
+// travel in a JSON string, so that publication goes in full; Protobuf
+// subscribers still get the delta.
+func TestDeltaJSONNotUTF8(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: deltaNamespaces(hub.NamespaceOptions{})}})
+	c := n.dial(t)
+	c.connect("u")
+	c.mustSubscribe(2, "dd:txt", `"delta":"fossil"`)
+	pb := n.dialProtobuf(t)
+	pb.call(&protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Token: token(t, auth.ConnectClaims{User: "p"})}})
+	pb.call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "dd:txt", Delta: hub.DeltaFossil}})
+	pad := strings.Repeat("é", 500)
+	docs := []string{`{"t":"` + pad + `é` + pad + `"}`, `{"t":"` + pad + `è` + pad + `"}`}
+	for _, d := range docs {
+		if _, err := n.hub.Publish(context.Background(), "dd:txt", []byte(d), hub.PublishOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &deltaReader{t: t}
+	for i, m := range pushesOf(c.drain(), "dd:txt", "pub") {
+		if got := r.applyJSON(m); string(got) != docs[i] {
+			t.Fatalf("JSON publication %d rebuilt as %s", i, got)
+		}
+	}
+	if r.full != 2 {
+		t.Fatalf("JSON: %d full, %d deltas; want the delta cutting a character sent in full", r.full, r.diff)
+	}
+	rp := &deltaReader{t: t}
+	for i := range docs {
+		m := pb.next()
+		if got := rp.apply(m.Push.Pub.Data, m.Push.Pub.Delta); string(got) != docs[i] {
+			t.Fatalf("Protobuf publication %d rebuilt as %s", i, got)
+		}
+	}
+	if rp.diff != 1 {
+		t.Fatalf("Protobuf: %d deltas, want 1", rp.diff)
+	}
+}
