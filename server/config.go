@@ -42,6 +42,8 @@ type Config struct {
 	TransportsConfig `yaml:",inline"`
 	// ProxyConfig: proxies, proxy_max_in_flight and rpc (config_proxy.go).
 	ProxyConfig `yaml:",inline"`
+	// SQLAuth is where namespaces' SQL checks run (config_sqlauth.go).
+	SQLAuth SQLAuthConfig `yaml:"sql_auth"`
 }
 
 // ShutdownConfig shapes the graceful drain on SIGTERM or SIGINT.
@@ -381,6 +383,7 @@ func (c Config) Validate() error {
 		}
 	}
 	ps = append(ps, c.proxyProblems()...)
+	ps = append(ps, c.sqlAuthProblems()...)
 	if len(ps) > 0 {
 		return ps
 	}

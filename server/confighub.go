@@ -87,6 +87,9 @@ type NamespaceOptions struct {
 	// NamespaceProxyOptions: subscribe_proxy, publish_proxy and
 	// sub_refresh_proxy (config_proxy.go).
 	NamespaceProxyOptions `yaml:",inline"`
+	// NamespaceSQLChecks: subscribe_check and publish_check
+	// (config_sqlauth.go).
+	NamespaceSQLChecks `yaml:",inline"`
 }
 
 // hubConfig converts the hub's part of the configuration. The caller adds

@@ -46,6 +46,8 @@ func fillFields(t *testing.T, v reflect.Value) {
 			f.SetFloat(1)
 		case f.Kind() == reflect.String:
 			f.SetString("x")
+		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
+			f.Set(reflect.ValueOf([]string{"x"}).Convert(f.Type()))
 		case f.Kind() == reflect.Struct:
 			// Nested sections (the token keys) are not hub options.
 		default:

@@ -106,6 +106,8 @@ channel:
     publish_proxy: ""     # ... publications (it may rewrite the data)
     sub_refresh_proxy: "" # ... subscription refreshes
     allowed_delta_types: []   # [fossil]: subscribers asking delta "fossil" get publications as deltas against the previous one
+    subscribe_check: ""   # SQL that decides subscriptions, called with the user ($1) and the channel ($2): "select app.can_subscribe($1, $2)"
+    publish_check: ""     # ... publications (docs/postgres.md, "Authorization in SQL")
   namespaces:             # channels "chat:..." use the namespace named chat
     - name: chat
       presence: true
@@ -121,6 +123,8 @@ channel:
     - name: prices
       allow_subscribe_for_client: true
       queue_policy: drop_oldest
+      subscribe_check: ""
+      publish_check: ""
 
 proxies: []                # backend endpoints of the proxy (docs/proxy.md), for example:
 #  - name: app
@@ -131,6 +135,13 @@ proxies: []                # backend endpoints of the proxy (docs/proxy.md), for
 #    binary_encoding: false        # payloads as base64 (b64data) instead of JSON (data)
 #    include_connection_meta: false
 proxy_max_in_flight: 1000  # proxy calls in flight on this node; more get error 111 at once; -1: no bound
+
+sql_auth:                  # where subscribe_check and publish_check run
+  dsn: ""                  # default: engine.postgres.dsn
+  listen_dsn: ""           # the connection that LISTENs for invalidations (not a transaction pooler); default: engine.postgres.listen_dsn, else dsn
+  cache_ttl: 5s            # answers are reused this long; NOTIFY herald_auth, '*' | 'user:<id>' | 'channel:<name>' drops them; negative: no cache
+  timeout: 2s              # a check that takes longer answers error 100
+  channel: herald_auth     # the NOTIFY channel
 
 rpc:
   proxy: ""                  # the proxy that answers rpc methods without namespace

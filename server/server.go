@@ -23,6 +23,7 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/proxy"
+	"github.com/heraldhq/herald/sqlauth"
 	"github.com/heraldhq/herald/transport/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -53,11 +54,12 @@ type Server struct {
 	admin    *http.Server
 	adminLn  net.Listener
 	draining atomic.Bool
-	proxy    *proxy.Router // nil without proxies
+	proxy    *proxy.Router       // nil without proxies
+	sqlAuth  *sqlauth.Authorizer // nil without SQL checks
 }
 
 // New builds a node from cfg; Start makes it listen.
-func New(cfg Config, log *slog.Logger) (*Server, error) {
+func New(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -82,6 +84,21 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	px, err := newProxy(cfg, &hcfg.Handlers, log)
 	if err != nil {
 		return nil, err
+	}
+	sa, err := newSQLAuth(context.Background(), cfg, &hcfg.Handlers, log)
+	if err != nil {
+		if px != nil {
+			px.Close()
+		}
+		return nil, err
+	}
+	if sa != nil {
+		// The listener runs from here: a failure below must stop it.
+		defer func() {
+			if err != nil {
+				sa.Close()
+			}
+		}()
 	}
 	keepHeader := proxyHeaderKeeper(cfg)
 	h, err := hub.New(hcfg)
@@ -108,7 +125,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("websocket: %w", err)
 	}
 	s := &Server{
-		cfg: cfg, log: log, hub: h, ws: ws, proxy: px,
+		cfg: cfg, log: log, hub: h, ws: ws, proxy: px, sqlAuth: sa,
 		done: make(chan error, 1),
 	}
 	s.registry = prometheus.NewRegistry()
@@ -251,6 +268,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if s.proxy != nil {
 		s.proxy.Close()
+	}
+	if s.sqlAuth != nil {
+		s.sqlAuth.Close()
 	}
 	return errors.Join(errs...)
 }
