@@ -32,6 +32,9 @@ type Proxy struct {
 	holed bool // connections accepted now are black-holed at birth
 	conns map[*proxyConn]struct{}
 	done  bool
+	// accepted counts connections ever accepted: a client that noticed a
+	// dead connection shows up here as a new attempt.
+	accepted int
 
 	wg sync.WaitGroup
 }
@@ -111,6 +114,15 @@ func (p *Proxy) Conns() int {
 	return len(p.conns)
 }
 
+// Accepted returns the number of connections accepted since the proxy
+// started: a client that has given up on a black-holed connection shows
+// up here as a new one.
+func (p *Proxy) Accepted() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.accepted
+}
+
 // Close stops accepting, closes every connection and waits for the
 // proxy's goroutines. Closing twice is harmless.
 func (p *Proxy) Close() {
@@ -142,6 +154,7 @@ func (p *Proxy) accept() {
 			return
 		}
 		p.conns[c] = struct{}{}
+		p.accepted++
 		if p.holed {
 			c.hole()
 		}

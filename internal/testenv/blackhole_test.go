@@ -108,6 +108,9 @@ func TestProxyBlackholeRestoreCut(t *testing.T) {
 		t.Fatalf("connection black-holed before Restore: got %v, want a timeout", err)
 	}
 	Eventually(t, "three connections open", 5*time.Second, func() bool { return p.Conns() == 3 })
+	if n := p.Accepted(); n != 3 {
+		t.Errorf("accepted %d connections, want 3", n)
+	}
 
 	p.Cut()
 	for name, c := range map[string]net.Conn{"healthy": fresh, "black-holed": old} {
