@@ -397,6 +397,16 @@ func TestNodeDeath(t *testing.T) {
 		t.Errorf("dead node's presence outlived it by %v, want at most presence_ttl %v (+1s)", gone, nodeDeathPresenceTTL)
 	}
 
+	// The cluster view: the survivors stop counting the dead node once
+	// its heartbeats (control messages every 3 s) have been missing for
+	// 10 s.
+	for _, n := range survivors {
+		testenv.Eventually(t, n.name+" to count two nodes", 20*time.Second, func() bool {
+			return clusterNodes(ctx, n.addr) == 2
+		})
+	}
+	t.Logf("survivors count two nodes %v after the kill", time.Since(killedAt).Round(time.Millisecond))
+
 	wg.Wait()
 	close(errs)
 	for err := range errs {
@@ -511,4 +521,31 @@ func dropSchema(t *testing.T, dsn, schema string) {
 	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
 		t.Errorf("drop schema %s: %v", schema, err)
 	}
+}
+
+// clusterNodes reads herald_cluster_nodes from the node at addr; -1 on
+// error.
+func clusterNodes(ctx context.Context, addr string) float64 {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return -1
+	}
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return -1
+	}
+	defer r.Body.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(r.Body); err != nil {
+		return -1
+	}
+	for line := range strings.Lines(buf.String()) {
+		if v, ok := strings.CutPrefix(line, "herald_cluster_nodes "); ok {
+			var f float64
+			if _, err := fmt.Sscan(v, &f); err == nil {
+				return f
+			}
+		}
+	}
+	return -1
 }
