@@ -55,7 +55,7 @@ func TestBlackholeListener(t *testing.T) {
 	opts.ListenDSN = viaProxy
 	opts.ListenerPing = 300 * time.Millisecond
 	opts.WriteTimeout = time.Second
-	logs := newLogWatch(slog.LevelDebug)
+	logs := testenv.NewLogWatch(slog.LevelDebug)
 	opts.Logger = slog.New(logs)
 	rec := newRecorder()
 	e := startEngine(t, opts, rec)
@@ -71,10 +71,10 @@ func TestBlackholeListener(t *testing.T) {
 	runStream(t, nodes, ch, 12000, func() {
 		start := time.Now()
 		proxy.Blackhole()
-		detected = logs.await(t, "listening connection lost, reconnecting").Sub(start)
+		detected = logs.Await(t, "listening connection lost, reconnecting", 30*time.Second).Sub(start)
 		// Reconnect attempts fall into the hole too: each must be given up
 		// after WriteTimeout and retried.
-		abandoned = logs.await(t, "listener reconnect failed").Sub(start) - detected
+		abandoned = logs.Await(t, "listener reconnect failed", 30*time.Second).Sub(start) - detected
 		reconnects := testutil.ToFloat64(e.metrics.reconnects)
 		proxy.Restore()
 		testenv.Eventually(t, "the listener to reconnect", 30*time.Second, func() bool {
@@ -83,7 +83,7 @@ func TestBlackholeListener(t *testing.T) {
 	})
 	t.Logf("black-holed listener noticed after %v (bound %v); reconnect attempt into the hole abandoned after %v",
 		detected.Round(time.Millisecond), bound, abandoned.Round(time.Millisecond))
-	if errs := logs.errors(); len(errs) > 0 {
+	if errs := logs.Errors(); len(errs) > 0 {
 		t.Errorf("the black-holed node logged errors: %q", errs)
 	}
 	if detected > bound {
@@ -284,55 +284,4 @@ func TestBlackholePublisher(t *testing.T) {
 		t.Logf("node %s: %d delivered (%d acknowledged, the rest failed in doubt); lost %.0f", n.name, len(got),
 			len(succeeded), testutil.ToFloat64(n.e.metrics.lost))
 	}
-}
-
-// logWatch is a slog.Handler that remembers when each message was first
-// logged, so that a test can wait for what an operator would see.
-type logWatch struct {
-	level slog.Level
-	mu    *sync.Mutex
-	first map[string]time.Time
-	errs  *[]string
-}
-
-func newLogWatch(level slog.Level) *logWatch {
-	return &logWatch{level: level, mu: new(sync.Mutex), first: make(map[string]time.Time), errs: new([]string)}
-}
-
-func (w *logWatch) Enabled(_ context.Context, l slog.Level) bool { return l >= w.level }
-
-func (w *logWatch) Handle(_ context.Context, r slog.Record) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if _, ok := w.first[r.Message]; !ok {
-		w.first[r.Message] = r.Time
-	}
-	if r.Level >= slog.LevelError {
-		*w.errs = append(*w.errs, r.Message)
-	}
-	return nil
-}
-
-func (w *logWatch) WithAttrs([]slog.Attr) slog.Handler { return w }
-func (w *logWatch) WithGroup(string) slog.Handler      { return w }
-
-// await waits for msg to be logged and returns when it first was.
-func (w *logWatch) await(t *testing.T, msg string) time.Time {
-	t.Helper()
-	var at time.Time
-	testenv.Eventually(t, "log line "+strconv.Quote(msg), 30*time.Second, func() bool {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		var ok bool
-		at, ok = w.first[msg]
-		return ok
-	})
-	return at
-}
-
-// errors returns the messages logged at error level.
-func (w *logWatch) errors() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]string(nil), *w.errs...)
 }
