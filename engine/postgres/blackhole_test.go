@@ -66,7 +66,7 @@ func TestBlackholeListener(t *testing.T) {
 
 	// Noticing takes at most one quiet ListenerPing and one unanswered
 	// ping.
-	bound := 2*opts.ListenerPing + 300*time.Millisecond
+	bound := 2*opts.ListenerPing + 500*time.Millisecond
 	var detected, abandoned time.Duration
 	runStream(t, nodes, ch, 12000, func() {
 		start := time.Now()
@@ -89,7 +89,7 @@ func TestBlackholeListener(t *testing.T) {
 	if detected > bound {
 		t.Errorf("black-holed listener noticed after %v, want at most %v", detected, bound)
 	}
-	if limit := opts.WriteTimeout + opts.ReconnectMin*2 + 300*time.Millisecond; abandoned > limit {
+	if limit := opts.WriteTimeout + opts.ReconnectMin*2 + 500*time.Millisecond; abandoned > limit {
 		t.Errorf("reconnect attempt into the hole abandoned after %v, want at most %v", abandoned, limit)
 	}
 }
