@@ -44,6 +44,14 @@ type PostgresConfig struct {
 	// SkipMigrate does not create or migrate the schema on start; run
 	// `herald migrate` (or its SQL) yourself.
 	SkipMigrate bool `yaml:"skip_migrate"`
+	// ListenerPing bounds how long a listening connection that died
+	// silently (a NAT or load balancer that dropped it without a reset)
+	// goes unnoticed: a quiet connection is pinged after this long and
+	// given as long again to answer (5s).
+	ListenerPing Duration `yaml:"listener_ping"`
+	// WriteTimeout bounds one publishing transaction, each database read
+	// made for delivery and each listener reconnect attempt (10s).
+	WriteTimeout Duration `yaml:"write_timeout"`
 }
 
 // RedisConfig connects the Redis engine: standalone, Sentinel or Cluster.
@@ -121,6 +129,7 @@ func newEngine(cfg Config, node string, log *slog.Logger) (engine.Engine, error)
 			DSN: p.DSN, ListenDSN: p.ListenDSN, Schema: p.Schema, NodeID: node,
 			PoolSize: p.PoolSize, QueryPoolSize: p.QueryPoolSize,
 			SynchronousCommitOff: p.SynchronousCommitOff, SkipMigrate: p.SkipMigrate, Logger: log,
+			ListenerPing: p.ListenerPing.D(), WriteTimeout: p.WriteTimeout.D(),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("engine postgres: %w", err)

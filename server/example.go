@@ -26,6 +26,8 @@ engine:
     query_pool_size: 4          # history and presence read connections per node
     synchronous_commit_off: false  # faster publishing, may lose the last ms of publications on a database crash
     skip_migrate: false         # true: run "herald migrate" (or "herald migrate --sql") yourself
+    listener_ping: 5s           # a silently dead listening connection is noticed within twice this
+    write_timeout: 10s          # bounds a publishing transaction and a listener reconnect attempt
   redis:                  # engine.type redis, or NATS presence in Redis
     address: "127.0.0.1:6379"   # a standalone server
     addresses: []               # Sentinel or Cluster seed addresses (instead of address)

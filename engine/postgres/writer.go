@@ -52,10 +52,13 @@ type txWriter struct {
 	rec   []byte
 	spill []byte
 	idem  idemPlan // the batch's idempotency keys (idempotency.go)
+	// idleLimit is the statement that bounds how long the server keeps a
+	// transaction of this writer open while waiting for its next command.
+	idleLimit string
 }
 
 func (e *Engine) runWriter(q *queue) {
-	w := &txWriter{e: e, hist: make(map[string]*histChan)}
+	w := &txWriter{e: e, hist: make(map[string]*histChan), idleLimit: idleLimitStatement(e.opts.WriteTimeout)}
 	var batch []*item
 	for {
 		batch = q.take(batch[:0])
@@ -115,6 +118,19 @@ func (w *txWriter) write(items []*item) {
 	}
 }
 
+// idleLimitStatement makes the server end a publishing transaction that
+// waits longer than timeout for its next command. A transaction with
+// history holds its streams' row locks between its two round trips; if
+// the connection then goes silent (a NAT or load balancer that dropped the
+// flow, a partition) without a FIN or an RST, the server would otherwise
+// keep the transaction, and the locks, for as long as its TCP keepalive
+// takes to notice (two hours by default), and every node's publications
+// to those channels would wait on them. Our side gives up after
+// timeout, so a transaction idle for longer can never commit anyway.
+func idleLimitStatement(timeout time.Duration) string {
+	return "SET LOCAL idle_in_transaction_session_timeout = " + strconv.FormatInt(max(ceilMS(timeout), 1), 10)
+}
+
 // retryable reports whether a failed batch left nothing behind and may be
 // sent again.
 func retryable(err error) bool {
@@ -153,6 +169,7 @@ func (w *txWriter) attempt(ctx context.Context, items []*item) (err error) {
 	var b pgx.Batch
 	begin := func() {
 		b.Queue("BEGIN")
+		b.Queue(w.idleLimit)
 		if w.e.opts.SynchronousCommitOff {
 			b.Queue("SET LOCAL synchronous_commit = off")
 		}

@@ -153,6 +153,14 @@ func (o Options) newClient() goredis.UniversalClient {
 		Protocol:         2,
 		// Callers' deadlines then bound network waits too.
 		ContextTimeoutEnabled: true,
+		// go-redis would otherwise send a command again, on a new
+		// connection, after a read timeout or a broken connection. For a
+		// publish script whose reply was lost (a network that went silent,
+		// a connection cut after Redis ran it) that stores the publication
+		// twice, with two offsets, and reports success: every subscriber
+		// gets it twice. Without retries the caller gets the error and
+		// decides; the engine's background loops retry on their own.
+		MaxRetries: -1,
 	})
 }
 

@@ -201,8 +201,15 @@ func (s *subscriber) check(now time.Time) {
 
 // replace swaps in a new pub/sub connection subscribed to every channel;
 // the confirmations then trigger replays as after any reconnect.
+//
+// The write on the new connection is bounded by the health interval, not
+// ReadTimeout: when the path to Redis is a black hole the new connection's
+// handshake hangs too, and a longer wait would hold s.mu (and with it the
+// hub's subscribes on this connection) and delay the check of the other
+// subscribing connections behind it. A write that fails costs nothing:
+// go-redis keeps the channels and subscribes on its next connection.
 func (s *subscriber) replace() {
-	ctx, cancel := s.writeCtx()
+	ctx, cancel := context.WithTimeout(s.e.bgCtx, s.e.opts.HealthInterval)
 	defer cancel()
 	s.mu.Lock()
 	if s.closed {
@@ -215,6 +222,9 @@ func (s *subscriber) replace() {
 	for rch := range s.waiting {
 		channels = append(channels, rch)
 	}
+	// Logged before the write, so that the line marks when the silence
+	// was noticed.
+	s.e.log.Warn("subscribing connection stopped answering pings, replacing it", "channels", len(channels))
 	var err error
 	if len(channels) > 0 {
 		// go-redis remembers the channels even if this write fails, and
@@ -225,7 +235,9 @@ func (s *subscriber) replace() {
 	s.mu.Unlock()
 	_ = old.Close()
 	s.e.stats.replaced.Add(1)
-	s.e.log.Warn("subscribing connection stopped answering pings, replaced it", "channels", len(channels), "error", err)
+	if err != nil {
+		s.e.log.Debug("subscribe on the replacing connection failed; go-redis retries on its next connection", "error", err)
+	}
 }
 
 // close closes the connection, which ends run once the engine's
