@@ -41,18 +41,22 @@ func (c *Client) handlePublish(ctx context.Context, id uint32, req *protocol.Pub
 		return err
 	}
 	data, pubRule := req.Data, r
+	decided := false
 	if fn := c.hub.cfg.Handlers.OnPublish; fn != nil {
 		pr, err := fn(ctx, c, PublishEvent{Channel: req.Channel, Data: req.Data})
-		if err != nil {
-			return err
+		if decided = !errors.Is(err, ErrUseDefault); decided {
+			if err != nil {
+				return err
+			}
+			if pr.Data != nil {
+				data = pr.Data
+			}
+			if pr.SkipHistory {
+				pubRule = r.withoutHistory()
+			}
 		}
-		if pr.Data != nil {
-			data = pr.Data
-		}
-		if pr.SkipHistory {
-			pubRule = r.withoutHistory()
-		}
-	} else if !permitted(c.User(), r.AllowPublishForAnonymous, r.AllowPublishForClient, r.AllowPublishForSubscriber && s != nil) && !c.hub.client.Insecure {
+	}
+	if !decided && !permitted(c.User(), r.AllowPublishForAnonymous, r.AllowPublishForClient, r.AllowPublishForSubscriber && s != nil) && !c.hub.client.Insecure {
 		return newError(protocol.ErrorPermissionDenied)
 	}
 	var chanInfo []byte
@@ -231,7 +235,9 @@ func (c *Client) handleRefresh(ctx context.Context, id uint32, req *protocol.Ref
 func (c *Client) authorizeRefresh(ctx context.Context, req *protocol.RefreshRequest) (RefreshReply, error) {
 	h := c.hub
 	if fn := h.cfg.Handlers.OnRefresh; fn != nil {
-		return fn(ctx, c, RefreshEvent{Token: req.Token})
+		if rr, err := fn(ctx, c, RefreshEvent{Token: req.Token}); !errors.Is(err, ErrUseDefault) {
+			return rr, err
+		}
 	}
 	if req.Token == "" {
 		return RefreshReply{}, newDisconnect(protocol.DisconnectBadRequest)
@@ -300,7 +306,9 @@ func (c *Client) handleSubRefresh(ctx context.Context, id uint32, req *protocol.
 func (c *Client) authorizeSubRefresh(ctx context.Context, req *protocol.SubRefreshRequest) (SubRefreshReply, error) {
 	h := c.hub
 	if fn := h.cfg.Handlers.OnSubRefresh; fn != nil {
-		return fn(ctx, c, SubRefreshEvent{Channel: req.Channel, Token: req.Token})
+		if rr, err := fn(ctx, c, SubRefreshEvent{Channel: req.Channel, Token: req.Token}); !errors.Is(err, ErrUseDefault) {
+			return rr, err
+		}
 	}
 	if req.Token == "" {
 		return SubRefreshReply{}, newError(protocol.ErrorBadRequest)

@@ -121,10 +121,12 @@ func (c *Client) authenticate(ctx context.Context, req *protocol.ConnectRequest)
 			Name: req.Name, Version: req.Version, Headers: req.Headers,
 			Transport: c.conn.Transport, Protocol: c.proto, Header: c.conn.Header,
 		})
-		if err != nil {
-			return credentials{}, err
+		if !errors.Is(err, ErrUseDefault) {
+			if err != nil {
+				return credentials{}, err
+			}
+			return credentials{ConnectReply: r, subOptions: r.Subs}, nil
 		}
-		return credentials{ConnectReply: r, subOptions: r.Subs}, nil
 	}
 	if req.Token != "" {
 		if h.cfg.Tokens == nil {

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine"
@@ -25,6 +26,10 @@ import (
 // A handler answers a command with a protocol error by returning an *Error
 // (codes 400–1999 are the application's own), or closes the connection by
 // returning a *Disconnect. Any other error answers error 100 and is logged.
+//
+// OnConnecting, OnRefresh, OnSubscribe, OnSubRefresh and OnPublish may
+// return ErrUseDefault to let the hub decide that one command as it would
+// without the handler (a proxy configured for some namespaces only, say).
 type Handlers struct {
 	// OnConnecting authenticates a connect command. When set, it decides
 	// instead of the token check: it may verify ev.Token itself, or use
@@ -75,6 +80,11 @@ type Handlers struct {
 	// of its own.
 	OnBackpressure func(c *Client, ev BackpressureEvent)
 }
+
+// ErrUseDefault, returned by OnConnecting, OnRefresh, OnSubscribe,
+// OnSubRefresh or OnPublish, makes the hub decide the command as it does
+// when that handler is not set: tokens and namespace options.
+var ErrUseDefault = errors.New("hub: use the default decision")
 
 // ConnectEvent is a client's connect command.
 type ConnectEvent struct {

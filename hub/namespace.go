@@ -153,6 +153,17 @@ func hasControl(s string) bool {
 	return false
 }
 
+// ChannelNamespace returns the name of ch's namespace as the hub resolves
+// it ("" for the channels without namespace), for applications that route
+// by namespace (the proxy). It does not check that the namespace exists.
+func ChannelNamespace(ch string) string {
+	ns, _, ok := strings.Cut(strings.TrimPrefix(ch, privatePrefix), namespaceBoundary)
+	if !ok {
+		return ""
+	}
+	return ns
+}
+
 // isPrivate reports whether ch needs a subscription token.
 func isPrivate(ch string) bool { return strings.HasPrefix(ch, privatePrefix) }
 

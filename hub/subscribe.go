@@ -126,13 +126,15 @@ func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req
 	h := c.hub
 	if fn := h.cfg.Handlers.OnSubscribe; fn != nil {
 		sr, err := fn(ctx, c, SubscribeEvent{Channel: ch, Token: req.Token, Data: req.Data})
-		if err != nil {
-			return grant{}, err
+		if !errors.Is(err, ErrUseDefault) {
+			if err != nil {
+				return grant{}, err
+			}
+			if sr.ExpireAt > 0 && sr.ExpireAt <= time.Now().Unix() {
+				return grant{}, newError(protocol.ErrorExpired)
+			}
+			return grant{chanInfo: sr.Info, data: sr.Data, expireAt: sr.ExpireAt, override: sr.Override}, nil
 		}
-		if sr.ExpireAt > 0 && sr.ExpireAt <= time.Now().Unix() {
-			return grant{}, newError(protocol.ErrorExpired)
-		}
-		return grant{chanInfo: sr.Info, data: sr.Data, expireAt: sr.ExpireAt, override: sr.Override}, nil
 	}
 	user := c.User()
 	if req.Token != "" {

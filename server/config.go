@@ -36,6 +36,8 @@ type Config struct {
 	HTTP      HTTPConfig      `yaml:"http"`
 	HTTPAPI   HTTPAPIConfig   `yaml:"http_api"`
 	Shutdown  ShutdownConfig  `yaml:"shutdown"`
+	// ProxyConfig: proxies, proxy_max_in_flight and rpc (config_proxy.go).
+	ProxyConfig `yaml:",inline"`
 }
 
 // ShutdownConfig shapes the graceful drain on SIGTERM or SIGINT.
@@ -329,6 +331,7 @@ func (c Config) Validate() error {
 			bad("client.token", "%v", err)
 		}
 	}
+	ps = append(ps, c.proxyProblems()...)
 	if len(ps) > 0 {
 		return ps
 	}

@@ -31,6 +31,8 @@ type ClientConfig struct {
 	DisallowAnonymousConnectionTokens bool        `yaml:"disallow_anonymous_connection_tokens"`
 	Insecure                          bool        `yaml:"insecure"`
 	Token                             TokenConfig `yaml:"token"`
+	// Proxy names the proxies of connect and refresh (config_proxy.go).
+	Proxy ClientProxyConfig `yaml:"proxy"`
 }
 
 // ChannelConfig is the channel section (hub.ChannelConfig).
@@ -73,6 +75,9 @@ type NamespaceOptions struct {
 	ChannelRegex               string   `yaml:"channel_regex"`
 	// QueuePolicy is close (the default when empty) or drop_oldest.
 	QueuePolicy string `yaml:"queue_policy"`
+	// NamespaceProxyOptions: subscribe_proxy, publish_proxy and
+	// sub_refresh_proxy (config_proxy.go).
+	NamespaceProxyOptions `yaml:",inline"`
 }
 
 // hubConfig converts the hub's part of the configuration. The caller adds

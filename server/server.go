@@ -22,6 +22,7 @@ import (
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/proxy"
 	"github.com/heraldhq/herald/transport/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -48,6 +49,7 @@ type Server struct {
 	admin    *http.Server
 	adminLn  net.Listener
 	draining atomic.Bool
+	proxy    *proxy.Router // nil without proxies
 }
 
 // New builds a node from cfg; Start makes it listen.
@@ -73,6 +75,10 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	hcfg := cfg.hubConfig()
 	hcfg.Engine, hcfg.Tokens, hcfg.Logger = eng, tokens, log
+	px, err := newProxy(cfg, &hcfg.Handlers, log)
+	if err != nil {
+		return nil, err
+	}
 	h, err := hub.New(hcfg)
 	if err != nil {
 		return nil, err
@@ -92,12 +98,15 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("websocket: %w", err)
 	}
 	s := &Server{
-		cfg: cfg, log: log, hub: h, ws: ws,
+		cfg: cfg, log: log, hub: h, ws: ws, proxy: px,
 		done: make(chan error, 1),
 	}
 	s.registry = prometheus.NewRegistry()
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.registry.MustRegister(h.Collectors()...)
+	if px != nil {
+		s.registry.MustRegister(px.Collectors()...)
+	}
 	if ec, ok := eng.(interface{ Collectors() []prometheus.Collector }); ok {
 		s.registry.MustRegister(ec.Collectors()...)
 	}
@@ -216,6 +225,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if err := s.ws.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("websocket: %w", err))
+	}
+	if s.proxy != nil {
+		s.proxy.Close()
 	}
 	return errors.Join(errs...)
 }

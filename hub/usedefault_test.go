@@ -1,0 +1,61 @@
+package hub_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/heraldhq/herald/hub"
+)
+
+// TestHandlersErrUseDefault: a handler that returns hub.ErrUseDefault
+// leaves the command to the hub's own checks (token, namespace
+// permissions), while the commands it decides keep its verdict.
+func TestHandlersErrUseDefault(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{
+		Channels: hub.ChannelConfig{
+			WithoutNamespace: hub.NamespaceOptions{AllowSubscribeForClient: true, AllowPublishForSubscriber: true},
+			Namespaces:       []hub.Namespace{{Name: "closed"}},
+		},
+		Handlers: hub.Handlers{
+			OnConnecting: func(ctx context.Context, ev hub.ConnectEvent) (hub.ConnectReply, error) {
+				if ev.Token != "" {
+					return hub.ConnectReply{}, hub.ErrUseDefault
+				}
+				return hub.ConnectReply{User: "from-handler"}, nil
+			},
+			OnSubscribe: func(ctx context.Context, c *hub.Client, ev hub.SubscribeEvent) (hub.SubscribeReply, error) {
+				if hub.ChannelNamespace(ev.Channel) == "" {
+					return hub.SubscribeReply{}, hub.ErrUseDefault
+				}
+				return hub.SubscribeReply{Data: []byte(`{"by":"handler"}`)}, nil
+			},
+			OnPublish: func(ctx context.Context, c *hub.Client, ev hub.PublishEvent) (hub.PublishReply, error) {
+				return hub.PublishReply{}, hub.ErrUseDefault
+			},
+		},
+	})
+	c := n.dial(t)
+	if res := c.connect("jwt-user"); res["client"] == nil {
+		t.Fatalf("token connect with ErrUseDefault: %v", res)
+	}
+	// The namespace without options allows nothing; the handler decides.
+	if res := c.mustSubscribe(2, "closed:a", ""); compact(t, res["data"]) != `{"by":"handler"}` {
+		t.Fatalf("subscribe decided by handler: %v", res)
+	}
+	// Without namespace: default permission applies.
+	c.mustSubscribe(3, "open", "")
+	if m := c.call(`{"id":4,"publish":{"channel":"open","data":{}}}`); m["publish"] == nil {
+		t.Fatalf("publish by default permission (subscriber): %v", m)
+	}
+	wantError(t, c.call(`{"id":5,"publish":{"channel":"other","data":{}}}`), 103)
+
+	c2 := n.dial(t)
+	m := c2.connectWith(`{}`)
+	if path(m, "connect", "client") == nil {
+		t.Fatalf("connect decided by handler: %v", m)
+	}
+	if ChannelNamespace := hub.ChannelNamespace("$ns:x#u"); ChannelNamespace != "ns" {
+		t.Fatalf(`ChannelNamespace("$ns:x#u") = %q`, ChannelNamespace)
+	}
+}

@@ -1,0 +1,177 @@
+package proxy
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/heraldhq/herald/hub"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Options are a node's proxies and which events use them. Event fields
+// hold an endpoint's Name; empty means no proxy for that event.
+type Options struct {
+	Endpoints []Endpoint
+	// Connect and Refresh proxy the client-wide events.
+	Connect string
+	Refresh string
+	// Subscribe, Publish and SubRefresh map a channel namespace ("" for
+	// the channels without namespace) to its endpoint.
+	Subscribe  map[string]string
+	Publish    map[string]string
+	SubRefresh map[string]string
+	// RPC proxies the methods without namespace; RPCNamespaces declares
+	// the RPC namespaces (the part of a method before ':') with their
+	// endpoint, "" for none. A method in an undeclared namespace is
+	// answered 104 (method not found).
+	RPC           string
+	RPCNamespaces map[string]string
+	// MaxInFlight bounds the calls in flight on this node, across all
+	// endpoints: DefaultMaxInFlight when 0, no bound when negative.
+	MaxInFlight int
+	Logger      *slog.Logger
+}
+
+// Router makes the proxy calls of one node.
+type Router struct {
+	client    *http.Client
+	transport *http.Transport
+	limit     limiter
+	metrics   *metrics
+	log       *slog.Logger
+
+	connect, refresh               *endpoint
+	subscribe, publish, subRefresh map[string]*endpoint
+	rpc                            *endpoint
+	rpcNamespaces                  map[string]*endpoint
+}
+
+// New checks opts and builds a router.
+func New(opts Options) (*Router, error) {
+	byName := make(map[string]*endpoint, len(opts.Endpoints))
+	r := &Router{metrics: newMetrics(), log: opts.Logger}
+	if r.log == nil {
+		r.log = slog.Default()
+	}
+	switch {
+	case opts.MaxInFlight == 0:
+		r.limit.max = DefaultMaxInFlight
+	case opts.MaxInFlight > 0:
+		r.limit.max = int64(opts.MaxInFlight)
+	}
+	for i, ep := range opts.Endpoints {
+		if ps := ep.Check(); len(ps) > 0 {
+			return nil, fmt.Errorf("proxy %d (%q): %s: %s", i, ep.Name, ps[0].Field, ps[0].Message)
+		}
+		if byName[ep.Name] != nil {
+			return nil, fmt.Errorf("proxy %q: defined twice", ep.Name)
+		}
+		byName[ep.Name] = &endpoint{Endpoint: ep, forward: ep.forwardNames(), r: r}
+	}
+	pick := func(what, name string) (*endpoint, error) {
+		if name == "" {
+			return nil, nil
+		}
+		e := byName[name]
+		if e == nil {
+			return nil, fmt.Errorf("%s: unknown proxy %q", what, name)
+		}
+		return e, nil
+	}
+	pickMap := func(what string, m map[string]string) (map[string]*endpoint, error) {
+		out := make(map[string]*endpoint, len(m))
+		for ns, name := range m {
+			e, err := pick(fmt.Sprintf("%s for namespace %q", what, ns), name)
+			if err != nil {
+				return nil, err
+			}
+			if e != nil || what == "rpc" {
+				out[ns] = e
+			}
+		}
+		return out, nil
+	}
+	var err error
+	if r.connect, err = pick("connect", opts.Connect); err != nil {
+		return nil, err
+	}
+	if r.refresh, err = pick("refresh", opts.Refresh); err != nil {
+		return nil, err
+	}
+	if r.rpc, err = pick("rpc", opts.RPC); err != nil {
+		return nil, err
+	}
+	if r.subscribe, err = pickMap("subscribe", opts.Subscribe); err != nil {
+		return nil, err
+	}
+	if r.publish, err = pickMap("publish", opts.Publish); err != nil {
+		return nil, err
+	}
+	if r.subRefresh, err = pickMap("sub_refresh", opts.SubRefresh); err != nil {
+		return nil, err
+	}
+	if r.rpcNamespaces, err = pickMap("rpc", opts.RPCNamespaces); err != nil {
+		return nil, err
+	}
+	// One pool of keep-alive connections for all endpoints: a reconnect
+	// storm reuses connections instead of opening one per call.
+	r.transport = &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	r.client = &http.Client{
+		Transport: r.transport,
+		// A proxy endpoint answers itself; following a redirect would
+		// resend the client's cookies somewhere else.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return r, nil
+}
+
+// Collectors are the router's Prometheus metrics, for the server to
+// register.
+func (r *Router) Collectors() []prometheus.Collector { return r.metrics.collectors() }
+
+// Close drops the idle connections to the backends.
+func (r *Router) Close() { r.transport.CloseIdleConnections() }
+
+// Install sets the handlers of h for the events that have a proxy; the
+// others keep what h has.
+func (r *Router) Install(h *hub.Handlers) {
+	if r.connect != nil {
+		h.OnConnecting = r.onConnecting
+	}
+	if r.refresh != nil {
+		h.OnRefresh = r.onRefresh
+	}
+	if len(r.subscribe) > 0 {
+		h.OnSubscribe = r.onSubscribe
+	}
+	if len(r.publish) > 0 {
+		h.OnPublish = r.onPublish
+	}
+	if len(r.subRefresh) > 0 {
+		h.OnSubRefresh = r.onSubRefresh
+	}
+	if r.rpc != nil || r.hasRPCNamespaceProxy() {
+		h.OnRPC = r.onRPC
+	}
+}
+
+func (r *Router) hasRPCNamespaceProxy() bool {
+	for _, e := range r.rpcNamespaces {
+		if e != nil {
+			return true
+		}
+	}
+	return false
+}
