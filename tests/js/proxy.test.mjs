@@ -63,7 +63,8 @@ function proxyConfig(endpoint, extra = {}) {
 /** stormConfig proxies connect only, with a low in-flight limit. */
 function stormConfig(endpoint) {
   return {
-    proxies: [{ name: 'connect', endpoint: endpoint('connect'), timeout: '5s', max_in_flight: STORM_IN_FLIGHT }],
+    proxies: [{ name: 'connect', endpoint: endpoint('connect'), timeout: '5s' }],
+    proxy_max_in_flight: STORM_IN_FLIGHT,
     client: { proxy: { connect: 'connect' } },
     // 10,000 connections from one address, all at once.
     websocket: { max_unauthenticated: -1, ip_rate_limit: -1 },
@@ -455,7 +456,7 @@ describe('a reconnect storm through the connect proxy', { skip: noStorm }, () =>
 
   before(async () => {
     // A few ms per connect, so calls overlap and the limit matters.
-    backend = await startProxyBackend({ delayMs: 5 });
+    backend = await startProxyBackend({ delayMs: 2 });
     node = await startHerald(stormConfig((e) => backend.endpoint(e)));
   });
 

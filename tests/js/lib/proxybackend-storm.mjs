@@ -19,8 +19,8 @@ if (!url || !Number.isInteger(count) || count <= 0) {
   process.exit(2);
 }
 
-const MIN_BACKOFF_MS = 50;
-const MAX_BACKOFF_MS = 2000;
+const MIN_BACKOFF_MS = 250;
+const MAX_BACKOFF_MS = 4000;
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 
 const stats = { connected: 0, attempts: 0, errors: {}, failures: 0 };
