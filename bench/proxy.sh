@@ -25,15 +25,17 @@ start_run proxy
 
 # The backend: its own process, stopped with the nodes.
 BACKEND_OUT="$WORK/backend.out"
+rm -f "$BACKEND_OUT"
 node "$JS/lib/proxybackend.mjs" >"$BACKEND_OUT" 2>"$RUN/backend.log" &
 BACKEND_PID=$!
 trap 'kill -TERM "$BACKEND_PID" 2>/dev/null || true; stop_all' EXIT
+BACKEND_PORT=""
 for _ in $(seq 100); do
-	[[ -s "$BACKEND_OUT" ]] && break
+	BACKEND_PORT=$(sed -n 's/.*"port":\([0-9]*\).*/\1/p' "$BACKEND_OUT" 2>/dev/null)
+	[[ -n "$BACKEND_PORT" ]] && break
 	kill -0 "$BACKEND_PID" 2>/dev/null || die "the backend exited: see ${RUN#"$ROOT"/}/backend.log"
 	sleep 0.1
 done
-BACKEND_PORT=$(sed -n 's/.*"port":\([0-9]*\).*/\1/p' "$BACKEND_OUT")
 [[ -n "$BACKEND_PORT" ]] || die "the backend did not start"
 ENDPOINT="http://127.0.0.1:$BACKEND_PORT/centrifugo"
 log "backend: pid $BACKEND_PID, $ENDPOINT"

@@ -182,10 +182,22 @@ async def _next(queue):
 
 
 async def _connect(url, **kwargs):
+    """Connects a client; fails with the disconnect if it comes first."""
     events = Events()
     client = Client(url, events=events, proxy=None, **kwargs)
     await client.connect()
-    return client, await _next(events.connected)
+    connected = asyncio.ensure_future(events.connected.get())
+    disconnected = asyncio.ensure_future(events.disconnected.get())
+    done, pending = await asyncio.wait({connected, disconnected}, timeout=WAIT, return_when=asyncio.FIRST_COMPLETED)
+    for f in pending:
+        f.cancel()
+    if connected in done:
+        return client, connected.result()
+    await client.disconnect()
+    if disconnected in done:
+        ctx = disconnected.result()
+        pytest.fail(f"disconnected instead of connected: {ctx.code} {ctx.reason}")
+    pytest.fail(f"not connected within {WAIT} s")
 
 
 async def _subscribe(client, channel):
