@@ -92,7 +92,9 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		Poller:         websocket.Poller(cfg.WebSocket.Poller),
 		Logger:         log,
 	}, func(c *websocket.Conn, r *http.Request) websocket.Session {
-		return h.NewClient(c, c.RemoteAddr())
+		// The request's header goes with the client for the proxy's
+		// forwarded headers (Cookie, Authorization).
+		return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportWebSocket, Header: r.Header})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("websocket: %w", err)

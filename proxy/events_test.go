@@ -1,0 +1,274 @@
+package proxy_test
+
+import (
+	"encoding/base64"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/proxy"
+)
+
+// connected returns a client connected as user u1 through the proxy.
+func connected(t *testing.T, n *node, b *backend) *client {
+	t.Helper()
+	c := n.dial(nil)
+	c.connectOK(b, `{"user":"u1"}`)
+	return c
+}
+
+// TestSubscribe: the namespace's proxy decides, with info, data, expiry
+// and overrides; a token, or a namespace without proxy, leaves it to the
+// hub.
+func TestSubscribe(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t)
+	n := startNode(t, fullOptions(b, nil))
+	c := connected(t, n, b)
+
+	b.answer("/subscribe", `{"result":{"info":{"role":"r"},"data":{"hi":1},"expire_at":`+in(10*time.Minute)+`}}`)
+	m := c.call(2, `{"id":2,"subscribe":{"channel":"px:a","data":{"q":1}}}`)
+	req := b.next()
+	if req.path != "/subscribe" || req.body["channel"] != "px:a" || req.body["user"] != "u1" || req.body["client"] != c.c.ID() ||
+		compact(t, req.body["data"]) != `{"q":1}` || req.body["meta"] != nil {
+		t.Fatalf("subscribe request: %s %v", req.path, req.body)
+	}
+	res, ok := m["subscribe"].(map[string]any)
+	if !ok || compact(t, res["data"]) != `{"hi":1}` || res["expires"] != true || res["ttl"].(float64) < 590 {
+		t.Fatalf("subscribe result: %v", m)
+	}
+	if p := c.call(3, `{"id":3,"presence":{"channel":"px:a"}}`); !contains(compact(t, p), `"chan_info":{"role":"r"}`) {
+		t.Fatalf("info from the subscribe proxy: %v", p)
+	}
+
+	// An override turns positioning on (the channels without namespace
+	// keep history).
+	b.answer("/subscribe", `{"result":{"override":{"force_positioning":{"value":true}}}}`)
+	m = c.call(4, `{"id":4,"subscribe":{"channel":"room"}}`)
+	b.next()
+	if res, _ := m["subscribe"].(map[string]any); res == nil || res["positioned"] != true {
+		t.Fatalf("override from the subscribe proxy: %v", m)
+	}
+
+	b.answer("/subscribe", `{"error":{"code":403,"message":"nope"}}`)
+	m = c.call(5, `{"id":5,"subscribe":{"channel":"px:secret"}}`)
+	b.next()
+	if compact(t, m["error"]) != `{"code":403,"message":"nope"}` {
+		t.Fatalf("refusal from the subscribe proxy: %v", m)
+	}
+
+	// No proxy for namespace plain: its options allow clients.
+	if m := c.call(6, `{"id":6,"subscribe":{"channel":"plain:x"}}`); m["subscribe"] == nil {
+		t.Fatalf("subscribe without proxy: %v", m)
+	}
+	// A subscription token is checked as a JWT.
+	tok, err := signer(t).SubscribeToken(auth.SubscribeClaims{User: "u1", Channel: "px:tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := c.call(7, `{"id":7,"subscribe":{"channel":"px:tok","token":"`+tok+`"}}`); m["subscribe"] == nil {
+		t.Fatalf("subscribe with token: %v", m)
+	}
+	b.noCall()
+
+	b.answer("/subscribe", `{"disconnect":{"code":4502,"reason":"go"}}`)
+	c.send(`{"id":8,"subscribe":{"channel":"px:bye"}}`)
+	b.next()
+	c.expectClose(4502)
+}
+
+// TestPublish: the publish proxy may rewrite the data, skip history or
+// refuse; without proxy the namespace's permission applies.
+func TestPublish(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t)
+	n := startNode(t, fullOptions(b, nil))
+	c := connected(t, n, b)
+	b.answer("/subscribe", `{"result":{}}`)
+	c.call(2, `{"id":2,"subscribe":{"channel":"room"}}`)
+	b.next()
+
+	b.answer("/publish", `{"result":{"data":{"text":"HI","by":"u1"}}}`)
+	m := c.call(3, `{"id":3,"publish":{"channel":"room","data":{"text":"hi"}}}`)
+	req := b.next()
+	if req.path != "/publish" || req.body["channel"] != "room" || req.body["user"] != "u1" || compact(t, req.body["data"]) != `{"text":"hi"}` {
+		t.Fatalf("publish request: %s %v", req.path, req.body)
+	}
+	if m["publish"] == nil {
+		t.Fatalf("publish: %v", m)
+	}
+	h := c.call(4, `{"id":4,"history":{"channel":"room","limit":10}}`)
+	if !contains(compact(t, h), `"data":{"by":"u1","text":"HI"}`) {
+		t.Fatalf("rewritten publication not in history: %v", h)
+	}
+
+	b.answer("/publish", `{"result":{"skip_history":true}}`)
+	c.call(5, `{"id":5,"publish":{"channel":"room","data":{"text":"ephemeral"}}}`)
+	b.next()
+	if h := c.call(6, `{"id":6,"history":{"channel":"room","limit":10}}`); contains(compact(t, h), "ephemeral") {
+		t.Fatalf("skip_history ignored: %v", h)
+	}
+
+	b.answer("/publish", `{"error":{"code":1001,"message":"spam"}}`)
+	wantError(t, c.call(7, `{"id":7,"publish":{"channel":"room","data":{"text":"buy"}}}`), 1001)
+	b.next()
+
+	// Namespace plain has no publish proxy and allows no publishing.
+	wantError(t, c.call(8, `{"id":8,"publish":{"channel":"plain:x","data":{}}}`), 103)
+	b.noCall()
+}
+
+// TestSubRefresh: a sub_refresh without token goes to the proxy, which
+// extends the subscription or lets it expire.
+func TestSubRefresh(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t)
+	n := startNode(t, fullOptions(b, nil))
+	c := connected(t, n, b)
+	b.answer("/subscribe", `{"result":{"expire_at":`+in(100*time.Second)+`}}`)
+	c.call(2, `{"id":2,"subscribe":{"channel":"px:s"}}`)
+	b.next()
+
+	b.answer("/sub_refresh", `{"result":{"expire_at":`+in(time.Hour)+`,"info":{"v":2}}}`)
+	m := c.call(3, `{"id":3,"sub_refresh":{"channel":"px:s"}}`)
+	req := b.next()
+	if req.path != "/sub_refresh" || req.body["channel"] != "px:s" || req.body["user"] != "u1" {
+		t.Fatalf("sub_refresh request: %s %v", req.path, req.body)
+	}
+	if res, _ := m["sub_refresh"].(map[string]any); res == nil || res["expires"] != true || res["ttl"].(float64) < 3590 {
+		t.Fatalf("sub_refresh result: %v", m)
+	}
+	// The new info goes with the client's publications.
+	b.answer("/publish", `{"result":{}}`)
+	c.send(`{"id":4,"publish":{"channel":"px:s","data":{}}}`)
+	b.next()
+	for {
+		m := c.next()
+		if p, ok := m["push"].(map[string]any); ok && p["pub"] != nil {
+			if got := compact(t, p["pub"]); !contains(got, `"chan_info":{"v":2}`) {
+				t.Fatalf("info from sub_refresh not in the publication: %s", got)
+			}
+			break
+		}
+	}
+
+	b.answer("/sub_refresh", `{"result":{"expired":true}}`)
+	c.send(`{"id":5,"sub_refresh":{"channel":"px:s"}}`)
+	b.next()
+	for {
+		m := c.next()
+		if u, ok := m["push"].(map[string]any); ok && u["channel"] == "px:s" && u["unsubscribe"] != nil {
+			if code := u["unsubscribe"].(map[string]any)["code"]; code != float64(2501) {
+				t.Fatalf("unsubscribe code %v, want 2501", code)
+			}
+			break
+		}
+	}
+}
+
+// TestRefresh: a refresh without token goes to the refresh proxy, with
+// the connection's meta when configured.
+func TestRefresh(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t)
+	n := startNode(t, fullOptions(b, func(e *proxy.Endpoint) { e.IncludeConnectionMeta = true }))
+	c := n.dial(nil)
+	c.connectOK(b, `{"user":"u1","expire_at":`+in(time.Minute)+`,"meta":{"m":1}}`)
+
+	b.answer("/refresh", `{"result":{"expire_at":`+in(time.Hour)+`,"info":{"fresh":true}}}`)
+	m := c.call(2, `{"id":2,"refresh":{}}`)
+	req := b.next()
+	if req.path != "/refresh" || req.body["user"] != "u1" || req.body["client"] != c.c.ID() || compact(t, req.body["meta"]) != `{"m":1}` {
+		t.Fatalf("refresh request: %s %v", req.path, req.body)
+	}
+	if res, _ := m["refresh"].(map[string]any); res == nil || res["expires"] != true || res["ttl"].(float64) < 3590 {
+		t.Fatalf("refresh result: %v", m)
+	}
+	if string(c.c.Info()) != `{"fresh":true}` {
+		t.Fatalf("info from refresh: %s", c.c.Info())
+	}
+	b.answer("/refresh", `{"result":{"expired":true}}`)
+	c.send(`{"id":3,"refresh":{}}`)
+	b.next()
+	c.expectClose(3005)
+}
+
+// TestRPC: methods go to the proxy of their namespace; an undeclared
+// namespace is 104, a namespace without proxy 108.
+func TestRPC(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t)
+	n := startNode(t, fullOptions(b, nil))
+	c := connected(t, n, b)
+
+	b.answer("/rpc", `{"result":{"data":{"name":"Ann"}}}`)
+	m := c.call(2, `{"id":2,"rpc":{"method":"getUser","data":{"id":7}}}`)
+	req := b.next()
+	if req.path != "/rpc" || req.body["method"] != "getUser" || compact(t, req.body["data"]) != `{"id":7}` || req.body["user"] != "u1" {
+		t.Fatalf("rpc request: %s %v", req.path, req.body)
+	}
+	if compact(t, m["rpc"]) != `{"data":{"name":"Ann"}}` {
+		t.Fatalf("rpc result: %v", m)
+	}
+	b.answer("/rpc_ns", `{"result":{"data":[1,2]}}`)
+	if m := c.call(3, `{"id":3,"rpc":{"method":"ns:list"}}`); compact(t, m["rpc"]) != `{"data":[1,2]}` {
+		t.Fatalf("rpc in namespace: %v", m)
+	}
+	if r := b.next(); r.path != "/rpc_ns" || r.body["method"] != "ns:list" {
+		t.Fatalf("namespaced rpc request: %s %v", r.path, r.body)
+	}
+	wantError(t, c.call(4, `{"id":4,"rpc":{"method":"off:x"}}`), 108)
+	wantError(t, c.call(5, `{"id":5,"rpc":{"method":"nowhere:x"}}`), 104)
+	b.noCall()
+	b.answer("/rpc", `{"error":{"code":404,"message":"no such user"}}`)
+	if m := c.call(6, `{"id":6,"rpc":{"method":"getUser"}}`); compact(t, m["error"]) != `{"code":404,"message":"no such user"}` {
+		t.Fatalf("rpc error: %v", m)
+	}
+	b.next()
+}
+
+// TestBinaryEncoding: with binary_encoding, payloads go as b64data and
+// the backend's b64 fields are decoded.
+func TestBinaryEncoding(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t)
+	n := startNode(t, fullOptions(b, func(e *proxy.Endpoint) { e.BinaryEncoding = true }))
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	c := n.dial(nil)
+	b.answer("/connect", `{"result":{"user":"u2","b64info":"`+b64(`{"i":1}`)+`","b64data":"`+b64(`{"d":1}`)+`"}}`)
+	m := c.call(1, `{"id":1,"connect":{"data":{"a":1}}}`)
+	req := b.next()
+	if req.body["encoding"] != "binary" || req.body["b64data"] != b64(`{"a":1}`) || req.body["data"] != nil {
+		t.Fatalf("binary connect request: %v", req.body)
+	}
+	if res, _ := m["connect"].(map[string]any); res == nil || compact(t, res["data"]) != `{"d":1}` || string(c.c.Info()) != `{"i":1}` {
+		t.Fatalf("b64 connect result: %v, info %s", m, c.c.Info())
+	}
+
+	b.answer("/rpc", `{"result":{"b64data":"`+b64(`{"r":1}`)+`"}}`)
+	if m := c.call(2, `{"id":2,"rpc":{"method":"x","data":{"p":1}}}`); compact(t, m["rpc"]) != `{"data":{"r":1}}` {
+		t.Fatalf("b64 rpc result: %v", m)
+	}
+	if r := b.next(); r.body["b64data"] != b64(`{"p":1}`) {
+		t.Fatalf("binary rpc request: %v", r.body)
+	}
+
+	b.answer("/subscribe", `{"result":{"b64data":"`+b64(`{"s":1}`)+`","b64info":"`+b64(`{"ci":1}`)+`"}}`)
+	if m := c.call(3, `{"id":3,"subscribe":{"channel":"room"}}`); compact(t, m["subscribe"].(map[string]any)["data"]) != `{"s":1}` {
+		t.Fatalf("b64 subscribe result: %v", m)
+	}
+	b.next()
+	b.answer("/publish", `{"result":{"b64data":"`+b64(`{"rewritten":1}`)+`"}}`)
+	c.call(4, `{"id":4,"publish":{"channel":"room","data":{"x":1}}}`)
+	if r := b.next(); r.body["b64data"] != b64(`{"x":1}`) {
+		t.Fatalf("binary publish request: %v", r.body)
+	}
+	if h := c.call(5, `{"id":5,"history":{"channel":"room","limit":10}}`); !contains(compact(t, h), `{"rewritten":1}`) {
+		t.Fatalf("b64 publish rewrite: %v", h)
+	}
+	// A JSON client cannot carry bytes that are not JSON: the backend's
+	// answer is unusable, error 100.
+	b.answer("/rpc", `{"result":{"b64data":"`+b64("\x00\x01")+`"}}`)
+	wantError(t, c.call(6, `{"id":6,"rpc":{"method":"x"}}`), 100)
+	b.next()
+}

@@ -1,0 +1,306 @@
+package proxy_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/engine/memory"
+	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/hub/hubtest"
+	"github.com/heraldhq/herald/protocol"
+	"github.com/heraldhq/herald/proxy"
+)
+
+const testSecret = "proxy-test-secret"
+
+// call is one request the backend received.
+type call struct {
+	path   string
+	header http.Header
+	body   map[string]any
+}
+
+// backend is the application side: a real HTTP server whose answer to
+// each path the test sets, recording every request.
+type backend struct {
+	t     *testing.T
+	srv   *httptest.Server
+	calls chan call
+	mu    sync.Mutex
+	// answers maps a path to its handler; absent paths answer 404.
+	answers map[string]http.HandlerFunc
+}
+
+func newBackend(t *testing.T) *backend {
+	b := &backend{t: t, calls: make(chan call, 256), answers: map[string]http.HandlerFunc{}}
+	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		data, _ := io.ReadAll(r.Body)
+		var body map[string]any
+		if err := json.Unmarshal(data, &body); err != nil {
+			http.Error(w, "not JSON", http.StatusBadRequest)
+			return
+		}
+		b.calls <- call{path: r.URL.Path, header: r.Header.Clone(), body: body}
+		b.mu.Lock()
+		fn := b.answers[r.URL.Path]
+		b.mu.Unlock()
+		if fn == nil {
+			http.NotFound(w, r)
+			return
+		}
+		fn(w, r)
+	}))
+	t.Cleanup(b.srv.Close)
+	return b
+}
+
+// answer makes path answer with the JSON text body.
+func (b *backend) answer(path, body string) {
+	b.handle(path, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, body)
+	})
+}
+
+func (b *backend) handle(path string, fn http.HandlerFunc) {
+	b.mu.Lock()
+	b.answers[path] = fn
+	b.mu.Unlock()
+}
+
+func (b *backend) url(path string) string { return b.srv.URL + path }
+
+// next returns the next request the backend received.
+func (b *backend) next() call {
+	b.t.Helper()
+	select {
+	case c := <-b.calls:
+		return c
+	case <-time.After(5 * time.Second):
+		b.t.Fatal("the backend received no request")
+		return call{}
+	}
+}
+
+// endpoints names one endpoint per event path of b.
+func (b *backend) endpoints(mod func(*proxy.Endpoint)) []proxy.Endpoint {
+	var out []proxy.Endpoint
+	for _, ev := range []string{"connect", "refresh", "subscribe", "publish", "sub_refresh", "rpc", "rpc_ns"} {
+		e := proxy.Endpoint{Name: ev, URL: b.url("/" + ev), Timeout: 2 * time.Second}
+		if mod != nil {
+			mod(&e)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// fullOptions proxies every event: namespace "px" and the channels
+// without namespace through the backend, namespace "plain" not at all.
+func fullOptions(b *backend, mod func(*proxy.Endpoint)) proxy.Options {
+	return proxy.Options{
+		Endpoints: b.endpoints(mod),
+		Connect:   "connect", Refresh: "refresh",
+		Subscribe:     map[string]string{"": "subscribe", "px": "subscribe"},
+		Publish:       map[string]string{"": "publish", "px": "publish"},
+		SubRefresh:    map[string]string{"": "sub_refresh", "px": "sub_refresh"},
+		RPC:           "rpc",
+		RPCNamespaces: map[string]string{"ns": "rpc_ns", "off": ""},
+	}
+}
+
+// node is a hub with a proxy router installed.
+type node struct {
+	t      *testing.T
+	hub    *hub.Hub
+	router *proxy.Router
+}
+
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func startNode(t *testing.T, opts proxy.Options) *node {
+	t.Helper()
+	opts.Logger = discard()
+	r, err := proxy.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	v, err := auth.NewVerifier(auth.Config{HMACSecretKey: testSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := hub.Config{
+		Engine: memory.New(memory.Options{}), Tokens: v, Logger: discard(),
+		Channels: hub.ChannelConfig{
+			WithoutNamespace: hub.NamespaceOptions{Presence: true, AllowPresenceForSubscriber: true, HistorySize: 10, HistoryTTL: time.Minute, AllowHistoryForSubscriber: true},
+			Namespaces:       []hub.Namespace{{Name: "px", NamespaceOptions: hub.NamespaceOptions{Presence: true, AllowPresenceForSubscriber: true}}, {Name: "plain", NamespaceOptions: hub.NamespaceOptions{AllowSubscribeForClient: true}}},
+		},
+	}
+	r.Install(&cfg.Handlers)
+	h, err := hub.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return &node{t: t, hub: h, router: r}
+}
+
+// client is a JSON client on an in-memory connection.
+type client struct {
+	t      *testing.T
+	conn   *hubtest.Conn
+	c      *hub.Client
+	queued []map[string]any
+}
+
+// dial opens a client whose HTTP request carried header.
+func (n *node) dial(header http.Header) *client {
+	conn := hubtest.NewConn(protocol.TypeJSON)
+	c := n.hub.Open(conn, hub.ConnInfo{RemoteAddr: "test", Transport: hub.TransportWebSocket, Header: header})
+	conn.Attach(c)
+	n.t.Cleanup(conn.Drop)
+	return &client{t: n.t, conn: conn, c: c}
+}
+
+func (c *client) send(cmd string) {
+	c.t.Helper()
+	if err := c.conn.Send([]byte(cmd)); err != nil {
+		c.t.Fatalf("send %s: %v", cmd, err)
+	}
+}
+
+// next returns the next message from the hub.
+func (c *client) next() map[string]any {
+	c.t.Helper()
+	if len(c.queued) == 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		frame, err := c.conn.Next(ctx)
+		if err != nil {
+			c.t.Fatalf("no message from the hub: %v", err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(frame)), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				c.t.Fatalf("bad message %q: %v", line, err)
+			}
+			c.queued = append(c.queued, m)
+		}
+	}
+	m := c.queued[0]
+	c.queued = c.queued[1:]
+	return m
+}
+
+// call sends a command with id and returns its reply, skipping pushes
+// and pings.
+func (c *client) call(id int, cmd string) map[string]any {
+	c.t.Helper()
+	c.send(cmd)
+	return c.reply(id)
+}
+
+func (c *client) reply(id int) map[string]any {
+	c.t.Helper()
+	for {
+		m := c.next()
+		if got, ok := m["id"].(float64); ok && int(got) == id {
+			return m
+		}
+	}
+}
+
+// expectClose waits for the hub to close the connection with code.
+func (c *client) expectClose(code uint32) {
+	c.t.Helper()
+	select {
+	case <-c.conn.Closed():
+	case <-time.After(5 * time.Second):
+		c.t.Fatalf("connection not closed, want %d", code)
+	}
+	if got, reason := c.conn.CloseCode(); got != code {
+		c.t.Fatalf("closed with %d %q, want %d", got, reason, code)
+	}
+}
+
+// connectOK connects through the connect proxy, which answers result.
+func (c *client) connectOK(b *backend, result string) map[string]any {
+	c.t.Helper()
+	b.answer("/connect", `{"result":`+result+`}`)
+	m := c.call(1, `{"id":1,"connect":{}}`)
+	b.next()
+	res, ok := m["connect"].(map[string]any)
+	if !ok {
+		c.t.Fatalf("connect failed: %v", m)
+	}
+	return res
+}
+
+// errorCode returns the code of an error reply, or 0.
+func errorCode(m map[string]any) int {
+	e, ok := m["error"].(map[string]any)
+	if !ok {
+		return 0
+	}
+	return int(e["code"].(float64))
+}
+
+func wantError(t *testing.T, m map[string]any, code int) {
+	t.Helper()
+	if got := errorCode(m); got != code {
+		t.Fatalf("want error %d, got %v", code, m)
+	}
+}
+
+// compact renders v as compact JSON.
+func compact(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// signer mints tokens with the test secret.
+func signer(t *testing.T) *auth.Signer {
+	t.Helper()
+	s, err := auth.NewHMACSigner(testSecret, "HS256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// noCall checks that the backend received nothing more.
+func (b *backend) noCall() {
+	b.t.Helper()
+	select {
+	case c := <-b.calls:
+		b.t.Fatalf("unexpected request to the backend: %s %v", c.path, c.body)
+	default:
+	}
+}
+
+// in returns a Unix time d from now, as JSON.
+func in(d time.Duration) string { return fmt.Sprint(time.Now().Add(d).Unix()) }

@@ -1,0 +1,114 @@
+package server
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestProxyConfigCheck: each mistake in the proxy configuration is
+// reported with the key it is about.
+func TestProxyConfigCheck(t *testing.T) {
+	cases := []struct {
+		yaml string
+		want []string // key: message fragments, each must be reported
+	}{
+		{`
+proxies:
+  - name: a
+    endpoint: http://localhost:3000/connect
+client:
+  proxy:
+    connect: b
+    refresh: a
+`, []string{`client.proxy.connect: unknown proxy "b"`}},
+		{`
+proxies:
+  - name: a
+    endpoint: http://localhost/x
+  - name: a
+    endpoint: http://localhost/y
+`, []string{`proxies[1].name: "a": another proxy has this name`}},
+		{`
+proxies:
+  - name: a
+    endpoint: grpc://localhost:1000
+  - name: b
+    endpoint: "http://"
+  - name: c
+    endpoint: "::nope"
+  - endpoint: http://localhost/x
+`, []string{"proxies[0].endpoint: \"grpc://localhost:1000\": want an http:// or https:// URL", "proxies[1].endpoint: \"http://\": the URL has no host",
+			"proxies[2].endpoint: \"::nope\" is not a URL", "proxies[3].name: required"}},
+		{`
+proxies:
+  - name: a
+    endpoint: http://localhost/x
+    timeout: 61s
+  - name: b
+    endpoint: http://localhost/x
+    http_headers: ["Bad Header"]
+    static_http_headers:
+      Content-Type: text/plain
+`, []string{"proxies[0].timeout: 1m1s: longer than 1m0s", `proxies[1].http_headers[0]: "Bad Header" is not a valid HTTP header name`,
+			"proxies[1].static_http_headers.Content-Type: Content-Type is always application/json"}},
+		{`
+channel:
+  without_namespace:
+    subscribe_proxy: s
+  namespaces:
+    - name: chat
+      publish_proxy: p
+      sub_refresh_proxy: r
+rpc:
+  proxy: x
+  namespaces:
+    - name: ns
+      proxy: y
+    - name: ns
+    - name: "a:b"
+proxy_max_in_flight: -2
+`, []string{`channel.without_namespace.subscribe_proxy: unknown proxy "s"`, `channel.namespaces[0].publish_proxy: unknown proxy "p"`,
+			`channel.namespaces[0].sub_refresh_proxy: unknown proxy "r"`, `rpc.proxy: unknown proxy "x"`, `rpc.namespaces[0].proxy: unknown proxy "y"`,
+			`rpc.namespaces[1].name: "ns": defined twice`, `rpc.namespaces[2].name: "a:b": a namespace name cannot contain ':'`,
+			"proxy_max_in_flight: -2: want a positive number"}},
+	}
+	for i, tc := range cases {
+		cfg, err := ParseConfig([]byte(tc.yaml))
+		if err != nil {
+			t.Fatalf("case %d: parse: %v", i, err)
+		}
+		err = cfg.Validate()
+		if err == nil {
+			t.Fatalf("case %d: no problem found, want %v", i, tc.want)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("case %d: problems lack %q:\n%v", i, w, err)
+			}
+		}
+	}
+	// A complete configuration passes, and misspelt keys are caught.
+	ok := `
+proxies:
+  - name: app
+    endpoint: https://app.example.com/centrifugo
+    timeout: 60s
+    http_headers: [Cookie, Authorization]
+    static_http_headers: {X-Key: k}
+    binary_encoding: true
+    include_connection_meta: true
+client:
+  allow_anonymous_connect_without_token: false
+  proxy: {connect: app, refresh: app}
+`
+	cfg, err := ParseConfig([]byte(ok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("valid proxy configuration refused: %v", err)
+	}
+	if _, err := ParseConfig([]byte("proxies:\n  - name: a\n    endpont: http://x\n")); err == nil || !strings.Contains(err.Error(), `proxies[0].endpont: unknown key (did you mean "proxies[0].endpoint"?)`) {
+		t.Fatalf("misspelt key: %v", err)
+	}
+}
