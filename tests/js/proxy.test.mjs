@@ -93,8 +93,7 @@ function missingProxy(config) {
 
 /**
  * PENDING names what Herald lacks for a test written to Centrifugo's
- * behaviour; false once it is there. (At the time of writing both are
- * missing: see the report of the proxy tests.)
+ * behaviour; false once it is there.
  */
 const PENDING = {
   // Centrifugo forwards the listed headers of the client's HTTP request.
@@ -103,7 +102,9 @@ const PENDING = {
   // set: the connect (subscribe) reply has no `expires`, and the node
   // calls the proxy when the session (subscription) expires, so an SDK
   // with no getToken stays connected (subscribed).
-  serverRefresh: false,
+  serverRefresh:
+    'Herald has no server-side refresh: with client.proxy.refresh (sub_refresh_proxy) set it still answers ' +
+    'connect (subscribe) with expires/ttl and waits for a refresh command that centrifuge-js without getToken never sends',
 };
 
 const placeholder = (event) => `http://127.0.0.1:9/centrifugo/${event}`;
