@@ -19,6 +19,7 @@ import WebSocket from 'ws';
 
 import { EventLog, connect, newClient, subscribe, waitEvent } from './lib/events.mjs';
 import { heraldBinary, startHerald } from './lib/herald.mjs';
+import { RawClient } from './lib/raw.mjs';
 import { CODES, EVENTS, startProxyBackend } from './lib/proxybackend.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -167,6 +168,7 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
   let nodeB;
   const schema = `herald_proxy_js_${randomBytes(6).toString('hex')}`;
   const clients = [];
+  const raws = [];
 
   /** track makes a client that the file's after hook disconnects. */
   const track = (url, options) => {
@@ -194,6 +196,7 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
 
   after(async () => {
     for (const c of clients) c.disconnect();
+    for (const r of raws) r.close();
     await nodeA?.stop();
     await nodeB?.stop();
     await backend?.stop();
@@ -357,6 +360,35 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
     const pubs = new EventLog(sub, 'publication');
     await apiPublish(nodeB, 'px:expiring-news', { after: 'refresh' });
     assert.deepEqual((await pubs.count(1))[0].data, { after: 'refresh' });
+  });
+
+  // Herald's refresh through the proxy as it is until it refreshes
+  // server-side: the client asks, the node calls the proxy, the backend's
+  // expire_at becomes the new ttl. With server-side refresh (Centrifugo's
+  // way) the replies carry no expiry and the two tests above take over.
+  test('refresh and sub_refresh commands without a token are answered by the backend\'s new expiry', { skip: PENDING.serverRefresh ? false : 'refresh is server-side' }, async () => {
+    const raw = await RawClient.open(nodeB.url);
+    raws.push(raw);
+    const connected = await raw.call({ connect: { data: { user: 'ron', ttl: SHORT_TTL_SECONDS } } });
+    assert.ok(connected.connect, JSON.stringify(connected));
+    const { client } = connected.connect;
+
+    const refreshed = await raw.call({ refresh: {} });
+    assert.ok(refreshed.refresh, JSON.stringify(refreshed));
+    assert.ok(refreshed.refresh.ttl > 0 && refreshed.refresh.ttl <= SHORT_TTL_SECONDS, JSON.stringify(refreshed));
+    const req = backend.requests.refresh.find((r) => r.body.client === client);
+    assert.ok(req, 'the backend saw the refresh');
+    assert.equal(req.body.user, 'ron');
+    assert.deepEqual(req.body.meta, { user: 'ron', via: 'proxybackend' });
+
+    const subscribed = await raw.call({ subscribe: { channel: 'px:expiring-raw' } });
+    assert.equal(subscribed.subscribe?.expires, true, JSON.stringify(subscribed));
+    const subRefreshed = await raw.call({ sub_refresh: { channel: 'px:expiring-raw' } });
+    assert.ok(subRefreshed.sub_refresh?.ttl > 0, JSON.stringify(subRefreshed));
+    const subReq = backend.requests.sub_refresh.find((r) => r.body.client === client);
+    assert.ok(subReq, 'the backend saw the sub_refresh');
+    assert.equal(subReq.body.channel, 'px:expiring-raw');
+    assert.equal(subReq.body.user, 'ron');
   });
 
   test('a backend answering 500 or malformed JSON: internal error 100, never half-connected', async (t) => {
