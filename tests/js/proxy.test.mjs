@@ -40,7 +40,7 @@ const STORM_TIMEOUT_MS = 90_000;
  * backend, and turns all six on: connect and refresh for every client,
  * rpc globally, subscribe/publish/sub_refresh for the "px" namespace.
  */
-function proxyConfig(endpoint, extra = {}) {
+function proxyConfig(endpoint) {
   return {
     proxies: EVENTS.map((event) => ({
       name: event,
@@ -50,14 +50,13 @@ function proxyConfig(endpoint, extra = {}) {
       static_http_headers: { 'X-Herald-Test': 'proxy' },
       include_connection_meta: true,
     })),
-    client: { proxy: { connect: 'connect', refresh: 'refresh' }, ...(extra.client ?? {}) },
+    client: { proxy: { connect: 'connect', refresh: 'refresh' } },
     rpc: { proxy: 'rpc' },
     channel: {
       namespaces: [
         { name: 'px', subscribe_proxy: 'subscribe', publish_proxy: 'publish', sub_refresh_proxy: 'sub_refresh' },
       ],
     },
-    ...(extra.rest ?? {}),
   };
 }
 
@@ -85,7 +84,7 @@ function missingProxy(config) {
     const res = spawnSync(heraldBinary(), ['config', 'check', file], { encoding: 'utf8' });
     if (res.status === 0) return false;
     const out = `${res.stdout}${res.stderr}`.trim();
-    if (/unknown key/.test(out)) return `this herald has no proxy configuration yet (${out.replace(/\s*\n\s*/g, "; ")})`;
+    if (/unknown key/.test(out)) return `this herald has no proxy configuration yet (${out.replace(/\s*\n\s*/g, '; ')})`;
     throw new Error(`herald config check refused the proxy test configuration:\n${out}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -156,7 +155,7 @@ async function apiPublish(node, channel, data) {
 /** dropSchema removes a test schema with psql, when psql is there. */
 function dropSchema(schema) {
   try {
-    execFileSync('psql', [DSN, '-q', '-c', `DROP SCHEMA IF EXISTS ${schema} CASCADE`], { stdio: 'pipe' });
+    execFileSync('psql', [DSN, '-q', '-c', `DROP SCHEMA IF EXISTS ${schema} CASCADE`], { stdio: 'pipe', timeout: 30_000 });
   } catch (err) {
     console.error(`could not drop schema ${schema}: ${err.message}`);
   }
