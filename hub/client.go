@@ -72,6 +72,12 @@ type Client struct {
 	staleAt      int64
 	nextPing     int64
 	pongDeadline int64
+
+	// Server-side refresh (serverrefresh.go): the hub, not the client,
+	// renews the connection by calling OnRefresh at refreshAt (Unix
+	// nanoseconds; 0 while a refresh runs or when none is due).
+	hubRefresh bool
+	refreshAt  int64
 }
 
 func newClient(h *Hub, t Transport, info ConnInfo) *Client {

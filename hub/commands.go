@@ -219,6 +219,12 @@ func (c *Client) handleRefresh(ctx context.Context, id uint32, req *protocol.Ref
 	if rr.Info != nil {
 		c.info = rr.Info
 	}
+	if c.hubRefresh {
+		c.refreshAt = 0
+		if rr.ExpireAt > 0 {
+			c.refreshAt = time.Unix(rr.ExpireAt, 0).UnixNano()
+		}
+	}
 	c.resetTimerLocked(now)
 	c.mu.Unlock()
 	res := &protocol.RefreshResult{Client: c.id, Version: h.cfg.Version}

@@ -53,6 +53,10 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	c.info = cred.Info
 	c.meta = cred.Meta
 	c.expireAt = cred.ExpireAt
+	c.hubRefresh = cred.ServerSideRefresh
+	if c.hubRefresh && cred.ExpireAt > 0 {
+		c.refreshAt = time.Unix(cred.ExpireAt, 0).UnixNano()
+	}
 	c.staleAt = 0
 	c.nextPing = now.Add(firstPingDelay(h.client.PingInterval)).UnixNano()
 	c.resetTimerLocked(now)
@@ -72,7 +76,7 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	if c.conn.Session != "" {
 		res.Session, res.Node = c.conn.Session, h.nodeID
 	}
-	if cred.ExpireAt > 0 {
+	if cred.ExpireAt > 0 && !cred.ServerSideRefresh {
 		res.Expires = true
 		res.Ttl = uint32(cred.ExpireAt - now.Unix())
 	}

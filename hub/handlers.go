@@ -124,11 +124,22 @@ type ConnectReply struct {
 	// Subs are server-side subscriptions with per-channel options, as a
 	// connection token's subs claim gives them.
 	Subs map[string]auth.SubOptions
+	// ServerSideRefresh makes the hub renew the connection itself when it
+	// expires, by calling OnRefresh (RefreshEvent.ServerSide), instead of
+	// telling the client to refresh with a new token: the connect reply
+	// then carries no expiry. Without OnRefresh, or when it fails until
+	// ClientConfig.ExpiredCloseDelay has passed, the connection is closed
+	// with 3005 (expired). Centrifugo refreshes connections its connect
+	// proxy authenticated this way.
+	ServerSideRefresh bool
 }
 
 // RefreshEvent is a client's refresh command.
 type RefreshEvent struct {
 	Token string
+	// ServerSide is set when the hub itself renews an expiring connection
+	// (ConnectReply.ServerSideRefresh) rather than the client asking.
+	ServerSide bool
 }
 
 // RefreshReply is the application's verdict on a refresh.

@@ -86,5 +86,11 @@ func (c *Client) serverRefresh(r *controlRefresh) {
 	if r.Info != nil {
 		c.info = r.Info
 	}
+	if c.hubRefresh {
+		c.refreshAt = 0
+		if r.ExpireAt > 0 {
+			c.refreshAt = time.Unix(r.ExpireAt, 0).UnixNano()
+		}
+	}
 	c.resetTimerLocked(time.Now())
 }

@@ -31,6 +31,7 @@ func (c *Client) onTimer() {
 	now := time.Now()
 	nowNs := now.UnixNano()
 	var expired []*subscription
+	var refresh bool
 
 	c.mu.Lock()
 	if c.holdUntil != 0 && nowNs >= c.holdUntil {
@@ -54,6 +55,10 @@ func (c *Client) onTimer() {
 			c.logger().Info("no pong in time")
 			c.close(newDisconnect(protocol.DisconnectNoPong))
 			return
+		}
+		if c.refreshAt != 0 && nowNs >= c.refreshAt {
+			c.refreshAt = 0
+			refresh = true
 		}
 		if c.expireAt > 0 && now.Unix() >= c.expireAt+int64(h.client.ExpiredCloseDelay/time.Second) {
 			c.mu.Unlock()
@@ -79,6 +84,9 @@ func (c *Client) onTimer() {
 	c.resetTimerLocked(now)
 	c.mu.Unlock()
 
+	if refresh {
+		c.runServerTask(c.refreshServerSide)
+	}
 	for _, s := range expired {
 		c.unsubscribeIf(s.channel, s, protocol.UnsubscribeExpired)
 	}
@@ -102,6 +110,7 @@ func (c *Client) resetTimerLocked(now time.Time) {
 	} else {
 		earliest(c.nextPing)
 		earliest(c.pongDeadline)
+		earliest(c.refreshAt)
 		if c.expireAt > 0 {
 			earliest(time.Unix(c.expireAt, 0).Add(h.client.ExpiredCloseDelay).UnixNano())
 		}

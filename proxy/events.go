@@ -43,7 +43,10 @@ func (r *Router) onConnecting(ctx context.Context, ev hub.ConnectEvent) (hub.Con
 			// Never authenticate on an answer that says nothing.
 			return hub.ConnectReply{}, fmt.Errorf("response has no result, error or disconnect")
 		}
-		out := hub.ConnectReply{User: res.User, ExpireAt: res.ExpireAt, Channels: res.Channels}
+		// As Centrifugo: a connection the backend authenticated is
+		// renewed by the refresh proxy when it expires, never by a token
+		// the client would have to get.
+		out := hub.ConnectReply{User: res.User, ExpireAt: res.ExpireAt, Channels: res.Channels, ServerSideRefresh: true}
 		var err error
 		if out.Info, err = payload(res.Info, res.B64Info, ev.Protocol, "info"); err != nil {
 			return hub.ConnectReply{}, err
@@ -71,8 +74,10 @@ func (r *Router) onConnecting(ctx context.Context, ev hub.ConnectEvent) (hub.Con
 	})
 }
 
-// onRefresh extends a connection's session through the backend. A
-// refresh command with a token is checked as a JWT.
+// onRefresh extends a connection's session through the backend: when
+// a connection the connect proxy authenticated expires (the hub asks,
+// ev.ServerSide), or on a refresh command without token. A refresh
+// command with a token is checked as a JWT.
 func (r *Router) onRefresh(ctx context.Context, c *hub.Client, ev hub.RefreshEvent) (hub.RefreshReply, error) {
 	if ev.Token != "" {
 		return hub.RefreshReply{}, hub.ErrUseDefault

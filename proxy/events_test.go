@@ -166,31 +166,47 @@ func TestSubRefresh(t *testing.T) {
 	}
 }
 
-// TestRefresh: a refresh without token goes to the refresh proxy, with
-// the connection's meta when configured.
+// TestRefresh: a connection the connect proxy authenticated is renewed
+// by the refresh proxy when it expires (server-side, the client is told
+// no expiry); a refresh command without token also goes to the proxy.
 func TestRefresh(t *testing.T) {
 	t.Parallel()
 	b := newBackend(t)
 	n := startNode(t, fullOptions(b, func(e *proxy.Endpoint) { e.IncludeConnectionMeta = true }))
 	c := n.dial(nil)
-	c.connectOK(b, `{"user":"u1","expire_at":`+in(time.Minute)+`,"meta":{"m":1}}`)
-
 	b.answer("/refresh", `{"result":{"expire_at":`+in(time.Hour)+`,"info":{"fresh":true}}}`)
-	m := c.call(2, `{"id":2,"refresh":{}}`)
-	req := b.next()
+	res := c.connectOK(b, `{"user":"u1","expire_at":`+in(time.Second)+`,"meta":{"m":1}}`)
+	if res["expires"] != nil {
+		t.Fatalf("connect result tells the client to refresh itself: %v", res)
+	}
+	req := b.next() // at expiry, without any command from the client
 	if req.path != "/refresh" || req.body["user"] != "u1" || req.body["client"] != c.c.ID() || compact(t, req.body["meta"]) != `{"m":1}` {
 		t.Fatalf("refresh request: %s %v", req.path, req.body)
 	}
-	if res, _ := m["refresh"].(map[string]any); res == nil || res["expires"] != true || res["ttl"].(float64) < 3590 {
-		t.Fatalf("refresh result: %v", m)
-	}
+	// Commands run after the refresh on the client's goroutine.
+	b.answer("/rpc", `{"result":{}}`)
+	c.call(2, `{"id":2,"rpc":{"method":"m"}}`)
+	b.next()
 	if string(c.c.Info()) != `{"fresh":true}` {
 		t.Fatalf("info from refresh: %s", c.c.Info())
 	}
+
+	b.answer("/refresh", `{"result":{"expire_at":`+in(2*time.Hour)+`}}`)
+	m := c.call(3, `{"id":3,"refresh":{}}`)
+	b.next()
+	if res, _ := m["refresh"].(map[string]any); res == nil || res["expires"] != true || res["ttl"].(float64) < 7190 {
+		t.Fatalf("refresh result: %v", m)
+	}
 	b.answer("/refresh", `{"result":{"expired":true}}`)
-	c.send(`{"id":3,"refresh":{}}`)
+	c.send(`{"id":4,"refresh":{}}`)
 	b.next()
 	c.expectClose(3005)
+
+	// The backend says expired at the connection's expiry: closed.
+	c2 := n.dial(nil)
+	c2.connectOK(b, `{"user":"u2","expire_at":`+in(time.Second)+`}`)
+	b.next()
+	c2.expectClose(3005)
 }
 
 // TestRPC: methods go to the proxy of their namespace; an undeclared

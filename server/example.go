@@ -69,6 +69,9 @@ client:
   user_connection_limit: 0  # connections of one user per node (0: none); more get 3504
   command_rate_limit: 0     # commands per second per connection (0: none); over it: error 111, then 3013
   command_rate_burst: 0     # burst above the rate (default: the rate)
+  proxy:                    # proxies (below) for the client-wide events (docs/proxy.md)
+    connect: ""             # authenticates connections that send no token
+    refresh: ""             # extends sessions of connections the connect proxy authenticated
 
 channel:
   max_length: 255
@@ -97,6 +100,9 @@ channel:
     allow_user_limited_channels: false
     channel_regex: ""
     queue_policy: close   # close: a subscriber too far behind gets 3008 | drop_oldest: its oldest queued publications are dropped
+    subscribe_proxy: ""   # a proxy (below) that decides subscriptions instead of the options above
+    publish_proxy: ""     # ... publications (it may rewrite the data)
+    sub_refresh_proxy: "" # ... subscription refreshes
   namespaces:             # channels "chat:..." use the namespace named chat
     - name: chat
       presence: true
@@ -112,6 +118,20 @@ channel:
     - name: prices
       allow_subscribe_for_client: true
       queue_policy: drop_oldest
+
+proxies: []                # backend endpoints of the proxy (docs/proxy.md), for example:
+#  - name: app
+#    endpoint: http://localhost:3000/centrifugo/connect   # http:// or https://
+#    timeout: 1s                   # at most 60s; past it the client gets error 100
+#    http_headers: [Cookie, Authorization]   # forwarded from the client's HTTP request
+#    static_http_headers: {}       # sent with every call
+#    binary_encoding: false        # payloads as base64 (b64data) instead of JSON (data)
+#    include_connection_meta: false
+proxy_max_in_flight: 1000  # proxy calls in flight on this node; more get error 111 at once; -1: no bound
+
+rpc:
+  proxy: ""                  # the proxy that answers rpc methods without namespace
+  namespaces: []             # methods "ns:name", e.g. - {name: billing, proxy: app}
 
 http_api:
   key: ""                    # API key for /api (X-API-Key header); the API is off without one

@@ -1,0 +1,51 @@
+package hub_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/hub"
+)
+
+// TestServerSideRefresh: a connection whose connect reply asks for
+// server-side refresh is told no expiry, and at its expiry the hub asks
+// OnRefresh itself: a new expiry keeps it (with the new info), expired
+// closes it with 3005.
+func TestServerSideRefresh(t *testing.T) {
+	t.Parallel()
+	refreshed := make(chan hub.RefreshEvent, 4)
+	n := startNode(t, hub.Config{Handlers: hub.Handlers{
+		OnConnecting: func(ctx context.Context, ev hub.ConnectEvent) (hub.ConnectReply, error) {
+			return hub.ConnectReply{User: string(ev.Data[1 : len(ev.Data)-1]), ExpireAt: time.Now().Unix() + 1, ServerSideRefresh: true}, nil
+		},
+		OnRefresh: func(ctx context.Context, c *hub.Client, ev hub.RefreshEvent) (hub.RefreshReply, error) {
+			refreshed <- ev
+			if c.User() == "keep" {
+				return hub.RefreshReply{ExpireAt: time.Now().Add(time.Hour).Unix(), Info: []byte(`{"renewed":true}`)}, nil
+			}
+			return hub.RefreshReply{Expired: true}, nil
+		},
+		OnRPC: func(ctx context.Context, c *hub.Client, ev hub.RPCEvent, reply func(hub.RPCReply, error)) {
+			reply(hub.RPCReply{Data: c.Info()}, nil)
+		},
+	}})
+	keep := n.dial(t)
+	res := keep.connectWith(`{"data":"keep"}`)["connect"].(map[string]any)
+	if res["expires"] != nil || res["ttl"] != nil {
+		t.Fatalf("a server-side refreshed connection was told its expiry: %v", res)
+	}
+	if ev := recv(t, refreshed, "server-side refresh"); !ev.ServerSide || ev.Token != "" {
+		t.Fatalf("refresh event %+v", ev)
+	}
+	// Still connected, with the info from the refresh (the rpc runs after
+	// the refresh on the client's command goroutine).
+	if m := keep.call(`{"id":2,"rpc":{"method":"info"}}`); compact(t, m["rpc"]) != `{"data":{"renewed":true}}` {
+		t.Fatalf("after the server-side refresh: %v", m)
+	}
+
+	gone := n.dial(t)
+	gone.connectWith(`{"data":"gone"}`)
+	recv(t, refreshed, "server-side refresh")
+	gone.expectClose(3005, "connection expired")
+}
