@@ -102,9 +102,10 @@ const PENDING = {
   // set: the connect (subscribe) reply has no `expires`, and the node
   // calls the proxy when the session (subscription) expires, so an SDK
   // with no getToken stays connected (subscribed).
-  serverRefresh:
-    'Herald has no server-side refresh: with client.proxy.refresh (sub_refresh_proxy) set it still answers ' +
-    'connect (subscribe) with expires/ttl and waits for a refresh command that centrifuge-js without getToken never sends',
+  serverRefresh: false,
+  serverSubRefresh:
+    'Herald refreshes subscriptions only on a client\'s sub_refresh command: with sub_refresh_proxy set it still ' +
+    'answers subscribe with expires/ttl, and centrifuge-js without getToken never sends one',
 };
 
 const placeholder = (event) => `http://127.0.0.1:9/centrifugo/${event}`;
@@ -336,7 +337,7 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
     assert.equal((await erin.rpc('echo', 'still here')).data.data, 'still here');
   });
 
-  test('sub_refresh: an expiring subscription stays up because the backend extends it', { skip: PENDING.serverRefresh }, async () => {
+  test('sub_refresh: an expiring subscription stays up because the backend extends it', { skip: PENDING.serverSubRefresh }, async () => {
     const fay = track(nodeA.url, user('fay'));
     const { client } = await connect(fay);
     const sub = fay.newSubscription('px:expiring-news');
@@ -361,33 +362,27 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
     assert.deepEqual((await pubs.count(1))[0].data, { after: 'refresh' });
   });
 
-  // Herald's refresh through the proxy as it is until it refreshes
-  // server-side: the client asks, the node calls the proxy, the backend's
-  // expire_at becomes the new ttl. With server-side refresh (Centrifugo's
-  // way) the replies carry no expiry and the two tests above take over.
-  test('refresh and sub_refresh commands without a token are answered by the backend\'s new expiry', { skip: PENDING.serverRefresh ? false : 'refresh is server-side' }, async () => {
+  // Herald's sub_refresh through the proxy as it is until it refreshes
+  // subscriptions server-side: the client asks, the node calls the proxy,
+  // the backend's expire_at becomes the new ttl. With server-side refresh
+  // (Centrifugo's way) the subscribe reply carries no expiry and the test
+  // above takes over.
+  test('a sub_refresh command without a token is answered with the backend\'s new expiry', { skip: PENDING.serverSubRefresh ? false : 'subscriptions are refreshed server-side' }, async () => {
     const raw = await RawClient.open(nodeB.url);
     raws.push(raw);
-    const connected = await raw.call({ connect: { data: { user: 'ron', ttl: SHORT_TTL_SECONDS } } });
+    const connected = await raw.call({ connect: { data: { user: 'ron' } } });
     assert.ok(connected.connect, JSON.stringify(connected));
     const { client } = connected.connect;
-
-    const refreshed = await raw.call({ refresh: {} });
-    assert.ok(refreshed.refresh, JSON.stringify(refreshed));
-    assert.ok(refreshed.refresh.ttl > 0 && refreshed.refresh.ttl <= SHORT_TTL_SECONDS, JSON.stringify(refreshed));
-    const req = backend.requests.refresh.find((r) => r.body.client === client);
-    assert.ok(req, 'the backend saw the refresh');
-    assert.equal(req.body.user, 'ron');
-    assert.deepEqual(req.body.meta, { user: 'ron', via: 'proxybackend' });
-
     const subscribed = await raw.call({ subscribe: { channel: 'px:expiring-raw' } });
     assert.equal(subscribed.subscribe?.expires, true, JSON.stringify(subscribed));
     const subRefreshed = await raw.call({ sub_refresh: { channel: 'px:expiring-raw' } });
-    assert.ok(subRefreshed.sub_refresh?.ttl > 0, JSON.stringify(subRefreshed));
-    const subReq = backend.requests.sub_refresh.find((r) => r.body.client === client);
-    assert.ok(subReq, 'the backend saw the sub_refresh');
-    assert.equal(subReq.body.channel, 'px:expiring-raw');
-    assert.equal(subReq.body.user, 'ron');
+    const ttl = subRefreshed.sub_refresh?.ttl;
+    assert.ok(ttl > 0 && ttl <= SHORT_TTL_SECONDS, JSON.stringify(subRefreshed));
+    const req = backend.requests.sub_refresh.find((r) => r.body.client === client);
+    assert.ok(req, 'the backend saw the sub_refresh');
+    assert.equal(req.body.channel, 'px:expiring-raw');
+    assert.equal(req.body.user, 'ron');
+    assert.deepEqual(req.body.meta, { user: 'ron', via: 'proxybackend' });
   });
 
   test('a backend answering 500 or malformed JSON: internal error 100, never half-connected', async (t) => {
