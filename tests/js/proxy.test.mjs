@@ -337,6 +337,21 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
     assert.equal((await erin.rpc('echo', 'still here')).data.data, 'still here');
   });
 
+  test('refresh: a connection the backend lets expire is closed with 3005 and reconnects through the connect proxy', { skip: PENDING.serverRefresh }, async () => {
+    const zed = track(nodeA.url, user('expire-zed', { ttl: SHORT_TTL_SECONDS }));
+    const { client } = await connect(zed);
+    const refreshed = waitEvent(backend, 'refresh', { filter: (r) => r.body.client === client, timeoutMs: WAIT_MS });
+    const lapsed = waitEvent(zed, 'connecting', { timeoutMs: WAIT_MS });
+    await refreshed;
+    const ctx = await lapsed;
+    assert.equal(ctx.code, 3005, `connecting after ${ctx.code} (${ctx.reason})`);
+    // The SDK reconnects, and the backend authenticates it again.
+    const again = await waitEvent(zed, 'connected', { timeoutMs: WAIT_MS });
+    assert.notEqual(again.client, client);
+    // Its new session would lapse the same way every few seconds.
+    zed.disconnect();
+  });
+
   test('sub_refresh: an expiring subscription stays up because the backend extends it', { skip: PENDING.serverSubRefresh }, async () => {
     const fay = track(nodeA.url, user('fay'));
     const { client } = await connect(fay);

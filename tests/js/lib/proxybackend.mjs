@@ -188,7 +188,9 @@ export class ProxyBackend extends EventEmitter {
     return { result };
   }
 
-  on_refresh() {
+  /** refresh: users named "expire-…" are let go, others extended. */
+  on_refresh(body) {
+    if (String(body.user ?? '').startsWith('expire-')) return { result: { expired: true } };
     return { result: { expire_at: nowSeconds() + this.refreshTTL } };
   }
 
