@@ -295,6 +295,12 @@ func (c *Client) handleSubRefresh(ctx context.Context, id uint32, req *protocol.
 	if rr.Info != nil {
 		s.chanInfo = rr.Info
 	}
+	if s.hubRefresh {
+		s.refreshAt = 0
+		if rr.ExpireAt > 0 {
+			s.refreshAt = time.Unix(rr.ExpireAt, 0).UnixNano()
+		}
+	}
 	c.resetTimerLocked(now)
 	c.mu.Unlock()
 	res := &protocol.SubRefreshResult{}

@@ -173,12 +173,21 @@ type SubscribeReply struct {
 	// Override changes the namespace's presence, join/leave, positioning
 	// and recovery options for this subscription.
 	Override *auth.SubOverride
+	// ServerSideRefresh makes the hub renew the subscription itself when
+	// it expires, by calling OnSubRefresh (SubRefreshEvent.ServerSide),
+	// instead of telling the client to refresh with a new token: the
+	// subscribe result then carries no expiry. Without OnSubRefresh, or
+	// when it says expired, the client is unsubscribed with 2501.
+	ServerSideRefresh bool
 }
 
 // SubRefreshEvent is a client's sub_refresh command.
 type SubRefreshEvent struct {
 	Channel string
 	Token   string
+	// ServerSide is set when the hub itself renews an expiring
+	// subscription (SubscribeReply.ServerSideRefresh).
+	ServerSide bool
 }
 
 // SubRefreshReply is the application's verdict on a sub_refresh.

@@ -62,3 +62,50 @@ func (c *Client) refreshServerSide(ctx context.Context) {
 	}
 	c.mu.Unlock()
 }
+
+// refreshSubServerSide renews an expired subscription through
+// OnSubRefresh, on the client's command goroutine. Expired, or an expiry
+// already past, unsubscribes the client with 2501; a failure is retried.
+func (c *Client) refreshSubServerSide(ctx context.Context, s *subscription) {
+	fn := c.hub.cfg.Handlers.OnSubRefresh
+	var rr SubRefreshReply
+	var err error
+	if fn == nil {
+		rr.Expired = true
+	} else if rr, err = fn(ctx, c, SubRefreshEvent{Channel: s.channel, ServerSide: true}); errors.Is(err, ErrUseDefault) {
+		rr, err = SubRefreshReply{Expired: true}, nil
+	}
+	now := time.Now()
+	if err != nil {
+		var d *Disconnect
+		if errors.As(err, &d) {
+			c.close(d)
+			return
+		}
+		c.logger().Warn("server-side subscription refresh failed, will retry", "channel", s.channel, "error", err)
+		c.mu.Lock()
+		if s.active {
+			s.refreshAt = now.Add(serverRefreshRetry).UnixNano()
+			c.resetTimerLocked(now)
+		}
+		c.mu.Unlock()
+		return
+	}
+	if rr.Expired || (rr.ExpireAt > 0 && rr.ExpireAt <= now.Unix()) {
+		c.unsubscribeIf(s.channel, s, protocol.UnsubscribeExpired)
+		return
+	}
+	c.mu.Lock()
+	if s.active {
+		s.expireAt = rr.ExpireAt
+		if rr.Info != nil {
+			s.chanInfo = rr.Info
+		}
+		s.refreshAt = 0
+		if rr.ExpireAt > 0 {
+			s.refreshAt = time.Unix(rr.ExpireAt, 0).UnixNano()
+		}
+		c.resetTimerLocked(now)
+	}
+	c.mu.Unlock()
+}

@@ -49,3 +49,46 @@ func TestServerSideRefresh(t *testing.T) {
 	recv(t, refreshed, "server-side refresh")
 	gone.expectClose(3005, "connection expired")
 }
+
+// TestSubServerSideRefresh: the same for subscriptions: the subscribe
+// result carries no expiry, OnSubRefresh is asked at expiry, and expired
+// unsubscribes with 2501.
+func TestSubServerSideRefresh(t *testing.T) {
+	t.Parallel()
+	refreshed := make(chan hub.SubRefreshEvent, 4)
+	n := startNode(t, hub.Config{Handlers: hub.Handlers{
+		OnSubscribe: func(ctx context.Context, c *hub.Client, ev hub.SubscribeEvent) (hub.SubscribeReply, error) {
+			return hub.SubscribeReply{ExpireAt: time.Now().Unix() + 1, ServerSideRefresh: true}, nil
+		},
+		OnSubRefresh: func(ctx context.Context, c *hub.Client, ev hub.SubRefreshEvent) (hub.SubRefreshReply, error) {
+			refreshed <- ev
+			if ev.Channel == "keep" {
+				return hub.SubRefreshReply{ExpireAt: time.Now().Add(time.Hour).Unix()}, nil
+			}
+			return hub.SubRefreshReply{Expired: true}, nil
+		},
+	}})
+	c := n.dial(t)
+	c.connect("u")
+	if res := c.mustSubscribe(2, "keep", ""); res["expires"] != nil {
+		t.Fatalf("a server-side refreshed subscription was told its expiry: %v", res)
+	}
+	if ev := recv(t, refreshed, "server-side sub refresh"); !ev.ServerSide || ev.Channel != "keep" {
+		t.Fatalf("sub refresh event %+v", ev)
+	}
+	c.mustSubscribe(3, "gone", "")
+	if ev := recv(t, refreshed, "server-side sub refresh"); ev.Channel != "gone" {
+		t.Fatalf("sub refresh event %+v", ev)
+	}
+	for {
+		m := c.next()
+		if p, ok := m["push"].(map[string]any); ok && p["unsubscribe"] != nil {
+			if p["channel"] != "gone" || num(p["unsubscribe"].(map[string]any)["code"]) != 2501 {
+				t.Fatalf("unsubscribe push %v", p)
+			}
+			break
+		}
+	}
+	// keep is still there: subscribing again is 105 (already subscribed).
+	wantError(t, c.subscribe(4, "keep", ""), 105)
+}

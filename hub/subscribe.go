@@ -22,6 +22,11 @@ type subscription struct {
 	chanInfo []byte
 	data     []byte // from the token, for the subscribe result
 	expireAt int64  // Unix seconds; 0 never
+	// hubRefresh subscriptions are renewed by the hub through
+	// OnSubRefresh at refreshAt (Unix nanoseconds; 0 while a refresh runs
+	// or when none is due), see serverrefresh.go.
+	hubRefresh bool
+	refreshAt  int64
 
 	presence      bool
 	joinLeave     bool
@@ -58,6 +63,8 @@ type grant struct {
 	data     []byte // returned in the subscribe result
 	expireAt int64
 	override *auth.SubOverride
+	// hubRefresh: the hub renews the subscription (server-side refresh).
+	hubRefresh bool
 }
 
 func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.SubscribeRequest) error {
@@ -133,7 +140,7 @@ func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req
 			if sr.ExpireAt > 0 && sr.ExpireAt <= time.Now().Unix() {
 				return grant{}, newError(protocol.ErrorExpired)
 			}
-			return grant{chanInfo: sr.Info, data: sr.Data, expireAt: sr.ExpireAt, override: sr.Override}, nil
+			return grant{chanInfo: sr.Info, data: sr.Data, expireAt: sr.ExpireAt, override: sr.Override, hubRefresh: sr.ServerSideRefresh}, nil
 		}
 	}
 	user := c.User()
@@ -199,13 +206,17 @@ func (c *Client) hasPresencePermission(r *rule, subscribed bool) bool {
 // the request and the token's overrides.
 func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequest, g grant) *subscription {
 	s := &subscription{
-		channel:   ch,
-		rule:      r,
-		chanInfo:  g.chanInfo,
-		data:      g.data,
-		expireAt:  g.expireAt,
-		presence:  r.Presence,
-		joinLeave: r.JoinLeave,
+		channel:    ch,
+		rule:       r,
+		chanInfo:   g.chanInfo,
+		data:       g.data,
+		expireAt:   g.expireAt,
+		hubRefresh: g.hubRefresh,
+		presence:   r.Presence,
+		joinLeave:  r.JoinLeave,
+	}
+	if s.hubRefresh && s.expireAt > 0 {
+		s.refreshAt = time.Unix(s.expireAt, 0).UnixNano()
 	}
 	forcePush := r.ForcePushJoinLeave
 	forceRecovery := r.ForceRecovery
@@ -263,7 +274,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 		return nil, err
 	}
 	res := &protocol.SubscribeResult{Data: s.data}
-	if s.expireAt > 0 {
+	if s.expireAt > 0 && !s.hubRefresh {
 		res.Expires = true
 		res.Ttl = uint32(max(s.expireAt-time.Now().Unix(), 0))
 	}

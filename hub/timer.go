@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"math/rand/v2"
 	"time"
 
@@ -32,6 +33,7 @@ func (c *Client) onTimer() {
 	nowNs := now.UnixNano()
 	var expired []*subscription
 	var refresh bool
+	var subRefresh []*subscription
 
 	c.mu.Lock()
 	if c.holdUntil != 0 && nowNs >= c.holdUntil {
@@ -76,6 +78,10 @@ func (c *Client) onTimer() {
 		}
 		subDelay := int64(h.client.ExpiredSubCloseDelay / time.Second)
 		for _, s := range c.subs {
+			if s.refreshAt != 0 && nowNs >= s.refreshAt {
+				s.refreshAt = 0
+				subRefresh = append(subRefresh, s)
+			}
 			if s.expireAt > 0 && now.Unix() >= s.expireAt+subDelay {
 				expired = append(expired, s)
 			}
@@ -86,6 +92,9 @@ func (c *Client) onTimer() {
 
 	if refresh {
 		c.runServerTask(c.refreshServerSide)
+	}
+	for _, s := range subRefresh {
+		c.runServerTask(func(ctx context.Context) { c.refreshSubServerSide(ctx, s) })
 	}
 	for _, s := range expired {
 		c.unsubscribeIf(s.channel, s, protocol.UnsubscribeExpired)
@@ -115,6 +124,7 @@ func (c *Client) resetTimerLocked(now time.Time) {
 			earliest(time.Unix(c.expireAt, 0).Add(h.client.ExpiredCloseDelay).UnixNano())
 		}
 		for _, s := range c.subs {
+			earliest(s.refreshAt)
 			if s.expireAt > 0 {
 				earliest(time.Unix(s.expireAt, 0).Add(h.client.ExpiredSubCloseDelay).UnixNano())
 			}

@@ -109,7 +109,8 @@ func (r *Router) onSubscribe(ctx context.Context, c *hub.Client, ev hub.Subscrib
 		if res == nil {
 			return hub.SubscribeReply{}, nil
 		}
-		out := hub.SubscribeReply{ExpireAt: res.ExpireAt, Override: override(res.Override)}
+		// Renewed through the sub_refresh proxy at expiry, as Centrifugo.
+		out := hub.SubscribeReply{ExpireAt: res.ExpireAt, Override: override(res.Override), ServerSideRefresh: true}
 		var err error
 		if out.Info, err = payload(res.Info, res.B64Info, c.Protocol(), "info"); err != nil {
 			return hub.SubscribeReply{}, err
@@ -143,7 +144,9 @@ func (r *Router) onPublish(ctx context.Context, c *hub.Client, ev hub.PublishEve
 }
 
 // onSubRefresh extends a subscription through the backend of the
-// channel's namespace; a sub_refresh with a token is checked as a JWT.
+// channel's namespace: when a subscription the subscribe proxy allowed
+// expires (the hub asks, ev.ServerSide), or on a sub_refresh command
+// without token. A sub_refresh with a token is checked as a JWT.
 func (r *Router) onSubRefresh(ctx context.Context, c *hub.Client, ev hub.SubRefreshEvent) (hub.SubRefreshReply, error) {
 	e := r.subRefresh[hub.ChannelNamespace(ev.Channel)]
 	if e == nil || ev.Token != "" {
