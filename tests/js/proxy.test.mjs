@@ -19,7 +19,6 @@ import WebSocket from 'ws';
 
 import { EventLog, connect, newClient, subscribe, waitEvent } from './lib/events.mjs';
 import { heraldBinary, startHerald } from './lib/herald.mjs';
-import { RawClient } from './lib/raw.mjs';
 import { CODES, EVENTS, startProxyBackend } from './lib/proxybackend.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -91,23 +90,6 @@ function missingProxy(config) {
   }
 }
 
-/**
- * PENDING names what Herald lacks for a test written to Centrifugo's
- * behaviour; false once it is there.
- */
-const PENDING = {
-  // Centrifugo forwards the listed headers of the client's HTTP request.
-  headers: false,
-  // Centrifugo refreshes server-side when a refresh (sub_refresh) proxy is
-  // set: the connect (subscribe) reply has no `expires`, and the node
-  // calls the proxy when the session (subscription) expires, so an SDK
-  // with no getToken stays connected (subscribed).
-  serverRefresh: false,
-  serverSubRefresh:
-    'Herald refreshes subscriptions only on a client\'s sub_refresh command: with sub_refresh_proxy set it still ' +
-    'answers subscribe with expires/ttl, and centrifuge-js without getToken never sends one',
-};
-
 const placeholder = (event) => `http://127.0.0.1:9/centrifugo/${event}`;
 const noProxy = missingProxy(proxyConfig(placeholder));
 const noStorm = noProxy || missingProxy(stormConfig(placeholder));
@@ -168,7 +150,6 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
   let nodeB;
   const schema = `herald_proxy_js_${randomBytes(6).toString('hex')}`;
   const clients = [];
-  const raws = [];
 
   /** track makes a client that the file's after hook disconnects. */
   const track = (url, options) => {
@@ -196,7 +177,6 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
 
   after(async () => {
     for (const c of clients) c.disconnect();
-    for (const r of raws) r.close();
     await nodeA?.stop();
     await nodeB?.stop();
     await backend?.stop();
@@ -226,7 +206,7 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
     assert.equal(nobody.state, 'disconnected');
   });
 
-  test('connect without a token: the Cookie and X-User headers of the upgrade request reach the backend', { skip: PENDING.headers }, async () => {
+  test('connect without a token: the Cookie and X-User headers of the upgrade request reach the backend', async () => {
     const byCookie = track(nodeA.url, { websocket: withHeaders({ Cookie: 'theme=dark; user=alice' }) });
     const ctx = await connect(byCookie);
     assert.equal(ctx.data.welcome, 'alice');
@@ -316,7 +296,7 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
     });
   });
 
-  test('refresh: an expiring connection stays up because the backend extends it', { skip: PENDING.serverRefresh }, async () => {
+  test('refresh: an expiring connection stays up because the backend extends it', async () => {
     const erin = track(nodeB.url, user('erin', { ttl: SHORT_TTL_SECONDS }));
     const { client } = await connect(erin);
     const disconnects = new EventLog(erin, 'disconnected');
@@ -337,7 +317,7 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
     assert.equal((await erin.rpc('echo', 'still here')).data.data, 'still here');
   });
 
-  test('refresh: a connection the backend lets expire is closed with 3005 and reconnects through the connect proxy', { skip: PENDING.serverRefresh }, async () => {
+  test('refresh: a connection the backend lets expire is closed with 3005 and reconnects through the connect proxy', async () => {
     const zed = track(nodeA.url, user('expire-zed', { ttl: SHORT_TTL_SECONDS }));
     const { client } = await connect(zed);
     const refreshed = waitEvent(backend, 'refresh', { filter: (r) => r.body.client === client, timeoutMs: WAIT_MS });
@@ -352,7 +332,7 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
     zed.disconnect();
   });
 
-  test('sub_refresh: an expiring subscription stays up because the backend extends it', { skip: PENDING.serverSubRefresh }, async () => {
+  test('sub_refresh: an expiring subscription stays up because the backend extends it', async () => {
     const fay = track(nodeA.url, user('fay'));
     const { client } = await connect(fay);
     const sub = fay.newSubscription('px:expiring-news');
@@ -375,29 +355,6 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
     const pubs = new EventLog(sub, 'publication');
     await apiPublish(nodeB, 'px:expiring-news', { after: 'refresh' });
     assert.deepEqual((await pubs.count(1))[0].data, { after: 'refresh' });
-  });
-
-  // Herald's sub_refresh through the proxy as it is until it refreshes
-  // subscriptions server-side: the client asks, the node calls the proxy,
-  // the backend's expire_at becomes the new ttl. With server-side refresh
-  // (Centrifugo's way) the subscribe reply carries no expiry and the test
-  // above takes over.
-  test('a sub_refresh command without a token is answered with the backend\'s new expiry', { skip: PENDING.serverSubRefresh ? false : 'subscriptions are refreshed server-side' }, async () => {
-    const raw = await RawClient.open(nodeB.url);
-    raws.push(raw);
-    const connected = await raw.call({ connect: { data: { user: 'ron' } } });
-    assert.ok(connected.connect, JSON.stringify(connected));
-    const { client } = connected.connect;
-    const subscribed = await raw.call({ subscribe: { channel: 'px:expiring-raw' } });
-    assert.equal(subscribed.subscribe?.expires, true, JSON.stringify(subscribed));
-    const subRefreshed = await raw.call({ sub_refresh: { channel: 'px:expiring-raw' } });
-    const ttl = subRefreshed.sub_refresh?.ttl;
-    assert.ok(ttl > 0 && ttl <= SHORT_TTL_SECONDS, JSON.stringify(subRefreshed));
-    const req = backend.requests.sub_refresh.find((r) => r.body.client === client);
-    assert.ok(req, 'the backend saw the sub_refresh');
-    assert.equal(req.body.channel, 'px:expiring-raw');
-    assert.equal(req.body.user, 'ron');
-    assert.deepEqual(req.body.meta, { user: 'ron', via: 'proxybackend' });
   });
 
   test('a backend answering 500 or malformed JSON: internal error 100, never half-connected', async (t) => {

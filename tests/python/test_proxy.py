@@ -225,12 +225,6 @@ def test_connect_without_token_through_the_backend(cluster):
     asyncio.run(run())
 
 
-# Set to a reason while Herald does not forward the headers of the client's
-# HTTP request to the backend (proxies[].http_headers).
-HEADERS_PENDING = None
-
-
-@pytest.mark.skipif(bool(HEADERS_PENDING), reason=HEADERS_PENDING or "")
 def test_connect_with_the_user_in_a_header(cluster):
     async def run():
         # The user from a header of the WebSocket upgrade request.
