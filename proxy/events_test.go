@@ -286,9 +286,36 @@ func TestBinaryEncoding(t *testing.T) {
 	if h := c.call(5, `{"id":5,"history":{"channel":"room","limit":10}}`); !contains(compact(t, h), `{"rewritten":1}`) {
 		t.Fatalf("b64 publish rewrite: %v", h)
 	}
+	b.answer("/sub_refresh", `{"result":{"expire_at":`+in(time.Hour)+`,"b64info":"`+b64(`{"sr":1}`)+`"}}`)
+	if m := c.call(7, `{"id":7,"sub_refresh":{"channel":"room"}}`); m["sub_refresh"] == nil {
+		t.Fatalf("b64 sub_refresh: %v", m)
+	}
+	b.next()
+	if p := c.call(8, `{"id":8,"presence":{"channel":"room"}}`); !contains(compact(t, p), `"conn_info":{"i":1}`) {
+		t.Fatalf("presence: %v", p)
+	}
+	b.answer("/refresh", `{"result":{"b64info":"`+b64(`{"r":2}`)+`"}}`)
+	c.call(9, `{"id":9,"refresh":{}}`)
+	b.next()
+	if string(c.c.Info()) != `{"r":2}` {
+		t.Fatalf("b64info from refresh: %s", c.c.Info())
+	}
+
+	// Server-side subscriptions with b64 options.
+	c2 := n.dial(nil)
+	b.answer("/connect", `{"result":{"user":"u3","subs":{"px:b":{"b64data":"`+b64(`{"sd":1}`)+`","b64info":"`+b64(`{"si":1}`)+`"}}}}`)
+	m = c2.call(1, `{"id":1,"connect":{}}`)
+	b.next()
+	if got := compact(t, m["connect"].(map[string]any)["subs"]); !contains(got, `"px:b":{"data":{"sd":1}}`) {
+		t.Fatalf("b64 subs in the connect result: %s", got)
+	}
+	if p := c2.call(2, `{"id":2,"presence":{"channel":"px:b"}}`); !contains(compact(t, p), `"chan_info":{"si":1}`) {
+		t.Fatalf("b64info of subs: %v", p)
+	}
+
 	// A JSON client cannot carry bytes that are not JSON: the backend's
 	// answer is unusable, error 100.
 	b.answer("/rpc", `{"result":{"b64data":"`+b64("\x00\x01")+`"}}`)
-	wantError(t, c.call(6, `{"id":6,"rpc":{"method":"x"}}`), 100)
+	wantError(t, c.call(10, `{"id":10,"rpc":{"method":"x"}}`), 100)
 	b.next()
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/heraldhq/herald/proxy"
 )
@@ -169,6 +170,9 @@ func TestInFlightLimit(t *testing.T) {
 	if got := counter(t, n.router, "connect", "connect", "rejected"); got != 1 {
 		t.Fatalf("rejected calls counted %v", got)
 	}
+	if got := gauge(t, n.router); got != 2 {
+		t.Fatalf("in-flight gauge %v while two calls hang", got)
+	}
 	close(bl.release)
 	released = true
 	for _, h := range held {
@@ -178,6 +182,41 @@ func TestInFlightLimit(t *testing.T) {
 	}
 	c2 := n.dial(nil)
 	c2.connectOK(b, `{"user":"later"}`)
+	if got := gauge(t, n.router); got != 0 {
+		t.Fatalf("in-flight gauge %v after the calls ended", got)
+	}
+	if got := histogramCount(t, n.router, "rpc", "rpc"); got != 2 {
+		t.Fatalf("rpc call durations observed %d, want 2", got)
+	}
+}
+
+// gauge reads herald_proxy_in_flight.
+func gauge(t *testing.T, r *proxy.Router) float64 {
+	t.Helper()
+	for _, c := range r.Collectors() {
+		if g, ok := c.(prometheus.Gauge); ok {
+			return testutil.ToFloat64(g)
+		}
+	}
+	t.Fatal("no in-flight gauge among the router's collectors")
+	return 0
+}
+
+// histogramCount reads how many durations herald_proxy_call_duration_seconds
+// observed for proxy and event.
+func histogramCount(t *testing.T, r *proxy.Router, name, event string) uint64 {
+	t.Helper()
+	for _, c := range r.Collectors() {
+		if h, ok := c.(*prometheus.HistogramVec); ok {
+			var m dto.Metric
+			if err := h.WithLabelValues(name, event).(prometheus.Histogram).Write(&m); err != nil {
+				t.Fatal(err)
+			}
+			return m.GetHistogram().GetSampleCount()
+		}
+	}
+	t.Fatal("no duration histogram among the router's collectors")
+	return 0
 }
 
 // TestSlowBackendHoldsOnlyItsClient: while one client's call hangs,

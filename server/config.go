@@ -339,14 +339,15 @@ func (c Config) Validate() error {
 }
 
 // AuthUnconfigured reports whether nothing about authentication is set:
-// no token key, no API key, and neither anonymous nor insecure access.
+// no token key, no API key, no connect proxy, and neither anonymous nor
+// insecure access.
 // Such a node would refuse every connection and keep its API off, so
 // `herald serve` generates keys for the run instead (see
 // docs/configuration.md), and Warnings says so for `herald config check`
 // and `herald serve` alike.
 func (c Config) AuthUnconfigured() bool {
 	return !c.Client.Token.Configured() && c.HTTPAPI.Key == "" && !c.HTTPAPI.Insecure &&
-		!c.Client.Insecure && !c.Client.AllowAnonymousConnectWithoutToken
+		!c.Client.Insecure && !c.Client.AllowAnonymousConnectWithoutToken && c.Client.Proxy.Connect == ""
 }
 
 // Warnings lists settings that are valid but probably not what is meant.
@@ -359,7 +360,7 @@ func (c Config) Warnings() []string {
 			"`herald config init` writes a configuration file with permanent keys")
 		return w
 	}
-	if !c.Client.Token.Configured() && !c.Client.AllowAnonymousConnectWithoutToken && !c.Client.Insecure {
+	if !c.Client.Token.Configured() && !c.Client.AllowAnonymousConnectWithoutToken && !c.Client.Insecure && c.Client.Proxy.Connect == "" {
 		w = append(w, "client.token: no key is configured, so every connection will be refused: set client.token.hmac_secret_key (or a public key), or allow anonymous access")
 	}
 	if c.HTTPAPI.Key == "" && !c.HTTPAPI.Insecure {

@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"log/slog"
+	"net/http"
+	"slices"
 
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/proxy"
@@ -22,4 +24,30 @@ func newProxy(cfg Config, h *hub.Handlers, log *slog.Logger) (*proxy.Router, err
 	}
 	r.Install(h)
 	return r, nil
+}
+
+// proxyHeaderKeeper returns what a connection keeps of its HTTP request's
+// header: only the names some proxy forwards (nil when none does), so
+// that a node with many connections does not hold every upgrade header.
+func proxyHeaderKeeper(cfg Config) func(http.Header) map[string][]string {
+	var names []string
+	for _, p := range cfg.Proxies {
+		for _, h := range p.HTTPHeaders {
+			if n := http.CanonicalHeaderKey(h); !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	return func(h http.Header) map[string][]string {
+		var out map[string][]string
+		for _, n := range names {
+			if vs, ok := h[n]; ok {
+				if out == nil {
+					out = make(map[string][]string, len(names))
+				}
+				out[n] = vs
+			}
+		}
+		return out
+	}
 }

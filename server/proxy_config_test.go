@@ -112,3 +112,21 @@ client:
 		t.Fatalf("misspelt key: %v", err)
 	}
 }
+
+// TestConnectProxyCountsAsAuthentication: a node that authenticates
+// through the connect proxy is not told that every connection will be
+// refused, nor given generated keys.
+func TestConnectProxyCountsAsAuthentication(t *testing.T) {
+	cfg, err := ParseConfig([]byte("proxies:\n  - name: app\n    endpoint: http://localhost:3000/connect\nclient:\n  proxy:\n    connect: app\nhttp_api:\n  key: k\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.AuthUnconfigured() {
+		t.Fatal("a connect proxy counts as configured authentication")
+	}
+	for _, w := range cfg.Warnings() {
+		if strings.Contains(w, "every connection will be refused") {
+			t.Fatalf("warning with a connect proxy: %s", w)
+		}
+	}
+}

@@ -79,6 +79,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	keepHeader := proxyHeaderKeeper(cfg)
 	h, err := hub.New(hcfg)
 	if err != nil {
 		return nil, err
@@ -92,9 +93,9 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		Poller:         websocket.Poller(cfg.WebSocket.Poller),
 		Logger:         log,
 	}, func(c *websocket.Conn, r *http.Request) websocket.Session {
-		// The request's header goes with the client for the proxy's
-		// forwarded headers (Cookie, Authorization).
-		return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportWebSocket, Header: r.Header})
+		// The headers proxies forward (Cookie, Authorization) go with the
+		// client.
+		return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportWebSocket, Header: keepHeader(r.Header)})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("websocket: %w", err)
