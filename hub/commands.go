@@ -219,7 +219,8 @@ func (c *Client) handleRefresh(ctx context.Context, id uint32, req *protocol.Ref
 	if rr.Info != nil {
 		c.info = rr.Info
 	}
-	if c.hubRefresh {
+	hubRefresh := c.hubRefresh
+	if hubRefresh {
 		c.refreshAt = 0
 		if rr.ExpireAt > 0 {
 			c.refreshAt = time.Unix(rr.ExpireAt, 0).UnixNano()
@@ -228,7 +229,9 @@ func (c *Client) handleRefresh(ctx context.Context, id uint32, req *protocol.Ref
 	c.resetTimerLocked(now)
 	c.mu.Unlock()
 	res := &protocol.RefreshResult{Client: c.id, Version: h.cfg.Version}
-	if rr.ExpireAt > 0 {
+	// The hub renews a server-side refreshed connection: the client is
+	// not told an expiry it would try to refresh itself.
+	if rr.ExpireAt > 0 && !hubRefresh {
 		res.Expires = true
 		res.Ttl = uint32(rr.ExpireAt - now.Unix())
 	}
@@ -295,7 +298,8 @@ func (c *Client) handleSubRefresh(ctx context.Context, id uint32, req *protocol.
 	if rr.Info != nil {
 		s.chanInfo = rr.Info
 	}
-	if s.hubRefresh {
+	hubRefresh := s.hubRefresh
+	if hubRefresh {
 		s.refreshAt = 0
 		if rr.ExpireAt > 0 {
 			s.refreshAt = time.Unix(rr.ExpireAt, 0).UnixNano()
@@ -304,7 +308,7 @@ func (c *Client) handleSubRefresh(ctx context.Context, id uint32, req *protocol.
 	c.resetTimerLocked(now)
 	c.mu.Unlock()
 	res := &protocol.SubRefreshResult{}
-	if rr.ExpireAt > 0 {
+	if rr.ExpireAt > 0 && !hubRefresh {
 		res.Expires = true
 		res.Ttl = uint32(rr.ExpireAt - now.Unix())
 	}

@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,7 +69,7 @@ func TestConnect(t *testing.T) {
 	// The subscription's info from subs is its chan_info in presence; the
 	// override turns presence off for one subscription.
 	p := c.call(2, `{"id":2,"presence":{"channel":"px:room"}}`)
-	if got := compact(t, p); !contains(got, `"chan_info":{"r":1}`) || !contains(got, `"conn_info":{"name":"Ann"}`) {
+	if got := compact(t, p); !strings.Contains(got, `"chan_info":{"r":1}`) || !strings.Contains(got, `"conn_info":{"name":"Ann"}`) {
 		t.Fatalf("presence with info from the connect result: %s", got)
 	}
 	if p := c.call(4, `{"id":4,"presence":{"channel":"px:hidden"}}`); compact(t, p["presence"]) != `{"presence":{}}` {
@@ -128,15 +129,4 @@ func TestConnectRefusals(t *testing.T) {
 	c2.send(`{"id":1,"connect":{}}`)
 	b.next()
 	c2.expectClose(4501)
-}
-
-func contains(s, sub string) bool { return len(sub) == 0 || indexOf(s, sub) >= 0 }
-
-func indexOf(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
-	}
-	return -1
 }
