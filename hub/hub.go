@@ -68,7 +68,8 @@ type Hub struct {
 	interest interest
 	users    userIndex
 	nodes    nodeRegistry
-	writeq   chan *Client // clients waiting for a writer (writer.go)
+	process  processSampler // CPU and memory for the heartbeat
+	writeq   chan *Client   // clients waiting for a writer (writer.go)
 	metrics  *metrics
 	clients  atomic.Int64 // connected clients
 	// pending counts connections that have not connected yet: one per
