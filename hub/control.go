@@ -34,6 +34,9 @@ type NodeInfo struct {
 	// from nodes that do not report them (older versions).
 	CPU    float64
 	Memory uint64
+	// Publications counts the publications the node accepted since it
+	// started (its rate is publications per second).
+	Publications uint64
 }
 
 // nodeWire is NodeInfo as nodes send it to each other in heartbeats. The
@@ -51,13 +54,14 @@ type nodeWire struct {
 	// Added later: older nodes leave them out and ignore them.
 	CPU    float64 `json:"cpu,omitempty"`
 	Memory uint64  `json:"memory,omitempty"`
+	Pubs   uint64  `json:"publications,omitempty"`
 }
 
 func nodeToWire(n NodeInfo) *nodeWire {
 	return &nodeWire{
 		ID: n.ID, Name: n.Name, Version: n.Version,
 		NumClients: n.NumClients, NumUsers: n.NumUsers, NumChannels: n.NumChannels, NumSubs: n.NumSubs,
-		Uptime: n.Uptime, CPU: n.CPU, Memory: n.Memory,
+		Uptime: n.Uptime, CPU: n.CPU, Memory: n.Memory, Pubs: n.Publications,
 	}
 }
 
@@ -65,7 +69,7 @@ func (w *nodeWire) info() NodeInfo {
 	return NodeInfo{
 		ID: w.ID, Name: w.Name, Version: w.Version,
 		NumClients: w.NumClients, NumUsers: w.NumUsers, NumChannels: w.NumChannels, NumSubs: w.NumSubs,
-		Uptime: w.Uptime, CPU: w.CPU, Memory: w.Memory,
+		Uptime: w.Uptime, CPU: w.CPU, Memory: w.Memory, Publications: w.Pubs,
 	}
 }
 
@@ -224,7 +228,7 @@ func (h *Hub) handleControl(data []byte) {
 func (h *Hub) localNodeInfo() NodeInfo {
 	cpu, mem := h.process.sample(h.started)
 	return NodeInfo{
-		CPU: cpu, Memory: mem,
+		CPU: cpu, Memory: mem, Publications: h.published.Load(),
 		ID: h.nodeID, Name: h.cfg.Name, Version: h.cfg.Version,
 		NumClients: h.NumClients(), NumUsers: h.NumUsers(),
 		NumChannels: h.NumChannels(), NumSubs: h.NumSubscriptions(),

@@ -211,6 +211,7 @@ func (h *Hub) publish(ctx context.Context, ch string, r *rule, pub *engine.Publi
 	if err != nil {
 		return sp, fmt.Errorf("publish to %q: %w", ch, err)
 	}
+	h.published.Add(1)
 	return sp, nil
 }
 
