@@ -3,6 +3,7 @@ package admin
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -101,6 +102,12 @@ func (a *Handler) tail(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rc := http.NewResponseController(w)
+	// The stream outlives any read deadline the server set for request
+	// bodies (it has none); past it, net/http's watch for the browser
+	// going away would fail and end the stream.
+	if err := rc.SetReadDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		a.log.Warn("admin tail: clear the read deadline", "error", err)
+	}
 	t := newTailTransport()
 	client := a.hub.Open(t, hub.ConnInfo{
 		RemoteAddr: r.RemoteAddr, Transport: TransportName, Unidirectional: true,
