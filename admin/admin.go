@@ -117,7 +117,7 @@ func New(h *hub.Hub, cfg Config) (*Handler, error) {
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such admin endpoint: "+r.Method+" "+r.URL.Path)
 	})
-	mux.HandleFunc("GET /", a.serveStatic)
+	mux.HandleFunc("/", a.serveStatic)
 	a.mux = mux
 	return a, nil
 }
@@ -135,6 +135,11 @@ func (a *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Handler) serveStatic(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, "the pages take GET")
+		return
+	}
 	// Pages change with the binary: revalidate rather than cache for long.
 	w.Header().Set("Cache-Control", "no-cache")
 	if strings.HasSuffix(r.URL.Path, "/") || r.URL.Path == "" {
