@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// Per-node CPU and memory for the heartbeat, from the Go runtime's own
-// accounting (runtime/metrics): portable, no /proc parsing, and cheap
-// enough to read once per heartbeat.
+// Per-node CPU and memory for the heartbeat: CPU time from getrusage
+// where there is one (cputime_unix.go), else from the Go runtime's
+// estimate; memory from the Go runtime's accounting (runtime/metrics).
+// Both are cheap enough to read once per heartbeat.
 
 // cpuSampleNames are the runtime's CPU classes that are work, as opposed
 // to idle: user Go code, the garbage collector and the scavenger.
@@ -43,9 +44,13 @@ func (p *processSampler) sample(started time.Time) (cpu float64, mem uint64) {
 	}
 	rtmetrics.Read(s)
 	var used float64
-	for _, x := range s[:3] {
-		if x.Value.Kind() == rtmetrics.KindFloat64 {
-			used += x.Value.Float64()
+	if d, ok := processCPU(); ok {
+		used = d.Seconds()
+	} else {
+		for _, x := range s[:3] {
+			if x.Value.Kind() == rtmetrics.KindFloat64 {
+				used += x.Value.Float64()
+			}
 		}
 	}
 	if v := s[3].Value; v.Kind() == rtmetrics.KindUint64 {

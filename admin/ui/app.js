@@ -211,7 +211,8 @@ function drawChart(canvas, points) {
   g.clearRect(0, 0, w, h);
   const left = 44, bottom = h - 18, top = 8, right = w - 8;
   const now = points.length ? points[points.length - 1][0] : Date.now();
-  const from = now - KEEP_SAMPLES * POLL_MS;
+  // The last 5 minutes, or less while fewer samples are in.
+  const from = Math.max(now - KEEP_SAMPLES * POLL_MS, points.length ? Math.min(points[0][0], now - 60_000) : now - 60_000);
   const max = Math.max(1, ...points.map((p) => p[1])) * 1.1;
   g.strokeStyle = '#d9dee7';
   g.fillStyle = '#667085';
@@ -223,7 +224,7 @@ function drawChart(canvas, points) {
     const v = (max * i) / 4;
     g.fillText(v >= 100 ? v.toFixed(0) : v.toFixed(1), 4, y + 4);
   }
-  g.fillText('-5 min', left, h - 4);
+  g.fillText(`-${Math.round((now - from) / 60_000)} min`, left, h - 4);
   g.fillText('now', right - 22, h - 4);
   if (!points.length) return;
   const x = (t) => left + ((t - from) / (now - from || 1)) * (right - left);
@@ -279,7 +280,7 @@ async function loadPresence() {
     const res = await call('presence', { channel: state.channel });
     const entries = Object.values(res.presence || {});
     $('#presence').replaceChildren(...(entries.length
-      ? entries.map((c) => el('li', {}, el('b', {}, c.user || '(anonymous)'), ' ', el('code', {}, c.client)))
+      ? entries.map((c) => el('li', {}, el('b', {}, c.user || (c.conn_info?.admin ? '(admin tail)' : '(anonymous)')), ' ', el('code', {}, c.client)))
       : [el('li', { class: 'hint' }, 'nobody (or presence is off for this channel)')]));
   } catch (err) {
     $('#presence').replaceChildren(el('li', { class: 'hint' }, err.message));
