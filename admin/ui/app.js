@@ -142,33 +142,30 @@ function stopPolling() {
 
 // sample keeps the cluster totals, with publications/s from the
 // difference of each node's publication counter between two samples.
+// Another node's counter only moves with its heartbeat (every 3 s): while
+// it has not moved for less than 4 s, its last rate stands.
 function sample(o) {
   const prev = state.prevNodes || {};
-  const rates = {};
-  let total = 0;
-  let known = false;
-  for (const n of o.nodes) {
-    const p = prev[n.id];
-    if (p && n.publications >= p.publications && o.time > p.time) {
-      rates[n.id] = ((n.publications - p.publications) * 1000) / (o.time - p.time);
-      total += rates[n.id];
-      known = true;
-    } else if (p) {
-      rates[n.id] = p.rate;
-    }
-  }
   const next = {};
+  const rates = {};
   for (const n of o.nodes) {
-    // A remote node's counter only moves with its heartbeat: keep the
-    // rate until it does.
     const p = prev[n.id];
-    if (p && n.publications === p.publications && o.time - p.time < 4000 && !n.self) next[n.id] = p;
-    else next[n.id] = { publications: n.publications, time: o.time, rate: rates[n.id] ?? null };
+    if (!p) {
+      next[n.id] = { publications: n.publications, time: o.time, rate: null };
+    } else if (!n.self && n.publications === p.publications && o.time - p.time < 4000) {
+      next[n.id] = p;
+    } else {
+      const dt = o.time - p.time;
+      const rate = dt > 0 && n.publications >= p.publications ? ((n.publications - p.publications) * 1000) / dt : p.rate;
+      next[n.id] = { publications: n.publications, time: o.time, rate };
+    }
+    rates[n.id] = next[n.id].rate;
   }
   state.prevNodes = next;
   state.rates = rates;
   const t = o.totals;
-  state.samples.push({ time: o.time, clients: t.clients, subscriptions: t.subscriptions, channels: t.channels, cpu: t.cpu, memory: t.memory / 1048576, pubs: known ? total : 0 });
+  const pubs = Object.values(rates).reduce((a, b) => a + (b || 0), 0);
+  state.samples.push({ time: o.time, clients: t.clients, subscriptions: t.subscriptions, channels: t.channels, cpu: t.cpu, memory: t.memory / 1048576, pubs });
   if (state.samples.length > KEEP_SAMPLES) state.samples.shift();
 }
 
