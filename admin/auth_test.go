@@ -1,10 +1,13 @@
 package admin_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -198,7 +201,11 @@ func TestLoginRateLimit(t *testing.T) {
 // state-changing requests, so that another site's form cannot post.
 func TestInsecure(t *testing.T) {
 	t.Parallel()
-	e := startEnv(t, admin.Config{Insecure: true}, false)
+	var log lockedBuffer
+	e := startEnv(t, admin.Config{Insecure: true, Logger: slog.New(slog.NewTextHandler(&log, nil))}, false)
+	if !strings.Contains(log.String(), "level=WARN") || !strings.Contains(log.String(), "insecure mode") {
+		t.Fatalf("no startup warning in insecure mode; log: %s", log.String())
+	}
 	if status, body := e.do("GET", "api/overview", nil, nil); status != 200 {
 		t.Fatalf("overview in insecure mode: %d %s", status, body)
 	}
@@ -209,4 +216,23 @@ func TestInsecure(t *testing.T) {
 	if r := e.call("info", map[string]any{}); r["nodes"] == nil {
 		t.Fatalf("info: %v", r)
 	}
+}
+
+// lockedBuffer is a log destination the handler's goroutines and the test
+// may use at once.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
