@@ -284,8 +284,8 @@ func TestAPINodesAndCounts(t *testing.T) {
 	if len(nodes) != 1 {
 		t.Fatalf("nodes: %+v", nodes)
 	}
-	want := hub.NodeInfo{ID: n.hub.NodeID(), Name: "node-a", Version: "7.0.0", NumClients: 3, NumUsers: 2, NumChannels: 2, NumSubs: 4, Uptime: nodes[0].Uptime}
-	if nodes[0] != want || nodes[0].Uptime < 0 || nodes[0].Uptime > 60 {
+	want := hub.NodeInfo{ID: n.hub.NodeID(), Name: "node-a", Version: "7.0.0", NumClients: 3, NumUsers: 2, NumChannels: 2, NumSubs: 4, Uptime: nodes[0].Uptime, CPU: nodes[0].CPU, Memory: nodes[0].Memory, Publications: nodes[0].Publications}
+	if nodes[0] != want || nodes[0].Uptime < 0 || nodes[0].Uptime > 60 || nodes[0].CPU < 0 || nodes[0].Memory == 0 {
 		t.Fatalf("node info %+v, want %+v", nodes[0], want)
 	}
 }

@@ -120,6 +120,9 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 // access when the configuration allows it.
 func (c *Client) authenticate(ctx context.Context, req *protocol.ConnectRequest) (credentials, error) {
 	h := c.hub
+	if cr := c.conn.Credentials; cr != nil {
+		return credentials{ConnectReply: *cr, subOptions: cr.Subs}, nil
+	}
 	if fn := h.cfg.Handlers.OnConnecting; fn != nil {
 		r, err := fn(ctx, ConnectEvent{
 			ClientID: c.id, RemoteAddr: c.remoteAddr, Token: req.Token, Data: req.Data,

@@ -29,6 +29,14 @@ type NodeInfo struct {
 	NumChannels int
 	NumSubs     int
 	Uptime      int64 // seconds
+	// CPU is the node's CPU use over the last heartbeat interval, in
+	// percent of one core; Memory the bytes its Go runtime holds. Zero
+	// from nodes that do not report them (older versions).
+	CPU    float64
+	Memory uint64
+	// Publications counts the publications the node accepted since it
+	// started (its rate is publications per second).
+	Publications uint64
 }
 
 // nodeWire is NodeInfo as nodes send it to each other in heartbeats. The
@@ -43,13 +51,17 @@ type nodeWire struct {
 	NumChannels int    `json:"num_channels"`
 	NumSubs     int    `json:"num_subs"`
 	Uptime      int64  `json:"uptime"`
+	// Added later: older nodes leave them out and ignore them.
+	CPU    float64 `json:"cpu,omitempty"`
+	Memory uint64  `json:"memory,omitempty"`
+	Pubs   uint64  `json:"publications,omitempty"`
 }
 
 func nodeToWire(n NodeInfo) *nodeWire {
 	return &nodeWire{
 		ID: n.ID, Name: n.Name, Version: n.Version,
 		NumClients: n.NumClients, NumUsers: n.NumUsers, NumChannels: n.NumChannels, NumSubs: n.NumSubs,
-		Uptime: n.Uptime,
+		Uptime: n.Uptime, CPU: n.CPU, Memory: n.Memory, Pubs: n.Publications,
 	}
 }
 
@@ -57,7 +69,7 @@ func (w *nodeWire) info() NodeInfo {
 	return NodeInfo{
 		ID: w.ID, Name: w.Name, Version: w.Version,
 		NumClients: w.NumClients, NumUsers: w.NumUsers, NumChannels: w.NumChannels, NumSubs: w.NumSubs,
-		Uptime: w.Uptime,
+		Uptime: w.Uptime, CPU: w.CPU, Memory: w.Memory, Publications: w.Pubs,
 	}
 }
 
@@ -220,7 +232,9 @@ func (h *Hub) handleControl(data []byte) {
 }
 
 func (h *Hub) localNodeInfo() NodeInfo {
+	cpu, mem := h.process.sample(h.started)
 	return NodeInfo{
+		CPU: cpu, Memory: mem, Publications: h.published.Load(),
 		ID: h.nodeID, Name: h.cfg.Name, Version: h.cfg.Version,
 		NumClients: h.NumClients(), NumUsers: h.NumUsers(),
 		NumChannels: h.NumChannels(), NumSubs: h.NumSubscriptions(),

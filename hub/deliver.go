@@ -234,6 +234,7 @@ func (h *Hub) publishKeyed(ctx context.Context, ch string, r *rule, pub *engine.
 	if err != nil {
 		return sp, fmt.Errorf("publish to %q: %w", ch, err)
 	}
+	h.published.Add(1)
 	return sp, nil
 }
 

@@ -79,9 +79,13 @@ type Hub struct {
 	interest interest
 	users    userIndex
 	nodes    nodeRegistry
-	writeq   chan *Client // clients waiting for a writer (writer.go)
+	process  processSampler // CPU and memory for the heartbeat
+	writeq   chan *Client   // clients waiting for a writer (writer.go)
 	metrics  *metrics
 	clients  atomic.Int64 // connected clients
+	// published counts the publications this node's engine accepted,
+	// for the heartbeat (a rate in the admin UI).
+	published atomic.Uint64
 	// pending counts connections that have not connected yet: one per
 	// NewClient, taken back when the client connects or closes, whichever
 	// comes first (both change the state under Client.mu, so once).

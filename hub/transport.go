@@ -56,4 +56,10 @@ type ConnInfo struct {
 	// handlers that forward some of it (the proxy). Nil when there was no
 	// HTTP request.
 	Header map[string][]string
+	// Credentials, when not nil, are who the server already knows the
+	// connection to be (an in-process client of the server itself, such
+	// as the admin UI's live tail): the connect command takes them as
+	// they are, without OnConnecting or a token. Never set it from what a
+	// remote client sent.
+	Credentials *ConnectReply
 }

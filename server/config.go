@@ -121,7 +121,8 @@ type HTTPAPIConfig struct {
 // AdminConfig sets up the admin listener: pprof, off unless an address is
 // given. Bind it to loopback or a private interface only.
 type AdminConfig struct {
-	Address string `yaml:"address"`
+	Address string        `yaml:"address"`
+	UI      AdminUIConfig `yaml:"ui"` // config_admin.go
 }
 
 // LogConfig selects the log format and level.
@@ -320,6 +321,7 @@ func (c Config) Validate() error {
 	if err := c.Channel.hub().Validate(); err != nil {
 		bad("channel", "%v", err)
 	}
+	c.Admin.UI.validate(bad)
 	for key, ns := range c.namespaces() {
 		if ok && !history {
 			for _, o := range historyOptions(ns) {

@@ -187,6 +187,12 @@ uni_sse:
 
 admin:
   address: ""                # pprof and metrics on a separate listener; off when empty (use loopback)
+  ui:
+    enabled: false           # the admin web UI, on the admin listener if set, else under path
+    password: ""             # operators log in with it (or an admin token signed with token_secret)
+    token_secret: ""         # HMAC key of admin JWTs carrying "admin": true
+    insecure: false          # no login: local development only
+    path: /admin
 
 websocket:
   message_size_limit: 65536  # larger incoming messages close the connection with 1009

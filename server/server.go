@@ -169,6 +169,11 @@ func New(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
+	if cfg.Admin.UI.Enabled && cfg.Admin.Address == "" {
+		if err := s.mountAdminUI(mux); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.HTTPAPI.Key != "" || cfg.HTTPAPI.Insecure {
 		apiHandler, err := api.NewHandler(h, api.Config{
 			Key: cfg.HTTPAPI.Key, Insecure: cfg.HTTPAPI.Insecure, ErrorMode: cfg.HTTPAPI.ErrorMode,
@@ -346,6 +351,11 @@ func (s *Server) startAdmin() error {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	if s.cfg.Admin.UI.Enabled {
+		if err := s.mountAdminUI(mux); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", s.cfg.Admin.Address)
 	if err != nil {
 		return fmt.Errorf("admin listener on %s: %w", s.cfg.Admin.Address, err)

@@ -6,8 +6,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-
-	"github.com/heraldhq/herald/server"
 )
 
 func main() {
@@ -24,7 +22,7 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// --version prints what the version command prints.
-		Version: server.Version,
+		Version: versionString(),
 	}
 	root.SetVersionTemplate("herald {{.Version}}\n")
 	root.AddCommand(serveCommand(), configCommand(), migrateCommand(), tokenCommand(), versionCommand(), benchCommand())

@@ -88,7 +88,7 @@ func TestVersionFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if flag != cmd || !strings.HasPrefix(flag, "herald ") {
+	if flag != cmd || !strings.HasPrefix(flag, "herald "+versionString()[:strings.Index(versionString(), " ")]+" (commit ") {
 		t.Errorf("herald --version printed %q, herald version %q", flag, cmd)
 	}
 }

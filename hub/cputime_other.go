@@ -1,0 +1,9 @@
+//go:build !unix
+
+package hub
+
+import "time"
+
+// processCPU has no exact source here; the caller falls back on the Go
+// runtime's estimate.
+func processCPU() (time.Duration, bool) { return 0, false }

@@ -1,0 +1,50 @@
+package server
+
+import (
+	"strings"
+)
+
+// AdminUIConfig turns on the admin web UI (package admin): on the admin
+// listener when admin.address is set, else under Path on the main one.
+type AdminUIConfig struct {
+	Enabled bool `yaml:"enabled"`
+	// Password logs an operator in.
+	Password string `yaml:"password"`
+	// TokenSecret checks admin tokens: HMAC JWTs with "admin": true.
+	TokenSecret string `yaml:"token_secret"`
+	// Insecure asks no login: local development only.
+	Insecure bool `yaml:"insecure"`
+	// Path is where the UI is served ("/admin").
+	Path string `yaml:"path"`
+}
+
+// DefaultAdminUIPath is where the admin UI is served by default.
+const DefaultAdminUIPath = "/admin"
+
+// path is the UI's mount path, without a trailing slash.
+func (u AdminUIConfig) path() string {
+	if u.Path == "" {
+		return DefaultAdminUIPath
+	}
+	return strings.TrimSuffix(u.Path, "/")
+}
+
+func (u AdminUIConfig) validate(bad func(key, format string, args ...any)) {
+	if !u.Enabled {
+		return
+	}
+	if u.Password == "" && u.TokenSecret == "" && !u.Insecure {
+		bad("admin.ui.enabled", "the admin UI needs admin.ui.password or admin.ui.token_secret (or admin.ui.insecure: true, for local development only)")
+	}
+	if u.Password != "" && len(u.Password) < 8 {
+		bad("admin.ui.password", "too short: use at least 8 characters")
+	}
+	if u.TokenSecret != "" && len(u.TokenSecret) < 16 {
+		bad("admin.ui.token_secret", "too short: use at least 16 characters (32 random bytes is better)")
+	}
+	if p := u.Path; p != "" && (!strings.HasPrefix(p, "/") || p == "/" || strings.ContainsAny(p, " ?#{}") ||
+		p == "/api" || strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/connection/") ||
+		p == "/metrics" || p == "/healthz" || p == "/readyz" || strings.HasPrefix(p, "/debug/")) {
+		bad("admin.ui.path", "%q: want a path of its own starting with /, such as /admin", p)
+	}
+}
