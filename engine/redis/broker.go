@@ -29,7 +29,7 @@ func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication
 	defer e.bufs.Put(buf)
 	if !opts.HasHistory() {
 		*buf = wire.AppendPublication(append(*buf, msgPub), &p)
-		if err := e.client.Publish(ctx, e.keys.pubsubChannel(ch), *buf).Err(); err != nil {
+		if err := e.publishRaw(ctx, e.keys.meta(ch), e.keys.pubsubChannel(ch), *buf); err != nil {
 			return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, err)
 		}
 		return engine.StreamPosition{}, nil
@@ -72,7 +72,7 @@ func (e *Engine) publishInfo(ctx context.Context, kind byte, ch string, info *en
 	buf := e.bufs.Get()
 	defer e.bufs.Put(buf)
 	*buf = wire.AppendClientInfo(append(*buf, kind), info)
-	if err := e.client.Publish(ctx, e.keys.pubsubChannel(ch), *buf).Err(); err != nil {
+	if err := e.publishRaw(ctx, e.keys.meta(ch), e.keys.pubsubChannel(ch), *buf); err != nil {
 		return fmt.Errorf("publish %s %q: %w", what, ch, err)
 	}
 	return nil
@@ -83,10 +83,24 @@ func (e *Engine) PublishControl(ctx context.Context, data []byte) error {
 	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return fmt.Errorf("publish control: %w", err)
 	}
-	if err := e.client.Publish(ctx, e.keys.control, data).Err(); err != nil {
+	if err := e.publishRaw(ctx, e.keys.nodes, e.keys.control, data); err != nil {
 		return fmt.Errorf("publish control: %w", err)
 	}
 	return nil
+}
+
+// publishRaw publishes msg on the pub/sub channel rch. In Redis Cluster a
+// PUBLISH may go to any master, which forwards it to the others over the
+// cluster bus, so two messages sent one after another through different
+// masters can reach a subscriber in the opposite order. There it runs as a
+// script keyed on key instead, which executes on the master owning key's
+// slot: every message of one channel (key is the channel's meta key, the
+// slot its history script runs in) then starts from one master, in order.
+func (e *Engine) publishRaw(ctx context.Context, key, rch string, msg []byte) error {
+	if !e.cluster {
+		return e.client.Publish(ctx, rch, msg).Err()
+	}
+	return relayScript.Run(ctx, e.client, []string{key}, rch, msg).Err()
 }
 
 // Subscribe makes this node deliver ch's publications and join/leave

@@ -171,6 +171,14 @@ func (o Options) connect(ctx context.Context, who string) (Options, goredis.Univ
 	return o, client, nil
 }
 
+// isCluster reports whether c is a Redis Cluster client, which
+// goredis.NewUniversalClient makes for Options.Cluster or for several
+// addresses without SentinelMaster.
+func isCluster(c goredis.UniversalClient) bool {
+	_, ok := c.(*goredis.ClusterClient)
+	return ok
+}
+
 // connectionName is what CLIENT LIST shows for every connection of a node.
 func connectionName(nodeID string) string { return "herald:" + nodeID }
 

@@ -53,10 +53,12 @@ type Engine struct {
 	log    *slog.Logger
 	keys   keyspace
 	client goredis.UniversalClient
-	seed   maphash.Seed
-	subs   []*subscriber
-	bufs   wire.Buffers
-	stats  counters
+	// cluster is set when client talks to a Redis Cluster.
+	cluster bool
+	seed    maphash.Seed
+	subs    []*subscriber
+	bufs    wire.Buffers
+	stats   counters
 
 	life guard.State // closed and started
 
@@ -114,6 +116,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		keys:    newKeyspace(opts.Prefix),
 		client:  client,
 		seed:    maphash.MakeSeed(),
+		cluster: isCluster(client),
 		closing: make(chan struct{}),
 	}
 	e.presenceStore = presenceStore{client: client, keys: e.keys, closed: &e.life.Closed}

@@ -51,6 +51,13 @@ redis.call('publish', ARGV[6], 'h' .. id .. ':' .. epoch .. ':' .. ARGV[1])
 return {offset, epoch}
 `)
 
+// relayScript publishes from the master that owns KEYS[1]'s slot (see
+// Engine.publishRaw); it touches no key.
+//
+//	KEYS: a key of the slot
+//	ARGV: pub/sub channel, message
+var relayScript = goredis.NewScript(`return redis.call('publish', ARGV[1], ARGV[2])`)
+
 // historyScript reads a stream and its position, creating the position
 // when the channel has none (see engine.Broker.History).
 //
