@@ -2,8 +2,11 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/engine/internal/guard"
@@ -35,20 +38,71 @@ func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication
 		return engine.StreamPosition{}, nil
 	}
 	*buf = wire.AppendPublication(*buf, &p)
-	v, err := publishScript.Run(ctx, e.client, e.keys.historyKeys(ch),
-		*buf, opts.HistorySize, millis(opts.HistoryTTL), millis(e.metaTTL(opts.HistoryMetaTTL)),
-		newEpoch(), e.keys.pubsubChannel(ch)).Slice()
+	args := []any{*buf, opts.HistorySize, millis(opts.HistoryTTL), millis(e.metaTTL(opts.HistoryMetaTTL)),
+		newEpoch(), e.keys.pubsubChannel(ch)}
+	var v any
+	var err error
+	replicas := e.opts.MinReplicas
+	if replicas > 0 {
+		v, replicas, err = e.publishReplicated(ctx, e.keys.historyKeys(ch), args)
+	} else {
+		v, err = publishScript.Run(ctx, e.client, e.keys.historyKeys(ch), args...).Result()
+	}
 	if err != nil {
 		return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, err)
 	}
-	if len(v) == 2 {
+	var sp engine.StreamPosition
+	if v, ok := v.([]any); ok && len(v) == 2 {
 		offset, ok1 := v[0].(int64)
 		epoch, ok2 := v[1].(string)
 		if ok1 && ok2 && offset > 0 {
-			return engine.StreamPosition{Offset: uint64(offset), Epoch: epoch}, nil
+			sp = engine.StreamPosition{Offset: uint64(offset), Epoch: epoch}
 		}
 	}
-	return engine.StreamPosition{}, fmt.Errorf("publish %q: %w: %v", ch, errReply, v)
+	if sp.Offset == 0 {
+		return engine.StreamPosition{}, fmt.Errorf("publish %q: %w: %v", ch, errReply, v)
+	}
+	if replicas < e.opts.MinReplicas {
+		return engine.StreamPosition{}, fmt.Errorf("publish %q: offset %d confirmed by %d of %d replicas within %v: %w",
+			ch, sp.Offset, replicas, e.opts.MinReplicas, e.opts.ReplicaTimeout, ErrNotReplicated)
+	}
+	return sp, nil
+}
+
+// ErrNotReplicated is returned by Publish when Options.MinReplicas is set
+// and fewer replicas confirmed the publication in time. The master stored
+// it and subscribers may receive it, but a failover may lose it.
+var ErrNotReplicated = errors.New("publication not confirmed by enough replicas")
+
+// publishReplicated runs the publish script and WAIT in one pipeline: WAIT
+// counts the replicas that have the writes of its own connection, so it
+// must follow the script on the same one. It returns the script's reply
+// and the number of replicas that confirmed.
+func (e *Engine) publishReplicated(ctx context.Context, keys []string, args []any) (any, int, error) {
+	for attempt := 0; ; attempt++ {
+		var script *goredis.Cmd
+		var wait *goredis.Cmd
+		_, _ = e.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			script = publishScript.EvalSha(ctx, p, keys, args...)
+			wait = p.Do(ctx, "wait", e.opts.MinReplicas, max(e.opts.ReplicaTimeout.Milliseconds(), 1))
+			return nil
+		})
+		v, err := script.Result()
+		if err != nil && attempt == 0 && goredis.HasErrorPrefix(err, "NOSCRIPT") {
+			if err := publishScript.Load(ctx, e.client).Err(); err != nil {
+				return nil, 0, fmt.Errorf("load publish script: %w", err)
+			}
+			continue
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		n, err := wait.Int()
+		if err != nil {
+			return nil, 0, fmt.Errorf("wait for replicas: %w", err)
+		}
+		return v, n, nil
+	}
 }
 
 // PublishJoin sends a join event to the nodes subscribed to ch.
