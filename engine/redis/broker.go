@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -38,8 +39,11 @@ func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication
 		return engine.StreamPosition{}, nil
 	}
 	*buf = wire.AppendPublication(*buf, &p)
-	args := []any{*buf, opts.HistorySize, millis(opts.HistoryTTL), millis(e.metaTTL(opts.HistoryMetaTTL)),
-		newEpoch(), e.keys.pubsubChannel(ch)}
+	rch := e.keys.pubsubChannel(ch)
+	if e.opts.MinReplicas > 0 {
+		rch = "" // published below, once replicated
+	}
+	args := []any{*buf, opts.HistorySize, millis(opts.HistoryTTL), millis(e.metaTTL(opts.HistoryMetaTTL)), newEpoch(), rch}
 	var v any
 	var err error
 	replicas := e.opts.MinReplicas
@@ -66,6 +70,17 @@ func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication
 		return engine.StreamPosition{}, fmt.Errorf("publish %q: offset %d confirmed by %d of %d replicas within %v: %w",
 			ch, sp.Offset, replicas, e.opts.MinReplicas, e.opts.ReplicaTimeout, ErrNotReplicated)
 	}
+	if e.opts.MinReplicas > 0 {
+		// The message the script would have sent.
+		msg := make([]byte, 0, len(*buf)+32)
+		msg = strconv.AppendUint(append(msg, msgHistoryPub), sp.Offset, 10)
+		msg = append(append(append(append(msg, ':'), sp.Epoch...), ':'), *buf...)
+		// Stored and replicated: a subscriber that misses this message
+		// (or gets it after a later one) reads it from the stream.
+		if err := e.client.Publish(ctx, e.keys.pubsubChannel(ch), msg).Err(); err != nil {
+			e.log.Debug("publish replicated publication", "channel", ch, "offset", sp.Offset, "error", err)
+		}
+	}
 	return sp, nil
 }
 
@@ -74,10 +89,18 @@ func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication
 // it and subscribers may receive it, but a failover may lose it.
 var ErrNotReplicated = errors.New("publication not confirmed by enough replicas")
 
-// publishReplicated runs the publish script and WAIT in one pipeline: WAIT
-// counts the replicas that have the writes of its own connection, so it
-// must follow the script on the same one. It returns the script's reply
-// and the number of replicas that confirmed.
+// publishReplicated runs the publish script, appending only, and WAIT in
+// one pipeline: WAIT counts the replicas that have the writes of its own
+// connection, so it must follow the script on the same one. It returns
+// the script's reply and the number of replicas that confirmed.
+//
+// Publish sends the message to subscribers only after that: a master
+// that sent publications before its replica had them could lose them in
+// a failover after subscribers saw them, and the new master would give
+// their offsets to other publications, which subscribers would then drop
+// as already delivered. The price is a second round trip, and
+// publications of concurrent publishers may reach subscribers out of
+// order, which their gap repair then puts right from the stream.
 func (e *Engine) publishReplicated(ctx context.Context, keys []string, args []any) (any, int, error) {
 	for attempt := 0; ; attempt++ {
 		var script *goredis.Cmd
