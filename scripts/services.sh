@@ -444,12 +444,8 @@ sentinel_start() {
 	local master=${SENTINEL_DATA_PORTS[0]} i
 	# Either data server may be promoted, so both get the same settings. A
 	# replica resynchronises at once after a failover instead of after the
-	# default diskless sync delay of 5 s. A master refuses writes while no
-	# replica follows it (min-replicas-to-write): once the Sentinels
-	# promoted its replica, the old master can no longer acknowledge
-	# publications that the failover would then lose (docs/engines.md).
-	local data=(--save '' --appendonly no --repl-diskless-sync yes --repl-diskless-sync-delay 0
-		--min-replicas-to-write 1 --min-replicas-max-lag 10)
+	# default diskless sync delay of 5 s.
+	local data=(--save '' --appendonly no --repl-diskless-sync yes --repl-diskless-sync-delay 0)
 	fresh_dir sentinel-data-1
 	extra_start sentinel-data-1 "$master" "${data[@]}"
 	fresh_dir sentinel-data-2

@@ -196,12 +196,13 @@ func (s *subscriber) check(now time.Time) {
 	if err != nil || idle < 3*interval {
 		return // a failed write already makes go-redis reconnect
 	}
-	s.replace()
+	s.replace("subscribing connection stopped answering pings, replaced it")
 }
 
 // replace swaps in a new pub/sub connection subscribed to every channel;
-// the confirmations then trigger replays as after any reconnect.
-func (s *subscriber) replace() {
+// the confirmations then trigger replays as after any reconnect. why is
+// the warning logged.
+func (s *subscriber) replace(why string) {
 	ctx, cancel := s.writeCtx()
 	defer cancel()
 	s.mu.Lock()
@@ -225,7 +226,7 @@ func (s *subscriber) replace() {
 	s.mu.Unlock()
 	_ = old.Close()
 	s.e.stats.replaced.Add(1)
-	s.e.log.Warn("subscribing connection stopped answering pings, replaced it", "channels", len(channels), "error", err)
+	s.e.log.Warn(why, "channels", len(channels), "error", err)
 }
 
 // close closes the connection, which ends run once the engine's

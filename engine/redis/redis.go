@@ -57,8 +57,10 @@ type Engine struct {
 	cluster bool
 	seed    maphash.Seed
 	subs    []*subscriber
-	bufs    wire.Buffers
-	stats   counters
+	// switches follows the Sentinels' master switches (Sentinel only).
+	switches switchWatch
+	bufs     wire.Buffers
+	stats    counters
 
 	life guard.State // closed and started
 
@@ -167,6 +169,9 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	}
 	e.workers.Go(e.runHealth)
 	e.workers.Go(e.runHeartbeat)
+	if e.opts.SentinelMaster != "" {
+		e.watchSentinels()
+	}
 	if err := e.subs[0].subscribe(ctx, e.keys.control); err != nil {
 		e.stopLocked()
 		return fmt.Errorf("start redis engine: subscribe to control messages: %w", err)
@@ -208,6 +213,7 @@ func (e *Engine) stopLocked() {
 	e.life.Ready.Store(false)
 	close(e.closing)
 	e.bgCancel()
+	e.closeSentinelWatch()
 	for _, s := range e.subs {
 		s.close()
 		s.disp.Stop()
