@@ -515,6 +515,7 @@ extras_start() {
 
 extras_stop_all() {
 	extras_stop "${CLUSTER_NAMES[@]}" "${SENTINEL_NAMES[@]}"
+	log "Redis Sentinel set and Cluster stopped"
 }
 
 # ---------------------------------------------------------------- NATS
