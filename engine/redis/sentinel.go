@@ -37,12 +37,16 @@ func (e *Engine) watchSentinels() {
 			Protocol:              2,
 			ContextTimeoutEnabled: true,
 		})
-		ps := sc.Subscribe(e.bgCtx, "+switch-master")
+		ps := sc.Subscribe(e.bgCtx) // no I/O yet
 		e.switches.mu.Lock()
 		e.switches.subs = append(e.switches.subs, ps)
 		e.switches.mu.Unlock()
 		e.workers.Go(func() {
 			defer sc.Close()
+			// Here rather than in Start, which an unreachable Sentinel
+			// would hold up. go-redis keeps the channel even when this
+			// first SUBSCRIBE fails, and sends it on every reconnect.
+			_ = ps.Subscribe(e.bgCtx, "+switch-master")
 			e.watchSwitches(ps)
 		})
 	}
