@@ -162,7 +162,7 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	e.bgCtx, e.bgCancel = context.WithCancel(context.Background())
 	e.subs = make([]*subscriber, e.opts.PubSubShards)
 	for i := range e.subs {
-		e.subs[i] = newSubscriber(e)
+		e.subs[i] = newSubscriber(e, i)
 		e.workers.Go(e.subs[i].run)
 		d := e.subs[i].disp
 		e.workers.Go(func() { d.Run(h) })
