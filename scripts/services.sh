@@ -6,6 +6,8 @@
 #
 #   scripts/services.sh start             install what is missing, start all, wait until each answers
 #   scripts/services.sh stop              stop all
+#   scripts/services.sh start-redis-extras  start only the Redis Sentinel set and the Redis Cluster
+#   scripts/services.sh stop-redis-extras   stop only those
 #   scripts/services.sh status            say what runs
 #   scripts/services.sh env               print the export lines the tests read (eval-able)
 #   scripts/services.sh restart-postgres  fast shutdown of PostgreSQL, start again, wait until it answers
@@ -34,6 +36,18 @@ PG_VERSION=15
 PG_BIN="/usr/lib/postgresql/$PG_VERSION/bin"
 REDIS_PORT=${HERALD_SERVICES_REDIS_PORT:-63799}
 NATS_PORT=${HERALD_SERVICES_NATS_PORT:-42229}
+# The Sentinel set: a master, its replica and three Sentinels watching it
+# under SENTINEL_MASTER. The Redis Cluster: three masters, no replicas,
+# each with its cluster bus on a port of its own (the default, port+10000,
+# would be past 65535).
+# HERALD_SERVICES_REDIS_EXTRAS_PORT moves all of them: they sit at fixed
+# distances above it.
+EXTRAS_PORT=${HERALD_SERVICES_REDIS_EXTRAS_PORT:-63800}
+SENTINEL_DATA_PORTS=($((EXTRAS_PORT + 1)) $((EXTRAS_PORT + 2)))
+SENTINEL_PORTS=($((EXTRAS_PORT + 11)) $((EXTRAS_PORT + 12)) $((EXTRAS_PORT + 13)))
+SENTINEL_MASTER=herald-master
+CLUSTER_PORTS=($((EXTRAS_PORT + 21)) $((EXTRAS_PORT + 22)) $((EXTRAS_PORT + 23)))
+CLUSTER_BUS_PORTS=($((EXTRAS_PORT + 31)) $((EXTRAS_PORT + 32)) $((EXTRAS_PORT + 33)))
 
 # How long each service may take to accept connections, in seconds.
 WAIT=${HERALD_SERVICES_WAIT:-60}
@@ -345,6 +359,165 @@ redis_stop() {
 	log "Redis stopped"
 }
 
+# ---------------------------------------------------------------- Redis Sentinel and Cluster
+
+# Each extra redis-server has a directory of its own under EXTRAS_DIR with
+# its pid file, log and (Sentinel, Cluster) the config file the server
+# rewrites. A set that is not wholly running is started again from
+# scratch: its data is disposable, and a Sentinel's rewritten config or a
+# node's cluster config left from an earlier run would describe a
+# topology that no longer exists.
+EXTRAS_DIR="$DIR/redis-extras"
+
+redis_ping_port() { [[ $(timeout 5 redis-cli -h "$HOST" -p "$1" ping 2>/dev/null) == PONG ]]; }
+
+# extra_pid prints the pid of extra instance $1 when it runs.
+extra_pid() { pid_of "$EXTRAS_DIR/$1/pid" redis-server; }
+
+# extra_start starts extra instance $1 on port $2; the other arguments go
+# to redis-server (a config file first, for a Sentinel).
+extra_start() {
+	local name=$1 port=$2
+	shift 2
+	local d="$EXTRAS_DIR/$name"
+	port_open "$port" && port_taken "$port" HERALD_SERVICES_REDIS_EXTRAS_PORT
+	redis-server "$@" --bind "$HOST" --port "$port" --daemonize yes \
+		--pidfile "$d/pid" --logfile "$d/log" --dir "$d" 9>&- </dev/null || {
+		tail_log "$d/log"
+		die "redis-server $name did not start"
+	}
+	wait_for "Redis $name on $HOST:$port" redis_ping_port "$port" || {
+		tail_log "$d/log"
+		die "Redis $name is not answering on $HOST:$port"
+	}
+}
+
+# extras_stop stops the extra instances named in the arguments.
+extras_stop() {
+	local name pid
+	for name in "$@"; do
+		pid=$(extra_pid "$name") || continue
+		stop_pid "redis-server $name" "$pid"
+		rm -f "$EXTRAS_DIR/$name/pid"
+	done
+}
+
+# fresh_dir empties the directory of extra instance $1.
+fresh_dir() {
+	rm -rf "${EXTRAS_DIR:?}/$1"
+	mkdir -p "$EXTRAS_DIR/$1"
+}
+
+# all_running reports whether every extra instance named runs.
+all_running() {
+	local name
+	for name in "$@"; do extra_pid "$name" >/dev/null || return 1; done
+}
+
+SENTINEL_NAMES=(sentinel-data-1 sentinel-data-2 sentinel-1 sentinel-2 sentinel-3)
+
+# sentinel_field prints field $2 of SENTINEL MASTER as the Sentinel on
+# port $1 sees it.
+sentinel_field() {
+	timeout 5 redis-cli -h "$HOST" -p "$1" sentinel master "$SENTINEL_MASTER" 2>/dev/null |
+		awk -v k="$2" 'NR % 2 == 1 && $0 == k { getline; print; exit }'
+}
+
+# sentinel_ready: every Sentinel sees the master up, its replica and the
+# two other Sentinels, so that a failover can be agreed and carried out.
+sentinel_ready() {
+	local p
+	for p in "${SENTINEL_PORTS[@]}"; do
+		[[ $(sentinel_field "$p" flags) == master ]] || return 1
+		[[ $(sentinel_field "$p" num-slaves) == 1 ]] || return 1
+		[[ $(sentinel_field "$p" num-other-sentinels) == 2 ]] || return 1
+	done
+}
+
+sentinel_start() {
+	if all_running "${SENTINEL_NAMES[@]}"; then
+		wait_for "the Redis Sentinel set" sentinel_ready || die "the Redis Sentinel set runs but is not ready"
+		log "Redis Sentinel set already running (Sentinels on $HOST:${SENTINEL_PORTS[*]})"
+		return
+	fi
+	extras_stop "${SENTINEL_NAMES[@]}"
+	local master=${SENTINEL_DATA_PORTS[0]} i
+	# Either data server may be promoted, so both get the same settings. A
+	# replica resynchronises at once after a failover instead of after the
+	# default diskless sync delay of 5 s.
+	local data=(--save '' --appendonly no --repl-diskless-sync yes --repl-diskless-sync-delay 0)
+	fresh_dir sentinel-data-1
+	extra_start sentinel-data-1 "$master" "${data[@]}"
+	fresh_dir sentinel-data-2
+	extra_start sentinel-data-2 "${SENTINEL_DATA_PORTS[1]}" "${data[@]}" --replicaof "$HOST" "$master"
+	for i in 0 1 2; do
+		local name=sentinel-$((i + 1))
+		fresh_dir "$name"
+		# A Sentinel rewrites its config file with what it learns, so each
+		# has one of its own. With a quorum of 2, the Sentinels agree that
+		# a master that stopped answering for 1 s is down.
+		cat >"$EXTRAS_DIR/$name/sentinel.conf" <<EOF
+sentinel monitor $SENTINEL_MASTER $HOST $master 2
+sentinel down-after-milliseconds $SENTINEL_MASTER 1000
+sentinel failover-timeout $SENTINEL_MASTER 10000
+sentinel parallel-syncs $SENTINEL_MASTER 1
+EOF
+		extra_start "$name" "${SENTINEL_PORTS[$i]}" "$EXTRAS_DIR/$name/sentinel.conf" --sentinel
+	done
+	wait_for "the Redis Sentinel set" sentinel_ready || {
+		tail_log "$EXTRAS_DIR/sentinel-1/log"
+		die "the Redis Sentinels did not discover the replica and each other"
+	}
+	log "Redis Sentinel set running: master $SENTINEL_MASTER on $HOST:$master, replica on $HOST:${SENTINEL_DATA_PORTS[1]}, Sentinels on $HOST:${SENTINEL_PORTS[*]} (logs: $EXTRAS_DIR)"
+}
+
+CLUSTER_NAMES=(cluster-1 cluster-2 cluster-3)
+
+cluster_ready() {
+	local p
+	for p in "${CLUSTER_PORTS[@]}"; do
+		timeout 5 redis-cli -h "$HOST" -p "$p" cluster info 2>/dev/null | grep -q '^cluster_state:ok' || return 1
+	done
+}
+
+cluster_start() {
+	if all_running "${CLUSTER_NAMES[@]}"; then
+		wait_for "the Redis Cluster" cluster_ready || die "the Redis Cluster runs but its state is not ok"
+		log "Redis Cluster already running on $HOST:${CLUSTER_PORTS[*]}"
+		return
+	fi
+	extras_stop "${CLUSTER_NAMES[@]}"
+	local i addrs=()
+	for i in 0 1 2; do
+		local name=cluster-$((i + 1))
+		fresh_dir "$name"
+		extra_start "$name" "${CLUSTER_PORTS[$i]}" --save '' --appendonly no \
+			--cluster-enabled yes --cluster-port "${CLUSTER_BUS_PORTS[$i]}" \
+			--cluster-config-file "$EXTRAS_DIR/$name/nodes.conf" --cluster-node-timeout 2000
+		addrs+=("$HOST:${CLUSTER_PORTS[$i]}")
+	done
+	timeout "$WAIT" redis-cli --cluster create "${addrs[@]}" --cluster-replicas 0 --cluster-yes \
+		>"$EXTRAS_DIR/cluster-create.log" 2>&1 9>&- </dev/null || {
+		tail_log "$EXTRAS_DIR/cluster-create.log"
+		die "redis-cli --cluster create failed"
+	}
+	wait_for "the Redis Cluster" cluster_ready || {
+		tail_log "$EXTRAS_DIR/cluster-1/log"
+		die "the Redis Cluster did not reach state ok"
+	}
+	log "Redis Cluster running on $HOST:${CLUSTER_PORTS[*]} (logs: $EXTRAS_DIR)"
+}
+
+extras_start() {
+	sentinel_start
+	cluster_start
+}
+
+extras_stop_all() {
+	extras_stop "${CLUSTER_NAMES[@]}" "${SENTINEL_NAMES[@]}"
+	log "Redis Sentinel set and Cluster stopped"
+}
+
 # ---------------------------------------------------------------- NATS
 
 NATS_PID="$DIR/nats.pid"
@@ -387,12 +560,22 @@ nats_stop() {
 
 # ---------------------------------------------------------------- commands
 
+# join_addrs prints HOST:port for each port, comma-separated.
+join_addrs() {
+	local out="" p
+	for p in "$@"; do out+="${out:+,}$HOST:$p"; done
+	echo "$out"
+}
+
 print_env() {
 	cat <<EOF
 export HERALD_TEST_POSTGRES_DSN='postgres://$PG_USER:$PG_PASSWORD@$HOST:$PG_PORT/$PG_DB?sslmode=disable'
 export HERALD_TEST_REDIS_ADDR='$HOST:$REDIS_PORT'
 export HERALD_TEST_NATS_URL='nats://$HOST:$NATS_PORT'
 export HERALD_TEST_POSTGRES_RESTART='env HERALD_SERVICES_PG_PORT=$PG_PORT $SELF restart-postgres'
+export HERALD_TEST_REDIS_SENTINEL_ADDRS='$(join_addrs "${SENTINEL_PORTS[@]}")'
+export HERALD_TEST_REDIS_SENTINEL_MASTER='$SENTINEL_MASTER'
+export HERALD_TEST_REDIS_CLUSTER_ADDRS='$(join_addrs "${CLUSTER_PORTS[@]}")'
 EOF
 }
 
@@ -406,10 +589,20 @@ status() {
 	fi
 	if pid_of "$REDIS_PID" redis-server >/dev/null; then echo "redis: running on $HOST:$REDIS_PORT"; else echo "redis: stopped"; fi
 	if pid_of "$NATS_PID" nats-server >/dev/null; then echo "nats: running on $HOST:$NATS_PORT"; else echo "nats: stopped"; fi
+	if all_running "${SENTINEL_NAMES[@]}"; then
+		echo "redis sentinel: running, Sentinels on $(join_addrs "${SENTINEL_PORTS[@]}")"
+	else
+		echo "redis sentinel: stopped"
+	fi
+	if all_running "${CLUSTER_NAMES[@]}"; then
+		echo "redis cluster: running on $(join_addrs "${CLUSTER_PORTS[@]}")"
+	else
+		echo "redis cluster: stopped"
+	fi
 }
 
 usage() {
-	echo "usage: $0 start|stop|status|env|restart-postgres" >&2
+	echo "usage: $0 start|stop|status|env|restart-postgres|start-redis-extras|stop-redis-extras" >&2
 	exit 2
 }
 
@@ -421,9 +614,20 @@ start)
 	pg_start
 	redis_start
 	nats_start
+	extras_start
+	;;
+start-redis-extras)
+	lock
+	install_packages
+	extras_start
+	;;
+stop-redis-extras)
+	lock
+	extras_stop_all
 	;;
 stop)
 	lock
+	extras_stop_all
 	nats_stop
 	redis_stop
 	if [[ -x "$PG_BIN/pg_ctl" ]]; then pg_stop; fi

@@ -73,6 +73,11 @@ type RedisConfig struct {
 	// connections (4).
 	PubSubShards int `yaml:"pubsub_shards"`
 	PoolSize     int `yaml:"pool_size"`
+	// MinReplicas makes a publication with history acknowledged only once
+	// that many replicas have it (Redis WAIT, at most ReplicaTimeout), so
+	// that a Sentinel failover cannot lose it (0: no wait).
+	MinReplicas    int      `yaml:"min_replicas"`
+	ReplicaTimeout Duration `yaml:"replica_timeout"`
 }
 
 func (r RedisConfig) addrs() []string {
@@ -90,6 +95,7 @@ func (r RedisConfig) options(node string, log *slog.Logger) redis.Options {
 		Addrs: r.addrs(), SentinelMaster: r.SentinelMaster, SentinelUsername: r.SentinelUsername,
 		SentinelPassword: r.SentinelPassword, Cluster: r.Cluster, Username: r.Username, Password: r.Password,
 		DB: r.DB, Prefix: r.Prefix, PubSubShards: r.PubSubShards, PoolSize: r.PoolSize, NodeID: node, Logger: log,
+		MinReplicas: r.MinReplicas, ReplicaTimeout: r.ReplicaTimeout.D(),
 	}
 }
 

@@ -41,6 +41,8 @@ engine:
     prefix: herald              # starts every key and pub/sub channel
     pubsub_shards: 4            # connections that channel subscriptions are spread over
     pool_size: 0                # 0: go-redis default
+    min_replicas: 0             # 1+: acknowledge a publication with history once that many replicas have it
+    replica_timeout: 1s         # how long a publication waits for min_replicas
   nats:                   # engine.type nats: delivery only, no history
     url: "nats://127.0.0.1:4222"
     prefix: herald

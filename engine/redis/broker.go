@@ -2,8 +2,12 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/engine/internal/guard"
@@ -27,31 +31,122 @@ func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication
 	p.Time = time.Now().UnixMilli()
 	buf := e.bufs.Get()
 	defer e.bufs.Put(buf)
-	if opts.IdempotencyKey != "" {
-		return e.publishIdempotent(ctx, ch, &p, opts, buf)
+	if opts.IdempotencyKey != "" && opts.IdempotentResultTTL <= 0 {
+		return engine.StreamPosition{}, fmt.Errorf("publish %q: idempotency key without a positive IdempotentResultTTL", ch)
+	}
+	if !opts.HasHistory() && opts.IdempotencyKey != "" {
+		return engine.StreamPosition{}, e.publishIdempotentNoHistory(ctx, ch, &p, opts, buf)
 	}
 	if !opts.HasHistory() {
 		*buf = wire.AppendPublication(append(*buf, msgPub), &p)
-		if err := e.client.Publish(ctx, e.keys.pubsubChannel(ch), *buf).Err(); err != nil {
+		if err := e.publishRaw(ctx, e.keys.meta(ch), e.keys.pubsubChannel(ch), *buf); err != nil {
 			return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, err)
 		}
 		return engine.StreamPosition{}, nil
 	}
 	*buf = wire.AppendPublication(*buf, &p)
-	v, err := publishScript.Run(ctx, e.client, e.keys.historyKeys(ch),
-		*buf, opts.HistorySize, millis(opts.HistoryTTL), millis(e.metaTTL(opts.HistoryMetaTTL)),
-		newEpoch(), e.keys.pubsubChannel(ch)).Slice()
+	rch := e.keys.pubsubChannel(ch)
+	if e.opts.MinReplicas > 0 {
+		rch = "" // published below, once replicated
+	}
+	script, keys := publishScript, e.keys.historyKeys(ch)
+	args := []any{*buf, opts.HistorySize, millis(opts.HistoryTTL), millis(e.metaTTL(opts.HistoryMetaTTL)), newEpoch(), rch}
+	if key := opts.IdempotencyKey; key != "" {
+		// The same, guarded by the key in the channel's slot (idempotency.go).
+		script, keys = idemPublishHistoryScript, append(keys, e.keys.idempotency(ch, key))
+		args = append(args, millis(opts.IdempotentResultTTL))
+	}
+	var v any
+	var err error
+	replicas := e.opts.MinReplicas
+	if replicas > 0 {
+		v, replicas, err = e.publishReplicated(ctx, script, keys, args)
+	} else {
+		v, err = script.Run(ctx, e.client, keys, args...).Result()
+	}
 	if err != nil {
 		return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, err)
 	}
-	if len(v) == 2 {
+	var sp engine.StreamPosition
+	repeat := false
+	if v, ok := v.([]any); ok && len(v) >= 2 {
 		offset, ok1 := v[0].(int64)
 		epoch, ok2 := v[1].(string)
 		if ok1 && ok2 && offset > 0 {
-			return engine.StreamPosition{Offset: uint64(offset), Epoch: epoch}, nil
+			sp = engine.StreamPosition{Offset: uint64(offset), Epoch: epoch}
+		}
+		if len(v) == 3 {
+			isNew, _ := v[2].(int64)
+			repeat = isNew == 0
 		}
 	}
-	return engine.StreamPosition{}, fmt.Errorf("publish %q: %w: %v", ch, errReply, v)
+	if sp.Offset == 0 {
+		return engine.StreamPosition{}, fmt.Errorf("publish %q: %w: %v", ch, errReply, v)
+	}
+	if repeat {
+		// Published (and relayed) by the first call with this key.
+		return sp, nil
+	}
+	if replicas < e.opts.MinReplicas {
+		return engine.StreamPosition{}, fmt.Errorf("publish %q: offset %d confirmed by %d of %d replicas within %v: %w",
+			ch, sp.Offset, replicas, e.opts.MinReplicas, e.opts.ReplicaTimeout, ErrNotReplicated)
+	}
+	if e.opts.MinReplicas > 0 {
+		// The message the script would have sent.
+		msg := make([]byte, 0, len(*buf)+32)
+		msg = strconv.AppendUint(append(msg, msgHistoryPub), sp.Offset, 10)
+		msg = append(append(append(append(msg, ':'), sp.Epoch...), ':'), *buf...)
+		// Stored and replicated: a subscriber that misses this message
+		// (or gets it after a later one) reads it from the stream.
+		if err := e.client.Publish(ctx, e.keys.pubsubChannel(ch), msg).Err(); err != nil {
+			e.log.Debug("publish replicated publication", "channel", ch, "offset", sp.Offset, "error", err)
+		}
+	}
+	return sp, nil
+}
+
+// ErrNotReplicated is returned by Publish when Options.MinReplicas is set
+// and fewer replicas confirmed the publication in time. The master stored
+// it and subscribers may receive it, but a failover may lose it.
+var ErrNotReplicated = errors.New("publication not confirmed by enough replicas")
+
+// publishReplicated runs the publish script, appending only, and WAIT in
+// one pipeline: WAIT counts the replicas that have the writes of its own
+// connection, so it must follow the script on the same one. It returns
+// the script's reply and the number of replicas that confirmed.
+//
+// Publish sends the message to subscribers only after that: a master
+// that sent publications before its replica had them could lose them in
+// a failover after subscribers saw them, and the new master would give
+// their offsets to other publications, which subscribers would then drop
+// as already delivered. The price is a second round trip, and
+// publications of concurrent publishers may reach subscribers out of
+// order, which their gap repair then puts right from the stream.
+func (e *Engine) publishReplicated(ctx context.Context, publishScript *goredis.Script, keys []string, args []any) (any, int, error) {
+	for attempt := 0; ; attempt++ {
+		var script *goredis.Cmd
+		var wait *goredis.Cmd
+		_, _ = e.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			script = publishScript.EvalSha(ctx, p, keys, args...)
+			wait = p.Do(ctx, "wait", e.opts.MinReplicas, max(e.opts.ReplicaTimeout.Milliseconds(), 1))
+			return nil
+		})
+		v, err := script.Result()
+		if err != nil && attempt == 0 && goredis.HasErrorPrefix(err, "NOSCRIPT") {
+			if err := publishScript.Load(ctx, e.client).Err(); err != nil {
+				return nil, 0, fmt.Errorf("load publish script: %w", err)
+			}
+			continue
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		n, err := wait.Int()
+		if err != nil {
+			return nil, 0, fmt.Errorf("wait for replicas: %w", err)
+		}
+		return v, n, nil
+	}
 }
 
 // PublishJoin sends a join event to the nodes subscribed to ch.
@@ -75,7 +170,7 @@ func (e *Engine) publishInfo(ctx context.Context, kind byte, ch string, info *en
 	buf := e.bufs.Get()
 	defer e.bufs.Put(buf)
 	*buf = wire.AppendClientInfo(append(*buf, kind), info)
-	if err := e.client.Publish(ctx, e.keys.pubsubChannel(ch), *buf).Err(); err != nil {
+	if err := e.publishRaw(ctx, e.keys.meta(ch), e.keys.pubsubChannel(ch), *buf); err != nil {
 		return fmt.Errorf("publish %s %q: %w", what, ch, err)
 	}
 	return nil
@@ -86,10 +181,24 @@ func (e *Engine) PublishControl(ctx context.Context, data []byte) error {
 	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return fmt.Errorf("publish control: %w", err)
 	}
-	if err := e.client.Publish(ctx, e.keys.control, data).Err(); err != nil {
+	if err := e.publishRaw(ctx, e.keys.nodes, e.keys.control, data); err != nil {
 		return fmt.Errorf("publish control: %w", err)
 	}
 	return nil
+}
+
+// publishRaw publishes msg on the pub/sub channel rch. In Redis Cluster a
+// PUBLISH may go to any master, which forwards it to the others over the
+// cluster bus, so two messages sent one after another through different
+// masters can reach a subscriber in the opposite order. There it runs as a
+// script keyed on key instead, which executes on the master owning key's
+// slot: every message of one channel (key is the channel's meta key, the
+// slot its history script runs in) then starts from one master, in order.
+func (e *Engine) publishRaw(ctx context.Context, key, rch string, msg []byte) error {
+	if !e.cluster {
+		return e.client.Publish(ctx, rch, msg).Err()
+	}
+	return relayScript.Run(ctx, e.client, []string{key}, rch, msg).Err()
 }
 
 // Subscribe makes this node deliver ch's publications and join/leave

@@ -21,6 +21,8 @@ func TestOptionsValidation(t *testing.T) {
 		"prefix with braces": {Addrs: []string{"a:1"}, Prefix: "he{r}ald"},
 		"prefix with glob":   {Addrs: []string{"a:1"}, Prefix: "her*"},
 		"node id with space": {Addrs: []string{"a:1"}, NodeID: "a b"},
+		"replicas+cluster":   {Addrs: []string{"a:1"}, Cluster: true, MinReplicas: 1},
+		"replicas+seeds":     {Addrs: []string{"a:1", "b:1"}, MinReplicas: 1},
 	} {
 		if _, err := o.withDefaults(); err == nil {
 			t.Errorf("%s: accepted", name)

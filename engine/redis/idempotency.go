@@ -20,22 +20,26 @@ func (k keyspace) idempotency(ch, key string) string { return k.tagged("i", ch) 
 // idemPublishHistoryScript is publishScript guarded by an idempotency key.
 //
 //	KEYS: stream, meta, idempotency key
-//	ARGV: body, size, ttl ms, meta ttl ms, epoch candidate, pub/sub channel, key ttl ms
-//	returns {offset, epoch}
+//	ARGV: body, size, ttl ms, meta ttl ms, epoch candidate, pub/sub channel
+//	      ('' publishes nothing: Publish sends it once replicated), key ttl ms
+//	returns {offset, epoch, 1} for a new publication, {offset, epoch, 0}
+//	for a repeat of one made within the key's ttl
 var idemPublishHistoryScript = goredis.NewScript(`
 local prev = redis.call('get', KEYS[3])
 if prev then
   local sep = string.find(prev, ':', 1, true)
-  return {tonumber(string.sub(prev, 1, sep - 1)), string.sub(prev, sep + 1)}
+  return {tonumber(string.sub(prev, 1, sep - 1)), string.sub(prev, sep + 1), 0}
 end
 ` + replaceAll(luaEnsureMeta, "EPOCH", "5", "METATTL", "4") + `
 local offset = redis.call('hincrby', KEYS[2], 's', 1)
 local id = string.format('%d', offset)
 redis.call('xadd', KEYS[1], 'MAXLEN', ARGV[2], id .. '-0', 'd', ARGV[1])
 redis.call('pexpire', KEYS[1], ARGV[3])
-redis.call('publish', ARGV[6], 'h' .. id .. ':' .. epoch .. ':' .. ARGV[1])
+if ARGV[6] ~= '' then
+  redis.call('publish', ARGV[6], 'h' .. id .. ':' .. epoch .. ':' .. ARGV[1])
+end
 redis.call('set', KEYS[3], id .. ':' .. epoch, 'PX', ARGV[7])
-return {offset, epoch}
+return {offset, epoch, 1}
 `)
 
 // idemPublishScript publishes without history unless the key was seen.
@@ -51,34 +55,14 @@ end
 return 0
 `)
 
-// publishIdempotent is Publish with opts.IdempotencyKey set.
-func (e *Engine) publishIdempotent(ctx context.Context, ch string, p *engine.Publication, opts engine.PublishOptions, buf *[]byte) (engine.StreamPosition, error) {
-	if opts.IdempotentResultTTL <= 0 {
-		return engine.StreamPosition{}, fmt.Errorf("publish %q: idempotency key without a positive IdempotentResultTTL", ch)
-	}
+// publishIdempotentNoHistory is Publish without history with
+// opts.IdempotencyKey set; with history, Publish runs
+// idemPublishHistoryScript in place of publishScript.
+func (e *Engine) publishIdempotentNoHistory(ctx context.Context, ch string, p *engine.Publication, opts engine.PublishOptions, buf *[]byte) error {
+	*buf = wire.AppendPublication(append(*buf, msgPub), p)
 	idem := e.keys.idempotency(ch, opts.IdempotencyKey)
-	ttl := millis(opts.IdempotentResultTTL)
-	if !opts.HasHistory() {
-		*buf = wire.AppendPublication(append(*buf, msgPub), p)
-		if err := idemPublishScript.Run(ctx, e.client, []string{idem}, *buf, e.keys.pubsubChannel(ch), ttl).Err(); err != nil {
-			return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, err)
-		}
-		return engine.StreamPosition{}, nil
+	if err := idemPublishScript.Run(ctx, e.client, []string{idem}, *buf, e.keys.pubsubChannel(ch), millis(opts.IdempotentResultTTL)).Err(); err != nil {
+		return fmt.Errorf("publish %q: %w", ch, err)
 	}
-	*buf = wire.AppendPublication(*buf, p)
-	keys := append(e.keys.historyKeys(ch), idem)
-	v, err := idemPublishHistoryScript.Run(ctx, e.client, keys,
-		*buf, opts.HistorySize, millis(opts.HistoryTTL), millis(e.metaTTL(opts.HistoryMetaTTL)),
-		newEpoch(), e.keys.pubsubChannel(ch), ttl).Slice()
-	if err != nil {
-		return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, err)
-	}
-	if len(v) == 2 {
-		offset, ok1 := v[0].(int64)
-		epoch, ok2 := v[1].(string)
-		if ok1 && ok2 && offset > 0 {
-			return engine.StreamPosition{Offset: uint64(offset), Epoch: epoch}, nil
-		}
-	}
-	return engine.StreamPosition{}, fmt.Errorf("publish %q: %w: %v", ch, errReply, v)
+	return nil
 }

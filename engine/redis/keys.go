@@ -1,5 +1,7 @@
 package redis
 
+import "strconv"
+
 // keyspace names everything the engine keeps in Redis. A channel's keys
 // put the channel in a hash tag ("{...}"), so that in Redis Cluster a
 // channel's stream, meta and presence live in one slot and one script can
@@ -43,6 +45,11 @@ func (k keyspace) historyKeys(ch string) []string   { return []string{k.stream(c
 func (k keyspace) presenceKeys(ch string) []string {
 	return []string{k.presenceClients(ch), k.presenceExpiry(ch)}
 }
+
+// pin is a key that is never written: its slot chooses the master that
+// subscribing connection i of a node sits on in Redis Cluster.
+func (k keyspace) pin(i int) string { return k.prefix + ":pin:" + strconv.Itoa(i) }
+
 func (k keyspace) isChannel(redisChannel string) bool {
 	return len(redisChannel) >= len(k.chanPfx) && redisChannel[:len(k.chanPfx)] == k.chanPfx
 }

@@ -36,6 +36,9 @@ const (
 	DefaultReconnectMax = 5 * time.Second
 	// DefaultReplayBatch is the most publications one replay read returns.
 	DefaultReplayBatch = 1000
+	// DefaultReplicaTimeout bounds the wait for replicas when MinReplicas
+	// is set.
+	DefaultReplicaTimeout = time.Second
 )
 
 // Options configures an Engine (and a standalone Presence).
@@ -80,6 +83,16 @@ type Options struct {
 	// PubSubShards is the number of subscribing connections.
 	PubSubShards int
 
+	// MinReplicas, when positive, makes Publish with history wait (WAIT)
+	// until that many replicas have the publication, at most
+	// ReplicaTimeout, and fail with ErrNotReplicated when fewer confirm:
+	// an acknowledged publication then survives the promotion of a
+	// replica. Redis replicates asynchronously, so without it a failover
+	// can lose the last publications the old master acknowledged. Not
+	// with Redis Cluster, where WAIT cannot follow a script to its master.
+	MinReplicas    int
+	ReplicaTimeout time.Duration
+
 	HistoryMetaTTL    time.Duration
 	HealthInterval    time.Duration
 	HeartbeatInterval time.Duration
@@ -102,6 +115,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.SentinelMaster != "" && o.Cluster {
 		return o, errors.New("redis engine: Sentinel and Cluster exclude each other")
+	}
+	if o.MinReplicas > 0 && (o.Cluster || len(o.Addrs) > 1 && o.SentinelMaster == "") {
+		return o, errors.New("redis engine: MinReplicas is not supported with Redis Cluster")
 	}
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
@@ -128,6 +144,7 @@ func (o Options) withDefaults() (Options, error) {
 	setDur(&o.ReadTimeout, DefaultReadTimeout)
 	setDur(&o.ReconnectMin, DefaultReconnectMin)
 	setDur(&o.ReconnectMax, DefaultReconnectMax)
+	setDur(&o.ReplicaTimeout, DefaultReplicaTimeout)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -177,6 +194,14 @@ func (o Options) connect(ctx context.Context, who string) (Options, goredis.Univ
 		return o, nil, fmt.Errorf("%s: ping %v: %w", who, o.Addrs, err)
 	}
 	return o, client, nil
+}
+
+// isCluster reports whether c is a Redis Cluster client, which
+// goredis.NewUniversalClient makes for Options.Cluster or for several
+// addresses without SentinelMaster.
+func isCluster(c goredis.UniversalClient) bool {
+	_, ok := c.(*goredis.ClusterClient)
+	return ok
 }
 
 // connectionName is what CLIENT LIST shows for every connection of a node.

@@ -24,8 +24,9 @@ import (
 // exactly that point of the message flow, before any message of the new
 // connection.
 type subscriber struct {
-	e    *Engine
-	disp *dispatcher
+	e     *Engine
+	index int // among the node's subscribers
+	disp  *dispatcher
 
 	mu sync.Mutex
 	ps *goredis.PubSub
@@ -40,13 +41,14 @@ type subscriber struct {
 	lastSeen atomic.Int64
 }
 
-func newSubscriber(e *Engine) *subscriber {
+func newSubscriber(e *Engine, index int) *subscriber {
 	s := &subscriber{
 		e:       e,
+		index:   index,
 		disp:    e.newDispatcher(),
-		ps:      e.client.Subscribe(e.bgCtx),
 		waiting: make(map[string][]chan struct{}),
 	}
+	s.ps = s.newPubSub()
 	s.lastSeen.Store(time.Now().UnixNano())
 	return s
 }
@@ -193,14 +195,38 @@ func (s *subscriber) check(now time.Time) {
 	ctx, cancel := context.WithTimeout(s.e.bgCtx, interval)
 	err := ps.Ping(ctx)
 	cancel()
-	if err != nil || idle < 3*interval {
+	if err != nil && !s.e.cluster || idle < 3*interval {
 		return // a failed write already makes go-redis reconnect
 	}
-	s.replace()
+	s.replace("subscribing connection stopped answering pings, replacing it")
+}
+
+// newPubSub makes the subscriber's pub/sub connection. In Redis Cluster
+// it is pinned to one master: go-redis would otherwise reconnect it to the
+// master of whichever of its channels comes first, and a message
+// published on a third master travels to each master over a separate
+// cluster-bus link, so a connection that moved to a master whose link
+// lags would receive again messages it already had. A pinned connection
+// reconnects to the same master; when that master stays unreachable the
+// health check replaces the connection, pinning it to the master that
+// owns the pin key then.
+func (s *subscriber) newPubSub() *goredis.PubSub {
+	if cc, ok := s.e.client.(*goredis.ClusterClient); ok {
+		ctx, cancel := s.writeCtx()
+		node, err := cc.MasterForKey(ctx, s.e.keys.pin(s.index))
+		cancel()
+		if err == nil {
+			return node.Subscribe(s.e.bgCtx)
+		}
+		s.e.log.Warn("no master for a subscribing connection, letting go-redis pick one", "error", err)
+	}
+	return s.e.client.Subscribe(s.e.bgCtx)
 }
 
 // replace swaps in a new pub/sub connection subscribed to every channel;
-// the confirmations then trigger replays as after any reconnect.
+// the confirmations then trigger replays as after any reconnect. why is
+// the warning logged, before the write, so that the line marks when the
+// need was noticed.
 //
 // The write on the new connection is bounded by the health interval, not
 // ReadTimeout: when the path to Redis is a black hole the new connection's
@@ -208,7 +234,7 @@ func (s *subscriber) check(now time.Time) {
 // hub's subscribes on this connection) and delay the check of the other
 // subscribing connections behind it. A write that fails costs nothing:
 // go-redis keeps the channels and subscribes on its next connection.
-func (s *subscriber) replace() {
+func (s *subscriber) replace(why string) {
 	ctx, cancel := context.WithTimeout(s.e.bgCtx, s.e.opts.HealthInterval)
 	defer cancel()
 	s.mu.Lock()
@@ -217,14 +243,14 @@ func (s *subscriber) replace() {
 		return
 	}
 	old := s.ps
-	s.ps = s.e.client.Subscribe(s.e.bgCtx)
+	s.ps = s.newPubSub()
 	channels := make([]string, 0, len(s.waiting))
 	for rch := range s.waiting {
 		channels = append(channels, rch)
 	}
 	// Logged before the write, so that the line marks when the silence
 	// was noticed.
-	s.e.log.Warn("subscribing connection stopped answering pings, replacing it", "channels", len(channels))
+	s.e.log.Warn(why, "channels", len(channels))
 	var err error
 	if len(channels) > 0 {
 		// go-redis remembers the channels even if this write fails, and

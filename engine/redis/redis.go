@@ -53,10 +53,14 @@ type Engine struct {
 	log    *slog.Logger
 	keys   keyspace
 	client goredis.UniversalClient
-	seed   maphash.Seed
-	subs   []*subscriber
-	bufs   wire.Buffers
-	stats  counters
+	// cluster is set when client talks to a Redis Cluster.
+	cluster bool
+	seed    maphash.Seed
+	subs    []*subscriber
+	// switches follows the Sentinels' master switches (Sentinel only).
+	switches switchWatch
+	bufs     wire.Buffers
+	stats    counters
 
 	life guard.State // closed and started
 
@@ -114,6 +118,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		keys:    newKeyspace(opts.Prefix),
 		client:  client,
 		seed:    maphash.MakeSeed(),
+		cluster: isCluster(client),
 		closing: make(chan struct{}),
 	}
 	e.presenceStore = presenceStore{client: client, keys: e.keys, closed: &e.life.Closed}
@@ -157,13 +162,16 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	e.bgCtx, e.bgCancel = context.WithCancel(context.Background())
 	e.subs = make([]*subscriber, e.opts.PubSubShards)
 	for i := range e.subs {
-		e.subs[i] = newSubscriber(e)
+		e.subs[i] = newSubscriber(e, i)
 		e.workers.Go(e.subs[i].run)
 		d := e.subs[i].disp
 		e.workers.Go(func() { d.Run(h) })
 	}
 	e.workers.Go(e.runHealth)
 	e.workers.Go(e.runHeartbeat)
+	if e.opts.SentinelMaster != "" {
+		e.watchSentinels()
+	}
 	if err := e.subs[0].subscribe(ctx, e.keys.control); err != nil {
 		e.stopLocked()
 		return fmt.Errorf("start redis engine: subscribe to control messages: %w", err)
@@ -205,6 +213,7 @@ func (e *Engine) stopLocked() {
 	e.life.Ready.Store(false)
 	close(e.closing)
 	e.bgCancel()
+	e.closeSentinelWatch()
 	for _, s := range e.subs {
 		s.close()
 		s.disp.Stop()

@@ -38,6 +38,8 @@ end
 
 // publishScript appends a publication to a channel's stream and publishes
 // it, in one step, so that subscribers see publications in offset order.
+// With an empty pub/sub channel it only appends (see
+// Engine.publishReplicated).
 //
 //	KEYS: stream, meta
 //	ARGV: body, size, ttl ms, meta ttl ms, epoch candidate, pub/sub channel
@@ -47,9 +49,18 @@ local offset = redis.call('hincrby', KEYS[2], 's', 1)
 local id = string.format('%d', offset)
 redis.call('xadd', KEYS[1], 'MAXLEN', ARGV[2], id .. '-0', 'd', ARGV[1])
 redis.call('pexpire', KEYS[1], ARGV[3])
-redis.call('publish', ARGV[6], 'h' .. id .. ':' .. epoch .. ':' .. ARGV[1])
+if ARGV[6] ~= '' then
+  redis.call('publish', ARGV[6], 'h' .. id .. ':' .. epoch .. ':' .. ARGV[1])
+end
 return {offset, epoch}
 `)
+
+// relayScript publishes from the master that owns KEYS[1]'s slot (see
+// Engine.publishRaw); it touches no key.
+//
+//	KEYS: a key of the slot
+//	ARGV: pub/sub channel, message
+var relayScript = goredis.NewScript(`return redis.call('publish', ARGV[1], ARGV[2])`)
 
 // historyScript reads a stream and its position, creating the position
 // when the channel has none (see engine.Broker.History).

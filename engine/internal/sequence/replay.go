@@ -65,6 +65,14 @@ func (s *Sequencer[M]) apply(st *channelState, t Tail) bool {
 	restarted := t.Epoch != st.epoch
 	if restarted {
 		s.restart(st, t.Epoch)
+	} else if t.Top < st.last {
+		// The stream is behind what was delivered: the database lost
+		// publications it had already sent (a failover to a replica that
+		// never got them). Its next publications reuse those offsets;
+		// dropping them as duplicates would lose them too.
+		s.log.Warn("channel stream went back, some delivered publications are gone from history",
+			"channel", st.name, "delivered", st.last, "top", t.Top)
+		st.last = t.Top
 	}
 	before := st.last
 	s.deliverFrom(st, t.Pubs, t.Top)
