@@ -125,6 +125,12 @@ func (e *Engine) sweepOnce(key int64, stmt string, limit int) (int64, error) {
 	defer cancel()
 	var n int64
 	err := pgx.BeginFunc(ctx, e.qPool, func(tx pgx.Tx) error {
+		// As for publishing transactions: a connection that goes silent
+		// mid-sweep must not keep its rows and the sweep's lock held
+		// until the server's TCP keepalive notices.
+		if _, err := tx.Exec(ctx, idleLimitStatement(e.opts.WriteTimeout)); err != nil {
+			return err
+		}
 		var mine bool
 		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, key).Scan(&mine); err != nil {
 			return err
