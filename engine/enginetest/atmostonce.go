@@ -87,3 +87,37 @@ func CheckAtMostOnce(t testing.TB, got []Delivery, publishers int, markers ...st
 	}
 	return n
 }
+
+// CheckAcknowledgedOnce checks a node's deliveries on one channel after a
+// fault: every acknowledged publication (keyed by its data) came exactly
+// once, at the position Publish returned, and in offset order. Deliveries
+// of publications that were not acknowledged (whose Publish failed, and
+// which may or may not have been committed) are counted, not judged; the
+// count is returned.
+func CheckAcknowledgedOnce(t testing.TB, node string, got []Delivery, acked map[string]engine.StreamPosition) (others int) {
+	t.Helper()
+	count := make(map[string]int)
+	var last uint64
+	for i, d := range got {
+		data := string(d.Pub.Data)
+		count[data]++
+		sp, ok := acked[data]
+		if !ok {
+			others++
+			continue
+		}
+		if sp != d.Position {
+			t.Errorf("%s: %s delivered at %+v, acknowledged at %+v", node, data, d.Position, sp)
+		}
+		if d.Position.Offset <= last {
+			t.Errorf("%s: delivery %d (%s) at offset %d after acknowledged offset %d", node, i, data, d.Position.Offset, last)
+		}
+		last = d.Position.Offset
+	}
+	for data := range acked {
+		if count[data] != 1 {
+			t.Errorf("%s: %s delivered %d times", node, data, count[data])
+		}
+	}
+	return others
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/enginetest"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -341,30 +342,10 @@ func checkAckedDelivered(t *testing.T, node string, rec *recorder, ch string, ac
 		}
 		return seen >= len(acked)
 	})
-	got := rec.get(ch)
-	count := make(map[string]int)
-	var last uint64
-	others := 0
-	for i, d := range got {
-		data := string(d.pub.Data)
-		count[data]++
-		sp, ok := acked[data]
-		if !ok {
-			others++
-			continue
-		}
-		if sp != d.sp {
-			t.Errorf("%s: %s delivered at %+v, acknowledged at %+v", node, data, d.sp, sp)
-		}
-		if d.sp.Offset <= last {
-			t.Errorf("%s: delivery %d (%s) at offset %d after acknowledged offset %d", node, i, data, d.sp.Offset, last)
-		}
-		last = d.sp.Offset
+	var got []enginetest.Delivery
+	for _, d := range rec.get(ch) {
+		got = append(got, enginetest.Delivery{Pub: d.pub, Position: d.sp})
 	}
-	for data := range acked {
-		if count[data] != 1 {
-			t.Errorf("%s: %s delivered %d times", node, data, count[data])
-		}
-	}
+	others := enginetest.CheckAcknowledgedOnce(t, node, got, acked)
 	t.Logf("%s: %d deliveries: %d acknowledged, %d not acknowledged", node, len(got), len(acked), others)
 }

@@ -187,30 +187,7 @@ func checkAcked(t *testing.T, node string, rec *enginetest.Recorder, ch string, 
 		return ""
 	})
 	got := rec.Publications(ch)
-	count := make(map[string]int)
-	var last uint64
-	others := 0
-	for i, d := range got {
-		data := string(d.Pub.Data)
-		count[data]++
-		sp, ok := acked[data]
-		if !ok {
-			others++
-			continue
-		}
-		if sp != d.Position {
-			t.Errorf("%s: %s delivered at %+v, acknowledged at %+v", node, data, d.Position, sp)
-		}
-		if d.Position.Offset <= last {
-			t.Errorf("%s: delivery %d (%s) at offset %d after acknowledged offset %d", node, i, data, d.Position.Offset, last)
-		}
-		last = d.Position.Offset
-	}
-	for data := range acked {
-		if count[data] != 1 {
-			t.Errorf("%s: %s delivered %d times", node, data, count[data])
-		}
-	}
+	others := enginetest.CheckAcknowledgedOnce(t, node, got, acked)
 	t.Logf("%s: %d deliveries: %d acknowledged, %d not acknowledged", node, len(got), len(acked), others)
 }
 

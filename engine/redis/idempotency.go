@@ -30,14 +30,7 @@ if prev then
   local sep = string.find(prev, ':', 1, true)
   return {tonumber(string.sub(prev, 1, sep - 1)), string.sub(prev, sep + 1), 0}
 end
-` + replaceAll(luaEnsureMeta, "EPOCH", "5", "METATTL", "4") + `
-local offset = redis.call('hincrby', KEYS[2], 's', 1)
-local id = string.format('%d', offset)
-redis.call('xadd', KEYS[1], 'MAXLEN', ARGV[2], id .. '-0', 'd', ARGV[1])
-redis.call('pexpire', KEYS[1], ARGV[3])
-if ARGV[6] ~= '' then
-  redis.call('publish', ARGV[6], 'h' .. id .. ':' .. epoch .. ':' .. ARGV[1])
-end
+` + luaAppend + `
 redis.call('set', KEYS[3], id .. ':' .. epoch, 'PX', ARGV[7])
 return {offset, epoch, 1}
 `)

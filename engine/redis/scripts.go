@@ -44,7 +44,13 @@ end
 //	KEYS: stream, meta
 //	ARGV: body, size, ttl ms, meta ttl ms, epoch candidate, pub/sub channel
 //	returns {offset, epoch}
-var publishScript = goredis.NewScript(replaceAll(luaEnsureMeta, "EPOCH", "5", "METATTL", "4") + `
+var publishScript = goredis.NewScript(luaAppend + `
+return {offset, epoch}
+`)
+
+// luaAppend is the body publishScript and idemPublishHistoryScript share:
+// it leaves the new publication's offset, id and epoch in locals.
+var luaAppend = replaceAll(luaEnsureMeta, "EPOCH", "5", "METATTL", "4") + `
 local offset = redis.call('hincrby', KEYS[2], 's', 1)
 local id = string.format('%d', offset)
 redis.call('xadd', KEYS[1], 'MAXLEN', ARGV[2], id .. '-0', 'd', ARGV[1])
@@ -52,8 +58,7 @@ redis.call('pexpire', KEYS[1], ARGV[3])
 if ARGV[6] ~= '' then
   redis.call('publish', ARGV[6], 'h' .. id .. ':' .. epoch .. ':' .. ARGV[1])
 end
-return {offset, epoch}
-`)
+`
 
 // relayScript publishes from the master that owns KEYS[1]'s slot (see
 // Engine.publishRaw); it touches no key.

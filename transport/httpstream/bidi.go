@@ -14,12 +14,7 @@ import (
 // Protobuf replies varint-delimited.
 func (s *Server) HTTPStream() http.Handler {
 	return s.cors("POST, OPTIONS", func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", "POST, OPTIONS")
-			http.Error(w, "http_stream: want POST with the connect command as the body", http.StatusMethodNotAllowed)
-			return
-		}
-		body, ok := readBody(w, r, s.cfg.MaxRequestBodySize, "http_stream")
+		body, ok := s.opening(w, r, "http_stream", false, "POST with the connect command as the body")
 		if !ok {
 			return
 		}
@@ -37,27 +32,12 @@ func (s *Server) HTTPStream() http.Handler {
 // only.
 func (s *Server) SSE() http.Handler {
 	return s.cors("GET, POST, OPTIONS", func(w http.ResponseWriter, r *http.Request) {
-		var first []byte
-		switch r.Method {
-		case http.MethodGet:
-			first = []byte(r.URL.Query().Get("cf_connect"))
-		case http.MethodPost:
-			body, ok := readBody(w, r, s.cfg.MaxRequestBodySize, "sse")
-			if !ok {
-				return
-			}
-			first = body
-		default:
-			w.Header().Set("Allow", "GET, POST, OPTIONS")
-			http.Error(w, "sse: want GET with the cf_connect query parameter, or POST", http.StatusMethodNotAllowed)
+		first, ok := s.opening(w, r, "sse", true, "GET with the cf_connect query parameter, or POST")
+		if !ok {
 			return
 		}
 		if len(first) == 0 {
 			http.Error(w, "sse: no connect command: send it in the cf_connect query parameter (GET) or as the body (POST)", http.StatusBadRequest)
-			return
-		}
-		if int64(len(first)) > s.cfg.MaxRequestBodySize {
-			http.Error(w, "sse: cf_connect too large", http.StatusRequestEntityTooLarge)
 			return
 		}
 		s.serve(w, r, streamSpec{transport: hub.TransportSSE, framing: framingSSE}, protocol.TypeJSON, first, nil)

@@ -15,12 +15,7 @@ import (
 // the connect push. An empty body is an empty request (anonymous access).
 func (s *Server) UniHTTPStream() http.Handler {
 	return s.cors("POST, OPTIONS", func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", "POST, OPTIONS")
-			http.Error(w, "uni_http_stream: want POST with a JSON connect request as the body", http.StatusMethodNotAllowed)
-			return
-		}
-		body, ok := readBody(w, r, s.cfg.MaxRequestBodySize, "uni_http_stream")
+		body, ok := s.opening(w, r, "uni_http_stream", false, "POST with a JSON connect request as the body")
 		if !ok {
 			return
 		}
@@ -38,23 +33,8 @@ func (s *Server) UniHTTPStream() http.Handler {
 // answered by a text/event-stream of "data: <push>" events.
 func (s *Server) UniSSE() http.Handler {
 	return s.cors("GET, POST, OPTIONS", func(w http.ResponseWriter, r *http.Request) {
-		var raw []byte
-		switch r.Method {
-		case http.MethodGet:
-			raw = []byte(r.URL.Query().Get("cf_connect"))
-			if int64(len(raw)) > s.cfg.MaxRequestBodySize {
-				http.Error(w, "uni_sse: cf_connect too large", http.StatusRequestEntityTooLarge)
-				return
-			}
-		case http.MethodPost:
-			body, ok := readBody(w, r, s.cfg.MaxRequestBodySize, "uni_sse")
-			if !ok {
-				return
-			}
-			raw = body
-		default:
-			w.Header().Set("Allow", "GET, POST, OPTIONS")
-			http.Error(w, "uni_sse: want GET with the cf_connect query parameter, or POST", http.StatusMethodNotAllowed)
+		raw, ok := s.opening(w, r, "uni_sse", true, "GET with the cf_connect query parameter, or POST")
+		if !ok {
 			return
 		}
 		req, err := parseConnectRequest(raw)
@@ -81,4 +61,29 @@ func parseConnectRequest(b []byte) (*protocol.ConnectRequest, error) {
 		return nil, fmt.Errorf("want a connect request such as {\"token\":\"…\"}: %w", err)
 	}
 	return req, nil
+}
+
+// opening reads what opens a stream: the body of a POST, or with allowGet
+// the cf_connect query parameter of a GET, bounded by MaxRequestBodySize.
+// It answers a wrong method (saying what the endpoint wants), an oversize
+// request and an unreadable body itself, and then reports false.
+func (s *Server) opening(w http.ResponseWriter, r *http.Request, name string, allowGet bool, want string) ([]byte, bool) {
+	switch {
+	case r.Method == http.MethodPost:
+		return readBody(w, r, s.cfg.MaxRequestBodySize, name)
+	case r.Method == http.MethodGet && allowGet:
+		raw := []byte(r.URL.Query().Get("cf_connect"))
+		if int64(len(raw)) > s.cfg.MaxRequestBodySize {
+			http.Error(w, name+": cf_connect too large", http.StatusRequestEntityTooLarge)
+			return nil, false
+		}
+		return raw, true
+	}
+	allow := "POST, OPTIONS"
+	if allowGet {
+		allow = "GET, POST, OPTIONS"
+	}
+	w.Header().Set("Allow", allow)
+	http.Error(w, name+": want "+want, http.StatusMethodNotAllowed)
+	return nil, false
 }

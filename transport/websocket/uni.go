@@ -59,27 +59,15 @@ func (u *UniConn) WriteFrame(frame []byte) error {
 	defer srv.putWriteBuf(wb)
 	// The JSON encoder drops raw newlines from embedded payloads, so a
 	// newline always separates two messages.
-	for len(frame) > 0 {
-		msg := frame
-		if i := bytes.IndexByte(frame, '\n'); i >= 0 {
-			msg, frame = frame[:i], frame[i+1:]
-		} else {
-			frame = nil
-		}
-		if len(msg) == 0 {
-			continue
-		}
+	return protocol.SplitFrame(protocol.TypeJSON, frame, func(msg []byte) error {
 		push, err := protocol.ReplyToPush(protocol.TypeJSON, wb.b[:0], msg)
 		if err != nil {
 			srv.log.Debug("uni_websocket: reply not sent", "remote", u.RemoteAddr(), "error", err)
-			continue
+			return nil
 		}
 		wb.b = push
-		if err := u.c.WriteFrame(push); err != nil {
-			return err
-		}
-	}
-	return nil
+		return u.c.WriteFrame(push)
+	})
 }
 
 // Close writes a disconnect push with code and reason, then closes the
