@@ -49,6 +49,9 @@ SENTINEL_MASTER=herald-master
 CLUSTER_PORTS=($((EXTRAS_PORT + 21)) $((EXTRAS_PORT + 22)) $((EXTRAS_PORT + 23)))
 CLUSTER_BUS_PORTS=($((EXTRAS_PORT + 31)) $((EXTRAS_PORT + 32)) $((EXTRAS_PORT + 33)))
 
+# PgBouncer in transaction mode in front of the PostgreSQL above.
+PGB_PORT=${HERALD_SERVICES_PGBOUNCER_PORT:-64329}
+
 # How long each service may take to accept connections, in seconds.
 WAIT=${HERALD_SERVICES_WAIT:-60}
 
@@ -145,6 +148,7 @@ install_packages() {
 	command -v redis-server >/dev/null || missing+=(redis-server)
 	command -v redis-cli >/dev/null || missing+=(redis-tools)
 	command -v nats-server >/dev/null || missing+=(nats-server)
+	[[ -x /usr/sbin/pgbouncer ]] || command -v pgbouncer >/dev/null || missing+=(pgbouncer)
 	((${#missing[@]})) || return 0
 
 	is_root || die "missing packages: ${missing[*]}; install them as root (apt-get install ${missing[*]}) and run again"
@@ -558,6 +562,71 @@ nats_stop() {
 	log "NATS stopped"
 }
 
+# ---------------------------------------------------------------- PgBouncer
+
+PGB_DIR="$DIR/pgbouncer"
+PGB_PID="$PGB_DIR/pgbouncer.pid"
+PGB_LOG="$DIR/pgbouncer.log"
+
+pgbouncer_bin() {
+	if [[ -x /usr/sbin/pgbouncer ]]; then echo /usr/sbin/pgbouncer; else command -v pgbouncer; fi
+}
+
+pgbouncer_ready() {
+	PGPASSWORD=$PG_PASSWORD timeout 5 "$PG_BIN/psql" -h "$HOST" -p "$PGB_PORT" -U "$PG_USER" -d "$PG_DB" -tAc 'select 1' >/dev/null 2>&1
+}
+
+# pgbouncer_start runs PgBouncer in transaction mode, the mode deployments
+# put in front of PostgreSQL and the hardest for a client: no session state
+# (prepared statements, LISTEN, session settings) survives a transaction.
+# It runs as the postgres user, as PostgreSQL does.
+pgbouncer_start() {
+	if pid_of "$PGB_PID" pgbouncer >/dev/null; then
+		wait_for "PgBouncer on $HOST:$PGB_PORT" pgbouncer_ready || die "pgbouncer runs but does not answer on $HOST:$PGB_PORT"
+		log "PgBouncer already running on $HOST:$PGB_PORT"
+		return
+	fi
+	port_open "$PGB_PORT" && port_taken "$PGB_PORT" HERALD_SERVICES_PGBOUNCER_PORT
+	mkdir -p "$PGB_DIR"
+	cat >"$PGB_DIR/pgbouncer.ini" <<INI
+[databases]
+* = host=$HOST port=$PG_PORT
+
+[pgbouncer]
+listen_addr = $HOST
+listen_port = $PGB_PORT
+unix_socket_dir =
+auth_type = plain
+auth_file = $PGB_DIR/userlist.txt
+pool_mode = transaction
+max_client_conn = 2000
+default_pool_size = 40
+ignore_startup_parameters = extra_float_digits
+logfile = $PGB_LOG
+pidfile = $PGB_PID
+INI
+	printf '"%s" "%s"\n' "$PG_USER" "$PG_PASSWORD" >"$PGB_DIR/userlist.txt"
+	touch "$PGB_LOG"
+	if is_root; then chown -R postgres "$PGB_DIR" "$PGB_LOG"; fi
+	as_pg "$(pgbouncer_bin)" -d "$PGB_DIR/pgbouncer.ini" >>"$PGB_LOG" 2>&1 9>&- </dev/null || {
+		tail_log "$PGB_LOG"
+		die "pgbouncer did not start"
+	}
+	wait_for "PgBouncer on $HOST:$PGB_PORT" pgbouncer_ready || {
+		tail_log "$PGB_LOG"
+		die "PgBouncer is not answering on $HOST:$PGB_PORT"
+	}
+	log "PgBouncer (transaction mode) running on $HOST:$PGB_PORT (log: $PGB_LOG)"
+}
+
+pgbouncer_stop() {
+	local pid
+	pid=$(pid_of "$PGB_PID" pgbouncer) || return 0
+	stop_pid pgbouncer "$pid"
+	rm -f "$PGB_PID"
+	log "PgBouncer stopped"
+}
+
 # ---------------------------------------------------------------- commands
 
 # join_addrs prints HOST:port for each port, comma-separated.
@@ -576,6 +645,7 @@ export HERALD_TEST_POSTGRES_RESTART='env HERALD_SERVICES_PG_PORT=$PG_PORT $SELF 
 export HERALD_TEST_REDIS_SENTINEL_ADDRS='$(join_addrs "${SENTINEL_PORTS[@]}")'
 export HERALD_TEST_REDIS_SENTINEL_MASTER='$SENTINEL_MASTER'
 export HERALD_TEST_REDIS_CLUSTER_ADDRS='$(join_addrs "${CLUSTER_PORTS[@]}")'
+export HERALD_TEST_PGBOUNCER_DSN='postgres://$PG_USER:$PG_PASSWORD@$HOST:$PGB_PORT/$PG_DB?sslmode=disable&default_query_exec_mode=exec'
 EOF
 }
 
@@ -589,6 +659,7 @@ status() {
 	fi
 	if pid_of "$REDIS_PID" redis-server >/dev/null; then echo "redis: running on $HOST:$REDIS_PORT"; else echo "redis: stopped"; fi
 	if pid_of "$NATS_PID" nats-server >/dev/null; then echo "nats: running on $HOST:$NATS_PORT"; else echo "nats: stopped"; fi
+	if pid_of "$PGB_PID" pgbouncer >/dev/null; then echo "pgbouncer: running on $HOST:$PGB_PORT"; else echo "pgbouncer: stopped"; fi
 	if all_running "${SENTINEL_NAMES[@]}"; then
 		echo "redis sentinel: running, Sentinels on $(join_addrs "${SENTINEL_PORTS[@]}")"
 	else
@@ -612,6 +683,7 @@ start)
 	lock
 	install_packages
 	pg_start
+	pgbouncer_start
 	redis_start
 	nats_start
 	extras_start
@@ -630,6 +702,7 @@ stop)
 	extras_stop_all
 	nats_stop
 	redis_stop
+	pgbouncer_stop
 	if [[ -x "$PG_BIN/pg_ctl" ]]; then pg_stop; fi
 	;;
 restart-postgres)

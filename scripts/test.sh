@@ -173,6 +173,7 @@ start_services() {
 	export HERALD_SERVICES_REDIS_PORT=${HERALD_SERVICES_REDIS_PORT:-63809}
 	export HERALD_SERVICES_NATS_PORT=${HERALD_SERVICES_NATS_PORT:-42239}
 	export HERALD_SERVICES_REDIS_EXTRAS_PORT=${HERALD_SERVICES_REDIS_EXTRAS_PORT:-63900}
+	export HERALD_SERVICES_PGBOUNCER_PORT=${HERALD_SERVICES_PGBOUNCER_PORT:-64339}
 	run 15m services-fallback.log "$ROOT" "$ROOT/scripts/services.sh" start
 }
 
@@ -300,6 +301,14 @@ go_tests_hub_websocket() {
 go_tests_portable() {
 	local -x HERALD_TEST_WS_POLLER=portable HERALD_TEST_HUB_TRANSPORT=websocket
 	go_test_packages go-test-portable "${WS_TEST_PACKAGES[@]}"
+}
+
+# go_tests_pgbouncer runs the PostgreSQL engine's suite again with its
+# publishing and query pools behind PgBouncer in transaction mode, and only
+# the listening connection direct (LISTEN needs a session of its own).
+go_tests_pgbouncer() {
+	local -x HERALD_TEST_POSTGRES_POOLER_DSN=$HERALD_TEST_PGBOUNCER_DSN
+	go_test_packages go-test-pgbouncer ./engine/postgres/...
 }
 
 # go_fuzz runs every fuzz target (func FuzzXxx(f *testing.F) in a
@@ -490,6 +499,7 @@ step "build herald" build_herald
 step "go test -race" go_tests
 step "go test hub ws" go_tests_hub_websocket
 step "go test portable" go_tests_portable
+step "go test pgbouncer" go_tests_pgbouncer
 step "go fuzz" go_fuzz
 if [[ -x "$HERALD_BIN" && -d tests/js/node_modules ]]; then
 	step "node tests" node_tests

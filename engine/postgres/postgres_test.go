@@ -55,8 +55,19 @@ func testSchema(t testing.TB, dsn string) string {
 
 // testOptions are quick to notice expiry and failures, so tests stay short.
 func testOptions(dsn, schema string) Options {
+	// With HERALD_TEST_POSTGRES_POOLER_DSN (a transaction-mode pooler in
+	// front of the same database), the publishing and query pools go
+	// through the pooler and only the listening connection is direct, as
+	// docs/postgres.md tells deployments behind PgBouncer to do. Tests
+	// that make databases or paths of their own (failover, black holes)
+	// keep their DSN.
+	listen := ""
+	if pooler := os.Getenv("HERALD_TEST_POSTGRES_POOLER_DSN"); pooler != "" && dsn == os.Getenv("HERALD_TEST_POSTGRES_DSN") {
+		dsn, listen = pooler, dsn
+	}
 	return Options{
 		DSN:                 dsn,
+		ListenDSN:           listen,
 		Schema:              schema,
 		JanitorInterval:     50 * time.Millisecond,
 		StreamSweepInterval: 200 * time.Millisecond,
