@@ -153,8 +153,10 @@ func TestNewEpoch(t *testing.T) {
 }
 
 // TestHealthCheckReplacesSilentConnection pauses every Redis client
-// briefly, so the subscribing connections stop answering pings; the
-// engine replaces them and delivery goes on.
+// for 3 s, so the subscribing connections stop answering pings; the
+// engine replaces them (after 3 health intervals, 300 ms; the pause is
+// long so that a loaded machine's late health check still sees it) and
+// delivery goes on.
 func TestHealthCheckReplacesSilentConnection(t *testing.T) {
 	opts := testOptions(t)
 	opts.HealthInterval = 100 * time.Millisecond
@@ -166,7 +168,7 @@ func TestHealthCheckReplacesSilentConnection(t *testing.T) {
 	}
 	publishHistory(t, e, ch, "1", 10)
 	rec.WaitForPublications(t, ch, 1, 10*time.Second)
-	if err := e.client.Do(t.Context(), "client", "pause", 1000, "all").Err(); err != nil {
+	if err := e.client.Do(t.Context(), "client", "pause", 3000, "all").Err(); err != nil {
 		t.Fatalf("CLIENT PAUSE: %v", err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
