@@ -220,10 +220,7 @@ func (c *Client) handleRefresh(ctx context.Context, id uint32, req *protocol.Ref
 	}
 	hubRefresh := c.hubRefresh
 	if hubRefresh {
-		c.refreshAt = 0
-		if rr.ExpireAt > 0 {
-			c.refreshAt = time.Unix(rr.ExpireAt, 0).UnixNano()
-		}
+		c.refreshAt = refreshDeadline(rr.ExpireAt)
 	}
 	c.resetTimerLocked(now)
 	c.mu.Unlock()
@@ -300,10 +297,7 @@ func (c *Client) handleSubRefresh(ctx context.Context, id uint32, req *protocol.
 	}
 	hubRefresh := s.hubRefresh
 	if hubRefresh {
-		s.refreshAt = 0
-		if rr.ExpireAt > 0 {
-			s.refreshAt = time.Unix(rr.ExpireAt, 0).UnixNano()
-		}
+		s.refreshAt = refreshDeadline(rr.ExpireAt)
 	}
 	c.resetTimerLocked(now)
 	c.mu.Unlock()

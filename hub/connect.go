@@ -55,8 +55,8 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	c.connectedAt = now
 	c.expireAt = cred.ExpireAt
 	c.hubRefresh = cred.ServerSideRefresh
-	if c.hubRefresh && cred.ExpireAt > 0 {
-		c.refreshAt = time.Unix(cred.ExpireAt, 0).UnixNano()
+	if c.hubRefresh {
+		c.refreshAt = refreshDeadline(cred.ExpireAt)
 	}
 	c.staleAt = 0
 	c.nextPing = now.Add(firstPingDelay(h.client.PingInterval)).UnixNano()

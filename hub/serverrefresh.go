@@ -54,10 +54,7 @@ func (c *Client) refreshServerSide(ctx context.Context) {
 		if rr.Info != nil {
 			c.info = rr.Info
 		}
-		c.refreshAt = 0
-		if rr.ExpireAt > 0 {
-			c.refreshAt = time.Unix(rr.ExpireAt, 0).UnixNano()
-		}
+		c.refreshAt = refreshDeadline(rr.ExpireAt)
 		c.resetTimerLocked(now)
 	}
 	c.mu.Unlock()
@@ -101,11 +98,18 @@ func (c *Client) refreshSubServerSide(ctx context.Context, s *subscription) {
 		if rr.Info != nil {
 			s.chanInfo = rr.Info
 		}
-		s.refreshAt = 0
-		if rr.ExpireAt > 0 {
-			s.refreshAt = time.Unix(rr.ExpireAt, 0).UnixNano()
-		}
+		s.refreshAt = refreshDeadline(rr.ExpireAt)
 		c.resetTimerLocked(now)
 	}
 	c.mu.Unlock()
+}
+
+// refreshDeadline is when a server-side refreshed session expiring at
+// expireAt (Unix seconds; 0 never) is refreshed again, in Unix
+// nanoseconds; 0 means never.
+func refreshDeadline(expireAt int64) int64 {
+	if expireAt <= 0 {
+		return 0
+	}
+	return time.Unix(expireAt, 0).UnixNano()
 }

@@ -87,10 +87,7 @@ func (c *Client) serverRefresh(r *controlRefresh) {
 		c.info = r.Info
 	}
 	if c.hubRefresh {
-		c.refreshAt = 0
-		if r.ExpireAt > 0 {
-			c.refreshAt = time.Unix(r.ExpireAt, 0).UnixNano()
-		}
+		c.refreshAt = refreshDeadline(r.ExpireAt)
 	}
 	c.resetTimerLocked(time.Now())
 }

@@ -230,8 +230,8 @@ func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequ
 		presence:   r.Presence,
 		joinLeave:  r.JoinLeave,
 	}
-	if s.hubRefresh && s.expireAt > 0 {
-		s.refreshAt = time.Unix(s.expireAt, 0).UnixNano()
+	if s.hubRefresh {
+		s.refreshAt = refreshDeadline(s.expireAt)
 	}
 	forcePush := r.ForcePushJoinLeave
 	forceRecovery := r.ForceRecovery
