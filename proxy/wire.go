@@ -120,14 +120,9 @@ type refreshResult struct {
 	B64Info  string          `json:"b64info"`
 }
 
-type subscribeResult struct {
-	ExpireAt int64              `json:"expire_at"`
-	Info     json.RawMessage    `json:"info"`
-	B64Info  string             `json:"b64info"`
-	Data     json.RawMessage    `json:"data"`
-	B64Data  string             `json:"b64data"`
-	Override *subscribeOverride `json:"override"`
-}
+// subscribeResult is the subscribe proxy's result: the same fields as a
+// connect result's per-channel subs.
+type subscribeResult = subscribeOptions
 
 type publishResult struct {
 	Data        json.RawMessage `json:"data"`
