@@ -27,6 +27,7 @@ done
 # Ephemeral ports: ~28,000 per source address and destination; IP_BIND_ADDRESS_NO_PORT
 # lets destinations share them, so one source per 20,000 connections is plenty.
 sources="127.0.0.1-127.0.0.$((N / 20000 + 1))"
+sample_kernel
 IFS=,
 record_command "$BENCH" conns \
 	--url "${urls[*]}" --source "$sources" --secret "$SECRET" --format "$FORMAT" \
@@ -34,4 +35,5 @@ record_command "$BENCH" conns \
 	--hold "$HOLD" --settle 5s --timeout 10m \
 	--server-pid "$(node_pids)" | tee "$RUN/conns.txt"
 unset IFS
+kernel_peak | tee -a "$RUN/conns.txt"
 log "done: ${RUN#"$ROOT"/}"

@@ -180,6 +180,10 @@ node_pids() {
 # (by pid), gracefully first.
 stop_all() {
 	local pid i
+	if [[ -n "${SAMPLER_PID:-}" ]]; then
+		kill "$SAMPLER_PID" 2>/dev/null || true
+		SAMPLER_PID=
+	fi
 	for i in "${!NODE_PORTS[@]}"; do
 		curl -fsS --max-time 5 "http://127.0.0.1:${NODE_PORTS[$i]}/metrics" 2>/dev/null |
 			grep '^herald_' >"$RUN/node$((i + 1)).metrics.txt" || true
@@ -213,6 +217,35 @@ describe_machine() {
 	echo "go: $(go version | cut -d' ' -f3-)"
 	echo "herald: $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo unknown)$(cd "$ROOT" && git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
 	echo "engine: $ENGINE, client format: $FORMAT, history_size: $HISTORY"
+}
+
+# sample_kernel: samples the kernel's socket counts and memory
+# (/proc/net/sockstat, /proc/meminfo) every 5 s into $RUN/kernel.tsv until the
+# run ends, so the peak is on record: TCP sockets in use, their buffer pages,
+# and slab memory (where the kernel keeps its socket structures).
+sample_kernel() {
+	(
+		printf 'time\ttcp_inuse\ttcp_mem_pages\tslab_kib\tsunreclaim_kib\tmem_available_kib\n'
+		while :; do
+			awk -v t="$(date +%H:%M:%S)" '
+				FILENAME ~ /sockstat/ && $1 == "TCP:" { inuse = $3; mem = $11 }
+				FILENAME ~ /meminfo/ && $1 == "Slab:" { slab = $2 }
+				FILENAME ~ /meminfo/ && $1 == "SUnreclaim:" { sunr = $2 }
+				FILENAME ~ /meminfo/ && $1 == "MemAvailable:" { avail = $2 }
+				END { printf "%s\t%s\t%s\t%s\t%s\t%s\n", t, inuse, mem, slab, sunr, avail }
+			' /proc/net/sockstat /proc/meminfo
+			sleep 5
+		done
+	) >"$RUN/kernel.tsv" &
+	SAMPLER_PID=$!
+}
+
+# kernel_peak prints the peak of kernel.tsv against its first line.
+kernel_peak() {
+	awk -F'\t' 'NR == 2 { s0 = $4; a0 = $6 }
+		NR > 1 && $2 + 0 > tcp { tcp = $2; pages = $3; slab = $4; avail = $6 }
+		END { printf "kernel at the peak: %d TCP sockets in use, %d pages of TCP buffers, slab %.0f MiB (+%.0f MiB), MemAvailable %.0f MiB (%+.0f MiB)\n",
+			tcp, pages, slab / 1024, (slab - s0) / 1024, avail / 1024, (avail - a0) / 1024 }' "$RUN/kernel.tsv"
 }
 
 # record_command CMD...: logs the exact command into the results, then runs it.

@@ -62,7 +62,8 @@ type Client struct {
 	holdUntil    int64
 	holdSince    int64
 	pendingClose *Disconnect
-	slow         bool // over the queue limit: closing, nothing more is queued
+	lastWrite    int64 // hub.mono() of the last write, with WriteCoalesce only (coalesce.go)
+	slow         bool  // over the queue limit: closing, nothing more is queued
 
 	// limiter bounds the command rate (nil: no limit); overLimit counts
 	// commands refused in a row.

@@ -81,6 +81,7 @@ type Hub struct {
 	nodes    nodeRegistry
 	process  processSampler // CPU and memory for the heartbeat
 	writeq   chan *Client   // clients waiting for a writer (writer.go)
+	coalesce coalescer      // clients waiting for their write interval (coalesce.go)
 	metrics  *metrics
 	clients  atomic.Int64 // connected clients
 	// published counts the publications this node's engine accepted,
@@ -140,6 +141,7 @@ func New(cfg Config) (*Hub, error) {
 	h.nodes.init()
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.writeq = make(chan *Client, writeQueueLen)
+	h.coalesce.init()
 	return h, nil
 }
 
@@ -163,6 +165,10 @@ func (h *Hub) Start(ctx context.Context) error {
 	go h.heartbeatLoop()
 	for i := 0; i < numWriters; i++ {
 		go h.writerLoop()
+	}
+	if h.client.WriteCoalesce > 0 {
+		h.wg.Add(1)
+		go h.coalesceLoop()
 	}
 	return nil
 }

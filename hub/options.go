@@ -146,6 +146,13 @@ type ClientConfig struct {
 	// connection; a client that falls further behind is closed with 3008
 	// (1 MiB).
 	QueueMaxSize int
+	// WriteCoalesce, when above zero, writes to one connection at most
+	// once per this interval: messages that arrive sooner after a write
+	// wait and go out together in one frame (coalesce.go). It trades up to
+	// this much latency, only for connections that receive faster than one
+	// message per interval, for fewer write system calls. Off (0) by
+	// default.
+	WriteCoalesce time.Duration
 	// RecoveryMaxPublicationLimit caps how many publications a recovery
 	// may return; a longer gap is not recovered (300).
 	RecoveryMaxPublicationLimit int

@@ -122,6 +122,16 @@ func (c *Client) scheduleFlushLocked() {
 		return
 	}
 	c.flushing = true
+	if c.coalesceLocked() {
+		return
+	}
+	c.handToWriter()
+}
+
+// handToWriter gives a client whose flushing flag its caller set to a writer
+// of the pool, or to a goroutine of its own when the pool is backed up or
+// stopped.
+func (c *Client) handToWriter() {
 	if c.hub.ctx.Err() == nil {
 		select {
 		case c.hub.writeq <- c:
@@ -160,8 +170,15 @@ func (h *Hub) writerLoop() {
 func (c *Client) flushLoop() {
 	bp := frameBufs.Get().(*[]byte)
 	defer frameBufs.Put(bp)
+	wrote := false
 	for {
 		c.mu.Lock()
+		if wrote && len(c.queue) > 0 && c.coalesceLocked() {
+			// More arrived during the write: it waits for the interval
+			// (flushing stays set; the coalescer hands the client back).
+			c.mu.Unlock()
+			return
+		}
 		if c.processing && c.state != stateClosed {
 			// A frame of commands is being handled: leave its replies and
 			// pushes to the flush that HandleFrame starts when it is done,
@@ -185,7 +202,11 @@ func (c *Client) flushLoop() {
 			}
 			return
 		}
+		if c.hub.client.WriteCoalesce > 0 {
+			c.lastWrite = c.hub.mono()
+		}
 		c.mu.Unlock()
+		wrote = true
 		if err := c.writeFrames(bp, q); err != nil {
 			c.mu.Lock()
 			c.flushing = false

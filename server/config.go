@@ -123,6 +123,14 @@ type HTTPAPIConfig struct {
 type AdminConfig struct {
 	Address string        `yaml:"address"`
 	UI      AdminUIConfig `yaml:"ui"` // config_admin.go
+	// MutexProfileFraction and BlockProfileRate turn on the runtime's lock
+	// contention and blocking profiles (/debug/pprof/mutex and /block) on
+	// the admin listener: 1 in MutexProfileFraction contention events is
+	// sampled, and blocking events of BlockProfileRate nanoseconds or more.
+	// They cost CPU on every contended lock and channel wait, so they are
+	// off (0) unless a profile is being taken.
+	MutexProfileFraction int `yaml:"mutex_profile_fraction"`
+	BlockProfileRate     int `yaml:"block_profile_rate"`
 }
 
 // LogConfig selects the log format and level.
@@ -309,8 +317,20 @@ func (c Config) Validate() error {
 	if c.Client.ChannelLimit < 0 {
 		bad("client.channel_limit", "%d: must not be negative", c.Client.ChannelLimit)
 	}
+	if c.Admin.MutexProfileFraction < 0 {
+		bad("admin.mutex_profile_fraction", "%d: must not be negative", c.Admin.MutexProfileFraction)
+	}
+	if c.Admin.BlockProfileRate < 0 {
+		bad("admin.block_profile_rate", "%d: must not be negative", c.Admin.BlockProfileRate)
+	}
+	if (c.Admin.MutexProfileFraction > 0 || c.Admin.BlockProfileRate > 0) && c.Admin.Address == "" {
+		bad("admin.address", "must be set for admin.mutex_profile_fraction or admin.block_profile_rate: the profiles are served on the admin listener")
+	}
 	if c.Client.QueueMaxSize < 0 {
 		bad("client.queue_max_size", "%d: must not be negative", c.Client.QueueMaxSize)
+	}
+	if d := c.Client.WriteCoalesce.D(); d < 0 || d > time.Second {
+		bad("client.write_coalesce", "%s: want 0 (off) to 1s; a few milliseconds is typical", d)
 	}
 	if c.Client.PingInterval > 0 && c.Client.PongTimeout > 0 && c.Client.PongTimeout >= c.Client.PingInterval {
 		bad("client.pong_timeout", "%s must be shorter than client.ping_interval (%s)", c.Client.PongTimeout, c.Client.PingInterval)

@@ -19,6 +19,7 @@ type ClientConfig struct {
 	ExpiredSubCloseDelay              Duration    `yaml:"expired_sub_close_delay"`
 	ChannelLimit                      int         `yaml:"channel_limit"`
 	QueueMaxSize                      int         `yaml:"queue_max_size"`
+	WriteCoalesce                     Duration    `yaml:"write_coalesce"`
 	RecoveryMaxPublicationLimit       int         `yaml:"recovery_max_publication_limit"`
 	HistoryMaxPublicationLimit        int         `yaml:"history_max_publication_limit"`
 	ConnectionLimit                   int         `yaml:"connection_limit"`
@@ -113,6 +114,7 @@ func (c ClientConfig) hub() hub.ClientConfig {
 		ExpiredSubCloseDelay:              c.ExpiredSubCloseDelay.D(),
 		ChannelLimit:                      c.ChannelLimit,
 		QueueMaxSize:                      c.QueueMaxSize,
+		WriteCoalesce:                     c.WriteCoalesce.D(),
 		RecoveryMaxPublicationLimit:       c.RecoveryMaxPublicationLimit,
 		HistoryMaxPublicationLimit:        c.HistoryMaxPublicationLimit,
 		ConnectionLimit:                   c.ConnectionLimit,

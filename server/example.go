@@ -65,6 +65,7 @@ client:
   expired_sub_close_delay: 25s
   channel_limit: 128      # subscriptions per connection
   queue_max_size: 1048576 # bytes waiting for a slow client before it is closed with 3008
+  write_coalesce: 0s      # write to one connection at most once per this interval (0: off; see docs/benchmarks.md)
   recovery_max_publication_limit: 300
   history_max_publication_limit: 300
   presence_ttl: 60s
@@ -189,6 +190,8 @@ uni_sse:
 
 admin:
   address: ""                # pprof and metrics on a separate listener; off when empty (use loopback)
+  mutex_profile_fraction: 0  # sample 1 in N lock contentions for /debug/pprof/mutex (0: off; costs CPU)
+  block_profile_rate: 0      # record waits of N ns or more for /debug/pprof/block (0: off; costs CPU)
   ui:
     enabled: false           # the admin web UI, on the admin listener if set, else under path
     password: ""             # operators log in with it (or an admin token signed with token_secret)

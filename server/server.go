@@ -13,6 +13,7 @@ import (
 	"net/http/pprof"
 	"net/url"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -362,6 +363,14 @@ func (s *Server) startAdmin() error {
 	}
 	s.adminLn = ln
 	s.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// Process-wide settings of the runtime: only set when asked for, so an
+	// embedding application's own choice stands otherwise.
+	if f := s.cfg.Admin.MutexProfileFraction; f > 0 {
+		runtime.SetMutexProfileFraction(f)
+	}
+	if r := s.cfg.Admin.BlockProfileRate; r > 0 {
+		runtime.SetBlockProfileRate(r)
+	}
 	go func() { _ = s.admin.Serve(ln) }()
 	s.log.Info("admin listener (pprof)", "address", ln.Addr().String())
 	return nil

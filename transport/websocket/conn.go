@@ -151,9 +151,6 @@ func (c *Conn) writeLocked(op ws.OpCode, payload []byte) error {
 // writeHeaderLocked is writeLocked for a header with more than an opcode
 // (the compression bit); it sets h.Length.
 func (c *Conn) writeHeaderLocked(h ws.Header, payload []byte) error {
-	if err := c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout)); err != nil {
-		return err
-	}
 	h.Length = int64(len(payload))
 	wb := c.srv.getWriteBuf()
 	defer c.srv.putWriteBuf(wb)
@@ -161,14 +158,30 @@ func (c *Conn) writeHeaderLocked(h ws.Header, payload []byte) error {
 		return err
 	}
 	if len(payload) > maxCopiedPayload {
-		if _, err := c.nc.Write(wb.b); err != nil {
+		if err := c.writeAll(wb.b); err != nil {
 			return err
 		}
-		_, err := c.nc.Write(payload)
-		return err
+		return c.writeAll(payload)
 	}
 	wb.b = append(wb.b, payload...)
-	_, err := c.nc.Write(wb.b)
+	return c.writeAll(wb.b)
+}
+
+// writeAll writes b: first without waiting (tryWrite), which is all a
+// socket with room in its buffer needs, then what is left with the write
+// deadline.
+func (c *Conn) writeAll(b []byte) error {
+	n, err := c.tryWrite(b)
+	if err != nil {
+		return err
+	}
+	if n == len(b) {
+		return nil
+	}
+	if err := c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout)); err != nil {
+		return err
+	}
+	_, err = c.nc.Write(b[n:])
 	return err
 }
 
