@@ -19,6 +19,7 @@
 #   FORMAT=protobuf|json           client protocol of the load tool (protobuf by default:
 #                                  it costs the load generator a quarter of JSON's CPU,
 #                                  which matters when it shares two cores with the server)
+#   WRITE_COALESCE=0s              the nodes' client.write_coalesce (0s: off, the default)
 #   BASE_PORT=18200                first node's port; node i listens on BASE_PORT+i
 #   RESULTS=bench/results          where result folders go
 set -euo pipefail
@@ -33,6 +34,7 @@ SECRET=bench-secret
 API_KEY=bench-api-key
 RESULTS=${RESULTS:-$ROOT/bench/results}
 HISTORY=${HISTORY:-0}
+WRITE_COALESCE=${WRITE_COALESCE:-0s}
 # The run's own PostgreSQL schema and Redis key prefix, so that runs and
 # tests sharing the services never see each other's streams.
 ENGINE_SCHEMA="herald_bench_$$"
@@ -133,6 +135,7 @@ log:
   level: warn
 $(engine_yaml)
 client:
+  write_coalesce: "$WRITE_COALESCE"
   token:
     hmac_secret_key: "$SECRET"
 channel:
@@ -216,7 +219,7 @@ describe_machine() {
 	echo "load before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "go: $(go version | cut -d' ' -f3-)"
 	echo "herald: $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo unknown)$(cd "$ROOT" && git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
-	echo "engine: $ENGINE, client format: $FORMAT, history_size: $HISTORY"
+	echo "engine: $ENGINE, client format: $FORMAT, history_size: $HISTORY, write_coalesce: $WRITE_COALESCE"
 }
 
 # sample_kernel: samples the kernel's socket counts and memory
