@@ -14,8 +14,10 @@
 // There is no hub, no per-client queue, no history, no presence, no ping.
 //
 // -bare is the floor of the connection rate: accept, upgrade, answer the
-// first frame with the canned connect reply (decoding it only to check the
-// token when -secret is set), and hold the connection.
+// first frame with canned replies (a connect, then a subscribe for each
+// further message in it, as herald-bench conns sends them; the frame is
+// decoded only to check the token when -secret is set), and hold the
+// connection without joining any channel.
 //
 // Every connection has a goroutine blocked in Read, so the floor's memory
 // per connection is not a floor for Herald's (which reads with epoll and

@@ -91,15 +91,16 @@ func TestLatencySessionAgainstFloor(t *testing.T) {
 	}
 }
 
-// TestBareConnsAgainstFloor: herald-bench conns is served by the bare
-// mode, with and without a token check, and a wrong token is refused.
+// TestBareConnsAgainstFloor: herald-bench conns (connect and two
+// subscribes in the first frame) is served by the bare mode, with and
+// without a token check, and a wrong token is refused.
 func TestBareConnsAgainstFloor(t *testing.T) {
 	for _, secret := range []string{"", testSecret} {
 		t.Run("secret="+secret, func(t *testing.T) {
 			s := startFloor(t, Config{Bare: true, Writers: 1, Secret: secret})
 			for _, format := range []protocol.Type{protocol.TypeJSON, protocol.TypeProtobuf} {
 				res, err := loadgen.RunConns(context.Background(), loadgen.ConnsConfig{
-					Pool:        loadgen.PoolConfig{URLs: []string{"ws://" + s.Addr() + "/"}, Format: format, Secret: testSecret},
+					Pool:        loadgen.PoolConfig{URLs: []string{"ws://" + s.Addr() + "/"}, Format: format, Secret: testSecret, Channels: []string{"a", "b"}},
 					Connections: 20, Workers: 2, Hold: 100 * time.Millisecond, Settle: 10 * time.Millisecond,
 					Timeout: 20 * time.Second,
 				}, nil)

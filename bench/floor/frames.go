@@ -51,8 +51,9 @@ const cannedIDs = 32
 type replies struct {
 	connect   [len(formats)][cannedIDs + 1][]byte
 	subscribe [len(formats)][cannedIDs + 1][]byte
-	// bareConnect is the whole frame answering the connect of id 1.
-	bareConnect [len(formats)][]byte
+	// bare[t][n] is the whole frame answering a first frame of n messages
+	// as herald-bench sends it: connect (id 1), then subscribes (ids 2…n).
+	bare [len(formats)][cannedIDs + 1][]byte
 }
 
 // connectResult is what every client is told: no pings (Ping 0 also makes
@@ -73,7 +74,13 @@ func newReplies() (*replies, error) {
 				return nil, err
 			}
 		}
-		r.bareConnect[t] = appendFrame(nil, dataOp(t), protocol.AppendMessage(t, nil, r.connect[t][1]))
+		for n := 1; n <= cannedIDs; n++ {
+			msgs := protocol.AppendMessage(t, nil, r.connect[t][1])
+			for id := 2; id <= n; id++ {
+				msgs = protocol.AppendMessage(t, msgs, r.subscribe[t][id])
+			}
+			r.bare[t][n] = appendFrame(nil, dataOp(t), msgs)
+		}
 	}
 	return r, nil
 }

@@ -16,7 +16,7 @@ func main() {
 	flag.StringVar(&cfg.APIAddr, "api-addr", "127.0.0.1:18301", "server API listener (/api/publish, /api/batch, /stats, /healthz)")
 	flag.StringVar(&cfg.Upgrade, "upgrade", "raw", "handshake: raw (ws.Upgrader on the socket) or http (net/http + ws.HTTPUpgrader, as Herald)")
 	flag.IntVar(&cfg.Writers, "writers", 1, "writer goroutines per channel, each with its share of the subscribers")
-	flag.BoolVar(&cfg.Bare, "bare", false, "answer the first frame with the canned connect reply and nothing else (connection-rate floor)")
+	flag.BoolVar(&cfg.Bare, "bare", false, "answer the first frame with canned connect/subscribe replies and nothing else (connection-rate floor)")
 	flag.StringVar(&cfg.Secret, "secret", "", "verify connect tokens with this HMAC secret (empty: no check)")
 	flag.StringVar(&cfg.APIKey, "api-key", "", "require this server API key (empty: none)")
 	flag.DurationVar(&cfg.WriteTimeout, "write-timeout", 0, "set a write deadline before each write, as Herald does (0: none)")

@@ -25,8 +25,8 @@ type Config struct {
 	Upgrade string
 	// Writers is the number of writer goroutines per channel (1).
 	Writers int
-	// Bare answers the first frame with the canned connect reply and
-	// ignores everything else (the connection-rate floor).
+	// Bare answers the first frame with canned connect and subscribe
+	// replies and ignores everything else (the connection-rate floor).
 	Bare bool
 	// Secret, when set, verifies connect tokens (HS256/384/512).
 	Secret string
