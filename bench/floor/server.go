@@ -99,6 +99,11 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("api listener: %w", err)
 	}
 	s.api = &http.Server{Handler: s.apiHandler(), ReadHeaderTimeout: 10 * time.Second}
+	if cfg.Upgrade == "http" {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/connection/websocket", s.upgradeHTTP)
+		s.wsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: handshakeTimeout}
+	}
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()

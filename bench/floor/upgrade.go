@@ -26,17 +26,8 @@ const (
 
 // serveWebSocket accepts connections until Close.
 func (s *Server) serveWebSocket() {
-	if s.cfg.Upgrade == "http" {
-		mux := http.NewServeMux()
-		mux.HandleFunc("/connection/websocket", s.upgradeHTTP)
-		s.mu.Lock()
-		s.wsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: handshakeTimeout}
-		closing := s.closing
-		s.mu.Unlock()
-		if closing {
-			s.ln.Close()
-			return
-		}
+	if s.wsHTTP != nil {
+		// Serve returns at once if Close came first.
 		if err := s.wsHTTP.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("websocket server", "error", err)
 		}
