@@ -29,7 +29,9 @@
 # RATES, STEP, FANOUT_SUBSCRIBERS, FANOUT_RATES, FANOUT_STEP, WARMUP, CONNS,
 # CONNS_VARIANTS="bare-raw bare-raw-jwt bare-http-jwt full-http-jwt",
 # FLOOR_PORT=18300 (the API listens on FLOOR_PORT+1), RUN_TIMEOUT=300 (s,
-# bound of each herald-bench run).
+# bound of each herald-bench run), FLOOR_ARGS (more flags for every floor
+# server, e.g. "-write-timeout 10s" to set a write deadline per write as
+# Herald does).
 # The floor has no engine: lib.sh must not start services for one.
 ENGINE=memory
 source "$(dirname "$0")/lib.sh"
@@ -73,6 +75,8 @@ start_floor() {
 	local name=$1
 	shift
 	local cmd=("$FLOOR" -addr "127.0.0.1:$FLOOR_PORT" -api-addr "127.0.0.1:$((FLOOR_PORT + 1))" -api-key "$API_KEY" "$@")
+	# shellcheck disable=SC2206 # FLOOR_ARGS is a list of flags
+	cmd+=(${FLOOR_ARGS:-})
 	if (exec 3<>"/dev/tcp/127.0.0.1/$FLOOR_PORT") 2>/dev/null; then
 		die "port $FLOOR_PORT is taken (another run?); set FLOOR_PORT to move the floor"
 	fi
@@ -153,8 +157,11 @@ run_fanout() {
 }
 
 run_conns() {
-	local v args
+	local v args k=0
 	for v in $CONNS_VARIANTS; do
+		# A source address of each run's own: the previous run's closed
+		# connections sit in TIME_WAIT on its ports for a minute.
+		k=$((k + 1))
 		case "$v" in
 		bare-raw) args=(-bare -upgrade raw) ;;
 		bare-raw-jwt) args=(-bare -upgrade raw -secret "$SECRET") ;;
@@ -164,7 +171,7 @@ run_conns() {
 		esac
 		start_floor "conns-$v" "${args[@]}"
 		bounded "$BENCH" conns \
-			--url "$(floor_url)" --secret "$SECRET" --format "$FORMAT" \
+			--url "$(floor_url)" --source "127.0.0.$((k + 1))" --secret "$SECRET" --format "$FORMAT" \
 			-n "$CONNS" --rate 0 --workers 4 --dial-concurrency 256 --channels 1 --channel-prefix conns \
 			--hold 5s --settle 3s --timeout "$((RUN_TIMEOUT - 10))s" \
 			--server-pid "$FLOOR_PID" | tee "$RUN/conns-$v.txt" || log "conns $v: herald-bench failed (status $?)"

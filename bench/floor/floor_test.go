@@ -95,27 +95,33 @@ func TestLatencySessionAgainstFloor(t *testing.T) {
 // subscribes in the first frame) is served by the bare mode, with and
 // without a token check, and a wrong token is refused.
 func TestBareConnsAgainstFloor(t *testing.T) {
-	for _, secret := range []string{"", testSecret} {
-		t.Run("secret="+secret, func(t *testing.T) {
-			s := startFloor(t, Config{Bare: true, Writers: 1, Secret: secret})
-			for _, format := range []protocol.Type{protocol.TypeJSON, protocol.TypeProtobuf} {
-				res, err := loadgen.RunConns(context.Background(), loadgen.ConnsConfig{
-					Pool:        loadgen.PoolConfig{URLs: []string{"ws://" + s.Addr() + "/"}, Format: format, Secret: testSecret, Channels: []string{"a", "b"}},
-					Connections: 20, Workers: 2, Hold: 100 * time.Millisecond, Settle: 10 * time.Millisecond,
-					Timeout: 20 * time.Second,
-				}, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if res.Connected != 20 || res.Held != 20 || res.Failed != 0 || res.Disconnected != 0 {
-					t.Fatalf("%s: %+v (errors %v)", format, res, res.Errors)
-				}
+	for _, tc := range []struct {
+		secret, upgrade string
+		format          protocol.Type
+	}{
+		{"", "raw", protocol.TypeJSON},
+		{testSecret, "http", protocol.TypeProtobuf},
+	} {
+		t.Run(tc.upgrade+"-"+tc.format.String(), func(t *testing.T) {
+			secret := tc.secret
+			s := startFloor(t, Config{Bare: true, Writers: 1, Secret: secret, Upgrade: tc.upgrade})
+			url := "ws://" + s.Addr() + "/connection/websocket"
+			res, err := loadgen.RunConns(context.Background(), loadgen.ConnsConfig{
+				Pool:        loadgen.PoolConfig{URLs: []string{url}, Format: tc.format, Secret: testSecret, Channels: []string{"a", "b"}},
+				Connections: 20, Workers: 2, Hold: 100 * time.Millisecond, Settle: 10 * time.Millisecond,
+				Timeout: 20 * time.Second,
+			}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Connected != 20 || res.Held != 20 || res.Failed != 0 || res.Disconnected != 0 {
+				t.Fatalf("%+v (errors %v)", res, res.Errors)
 			}
 			if secret == "" {
 				return
 			}
-			res, err := loadgen.RunConns(context.Background(), loadgen.ConnsConfig{
-				Pool:        loadgen.PoolConfig{URLs: []string{"ws://" + s.Addr() + "/"}, Secret: "wrong"},
+			res, err = loadgen.RunConns(context.Background(), loadgen.ConnsConfig{
+				Pool:        loadgen.PoolConfig{URLs: []string{url}, Secret: "wrong"},
 				Connections: 3, Hold: time.Millisecond, Settle: time.Millisecond, Timeout: 20 * time.Second,
 			}, nil)
 			if err != nil {
