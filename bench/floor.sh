@@ -21,7 +21,7 @@
 # latency and fanout run once per writer count of WRITERS_LIST (1 and 2);
 # the writer count does not matter to conns, which runs once per variant.
 #
-#   bench/floor.sh                 everything (about 8 minutes)
+#   bench/floor.sh                 everything (about 6 minutes)
 #   bench/floor.sh latency fanout  some of it
 #   bench/floor.sh --quick         50 / 200 / 500 connections, 2 s steps (a check that it works)
 #

@@ -33,7 +33,7 @@ type Config struct {
 	// APIKey, when set, is required in X-API-Key (or "apikey KEY").
 	APIKey string
 	// WriteTimeout, when above 0, sets a write deadline before each write
-	// (Herald does); 0 skips the syscall-free but timer-touching call.
+	// (Herald does; it is no syscall, but it resets a runtime timer).
 	WriteTimeout time.Duration
 	// MaxPending bounds each writer's unwritten bytes per format (64 MiB).
 	MaxPending int

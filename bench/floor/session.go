@@ -18,9 +18,6 @@ const (
 	closeBadRequest   = 3501
 )
 
-// errClosed ends a connection on the client's close frame.
-var errClosed = errors.New("closed by the client")
-
 // session is the read side of one connection.
 type session struct {
 	s         *Server
@@ -28,9 +25,10 @@ type session struct {
 	connected bool
 }
 
-// serve reads frames until the connection ends. Only connect and
-// subscribe are served; pongs and pushes' acknowledgements do not exist in
-// this protocol, and anything else gets a "not available" error reply.
+// serve reads frames until the connection ends (a close frame is not
+// answered: the socket just closes). Only connect and subscribe are
+// served; pongs are ignored and any other command gets a "not available"
+// error reply.
 func (s *Server) serve(c *conn, rd *bufio.Reader) {
 	ss := session{s: s, c: c}
 	var hdr [ws.MaxHeaderSize - 2]byte
