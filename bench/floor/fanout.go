@@ -120,6 +120,11 @@ func (w *writer) run(done <-chan struct{}) {
 		// snapshot's elements do not change while it is in use.
 		subs := w.subs
 		w.mu.Unlock()
+		if len(batch[protocol.TypeJSON])+len(batch[protocol.TypeProtobuf]) == 0 {
+			// Woken by a publication the previous round took already.
+			spare = batch
+			continue
+		}
 
 		var writes, bytes, dead int64
 		for _, c := range subs {
