@@ -1,0 +1,204 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Config configures a floor server.
+type Config struct {
+	// Addr is the WebSocket listener (any path is accepted with
+	// Upgrade "raw"; /connection/websocket with "http").
+	Addr string
+	// APIAddr serves POST /api/publish and /api/batch, GET /stats and
+	// GET /healthz.
+	APIAddr string
+	// Upgrade is "raw" (ws.Upgrader on the accepted socket: the cheapest
+	// handshake) or "http" (net/http and ws.HTTPUpgrader, as Herald).
+	Upgrade string
+	// Writers is the number of writer goroutines per channel (1).
+	Writers int
+	// Bare answers the first frame with canned connect and subscribe
+	// replies and ignores everything else (the connection-rate floor).
+	Bare bool
+	// Secret, when set, verifies connect tokens (HS256/384/512).
+	Secret string
+	// APIKey, when set, is required in X-API-Key (or "apikey KEY").
+	APIKey string
+	// WriteTimeout, when above 0, sets a write deadline before each write
+	// (Herald does; it is no syscall, but it resets a runtime timer).
+	WriteTimeout time.Duration
+	// MaxPending bounds each writer's unwritten bytes per format (64 MiB).
+	MaxPending int
+	// MaxFrame bounds one client frame (64 KiB).
+	MaxFrame int64
+}
+
+// Server is a running floor server.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	replies *replies
+	parser  *jwt.Parser // nil without Secret
+	key     []byte
+	stats   stats
+
+	ln, apiLn net.Listener
+	wsHTTP    *http.Server // Upgrade "http"
+	api       *http.Server
+
+	done chan struct{} // closed by Close: writers stop
+	wg   sync.WaitGroup
+
+	mu       sync.Mutex
+	closing  bool
+	conns    map[*conn]struct{}
+	channels map[string]*channel
+}
+
+// Start listens and serves until Close.
+func Start(cfg Config, log *slog.Logger) (*Server, error) {
+	if cfg.Writers < 1 {
+		return nil, fmt.Errorf("writers %d: want at least 1", cfg.Writers)
+	}
+	if cfg.Upgrade != "raw" && cfg.Upgrade != "http" {
+		return nil, fmt.Errorf("upgrade %q: want raw or http", cfg.Upgrade)
+	}
+	if cfg.MaxPending <= 0 {
+		cfg.MaxPending = 64 << 20
+	}
+	if cfg.MaxFrame <= 0 {
+		cfg.MaxFrame = 64 << 10
+	}
+	r, err := newReplies()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg: cfg, log: log, replies: r, done: make(chan struct{}),
+		conns: map[*conn]struct{}{}, channels: map[string]*channel{},
+	}
+	if cfg.Secret != "" {
+		// What Herald's verifier does for an HMAC key, without its claims:
+		// the signature and the registered claims' times.
+		s.parser = jwt.NewParser(jwt.WithValidMethods([]string{"HS256", "HS384", "HS512"}))
+		s.key = []byte(cfg.Secret)
+	}
+	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, fmt.Errorf("websocket listener: %w", err)
+	}
+	if s.apiLn, err = net.Listen("tcp", cfg.APIAddr); err != nil {
+		s.ln.Close()
+		return nil, fmt.Errorf("api listener: %w", err)
+	}
+	s.api = &http.Server{Handler: s.apiHandler(), ReadHeaderTimeout: 10 * time.Second}
+	if cfg.Upgrade == "http" {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/connection/websocket", s.upgradeHTTP)
+		s.wsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: handshakeTimeout}
+	}
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		if err := s.api.Serve(s.apiLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("api server", "error", err)
+		}
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.serveWebSocket()
+	}()
+	return s, nil
+}
+
+// Addr and APIAddr are the listeners' addresses.
+func (s *Server) Addr() string    { return s.ln.Addr().String() }
+func (s *Server) APIAddr() string { return s.apiLn.Addr().String() }
+
+// Stats returns the counters.
+func (s *Server) Stats() Snapshot {
+	s.mu.Lock()
+	open := len(s.conns)
+	s.mu.Unlock()
+	return s.stats.snapshot(open)
+}
+
+// Close stops the listeners, closes every connection and waits for every
+// goroutine of the server.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closing = true
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	err := s.api.Close()
+	if s.wsHTTP != nil {
+		if herr := s.wsHTTP.Close(); err == nil {
+			err = herr
+		}
+	} else if lerr := s.ln.Close(); err == nil {
+		err = lerr
+	}
+	for _, c := range conns {
+		c.kill()
+	}
+	close(s.done)
+	s.wg.Wait()
+	return err
+}
+
+// register tracks c, and the goroutine that will serve it, for Close; false
+// when the server is closing. Counting the goroutine under s.mu, before
+// Close sets closing, keeps wg.Add ahead of Close's wg.Wait.
+func (s *Server) register(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	return true
+}
+
+// finish closes c and forgets it; its serving goroutine ends.
+func (s *Server) finish(c *conn) {
+	c.kill()
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// channel returns the channel named name, starting its writers on first use.
+func (s *Server) channel(name string, create bool) *channel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := s.channels[name]
+	if ch != nil || !create || s.closing {
+		return ch
+	}
+	ch = newChannel(s.cfg.Writers, s.cfg.MaxPending, s.cfg.WriteTimeout, &s.stats)
+	s.channels[name] = ch
+	for _, w := range ch.writers {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			w.run(s.done)
+		}()
+	}
+	return ch
+}
