@@ -130,7 +130,12 @@ func New(cfg Config, log *slog.Logger) (_ *Server, err error) {
 		done: make(chan error, 1),
 	}
 	s.registry = prometheus.NewRegistry()
-	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// The scheduler's latency histogram (go_sched_latencies_seconds) and
+	// GC metrics, next to the defaults: under load they tell CPU starvation
+	// from Herald's own queues.
+	s.registry.MustRegister(collectors.NewGoCollector(
+		collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsScheduler, collectors.MetricsGC),
+	), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.registry.MustRegister(h.Collectors()...)
 	if px != nil {
 		s.registry.MustRegister(px.Collectors()...)
