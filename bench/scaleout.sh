@@ -43,6 +43,7 @@ BASELINE=${BASELINE:-3}
 API_CONNS=${API_CONNS:-32}
 PROBE=${PROBE:-1}
 PROBE_SECS=${PROBE_SECS:-5}
+PROBE_LISTENERS=${PROBE_LISTENERS:-8}
 CLK_TCK=$(getconf CLK_TCK)
 
 secs() { # "10s" or "10" -> 10
@@ -123,73 +124,96 @@ csv_col() { # FILE COLUMN-NAME: the column's value in the first data row
 	awk -F, -v name="$2" 'NR==1 {for (i = 1; i <= NF; i++) if ($i == name) c = i} NR==2 {print $c}' "$1"
 }
 
-# probe measures, with pgbench on the bench database, what one notifying
-# commit costs a backend listening on an unrelated channel, and what a
-# LISTEN + UNLISTEN pair costs the server.
+# probe_session NAME SQL: an idle session that ran SQL and stays open, fed
+# by a FIFO whose writer sleeps after the statement; prints its backend pid.
+probe_session() {
+	local name=$1 sql=$2 pid
+	rm -f "$WORK/$name.fifo"
+	mkfifo "$WORK/$name.fifo"
+	PGAPPNAME=$name psql -q "$HERALD_TEST_POSTGRES_DSN" <"$WORK/$name.fifo" >/dev/null 2>&1 &
+	PROBE_PIDS+=($!)
+	{
+		echo "$sql"
+		exec sleep $((PROBE_SECS * 3 + 20))
+	} >"$WORK/$name.fifo" &
+	PROBE_PIDS+=($!)
+	for _ in $(seq 50); do
+		pid=$(psql -Atq "$HERALD_TEST_POSTGRES_DSN" -c "select pid from pg_stat_activity where application_name = '$name' and state = 'idle'")
+		[[ -n "$pid" ]] && break
+		sleep 0.1
+	done
+	[[ -n "$pid" ]] || die "probe: session $name did not start"
+	echo "$pid"
+}
+
+vcs() { awk '/^voluntary_ctxt_switches/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+
+# probe_notify LABEL: pgbench notifying commits (on a channel nobody
+# listens on) for PROBE_SECS; appends a table row: server CPU per commit,
+# and the probe sessions' wake-ups and CPU per commit.
+probe_notify() {
+	local label=$1 p0 p1 n pid t0=0 t1=0 v0=0 v1=0 nl=${#PROBE_LISTEN[@]}
+	p0=$(pg_ticks)
+	for pid in "${PROBE_LISTEN[@]}"; do
+		t0=$((t0 + $(ticks "$pid"))) v0=$((v0 + $(vcs "$pid")))
+	done
+	if ! "$PGBENCH" -n -T "$PROBE_SECS" -c 4 -j 2 -f "$WORK/notify.sql" "$HERALD_TEST_POSTGRES_DSN" >"$WORK/notify.out" 2>&1; then
+		log "probe: pgbench failed: $(tail -n 3 "$WORK/notify.out")"
+		return 1
+	fi
+	p1=$(pg_ticks)
+	for pid in "${PROBE_LISTEN[@]}"; do
+		t1=$((t1 + $(ticks "$pid"))) v1=$((v1 + $(vcs "$pid")))
+	done
+	n=$(awk '/number of transactions actually processed/ {print $NF}' "$WORK/notify.out" | cut -d/ -f1)
+	local per_l="–" per_lc="–"
+	if ((nl > 0)); then
+		per_l=$(calc "($v1-$v0)/$nl/$n" 2)
+		per_lc=$(calc "($t1-$t0)*1e6/$CLK_TCK/$nl/$n" 2)
+	fi
+	echo "| $label | $n | $(calc "($p1-$p0)*1e6/$CLK_TCK/$n") | $per_l | $per_lc |"
+}
+
+# probe measures with pgbench on the bench database what one notifying
+# commit costs with and without PROBE_LISTENERS idle sessions LISTENing on
+# an unrelated channel (on PostgreSQL up to 18 every listening backend of
+# the database is signalled and reads the queue), and what a LISTEN +
+# UNLISTEN pair costs the server.
+PROBE_LISTEN=()
 probe() {
-	local pgbench out="$RUN/probe.md" lpid cpid l0 c0 v0 w0 l1 c1 v1 w1 p0 p1 n tps
-	pgbench=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | tail -1 || true)
-	if [[ -z "$PG_MASTER" || -z "$pgbench" ]]; then
+	local out="$RUN/probe.md" n tps p0 p1 i
+	PGBENCH=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | tail -1 || true)
+	if [[ -z "$PG_MASTER" || -z "$PGBENCH" ]]; then
 		log "probe skipped: needs pgbench and PostgreSQL on this machine"
 		return
 	fi
-	log "probe: notifying commits vs a listener on another channel, and LISTEN/UNLISTEN churn"
-	# Two idle sessions, each fed by a FIFO whose writer sleeps after its
-	# one statement: one LISTENs on a channel nobody notifies, the other
-	# (the control) listens on nothing.
-	local name sql
-	for name in listen control; do
-		sql="select 1;"
-		[[ $name == listen ]] && sql="LISTEN herald_probe_elsewhere;"
-		rm -f "$WORK/$name.fifo"
-		mkfifo "$WORK/$name.fifo"
-		PGAPPNAME=hscale_probe_$name psql -q "$HERALD_TEST_POSTGRES_DSN" <"$WORK/$name.fifo" >/dev/null 2>&1 &
-		PROBE_PIDS+=($!)
-		{
-			echo "$sql"
-			exec sleep $((PROBE_SECS * 2 + 10))
-		} >"$WORK/$name.fifo" &
-		PROBE_PIDS+=($!)
-	done
-	for _ in $(seq 50); do
-		lpid=$(psql -Atq "$HERALD_TEST_POSTGRES_DSN" -c "select pid from pg_stat_activity where application_name = 'hscale_probe_listen' and query like 'LISTEN%'")
-		cpid=$(psql -Atq "$HERALD_TEST_POSTGRES_DSN" -c "select pid from pg_stat_activity where application_name = 'hscale_probe_control' and query like 'select 1%'")
-		[[ -n "$lpid" && -n "$cpid" ]] && break
-		sleep 0.1
-	done
-	[[ -n "$lpid" && -n "$cpid" ]] || die "probe: sessions did not start"
+	log "probe: notifying commits with and without idle listeners on another channel; LISTEN/UNLISTEN churn"
 	echo "NOTIFY herald_probe_target, 'x';" >"$WORK/notify.sql"
 	printf 'LISTEN herald_probe_churn;\nUNLISTEN herald_probe_churn;\n' >"$WORK/churn.sql"
-	vcs() { awk '/^voluntary_ctxt_switches/ {print $2}' "/proc/$1/status"; }
-
-	l0=$(ticks "$lpid") c0=$(ticks "$cpid") v0=$(vcs "$lpid") w0=$(vcs "$cpid") p0=$(pg_ticks)
-	if ! "$pgbench" -n -T "$PROBE_SECS" -c 4 -j 2 -f "$WORK/notify.sql" "$HERALD_TEST_POSTGRES_DSN" >"$WORK/notify.out" 2>&1; then
-		log "probe: pgbench failed: $(tail -n 3 "$WORK/notify.out")"
-		cleanup_probe
-		return
-	fi
-	l1=$(ticks "$lpid") c1=$(ticks "$cpid") v1=$(vcs "$lpid") w1=$(vcs "$cpid") p1=$(pg_ticks)
-	n=$(awk '/number of transactions actually processed/ {print $NF}' "$WORK/notify.out" | cut -d/ -f1)
 	{
-		echo "# LISTEN/NOTIFY probe ($(psql -Atq "$HERALD_TEST_POSTGRES_DSN" -c 'show server_version'))"
+		echo "# LISTEN/NOTIFY probe (PostgreSQL $(psql -Atq "$HERALD_TEST_POSTGRES_DSN" -c 'show server_version'))"
 		echo
-		echo "pgbench, ${PROBE_SECS}s, 4 clients, each transaction \`NOTIFY herald_probe_target\` (nobody listens on it)."
-		echo "One idle session LISTENs on \`herald_probe_elsewhere\`, a control session listens on nothing."
+		echo "pgbench, ${PROBE_SECS}s per row, 4 clients, each transaction one \`NOTIFY herald_probe_target\` (nobody listens on it)."
+		echo "Listeners: idle sessions that LISTEN on \`herald_probe_elsewhere\` only. Wake-ups: voluntary context switches."
 		echo
-		echo "| notifying commits | server CPU µs/commit | listener wake-ups/commit | listener CPU µs/commit | control wake-ups/commit | control CPU µs/commit |"
-		echo "|---|---|---|---|---|---|"
-		echo "| $n | $(calc "($p1-$p0)*1e6/$CLK_TCK/$n") | $(calc "($v1-$v0)/$n" 2) | $(calc "($l1-$l0)*1e6/$CLK_TCK/$n" 2) | $(calc "($w1-$w0)/$n" 2) | $(calc "($c1-$c0)*1e6/$CLK_TCK/$n" 2) |"
+		echo "| listeners | notifying commits | server CPU µs/commit | wake-ups per listener and commit | CPU µs per listener and commit |"
+		echo "|---|---|---|---|---|"
 	} >"$out"
+	probe_notify 0 >>"$out" || return 0
+	for ((i = 1; i <= PROBE_LISTENERS; i++)); do
+		PROBE_LISTEN+=("$(probe_session "hscale_probe_$i" "LISTEN herald_probe_elsewhere;")")
+	done
+	probe_notify "$PROBE_LISTENERS" >>"$out" || return 0
+	cleanup_probe
 
 	p0=$(pg_ticks)
-	if ! "$pgbench" -n -T "$PROBE_SECS" -c 1 -f "$WORK/churn.sql" "$HERALD_TEST_POSTGRES_DSN" >"$WORK/churn.out" 2>&1; then
+	if ! "$PGBENCH" -n -T "$PROBE_SECS" -c 1 -f "$WORK/churn.sql" "$HERALD_TEST_POSTGRES_DSN" >"$WORK/churn.out" 2>&1; then
 		log "probe: pgbench failed: $(tail -n 3 "$WORK/churn.out")"
-		cleanup_probe
-		return
+		return 0
 	fi
 	p1=$(pg_ticks)
 	n=$(awk '/number of transactions actually processed/ {print $NF}' "$WORK/churn.out" | cut -d/ -f1)
-	tps=$(awk '/^tps/ {print $3; exit}' "$WORK/churn.out")
+	tps=$(awk '/^tps/ {printf "%.0f", $3; exit}' "$WORK/churn.out")
 	{
 		echo
 		echo "pgbench, ${PROBE_SECS}s, 1 client, each transaction \`LISTEN\` then \`UNLISTEN\` (two commits):"
@@ -198,21 +222,28 @@ probe() {
 		echo "|---|---|---|"
 		echo "| $n | $tps | $(calc "($p1-$p0)*1e6/$CLK_TCK/$n") |"
 	} >>"$out"
-	cleanup_probe
 	cat "$out" >&2
 }
 
 PROBE_PIDS=()
+BENCH_PID=""
 cleanup_probe() {
 	local p
 	for p in "${PROBE_PIDS[@]}"; do
 		kill "$p" 2>/dev/null || true
 	done
 	PROBE_PIDS=()
+	PROBE_LISTEN=()
 }
 
 start_run scaleout
-trap 'cleanup_probe; stop_all' EXIT
+stop_bench() {
+	[[ -n "$BENCH_PID" ]] || return 0
+	kill -INT "$BENCH_PID" 2>/dev/null || true
+	wait "$BENCH_PID" 2>/dev/null || true
+	BENCH_PID=""
+}
+trap 'cleanup_probe; stop_bench; stop_all' EXIT
 find_postmaster
 if [[ -z "$PG_MASTER" ]]; then
 	log "PostgreSQL is not visible in /proc here: its CPU columns will say n/a"
@@ -223,12 +254,12 @@ TABLE="$RUN/scaleout.md"
 {
 	echo "# Scale-out curve"
 	echo
-	echo "One PostgreSQL, K nodes with subscribers + 1 idle node, one channel, 128-byte publications through node 1's API."
+	echo "One PostgreSQL, K nodes with subscribers + 1 idle node (K+1 listening connections), one channel, 128-byte publications through node 1's API."
 	echo "CPU figures are per publication, after subtracting each process's idle rate (measured for ${BASELINE}s per K)."
 	echo "Step ${STEP_S}s after ${WARMUP_S}s warm-up; subscribers: $SUBS_PER_NODE per node, at most $MAX_SUBS."
 	echo
-	echo "| nodes | rate/s | achieved/s | subscribers | PG CPU µs/pub | PG CPU % | listener records/s (all nodes) | client copies/s | p99 all copies | missing | idle node µs/pub | node 1 µs/pub | load avg |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| nodes | rate/s | achieved/s | subscribers | PG CPU µs/pub | PG CPU % | listener records/s (all nodes) | client copies/s | p99 all copies | missing | idle node records/pub | idle node µs/pub | node 1 µs/pub | load avg |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$TABLE"
 
 IFS=, read -r -a rate_list <<<"$RATES"
@@ -256,25 +287,40 @@ for k in $NODES; do
 
 	for rate in "${rate_list[@]}"; do
 		csv="$RUN/k$k-r$rate.csv"
+		log "K=$k rate=$rate: $subs subscribers"
+		# herald-bench runs in the background so that the counters are read
+		# once its subscribers are connected: the window holds the warm-up,
+		# the step and the grace period, not the connection set-up.
+		cmd=(timeout -s INT -k 10 "$RUN_TIMEOUT" "$BENCH" latency
+			--url "$urls" --secret "$SECRET" --format "$FORMAT"
+			--subscribers "$subs" --channel scaleout
+			--api "$(node_api 1)" --api-key "$API_KEY" --api-conns "$API_CONNS"
+			--payload 128 --rates "$rate" --step "$STEP" --down=false --warmup "$WARMUP"
+			--csv "$csv")
+		printf '%q ' "${cmd[@]}" | sed "s|$ROOT/||g" >>"$RUN/commands.txt"
+		echo >>"$RUN/commands.txt"
+		"${cmd[@]}" >"$RUN/k$k-r$rate.md" 2>"$RUN/k$k-r$rate.log" &
+		BENCH_PID=$!
+		for _ in $(seq $((RUN_TIMEOUT * 20))); do
+			grep -q 'subscribers connected' "$RUN/k$k-r$rate.log" 2>/dev/null && break
+			kill -0 "$BENCH_PID" 2>/dev/null || break
+			sleep 0.05
+		done
 		pubs0=$(metric_sum "$(node_port 1)" '^herald_engine_publish_duration_seconds_count')
 		recv0=$(nodes_sum 1 "$idle" '^herald_postgres_listener_lag_seconds_count')
+		irecv0=$(metric_sum "$(node_port "$idle")" '^herald_postgres_listener_lag_seconds_count')
 		pg0=$(pg_ticks) id0=$(ticks "$idle_pid") n10=$(ticks "$n1_pid") t0=$(now)
-		log "K=$k rate=$rate: $subs subscribers"
-		record_command timeout -s INT -k 10 "$RUN_TIMEOUT" "$BENCH" latency \
-			--url "$urls" --secret "$SECRET" --format "$FORMAT" \
-			--subscribers "$subs" --channel scaleout \
-			--api "$(node_api 1)" --api-key "$API_KEY" --api-conns "$API_CONNS" \
-			--payload 128 --rates "$rate" --step "$STEP" --down=false --warmup "$WARMUP" \
-			--csv "$csv" >"$RUN/k$k-r$rate.md" 2>"$RUN/k$k-r$rate.log" ||
-			log "K=$k rate=$rate: herald-bench failed (see k$k-r$rate.log)"
+		wait "$BENCH_PID" || log "K=$k rate=$rate: herald-bench failed (see k$k-r$rate.log)"
+		BENCH_PID=""
 		pg1=$(pg_ticks) id1=$(ticks "$idle_pid") n11=$(ticks "$n1_pid") t1=$(now)
 		pubs1=$(metric_sum "$(node_port 1)" '^herald_engine_publish_duration_seconds_count')
 		recv1=$(nodes_sum 1 "$idle" '^herald_postgres_listener_lag_seconds_count')
+		irecv1=$(metric_sum "$(node_port "$idle")" '^herald_postgres_listener_lag_seconds_count')
 		load=$(cut -d' ' -f1 /proc/loadavg)
 		pubs=$((pubs1 - pubs0))
 		dt=$(calc "$t1-$t0" 3)
 		if ((pubs <= 0)) || [[ ! -s "$csv" ]]; then
-			echo "| $k | $rate | failed | $subs | | | | | | | | | $load |" >>"$TABLE"
+			echo "| $k | $rate | failed | $subs | | | | | | | | | | $load |" >>"$TABLE"
 			continue
 		fi
 		achieved=$(csv_col "$csv" achieved_rate)
@@ -289,7 +335,7 @@ for k in $NODES; do
 		copies=$(csv_col "$csv" deliveries_per_s)
 		p99=$(calc "$(csv_col "$csv" all_p99_us)/1000" 1)
 		missing=$(csv_col "$csv" missing)
-		echo "| $k | $rate | $(calc "$achieved" 0) | $subs | $pg_us | $pg_pct | $recv_s | $(calc "$copies" 0) | $p99 ms | $missing | $(per_pub "$id0" "$id1" "$id_idle") | $(per_pub "$n10" "$n11" "$n1_idle") | $load |" >>"$TABLE"
+		echo "| $k | $rate | $(calc "$achieved" 0) | $subs | $pg_us | $pg_pct | $recv_s | $(calc "$copies" 0) | $p99 ms | $missing | $(calc "($irecv1-$irecv0)/$pubs" 2) | $(per_pub "$id0" "$id1" "$id_idle") | $(per_pub "$n10" "$n11" "$n1_idle") | $load |" >>"$TABLE"
 	done
 
 	# stop_all keeps each node's final metrics in the run folder and drops
