@@ -288,9 +288,13 @@ for k in $NODES; do
 	for rate in "${rate_list[@]}"; do
 		csv="$RUN/k$k-r$rate.csv"
 		log "K=$k rate=$rate: $subs subscribers"
-		# herald-bench runs in the background so that the counters are read
-		# once its subscribers are connected: the window holds the warm-up,
-		# the step and the grace period, not the connection set-up.
+		# Nothing is published between runs, so the counters are read now;
+		# herald-bench runs in the background so that CPU is read once its
+		# subscribers are connected: the window holds the warm-up, the step
+		# and the grace period, not the connection set-up.
+		pubs0=$(metric_sum "$(node_port 1)" '^herald_engine_publish_duration_seconds_count')
+		recv0=$(nodes_sum 1 "$idle" '^herald_postgres_listener_lag_seconds_count')
+		irecv0=$(metric_sum "$(node_port "$idle")" '^herald_postgres_listener_lag_seconds_count')
 		cmd=(timeout -s INT -k 10 "$RUN_TIMEOUT" "$BENCH" latency
 			--url "$urls" --secret "$SECRET" --format "$FORMAT"
 			--subscribers "$subs" --channel scaleout
@@ -306,9 +310,6 @@ for k in $NODES; do
 			kill -0 "$BENCH_PID" 2>/dev/null || break
 			sleep 0.05
 		done
-		pubs0=$(metric_sum "$(node_port 1)" '^herald_engine_publish_duration_seconds_count')
-		recv0=$(nodes_sum 1 "$idle" '^herald_postgres_listener_lag_seconds_count')
-		irecv0=$(metric_sum "$(node_port "$idle")" '^herald_postgres_listener_lag_seconds_count')
 		pg0=$(pg_ticks) id0=$(ticks "$idle_pid") n10=$(ticks "$n1_pid") t0=$(now)
 		wait "$BENCH_PID" || log "K=$k rate=$rate: herald-bench failed (see k$k-r$rate.log)"
 		BENCH_PID=""
