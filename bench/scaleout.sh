@@ -19,7 +19,7 @@
 #     node 1's for comparison (it also serves the API and fans out);
 #   - the load average, since the machine is shared with the load generator.
 #
-# Before the curve a probe (PROBE=1) measures two PostgreSQL facts the
+# After the curve a probe (PROBE=1) measures two PostgreSQL facts the
 # curve's reading depends on, with pgbench: how much a backend that LISTENs
 # on an unrelated channel is woken by each notifying commit, and what one
 # LISTEN + UNLISTEN pair costs the server.
@@ -248,7 +248,6 @@ find_postmaster
 if [[ -z "$PG_MASTER" ]]; then
 	log "PostgreSQL is not visible in /proc here: its CPU columns will say n/a"
 fi
-((PROBE)) && probe
 
 TABLE="$RUN/scaleout.md"
 {
@@ -276,6 +275,10 @@ for k in $NODES; do
 	subs=$((SUBS_PER_NODE * k))
 	((subs > MAX_SUBS)) && subs=$MAX_SUBS
 
+	# A checkpoint now (when the role may) rather than during a step: the
+	# probe's and the previous K's commits left WAL behind, and the
+	# checkpointer's CPU would otherwise land on the first step.
+	psql -q "$HERALD_TEST_POSTGRES_DSN" -c CHECKPOINT >/dev/null 2>&1 || true
 	# Idle rates of PostgreSQL and of the two nodes whose CPU is reported.
 	b_pg0=$(pg_ticks) b_id0=$(ticks "$idle_pid") b_n10=$(ticks "$n1_pid") bt0=$(now)
 	sleep "$BASELINE"
@@ -352,4 +355,10 @@ done
 	echo "Machine: see machine.txt; exact commands: commands.txt."
 } >>"$TABLE"
 cat "$TABLE"
+# The probe runs last: the hundreds of thousands of notifying commits it
+# leaves behind in PostgreSQL's queue and WAL doubled the next step's
+# PostgreSQL CPU when it ran first.
+if ((PROBE)); then
+	probe
+fi
 log "done: ${RUN#"$ROOT"/}"
