@@ -24,7 +24,7 @@
 # on an unrelated channel is woken by each notifying commit, and what one
 # LISTEN + UNLISTEN pair costs the server.
 #
-#   bench/scaleout.sh                                       the full curve (~25 min)
+#   bench/scaleout.sh                                       the full curve (~5 min)
 #   NODES="1 2" RATES=200 STEP=3s bench/scaleout.sh         a smoke run
 #   BENCH_POSTGRES_DSN=postgres://… bench/scaleout.sh       a PostgreSQL of its own
 #
@@ -125,7 +125,9 @@ csv_col() { # FILE COLUMN-NAME: the column's value in the first data row
 }
 
 # probe_session NAME SQL: an idle session that ran SQL and stays open, fed
-# by a FIFO whose writer sleeps after the statement; prints its backend pid.
+# by a FIFO whose writer sleeps after the statement; appends its backend pid
+# to PROBE_LISTEN. (Not run in a command substitution: the pids of psql and
+# of the writer must reach PROBE_PIDS in this shell, for the cleanup.)
 probe_session() {
 	local name=$1 sql=$2 pid
 	rm -f "$WORK/$name.fifo"
@@ -143,7 +145,7 @@ probe_session() {
 		sleep 0.1
 	done
 	[[ -n "$pid" ]] || die "probe: session $name did not start"
-	echo "$pid"
+	PROBE_LISTEN+=("$pid")
 }
 
 vcs() { awk '/^voluntary_ctxt_switches/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
@@ -201,7 +203,7 @@ probe() {
 	} >"$out"
 	probe_notify 0 >>"$out" || return 0
 	for ((i = 1; i <= PROBE_LISTENERS; i++)); do
-		PROBE_LISTEN+=("$(probe_session "hscale_probe_$i" "LISTEN herald_probe_elsewhere;")")
+		probe_session "hscale_probe_$i" "LISTEN herald_probe_elsewhere;"
 	done
 	probe_notify "$PROBE_LISTENERS" >>"$out" || return 0
 	cleanup_probe
@@ -244,6 +246,18 @@ stop_bench() {
 	BENCH_PID=""
 }
 trap 'cleanup_probe; stop_bench; stop_all' EXIT
+# Each node holds up to PoolSize + QueryPoolSize + 1 connections (2 + 4 + 1
+# by default); the largest K runs K+1 nodes, and psql and the probe need a
+# few more.
+max_k=0
+for k in $NODES; do
+	[[ "$k" =~ ^[1-9][0-9]*$ ]] || die "NODES: want positive integers, got $k"
+	((k > max_k)) && max_k=$k
+done
+need=$((7 * (max_k + 1) + 12))
+have=$(psql -Atq "$HERALD_TEST_POSTGRES_DSN" -c "select current_setting('max_connections')::int - (select count(*) from pg_stat_activity)") ||
+	die "cannot reach PostgreSQL at the bench DSN"
+((have >= need)) || die "PostgreSQL has $have free connections; NODES up to $max_k needs $need (raise max_connections)"
 find_postmaster
 if [[ -z "$PG_MASTER" ]]; then
 	log "PostgreSQL is not visible in /proc here: its CPU columns will say n/a"
@@ -263,7 +277,6 @@ TABLE="$RUN/scaleout.md"
 
 IFS=, read -r -a rate_list <<<"$RATES"
 for k in $NODES; do
-	[[ "$k" =~ ^[1-9][0-9]*$ ]] || die "NODES: want positive integers, got $k"
 	log "K=$k: starting $k nodes and one idle node"
 	for ((i = 1; i <= k + 1; i++)); do
 		start_node "$i"
