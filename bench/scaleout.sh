@@ -9,7 +9,7 @@
 #   - PostgreSQL CPU per publication: utime+stime of the postmaster and all
 #     its children from /proc (PostgreSQL must run on this machine; the
 #     column says n/a otherwise), minus the same processes' idle rate
-#     measured for BASELINE before the first rate;
+#     measured for BASELINE seconds before each K's first rate;
 #   - records read by the nodes' listeners per second (all nodes,
 #     herald_postgres_listener_lag_seconds_count) and copies delivered to
 #     clients per second (herald-bench);
@@ -27,6 +27,12 @@
 #   bench/scaleout.sh                                       the full curve (~5 min)
 #   NODES="1 2" RATES=200 STEP=3s bench/scaleout.sh         a smoke run
 #   BENCH_POSTGRES_DSN=postgres://… bench/scaleout.sh       a PostgreSQL of its own
+#
+# Environment (defaults): NODES ("1 2 4 8 16"), RATES (500,2000),
+# SUBS_PER_NODE (200), MAX_SUBS (3200), STEP (10s), WARMUP (3s), BASELINE
+# (3, seconds of idle measurement per K), API_CONNS (32), PROBE (1),
+# PROBE_SECS (5), PROBE_LISTENERS (8), and lib.sh's BASE_PORT, RESULTS,
+# FORMAT, HISTORY, BENCH_POSTGRES_DSN.
 #
 # Writes scaleout.md (the table), probe.md, the herald-bench CSVs and every
 # node's log and final metrics (kN/) into the run folder.
