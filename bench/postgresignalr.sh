@@ -16,6 +16,8 @@ RATES=${RATES:-100:2000:100}
 STEP=${STEP:-15s}
 SUBSCRIBERS=${SUBSCRIBERS:-500}
 WARMUP=${WARMUP:-5s}
+DOWN=${DOWN:-true}        # false: step up only
+P99_LIMIT=${P99_LIMIT:-0} # e.g. 2s: stop after a step whose p99 is above it (0: never)
 if [[ "${1:-}" == "--quick" ]]; then
 	RATES=100:1000:300 STEP=3s WARMUP=2s
 fi
@@ -34,7 +36,7 @@ record_command "$BENCH" latency \
 	--url "$(node_url $sub_node)" --secret "$SECRET" --format "$FORMAT" \
 	--subscribers "$SUBSCRIBERS" --channel psr \
 	--api "$(node_api 1)" --api-key "$API_KEY" --api-conns 8 \
-	--payload 128 --rates "$RATES" --step "$STEP" --down --warmup "$WARMUP" \
+	--payload 128 --rates "$RATES" --step "$STEP" --down="$DOWN" --p99-limit "$P99_LIMIT" --warmup "$WARMUP" \
 	--server-pid "$(node_pids)" \
 	--csv "$RUN/latency.csv" --png "$RUN/latency.png" --title "PostgreSignalR workload, engine $ENGINE" \
 	| tee "$RUN/latency.md"

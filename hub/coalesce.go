@@ -43,7 +43,9 @@ func (h *Hub) mono() int64 { return int64(time.Since(h.started)) }
 // set, so nothing else schedules the client meanwhile).
 func (c *Client) coalesceLocked() bool {
 	iv := c.hub.client.WriteCoalesce
-	if iv <= 0 || c.lastWrite == 0 || c.state == stateClosed {
+	// Not once shutdown has begun: the coalescer's goroutine is ending,
+	// and a client queued after its last pass would never be written.
+	if iv <= 0 || c.lastWrite == 0 || c.state == stateClosed || c.hub.shutdown.Load() {
 		return false
 	}
 	due := c.lastWrite + int64(iv)
