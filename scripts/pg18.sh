@@ -77,30 +77,37 @@ as_pg() {
 }
 
 # base prints the directory that holds the binaries, the cluster and the
-# log: .tmp/pg18, unless the postgres user cannot reach it (a checkout
-# under a private home directory), in which case it lives under /var/tmp
-# and .tmp/pg18 links there.
+# log: .tmp/pg18, or where it links to (see make_base).
 base() {
-	mkdir -p "$ROOT/.tmp"
-	if ! is_root || runuser -u postgres -- test -x "$ROOT/.tmp" 2>/dev/null; then
-		mkdir -p "$DIR"
+	if [[ -L "$DIR" ]]; then
+		readlink "$DIR"
+	else
 		echo "$DIR"
+	fi
+}
+
+# make_base creates that directory and prints it: .tmp/pg18, unless the
+# postgres user cannot reach it (a checkout under a private home
+# directory), in which case it lives under /var/tmp and .tmp/pg18 links
+# there.
+make_base() {
+	mkdir -p "$DIR"
+	if [[ -L "$DIR" ]] || ! is_root || runuser -u postgres -- test -x "$DIR" 2>/dev/null; then
+		base
 		return
 	fi
 	local alt
 	alt="/var/tmp/herald-pg18-$(echo -n "$ROOT" | sha256sum | cut -c1-12)"
 	mkdir -p "$alt"
 	chmod 755 "$alt"
-	if [[ ! -L "$DIR" ]]; then
-		rm -rf "$DIR"
-		ln -s "$alt" "$DIR"
-	fi
+	rm -rf "$DIR"
+	ln -s "$alt" "$DIR"
 	echo "$alt"
 }
 
 # lock serialises commands that change state: tests may restart the
 # server while another command runs. The lock file sits beside .tmp/pg18,
-# which base may replace with a link. The server started under the lock
+# which make_base may replace with a link. The server started under the lock
 # must not inherit its descriptor (8), or the lock would outlive this
 # script: every server command below closes it with 8>&-. Descriptor 9
 # is scripts/services.sh's lock, which it closes before calling us.
@@ -235,9 +242,9 @@ ensure_db() {
 
 start() {
 	local b bin data logf
-	b=$(base)
-	bin="$b/$ARTIFACT_VERSION/bin" data="$b/data" logf="$b/postgres.log"
 	need_client
+	b=$(make_base)
+	bin="$b/$ARTIFACT_VERSION/bin" data="$b/data" logf="$b/postgres.log"
 	install "$b"
 	touch "$logf"
 	if is_root; then chown postgres "$logf"; fi
@@ -311,6 +318,7 @@ print_env() {
 	cat <<EOF
 export HERALD_TEST_POSTGRES18_DSN='postgres://$PG_USER:$PG_PASSWORD@$HOST:$PORT/$PG_DB?sslmode=disable'
 export HERALD_TEST_POSTGRES18_RESTART='env HERALD_SERVICES_PG18_PORT=$PORT $SELF restart'
+export HERALD_TEST_POSTGRES18_BIN='$(base)/$ARTIFACT_VERSION/bin'
 EOF
 }
 
@@ -335,7 +343,7 @@ restart)
 	;;
 install)
 	lock
-	install "$(base)"
+	install "$(make_base)"
 	;;
 status) status ;;
 # Used by wait_ready, so that timeout can bound one attempt.
