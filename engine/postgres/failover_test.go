@@ -137,7 +137,7 @@ func appendConf(t *testing.T, dir, conf string) {
 }
 
 // makeStandby copies primary, which must not have started yet, into a
-// streaming standby of it, and starts it once the primary runs (start).
+// streaming standby of it, to be started (start) after the primary.
 // A copy of a cluster shut down cleanly, as initdb leaves it, is a valid
 // base backup; it needs no pg_basebackup, which the PostgreSQL 18 build
 // the tests use does not ship, and it works on every version.
