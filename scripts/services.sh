@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Test services for Herald: PostgreSQL 15, Redis and NATS on loopback, on
-# fixed non-default ports, with their data and logs under .tmp/services/.
+# fixed non-default ports, with their data and logs under .tmp/services/,
+# and a PostgreSQL 18 through scripts/pg18.sh (data under .tmp/pg18/).
 # The convention (ports, credentials, variables) is shared by every test in
 # the repository; see "Running the tests" in README.md.
 #
@@ -627,6 +628,14 @@ pgbouncer_stop() {
 	log "PgBouncer stopped"
 }
 
+# ---------------------------------------------------------------- PostgreSQL 18
+
+# pg18 runs a command of scripts/pg18.sh, which keeps the PostgreSQL 18
+# server (HERALD_SERVICES_PG18_PORT, 64318 by default) and its binaries
+# from Maven Central. It must not inherit our lock (9): the server it
+# starts would hold it.
+pg18() { "$ROOT/scripts/pg18.sh" "$1" 9>&-; }
+
 # ---------------------------------------------------------------- commands
 
 # join_addrs prints HOST:port for each port, comma-separated.
@@ -647,6 +656,7 @@ export HERALD_TEST_REDIS_SENTINEL_MASTER='$SENTINEL_MASTER'
 export HERALD_TEST_REDIS_CLUSTER_ADDRS='$(join_addrs "${CLUSTER_PORTS[@]}")'
 export HERALD_TEST_PGBOUNCER_DSN='postgres://$PG_USER:$PG_PASSWORD@$HOST:$PGB_PORT/$PG_DB?sslmode=disable&default_query_exec_mode=exec'
 EOF
+	pg18 env
 }
 
 status() {
@@ -660,6 +670,7 @@ status() {
 	if pid_of "$REDIS_PID" redis-server >/dev/null; then echo "redis: running on $HOST:$REDIS_PORT"; else echo "redis: stopped"; fi
 	if pid_of "$NATS_PID" nats-server >/dev/null; then echo "nats: running on $HOST:$NATS_PORT"; else echo "nats: stopped"; fi
 	if pid_of "$PGB_PID" pgbouncer >/dev/null; then echo "pgbouncer: running on $HOST:$PGB_PORT"; else echo "pgbouncer: stopped"; fi
+	pg18 status
 	if all_running "${SENTINEL_NAMES[@]}"; then
 		echo "redis sentinel: running, Sentinels on $(join_addrs "${SENTINEL_PORTS[@]}")"
 	else
@@ -687,6 +698,9 @@ start)
 	redis_start
 	nats_start
 	extras_start
+	# Last: a failure to fetch PostgreSQL 18 leaves every other service
+	# running.
+	pg18 start
 	;;
 start-redis-extras)
 	lock
@@ -699,6 +713,7 @@ stop-redis-extras)
 	;;
 stop)
 	lock
+	pg18 stop
 	extras_stop_all
 	nats_stop
 	redis_stop

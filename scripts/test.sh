@@ -9,6 +9,8 @@
 #   go test -race again for the packages whose tests go through the
 #     WebSocket transport, with its portable poller (HERALD_TEST_WS_POLLER),
 #     and the hub's suite over real WebSocket (HERALD_TEST_HUB_TRANSPORT)
+#   go test -race again for the tests that use PostgreSQL, on PostgreSQL 18
+#     (scripts/pg18.sh; scripts/services.sh starts it with the others)
 #   go test -fuzz, each fuzz target for a few seconds (HERALD_FUZZ_TIME)
 #   node --test                    (tests/js, against a built herald binary,
 #                                   and a browser test in Debian's chromium)
@@ -174,6 +176,7 @@ start_services() {
 	export HERALD_SERVICES_NATS_PORT=${HERALD_SERVICES_NATS_PORT:-42239}
 	export HERALD_SERVICES_REDIS_EXTRAS_PORT=${HERALD_SERVICES_REDIS_EXTRAS_PORT:-63900}
 	export HERALD_SERVICES_PGBOUNCER_PORT=${HERALD_SERVICES_PGBOUNCER_PORT:-64339}
+	export HERALD_SERVICES_PG18_PORT=${HERALD_SERVICES_PG18_PORT:-64328}
 	run 15m services-fallback.log "$ROOT" "$ROOT/scripts/services.sh" start
 }
 
@@ -309,6 +312,36 @@ go_tests_portable() {
 go_tests_pgbouncer() {
 	local -x HERALD_TEST_POSTGRES_POOLER_DSN=$HERALD_TEST_PGBOUNCER_DSN
 	go_test_packages go-test-pgbouncer ./engine/postgres/...
+}
+
+# The server package's tests that run herald on PostgreSQL, and those that
+# run it on each networked engine in a subtest per engine (of which the
+# PostgreSQL 18 run skips the others'); the package's other tests do not
+# touch PostgreSQL, so that run leaves them out.
+SERVER_POSTGRES_TESTS='^(TestPostgres.*|TestSQLAuthorization|TestNodeDeath|TestTwoNodesDeliver|TestClusterWideAPI|TestNewNodeKnowsTheClusterAtOnce|TestIdempotentPublishAcrossNodes)$'
+SERVER_OTHER_ENGINES='/^(redis|nats)$'
+
+# go_tests_postgres18 runs the tests that use PostgreSQL again, on the
+# PostgreSQL 18 of scripts/pg18.sh: the engine's suite and sqlauth's whole,
+# and the server package's PostgreSQL tests. The fault tests restart that
+# server through HERALD_TEST_POSTGRES_RESTART, so it names pg18.sh's
+# restart, and the failover test makes its clusters with the programs in
+# HERALD_TEST_POSTGRES_BIN, so it names PostgreSQL 18's.
+go_tests_postgres18() {
+	local -x HERALD_TEST_POSTGRES_DSN=${HERALD_TEST_POSTGRES18_DSN:-}
+	local -x HERALD_TEST_POSTGRES_RESTART=${HERALD_TEST_POSTGRES18_RESTART:-}
+	local -x HERALD_TEST_POSTGRES_BIN=${HERALD_TEST_POSTGRES18_BIN:-}
+	local rc=0 passed failed skipped detail
+	go_test_packages go-test-postgres18 ./engine/postgres/... ./sqlauth/... || rc=$?
+	passed=$COUNT_PASSED failed=$COUNT_FAILED skipped=$COUNT_SKIPPED detail=$COUNT_DETAIL
+	COUNT_PASSED=0 COUNT_FAILED=0 COUNT_SKIPPED=0 COUNT_DETAIL=""
+	HERALD_TEST_RUN=${HERALD_TEST_RUN:-$SERVER_POSTGRES_TESTS} go_test_packages go-test-postgres18-server \
+		-skip "$SERVER_OTHER_ENGINES" ./server || rc=$?
+	COUNT_PASSED=$((COUNT_PASSED + passed))
+	COUNT_FAILED=$((COUNT_FAILED + failed))
+	COUNT_SKIPPED=$((COUNT_SKIPPED + skipped))
+	COUNT_DETAIL="engine, sqlauth: $detail; server: $COUNT_DETAIL"
+	return "$rc"
 }
 
 # go_fuzz runs every fuzz target (func FuzzXxx(f *testing.F) in a
@@ -500,6 +533,7 @@ step "go test -race" go_tests
 step "go test hub ws" go_tests_hub_websocket
 step "go test portable" go_tests_portable
 step "go test pgbouncer" go_tests_pgbouncer
+step "go test postgres18" go_tests_postgres18
 step "go fuzz" go_fuzz
 if [[ -x "$HERALD_BIN" && -d tests/js/node_modules ]]; then
 	step "node tests" node_tests

@@ -22,8 +22,19 @@ import (
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
-// pgBin holds the PostgreSQL 15 server programs the failover test runs.
-const pgBin = "/usr/lib/postgresql/15/bin"
+// pgBinVar names the directory of the PostgreSQL server programs (initdb,
+// pg_ctl, postgres) the failover test runs, so that it runs on the
+// version under test: scripts/test.sh points it at PostgreSQL 18's for
+// that run. Unset, the test runs Debian's PostgreSQL 15.
+const pgBinVar = "HERALD_TEST_POSTGRES_BIN"
+
+// pgBin returns the directory of the server programs.
+func pgBin() string {
+	if dir := os.Getenv(pgBinVar); dir != "" {
+		return dir
+	}
+	return "/usr/lib/postgresql/15/bin"
+}
 
 // pgCluster is a PostgreSQL cluster the test made, on loopback.
 type pgCluster struct {
@@ -31,13 +42,20 @@ type pgCluster struct {
 	port int
 }
 
-// pgTool runs a PostgreSQL program. The server refuses to run as root, so
-// as root the programs run as the postgres user.
+// pgTool runs a PostgreSQL server program.
 func pgTool(t *testing.T, prog string, args ...string) {
+	t.Helper()
+	asServerUser(t, filepath.Join(pgBin(), prog), args...)
+}
+
+// asServerUser runs a program as the user the servers run as. The server
+// refuses to run as root, so as root the programs run as the postgres
+// user.
+func asServerUser(t *testing.T, name string, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	name, argv := filepath.Join(pgBin, prog), args
+	prog, argv := filepath.Base(name), args
 	if os.Geteuid() == 0 {
 		name, argv = "runuser", append([]string{"-u", "postgres", "--", name}, args...)
 	}
@@ -83,10 +101,10 @@ func failoverDir(t *testing.T) string {
 	return dir
 }
 
-// startPrimary creates and starts a primary that commits only once its
-// standby has the commit (synchronous replication): an acknowledged
-// publication survives the standby's promotion.
-func startPrimary(t *testing.T, dir string) *pgCluster {
+// makePrimary creates, without starting it, a primary that commits only
+// once its standby has the commit (synchronous replication): an
+// acknowledged publication survives the standby's promotion.
+func makePrimary(t *testing.T, dir string) *pgCluster {
 	t.Helper()
 	c := &pgCluster{dir: filepath.Join(dir, "primary"), port: freePort(t)}
 	pgTool(t, "initdb", "-D", c.dir, "-U", "herald", "--auth=trust", "--encoding=UTF8", "--locale=C")
@@ -99,7 +117,6 @@ synchronous_standby_names = '*'
 synchronous_commit = on
 `
 	appendConf(t, c.dir, conf)
-	c.start(t)
 	return c
 }
 
@@ -119,18 +136,25 @@ func appendConf(t *testing.T, dir, conf string) {
 	}
 }
 
-// startStandby clones primary with pg_basebackup -R and starts it as its
-// streaming standby.
-func startStandby(t *testing.T, dir string, primary *pgCluster) *pgCluster {
+// makeStandby copies primary, which must not have started yet, into a
+// streaming standby of it, to be started (start) after the primary.
+// A copy of a cluster shut down cleanly, as initdb leaves it, is a valid
+// base backup; it needs no pg_basebackup, which the PostgreSQL 18 build
+// the tests use does not ship, and it works on every version.
+func makeStandby(t *testing.T, dir string, primary *pgCluster) *pgCluster {
 	t.Helper()
 	c := &pgCluster{dir: filepath.Join(dir, "standby"), port: freePort(t)}
-	pgTool(t, "pg_basebackup", "-h", "127.0.0.1", "-p", strconv.Itoa(primary.port), "-U", "herald",
-		"-D", c.dir, "-R", "-X", "stream", "--checkpoint=fast")
-	// The clone has the primary's settings. Once promoted it has no
+	// The primary does not hold its port yet, so the kernel may offer it
+	// again.
+	for c.port == primary.port {
+		c.port = freePort(t)
+	}
+	asServerUser(t, "cp", "-a", primary.dir, c.dir)
+	asServerUser(t, "touch", filepath.Join(c.dir, "standby.signal"))
+	// The copy has the primary's settings. Once promoted it has no
 	// standby of its own, and with synchronous_standby_names still set
 	// every commit would wait for one for ever.
-	appendConf(t, c.dir, "synchronous_standby_names = ''\n")
-	c.start(t)
+	appendConf(t, c.dir, fmt.Sprintf("synchronous_standby_names = ''\nprimary_conninfo = 'host=127.0.0.1 port=%d user=herald'\n", primary.port))
 	return c
 }
 
@@ -142,7 +166,7 @@ func (c *pgCluster) start(t *testing.T) {
 
 // stopQuietly stops the cluster if it still runs, at the end of the test.
 func (c *pgCluster) stopQuietly() {
-	name, argv := filepath.Join(pgBin, "pg_ctl"), []string{"-D", c.dir, "-m", "immediate", "-w", "stop"}
+	name, argv := filepath.Join(pgBin(), "pg_ctl"), []string{"-D", c.dir, "-m", "immediate", "-w", "stop"}
 	if os.Geteuid() == 0 {
 		name, argv = "runuser", append([]string{"-u", "postgres", "--", name}, argv...)
 	}
@@ -167,6 +191,7 @@ func awaitSync(t *testing.T, primary *pgCluster) {
 		var n int
 		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync' AND state = 'streaming'`).Scan(&n)
 		if err == nil && n == 1 {
+			t.Logf("PostgreSQL %s (%s): the standby streams synchronously", conn.PgConn().ParameterStatus("server_version"), pgBin())
 			return
 		}
 		if ctx.Err() != nil {
@@ -184,15 +209,17 @@ func awaitSync(t *testing.T, primary *pgCluster) {
 // publication Publish acknowledged must reach both nodes exactly once, in
 // order.
 func TestFailover(t *testing.T) {
-	if _, err := os.Stat(filepath.Join(pgBin, "pg_basebackup")); err != nil {
+	if _, err := os.Stat(filepath.Join(pgBin(), "initdb")); err != nil {
 		if os.Getenv(testenv.RequireServices) == "1" {
-			t.Fatalf("PostgreSQL 15 server programs: %v", err)
+			t.Fatalf("PostgreSQL server programs (%s): %v", pgBinVar, err)
 		}
-		t.Skipf("PostgreSQL 15 server programs are not installed: %v", err)
+		t.Skipf("PostgreSQL server programs are not installed (%s): %v", pgBinVar, err)
 	}
 	dir := failoverDir(t)
-	primary := startPrimary(t, dir)
-	standby := startStandby(t, dir, primary)
+	primary := makePrimary(t, dir)
+	standby := makeStandby(t, dir, primary)
+	primary.start(t)
+	standby.start(t)
 	awaitSync(t, primary)
 
 	dsn := fmt.Sprintf("postgres://herald@%s,%s/postgres?sslmode=disable&target_session_attrs=read-write&connect_timeout=2",
