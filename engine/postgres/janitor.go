@@ -101,9 +101,14 @@ func (e *Engine) vacuumHistory() (bool, error) {
 	ctx, cancel := context.WithTimeout(e.bgCtx, 5*time.Minute)
 	defer cancel()
 	var dead, live int64
-	err := e.qPool.QueryRow(ctx, e.sql.historyDead).Scan(&dead, &live)
+	var may bool
+	err := e.qPool.QueryRow(ctx, e.sql.historyDead).Scan(&dead, &live, &may)
 	if err != nil {
 		return true, fmt.Errorf("history table statistics: %w", err)
+	}
+	if !may {
+		e.log.Warn("cannot vacuum the history table: the engine's role neither owns it nor has MAINTAIN on it; leaving it to autovacuum")
+		return false, nil
 	}
 	if dead < vacuumMinDead || dead < live/vacuumDeadRatio {
 		return true, nil
@@ -111,7 +116,7 @@ func (e *Engine) vacuumHistory() (bool, error) {
 	_, err = e.qPool.Exec(ctx, e.sql.vacuumHistory, pgx.QueryExecModeSimpleProtocol)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "42501" { // insufficient privilege
-		e.log.Warn("cannot vacuum the history table (the engine's role does not own it); leaving it to autovacuum", "error", err)
+		e.log.Warn("cannot vacuum the history table; leaving it to autovacuum", "error", err)
 		return false, nil
 	}
 	if err != nil {
