@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -115,13 +114,4 @@ func benchLoopbackWrite(b *testing.B, writers, connsPerWriter, size int) {
 		b.ReportMetric(float64(elapsed.Nanoseconds())*float64(writers)/float64(n), "ns/write/writer")
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/write")
 	}
-}
-
-// cpuTime is the process's user + system time so far.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
