@@ -55,6 +55,7 @@ client:
     ecdsa_public_key: ""  # PEM, ES256/384/512 (algorithm must match the curve)
     audience: ""          # when set, tokens must carry this aud
     issuer: ""            # when set, tokens must carry this iss
+    cache_size: 10000     # verified connection tokens remembered until they expire; 0: off
   allow_anonymous_connect_without_token: false
   disallow_anonymous_connection_tokens: false
   insecure: false         # development only: no authentication or permission checks at all
