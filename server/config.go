@@ -198,6 +198,8 @@ type WebSocketConfig struct {
 	// CompressionLevel is the deflate level, 1 (fastest) to 9 (smallest)
 	// (1).
 	CompressionLevel int `yaml:"compression_level"`
+	// WebSocketAcceptConfig: net_http_upgrade (config_accept.go).
+	WebSocketAcceptConfig `yaml:",inline"`
 }
 
 // UniWebSocketConfig configures the unidirectional WebSocket endpoint,

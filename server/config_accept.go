@@ -19,3 +19,11 @@ func (t TokenCacheConfig) validate(bad func(key, format string, args ...any)) {
 		bad("client.token.cache_size", "%d: want a number of tokens, or 0 to turn the cache off", t.CacheSize)
 	}
 }
+
+// WebSocketAcceptConfig is the part of websocket that shapes the upgrade.
+type WebSocketAcceptConfig struct {
+	// NetHTTPUpgrade lets net/http read WebSocket upgrade requests, as it
+	// reads every other request, instead of the accept loop with pooled
+	// buffers (false). The handling after the request is read is the same.
+	NetHTTPUpgrade bool `yaml:"net_http_upgrade"`
+}

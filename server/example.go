@@ -210,6 +210,7 @@ websocket:
   compression: false         # permessage-deflate for clients that offer it (no context takeover)
   compression_min_size: 0    # smaller outgoing messages go uncompressed; 0: compress all
   compression_level: 1       # 1 (fastest) to 9 (smallest)
+  net_http_upgrade: false    # true: net/http reads upgrade requests, not the accept loop with pooled buffers
 
 uni_websocket:
   enabled: false             # serve /connection/uni_websocket (connect request in, bare pushes out)
