@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -174,8 +173,10 @@ func (l *upgradeListener) serve(c net.Conn) {
 		_ = c.Close()
 		return
 	}
+	// The request's context is context.Background: nothing on the upgrade
+	// path reads the server or local address values net/http puts there,
+	// and a copy of the request to add them would cost an allocation.
 	req.RemoteAddr = c.RemoteAddr().String()
-	req = req.WithContext(context.WithValue(context.Background(), http.LocalAddrContextKey, c.LocalAddr()))
 	w := &upgradeWriter{l: l, c: c, br: br}
 	l.handler.ServeHTTP(w, req)
 	if w.bw != nil {
