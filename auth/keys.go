@@ -20,6 +20,10 @@ type Config struct {
 	ECDSAPublicKey string // PEM (PKIX or certificate) for the ES* matching its curve
 	Audience       string // required aud value; checked only when set
 	Issuer         string // required iss value; checked only when set
+	// ConnectTokenCacheSize is how many verified connection tokens the
+	// Verifier remembers until they expire, so that the same token
+	// presented again skips the signature check; 0 turns the cache off.
+	ConnectTokenCacheSize int
 }
 
 // parseRSAPublicKey wraps golang-jwt's parser with a friendlier message for

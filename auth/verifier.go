@@ -16,6 +16,8 @@ type Verifier struct {
 	// parser is nil when no key is configured; every token is then rejected.
 	parser  *jwt.Parser
 	keyFunc jwt.Keyfunc
+	cache   *tokenCache // nil when off
+	now     func() time.Time
 }
 
 // NewVerifier parses the configured keys once. An error names the Config
@@ -28,6 +30,9 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 		rsaKey   any
 		ecdsaKey any
 	)
+	if cfg.ConnectTokenCacheSize < 0 {
+		return nil, fmt.Errorf("auth: ConnectTokenCacheSize %d: must not be negative", cfg.ConnectTokenCacheSize)
+	}
 	if cfg.HMACSecretKey != "" {
 		hmacKey = []byte(cfg.HMACSecretKey)
 		methods = append(methods, "HS256", "HS384", "HS512")
@@ -77,25 +82,51 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 		}
 		return key, nil
 	}
-	return &Verifier{parser: jwt.NewParser(opts...), keyFunc: keyFunc}, nil
+	return &Verifier{parser: jwt.NewParser(opts...), keyFunc: keyFunc, cache: newTokenCache(cfg.ConnectTokenCacheSize), now: time.Now}, nil
 }
 
 // VerifyConnectToken verifies a connection token. It returns ErrTokenExpired
 // when the token is valid but its exp is in the past, and an error wrapping
-// ErrInvalidToken for anything else, including a channel claim.
+// ErrInvalidToken for anything else, including a channel claim. With
+// Config.ConnectTokenCacheSize, a token verified before and not yet expired
+// is answered from the cache; the result is a copy either way.
 func (v *Verifier) VerifyConnectToken(token string) (ConnectToken, error) {
+	if v.cache == nil || len(token) > maxCachedTokenLen {
+		tok, _, err := v.verifyConnectToken(token)
+		return tok, err
+	}
+	key := tokenKey(token)
+	if tok, ok, exp := v.cache.get(key, v.now()); ok {
+		return tok, nil
+	} else if exp {
+		return ConnectToken{}, ErrTokenExpired
+	}
+	tok, exp, err := v.verifyConnectToken(token)
+	if err != nil {
+		return ConnectToken{}, err
+	}
+	v.cache.put(key, tok, exp)
+	return tok, nil
+}
+
+// verifyConnectToken does the full check; exp is the token's exp claim, the
+// zero time when it has none.
+func (v *Verifier) verifyConnectToken(token string) (_ ConnectToken, exp time.Time, _ error) {
 	var c connectClaims
 	if err := v.parse(token, &c); err != nil {
-		return ConnectToken{}, err
+		return ConnectToken{}, time.Time{}, err
 	}
 	ct, err := c.token()
 	if err != nil {
-		return ConnectToken{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+		return ConnectToken{}, time.Time{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
-	if expired(c.ExpiresAt.jwt()) {
-		return ConnectToken{}, ErrTokenExpired
+	if e := c.ExpiresAt.jwt(); e != nil {
+		if expired(e) {
+			return ConnectToken{}, time.Time{}, ErrTokenExpired
+		}
+		exp = e.Time
 	}
-	return ct, nil
+	return ct, exp, nil
 }
 
 // VerifySubscribeToken verifies a subscription token, which must carry a

@@ -149,12 +149,14 @@ type TokenConfig struct {
 	ECDSAPublicKey string `yaml:"ecdsa_public_key"`
 	Audience       string `yaml:"audience"`
 	Issuer         string `yaml:"issuer"`
+	// TokenCacheConfig: cache_size (config_accept.go).
+	TokenCacheConfig `yaml:",inline"`
 }
 
 func (t TokenConfig) auth() auth.Config {
 	return auth.Config{
 		HMACSecretKey: t.HMACSecretKey, RSAPublicKey: t.RSAPublicKey, ECDSAPublicKey: t.ECDSAPublicKey,
-		Audience: t.Audience, Issuer: t.Issuer,
+		Audience: t.Audience, Issuer: t.Issuer, ConnectTokenCacheSize: t.CacheSize,
 	}
 }
 
@@ -204,6 +206,8 @@ type WebSocketConfig struct {
 	// CompressionLevel is the deflate level, 1 (fastest) to 9 (smallest)
 	// (1).
 	CompressionLevel int `yaml:"compression_level"`
+	// WebSocketAcceptConfig: net_http_upgrade (config_accept.go).
+	WebSocketAcceptConfig `yaml:",inline"`
 }
 
 // UniWebSocketConfig configures the unidirectional WebSocket endpoint,
@@ -220,6 +224,7 @@ func DefaultConfig() Config {
 	return Config{
 		Address: ":8000",
 		Log:     LogConfig{Level: "info", Format: "text"},
+		Client:  ClientConfig{Token: TokenConfig{TokenCacheConfig: TokenCacheConfig{CacheSize: DefaultTokenCacheSize}}},
 		Engine:  EngineConfig{Type: "memory"},
 		HTTP:    HTTPConfig{IdleTimeout: Duration(DefaultIdleTimeout)},
 		HTTPAPI: HTTPAPIConfig{
@@ -399,7 +404,8 @@ func (c Config) Validate() error {
 		bad("http.idle_timeout", "%s: must not be negative (0 means the default, %s)", c.HTTP.IdleTimeout, DefaultIdleTimeout)
 	}
 	ps = append(ps, c.TransportsConfig.problems()...)
-	if c.Client.Token.Configured() {
+	c.Client.Token.validate(bad)
+	if c.Client.Token.Configured() && c.Client.Token.CacheSize >= 0 {
 		if _, err := auth.NewVerifier(c.Client.Token.auth()); err != nil {
 			bad("client.token", "%v", err)
 		}

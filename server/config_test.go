@@ -224,3 +224,22 @@ channel:
 			h.Channels.Namespaces[0].QueuePolicy, h.Channels.WithoutNamespace.QueuePolicy)
 	}
 }
+
+func TestTokenCacheSize(t *testing.T) {
+	cfg, err := ParseConfig([]byte("client:\n  token:\n    hmac_secret_key: k\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Client.Token.CacheSize != DefaultTokenCacheSize {
+		t.Errorf("cache_size = %d, want the default %d", cfg.Client.Token.CacheSize, DefaultTokenCacheSize)
+	}
+	cfg, err = ParseConfig([]byte("client:\n  token:\n    hmac_secret_key: k\n    cache_size: 0\n"))
+	if err != nil || cfg.Client.Token.CacheSize != 0 || cfg.Validate() != nil {
+		t.Errorf("cache_size 0: %d, %v, %v", cfg.Client.Token.CacheSize, err, cfg.Validate())
+	}
+	cfg.Client.Token.CacheSize = -1
+	err = cfg.Validate()
+	if err == nil || !strings.Contains(err.Error(), "client.token.cache_size") || strings.Count(err.Error(), "\n") > 0 {
+		t.Errorf("cache_size -1: want one problem naming client.token.cache_size, got %v", err)
+	}
+}

@@ -55,6 +55,7 @@ client:
     ecdsa_public_key: ""  # PEM, ES256/384/512 (algorithm must match the curve)
     audience: ""          # when set, tokens must carry this aud
     issuer: ""            # when set, tokens must carry this iss
+    cache_size: 10000     # verified connection tokens remembered until they expire; 0: off
   allow_anonymous_connect_without_token: false
   disallow_anonymous_connection_tokens: false
   insecure: false         # development only: no authentication or permission checks at all
@@ -212,6 +213,7 @@ websocket:
   compression: false         # permessage-deflate for clients that offer it (no context takeover)
   compression_min_size: 0    # smaller outgoing messages go uncompressed; 0: compress all
   compression_level: 1       # 1 (fastest) to 9 (smallest)
+  net_http_upgrade: false    # true: net/http reads upgrade requests, not the accept loop with pooled buffers
 
 uni_websocket:
   enabled: false             # serve /connection/uni_websocket (connect request in, bare pushes out)

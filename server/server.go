@@ -207,6 +207,15 @@ func New(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	return s, nil
 }
 
+// upgradePaths are the WebSocket endpoints whose upgrade requests the
+// accept loop reads itself (see upgradeListener).
+func (s *Server) upgradePaths() []string {
+	if s.cfg.UniWebSocket.Enabled {
+		return []string{WebSocketPath, UniWebSocketPath}
+	}
+	return []string{WebSocketPath}
+}
+
 // Hub is the node's hub, for embedding and tests.
 func (s *Server) Hub() *hub.Hub { return s.hub }
 
@@ -221,8 +230,12 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("listen on %s: %w", s.cfg.Address, err)
 	}
 	s.ln = ln
+	var serving net.Listener = ln
+	if !s.cfg.WebSocket.NetHTTPUpgrade {
+		serving = newUpgradeListener(ln, s.upgradePaths(), s.http.Handler, s.http.ReadHeaderTimeout, s.log)
+	}
 	go func() {
-		err := s.http.Serve(ln)
+		err := s.http.Serve(serving)
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}

@@ -124,6 +124,9 @@ func requestedProtocol(r *http.Request, subprotocol string) protocol.Type {
 	if subprotocol == SubprotocolProtobuf {
 		return protocol.TypeProtobuf
 	}
+	if r.URL.RawQuery == "" {
+		return protocol.TypeJSON // most clients: no query to parse into a map
+	}
 	q := r.URL.Query()
 	if q.Get("format") == "protobuf" || q.Get("cf_protocol") == "protobuf" {
 		return protocol.TypeProtobuf
