@@ -20,6 +20,7 @@
 #                                  it costs the load generator a quarter of JSON's CPU,
 #                                  which matters when it shares two cores with the server)
 #   WRITE_COALESCE=0s              the nodes' client.write_coalesce (0s: off, the default)
+#   PING_INTERVAL=25s PONG_TIMEOUT=8s  the nodes' client.ping_interval and pong_timeout (the defaults)
 #   BASE_PORT=18200                first node's port; node i listens on BASE_PORT+i
 #   RESULTS=bench/results          where result folders go
 set -euo pipefail
@@ -35,6 +36,8 @@ API_KEY=bench-api-key
 RESULTS=${RESULTS:-$ROOT/bench/results}
 HISTORY=${HISTORY:-0}
 WRITE_COALESCE=${WRITE_COALESCE:-0s}
+PING_INTERVAL=${PING_INTERVAL:-25s}
+PONG_TIMEOUT=${PONG_TIMEOUT:-8s}
 # The run's own PostgreSQL schema and Redis key prefix, so that runs and
 # tests sharing the services never see each other's streams.
 ENGINE_SCHEMA="herald_bench_$$"
@@ -136,6 +139,8 @@ log:
 $(engine_yaml)
 client:
   write_coalesce: "$WRITE_COALESCE"
+  ping_interval: "$PING_INTERVAL"
+  pong_timeout: "$PONG_TIMEOUT"
   token:
     hmac_secret_key: "$SECRET"
 channel:
@@ -219,7 +224,7 @@ describe_machine() {
 	echo "load before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "go: $(go version | cut -d' ' -f3-)"
 	echo "herald: $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo unknown)$(cd "$ROOT" && git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
-	echo "engine: $ENGINE, client format: $FORMAT, history_size: $HISTORY, write_coalesce: $WRITE_COALESCE"
+	echo "engine: $ENGINE, client format: $FORMAT, history_size: $HISTORY, write_coalesce: $WRITE_COALESCE, ping_interval: $PING_INTERVAL, pong_timeout: $PONG_TIMEOUT"
 }
 
 # sample_kernel: samples the kernel's socket counts and memory
