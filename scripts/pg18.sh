@@ -31,6 +31,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SELF="$ROOT/scripts/pg18.sh"
+# shellcheck source=scripts/pgcluster.sh
+source "$ROOT/scripts/pgcluster.sh"
 DIR="$ROOT/.tmp/pg18"
 
 # The newest 18.x that Maven Central serves; bumping it unpacks the new
@@ -193,32 +195,7 @@ init() {
 	local major=${ARTIFACT_VERSION%%.*}
 	[[ $(cat "$data/PG_VERSION" 2>/dev/null) == "$major" ]] && return 0
 	log "creating the PostgreSQL $major cluster in $data"
-	rm -rf "$data"
-	mkdir -p "$data"
-	local pwfile
-	pwfile=$(mktemp)
-	echo "$PG_PASSWORD" >"$pwfile"
-	if is_root; then chown postgres:postgres "$data" "$pwfile"; fi
-	chmod 700 "$data"
-	local rc=0
-	# As scripts/services.sh's cluster: the test user is the superuser,
-	# TCP only, with a password.
-	as_pg "$bin/initdb" -D "$data" -U "$PG_USER" --pwfile="$pwfile" \
-		--auth-host=scram-sha-256 --auth-local=scram-sha-256 --encoding=UTF8 --locale=C \
-		>>"$logf" 2>&1 8>&- </dev/null || rc=$?
-	rm -f "$pwfile"
-	if ((rc != 0)); then
-		tail_log "$logf"
-		rm -rf "$data"
-		die "initdb failed (exit $rc)"
-	fi
-	cat >>"$data/postgresql.conf" <<EOF
-
-# herald scripts/pg18.sh
-listen_addresses = '$HOST'
-max_connections = 200
-unix_socket_directories = ''
-EOF
+	initdb_cluster "$bin" "$data" "$logf" scripts/pg18.sh
 }
 
 running() { as_pg "$1/pg_ctl" -D "$2" status >/dev/null 2>&1; }

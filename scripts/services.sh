@@ -23,6 +23,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SELF="$ROOT/scripts/services.sh"
+# shellcheck source=scripts/pgcluster.sh
+source "$ROOT/scripts/pgcluster.sh"
 DIR="$ROOT/.tmp/services"
 
 HOST=127.0.0.1
@@ -223,37 +225,7 @@ pg_init() {
 	local data=$1
 	[[ -s "$data/PG_VERSION" ]] && return 0
 	log "creating the PostgreSQL cluster in $data"
-	rm -rf "$data"
-	mkdir -p "$data"
-	local pwfile
-	pwfile=$(mktemp)
-	echo "$PG_PASSWORD" >"$pwfile"
-	if is_root; then
-		chown postgres:postgres "$data" "$pwfile"
-		# The parent may be the /var/tmp fallback, created by root.
-		chmod 755 "$(dirname "$data")"
-	fi
-	chmod 700 "$data"
-	local rc=0
-	# The test user is the cluster's superuser, so tests may create
-	# databases, schemas and extensions freely. Connections are TCP only,
-	# with a password, so no socket directory needs to be writable.
-	as_pg "$PG_BIN/initdb" -D "$data" -U "$PG_USER" --pwfile="$pwfile" \
-		--auth-host=scram-sha-256 --auth-local=scram-sha-256 --encoding=UTF8 --locale=C \
-		>>"$PG_LOG" 2>&1 9>&- </dev/null || rc=$?
-	rm -f "$pwfile"
-	if ((rc != 0)); then
-		tail_log "$PG_LOG"
-		rm -rf "$data"
-		die "initdb failed (exit $rc)"
-	fi
-	cat >>"$data/postgresql.conf" <<EOF
-
-# herald scripts/services.sh
-listen_addresses = '$HOST'
-max_connections = 200
-unix_socket_directories = ''
-EOF
+	initdb_cluster "$PG_BIN" "$data" "$PG_LOG" scripts/services.sh
 }
 
 pg_running() { as_pg "$PG_BIN/pg_ctl" -D "$1" status >/dev/null 2>&1; }
