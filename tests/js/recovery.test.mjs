@@ -8,12 +8,14 @@ import { connectionToken, startHerald } from './lib/herald.mjs';
 import { CuttableProxy } from './lib/proxy.mjs';
 
 const MISSED = 5;
+const API_KEY = 'recovery-test-api-key';
 
 let herald;
 let publisher;
 
 before(async () => {
   herald = await startHerald({
+    http_api: { key: API_KEY },
     channel: {
       namespaces: [
         {
@@ -47,6 +49,29 @@ after(async () => {
 async function publishRange(channel, from, to) {
   for (let n = from; n <= to; n++) {
     await publisher.publish(channel, { n });
+  }
+}
+
+/**
+ * serverLetGo waits until the server has no subscriber of channel left.
+ * centrifuge-js reports 'disconnected' as soon as disconnect() is called,
+ * before the server has read the close, and it still hands the
+ * subscription a publication that was on its way: one published in
+ * between would arrive although the client had "left".
+ */
+async function serverLetGo(channel) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const res = await fetch(`http://127.0.0.1:${herald.port}/api/channels`, {
+      method: 'POST',
+      headers: { 'X-API-Key': API_KEY, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ pattern: channel }),
+    });
+    const body = await res.json();
+    assert.ok(body.result, `channels API: ${JSON.stringify(body)}`);
+    if (!body.result.channels?.[channel]) return;
+    assert.ok(Date.now() < deadline, `the server still has a subscriber of ${channel} after 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
 
@@ -101,6 +126,7 @@ test('after disconnect() and connect() the subscription recovers exactly the mis
       const gone = waitEvent(subscriber, 'disconnected');
       subscriber.disconnect();
       await gone;
+      await serverLetGo(channel);
     },
     () => connect(subscriber),
   );
@@ -159,6 +185,7 @@ test('without recovery the missed publications are not replayed', async (t) => {
       const gone = waitEvent(subscriber, 'disconnected');
       subscriber.disconnect();
       await gone;
+      await serverLetGo(channel);
     },
     () => connect(subscriber),
   );
