@@ -31,8 +31,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SELF="$ROOT/scripts/pg18.sh"
-# shellcheck source=scripts/pgcluster.sh
-source "$ROOT/scripts/pgcluster.sh"
+# shellcheck source=scripts/servicelib.sh
+source "$ROOT/scripts/servicelib.sh"
 DIR="$ROOT/.tmp/pg18"
 
 # The newest 18.x that Maven Central serves; bumping it unpacks the new
@@ -56,26 +56,6 @@ log() { echo "pg18.sh: $*" >&2; }
 die() {
 	echo "pg18.sh: error: $*" >&2
 	exit 1
-}
-
-tail_log() {
-	[[ -f "$1" ]] || return 0
-	echo "--- last lines of $1:" >&2
-	tail -n 20 "$1" >&2 || true
-	echo "---" >&2
-}
-
-is_root() { [[ $(id -u) -eq 0 ]]; }
-
-port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
-
-# as_pg runs a server command as the postgres OS user when we are root.
-as_pg() {
-	if is_root; then
-		runuser -u postgres -- "$@"
-	else
-		"$@"
-	fi
 }
 
 # base prints the directory that holds the binaries, the cluster and the

@@ -23,8 +23,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SELF="$ROOT/scripts/services.sh"
-# shellcheck source=scripts/pgcluster.sh
-source "$ROOT/scripts/pgcluster.sh"
+# shellcheck source=scripts/servicelib.sh
+source "$ROOT/scripts/servicelib.sh"
 DIR="$ROOT/.tmp/services"
 
 HOST=127.0.0.1
@@ -63,20 +63,6 @@ die() {
 	echo "services.sh: error: $*" >&2
 	exit 1
 }
-
-# tail_log prints the end of a service log, so a failure explains itself
-# without the reader having to find the file.
-tail_log() {
-	[[ -f "$1" ]] || return 0
-	echo "--- last lines of $1:" >&2
-	tail -n 20 "$1" >&2 || true
-	echo "---" >&2
-}
-
-is_root() { [[ $(id -u) -eq 0 ]]; }
-
-# port_open reports whether something accepts TCP connections on HOST:$1.
-port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
 
 # pid_of prints the pid in pid file $1 when that process is alive and its
 # command name is $2; a stale or reused pid prints nothing.
@@ -187,16 +173,6 @@ install_packages() {
 # ---------------------------------------------------------------- PostgreSQL
 
 PG_LOG="$DIR/postgres.log"
-
-# as_pg runs a PostgreSQL server command as the postgres OS user: the
-# server refuses to run as root.
-as_pg() {
-	if is_root; then
-		runuser -u postgres -- "$@"
-	else
-		"$@"
-	fi
-}
 
 # pg_data prints the data directory: .tmp/services/pg, unless the postgres
 # user cannot reach it (a checkout under a private home directory), in

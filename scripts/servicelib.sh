@@ -1,7 +1,31 @@
-# Sourced by scripts/services.sh and scripts/pg18.sh: the one way the test
-# PostgreSQL clusters are made, whatever the version. The sourcing script
-# defines log, die, tail_log, is_root and as_pg, and HOST, PG_USER and
-# PG_PASSWORD.
+# Sourced by scripts/services.sh and scripts/pg18.sh: the helpers both
+# need, and the one way the test PostgreSQL clusters are made, whatever the
+# version. The sourcing script defines log and die (with its own name in
+# the messages), and HOST, PG_USER and PG_PASSWORD.
+
+# tail_log prints the end of a service log, so a failure explains itself
+# without the reader having to find the file.
+tail_log() {
+	[[ -f "$1" ]] || return 0
+	echo "--- last lines of $1:" >&2
+	tail -n 20 "$1" >&2 || true
+	echo "---" >&2
+}
+
+is_root() { [[ $(id -u) -eq 0 ]]; }
+
+# port_open reports whether something accepts TCP connections on HOST:$1.
+port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
+
+# as_pg runs a server command as the postgres OS user when we are root (the
+# server refuses to run as root).
+as_pg() {
+	if is_root; then
+		runuser -u postgres -- "$@"
+	else
+		"$@"
+	fi
+}
 
 # initdb_cluster BIN DATA LOG MARK makes a new cluster in DATA (emptied
 # first) with BIN's initdb. The test user is the cluster's superuser, so
