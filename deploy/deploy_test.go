@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/server"
 )
@@ -39,11 +40,11 @@ var metricRef = regexp.MustCompile(`\b(?:herald|go|process)_[a-z0-9_]+\b`)
 // exposes, histograms' _bucket, _sum and _count included.
 func exposedMetrics(t *testing.T) map[string]bool {
 	t.Helper()
-	cfg := server.DefaultConfig()
+	cfg := config.Default()
 	cfg.Address = "127.0.0.1:0"
 	cfg.Client.Insecure = true
 	cfg.WebSocket.Poller = testenv.WebSocketPoller()
-	cfg.Shutdown.DrainWindow = server.Duration(10 * time.Millisecond)
+	cfg.Shutdown.DrainWindow = time.Duration(10 * time.Millisecond)
 	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

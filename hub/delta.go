@@ -32,13 +32,14 @@ const DeltaFossil = "fossil"
 // grows with the base's size, and a larger publication goes in full.
 const maxDeltaPayload = 1 << 20
 
-func checkDeltaTypes(types []string) error {
-	for _, t := range types {
+// checkDeltaTypes adds a problem for each unknown type in types, found at
+// the Go path field.
+func checkDeltaTypes(types []string, field string, ps *optionProblems) {
+	for i, t := range types {
 		if t != DeltaFossil {
-			return fmt.Errorf("allowed_delta_types: unknown delta type %q: want %q", t, DeltaFossil)
+			ps.add(field, fmt.Sprintf("[%d]", i), fmt.Sprintf("unknown delta type %q: want %s", t, DeltaFossil))
 		}
 	}
-	return nil
 }
 
 // negotiateDelta reports whether a subscribe request asking for delta type

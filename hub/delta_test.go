@@ -330,7 +330,7 @@ func TestDeltaDropOldest(t *testing.T) {
 func TestDeltaTypeValidation(t *testing.T) {
 	t.Parallel()
 	bad := hub.ChannelConfig{Namespaces: []hub.Namespace{ns("dd", hub.NamespaceOptions{AllowedDeltaTypes: []string{"zstd"}})}}
-	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "allowed_delta_types") {
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), `Namespaces[0].AllowedDeltaTypes[0]: unknown delta type "zstd"`) {
 		t.Fatalf("unknown delta type: %v", err)
 	}
 	good := hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{AllowedDeltaTypes: []string{hub.DeltaFossil}}}

@@ -108,7 +108,7 @@ func New(cfg Config) (*Hub, error) {
 	if cfg.Engine == nil {
 		return nil, errors.New("hub: Config.Engine is required (memory.New() for one node)")
 	}
-	rules, err := compileChannels(cfg.Channels)
+	rules, err := compileChannels(cfg.Channels, "Channels")
 	if err != nil {
 		return nil, fmt.Errorf("hub: %w", err)
 	}

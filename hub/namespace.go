@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -21,9 +20,11 @@ const (
 
 var namespaceNameRe = regexp.MustCompile(`^[-a-zA-Z0-9_]{2,}$`)
 
-// Validate checks the channel configuration as New would.
+// Validate checks the channel configuration as New would. It reports
+// every problem, each an *OptionError naming the Go field (see
+// OptionErrors).
 func (c ChannelConfig) Validate() error {
-	_, err := compileChannels(c)
+	_, err := compileChannels(c, "")
 	return err
 }
 
@@ -48,61 +49,59 @@ type channelRules struct {
 	byName    map[string]*rule
 }
 
-func compileChannels(cfg ChannelConfig) (*channelRules, error) {
+// compileChannels compiles cfg; its problems' Go paths start with prefix,
+// where cfg sits in what the caller was given.
+func compileChannels(cfg ChannelConfig, prefix string) (*channelRules, error) {
 	r := &channelRules{maxLength: cfg.MaxLength, byName: make(map[string]*rule, len(cfg.Namespaces))}
 	if r.maxLength <= 0 {
 		r.maxLength = 255
 	}
-	var err error
-	if r.global, err = compileRule("", cfg.WithoutNamespace); err != nil {
-		return nil, fmt.Errorf("channel.without_namespace: %w", err)
-	}
+	var ps optionProblems
+	r.global = compileRule("", cfg.WithoutNamespace, joinField(prefix, "WithoutNamespace"), &ps)
 	for i, ns := range cfg.Namespaces {
+		field := joinField(prefix, fmt.Sprintf("Namespaces[%d]", i))
 		if !namespaceNameRe.MatchString(ns.Name) {
-			return nil, fmt.Errorf("channel.namespaces[%d].name %q: must match %s", i, ns.Name, namespaceNameRe)
+			ps.add(field, "Name", fmt.Sprintf("%q: must match %s", ns.Name, namespaceNameRe))
+		} else if _, dup := r.byName[ns.Name]; dup {
+			ps.add(field, "Name", fmt.Sprintf("%q: defined twice", ns.Name))
 		}
-		if _, dup := r.byName[ns.Name]; dup {
-			return nil, fmt.Errorf("channel.namespaces[%d].name %q: defined twice", i, ns.Name)
-		}
-		nr, err := compileRule(ns.Name, ns.NamespaceOptions)
-		if err != nil {
-			return nil, fmt.Errorf("channel.namespaces[%d] (%s): %w", i, ns.Name, err)
-		}
-		r.byName[ns.Name] = nr
+		r.byName[ns.Name] = compileRule(ns.Name, ns.NamespaceOptions, field, &ps)
+	}
+	if err := ps.err(); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
 
-func compileRule(name string, o NamespaceOptions) (*rule, error) {
+// compileRule compiles one namespace's options, adding their problems to
+// ps under the Go path field.
+func compileRule(name string, o NamespaceOptions, field string, ps *optionProblems) *rule {
 	r := &rule{NamespaceOptions: o, name: name}
 	if o.ChannelRegex != "" {
 		re, err := regexp.Compile(o.ChannelRegex)
 		if err != nil {
-			return nil, fmt.Errorf("channel_regex: %w", err)
+			ps.add(field, "ChannelRegex", err.Error())
 		}
 		r.re = re
 	}
 	if (o.HistorySize > 0) != (o.HistoryTTL > 0) {
-		return nil, errors.New("history_size and history_ttl must be set together (both positive) to keep history")
-	}
-	if (o.ForceRecovery || o.AllowRecovery) && !o.HasHistory() {
-		return nil, errors.New("force_recovery and allow_recovery need history: set history_size and history_ttl")
+		ps.add(field, "HistorySize", "HistorySize and HistoryTTL must be set together (both positive) to keep history")
+	} else if (o.ForceRecovery || o.AllowRecovery) && !o.HasHistory() {
+		ps.add(field, "ForceRecovery", "ForceRecovery and AllowRecovery need history: set HistorySize and HistoryTTL")
 	}
 	if o.JoinLeaveMaxSubscribers < -1 {
-		return nil, fmt.Errorf("join_leave_max_subscribers %d: want -1 (no bound), 0 (the default, %d) or a positive number", o.JoinLeaveMaxSubscribers, DefaultJoinLeaveMaxSubscribers)
+		ps.add(field, "JoinLeaveMaxSubscribers", fmt.Sprintf("%d: want -1 (no bound), 0 (the default, %d) or a positive number", o.JoinLeaveMaxSubscribers, DefaultJoinLeaveMaxSubscribers))
 	}
 	if !o.PublicationDataFormat.valid() {
-		return nil, fmt.Errorf("publication_data_format %q: want %q, %q or %q", o.PublicationDataFormat, DataFormatJSON, DataFormatJSONObject, DataFormatBinary)
+		ps.add(field, "PublicationDataFormat", fmt.Sprintf("%q: want %s, %s or %s", o.PublicationDataFormat, DataFormatJSON, DataFormatJSONObject, DataFormatBinary))
 	}
-	if err := checkDeltaTypes(o.AllowedDeltaTypes); err != nil {
-		return nil, err
-	}
+	checkDeltaTypes(o.AllowedDeltaTypes, joinField(field, "AllowedDeltaTypes"), ps)
 	switch o.QueuePolicy {
 	case "", QueueClose, QueueDropOldest:
 	default:
-		return nil, fmt.Errorf("queue_policy %q: want %q or %q", o.QueuePolicy, QueueClose, QueueDropOldest)
+		ps.add(field, "QueuePolicy", fmt.Sprintf("%q: want %s or %s", o.QueuePolicy, QueueClose, QueueDropOldest))
 	}
-	return r, nil
+	return r
 }
 
 // resolve returns the rule of ch, or the client error for a name the

@@ -4,73 +4,78 @@ import (
 	"time"
 )
 
+// The struct tags of the option types are their definition as
+// configuration: yaml is the key, default the value a configuration file
+// starts from and doc the line that documents it (package config reads
+// them; the hub itself applies the defaults its fields name for zero).
+
 // NamespaceOptions are the options of a channel namespace. The zero value
 // allows nothing: clients can subscribe only with a subscription token, and
 // channels keep no history and no presence.
 type NamespaceOptions struct {
 	// Presence keeps who is subscribed, readable with presence and
 	// presence_stats.
-	Presence bool
+	Presence bool `yaml:"presence" doc:"keep who is subscribed; readable with presence and presence_stats"`
 	// JoinLeave publishes join and leave events. Subscribers receive them
 	// when they ask (join_leave in the subscribe request) and may read
 	// presence, or always with ForcePushJoinLeave.
-	JoinLeave          bool
-	ForcePushJoinLeave bool
+	JoinLeave          bool `yaml:"join_leave" doc:"publish join and leave events"`
+	ForcePushJoinLeave bool `yaml:"force_push_join_leave" doc:"send join/leave to every subscriber (otherwise only to those that ask and may read presence)"`
 
 	// HistorySize and HistoryTTL keep a stream of the channel's latest
 	// publications; both must be positive.
-	HistorySize int
-	HistoryTTL  time.Duration
+	HistorySize int           `yaml:"history_size" doc:"how many publications the channel's stream keeps; needs 'history_ttl'"`
+	HistoryTTL  time.Duration `yaml:"history_ttl" doc:"how long the stream keeps publications after the last one; needs 'history_size'"`
 	// HistoryMetaTTL is how long the stream's position outlives its last
 	// publication; zero means the engine's default (30 days).
-	HistoryMetaTTL time.Duration
+	HistoryMetaTTL time.Duration `yaml:"history_meta_ttl" doc:"how long the stream's position (offset, epoch) outlives its last publication (0: the engine default, 30 days)"`
 
-	ForcePositioning bool
-	AllowPositioning bool
-	ForceRecovery    bool
-	AllowRecovery    bool
+	ForcePositioning bool `yaml:"force_positioning" doc:"every subscription gets the stream position and gap detection"`
+	AllowPositioning bool `yaml:"allow_positioning" doc:"clients may ask for positioning"`
+	ForceRecovery    bool `yaml:"force_recovery" doc:"every subscription is recoverable: on resubscribe the client gets what it missed (needs history)"`
+	AllowRecovery    bool `yaml:"allow_recovery" doc:"clients may ask for recovery (needs history)"`
 
-	AllowSubscribeForClient    bool
-	AllowSubscribeForAnonymous bool
-	AllowPublishForSubscriber  bool
-	AllowPublishForClient      bool
-	AllowPublishForAnonymous   bool
-	AllowHistoryForSubscriber  bool
-	AllowHistoryForClient      bool
-	AllowHistoryForAnonymous   bool
-	AllowPresenceForSubscriber bool
-	AllowPresenceForClient     bool
-	AllowPresenceForAnonymous  bool
+	AllowSubscribeForClient    bool `yaml:"allow_subscribe_for_client" doc:"authenticated clients may subscribe without a token"`
+	AllowSubscribeForAnonymous bool `yaml:"allow_subscribe_for_anonymous" doc:"so may anonymous ones (together with the option above)"`
+	AllowPublishForSubscriber  bool `yaml:"allow_publish_for_subscriber" doc:"subscribers may publish"`
+	AllowPublishForClient      bool `yaml:"allow_publish_for_client" doc:"any authenticated client may publish"`
+	AllowPublishForAnonymous   bool `yaml:"allow_publish_for_anonymous" doc:"anonymous clients may publish (together with one of the two above)"`
+	AllowHistoryForSubscriber  bool `yaml:"allow_history_for_subscriber" doc:"subscribers may read history"`
+	AllowHistoryForClient      bool `yaml:"allow_history_for_client" doc:"any authenticated client may read history"`
+	AllowHistoryForAnonymous   bool `yaml:"allow_history_for_anonymous" doc:"anonymous clients may read history (together with one of the two above)"`
+	AllowPresenceForSubscriber bool `yaml:"allow_presence_for_subscriber" doc:"subscribers may read presence"`
+	AllowPresenceForClient     bool `yaml:"allow_presence_for_client" doc:"any authenticated client may read presence"`
+	AllowPresenceForAnonymous  bool `yaml:"allow_presence_for_anonymous" doc:"anonymous clients may read presence (together with one of the two above)"`
 
 	// AllowUserLimitedChannels lets a user subscribe to a channel whose name
 	// ends with #user1,user2 without a token when the user is listed.
-	AllowUserLimitedChannels bool
+	AllowUserLimitedChannels bool `yaml:"allow_user_limited_channels" doc:"'name#u1,u2' channels admit the listed users"`
 	// ChannelRegex, when set, must match the channel name after the
 	// namespace prefix.
-	ChannelRegex string
+	ChannelRegex string `yaml:"channel_regex" doc:"the part after 'ns:' must match this regular expression (otherwise error 107)"`
 	// QueuePolicy says what happens when a subscriber of these channels
 	// falls behind, its write queue over ClientConfig.QueueMaxSize:
 	// QueueClose (the default) closes it with 3008; QueueDropOldest drops
 	// the oldest publications of such channels still waiting in its queue,
 	// for ticker-style channels where only the latest value matters.
-	QueuePolicy QueuePolicy
+	QueuePolicy QueuePolicy `yaml:"queue_policy" default:"close" doc:"what happens to a subscriber that falls behind (its write queue over 'client.queue_max_size'): 'close' closes it with 3008; 'drop_oldest' drops the oldest publications of this namespace's channels still waiting in its queue and keeps it connected, for ticker-style channels where only the latest value matters"`
 	// JoinLeaveMaxSubscribers bounds join/leave pushes: in a channel with
 	// more subscribers than this on a node, that node neither emits nor
 	// pushes join and leave events, since each event costs a push to every
 	// subscriber and a crowd joining at once would cost the square of its
 	// size. Presence is kept whatever the size. 0 means
 	// DefaultJoinLeaveMaxSubscribers; -1 means no bound.
-	JoinLeaveMaxSubscribers int
+	JoinLeaveMaxSubscribers int `yaml:"join_leave_max_subscribers" doc:"join and leave events stop in a channel with more subscribers than this on a node (0 means 1000; -1 means no bound): each event is a push to every subscriber, so a crowd joining at once would cost the square of its size and starve the node. Presence is kept whatever the size. Counted per node; 'herald_channel_join_leave_suppressed_total' counts the events not sent"`
 	// PublicationDataFormat is what publications in these channels carry
 	// (DataFormatJSON by default): publish refuses data of another format,
 	// from clients and the server API alike, so that no publication can
 	// reach a subscriber that cannot decode it.
-	PublicationDataFormat DataFormat
+	PublicationDataFormat DataFormat `yaml:"publication_data_format" default:"json" doc:"what publications in these channels carry: 'json' accepts one JSON value in valid UTF-8; 'json_object' only a JSON object; 'binary' any bytes, and then only Protobuf clients may subscribe (a JSON client gets error 107). Data of another format is refused at publish time with error 107, from clients and the server API alike; see [protocol.md](protocol.md#payloads-json-and-binary)"`
 	// AllowedDeltaTypes lists the delta encodings subscribers may ask for
 	// (SubscribeRequest.delta); only DeltaFossil exists. A subscriber that
 	// negotiated one receives each publication as a delta against the
 	// previous one it received, when that is smaller.
-	AllowedDeltaTypes []string
+	AllowedDeltaTypes []string `yaml:"allowed_delta_types" doc:"delta encodings subscribers of these channels may ask for; only 'fossil' (empty: none). A subscriber that asks 'delta: \"fossil\"' here gets 'delta: true' in its subscribe result, the first publication in full and the next ones as Fossil deltas against the previous one it received, whenever smaller; asking elsewhere is not an error, the subscription just goes without delta. See [protocol.md](protocol.md#delta-compression)"`
 }
 
 // DefaultJoinLeaveMaxSubscribers is NamespaceOptions.JoinLeaveMaxSubscribers
@@ -112,17 +117,17 @@ func (o NamespaceOptions) HasHistory() bool {
 // Namespace is a named set of channels, the prefix before ':' in a channel
 // name, with its options.
 type Namespace struct {
-	Name string
-	NamespaceOptions
+	Name             string `yaml:"name" defaultdoc:"required" doc:"the namespace's name, the prefix before ':' in its channels' names; it must match '^[-a-zA-Z0-9_]{2,}$'"`
+	NamespaceOptions `yaml:",inline"`
 }
 
 // ChannelConfig describes every channel the hub serves.
 type ChannelConfig struct {
 	// MaxLength bounds channel names, in bytes. Default 255.
-	MaxLength int
+	MaxLength int `yaml:"max_length" default:"255" doc:"longest channel name, in bytes (longer gives error 107)"`
 	// WithoutNamespace applies to channels with no ':' in their name.
-	WithoutNamespace NamespaceOptions
-	Namespaces       []Namespace
+	WithoutNamespace NamespaceOptions `yaml:"without_namespace" doc:"the namespace options, for channels without a namespace (no ':' in their name)"`
+	Namespaces       []Namespace      `yaml:"namespaces" doc:"a list; each item has 'name' and the namespace options"`
 }
 
 // ClientConfig sets limits and timings of client connections. Zero values
@@ -130,64 +135,64 @@ type ChannelConfig struct {
 type ClientConfig struct {
 	// PingInterval is how often the server pings (25s); PongTimeout how
 	// long it waits for the pong before closing with 3012 (8s).
-	PingInterval time.Duration
-	PongTimeout  time.Duration
+	PingInterval time.Duration `yaml:"ping_interval" default:"25s" doc:"how often the server pings a client (the client answers with a pong)"`
+	PongTimeout  time.Duration `yaml:"pong_timeout" default:"8s" doc:"how long the server waits for a pong before closing with 3012; shorter than 'ping_interval'"`
 	// StaleCloseDelay closes a connection that sent no connect command (10s).
-	StaleCloseDelay time.Duration
+	StaleCloseDelay time.Duration `yaml:"stale_close_delay" default:"10s" doc:"a connection that has not sent connect by then is closed with 3502"`
 	// ExpiredCloseDelay is how long an expired connection may still
 	// refresh before it is closed with 3005 (25s).
-	ExpiredCloseDelay time.Duration
+	ExpiredCloseDelay time.Duration `yaml:"expired_close_delay" default:"25s" doc:"how long an expired connection may still refresh its token before it is closed with 3005"`
 	// ExpiredSubCloseDelay is the same for subscriptions (25s); an expired
 	// subscription is unsubscribed with 2501.
-	ExpiredSubCloseDelay time.Duration
+	ExpiredSubCloseDelay time.Duration `yaml:"expired_sub_close_delay" default:"25s" doc:"the same for subscription tokens; an expired subscription gets the unsubscribe push 2501"`
 	// ChannelLimit bounds the subscriptions of one connection (128).
-	ChannelLimit int
+	ChannelLimit int `yaml:"channel_limit" default:"128" doc:"subscriptions per connection; more gives error 106"`
 	// QueueMaxSize bounds the bytes waiting to be written to one
 	// connection; a client that falls further behind is closed with 3008
 	// (1 MiB).
-	QueueMaxSize int
+	QueueMaxSize int `yaml:"queue_max_size" default:"1048576" doc:"bytes that may wait to be written to one connection; a slower client is closed with 3008"`
 	// WriteCoalesce, when above zero, writes to one connection at most
 	// once per this interval: messages that arrive sooner after a write
 	// wait and go out together in one frame (coalesce.go). It trades up to
 	// this much latency, only for connections that receive faster than one
 	// message per interval, for fewer write system calls. Off (0) by
 	// default.
-	WriteCoalesce time.Duration
+	WriteCoalesce time.Duration `yaml:"write_coalesce" default:"0s" doc:"write to one connection at most once per this interval (0: off; at most 1s): messages that arrive sooner after a write wait and go out together in one frame. A connection that receives less than one message per interval is never delayed; one that receives more gets its messages in batches, at most this much later. On a node that sends hundreds of messages a second to each of many connections, a few milliseconds cuts write system calls several-fold and with them the latency under load: see [benchmarks.md](benchmarks.md), \"Write coalescing\""`
 	// RecoveryMaxPublicationLimit caps how many publications a recovery
 	// may return; a longer gap is not recovered (300).
-	RecoveryMaxPublicationLimit int
+	RecoveryMaxPublicationLimit int `yaml:"recovery_max_publication_limit" default:"300" doc:"the longest gap a recovery fills; a longer one is not recovered"`
 	// HistoryMaxPublicationLimit caps the history command's limit (300).
-	HistoryMaxPublicationLimit int
+	HistoryMaxPublicationLimit int `yaml:"history_max_publication_limit" default:"300" doc:"the cap on a client's history 'limit' (-1 means this cap)"`
 	// ConnectionLimit bounds the connected clients of this node; more are
 	// refused with 3504 (0: no limit).
-	ConnectionLimit int
+	ConnectionLimit int `yaml:"connection_limit" doc:"connected clients per node (0: no limit); more are closed with 3504"`
 	// UserConnectionLimit bounds one user's connections on this node; more
 	// are refused with 3504 (0: no limit). Anonymous clients are not counted.
-	UserConnectionLimit int
+	UserConnectionLimit int `yaml:"user_connection_limit" doc:"one user's connections per node (0: no limit); more are closed with 3504 (anonymous clients are not counted)"`
 	// CommandRateLimit is how many commands per second one connection may
 	// send on average, with bursts of CommandRateBurst (0: no limit). A
 	// command over the limit gets error 111; a client that keeps going
 	// (CommandRateBurst more) is closed with 3013.
-	CommandRateLimit float64
-	CommandRateBurst int
+	CommandRateLimit float64 `yaml:"command_rate_limit" doc:"commands per second one connection may send on average (0: no limit); over it a command gets error 111, and a client that keeps on ('command_rate_burst' more refused in a row) is closed with 3013"`
+	CommandRateBurst int     `yaml:"command_rate_burst" doc:"how many commands may come at once above the average (0: the rate)"`
 	// PresenceTTL is how long a presence entry lives unless refreshed; the
 	// hub refreshes its clients' entries every PresenceTTL/3 (60s).
-	PresenceTTL time.Duration
+	PresenceTTL time.Duration `yaml:"presence_ttl" default:"60s" doc:"presence entries expire this long after their node last refreshed them; nodes refresh every third of it"`
 	// CommandTimeout bounds one command's engine calls and handlers (10s).
 	// A command that runs out of time answers error 100 (internal) and the
 	// client stays connected; the command's context is also cancelled when
 	// the client goes away.
-	CommandTimeout time.Duration
+	CommandTimeout time.Duration `yaml:"command_timeout" default:"10s" doc:"bounds one client command's engine calls and handlers; a command that runs out of time gets error 100 (internal) and the client stays connected"`
 
 	// AllowAnonymousConnectWithoutToken accepts a connect command that
 	// carries no token, as an anonymous user.
-	AllowAnonymousConnectWithoutToken bool
+	AllowAnonymousConnectWithoutToken bool `yaml:"allow_anonymous_connect_without_token" doc:"accept a connect without a token, as an anonymous user"`
 	// DisallowAnonymousConnectionTokens refuses tokens with an empty sub
 	// claim (3507).
-	DisallowAnonymousConnectionTokens bool
+	DisallowAnonymousConnectionTokens bool `yaml:"disallow_anonymous_connection_tokens" doc:"refuse tokens whose 'sub' is empty (close 3507)"`
 	// Insecure accepts every connection and allows every channel
 	// operation. For development only; the server logs a warning.
-	Insecure bool
+	Insecure bool `yaml:"insecure" doc:"development only: every client may connect and use every channel without a token. The log says so at start"`
 }
 
 func (c ClientConfig) withDefaults() ClientConfig {

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/loadgen"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/server"
@@ -20,11 +21,11 @@ const secret = "bench-secret"
 // to and publish in channels without a namespace.
 func startHerald(t *testing.T) *server.Server {
 	t.Helper()
-	cfg := server.DefaultConfig()
+	cfg := config.Default()
 	cfg.Address = "127.0.0.1:0"
 	cfg.Client.Token.HMACSecretKey = secret
 	cfg.HTTPAPI.Key = "api-key"
-	cfg.Shutdown.DrainWindow = server.Duration(10 * time.Millisecond)
+	cfg.Shutdown.DrainWindow = time.Duration(10 * time.Millisecond)
 	ns := &cfg.Channel.WithoutNamespace
 	ns.AllowSubscribeForClient = true
 	ns.AllowPublishForClient = true

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/transport/websocket"
 )
 
@@ -46,7 +47,7 @@ const upgradeHeaders = "Host: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n
 // to the HTTP server (keep-alive included), refusals keep their status and
 // headers, a long request line still reaches the WebSocket endpoint.
 func TestDirectUpgradeRouting(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.WebSocket.AllowedOrigins = []string{"https://app.example"}
 	s := startServer(t, cfg)
 	t.Cleanup(func() { shutdownServer(t, s) })
@@ -89,7 +90,7 @@ func TestDirectUpgradeRouting(t *testing.T) {
 // handshake gets the connect reply: the bytes behind the handshake survive
 // the pooled read buffer going back to its pool.
 func TestDirectUpgradeEarlyFrame(t *testing.T) {
-	s := startServer(t, DefaultConfig())
+	s := startServer(t, config.Default())
 	t.Cleanup(func() { shutdownServer(t, s) })
 	signer, err := auth.NewHMACSigner("secret", "HS256")
 	if err != nil {
@@ -129,7 +130,7 @@ func TestDirectUpgradeEarlyFrame(t *testing.T) {
 
 // While the node drains, the direct path answers 503 with Retry-After.
 func TestDirectUpgradeDraining(t *testing.T) {
-	s := startServer(t, DefaultConfig())
+	s := startServer(t, config.Default())
 	t.Cleanup(func() { shutdownServer(t, s) })
 	s.draining.Store(true)
 	status, body := rawRequest(t, s.Addr(), "GET "+WebSocketPath+" HTTP/1.1\r\n"+upgradeHeaders+"\r\n")

@@ -11,7 +11,7 @@ import (
 // (the admin listener's, or the main one's).
 func (s *Server) mountAdminUI(mux *http.ServeMux) error {
 	ui := s.cfg.Admin.UI
-	p := ui.path()
+	p := ui.MountPath()
 	h, err := admin.New(s.hub, admin.Config{
 		Password: ui.Password, TokenSecret: ui.TokenSecret, Insecure: ui.Insecure,
 		CookiePath: p + "/", Logger: s.log,

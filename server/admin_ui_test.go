@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/heraldhq/herald/config"
+
 	"context"
 	"net/http"
 	"strings"
@@ -20,8 +22,8 @@ func TestAdminUIMount(t *testing.T) {
 		res.Body.Close()
 		return res.StatusCode
 	}
-	cfg := DefaultConfig()
-	cfg.Admin.UI = AdminUIConfig{Enabled: true, Password: "long enough password", Path: "/ops/"}
+	cfg := config.Default()
+	cfg.Admin.UI = config.AdminUIConfig{Enabled: true, Password: "long enough password", Path: "/ops/"}
 	s := startServer(t, cfg)
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 	base := "http://" + s.Addr()
@@ -48,17 +50,17 @@ func TestAdminUIMount(t *testing.T) {
 }
 
 func TestAdminUIConfigCheck(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Admin.UI = AdminUIConfig{Enabled: true}
+	cfg := config.Default()
+	cfg.Admin.UI = config.AdminUIConfig{Enabled: true}
 	err := cfg.Validate()
 	if err == nil || !strings.Contains(err.Error(), "admin.ui.password") {
 		t.Fatalf("enabled without a way in: %v", err)
 	}
-	cfg.Admin.UI = AdminUIConfig{Enabled: true, Insecure: true, Path: "/api"}
+	cfg.Admin.UI = config.AdminUIConfig{Enabled: true, Insecure: true, Path: "/api"}
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "admin.ui.path") {
 		t.Fatalf("path /api: %v", err)
 	}
-	cfg.Admin.UI = AdminUIConfig{Enabled: true, TokenSecret: "0123456789abcdef0123"}
+	cfg.Admin.UI = config.AdminUIConfig{Enabled: true, TokenSecret: "0123456789abcdef0123"}
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("token secret only: %v", err)
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/heraldhq/herald/config"
 )
 
 // Defaults of the admission limits (docs/configuration.md says why).
@@ -23,7 +25,7 @@ const (
 // admissionLimits are the resolved websocket.max_unauthenticated,
 // ip_rate_limit and ip_rate_burst: zero takes the default, -1 turns the
 // limit off (maxPending or ipRate 0 here).
-func (w WebSocketConfig) admissionLimits() (maxPending int, ipRate float64, ipBurst int) {
+func admissionLimits(w config.WebSocketConfig) (maxPending int, ipRate float64, ipBurst int) {
 	switch w.MaxUnauthenticated {
 	case 0:
 		maxPending = defaultMaxUnauthenticated
@@ -73,8 +75,8 @@ type admission struct {
 	lastWarnCap, lastWarnIP atomic.Int64
 }
 
-func newAdmission(next http.Handler, ws WebSocketConfig, pending func() int, log *slog.Logger) (*admission, error) {
-	maxPending, ipRate, ipBurst := ws.admissionLimits()
+func newAdmission(next http.Handler, ws config.WebSocketConfig, pending func() int, log *slog.Logger) (*admission, error) {
+	maxPending, ipRate, ipBurst := admissionLimits(ws)
 	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "herald", Subsystem: "websocket", Name: "refused_connections_total",
 		Help: "WebSocket upgrades refused before the upgrade, by reason: cap (503, websocket.max_unauthenticated reached) or ip_rate (429, websocket.ip_rate_limit exceeded).",

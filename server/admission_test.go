@@ -12,6 +12,7 @@ import (
 
 	gws "github.com/gorilla/websocket"
 
+	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -54,11 +55,11 @@ func mustMetric(t *testing.T, s *Server, name string, labels ...string) float64 
 // frees its slot for the next one.
 func TestUnauthenticatedCap(t *testing.T) {
 	const limit = 20
-	cfg := DefaultConfig()
-	cfg.Shutdown.DrainWindow = Duration(100 * time.Millisecond)
+	cfg := config.Default()
+	cfg.Shutdown.DrainWindow = time.Duration(100 * time.Millisecond)
 	cfg.WebSocket.MaxUnauthenticated = limit
 	cfg.WebSocket.IPRateLimit = -1
-	cfg.Client.StaleCloseDelay = Duration(time.Minute) // only the test frees slots
+	cfg.Client.StaleCloseDelay = time.Duration(time.Minute) // only the test frees slots
 	s := startServer(t, cfg)
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 
@@ -111,8 +112,8 @@ func TestUnauthenticatedCap(t *testing.T) {
 // TestIPRateLimit: one address past its burst gets 429, another address
 // is not affected. The rate is tiny so no token comes back mid-test.
 func TestIPRateLimit(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Shutdown.DrainWindow = Duration(100 * time.Millisecond)
+	cfg := config.Default()
+	cfg.Shutdown.DrainWindow = time.Duration(100 * time.Millisecond)
 	cfg.WebSocket.IPRateLimit = 0.001
 	cfg.WebSocket.IPRateBurst = 3
 	s := startServer(t, cfg)
@@ -185,16 +186,16 @@ func TestIPKey(t *testing.T) {
 
 func TestAdmissionConfig(t *testing.T) {
 	for _, tc := range []struct {
-		ws             WebSocketConfig
+		ws             config.WebSocketConfig
 		pending, burst int
 		rate           float64
 	}{
-		{WebSocketConfig{}, 10000, 2000, 1000},
-		{WebSocketConfig{MaxUnauthenticated: -1, IPRateLimit: -1, IPRateBurst: 5}, 0, 0, 0},
-		{WebSocketConfig{MaxUnauthenticated: 5, IPRateLimit: 0.2}, 5, 1, 0.2},
-		{WebSocketConfig{IPRateLimit: 10, IPRateBurst: 3}, 10000, 3, 10},
+		{config.WebSocketConfig{}, 10000, 2000, 1000},
+		{config.WebSocketConfig{MaxUnauthenticated: -1, IPRateLimit: -1, IPRateBurst: 5}, 0, 0, 0},
+		{config.WebSocketConfig{MaxUnauthenticated: 5, IPRateLimit: 0.2}, 5, 1, 0.2},
+		{config.WebSocketConfig{IPRateLimit: 10, IPRateBurst: 3}, 10000, 3, 10},
 	} {
-		p, r, b := tc.ws.admissionLimits()
+		p, r, b := admissionLimits(tc.ws)
 		if p != tc.pending || r != tc.rate || b != tc.burst {
 			t.Errorf("%+v: got %d, %v, %d; want %d, %v, %d", tc.ws, p, r, b, tc.pending, tc.rate, tc.burst)
 		}
@@ -206,7 +207,7 @@ func TestAdmissionConfig(t *testing.T) {
 		"websocket: {ip_rate_burst: -1}",
 		"websocket: {trusted_proxies: [proxy.local]}",
 	} {
-		cfg, err := ParseConfig([]byte("client: {insecure: true}\n" + bad))
+		cfg, err := config.Parse([]byte("client: {insecure: true}\n" + bad))
 		if err != nil {
 			t.Fatalf("%s: %v", bad, err)
 		}
@@ -222,11 +223,11 @@ func TestAdmissionConfig(t *testing.T) {
 // the node past the cap, since each counts from its check on.
 func TestUnauthenticatedCapConcurrent(t *testing.T) {
 	const limit, attempts = 10, 40
-	cfg := DefaultConfig()
-	cfg.Shutdown.DrainWindow = Duration(100 * time.Millisecond)
+	cfg := config.Default()
+	cfg.Shutdown.DrainWindow = time.Duration(100 * time.Millisecond)
 	cfg.WebSocket.MaxUnauthenticated = limit
 	cfg.WebSocket.IPRateLimit = -1
-	cfg.Client.StaleCloseDelay = Duration(time.Minute)
+	cfg.Client.StaleCloseDelay = time.Duration(time.Minute)
 	s := startServer(t, cfg)
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 

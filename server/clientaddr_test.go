@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/heraldhq/herald/config"
+
 	"context"
 	"net/http"
 	"testing"
@@ -69,8 +71,8 @@ func TestIPRateLimitBehindProxy(t *testing.T) {
 		return resp.StatusCode
 	}
 	start := func(trusted []string) *Server {
-		cfg := DefaultConfig()
-		cfg.Shutdown.DrainWindow = Duration(100 * time.Millisecond)
+		cfg := config.Default()
+		cfg.Shutdown.DrainWindow = time.Duration(100 * time.Millisecond)
 		cfg.WebSocket.IPRateLimit = 0.001
 		cfg.WebSocket.IPRateBurst = 1
 		cfg.WebSocket.TrustedProxies = trusted

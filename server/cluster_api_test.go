@@ -12,7 +12,9 @@ import (
 
 	gws "github.com/gorilla/websocket"
 
+	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -43,9 +45,9 @@ func TestClusterWideAPI(t *testing.T) {
 	for _, name := range []string{"postgres", "redis"} {
 		setup := networkedEngines()[name]
 		t.Run(name, func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := config.Default()
 			cfg.HTTPAPI.Key = "k"
-			cfg.Channel.WithoutNamespace = NamespaceOptions{AllowSubscribeForClient: true}
+			cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{AllowSubscribeForClient: true}
 			setup(t, &cfg)
 			var nodes []*Server
 			for _, n := range []string{"node1", "node2", "node3"} {
@@ -154,7 +156,7 @@ func TestNewNodeKnowsTheClusterAtOnce(t *testing.T) {
 	for _, name := range []string{"postgres", "redis"} {
 		setup := networkedEngines()[name]
 		t.Run(name, func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := config.Default()
 			setup(t, &cfg)
 			cfg.Name = "node1"
 			n1 := startServer(t, cfg)

@@ -9,6 +9,8 @@ import (
 
 	gws "github.com/gorilla/websocket"
 
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -19,13 +21,13 @@ func TestTwoNodesDeliver(t *testing.T) {
 	engines := networkedEngines()
 	for name, setup := range engines {
 		t.Run(name, func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := config.Default()
 			cfg.HTTPAPI.Key = "k"
-			cfg.Channel.WithoutNamespace = NamespaceOptions{AllowSubscribeForClient: true}
+			cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{AllowSubscribeForClient: true}
 			history := name != "nats"
 			if history {
 				cfg.Channel.WithoutNamespace.HistorySize = 10
-				cfg.Channel.WithoutNamespace.HistoryTTL = Duration(time.Minute)
+				cfg.Channel.WithoutNamespace.HistoryTTL = time.Duration(time.Minute)
 				cfg.Channel.WithoutNamespace.ForceRecovery = true
 			}
 			setup(t, &cfg)
@@ -73,20 +75,20 @@ func TestTwoNodesDeliver(t *testing.T) {
 
 // networkedEngines configures each engine that connects nodes, on the test
 // services, under a schema or prefix of the test's own.
-func networkedEngines() map[string]func(*testing.T, *Config) {
-	return map[string]func(*testing.T, *Config){
-		"postgres": func(t *testing.T, c *Config) {
+func networkedEngines() map[string]func(*testing.T, *config.Config) {
+	return map[string]func(*testing.T, *config.Config){
+		"postgres": func(t *testing.T, c *config.Config) {
 			c.Engine.Type = "postgres"
 			c.Engine.Postgres.DSN = testenv.Require(t, "HERALD_TEST_POSTGRES_DSN")
 			testenv.LockPostgres(t)
 			c.Engine.Postgres.Schema = "herald_server_test_" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
 		},
-		"redis": func(t *testing.T, c *Config) {
+		"redis": func(t *testing.T, c *config.Config) {
 			c.Engine.Type = "redis"
 			c.Engine.Redis.Address = testenv.Require(t, "HERALD_TEST_REDIS_ADDR")
 			c.Engine.Redis.Prefix = "herald-server-test-" + time.Now().Format("150405.000000")
 		},
-		"nats": func(t *testing.T, c *Config) {
+		"nats": func(t *testing.T, c *config.Config) {
 			c.Engine.Type = "nats"
 			c.Engine.NATS.URL = testenv.Require(t, "HERALD_TEST_NATS_URL")
 			c.Engine.NATS.Prefix = "herald-server-test-" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")

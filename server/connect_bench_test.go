@@ -13,6 +13,7 @@ import (
 	"github.com/gobwas/ws/wsutil"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/transport/websocket"
 )
@@ -29,13 +30,13 @@ func BenchmarkConnect(b *testing.B) {
 		cache   int
 		netHTTP bool
 	}{
-		{"reconnect", DefaultTokenCacheSize, false},
-		{"reconnect-nethttp", DefaultTokenCacheSize, true},
+		{"reconnect", config.DefaultTokenCacheSize, false},
+		{"reconnect-nethttp", config.DefaultTokenCacheSize, true},
 		{"nocache", 0, false},
 		{"nocache-nethttp", 0, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			cfg := DefaultConfig()
+			cfg := config.Default()
 			cfg.Address = "127.0.0.1:0"
 			cfg.WebSocket.Poller = testenv.WebSocketPoller()
 			cfg.WebSocket.IPRateLimit = -1 // every client comes from 127.0.0.1

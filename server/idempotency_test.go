@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -22,10 +24,10 @@ func TestIdempotentPublishAcrossNodes(t *testing.T) {
 	for _, name := range []string{"postgres", "redis"} {
 		setup := networkedEngines()[name]
 		t.Run(name, func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := config.Default()
 			cfg.HTTPAPI.Key = "k"
-			cfg.Channel.WithoutNamespace = NamespaceOptions{
-				AllowSubscribeForClient: true, HistorySize: 100, HistoryTTL: Duration(time.Minute), ForceRecovery: true,
+			cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{
+				AllowSubscribeForClient: true, HistorySize: 100, HistoryTTL: time.Duration(time.Minute), ForceRecovery: true,
 			}
 			setup(t, &cfg)
 			cfg.Name = "node1"
@@ -110,9 +112,9 @@ func TestIdempotentPublishAcrossNodes(t *testing.T) {
 // TestIdempotencyKeyOnNATS: an engine that cannot remember keys refuses
 // them instead of delivering twice.
 func TestIdempotencyKeyOnNATS(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.HTTPAPI.Key = "k"
-	cfg.Channel.WithoutNamespace = NamespaceOptions{AllowSubscribeForClient: true}
+	cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{AllowSubscribeForClient: true}
 	networkedEngines()["nats"](t, &cfg)
 	n := startServer(t, cfg)
 	t.Cleanup(func() { _ = n.Shutdown(context.Background()) })

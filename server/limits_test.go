@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/heraldhq/herald/config"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -15,7 +17,7 @@ import (
 )
 
 // startStopped starts a node that is shut down when the test ends.
-func startStopped(t *testing.T, cfg Config) *Server {
+func startStopped(t *testing.T, cfg config.Config) *Server {
 	t.Helper()
 	s := startServer(t, cfg)
 	t.Cleanup(func() {
@@ -55,8 +57,8 @@ func awaitClosed(t *testing.T, br *bufio.Reader) {
 // TestIdleKeepAliveClosed: a keep-alive connection that sends nothing
 // after its request is closed after http.idle_timeout.
 func TestIdleKeepAliveClosed(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.HTTP.IdleTimeout = Duration(200 * time.Millisecond)
+	cfg := config.Default()
+	cfg.HTTP.IdleTimeout = time.Duration(200 * time.Millisecond)
 	s := startStopped(t, cfg)
 	conn, br := rawHTTP(t, s)
 	fmt.Fprint(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -78,17 +80,17 @@ func TestIdleKeepAliveClosed(t *testing.T) {
 
 // TestDefaultLimits: the limits are on without any configuration.
 func TestDefaultLimits(t *testing.T) {
-	cfg := DefaultConfig()
-	if cfg.HTTP.idleTimeout() != 120*time.Second || cfg.HTTPAPI.BodyReadTimeout.D() != 10*time.Second ||
+	cfg := config.Default()
+	if cfg.HTTP.IdleTimeoutOrDefault() != 120*time.Second || cfg.HTTPAPI.BodyReadTimeout != 10*time.Second ||
 		cfg.HTTPAPI.MaxBatchCommands != 1000 || cfg.HTTPAPI.AllowKeyInQuery {
 		t.Fatalf("defaults: %+v %+v", cfg.HTTP, cfg.HTTPAPI)
 	}
 	cfg.HTTP.IdleTimeout = 0
-	if cfg.HTTP.idleTimeout() != DefaultIdleTimeout {
-		t.Fatalf("idle_timeout 0 gives %s, want the default", cfg.HTTP.idleTimeout())
+	if cfg.HTTP.IdleTimeoutOrDefault() != config.DefaultIdleTimeout {
+		t.Fatalf("idle_timeout 0 gives %s, want the default", cfg.HTTP.IdleTimeoutOrDefault())
 	}
-	s := startStopped(t, DefaultConfig())
-	if s.http.IdleTimeout != DefaultIdleTimeout {
+	s := startStopped(t, config.Default())
+	if s.http.IdleTimeout != config.DefaultIdleTimeout {
 		t.Fatalf("server IdleTimeout %s", s.http.IdleTimeout)
 	}
 }
@@ -97,9 +99,9 @@ func TestDefaultLimits(t *testing.T) {
 // trickles in, with 408 and a message saying so, and closes the
 // connection.
 func TestAPIBodyReadTimeout(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.HTTPAPI.Key = "k"
-	cfg.HTTPAPI.BodyReadTimeout = Duration(300 * time.Millisecond)
+	cfg.HTTPAPI.BodyReadTimeout = time.Duration(300 * time.Millisecond)
 	s := startStopped(t, cfg)
 	conn, br := rawHTTP(t, s)
 	body := `{"channel":"chat","data":"` + strings.Repeat("x", 100) + `"}`
@@ -155,7 +157,7 @@ func TestAPIConfigLimits(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.HTTPAPI.Key = "k"
 	cfg.HTTPAPI.MaxBatchCommands = 2
 	s := startStopped(t, cfg)
@@ -185,7 +187,7 @@ func TestAPIConfigLimits(t *testing.T) {
 }
 
 func TestValidateLimits(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.HTTP.IdleTimeout = -1
 	cfg.HTTPAPI.BodyReadTimeout = -1
 	cfg.HTTPAPI.MaxBatchCommands = -1
@@ -202,8 +204,8 @@ func TestValidateLimits(t *testing.T) {
 // the connection either: net/http discards it after the answer, and that
 // discard is bounded too.
 func TestUnreadBodyBounded(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.HTTPAPI.BodyReadTimeout = Duration(300 * time.Millisecond)
+	cfg := config.Default()
+	cfg.HTTPAPI.BodyReadTimeout = time.Duration(300 * time.Millisecond)
 	s := startStopped(t, cfg)
 	for _, path := range []string{"/healthz", "/api/publish"} {
 		t.Run(path, func(t *testing.T) {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -31,7 +33,7 @@ type pgCluster struct {
 // startPGCluster takes the PostgreSQL test lock for the test and starts n
 // nodes with the configuration configure adjusts. The nodes shut down and
 // the schema is dropped when the test ends.
-func startPGCluster(t *testing.T, n int, configure func(*Config)) *pgCluster {
+func startPGCluster(t *testing.T, n int, configure func(*config.Config)) *pgCluster {
 	t.Helper()
 	dsn := testenv.Require(t, "HERALD_TEST_POSTGRES_DSN")
 	testenv.LockPostgres(t)
@@ -50,12 +52,12 @@ func startPGCluster(t *testing.T, n int, configure func(*Config)) *pgCluster {
 			t.Errorf("drop schema %s: %v", c.schema, err)
 		}
 	})
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.HTTPAPI.Key = "k"
 	cfg.Engine.Type = "postgres"
 	cfg.Engine.Postgres.DSN = dsn
 	cfg.Engine.Postgres.Schema = c.schema
-	cfg.Shutdown.DrainWindow = Duration(50 * time.Millisecond)
+	cfg.Shutdown.DrainWindow = time.Duration(50 * time.Millisecond)
 	if configure != nil {
 		configure(&cfg)
 	}
@@ -102,11 +104,11 @@ func engineNodeID(t *testing.T, s *Server) string {
 // checks from real clients that publications, presence, join/leave and
 // disconnects cross nodes.
 func TestPostgresThreeNodes(t *testing.T) {
-	c := startPGCluster(t, 3, func(cfg *Config) {
-		cfg.Channel.WithoutNamespace = NamespaceOptions{
+	c := startPGCluster(t, 3, func(cfg *config.Config) {
+		cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{
 			AllowSubscribeForClient: true,
 			Presence:                true, JoinLeave: true, ForcePushJoinLeave: true,
-			HistorySize: 100, HistoryTTL: Duration(time.Minute), ForceRecovery: true,
+			HistorySize: 100, HistoryTTL: time.Duration(time.Minute), ForceRecovery: true,
 		}
 	})
 	n1, n2, n3 := c.nodes[0], c.nodes[1], c.nodes[2]
@@ -220,10 +222,10 @@ func TestPostgresThreeNodes(t *testing.T) {
 // transactions: a client on a node gets the committed publication once,
 // with the offset the function returned, and never the rolled-back one.
 func TestPostgresTransactionalPublishReachesClient(t *testing.T) {
-	c := startPGCluster(t, 2, func(cfg *Config) {
-		cfg.Channel.WithoutNamespace = NamespaceOptions{
+	c := startPGCluster(t, 2, func(cfg *config.Config) {
+		cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{
 			AllowSubscribeForClient: true,
-			HistorySize:             10, HistoryTTL: Duration(time.Minute), ForceRecovery: true,
+			HistorySize:             10, HistoryTTL: time.Duration(time.Minute), ForceRecovery: true,
 		}
 	})
 	const ch = "orders"
@@ -290,12 +292,12 @@ func TestPostgresTransactionalPublishReachesClient(t *testing.T) {
 // another, with and without history.
 func TestPostgresPayloadSizes(t *testing.T) {
 	const maxPayload = 1 << 20
-	c := startPGCluster(t, 2, func(cfg *Config) {
-		cfg.Channel.WithoutNamespace = NamespaceOptions{AllowSubscribeForClient: true}
-		cfg.Channel.Namespaces = []Namespace{{Name: "hist", NamespaceOptions: NamespaceOptions{
+	c := startPGCluster(t, 2, func(cfg *config.Config) {
+		cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{AllowSubscribeForClient: true}
+		cfg.Channel.Namespaces = []config.Namespace{{Namespace: hub.Namespace{Name: "hist", NamespaceOptions: hub.NamespaceOptions{
 			AllowSubscribeForClient: true,
-			HistorySize:             10, HistoryTTL: Duration(time.Minute), ForceRecovery: true,
-		}}}
+			HistorySize:             10, HistoryTTL: time.Duration(time.Minute), ForceRecovery: true,
+		}}}}
 		cfg.HTTPAPI.MaxBodySize = 4 * maxPayload
 		cfg.WebSocket.MessageSizeLimit = 4 * maxPayload
 		cfg.Client.QueueMaxSize = 16 * maxPayload
@@ -345,8 +347,8 @@ func payloadOf(size int) string {
 // API of another node, reaches each subscriber once.
 func TestPostgresManyChannels(t *testing.T) {
 	const conns, perConn = 100, 100
-	c := startPGCluster(t, 2, func(cfg *Config) {
-		cfg.Channel.WithoutNamespace = NamespaceOptions{AllowSubscribeForClient: true}
+	c := startPGCluster(t, 2, func(cfg *config.Config) {
+		cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{AllowSubscribeForClient: true}
 		cfg.Client.ChannelLimit = perConn
 	})
 	subNode, pubNode := c.nodes[0], c.nodes[1]

@@ -14,6 +14,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -200,10 +202,10 @@ func runPGStream(t *testing.T, faults func(*pgCluster) []streamFault) {
 		perNode    = 2
 		ch         = "stream"
 	)
-	c := startPGCluster(t, 3, func(cfg *Config) {
-		cfg.Channel.WithoutNamespace = NamespaceOptions{
+	c := startPGCluster(t, 3, func(cfg *config.Config) {
+		cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{
 			AllowSubscribeForClient: true,
-			HistorySize:             2 * total, HistoryTTL: Duration(10 * time.Minute), ForceRecovery: true,
+			HistorySize:             2 * total, HistoryTTL: time.Duration(10 * time.Minute), ForceRecovery: true,
 		}
 		// A client that does have to recover gets everything it missed.
 		cfg.Client.RecoveryMaxPublicationLimit = 2 * total

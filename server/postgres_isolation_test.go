@@ -1,6 +1,9 @@
 package server
 
 import (
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/hub"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,13 +22,13 @@ import (
 // read workers, the waiting subscribes held every worker and nothing else
 // was read.
 func TestPostgresHistoryLockHoldsOnlyHistory(t *testing.T) {
-	c := startPGCluster(t, 2, func(cfg *Config) {
-		cfg.Client.PingInterval = Duration(1500 * time.Millisecond)
-		cfg.Client.PongTimeout = Duration(1400 * time.Millisecond)
-		cfg.Channel.WithoutNamespace = NamespaceOptions{AllowSubscribeForClient: true}
-		cfg.Channel.Namespaces = []Namespace{{Name: "hist", NamespaceOptions: NamespaceOptions{
-			AllowSubscribeForClient: true, HistorySize: 10, HistoryTTL: Duration(time.Minute), ForceRecovery: true,
-		}}}
+	c := startPGCluster(t, 2, func(cfg *config.Config) {
+		cfg.Client.PingInterval = time.Duration(1500 * time.Millisecond)
+		cfg.Client.PongTimeout = time.Duration(1400 * time.Millisecond)
+		cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{AllowSubscribeForClient: true}
+		cfg.Channel.Namespaces = []config.Namespace{{Namespace: hub.Namespace{Name: "hist", NamespaceOptions: hub.NamespaceOptions{
+			AllowSubscribeForClient: true, HistorySize: 10, HistoryTTL: time.Duration(time.Minute), ForceRecovery: true,
+		}}}}
 	})
 	// One subscriber of a channel without history on each node.
 	subs := []*wsClient{mustDial(t, c.nodes[0], "sub1"), mustDial(t, c.nodes[1], "sub2")}

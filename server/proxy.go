@@ -6,14 +6,15 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/proxy"
 )
 
 // newProxy builds the node's proxy router and installs its handlers in h;
 // nil when the configuration proxies no event.
-func newProxy(cfg Config, h *hub.Handlers, log *slog.Logger) (*proxy.Router, error) {
-	opts, used := cfg.proxyOptions()
+func newProxy(cfg config.Config, h *hub.Handlers, log *slog.Logger) (*proxy.Router, error) {
+	opts, used := cfg.ProxyOptions()
 	if !used {
 		return nil, nil
 	}
@@ -29,7 +30,7 @@ func newProxy(cfg Config, h *hub.Handlers, log *slog.Logger) (*proxy.Router, err
 // proxyHeaderKeeper returns what a connection keeps of its HTTP request's
 // header: only the names some proxy forwards (nil when none does), so
 // that a node with many connections does not hold every upgrade header.
-func proxyHeaderKeeper(cfg Config) func(http.Header) map[string][]string {
+func proxyHeaderKeeper(cfg config.Config) func(http.Header) map[string][]string {
 	var names []string
 	for _, p := range cfg.Proxies {
 		for _, h := range p.HTTPHeaders {

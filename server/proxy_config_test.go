@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/heraldhq/herald/config"
+
 	"strings"
 	"testing"
 )
@@ -73,7 +75,7 @@ proxy_max_in_flight: -2
 			"proxy_max_in_flight: -2: want a positive number"}},
 	}
 	for i, tc := range cases {
-		cfg, err := ParseConfig([]byte(tc.yaml))
+		cfg, err := config.Parse([]byte(tc.yaml))
 		if err != nil {
 			t.Fatalf("case %d: parse: %v", i, err)
 		}
@@ -101,14 +103,14 @@ client:
   allow_anonymous_connect_without_token: false
   proxy: {connect: app, refresh: app}
 `
-	cfg, err := ParseConfig([]byte(ok))
+	cfg, err := config.Parse([]byte(ok))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("valid proxy configuration refused: %v", err)
 	}
-	if _, err := ParseConfig([]byte("proxies:\n  - name: a\n    endpont: http://x\n")); err == nil || !strings.Contains(err.Error(), `proxies[0].endpont: unknown key (did you mean "proxies[0].endpoint"?)`) {
+	if _, err := config.Parse([]byte("proxies:\n  - name: a\n    endpont: http://x\n")); err == nil || !strings.Contains(err.Error(), `proxies[0].endpont: unknown key (did you mean "proxies[0].endpoint"?)`) {
 		t.Fatalf("misspelt key: %v", err)
 	}
 }
@@ -117,7 +119,7 @@ client:
 // through the connect proxy is not told that every connection will be
 // refused, nor given generated keys.
 func TestConnectProxyCountsAsAuthentication(t *testing.T) {
-	cfg, err := ParseConfig([]byte("proxies:\n  - name: app\n    endpoint: http://localhost:3000/connect\nclient:\n  proxy:\n    connect: app\nhttp_api:\n  key: k\n"))
+	cfg, err := config.Parse([]byte("proxies:\n  - name: app\n    endpoint: http://localhost:3000/connect\nclient:\n  proxy:\n    connect: app\nhttp_api:\n  key: k\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

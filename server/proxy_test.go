@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/heraldhq/herald/config"
+
 	"context"
 	"encoding/json"
 	"io"
@@ -77,7 +79,7 @@ rpc:
 // the calls in /metrics.
 func TestProxyServer(t *testing.T) {
 	backend := proxyBackend(t)
-	cfg, err := ParseConfig([]byte(strings.ReplaceAll(proxyConfigYAML, "BACKEND", backend.URL)))
+	cfg, err := config.Parse([]byte(strings.ReplaceAll(proxyConfigYAML, "BACKEND", backend.URL)))
 	if err != nil {
 		t.Fatal(err)
 	}

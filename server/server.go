@@ -22,6 +22,7 @@ import (
 
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/proxy"
 	"github.com/heraldhq/herald/sqlauth"
@@ -43,7 +44,7 @@ const UniWebSocketPath = "/connection/uni_websocket"
 
 // Server is one running Herald node.
 type Server struct {
-	cfg  Config
+	cfg  config.Config
 	log  *slog.Logger
 	hub  *hub.Hub
 	ws   *websocket.Server
@@ -60,13 +61,13 @@ type Server struct {
 }
 
 // New builds a node from cfg; Start makes it listen.
-func New(cfg Config, log *slog.Logger) (_ *Server, err error) {
+func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	var tokens hub.TokenVerifier
 	if cfg.Client.Token.Configured() {
-		v, err := auth.NewVerifier(cfg.Client.Token.auth())
+		v, err := auth.NewVerifier(cfg.Client.Token.Auth())
 		if err != nil {
 			return nil, fmt.Errorf("client.token: %w", err)
 		}
@@ -80,7 +81,7 @@ func New(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	hcfg := cfg.hubConfig()
+	hcfg := cfg.Hub(Version)
 	hcfg.Engine, hcfg.Tokens, hcfg.Logger = eng, tokens, log
 	px, err := newProxy(cfg, &hcfg.Handlers, log)
 	if err != nil {
@@ -108,8 +109,8 @@ func New(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	}
 	ws, err := websocket.NewServer(websocket.Config{
 		MaxMessageSize:     cfg.WebSocket.MessageSizeLimit,
-		WriteTimeout:       cfg.WebSocket.WriteTimeout.D(),
-		ReadTimeout:        cfg.WebSocket.ReadTimeout.D(),
+		WriteTimeout:       cfg.WebSocket.WriteTimeout,
+		ReadTimeout:        cfg.WebSocket.ReadTimeout,
 		CheckOrigin:        originChecker(cfg.WebSocket.AllowedOrigins),
 		OriginHint:         `add the page's origin (scheme://host:port) to websocket.allowed_origins in the configuration, or "*" to allow any`,
 		Poller:             websocket.Poller(cfg.WebSocket.Poller),
@@ -183,7 +184,7 @@ func New(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	if cfg.HTTPAPI.Key != "" || cfg.HTTPAPI.Insecure {
 		apiHandler, err := api.NewHandler(h, api.Config{
 			Key: cfg.HTTPAPI.Key, Insecure: cfg.HTTPAPI.Insecure, ErrorMode: cfg.HTTPAPI.ErrorMode,
-			MaxBodySize: cfg.HTTPAPI.MaxBodySize, BodyReadTimeout: cfg.HTTPAPI.BodyReadTimeout.D(),
+			MaxBodySize: cfg.HTTPAPI.MaxBodySize, BodyReadTimeout: cfg.HTTPAPI.BodyReadTimeout,
 			MaxBatchCommands: cfg.HTTPAPI.MaxBatchCommands, AllowKeyInQuery: cfg.HTTPAPI.AllowKeyInQuery,
 			Logger: log,
 		})
@@ -200,9 +201,9 @@ func New(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	// ReadTimeout or WriteTimeout: they would also cut hijacked WebSocket
 	// connections and long API calls.
 	s.http = &http.Server{
-		Handler:           readDeadline(cfg.HTTPAPI.bodyReadTimeout(), log, mux),
+		Handler:           readDeadline(cfg.HTTPAPI.BodyReadTimeoutOrDefault(), log, mux),
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       cfg.HTTP.idleTimeout(),
+		IdleTimeout:       cfg.HTTP.IdleTimeoutOrDefault(),
 	}
 	return s, nil
 }
@@ -273,7 +274,7 @@ func (s *Server) Done() <-chan error { return s.done }
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
 	var errs []error
-	if err := s.hub.Drain(ctx, s.cfg.Shutdown.DrainWindow.D()); err != nil {
+	if err := s.hub.Drain(ctx, s.cfg.Shutdown.DrainWindow); err != nil {
 		errs = append(errs, fmt.Errorf("drain: %w", err))
 	}
 	if s.admin != nil {

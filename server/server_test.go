@@ -14,13 +14,14 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/transport/websocket"
 )
 
 // startServer starts a node on a free loopback port; its WebSocket poller
 // is HERALD_TEST_WS_POLLER's unless cfg sets one.
-func startServer(t *testing.T, cfg Config) *Server {
+func startServer(t *testing.T, cfg config.Config) *Server {
 	t.Helper()
 	cfg.Address = "127.0.0.1:0"
 	if cfg.WebSocket.Poller == "" {
@@ -60,8 +61,8 @@ func connectClient(t *testing.T, s *Server, user string) *gws.Conn {
 // connections are refused at once, clients are closed with 3001 spread over
 // the drain window, and an API call in flight still completes.
 func TestGracefulDrain(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Shutdown.DrainWindow = Duration(400 * time.Millisecond)
+	cfg := config.Default()
+	cfg.Shutdown.DrainWindow = time.Duration(400 * time.Millisecond)
 	cfg.HTTPAPI.Key = "k"
 	s := startServer(t, cfg)
 	const n = 20
@@ -136,7 +137,7 @@ func TestGracefulDrain(t *testing.T) {
 // TestMetrics checks that /metrics reports the hub's state and traffic
 // after a client connects, along with the Go runtime.
 func TestMetrics(t *testing.T) {
-	s := startServer(t, DefaultConfig())
+	s := startServer(t, config.Default())
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 	c := connectClient(t, s, "u")
 	_ = c.WriteMessage(gws.TextMessage, []byte(`{"id":2,"subscribe":{"channel":"nope"}}`))
@@ -170,7 +171,7 @@ func TestMetrics(t *testing.T) {
 // origins (same-origin by default, an allow list when configured), CORS on
 // the API, and pprof only on the opt-in admin listener.
 func TestOriginsCORSAndAdmin(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.WebSocket.AllowedOrigins = []string{"https://app.example"}
 	cfg.HTTPAPI.Key = "k"
 	cfg.HTTPAPI.AllowedOrigins = []string{"https://app.example"}
@@ -265,7 +266,7 @@ func TestWebSocketPoller(t *testing.T) {
 	}
 	for _, p := range pollers {
 		t.Run(p, func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := config.Default()
 			cfg.WebSocket.Poller = p
 			s := startServer(t, cfg)
 			t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
@@ -280,7 +281,7 @@ func TestWebSocketPoller(t *testing.T) {
 // TestAPIOffExplains checks that a node without an API key answers API
 // requests with a JSON error that says how to turn the API on.
 func TestAPIOffExplains(t *testing.T) {
-	s := startServer(t, DefaultConfig())
+	s := startServer(t, config.Default())
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 	r, err := http.Post("http://"+s.Addr()+"/api/publish", "application/json", strings.NewReader(`{"channel":"chat","data":{}}`))
 	if err != nil {
@@ -320,7 +321,7 @@ func (l *lockedBuffer) String() string {
 // TestRefusedOriginLogNamesKey checks that a browser refused for its
 // origin leaves a warning that names the origin and the key allowing it.
 func TestRefusedOriginLogNamesKey(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Address = "127.0.0.1:0"
 	cfg.WebSocket.Poller = testenv.WebSocketPoller()
 	cfg.Client.Token.HMACSecretKey = "secret"

@@ -11,6 +11,8 @@ import (
 	gws "github.com/gorilla/websocket"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -41,14 +43,14 @@ func TestSQLAuthorization(t *testing.T) {
 	exec(`CREATE FUNCTION ` + app + `.can_post(u text, ch text) RETURNS boolean LANGUAGE sql AS $$ SELECT u = 'alice' $$`)
 	exec(`CREATE FUNCTION ` + app + `.broken(u text, ch text) RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'oops'; END $$`)
 
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	networkedEngines()["postgres"](t, &cfg)
 	cfg.SQLAuth.Channel = app + "_auth"
-	cfg.Channel.Namespaces = []Namespace{
-		{Name: "rooms", NamespaceOptions: NamespaceOptions{NamespaceSQLChecks: NamespaceSQLChecks{
+	cfg.Channel.Namespaces = []config.Namespace{
+		{Namespace: hub.Namespace{Name: "rooms"}, NamespaceSQLChecks: config.NamespaceSQLChecks{
 			SubscribeCheck: "select " + app + ".can_join($1, $2)", PublishCheck: "select " + app + ".can_post($1, $2)",
-		}}},
-		{Name: "broken", NamespaceOptions: NamespaceOptions{NamespaceSQLChecks: NamespaceSQLChecks{SubscribeCheck: "select " + app + ".broken($1, $2)"}}},
+		}},
+		{Namespace: hub.Namespace{Name: "broken"}, NamespaceSQLChecks: config.NamespaceSQLChecks{SubscribeCheck: "select " + app + ".broken($1, $2)"}},
 	}
 	s := startServer(t, cfg)
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 
+	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/transport/httpstream"
 )
 
@@ -15,12 +16,12 @@ func (s *Server) mountHTTPTransports(mux *http.ServeMux, adm *admission) {
 	t := s.cfg.TransportsConfig
 	base := httpstream.Config{
 		MaxEmulationBodySize: t.Emulation.MaxRequestBodySize,
-		WriteTimeout:         s.cfg.WebSocket.WriteTimeout.D(),
+		WriteTimeout:         s.cfg.WebSocket.WriteTimeout,
 		CheckOrigin:          originChecker(s.cfg.WebSocket.AllowedOrigins),
 		Opened:               releaseAdmission,
 		Logger:               s.log,
 	}
-	server := func(c HTTPTransportConfig) *httpstream.Server {
+	server := func(c config.HTTPTransportConfig) *httpstream.Server {
 		cfg := base
 		cfg.MaxRequestBodySize = c.MaxRequestBodySize
 		return httpstream.NewServer(s.hub, cfg)
@@ -59,3 +60,12 @@ func (s *Server) opening(adm *admission, next http.Handler) http.Handler {
 		guarded.ServeHTTP(w, r)
 	})
 }
+
+// Where the HTTP transports are mounted, as in Centrifugo.
+const (
+	HTTPStreamPath    = "/connection/http_stream"
+	SSEPath           = "/connection/sse"
+	EmulationPath     = "/emulation"
+	UniHTTPStreamPath = "/connection/uni_http_stream"
+	UniSSEPath        = "/connection/uni_sse"
+)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -15,17 +17,17 @@ import (
 // forwards them through the engine, and the replies and publications
 // arrive on A's stream. On PostgreSQL and on Redis.
 func TestHTTPStreamEmulationAcrossNodes(t *testing.T) {
-	channels := NamespaceOptions{AllowSubscribeForClient: true, AllowPublishForSubscriber: true}
+	channels := hub.NamespaceOptions{AllowSubscribeForClient: true, AllowPublishForSubscriber: true}
 	engines := map[string]func(t *testing.T) (a, b *Server){
 		"postgres": func(t *testing.T) (*Server, *Server) {
-			c := startPGCluster(t, 2, func(cfg *Config) { cfg.Channel.WithoutNamespace = channels })
+			c := startPGCluster(t, 2, func(cfg *config.Config) { cfg.Channel.WithoutNamespace.NamespaceOptions = channels })
 			return c.nodes[0], c.nodes[1]
 		},
 		"redis": func(t *testing.T) (*Server, *Server) {
-			cfg := DefaultConfig()
+			cfg := config.Default()
 			cfg.HTTPAPI.Key = "k"
-			cfg.Channel.WithoutNamespace = channels
-			cfg.Shutdown.DrainWindow = Duration(50 * time.Millisecond)
+			cfg.Channel.WithoutNamespace.NamespaceOptions = channels
+			cfg.Shutdown.DrainWindow = time.Duration(50 * time.Millisecond)
 			cfg.Engine.Type = "redis"
 			cfg.Engine.Redis.Address = testenv.Require(t, "HERALD_TEST_REDIS_ADDR")
 			cfg.Engine.Redis.Prefix = "herald-httpstream-test-" + time.Now().Format("150405.000000")

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -150,9 +152,9 @@ func (c *httpStreamClient) emulate(s *Server, commands ...string) {
 }
 
 func TestHTTPTransportsServe(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.HTTPAPI.Key = "k"
-	cfg.Channel.WithoutNamespace = NamespaceOptions{AllowSubscribeForClient: true, AllowPublishForSubscriber: true}
+	cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{AllowSubscribeForClient: true, AllowPublishForSubscriber: true}
 	s := startServer(t, cfg)
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 	for _, path := range []string{HTTPStreamPath, SSEPath} {
@@ -182,7 +184,7 @@ func TestHTTPTransportsServe(t *testing.T) {
 }
 
 func TestHTTPTransportsUni(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.HTTPAPI.Key = "k"
 	cfg.UniHTTPStream.Enabled = true
 	cfg.UniSSE.Enabled = true
@@ -233,10 +235,10 @@ func TestHTTPTransportsUni(t *testing.T) {
 // (here the per-address rate) and are refused with 503 while draining;
 // the drain ends the open ones with 3001.
 func TestHTTPTransportsAdmission(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.WebSocket.IPRateLimit = 0.001
 	cfg.WebSocket.IPRateBurst = 2
-	cfg.Shutdown.DrainWindow = Duration(time.Second)
+	cfg.Shutdown.DrainWindow = time.Duration(time.Second)
 	s := startServer(t, cfg)
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 	hs := mustOpenStream(t, s, HTTPStreamPath, "a")
@@ -271,39 +273,14 @@ func TestHTTPTransportsAdmission(t *testing.T) {
 	}
 }
 
-func TestHTTPTransportsConfig(t *testing.T) {
-	cfg, err := ParseConfig([]byte("http_stream:\n  enabled: false\n  max_request_body_size: -1\nuni_sse:\n  enabled: true\nemulation:\n  max_request_body_size: 1024\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.HTTPStream.Enabled || !cfg.SSE.Enabled || !cfg.UniSSE.Enabled || cfg.UniHTTPStream.Enabled || cfg.Emulation.MaxRequestBodySize != 1024 {
-		t.Fatalf("parsed %+v", cfg.TransportsConfig)
-	}
-	err = cfg.Validate()
-	if err == nil || !strings.Contains(err.Error(), "http_stream.max_request_body_size: -1: must not be negative") {
-		t.Fatalf("validate: %v, want the negative size named", err)
-	}
-	if _, err := ParseConfig([]byte("sse:\n  enable: true\n")); err == nil || !strings.Contains(err.Error(), `did you mean "sse.enabled"`) {
-		t.Fatalf("misspelt key: %v", err)
-	}
-	d := DefaultConfig()
-	if !d.HTTPStream.Enabled || !d.SSE.Enabled || d.UniHTTPStream.Enabled || d.UniSSE.Enabled {
-		t.Fatalf("defaults %+v: want http_stream and sse on, uni off", d.TransportsConfig)
-	}
-	unknown, err := ApplyEnv(&d, []string{"HERALD_UNI_HTTP_STREAM_ENABLED=true"})
-	if err != nil || len(unknown) > 0 || !d.UniHTTPStream.Enabled {
-		t.Fatalf("env: %v %v %+v", unknown, err, d.UniHTTPStream)
-	}
-}
-
 // TestHTTPStreamOutlivesBodyReadTimeout: the read deadline that bounds
 // request bodies (http_api.body_read_timeout) must not end a stream that
 // stays open longer.
 func TestHTTPStreamOutlivesBodyReadTimeout(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.HTTPAPI.Key = "k"
-	cfg.HTTPAPI.BodyReadTimeout = Duration(100 * time.Millisecond)
-	cfg.Channel.WithoutNamespace = NamespaceOptions{AllowSubscribeForClient: true}
+	cfg.HTTPAPI.BodyReadTimeout = time.Duration(100 * time.Millisecond)
+	cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{AllowSubscribeForClient: true}
 	s := startServer(t, cfg)
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 	for _, path := range []string{HTTPStreamPath, SSEPath} {
@@ -322,7 +299,7 @@ func TestHTTPStreamOutlivesBodyReadTimeout(t *testing.T) {
 // websocket.max_unauthenticated only until it has authenticated, though
 // its request lasts as long as the stream.
 func TestHTTPStreamsAdmissionCap(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.WebSocket.MaxUnauthenticated = 2
 	s := startServer(t, cfg)
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })

@@ -9,6 +9,8 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -21,10 +23,10 @@ import (
 // outgoing message at least 64 bytes compressed), uni_websocket and the API.
 func startCompressingServer(t *testing.T) *Server {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.WebSocket.Compression = true
 	cfg.WebSocket.CompressionMinSize = 64
-	cfg.Channel.WithoutNamespace = NamespaceOptions{AllowSubscribeForClient: true}
+	cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{AllowSubscribeForClient: true}
 	cfg.UniWebSocket.Enabled = true
 	cfg.HTTPAPI.Key = "k"
 	s := startServer(t, cfg)
@@ -132,20 +134,20 @@ func TestCompressionWithHub(t *testing.T) {
 
 func TestCompressionConfigChecked(t *testing.T) {
 	for _, tc := range []struct {
-		set func(*Config)
+		set func(*config.Config)
 		key string
 	}{
-		{func(c *Config) { c.WebSocket.CompressionLevel = 10 }, "websocket.compression_level"},
-		{func(c *Config) { c.WebSocket.CompressionLevel = -1 }, "websocket.compression_level"},
-		{func(c *Config) { c.WebSocket.CompressionMinSize = -1 }, "websocket.compression_min_size"},
+		{func(c *config.Config) { c.WebSocket.CompressionLevel = 10 }, "websocket.compression_level"},
+		{func(c *config.Config) { c.WebSocket.CompressionLevel = -1 }, "websocket.compression_level"},
+		{func(c *config.Config) { c.WebSocket.CompressionMinSize = -1 }, "websocket.compression_min_size"},
 	} {
-		cfg := DefaultConfig()
+		cfg := config.Default()
 		tc.set(&cfg)
 		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.key) {
 			t.Errorf("Validate: %v, want an error naming %s", err, tc.key)
 		}
 	}
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.WebSocket.Compression, cfg.WebSocket.CompressionLevel, cfg.WebSocket.CompressionMinSize = true, 9, 512
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("Validate: %v", err)

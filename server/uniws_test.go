@@ -12,12 +12,13 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/config"
 )
 
 // startUniServer runs a node with uni_websocket on and the HTTP API.
 func startUniServer(t *testing.T) *Server {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.UniWebSocket.Enabled = true
 	cfg.HTTPAPI.Key = "k"
 	s := startServer(t, cfg)
@@ -193,7 +194,7 @@ func TestUniWebSocketRefused(t *testing.T) {
 }
 
 func TestUniWebSocketDisabledByDefault(t *testing.T) {
-	s := startServer(t, DefaultConfig())
+	s := startServer(t, config.Default())
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 	r, err := http.Get("http://" + s.Addr() + UniWebSocketPath)
 	if err != nil {

@@ -15,9 +15,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/loadgen"
 	"github.com/heraldhq/herald/protocol"
-	"github.com/heraldhq/herald/server"
 )
 
 // newRoot is `herald-bench`: the load and latency tool.
@@ -91,7 +91,7 @@ func (f *clientFlags) pool() (loadgen.PoolConfig, error) {
 	var pc loadgen.PoolConfig
 	secret := f.secret
 	if secret == "" && f.configPath != "" {
-		cfg, err := server.LoadConfig(f.configPath)
+		cfg, err := config.Load(f.configPath)
 		if err != nil {
 			return pc, err
 		}

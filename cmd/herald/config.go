@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald/server"
+	"github.com/heraldhq/herald/config"
 )
 
 func configCommand() *cobra.Command {
@@ -39,7 +39,30 @@ func configCommand() *cobra.Command {
 		Short: "Print a commented example configuration with every key",
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprint(cmd.OutOrStdout(), server.ExampleConfig)
+			fmt.Fprint(cmd.OutOrStdout(), config.Example())
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "docs FILE",
+		Short: "Rewrite the reference tables of a Markdown file (docs/configuration.md) from the option definitions",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return fmt.Errorf("config docs: %w", err)
+			}
+			out, err := config.UpdateDocs(string(data))
+			if err != nil {
+				return fmt.Errorf("config docs: %s: %w", args[0], err)
+			}
+			if out == string(data) {
+				return nil
+			}
+			if err := os.WriteFile(args[0], []byte(out), 0o644); err != nil {
+				return fmt.Errorf("config docs: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: tables rewritten\n", args[0])
+			return nil
 		},
 	})
 	return cmd
@@ -60,15 +83,15 @@ func checkArgs(_ *cobra.Command, args []string) error {
 
 // loadConfig reads the file (if any) over the defaults, applies the
 // HERALD_ environment, and validates.
-func loadConfig(path string) (server.Config, error) {
-	cfg := server.DefaultConfig()
+func loadConfig(path string) (config.Config, error) {
+	cfg := config.Default()
 	if path != "" {
 		var err error
-		if cfg, err = server.LoadConfig(path); err != nil {
+		if cfg, err = config.Load(path); err != nil {
 			return cfg, err
 		}
 	}
-	unknown, err := server.ApplyEnv(&cfg, os.Environ())
+	unknown, err := config.ApplyEnv(&cfg, os.Environ())
 	if err != nil {
 		return cfg, fmt.Errorf("environment: %w", err)
 	}

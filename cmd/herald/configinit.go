@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald/server"
+	"github.com/heraldhq/herald/config"
 )
 
 // configInitCommand writes a configuration file that works as it is: the
@@ -68,7 +68,7 @@ file is left alone unless --force is given.`,
 // checks that each key was found exactly once, so a change to the example
 // cannot silently produce a file without secrets.
 func initialConfig(keys generatedKeys, now time.Time) (string, error) {
-	text := server.ExampleConfig
+	text := config.Example()
 	for _, r := range []struct{ empty, set string }{
 		{`    hmac_secret_key: ""`, fmt.Sprintf(`    hmac_secret_key: %q`, keys.HMACSecret)},
 		{"\n  key: \"\"", fmt.Sprintf("\n  key: %q", keys.APIKey)},

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heraldhq/herald/server"
+	"github.com/heraldhq/herald/config"
 )
 
 func TestConfigInitWritesAWorkingFile(t *testing.T) {
@@ -25,7 +25,7 @@ func TestConfigInitWritesAWorkingFile(t *testing.T) {
 		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s: mode %v %v, want 0600 (it holds secrets)", name, fi.Mode(), err)
 		}
-		cfg, err := server.ParseConfig(data)
+		cfg, err := config.Parse(data)
 		if err != nil {
 			t.Fatalf("%s does not parse: %v", name, err)
 		}
@@ -39,7 +39,7 @@ func TestConfigInitWritesAWorkingFile(t *testing.T) {
 			t.Errorf("%s: warnings %v", name, cfg.Warnings())
 		}
 		// The commented defaults come along.
-		if !strings.Contains(string(data), "# debug | info | warn | error") {
+		if !strings.Contains(string(data), "# 'debug', 'info', 'warn' or 'error'") {
 			t.Errorf("%s lacks the example's comments", name)
 		}
 		checkOut, checkErr, err := run(t, "config", "check", path)
@@ -69,7 +69,7 @@ func TestConfigInitKeepsAnExistingFile(t *testing.T) {
 	if _, _, err := run(t, "config", "init", "--force", path); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := server.LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil || cfg.HTTPAPI.Key == "" {
 		t.Errorf("after --force: %+v %v", cfg.HTTPAPI, err)
 	}
@@ -80,7 +80,7 @@ func TestConfigInitDefaultsToHeraldYAML(t *testing.T) {
 	if _, _, err := run(t, "config", "init"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := server.LoadConfig("herald.yaml"); err != nil {
+	if _, err := config.Load("herald.yaml"); err != nil {
 		t.Error(err)
 	}
 }

@@ -40,7 +40,7 @@ func TestConfigCheck(t *testing.T) {
 	}
 	for name, c := range map[string]struct{ yaml, want string }{
 		"unknown key":   {"client:\n  tokn: {}\n", `client.tokn: unknown key (did you mean "client.token"?)`},
-		"bad namespace": {"client: {insecure: true}\nchannel:\n  namespaces: [{name: \"a b\"}]\n", `name "a b": must match`},
+		"bad namespace": {"client: {insecure: true}\nchannel:\n  namespaces: [{name: \"a b\"}]\n", `channel.namespaces[0].name: "a b": must match`},
 		"bad poller":    {"client: {insecure: true}\nwebsocket: {poller: kqueue}\n", `websocket.poller: "kqueue": want "auto", "epoll" or "portable"`},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/server"
 )
 
@@ -95,7 +96,7 @@ func serveCommand() *cobra.Command {
 					return fmt.Errorf("http server: %w", err)
 				}
 			}
-			sctx, cancel := context.WithTimeout(context.Background(), cfg.Shutdown.Timeout.D())
+			sctx, cancel := context.WithTimeout(context.Background(), cfg.Shutdown.Timeout)
 			defer cancel()
 			return srv.Shutdown(sctx)
 		},
@@ -114,7 +115,7 @@ func serveCommand() *cobra.Command {
 	return cmd
 }
 
-func newLogger(w io.Writer, cfg server.LogConfig) *slog.Logger {
+func newLogger(w io.Writer, cfg config.LogConfig) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.Level))
 	opts := &slog.HandlerOptions{Level: level}

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald/auth"
-	"github.com/heraldhq/herald/server"
+	"github.com/heraldhq/herald/config"
 )
 
 // tokenCommand mints connection and subscription tokens with the HMAC
@@ -25,7 +25,7 @@ func tokenCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if secret == "" && configPath != "" {
-				cfg, err := server.LoadConfig(configPath)
+				cfg, err := config.Load(configPath)
 				if err != nil {
 					return err
 				}

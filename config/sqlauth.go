@@ -1,12 +1,9 @@
-package server
+package config
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
-	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/sqlauth"
 )
 
@@ -14,24 +11,24 @@ import (
 type SQLAuthConfig struct {
 	// DSN of the database the checks query; empty means
 	// engine.postgres.dsn.
-	DSN string `yaml:"dsn"`
+	DSN string `yaml:"dsn" defaultdoc:"'engine.postgres.dsn'" doc:"the database the namespaces' 'subscribe_check' and 'publish_check' query; empty: 'engine.postgres.dsn'; required when the engine is not PostgreSQL"`
 	// ListenDSN of the connection that listens for invalidations; empty
 	// means engine.postgres.listen_dsn, else DSN.
-	ListenDSN string `yaml:"listen_dsn"`
+	ListenDSN string `yaml:"listen_dsn" defaultdoc:"'engine.postgres.listen_dsn', else 'sql_auth.dsn'" doc:"the connection that LISTENs for cache invalidations; it needs a session of its own (not a transaction-mode pooler)"`
 	// CacheTTL is how long an answer is reused (5s; negative: never).
-	CacheTTL Duration `yaml:"cache_ttl"`
+	CacheTTL time.Duration `yaml:"cache_ttl" default:"5s" doc:"how long an answer (action, user, channel) is reused. While the listening connection is down nothing is cached"`
 	// Timeout bounds one check (2s).
-	Timeout Duration `yaml:"timeout"`
+	Timeout time.Duration `yaml:"timeout" default:"2s" doc:"a check that takes longer answers error 100 (at most 1m)"`
 	// Channel is the NOTIFY channel that invalidates cached answers
 	// (herald_auth).
-	Channel string `yaml:"channel"`
+	Channel string `yaml:"channel" default:"herald_auth" doc:"the NOTIFY channel: payload '*' (or empty) drops every cached answer, 'user:<id>' a user's, 'channel:<name>' a channel's"`
 }
 
 // NamespaceSQLChecks are a namespace's SQL checks: queries called with the
 // user ($1) and the channel ($2) that answer one boolean.
 type NamespaceSQLChecks struct {
-	SubscribeCheck string `yaml:"subscribe_check"`
-	PublishCheck   string `yaml:"publish_check"`
+	SubscribeCheck string `yaml:"subscribe_check" doc:"a SQL query that decides this namespace's subscriptions, called with the user as '$1' and the channel as '$2', answering one boolean: '\"select app.can_subscribe($1, $2)\"'. 'true' allows, 'false' answers error 103, a failing query error 100. Cached for 'sql_auth.cache_ttl'; a client's subscription token is still checked by the token instead. Not together with 'subscribe_proxy'. See [postgres.md](postgres.md#authorization-in-sql)"`
+	PublishCheck   string `yaml:"publish_check" doc:"the same for publications; not together with 'publish_proxy'"`
 }
 
 // sqlChecks maps namespace names to their checks; empty when none has one.
@@ -76,33 +73,24 @@ func (c Config) sqlAuthProblems() Problems {
 	}
 	check("channel.without_namespace", c.Channel.WithoutNamespace)
 	for i, ns := range c.Channel.Namespaces {
-		check(fmt.Sprintf("channel.namespaces[%d]", i), ns.NamespaceOptions)
+		check(fmt.Sprintf("channel.namespaces[%d]", i), ns.Options())
 	}
 	if dsn, _ := c.sqlAuthDSNs(); dsn == "" && len(c.sqlChecks()) > 0 {
 		bad("sql_auth.dsn", "required for subscribe_check and publish_check unless engine.type is postgres (then engine.postgres.dsn is used)")
 	}
-	if t := c.SQLAuth.Timeout.D(); t < 0 || t > time.Minute {
+	if t := c.SQLAuth.Timeout; t < 0 || t > time.Minute {
 		bad("sql_auth.timeout", "%s: want 0 (the default, %s) to 1m", t, sqlauth.DefaultTimeout)
 	}
 	return ps
 }
 
-// newSQLAuth connects the SQL checks and installs them in h in front of
-// the proxy's handlers; nil when no namespace has a check.
-func newSQLAuth(ctx context.Context, cfg Config, h *hub.Handlers, log *slog.Logger) (*sqlauth.Authorizer, error) {
-	checks := cfg.sqlChecks()
-	if len(checks) == 0 {
-		return nil, nil
-	}
-	dsn, listen := cfg.sqlAuthDSNs()
-	a, err := sqlauth.New(ctx, sqlauth.Options{
+// SQLAuthOptions converts the configuration for sqlauth.New; ok is false
+// when no namespace has a check.
+func (c Config) SQLAuthOptions() (opts sqlauth.Options, ok bool) {
+	checks := c.sqlChecks()
+	dsn, listen := c.sqlAuthDSNs()
+	return sqlauth.Options{
 		DSN: dsn, ListenDSN: listen, Namespaces: checks,
-		CacheTTL: cfg.SQLAuth.CacheTTL.D(), Timeout: cfg.SQLAuth.Timeout.D(), Channel: cfg.SQLAuth.Channel,
-		Logger: log,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("sql_auth: %w", err)
-	}
-	a.Install(h)
-	return a, nil
+		CacheTTL: c.SQLAuth.CacheTTL, Timeout: c.SQLAuth.Timeout, Channel: c.SQLAuth.Channel,
+	}, len(checks) > 0
 }

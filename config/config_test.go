@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"reflect"
@@ -28,7 +28,7 @@ func TestParseConfigReportsProblemsByKey(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ParseConfig([]byte(c.yaml))
+			_, err := Parse([]byte(c.yaml))
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v\nwant it to contain %s", err, c.want)
 			}
@@ -37,7 +37,7 @@ func TestParseConfigReportsProblemsByKey(t *testing.T) {
 }
 
 func TestValidateReportsEveryProblem(t *testing.T) {
-	cfg, err := ParseConfig([]byte(`
+	cfg, err := Parse([]byte(`
 engine: {type: postgress}
 log: {level: loud}
 websocket: {poller: kqueue}
@@ -62,14 +62,14 @@ channel:
 		`log.level: "loud": want debug, info, warn or error`,
 		`websocket.poller: "kqueue": want "auto", "epoll" or "portable"`,
 		`client.pong_timeout: 10s must be shorter than client.ping_interval (5s)`,
-		`channel.namespaces[0].name "bad name!": must match`,
+		`channel.namespaces[0].name: "bad name!": must match`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("problems:\n%v\nwant one containing %s", err, want)
 		}
 	}
-	secs, err := ParseConfig([]byte("client:\n  ping_interval: 30\n  pong_timeout: 1.5\n"))
-	if err != nil || secs.Client.PingInterval.D() != 30*time.Second || secs.Client.PongTimeout.D() != 1500*time.Millisecond {
+	secs, err := Parse([]byte("client:\n  ping_interval: 30\n  pong_timeout: 1.5\n"))
+	if err != nil || secs.Client.PingInterval != 30*time.Second || secs.Client.PongTimeout != 1500*time.Millisecond {
 		t.Errorf("bare numbers are seconds: got %v, %v (%v)", secs.Client.PingInterval, secs.Client.PongTimeout, err)
 	}
 	cfg.Channel.Namespaces = cfg.Channel.Namespaces[1:]
@@ -80,7 +80,7 @@ channel:
 }
 
 func TestApplyEnvOverridesEveryKind(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := Default()
 	unknown, err := ApplyEnv(&cfg, []string{
 		"HERALD_ADDRESS=127.0.0.1:9000",
 		"HERALD_CLIENT_TOKEN_HMAC_SECRET_KEY=s3cret: with colon",
@@ -101,7 +101,7 @@ func TestApplyEnvOverridesEveryKind(t *testing.T) {
 		t.Errorf("unknown = %v, want [HERALD_NO_SUCH_KEY]", unknown)
 	}
 	if cfg.Address != "127.0.0.1:9000" || cfg.Client.Token.HMACSecretKey != "s3cret: with colon" ||
-		cfg.Client.ChannelLimit != 5 || !cfg.Client.Insecure || cfg.Client.PingInterval.D() != 10*time.Second {
+		cfg.Client.ChannelLimit != 5 || !cfg.Client.Insecure || cfg.Client.PingInterval != 10*time.Second {
 		t.Errorf("scalars not applied: %+v", cfg)
 	}
 	if !reflect.DeepEqual(cfg.WebSocket.AllowedOrigins, []string{"https://a.example", "https://b.example"}) {
@@ -111,7 +111,7 @@ func TestApplyEnvOverridesEveryKind(t *testing.T) {
 		t.Errorf("poller = %q, want portable", cfg.WebSocket.Poller)
 	}
 	if len(cfg.Channel.Namespaces) != 1 || cfg.Channel.Namespaces[0].Name != "chat" ||
-		!cfg.Channel.Namespaces[0].Presence || cfg.Channel.Namespaces[0].HistoryTTL.D() != time.Minute {
+		!cfg.Channel.Namespaces[0].Presence || cfg.Channel.Namespaces[0].HistoryTTL != time.Minute {
 		t.Errorf("namespaces = %+v", cfg.Channel.Namespaces)
 	}
 	if _, err := ApplyEnv(&cfg, []string{"HERALD_CLIENT_CHANNEL_LIMIT=many"}); err == nil ||
@@ -121,26 +121,26 @@ func TestApplyEnvOverridesEveryKind(t *testing.T) {
 }
 
 func TestExampleConfigIsValidAndComplete(t *testing.T) {
-	cfg, err := ParseConfig([]byte(ExampleConfig))
+	cfg, err := Parse([]byte(Example()))
 	if err != nil {
 		t.Fatalf("example does not parse: %v", err)
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("example is not valid: %v", err)
 	}
-	if !reflect.DeepEqual(cfg.Address, DefaultConfig().Address) {
+	if !reflect.DeepEqual(cfg.Address, Default().Address) {
 		t.Errorf("example address %q differs from the default", cfg.Address)
 	}
 	for _, key := range yamlKeys(reflect.TypeOf(Config{}), "") {
 		leaf := key[strings.LastIndex(key, ".")+1:]
-		if !strings.Contains(ExampleConfig, leaf+":") {
+		if !strings.Contains(Example(), leaf+":") {
 			t.Errorf("example config lacks %s", key)
 		}
 	}
 }
 
 func TestWarnings(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := Default()
 	if !cfg.AuthUnconfigured() {
 		t.Error("the defaults configure no authentication")
 	}
@@ -167,7 +167,7 @@ func TestWarnings(t *testing.T) {
 }
 
 func TestNATSEngineRefusesHistoryAndPresence(t *testing.T) {
-	cfg, err := ParseConfig([]byte(`
+	cfg, err := Parse([]byte(`
 engine: {type: nats}
 channel:
   without_namespace: {join_leave: true}
@@ -191,14 +191,14 @@ channel:
 		t.Errorf("join_leave alone works on NATS, got %v", err)
 	}
 	cfg.Engine.NATS.Presence = "redis"
-	cfg.Channel.Namespaces[0] = Namespace{Name: "chat", NamespaceOptions: NamespaceOptions{Presence: true}}
+	cfg.Channel.Namespaces[0] = Namespace{Namespace: hub.Namespace{Name: "chat", NamespaceOptions: hub.NamespaceOptions{Presence: true}}}
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("presence with engine.nats.presence redis: %v", err)
 	}
 }
 
 func TestQueuePolicyAndCommandTimeout(t *testing.T) {
-	cfg, err := ParseConfig([]byte(`
+	cfg, err := Parse([]byte(`
 client: {command_timeout: 2s}
 channel:
   without_namespace: {queue_policy: close}
@@ -217,7 +217,7 @@ channel:
 	if strings.Contains(err.Error(), "namespaces[0]") || strings.Contains(err.Error(), "without_namespace") {
 		t.Errorf("close and drop_oldest are valid, got %v", err)
 	}
-	h := cfg.hubConfig()
+	h := cfg.Hub("")
 	if h.Client.CommandTimeout != 2*time.Second || h.Channels.Namespaces[0].QueuePolicy != hub.QueueDropOldest ||
 		h.Channels.WithoutNamespace.QueuePolicy != hub.QueueClose {
 		t.Errorf("hub config: command timeout %v, policies %q, %q", h.Client.CommandTimeout,
@@ -226,14 +226,14 @@ channel:
 }
 
 func TestTokenCacheSize(t *testing.T) {
-	cfg, err := ParseConfig([]byte("client:\n  token:\n    hmac_secret_key: k\n"))
+	cfg, err := Parse([]byte("client:\n  token:\n    hmac_secret_key: k\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Client.Token.CacheSize != DefaultTokenCacheSize {
 		t.Errorf("cache_size = %d, want the default %d", cfg.Client.Token.CacheSize, DefaultTokenCacheSize)
 	}
-	cfg, err = ParseConfig([]byte("client:\n  token:\n    hmac_secret_key: k\n    cache_size: 0\n"))
+	cfg, err = Parse([]byte("client:\n  token:\n    hmac_secret_key: k\n    cache_size: 0\n"))
 	if err != nil || cfg.Client.Token.CacheSize != 0 || cfg.Validate() != nil {
 		t.Errorf("cache_size 0: %d, %v, %v", cfg.Client.Token.CacheSize, err, cfg.Validate())
 	}

@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"os"
@@ -17,7 +17,7 @@ func TestConfigurationDocCoversEveryKey(t *testing.T) {
 	}
 	text := string(doc)
 	nsOptions := map[string]bool{}
-	for _, k := range yamlKeys(reflect.TypeOf(NamespaceOptions{}), "") {
+	for _, k := range yamlKeys(reflect.TypeOf(Namespace{}), "") {
 		nsOptions[k] = true
 	}
 	for _, key := range yamlKeys(reflect.TypeOf(Config{}), "") {
@@ -37,35 +37,19 @@ func TestConfigurationDocCoversEveryKey(t *testing.T) {
 }
 
 // yamlKeys lists the dotted YAML keys of a struct type, descending into
-// nested structs and slices of structs; inline fields join their parent.
+// sections and lists of sections; inline fields join their parent.
 func yamlKeys(t reflect.Type, prefix string) []string {
-	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct || t == reflect.TypeOf(Duration(0)) {
-		return nil
-	}
 	var out []string
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag := f.Tag.Get("yaml")
-		name, opts, _ := strings.Cut(tag, ",")
-		if name == "-" {
-			continue
+	for _, o := range options(t) {
+		key := prefix + o.key
+		et := o.typ
+		if et.Kind() == reflect.Slice {
+			et = et.Elem()
 		}
-		if strings.Contains(opts, "inline") {
-			out = append(out, yamlKeys(f.Type, prefix)...)
-			continue
-		}
-		if name == "" {
-			continue
-		}
-		key := prefix + name
-		sub := yamlKeys(f.Type, key+".")
-		if len(sub) == 0 {
-			out = append(out, key)
+		if isSection(et) {
+			out = append(out, yamlKeys(et, key+".")...)
 		} else {
-			out = append(out, sub...)
+			out = append(out, key)
 		}
 	}
 	return out
@@ -93,7 +77,7 @@ func TestDocYAMLBlocksAreValid(t *testing.T) {
 			if f == "../README.md" {
 				readme++
 			}
-			cfg, err := ParseConfig([]byte(block.body))
+			cfg, err := Parse([]byte(block.body))
 			if err == nil && !block.fragment {
 				err = cfg.Validate()
 			}
@@ -157,5 +141,21 @@ func TestYAMLBlocksFindsFragments(t *testing.T) {
 	want := []yamlBlock{{body: "a: 1\n", line: 3}, {body: "b: 2\n", line: 9, fragment: true}, {body: "c: 3\n", line: 15}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("yamlBlocks = %+v, want %+v", got, want)
+	}
+}
+
+// TestReferenceTablesAreCurrent fails when the generated tables of
+// docs/configuration.md differ from what the option definitions give.
+func TestReferenceTablesAreCurrent(t *testing.T) {
+	doc, err := os.ReadFile("../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := UpdateDocs(string(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want != string(doc) {
+		t.Fatalf("the reference tables of docs/configuration.md are out of date: run %s", DocsCommand)
 	}
 }

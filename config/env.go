@@ -1,11 +1,9 @@
-package server
+package config
 
 import (
 	"fmt"
 	"reflect"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // EnvPrefix starts the environment variable of every configuration key:
@@ -41,24 +39,12 @@ func ApplyEnv(cfg *Config, environ []string) (unknown []string, err error) {
 	return unknown, nil
 }
 
-// applyEnv sets the fields of v from vars, deleting what it uses.
+// applyEnv sets the options of v from vars, deleting what it uses.
 func applyEnv(v reflect.Value, path string, vars map[string]string) error {
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" || !f.IsExported() {
-			continue
-		}
-		fv := v.Field(i)
-		if strings.Contains(opts, "inline") {
-			if err := applyEnv(fv, path, vars); err != nil {
-				return err
-			}
-			continue
-		}
-		key := join(path, name)
-		if f.Type.Kind() == reflect.Struct && !isLeafType(f.Type) {
+	for _, o := range options(v.Type()) {
+		fv := v.FieldByIndex(o.index)
+		key := join(path, o.key)
+		if isSection(o.typ) {
 			if err := applyEnv(fv, key, vars); err != nil {
 				return err
 			}
@@ -77,6 +63,8 @@ func applyEnv(v reflect.Value, path string, vars map[string]string) error {
 	return nil
 }
 
+// setFromEnv sets fv from a variable's value: a string as it is, a list
+// of strings also comma-separated, anything else as YAML.
 func setFromEnv(fv reflect.Value, val string) error {
 	switch {
 	case fv.Kind() == reflect.String:
@@ -89,22 +77,15 @@ func setFromEnv(fv reflect.Value, val string) error {
 				items = append(items, s)
 			}
 		}
-		fv.Set(reflect.ValueOf(items))
+		fv.Set(reflect.ValueOf(items).Convert(fv.Type()))
 		return nil
 	}
-	var node yaml.Node
-	if err := yaml.Unmarshal([]byte(val), &node); err != nil {
-		return fmt.Errorf("not a valid value: %w", err)
-	}
-	if ps := checkNode(&node, fv.Type(), ""); len(ps) > 0 {
+	// Decoded into a copy, so that a bad value leaves fv as it was.
+	tmp := reflect.New(fv.Type()).Elem()
+	tmp.Set(fv)
+	if ps := decodeString(val, tmp, ""); len(ps) > 0 {
 		return ps
 	}
-	ptr := reflect.New(fv.Type())
-	if len(node.Content) > 0 {
-		if err := node.Decode(ptr.Interface()); err != nil {
-			return err
-		}
-	}
-	fv.Set(ptr.Elem())
+	fv.Set(tmp)
 	return nil
 }

@@ -1,9 +1,11 @@
-package server
+package config
 
 import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/hub"
 )
 
 // TestHubConfigConvertsEveryOption fails when a hub option has no key in
@@ -12,13 +14,13 @@ import (
 // set.
 func TestHubConfigConvertsEveryOption(t *testing.T) {
 	var cfg Config
-	fillFields(t, reflect.ValueOf(&cfg.Client).Elem())
-	fillFields(t, reflect.ValueOf(&cfg.Channel.WithoutNamespace).Elem())
+	fillFields(t, reflect.ValueOf(&cfg.Client.ClientConfig).Elem())
+	fillFields(t, reflect.ValueOf(&cfg.Channel.WithoutNamespace.NamespaceOptions).Elem())
 	cfg.Channel.MaxLength = 7
-	cfg.Channel.Namespaces = []Namespace{{Name: "ns"}}
+	cfg.Channel.Namespaces = []Namespace{{Namespace: hub.Namespace{Name: "ns"}}}
 	fillFields(t, reflect.ValueOf(&cfg.Channel.Namespaces[0].NamespaceOptions).Elem())
 
-	h := cfg.hubConfig()
+	h := cfg.Hub("")
 	requireAllSet(t, "hub.ClientConfig", reflect.ValueOf(h.Client))
 	requireAllSet(t, "hub.ChannelConfig.WithoutNamespace", reflect.ValueOf(h.Channels.WithoutNamespace))
 	if h.Channels.MaxLength != 7 || len(h.Channels.Namespaces) != 1 || h.Channels.Namespaces[0].Name != "ns" {
@@ -36,8 +38,8 @@ func fillFields(t *testing.T, v reflect.Value) {
 	for i := 0; i < v.NumField(); i++ {
 		f := v.Field(i)
 		switch {
-		case f.Type() == reflect.TypeOf(Duration(0)):
-			f.Set(reflect.ValueOf(Duration(time.Second)))
+		case f.Type() == durationType:
+			f.SetInt(int64(time.Second))
 		case f.Kind() == reflect.Bool:
 			f.SetBool(true)
 		case f.CanInt():
@@ -60,7 +62,7 @@ func requireAllSet(t *testing.T, what string, v reflect.Value) {
 	t.Helper()
 	for i := 0; i < v.NumField(); i++ {
 		if v.Field(i).IsZero() {
-			t.Errorf("%s.%s is not set from the configuration file: add its key to server/confighub.go", what, v.Type().Field(i).Name)
+			t.Errorf("%s.%s is not set from the configuration file: give its field a yaml tag, or convert it in config/channel.go", what, v.Type().Field(i).Name)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"fmt"
@@ -10,11 +10,13 @@ import (
 // of browsers where WebSocket is blocked, and the unidirectional streams).
 // Its keys sit at the top level of the file, as in Centrifugo.
 type TransportsConfig struct {
-	// HTTPStream is /connection/http_stream, with the emulation endpoint
-	// (on by default).
-	HTTPStream HTTPTransportConfig `yaml:"http_stream"`
+	// HTTPStream is /connection/http_stream, with the emulation endpoint.
+	// The bidirectional fallbacks are on by default, so that a browser
+	// client configured with fallbacks works out of the box; the
+	// unidirectional streams are off, as in Centrifugo.
+	HTTPStream HTTPTransportConfig `yaml:"http_stream" default:"{enabled: true}"`
 	// SSE is /connection/sse, with the emulation endpoint (on by default).
-	SSE HTTPTransportConfig `yaml:"sse"`
+	SSE HTTPTransportConfig `yaml:"sse" default:"{enabled: true}"`
 	// UniHTTPStream is /connection/uni_http_stream (off by default).
 	UniHTTPStream HTTPTransportConfig `yaml:"uni_http_stream"`
 	// UniSSE is /connection/uni_sse (off by default).
@@ -28,37 +30,18 @@ type TransportsConfig struct {
 // websocket.allowed_origins, as for WebSocket.
 type HTTPTransportConfig struct {
 	// Enabled mounts the transport's endpoint.
-	Enabled bool `yaml:"enabled"`
+	Enabled bool `yaml:"enabled" doc:"serve the transport's endpoint (and '/emulation' for 'http_stream' and 'sse')"`
 	// MaxRequestBodySize bounds the request that opens a stream (the
 	// connect command, or cf_connect), in bytes (65536; 0 means the
 	// default). Larger is answered 413.
-	MaxRequestBodySize int64 `yaml:"max_request_body_size"`
+	MaxRequestBodySize int64 `yaml:"max_request_body_size" default:"65536" doc:"largest request that opens a stream (the connect command: the POST body, or the 'cf_connect' query parameter of SSE), in bytes; larger is answered '413'. '0' means the default"`
 }
 
 // EmulationConfig tunes the emulation endpoint.
 type EmulationConfig struct {
 	// MaxRequestBodySize bounds an emulation request, in bytes (65536; 0
 	// means the default). Larger is answered 413.
-	MaxRequestBodySize int64 `yaml:"max_request_body_size"`
-}
-
-// Where the HTTP transports are mounted, as in Centrifugo.
-const (
-	HTTPStreamPath    = "/connection/http_stream"
-	SSEPath           = "/connection/sse"
-	EmulationPath     = "/emulation"
-	UniHTTPStreamPath = "/connection/uni_http_stream"
-	UniSSEPath        = "/connection/uni_sse"
-)
-
-// defaultTransportsConfig has the bidirectional fallbacks on, so that a
-// browser client configured with fallbacks works out of the box, and the
-// unidirectional streams off, as in Centrifugo.
-func defaultTransportsConfig() TransportsConfig {
-	return TransportsConfig{
-		HTTPStream: HTTPTransportConfig{Enabled: true},
-		SSE:        HTTPTransportConfig{Enabled: true},
-	}
+	MaxRequestBodySize int64 `yaml:"max_request_body_size" default:"65536" doc:"largest emulation request (the commands an HTTP-streaming or SSE client sends after connecting), in bytes; larger is answered '413'. '0' means the default"`
 }
 
 // problems checks the HTTP transports' settings for Config.Validate.

@@ -1,7 +1,8 @@
-package server
+package config
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/proxy"
@@ -13,56 +14,56 @@ import (
 // publish_proxy and sub_refresh_proxy in the namespaces).
 type ProxyConfig struct {
 	// Proxies are the named backend endpoints.
-	Proxies []ProxyEndpointConfig `yaml:"proxies"`
+	Proxies []ProxyEndpointConfig `yaml:"proxies" doc:"the backend endpoints of the proxy ([proxy.md](proxy.md)), a list with the keys below"`
 	// ProxyMaxInFlight bounds the proxy calls in flight on this node,
 	// across all proxies (1000; -1 for no bound); calls over it are
 	// answered with error 111 at once.
-	ProxyMaxInFlight int `yaml:"proxy_max_in_flight"`
+	ProxyMaxInFlight int `yaml:"proxy_max_in_flight" default:"1000" doc:"proxy calls in flight on this node, across all proxies; over it a call is answered with error 111 at once (-1: no bound)"`
 	// RPC routes client rpc commands to proxies.
 	RPC RPCConfig `yaml:"rpc"`
 }
 
 // ProxyEndpointConfig is one entry of proxies (proxy.Endpoint).
 type ProxyEndpointConfig struct {
-	Name                  string            `yaml:"name"`
-	Endpoint              string            `yaml:"endpoint"`
-	Timeout               Duration          `yaml:"timeout"`
-	HTTPHeaders           []string          `yaml:"http_headers"`
-	StaticHTTPHeaders     map[string]string `yaml:"static_http_headers"`
-	BinaryEncoding        bool              `yaml:"binary_encoding"`
-	IncludeConnectionMeta bool              `yaml:"include_connection_meta"`
+	Name                  string            `yaml:"name" defaultdoc:"required" doc:"how events refer to the endpoint"`
+	Endpoint              string            `yaml:"endpoint" defaultdoc:"required" doc:"the 'http://' or 'https://' URL that receives the calls (POST, JSON)"`
+	Timeout               time.Duration     `yaml:"timeout" default:"1s" doc:"one call's time limit, at most '60s'; past it the client gets error 100"`
+	HTTPHeaders           []string          `yaml:"http_headers" doc:"headers of the client's HTTP request forwarded to the backend, e.g. 'Cookie', 'Authorization'"`
+	StaticHTTPHeaders     map[string]string `yaml:"static_http_headers" doc:"a mapping of headers sent with every call (they win over forwarded ones)"`
+	BinaryEncoding        bool              `yaml:"binary_encoding" doc:"payloads go as base64 ('b64data') instead of raw JSON ('data')"`
+	IncludeConnectionMeta bool              `yaml:"include_connection_meta" doc:"send the connection's 'meta' (from the connect result) with every later call"`
 }
 
 // ClientProxyConfig is client.proxy: the proxies of the client-wide events.
 type ClientProxyConfig struct {
-	Connect string `yaml:"connect"`
-	Refresh string `yaml:"refresh"`
+	Connect string `yaml:"connect" doc:"the proxy that authenticates connections that send no token"`
+	Refresh string `yaml:"refresh" doc:"the proxy that renews connections the connect proxy authenticated with an 'expire_at', when they expire (and answers refresh commands without a token); without it they are closed with 3005 at expiry"`
 }
 
 // RPCConfig is the rpc section.
 type RPCConfig struct {
 	// Proxy answers the methods without namespace.
-	Proxy string `yaml:"proxy"`
+	Proxy string `yaml:"proxy" doc:"the proxy that answers rpc methods without a namespace"`
 	// Namespaces declare the method namespaces ("ns:method").
-	Namespaces []RPCNamespace `yaml:"namespaces"`
+	Namespaces []RPCNamespace `yaml:"namespaces" doc:"a list of RPC namespaces ('ns:method'), each with 'name' and 'proxy'; a method in a namespace not listed gets error 104"`
 }
 
 // RPCNamespace is one entry of rpc.namespaces.
 type RPCNamespace struct {
-	Name  string `yaml:"name"`
-	Proxy string `yaml:"proxy"`
+	Name  string `yaml:"name" doc:"the namespace's name"`
+	Proxy string `yaml:"proxy" doc:"its proxy (none: error 108)"`
 }
 
 // NamespaceProxyOptions are a channel namespace's proxies.
 type NamespaceProxyOptions struct {
-	SubscribeProxy  string `yaml:"subscribe_proxy"`
-	PublishProxy    string `yaml:"publish_proxy"`
-	SubRefreshProxy string `yaml:"sub_refresh_proxy"`
+	SubscribeProxy  string `yaml:"subscribe_proxy" doc:"the name of a proxy (under 'proxies') that decides this namespace's subscriptions instead of the options above; see [proxy.md](proxy.md)"`
+	PublishProxy    string `yaml:"publish_proxy" doc:"the proxy that decides this namespace's publications (it may rewrite the data)"`
+	SubRefreshProxy string `yaml:"sub_refresh_proxy" doc:"the proxy that renews subscriptions the subscribe proxy gave an 'expire_at'"`
 }
 
-// proxyOptions converts the configuration for proxy.New; ok is false when
+// ProxyOptions converts the configuration for proxy.New; ok is false when
 // no event uses a proxy.
-func (c Config) proxyOptions() (opts proxy.Options, ok bool) {
+func (c Config) ProxyOptions() (opts proxy.Options, ok bool) {
 	opts = proxy.Options{
 		Connect: c.Client.Proxy.Connect, Refresh: c.Client.Proxy.Refresh, RPC: c.RPC.Proxy,
 		Subscribe: map[string]string{}, Publish: map[string]string{}, SubRefresh: map[string]string{},
@@ -70,7 +71,7 @@ func (c Config) proxyOptions() (opts proxy.Options, ok bool) {
 	}
 	for _, p := range c.Proxies {
 		opts.Endpoints = append(opts.Endpoints, proxy.Endpoint{
-			Name: p.Name, URL: p.Endpoint, Timeout: p.Timeout.D(), HTTPHeaders: p.HTTPHeaders,
+			Name: p.Name, URL: p.Endpoint, Timeout: p.Timeout, HTTPHeaders: p.HTTPHeaders,
 			StaticHTTPHeaders: p.StaticHTTPHeaders, BinaryEncoding: p.BinaryEncoding,
 			IncludeConnectionMeta: p.IncludeConnectionMeta,
 		})
@@ -107,7 +108,7 @@ func (c Config) proxyProblems() Problems {
 	names := make(map[string]bool, len(c.Proxies))
 	for i, p := range c.Proxies {
 		key := fmt.Sprintf("proxies[%d]", i)
-		ep := proxy.Endpoint{Name: p.Name, URL: p.Endpoint, Timeout: p.Timeout.D(), HTTPHeaders: p.HTTPHeaders, StaticHTTPHeaders: p.StaticHTTPHeaders}
+		ep := proxy.Endpoint{Name: p.Name, URL: p.Endpoint, Timeout: p.Timeout, HTTPHeaders: p.HTTPHeaders, StaticHTTPHeaders: p.StaticHTTPHeaders}
 		for _, fp := range ep.Check() {
 			bad(key+"."+fp.Field, "%s", fp.Message)
 		}

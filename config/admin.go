@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"strings"
@@ -7,22 +7,22 @@ import (
 // AdminUIConfig turns on the admin web UI (package admin): on the admin
 // listener when admin.address is set, else under Path on the main one.
 type AdminUIConfig struct {
-	Enabled bool `yaml:"enabled"`
+	Enabled bool `yaml:"enabled" doc:"the admin web UI ([admin.md](admin.md)): on the admin listener when 'admin.address' is set, else on the main listener under 'admin.ui.path'"`
 	// Password logs an operator in.
-	Password string `yaml:"password"`
+	Password string `yaml:"password" doc:"the password an operator logs in with (at least 8 characters)"`
 	// TokenSecret checks admin tokens: HMAC JWTs with "admin": true.
-	TokenSecret string `yaml:"token_secret"`
+	TokenSecret string `yaml:"token_secret" doc:"HMAC key of admin tokens (JWTs with '\"admin\": true') accepted instead of the password (at least 16 characters)"`
 	// Insecure asks no login: local development only.
-	Insecure bool `yaml:"insecure"`
+	Insecure bool `yaml:"insecure" doc:"no login at all, for local development only; a warning is logged at startup"`
 	// Path is where the UI is served ("/admin").
-	Path string `yaml:"path"`
+	Path string `yaml:"path" default:"/admin" doc:"where the UI is served ('/admin/')"`
 }
 
 // DefaultAdminUIPath is where the admin UI is served by default.
 const DefaultAdminUIPath = "/admin"
 
-// path is the UI's mount path, without a trailing slash.
-func (u AdminUIConfig) path() string {
+// MountPath is the UI's mount path, without a trailing slash.
+func (u AdminUIConfig) MountPath() string {
 	if u.Path == "" {
 		return DefaultAdminUIPath
 	}

@@ -1,0 +1,101 @@
+package config
+
+import (
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/hub"
+)
+
+// The client and channel sections are the hub's own option types, whose
+// struct tags carry the keys, defaults and docs: the file format adds only
+// what the hub does not hold (the token keys, the proxies and SQL checks
+// of a namespace). Hub converts, without copying field by field.
+
+// ClientConfig is the client section: hub.ClientConfig (connection limits
+// and timings), the token keys and the client-wide proxies.
+type ClientConfig struct {
+	hub.ClientConfig `yaml:",inline"`
+	Token            TokenConfig `yaml:"token"`
+	// Proxy names the proxies of connect and refresh (proxy.go).
+	Proxy ClientProxyConfig `yaml:"proxy"`
+}
+
+// TokenConfig holds the keys that connection and subscription JWTs are
+// checked with.
+type TokenConfig struct {
+	HMACSecretKey  string `yaml:"hmac_secret_key" doc:"secret for HS256/384/512 connection and subscription JWTs"`
+	RSAPublicKey   string `yaml:"rsa_public_key" doc:"PEM public key for RS256/384/512"`
+	ECDSAPublicKey string `yaml:"ecdsa_public_key" doc:"PEM public key for ES256/384/512 (the algorithm must match the curve)"`
+	Audience       string `yaml:"audience" doc:"when set, tokens must carry this 'aud'"`
+	Issuer         string `yaml:"issuer" doc:"when set, tokens must carry this 'iss'"`
+	// TokenCacheConfig: cache_size (accept.go).
+	TokenCacheConfig `yaml:",inline"`
+}
+
+// Auth is the token configuration for auth.NewVerifier.
+func (t TokenConfig) Auth() auth.Config {
+	return auth.Config{
+		HMACSecretKey: t.HMACSecretKey, RSAPublicKey: t.RSAPublicKey, ECDSAPublicKey: t.ECDSAPublicKey,
+		Audience: t.Audience, Issuer: t.Issuer, ConnectTokenCacheSize: t.CacheSize,
+	}
+}
+
+// Configured reports whether any token key is set.
+func (t TokenConfig) Configured() bool {
+	return t.HMACSecretKey != "" || t.RSAPublicKey != "" || t.ECDSAPublicKey != ""
+}
+
+// ChannelConfig is the channel section (hub.ChannelConfig, with each
+// namespace's proxies and SQL checks).
+type ChannelConfig struct {
+	MaxLength        int              `yaml:"max_length" default:"255" doc:"longest channel name, in bytes (longer gives error 107)"`
+	WithoutNamespace NamespaceOptions `yaml:"without_namespace" doc:"the namespace options, for channels without a namespace (no ':' in their name)"`
+	Namespaces       []Namespace      `yaml:"namespaces" doc:"a list; each item has 'name' and the namespace options" example:"[{name: chat, presence: true, join_leave: true, force_push_join_leave: true, history_size: 100, history_ttl: 300s, force_recovery: true, allow_subscribe_for_client: true, allow_publish_for_subscriber: true, allow_history_for_subscriber: true, allow_presence_for_subscriber: true}, {name: prices, allow_subscribe_for_client: true, queue_policy: drop_oldest}]"`
+}
+
+// NamespaceOptions are a namespace's options: the hub's, its proxies and
+// its SQL checks.
+type NamespaceOptions struct {
+	hub.NamespaceOptions `yaml:",inline"`
+	// NamespaceProxyOptions: subscribe_proxy, publish_proxy and
+	// sub_refresh_proxy (proxy.go).
+	NamespaceProxyOptions `yaml:",inline"`
+	// NamespaceSQLChecks: subscribe_check and publish_check (sqlauth.go).
+	NamespaceSQLChecks `yaml:",inline"`
+}
+
+// Namespace is one entry of channel.namespaces: hub.Namespace (the name
+// and the hub's options), its proxies and its SQL checks.
+type Namespace struct {
+	hub.Namespace         `yaml:",inline"`
+	NamespaceProxyOptions `yaml:",inline"`
+	NamespaceSQLChecks    `yaml:",inline"`
+}
+
+// Options are the namespace's options without its name.
+func (ns Namespace) Options() NamespaceOptions {
+	return NamespaceOptions{NamespaceOptions: ns.NamespaceOptions, NamespaceProxyOptions: ns.NamespaceProxyOptions, NamespaceSQLChecks: ns.NamespaceSQLChecks}
+}
+
+// Hub is the hub's part of the configuration. The caller adds what a file
+// cannot hold: the engine, token verifier, handlers and logger.
+func (c Config) Hub(version string) hub.Config {
+	return hub.Config{
+		Name:              c.Name,
+		Version:           version,
+		Channels:          c.Channel.Hub(),
+		Client:            c.Client.ClientConfig,
+		IdempotencyWindow: c.HTTPAPI.IdempotencyWindow,
+	}
+}
+
+// Hub is the channel section as the hub takes it.
+func (c ChannelConfig) Hub() hub.ChannelConfig {
+	out := hub.ChannelConfig{MaxLength: c.MaxLength, WithoutNamespace: c.WithoutNamespace.NamespaceOptions}
+	if c.Namespaces != nil {
+		out.Namespaces = make([]hub.Namespace, len(c.Namespaces))
+		for i, ns := range c.Namespaces {
+			out.Namespaces[i] = ns.Namespace
+		}
+	}
+	return out
+}

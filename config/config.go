@@ -1,0 +1,168 @@
+// Package config is the file format of `herald serve`: the YAML keys,
+// their defaults and documentation (struct tags on the option types, see
+// schema.go and doc.go), decoding with errors that name the key, the
+// HERALD_ environment, validation, the example file and the reference
+// tables of docs/configuration.md. It is the only package that reads YAML;
+// package server takes a Config and wires the node.
+package config
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/heraldhq/herald/api"
+)
+
+// Config is the whole configuration of `herald serve`; docs/configuration.md
+// lists every key.
+type Config struct {
+	Address string        `yaml:"address" default:":8000" doc:"where the HTTP server listens: WebSocket connections, the HTTP transports, the server API, '/metrics' and the health checks"`
+	Name    string        `yaml:"name" defaultdoc:"host name" doc:"this node's name in the info API and the logs; empty: the host name"`
+	Log     LogConfig     `yaml:"log"`
+	Engine  EngineConfig  `yaml:"engine"`
+	Client  ClientConfig  `yaml:"client"`
+	Channel ChannelConfig `yaml:"channel"`
+	// ProxyConfig: proxies, proxy_max_in_flight and rpc (proxy.go).
+	ProxyConfig `yaml:",inline"`
+	// SQLAuth is where namespaces' SQL checks run (sqlauth.go).
+	SQLAuth  SQLAuthConfig  `yaml:"sql_auth"`
+	HTTPAPI  HTTPAPIConfig  `yaml:"http_api"`
+	HTTP     HTTPConfig     `yaml:"http"`
+	Shutdown ShutdownConfig `yaml:"shutdown"`
+	// The HTTP transports' keys (http_stream, sse, ...): transports.go.
+	TransportsConfig `yaml:",inline"`
+	Admin            AdminConfig        `yaml:"admin"`
+	WebSocket        WebSocketConfig    `yaml:"websocket"`
+	UniWebSocket     UniWebSocketConfig `yaml:"uni_websocket"`
+}
+
+// LogConfig selects the log format and level.
+type LogConfig struct {
+	Level  string `yaml:"level" default:"info" doc:"'debug', 'info', 'warn' or 'error'"`
+	Format string `yaml:"format" default:"text" doc:"'text' or 'json' (log/slog handlers)"`
+}
+
+// ShutdownConfig shapes the graceful drain on SIGTERM or SIGINT.
+type ShutdownConfig struct {
+	DrainWindow time.Duration `yaml:"drain_window" default:"5s" doc:"on SIGTERM or SIGINT, clients are closed with 3001 spread over this window, so they reconnect elsewhere without a thundering herd; '/readyz' answers 503 and new connections are refused from the start"`
+	Timeout     time.Duration `yaml:"timeout" default:"30s" doc:"the whole shutdown (drain, in-flight API calls, engine) must finish within this"`
+}
+
+// HTTPConfig tunes the HTTP server that carries WebSocket upgrades, the
+// API, metrics and health checks.
+type HTTPConfig struct {
+	IdleTimeout time.Duration `yaml:"idle_timeout" default:"120s" doc:"a keep-alive connection that sends no new request for this long is closed, so that idle connections do not hold file descriptors for ever. WebSocket connections are not affected (they have 'client.ping_interval'). '0' means the default"`
+}
+
+// DefaultIdleTimeout is http.idle_timeout when it is 0.
+const DefaultIdleTimeout = 120 * time.Second
+
+// IdleTimeoutOrDefault is http.idle_timeout with its default applied.
+func (c HTTPConfig) IdleTimeoutOrDefault() time.Duration {
+	if c.IdleTimeout <= 0 {
+		return DefaultIdleTimeout
+	}
+	return c.IdleTimeout
+}
+
+// HTTPAPIConfig configures the server API under /api (package api).
+type HTTPAPIConfig struct {
+	Key              string        `yaml:"key" doc:"the API key, sent as 'X-API-Key: KEY' or 'Authorization: apikey KEY'; without a key the API is off, and '/api/' requests get '403' with a JSON error that says so"`
+	Insecure         bool          `yaml:"insecure" doc:"development only: the API without a key"`
+	ErrorMode        string        `yaml:"error_mode" doc:"'transport': errors as HTTP statuses (500, 404, 400, 416, 409) with the error object as body, instead of 200 with '{\"error\":…}'"`
+	MaxBodySize      int64         `yaml:"max_body_size" default:"1048576" doc:"largest request body in bytes; larger answers 413. The body is read as it arrives: a declared 'Content-Length' reserves no memory"`
+	BodyReadTimeout  time.Duration `yaml:"body_read_timeout" default:"10s" doc:"longest a request body may take to arrive, from the start of the request; a body still arriving then answers '408' and the connection is closed. It also bounds a body sent to the other endpoints ('/healthz', '/metrics', …), which read none: the connection is closed after the answer. '0' means the default"`
+	MaxBatchCommands int           `yaml:"max_batch_commands" default:"1000" doc:"most commands in one 'batch' request; a larger batch answers error 107 naming the limit, and none of its commands run. '0' means the default"`
+	AllowKeyInQuery  bool          `yaml:"allow_key_in_query" doc:"also accept the key as '?api_key=KEY', as Centrifugo does. Off by default because URLs, and the key with them, end up in access logs and proxies' logs"`
+	// IdempotencyWindow is hub.Config.IdempotencyWindow.
+	IdempotencyWindow time.Duration `yaml:"idempotency_window" default:"5m" doc:"how long 'publish' and 'broadcast' remember an 'idempotency_key', per channel and across the cluster: a repeat within the window returns the first result and delivers nothing (at most 24h)"`
+	AllowedOrigins    []string      `yaml:"allowed_origins" doc:"browser origins allowed to call the API (CORS); '*' allows any"`
+}
+
+// BodyReadTimeoutOrDefault is http_api.body_read_timeout with its default
+// applied.
+func (c HTTPAPIConfig) BodyReadTimeoutOrDefault() time.Duration {
+	if c.BodyReadTimeout <= 0 {
+		return api.DefaultBodyReadTimeout
+	}
+	return c.BodyReadTimeout
+}
+
+// AdminConfig sets up the admin listener: pprof, off unless an address is
+// given. Bind it to loopback or a private interface only.
+type AdminConfig struct {
+	Address string `yaml:"address" doc:"a separate listener with pprof ('/debug/pprof/') and '/metrics'; off when empty; bind it to loopback"`
+	// MutexProfileFraction and BlockProfileRate turn on the runtime's lock
+	// contention and blocking profiles. They cost CPU on every contended
+	// lock and channel wait, so they are off unless a profile is taken.
+	MutexProfileFraction int           `yaml:"mutex_profile_fraction" doc:"sample 1 in N contended lock acquisitions for '/debug/pprof/mutex' (0: off); needs 'admin.address'; costs CPU while on, so set it only to take a profile"`
+	BlockProfileRate     int           `yaml:"block_profile_rate" doc:"record goroutine waits (channels, locks, 'select') of N nanoseconds or more for '/debug/pprof/block' (0: off); needs 'admin.address'; costs CPU while on"`
+	UI                   AdminUIConfig `yaml:"ui"` // admin.go
+}
+
+// WebSocketConfig tunes the WebSocket transport and the admission of new
+// connections on every transport.
+type WebSocketConfig struct {
+	MessageSizeLimit   int64         `yaml:"message_size_limit" default:"65536" doc:"largest incoming message in bytes; a larger one closes the connection with 1009"`
+	WriteTimeout       time.Duration `yaml:"write_timeout" default:"1s" doc:"longest a write to one client may block"`
+	ReadTimeout        time.Duration `yaml:"read_timeout" default:"10s" doc:"longest a started message may take to arrive completely"`
+	AllowedOrigins     []string      `yaml:"allowed_origins" defaultdoc:"same origin" doc:"browser origins allowed to connect, e.g. 'https://app.example.com'; '*' allows any; empty: same origin only. Other origins get '403', and a warning naming the origin is logged (at most once a minute per origin)"`
+	Poller             string        `yaml:"poller" default:"auto" doc:"how connections are read. 'epoll' (Linux only): a readiness loop with a fixed pool of workers; an idle connection holds no goroutine and no buffer. 'portable' (any system): a goroutine and a read buffer (4 KiB, more while a large message arrives) per connection, so an idle connection costs more memory; it also reads connections that are not plain TCP sockets. 'auto' is 'epoll' on Linux and 'portable' elsewhere. 'epoll' on another system is a configuration error"`
+	MaxUnauthenticated int           `yaml:"max_unauthenticated" default:"10000" doc:"most connections this node holds that have not authenticated yet (upgraded, no successful 'connect'). Over it, new upgrade requests are answered '503' before the upgrade and the TCP connection is closed. '-1': no bound; '0': the default"`
+	IPRateLimit        float64       `yaml:"ip_rate_limit" default:"1000" doc:"new connections per second one client address may open (an IPv6 address counts by its '/64'). Over it, upgrade requests are answered '429' before the upgrade. The address is the TCP peer's unless the peer is in 'websocket.trusted_proxies'. '-1': no limit (behind a proxy that hides client addresses, load tests); '0': the default"`
+	IPRateBurst        int           `yaml:"ip_rate_burst" defaultdoc:"twice 'ip_rate_limit'" doc:"connections one address may open at once before 'ip_rate_limit' applies (0: twice 'ip_rate_limit')"`
+	TrustedProxies     []string      `yaml:"trusted_proxies" doc:"addresses or CIDR prefixes (e.g. '10.0.0.0/8') of reverse proxies in front of the node. A connection from one counts against the rightmost 'X-Forwarded-For' address that is not itself a trusted proxy; from anywhere else 'X-Forwarded-For' is ignored, since a client can send any value"`
+	Compression        bool          `yaml:"compression" doc:"accept permessage-deflate (RFC 7692) from clients that offer it, always without context takeover. A client that does not offer it is served uncompressed. Applies to '/connection/uni_websocket' too"`
+	CompressionMinSize int           `yaml:"compression_min_size" doc:"smallest outgoing message, in bytes, that is compressed on a connection that negotiated compression; smaller ones go out uncompressed. '0': every message"`
+	CompressionLevel   int           `yaml:"compression_level" default:"1" doc:"deflate level of outgoing messages, '1' (fastest) to '9' (smallest); '0' means the default"`
+	// WebSocketAcceptConfig: net_http_upgrade (accept.go).
+	WebSocketAcceptConfig `yaml:",inline"`
+}
+
+// UniWebSocketConfig configures the unidirectional WebSocket endpoint,
+// /connection/uni_websocket. It shares the websocket section's limits,
+// origins, admission and compression.
+type UniWebSocketConfig struct {
+	Enabled bool `yaml:"enabled" doc:"serve the unidirectional WebSocket endpoint '/connection/uni_websocket' (the client sends one connect request and then only receives; see [protocol.md](protocol.md#unidirectional-websocket)). It shares the 'websocket' section's message size limit, timeouts, allowed origins, admission limits and compression"`
+}
+
+// Default is the configuration `herald serve` runs with when given no
+// file: every option at its default tag.
+func Default() Config {
+	var c Config
+	applyDefaults(reflect.ValueOf(&c).Elem())
+	return c
+}
+
+// Load reads a YAML configuration file over the defaults. Unknown keys
+// and values of the wrong type are errors that name the key, so a
+// misspelt option is never silently ignored. It does not Validate: apply
+// the environment and flags first.
+func Load(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("read config: %w", err)
+	}
+	cfg, err := Parse(data)
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Parse reads YAML configuration over the defaults.
+func Parse(data []byte) (Config, error) {
+	cfg := Default()
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return Config{}, fmt.Errorf("not valid YAML: %w", err)
+	}
+	if ps := decodeNode(&root, reflect.ValueOf(&cfg).Elem(), ""); len(ps) > 0 {
+		return Config{}, ps
+	}
+	return cfg, nil
+}

@@ -1,0 +1,77 @@
+package config
+
+import "time"
+
+// EngineConfig selects the engine and holds each engine's settings.
+type EngineConfig struct {
+	Type     string         `yaml:"type" default:"memory" doc:"'memory': one node, everything in process; 'postgres': a cluster on PostgreSQL alone (see [postgres.md](postgres.md)); 'redis'; 'nats' (delivery only, no history). See [engines.md](engines.md)"`
+	Postgres PostgresConfig `yaml:"postgres"`
+	Redis    RedisConfig    `yaml:"redis"`
+	NATS     NATSConfig     `yaml:"nats"`
+}
+
+// PostgresConfig connects the PostgreSQL engine (postgres.Options).
+type PostgresConfig struct {
+	DSN                  string        `yaml:"dsn" defaultdoc:"required for 'postgres'" doc:"the database to publish to and read history and presence from, e.g. 'postgres://user:pass@host:5432/db'; may go through a transaction-mode pooler"`
+	ListenDSN            string        `yaml:"listen_dsn" defaultdoc:"'dsn'" doc:"a direct session connection for the node's one LISTEN connection, when 'dsn' goes through a transaction-mode pooler"`
+	Schema               string        `yaml:"schema" default:"herald" doc:"the schema of Herald's tables and functions"`
+	PoolSize             int           `yaml:"pool_size" default:"2" doc:"publishing connections per node (batches grow with fewer)"`
+	QueryPoolSize        int           `yaml:"query_pool_size" default:"4" doc:"history and presence read connections per node"`
+	SynchronousCommitOff bool          `yaml:"synchronous_commit_off" doc:"publish with 'synchronous_commit = off': more throughput, but a database crash may lose the last few milliseconds of publications"`
+	SkipMigrate          bool          `yaml:"skip_migrate" doc:"do not create or migrate the schema on start; run 'herald migrate' (or apply 'herald migrate --sql') yourself"`
+	ListenerPing         time.Duration `yaml:"listener_ping" default:"5s" doc:"a quiet listening connection is pinged after this long and given as long again to answer, so one that died silently (no reset) is noticed within twice this"`
+	WriteTimeout         time.Duration `yaml:"write_timeout" default:"10s" doc:"bounds one publishing transaction (a publish call waits at most twice this), each read made for delivery and each listener reconnect attempt; also the server-side 'idle_in_transaction_session_timeout' of publishing transactions"`
+}
+
+// RedisConfig connects the Redis engine: standalone, Sentinel or Cluster
+// (redis.Options).
+type RedisConfig struct {
+	Address          string        `yaml:"address" default:"127.0.0.1:6379" doc:"a standalone Redis server"`
+	Addresses        []string      `yaml:"addresses" doc:"Sentinel or Cluster seed addresses, instead of 'address'"`
+	SentinelMaster   string        `yaml:"sentinel_master" doc:"the Sentinel master name; with 'addresses', Herald follows failovers"`
+	SentinelUsername string        `yaml:"sentinel_username" doc:"Sentinel credentials: the user name"`
+	SentinelPassword string        `yaml:"sentinel_password" doc:"Sentinel credentials: the password"`
+	Cluster          bool          `yaml:"cluster" doc:"'addresses' are a Redis Cluster"`
+	Username         string        `yaml:"username" doc:"Redis ACL credentials: the user name"`
+	Password         string        `yaml:"password" doc:"Redis ACL credentials: the password"`
+	DB               int           `yaml:"db" doc:"database number (standalone and Sentinel)"`
+	Prefix           string        `yaml:"prefix" default:"herald" doc:"starts every key and pub/sub channel, so several Herald clusters can share a server"`
+	PubSubShards     int           `yaml:"pubsub_shards" default:"4" doc:"connections that a node's channel subscriptions are spread over"`
+	PoolSize         int           `yaml:"pool_size" defaultdoc:"go-redis default" doc:"command connections per node (0: the go-redis default)"`
+	MinReplicas      int           `yaml:"min_replicas" doc:"with 1 or more, a publication with history is acknowledged (and sent to subscribers) only once that many replicas have it, so a Sentinel failover cannot lose it; otherwise the publish fails. Not with Redis Cluster ([engines.md](engines.md))"`
+	ReplicaTimeout   time.Duration `yaml:"replica_timeout" default:"1s" doc:"how long a publication waits for 'min_replicas'"`
+}
+
+// NATSConfig connects the NATS engine, which carries publications between
+// nodes but keeps no history (nats.Options).
+type NATSConfig struct {
+	URL      string `yaml:"url" default:"nats://127.0.0.1:4222" doc:"the NATS server"`
+	Prefix   string `yaml:"prefix" default:"herald" doc:"starts every subject"`
+	Presence string `yaml:"presence" default:"none" doc:"'redis' keeps presence in the Redis server of 'engine.redis'; with 'none', namespaces cannot turn presence on"`
+}
+
+// Addrs are the addresses to connect to: addresses, else address.
+func (r RedisConfig) Addrs() []string {
+	if len(r.Addresses) > 0 {
+		return r.Addresses
+	}
+	if r.Address != "" {
+		return []string{r.Address}
+	}
+	return []string{"127.0.0.1:6379"}
+}
+
+// engines lists the engines and what each keeps.
+var engines = map[string]struct{ history, presence bool }{
+	"memory":   {history: true, presence: true},
+	"postgres": {history: true, presence: true},
+	"redis":    {history: true, presence: true},
+	"nats":     {history: false, presence: false},
+}
+
+// engineCaps returns what the configured engine keeps.
+func (c Config) engineCaps() (history, presence, ok bool) {
+	e, ok := engines[c.Engine.Type]
+	presence = e.presence || (c.Engine.Type == "nats" && c.Engine.NATS.Presence == "redis")
+	return e.history, presence, ok
+}

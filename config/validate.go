@@ -1,0 +1,257 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"net/netip"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/transport/websocket"
+)
+
+// Validate checks what the types alone cannot. It reports every problem
+// it finds, each naming its key. The hub's options are checked by the hub
+// (hub.ChannelConfig.Validate), once; their problems come back here
+// under the keys the file wrote.
+func (c Config) Validate() error {
+	var ps Problems
+	bad := func(key, format string, args ...any) {
+		ps = append(ps, Problem{Key: key, Message: fmt.Sprintf(format, args...)})
+	}
+	history, presence, ok := c.engineCaps()
+	if !ok {
+		bad("engine.type", "unknown engine %q (available: %s)", c.Engine.Type, strings.Join(slices.Sorted(maps.Keys(engines)), ", "))
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log.level", "%q: want debug, info, warn or error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		bad("log.format", "%q: want text or json", c.Log.Format)
+	}
+	if c.WebSocket.MessageSizeLimit < 0 {
+		bad("websocket.message_size_limit", "%d: must not be negative", c.WebSocket.MessageSizeLimit)
+	}
+	if _, err := websocket.Poller(c.WebSocket.Poller).Resolve(); err != nil {
+		bad("websocket.poller", "%v", err)
+	}
+	if c.WebSocket.MaxUnauthenticated < -1 {
+		bad("websocket.max_unauthenticated", "%d: want a positive number, 0 for the default or -1 for no bound", c.WebSocket.MaxUnauthenticated)
+	}
+	if r := c.WebSocket.IPRateLimit; r < 0 && r != -1 || math.IsNaN(r) || math.IsInf(r, 0) {
+		bad("websocket.ip_rate_limit", "%v: want connections per second, 0 for the default or -1 for no limit", r)
+	}
+	for _, e := range c.WebSocket.TrustedProxies {
+		if !validPrefixOrAddr(e) {
+			bad("websocket.trusted_proxies", "%q: want an IP address or a CIDR prefix such as 10.0.0.0/8", e)
+		}
+	}
+	if c.WebSocket.IPRateBurst < 0 {
+		bad("websocket.ip_rate_burst", "%d: must not be negative", c.WebSocket.IPRateBurst)
+	}
+	if l := c.WebSocket.CompressionLevel; l != 0 && (l < websocket.MinCompressionLevel || l > websocket.MaxCompressionLevel) {
+		bad("websocket.compression_level", "%d: want %d (fastest) to %d (smallest), or 0 for the default", l, websocket.MinCompressionLevel, websocket.MaxCompressionLevel)
+	}
+	if c.WebSocket.CompressionMinSize < 0 {
+		bad("websocket.compression_min_size", "%d: must not be negative", c.WebSocket.CompressionMinSize)
+	}
+	if c.Client.ChannelLimit < 0 {
+		bad("client.channel_limit", "%d: must not be negative", c.Client.ChannelLimit)
+	}
+	if c.Admin.MutexProfileFraction < 0 {
+		bad("admin.mutex_profile_fraction", "%d: must not be negative", c.Admin.MutexProfileFraction)
+	}
+	if c.Admin.BlockProfileRate < 0 {
+		bad("admin.block_profile_rate", "%d: must not be negative", c.Admin.BlockProfileRate)
+	}
+	if (c.Admin.MutexProfileFraction > 0 || c.Admin.BlockProfileRate > 0) && c.Admin.Address == "" {
+		bad("admin.address", "must be set for admin.mutex_profile_fraction or admin.block_profile_rate: the profiles are served on the admin listener")
+	}
+	if c.Client.QueueMaxSize < 0 {
+		bad("client.queue_max_size", "%d: must not be negative", c.Client.QueueMaxSize)
+	}
+	if d := c.Client.WriteCoalesce; d < 0 || d > time.Second {
+		bad("client.write_coalesce", "%s: want 0 (off) to 1s; a few milliseconds is typical", d)
+	}
+	if c.Client.PingInterval > 0 && c.Client.PongTimeout > 0 && c.Client.PongTimeout >= c.Client.PingInterval {
+		bad("client.pong_timeout", "%s must be shorter than client.ping_interval (%s)", c.Client.PongTimeout, c.Client.PingInterval)
+	}
+	if c.Shutdown.Timeout > 0 && c.Shutdown.DrainWindow >= c.Shutdown.Timeout {
+		bad("shutdown.drain_window", "%s must be shorter than shutdown.timeout (%s)", c.Shutdown.DrainWindow, c.Shutdown.Timeout)
+	}
+	ps = append(ps, hubProblems(c.Channel.Hub().Validate(), reflect.TypeOf(c.Channel), "channel")...)
+	c.Admin.UI.validate(bad)
+	for key, ns := range c.namespaces() {
+		if ok && !history {
+			for _, o := range historyOptions(ns) {
+				bad(key+"."+o, "engine %q keeps no history, so channels cannot have history, positioning or recovery (use the redis, postgres or memory engine)", c.Engine.Type)
+			}
+		}
+		if ok && !presence && ns.Presence {
+			bad(key+".presence", "engine %q keeps no presence (set engine.nats.presence: redis, or use another engine)", c.Engine.Type)
+		}
+	}
+	if c.Engine.Type == "postgres" && c.Engine.Postgres.DSN == "" {
+		bad("engine.postgres.dsn", "required with engine.type postgres, e.g. postgres://user:pass@host:5432/db")
+	}
+	switch c.Engine.NATS.Presence {
+	case "", "none", "redis":
+	default:
+		bad("engine.nats.presence", "%q: want none or redis", c.Engine.NATS.Presence)
+	}
+	switch c.HTTPAPI.ErrorMode {
+	case "", "transport":
+	default:
+		bad("http_api.error_mode", "%q: want \"\" or \"transport\"", c.HTTPAPI.ErrorMode)
+	}
+	if c.HTTPAPI.MaxBodySize < 0 {
+		bad("http_api.max_body_size", "%d: must not be negative", c.HTTPAPI.MaxBodySize)
+	}
+	if c.HTTPAPI.MaxBatchCommands < 0 {
+		bad("http_api.max_batch_commands", "%d: must not be negative (0 means the default, %d)", c.HTTPAPI.MaxBatchCommands, api.DefaultMaxBatchCommands)
+	}
+	if w := c.HTTPAPI.IdempotencyWindow; w < 0 || w > 24*time.Hour {
+		bad("http_api.idempotency_window", "%s: want 0 (the default, %s) to 24h", w, hub.DefaultIdempotencyWindow)
+	}
+	if c.HTTPAPI.BodyReadTimeout < 0 {
+		bad("http_api.body_read_timeout", "%s: must not be negative (0 means the default, %s)", c.HTTPAPI.BodyReadTimeout, api.DefaultBodyReadTimeout)
+	}
+	if c.HTTP.IdleTimeout < 0 {
+		bad("http.idle_timeout", "%s: must not be negative (0 means the default, %s)", c.HTTP.IdleTimeout, DefaultIdleTimeout)
+	}
+	ps = append(ps, c.TransportsConfig.problems()...)
+	c.Client.Token.validate(bad)
+	if c.Client.Token.Configured() && c.Client.Token.CacheSize >= 0 {
+		if _, err := auth.NewVerifier(c.Client.Token.Auth()); err != nil {
+			bad("client.token", "%v", err)
+		}
+	}
+	ps = append(ps, c.proxyProblems()...)
+	ps = append(ps, c.sqlAuthProblems()...)
+	if len(ps) > 0 {
+		return ps
+	}
+	return nil
+}
+
+// hubProblems translates the hub's OptionErrors about the section at key,
+// of the file type t, into problems naming the keys: the Go field path
+// becomes the key path, and Go field names in the message become keys.
+func hubProblems(err error, t reflect.Type, key string) Problems {
+	var ps Problems
+	for _, oe := range hub.OptionErrors(err) {
+		parent := t
+		if i := strings.LastIndex(oe.Field, "."); i >= 0 {
+			parent = typeAt(t, oe.Field[:i])
+		}
+		ps = append(ps, Problem{Key: join(key, goPathToKey(t, oe.Field)), Message: goNamesToKeys(parent, oe.Message)})
+	}
+	if err != nil && len(ps) == 0 {
+		ps = append(ps, Problem{Key: key, Message: err.Error()})
+	}
+	return ps
+}
+
+// typeAt is the type of the field at the Go path below the struct type t.
+func typeAt(t reflect.Type, goPath string) reflect.Type {
+	for _, part := range strings.Split(goPath, ".") {
+		name, _, _ := strings.Cut(part, "[")
+		for t.Kind() == reflect.Slice || t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return t
+		}
+		o, ok := optionByGoName(t, name)
+		if !ok {
+			return t
+		}
+		t = o.typ
+	}
+	return t
+}
+
+// validPrefixOrAddr reports whether e is an IP address or a CIDR prefix,
+// as websocket.trusted_proxies takes them.
+func validPrefixOrAddr(e string) bool {
+	e = strings.TrimSpace(e)
+	if _, err := netip.ParsePrefix(e); err == nil {
+		return true
+	}
+	_, err := netip.ParseAddr(e)
+	return err == nil
+}
+
+// AuthUnconfigured reports whether nothing about authentication is set:
+// no token key, no API key, no connect proxy, and neither anonymous nor
+// insecure access.
+// Such a node would refuse every connection and keep its API off, so
+// `herald serve` generates keys for the run instead (see
+// docs/configuration.md), and Warnings says so for `herald config check`
+// and `herald serve` alike.
+func (c Config) AuthUnconfigured() bool {
+	return !c.Client.Token.Configured() && c.HTTPAPI.Key == "" && !c.HTTPAPI.Insecure &&
+		!c.Client.Insecure && !c.Client.AllowAnonymousConnectWithoutToken && c.Client.Proxy.Connect == ""
+}
+
+// Warnings lists settings that are valid but probably not what is meant.
+func (c Config) Warnings() []string {
+	var w []string
+	if c.AuthUnconfigured() {
+		// One warning for both keys: serve treats this case as a whole.
+		w = append(w, "client.token and http_api.key: no keys are configured: `herald serve` generates random ones "+
+			"at each start and prints them (with --ephemeral-keys=false it refuses every connection and keeps the API off); "+
+			"`herald config init` writes a configuration file with permanent keys")
+		return w
+	}
+	if !c.Client.Token.Configured() && !c.Client.AllowAnonymousConnectWithoutToken && !c.Client.Insecure && c.Client.Proxy.Connect == "" {
+		w = append(w, "client.token: no key is configured, so every connection will be refused: set client.token.hmac_secret_key (or a public key), or allow anonymous access")
+	}
+	if c.HTTPAPI.Key == "" && !c.HTTPAPI.Insecure {
+		w = append(w, "http_api.key is empty: the server API under /api is off")
+	}
+	if c.HTTPAPI.Insecure {
+		w = append(w, "http_api.insecure is on: anyone who reaches the server can publish and disconnect users")
+	}
+	if c.Client.Insecure {
+		w = append(w, "client.insecure is on: every client may connect and use every channel; never use it in production")
+	}
+	return w
+}
+
+// namespaces maps each namespace's key path to its options.
+func (c Config) namespaces() map[string]NamespaceOptions {
+	out := map[string]NamespaceOptions{"channel.without_namespace": c.Channel.WithoutNamespace}
+	for i, ns := range c.Channel.Namespaces {
+		out[fmt.Sprintf("channel.namespaces[%d]", i)] = ns.Options()
+	}
+	return out
+}
+
+// historyOptions names the options of ns that need an engine with history.
+func historyOptions(ns NamespaceOptions) []string {
+	var out []string
+	for _, o := range []struct {
+		name string
+		on   bool
+	}{
+		{"history_size", ns.HistorySize > 0}, {"history_ttl", ns.HistoryTTL > 0}, {"history_meta_ttl", ns.HistoryMetaTTL > 0},
+		{"force_positioning", ns.ForcePositioning}, {"allow_positioning", ns.AllowPositioning},
+		{"force_recovery", ns.ForceRecovery}, {"allow_recovery", ns.AllowRecovery},
+	} {
+		if o.on {
+			out = append(out, o.name)
+		}
+	}
+	return out
+}

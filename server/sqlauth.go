@@ -1,0 +1,27 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/sqlauth"
+)
+
+// newSQLAuth connects the SQL checks and installs them in h in front of
+// the proxy's handlers; nil when no namespace has a check.
+func newSQLAuth(ctx context.Context, cfg config.Config, h *hub.Handlers, log *slog.Logger) (*sqlauth.Authorizer, error) {
+	opts, ok := cfg.SQLAuthOptions()
+	if !ok {
+		return nil, nil
+	}
+	opts.Logger = log
+	a, err := sqlauth.New(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("sql_auth: %w", err)
+	}
+	a.Install(h)
+	return a, nil
+}
