@@ -18,8 +18,10 @@ import (
 
 // Validate checks what the types alone cannot. It reports every problem
 // it finds, each naming its key. The hub's options are checked by the hub
-// (hub.ChannelConfig.Validate), once; their problems come back here
-// under the keys the file wrote.
+// (hub.ClientConfig.Validate, hub.ChannelConfig.Validate), once; their
+// problems come back here under the keys the file wrote. What is checked
+// here is what only the file has (listeners, engines, keys) or what
+// concerns several sections at once.
 func (c Config) Validate() error {
 	var ps Problems
 	bad := func(key, format string, args ...any) {
@@ -65,9 +67,6 @@ func (c Config) Validate() error {
 	if c.WebSocket.CompressionMinSize < 0 {
 		bad("websocket.compression_min_size", "%d: must not be negative", c.WebSocket.CompressionMinSize)
 	}
-	if c.Client.ChannelLimit < 0 {
-		bad("client.channel_limit", "%d: must not be negative", c.Client.ChannelLimit)
-	}
 	if c.Admin.MutexProfileFraction < 0 {
 		bad("admin.mutex_profile_fraction", "%d: must not be negative", c.Admin.MutexProfileFraction)
 	}
@@ -77,18 +76,13 @@ func (c Config) Validate() error {
 	if (c.Admin.MutexProfileFraction > 0 || c.Admin.BlockProfileRate > 0) && c.Admin.Address == "" {
 		bad("admin.address", "must be set for admin.mutex_profile_fraction or admin.block_profile_rate: the profiles are served on the admin listener")
 	}
-	if c.Client.QueueMaxSize < 0 {
-		bad("client.queue_max_size", "%d: must not be negative", c.Client.QueueMaxSize)
-	}
-	if d := c.Client.WriteCoalesce; d < 0 || d > time.Second {
-		bad("client.write_coalesce", "%s: want 0 (off) to 1s; a few milliseconds is typical", d)
-	}
 	if c.Client.PingInterval > 0 && c.Client.PongTimeout > 0 && c.Client.PongTimeout >= c.Client.PingInterval {
 		bad("client.pong_timeout", "%s must be shorter than client.ping_interval (%s)", c.Client.PongTimeout, c.Client.PingInterval)
 	}
 	if c.Shutdown.Timeout > 0 && c.Shutdown.DrainWindow >= c.Shutdown.Timeout {
 		bad("shutdown.drain_window", "%s must be shorter than shutdown.timeout (%s)", c.Shutdown.DrainWindow, c.Shutdown.Timeout)
 	}
+	ps = append(ps, hubProblems(c.Client.ClientConfig.Validate(), reflect.TypeOf(c.Client), "client")...)
 	ps = append(ps, hubProblems(c.Channel.Hub().Validate(), reflect.TypeOf(c.Channel), "channel")...)
 	c.Admin.UI.validate(bad)
 	for key, ns := range c.namespaces() {

@@ -109,7 +109,9 @@ func New(cfg Config) (*Hub, error) {
 		return nil, errors.New("hub: Config.Engine is required (memory.New() for one node)")
 	}
 	rules, err := compileChannels(cfg.Channels, "Channels")
-	if err != nil {
+	var clientProblems optionProblems
+	cfg.Client.check("Client", &clientProblems)
+	if err := errors.Join(err, clientProblems.err()); err != nil {
 		return nil, fmt.Errorf("hub: %w", err)
 	}
 	if cfg.IdempotencyWindow <= 0 {

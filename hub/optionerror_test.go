@@ -3,6 +3,7 @@ package hub_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
@@ -48,5 +49,32 @@ func TestValidateNamesGoFields(t *testing.T) {
 	_, err = hub.New(hub.Config{Engine: memory.New(memory.Options{}), Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{{Name: "x"}}}})
 	if oes := hub.OptionErrors(err); len(oes) != 1 || oes[0].Field != "Channels.Namespaces[0].Name" {
 		t.Errorf("hub.New: want one problem with Channels.Namespaces[0].Name, got %v", err)
+	}
+}
+
+// TestClientConfigValidate: out-of-range client options are refused by
+// the hub itself, naming the Go field, in Validate and in New alike.
+func TestClientConfigValidate(t *testing.T) {
+	t.Parallel()
+	bad := hub.ClientConfig{ChannelLimit: -1, WriteCoalesce: 2 * time.Second, CommandRateLimit: -3}
+	got := map[string]string{}
+	for _, oe := range hub.OptionErrors(bad.Validate()) {
+		got[oe.Field] = oe.Message
+	}
+	for field, want := range map[string]string{
+		"ChannelLimit":     "-1: must not be negative",
+		"WriteCoalesce":    "2s: want 0 (off) to 1s",
+		"CommandRateLimit": "-3: want commands per second",
+	} {
+		if !strings.Contains(got[field], want) {
+			t.Errorf("%s: got %q, want it to contain %q", field, got[field], want)
+		}
+	}
+	if err := (hub.ClientConfig{WriteCoalesce: 5 * time.Millisecond}).Validate(); err != nil {
+		t.Errorf("a valid config: %v", err)
+	}
+	_, err := hub.New(hub.Config{Engine: memory.New(memory.Options{}), Client: hub.ClientConfig{QueueMaxSize: -1}})
+	if oes := hub.OptionErrors(err); len(oes) != 1 || oes[0].Field != "Client.QueueMaxSize" {
+		t.Errorf("hub.New: want one problem with Client.QueueMaxSize, got %v", err)
 	}
 }

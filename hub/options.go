@@ -1,6 +1,8 @@
 package hub
 
 import (
+	"fmt"
+	"math"
 	"time"
 )
 
@@ -193,6 +195,41 @@ type ClientConfig struct {
 	// Insecure accepts every connection and allows every channel
 	// operation. For development only; the server logs a warning.
 	Insecure bool `yaml:"insecure" doc:"development only: every client may connect and use every channel without a token. The log says so at start"`
+}
+
+// MaxWriteCoalesce bounds ClientConfig.WriteCoalesce: longer would only
+// add latency, and every connection's writes would wait for it.
+const MaxWriteCoalesce = time.Second
+
+// Validate checks the options that have no meaning out of range, as New
+// does. It reports every problem, each an *OptionError naming the Go
+// field (see OptionErrors).
+func (c ClientConfig) Validate() error {
+	var ps optionProblems
+	c.check("", &ps)
+	return ps.err()
+}
+
+// check adds c's problems to ps under the Go path prefix.
+func (c ClientConfig) check(prefix string, ps *optionProblems) {
+	for _, n := range []struct {
+		field string
+		v     int
+	}{
+		{"ChannelLimit", c.ChannelLimit}, {"QueueMaxSize", c.QueueMaxSize},
+		{"ConnectionLimit", c.ConnectionLimit}, {"UserConnectionLimit", c.UserConnectionLimit},
+		{"CommandRateBurst", c.CommandRateBurst},
+	} {
+		if n.v < 0 {
+			ps.add(prefix, n.field, fmt.Sprintf("%d: must not be negative", n.v))
+		}
+	}
+	if c.CommandRateLimit < 0 || math.IsNaN(c.CommandRateLimit) || math.IsInf(c.CommandRateLimit, 0) {
+		ps.add(prefix, "CommandRateLimit", fmt.Sprintf("%v: want commands per second, or 0 for no limit", c.CommandRateLimit))
+	}
+	if d := c.WriteCoalesce; d < 0 || d > MaxWriteCoalesce {
+		ps.add(prefix, "WriteCoalesce", fmt.Sprintf("%s: want 0 (off) to %s; a few milliseconds is typical", d, MaxWriteCoalesce))
+	}
 }
 
 func (c ClientConfig) withDefaults() ClientConfig {
