@@ -51,7 +51,10 @@ func writeExample(b *strings.Builder, v reflect.Value, indent int) {
 			b.WriteString(pad + o.key + ":\n")
 			writeExample(b, fv, indent+2)
 		case o.example != "":
-			b.WriteString(pad + o.key + ": " + o.example + "\n")
+			b.WriteString(pad + o.key + ":\n")
+			for _, l := range blockYAML(o.example) {
+				b.WriteString(pad + "  " + l + "\n")
+			}
 		case o.typ.Kind() == reflect.Slice && isSection(o.typ.Elem()):
 			// Empty by default: one item, commented out, shows its keys.
 			b.WriteString(pad + o.key + ": []\n")
@@ -70,6 +73,31 @@ func writeExample(b *strings.Builder, v reflect.Value, indent int) {
 			b.WriteString(pad + o.key + ": " + yamlValue(fv) + "\n")
 		}
 	}
+}
+
+// blockYAML writes a YAML value (an example tag, in flow style) in block
+// style, one line per key. A malformed example is a bug in the definition,
+// which the example's test catches.
+func blockYAML(flow string) []string {
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(flow), &n); err != nil {
+		panic(fmt.Sprintf("config: example %q: %v", flow, err))
+	}
+	var block func(*yaml.Node)
+	block = func(n *yaml.Node) {
+		n.Style &^= yaml.FlowStyle
+		for _, c := range n.Content {
+			block(c)
+		}
+	}
+	block(&n)
+	var b strings.Builder
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&n); err != nil {
+		panic(fmt.Sprintf("config: example %q: %v", flow, err))
+	}
+	return strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 }
 
 // yamlValue writes v as a one-line YAML value.
