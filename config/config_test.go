@@ -115,7 +115,7 @@ func TestApplyEnvOverridesEveryKind(t *testing.T) {
 		t.Errorf("namespaces = %+v", cfg.Channel.Namespaces)
 	}
 	if _, err := ApplyEnv(&cfg, []string{"HERALD_CLIENT_CHANNEL_LIMIT=many"}); err == nil ||
-		!strings.Contains(err.Error(), "HERALD_CLIENT_CHANNEL_LIMIT (for client.channel_limit)") {
+		!strings.Contains(err.Error(), `HERALD_CLIENT_CHANNEL_LIMIT (for client.channel_limit): want a whole number, got "many"`) {
 		t.Errorf("want an error naming the variable and key, got %v", err)
 	}
 }

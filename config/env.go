@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -84,7 +85,16 @@ func setFromEnv(fv reflect.Value, val string) error {
 	tmp := reflect.New(fv.Type()).Elem()
 	tmp.Set(fv)
 	if ps := decodeString(val, tmp, ""); len(ps) > 0 {
-		return ps
+		// Lines mean nothing in a variable: keep the keys (within a list,
+		// relative to the variable's key) and the messages.
+		msgs := make([]string, len(ps))
+		for i, p := range ps {
+			msgs[i] = p.Message
+			if p.Key != "" {
+				msgs[i] = p.Key + ": " + p.Message
+			}
+		}
+		return errors.New(strings.Join(msgs, "; "))
 	}
 	fv.Set(tmp)
 	return nil

@@ -1,4 +1,4 @@
-// Package server wires a Herald node together: configuration, the engine,
+// Package server wires a Herald node together from a config.Config: the engine,
 // the hub, the WebSocket transport and the HTTP endpoints.
 package server
 
