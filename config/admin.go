@@ -7,15 +7,11 @@ import (
 // AdminUIConfig turns on the admin web UI (package admin): on the admin
 // listener when admin.address is set, else under Path on the main one.
 type AdminUIConfig struct {
-	Enabled bool `yaml:"enabled" doc:"the admin web UI ([admin.md](admin.md)): on the admin listener when 'admin.address' is set, else on the main listener under 'admin.ui.path'"`
-	// Password logs an operator in.
-	Password string `yaml:"password" doc:"the password an operator logs in with (at least 8 characters)"`
-	// TokenSecret checks admin tokens: HMAC JWTs with "admin": true.
+	Enabled     bool   `yaml:"enabled" doc:"the admin web UI ([admin.md](admin.md)): on the admin listener when 'admin.address' is set, else on the main listener under 'admin.ui.path'"`
+	Password    string `yaml:"password" doc:"the password an operator logs in with (at least 8 characters)"`
 	TokenSecret string `yaml:"token_secret" doc:"HMAC key of admin tokens (JWTs with '\"admin\": true') accepted instead of the password (at least 16 characters)"`
-	// Insecure asks no login: local development only.
-	Insecure bool `yaml:"insecure" doc:"no login at all, for local development only; a warning is logged at startup"`
-	// Path is where the UI is served ("/admin").
-	Path string `yaml:"path" default:"/admin" doc:"where the UI is served ('/admin/')"`
+	Insecure    bool   `yaml:"insecure" doc:"no login at all, for local development only; a warning is logged at startup"`
+	Path        string `yaml:"path" default:"/admin" doc:"where the UI is served ('/admin/')"`
 }
 
 // DefaultAdminUIPath is where the admin UI is served by default.

@@ -13,12 +13,8 @@ import (
 // section, and per event a proxy name (client.proxy, and subscribe_proxy,
 // publish_proxy and sub_refresh_proxy in the namespaces).
 type ProxyConfig struct {
-	// Proxies are the named backend endpoints.
-	Proxies []ProxyEndpointConfig `yaml:"proxies" doc:"the backend endpoints of the proxy ([proxy.md](proxy.md)), a list with the keys below"`
-	// ProxyMaxInFlight bounds the proxy calls in flight on this node,
-	// across all proxies (1000; -1 for no bound); calls over it are
-	// answered with error 111 at once.
-	ProxyMaxInFlight int `yaml:"proxy_max_in_flight" default:"1000" doc:"proxy calls in flight on this node, across all proxies; over it a call is answered with error 111 at once (-1: no bound)"`
+	Proxies          []ProxyEndpointConfig `yaml:"proxies" doc:"the backend endpoints of the proxy ([proxy.md](proxy.md)), a list with the keys below"`
+	ProxyMaxInFlight int                   `yaml:"proxy_max_in_flight" default:"1000" doc:"proxy calls in flight on this node, across all proxies; over it a call is answered with error 111 at once (-1: no bound)"`
 	// RPC routes client rpc commands to proxies.
 	RPC RPCConfig `yaml:"rpc"`
 }
@@ -42,9 +38,7 @@ type ClientProxyConfig struct {
 
 // RPCConfig is the rpc section.
 type RPCConfig struct {
-	// Proxy answers the methods without namespace.
-	Proxy string `yaml:"proxy" doc:"the proxy that answers rpc methods without a namespace"`
-	// Namespaces declare the method namespaces ("ns:method").
+	Proxy      string         `yaml:"proxy" doc:"the proxy that answers rpc methods without a namespace"`
 	Namespaces []RPCNamespace `yaml:"namespaces" doc:"a list of RPC namespaces ('ns:method'), each with 'name' and 'proxy'; a method in a namespace not listed gets error 104"`
 }
 

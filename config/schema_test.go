@@ -60,6 +60,7 @@ func TestDefaultsAgreeWithTheCode(t *testing.T) {
 		{"channel.without_namespace.queue_policy", d.Channel.WithoutNamespace.QueuePolicy, hub.QueueClose},
 		{"channel.without_namespace.publication_data_format", d.Channel.WithoutNamespace.PublicationDataFormat, hub.DataFormatJSON},
 		{"shutdown.drain_window", d.Shutdown.DrainWindow, 5 * time.Second},
+		{"admin.ui.path", d.Admin.UI.Path, DefaultAdminUIPath},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: default %v, the code's %v", c.key, c.got, c.want)

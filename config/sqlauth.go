@@ -9,19 +9,11 @@ import (
 
 // SQLAuthConfig is where namespaces' SQL checks run (sqlauth).
 type SQLAuthConfig struct {
-	// DSN of the database the checks query; empty means
-	// engine.postgres.dsn.
-	DSN string `yaml:"dsn" defaultdoc:"'engine.postgres.dsn'" doc:"the database the namespaces' 'subscribe_check' and 'publish_check' query; empty: 'engine.postgres.dsn'; required when the engine is not PostgreSQL"`
-	// ListenDSN of the connection that listens for invalidations; empty
-	// means engine.postgres.listen_dsn, else DSN.
-	ListenDSN string `yaml:"listen_dsn" defaultdoc:"'engine.postgres.listen_dsn', else 'sql_auth.dsn'" doc:"the connection that LISTENs for cache invalidations; it needs a session of its own (not a transaction-mode pooler)"`
-	// CacheTTL is how long an answer is reused (5s; negative: never).
-	CacheTTL time.Duration `yaml:"cache_ttl" default:"5s" doc:"how long an answer (action, user, channel) is reused. While the listening connection is down nothing is cached"`
-	// Timeout bounds one check (2s).
-	Timeout time.Duration `yaml:"timeout" default:"2s" doc:"a check that takes longer answers error 100 (at most 1m)"`
-	// Channel is the NOTIFY channel that invalidates cached answers
-	// (herald_auth).
-	Channel string `yaml:"channel" default:"herald_auth" doc:"the NOTIFY channel: payload '*' (or empty) drops every cached answer, 'user:<id>' a user's, 'channel:<name>' a channel's"`
+	DSN       string        `yaml:"dsn" defaultdoc:"'engine.postgres.dsn'" doc:"the database the namespaces' 'subscribe_check' and 'publish_check' query; empty: 'engine.postgres.dsn'; required when the engine is not PostgreSQL"`
+	ListenDSN string        `yaml:"listen_dsn" defaultdoc:"'engine.postgres.listen_dsn', else 'sql_auth.dsn'" doc:"the connection that LISTENs for cache invalidations; it needs a session of its own (not a transaction-mode pooler)"`
+	CacheTTL  time.Duration `yaml:"cache_ttl" default:"5s" doc:"how long an answer (action, user, channel) is reused. While the listening connection is down nothing is cached"`
+	Timeout   time.Duration `yaml:"timeout" default:"2s" doc:"a check that takes longer answers error 100 (at most 1m)"`
+	Channel   string        `yaml:"channel" default:"herald_auth" doc:"the NOTIFY channel: payload '*' (or empty) drops every cached answer, 'user:<id>' a user's, 'channel:<name>' a channel's"`
 }
 
 // NamespaceSQLChecks are a namespace's SQL checks: queries called with the

@@ -10,37 +10,26 @@ import (
 // of browsers where WebSocket is blocked, and the unidirectional streams).
 // Its keys sit at the top level of the file, as in Centrifugo.
 type TransportsConfig struct {
-	// HTTPStream is /connection/http_stream, with the emulation endpoint.
 	// The bidirectional fallbacks are on by default, so that a browser
 	// client configured with fallbacks works out of the box; the
 	// unidirectional streams are off, as in Centrifugo.
-	HTTPStream HTTPTransportConfig `yaml:"http_stream" default:"{enabled: true}"`
-	// SSE is /connection/sse, with the emulation endpoint (on by default).
-	SSE HTTPTransportConfig `yaml:"sse" default:"{enabled: true}"`
-	// UniHTTPStream is /connection/uni_http_stream (off by default).
-	UniHTTPStream HTTPTransportConfig `yaml:"uni_http_stream"`
-	// UniSSE is /connection/uni_sse (off by default).
-	UniSSE HTTPTransportConfig `yaml:"uni_sse"`
-	// Emulation is /emulation, served when http_stream or sse is on.
-	Emulation EmulationConfig `yaml:"emulation"`
+	HTTPStream    HTTPTransportConfig `yaml:"http_stream" default:"{enabled: true}" doc:"the HTTP-streaming transport, '/connection/http_stream', with '/emulation' for its commands; on by default"`
+	SSE           HTTPTransportConfig `yaml:"sse" default:"{enabled: true}" doc:"the Server-Sent Events transport, '/connection/sse' (the connect command in the 'cf_connect' query parameter or the POST body), with '/emulation' for its commands; on by default"`
+	UniHTTPStream HTTPTransportConfig `yaml:"uni_http_stream" doc:"the unidirectional HTTP stream, '/connection/uni_http_stream': one connect request, then pushes; off by default"`
+	UniSSE        HTTPTransportConfig `yaml:"uni_sse" doc:"the unidirectional SSE stream, '/connection/uni_sse'; off by default"`
+	Emulation     EmulationConfig     `yaml:"emulation" doc:"'/emulation', where HTTP-streaming and SSE clients send their commands after connecting; served when 'http_stream' or 'sse' is on"`
 }
 
 // HTTPTransportConfig is one HTTP transport's settings. Writes use
 // websocket.write_timeout and browsers' origins are checked against
 // websocket.allowed_origins, as for WebSocket.
 type HTTPTransportConfig struct {
-	// Enabled mounts the transport's endpoint.
-	Enabled bool `yaml:"enabled" doc:"serve the transport's endpoint (and '/emulation' for 'http_stream' and 'sse')"`
-	// MaxRequestBodySize bounds the request that opens a stream (the
-	// connect command, or cf_connect), in bytes (65536; 0 means the
-	// default). Larger is answered 413.
+	Enabled            bool  `yaml:"enabled" doc:"serve the transport's endpoint"`
 	MaxRequestBodySize int64 `yaml:"max_request_body_size" default:"65536" doc:"largest request that opens a stream (the connect command: the POST body, or the 'cf_connect' query parameter of SSE), in bytes; larger is answered '413'. '0' means the default"`
 }
 
 // EmulationConfig tunes the emulation endpoint.
 type EmulationConfig struct {
-	// MaxRequestBodySize bounds an emulation request, in bytes (65536; 0
-	// means the default). Larger is answered 413.
 	MaxRequestBodySize int64 `yaml:"max_request_body_size" default:"65536" doc:"largest emulation request (the commands an HTTP-streaming or SSE client sends after connecting), in bytes; larger is answered '413'. '0' means the default"`
 }
 
