@@ -157,7 +157,10 @@ func defaultCell(o option, v reflect.Value) string {
 	if v.IsZero() && (v.Kind() == reflect.String || v.Kind() == reflect.Slice || v.Kind() == reflect.Map) {
 		return "none"
 	}
-	return "`" + yamlValue(v) + "`"
+	if v.Kind() == reflect.String {
+		return "`" + v.String() + "`"
+	}
+	return "`" + valueText(o, v) + "`"
 }
 
 // codeSpan finds 'code' in a doc tag: quotes that open after a space or

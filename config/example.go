@@ -70,7 +70,7 @@ func writeExample(b *strings.Builder, v reflect.Value, indent int) {
 				b.WriteString(pad + "#" + l + "\n")
 			}
 		default:
-			b.WriteString(pad + o.key + ": " + yamlValue(fv) + "\n")
+			b.WriteString(pad + o.key + ": " + valueText(o, fv) + "\n")
 		}
 	}
 }
@@ -98,6 +98,21 @@ func blockYAML(flow string) []string {
 		panic(fmt.Sprintf("config: example %q: %v", flow, err))
 	}
 	return strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+}
+
+// valueText is the option's value as its default tag writes it ("60s"
+// rather than "1m0s") when that is the value, else as yamlValue writes it.
+func valueText(o option, v reflect.Value) string {
+	if o.hasDefault && !isSection(o.typ) {
+		def := reflect.New(o.typ).Elem()
+		if ps := decodeString(o.def, def, o.key); len(ps) == 0 && reflect.DeepEqual(def.Interface(), v.Interface()) {
+			if v.Kind() == reflect.String {
+				return yamlString(v.String())
+			}
+			return o.def
+		}
+	}
+	return yamlValue(v)
 }
 
 // yamlValue writes v as a one-line YAML value.
@@ -141,7 +156,9 @@ func yamlString(s string) string {
 		return strconv.Quote(s)
 	}
 	q := strings.TrimSuffix(string(out), "\n")
-	if strings.HasPrefix(q, "'") || strings.Contains(q, "\n") {
+	// Quoted also when YAML would not need it but a reader might wonder
+	// (":8000", "host:port").
+	if strings.HasPrefix(q, "'") || strings.ContainsAny(q, "\n:#") {
 		return strconv.Quote(s)
 	}
 	return q
