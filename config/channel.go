@@ -44,12 +44,13 @@ func (t TokenConfig) Configured() bool {
 	return t.HMACSecretKey != "" || t.RSAPublicKey != "" || t.ECDSAPublicKey != ""
 }
 
-// ChannelConfig is the channel section (hub.ChannelConfig, with each
-// namespace's proxies and SQL checks).
+// ChannelConfig is the channel section: hub.ChannelConfig, whose
+// namespace options this section's own fields replace with the file's,
+// which add each namespace's proxies and SQL checks.
 type ChannelConfig struct {
-	MaxLength        int              `yaml:"max_length" default:"255" doc:"longest channel name, in bytes (longer gives error 107)"`
-	WithoutNamespace NamespaceOptions `yaml:"without_namespace" doc:"the namespace options, for channels without a namespace (no ':' in their name)"`
-	Namespaces       []Namespace      `yaml:"namespaces" doc:"a list; each item has 'name' and the namespace options" example:"[{name: chat, presence: true, join_leave: true, force_push_join_leave: true, history_size: 100, history_ttl: 300s, force_recovery: true, allow_subscribe_for_client: true, allow_publish_for_subscriber: true, allow_history_for_subscriber: true, allow_presence_for_subscriber: true}, {name: prices, allow_subscribe_for_client: true, queue_policy: drop_oldest}]"`
+	hub.ChannelConfig `yaml:",inline"`
+	WithoutNamespace  NamespaceOptions `yaml:"without_namespace" doc:"the namespace options, for channels without a namespace (no ':' in their name)"`
+	Namespaces        []Namespace      `yaml:"namespaces" doc:"a list; each item has 'name' and the namespace options" example:"[{name: chat, presence: true, join_leave: true, force_push_join_leave: true, history_size: 100, history_ttl: 300s, force_recovery: true, allow_subscribe_for_client: true, allow_publish_for_subscriber: true, allow_history_for_subscriber: true, allow_presence_for_subscriber: true}, {name: prices, allow_subscribe_for_client: true, queue_policy: drop_oldest}]"`
 }
 
 // NamespaceOptions are a namespace's options: the hub's, its proxies and
@@ -90,7 +91,9 @@ func (c Config) Hub(version string) hub.Config {
 
 // Hub is the channel section as the hub takes it.
 func (c ChannelConfig) Hub() hub.ChannelConfig {
-	out := hub.ChannelConfig{MaxLength: c.MaxLength, WithoutNamespace: c.WithoutNamespace.NamespaceOptions}
+	out := c.ChannelConfig
+	out.WithoutNamespace = c.WithoutNamespace.NamespaceOptions
+	out.Namespaces = nil
 	if c.Namespaces != nil {
 		out.Namespaces = make([]hub.Namespace, len(c.Namespaces))
 		for i, ns := range c.Namespaces {

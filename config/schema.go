@@ -40,8 +40,18 @@ type option struct {
 
 var durationType = reflect.TypeOf(time.Duration(0))
 
-// options lists the keys of the struct type t in field order.
+// options lists the keys of the struct type t in field order. As with Go's
+// promoted fields, a key of t's own shadows the same key of a type it
+// embeds inline (config.ChannelConfig replaces the hub's namespace lists
+// with its own, which add the proxies and SQL checks).
 func options(t reflect.Type) []option {
+	own := map[string]bool{}
+	for i := 0; i < t.NumField(); i++ {
+		name, flags, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if name != "" && name != "-" && !strings.Contains(flags, "inline") {
+			own[name] = true
+		}
+	}
 	var out []option
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -51,6 +61,9 @@ func options(t reflect.Type) []option {
 		}
 		if strings.Contains(flags, "inline") {
 			for _, o := range options(f.Type) {
+				if own[o.key] {
+					continue
+				}
 				o.index = append([]int{i}, o.index...)
 				out = append(out, o)
 			}

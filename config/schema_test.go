@@ -16,8 +16,13 @@ func TestEveryOptionIsDefined(t *testing.T) {
 	var walk func(t reflect.Type, prefix string) int
 	n := 0
 	walk = func(typ reflect.Type, prefix string) int {
+		seen := map[string]bool{}
 		for _, o := range options(typ) {
 			key := join(prefix, o.key)
+			if seen[o.key] {
+				t.Errorf("%s is defined twice (an inline type's key not shadowed?)", key)
+			}
+			seen[o.key] = true
 			et := o.typ
 			if et.Kind() == reflect.Slice && isSection(et.Elem()) {
 				et = et.Elem()

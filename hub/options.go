@@ -128,8 +128,10 @@ type ChannelConfig struct {
 	// MaxLength bounds channel names, in bytes. Default 255.
 	MaxLength int `yaml:"max_length" default:"255" doc:"longest channel name, in bytes (longer gives error 107)"`
 	// WithoutNamespace applies to channels with no ':' in their name.
-	WithoutNamespace NamespaceOptions `yaml:"without_namespace" doc:"the namespace options, for channels without a namespace (no ':' in their name)"`
-	Namespaces       []Namespace      `yaml:"namespaces" doc:"a list; each item has 'name' and the namespace options"`
+	// (As configuration, package config replaces these two with lists that
+	// also hold each namespace's proxies and SQL checks.)
+	WithoutNamespace NamespaceOptions `yaml:"without_namespace"`
+	Namespaces       []Namespace      `yaml:"namespaces"`
 }
 
 // ClientConfig sets limits and timings of client connections. Zero values
