@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/loadgen"
+	"github.com/heraldhq/herald/bench/loadgen"
 )
 
 // workerEnv makes the test binary act as a worker process, so that the

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald/loadgen"
+	"github.com/heraldhq/herald/bench/loadgen"
 )
 
 func benchLatencyCommand() *cobra.Command {

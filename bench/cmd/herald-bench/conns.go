@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/heraldhq/herald/loadgen"
+	"github.com/heraldhq/herald/bench/loadgen"
 )
 
 func benchConnsCommand() *cobra.Command {
