@@ -162,20 +162,33 @@ func (c *Client) ExpectClose(code int, reason string) {
 // reason): for Wires that speak no JSON client.
 func ExpectClose(t testing.TB, w Wire, code int, reason string) {
 	t.Helper()
-	deadline := time.Now().Add(closeTimeout)
+	ce, err := AwaitClose(w, closeTimeout)
+	if err != nil {
+		t.Fatalf("want close %d %q, got %v", code, reason, err)
+	}
+	if ce.Code != code || (reason != "" && ce.Reason != reason) {
+		t.Fatalf("want close %d %q, got %d %q", code, reason, ce.Code, ce.Reason)
+	}
+}
+
+// AwaitClose reads w until the server closes it, skipping the messages
+// queued before the close, and returns the close; an error if the
+// connection failed otherwise or timeout passed. It does not touch a
+// testing.TB, so goroutines other than the test's may call it.
+func AwaitClose(w Wire, timeout time.Duration) (*CloseError, error) {
+	deadline := time.Now().Add(timeout)
+	var last []byte
 	for {
 		data, err := w.Read(time.Until(deadline))
 		if err == nil {
-			continue // messages queued before the close
+			last = data // a message queued before the close
+			continue
 		}
 		var ce *CloseError
 		if !errors.As(err, &ce) {
-			t.Fatalf("want close %d %q, got %v (last data %q)", code, reason, err, data)
+			return nil, fmt.Errorf("%w (last data %.200q)", err, last)
 		}
-		if ce.Code != code || (reason != "" && ce.Reason != reason) {
-			t.Fatalf("want close %d %q, got %d %q", code, reason, ce.Code, ce.Reason)
-		}
-		return
+		return ce, nil
 	}
 }
 
