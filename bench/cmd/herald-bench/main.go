@@ -1,6 +1,9 @@
 // Command herald-bench is Herald's load and latency tool: it drives any
 // server that speaks the Centrifugo client protocol. It is a binary of its
-// own so the herald server does not link its charts (gonum plot, fonts).
+// own, in the bench module (bench/go.mod), so neither the herald server nor
+// the module applications embed carries its charts (gonum plot, fonts) or
+// the WebSocket libraries it is compared with. Build it from the root of a
+// checkout with `go build -C bench -o herald-bench ./cmd/herald-bench`.
 package main
 
 import (
