@@ -45,7 +45,7 @@ func TestBatch(t *testing.T) {
 			if !strings.HasSuffix(got, wantTail) {
 				t.Fatalf("replies:\n got %s\nwant suffix %s", got, wantTail)
 			}
-			if got, want := c.read(), `{"push":{"channel":"plain:room","pub":{"data":2}}}`; got != want {
+			if got, want := c.Read(), `{"push":{"channel":"plain:room","pub":{"data":2}}}`; got != want {
 				t.Fatalf("push %s, want %s", got, want)
 			}
 		})

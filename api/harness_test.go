@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	gws "github.com/gorilla/websocket"
-
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/transport/websocket"
 )
 
@@ -211,11 +210,12 @@ func (n *node) expectError(t testing.TB, method, body string, code int) string {
 	return e["message"].(string)
 }
 
-// wsClient is a raw protocol client over a real WebSocket connection.
+// wsClient is the shared JSON protocol client (internal/jsonclient) over
+// a real WebSocket connection, connected.
 type wsClient struct {
-	t    testing.TB
-	conn *gws.Conn
-	id   string // client id from the connect reply
+	*jsonclient.Client
+	t  testing.TB
+	id string // client id from the connect reply
 }
 
 // dial connects to n as user and returns the connected client.
@@ -226,88 +226,18 @@ func (n *node) dial(t testing.TB, user string) *wsClient {
 
 func (n *node) dialWith(t testing.TB, claims auth.ConnectClaims) *wsClient {
 	t.Helper()
-	d := gws.Dialer{HandshakeTimeout: 5 * time.Second}
-	conn, resp, err := d.Dial(n.wsURL, nil)
-	if err != nil {
-		t.Fatalf("dial: %v", err)
-	}
-	resp.Body.Close()
-	t.Cleanup(func() { conn.Close() })
-	c := &wsClient{t: t, conn: conn}
-	s, err := auth.NewHMACSigner(testSecret, "HS256")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := s.ConnectToken(claims)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.send(`{"id":1,"connect":{"token":"` + tok + `"}}`)
-	res, ok := c.readOne()["connect"].(map[string]any)
-	if !ok {
-		t.Fatal("connect failed")
-	}
-	c.id = res["client"].(string)
-	return c
+	c := jsonclient.New(t, jsonclient.Dial(t, n.wsURL, protocol.TypeJSON), testSecret)
+	res := c.ConnectToken(jsonclient.Token(t, testSecret, claims))
+	return &wsClient{Client: c, t: t, id: res["client"].(string)}
 }
 
-// subscribe subscribes to ch and waits for the reply.
+// subscribe subscribes to ch and requires the reply next.
 func (c *wsClient) subscribe(ch string) {
 	c.t.Helper()
-	c.send(`{"id":2,"subscribe":{"channel":"` + ch + `"}}`)
-	m := c.readOne()
+	c.Send(`{"id":2,"subscribe":{"channel":"` + ch + `"}}`)
+	m := c.ReadOne()
 	if _, ok := m["subscribe"]; !ok {
 		c.t.Fatalf("subscribe %s: %v", ch, m)
-	}
-}
-
-func (c *wsClient) send(frame string) {
-	c.t.Helper()
-	if err := c.conn.WriteMessage(gws.TextMessage, []byte(frame)); err != nil {
-		c.t.Fatalf("send: %v", err)
-	}
-}
-
-// read returns the next frame's text, failing after 5 s.
-func (c *wsClient) read() string {
-	c.t.Helper()
-	_ = c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	_, data, err := c.conn.ReadMessage()
-	if err != nil {
-		c.t.Fatalf("read: %v", err)
-	}
-	return string(data)
-}
-
-// readOne reads one frame holding one message.
-func (c *wsClient) readOne() map[string]any {
-	c.t.Helper()
-	frame := c.read()
-	var m map[string]any
-	if err := json.Unmarshal([]byte(frame), &m); err != nil {
-		c.t.Fatalf("frame %q: %v", frame, err)
-	}
-	return m
-}
-
-// expectClose reads until the server closes the connection and checks
-// the close code and reason.
-func (c *wsClient) expectClose(code int, reason string) {
-	c.t.Helper()
-	_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	for {
-		_, data, err := c.conn.ReadMessage()
-		if err == nil {
-			continue
-		}
-		var ce *gws.CloseError
-		if !errors.As(err, &ce) {
-			c.t.Fatalf("want close %d %q, got %v (last data %q)", code, reason, err, data)
-		}
-		if ce.Code != code || ce.Text != reason {
-			c.t.Fatalf("want close %d %q, got %d %q", code, reason, ce.Code, ce.Text)
-		}
-		return
 	}
 }
 
@@ -315,8 +245,8 @@ func (c *wsClient) expectClose(code int, reason string) {
 // the connection is still open and nothing was queued before the reply.
 func (c *wsClient) expectOpen() {
 	c.t.Helper()
-	c.send(`{"id":99,"rpc":{"method":"probe"}}`)
-	if m := c.readOne(); m["id"] != float64(99) {
+	c.Send(`{"id":99,"rpc":{"method":"probe"}}`)
+	if m := c.ReadOne(); m["id"] != float64(99) {
 		c.t.Fatalf("want the reply to command 99, got %v", m)
 	}
 }

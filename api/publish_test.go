@@ -17,13 +17,13 @@ func TestPublishDelivers(t *testing.T) {
 
 	n.expect(t, "publish", `{"channel":"chat","data":{"text":"hi <b>"},"tags":{"k":"v"}}`,
 		`{"result":{"offset":1,"epoch":"`+epoch+`"}}`)
-	if got, want := c.read(), `{"push":{"channel":"chat","pub":{"data":{"text":"hi <b>"},"offset":1,"tags":{"k":"v"}}}}`; got != want {
+	if got, want := c.Read(), `{"push":{"channel":"chat","pub":{"data":{"text":"hi <b>"},"offset":1,"tags":{"k":"v"}}}}`; got != want {
 		t.Fatalf("push:\n got %s\nwant %s", got, want)
 	}
 
 	// skip_history delivers without a stream position.
 	n.expect(t, "publish", `{"channel":"chat","data":2,"skip_history":true}`, `{"result":{}}`)
-	if got, want := c.read(), `{"push":{"channel":"chat","pub":{"data":2}}}`; got != want {
+	if got, want := c.Read(), `{"push":{"channel":"chat","pub":{"data":2}}}`; got != want {
 		t.Fatalf("skip_history push:\n got %s\nwant %s", got, want)
 	}
 	n.expect(t, "history", `{"channel":"chat","limit":-1}`,
@@ -33,7 +33,7 @@ func TestPublishDelivers(t *testing.T) {
 	p := n.dial(t, "bob")
 	p.subscribe("plain:room")
 	n.expect(t, "publish", `{"channel":"plain:room","data":[1,2]}`, `{"result":{}}`)
-	if got, want := p.read(), `{"push":{"channel":"plain:room","pub":{"data":[1,2]}}}`; got != want {
+	if got, want := p.Read(), `{"push":{"channel":"plain:room","pub":{"data":[1,2]}}}`; got != want {
 		t.Fatalf("plain push:\n got %s\nwant %s", got, want)
 	}
 	c.expectOpen()
@@ -47,7 +47,7 @@ func TestPublishB64Data(t *testing.T) {
 	// clients as it is.
 	b64 := base64.StdEncoding.EncodeToString([]byte(`{"from":"b64"}`))
 	n.expect(t, "publish", `{"channel":"plain:room","data":{"from":"data"},"b64data":"`+b64+`"}`, `{"result":{}}`)
-	if got, want := c.read(), `{"push":{"channel":"plain:room","pub":{"data":{"from":"b64"}}}}`; got != want {
+	if got, want := c.Read(), `{"push":{"channel":"plain:room","pub":{"data":{"from":"b64"}}}}`; got != want {
 		t.Fatalf("push:\n got %s\nwant %s", got, want)
 	}
 }
@@ -95,10 +95,10 @@ func TestBroadcast(t *testing.T) {
 			`{"result":{}},`+
 			`{"error":{"code":102,"message":"unknown channel: namespace \"nope\" is not configured"}},`+
 			`{"error":{"code":107,"message":"channels[3]: channel required"}}]}}`)
-	if got, want := a.read(), `{"push":{"channel":"news","pub":{"data":{"n":1},"offset":1}}}`; got != want {
+	if got, want := a.Read(), `{"push":{"channel":"news","pub":{"data":{"n":1},"offset":1}}}`; got != want {
 		t.Fatalf("news push: %s, want %s", got, want)
 	}
-	if got, want := b.read(), `{"push":{"channel":"plain:news","pub":{"data":{"n":1}}}}`; got != want {
+	if got, want := b.Read(), `{"push":{"channel":"plain:news","pub":{"data":{"n":1}}}}`; got != want {
 		t.Fatalf("plain:news push: %s, want %s", got, want)
 	}
 

@@ -16,20 +16,20 @@ func TestDisconnect(t *testing.T) {
 	// Default: 3503 force disconnect, for every connection of the user.
 	a1, a2, b := n.dial(t, "alice"), n.dial(t, "alice"), n.dial(t, "bob")
 	n.expect(t, "disconnect", `{"user":"alice"}`, `{"result":{}}`)
-	a1.expectClose(3503, "force disconnect")
-	a2.expectClose(3503, "force disconnect")
+	a1.ExpectClose(3503, "force disconnect")
+	a2.ExpectClose(3503, "force disconnect")
 	b.expectOpen()
 
 	// A custom code and reason, one client only.
 	c1, c2 := n.dial(t, "carol"), n.dial(t, "carol")
 	n.expect(t, "disconnect", `{"user":"carol","client":"`+c1.id+`","disconnect":{"code":4500,"reason":"bye"}}`, `{"result":{}}`)
-	c1.expectClose(4500, "bye")
+	c1.ExpectClose(4500, "bye")
 	c2.expectOpen()
 
 	// The whitelist keeps connections.
 	d1, d2 := n.dial(t, "dave"), n.dial(t, "dave")
 	n.expect(t, "disconnect", `{"user":"dave","whitelist":["`+d2.id+`"],"disconnect":{"code":4000,"reason":"reconnect"}}`, `{"result":{}}`)
-	d1.expectClose(4000, "reconnect")
+	d1.ExpectClose(4000, "reconnect")
 	d2.expectOpen()
 }
 
@@ -61,20 +61,20 @@ func TestUnsubscribe(t *testing.T) {
 	const push = `{"push":{"channel":"chat","unsubscribe":{"code":2000,"reason":"server unsubscribe"}}}`
 
 	n.expect(t, "unsubscribe", `{"user":"alice","channel":"chat","client":"`+a1.id+`"}`, `{"result":{}}`)
-	if got := a1.read(); got != push {
+	if got := a1.Read(); got != push {
 		t.Fatalf("a1: %s, want %s", got, push)
 	}
 	a2.expectOpen()
 
 	n.expect(t, "unsubscribe", `{"user":"alice","channel":"chat"}`, `{"result":{}}`)
-	if got := a2.read(); got != push {
+	if got := a2.Read(); got != push {
 		t.Fatalf("a2: %s, want %s", got, push)
 	}
 	testenv.Eventually(t, "one subscriber left", 5*time.Second, func() bool { return n.hub.Channels()["chat"] == 1 })
 
 	// Publications reach only the client still subscribed.
 	n.call(t, "publish", `{"channel":"chat","data":1}`)
-	if got := b.read(); !strings.Contains(got, `"pub":{"data":1`) {
+	if got := b.Read(); !strings.Contains(got, `"pub":{"data":1`) {
 		t.Fatalf("b: %s", got)
 	}
 	a1.expectOpen()
@@ -122,19 +122,19 @@ func TestServerSideSubscribe(t *testing.T) {
 	n := startNode(t, api.Config{})
 	c := n.dial(t, "alice")
 	n.expect(t, "subscribe", `{"channel":"chat","user":"alice","data":{"welcome":1}}`, `{"result":{}}`)
-	m := c.readOne()
+	m := c.ReadOne()
 	push, _ := m["push"].(map[string]any)
 	sub, ok := push["subscribe"].(map[string]any)
 	if !ok || push["channel"] != "chat" || sub["data"].(map[string]any)["welcome"] != float64(1) {
 		t.Fatalf("want a subscribe push for chat with data, got %v", m)
 	}
 	n.call(t, "publish", `{"channel":"chat","data":{"n":1}}`)
-	m = c.readOne()
+	m = c.ReadOne()
 	if pub := m["push"].(map[string]any)["pub"]; pub == nil {
 		t.Fatalf("want the publication, got %v", m)
 	}
 	n.expect(t, "unsubscribe", `{"user":"alice"}`, `{"result":{}}`)
-	m = c.readOne()
+	m = c.ReadOne()
 	if u := m["push"].(map[string]any)["unsubscribe"]; u == nil {
 		t.Fatalf("want an unsubscribe push after unsubscribe from every channel, got %v", m)
 	}
@@ -147,5 +147,5 @@ func TestServerSideRefresh(t *testing.T) {
 	n.expect(t, "refresh", `{"user":"bob","expire_at":4102444800}`, `{"result":{}}`)
 	c.expectOpen()
 	n.expect(t, "refresh", `{"user":"bob","expired":true}`, `{"result":{}}`)
-	c.expectClose(3005, "connection expired")
+	c.ExpectClose(3005, "connection expired")
 }

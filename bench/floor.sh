@@ -63,7 +63,7 @@ done
 
 start_run floor
 log "building the floor server"
-(cd "$ROOT" && go build -o "$FLOOR" ./bench/floor)
+(cd "$ROOT/bench" && go build -o "$FLOOR" ./floor)
 echo "floor: bench/floor, FORMAT=$FORMAT, writers: $WRITERS_LIST" >>"$RUN/machine.txt"
 
 FLOOR_PID=

@@ -61,7 +61,8 @@ start_run() {
 	trap stop_all EXIT
 	trap 'exit 130' INT TERM
 	log "building herald and herald-bench"
-	(cd "$ROOT" && go build -o "$BIN" ./cmd/herald && go build -o "$BENCH" ./cmd/herald-bench)
+	# herald-bench lives in the bench module (bench/go.mod), herald in the root one.
+	(cd "$ROOT" && go build -o "$BIN" ./cmd/herald) && (cd "$ROOT/bench" && go build -o "$BENCH" ./cmd/herald-bench)
 	engine_prepare
 	describe_machine >"$RUN/machine.txt"
 	log "results go to ${RUN#"$ROOT"/}"

@@ -14,7 +14,7 @@ RATE=${RATE:-20}
 
 start_run transports
 TOOL="$ROOT/.tmp/bin/bench-transports"
-(cd "$ROOT" && go build -o "$TOOL" ./bench/transports)
+(cd "$ROOT/bench" && go build -o "$TOOL" ./transports)
 for transport in websocket http_stream sse; do
 	start_node 1
 	pid=${NODE_PIDS[0]}

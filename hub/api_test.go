@@ -9,6 +9,7 @@ import (
 
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -39,9 +40,9 @@ func TestAPIPublish(t *testing.T) {
 	n := startNode(t, apiConfig())
 	ctx := context.Background()
 	c := n.dial(t)
-	c.connect("u")
-	c.mustSubscribe(2, "hist:a", "")
-	c.mustSubscribe(3, "plain", "")
+	c.Connect("u")
+	c.MustSubscribe(2, "hist:a", "")
+	c.MustSubscribe(3, "plain", "")
 
 	sp, err := n.hub.Publish(ctx, "hist:a", []byte(`{"n":1}`), hub.PublishOptions{
 		Tags: map[string]string{"k": "v"},
@@ -58,18 +59,18 @@ func TestAPIPublish(t *testing.T) {
 	if err != nil || plain != (engine.StreamPosition{}) {
 		t.Fatalf("publish without history: %+v %v", plain, err)
 	}
-	msgs := c.drain()
-	pubs := pushesOf(msgs, "hist:a", "pub")
+	msgs := c.Drain()
+	pubs := jsonclient.PushesOf(msgs, "hist:a", "pub")
 	if len(pubs) != 2 {
 		t.Fatalf("publications: %v", msgs)
 	}
-	if compact(t, pubs[0]) != `{"data":{"n":1},"info":{"client":"c0","user":"srv"},"offset":1,"tags":{"k":"v"}}` {
+	if jsonclient.Compact(t, pubs[0]) != `{"data":{"n":1},"info":{"client":"c0","user":"srv"},"offset":1,"tags":{"k":"v"}}` {
 		t.Fatalf("tagged publication: %v", pubs[0])
 	}
-	if compact(t, pubs[1]) != `{"data":{"n":2}}` {
+	if jsonclient.Compact(t, pubs[1]) != `{"data":{"n":2}}` {
 		t.Fatalf("publication skipping history: %v", pubs[1])
 	}
-	if p := pushesOf(msgs, "plain", "pub"); len(p) != 1 {
+	if p := jsonclient.PushesOf(msgs, "plain", "pub"); len(p) != 1 {
 		t.Fatalf("plain publication: %v", msgs)
 	}
 	pubsH, top, err := n.hub.History(ctx, "hist:a", nil, -1, false)
@@ -148,8 +149,8 @@ func TestAPIPresence(t *testing.T) {
 	var ids []string
 	for _, u := range []string{"u1", "u1", "u2"} {
 		c := n.dial(t)
-		ids = append(ids, c.connect(u)["client"].(string))
-		c.mustSubscribe(2, "room", "")
+		ids = append(ids, c.Connect(u)["client"].(string))
+		c.MustSubscribe(2, "room", "")
 	}
 	pres, err := n.hub.Presence(ctx, "room")
 	if err != nil || len(pres) != 3 {
@@ -181,19 +182,19 @@ func TestAPIDisconnectUser(t *testing.T) {
 	var ids []string
 	for range 3 {
 		c := n.dial(t)
-		ids = append(ids, c.connect("x")["client"].(string))
+		ids = append(ids, c.Connect("x")["client"].(string))
 		xs = append(xs, c)
 	}
 	y := n.dial(t)
-	y.connect("y")
+	y.Connect("y")
 
 	if err := n.hub.DisconnectUser(ctx, "x", "", []string{ids[2]}, 4001, "kicked"); err != nil {
 		t.Fatal(err)
 	}
-	xs[0].expectClose(4001, "kicked")
-	xs[1].expectClose(4001, "kicked")
+	xs[0].ExpectClose(4001, "kicked")
+	xs[1].ExpectClose(4001, "kicked")
 	for _, c := range []*rawClient{xs[2], y} {
-		if m := c.call(`{"id":2,"rpc":{}}`); errorCode(m) != 108 {
+		if m := c.Call(`{"id":2,"rpc":{}}`); jsonclient.ErrorCode(m) != 108 {
 			t.Fatalf("client spared by DisconnectUser: %v", m)
 		}
 	}
@@ -205,8 +206,8 @@ func TestAPIDisconnectUser(t *testing.T) {
 	if err := n.hub.DisconnectUser(ctx, "x", ids[2], nil, 4502, "only you"); err != nil {
 		t.Fatal(err)
 	}
-	xs[2].expectClose(4502, "only you")
-	if m := y.call(`{"id":3,"rpc":{}}`); errorCode(m) != 108 {
+	xs[2].ExpectClose(4502, "only you")
+	if m := y.Call(`{"id":3,"rpc":{}}`); jsonclient.ErrorCode(m) != 108 {
 		t.Fatalf("other user after DisconnectUser: %v", m)
 	}
 }
@@ -219,21 +220,21 @@ func TestAPIUnsubscribeUser(t *testing.T) {
 	var ids []string
 	for range 2 {
 		c := n.dial(t)
-		ids = append(ids, c.connect("x")["client"].(string))
-		c.mustSubscribe(2, "a", "")
-		c.mustSubscribe(3, "b", "")
+		ids = append(ids, c.Connect("x")["client"].(string))
+		c.MustSubscribe(2, "a", "")
+		c.MustSubscribe(3, "b", "")
 		xs = append(xs, c)
 	}
 	y := n.dial(t)
-	y.connect("y")
-	y.mustSubscribe(2, "a", "")
+	y.Connect("y")
+	y.MustSubscribe(2, "a", "")
 
 	const unsubA = `{"push":{"channel":"a","unsubscribe":{"code":2000,"reason":"server unsubscribe"}}}`
 	if err := n.hub.UnsubscribeUser(ctx, "x", "a", ""); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range xs {
-		if m := c.next(); compact(t, m) != unsubA {
+		if m := c.Next(); jsonclient.Compact(t, m) != unsubA {
 			t.Fatalf("want %s, got %v", unsubA, m)
 		}
 	}
@@ -241,23 +242,23 @@ func TestAPIUnsubscribeUser(t *testing.T) {
 	publishN(t, n.hub, "a", 1)
 	publishN(t, n.hub, "b", 1)
 	for _, c := range xs {
-		msgs := c.drain()
-		if len(pushesOf(msgs, "a", "pub")) != 0 || len(pushesOf(msgs, "b", "pub")) != 1 {
+		msgs := c.Drain()
+		if len(jsonclient.PushesOf(msgs, "a", "pub")) != 0 || len(jsonclient.PushesOf(msgs, "b", "pub")) != 1 {
 			t.Fatalf("after unsubscribe from a: %v", msgs)
 		}
 	}
-	if p := pushesOf(y.drain(), "a", "pub"); len(p) != 1 {
+	if p := jsonclient.PushesOf(y.Drain(), "a", "pub"); len(p) != 1 {
 		t.Fatalf("other user's subscription: %v", p)
 	}
 
 	if err := n.hub.UnsubscribeUser(ctx, "x", "b", ids[0]); err != nil {
 		t.Fatal(err)
 	}
-	if m := xs[0].next(); path(m, "push", "unsubscribe", "code") != float64(2000) || path(m, "push", "channel") != "b" {
+	if m := xs[0].Next(); jsonclient.Path(m, "push", "unsubscribe", "code") != float64(2000) || jsonclient.Path(m, "push", "channel") != "b" {
 		t.Fatalf("client-specific unsubscribe: %v", m)
 	}
 	testenv.Eventually(t, "one client left in b", 5*time.Second, func() bool { return n.hub.Channels()["b"] == 1 })
-	if msgs := xs[1].drain(); len(msgs) != 0 {
+	if msgs := xs[1].Drain(); len(msgs) != 0 {
 		t.Fatalf("the other connection of x: %v", msgs)
 	}
 }
@@ -267,10 +268,10 @@ func TestAPINodesAndCounts(t *testing.T) {
 	n := startNode(t, apiConfig())
 	for i, u := range []string{"u1", "u1", "u2"} {
 		c := n.dial(t)
-		c.connect(u)
-		c.mustSubscribe(2, "room", "")
+		c.Connect(u)
+		c.MustSubscribe(2, "room", "")
 		if i == 0 {
-			c.mustSubscribe(3, "hist:a", "")
+			c.MustSubscribe(3, "hist:a", "")
 		}
 	}
 	n.dial(t) // not connected: not counted

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/transport/websocket"
 )
 
@@ -54,19 +55,19 @@ func TestBadInputOversizeFrame(t *testing.T) {
 // a new one are still served.
 func runBadInput(t *testing.T, n *node, cases []badInputCase) {
 	witness := n.dial(t)
-	witness.connect("witness")
-	witness.mustSubscribe(2, "w", "")
+	witness.Connect("witness")
+	witness.MustSubscribe(2, "w", "")
 
 	stillServing := func(t *testing.T, round int) {
 		t.Helper()
 		c := n.dial(t)
-		c.connect("fresh")
-		c.mustSubscribe(2, "w", "")
+		c.Connect("fresh")
+		c.MustSubscribe(2, "w", "")
 		data := `{"round":` + strconv.Itoa(round) + `}`
-		c.call(`{"id":3,"publish":{"channel":"w","data":` + data + `}}`)
+		c.Call(`{"id":3,"publish":{"channel":"w","data":` + data + `}}`)
 		for _, cl := range []*rawClient{c, witness} {
-			p := pushesOf(cl.drain(), "w", "pub")
-			if len(p) != 1 || compact(t, p[0]["data"]) != data {
+			p := jsonclient.PushesOf(cl.Drain(), "w", "pub")
+			if len(p) != 1 || jsonclient.Compact(t, p[0]["data"]) != data {
 				t.Fatalf("publication after bad input: %v", p)
 			}
 		}
@@ -74,24 +75,24 @@ func runBadInput(t *testing.T, n *node, cases []badInputCase) {
 
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var w wire
+			var w jsonclient.Wire
 			if tc.protobuf {
 				w = n.dialProtobuf(t).w
 			} else {
 				c := n.dial(t)
 				if tc.connect {
-					c.connect("u")
+					c.Connect("u")
 				}
-				w = c.w
+				w = c.Wire()
 			}
-			if err := w.write([]byte(tc.frame)); err != nil {
+			if err := w.Write([]byte(tc.frame)); err != nil {
 				t.Fatal(err)
 			}
 			reason := ""
 			if tc.code == 3501 {
 				reason = "bad request"
 			}
-			expectCloseWire(t, w, tc.code, reason)
+			jsonclient.ExpectClose(t, w, tc.code, reason)
 			stillServing(t, i)
 		})
 	}

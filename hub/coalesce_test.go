@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 )
 
 // TestWriteCoalesceBatchesBursts: with WriteCoalesce, a burst of
@@ -21,8 +22,8 @@ func TestWriteCoalesceBatchesBursts(t *testing.T) {
 		Client:   hub.ClientConfig{WriteCoalesce: interval},
 	})
 	c, _ := n.dialMem(t)
-	c.connect("u")
-	c.mustSubscribe(2, "s", "") // a write: the interval starts now
+	c.Connect("u")
+	c.MustSubscribe(2, "s", "") // a write: the interval starts now
 
 	const burst = 30
 	start := time.Now()
@@ -36,8 +37,8 @@ func TestWriteCoalesceBatchesBursts(t *testing.T) {
 	frames := 0
 	for len(got) < burst {
 		frames++
-		for _, m := range c.decodeFrame(c.read()) {
-			got = append(got, num(path(m, "push", "pub", "data", "seq")))
+		for _, m := range c.DecodeFrame(c.Read()) {
+			got = append(got, jsonclient.Num(jsonclient.Path(m, "push", "pub", "data", "seq")))
 		}
 	}
 	for i, s := range got {
@@ -57,11 +58,11 @@ func TestWriteCoalesceBatchesBursts(t *testing.T) {
 	if _, err := n.hub.Publish(context.Background(), "s", []byte(`{"seq":99}`), hub.PublishOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	m := c.next()
+	m := c.Next()
 	if took := time.Since(sent); took >= interval {
 		t.Fatalf("publication to an idle client took %v, want it written at once (interval %v)", took, interval)
 	}
-	if s := num(path(m, "push", "pub", "data", "seq")); s != 99 {
+	if s := jsonclient.Num(jsonclient.Path(m, "push", "pub", "data", "seq")); s != 99 {
 		t.Fatalf("got seq %d, want 99", s)
 	}
 }
@@ -77,8 +78,8 @@ func TestWriteCoalesceShutdown(t *testing.T) {
 	})
 	n := &node{t: t, hub: h}
 	c, _ := n.dialMem(t)
-	c.connect("u")
-	c.mustSubscribe(2, "s", "")
+	c.Connect("u")
+	c.MustSubscribe(2, "s", "")
 	for i := 1; i <= 3; i++ {
 		if _, err := h.Publish(context.Background(), "s", []byte(`{"seq":`+strconv.Itoa(i)+`}`), hub.PublishOptions{}); err != nil {
 			t.Fatal(err)
@@ -91,12 +92,12 @@ func TestWriteCoalesceShutdown(t *testing.T) {
 	}
 	var got []int64
 	for len(got) < 3 {
-		for _, m := range c.decodeFrame(c.read()) {
-			got = append(got, num(path(m, "push", "pub", "data", "seq")))
+		for _, m := range c.DecodeFrame(c.Read()) {
+			got = append(got, jsonclient.Num(jsonclient.Path(m, "push", "pub", "data", "seq")))
 		}
 	}
 	if got[0] != 1 || got[2] != 3 {
 		t.Fatalf("got %v, want 1, 2, 3", got)
 	}
-	c.expectClose(3001, "shutdown")
+	c.ExpectClose(3001, "shutdown")
 }

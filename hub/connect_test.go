@@ -16,6 +16,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -34,11 +35,11 @@ func TestConnectHS256(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{Version: "9.9.9"})
 	c := n.dial(t)
-	res := c.connect("alice")
+	res := c.Connect("alice")
 	if id, _ := res["client"].(string); !uuidRe.MatchString(id) {
 		t.Fatalf("client id %v", res["client"])
 	}
-	if res["version"] != "9.9.9" || num(res["ping"]) != 25 || res["pong"] != true {
+	if res["version"] != "9.9.9" || jsonclient.Num(res["ping"]) != 25 || res["pong"] != true {
 		t.Fatalf("connect result %v", res)
 	}
 	if _, ok := res["expires"]; ok {
@@ -98,13 +99,13 @@ func TestConnectRS256AndES256(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := n.dial(t)
-			c.connectToken(tok)
+			c.ConnectToken(tok)
 		})
 	}
 	t.Run("HS256 refused without an HMAC key", func(t *testing.T) {
 		c := n.dial(t)
-		c.send(`{"id":1,"connect":{"token":"` + token(t, auth.ConnectClaims{User: "x"}) + `"}}`)
-		c.expectClose(3500, "invalid token")
+		c.Send(`{"id":1,"connect":{"token":"` + token(t, auth.ConnectClaims{User: "x"}) + `"}}`)
+		c.ExpectClose(3500, "invalid token")
 	})
 }
 
@@ -116,26 +117,26 @@ func TestConnectExpiredToken(t *testing.T) {
 	t.Run("later commands close with 3501", func(t *testing.T) {
 		t.Parallel()
 		c := n.dial(t)
-		m := c.connectWith(`{"token":"` + expired + `"}`)
-		wantError(t, m, 109)
-		if path(m, "error", "message") != "token expired" {
+		m := c.ConnectWith(`{"token":"` + expired + `"}`)
+		jsonclient.WantError(t, m, 109)
+		if jsonclient.Path(m, "error", "message") != "token expired" {
 			t.Fatalf("error message: %v", m)
 		}
-		c.send(`{"id":2,"subscribe":{"channel":"chat"}}`)
-		c.expectClose(3501, "bad request: connect was refused; open a new connection")
+		c.Send(`{"id":2,"subscribe":{"channel":"chat"}}`)
+		c.ExpectClose(3501, "bad request: connect was refused; open a new connection")
 	})
 	t.Run("a new connect closes with 3501", func(t *testing.T) {
 		t.Parallel()
 		c := n.dial(t)
-		wantError(t, c.connectWith(`{"token":"`+expired+`"}`), 109)
-		c.send(`{"id":2,"connect":{"token":"` + token(t, auth.ConnectClaims{User: "u"}) + `"}}`)
-		c.expectClose(3501, "bad request: connect was refused; open a new connection")
+		jsonclient.WantError(t, c.ConnectWith(`{"token":"`+expired+`"}`), 109)
+		c.Send(`{"id":2,"connect":{"token":"` + token(t, auth.ConnectClaims{User: "u"}) + `"}}`)
+		c.ExpectClose(3501, "bad request: connect was refused; open a new connection")
 	})
 	t.Run("stale close", func(t *testing.T) {
 		t.Parallel()
 		c := n.dial(t)
-		wantError(t, c.connectWith(`{"token":"`+expired+`"}`), 109)
-		c.expectClose(3502, "stale")
+		jsonclient.WantError(t, c.ConnectWith(`{"token":"`+expired+`"}`), 109)
+		c.ExpectClose(3502, "stale")
 	})
 }
 
@@ -151,12 +152,12 @@ func TestConnectInvalidSignature(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := n.dial(t)
-	c.send(`{"id":1,"connect":{"token":"` + tok + `"}}`)
-	c.expectClose(3500, "invalid token")
+	c.Send(`{"id":1,"connect":{"token":"` + tok + `"}}`)
+	c.ExpectClose(3500, "invalid token")
 
 	c = n.dial(t)
-	c.send(`{"id":1,"connect":{"token":"not.a.jwt"}}`)
-	c.expectClose(3500, "invalid token")
+	c.Send(`{"id":1,"connect":{"token":"not.a.jwt"}}`)
+	c.ExpectClose(3500, "invalid token")
 }
 
 func TestConnectWithoutToken(t *testing.T) {
@@ -165,8 +166,8 @@ func TestConnectWithoutToken(t *testing.T) {
 		t.Parallel()
 		n := startNode(t, hub.Config{})
 		c := n.dial(t)
-		c.send(`{"id":1,"connect":{}}`)
-		c.expectClose(3501, "bad request: connect without a token, and anonymous connections are not allowed")
+		c.Send(`{"id":1,"connect":{}}`)
+		c.ExpectClose(3501, "bad request: connect without a token, and anonymous connections are not allowed")
 	})
 	t.Run("anonymous allowed", func(t *testing.T) {
 		t.Parallel()
@@ -178,14 +179,14 @@ func TestConnectWithoutToken(t *testing.T) {
 			}},
 		})
 		c := n.dial(t)
-		m := c.connectWith(`{}`)
+		m := c.ConnectWith(`{}`)
 		if _, ok := m["connect"]; !ok {
 			t.Fatalf("anonymous connect: %v", m)
 		}
-		c.mustSubscribe(2, "room", "")
-		pres := c.call(`{"id":3,"presence":{"channel":"room"}}`)
-		for _, v := range path(pres, "presence", "presence").(map[string]any) {
-			if u := path(v.(map[string]any), "user"); u != "" {
+		c.MustSubscribe(2, "room", "")
+		pres := c.Call(`{"id":3,"presence":{"channel":"room"}}`)
+		for _, v := range jsonclient.Path(pres, "presence", "presence").(map[string]any) {
+			if u := jsonclient.Path(v.(map[string]any), "user"); u != "" {
 				t.Fatalf("anonymous user in presence: %v", pres)
 			}
 		}
@@ -198,16 +199,16 @@ func TestConnectAnonymousTokens(t *testing.T) {
 	t.Run("allowed by default", func(t *testing.T) {
 		t.Parallel()
 		n := startNode(t, hub.Config{})
-		n.dial(t).connectToken(anon)
+		n.dial(t).ConnectToken(anon)
 	})
 	t.Run("disallowed", func(t *testing.T) {
 		t.Parallel()
 		n := startNode(t, hub.Config{Client: hub.ClientConfig{DisallowAnonymousConnectionTokens: true}})
 		c := n.dial(t)
-		c.send(`{"id":1,"connect":{"token":"` + anon + `"}}`)
-		c.expectClose(3507, "permission denied")
+		c.Send(`{"id":1,"connect":{"token":"` + anon + `"}}`)
+		c.ExpectClose(3507, "permission denied")
 		// A token with a user still connects.
-		n.dial(t).connect("u")
+		n.dial(t).Connect("u")
 	})
 }
 
@@ -221,34 +222,34 @@ func TestConnectInsecure(t *testing.T) {
 		},
 	})
 	c := n.dial(t)
-	if m := c.connectWith(`{}`); m["connect"] == nil {
+	if m := c.ConnectWith(`{}`); m["connect"] == nil {
 		t.Fatalf("insecure connect without token: %v", m)
 	}
 	// No namespace permission is set, yet everything is allowed.
-	c.mustSubscribe(2, "anything", "")
-	if m := c.call(`{"id":3,"publish":{"channel":"anything","data":{"a":1}}}`); m["publish"] == nil {
+	c.MustSubscribe(2, "anything", "")
+	if m := c.Call(`{"id":3,"publish":{"channel":"anything","data":{"a":1}}}`); m["publish"] == nil {
 		t.Fatalf("insecure publish: %v", m)
 	}
-	if m := c.call(`{"id":4,"history":{"channel":"anything","limit":-1}}`); m["history"] == nil {
+	if m := c.Call(`{"id":4,"history":{"channel":"anything","limit":-1}}`); m["history"] == nil {
 		t.Fatalf("insecure history: %v", m)
 	}
-	if m := c.call(`{"id":5,"presence":{"channel":"anything"}}`); m["presence"] == nil {
+	if m := c.Call(`{"id":5,"presence":{"channel":"anything"}}`); m["presence"] == nil {
 		t.Fatalf("insecure presence: %v", m)
 	}
 	// Private channels still need a token.
-	wantError(t, c.subscribe(6, "$private", ""), 103)
+	jsonclient.WantError(t, c.Subscribe(6, "$private", ""), 103)
 
 	t.Run("token expiry is ignored", func(t *testing.T) {
 		c := n.dial(t)
-		res := c.connectToken(token(t, auth.ConnectClaims{User: "u", ExpiresAt: time.Now().Add(time.Hour)}))
+		res := c.ConnectToken(token(t, auth.ConnectClaims{User: "u", ExpiresAt: time.Now().Add(time.Hour)}))
 		if res["expires"] != nil || res["ttl"] != nil {
 			t.Fatalf("insecure mode must not expire connections (reference forces ExpireAt 0): %v", res)
 		}
 	})
 	t.Run("user-limited channel of other users", func(t *testing.T) {
 		c := n.dial(t)
-		c.connect("u1")
-		c.mustSubscribe(2, "ul:dialog#u2,u3", "")
+		c.Connect("u1")
+		c.MustSubscribe(2, "ul:dialog#u2,u3", "")
 	})
 }
 
@@ -256,9 +257,9 @@ func TestConnectTwice(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{})
 	c := n.dial(t)
-	c.connect("u")
-	c.send(`{"id":2,"connect":{"token":"` + token(t, auth.ConnectClaims{User: "u"}) + `"}}`)
-	c.expectClose(3501, "bad request: already connected")
+	c.Connect("u")
+	c.Send(`{"id":2,"connect":{"token":"` + token(t, auth.ConnectClaims{User: "u"}) + `"}}`)
+	c.ExpectClose(3501, "bad request: already connected")
 }
 
 func TestCommandBeforeConnect(t *testing.T) {
@@ -275,8 +276,8 @@ func TestCommandBeforeConnect(t *testing.T) {
 		{`{"connect":{"token":"` + token(t, auth.ConnectClaims{User: "u"}) + `"}}`, "bad request"},
 	} {
 		c := n.dial(t)
-		c.send(tc.cmd)
-		c.expectClose(3501, tc.reason)
+		c.Send(tc.cmd)
+		c.ExpectClose(3501, tc.reason)
 	}
 }
 
@@ -285,33 +286,33 @@ func TestConnectExpiry(t *testing.T) {
 	n := startNode(t, hub.Config{})
 	t.Run("exp gives expires and ttl", func(t *testing.T) {
 		c := n.dial(t)
-		res := c.connectToken(token(t, auth.ConnectClaims{User: "u", ExpiresAt: time.Now().Add(time.Hour)}))
+		res := c.ConnectToken(token(t, auth.ConnectClaims{User: "u", ExpiresAt: time.Now().Add(time.Hour)}))
 		if res["expires"] != true {
 			t.Fatalf("expires: %v", res)
 		}
-		if ttl := num(res["ttl"]); ttl < 3590 || ttl > 3600 {
+		if ttl := jsonclient.Num(res["ttl"]); ttl < 3590 || ttl > 3600 {
 			t.Fatalf("ttl %d, want about 3600", ttl)
 		}
 	})
 	t.Run("expire_at wins over exp", func(t *testing.T) {
 		c := n.dial(t)
 		at := time.Now().Add(2 * time.Hour).Unix()
-		res := c.connectToken(token(t, auth.ConnectClaims{User: "u", ExpiresAt: time.Now().Add(time.Hour), ExpireAt: &at}))
-		if ttl := num(res["ttl"]); ttl < 7190 || ttl > 7200 {
+		res := c.ConnectToken(token(t, auth.ConnectClaims{User: "u", ExpiresAt: time.Now().Add(time.Hour), ExpireAt: &at}))
+		if ttl := jsonclient.Num(res["ttl"]); ttl < 7190 || ttl > 7200 {
 			t.Fatalf("ttl %d, want about 7200", ttl)
 		}
 	})
 	t.Run("expire_at 0 never expires", func(t *testing.T) {
 		c := n.dial(t)
-		res := c.connectToken(token(t, auth.ConnectClaims{User: "u", ExpiresAt: time.Now().Add(time.Hour), ExpireAt: ptr(int64(0))}))
+		res := c.ConnectToken(token(t, auth.ConnectClaims{User: "u", ExpiresAt: time.Now().Add(time.Hour), ExpireAt: ptr(int64(0))}))
 		if res["expires"] != nil {
 			t.Fatalf("expires: %v", res)
 		}
 	})
 	t.Run("expire_at in the past is error 110", func(t *testing.T) {
 		c := n.dial(t)
-		m := c.connectWith(`{"token":"` + token(t, auth.ConnectClaims{User: "u", ExpireAt: ptr(time.Now().Add(-time.Minute).Unix())}) + `"}`)
-		wantError(t, m, 110)
+		m := c.ConnectWith(`{"token":"` + token(t, auth.ConnectClaims{User: "u", ExpireAt: ptr(time.Now().Add(-time.Minute).Unix())}) + `"}`)
+		jsonclient.WantError(t, m, 110)
 	})
 }
 
@@ -334,13 +335,13 @@ func TestConnectServerSideChannels(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := n.dial(t)
-	res := c.connectToken(token(t, auth.ConnectClaims{User: "u", Channels: []string{"ss:a", "plain:b"}}))
+	res := c.ConnectToken(token(t, auth.ConnectClaims{User: "u", Channels: []string{"ss:a", "plain:b"}}))
 	subs, _ := res["subs"].(map[string]any)
 	if len(subs) != 2 {
 		t.Fatalf("connect subs: %v", res)
 	}
 	a := subs["ss:a"].(map[string]any)
-	if a["recoverable"] != true || a["positioned"] != true || num(a["offset"]) != 1 || a["epoch"] == nil {
+	if a["recoverable"] != true || a["positioned"] != true || jsonclient.Num(a["offset"]) != 1 || a["epoch"] == nil {
 		t.Fatalf("subs[ss:a]: %v", a)
 	}
 	if b := subs["plain:b"].(map[string]any); len(b) != 0 {
@@ -354,18 +355,18 @@ func TestConnectServerSideChannels(t *testing.T) {
 	if _, err := n.hub.Publish(ctx, "plain:b", []byte(`{"n":3}`), hub.PublishOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	msgs := c.drain()
-	if p := pushesOf(msgs, "ss:a", "pub"); len(p) != 1 || num(p[0]["offset"]) != 2 || compact(t, p[0]["data"]) != `{"n":2}` {
+	msgs := c.Drain()
+	if p := jsonclient.PushesOf(msgs, "ss:a", "pub"); len(p) != 1 || jsonclient.Num(p[0]["offset"]) != 2 || jsonclient.Compact(t, p[0]["data"]) != `{"n":2}` {
 		t.Fatalf("pubs in ss:a: %v", msgs)
 	}
-	if p := pushesOf(msgs, "plain:b", "pub"); len(p) != 1 || p[0]["offset"] != nil {
+	if p := jsonclient.PushesOf(msgs, "plain:b", "pub"); len(p) != 1 || p[0]["offset"] != nil {
 		t.Fatalf("pubs in plain:b: %v", msgs)
 	}
 	testenv.Eventually(t, "two subscriptions", 5*time.Second, func() bool { return n.hub.NumSubscriptions() == 2 })
 
 	t.Run("unknown namespace in the token", func(t *testing.T) {
 		c := n.dial(t)
-		wantError(t, c.connectWith(`{"token":"`+token(t, auth.ConnectClaims{User: "u", Channels: []string{"nope:x"}})+`"}`), 102)
+		jsonclient.WantError(t, c.ConnectWith(`{"token":"`+token(t, auth.ConnectClaims{User: "u", Channels: []string{"nope:x"}})+`"}`), 102)
 	})
 }
 
@@ -376,7 +377,7 @@ func TestConnectTokenSubs(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{historyNS("ss"), {Name: "plain"}}}})
 	c := n.dial(t)
-	res := c.connectToken(token(t, auth.ConnectClaims{
+	res := c.ConnectToken(token(t, auth.ConnectClaims{
 		User:     "u",
 		Channels: []string{"plain:b"},
 		Subs:     map[string]auth.SubClaims{"ss:a": {Info: []byte(`{"seat":1}`), Data: []byte(`{"init":true}`)}},
@@ -385,12 +386,12 @@ func TestConnectTokenSubs(t *testing.T) {
 	if len(subs) != 1 || subs["ss:a"] == nil {
 		t.Fatalf("connect subs (channels must be ignored when subs is set): %v", res)
 	}
-	if d := compact(t, path(subs, "ss:a", "data")); d != `{"init":true}` {
+	if d := jsonclient.Compact(t, jsonclient.Path(subs, "ss:a", "data")); d != `{"init":true}` {
 		t.Fatalf("subs[ss:a].data = %s: %v", d, subs)
 	}
-	c.call(`{"id":2,"publish":{"channel":"ss:a","data":{"x":1}}}`)
-	p := pushesOf(c.drain(), "ss:a", "pub")
-	if len(p) != 1 || compact(t, path(p[0], "info", "chan_info")) != `{"seat":1}` {
+	c.Call(`{"id":2,"publish":{"channel":"ss:a","data":{"x":1}}}`)
+	p := jsonclient.PushesOf(c.Drain(), "ss:a", "pub")
+	if len(p) != 1 || jsonclient.Compact(t, jsonclient.Path(p[0], "info", "chan_info")) != `{"seat":1}` {
 		t.Fatalf("publication in a token sub: %v", p)
 	}
 }
@@ -399,8 +400,8 @@ func TestConnectChannelLimit(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{Client: hub.ClientConfig{ChannelLimit: 2}})
 	c := n.dial(t)
-	c.send(`{"id":1,"connect":{"token":"` + token(t, auth.ConnectClaims{User: "u", Channels: []string{"a", "b", "c"}}) + `"}}`)
-	c.expectClose(3505, "channel limit")
+	c.Send(`{"id":1,"connect":{"token":"` + token(t, auth.ConnectClaims{User: "u", Channels: []string{"a", "b", "c"}}) + `"}}`)
+	c.ExpectClose(3505, "channel limit")
 }
 
 func TestConnectInfo(t *testing.T) {
@@ -410,18 +411,18 @@ func TestConnectInfo(t *testing.T) {
 		Presence: true, AllowPresenceForSubscriber: true,
 	}}})
 	c := n.dial(t)
-	res := c.connectToken(token(t, auth.ConnectClaims{User: "u", Info: []byte(`{"name":"Alice"}`)}))
+	res := c.ConnectToken(token(t, auth.ConnectClaims{User: "u", Info: []byte(`{"name":"Alice"}`)}))
 	id := res["client"].(string)
-	c.mustSubscribe(2, "room", "")
-	pres := c.call(`{"id":3,"presence":{"channel":"room"}}`)
+	c.MustSubscribe(2, "room", "")
+	pres := c.Call(`{"id":3,"presence":{"channel":"room"}}`)
 	want := `{"client":"` + id + `","conn_info":{"name":"Alice"},"user":"u"}`
-	if got := compact(t, path(pres, "presence", "presence", id)); got != want {
+	if got := jsonclient.Compact(t, jsonclient.Path(pres, "presence", "presence", id)); got != want {
 		t.Fatalf("presence entry %s, want %s", got, want)
 	}
-	c.send(`{"id":4,"publish":{"channel":"room","data":{"x":1}}}`)
-	c.reply(4)
-	p := pushesOf(c.drain(), "room", "pub")
-	if len(p) != 1 || compact(t, p[0]["info"]) != want {
+	c.Send(`{"id":4,"publish":{"channel":"room","data":{"x":1}}}`)
+	c.Reply(4)
+	p := jsonclient.PushesOf(c.Drain(), "room", "pub")
+	if len(p) != 1 || jsonclient.Compact(t, p[0]["info"]) != want {
 		t.Fatalf("publication info: %v", p)
 	}
 }
@@ -450,13 +451,13 @@ func TestConnectSubsRecovery(t *testing.T) {
 	t.Run("token channel recovers", func(t *testing.T) {
 		c := n.dial(t)
 		tok := token(t, auth.ConnectClaims{User: "u", Channels: []string{"ss:a"}})
-		m := c.connectWith(`{"token":"` + tok + `","subs":{"ss:a":{"recover":true,"offset":1,"epoch":"` + epoch + `"}}}`)
-		a, _ := path(m, "connect", "subs", "ss:a").(map[string]any)
-		if a["recovered"] != true || a["was_recovering"] != true || num(a["offset"]) != 1 || a["epoch"] != epoch {
+		m := c.ConnectWith(`{"token":"` + tok + `","subs":{"ss:a":{"recover":true,"offset":1,"epoch":"` + epoch + `"}}}`)
+		a, _ := jsonclient.Path(m, "connect", "subs", "ss:a").(map[string]any)
+		if a["recovered"] != true || a["was_recovering"] != true || jsonclient.Num(a["offset"]) != 1 || a["epoch"] != epoch {
 			t.Fatalf("subs[ss:a]: %v", m)
 		}
 		pubs, _ := a["publications"].([]any)
-		if len(pubs) != 2 || num(pubs[0].(map[string]any)["offset"]) != 2 || num(pubs[1].(map[string]any)["offset"]) != 3 {
+		if len(pubs) != 2 || jsonclient.Num(pubs[0].(map[string]any)["offset"]) != 2 || jsonclient.Num(pubs[1].(map[string]any)["offset"]) != 3 {
 			t.Fatalf("recovered publications: %v", pubs)
 		}
 	})
@@ -464,10 +465,10 @@ func TestConnectSubsRecovery(t *testing.T) {
 		c := n.dial(t)
 		// ss:free may be subscribed by any client, so the server resumes it;
 		// closed:x and $ss:p need a token and are silently left out.
-		m := c.connectWith(`{"token":"` + token(t, auth.ConnectClaims{User: "u"}) + `","subs":{` +
+		m := c.ConnectWith(`{"token":"` + token(t, auth.ConnectClaims{User: "u"}) + `","subs":{` +
 			`"ss:free":{"recover":true,"offset":0,"epoch":"` + "" + `"},` +
 			`"closed:x":{"recover":true},"$ss:p":{"recover":true}}}`)
-		subs, _ := path(m, "connect", "subs").(map[string]any)
+		subs, _ := jsonclient.Path(m, "connect", "subs").(map[string]any)
 		if len(subs) != 1 {
 			t.Fatalf("connect subs: %v", m)
 		}
@@ -478,8 +479,8 @@ func TestConnectSubsRecovery(t *testing.T) {
 	})
 	t.Run("unknown namespace closes with 3501", func(t *testing.T) {
 		c := n.dial(t)
-		c.send(`{"id":1,"connect":{"token":"` + token(t, auth.ConnectClaims{User: "u"}) + `","subs":{"nope:x":{"recover":true}}}}`)
-		c.expectClose(3501, "bad request")
+		c.Send(`{"id":1,"connect":{"token":"` + token(t, auth.ConnectClaims{User: "u"}) + `","subs":{"nope:x":{"recover":true}}}}`)
+		c.ExpectClose(3501, "bad request")
 	})
 }
 
@@ -509,9 +510,9 @@ func TestOnConnecting(t *testing.T) {
 
 	t.Run("ConnectReply", func(t *testing.T) {
 		c := n.dial(t)
-		m := c.connectWith(`{"token":"reply","data":{"d":1},"name":"js","version":"5.7","headers":{"h":"v"}}`)
+		m := c.ConnectWith(`{"token":"reply","data":{"d":1},"name":"js","version":"5.7","headers":{"h":"v"}}`)
 		res, _ := m["connect"].(map[string]any)
-		if compact(t, res["data"]) != `{"welcome":true}` || res["expires"] != true || path(res, "subs", "news") == nil {
+		if jsonclient.Compact(t, res["data"]) != `{"welcome":true}` || res["expires"] != true || jsonclient.Path(res, "subs", "news") == nil {
 			t.Fatalf("connect result: %v", m)
 		}
 		ev := recv(t, events, "the connect event")
@@ -521,38 +522,38 @@ func TestOnConnecting(t *testing.T) {
 		if _, err := n.hub.Publish(context.Background(), "news", []byte(`{"n":1}`), hub.PublishOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if p := pushesOf(c.drain(), "news", "pub"); len(p) != 1 {
+		if p := jsonclient.PushesOf(c.Drain(), "news", "pub"); len(p) != 1 {
 			t.Fatalf("news publication: %v", p)
 		}
 		testenv.Eventually(t, "app-user indexed", 5*time.Second, func() bool { return n.hub.NumUsers() >= 1 })
 	})
 	t.Run("Error", func(t *testing.T) {
 		c := n.dial(t)
-		m := c.connectWith(`{"token":"error"}`)
-		wantError(t, m, 4001)
-		if path(m, "error", "message") != "custom refusal" {
+		m := c.ConnectWith(`{"token":"error"}`)
+		jsonclient.WantError(t, m, 4001)
+		if jsonclient.Path(m, "error", "message") != "custom refusal" {
 			t.Fatalf("error: %v", m)
 		}
-		c.send(`{"id":2,"subscribe":{"channel":"news"}}`)
-		c.expectClose(3501, "bad request: connect was refused; open a new connection")
+		c.Send(`{"id":2,"subscribe":{"channel":"news"}}`)
+		c.ExpectClose(3501, "bad request: connect was refused; open a new connection")
 	})
 	t.Run("Disconnect", func(t *testing.T) {
 		c := n.dial(t)
-		c.send(`{"id":1,"connect":{"token":"disconnect"}}`)
-		c.expectClose(4501, "go away")
+		c.Send(`{"id":1,"connect":{"token":"disconnect"}}`)
+		c.ExpectClose(4501, "go away")
 	})
 	t.Run("ExpireAt in the past", func(t *testing.T) {
 		c := n.dial(t)
-		wantError(t, c.connectWith(`{"token":"past"}`), 110)
+		jsonclient.WantError(t, c.ConnectWith(`{"token":"past"}`), 110)
 	})
 	t.Run("other error is internal and leaves the connection unusable", func(t *testing.T) {
 		c := n.dial(t)
-		m := c.connectWith(`{"token":"other"}`)
-		wantError(t, m, 100)
-		if path(m, "error", "temporary") != true {
+		m := c.ConnectWith(`{"token":"other"}`)
+		jsonclient.WantError(t, m, 100)
+		if jsonclient.Path(m, "error", "temporary") != true {
 			t.Fatalf("internal error must be temporary: %v", m)
 		}
-		c.send(`{"id":2,"connect":{"token":"reply"}}`)
-		c.expectClose(3501, "bad request: connect was refused; open a new connection")
+		c.Send(`{"id":2,"connect":{"token":"reply"}}`)
+		c.ExpectClose(3501, "bad request: connect was refused; open a new connection")
 	})
 }

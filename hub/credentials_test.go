@@ -17,7 +17,7 @@ func TestTrustedCredentials(t *testing.T) {
 	c, client := n.openWith(t, hub.ConnInfo{Transport: "admin", Unidirectional: true,
 		Credentials: &hub.ConnectReply{User: "admin", Channels: []string{"news"}}})
 	client.Connect(&protocol.ConnectRequest{})
-	m := c.readOne()
+	m := c.ReadOne()
 	res, _ := m["connect"].(map[string]any)
 	if res == nil || res["subs"] == nil {
 		t.Fatalf("trusted connect: want a result with the channel subscribed: %v", m)
@@ -28,5 +28,5 @@ func TestTrustedCredentials(t *testing.T) {
 	// Without credentials the same connect is refused.
 	bad, badClient := n.openWith(t, hub.ConnInfo{Transport: "admin", Unidirectional: true})
 	badClient.Connect(&protocol.ConnectRequest{})
-	bad.expectClose(3501, "")
+	bad.ExpectClose(3501, "")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -93,20 +94,20 @@ func TestDeltaJSON(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: deltaNamespaces(hub.NamespaceOptions{})}})
 	c := n.dial(t)
-	c.connect("u")
-	if res := c.mustSubscribe(2, "dd:doc", `"delta":"fossil"`); res["delta"] != true {
+	c.Connect("u")
+	if res := c.MustSubscribe(2, "dd:doc", `"delta":"fossil"`); res["delta"] != true {
 		t.Fatalf("subscribe result without delta: %v", res)
 	}
 	plain := n.dial(t)
-	plain.connect("p")
-	if res := plain.mustSubscribe(2, "dd:doc", ""); res["delta"] != nil {
+	plain.Connect("p")
+	if res := plain.MustSubscribe(2, "dd:doc", ""); res["delta"] != nil {
 		t.Fatalf("subscribe without delta got delta: %v", res)
 	}
 	refused := n.dial(t)
-	refused.connect("r")
+	refused.Connect("r")
 	// As the reference: a delta type the namespace does not allow is not
 	// an error, the subscription goes without.
-	if res := refused.mustSubscribe(2, "plain:doc", `"delta":"fossil"`); res["delta"] != nil {
+	if res := refused.MustSubscribe(2, "plain:doc", `"delta":"fossil"`); res["delta"] != nil {
 		t.Fatalf("delta granted where not allowed: %v", res)
 	}
 	for i := 1; i <= 5; i++ {
@@ -114,7 +115,7 @@ func TestDeltaJSON(t *testing.T) {
 		publishDoc(t, n.hub, "plain:doc", i)
 	}
 	r := &deltaReader{t: t}
-	for i, m := range pushesOf(c.drain(), "dd:doc", "pub") {
+	for i, m := range jsonclient.PushesOf(c.Drain(), "dd:doc", "pub") {
 		raw, _ := json.Marshal(m["data"])
 		if got := r.applyJSON(m); string(got) != string(deltaDoc(i+1)) {
 			t.Fatalf("publication %d rebuilt as %s", i+1, got)
@@ -127,7 +128,7 @@ func TestDeltaJSON(t *testing.T) {
 		t.Fatalf("%d full and %d deltas, want 1 and 4", r.full, r.diff)
 	}
 	for i, cl := range []*rawClient{plain, refused} {
-		pubs := pushesOf(cl.drain(), []string{"dd:doc", "plain:doc"}[i], "pub")
+		pubs := jsonclient.PushesOf(cl.Drain(), []string{"dd:doc", "plain:doc"}[i], "pub")
 		if len(pubs) != 5 {
 			t.Fatalf("%d publications without delta, want 5", len(pubs))
 		}
@@ -136,7 +137,7 @@ func TestDeltaJSON(t *testing.T) {
 			if err := json.Unmarshal(deltaDoc(i+1), &want); err != nil {
 				t.Fatal(err)
 			}
-			if m["delta"] != nil || compact(t, m["data"]) != compact(t, want) {
+			if m["delta"] != nil || jsonclient.Compact(t, m["data"]) != jsonclient.Compact(t, want) {
 				t.Fatalf("publication without delta: %v", m)
 			}
 		}
@@ -150,8 +151,8 @@ func TestDeltaProtobuf(t *testing.T) {
 	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: deltaNamespaces(hub.NamespaceOptions{})}})
 	c := n.dialProtobuf(t)
 	tok := token(t, auth.ConnectClaims{User: "u"})
-	c.call(&protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Token: tok}})
-	rep := c.call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "dd:doc", Delta: hub.DeltaFossil}})
+	c.Call(&protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Token: tok}})
+	rep := c.Call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "dd:doc", Delta: hub.DeltaFossil}})
 	if rep.Subscribe == nil || !rep.Subscribe.Delta {
 		t.Fatalf("subscribe reply %v", rep)
 	}
@@ -160,7 +161,7 @@ func TestDeltaProtobuf(t *testing.T) {
 	}
 	r := &deltaReader{t: t}
 	for i := 1; i <= 5; i++ {
-		m := c.next()
+		m := c.Next()
 		if m.Push == nil || m.Push.Pub == nil {
 			t.Fatalf("want publication %d, got %v", i, m)
 		}
@@ -182,22 +183,22 @@ func TestDeltaLateSubscriber(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: deltaNamespaces(hub.NamespaceOptions{})}})
 	a := n.dial(t)
-	a.connect("a")
-	a.mustSubscribe(2, "dd:doc", `"delta":"fossil"`)
+	a.Connect("a")
+	a.MustSubscribe(2, "dd:doc", `"delta":"fossil"`)
 	publishDoc(t, n.hub, "dd:doc", 1)
 	publishDoc(t, n.hub, "dd:doc", 2)
 	b := n.dial(t)
-	b.connect("b")
-	b.mustSubscribe(2, "dd:doc", `"delta":"fossil"`)
+	b.Connect("b")
+	b.MustSubscribe(2, "dd:doc", `"delta":"fossil"`)
 	publishDoc(t, n.hub, "dd:doc", 3)
 	publishDoc(t, n.hub, "dd:doc", 4)
 	ra, rb := &deltaReader{t: t}, &deltaReader{t: t}
-	for i, m := range pushesOf(a.drain(), "dd:doc", "pub") {
+	for i, m := range jsonclient.PushesOf(a.Drain(), "dd:doc", "pub") {
 		if got := ra.applyJSON(m); string(got) != string(deltaDoc(i+1)) {
 			t.Fatalf("a: publication %d rebuilt as %s", i+1, got)
 		}
 	}
-	for i, m := range pushesOf(b.drain(), "dd:doc", "pub") {
+	for i, m := range jsonclient.PushesOf(b.Drain(), "dd:doc", "pub") {
 		if got := rb.applyJSON(m); string(got) != string(deltaDoc(i+3)) {
 			t.Fatalf("b: publication %d rebuilt as %s", i+3, got)
 		}
@@ -229,20 +230,20 @@ func testDeltaRecovery(t *testing.T, keep bool) {
 	})}})
 	if keep {
 		keeper := n.dial(t)
-		keeper.connect("k")
-		keeper.mustSubscribe(2, "dd:doc", `"delta":"fossil"`)
+		keeper.Connect("k")
+		keeper.MustSubscribe(2, "dd:doc", `"delta":"fossil"`)
 	}
 	publishDoc(t, n.hub, "dd:doc", 1)
 	publishDoc(t, n.hub, "dd:doc", 2)
 	c := n.dial(t)
-	c.connect("u")
-	res := c.mustSubscribe(2, "dd:doc", `"delta":"fossil"`)
+	c.Connect("u")
+	res := c.MustSubscribe(2, "dd:doc", `"delta":"fossil"`)
 	epoch, _ := res["epoch"].(string)
-	c.call(`{"id":3,"unsubscribe":{"channel":"dd:doc"}}`)
+	c.Call(`{"id":3,"unsubscribe":{"channel":"dd:doc"}}`)
 	for i := 3; i <= 5; i++ {
 		publishDoc(t, n.hub, "dd:doc", i)
 	}
-	res = c.mustSubscribe(4, "dd:doc", `"delta":"fossil",`+recoverReq(2, epoch))
+	res = c.MustSubscribe(4, "dd:doc", `"delta":"fossil",`+recoverReq(2, epoch))
 	if res["recovered"] != true || res["delta"] != true {
 		t.Fatalf("recovery result %v", res)
 	}
@@ -260,7 +261,7 @@ func testDeltaRecovery(t *testing.T, keep bool) {
 		t.Fatalf("recovered: %d full, %d deltas; want 1 and 2", r.full, r.diff)
 	}
 	publishDoc(t, n.hub, "dd:doc", 6)
-	live := pushesOf(c.drain(), "dd:doc", "pub")
+	live := jsonclient.PushesOf(c.Drain(), "dd:doc", "pub")
 	if len(live) != 1 || live[0]["delta"] != true {
 		t.Fatalf("first live publication after recovery: %v", live)
 	}
@@ -286,8 +287,8 @@ func TestDeltaDropOldest(t *testing.T) {
 		}},
 	})
 	c, conn := n.dialMem(t)
-	c.connect("u")
-	c.mustSubscribe(2, "dd:doc", `"delta":"fossil"`)
+	c.Connect("u")
+	c.MustSubscribe(2, "dd:doc", `"delta":"fossil"`)
 	conn.Stall()
 	seq := 0
 	for drops := 0; drops < 3; {
@@ -308,11 +309,11 @@ func TestDeltaDropOldest(t *testing.T) {
 	r := &deltaReader{t: t}
 	got := 0
 	for {
-		m := c.next()
-		if path(m, "push", "pub") == nil {
+		m := c.Next()
+		if jsonclient.Path(m, "push", "pub") == nil {
 			continue
 		}
-		data := r.applyJSON(path(m, "push", "pub"))
+		data := r.applyJSON(jsonclient.Path(m, "push", "pub"))
 		var doc struct{ Seq int }
 		if err := json.Unmarshal(data, &doc); err != nil || string(data) != string(deltaDoc(doc.Seq)) {
 			t.Fatalf("rebuilt publication is not a document: %s (%v)", data, err)
@@ -346,11 +347,11 @@ func TestDeltaJSONNotUTF8(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: deltaNamespaces(hub.NamespaceOptions{})}})
 	c := n.dial(t)
-	c.connect("u")
-	c.mustSubscribe(2, "dd:txt", `"delta":"fossil"`)
+	c.Connect("u")
+	c.MustSubscribe(2, "dd:txt", `"delta":"fossil"`)
 	pb := n.dialProtobuf(t)
-	pb.call(&protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Token: token(t, auth.ConnectClaims{User: "p"})}})
-	pb.call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "dd:txt", Delta: hub.DeltaFossil}})
+	pb.Call(&protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Token: token(t, auth.ConnectClaims{User: "p"})}})
+	pb.Call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "dd:txt", Delta: hub.DeltaFossil}})
 	pad := strings.Repeat("é", 500)
 	docs := []string{`{"t":"` + pad + `é` + pad + `"}`, `{"t":"` + pad + `è` + pad + `"}`}
 	for _, d := range docs {
@@ -359,7 +360,7 @@ func TestDeltaJSONNotUTF8(t *testing.T) {
 		}
 	}
 	r := &deltaReader{t: t}
-	for i, m := range pushesOf(c.drain(), "dd:txt", "pub") {
+	for i, m := range jsonclient.PushesOf(c.Drain(), "dd:txt", "pub") {
 		if got := r.applyJSON(m); string(got) != docs[i] {
 			t.Fatalf("JSON publication %d rebuilt as %s", i, got)
 		}
@@ -369,7 +370,7 @@ func TestDeltaJSONNotUTF8(t *testing.T) {
 	}
 	rp := &deltaReader{t: t}
 	for i := range docs {
-		m := pb.next()
+		m := pb.Next()
 		if got := rp.apply(m.Push.Pub.Data, m.Push.Pub.Delta); string(got) != docs[i] {
 			t.Fatalf("Protobuf publication %d rebuilt as %s", i, got)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/protocol"
 )
@@ -21,14 +22,14 @@ func (n *node) openWith(t *testing.T, info hub.ConnInfo) (*rawClient, *hub.Clien
 	client := n.hub.Open(conn, info)
 	conn.Attach(client)
 	t.Cleanup(conn.Drop)
-	return &rawClient{t: t, w: memWire{conn: conn}, syncID: 1 << 30}, client
+	return jsonclient.New(t, jsonclient.Mem(conn), testSecret), client
 }
 
 func TestEmulationSession(t *testing.T) {
 	t.Parallel()
 	n := startNodeMem(t, hub.Config{Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{AllowSubscribeForClient: true}}})
 	c, client := n.openWith(t, hub.ConnInfo{Transport: hub.TransportSSE, Session: "s-1", Header: map[string][]string{"X-Test": {"1"}}})
-	res := c.connect("u")
+	res := c.Connect("u")
 	if res["session"] != "s-1" || res["node"] != n.hub.NodeID() {
 		t.Fatalf("connect result of an emulated session: %v", res)
 	}
@@ -40,14 +41,14 @@ func TestEmulationSession(t *testing.T) {
 	if err := n.hub.HandleEmulation(ctx, hub.EmulationRequest{Node: n.hub.NodeID(), Session: "s-1", Data: []byte(`{"id":2,"subscribe":{"channel":"news"}}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if m := c.reply(2); m["subscribe"] == nil {
+	if m := c.Reply(2); m["subscribe"] == nil {
 		t.Fatalf("subscribe through emulation: %v", m)
 	}
 	// No node named means this one.
 	if err := n.hub.HandleEmulation(ctx, hub.EmulationRequest{Session: "s-1", Data: []byte(`{"id":3,"unsubscribe":{"channel":"news"}}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if m := c.reply(3); m["unsubscribe"] == nil {
+	if m := c.Reply(3); m["unsubscribe"] == nil {
 		t.Fatalf("unsubscribe through emulation: %v", m)
 	}
 	if err := n.hub.HandleEmulation(ctx, hub.EmulationRequest{Session: "nope", Data: []byte(`{}`)}); !errors.Is(err, hub.ErrUnknownSession) {
@@ -60,7 +61,7 @@ func TestEmulationSession(t *testing.T) {
 	if err := n.hub.HandleEmulation(ctx, hub.EmulationRequest{Session: "s-1", Data: []byte(`{"id":`)}); err == nil {
 		t.Fatal("malformed emulation frame accepted")
 	}
-	c.expectClose(3501, "bad request")
+	c.ExpectClose(3501, "bad request")
 	// A closed session is unknown.
 	testenv.Eventually(t, "session forgotten", 5*time.Second, func() bool {
 		return errors.Is(n.hub.HandleEmulation(ctx, hub.EmulationRequest{Session: "s-1", Data: []byte(`{}`)}), hub.ErrUnknownSession)
@@ -72,7 +73,7 @@ func TestUnidirectionalConnect(t *testing.T) {
 	n := startNodeMem(t, hub.Config{Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{AllowSubscribeForClient: true}}})
 	c, client := n.openWith(t, hub.ConnInfo{Transport: hub.TransportUniSSE, Unidirectional: true})
 	client.Connect(&protocol.ConnectRequest{Token: token(t, auth.ConnectClaims{User: "u", Channels: []string{"news"}})})
-	m := c.readOne()
+	m := c.ReadOne()
 	res, _ := m["connect"].(map[string]any)
 	if res == nil || res["pong"] != nil || res["subs"] == nil {
 		t.Fatalf("unidirectional connect: want a result without pong, with the token's channels: %v", m)
@@ -85,5 +86,5 @@ func TestUnidirectionalConnect(t *testing.T) {
 	bad, badClient := n.openWith(t, hub.ConnInfo{Transport: hub.TransportUniSSE, Unidirectional: true})
 	past := time.Now().Add(-time.Hour).Unix()
 	badClient.Connect(&protocol.ConnectRequest{Token: token(t, auth.ConnectClaims{User: "u", ExpireAt: &past})})
-	bad.expectClose(3005, "")
+	bad.ExpectClose(3005, "")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/transport/websocket"
 )
 
@@ -35,24 +36,24 @@ func TestOnSubscribe(t *testing.T) {
 		}},
 	})
 	c := n.dial(t)
-	c.connect("u")
-	res := c.mustSubscribe(2, "open", "")
-	if compact(t, res["data"]) != `{"welcome":"u"}` {
+	c.Connect("u")
+	res := c.MustSubscribe(2, "open", "")
+	if jsonclient.Compact(t, res["data"]) != `{"welcome":"u"}` {
 		t.Fatalf("subscribe data from OnSubscribe: %v", res)
 	}
-	p := c.call(`{"id":3,"presence":{"channel":"open"}}`)
-	if !strings.Contains(compact(t, p), `"chan_info":{"role":"guest"}`) {
+	p := c.Call(`{"id":3,"presence":{"channel":"open"}}`)
+	if !strings.Contains(jsonclient.Compact(t, p), `"chan_info":{"role":"guest"}`) {
 		t.Fatalf("chan_info from OnSubscribe in presence: %v", p)
 	}
-	if res := c.mustSubscribe(4, "expiring", ""); res["expires"] != true || num(res["ttl"]) < 3500 {
+	if res := c.MustSubscribe(4, "expiring", ""); res["expires"] != true || jsonclient.Num(res["ttl"]) < 3500 {
 		t.Fatalf("expiry from OnSubscribe: %v", res)
 	}
-	m := c.call(`{"id":5,"subscribe":{"channel":"secret","data":{"why":1}}}`)
-	if compact(t, m["error"]) != `{"code":403,"message":"not yours: {\"why\":1}"}` {
+	m := c.Call(`{"id":5,"subscribe":{"channel":"secret","data":{"why":1}}}`)
+	if jsonclient.Compact(t, m["error"]) != `{"code":403,"message":"not yours: {\"why\":1}"}` {
 		t.Fatalf("refusal from OnSubscribe: %v", m)
 	}
-	c.send(`{"id":6,"subscribe":{"channel":"close"}}`)
-	c.expectClose(4001, "go away")
+	c.Send(`{"id":6,"subscribe":{"channel":"close"}}`)
+	c.ExpectClose(4001, "go away")
 }
 
 // TestOnPublish: the handler replaces the namespace permission, may
@@ -74,23 +75,23 @@ func TestOnPublish(t *testing.T) {
 		}},
 	})
 	c := n.dial(t)
-	c.connect("ann")
-	c.mustSubscribe(2, "room", "")
-	if m := c.call(`{"id":3,"publish":{"channel":"room","data":"hi"}}`); m["publish"] == nil {
+	c.Connect("ann")
+	c.MustSubscribe(2, "room", "")
+	if m := c.Call(`{"id":3,"publish":{"channel":"room","data":"hi"}}`); m["publish"] == nil {
 		t.Fatalf("publish allowed by OnPublish: %v", m)
 	}
-	if pub := c.next(); compact(t, path(pub, "push", "pub", "data")) != `{"by":"ann","text":"hi"}` {
+	if pub := c.Next(); jsonclient.Compact(t, jsonclient.Path(pub, "push", "pub", "data")) != `{"by":"ann","text":"hi"}` {
 		t.Fatalf("rewritten publication: %v", pub)
 	}
-	wantError(t, c.call(`{"id":4,"publish":{"channel":"room","data":"spam"}}`), 1001)
-	if m := c.call(`{"id":5,"publish":{"channel":"room","data":"ephemeral"}}`); m["publish"] == nil {
+	jsonclient.WantError(t, c.Call(`{"id":4,"publish":{"channel":"room","data":"spam"}}`), 1001)
+	if m := c.Call(`{"id":5,"publish":{"channel":"room","data":"ephemeral"}}`); m["publish"] == nil {
 		t.Fatalf("ephemeral publish: %v", m)
 	}
-	if pub := c.next(); compact(t, path(pub, "push", "pub", "data")) != `"ephemeral"` {
+	if pub := c.Next(); jsonclient.Compact(t, jsonclient.Path(pub, "push", "pub", "data")) != `"ephemeral"` {
 		t.Fatalf("ephemeral publication: %v", pub)
 	}
-	h := c.call(`{"id":6,"history":{"channel":"room","limit":10}}`)
-	if pubs := path(h, "history", "publications").([]any); len(pubs) != 1 {
+	h := c.Call(`{"id":6,"history":{"channel":"room","limit":10}}`)
+	if pubs := jsonclient.Path(h, "history", "publications").([]any); len(pubs) != 1 {
 		t.Fatalf("history keeps the rewritten publication only, not the ephemeral one: %v", h)
 	}
 }
@@ -125,21 +126,21 @@ func TestOnPresenceAndOnHistory(t *testing.T) {
 		},
 	})
 	c := n.dial(t)
-	c.connect("u")
-	if m := c.call(`{"id":2,"presence":{"channel":"public"}}`); m["presence"] == nil {
+	c.Connect("u")
+	if m := c.Call(`{"id":2,"presence":{"channel":"public"}}`); m["presence"] == nil {
 		t.Fatalf("presence allowed by OnPresence: %v", m)
 	}
-	if m := c.call(`{"id":3,"presence_stats":{"channel":"public"}}`); m["presence_stats"] == nil {
+	if m := c.Call(`{"id":3,"presence_stats":{"channel":"public"}}`); m["presence_stats"] == nil {
 		t.Fatalf("presence_stats allowed by OnPresence: %v", m)
 	}
-	wantError(t, c.call(`{"id":4,"presence":{"channel":"private"}}`), 103)
-	wantError(t, c.call(`{"id":5,"presence":{"channel":"bare:x"}}`), 108) // presence off there
-	if m := c.call(`{"id":6,"history":{"channel":"public","limit":3}}`); m["history"] == nil {
+	jsonclient.WantError(t, c.Call(`{"id":4,"presence":{"channel":"private"}}`), 103)
+	jsonclient.WantError(t, c.Call(`{"id":5,"presence":{"channel":"bare:x"}}`), 108) // presence off there
+	if m := c.Call(`{"id":6,"history":{"channel":"public","limit":3}}`); m["history"] == nil {
 		t.Fatalf("history allowed by OnHistory: %v", m)
 	}
-	wantError(t, c.call(`{"id":7,"history":{"channel":"bare:x"}}`), 108) // history off there
-	c.send(`{"id":8,"history":{"channel":"private"}}`)
-	c.expectClose(4002, "no")
+	jsonclient.WantError(t, c.Call(`{"id":7,"history":{"channel":"bare:x"}}`), 108) // history off there
+	c.Send(`{"id":8,"history":{"channel":"private"}}`)
+	c.ExpectClose(4002, "no")
 	want := []string{"presence public false", "presence public true", "presence private false", "history public 3", "history private 0"}
 	mu.Lock()
 	defer mu.Unlock()
@@ -170,22 +171,22 @@ func TestOnRefreshAndOnSubRefresh(t *testing.T) {
 		},
 	})
 	c := n.dial(t)
-	c.connect("u")
-	if m := c.call(`{"id":2,"refresh":{"token":"anything"}}`); path(m, "refresh", "expires") != true || num(path(m, "refresh", "ttl")) < 3500 {
+	c.Connect("u")
+	if m := c.Call(`{"id":2,"refresh":{"token":"anything"}}`); jsonclient.Path(m, "refresh", "expires") != true || jsonclient.Num(jsonclient.Path(m, "refresh", "ttl")) < 3500 {
 		t.Fatalf("refresh from OnRefresh: %v", m)
 	}
-	c.mustSubscribe(3, "ch", "")
-	if m := c.call(`{"id":4,"sub_refresh":{"channel":"ch","token":"x"}}`); path(m, "sub_refresh", "expires") != true {
+	c.MustSubscribe(3, "ch", "")
+	if m := c.Call(`{"id":4,"sub_refresh":{"channel":"ch","token":"x"}}`); jsonclient.Path(m, "sub_refresh", "expires") != true {
 		t.Fatalf("sub_refresh from OnSubRefresh: %v", m)
 	}
 	// An expired subscription is unsubscribed with 2501 (the reply to
 	// the sub_refresh is not sent, as for a subscription that expired).
-	c.send(`{"id":5,"sub_refresh":{"channel":"ch","token":"end"}}`)
-	if m := c.next(); path(m, "push", "unsubscribe", "code") == nil || num(path(m, "push", "unsubscribe", "code")) != 2501 {
+	c.Send(`{"id":5,"sub_refresh":{"channel":"ch","token":"end"}}`)
+	if m := c.Next(); jsonclient.Path(m, "push", "unsubscribe", "code") == nil || jsonclient.Num(jsonclient.Path(m, "push", "unsubscribe", "code")) != 2501 {
 		t.Fatalf("unsubscribe push after OnSubRefresh expired it: %v", m)
 	}
-	c.send(`{"id":6,"refresh":{"token":"end"}}`)
-	c.expectClose(3005, "connection expired")
+	c.Send(`{"id":6,"refresh":{"token":"end"}}`)
+	c.ExpectClose(3005, "connection expired")
 }
 
 // TestOnConnectAndSendToUser: OnConnect sees connected clients, and
@@ -195,9 +196,9 @@ func TestOnConnectAndSendToUser(t *testing.T) {
 	connected := make(chan string, 4)
 	n := startNode(t, hub.Config{Handlers: hub.Handlers{OnConnect: func(c *hub.Client) { connected <- c.User() + " " + c.ID() }}})
 	a1, a2, b := n.dial(t), n.dial(t), n.dial(t)
-	id1 := a1.connect("alice")["client"].(string)
-	a2.connect("alice")
-	b.connect("bob")
+	id1 := a1.Connect("alice")["client"].(string)
+	a2.Connect("alice")
+	b.Connect("bob")
 	seen := map[string]bool{}
 	for range 3 {
 		seen[strings.Fields(<-connected)[0]] = true
@@ -209,18 +210,18 @@ func TestOnConnectAndSendToUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []*rawClient{a1, a2} {
-		if m := c.next(); compact(t, path(m, "push", "message", "data")) != `{"to":"all of alice"}` {
+		if m := c.Next(); jsonclient.Compact(t, jsonclient.Path(m, "push", "message", "data")) != `{"to":"all of alice"}` {
 			t.Fatalf("message to alice: %v", m)
 		}
 	}
 	if err := n.hub.SendToUser(t.Context(), "alice", id1, []byte(`{"to":"one"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if m := a1.next(); compact(t, path(m, "push", "message", "data")) != `{"to":"one"}` {
+	if m := a1.Next(); jsonclient.Compact(t, jsonclient.Path(m, "push", "message", "data")) != `{"to":"one"}` {
 		t.Fatalf("message to one connection: %v", m)
 	}
 	for _, c := range []*rawClient{a2, b} {
-		if msgs := c.drain(); len(msgs) != 0 {
+		if msgs := c.Drain(); len(msgs) != 0 {
 			t.Fatalf("a message for another connection arrived: %v", msgs)
 		}
 	}
@@ -248,28 +249,28 @@ func TestCommandTimeout(t *testing.T) {
 		}},
 	})
 	c := n.dial(t)
-	c.connect("u")
+	c.Connect("u")
 	start := time.Now()
-	wantError(t, c.call(`{"id":2,"rpc":{"method":"wait"}}`), 100)
+	jsonclient.WantError(t, c.Call(`{"id":2,"rpc":{"method":"wait"}}`), 100)
 	if err := <-ended; !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("handler context ended with %v, want the deadline", err)
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("timed out after %v, want about 200ms", d)
 	}
-	wantError(t, c.call(`{"id":3,"rpc":{"method":"never"}}`), 100)
+	jsonclient.WantError(t, c.Call(`{"id":3,"rpc":{"method":"never"}}`), 100)
 	<-ended
-	if m := c.call(`{"id":4,"presence_stats":{"channel":"x"}}`); errorCode(m) != 108 {
+	if m := c.Call(`{"id":4,"presence_stats":{"channel":"x"}}`); jsonclient.ErrorCode(m) != 108 {
 		t.Fatalf("client after timeouts: %v", m)
 	}
 
 	// A command in progress is cancelled when its client goes away.
 	d := n.dial(t)
-	d.connect("v")
-	d.send(`{"id":2,"rpc":{"method":"wait"}}`)
+	d.Connect("v")
+	d.Send(`{"id":2,"rpc":{"method":"wait"}}`)
 	<-started // the first call's
 	<-started
-	d.drop()
+	d.Drop()
 	select {
 	case err := <-ended:
 		if !errors.Is(err, context.Canceled) {
@@ -300,8 +301,8 @@ func TestQueuePolicyDropOldest(t *testing.T) {
 		}},
 	}, websocket.Config{WriteTimeout: 10 * time.Second})
 	slow := n.dialDialer(t, smallReceiveBuffer(), nil)
-	slow.connect("slow")
-	slow.mustSubscribe(2, "tick:price", "")
+	slow.Connect("slow")
+	slow.MustSubscribe(2, "tick:price", "")
 	payload := `"` + strings.Repeat("x", 2000) + `"`
 	var ev hub.BackpressureEvent
 	for i := 0; ev.Dropped == 0; i++ {
@@ -325,12 +326,12 @@ func TestQueuePolicyDropOldest(t *testing.T) {
 	// Reading again, the client finds the latest publication and is still
 	// connected.
 	for {
-		m := slow.next()
-		if compact(t, path(m, "push", "pub", "data")) == `{"last":true}` {
+		m := slow.Next()
+		if jsonclient.Compact(t, jsonclient.Path(m, "push", "pub", "data")) == `{"last":true}` {
 			break
 		}
 	}
-	if m := slow.call(`{"id":3,"presence_stats":{"channel":"tick:price"}}`); errorCode(m) != 108 {
+	if m := slow.Call(`{"id":3,"presence_stats":{"channel":"tick:price"}}`); jsonclient.ErrorCode(m) != 108 {
 		t.Fatalf("slow client after drops: %v", m)
 	}
 }
@@ -343,10 +344,10 @@ func TestPublishTokenAuthStillWorksWithHandlers(t *testing.T) {
 		reply(hub.RPCReply{}, nil)
 	}}})
 	c := n.dial(t)
-	c.connect("u")
-	wantError(t, c.call(`{"id":2,"subscribe":{"channel":"room"}}`), 103)
+	c.Connect("u")
+	jsonclient.WantError(t, c.Call(`{"id":2,"subscribe":{"channel":"room"}}`), 103)
 	tok := subToken(t, auth.SubscribeClaims{User: "u", Channel: "room"})
-	c.mustSubscribe(3, "room", `"token":"`+tok+`"`)
+	c.MustSubscribe(3, "room", `"token":"`+tok+`"`)
 }
 
 // TestPublishExceptClient: a publication may skip one connection; a
@@ -358,10 +359,10 @@ func TestPublishExceptClient(t *testing.T) {
 		AllowSubscribeForClient: true, HistorySize: 10, HistoryTTL: time.Minute, ForceRecovery: true,
 	}}})
 	sender, other := n.dial(t), n.dial(t)
-	senderID := sender.connect("s")["client"].(string)
-	other.connect("o")
-	sender.mustSubscribe(2, "chat", "")
-	other.mustSubscribe(2, "chat", "")
+	senderID := sender.Connect("s")["client"].(string)
+	other.Connect("o")
+	sender.MustSubscribe(2, "chat", "")
+	other.MustSubscribe(2, "chat", "")
 	if _, err := n.hub.Publish(t.Context(), "chat", []byte(`{"n":1}`), hub.PublishOptions{ExceptClient: senderID}); err != nil {
 		t.Fatal(err)
 	}
@@ -369,14 +370,14 @@ func TestPublishExceptClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`{"n":1}`, `{"n":2}`} {
-		if m := other.next(); compact(t, path(m, "push", "pub", "data")) != want {
+		if m := other.Next(); jsonclient.Compact(t, jsonclient.Path(m, "push", "pub", "data")) != want {
 			t.Fatalf("other got %v, want %s", m, want)
 		}
 	}
-	if m := sender.next(); compact(t, path(m, "push", "pub", "data")) != `{"n":2}` || num(path(m, "push", "pub", "offset")) != 2 {
+	if m := sender.Next(); jsonclient.Compact(t, jsonclient.Path(m, "push", "pub", "data")) != `{"n":2}` || jsonclient.Num(jsonclient.Path(m, "push", "pub", "offset")) != 2 {
 		t.Fatalf("sender got %v, want only the second publication (offset 2), and no unsubscribe for a gap", m)
 	}
-	if msgs := sender.drain(); len(msgs) != 0 {
+	if msgs := sender.Drain(); len(msgs) != 0 {
 		t.Fatalf("sender got more: %v", msgs)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -14,7 +15,7 @@ import (
 // vtprotobuf marshalling), independently of the hub's codec.
 type pbClient struct {
 	t   *testing.T
-	w   wire
+	w   jsonclient.Wire
 	buf []*protocol.Reply
 }
 
@@ -24,7 +25,7 @@ func (n *node) dialProtobuf(t *testing.T) *pbClient {
 }
 
 // send writes cmds as one frame of length-prefixed messages.
-func (c *pbClient) send(cmds ...*protocol.Command) {
+func (c *pbClient) Send(cmds ...*protocol.Command) {
 	c.t.Helper()
 	var frame []byte
 	for _, cmd := range cmds {
@@ -35,20 +36,20 @@ func (c *pbClient) send(cmds ...*protocol.Command) {
 		frame = protowire.AppendVarint(frame, uint64(len(b)))
 		frame = append(frame, b...)
 	}
-	c.sendRaw(frame)
+	c.SendRaw(frame)
 }
 
-func (c *pbClient) sendRaw(frame []byte) {
+func (c *pbClient) SendRaw(frame []byte) {
 	c.t.Helper()
-	if err := c.w.write(frame); err != nil {
+	if err := c.w.Write(frame); err != nil {
 		c.t.Fatalf("send: %v", err)
 	}
 }
 
 // readRaw returns the next frame as received, failing the test after 5 s.
-func (c *pbClient) readRaw() []byte {
+func (c *pbClient) ReadRaw() []byte {
 	c.t.Helper()
-	data, err := c.w.read(5 * time.Second)
+	data, err := c.w.Read(5 * time.Second)
 	if err != nil {
 		c.t.Fatalf("read: %v", err)
 	}
@@ -56,9 +57,9 @@ func (c *pbClient) readRaw() []byte {
 }
 
 // readFrame reads one frame and parses its replies.
-func (c *pbClient) readFrame() []*protocol.Reply {
+func (c *pbClient) ReadFrame() []*protocol.Reply {
 	c.t.Helper()
-	data := c.readRaw()
+	data := c.ReadRaw()
 	var out []*protocol.Reply
 	for len(data) > 0 {
 		size, n := protowire.ConsumeVarint(data)
@@ -75,10 +76,10 @@ func (c *pbClient) readFrame() []*protocol.Reply {
 	return out
 }
 
-func (c *pbClient) next() *protocol.Reply {
+func (c *pbClient) Next() *protocol.Reply {
 	c.t.Helper()
 	for len(c.buf) == 0 {
-		c.buf = c.readFrame()
+		c.buf = c.ReadFrame()
 	}
 	r := c.buf[0]
 	c.buf = c.buf[1:]
@@ -86,7 +87,7 @@ func (c *pbClient) next() *protocol.Reply {
 }
 
 // reply returns the reply with id; earlier messages stay queued for next.
-func (c *pbClient) reply(id uint32) *protocol.Reply {
+func (c *pbClient) Reply(id uint32) *protocol.Reply {
 	c.t.Helper()
 	for i := 0; ; i++ {
 		for ; i < len(c.buf); i++ {
@@ -96,18 +97,18 @@ func (c *pbClient) reply(id uint32) *protocol.Reply {
 				return r
 			}
 		}
-		c.buf = append(c.buf, c.readFrame()...)
+		c.buf = append(c.buf, c.ReadFrame()...)
 		i--
 	}
 }
 
-func (c *pbClient) call(cmd *protocol.Command) *protocol.Reply {
+func (c *pbClient) Call(cmd *protocol.Command) *protocol.Reply {
 	c.t.Helper()
-	c.send(cmd)
-	return c.reply(cmd.Id)
+	c.Send(cmd)
+	return c.Reply(cmd.Id)
 }
 
-func (c *pbClient) expectClose(code int, reason string) {
+func (c *pbClient) ExpectClose(code int, reason string) {
 	c.t.Helper()
-	expectCloseWire(c.t, c.w, code, reason)
+	jsonclient.ExpectClose(c.t, c.w, code, reason)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 )
 
 // TestChannelNameControlCharacters: a channel name holding a control
@@ -20,20 +21,20 @@ func TestChannelNameControlCharacters(t *testing.T) {
 		},
 	}})
 	c := n.dial(t)
-	c.connect("u")
+	c.Connect("u")
 	id := 10
 	for _, prefix := range []string{"", "any:"} {
 		for _, b := range []byte{0x00, 0x01, '\t', '\n', '\r', 0x1b, 0x1f, 0x7f} {
 			ch := fmt.Sprintf(`%sa\u%04xb`, prefix, b) // JSON escape: the name holds the byte itself
 			id++
-			if m := c.subscribe(id, ch, ""); errorCode(m) != 107 {
+			if m := c.Subscribe(id, ch, ""); jsonclient.ErrorCode(m) != 107 {
 				t.Fatalf("subscribe %q: want error 107, got %v", ch, m)
 			}
 		}
 	}
 	// Printable ASCII, the space included, is still a valid name.
-	c.mustSubscribe(100, "a b~", "")
-	c.mustSubscribe(101, "any:a b~", "")
+	c.MustSubscribe(100, "a b~", "")
+	c.MustSubscribe(101, "any:a b~", "")
 }
 
 // TestWhitespaceFrame: a frame of nothing but whitespace is refused like

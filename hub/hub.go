@@ -1,6 +1,6 @@
 // Package hub keeps client connections, their subscriptions and the fan-out
 // of publications to them. It speaks the Centrifugo client protocol v2
-// through any Transport (WebSocket, later SSE), and reaches other nodes,
+// through any Transport (WebSocket, HTTP-streaming, SSE), and reaches other nodes,
 // history and presence only through an engine.Engine, so it knows no
 // database.
 //

@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/transport/websocket"
 )
@@ -153,23 +154,23 @@ func TestSlowChannelDoesNotHoldOthers(t *testing.T) {
 		ch := fmt.Sprintf("fast-%d", i)
 		start := time.Now()
 		c := n.dial(t)
-		c.connect("u" + strconv.Itoa(i))
+		c.Connect("u" + strconv.Itoa(i))
 		lat = append(lat, time.Since(start))
 
 		start = time.Now()
-		c.mustSubscribe(2, ch, "")
+		c.MustSubscribe(2, ch, "")
 		lat = append(lat, time.Since(start))
 
 		start = time.Now()
-		c.send(`{"id":3,"publish":{"channel":"` + ch + `","data":{"i":` + strconv.Itoa(i) + `}}}`)
+		c.Send(`{"id":3,"publish":{"channel":"` + ch + `","data":{"i":` + strconv.Itoa(i) + `}}}`)
 		var gotPub, gotReply bool
 		for !gotPub || !gotReply {
-			m := c.next()
-			gotPub = gotPub || path(m, "push", "pub") != nil
-			gotReply = gotReply || num(m["id"]) == 3
+			m := c.Next()
+			gotPub = gotPub || jsonclient.Path(m, "push", "pub") != nil
+			gotReply = gotReply || jsonclient.Num(m["id"]) == 3
 		}
 		lat = append(lat, time.Since(start))
-		c.drop()
+		c.Drop()
 	}
 	if p := p99(lat); p > 50*time.Millisecond {
 		t.Fatalf("p99 of %d connects, subscribes and publish round trips while a channel is slow: %v (want under 50ms)", len(lat), p)
@@ -232,7 +233,7 @@ func TestSlowRPCHoldsOnlyItsClient(t *testing.T) {
 					}
 					continue
 				}
-				r.ids = append(r.ids, num(m["id"]))
+				r.ids = append(r.ids, jsonclient.Num(m["id"]))
 			}
 		}
 	}()
@@ -264,12 +265,12 @@ func TestSlowRPCHoldsOnlyItsClient(t *testing.T) {
 	for i := 0; time.Since(start) < time.Second || i < 20; i++ {
 		t0 := time.Now()
 		c := n.dial(t)
-		c.connect("u")
-		if m := c.call(`{"id":2,"rpc":{"method":"fast"}}`); compact(t, m["rpc"]) != `{"data":{"method":"fast"}}` {
+		c.Connect("u")
+		if m := c.Call(`{"id":2,"rpc":{"method":"fast"}}`); jsonclient.Compact(t, m["rpc"]) != `{"data":{"method":"fast"}}` {
 			t.Fatalf("fast rpc: %v", m)
 		}
 		lat = append(lat, time.Since(t0))
-		c.drop()
+		c.Drop()
 	}
 	if p := p99(lat); p > 50*time.Millisecond {
 		t.Fatalf("p99 of %d connect + rpc round trips beside slow RPCs: %v (want under 50ms)", len(lat), p)

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 )
 
 // counterValue reads a counter of the hub's metrics by name and label.
@@ -59,11 +60,11 @@ func TestJoinLeaveBoundInAStorm(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			c := n.dial(t)
-			c.connect("u")
-			c.send(`{"id":2,"subscribe":{"channel":"room:lobby"}}`)
+			c.Connect("u")
+			c.Send(`{"id":2,"subscribe":{"channel":"room:lobby"}}`)
 			// Joins of others may arrive before the reply: skip them.
 			for {
-				m := c.next()
+				m := c.Next()
 				if m["push"] != nil {
 					continue
 				}
@@ -108,18 +109,18 @@ func TestJoinLeaveBelowBound(t *testing.T) {
 		wantThird bool
 	}{{"small:x", false}, {"open:x", true}} {
 		a := n.dial(t)
-		a.connect("a")
-		a.mustSubscribe(2, tc.ch, "")
+		a.Connect("a")
+		a.MustSubscribe(2, tc.ch, "")
 		b := n.dial(t)
-		b.connect("b")
-		b.mustSubscribe(2, tc.ch, "")
-		if p := pushesOf(a.drain(), tc.ch, "join"); len(p) != 2 {
+		b.Connect("b")
+		b.MustSubscribe(2, tc.ch, "")
+		if p := jsonclient.PushesOf(a.Drain(), tc.ch, "join"); len(p) != 2 {
 			t.Fatalf("%s: want a's own join and b's: %v", tc.ch, p)
 		}
 		c := n.dial(t)
-		c.connect("c")
-		c.mustSubscribe(2, tc.ch, "")
-		if p := pushesOf(a.drain(), tc.ch, "join"); (len(p) == 1) != tc.wantThird {
+		c.Connect("c")
+		c.MustSubscribe(2, tc.ch, "")
+		if p := jsonclient.PushesOf(a.Drain(), tc.ch, "join"); (len(p) == 1) != tc.wantThird {
 			t.Fatalf("%s: join of the third subscriber pushed=%v, want %v", tc.ch, len(p) == 1, tc.wantThird)
 		}
 	}

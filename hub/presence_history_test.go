@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 )
 
 func TestPresence(t *testing.T) {
@@ -23,33 +24,33 @@ func TestPresence(t *testing.T) {
 		}},
 	})
 	a1 := n.dial(t)
-	a1ID := a1.connect("alice")["client"].(string)
+	a1ID := a1.Connect("alice")["client"].(string)
 	a2 := n.dial(t)
-	a2ID := a2.connect("alice")["client"].(string)
+	a2ID := a2.Connect("alice")["client"].(string)
 	b := n.dial(t)
-	bID := b.connect("bob")["client"].(string)
+	bID := b.Connect("bob")["client"].(string)
 	anon1 := n.dial(t)
-	anon1ID := anon1.connectWith(`{}`)["connect"].(map[string]any)["client"].(string)
+	anon1ID := anon1.ConnectWith(`{}`)["connect"].(map[string]any)["client"].(string)
 	anon2 := n.dial(t)
-	anon2.connectWith(`{}`)
+	anon2.ConnectWith(`{}`)
 
 	for _, cmd := range []string{"presence", "presence_stats"} {
 		t.Run(cmd, func(t *testing.T) {
 			q := func(c *rawClient, id int, ch string) map[string]any {
-				return c.call(`{"id":` + strconv.Itoa(id) + `,"` + cmd + `":{"channel":"` + ch + `"}}`)
+				return c.Call(`{"id":` + strconv.Itoa(id) + `,"` + cmd + `":{"channel":"` + ch + `"}}`)
 			}
-			wantError(t, q(a1, 100, "off:x"), 108)
-			wantError(t, q(a1, 101, "nope:x"), 102)
-			wantError(t, q(a1, 102, "subs:x"), 103) // not subscribed
+			jsonclient.WantError(t, q(a1, 100, "off:x"), 108)
+			jsonclient.WantError(t, q(a1, 101, "nope:x"), 102)
+			jsonclient.WantError(t, q(a1, 102, "subs:x"), 103) // not subscribed
 		})
 	}
 
 	for _, c := range []*rawClient{a1, a2, b} {
-		c.mustSubscribe(200, "cl:room", "")
+		c.MustSubscribe(200, "cl:room", "")
 	}
-	anon1.mustSubscribe(200, "cl:room", "")
-	pres := a1.call(`{"id":201,"presence":{"channel":"cl:room"}}`)
-	entries, _ := path(pres, "presence", "presence").(map[string]any)
+	anon1.MustSubscribe(200, "cl:room", "")
+	pres := a1.Call(`{"id":201,"presence":{"channel":"cl:room"}}`)
+	entries, _ := jsonclient.Path(pres, "presence", "presence").(map[string]any)
 	if len(entries) != 4 {
 		t.Fatalf("presence: %v", pres)
 	}
@@ -59,39 +60,39 @@ func TestPresence(t *testing.T) {
 			t.Fatalf("presence[%s] = %v, want user %q", id, e, user)
 		}
 	}
-	st := b.call(`{"id":202,"presence_stats":{"channel":"cl:room"}}`)
+	st := b.Call(`{"id":202,"presence_stats":{"channel":"cl:room"}}`)
 	// alice twice counts once; anonymous clients count as one user.
-	if compact(t, st["presence_stats"]) != `{"num_clients":4,"num_users":3}` {
+	if jsonclient.Compact(t, st["presence_stats"]) != `{"num_clients":4,"num_users":3}` {
 		t.Fatalf("presence_stats: %v", st)
 	}
 	// Anonymous clients without allow_presence_for_anonymous are refused.
-	wantError(t, anon2.call(`{"id":2,"presence":{"channel":"cl:room"}}`), 103)
+	jsonclient.WantError(t, anon2.Call(`{"id":2,"presence":{"channel":"cl:room"}}`), 103)
 
 	// Leaving removes the entry.
-	b.call(`{"id":203,"unsubscribe":{"channel":"cl:room"}}`)
+	b.Call(`{"id":203,"unsubscribe":{"channel":"cl:room"}}`)
 	// The reply may come before the leave is done; the hub runs a
 	// client's commands in order, so drain's sentinel reply comes after.
-	b.drain()
-	anon1.drop()
+	b.Drain()
+	anon1.Drop()
 	gone.await(t, anon1ID)
 	if st, err := n.hub.PresenceStats(context.Background(), "cl:room"); err != nil || st.NumClients != 2 || st.NumUsers != 1 {
 		t.Fatalf("presence after one unsubscribe and one disconnect: %+v %v", st, err)
 	}
 
 	// Subscriber permission, anonymous subscriber allowed by for_anonymous.
-	anon2.mustSubscribe(3, "subs:x", "")
-	if st := anon2.call(`{"id":4,"presence_stats":{"channel":"subs:x"}}`); compact(t, st["presence_stats"]) != `{"num_clients":1,"num_users":1}` {
+	anon2.MustSubscribe(3, "subs:x", "")
+	if st := anon2.Call(`{"id":4,"presence_stats":{"channel":"subs:x"}}`); jsonclient.Compact(t, st["presence_stats"]) != `{"num_clients":1,"num_users":1}` {
 		t.Fatalf("presence_stats: %v", st)
 	}
 	// An empty presence is an empty object, not absent.
-	if p := a1.call(`{"id":300,"presence":{"channel":"cl:empty"}}`); compact(t, p["presence"]) != `{"presence":{}}` {
+	if p := a1.Call(`{"id":300,"presence":{"channel":"cl:empty"}}`); jsonclient.Compact(t, p["presence"]) != `{"presence":{}}` {
 		t.Fatalf("empty presence: %v", p)
 	}
-	if p := a1.call(`{"id":301,"presence_stats":{"channel":"cl:empty"}}`); compact(t, p["presence_stats"]) != `{"num_clients":0,"num_users":0}` {
+	if p := a1.Call(`{"id":301,"presence_stats":{"channel":"cl:empty"}}`); jsonclient.Compact(t, p["presence_stats"]) != `{"num_clients":0,"num_users":0}` {
 		t.Fatalf("empty presence_stats: %v", p)
 	}
-	a1.send(`{"id":302,"presence":{"channel":""}}`)
-	a1.expectClose(3501, "bad request")
+	a1.Send(`{"id":302,"presence":{"channel":""}}`)
+	a1.ExpectClose(3501, "bad request")
 }
 
 func TestHistory(t *testing.T) {
@@ -105,23 +106,23 @@ func TestHistory(t *testing.T) {
 		}},
 	})
 	c := n.dial(t)
-	id := c.connect("u")["client"].(string)
-	wantError(t, c.call(`{"id":2,"history":{"channel":"off:x","limit":-1}}`), 108)
-	wantError(t, c.call(`{"id":3,"history":{"channel":"subs:x","limit":-1}}`), 103)
-	c.mustSubscribe(4, "subs:x", "")
-	if m := c.call(`{"id":5,"history":{"channel":"subs:x","limit":-1}}`); m["history"] == nil {
+	id := c.Connect("u")["client"].(string)
+	jsonclient.WantError(t, c.Call(`{"id":2,"history":{"channel":"off:x","limit":-1}}`), 108)
+	jsonclient.WantError(t, c.Call(`{"id":3,"history":{"channel":"subs:x","limit":-1}}`), 103)
+	c.MustSubscribe(4, "subs:x", "")
+	if m := c.Call(`{"id":5,"history":{"channel":"subs:x","limit":-1}}`); m["history"] == nil {
 		t.Fatalf("subscriber history: %v", m)
 	}
 
 	for i := 1; i <= 5; i++ {
-		c.call(`{"id":` + strconv.Itoa(10+i) + `,"publish":{"channel":"hx:x","data":{"n":` + strconv.Itoa(i) + `}}}`)
+		c.Call(`{"id":` + strconv.Itoa(10+i) + `,"publish":{"channel":"hx:x","data":{"n":` + strconv.Itoa(i) + `}}}`)
 	}
-	top := c.call(`{"id":20,"history":{"channel":"hx:x"}}`)
-	epoch, _ := path(top, "history", "epoch").(string)
-	if epoch == "" || num(path(top, "history", "offset")) != 5 {
+	top := c.Call(`{"id":20,"history":{"channel":"hx:x"}}`)
+	epoch, _ := jsonclient.Path(top, "history", "epoch").(string)
+	if epoch == "" || jsonclient.Num(jsonclient.Path(top, "history", "offset")) != 5 {
 		t.Fatalf("position: %v", top)
 	}
-	if pubs, ok := path(top, "history", "publications").([]any); !ok || len(pubs) != 0 {
+	if pubs, ok := jsonclient.Path(top, "history", "publications").([]any); !ok || len(pubs) != 0 {
 		t.Fatalf("limit 0 must return the position only, with publications present and empty: %v", top)
 	}
 	offsets := func(m map[string]any) []int64 {
@@ -130,12 +131,12 @@ func TestHistory(t *testing.T) {
 		if !ok {
 			t.Fatalf("history failed: %v", m)
 		}
-		if h["epoch"] != epoch || num(h["offset"]) != 5 {
+		if h["epoch"] != epoch || jsonclient.Num(h["offset"]) != 5 {
 			t.Fatalf("history position: %v", h)
 		}
 		var out []int64
 		for _, p := range h["publications"].([]any) {
-			out = append(out, num(p.(map[string]any)["offset"]))
+			out = append(out, jsonclient.Num(p.(map[string]any)["offset"]))
 		}
 		return out
 	}
@@ -153,19 +154,19 @@ func TestHistory(t *testing.T) {
 		{`"limit":1,"since":{"offset":4},"reverse":true`, "[3]"},
 		{`"limit":-1,"since":{"offset":5}`, "[]"},
 	} {
-		got := fmt.Sprint(offsets(c.call(`{"id":30,"history":{"channel":"hx:x",` + tc.req + `}}`)))
+		got := fmt.Sprint(offsets(c.Call(`{"id":30,"history":{"channel":"hx:x",` + tc.req + `}}`)))
 		if got != tc.want {
 			t.Errorf("history {%s}: offsets %s, want %s", tc.req, got, tc.want)
 		}
 	}
-	full := c.call(`{"id":31,"history":{"channel":"hx:x","limit":1}}`)
-	p0 := path(full, "history", "publications").([]any)[0].(map[string]any)
-	if compact(t, p0) != `{"data":{"n":1},"info":{"client":"`+id+`","user":"u"},"offset":1}` {
+	full := c.Call(`{"id":31,"history":{"channel":"hx:x","limit":1}}`)
+	p0 := jsonclient.Path(full, "history", "publications").([]any)[0].(map[string]any)
+	if jsonclient.Compact(t, p0) != `{"data":{"n":1},"info":{"client":"`+id+`","user":"u"},"offset":1}` {
 		t.Fatalf("history publication: %v", p0)
 	}
-	wantError(t, c.call(`{"id":32,"history":{"channel":"hx:x","limit":-1,"since":{"offset":0,"epoch":"`+epoch+`"},"reverse":true}}`), 107)
-	wantError(t, c.call(`{"id":33,"history":{"channel":"hx:x","limit":-1,"since":{"offset":1,"epoch":"other"}}}`), 112)
-	wantError(t, c.call(`{"id":34,"history":{"channel":"nope:x"}}`), 102)
-	c.send(`{"id":35,"history":{"channel":""}}`)
-	c.expectClose(3501, "bad request")
+	jsonclient.WantError(t, c.Call(`{"id":32,"history":{"channel":"hx:x","limit":-1,"since":{"offset":0,"epoch":"`+epoch+`"},"reverse":true}}`), 107)
+	jsonclient.WantError(t, c.Call(`{"id":33,"history":{"channel":"hx:x","limit":-1,"since":{"offset":1,"epoch":"other"}}}`), 112)
+	jsonclient.WantError(t, c.Call(`{"id":34,"history":{"channel":"nope:x"}}`), 102)
+	c.Send(`{"id":35,"history":{"channel":""}}`)
+	c.ExpectClose(3501, "bad request")
 }

@@ -6,32 +6,33 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 )
 
 func TestNodeConnectionLimit(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{Client: hub.ClientConfig{ConnectionLimit: 2}})
-	n.dial(t).connect("a")
-	n.dial(t).connect("b")
+	n.dial(t).Connect("a")
+	n.dial(t).Connect("b")
 	c := n.dial(t)
-	c.send(`{"id":1,"connect":{"token":"` + token(t, auth.ConnectClaims{User: "c"}) + `"}}`)
-	c.expectClose(3504, "connection limit")
+	c.Send(`{"id":1,"connect":{"token":"` + token(t, auth.ConnectClaims{User: "c"}) + `"}}`)
+	c.ExpectClose(3504, "connection limit")
 }
 
 func TestUserConnectionLimit(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{Client: hub.ClientConfig{UserConnectionLimit: 2, AllowAnonymousConnectWithoutToken: true}})
-	n.dial(t).connect("alice")
-	n.dial(t).connect("alice")
+	n.dial(t).Connect("alice")
+	n.dial(t).Connect("alice")
 	c := n.dial(t)
-	c.send(`{"id":1,"connect":{"token":"` + token(t, auth.ConnectClaims{User: "alice"}) + `"}}`)
-	c.expectClose(3504, "connection limit")
+	c.Send(`{"id":1,"connect":{"token":"` + token(t, auth.ConnectClaims{User: "alice"}) + `"}}`)
+	c.ExpectClose(3504, "connection limit")
 	// Other users, and anonymous clients, are not limited by alice's count.
-	n.dial(t).connect("bob")
+	n.dial(t).Connect("bob")
 	for i := 0; i < 3; i++ {
 		a := n.dial(t)
-		a.send(`{"id":1,"connect":{}}`)
-		if m := a.readOne(); m["connect"] == nil {
+		a.Send(`{"id":1,"connect":{}}`)
+		if m := a.ReadOne(); m["connect"] == nil {
 			t.Fatalf("anonymous connect %d: %v", i, m)
 		}
 	}
@@ -47,7 +48,7 @@ func TestCommandRateLimit(t *testing.T) {
 		Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{AllowSubscribeForClient: true}},
 	})
 	c := n.dial(t)
-	c.connect("u") // takes one token of the burst
+	c.Connect("u") // takes one token of the burst
 	frame := ""
 	for i := 2; i <= 5; i++ {
 		if frame != "" {
@@ -55,14 +56,14 @@ func TestCommandRateLimit(t *testing.T) {
 		}
 		frame += fmt.Sprintf(`{"id":%d,"subscribe":{"channel":"c%d"}}`, i, i)
 	}
-	c.send(frame)
-	msgs := c.readMsgs(4)
+	c.Send(frame)
+	msgs := c.ReadMsgs(4)
 	ok, limited := 0, 0
 	for _, m := range msgs {
 		switch {
 		case m["subscribe"] != nil:
 			ok++
-		case errorCode(m) == 111:
+		case jsonclient.ErrorCode(m) == 111:
 			limited++
 			if e := m["error"].(map[string]any); e["temporary"] != true || e["message"] != "too many requests" {
 				t.Errorf("111 must be temporary with the reference message: %v", e)
@@ -75,8 +76,8 @@ func TestCommandRateLimit(t *testing.T) {
 		t.Fatalf("want 2 subscribed and 2 limited, got %d and %d: %v", ok, limited, msgs)
 	}
 	// Two more refused in a row makes four: over the burst of 3 → 3013.
-	c.send(`{"id":10,"presence":{"channel":"x"}}` + "\n" + `{"id":11,"presence":{"channel":"x"}}`)
-	c.expectClose(3013, "too many requests")
+	c.Send(`{"id":10,"presence":{"channel":"x"}}` + "\n" + `{"id":11,"presence":{"channel":"x"}}`)
+	c.ExpectClose(3013, "too many requests")
 	// The server keeps serving everyone else.
-	n.dial(t).connect("other")
+	n.dial(t).Connect("other")
 }

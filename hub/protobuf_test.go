@@ -10,6 +10,7 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -23,7 +24,7 @@ func protobufConfig() hub.Config {
 
 func (c *pbClient) connect(user string) *protocol.ConnectResult {
 	c.t.Helper()
-	r := c.call(&protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Token: token(c.t, auth.ConnectClaims{User: user})}})
+	r := c.Call(&protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Token: token(c.t, auth.ConnectClaims{User: user})}})
 	if r.Connect == nil {
 		c.t.Fatalf("connect: %v", r)
 	}
@@ -40,14 +41,14 @@ func TestProtobufRoundTrip(t *testing.T) {
 	if !uuidRe.MatchString(res.Client) || res.Ping != 25 || !res.Pong {
 		t.Fatalf("connect result: %v", res)
 	}
-	sub := c.call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "bin", Recoverable: true, Flag: 1}})
+	sub := c.Call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "bin", Recoverable: true, Flag: 1}})
 	if sub.Subscribe == nil || !sub.Subscribe.Recoverable || !sub.Subscribe.Positioned || sub.Subscribe.Epoch == "" {
 		t.Fatalf("subscribe: %v", sub)
 	}
 	// Binary payloads are fine on a protobuf connection.
 	payload := []byte{0x00, 0xff, 0x10, '\n'}
-	c.send(&protocol.Command{Id: 3, Publish: &protocol.PublishRequest{Channel: "bin", Data: payload}})
-	push := c.next()
+	c.Send(&protocol.Command{Id: 3, Publish: &protocol.PublishRequest{Channel: "bin", Data: payload}})
+	push := c.Next()
 	if push.Push == nil || push.Push.Channel != "bin" || push.Push.Pub == nil {
 		t.Fatalf("want publication push, got %v", push)
 	}
@@ -55,25 +56,25 @@ func TestProtobufRoundTrip(t *testing.T) {
 	if !bytes.Equal(p.Data, payload) || p.Offset != 1 || p.Info.GetUser() != "pb" || p.Info.GetClient() != res.Client {
 		t.Fatalf("publication: %v", p)
 	}
-	if r := c.next(); r.Id != 3 || r.Publish == nil || r.Error != nil {
+	if r := c.Next(); r.Id != 3 || r.Publish == nil || r.Error != nil {
 		t.Fatalf("publish reply: %v", r)
 	}
-	h := c.call(&protocol.Command{Id: 4, History: &protocol.HistoryRequest{Channel: "bin", Limit: -1}})
+	h := c.Call(&protocol.Command{Id: 4, History: &protocol.HistoryRequest{Channel: "bin", Limit: -1}})
 	if h.History == nil || len(h.History.Publications) != 1 || !bytes.Equal(h.History.Publications[0].Data, payload) ||
 		h.History.Offset != 1 || h.History.Epoch != sub.Subscribe.Epoch {
 		t.Fatalf("history: %v", h)
 	}
-	if r := c.call(&protocol.Command{Id: 5, Subscribe: &protocol.SubscribeRequest{Channel: "bin"}}); r.Error.GetCode() != 105 {
+	if r := c.Call(&protocol.Command{Id: 5, Subscribe: &protocol.SubscribeRequest{Channel: "bin"}}); r.Error.GetCode() != 105 {
 		t.Fatalf("second subscribe: %v", r)
 	}
-	if r := c.call(&protocol.Command{Id: 6, Unsubscribe: &protocol.UnsubscribeRequest{Channel: "bin"}}); r.Unsubscribe == nil {
+	if r := c.Call(&protocol.Command{Id: 6, Unsubscribe: &protocol.UnsubscribeRequest{Channel: "bin"}}); r.Unsubscribe == nil {
 		t.Fatalf("unsubscribe: %v", r)
 	}
 	// Recovery on protobuf: the missed binary publication comes back.
 	if _, err := n.hub.Publish(t.Context(), "bin", []byte{1, 2, 3}, hub.PublishOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	rec := c.call(&protocol.Command{Id: 7, Subscribe: &protocol.SubscribeRequest{
+	rec := c.Call(&protocol.Command{Id: 7, Subscribe: &protocol.SubscribeRequest{
 		Channel: "bin", Recoverable: true, Recover: true, Offset: 1, Epoch: sub.Subscribe.Epoch,
 	}})
 	if rec.Subscribe == nil || !rec.Subscribe.Recovered || len(rec.Subscribe.Publications) != 1 ||
@@ -86,13 +87,13 @@ func TestProtobufBatchedCommands(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, protobufConfig())
 	c := n.dialProtobuf(t)
-	c.send(
+	c.Send(
 		&protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Token: token(t, auth.ConnectClaims{User: "u"})}},
 		&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "a"}},
 		&protocol.Command{Id: 3, Rpc: &protocol.RPCRequest{Method: "x"}},
 	)
 	// All replies of one frame come back in one frame, in order.
-	replies := c.readFrame()
+	replies := c.ReadFrame()
 	if len(replies) != 3 || replies[0].Connect == nil || replies[1].Subscribe == nil || replies[2].Error.GetCode() != 108 {
 		t.Fatalf("replies: %v", replies)
 	}
@@ -102,39 +103,39 @@ func TestMixedProtocolSubscribers(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, protobufConfig())
 	js := n.dial(t)
-	js.connect("json")
-	js.mustSubscribe(2, "mix", "")
+	js.Connect("json")
+	js.MustSubscribe(2, "mix", "")
 	pb := n.dialProtobuf(t)
 	pb.connect("proto")
-	if r := pb.call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "mix"}}); r.Subscribe == nil {
+	if r := pb.Call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "mix"}}); r.Subscribe == nil {
 		t.Fatalf("subscribe: %v", r)
 	}
 
 	// JSON publisher: the protobuf subscriber gets the JSON bytes as sent.
-	js.call(`{"id":3,"publish":{"channel":"mix","data":{"a": 1}}}`)
-	if r := pb.next(); r.Push.GetPub() == nil || string(r.Push.Pub.Data) != `{"a": 1}` || r.Push.Pub.Info.GetUser() != "json" || r.Push.Pub.Offset != 1 {
+	js.Call(`{"id":3,"publish":{"channel":"mix","data":{"a": 1}}}`)
+	if r := pb.Next(); r.Push.GetPub() == nil || string(r.Push.Pub.Data) != `{"a": 1}` || r.Push.Pub.Info.GetUser() != "json" || r.Push.Pub.Offset != 1 {
 		t.Fatalf("protobuf subscriber: %v", r)
 	}
 	// Protobuf publisher with a JSON payload: the JSON subscriber gets it
 	// embedded.
-	pb.call(&protocol.Command{Id: 3, Publish: &protocol.PublishRequest{Channel: "mix", Data: []byte(`{"b":2}`)}})
-	msgs := js.drain()
-	p := pushesOf(msgs, "mix", "pub")
-	if len(p) != 2 || compact(t, p[1]["data"]) != `{"b":2}` || path(p[1], "info", "user") != "proto" || num(p[1]["offset"]) != 2 {
+	pb.Call(&protocol.Command{Id: 3, Publish: &protocol.PublishRequest{Channel: "mix", Data: []byte(`{"b":2}`)}})
+	msgs := js.Drain()
+	p := jsonclient.PushesOf(msgs, "mix", "pub")
+	if len(p) != 2 || jsonclient.Compact(t, p[1]["data"]) != `{"b":2}` || jsonclient.Path(p[1], "info", "user") != "proto" || jsonclient.Num(p[1]["offset"]) != 2 {
 		t.Fatalf("json subscriber: %v", msgs)
 	}
-	if r := pb.next(); r.Push.GetPub().GetOffset() != 2 {
+	if r := pb.Next(); r.Push.GetPub().GetOffset() != 2 {
 		t.Fatalf("protobuf publisher's own publication: %v", r)
 	}
 
 	// Bytes that are not JSON are refused at publish time in a JSON
 	// namespace (the default): no subscriber loses anything.
-	r := pb.call(&protocol.Command{Id: 4, Publish: &protocol.PublishRequest{Channel: "mix", Data: []byte("x")}})
+	r := pb.Call(&protocol.Command{Id: 4, Publish: &protocol.PublishRequest{Channel: "mix", Data: []byte("x")}})
 	if r.Error == nil || r.Error.Code != 107 || !strings.Contains(r.Error.Message, "valid JSON") {
 		t.Fatalf("non-JSON publication: want error 107 naming JSON, got %v", r)
 	}
-	pb.call(&protocol.Command{Id: 5, Publish: &protocol.PublishRequest{Channel: "mix", Data: []byte(`{"c":3}`)}})
-	if p := pushesOf(js.drain(), "mix", "pub"); len(p) != 1 || num(p[0]["offset"]) != 3 {
+	pb.Call(&protocol.Command{Id: 5, Publish: &protocol.PublishRequest{Channel: "mix", Data: []byte(`{"c":3}`)}})
+	if p := jsonclient.PushesOf(js.Drain(), "mix", "pub"); len(p) != 1 || jsonclient.Num(p[0]["offset"]) != 3 {
 		t.Fatalf("the JSON subscriber keeps its subscription and the stream has no hole: %v", p)
 	}
 }
@@ -174,18 +175,18 @@ func TestPublicationDataFormat(t *testing.T) {
 
 	// A JSON client cannot decode a binary channel: refused up front.
 	js := n.dial(t)
-	js.connect("json")
-	m := js.subscribe(2, "bin:a", "")
-	if errorCode(m) != 107 || !strings.Contains(path(m, "error", "message").(string), "Protobuf") {
+	js.Connect("json")
+	m := js.Subscribe(2, "bin:a", "")
+	if jsonclient.ErrorCode(m) != 107 || !strings.Contains(jsonclient.Path(m, "error", "message").(string), "Protobuf") {
 		t.Fatalf("JSON client subscribing to a binary channel: %v", m)
 	}
 	pb := n.dialProtobuf(t)
 	pb.connect("proto")
-	if r := pb.call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "bin:a", Recover: true}}); r.Subscribe == nil {
+	if r := pb.Call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "bin:a", Recover: true}}); r.Subscribe == nil {
 		t.Fatalf("protobuf subscribe to a binary channel: %v", r)
 	}
-	pb.call(&protocol.Command{Id: 3, Publish: &protocol.PublishRequest{Channel: "bin:a", Data: []byte{0xff, 0x00}}})
-	if r := pb.next(); !bytes.Equal(r.Push.GetPub().GetData(), []byte{0xff, 0x00}) {
+	pb.Call(&protocol.Command{Id: 3, Publish: &protocol.PublishRequest{Channel: "bin:a", Data: []byte{0xff, 0x00}}})
+	if r := pb.Next(); !bytes.Equal(r.Push.GetPub().GetData(), []byte{0xff, 0x00}) {
 		t.Fatalf("binary publication: %v", r)
 	}
 }
@@ -205,8 +206,8 @@ func TestLegacyBinaryDataInJSONChannel(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := n.dial(t)
-	c.connect("u")
-	c.mustSubscribe(2, "legacy", "")
+	c.Connect("u")
+	c.MustSubscribe(2, "legacy", "")
 	opts := engine.PublishOptions{HistorySize: 10, HistoryTTL: time.Minute}
 	if _, err := n.hub.Engine().Publish(ctx, "legacy", &engine.Publication{Data: []byte{0xff}}, opts); err != nil {
 		t.Fatal(err)
@@ -214,18 +215,18 @@ func TestLegacyBinaryDataInJSONChannel(t *testing.T) {
 	if _, err := n.hub.Publish(ctx, "legacy", []byte(`{"n":3}`), hub.PublishOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if p := pushesOf(c.drain(), "legacy", "pub"); len(p) != 1 || num(p[0]["offset"]) != 3 {
+	if p := jsonclient.PushesOf(c.Drain(), "legacy", "pub"); len(p) != 1 || jsonclient.Num(p[0]["offset"]) != 3 {
 		t.Fatalf("live delivery: want only offset 3, got %v", p)
 	}
-	h := c.call(`{"id":3,"history":{"channel":"legacy","limit":-1}}`)
-	if pubs, _ := path(h, "history", "publications").([]any); len(pubs) != 2 {
+	h := c.Call(`{"id":3,"history":{"channel":"legacy","limit":-1}}`)
+	if pubs, _ := jsonclient.Path(h, "history", "publications").([]any); len(pubs) != 2 {
 		t.Fatalf("history: want the 2 JSON publications, got %v", h)
 	}
 	r := n.dial(t)
-	r.connect("u2")
-	m := r.call(`{"id":2,"subscribe":{"channel":"legacy",` + recoverReq(first.Offset, first.Epoch) + `}}`)
-	if pubs, _ := path(m, "subscribe", "publications").([]any); path(m, "subscribe", "recovered") != true || len(pubs) != 1 {
+	r.Connect("u2")
+	m := r.Call(`{"id":2,"subscribe":{"channel":"legacy",` + recoverReq(first.Offset, first.Epoch) + `}}`)
+	if pubs, _ := jsonclient.Path(m, "subscribe", "publications").([]any); jsonclient.Path(m, "subscribe", "recovered") != true || len(pubs) != 1 {
 		t.Fatalf("recovery: want recovered with offset 3 only, got %v", m)
 	}
-	c.call(`{"id":4,"presence_stats":{"channel":"legacy"}}`) // still connected
+	c.Call(`{"id":4,"presence_stats":{"channel":"legacy"}}`) // still connected
 }

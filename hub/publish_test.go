@@ -7,6 +7,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 )
 
 func TestPublishPermissions(t *testing.T) {
@@ -22,12 +23,12 @@ func TestPublishPermissions(t *testing.T) {
 		}},
 	})
 	u := n.dial(t)
-	u.connect("u")
+	u.Connect("u")
 	anon := n.dial(t)
-	anon.connectWith(`{}`)
+	anon.ConnectWith(`{}`)
 	pub := func(c *rawClient, id int, ch string) map[string]any {
 		t.Helper()
-		return c.call(`{"id":` + strconv.Itoa(id) + `,"publish":{"channel":"` + ch + `","data":{"v":1}}}`)
+		return c.Call(`{"id":` + strconv.Itoa(id) + `,"publish":{"channel":"` + ch + `","data":{"v":1}}}`)
 	}
 	ok := func(m map[string]any) {
 		t.Helper()
@@ -36,37 +37,37 @@ func TestPublishPermissions(t *testing.T) {
 		}
 	}
 
-	wantError(t, pub(u, 2, "sub:a"), 103) // not subscribed
-	u.mustSubscribe(3, "sub:a", "")
+	jsonclient.WantError(t, pub(u, 2, "sub:a"), 103) // not subscribed
+	u.MustSubscribe(3, "sub:a", "")
 	ok(pub(u, 4, "sub:a"))
-	u.call(`{"id":5,"unsubscribe":{"channel":"sub:a"}}`)
-	wantError(t, pub(u, 6, "sub:a"), 103)
+	u.Call(`{"id":5,"unsubscribe":{"channel":"sub:a"}}`)
+	jsonclient.WantError(t, pub(u, 6, "sub:a"), 103)
 	// Anonymous subscribers also need allow_publish_for_anonymous.
-	anon.mustSubscribe(2, "sub:a", "")
-	wantError(t, pub(anon, 3, "sub:a"), 103)
+	anon.MustSubscribe(2, "sub:a", "")
+	jsonclient.WantError(t, pub(anon, 3, "sub:a"), 103)
 
 	ok(pub(u, 7, "cl:a"))
-	wantError(t, pub(anon, 4, "cl:a"), 103)
+	jsonclient.WantError(t, pub(anon, 4, "cl:a"), 103)
 	ok(pub(u, 8, "an:a"))
 	ok(pub(anon, 5, "an:a"))
 
-	u.mustSubscribe(9, "none:a", "")
-	wantError(t, pub(u, 10, "none:a"), 103)
-	wantError(t, pub(u, 11, "nope:a"), 102)
-	wantError(t, pub(u, 12, "re:abc"), 107)
+	u.MustSubscribe(9, "none:a", "")
+	jsonclient.WantError(t, pub(u, 10, "none:a"), 103)
+	jsonclient.WantError(t, pub(u, 11, "nope:a"), 102)
+	jsonclient.WantError(t, pub(u, 12, "re:abc"), 107)
 	ok(pub(u, 13, "re:123"))
 
 	t.Run("empty data closes with 3501", func(t *testing.T) {
 		c := n.dial(t)
-		c.connect("u")
-		c.send(`{"id":2,"publish":{"channel":"cl:a"}}`)
-		c.expectClose(3501, "bad request")
+		c.Connect("u")
+		c.Send(`{"id":2,"publish":{"channel":"cl:a"}}`)
+		c.ExpectClose(3501, "bad request")
 	})
 	t.Run("empty channel closes with 3501", func(t *testing.T) {
 		c := n.dial(t)
-		c.connect("u")
-		c.send(`{"id":2,"publish":{"data":{"v":1}}}`)
-		c.expectClose(3501, "bad request")
+		c.Connect("u")
+		c.Send(`{"id":2,"publish":{"data":{"v":1}}}`)
+		c.ExpectClose(3501, "bad request")
 	})
 }
 
@@ -80,40 +81,40 @@ func TestPublishOffsetsAndInfo(t *testing.T) {
 		ns("plain", hub.NamespaceOptions{AllowSubscribeForClient: true, AllowPublishForClient: true}),
 	}}})
 	sub := n.dial(t)
-	sub.connect("reader")
-	sub.mustSubscribe(2, "hist:a", "")
-	sub.mustSubscribe(3, "plain:a", "")
+	sub.Connect("reader")
+	sub.MustSubscribe(2, "hist:a", "")
+	sub.MustSubscribe(3, "plain:a", "")
 
 	// The publisher is subscribed with a token that carries channel info.
 	pubr := n.dial(t)
-	id := pubr.connectToken(token(t, auth.ConnectClaims{User: "writer", Info: []byte(`{"name":"W"}`)}))["client"].(string)
-	pubr.mustSubscribe(2, "hist:a", `"token":"`+subToken(t, auth.SubscribeClaims{User: "writer", Channel: "hist:a", Info: []byte(`{"seat":7}`)})+`"`)
+	id := pubr.ConnectToken(token(t, auth.ConnectClaims{User: "writer", Info: []byte(`{"name":"W"}`)}))["client"].(string)
+	pubr.MustSubscribe(2, "hist:a", `"token":"`+subToken(t, auth.SubscribeClaims{User: "writer", Channel: "hist:a", Info: []byte(`{"seat":7}`)})+`"`)
 
 	for i := 1; i <= 2; i++ {
-		pubr.send(`{"id":` + strconv.Itoa(10+i) + `,"publish":{"channel":"hist:a","data":{"n":` + strconv.Itoa(i) + `}}}`)
+		pubr.Send(`{"id":` + strconv.Itoa(10+i) + `,"publish":{"channel":"hist:a","data":{"n":` + strconv.Itoa(i) + `}}}`)
 		// The publisher gets its own publication, before the reply.
-		own := pubr.next()
-		if num(path(own, "push", "pub", "offset")) != int64(i) {
+		own := pubr.Next()
+		if jsonclient.Num(jsonclient.Path(own, "push", "pub", "offset")) != int64(i) {
 			t.Fatalf("own publication: %v", own)
 		}
-		if r := pubr.next(); num(r["id"]) != int64(10+i) || compact(t, r["publish"]) != `{}` {
+		if r := pubr.Next(); jsonclient.Num(r["id"]) != int64(10+i) || jsonclient.Compact(t, r["publish"]) != `{}` {
 			t.Fatalf("publish reply: %v", r)
 		}
 	}
-	pubr.call(`{"id":20,"publish":{"channel":"plain:a","data":{"n":3}}}`)
+	pubr.Call(`{"id":20,"publish":{"channel":"plain:a","data":{"n":3}}}`)
 
-	msgs := sub.drain()
-	hist := pushesOf(msgs, "hist:a", "pub")
+	msgs := sub.Drain()
+	hist := jsonclient.PushesOf(msgs, "hist:a", "pub")
 	if len(hist) != 2 {
 		t.Fatalf("publications in hist:a: %v", msgs)
 	}
 	wantInfo := `{"chan_info":{"seat":7},"client":"` + id + `","conn_info":{"name":"W"},"user":"writer"}`
 	for i, p := range hist {
-		if num(p["offset"]) != int64(i+1) || compact(t, p["data"]) != `{"n":`+strconv.Itoa(i+1)+`}` || compact(t, p["info"]) != wantInfo {
+		if jsonclient.Num(p["offset"]) != int64(i+1) || jsonclient.Compact(t, p["data"]) != `{"n":`+strconv.Itoa(i+1)+`}` || jsonclient.Compact(t, p["info"]) != wantInfo {
 			t.Fatalf("publication %d: %v", i, p)
 		}
 	}
-	plain := pushesOf(msgs, "plain:a", "pub")
+	plain := jsonclient.PushesOf(msgs, "plain:a", "pub")
 	if len(plain) != 1 {
 		t.Fatalf("publications in plain:a: %v", msgs)
 	}
@@ -121,7 +122,7 @@ func TestPublishOffsetsAndInfo(t *testing.T) {
 		t.Fatalf("offset without history: %v", plain[0])
 	}
 	// Not subscribed to plain:a: no chan_info.
-	if compact(t, plain[0]["info"]) != `{"client":"`+id+`","conn_info":{"name":"W"},"user":"writer"}` {
+	if jsonclient.Compact(t, plain[0]["info"]) != `{"client":"`+id+`","conn_info":{"name":"W"},"user":"writer"}` {
 		t.Fatalf("info of an unsubscribed publisher: %v", plain[0])
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 )
 
 // recoveryNode has namespace rr (force_recovery, history 100) and tt
@@ -47,7 +48,7 @@ func pubOffsets(t *testing.T, v any) []int64 {
 	var out []int64
 	pubs, _ := v.([]any)
 	for _, p := range pubs {
-		out = append(out, num(p.(map[string]any)["offset"]))
+		out = append(out, jsonclient.Num(p.(map[string]any)["offset"]))
 	}
 	return out
 }
@@ -57,21 +58,21 @@ func TestRecoverySuccess(t *testing.T) {
 	n := recoveryNode(t, hub.ClientConfig{})
 	sp := publishN(t, n.hub, "rr:a", 5)
 	c := n.dial(t)
-	c.connect("u")
-	res := c.mustSubscribe(2, "rr:a", recoverReq(2, sp.Epoch))
-	if res["recovered"] != true || res["was_recovering"] != true || num(res["offset"]) != 2 || res["epoch"] != sp.Epoch {
+	c.Connect("u")
+	res := c.MustSubscribe(2, "rr:a", recoverReq(2, sp.Epoch))
+	if res["recovered"] != true || res["was_recovering"] != true || jsonclient.Num(res["offset"]) != 2 || res["epoch"] != sp.Epoch {
 		t.Fatalf("subscribe result: %v", res)
 	}
 	if got := fmt.Sprint(pubOffsets(t, res["publications"])); got != "[3 4 5]" {
 		t.Fatalf("recovered offsets %s", got)
 	}
 	p0 := res["publications"].([]any)[0].(map[string]any)
-	if compact(t, p0["data"]) != `{"n":3}` {
+	if jsonclient.Compact(t, p0["data"]) != `{"n":3}` {
 		t.Fatalf("recovered publication %v", p0)
 	}
 	// Live publications continue the stream, once each.
 	publishN(t, n.hub, "rr:a", 1)
-	if p := pushesOf(c.drain(), "rr:a", "pub"); len(p) != 1 || num(p[0]["offset"]) != 6 {
+	if p := jsonclient.PushesOf(c.Drain(), "rr:a", "pub"); len(p) != 1 || jsonclient.Num(p[0]["offset"]) != 6 {
 		t.Fatalf("live publications after recovery: %v", p)
 	}
 }
@@ -81,14 +82,14 @@ func TestRecoveryZeroMissed(t *testing.T) {
 	n := recoveryNode(t, hub.ClientConfig{})
 	sp := publishN(t, n.hub, "rr:a", 3)
 	c := n.dial(t)
-	c.connect("u")
+	c.Connect("u")
 	for i, epoch := range []string{sp.Epoch, ""} { // an empty epoch matches any
 		ch := "rr:a"
-		res := c.mustSubscribe(2+2*i, ch, recoverReq(3, epoch))
-		if res["recovered"] != true || res["was_recovering"] != true || num(res["offset"]) != 3 || res["publications"] != nil {
+		res := c.MustSubscribe(2+2*i, ch, recoverReq(3, epoch))
+		if res["recovered"] != true || res["was_recovering"] != true || jsonclient.Num(res["offset"]) != 3 || res["publications"] != nil {
 			t.Fatalf("epoch %q: %v", epoch, res)
 		}
-		c.call(`{"id":` + strconv.Itoa(3+2*i) + `,"unsubscribe":{"channel":"rr:a"}}`)
+		c.Call(`{"id":` + strconv.Itoa(3+2*i) + `,"unsubscribe":{"channel":"rr:a"}}`)
 	}
 }
 
@@ -98,7 +99,7 @@ func TestRecoveryNotPossible(t *testing.T) {
 	r := publishN(t, n.hub, "rr:a", 10)
 	tr := publishN(t, n.hub, "tt:a", 10)
 	c := n.dial(t)
-	c.connect("u")
+	c.Connect("u")
 	for i, tc := range []struct {
 		name, ch, req string
 		top           engine.StreamPosition
@@ -109,16 +110,16 @@ func TestRecoveryNotPossible(t *testing.T) {
 		{"offset from the future", "rr:a", recoverReq(11, r.Epoch), r},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := c.mustSubscribe(10+2*i, tc.ch, tc.req)
+			res := c.MustSubscribe(10+2*i, tc.ch, tc.req)
 			if res["was_recovering"] != true || res["recovered"] != nil || res["publications"] != nil ||
-				num(res["offset"]) != int64(tc.top.Offset) || res["epoch"] != tc.top.Epoch {
+				jsonclient.Num(res["offset"]) != int64(tc.top.Offset) || res["epoch"] != tc.top.Epoch {
 				t.Fatalf("subscribe result %v, want not recovered at the top %+v", res, tc.top)
 			}
-			c.call(`{"id":` + strconv.Itoa(11+2*i) + `,"unsubscribe":{"channel":"` + tc.ch + `"}}`)
+			c.Call(`{"id":` + strconv.Itoa(11+2*i) + `,"unsubscribe":{"channel":"` + tc.ch + `"}}`)
 		})
 	}
 	t.Run("gap at the limit recovers", func(t *testing.T) {
-		res := c.mustSubscribe(30, "rr:a", recoverReq(7, r.Epoch))
+		res := c.MustSubscribe(30, "rr:a", recoverReq(7, r.Epoch))
 		if res["recovered"] != true || fmt.Sprint(pubOffsets(t, res["publications"])) != "[8 9 10]" {
 			t.Fatalf("subscribe result %v", res)
 		}
@@ -130,15 +131,15 @@ func TestRecoveryRejectUnrecovered(t *testing.T) {
 	n := recoveryNode(t, hub.ClientConfig{})
 	sp := publishN(t, n.hub, "rr:a", 3)
 	c := n.dial(t)
-	c.connect("u")
+	c.Connect("u")
 	for _, flag := range []int{2, 3} {
-		wantError(t, c.subscribe(2, "rr:a", recoverReq(1, "other-epoch")+`,"flag":`+strconv.Itoa(flag)), 112)
+		jsonclient.WantError(t, c.Subscribe(2, "rr:a", recoverReq(1, "other-epoch")+`,"flag":`+strconv.Itoa(flag)), 112)
 	}
 	// The failed subscription left nothing behind.
-	if m := c.call(`{"id":3,"history":{"channel":"rr:a"}}`); errorCode(m) != 103 {
+	if m := c.Call(`{"id":3,"history":{"channel":"rr:a"}}`); jsonclient.ErrorCode(m) != 103 {
 		t.Fatalf("history after a refused subscription: %v", m)
 	}
-	res := c.mustSubscribe(4, "rr:a", recoverReq(1, sp.Epoch)+`,"flag":3`)
+	res := c.MustSubscribe(4, "rr:a", recoverReq(1, sp.Epoch)+`,"flag":3`)
 	if res["recovered"] != true {
 		t.Fatalf("recoverable position with flag 2: %v", res)
 	}
@@ -158,7 +159,7 @@ func TestRecoveryConcurrentPublications(t *testing.T) {
 		}},
 	})
 	c := n.dial(t)
-	c.connect("u")
+	c.Connect("u")
 	for round := range 5 {
 		ch := "race" + strconv.Itoa(round)
 		sp := publishN(t, n.hub, ch, before)
@@ -188,7 +189,7 @@ func TestRecoveryConcurrentPublications(t *testing.T) {
 			t.Fatalf("round %d: no publication after 5 s (%v)", round, pubErr.Load())
 		}
 		sentAt := published.Load()
-		res := c.mustSubscribe(100+round, ch, recoverReq(from, sp.Epoch))
+		res := c.MustSubscribe(100+round, ch, recoverReq(from, sp.Epoch))
 		repliedAt := published.Load()
 		stop.Store(true)
 		wg.Wait()
@@ -201,8 +202,8 @@ func TestRecoveryConcurrentPublications(t *testing.T) {
 		got := pubOffsets(t, res["publications"])
 		t.Logf("round %d: %d publications before subscribing, %d when the reply came, %d recovered, %d in all",
 			round, sentAt, repliedAt, len(got), published.Load())
-		for _, p := range pushesOf(c.drain(), ch, "pub") {
-			got = append(got, num(p["offset"]))
+		for _, p := range jsonclient.PushesOf(c.Drain(), ch, "pub") {
+			got = append(got, jsonclient.Num(p["offset"]))
 		}
 		for i, off := range got {
 			if off != int64(from+1+i) {
@@ -229,31 +230,31 @@ func TestPositionedGap(t *testing.T) {
 
 	t.Run("client-side subscription", func(t *testing.T) {
 		c := n.dial(t)
-		c.connect("u")
-		res := c.mustSubscribe(2, "gap:x", `"recoverable":true`)
+		c.Connect("u")
+		res := c.MustSubscribe(2, "gap:x", `"recoverable":true`)
 		epoch := res["epoch"].(string)
 		publishN(t, n.hub, "gap:x", 3)
-		if m := c.next(); num(path(m, "push", "pub", "offset")) != 1 {
+		if m := c.Next(); jsonclient.Num(jsonclient.Path(m, "push", "pub", "offset")) != 1 {
 			t.Fatalf("first publication: %v", m)
 		}
-		m := c.next()
-		if compact(t, m) != `{"push":{"channel":"gap:x","unsubscribe":{"code":2500,"reason":"insufficient state"}}}` {
+		m := c.Next()
+		if jsonclient.Compact(t, m) != `{"push":{"channel":"gap:x","unsubscribe":{"code":2500,"reason":"insufficient state"}}}` {
 			t.Fatalf("want unsubscribe push 2500, got %v", m)
 		}
-		res = c.mustSubscribe(3, "gap:x", `"recoverable":true,`+recoverReq(1, epoch))
+		res = c.MustSubscribe(3, "gap:x", `"recoverable":true,`+recoverReq(1, epoch))
 		if res["recovered"] != true || fmt.Sprint(pubOffsets(t, res["publications"])) != "[2 3]" {
 			t.Fatalf("resubscribe: %v", res)
 		}
 		publishN(t, n.hub, "gap:x", 1)
-		if p := pushesOf(c.drain(), "gap:x", "pub"); len(p) != 1 || num(p[0]["offset"]) != 4 {
+		if p := jsonclient.PushesOf(c.Drain(), "gap:x", "pub"); len(p) != 1 || jsonclient.Num(p[0]["offset"]) != 4 {
 			t.Fatalf("live after recovery: %v", p)
 		}
 	})
 	t.Run("server-side subscription", func(t *testing.T) {
 		c := n.dial(t)
-		c.connectToken(token(t, auth.ConnectClaims{User: "u", Channels: []string{"gap:ss"}}))
+		c.ConnectToken(token(t, auth.ConnectClaims{User: "u", Channels: []string{"gap:ss"}}))
 		publishN(t, n.hub, "gap:ss", 3)
-		c.expectClose(3010, "insufficient state")
+		c.ExpectClose(3010, "insufficient state")
 	})
 }
 
@@ -273,13 +274,13 @@ func TestPositionedEpochChange(t *testing.T) {
 		}),
 	}}})
 	c := n.dial(t)
-	c.connect("u")
-	res := c.mustSubscribe(2, "ep:x", "")
+	c.Connect("u")
+	res := c.MustSubscribe(2, "ep:x", "")
 	first := publishN(t, n.hub, "ep:x", 1)
 	if first.Epoch != res["epoch"] || first.Offset != 1 {
 		t.Fatalf("first publication %+v, subscribed at %v", first, res)
 	}
-	if p := pushesOf(c.drain(), "ep:x", "pub"); len(p) != 1 {
+	if p := jsonclient.PushesOf(c.Drain(), "ep:x", "pub"); len(p) != 1 {
 		t.Fatalf("first publication: %v", p)
 	}
 	clock.Add(int64(2 * time.Minute))
@@ -287,7 +288,7 @@ func TestPositionedEpochChange(t *testing.T) {
 	if second.Epoch == first.Epoch || second.Offset != 1 {
 		t.Fatalf("want a new stream, got %+v after %+v", second, first)
 	}
-	if m := c.next(); compact(t, m) != `{"push":{"channel":"ep:x","unsubscribe":{"code":2500,"reason":"insufficient state"}}}` {
+	if m := c.Next(); jsonclient.Compact(t, m) != `{"push":{"channel":"ep:x","unsubscribe":{"code":2500,"reason":"insufficient state"}}}` {
 		t.Fatalf("want unsubscribe push 2500, got %v", m)
 	}
 }

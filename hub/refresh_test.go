@@ -7,6 +7,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 )
 
 func TestRefresh(t *testing.T) {
@@ -15,11 +16,11 @@ func TestRefresh(t *testing.T) {
 	hour := func(h int) time.Time { return time.Now().Add(time.Duration(h) * time.Hour) }
 	dial := func(t *testing.T) (*rawClient, string) {
 		c := n.dial(t)
-		res := c.connectToken(token(t, auth.ConnectClaims{User: "u", ExpiresAt: hour(1)}))
+		res := c.ConnectToken(token(t, auth.ConnectClaims{User: "u", ExpiresAt: hour(1)}))
 		return c, res["client"].(string)
 	}
 	refresh := func(c *rawClient, tok string) map[string]any {
-		return c.call(`{"id":5,"refresh":{"token":"` + tok + `"}}`)
+		return c.Call(`{"id":5,"refresh":{"token":"` + tok + `"}}`)
 	}
 
 	t.Run("success updates ttl", func(t *testing.T) {
@@ -31,14 +32,14 @@ func TestRefresh(t *testing.T) {
 		if _, ok := res["client"]; ok || res["version"] != nil || res["expires"] != true || id == "" {
 			t.Fatalf("refresh result: %v", m)
 		}
-		if ttl := num(res["ttl"]); ttl < 7190 || ttl > 7200 {
+		if ttl := jsonclient.Num(res["ttl"]); ttl < 7190 || ttl > 7200 {
 			t.Fatalf("ttl %d, want about 7200", ttl)
 		}
 	})
 	t.Run("expire_at in the past is 110", func(t *testing.T) {
 		t.Parallel()
 		c, _ := dial(t)
-		wantError(t, refresh(c, token(t, auth.ConnectClaims{User: "u", ExpireAt: ptr(time.Now().Add(-time.Minute).Unix())})), 110)
+		jsonclient.WantError(t, refresh(c, token(t, auth.ConnectClaims{User: "u", ExpireAt: ptr(time.Now().Add(-time.Minute).Unix())})), 110)
 	})
 	for _, tc := range []struct {
 		name   string
@@ -58,8 +59,8 @@ func TestRefresh(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c, _ := dial(t)
-			c.send(`{"id":5,"refresh":{"token":"` + tc.tok(t) + `"}}`)
-			c.expectClose(tc.code, tc.reason)
+			c.Send(`{"id":5,"refresh":{"token":"` + tc.tok(t) + `"}}`)
+			c.ExpectClose(tc.code, tc.reason)
 		})
 	}
 }
@@ -74,18 +75,18 @@ func TestConnectionExpiry(t *testing.T) {
 	exp := time.Now().Add(3 * time.Second)
 	tok := token(t, auth.ConnectClaims{User: "u", ExpiresAt: exp})
 	stale := n.dial(t)
-	stale.connectToken(tok)
+	stale.ConnectToken(tok)
 	fresh := n.dial(t)
-	fresh.connectToken(tok)
-	if m := fresh.call(`{"id":2,"refresh":{"token":"` + token(t, auth.ConnectClaims{User: "u", ExpiresAt: time.Now().Add(time.Hour)}) + `"}}`); m["refresh"] == nil {
+	fresh.ConnectToken(tok)
+	if m := fresh.Call(`{"id":2,"refresh":{"token":"` + token(t, auth.ConnectClaims{User: "u", ExpiresAt: time.Now().Add(time.Hour)}) + `"}}`); m["refresh"] == nil {
 		t.Fatalf("refresh: %v", m)
 	}
-	stale.expectClose(3005, "connection expired")
+	stale.ExpectClose(3005, "connection expired")
 	// The token's exp is in whole seconds; the close must not come before it.
 	if now := time.Now().Unix(); now < exp.Unix() {
 		t.Fatalf("closed at %d, before exp %d", now, exp.Unix())
 	}
-	if m := fresh.call(`{"id":3,"rpc":{"method":"x"}}`); errorCode(m) != 108 {
+	if m := fresh.Call(`{"id":3,"rpc":{"method":"x"}}`); jsonclient.ErrorCode(m) != 108 {
 		t.Fatalf("refreshed connection after the old deadline: %v", m)
 	}
 }
@@ -94,23 +95,23 @@ func TestSubRefresh(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{ns("pp", hub.NamespaceOptions{})}}})
 	c := n.dial(t)
-	id := c.connect("u")["client"].(string)
+	id := c.Connect("u")["client"].(string)
 	subTok := func(claims auth.SubscribeClaims) string { return subToken(t, claims) }
-	c.mustSubscribe(2, "$pp:a", `"token":"`+subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a", ExpiresAt: time.Now().Add(time.Hour)})+`"`)
+	c.MustSubscribe(2, "$pp:a", `"token":"`+subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a", ExpiresAt: time.Now().Add(time.Hour)})+`"`)
 	subRefresh := func(id int, ch, tok string) map[string]any {
-		return c.call(`{"id":` + strconv.Itoa(id) + `,"sub_refresh":{"channel":"` + ch + `","token":"` + tok + `"}}`)
+		return c.Call(`{"id":` + strconv.Itoa(id) + `,"sub_refresh":{"channel":"` + ch + `","token":"` + tok + `"}}`)
 	}
 
-	wantError(t, subRefresh(3, "$pp:b", subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:b"})), 103)
-	wantError(t, subRefresh(4, "$pp:a", ""), 107)
+	jsonclient.WantError(t, subRefresh(3, "$pp:b", subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:b"})), 103)
+	jsonclient.WantError(t, subRefresh(4, "$pp:a", ""), 107)
 	m := subRefresh(5, "$pp:a", subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a", Client: id, ExpiresAt: time.Now().Add(2 * time.Hour)}))
 	res, _ := m["sub_refresh"].(map[string]any)
-	if res["expires"] != true || num(res["ttl"]) < 7190 || num(res["ttl"]) > 7200 {
+	if res["expires"] != true || jsonclient.Num(res["ttl"]) < 7190 || jsonclient.Num(res["ttl"]) > 7200 {
 		t.Fatalf("sub_refresh: %v", m)
 	}
-	wantError(t, subRefresh(6, "$pp:a", subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a", ExpiresAt: time.Now().Add(-time.Minute)})), 110)
-	wantError(t, subRefresh(7, "$pp:a", subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a", ExpireAt: ptr(time.Now().Add(-time.Minute).Unix())})), 110)
-	if m := subRefresh(8, "$pp:a", subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a"})); compact(t, m["sub_refresh"]) != `{}` {
+	jsonclient.WantError(t, subRefresh(6, "$pp:a", subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a", ExpiresAt: time.Now().Add(-time.Minute)})), 110)
+	jsonclient.WantError(t, subRefresh(7, "$pp:a", subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a", ExpireAt: ptr(time.Now().Add(-time.Minute).Unix())})), 110)
+	if m := subRefresh(8, "$pp:a", subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a"})); jsonclient.Compact(t, m["sub_refresh"]) != `{}` {
 		t.Fatalf("sub_refresh without expiry: %v", m)
 	}
 
@@ -121,24 +122,24 @@ func TestSubRefresh(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := n.dial(t)
-			c.connect("u")
-			c.mustSubscribe(2, "$pp:a", `"token":"`+subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a"})+`"`)
-			c.send(`{"id":3,"sub_refresh":{"channel":"$pp:a","token":"` + subTok(claims) + `"}}`)
-			c.expectClose(3500, "invalid token")
+			c.Connect("u")
+			c.MustSubscribe(2, "$pp:a", `"token":"`+subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a"})+`"`)
+			c.Send(`{"id":3,"sub_refresh":{"channel":"$pp:a","token":"` + subTok(claims) + `"}}`)
+			c.ExpectClose(3500, "invalid token")
 		})
 	}
 	t.Run("invalid token", func(t *testing.T) {
 		c := n.dial(t)
-		c.connect("u")
-		c.mustSubscribe(2, "$pp:a", `"token":"`+subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a"})+`"`)
-		c.send(`{"id":3,"sub_refresh":{"channel":"$pp:a","token":"garbage"}}`)
-		c.expectClose(3500, "invalid token")
+		c.Connect("u")
+		c.MustSubscribe(2, "$pp:a", `"token":"`+subTok(auth.SubscribeClaims{User: "u", Channel: "$pp:a"})+`"`)
+		c.Send(`{"id":3,"sub_refresh":{"channel":"$pp:a","token":"garbage"}}`)
+		c.ExpectClose(3500, "invalid token")
 	})
 	t.Run("empty channel", func(t *testing.T) {
 		c := n.dial(t)
-		c.connect("u")
-		c.send(`{"id":3,"sub_refresh":{"token":"x"}}`)
-		c.expectClose(3501, "bad request")
+		c.Connect("u")
+		c.Send(`{"id":3,"sub_refresh":{"token":"x"}}`)
+		c.ExpectClose(3501, "bad request")
 	})
 }
 
@@ -152,20 +153,20 @@ func TestSubscriptionExpiry(t *testing.T) {
 		Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{ns("pp", hub.NamespaceOptions{})}},
 	})
 	c := n.dial(t)
-	c.connect("u")
+	c.Connect("u")
 	at := time.Now().Add(2 * time.Second).Unix()
 	for i, ch := range []string{"$pp:old", "$pp:new"} {
-		res := c.mustSubscribe(2+i, ch, `"token":"`+subToken(t, auth.SubscribeClaims{User: "u", Channel: ch, ExpireAt: &at})+`"`)
-		if res["expires"] != true || num(res["ttl"]) > 2 {
+		res := c.MustSubscribe(2+i, ch, `"token":"`+subToken(t, auth.SubscribeClaims{User: "u", Channel: ch, ExpireAt: &at})+`"`)
+		if res["expires"] != true || jsonclient.Num(res["ttl"]) > 2 {
 			t.Fatalf("subscribe %s: %v", ch, res)
 		}
 	}
-	m := c.call(`{"id":4,"sub_refresh":{"channel":"$pp:new","token":"` + subToken(t, auth.SubscribeClaims{User: "u", Channel: "$pp:new", ExpiresAt: time.Now().Add(time.Hour)}) + `"}}`)
-	if path(m, "sub_refresh", "expires") != true {
+	m := c.Call(`{"id":4,"sub_refresh":{"channel":"$pp:new","token":"` + subToken(t, auth.SubscribeClaims{User: "u", Channel: "$pp:new", ExpiresAt: time.Now().Add(time.Hour)}) + `"}}`)
+	if jsonclient.Path(m, "sub_refresh", "expires") != true {
 		t.Fatalf("sub_refresh: %v", m)
 	}
-	push := c.next()
-	if compact(t, push) != `{"push":{"channel":"$pp:old","unsubscribe":{"code":2501,"reason":"subscription expired"}}}` {
+	push := c.Next()
+	if jsonclient.Compact(t, push) != `{"push":{"channel":"$pp:old","unsubscribe":{"code":2501,"reason":"subscription expired"}}}` {
 		t.Fatalf("want unsubscribe push 2501, got %v", push)
 	}
 	if time.Now().Unix() < at {
@@ -177,8 +178,8 @@ func TestSubscriptionExpiry(t *testing.T) {
 	if _, err := n.hub.Publish(t.Context(), "$pp:old", []byte(`{"v":1}`), hub.PublishOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	msgs := c.drain()
-	if len(msgs) != 1 || len(pushesOf(msgs, "$pp:new", "pub")) != 1 {
+	msgs := c.Drain()
+	if len(msgs) != 1 || len(jsonclient.PushesOf(msgs, "$pp:new", "pub")) != 1 {
 		t.Fatalf("after expiry: %v", msgs)
 	}
 }

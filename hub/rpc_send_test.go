@@ -6,14 +6,15 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 )
 
 func TestRPCWithoutHandler(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{})
 	c := n.dial(t)
-	c.connect("u")
-	wantError(t, c.call(`{"id":2,"rpc":{"method":"m","data":{}}}`), 108)
+	c.Connect("u")
+	jsonclient.WantError(t, c.Call(`{"id":2,"rpc":{"method":"m","data":{}}}`), 108)
 }
 
 func TestRPCHandler(t *testing.T) {
@@ -34,21 +35,21 @@ func TestRPCHandler(t *testing.T) {
 		}
 	}}})
 	c := n.dial(t)
-	c.connect("u")
-	if m := c.call(`{"id":2,"rpc":{"method":"echo","data":{"x": 1}}}`); compact(t, m["rpc"]) != `{"data":{"got":{"x":1},"user":"u"}}` {
+	c.Connect("u")
+	if m := c.Call(`{"id":2,"rpc":{"method":"echo","data":{"x": 1}}}`); jsonclient.Compact(t, m["rpc"]) != `{"data":{"got":{"x":1},"user":"u"}}` {
 		t.Fatalf("echo: %v", m)
 	}
-	if m := c.call(`{"id":3,"rpc":{"method":"empty"}}`); compact(t, m["rpc"]) != `{}` {
+	if m := c.Call(`{"id":3,"rpc":{"method":"empty"}}`); jsonclient.Compact(t, m["rpc"]) != `{}` {
 		t.Fatalf("empty result: %v", m)
 	}
-	m := c.call(`{"id":4,"rpc":{"method":"refuse"}}`)
-	if compact(t, m["error"]) != `{"code":1000,"message":"nope","temporary":true}` {
+	m := c.Call(`{"id":4,"rpc":{"method":"refuse"}}`)
+	if jsonclient.Compact(t, m["error"]) != `{"code":1000,"message":"nope","temporary":true}` {
 		t.Fatalf("application error: %v", m)
 	}
-	m = c.call(`{"id":5,"rpc":{"method":"other"}}`)
-	wantError(t, m, 100)
-	c.send(`{"id":6,"rpc":{"method":"close"}}`)
-	c.expectClose(4000, "bye")
+	m = c.Call(`{"id":5,"rpc":{"method":"other"}}`)
+	jsonclient.WantError(t, m, 100)
+	c.Send(`{"id":6,"rpc":{"method":"close"}}`)
+	c.ExpectClose(4000, "bye")
 }
 
 func TestSendWithoutHandler(t *testing.T) {
@@ -58,9 +59,9 @@ func TestSendWithoutHandler(t *testing.T) {
 		disconnects <- ev.Code
 	}}})
 	c := n.dial(t)
-	c.connect("u")
-	c.send(`{"send":{"data":{"x":1}}}`)
-	c.expectClose(3508, "not available")
+	c.Connect("u")
+	c.Send(`{"send":{"data":{"x":1}}}`)
+	c.ExpectClose(3508, "not available")
 	if code := recv(t, disconnects, "OnDisconnect"); code != 3508 {
 		t.Fatalf("OnDisconnect code %d", code)
 	}
@@ -79,21 +80,21 @@ func TestSendHandler(t *testing.T) {
 		return nil
 	}}})
 	c := n.dial(t)
-	c.connect("u")
-	c.send(`{"send":{"data":{"x": 1}}}`)
+	c.Connect("u")
+	c.Send(`{"send":{"data":{"x": 1}}}`)
 	if d := recv(t, got, "OnSend"); d != `{"x": 1}` {
 		t.Fatalf("OnMessage data %q", d)
 	}
-	if m := c.next(); compact(t, m) != `{"push":{"message":{"data":{"echo":{"x":1}}}}}` {
+	if m := c.Next(); jsonclient.Compact(t, m) != `{"push":{"message":{"data":{"echo":{"x":1}}}}}` {
 		t.Fatalf("message push: %v", m)
 	}
 	// A send with an id has no reply either.
-	c.send(`{"id":7,"send":{"data":[2]}}`)
+	c.Send(`{"id":7,"send":{"data":[2]}}`)
 	if d := recv(t, got, "OnSend"); d != `[2]` {
 		t.Fatalf("OnMessage data %q", d)
 	}
-	c.next() // the echo
-	if msgs := c.drain(); len(msgs) != 0 {
+	c.Next() // the echo
+	if msgs := c.Drain(); len(msgs) != 0 {
 		t.Fatalf("send must not be answered: %v", msgs)
 	}
 }

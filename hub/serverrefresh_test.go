@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 )
 
 // TestServerSideRefresh: a connection whose connect reply asks for
@@ -31,7 +32,7 @@ func TestServerSideRefresh(t *testing.T) {
 		},
 	}})
 	keep := n.dial(t)
-	res := keep.connectWith(`{"data":"keep"}`)["connect"].(map[string]any)
+	res := keep.ConnectWith(`{"data":"keep"}`)["connect"].(map[string]any)
 	if res["expires"] != nil || res["ttl"] != nil {
 		t.Fatalf("a server-side refreshed connection was told its expiry: %v", res)
 	}
@@ -40,14 +41,14 @@ func TestServerSideRefresh(t *testing.T) {
 	}
 	// Still connected, with the info from the refresh (the rpc runs after
 	// the refresh on the client's command goroutine).
-	if m := keep.call(`{"id":2,"rpc":{"method":"info"}}`); compact(t, m["rpc"]) != `{"data":{"renewed":true}}` {
+	if m := keep.Call(`{"id":2,"rpc":{"method":"info"}}`); jsonclient.Compact(t, m["rpc"]) != `{"data":{"renewed":true}}` {
 		t.Fatalf("after the server-side refresh: %v", m)
 	}
 
 	gone := n.dial(t)
-	gone.connectWith(`{"data":"gone"}`)
+	gone.ConnectWith(`{"data":"gone"}`)
 	recv(t, refreshed, "server-side refresh")
-	gone.expectClose(3005, "connection expired")
+	gone.ExpectClose(3005, "connection expired")
 }
 
 // TestSubServerSideRefresh: the same for subscriptions: the subscribe
@@ -69,26 +70,26 @@ func TestSubServerSideRefresh(t *testing.T) {
 		},
 	}})
 	c := n.dial(t)
-	c.connect("u")
-	if res := c.mustSubscribe(2, "keep", ""); res["expires"] != nil {
+	c.Connect("u")
+	if res := c.MustSubscribe(2, "keep", ""); res["expires"] != nil {
 		t.Fatalf("a server-side refreshed subscription was told its expiry: %v", res)
 	}
 	if ev := recv(t, refreshed, "server-side sub refresh"); !ev.ServerSide || ev.Channel != "keep" {
 		t.Fatalf("sub refresh event %+v", ev)
 	}
-	c.mustSubscribe(3, "gone", "")
+	c.MustSubscribe(3, "gone", "")
 	if ev := recv(t, refreshed, "server-side sub refresh"); ev.Channel != "gone" {
 		t.Fatalf("sub refresh event %+v", ev)
 	}
 	for {
-		m := c.next()
+		m := c.Next()
 		if p, ok := m["push"].(map[string]any); ok && p["unsubscribe"] != nil {
-			if p["channel"] != "gone" || num(p["unsubscribe"].(map[string]any)["code"]) != 2501 {
+			if p["channel"] != "gone" || jsonclient.Num(p["unsubscribe"].(map[string]any)["code"]) != 2501 {
 				t.Fatalf("unsubscribe push %v", p)
 			}
 			break
 		}
 	}
 	// keep is still there: subscribing again is 105 (already subscribed).
-	wantError(t, c.subscribe(4, "keep", ""), 105)
+	jsonclient.WantError(t, c.Subscribe(4, "keep", ""), 105)
 }

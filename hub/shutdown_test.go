@@ -13,8 +13,8 @@ func TestShutdown(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{Channels: openChannels()})
 	js := n.dial(t)
-	js.connect("u")
-	js.mustSubscribe(2, "a", "")
+	js.Connect("u")
+	js.MustSubscribe(2, "a", "")
 	pb := n.dialProtobuf(t)
 	pb.connect("v")
 	pending := n.dial(t) // never sends connect
@@ -25,15 +25,15 @@ func TestShutdown(t *testing.T) {
 	if err := n.hub.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	js.expectClose(3001, "shutdown")
-	pb.expectClose(3001, "shutdown")
-	pending.expectClose(3001, "shutdown")
+	js.ExpectClose(3001, "shutdown")
+	pb.ExpectClose(3001, "shutdown")
+	pending.ExpectClose(3001, "shutdown")
 	if n.hub.NumClients() != 0 || n.hub.NumSubscriptions() != 0 {
 		t.Fatalf("after shutdown: %d clients, %d subscriptions", n.hub.NumClients(), n.hub.NumSubscriptions())
 	}
 	// Connections that arrive during shutdown are closed at once.
 	late := n.dial(t)
-	late.expectClose(3001, "shutdown")
+	late.ExpectClose(3001, "shutdown")
 	if err := n.hub.Shutdown(ctx); err != nil {
 		t.Fatalf("second shutdown: %v", err)
 	}

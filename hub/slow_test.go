@@ -12,6 +12,7 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/transport/websocket"
 )
 
@@ -58,7 +59,7 @@ func publishUntilSlowClosed(t *testing.T, n *node, fast *rawClient, disconnects 
 		}
 		// Pace the publisher by the fast reader, so only the slow one
 		// falls behind.
-		if m := fast.next(); num(path(m, "push", "pub", "data", "seq")) != int64(seq) {
+		if m := fast.Next(); jsonclient.Num(jsonclient.Path(m, "push", "pub", "data", "seq")) != int64(seq) {
 			t.Fatalf("fast subscriber: want seq %d, got %.200v", seq, m)
 		}
 	}
@@ -100,16 +101,16 @@ func TestSlowClient(t *testing.T) {
 	}, websocket.Config{WriteTimeout: 10 * time.Second})
 
 	slow := n.dialDialer(t, smallReceiveBuffer(), nil)
-	slow.connect("slow")
-	slow.mustSubscribe(2, "s", "")
+	slow.Connect("slow")
+	slow.MustSubscribe(2, "s", "")
 	fast := n.dial(t)
-	fast.connect("fast")
-	fast.mustSubscribe(2, "s", "")
+	fast.Connect("fast")
+	fast.MustSubscribe(2, "s", "")
 
 	publishUntilSlowClosed(t, n, fast, disconnects, 32<<10)
 	// The slow client, reading again, finds the close code after the
 	// messages that were written before the limit was passed.
-	slow.expectClose(3008, "slow")
+	slow.ExpectClose(3008, "slow")
 	select {
 	case ev := <-disconnects:
 		t.Fatalf("unexpected disconnect %+v", ev)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 )
 
 func ns(name string, o hub.NamespaceOptions) hub.Namespace {
@@ -28,7 +29,7 @@ func TestSubscribeValidationOrder(t *testing.T) {
 		},
 	})
 	c := n.dial(t)
-	c.connect("u")
+	c.Connect("u")
 	for i, tc := range []struct {
 		ch   string
 		code int
@@ -49,27 +50,27 @@ func TestSubscribeValidationOrder(t *testing.T) {
 		{"open:a", 105},                // already subscribed before limit
 		{strings.Repeat("y", 21), 107}, // length before limit
 	} {
-		m := c.subscribe(10+i, tc.ch, "")
+		m := c.Subscribe(10+i, tc.ch, "")
 		if tc.code == 0 {
 			if m["subscribe"] == nil {
 				t.Fatalf("subscribe %q: %v", tc.ch, m)
 			}
 			continue
 		}
-		if errorCode(m) != tc.code {
+		if jsonclient.ErrorCode(m) != tc.code {
 			t.Fatalf("subscribe %q: want error %d, got %v", tc.ch, tc.code, m)
 		}
 	}
-	c.send(`{"id":99,"subscribe":{"channel":""}}`)
-	c.expectClose(3501, "bad request")
+	c.Send(`{"id":99,"subscribe":{"channel":""}}`)
+	c.ExpectClose(3501, "bad request")
 
 	c = n.dial(t)
-	c.connect("u")
-	if m := c.call(`{"id":2,"unsubscribe":{"channel":"open:never"}}`); compact(t, m) != `{"id":2,"unsubscribe":{}}` {
+	c.Connect("u")
+	if m := c.Call(`{"id":2,"unsubscribe":{"channel":"open:never"}}`); jsonclient.Compact(t, m) != `{"id":2,"unsubscribe":{}}` {
 		t.Fatalf("unsubscribe from a channel never subscribed: %v", m)
 	}
-	c.send(`{"id":3,"unsubscribe":{"channel":""}}`)
-	c.expectClose(3501, "bad request")
+	c.Send(`{"id":3,"unsubscribe":{"channel":""}}`)
+	c.ExpectClose(3501, "bad request")
 }
 
 func TestSubscribeToken(t *testing.T) {
@@ -82,57 +83,57 @@ func TestSubscribeToken(t *testing.T) {
 	}})
 	dial := func(t *testing.T) (*rawClient, string) {
 		c := n.dial(t)
-		return c, c.connect("u")["client"].(string)
+		return c, c.Connect("u")["client"].(string)
 	}
 
 	t.Run("grants a private channel, info becomes chan_info", func(t *testing.T) {
 		t.Parallel()
 		c, id := dial(t)
 		tok := subToken(t, auth.SubscribeClaims{User: "u", Channel: "$pp:room", Info: []byte(`{"role":"admin"}`), ExpiresAt: time.Now().Add(time.Hour)})
-		res := c.mustSubscribe(2, "$pp:room", `"token":"`+tok+`"`)
-		if res["expires"] != true || num(res["ttl"]) < 3590 || num(res["ttl"]) > 3600 {
+		res := c.MustSubscribe(2, "$pp:room", `"token":"`+tok+`"`)
+		if res["expires"] != true || jsonclient.Num(res["ttl"]) < 3590 || jsonclient.Num(res["ttl"]) > 3600 {
 			t.Fatalf("subscribe result: %v", res)
 		}
-		pres := c.call(`{"id":3,"presence":{"channel":"$pp:room"}}`)
-		if got := compact(t, path(pres, "presence", "presence", id, "chan_info")); got != `{"role":"admin"}` {
+		pres := c.Call(`{"id":3,"presence":{"channel":"$pp:room"}}`)
+		if got := jsonclient.Compact(t, jsonclient.Path(pres, "presence", "presence", id, "chan_info")); got != `{"role":"admin"}` {
 			t.Fatalf("chan_info in presence: %v", pres)
 		}
-		c.call(`{"id":4,"publish":{"channel":"$pp:room","data":{"x":1}}}`)
-		p := pushesOf(c.drain(), "$pp:room", "pub")
-		if len(p) != 1 || compact(t, path(p[0], "info", "chan_info")) != `{"role":"admin"}` {
+		c.Call(`{"id":4,"publish":{"channel":"$pp:room","data":{"x":1}}}`)
+		p := jsonclient.PushesOf(c.Drain(), "$pp:room", "pub")
+		if len(p) != 1 || jsonclient.Compact(t, jsonclient.Path(p[0], "info", "chan_info")) != `{"role":"admin"}` {
 			t.Fatalf("chan_info in publication: %v", p)
 		}
 	})
 	t.Run("grants a public channel the namespace refuses", func(t *testing.T) {
 		t.Parallel()
 		c, _ := dial(t)
-		wantError(t, c.subscribe(2, "pp:x", ""), 103)
-		c.mustSubscribe(3, "pp:x", `"token":"`+subToken(t, auth.SubscribeClaims{User: "u", Channel: "pp:x"})+`"`)
+		jsonclient.WantError(t, c.Subscribe(2, "pp:x", ""), 103)
+		c.MustSubscribe(3, "pp:x", `"token":"`+subToken(t, auth.SubscribeClaims{User: "u", Channel: "pp:x"})+`"`)
 	})
 	t.Run("data is returned in the subscribe result", func(t *testing.T) {
 		t.Parallel()
 		c, _ := dial(t)
-		res := c.mustSubscribe(2, "$pp:d", `"token":"`+subToken(t, auth.SubscribeClaims{User: "u", Channel: "$pp:d", Data: []byte(`{"state":[1,2]}`)})+`"`)
-		if d := compact(t, res["data"]); d != `{"state":[1,2]}` {
+		res := c.MustSubscribe(2, "$pp:d", `"token":"`+subToken(t, auth.SubscribeClaims{User: "u", Channel: "$pp:d", Data: []byte(`{"state":[1,2]}`)})+`"`)
+		if d := jsonclient.Compact(t, res["data"]); d != `{"state":[1,2]}` {
 			t.Fatalf("subscribe result data %s: %v", d, res)
 		}
 	})
 	t.Run("client claim matching", func(t *testing.T) {
 		t.Parallel()
 		c, id := dial(t)
-		c.mustSubscribe(2, "pp:x", `"token":"`+subToken(t, auth.SubscribeClaims{User: "u", Channel: "pp:x", Client: id})+`"`)
+		c.MustSubscribe(2, "pp:x", `"token":"`+subToken(t, auth.SubscribeClaims{User: "u", Channel: "pp:x", Client: id})+`"`)
 	})
 	t.Run("expired is 109", func(t *testing.T) {
 		t.Parallel()
 		c, _ := dial(t)
 		tok := subToken(t, auth.SubscribeClaims{User: "u", Channel: "$pp:x", ExpiresAt: time.Now().Add(-time.Minute)})
-		wantError(t, c.subscribe(2, "$pp:x", `"token":"`+tok+`"`), 109)
+		jsonclient.WantError(t, c.Subscribe(2, "$pp:x", `"token":"`+tok+`"`), 109)
 	})
 	t.Run("expire_at in the past is 110", func(t *testing.T) {
 		t.Parallel()
 		c, _ := dial(t)
 		tok := subToken(t, auth.SubscribeClaims{User: "u", Channel: "$pp:x", ExpireAt: ptr(time.Now().Add(-time.Minute).Unix())})
-		wantError(t, c.subscribe(2, "$pp:x", `"token":"`+tok+`"`), 110)
+		jsonclient.WantError(t, c.Subscribe(2, "$pp:x", `"token":"`+tok+`"`), 110)
 	})
 	t.Run("invalid is 103", func(t *testing.T) {
 		t.Parallel()
@@ -145,10 +146,10 @@ func TestSubscribeToken(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantError(t, c.subscribe(2, "$pp:x", `"token":"`+tok+`"`), 103)
-		wantError(t, c.subscribe(3, "$pp:x", `"token":"garbage"`), 103)
+		jsonclient.WantError(t, c.Subscribe(2, "$pp:x", `"token":"`+tok+`"`), 103)
+		jsonclient.WantError(t, c.Subscribe(3, "$pp:x", `"token":"garbage"`), 103)
 		// A connection token is not a subscription token.
-		wantError(t, c.subscribe(4, "$pp:x", `"token":"`+token(t, auth.ConnectClaims{User: "u"})+`"`), 103)
+		jsonclient.WantError(t, c.Subscribe(4, "$pp:x", `"token":"`+token(t, auth.ConnectClaims{User: "u"})+`"`), 103)
 	})
 	for name, claims := range map[string]auth.SubscribeClaims{
 		"other channel": {User: "u", Channel: "$pp:other"},
@@ -158,8 +159,8 @@ func TestSubscribeToken(t *testing.T) {
 		t.Run(name+" closes with 3500", func(t *testing.T) {
 			t.Parallel()
 			c, _ := dial(t)
-			c.send(`{"id":2,"subscribe":{"channel":"$pp:x","token":"` + subToken(t, claims) + `"}}`)
-			c.expectClose(3500, "invalid token")
+			c.Send(`{"id":2,"subscribe":{"channel":"$pp:x","token":"` + subToken(t, claims) + `"}}`)
+			c.ExpectClose(3500, "invalid token")
 		})
 	}
 }
@@ -174,18 +175,18 @@ func TestSubscribeUserLimited(t *testing.T) {
 		}},
 	})
 	u1 := n.dial(t)
-	u1.connect("u1")
-	u1.mustSubscribe(2, "dm:chat#u1,u2", "")
-	wantError(t, u1.subscribe(3, "dm:chat#u2,u3", ""), 103)
-	wantError(t, u1.subscribe(4, "dm:chat#u11", ""), 103)
+	u1.Connect("u1")
+	u1.MustSubscribe(2, "dm:chat#u1,u2", "")
+	jsonclient.WantError(t, u1.Subscribe(3, "dm:chat#u2,u3", ""), 103)
+	jsonclient.WantError(t, u1.Subscribe(4, "dm:chat#u11", ""), 103)
 	// The list is after the last '#'.
-	u1.mustSubscribe(5, "dm:a#u2#u1", "")
+	u1.MustSubscribe(5, "dm:a#u2#u1", "")
 	// Without allow_user_limited_channels '#' means nothing.
-	wantError(t, u1.subscribe(6, "nodm:chat#u1", ""), 103)
+	jsonclient.WantError(t, u1.Subscribe(6, "nodm:chat#u1", ""), 103)
 
 	anon := n.dial(t)
-	anon.connectWith(`{}`)
-	wantError(t, anon.subscribe(2, "dm:chat#u1,", ""), 103)
+	anon.ConnectWith(`{}`)
+	jsonclient.WantError(t, anon.Subscribe(2, "dm:chat#u1,", ""), 103)
 }
 
 func TestSubscribeAnonymousPermission(t *testing.T) {
@@ -199,17 +200,17 @@ func TestSubscribeAnonymousPermission(t *testing.T) {
 		}},
 	})
 	anon := n.dial(t)
-	anon.connectWith(`{}`)
-	wantError(t, anon.subscribe(2, "clients:x", ""), 103)
-	anon.mustSubscribe(3, "all:x", "")
+	anon.ConnectWith(`{}`)
+	jsonclient.WantError(t, anon.Subscribe(2, "clients:x", ""), 103)
+	anon.MustSubscribe(3, "all:x", "")
 	// for_anonymous only widens for_client; alone it allows nobody.
-	wantError(t, anon.subscribe(4, "anononly:x", ""), 103)
+	jsonclient.WantError(t, anon.Subscribe(4, "anononly:x", ""), 103)
 
 	user := n.dial(t)
-	user.connect("u")
-	user.mustSubscribe(2, "clients:x", "")
-	user.mustSubscribe(3, "all:x", "")
-	wantError(t, user.subscribe(4, "anononly:x", ""), 103)
+	user.Connect("u")
+	user.MustSubscribe(2, "clients:x", "")
+	user.MustSubscribe(3, "all:x", "")
+	jsonclient.WantError(t, user.Subscribe(4, "anononly:x", ""), 103)
 }
 
 func TestSubscribePositioning(t *testing.T) {
@@ -229,7 +230,7 @@ func TestSubscribePositioning(t *testing.T) {
 		ns("nohist", hub.NamespaceOptions{AllowSubscribeForClient: true, AllowHistoryForClient: true, AllowPositioning: true}),
 	}}})
 	c := n.dial(t)
-	c.connect("u")
+	c.Connect("u")
 	id := 10
 	for _, tc := range []struct {
 		ch, req                 string
@@ -249,7 +250,7 @@ func TestSubscribePositioning(t *testing.T) {
 		{"nohist:1", `"positioned":true,"recoverable":true`, false, false},
 	} {
 		id++
-		res := c.mustSubscribe(id, tc.ch, tc.req)
+		res := c.MustSubscribe(id, tc.ch, tc.req)
 		if (res["positioned"] == true) != tc.positioned || (res["recoverable"] == true) != tc.recoverable {
 			t.Errorf("%s with {%s}: want positioned=%v recoverable=%v, got %v", tc.ch, tc.req, tc.positioned, tc.recoverable, res)
 			continue
@@ -266,7 +267,7 @@ func TestSubscribePositioning(t *testing.T) {
 	// req.recover).
 	for _, ch := range []string{"hh:2", "fp:2"} {
 		id++
-		res := c.mustSubscribe(id, ch, `"recover":true,"offset":0`)
+		res := c.MustSubscribe(id, ch, `"recover":true,"offset":0`)
 		if res["was_recovering"] != true || res["recovered"] != nil || res["publications"] != nil {
 			t.Errorf("%s recover without recovery: %v", ch, res)
 		}
@@ -282,71 +283,71 @@ func TestJoinLeave(t *testing.T) {
 		ns("off", hub.NamespaceOptions{AllowSubscribeForClient: true, Presence: true, AllowPresenceForClient: true}),
 	}}})
 	a := n.dial(t)
-	aID := a.connect("a")["client"].(string)
+	aID := a.Connect("a")["client"].(string)
 	b := n.dial(t)
-	bID := b.connect("b")["client"].(string)
+	bID := b.Connect("b")["client"].(string)
 	infoA := `{"client":"` + aID + `","user":"a"}`
 	infoB := `{"client":"` + bID + `","user":"b"}`
 
 	t.Run("own join follows the reply in one frame", func(t *testing.T) {
-		a.send(`{"id":2,"subscribe":{"channel":"force:r"}}`)
-		msgs := a.readMsgs(2)
-		if num(msgs[0]["id"]) != 2 || msgs[0]["subscribe"] == nil {
+		a.Send(`{"id":2,"subscribe":{"channel":"force:r"}}`)
+		msgs := a.ReadMsgs(2)
+		if jsonclient.Num(msgs[0]["id"]) != 2 || msgs[0]["subscribe"] == nil {
 			t.Fatalf("first message %v", msgs[0])
 		}
-		if j := pushesOf(msgs[1:], "force:r", "join"); len(j) != 1 || compact(t, j[0]["info"]) != infoA {
+		if j := jsonclient.PushesOf(msgs[1:], "force:r", "join"); len(j) != 1 || jsonclient.Compact(t, j[0]["info"]) != infoA {
 			t.Fatalf("second message %v", msgs[1])
 		}
 	})
 	t.Run("others see join and leave on unsubscribe", func(t *testing.T) {
-		b.mustSubscribe(2, "force:r", "")
-		if j := pushesOf(a.drain(), "force:r", "join"); len(j) != 1 || compact(t, j[0]["info"]) != infoB {
+		b.MustSubscribe(2, "force:r", "")
+		if j := jsonclient.PushesOf(a.Drain(), "force:r", "join"); len(j) != 1 || jsonclient.Compact(t, j[0]["info"]) != infoB {
 			t.Fatalf("join of b seen by a: %v", j)
 		}
-		b.drain() // b's own join
-		b.call(`{"id":3,"unsubscribe":{"channel":"force:r"}}`)
-		if l := pushesOf(a.drain(), "force:r", "leave"); len(l) != 1 || compact(t, l[0]["info"]) != infoB {
+		b.Drain() // b's own join
+		b.Call(`{"id":3,"unsubscribe":{"channel":"force:r"}}`)
+		if l := jsonclient.PushesOf(a.Drain(), "force:r", "leave"); len(l) != 1 || jsonclient.Compact(t, l[0]["info"]) != infoB {
 			t.Fatalf("leave of b seen by a: %v", l)
 		}
-		if msgs := b.drain(); len(msgs) != 0 {
+		if msgs := b.Drain(); len(msgs) != 0 {
 			t.Fatalf("b after unsubscribing: %v", msgs)
 		}
 	})
 	t.Run("asked with presence permission", func(t *testing.T) {
-		a.mustSubscribe(4, "ask:r", `"join_leave":true`)
-		if j := pushesOf(a.drain(), "ask:r", "join"); len(j) != 1 {
+		a.MustSubscribe(4, "ask:r", `"join_leave":true`)
+		if j := jsonclient.PushesOf(a.Drain(), "ask:r", "join"); len(j) != 1 {
 			t.Fatalf("own join: %v", j)
 		}
-		b.mustSubscribe(4, "ask:r", "") // not asking: no pushes for b
-		if j := pushesOf(a.drain(), "ask:r", "join"); len(j) != 1 || compact(t, j[0]["info"]) != infoB {
+		b.MustSubscribe(4, "ask:r", "") // not asking: no pushes for b
+		if j := jsonclient.PushesOf(a.Drain(), "ask:r", "join"); len(j) != 1 || jsonclient.Compact(t, j[0]["info"]) != infoB {
 			t.Fatalf("join of b: %v", j)
 		}
-		if msgs := b.drain(); len(msgs) != 0 {
+		if msgs := b.Drain(); len(msgs) != 0 {
 			t.Fatalf("b did not ask for join/leave: %v", msgs)
 		}
 	})
 	t.Run("asked without presence permission", func(t *testing.T) {
-		a.mustSubscribe(5, "noperm:r", `"join_leave":true`)
-		b.mustSubscribe(5, "noperm:r", `"join_leave":true`)
-		if msgs := append(a.drain(), b.drain()...); len(msgs) != 0 {
+		a.MustSubscribe(5, "noperm:r", `"join_leave":true`)
+		b.MustSubscribe(5, "noperm:r", `"join_leave":true`)
+		if msgs := append(a.Drain(), b.Drain()...); len(msgs) != 0 {
 			t.Fatalf("join pushes without presence permission: %v", msgs)
 		}
 	})
 	t.Run("asked where join_leave is off", func(t *testing.T) {
-		a.mustSubscribe(6, "off:r", `"join_leave":true`)
-		b.mustSubscribe(6, "off:r", `"join_leave":true`)
-		if msgs := append(a.drain(), b.drain()...); len(msgs) != 0 {
+		a.MustSubscribe(6, "off:r", `"join_leave":true`)
+		b.MustSubscribe(6, "off:r", `"join_leave":true`)
+		if msgs := append(a.Drain(), b.Drain()...); len(msgs) != 0 {
 			t.Fatalf("join pushes with join_leave off: %v", msgs)
 		}
 	})
 	t.Run("leave on disconnect", func(t *testing.T) {
 		c := n.dial(t)
-		cID := c.connect("c")["client"].(string)
-		c.mustSubscribe(2, "force:r", "")
-		a.drain()
-		c.drop()
-		m := a.next()
-		if l := pushesOf([]map[string]any{m}, "force:r", "leave"); len(l) != 1 || path(l[0], "info", "client") != cID {
+		cID := c.Connect("c")["client"].(string)
+		c.MustSubscribe(2, "force:r", "")
+		a.Drain()
+		c.Drop()
+		m := a.Next()
+		if l := jsonclient.PushesOf([]map[string]any{m}, "force:r", "leave"); len(l) != 1 || jsonclient.Path(l[0], "info", "client") != cID {
 			t.Fatalf("leave of c after its disconnect: %v", m)
 		}
 	})
@@ -362,18 +363,18 @@ func TestReplyAndOwnJoinShareAFrame(t *testing.T) {
 		AllowSubscribeForClient: true, JoinLeave: true, ForcePushJoinLeave: true,
 	}}})
 	c := n.dial(t)
-	c.connect("u")
+	c.Connect("u")
 	for i := range 300 {
 		id := 10 + 2*i
-		c.send(`{"id":` + strconv.Itoa(id) + `,"unsubscribe":{"channel":"j"}}`)
-		c.send(`{"id":` + strconv.Itoa(id+1) + `,"subscribe":{"channel":"j"}}`)
+		c.Send(`{"id":` + strconv.Itoa(id) + `,"unsubscribe":{"channel":"j"}}`)
+		c.Send(`{"id":` + strconv.Itoa(id+1) + `,"subscribe":{"channel":"j"}}`)
 		for {
-			msgs := c.decodeFrame(c.read())
+			msgs := c.DecodeFrame(c.Read())
 			last := msgs[len(msgs)-1]
-			if num(last["id"]) == int64(id) {
+			if jsonclient.Num(last["id"]) == int64(id) {
 				continue // the unsubscribe reply in a frame of its own
 			}
-			if len(msgs) < 2 || num(msgs[len(msgs)-2]["id"]) != int64(id+1) || path(last, "push", "join") == nil {
+			if len(msgs) < 2 || jsonclient.Num(msgs[len(msgs)-2]["id"]) != int64(id+1) || jsonclient.Path(last, "push", "join") == nil {
 				t.Fatalf("iteration %d: subscribe reply and join not in one frame: %v", i, msgs)
 			}
 			break

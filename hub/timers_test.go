@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -23,20 +24,20 @@ func TestPingPong(t *testing.T) {
 	t.Run("json", func(t *testing.T) {
 		t.Parallel()
 		c := n.dial(t)
-		if res := c.connect("u"); num(res["ping"]) != 1 || res["pong"] != true {
+		if res := c.Connect("u"); jsonclient.Num(res["ping"]) != 1 || res["pong"] != true {
 			t.Fatalf("connect result: %v", res)
 		}
 		start := time.Now()
 		for range 3 {
-			if f := c.read(); f != `{}` {
+			if f := c.Read(); f != `{}` {
 				t.Fatalf("want ping {}, got %s", f)
 			}
-			c.send(`{}`)
+			c.Send(`{}`)
 		}
 		if el := time.Since(start); el < 2*time.Second {
 			t.Fatalf("three pings in %v with a 1s interval", el)
 		}
-		if m := c.call(`{"id":2,"rpc":{}}`); errorCode(m) != 108 {
+		if m := c.Call(`{"id":2,"rpc":{}}`); jsonclient.ErrorCode(m) != 108 {
 			t.Fatalf("after pings: %v", m)
 		}
 	})
@@ -48,12 +49,12 @@ func TestPingPong(t *testing.T) {
 		}
 		for range 3 {
 			// Over WebSocket the wire checks that it is a binary frame.
-			if data := c.readRaw(); string(data) != "\x00" {
+			if data := c.ReadRaw(); string(data) != "\x00" {
 				t.Fatalf("want ping 0x00, got %x", data)
 			}
-			c.sendRaw([]byte{0})
+			c.SendRaw([]byte{0})
 		}
-		if r := c.call(&protocol.Command{Id: 2, Rpc: &protocol.RPCRequest{}}); r.Error.GetCode() != 108 {
+		if r := c.Call(&protocol.Command{Id: 2, Rpc: &protocol.RPCRequest{}}); r.Error.GetCode() != 108 {
 			t.Fatalf("after pings: %v", r)
 		}
 	})
@@ -63,11 +64,11 @@ func TestNoPong(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, pingConfig())
 	c := n.dial(t)
-	c.connect("u")
-	if f := c.read(); f != `{}` {
+	c.Connect("u")
+	if f := c.Read(); f != `{}` {
 		t.Fatalf("want ping, got %s", f)
 	}
-	c.expectClose(3012, "no pong")
+	c.ExpectClose(3012, "no pong")
 }
 
 func TestUnexpectedPong(t *testing.T) {
@@ -80,9 +81,9 @@ func TestUnexpectedPong(t *testing.T) {
 		`{"id":0,"rpc":{}}`,
 	} {
 		c := n.dial(t)
-		c.connect("u")
-		c.send(cmd)
-		c.expectClose(3501, "bad request")
+		c.Connect("u")
+		c.Send(cmd)
+		c.ExpectClose(3501, "bad request")
 	}
 }
 
@@ -91,16 +92,16 @@ func TestStale(t *testing.T) {
 	n := startNode(t, hub.Config{Client: hub.ClientConfig{StaleCloseDelay: 300 * time.Millisecond}})
 	c := n.dial(t)
 	start := time.Now()
-	c.expectClose(3502, "stale")
+	c.ExpectClose(3502, "stale")
 	if el := time.Since(start); el < 250*time.Millisecond {
 		t.Fatalf("closed after %v, before the stale delay", el)
 	}
 	// A connected client is not stale.
 	ok := n.dial(t)
-	ok.connect("u")
+	ok.Connect("u")
 	c = n.dial(t)
-	c.expectClose(3502, "stale")
-	if m := ok.call(`{"id":2,"rpc":{}}`); errorCode(m) != 108 {
+	c.ExpectClose(3502, "stale")
+	if m := ok.Call(`{"id":2,"rpc":{}}`); jsonclient.ErrorCode(m) != 108 {
 		t.Fatalf("connected client after the stale delay: %v", m)
 	}
 }

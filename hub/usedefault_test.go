@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 )
 
 // TestHandlersErrUseDefault: a handler that returns hub.ErrUseDefault
@@ -36,23 +37,23 @@ func TestHandlersErrUseDefault(t *testing.T) {
 		},
 	})
 	c := n.dial(t)
-	if res := c.connect("jwt-user"); res["client"] == nil {
+	if res := c.Connect("jwt-user"); res["client"] == nil {
 		t.Fatalf("token connect with ErrUseDefault: %v", res)
 	}
 	// The namespace without options allows nothing; the handler decides.
-	if res := c.mustSubscribe(2, "closed:a", ""); compact(t, res["data"]) != `{"by":"handler"}` {
+	if res := c.MustSubscribe(2, "closed:a", ""); jsonclient.Compact(t, res["data"]) != `{"by":"handler"}` {
 		t.Fatalf("subscribe decided by handler: %v", res)
 	}
 	// Without namespace: default permission applies.
-	c.mustSubscribe(3, "open", "")
-	if m := c.call(`{"id":4,"publish":{"channel":"open","data":{}}}`); m["publish"] == nil {
+	c.MustSubscribe(3, "open", "")
+	if m := c.Call(`{"id":4,"publish":{"channel":"open","data":{}}}`); m["publish"] == nil {
 		t.Fatalf("publish by default permission (subscriber): %v", m)
 	}
-	wantError(t, c.call(`{"id":5,"publish":{"channel":"other","data":{}}}`), 103)
+	jsonclient.WantError(t, c.Call(`{"id":5,"publish":{"channel":"other","data":{}}}`), 103)
 
 	c2 := n.dial(t)
-	m := c2.connectWith(`{}`)
-	if path(m, "connect", "client") == nil {
+	m := c2.ConnectWith(`{}`)
+	if jsonclient.Path(m, "connect", "client") == nil {
 		t.Fatalf("connect decided by handler: %v", m)
 	}
 	if ChannelNamespace := hub.ChannelNamespace("$ns:x#u"); ChannelNamespace != "ns" {

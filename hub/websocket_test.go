@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/transport/websocket"
 )
@@ -18,30 +19,30 @@ func TestWebSocketEndToEnd(t *testing.T) {
 	t.Parallel()
 	n := startNodeWS(t, protobufConfig(), websocket.Config{})
 	js := n.dial(t)
-	js.connect("json")
-	js.mustSubscribe(2, "e2e", "")
+	js.Connect("json")
+	js.MustSubscribe(2, "e2e", "")
 
 	pb := n.dialProtobuf(t)
-	pb.send(
+	pb.Send(
 		&protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Token: token(t, auth.ConnectClaims{User: "proto"})}},
 		&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "e2e"}},
 	)
-	if replies := pb.readFrame(); len(replies) != 2 || replies[0].Connect == nil || replies[1].Subscribe == nil {
+	if replies := pb.ReadFrame(); len(replies) != 2 || replies[0].Connect == nil || replies[1].Subscribe == nil {
 		t.Fatalf("connect and subscribe replies in one frame: %v", replies)
 	}
 
-	js.call(`{"id":3,"publish":{"channel":"e2e","data":{"a":1}}}`)
-	if r := pb.next(); string(r.Push.GetPub().GetData()) != `{"a":1}` || r.Push.Pub.Info.GetUser() != "json" {
+	js.Call(`{"id":3,"publish":{"channel":"e2e","data":{"a":1}}}`)
+	if r := pb.Next(); string(r.Push.GetPub().GetData()) != `{"a":1}` || r.Push.Pub.Info.GetUser() != "json" {
 		t.Fatalf("protobuf subscriber: %v", r)
 	}
-	if p := pushesOf(js.drain(), "e2e", "pub"); len(p) != 1 {
+	if p := jsonclient.PushesOf(js.Drain(), "e2e", "pub"); len(p) != 1 {
 		t.Fatalf("json publisher's own publication: %v", p)
 	}
 
-	js.send(`{"id":4,"foo":{}}`)
-	js.expectClose(3501, "bad request")
+	js.Send(`{"id":4,"foo":{}}`)
+	js.ExpectClose(3501, "bad request")
 	if err := n.hub.DisconnectUser(t.Context(), "proto", "", nil, 4001, "kicked"); err != nil {
 		t.Fatal(err)
 	}
-	pb.expectClose(4001, "kicked")
+	pb.ExpectClose(4001, "kicked")
 }

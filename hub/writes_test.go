@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 )
 
 // TestSlowClientStalledWrites is the slow-client case without a socket: a
@@ -23,11 +24,11 @@ func TestSlowClientStalledWrites(t *testing.T) {
 		Handlers: hub.Handlers{OnDisconnect: recordDisconnects(events)},
 	})
 	slow, conn := n.dialMem(t)
-	slow.connect("slow")
-	slow.mustSubscribe(2, "s", "")
+	slow.Connect("slow")
+	slow.MustSubscribe(2, "s", "")
 	fast := n.dial(t)
-	fast.connect("fast")
-	fast.mustSubscribe(2, "s", "")
+	fast.Connect("fast")
+	fast.MustSubscribe(2, "s", "")
 	conn.Stall()
 
 	seq := publishUntilSlowClosed(t, n, fast, events, 4<<10)
@@ -35,19 +36,19 @@ func TestSlowClientStalledWrites(t *testing.T) {
 	conn.Resume()
 	var got []int64
 	for {
-		data, err := slow.w.read(5 * time.Second)
-		var sc *serverClose
+		data, err := slow.Wire().Read(5 * time.Second)
+		var sc *jsonclient.CloseError
 		if errors.As(err, &sc) {
-			if sc.code != 3008 || sc.reason != "slow" {
-				t.Fatalf("close %d %q, want 3008 slow", sc.code, sc.reason)
+			if sc.Code != 3008 || sc.Reason != "slow" {
+				t.Fatalf("close %d %q, want 3008 slow", sc.Code, sc.Reason)
 			}
 			break
 		}
 		if err != nil {
 			t.Fatalf("read: %v", err)
 		}
-		for _, m := range slow.decodeFrame(string(data)) {
-			got = append(got, num(path(m, "push", "pub", "data", "seq")))
+		for _, m := range slow.DecodeFrame(string(data)) {
+			got = append(got, jsonclient.Num(jsonclient.Path(m, "push", "pub", "data", "seq")))
 		}
 	}
 	for i, s := range got {
@@ -76,11 +77,11 @@ func TestWriteError(t *testing.T) {
 		Handlers: hub.Handlers{OnDisconnect: recordDisconnects(events)},
 	})
 	broken, conn := n.dialMem(t)
-	broken.connect("broken")
-	broken.mustSubscribe(2, "s", "")
+	broken.Connect("broken")
+	broken.MustSubscribe(2, "s", "")
 	ok := n.dial(t)
-	ok.connect("ok")
-	ok.mustSubscribe(2, "s", "")
+	ok.Connect("ok")
+	ok.MustSubscribe(2, "s", "")
 
 	conn.FailWrites(errors.New("connection reset by peer"))
 	publishN(t, n.hub, "s", 1)
@@ -92,13 +93,13 @@ func TestWriteError(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no disconnect after a failed write")
 	}
-	broken.expectClose(3009, "write error")
+	broken.ExpectClose(3009, "write error")
 	select {
 	case <-conn.Done():
 	case <-time.After(5 * time.Second):
 		t.Fatal("HandleClose not called after the hub closed the connection")
 	}
-	if p := pushesOf(ok.drain(), "s", "pub"); len(p) != 1 {
+	if p := jsonclient.PushesOf(ok.Drain(), "s", "pub"); len(p) != 1 {
 		t.Fatalf("the other subscriber: %v", p)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/proxy"
 )
 
@@ -24,7 +25,7 @@ func TestConnect(t *testing.T) {
 	c := n.dial(http.Header{"Cookie": {"sid=abc"}, "Authorization": {"Bearer t"}, "X-Other": {"not forwarded"}})
 	b.answer("/connect", `{"result":{"user":"u1","expire_at":`+in(time.Hour)+`,"info":{"name":"Ann"},"data":{"welcome":true},`+
 		`"channels":["news"],"subs":{"px:room":{"info":{"r":1},"data":{"d":2}},"px:hidden":{"override":{"presence":{"value":false}}}},"meta":{"tenant":"t1"}}}`)
-	m := c.call(1, `{"id":1,"connect":{"name":"js","version":"5.0","data":{"hello":1},"headers":{"x-emulated":"e1","cookie":"ignored"}}}`)
+	m := c.Call(`{"id":1,"connect":{"name":"js","version":"5.0","data":{"hello":1},"headers":{"x-emulated":"e1","cookie":"ignored"}}}`)
 	req := b.next()
 	if req.path != "/connect" {
 		t.Fatalf("connect went to %s", req.path)
@@ -35,7 +36,7 @@ func TestConnect(t *testing.T) {
 			t.Errorf("connect request %s = %v, want %q (body %v)", k, req.body[k], v, req.body)
 		}
 	}
-	if compact(t, req.body["data"]) != `{"hello":1}` || req.body["b64data"] != nil {
+	if jsonclient.Compact(t, req.body["data"]) != `{"hello":1}` || req.body["b64data"] != nil {
 		t.Errorf("connect request data: %v", req.body)
 	}
 	for k, v := range map[string]string{"Cookie": "sid=abc", "Authorization": "Bearer t", "X-Emulated": "e1", "X-Secret": "s3", "Content-Type": "application/json"} {
@@ -53,14 +54,14 @@ func TestConnect(t *testing.T) {
 	}
 	// The expiry is the hub's to renew through the refresh proxy
 	// (server-side, as Centrifugo): the client is not told.
-	if res["client"] != c.c.ID() || compact(t, res["data"]) != `{"welcome":true}` || res["expires"] != nil {
+	if res["client"] != c.c.ID() || jsonclient.Compact(t, res["data"]) != `{"welcome":true}` || res["expires"] != nil {
 		t.Fatalf("connect result: %v", res)
 	}
 	subs, _ := res["subs"].(map[string]any)
 	if subs["news"] == nil || subs["px:room"] == nil {
 		t.Fatalf("server-side subscriptions from channels and subs: %v", res)
 	}
-	if compact(t, subs["px:room"].(map[string]any)["data"]) != `{"d":2}` {
+	if jsonclient.Compact(t, subs["px:room"].(map[string]any)["data"]) != `{"d":2}` {
 		t.Fatalf("subs data: %v", subs["px:room"])
 	}
 	if c.c.User() != "u1" || string(c.c.Info()) != `{"name":"Ann"}` || string(c.c.Meta()) != `{"tenant":"t1"}` {
@@ -68,17 +69,17 @@ func TestConnect(t *testing.T) {
 	}
 	// The subscription's info from subs is its chan_info in presence; the
 	// override turns presence off for one subscription.
-	p := c.call(2, `{"id":2,"presence":{"channel":"px:room"}}`)
-	if got := compact(t, p); !strings.Contains(got, `"chan_info":{"r":1}`) || !strings.Contains(got, `"conn_info":{"name":"Ann"}`) {
+	p := c.Call(`{"id":2,"presence":{"channel":"px:room"}}`)
+	if got := jsonclient.Compact(t, p); !strings.Contains(got, `"chan_info":{"r":1}`) || !strings.Contains(got, `"conn_info":{"name":"Ann"}`) {
 		t.Fatalf("presence with info from the connect result: %s", got)
 	}
-	if p := c.call(4, `{"id":4,"presence":{"channel":"px:hidden"}}`); compact(t, p["presence"]) != `{"presence":{}}` {
+	if p := c.Call(`{"id":4,"presence":{"channel":"px:hidden"}}`); jsonclient.Compact(t, p["presence"]) != `{"presence":{}}` {
 		t.Fatalf("presence override from subs not applied: %v", p)
 	}
 	// Meta goes with later calls (include_connection_meta).
 	b.answer("/rpc", `{"result":{}}`)
-	c.call(3, `{"id":3,"rpc":{"method":"m"}}`)
-	if r := b.next(); compact(t, r.body["meta"]) != `{"tenant":"t1"}` || r.body["user"] != "u1" {
+	c.Call(`{"id":3,"rpc":{"method":"m"}}`)
+	if r := b.next(); jsonclient.Compact(t, r.body["meta"]) != `{"tenant":"t1"}` || r.body["user"] != "u1" {
 		t.Fatalf("rpc request without the connection's meta: %v", r.body)
 	}
 }
@@ -94,7 +95,7 @@ func TestConnectWithTokenSkipsProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := n.dial(nil)
-	if m := c.call(1, `{"id":1,"connect":{"token":"`+tok+`"}}`); m["connect"] == nil {
+	if m := c.Call(`{"id":1,"connect":{"token":"` + tok + `"}}`); m["connect"] == nil {
 		t.Fatalf("token connect: %v", m)
 	}
 	if c.c.User() != "jwt-user" {
@@ -111,22 +112,22 @@ func TestConnectRefusals(t *testing.T) {
 	n := startNode(t, fullOptions(b, nil))
 	c := n.dial(nil)
 	b.answer("/connect", `{"error":{"code":1000,"message":"who are you","temporary":true}}`)
-	m := c.call(1, `{"id":1,"connect":{}}`)
+	m := c.Call(`{"id":1,"connect":{}}`)
 	b.next()
-	if compact(t, m["error"]) != `{"code":1000,"message":"who are you","temporary":true}` {
+	if jsonclient.Compact(t, m["error"]) != `{"code":1000,"message":"who are you","temporary":true}` {
 		t.Fatalf("error from the backend: %v", m)
 	}
 	if c.c.User() != "" || n.hub.NumClients() != 0 {
 		t.Fatalf("a refused connect left the client connected")
 	}
 	// The refused connection stays unusable, as after any refused connect.
-	c.send(`{"id":2,"subscribe":{"channel":"plain:x"}}`)
-	c.expectClose(3501)
+	c.Send(`{"id":2,"subscribe":{"channel":"plain:x"}}`)
+	c.ExpectClose(3501, "")
 	b.noCall()
 
 	c2 := n.dial(nil)
 	b.answer("/connect", `{"disconnect":{"code":4501,"reason":"banned"}}`)
-	c2.send(`{"id":1,"connect":{}}`)
+	c2.Send(`{"id":1,"connect":{}}`)
 	b.next()
-	c2.expectClose(4501)
+	c2.ExpectClose(4501, "")
 }

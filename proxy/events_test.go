@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/proxy"
 )
 
@@ -28,39 +29,39 @@ func TestSubscribe(t *testing.T) {
 	c := connected(t, n, b)
 
 	b.answer("/subscribe", `{"result":{"info":{"role":"r"},"data":{"hi":1},"expire_at":`+in(10*time.Minute)+`}}`)
-	m := c.call(2, `{"id":2,"subscribe":{"channel":"px:a","data":{"q":1}}}`)
+	m := c.Call(`{"id":2,"subscribe":{"channel":"px:a","data":{"q":1}}}`)
 	req := b.next()
 	if req.path != "/subscribe" || req.body["channel"] != "px:a" || req.body["user"] != "u1" || req.body["client"] != c.c.ID() ||
-		compact(t, req.body["data"]) != `{"q":1}` || req.body["meta"] != nil {
+		jsonclient.Compact(t, req.body["data"]) != `{"q":1}` || req.body["meta"] != nil {
 		t.Fatalf("subscribe request: %s %v", req.path, req.body)
 	}
 	// The expiry is renewed server-side through sub_refresh: not told.
 	res, ok := m["subscribe"].(map[string]any)
-	if !ok || compact(t, res["data"]) != `{"hi":1}` || res["expires"] != nil {
+	if !ok || jsonclient.Compact(t, res["data"]) != `{"hi":1}` || res["expires"] != nil {
 		t.Fatalf("subscribe result: %v", m)
 	}
-	if p := c.call(3, `{"id":3,"presence":{"channel":"px:a"}}`); !strings.Contains(compact(t, p), `"chan_info":{"role":"r"}`) {
+	if p := c.Call(`{"id":3,"presence":{"channel":"px:a"}}`); !strings.Contains(jsonclient.Compact(t, p), `"chan_info":{"role":"r"}`) {
 		t.Fatalf("info from the subscribe proxy: %v", p)
 	}
 
 	// An override turns positioning on (the channels without namespace
 	// keep history).
 	b.answer("/subscribe", `{"result":{"override":{"force_positioning":{"value":true}}}}`)
-	m = c.call(4, `{"id":4,"subscribe":{"channel":"room"}}`)
+	m = c.Call(`{"id":4,"subscribe":{"channel":"room"}}`)
 	b.next()
 	if res, _ := m["subscribe"].(map[string]any); res == nil || res["positioned"] != true {
 		t.Fatalf("override from the subscribe proxy: %v", m)
 	}
 
 	b.answer("/subscribe", `{"error":{"code":403,"message":"nope"}}`)
-	m = c.call(5, `{"id":5,"subscribe":{"channel":"px:secret"}}`)
+	m = c.Call(`{"id":5,"subscribe":{"channel":"px:secret"}}`)
 	b.next()
-	if compact(t, m["error"]) != `{"code":403,"message":"nope"}` {
+	if jsonclient.Compact(t, m["error"]) != `{"code":403,"message":"nope"}` {
 		t.Fatalf("refusal from the subscribe proxy: %v", m)
 	}
 
 	// No proxy for namespace plain: its options allow clients.
-	if m := c.call(6, `{"id":6,"subscribe":{"channel":"plain:x"}}`); m["subscribe"] == nil {
+	if m := c.Call(`{"id":6,"subscribe":{"channel":"plain:x"}}`); m["subscribe"] == nil {
 		t.Fatalf("subscribe without proxy: %v", m)
 	}
 	// A subscription token is checked as a JWT.
@@ -68,15 +69,15 @@ func TestSubscribe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := c.call(7, `{"id":7,"subscribe":{"channel":"px:tok","token":"`+tok+`"}}`); m["subscribe"] == nil {
+	if m := c.Call(`{"id":7,"subscribe":{"channel":"px:tok","token":"` + tok + `"}}`); m["subscribe"] == nil {
 		t.Fatalf("subscribe with token: %v", m)
 	}
 	b.noCall()
 
 	b.answer("/subscribe", `{"disconnect":{"code":4502,"reason":"go"}}`)
-	c.send(`{"id":8,"subscribe":{"channel":"px:bye"}}`)
+	c.Send(`{"id":8,"subscribe":{"channel":"px:bye"}}`)
 	b.next()
-	c.expectClose(4502)
+	c.ExpectClose(4502, "")
 }
 
 // TestPublish: the publish proxy may rewrite the data, skip history or
@@ -87,36 +88,36 @@ func TestPublish(t *testing.T) {
 	n := startNode(t, fullOptions(b, nil))
 	c := connected(t, n, b)
 	b.answer("/subscribe", `{"result":{}}`)
-	c.call(2, `{"id":2,"subscribe":{"channel":"room"}}`)
+	c.Call(`{"id":2,"subscribe":{"channel":"room"}}`)
 	b.next()
 
 	b.answer("/publish", `{"result":{"data":{"text":"HI","by":"u1"}}}`)
-	m := c.call(3, `{"id":3,"publish":{"channel":"room","data":{"text":"hi"}}}`)
+	m := c.Call(`{"id":3,"publish":{"channel":"room","data":{"text":"hi"}}}`)
 	req := b.next()
-	if req.path != "/publish" || req.body["channel"] != "room" || req.body["user"] != "u1" || compact(t, req.body["data"]) != `{"text":"hi"}` {
+	if req.path != "/publish" || req.body["channel"] != "room" || req.body["user"] != "u1" || jsonclient.Compact(t, req.body["data"]) != `{"text":"hi"}` {
 		t.Fatalf("publish request: %s %v", req.path, req.body)
 	}
 	if m["publish"] == nil {
 		t.Fatalf("publish: %v", m)
 	}
-	h := c.call(4, `{"id":4,"history":{"channel":"room","limit":10}}`)
-	if !strings.Contains(compact(t, h), `"data":{"by":"u1","text":"HI"}`) {
+	h := c.Call(`{"id":4,"history":{"channel":"room","limit":10}}`)
+	if !strings.Contains(jsonclient.Compact(t, h), `"data":{"by":"u1","text":"HI"}`) {
 		t.Fatalf("rewritten publication not in history: %v", h)
 	}
 
 	b.answer("/publish", `{"result":{"skip_history":true}}`)
-	c.call(5, `{"id":5,"publish":{"channel":"room","data":{"text":"ephemeral"}}}`)
+	c.Call(`{"id":5,"publish":{"channel":"room","data":{"text":"ephemeral"}}}`)
 	b.next()
-	if h := c.call(6, `{"id":6,"history":{"channel":"room","limit":10}}`); strings.Contains(compact(t, h), "ephemeral") {
+	if h := c.Call(`{"id":6,"history":{"channel":"room","limit":10}}`); strings.Contains(jsonclient.Compact(t, h), "ephemeral") {
 		t.Fatalf("skip_history ignored: %v", h)
 	}
 
 	b.answer("/publish", `{"error":{"code":1001,"message":"spam"}}`)
-	wantError(t, c.call(7, `{"id":7,"publish":{"channel":"room","data":{"text":"buy"}}}`), 1001)
+	jsonclient.WantError(t, c.Call(`{"id":7,"publish":{"channel":"room","data":{"text":"buy"}}}`), 1001)
 	b.next()
 
 	// Namespace plain has no publish proxy and allows no publishing.
-	wantError(t, c.call(8, `{"id":8,"publish":{"channel":"plain:x","data":{}}}`), 103)
+	jsonclient.WantError(t, c.Call(`{"id":8,"publish":{"channel":"plain:x","data":{}}}`), 103)
 	b.noCall()
 }
 
@@ -130,7 +131,7 @@ func TestSubRefresh(t *testing.T) {
 	c := connected(t, n, b)
 	b.answer("/subscribe", `{"result":{"expire_at":`+in(time.Second)+`}}`)
 	b.answer("/sub_refresh", `{"result":{"expire_at":`+in(time.Hour)+`,"info":{"v":2}}}`)
-	c.call(2, `{"id":2,"subscribe":{"channel":"px:s"}}`)
+	c.Call(`{"id":2,"subscribe":{"channel":"px:s"}}`)
 	b.next()
 	req := b.next() // at expiry, without any command from the client
 	if req.path != "/sub_refresh" || req.body["channel"] != "px:s" || req.body["user"] != "u1" {
@@ -138,12 +139,12 @@ func TestSubRefresh(t *testing.T) {
 	}
 	// The new info goes with the client's publications.
 	b.answer("/publish", `{"result":{}}`)
-	c.send(`{"id":4,"publish":{"channel":"px:s","data":{}}}`)
+	c.Send(`{"id":4,"publish":{"channel":"px:s","data":{}}}`)
 	b.next()
 	for {
-		m := c.next()
+		m := c.Next()
 		if p, ok := m["push"].(map[string]any); ok && p["pub"] != nil {
-			if got := compact(t, p["pub"]); !strings.Contains(got, `"chan_info":{"v":2}`) {
+			if got := jsonclient.Compact(t, p["pub"]); !strings.Contains(got, `"chan_info":{"v":2}`) {
 				t.Fatalf("info from sub_refresh not in the publication: %s", got)
 			}
 			break
@@ -151,7 +152,7 @@ func TestSubRefresh(t *testing.T) {
 	}
 
 	b.answer("/sub_refresh", `{"result":{"expire_at":`+in(2*time.Hour)+`}}`)
-	m := c.call(5, `{"id":5,"sub_refresh":{"channel":"px:s"}}`)
+	m := c.Call(`{"id":5,"sub_refresh":{"channel":"px:s"}}`)
 	b.next()
 	// Renewed, and still the hub's to renew: no expiry for the client.
 	if res, _ := m["sub_refresh"].(map[string]any); res == nil || res["expires"] != nil {
@@ -159,10 +160,10 @@ func TestSubRefresh(t *testing.T) {
 	}
 
 	b.answer("/sub_refresh", `{"result":{"expired":true}}`)
-	c.send(`{"id":6,"sub_refresh":{"channel":"px:s"}}`)
+	c.Send(`{"id":6,"sub_refresh":{"channel":"px:s"}}`)
 	b.next()
 	for {
-		m := c.next()
+		m := c.Next()
 		if u, ok := m["push"].(map[string]any); ok && u["channel"] == "px:s" && u["unsubscribe"] != nil {
 			if code := u["unsubscribe"].(map[string]any)["code"]; code != float64(2501) {
 				t.Fatalf("unsubscribe code %v, want 2501", code)
@@ -186,19 +187,19 @@ func TestRefresh(t *testing.T) {
 		t.Fatalf("connect result tells the client to refresh itself: %v", res)
 	}
 	req := b.next() // at expiry, without any command from the client
-	if req.path != "/refresh" || req.body["user"] != "u1" || req.body["client"] != c.c.ID() || compact(t, req.body["meta"]) != `{"m":1}` {
+	if req.path != "/refresh" || req.body["user"] != "u1" || req.body["client"] != c.c.ID() || jsonclient.Compact(t, req.body["meta"]) != `{"m":1}` {
 		t.Fatalf("refresh request: %s %v", req.path, req.body)
 	}
 	// Commands run after the refresh on the client's goroutine.
 	b.answer("/rpc", `{"result":{}}`)
-	c.call(2, `{"id":2,"rpc":{"method":"m"}}`)
+	c.Call(`{"id":2,"rpc":{"method":"m"}}`)
 	b.next()
 	if string(c.c.Info()) != `{"fresh":true}` {
 		t.Fatalf("info from refresh: %s", c.c.Info())
 	}
 
 	b.answer("/refresh", `{"result":{"expire_at":`+in(2*time.Hour)+`}}`)
-	m := c.call(3, `{"id":3,"refresh":{}}`)
+	m := c.Call(`{"id":3,"refresh":{}}`)
 	b.next()
 	// A server-side refreshed connection is not told an expiry; as the
 	// reference, the reply carries expires and ttl only.
@@ -206,15 +207,15 @@ func TestRefresh(t *testing.T) {
 		t.Fatalf("refresh result: %v", m)
 	}
 	b.answer("/refresh", `{"result":{"expired":true}}`)
-	c.send(`{"id":4,"refresh":{}}`)
+	c.Send(`{"id":4,"refresh":{}}`)
 	b.next()
-	c.expectClose(3005)
+	c.ExpectClose(3005, "")
 
 	// The backend says expired at the connection's expiry: closed.
 	c2 := n.dial(nil)
 	c2.connectOK(b, `{"user":"u2","expire_at":`+in(time.Second)+`}`)
 	b.next()
-	c2.expectClose(3005)
+	c2.ExpectClose(3005, "")
 }
 
 // TestRPC: methods go to the proxy of their namespace; an undeclared
@@ -226,26 +227,26 @@ func TestRPC(t *testing.T) {
 	c := connected(t, n, b)
 
 	b.answer("/rpc", `{"result":{"data":{"name":"Ann"}}}`)
-	m := c.call(2, `{"id":2,"rpc":{"method":"getUser","data":{"id":7}}}`)
+	m := c.Call(`{"id":2,"rpc":{"method":"getUser","data":{"id":7}}}`)
 	req := b.next()
-	if req.path != "/rpc" || req.body["method"] != "getUser" || compact(t, req.body["data"]) != `{"id":7}` || req.body["user"] != "u1" {
+	if req.path != "/rpc" || req.body["method"] != "getUser" || jsonclient.Compact(t, req.body["data"]) != `{"id":7}` || req.body["user"] != "u1" {
 		t.Fatalf("rpc request: %s %v", req.path, req.body)
 	}
-	if compact(t, m["rpc"]) != `{"data":{"name":"Ann"}}` {
+	if jsonclient.Compact(t, m["rpc"]) != `{"data":{"name":"Ann"}}` {
 		t.Fatalf("rpc result: %v", m)
 	}
 	b.answer("/rpc_ns", `{"result":{"data":[1,2]}}`)
-	if m := c.call(3, `{"id":3,"rpc":{"method":"ns:list"}}`); compact(t, m["rpc"]) != `{"data":[1,2]}` {
+	if m := c.Call(`{"id":3,"rpc":{"method":"ns:list"}}`); jsonclient.Compact(t, m["rpc"]) != `{"data":[1,2]}` {
 		t.Fatalf("rpc in namespace: %v", m)
 	}
 	if r := b.next(); r.path != "/rpc_ns" || r.body["method"] != "ns:list" {
 		t.Fatalf("namespaced rpc request: %s %v", r.path, r.body)
 	}
-	wantError(t, c.call(4, `{"id":4,"rpc":{"method":"off:x"}}`), 108)
-	wantError(t, c.call(5, `{"id":5,"rpc":{"method":"nowhere:x"}}`), 104)
+	jsonclient.WantError(t, c.Call(`{"id":4,"rpc":{"method":"off:x"}}`), 108)
+	jsonclient.WantError(t, c.Call(`{"id":5,"rpc":{"method":"nowhere:x"}}`), 104)
 	b.noCall()
 	b.answer("/rpc", `{"error":{"code":404,"message":"no such user"}}`)
-	if m := c.call(6, `{"id":6,"rpc":{"method":"getUser"}}`); compact(t, m["error"]) != `{"code":404,"message":"no such user"}` {
+	if m := c.Call(`{"id":6,"rpc":{"method":"getUser"}}`); jsonclient.Compact(t, m["error"]) != `{"code":404,"message":"no such user"}` {
 		t.Fatalf("rpc error: %v", m)
 	}
 	b.next()
@@ -260,17 +261,17 @@ func TestBinaryEncoding(t *testing.T) {
 	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 	c := n.dial(nil)
 	b.answer("/connect", `{"result":{"user":"u2","b64info":"`+b64(`{"i":1}`)+`","b64data":"`+b64(`{"d":1}`)+`"}}`)
-	m := c.call(1, `{"id":1,"connect":{"data":{"a":1}}}`)
+	m := c.Call(`{"id":1,"connect":{"data":{"a":1}}}`)
 	req := b.next()
 	if req.body["encoding"] != "binary" || req.body["b64data"] != b64(`{"a":1}`) || req.body["data"] != nil {
 		t.Fatalf("binary connect request: %v", req.body)
 	}
-	if res, _ := m["connect"].(map[string]any); res == nil || compact(t, res["data"]) != `{"d":1}` || string(c.c.Info()) != `{"i":1}` {
+	if res, _ := m["connect"].(map[string]any); res == nil || jsonclient.Compact(t, res["data"]) != `{"d":1}` || string(c.c.Info()) != `{"i":1}` {
 		t.Fatalf("b64 connect result: %v, info %s", m, c.c.Info())
 	}
 
 	b.answer("/rpc", `{"result":{"b64data":"`+b64(`{"r":1}`)+`"}}`)
-	if m := c.call(2, `{"id":2,"rpc":{"method":"x","data":{"p":1}}}`); compact(t, m["rpc"]) != `{"data":{"r":1}}` {
+	if m := c.Call(`{"id":2,"rpc":{"method":"x","data":{"p":1}}}`); jsonclient.Compact(t, m["rpc"]) != `{"data":{"r":1}}` {
 		t.Fatalf("b64 rpc result: %v", m)
 	}
 	if r := b.next(); r.body["b64data"] != b64(`{"p":1}`) {
@@ -278,28 +279,28 @@ func TestBinaryEncoding(t *testing.T) {
 	}
 
 	b.answer("/subscribe", `{"result":{"b64data":"`+b64(`{"s":1}`)+`","b64info":"`+b64(`{"ci":1}`)+`"}}`)
-	if m := c.call(3, `{"id":3,"subscribe":{"channel":"room"}}`); compact(t, m["subscribe"].(map[string]any)["data"]) != `{"s":1}` {
+	if m := c.Call(`{"id":3,"subscribe":{"channel":"room"}}`); jsonclient.Compact(t, m["subscribe"].(map[string]any)["data"]) != `{"s":1}` {
 		t.Fatalf("b64 subscribe result: %v", m)
 	}
 	b.next()
 	b.answer("/publish", `{"result":{"b64data":"`+b64(`{"rewritten":1}`)+`"}}`)
-	c.call(4, `{"id":4,"publish":{"channel":"room","data":{"x":1}}}`)
+	c.Call(`{"id":4,"publish":{"channel":"room","data":{"x":1}}}`)
 	if r := b.next(); r.body["b64data"] != b64(`{"x":1}`) {
 		t.Fatalf("binary publish request: %v", r.body)
 	}
-	if h := c.call(5, `{"id":5,"history":{"channel":"room","limit":10}}`); !strings.Contains(compact(t, h), `{"rewritten":1}`) {
+	if h := c.Call(`{"id":5,"history":{"channel":"room","limit":10}}`); !strings.Contains(jsonclient.Compact(t, h), `{"rewritten":1}`) {
 		t.Fatalf("b64 publish rewrite: %v", h)
 	}
 	b.answer("/sub_refresh", `{"result":{"expire_at":`+in(time.Hour)+`,"b64info":"`+b64(`{"sr":1}`)+`"}}`)
-	if m := c.call(7, `{"id":7,"sub_refresh":{"channel":"room"}}`); m["sub_refresh"] == nil {
+	if m := c.Call(`{"id":7,"sub_refresh":{"channel":"room"}}`); m["sub_refresh"] == nil {
 		t.Fatalf("b64 sub_refresh: %v", m)
 	}
 	b.next()
-	if p := c.call(8, `{"id":8,"presence":{"channel":"room"}}`); !strings.Contains(compact(t, p), `"conn_info":{"i":1}`) {
+	if p := c.Call(`{"id":8,"presence":{"channel":"room"}}`); !strings.Contains(jsonclient.Compact(t, p), `"conn_info":{"i":1}`) {
 		t.Fatalf("presence: %v", p)
 	}
 	b.answer("/refresh", `{"result":{"b64info":"`+b64(`{"r":2}`)+`"}}`)
-	c.call(9, `{"id":9,"refresh":{}}`)
+	c.Call(`{"id":9,"refresh":{}}`)
 	b.next()
 	if string(c.c.Info()) != `{"r":2}` {
 		t.Fatalf("b64info from refresh: %s", c.c.Info())
@@ -308,18 +309,18 @@ func TestBinaryEncoding(t *testing.T) {
 	// Server-side subscriptions with b64 options.
 	c2 := n.dial(nil)
 	b.answer("/connect", `{"result":{"user":"u3","subs":{"px:b":{"b64data":"`+b64(`{"sd":1}`)+`","b64info":"`+b64(`{"si":1}`)+`"}}}}`)
-	m = c2.call(1, `{"id":1,"connect":{}}`)
+	m = c2.Call(`{"id":1,"connect":{}}`)
 	b.next()
-	if got := compact(t, m["connect"].(map[string]any)["subs"]); !strings.Contains(got, `"px:b":{"data":{"sd":1}}`) {
+	if got := jsonclient.Compact(t, m["connect"].(map[string]any)["subs"]); !strings.Contains(got, `"px:b":{"data":{"sd":1}}`) {
 		t.Fatalf("b64 subs in the connect result: %s", got)
 	}
-	if p := c2.call(2, `{"id":2,"presence":{"channel":"px:b"}}`); !strings.Contains(compact(t, p), `"chan_info":{"si":1}`) {
+	if p := c2.Call(`{"id":2,"presence":{"channel":"px:b"}}`); !strings.Contains(jsonclient.Compact(t, p), `"chan_info":{"si":1}`) {
 		t.Fatalf("b64info of subs: %v", p)
 	}
 
 	// A JSON client cannot carry bytes that are not JSON: the backend's
 	// answer is unusable, error 100.
 	b.answer("/rpc", `{"result":{"b64data":"`+b64("\x00\x01")+`"}}`)
-	wantError(t, c.call(10, `{"id":10,"rpc":{"method":"x"}}`), 100)
+	jsonclient.WantError(t, c.Call(`{"id":10,"rpc":{"method":"x"}}`), 100)
 	b.next()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/proxy"
 )
 
@@ -69,9 +70,9 @@ func TestFaults(t *testing.T) {
 		b.handle("/connect", tc.handle)
 		c := n.dial(nil)
 		start := time.Now()
-		m := c.call(1, `{"id":1,"connect":{}}`)
+		m := c.Call(`{"id":1,"connect":{}}`)
 		b.next()
-		if compact(t, m["error"]) != `{"code":100,"message":"internal server error","temporary":true}` {
+		if jsonclient.Compact(t, m["error"]) != `{"code":100,"message":"internal server error","temporary":true}` {
 			t.Fatalf("%s: want error 100, got %v", tc.name, m)
 		}
 		if tc.name == "slow" && time.Since(start) > 2*time.Second {
@@ -92,7 +93,7 @@ func TestFaults(t *testing.T) {
 		t.Fatalf("ok calls counted %v", got)
 	}
 	// A backend that is down.
-	wantError(t, c.call(2, `{"id":2,"rpc":{"method":"m"}}`), 100)
+	jsonclient.WantError(t, c.Call(`{"id":2,"rpc":{"method":"m"}}`), 100)
 	if got := counter(t, n.router, "down", "rpc", "failed"); got != 1 {
 		t.Fatalf("down: failed calls counted %v", got)
 	}
@@ -151,7 +152,7 @@ func TestInFlightLimit(t *testing.T) {
 	var held []*client
 	for i := 0; i < 2; i++ {
 		c := connected(t, n, b)
-		c.send(`{"id":2,"rpc":{"method":"slow"}}`)
+		c.Send(`{"id":2,"rpc":{"method":"slow"}}`)
 		bl.await(t)
 		b.next()
 		held = append(held, c)
@@ -159,8 +160,8 @@ func TestInFlightLimit(t *testing.T) {
 	// Connects go through the same limit.
 	c := n.dial(nil)
 	start := time.Now()
-	m := c.call(1, `{"id":1,"connect":{}}`)
-	if compact(t, m["error"]) != `{"code":111,"message":"too many requests","temporary":true}` {
+	m := c.Call(`{"id":1,"connect":{}}`)
+	if jsonclient.Compact(t, m["error"]) != `{"code":111,"message":"too many requests","temporary":true}` {
 		t.Fatalf("over the limit: %v", m)
 	}
 	if d := time.Since(start); d > time.Second {
@@ -176,7 +177,7 @@ func TestInFlightLimit(t *testing.T) {
 	close(bl.release)
 	released = true
 	for _, h := range held {
-		if m := h.reply(2); compact(t, m["rpc"]) != `{"data":{"late":true}}` {
+		if m := h.Reply(2); jsonclient.Compact(t, m["rpc"]) != `{"data":{"late":true}}` {
 			t.Fatalf("held rpc: %v", m)
 		}
 	}
@@ -230,13 +231,13 @@ func TestSlowBackendHoldsOnlyItsClient(t *testing.T) {
 	n := startNode(t, opts)
 	b.handle("/rpc_ns", bl.handle)
 	stuck := connected(t, n, b)
-	stuck.send(`{"id":2,"rpc":{"method":"ns:hang"}}`)
+	stuck.Send(`{"id":2,"rpc":{"method":"ns:hang"}}`)
 	bl.await(t)
 	b.next()
 
 	other := connected(t, n, b)
 	b.answer("/rpc", `{"result":{"data":"quick"}}`)
-	if m := other.call(2, `{"id":2,"rpc":{"method":"fast"}}`); compact(t, m["rpc"]) != `{"data":"quick"}` {
+	if m := other.Call(`{"id":2,"rpc":{"method":"fast"}}`); jsonclient.Compact(t, m["rpc"]) != `{"data":"quick"}` {
 		t.Fatalf("other client's rpc: %v", m)
 	}
 	b.next()

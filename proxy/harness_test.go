@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/proxy"
 )
@@ -165,12 +165,13 @@ func startNode(t *testing.T, opts proxy.Options) *node {
 	return &node{t: t, hub: h, router: r}
 }
 
-// client is a JSON client on an in-memory connection.
+// client is the shared JSON protocol client (internal/jsonclient) on an
+// in-memory connection, with the hub's side of it.
 type client struct {
-	t      *testing.T
-	conn   *hubtest.Conn
-	c      *hub.Client
-	queued []map[string]any
+	*jsonclient.Client
+	t    *testing.T
+	conn *hubtest.Conn
+	c    *hub.Client
 }
 
 // dial opens a client whose HTTP request carried header.
@@ -179,107 +180,20 @@ func (n *node) dial(header http.Header) *client {
 	c := n.hub.Open(conn, hub.ConnInfo{RemoteAddr: "test", Transport: hub.TransportWebSocket, Header: header})
 	conn.Attach(c)
 	n.t.Cleanup(conn.Drop)
-	return &client{t: n.t, conn: conn, c: c}
-}
-
-func (c *client) send(cmd string) {
-	c.t.Helper()
-	if err := c.conn.Send([]byte(cmd)); err != nil {
-		c.t.Fatalf("send %s: %v", cmd, err)
-	}
-}
-
-// next returns the next message from the hub.
-func (c *client) next() map[string]any {
-	c.t.Helper()
-	if len(c.queued) == 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		frame, err := c.conn.Next(ctx)
-		if err != nil {
-			c.t.Fatalf("no message from the hub: %v", err)
-		}
-		for _, line := range strings.Split(strings.TrimSpace(string(frame)), "\n") {
-			var m map[string]any
-			if err := json.Unmarshal([]byte(line), &m); err != nil {
-				c.t.Fatalf("bad message %q: %v", line, err)
-			}
-			c.queued = append(c.queued, m)
-		}
-	}
-	m := c.queued[0]
-	c.queued = c.queued[1:]
-	return m
-}
-
-// call sends a command with id and returns its reply, skipping pushes
-// and pings.
-func (c *client) call(id int, cmd string) map[string]any {
-	c.t.Helper()
-	c.send(cmd)
-	return c.reply(id)
-}
-
-func (c *client) reply(id int) map[string]any {
-	c.t.Helper()
-	for {
-		m := c.next()
-		if got, ok := m["id"].(float64); ok && int(got) == id {
-			return m
-		}
-	}
-}
-
-// expectClose waits for the hub to close the connection with code.
-func (c *client) expectClose(code uint32) {
-	c.t.Helper()
-	select {
-	case <-c.conn.Closed():
-	case <-time.After(5 * time.Second):
-		c.t.Fatalf("connection not closed, want %d", code)
-	}
-	if got, reason := c.conn.CloseCode(); got != code {
-		c.t.Fatalf("closed with %d %q, want %d", got, reason, code)
-	}
+	return &client{Client: jsonclient.New(n.t, jsonclient.Mem(conn), testSecret), t: n.t, conn: conn, c: c}
 }
 
 // connectOK connects through the connect proxy, which answers result.
 func (c *client) connectOK(b *backend, result string) map[string]any {
 	c.t.Helper()
 	b.answer("/connect", `{"result":`+result+`}`)
-	m := c.call(1, `{"id":1,"connect":{}}`)
+	m := c.Call(`{"id":1,"connect":{}}`)
 	b.next()
 	res, ok := m["connect"].(map[string]any)
 	if !ok {
 		c.t.Fatalf("connect failed: %v", m)
 	}
 	return res
-}
-
-// errorCode returns the code of an error reply, or 0.
-func errorCode(m map[string]any) int {
-	e, ok := m["error"].(map[string]any)
-	if !ok {
-		return 0
-	}
-	return int(e["code"].(float64))
-}
-
-func wantError(t *testing.T, m map[string]any, code int) {
-	t.Helper()
-	if got := errorCode(m); got != code {
-		t.Fatalf("want error %d, got %v", code, m)
-	}
-}
-
-// compact renders v as compact JSON.
-func compact(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // signer mints tokens with the test secret.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -62,7 +63,7 @@ func TestProtobufClient(t *testing.T) {
 	// JSON payloads from a Protobuf client still go as data.
 	b.answer("/rpc", `{"result":{"data":{"ok":true}}}`)
 	r = send(&protocol.Command{Id: 2, Rpc: &protocol.RPCRequest{Method: "m", Data: []byte(`{"x":1}`)}})
-	if req := b.next(); compact(t, req.body["data"]) != `{"x":1}` || req.body["encoding"] != "json" {
+	if req := b.next(); jsonclient.Compact(t, req.body["data"]) != `{"x":1}` || req.body["encoding"] != "json" {
 		t.Fatalf("protobuf rpc request: %v", req.body)
 	}
 	if r.Rpc == nil || string(r.Rpc.Data) != `{"ok":true}` {

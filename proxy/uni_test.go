@@ -6,6 +6,7 @@ import (
 
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -30,11 +31,11 @@ func TestUnidirectionalConnect(t *testing.T) {
 	b.answer("/connect", `{"result":{"user":"uni","data":{"hello":"uni"}}}`)
 	c.Connect(&protocol.ConnectRequest{Data: []byte(`{"from":"url"}`)})
 	req := b.next()
-	if req.body["transport"] != "uni_sse" || req.header.Get("Cookie") != "sid=u" || compact(t, req.body["data"]) != `{"from":"url"}` {
+	if req.body["transport"] != "uni_sse" || req.header.Get("Cookie") != "sid=u" || jsonclient.Compact(t, req.body["data"]) != `{"from":"url"}` {
 		t.Fatalf("unidirectional connect request: %v %v", req.body, req.header)
 	}
-	cl := &client{t: t, conn: conn, c: c}
-	if m := cl.reply(1); compact(t, m["connect"].(map[string]any)["data"]) != `{"hello":"uni"}` || c.User() != "uni" {
+	cl := jsonclient.New(t, jsonclient.Mem(conn), testSecret)
+	if m := cl.Reply(1); jsonclient.Compact(t, m["connect"].(map[string]any)["data"]) != `{"hello":"uni"}` || c.User() != "uni" {
 		t.Fatalf("unidirectional connect: %v", m)
 	}
 
@@ -42,5 +43,5 @@ func TestUnidirectionalConnect(t *testing.T) {
 	b.answer("/connect", `{"error":{"code":1000,"message":"no"}}`)
 	c2.Connect(&protocol.ConnectRequest{})
 	b.next()
-	(&client{t: t, conn: conn2, c: c2}).expectClose(3004)
+	jsonclient.New(t, jsonclient.Mem(conn2), testSecret).ExpectClose(3004, "")
 }

@@ -3,14 +3,19 @@
 # installs what the tests need, starts PostgreSQL, Redis and NATS on
 # loopback, and runs every suite:
 #
+#   go mod tidy -diff              (go.mod and go.sum of the root module and
+#                                   of the bench module must be tidy)
 #   go vet ./...
 #   GOOS=darwin and GOOS=windows: go build ./... and go vet ./...
+#   the same builds and vets for the bench module (bench/go.mod: the load
+#     tool and the benchmark programs, kept out of the product's module)
 #   go test -race ./...            (through gotestsum, for counts)
 #   go test -race again for the packages whose tests go through the
 #     WebSocket transport, with its portable poller (HERALD_TEST_WS_POLLER),
 #     and the hub's suite over real WebSocket (HERALD_TEST_HUB_TRANSPORT)
 #   go test -race again for the tests that use PostgreSQL, on PostgreSQL 18
 #     (scripts/pg18.sh; scripts/services.sh starts it with the others)
+#   go test -race ./... in the bench module
 #   go test -fuzz, each fuzz target for a few seconds (HERALD_FUZZ_TIME)
 #   node --test                    (tests/js, against a built herald binary,
 #                                   and a browser test in Debian's chromium)
@@ -237,6 +242,21 @@ install_gotestsum() {
 	return 1
 }
 
+# The bench module (bench/go.mod): herald-bench, its load engine and the
+# benchmark programs. The root module's ./... stops at its go.mod.
+BENCH_MODULE="$ROOT/bench"
+
+# go_mod_tidy fails when go mod tidy would change go.mod or go.sum of
+# either module (a dependency imported but marked indirect, one no longer
+# used, a missing checksum); -diff prints the change and writes nothing.
+go_mod_tidy() {
+	local rc=0
+	run 5m go-mod-tidy.log "$ROOT" go mod tidy -diff || rc=$?
+	run 5m go-mod-tidy-bench.log "$BENCH_MODULE" go mod tidy -diff || rc=$?
+	((rc == 0)) || echo "go.mod or go.sum is not tidy: run go mod tidy (in the root and in bench/) and commit the result"
+	return "$rc"
+}
+
 go_vet() {
 	run 10m go-vet.log "$ROOT" go vet ./...
 }
@@ -249,6 +269,18 @@ go_other_os() {
 		run 10m "go-vet-$goos.log" "$ROOT" env GOOS="$goos" go vet ./...
 }
 
+# go_vet_bench builds and vets the bench module here and for darwin and
+# windows.
+go_vet_bench() {
+	local goos rc=0
+	run 10m go-vet-bench.log "$BENCH_MODULE" go vet ./... || rc=$?
+	for goos in darwin windows; do
+		run 10m "go-build-bench-$goos.log" "$BENCH_MODULE" env GOOS="$goos" go build ./... &&
+			run 10m "go-vet-bench-$goos.log" "$BENCH_MODULE" env GOOS="$goos" go vet ./... || rc=$?
+	done
+	return "$rc"
+}
+
 build_herald() {
 	# A binary left by an earlier run must not stand in for a failed build.
 	rm -f "$BIN/herald"
@@ -256,7 +288,8 @@ build_herald() {
 }
 
 # go_test_packages LOG PACKAGE... runs go test -race over the packages,
-# keeping the output in .tmp/logs/LOG.log, and counts the tests.
+# keeping the output in .tmp/logs/LOG.log, and counts the tests. It runs in
+# the module of GO_TEST_DIR (default: the root module).
 go_test_packages() {
 	local log=$1
 	shift
@@ -266,7 +299,7 @@ go_test_packages() {
 	# go test's own -timeout bounds each test binary and dumps a stuck
 	# test's goroutines; run's limit only catches a hang outside them.
 	if [[ -n "$GOTESTSUM" ]]; then
-		run 20m "$log.log" "$ROOT" "$GOTESTSUM" --format pkgname-and-test-fails --format-icons text \
+		run 20m "$log.log" "${GO_TEST_DIR:-$ROOT}" "$GOTESTSUM" --format pkgname-and-test-fails --format-icons text \
 			--jsonfile "$LOGS/$log.json" -- "${args[@]}" "$@" || rc=$?
 		local done_line total failures errors
 		done_line=$(grep -E '^DONE ' "$LOGS/$log.log" | tail -n 1)
@@ -278,7 +311,7 @@ go_test_packages() {
 		COUNT_PASSED=$((total - COUNT_SKIPPED - failures))
 		COUNT_DETAIL="${done_line#DONE }"
 	else
-		run 20m "$log.log" "$ROOT" go test "${args[@]}" "$@" || rc=$?
+		run 20m "$log.log" "${GO_TEST_DIR:-$ROOT}" go test "${args[@]}" "$@" || rc=$?
 		COUNT_PASSED=$(grep -cE '^ok ' "$LOGS/$log.log")
 		COUNT_FAILED=$(grep -cE '^(FAIL|---) ' "$LOGS/$log.log")
 		COUNT_DETAIL="$COUNT_PASSED packages ok"
@@ -288,6 +321,11 @@ go_test_packages() {
 
 go_tests() {
 	go_test_packages go-test ./...
+}
+
+go_tests_bench() {
+	local GO_TEST_DIR=$BENCH_MODULE
+	go_test_packages go-test-bench ./...
 }
 
 # The packages whose tests serve clients through the WebSocket transport
@@ -351,11 +389,17 @@ go_tests_postgres18() {
 # failing inputs, which go test writes to the package's
 # testdata/fuzz/FuzzXxx/ for committing as regression seeds.
 go_fuzz() {
-	local files file dir name log rc=0 status failed=()
+	local files file dir moddir name log rc=0 status failed=()
 	files=$(grep -rlE --include='*_test.go' --exclude-dir=node_modules --exclude-dir=.tmp \
 		'^func Fuzz[A-Za-z0-9_]*\(f \*testing\.F\)' .) || true
 	for file in $files; do
 		dir=$(dirname "$file")
+		# go test runs in the file's module: the bench module's targets
+		# are not packages of the root one.
+		moddir=$ROOT
+		if [[ $dir == ./bench || $dir == ./bench/* ]]; then
+			moddir=$BENCH_MODULE
+		fi
 		for name in $(grep -oE '^func Fuzz[A-Za-z0-9_]*\(f \*testing\.F\)' "$file" | sed -E 's/^func (Fuzz[A-Za-z0-9_]*).*/\1/'); do
 			if [[ -n "${HERALD_TEST_RUN:-}" && ! "$name" =~ $HERALD_TEST_RUN ]]; then
 				continue
@@ -363,7 +407,7 @@ go_fuzz() {
 			log="fuzz-${dir#./}-$name"
 			log=${log//\//-}
 			status=0
-			run 5m "$log.log" "$ROOT" go test -run '^$' -fuzz "^$name\$" -fuzztime "$FUZZ_TIME" "$dir" || status=$?
+			run 5m "$log.log" "$moddir" go test -run '^$' -fuzz "^$name\$" -fuzztime "$FUZZ_TIME" "$ROOT/${dir#./}" || status=$?
 			# Go 1.26's fuzz coordinator can fail a clean run with a bare
 			# "context deadline exceeded" when -fuzztime ends while a
 			# worker is busy (a race in its stop, go.dev/issue/75804). A real
@@ -525,15 +569,18 @@ if [[ -d tests/python ]]; then
 	step "python venv" python_install
 fi
 step "gotestsum" install_gotestsum
+step "go mod tidy" go_mod_tidy
 step "go vet" go_vet
 step "go vet darwin" go_other_os darwin
 step "go vet windows" go_other_os windows
+step "go vet bench" go_vet_bench
 step "build herald" build_herald
 step "go test -race" go_tests
 step "go test hub ws" go_tests_hub_websocket
 step "go test portable" go_tests_portable
 step "go test pgbouncer" go_tests_pgbouncer
 step "go test postgres18" go_tests_postgres18
+step "go test bench" go_tests_bench
 step "go fuzz" go_fuzz
 if [[ -x "$HERALD_BIN" && -d tests/js/node_modules ]]; then
 	step "node tests" node_tests

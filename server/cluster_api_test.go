@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	gws "github.com/gorilla/websocket"
-
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/hub"
@@ -25,18 +23,6 @@ func (nopHandler) HandlePublication(string, *engine.Publication, engine.StreamPo
 func (nopHandler) HandleJoin(string, *engine.ClientInfo)                                {}
 func (nopHandler) HandleLeave(string, *engine.ClientInfo)                               {}
 func (nopHandler) HandleControl([]byte)                                                 {}
-
-func subscribeTo(t *testing.T, c *gws.Conn, id int, ch string) {
-	t.Helper()
-	req, _ := json.Marshal(map[string]any{"id": id, "subscribe": map[string]any{"channel": ch}})
-	if err := c.WriteMessage(gws.TextMessage, req); err != nil {
-		t.Fatal(err)
-	}
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if _, msg, err := c.ReadMessage(); err != nil || !strings.Contains(string(msg), `"subscribe"`) {
-		t.Fatalf("subscribe %s: %s %v", ch, msg, err)
-	}
-}
 
 // TestClusterWideAPI: channels and connections through one node's API see
 // the subscribers of every node; a node that stops answering makes the
@@ -63,12 +49,12 @@ func TestClusterWideAPI(t *testing.T) {
 			testenv.Eventually(t, "three nodes", 10*time.Second, func() bool { return len(n1.Hub().Nodes()) == 3 })
 
 			alice := connectClient(t, n2, "alice")
-			subscribeTo(t, alice, 2, "room-a")
-			subscribeTo(t, alice, 3, "room-b")
+			alice.MustSubscribe(2, "room-a", "")
+			alice.MustSubscribe(3, "room-b", "")
 			bob := connectClient(t, n3, "bob")
-			subscribeTo(t, bob, 2, "room-a")
+			bob.MustSubscribe(2, "room-a", "")
 			carol := connectClient(t, n1, "carol")
-			subscribeTo(t, carol, 2, "other")
+			carol.MustSubscribe(2, "other", "")
 
 			if got := apiCall(t, n1, "channels", `{"pattern":"room-*"}`); got != `{"result":{"channels":{"room-a":{"num_clients":2},"room-b":{"num_clients":1}}}}` {
 				t.Fatalf("channels through node 1: %s", got)

@@ -2,12 +2,9 @@ package server
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
-
-	gws "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
@@ -41,34 +38,23 @@ func TestTwoNodesDeliver(t *testing.T) {
 			})
 			c := connectClient(t, n2, "alice")
 			ch := "news-" + name
-			_ = c.WriteMessage(gws.TextMessage, []byte(`{"id":2,"subscribe":{"channel":"`+ch+`"}}`))
-			if _, msg, err := c.ReadMessage(); err != nil || !strings.Contains(string(msg), `"id":2,"subscribe"`) {
-				t.Fatalf("subscribe: %s %v", msg, err)
-			}
+			c.MustSubscribe(2, ch, "")
 			testenv.Eventually(t, "both nodes in info", 5*time.Second, func() bool { return len(n1.Hub().Nodes()) == 2 })
 			req := `{"channel":"` + ch + `","data":{"n":1}}`
 			if body := apiCall(t, n1, "publish", req); !strings.Contains(body, `"result"`) {
 				t.Fatalf("publish: %s", body)
 			}
-			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-			_, msg, err := c.ReadMessage()
-			if err != nil {
-				t.Fatal(err)
-			}
+			msg := c.Read()
 			want := `{"push":{"channel":"` + ch + `","pub":{"data":{"n":1}}}}`
 			if history {
 				want = `{"push":{"channel":"` + ch + `","pub":{"data":{"n":1},"offset":1}}}`
 			}
-			if string(msg) != want {
+			if msg != want {
 				t.Fatalf("node 2 got %s, want %s", msg, want)
 			}
 			// The API of node 1 disconnects alice on node 2.
 			apiCall(t, n1, "disconnect", `{"user":"alice"}`)
-			_, _, err = c.ReadMessage()
-			var ce *gws.CloseError
-			if !errors.As(err, &ce) || ce.Code != 3503 {
-				t.Fatalf("want close 3503 through the other node, got %v", err)
-			}
+			c.ExpectClose(3503, "")
 		})
 	}
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -40,7 +40,7 @@ func TestIdempotentPublishAcrossNodes(t *testing.T) {
 			})
 			testenv.Eventually(t, "both nodes", 10*time.Second, func() bool { return len(n1.Hub().Nodes()) == 2 })
 			c := connectClient(t, n2, "alice")
-			subscribeTo(t, c, 2, "orders")
+			c.MustSubscribe(2, "orders", "")
 
 			const total = 30
 			for i := range total {
@@ -66,43 +66,20 @@ func TestIdempotentPublishAcrossNodes(t *testing.T) {
 			// A marker without a key ends the stream: everything before it
 			// is what the subscriber got.
 			apiCall(t, n1, "publish", `{"channel":"orders","data":"end"}`)
-			_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-			// Publications may share a frame, one JSON message per line.
-			var pending []string
-			next := func() string {
-				t.Helper()
-				for len(pending) == 0 {
-					_, msg, err := c.ReadMessage()
-					if err != nil {
-						t.Fatalf("read: %v", err)
-					}
-					pending = strings.Split(string(msg), "\n")
-				}
-				m := pending[0]
-				pending = pending[1:]
-				return m
-			}
+			// Publications may share a frame, one JSON message per line:
+			// Next returns them one by one.
 			for i := 0; ; i++ {
-				msg := next()
-				var m struct {
-					Push struct {
-						Pub struct {
-							Data   json.RawMessage
-							Offset uint64
-						}
-					}
-				}
-				if err := json.Unmarshal([]byte(msg), &m); err != nil {
-					t.Fatalf("%s: %v", msg, err)
-				}
-				if string(m.Push.Pub.Data) == `"end"` {
+				m := c.Next()
+				data := jsonclient.Compact(t, jsonclient.Path(m, "push", "pub", "data"))
+				offset := jsonclient.Num(jsonclient.Path(m, "push", "pub", "offset"))
+				if data == `"end"` {
 					if i != total {
 						t.Fatalf("%d publications delivered, want %d", i, total)
 					}
 					break
 				}
-				if want := fmt.Sprintf(`{"n":%d}`, i); string(m.Push.Pub.Data) != want || m.Push.Pub.Offset != uint64(i+1) {
-					t.Fatalf("delivery %d: %s at offset %d, want %s at %d", i, m.Push.Pub.Data, m.Push.Pub.Offset, want, i+1)
+				if want := fmt.Sprintf(`{"n":%d}`, i); data != want || offset != int64(i+1) {
+					t.Fatalf("delivery %d: %s at offset %d, want %s at %d", i, data, offset, want, i+1)
 				}
 			}
 		})

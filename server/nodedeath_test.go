@@ -19,10 +19,8 @@ import (
 	"testing"
 	"time"
 
-	gws "github.com/gorilla/websocket"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -145,37 +143,6 @@ func (p *heraldProc) linesAt(level string) []string {
 	return out
 }
 
-// dialAddr connects to the node at addr as user and reads the connect
-// reply.
-func dialAddr(ctx context.Context, addr, user string) (*wsClient, error) {
-	d := gws.Dialer{HandshakeTimeout: 5 * time.Second}
-	conn, _, err := d.DialContext(ctx, "ws://"+addr+WebSocketPath, nil)
-	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", addr, err)
-	}
-	c := &wsClient{conn: conn, user: user, nextID: 1}
-	signer, err := auth.NewHMACSigner("secret", "HS256")
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
-	tok, err := signer.ConnectToken(auth.ConnectClaims{User: user})
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
-	id, err := c.send(map[string]any{"connect": map[string]any{"token": tok}})
-	if err == nil {
-		var m *wsMessage
-		if m, err = c.awaitReply(id, time.Now().Add(5*time.Second), nil); err == nil && m.Connect != nil {
-			c.client = m.Connect.Client
-			return c, nil
-		}
-	}
-	c.Close()
-	return nil, fmt.Errorf("connect %s to %s: %v", user, addr, err)
-}
-
 // followClient follows one channel across reconnects, as an SDK does:
 // after losing its node it connects to another and resubscribes with
 // recovery from the last offset it saw.
@@ -201,7 +168,7 @@ func (s *followClient) follow(ctx context.Context, ch string, last uint64, subsc
 		if attempt > 0 {
 			time.Sleep(20 * time.Millisecond) // an SDK's reconnect backoff, shortened
 		}
-		c, err := dialAddr(ctx, addr, s.user)
+		c, err := dialAddr(ctx, addr, s.user, 0, 5*time.Second)
 		if err != nil {
 			lastErr = err
 			continue

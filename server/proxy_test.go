@@ -13,6 +13,9 @@ import (
 	"time"
 
 	gws "github.com/gorilla/websocket"
+
+	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/protocol"
 )
 
 // proxyBackend is a small application backend: connect authenticates by
@@ -89,29 +92,18 @@ func TestProxyServer(t *testing.T) {
 		defer cancel()
 		_ = s.Shutdown(ctx)
 	})
-	dial := func(cookie string) *gws.Conn {
+	dial := func(cookie string) *jsonclient.Client {
 		h := http.Header{}
 		if cookie != "" {
 			h.Set("Cookie", cookie)
 		}
-		conn, _, err := gws.DefaultDialer.Dial("ws://"+s.Addr()+WebSocketPath, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-		return conn
+		conn := jsonclient.DialWith(t, &gws.Dialer{HandshakeTimeout: 5 * time.Second}, "ws://"+s.Addr()+WebSocketPath, h)
+		return jsonclient.New(t, jsonclient.WebSocket(conn, protocol.TypeJSON), "")
 	}
-	call := func(conn *gws.Conn, cmd string) string {
+	// call returns the reply to cmd as compact JSON (keys sorted).
+	call := func(c *jsonclient.Client, cmd string) string {
 		t.Helper()
-		if err := conn.WriteMessage(gws.TextMessage, []byte(cmd)); err != nil {
-			t.Fatal(err)
-		}
-		_, msg, err := conn.ReadMessage()
-		if err != nil {
-			t.Fatalf("%s: %v", cmd, err)
-		}
-		return string(msg)
+		return jsonclient.Compact(t, c.Call(cmd))
 	}
 	conn := dial("session=ann")
 	if got := call(conn, `{"id":1,"connect":{}}`); !strings.Contains(got, `"data":{"transport":"websocket"}`) {
@@ -129,18 +121,8 @@ func TestProxyServer(t *testing.T) {
 
 	// Without the cookie, the backend disconnects.
 	bad := dial("")
-	if err := bad.WriteMessage(gws.TextMessage, []byte(`{"id":1,"connect":{}}`)); err != nil {
-		t.Fatal(err)
-	}
-	var ce *gws.CloseError
-	for {
-		if _, _, err := bad.ReadMessage(); err != nil {
-			if !asCloseError(err, &ce) || ce.Code != 4501 {
-				t.Fatalf("connect without session: want close 4501, got %v", err)
-			}
-			break
-		}
-	}
+	bad.Send(`{"id":1,"connect":{}}`)
+	bad.ExpectClose(4501, "")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -150,10 +132,4 @@ func TestProxyServer(t *testing.T) {
 	if v, err := metricValue(ctx, s, "herald_proxy_calls_total", `proxy="app"`, `result="disconnect"`); err != nil || v != 1 {
 		t.Fatalf("connect calls disconnect in /metrics: %v %v", v, err)
 	}
-}
-
-func asCloseError(err error, ce **gws.CloseError) bool {
-	c, ok := err.(*gws.CloseError)
-	*ce = c
-	return ok
 }

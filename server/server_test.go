@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,9 +12,10 @@ import (
 
 	gws "github.com/gorilla/websocket"
 
-	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/transport/websocket"
 )
 
@@ -38,23 +38,13 @@ func startServer(t *testing.T, cfg config.Config) *Server {
 	return s
 }
 
-func connectClient(t *testing.T, s *Server, user string) *gws.Conn {
+// connectClient connects user to s with the shared JSON test client,
+// signing its token with the test secret.
+func connectClient(t *testing.T, s *Server, user string) *jsonclient.Client {
 	t.Helper()
-	conn, _, err := gws.DefaultDialer.Dial("ws://"+s.Addr()+WebSocketPath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	signer, _ := auth.NewHMACSigner("secret", "HS256")
-	tok, _ := signer.ConnectToken(auth.ConnectClaims{User: user})
-	if err := conn.WriteMessage(gws.TextMessage, []byte(`{"id":1,"connect":{"token":"`+tok+`"}}`)); err != nil {
-		t.Fatal(err)
-	}
-	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if _, msg, err := conn.ReadMessage(); err != nil || !strings.Contains(string(msg), `"connect"`) {
-		t.Fatalf("connect: %s %v", msg, err)
-	}
-	return conn
+	c := jsonclient.New(t, jsonclient.Dial(t, "ws://"+s.Addr()+WebSocketPath, protocol.TypeJSON), "secret")
+	c.Connect(user)
+	return c
 }
 
 // TestGracefulDrain checks the shutdown sequence: readyz turns 503 and new
@@ -66,7 +56,7 @@ func TestGracefulDrain(t *testing.T) {
 	cfg.HTTPAPI.Key = "k"
 	s := startServer(t, cfg)
 	const n = 20
-	conns := make([]*gws.Conn, n)
+	conns := make([]*jsonclient.Client, n)
 	for i := range conns {
 		conns[i] = connectClient(t, s, "u")
 	}
@@ -76,19 +66,11 @@ func TestGracefulDrain(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-			for {
-				_, _, err := c.ReadMessage()
-				if err == nil {
-					continue
-				}
-				var ce *gws.CloseError
-				if !errors.As(err, &ce) || ce.Code != 3001 || ce.Text != "shutdown" {
-					t.Errorf("client %d: want close 3001 shutdown, got %v", i, err)
-				}
-				closedAt[i] = time.Now()
-				return
+			ce, err := jsonclient.AwaitClose(c.Wire(), 10*time.Second)
+			if err != nil || ce.Code != 3001 || ce.Reason != "shutdown" {
+				t.Errorf("client %d: want close 3001 shutdown, got %v %v", i, ce, err)
 			}
+			closedAt[i] = time.Now()
 		}()
 	}
 	start := time.Now()
@@ -140,8 +122,7 @@ func TestMetrics(t *testing.T) {
 	s := startServer(t, config.Default())
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 	c := connectClient(t, s, "u")
-	_ = c.WriteMessage(gws.TextMessage, []byte(`{"id":2,"subscribe":{"channel":"nope"}}`))
-	_, _, _ = c.ReadMessage()
+	jsonclient.WantError(t, c.Call(`{"id":2,"subscribe":{"channel":"nope"}}`), 103)
 	r, err := http.Get("http://" + s.Addr() + "/metrics")
 	if err != nil {
 		t.Fatal(err)

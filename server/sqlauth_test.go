@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	gws "github.com/gorilla/websocket"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -55,23 +55,10 @@ func TestSQLAuthorization(t *testing.T) {
 	s := startServer(t, cfg)
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 
-	call := func(c *gws.Conn, cmd string) string {
+	// call returns the reply to cmd as compact JSON (keys sorted).
+	call := func(c *jsonclient.Client, cmd string) string {
 		t.Helper()
-		if err := c.WriteMessage(gws.TextMessage, []byte(cmd)); err != nil {
-			t.Fatal(err)
-		}
-		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		for {
-			_, msg, err := c.ReadMessage()
-			if err != nil {
-				t.Fatalf("%s: %v", cmd, err)
-			}
-			for _, m := range strings.Split(string(msg), "\n") {
-				if !strings.HasPrefix(m, `{"push"`) {
-					return m
-				}
-			}
-		}
+		return jsonclient.Compact(t, c.Call(cmd))
 	}
 	alice, bob := connectClient(t, s, "alice"), connectClient(t, s, "bob")
 	if got := call(alice, `{"id":2,"subscribe":{"channel":"rooms:1"}}`); !strings.Contains(got, `"subscribe"`) {

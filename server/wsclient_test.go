@@ -16,14 +16,19 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/protocol"
 )
 
 // wsClient is a Centrifugo protocol client over JSON, as SDKs speak it,
-// for tests that check the cluster from the clients' side. It answers
-// server pings itself. Like gorilla's connection, it supports one reader
-// and one writer at a time; Close may be called from anywhere.
+// for tests that check the cluster from the clients' side, many clients
+// at a time and from goroutines other than the test's: unlike the shared
+// jsonclient.Client, whose Wire it reads and writes, it returns errors
+// instead of failing the test, decodes messages into typed structs and
+// answers server pings itself. Like gorilla's connection, it supports one
+// reader and one writer at a time; Close may be called from anywhere.
 type wsClient struct {
-	conn   *gws.Conn
+	w      jsonclient.Wire
 	user   string
 	client string // connection id from the connect reply
 	// pending holds the messages of the last frame not yet returned:
@@ -98,41 +103,52 @@ type wsSubscribe struct {
 // connect reply. readLimit bounds one incoming message (0: gorilla's
 // default, none).
 func dialClient(ctx context.Context, s *Server, user string, readLimit int64) (*wsClient, error) {
-	d := gws.Dialer{HandshakeTimeout: 10 * time.Second}
-	conn, _, err := d.DialContext(ctx, "ws://"+s.Addr()+WebSocketPath, nil)
+	return dialAddr(ctx, s.Addr(), user, readLimit, 10*time.Second)
+}
+
+// dialAddr connects to the node at addr as user and reads the connect
+// reply; timeout bounds the handshake and, again, the connect reply.
+func dialAddr(ctx context.Context, addr, user string, readLimit int64, timeout time.Duration) (*wsClient, error) {
+	d := gws.Dialer{HandshakeTimeout: timeout}
+	conn, _, err := d.DialContext(ctx, "ws://"+addr+WebSocketPath, nil)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", s.Addr(), err)
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
 	if readLimit > 0 {
 		conn.SetReadLimit(readLimit)
 	}
-	c := &wsClient{conn: conn, user: user, nextID: 1}
+	c := &wsClient{w: jsonclient.WebSocket(conn, protocol.TypeJSON), user: user, nextID: 1}
+	if err := c.connect(timeout); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("connect %s to %s: %w", user, addr, err)
+	}
+	return c, nil
+}
+
+// connect sends the connect command with a token for the client's user
+// and awaits the reply.
+func (c *wsClient) connect(timeout time.Duration) error {
 	signer, err := auth.NewHMACSigner("secret", "HS256")
 	if err != nil {
-		conn.Close()
-		return nil, err
+		return err
 	}
-	tok, err := signer.ConnectToken(auth.ConnectClaims{User: user})
+	tok, err := signer.ConnectToken(auth.ConnectClaims{User: c.user})
 	if err != nil {
-		conn.Close()
-		return nil, err
+		return err
 	}
 	id, err := c.send(map[string]any{"connect": map[string]any{"token": tok}})
 	if err != nil {
-		conn.Close()
-		return nil, err
+		return err
 	}
-	m, err := c.awaitReply(id, time.Now().Add(10*time.Second), nil)
+	m, err := c.awaitReply(id, time.Now().Add(timeout), nil)
 	if err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("connect %s to %s: %w", user, s.Addr(), err)
+		return err
 	}
 	if m.Connect == nil {
-		conn.Close()
-		return nil, fmt.Errorf("connect %s to %s: reply without a connect result", user, s.Addr())
+		return errors.New("reply without a connect result")
 	}
 	c.client = m.Connect.Client
-	return c, nil
+	return nil
 }
 
 // mustDial is dialClient for the test goroutine: it fails the test on
@@ -148,7 +164,7 @@ func mustDial(t *testing.T, s *Server, user string) *wsClient {
 }
 
 // Close closes the connection; a read in progress returns an error.
-func (c *wsClient) Close() { _ = c.conn.Close() }
+func (c *wsClient) Close() { c.w.Drop() }
 
 // send writes one command with the next id and returns the id.
 func (c *wsClient) send(cmd map[string]any) (uint32, error) {
@@ -162,13 +178,7 @@ func (c *wsClient) send(cmd map[string]any) (uint32, error) {
 	return id, c.write(b)
 }
 
-func (c *wsClient) write(frame []byte) error {
-	_ = c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	if err := c.conn.WriteMessage(gws.TextMessage, frame); err != nil {
-		return fmt.Errorf("write: %w", err)
-	}
-	return nil
-}
+func (c *wsClient) write(frame []byte) error { return c.w.Write(frame) }
 
 // subscribeAll sends one subscribe command per request, all in one frame,
 // and returns the id of the first; the others follow in order.
@@ -212,8 +222,7 @@ func (c *wsClient) next(deadline time.Time) (*wsMessage, error) {
 			}
 			return m, nil
 		}
-		_ = c.conn.SetReadDeadline(deadline)
-		_, frame, err := c.conn.ReadMessage()
+		frame, err := c.w.Read(time.Until(deadline))
 		if err != nil {
 			return nil, err
 		}
@@ -283,7 +292,7 @@ func (c *wsClient) awaitClose(timeout time.Duration) (int, error) {
 		if err == nil {
 			continue
 		}
-		var ce *gws.CloseError
+		var ce *jsonclient.CloseError
 		if errors.As(err, &ce) {
 			return ce.Code, nil
 		}

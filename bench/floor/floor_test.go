@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/heraldhq/herald/loadgen"
+	"github.com/heraldhq/herald/bench/loadgen"
 	"github.com/heraldhq/herald/protocol"
 )
 

@@ -15,7 +15,7 @@ import (
 // receiving ends are drained by reader goroutines. bytes=1500 is ten such
 // frames coalesced into one write.
 //
-//	go test -run '^$' -bench LoopbackWrite ./bench/floor
+//	go test -C bench -run '^$' -bench LoopbackWrite ./floor
 //
 // ns/op is wall time per write over all writers (so 2 writers on 2 free
 // cores show about half of 1 writer's); ns/write/writer is the wall time a

@@ -9,10 +9,11 @@ if [[ "${1:-}" == "-n" ]]; then n=$2; shift 2; fi
 libs=("$@")
 [[ ${#libs[@]} -gt 0 ]] || libs=(gorilla coder gws gobwas-epoll herald hub)
 
-root=$(cd "$(dirname "$0")/../.." && pwd)
+# The bench module (bench/go.mod) holds the harness.
+root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
-(cd "$root" && go build -o "$bin/server" ./bench/wsmem/server && go build -o "$bin/client" ./bench/wsmem/client)
+(cd "$root" && go build -o "$bin/server" ./wsmem/server && go build -o "$bin/client" ./wsmem/client)
 
 for lib in "${libs[@]}"; do
 	out="$bin/$lib.out"

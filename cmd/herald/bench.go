@@ -11,8 +11,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// benchBinary is the load tool's executable. It is a separate binary so
-// the server does not link its charting code.
+// benchBinary is the load tool's executable. It is a separate binary, in a
+// module of its own (bench/go.mod), so neither the server nor the modules
+// of applications that embed Herald carry the load tool's dependencies.
 const benchBinary = "herald-bench"
 
 // benchCommand is `herald bench ...`: it runs herald-bench with the same
@@ -22,10 +23,11 @@ func benchCommand() *cobra.Command {
 		Use:   "bench [conns|latency|throughput] [flags]",
 		Short: "Run the load and latency tool (the herald-bench binary)",
 		Long: `herald bench runs herald-bench, the load and latency tool, with the same arguments.
-herald-bench is looked for next to this binary first, then on PATH. Build it with
-  go build -o "$(dirname "$(command -v herald)")/herald-bench" ./cmd/herald-bench
-or run it from a checkout with
-  go run ./cmd/herald-bench conns|latency|throughput [flags]`,
+herald-bench is looked for next to this binary first, then on PATH. It lives in the
+bench module of a Herald checkout (bench/go.mod); from the checkout's root, build it with
+  go build -C bench -o "$(dirname "$(command -v herald)")/herald-bench" ./cmd/herald-bench
+or run it with
+  go run -C bench ./cmd/herald-bench conns|latency|throughput [flags]`,
 		// Every flag is herald-bench's, --help included.
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -62,7 +64,8 @@ func findBench(self string, lookPath func(string) (string, error)) (string, erro
 	}
 	if errors.Is(err, exec.ErrNotFound) {
 		return "", fmt.Errorf("bench: the load tool is a separate binary, %s, and there is none next to %s or on PATH: "+
-			"build it with `go build -o %s ./cmd/herald-bench`, or run `go run ./cmd/herald-bench ...` from a Herald checkout",
+			"from the root of a Herald checkout, build it with `go build -C bench -o %s ./cmd/herald-bench` "+
+			"or run `go run -C bench ./cmd/herald-bench ...`",
 			benchBinary, self, beside)
 	}
 	return "", fmt.Errorf("bench: look for %s on PATH: %w", benchBinary, err)

@@ -23,7 +23,7 @@ func TestFindBench(t *testing.T) {
 		t.Errorf("with herald-bench on PATH only: %q, %v", got, err)
 	}
 	_, err := findBench(self, notFound)
-	if err == nil || !strings.Contains(err.Error(), "go run ./cmd/herald-bench") ||
+	if err == nil || !strings.Contains(err.Error(), "go run -C bench ./cmd/herald-bench") ||
 		!strings.Contains(err.Error(), filepath.Join(dir, "herald-bench")) {
 		t.Errorf("with no herald-bench: want a message on how to get it, got %v", err)
 	}

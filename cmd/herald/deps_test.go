@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// TestServerDoesNotLinkTheLoadTool keeps the charting code of herald-bench
-// (gonum plot and the fonts, PDF, SVG and image packages it brings) out of
-// the server binary.
+// TestServerDoesNotLinkTheLoadTool keeps the load tool (the bench module)
+// and its charting code (gonum plot and the fonts, PDF, SVG and image
+// packages it brings) out of the server binary.
 func TestServerDoesNotLinkTheLoadTool(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -23,7 +23,7 @@ func TestServerDoesNotLinkTheLoadTool(t *testing.T) {
 		t.Fatalf("go list -deps: %v", err)
 	}
 	forbidden := []string{
-		"github.com/heraldhq/herald/loadgen",
+		"github.com/heraldhq/herald/bench/",
 		"gonum.org/",
 		"codeberg.org/go-fonts/",
 		"codeberg.org/go-pdf/",
@@ -34,7 +34,41 @@ func TestServerDoesNotLinkTheLoadTool(t *testing.T) {
 	for _, pkg := range strings.Fields(string(out)) {
 		for _, f := range forbidden {
 			if pkg == f || strings.HasPrefix(pkg, f) {
-				t.Errorf("cmd/herald depends on %s; the load tool's code belongs in cmd/herald-bench", pkg)
+				t.Errorf("cmd/herald depends on %s; the load tool's code belongs in the bench module", pkg)
+			}
+		}
+	}
+}
+
+// TestModuleDoesNotRequireTheLoadTool keeps the load tool's dependencies
+// (charts, HDR histograms, the WebSocket libraries it compares Herald with)
+// out of the module graph every application that embeds Herald downloads:
+// they belong to the bench module's go.mod.
+func TestModuleDoesNotRequireTheLoadTool(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, goTool, "list", "-m", "all").Output()
+	if err != nil {
+		t.Fatalf("go list -m all: %v", err)
+	}
+	forbidden := []string{
+		"gonum.org/v1/plot",
+		"github.com/HdrHistogram/hdrhistogram-go",
+		"github.com/lxzan/gws",
+		"github.com/coder/websocket",
+	}
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		for _, f := range forbidden {
+			if fields[0] == f {
+				t.Errorf("the herald module requires %s; the load tool's dependencies belong in bench/go.mod", f)
 			}
 		}
 	}

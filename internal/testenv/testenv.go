@@ -6,10 +6,11 @@
 //
 // Every test that needs a service gets it through Require, so that a run
 // without the service skips such tests while a CI run, which sets
-// HERALD_TEST_REQUIRE_SERVICES=1, fails them instead of passing silently.
-// The Redis and NATS engine tests use it; the PostgreSQL engine's tests
-// should use it too, for HERALD_TEST_POSTGRES_DSN, instead of their own
-// copy of the rule.
+// HERALD_TEST_REQUIRE_SERVICES=1, fails them instead of passing silently:
+// the engines' tests (HERALD_TEST_POSTGRES_DSN, HERALD_TEST_REDIS_ADDR,
+// HERALD_TEST_NATS_URL, ...), sqlauth's and the server's. A test that needs
+// something other than a variable, such as the PostgreSQL failover test
+// and its server programs, reads RequireServices to follow the same rule.
 package testenv
 
 import (

@@ -1,0 +1,170 @@
+package loadgen_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/heraldhq/herald/bench/loadgen"
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/protocol"
+	"github.com/heraldhq/herald/server"
+)
+
+const secret = "bench-secret"
+
+// startHerald runs a Herald node on loopback that lets clients subscribe
+// to and publish in channels without a namespace.
+func startHerald(t *testing.T) *server.Server {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Address = "127.0.0.1:0"
+	cfg.Client.Token.HMACSecretKey = secret
+	cfg.HTTPAPI.Key = "api-key"
+	cfg.Shutdown.DrainWindow = time.Duration(10 * time.Millisecond)
+	ns := &cfg.Channel.WithoutNamespace
+	ns.AllowSubscribeForClient = true
+	ns.AllowPublishForClient = true
+	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+	})
+	return s
+}
+
+// noLeaks checks for leaked goroutines after every other cleanup (the
+// server's shutdown included) has run.
+func noLeaks(t *testing.T) {
+	opt := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, opt) })
+}
+
+func wsURL(s *server.Server) string { return "ws://" + s.Addr() + server.WebSocketPath }
+
+func TestConnsAgainstHerald(t *testing.T) {
+	noLeaks(t)
+	s := startHerald(t)
+	for _, format := range []protocol.Type{protocol.TypeJSON, protocol.TypeProtobuf} {
+		t.Run(format.String(), func(t *testing.T) {
+			var statuses []loadgen.Status
+			res, err := loadgen.RunConns(context.Background(), loadgen.ConnsConfig{
+				Pool: loadgen.PoolConfig{
+					URLs: []string{wsURL(s)}, Sources: []string{"127.0.0.1", "127.0.0.2"},
+					Format: format, Secret: secret, UserPrefix: "u", Channels: []string{"c0", "c1"},
+				},
+				Connections: 60, Workers: 2, Hold: time.Second, Settle: time.Second,
+				Timeout: 30 * time.Second,
+			}, func(st loadgen.Status) { statuses = append(statuses, st) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Peak != 60 || res.Held != 60 || res.Connected != 60 || res.Failed != 0 || res.Disconnected != 0 {
+				t.Fatalf("%+v (errors %v)", res, res.Errors)
+			}
+			if len(statuses) == 0 || statuses[len(statuses)-1].Peak != 60 {
+				t.Fatalf("statuses %+v", statuses)
+			}
+		})
+	}
+}
+
+func TestConnsCountsRefusals(t *testing.T) {
+	s := startHerald(t)
+	res, err := loadgen.RunConns(context.Background(), loadgen.ConnsConfig{
+		Pool:        loadgen.PoolConfig{URLs: []string{wsURL(s)}, Secret: "wrong-secret"},
+		Connections: 5, Hold: time.Millisecond, Settle: time.Millisecond, Timeout: 30 * time.Second,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed != 5 || res.Connected != 0 || len(res.Errors) == 0 {
+		t.Fatalf("%+v", res)
+	}
+}
+
+func TestLatencySweepAgainstHerald(t *testing.T) {
+	noLeaks(t)
+	s := startHerald(t)
+	for _, tc := range []struct {
+		name string
+		cfg  func(*loadgen.LatencyConfig)
+	}{
+		{"api-batch", func(c *loadgen.LatencyConfig) {
+			c.APIURL, c.APIKey, c.APIConns, c.Batch = "http://"+s.Addr()+"/api", "api-key", 2, 4
+		}},
+		{"client-protobuf", func(c *loadgen.LatencyConfig) { c.ClientURL, c.Pool.Format = wsURL(s), protocol.TypeProtobuf }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := loadgen.LatencyConfig{
+				Pool:        loadgen.PoolConfig{URLs: []string{wsURL(s)}, Secret: secret, UserPrefix: "sub"},
+				Subscribers: 20, Workers: 2, Channel: "lat-" + tc.name,
+				Warmup: 300 * time.Millisecond, Grace: 300 * time.Millisecond,
+			}
+			tc.cfg(&cfg)
+			sess, err := loadgen.OpenSession(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			steps, _ := loadgen.ParseRates("50,100", 700*time.Millisecond, true)
+			var seen []int
+			res, err := sess.Sweep(context.Background(), steps, func(r loadgen.StepResult) { seen = append(seen, r.Index) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Steps) != 3 || res.Stopped != "" || len(seen) != 3 {
+				t.Fatalf("steps %d stopped %q seen %v", len(res.Steps), res.Stopped, seen)
+			}
+			for _, r := range res.Steps {
+				want := int64(r.Offered) * 20
+				if r.Accepted != int64(r.Offered) || r.Expected != want || r.Received != want || r.Missing != 0 || r.Duplicates != 0 {
+					t.Errorf("step %d (%v/s): %+v", r.Index, r.Rate, r)
+				}
+				if r.All.Count != want || r.First.Count != int64(r.Offered) || r.All.P50 <= 0 || r.First.Max > r.Last.Max {
+					t.Errorf("step %d latencies: first %+v all %+v last %+v", r.Index, r.First, r.All, r.Last)
+				}
+			}
+			if !res.Steps[2].Down || res.Steps[0].Index == 0 {
+				t.Errorf("warm-up reported or direction lost: %+v", res.Steps)
+			}
+			if err := sess.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestSweepStopsAtP99Limit: a limit every step crosses ends the sweep
+// after the step that is running when the first crossing is known.
+func TestSweepStopsAtP99Limit(t *testing.T) {
+	s := startHerald(t)
+	sess, err := loadgen.OpenSession(context.Background(), loadgen.LatencyConfig{
+		Pool:        loadgen.PoolConfig{URLs: []string{wsURL(s)}, Secret: secret},
+		Subscribers: 5, Channel: "limit", APIURL: "http://" + s.Addr() + "/api", APIKey: "api-key",
+		Grace: 100 * time.Millisecond, P99Limit: time.Microsecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	steps, _ := loadgen.ParseRates("20,40,60,80,100", 400*time.Millisecond, false)
+	res, err := sess.Sweep(context.Background(), steps, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stopped == "" || len(res.Steps) == 0 || len(res.Steps) >= len(steps) {
+		t.Fatalf("stopped %q after %d steps", res.Stopped, len(res.Steps))
+	}
+}

@@ -1,0 +1,110 @@
+package jsonclient_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/engine/memory"
+	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/hub/hubtest"
+	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/protocol"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const secret = "jsonclient-test-secret"
+
+// newClient starts a hub that lets anyone subscribe and returns a client
+// on an in-memory connection to it.
+func newClient(t *testing.T) (*hub.Hub, *jsonclient.Client) {
+	t.Helper()
+	v, err := auth.NewVerifier(auth.Config{HMACSecretKey: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := hub.New(hub.Config{
+		Engine: memory.New(memory.Options{}), Tokens: v, Logger: slog.New(slog.DiscardHandler),
+		Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{AllowSubscribeForClient: true}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	conn, _ := hubtest.Dial(h, protocol.TypeJSON)
+	t.Cleanup(conn.Drop)
+	return h, jsonclient.New(t, jsonclient.Mem(conn), secret)
+}
+
+// TestReplyKeepsEarlierMessages: Reply finds a reply by id and leaves the
+// messages that came before it for Next, in order; Drain returns what was
+// queued before it was called.
+func TestReplyKeepsEarlierMessages(t *testing.T) {
+	h, c := newClient(t)
+	if res := c.Connect("ann"); res["client"] == "" {
+		t.Fatalf("connect result without a client id: %v", res)
+	}
+	c.MustSubscribe(2, "news", "")
+	for _, data := range []string{`{"n":1}`, `{"n":2}`} {
+		if _, err := h.Publish(t.Context(), "news", []byte(data), hub.PublishOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Both publications were delivered before the command was sent.
+	jsonclient.WantError(t, c.Call(`{"id":3,"subscribe":{"channel":"news"}}`), 105)
+	for i, want := range []string{`{"n":1}`, `{"n":2}`} {
+		m := c.Next()
+		if got := jsonclient.Compact(t, jsonclient.Path(m, "push", "pub", "data")); got != want {
+			t.Fatalf("message %d: %v, want a publication of %s", i, m, want)
+		}
+	}
+	if _, err := h.Publish(t.Context(), "news", []byte(`{"n":3}`), hub.PublishOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pubs := jsonclient.PushesOf(c.Drain(), "news", "pub")
+	if len(pubs) != 1 || jsonclient.Compact(t, pubs[0]["data"]) != `{"n":3}` {
+		t.Fatalf("drain: %v, want the third publication", pubs)
+	}
+}
+
+// TestExpectClose: bad input closes the connection with the protocol's
+// code, which ExpectClose and AwaitClose report.
+func TestExpectClose(t *testing.T) {
+	_, c := newClient(t)
+	c.Send(`{"id":1,"connect":`)
+	c.ExpectClose(3501, "bad request")
+
+	_, c = newClient(t)
+	c.Send(`not json`)
+	ce, err := jsonclient.AwaitClose(c.Wire(), 5*time.Second)
+	if err != nil || ce.Code != 3501 {
+		t.Fatalf("AwaitClose: %v %v, want 3501", ce, err)
+	}
+}
+
+func TestJSONHelpers(t *testing.T) {
+	m := map[string]any{"id": float64(7), "error": map[string]any{"code": float64(103), "message": "permission denied"}}
+	if jsonclient.ErrorCode(m) != 103 || jsonclient.ErrorCode(map[string]any{}) != 0 {
+		t.Fatalf("ErrorCode: %d", jsonclient.ErrorCode(m))
+	}
+	if jsonclient.Num(m["id"]) != 7 || jsonclient.Num("7") != -1 {
+		t.Fatal("Num")
+	}
+	if jsonclient.Path(m, "error", "message") != "permission denied" || jsonclient.Path(m, "error", "code", "x") != nil {
+		t.Fatal("Path")
+	}
+}
