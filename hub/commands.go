@@ -83,7 +83,9 @@ func (c *Client) presenceCommand(ctx context.Context, ch string, stats bool) err
 		return newError(protocol.ErrorNotAvailable)
 	}
 	if fn := c.hub.cfg.Handlers.OnPresence; fn != nil {
-		return fn(ctx, c, PresenceEvent{Channel: ch, Stats: stats})
+		if err := fn(ctx, c, PresenceEvent{Channel: ch, Stats: stats}); !errors.Is(err, ErrUseDefault) {
+			return err
+		}
 	}
 	if !c.hasPresencePermission(r, s != nil) {
 		return newError(protocol.ErrorPermissionDenied)
@@ -133,12 +135,15 @@ func (c *Client) handleHistory(ctx context.Context, id uint32, req *protocol.His
 	if req.Since != nil {
 		since = &engine.StreamPosition{Offset: req.Since.Offset, Epoch: req.Since.Epoch}
 	}
+	decided := false
 	if fn := c.hub.cfg.Handlers.OnHistory; fn != nil {
 		ev := HistoryEvent{Channel: req.Channel, Since: since, Limit: int(req.Limit), Reverse: req.Reverse}
-		if err := fn(ctx, c, ev); err != nil {
+		err := fn(ctx, c, ev)
+		if decided = !errors.Is(err, ErrUseDefault); decided && err != nil {
 			return err
 		}
-	} else if !c.hasHistoryPermission(r, s != nil) {
+	}
+	if !decided && !c.hasHistoryPermission(r, s != nil) {
 		return newError(protocol.ErrorPermissionDenied)
 	}
 	pubs, pos, err := c.hub.history(ctx, req.Channel, r, since, int(req.Limit), req.Reverse, c.hub.client.HistoryMaxPublicationLimit)
@@ -173,6 +178,9 @@ func (c *Client) handleRPC(ctx context.Context, id uint32, req *protocol.RPCRequ
 	})
 	select {
 	case a := <-done:
+		if errors.Is(a.err, ErrUseDefault) {
+			return newError(protocol.ErrorNotAvailable)
+		}
 		if a.err != nil {
 			return a.err
 		}
@@ -188,7 +196,9 @@ func (c *Client) handleSend(ctx context.Context, req *protocol.SendRequest) erro
 	if fn == nil {
 		return newDisconnect(protocol.DisconnectNotAvailable)
 	}
-	if err := fn(ctx, c, SendEvent{Data: req.Data}); err != nil {
+	if err := fn(ctx, c, SendEvent{Data: req.Data}); errors.Is(err, ErrUseDefault) {
+		return newDisconnect(protocol.DisconnectNotAvailable)
+	} else if err != nil {
 		var d *Disconnect
 		if errors.As(err, &d) {
 			return d

@@ -178,7 +178,9 @@ func (r *Router) onRPC(ctx context.Context, c *hub.Client, ev hub.RPCEvent, repl
 		}
 	}
 	if e == nil {
-		reply(hub.RPCReply{}, &hub.Error{Code: uint32(protocol.ErrorNotAvailable), Message: protocol.ErrorNotAvailable.Message()})
+		// Not proxied: the next handler in the chain, or the hub (108,
+		// not available), answers.
+		reply(hub.RPCReply{}, hub.ErrUseDefault)
 		return
 	}
 	req := rpcRequest{baseRequest: e.base(c.ID(), c.Transport(), c.Protocol()), User: c.User(), Method: ev.Method, Meta: e.meta(c)}

@@ -147,7 +147,7 @@ func startNode(t *testing.T, opts proxy.Options) *node {
 			Namespaces:       []hub.Namespace{{Name: "px", NamespaceOptions: hub.NamespaceOptions{Presence: true, AllowPresenceForSubscriber: true}}, {Name: "plain", NamespaceOptions: hub.NamespaceOptions{AllowSubscribeForClient: true}}},
 		},
 	}
-	r.Install(&cfg.Handlers)
+	cfg.Handlers = r.Handlers()
 	h, err := hub.New(cfg)
 	if err != nil {
 		t.Fatal(err)

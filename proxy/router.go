@@ -144,9 +144,12 @@ func (r *Router) Collectors() []prometheus.Collector { return r.metrics.collecto
 // Close drops the idle connections to the backends.
 func (r *Router) Close() { r.transport.CloseIdleConnections() }
 
-// Install sets the handlers of h for the events that have a proxy; the
-// others keep what h has.
-func (r *Router) Install(h *hub.Handlers) {
+// Handlers are the router's handlers for the events that have a proxy;
+// the others are nil. Where an event's proxy covers some namespaces only,
+// the handler returns hub.ErrUseDefault for the rest, so that in a
+// hub.Chain the next handlers, and then the hub's defaults, decide them.
+func (r *Router) Handlers() hub.Handlers {
+	var h hub.Handlers
 	if r.connect != nil {
 		h.OnConnecting = r.onConnecting
 	}
@@ -165,6 +168,7 @@ func (r *Router) Install(h *hub.Handlers) {
 	if r.rpc != nil || r.hasRPCNamespaceProxy() {
 		h.OnRPC = r.onRPC
 	}
+	return h
 }
 
 func (r *Router) hasRPCNamespaceProxy() bool {

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/sqlauth"
 )
 
@@ -87,9 +86,8 @@ func (c Config) sqlAuthProblems() Problems {
 	return ps
 }
 
-// newSQLAuth connects the SQL checks and installs them in h in front of
-// the proxy's handlers; nil when no namespace has a check.
-func newSQLAuth(ctx context.Context, cfg Config, h *hub.Handlers, log *slog.Logger) (*sqlauth.Authorizer, error) {
+// newSQLAuth connects the SQL checks; nil when no namespace has a check.
+func newSQLAuth(ctx context.Context, cfg Config, log *slog.Logger) (*sqlauth.Authorizer, error) {
 	checks := cfg.sqlChecks()
 	if len(checks) == 0 {
 		return nil, nil
@@ -103,6 +101,5 @@ func newSQLAuth(ctx context.Context, cfg Config, h *hub.Handlers, log *slog.Logg
 	if err != nil {
 		return nil, fmt.Errorf("sql_auth: %w", err)
 	}
-	a.Install(h)
 	return a, nil
 }

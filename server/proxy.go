@@ -6,13 +6,12 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/proxy"
 )
 
-// newProxy builds the node's proxy router and installs its handlers in h;
-// nil when the configuration proxies no event.
-func newProxy(cfg Config, h *hub.Handlers, log *slog.Logger) (*proxy.Router, error) {
+// newProxy builds the node's proxy router; nil when the configuration
+// proxies no event.
+func newProxy(cfg Config, log *slog.Logger) (*proxy.Router, error) {
 	opts, used := cfg.proxyOptions()
 	if !used {
 		return nil, nil
@@ -22,7 +21,6 @@ func newProxy(cfg Config, h *hub.Handlers, log *slog.Logger) (*proxy.Router, err
 	if err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
-	r.Install(h)
 	return r, nil
 }
 

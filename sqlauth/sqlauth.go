@@ -75,8 +75,8 @@ type Options struct {
 	Logger   *slog.Logger
 }
 
-// Authorizer runs the checks. Create it with New, install it in the hub's
-// handlers with Install, and Close it when done.
+// Authorizer runs the checks. Create it with New, chain its Handlers into
+// the hub's, and Close it when done.
 type Authorizer struct {
 	opts   Options
 	log    *slog.Logger
@@ -143,37 +143,32 @@ func (a *Authorizer) Close() {
 	a.pool.Close()
 }
 
-// Install puts the checks in front of h's OnSubscribe and OnPublish: a
-// channel whose namespace has a check is decided by it (unless the client
-// brings a subscription token, which the hub checks as usual); any other
-// channel goes to the handler that was there, or to the hub's defaults.
-func (a *Authorizer) Install(h *hub.Handlers) {
+// Handlers are the checks as hub handlers, for hub.Chain: a channel
+// whose namespace has a check is decided by it (unless the client brings
+// a subscription token, which the hub checks as usual); any other channel
+// gets hub.ErrUseDefault, and goes to the next handlers in the chain or to
+// the hub's defaults. An action no namespace checks has no handler.
+func (a *Authorizer) Handlers() hub.Handlers {
+	var h hub.Handlers
 	if a.any(func(c Checks) string { return c.Subscribe }) {
-		next := h.OnSubscribe
 		h.OnSubscribe = func(ctx context.Context, c *hub.Client, ev hub.SubscribeEvent) (hub.SubscribeReply, error) {
 			q := a.opts.Namespaces[hub.ChannelNamespace(ev.Channel)].Subscribe
 			if q == "" || ev.Token != "" {
-				if next != nil {
-					return next(ctx, c, ev)
-				}
 				return hub.SubscribeReply{}, hub.ErrUseDefault
 			}
 			return hub.SubscribeReply{}, a.check(ctx, "subscribe", q, c.User(), ev.Channel)
 		}
 	}
 	if a.any(func(c Checks) string { return c.Publish }) {
-		next := h.OnPublish
 		h.OnPublish = func(ctx context.Context, c *hub.Client, ev hub.PublishEvent) (hub.PublishReply, error) {
 			q := a.opts.Namespaces[hub.ChannelNamespace(ev.Channel)].Publish
 			if q == "" {
-				if next != nil {
-					return next(ctx, c, ev)
-				}
 				return hub.PublishReply{}, hub.ErrUseDefault
 			}
 			return hub.PublishReply{}, a.check(ctx, "publish", q, c.User(), ev.Channel)
 		}
 	}
+	return h
 }
 
 func (a *Authorizer) any(get func(Checks) string) bool {

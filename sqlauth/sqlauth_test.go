@@ -119,26 +119,27 @@ func TestChecks(t *testing.T) {
 	}
 }
 
-func TestInstall(t *testing.T) {
+// TestHandlers: in a chain, the checks decide their namespaces and pass
+// the rest on, to the next handlers or the hub's defaults.
+func TestHandlers(t *testing.T) {
 	f := newFixture(t)
 	a := f.authorizer(t, -1)
 	var proxied atomic.Int32
-	h := hub.Handlers{OnSubscribe: func(context.Context, *hub.Client, hub.SubscribeEvent) (hub.SubscribeReply, error) {
+	h := hub.Chain(a.Handlers(), hub.Handlers{OnSubscribe: func(context.Context, *hub.Client, hub.SubscribeEvent) (hub.SubscribeReply, error) {
 		proxied.Add(1)
 		return hub.SubscribeReply{}, nil
-	}}
-	a.Install(&h)
+	}})
 	ctx := t.Context()
-	// Namespaces without a check go to the handler that was there.
+	// Namespaces without a check go to the next handler.
 	if _, err := h.OnSubscribe(ctx, nil, hub.SubscribeEvent{Channel: "other:x"}); err != nil || proxied.Load() != 1 {
-		t.Fatalf("other namespace: %v, previous handler called %d times", err, proxied.Load())
+		t.Fatalf("other namespace: %v, next handler called %d times", err, proxied.Load())
 	}
 	// A subscription token is checked by the hub as usual.
 	if _, err := h.OnSubscribe(ctx, nil, hub.SubscribeEvent{Channel: "orders:1", Token: "t"}); proxied.Load() != 2 || err != nil {
 		t.Fatalf("with a token: %v", err)
 	}
-	// Without a previous handler, publications outside checked
-	// namespaces get the hub's defaults.
+	// Without a next handler, publications outside checked namespaces
+	// get the hub's defaults.
 	if _, err := h.OnPublish(ctx, nil, hub.PublishEvent{Channel: "other:x"}); !errors.Is(err, hub.ErrUseDefault) {
 		t.Fatalf("publish elsewhere: %v, want ErrUseDefault", err)
 	}

@@ -1,0 +1,137 @@
+package hub_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/heraldhq/herald/hub"
+)
+
+// TestChain: handlers are asked in order, ErrUseDefault passes a command
+// on, the first other answer decides (a later handler never overrides an
+// earlier refusal), passing through every handler reaches the hub's
+// defaults, and notifications reach every handler.
+func TestChain(t *testing.T) {
+	t.Parallel()
+	var (
+		mu    sync.Mutex
+		calls []string
+	)
+	record := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, s)
+	}
+	var secondAsked atomic.Int32
+	first := hub.Handlers{
+		OnSubscribe: func(ctx context.Context, c *hub.Client, ev hub.SubscribeEvent) (hub.SubscribeReply, error) {
+			switch ev.Channel {
+			case "first_yes":
+				return hub.SubscribeReply{Data: []byte(`"first"`)}, nil
+			case "first_no":
+				return hub.SubscribeReply{}, &hub.Error{Code: 403, Message: "first refuses"}
+			}
+			return hub.SubscribeReply{}, hub.ErrUseDefault
+		},
+		OnPresence: func(context.Context, *hub.Client, hub.PresenceEvent) error { return hub.ErrUseDefault },
+		OnRPC: func(ctx context.Context, c *hub.Client, ev hub.RPCEvent, reply func(hub.RPCReply, error)) {
+			if ev.Method == "first" {
+				reply(hub.RPCReply{Data: []byte(`"from first"`)}, nil)
+				return
+			}
+			// Passed on later, from another goroutine.
+			go reply(hub.RPCReply{}, hub.ErrUseDefault)
+		},
+		OnSend:       func(context.Context, *hub.Client, hub.SendEvent) error { return hub.ErrUseDefault },
+		OnConnect:    func(*hub.Client) { record("connect first") },
+		OnDisconnect: func(*hub.Client, hub.DisconnectEvent) { record("disconnect first") },
+	}
+	disconnected := make(chan struct{})
+	second := hub.Handlers{
+		OnSubscribe: func(ctx context.Context, c *hub.Client, ev hub.SubscribeEvent) (hub.SubscribeReply, error) {
+			secondAsked.Add(1)
+			if ev.Channel == "to_default" {
+				return hub.SubscribeReply{}, hub.ErrUseDefault
+			}
+			return hub.SubscribeReply{Data: []byte(`"second"`)}, nil
+		},
+		OnRPC: func(ctx context.Context, c *hub.Client, ev hub.RPCEvent, reply func(hub.RPCReply, error)) {
+			if ev.Method == "second" {
+				reply(hub.RPCReply{Data: []byte(`"from second"`)}, nil)
+				return
+			}
+			reply(hub.RPCReply{}, hub.ErrUseDefault)
+		},
+		OnConnect: func(*hub.Client) { record("connect second") },
+		OnDisconnect: func(*hub.Client, hub.DisconnectEvent) {
+			record("disconnect second")
+			close(disconnected)
+		},
+	}
+	n := startNode(t, hub.Config{
+		// The namespace allows presence to subscribers, and no
+		// subscription: what the handlers pass on is refused.
+		Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{Presence: true, AllowPresenceForSubscriber: true}},
+		Handlers: hub.Chain(first, hub.Handlers{}, second),
+	})
+	c := n.dial(t)
+	c.connect("u")
+
+	if res := c.mustSubscribe(2, "first_yes", ""); compact(t, res["data"]) != `"first"` {
+		t.Fatalf("decided by the first handler: %v", res)
+	}
+	if m := c.subscribe(3, "first_no", ""); compact(t, m["error"]) != `{"code":403,"message":"first refuses"}` {
+		t.Fatalf("refused by the first handler: %v", m)
+	}
+	if got := secondAsked.Load(); got != 0 {
+		t.Fatalf("the second handler was asked %d times about what the first decided", got)
+	}
+	if res := c.mustSubscribe(4, "other", ""); compact(t, res["data"]) != `"second"` {
+		t.Fatalf("passed on to the second handler: %v", res)
+	}
+	wantError(t, c.subscribe(5, "to_default", ""), 103)
+
+	// OnPresence passes: the namespace's permission decides.
+	if m := c.call(`{"id":6,"presence":{"channel":"other"}}`); m["presence"] == nil {
+		t.Fatalf("presence for a subscriber, by the namespace: %v", m)
+	}
+	wantError(t, c.call(`{"id":7,"presence":{"channel":"to_default"}}`), 103)
+
+	if m := c.call(`{"id":8,"rpc":{"method":"first"}}`); compact(t, path(m, "rpc", "data")) != `"from first"` {
+		t.Fatalf("rpc answered by the first handler: %v", m)
+	}
+	if m := c.call(`{"id":9,"rpc":{"method":"second"}}`); compact(t, path(m, "rpc", "data")) != `"from second"` {
+		t.Fatalf("rpc passed on to the second handler: %v", m)
+	}
+	wantError(t, c.call(`{"id":10,"rpc":{"method":"nobody"}}`), 108)
+
+	// A send every handler passes on closes the connection, as without
+	// OnSend.
+	c.send(`{"send":{"data":{}}}`)
+	c.expectClose(3508, "")
+	recv(t, disconnected, "OnDisconnect of the second handler")
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"connect first", "connect second", "disconnect first", "disconnect second"}; !slices.Equal(calls, want) {
+		t.Fatalf("notifications: %s, want %s", strings.Join(calls, ", "), strings.Join(want, ", "))
+	}
+}
+
+// TestChainNothing: chaining sets without a handler leaves the field nil,
+// so the hub keeps its defaults (and its fast paths).
+func TestChainNothing(t *testing.T) {
+	h := hub.Chain(hub.Handlers{}, hub.Handlers{OnConnect: func(*hub.Client) {}})
+	if h.OnConnecting != nil || h.OnSubscribe != nil || h.OnRPC != nil || h.OnSend != nil || h.OnDisconnect != nil || h.OnBackpressure != nil {
+		t.Fatal("Chain set a handler no set has")
+	}
+	if h.OnConnect == nil {
+		t.Fatal("Chain dropped the one OnConnect")
+	}
+	if h := hub.Chain(); h.OnPublish != nil || h.OnHistory != nil {
+		t.Fatal("Chain of nothing has handlers")
+	}
+}
