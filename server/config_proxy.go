@@ -62,8 +62,8 @@ type NamespaceProxyOptions struct {
 
 // proxyOptions converts the configuration for proxy.New; ok is false when
 // no event uses a proxy.
-func (c Config) proxyOptions() (opts proxy.Options, ok bool) {
-	opts = proxy.Options{
+func (c Config) proxyOptions() (opts proxy.Config, ok bool) {
+	opts = proxy.Config{
 		Connect: c.Client.Proxy.Connect, Refresh: c.Client.Proxy.Refresh, RPC: c.RPC.Proxy,
 		Subscribe: map[string]string{}, Publish: map[string]string{}, SubRefresh: map[string]string{},
 		RPCNamespaces: map[string]string{}, MaxInFlight: c.ProxyMaxInFlight,

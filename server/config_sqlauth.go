@@ -93,7 +93,7 @@ func newSQLAuth(ctx context.Context, cfg Config, log *slog.Logger) (*sqlauth.Aut
 		return nil, nil
 	}
 	dsn, listen := cfg.sqlAuthDSNs()
-	a, err := sqlauth.New(ctx, sqlauth.Options{
+	a, err := sqlauth.New(ctx, sqlauth.Config{
 		DSN: dsn, ListenDSN: listen, Namespaces: checks,
 		CacheTTL: cfg.SQLAuth.CacheTTL.D(), Timeout: cfg.SQLAuth.Timeout.D(), Channel: cfg.SQLAuth.Channel,
 		Logger: log,

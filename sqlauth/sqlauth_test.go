@@ -69,7 +69,7 @@ func (f *fixture) calls(t *testing.T) int {
 
 func (f *fixture) authorizer(t *testing.T, ttl time.Duration) *Authorizer {
 	t.Helper()
-	a, err := New(t.Context(), Options{
+	a, err := New(t.Context(), Config{
 		DSN: f.dsn, CacheTTL: ttl, Channel: f.schema + "_auth",
 		Namespaces: map[string]Checks{
 			"orders": {Subscribe: `select ` + f.schema + `.can_subscribe($1, $2)`, Publish: `select ` + f.schema + `.can_subscribe($1, $2)`},
@@ -100,7 +100,7 @@ func TestChecks(t *testing.T) {
 	a := f.authorizer(t, -1)
 	f.exec(t, `INSERT INTO `+f.schema+`.grants VALUES ('alice', 'orders:1')`)
 	ctx := t.Context()
-	q := a.opts.Namespaces["orders"].Subscribe
+	q := a.cfg.Namespaces["orders"].Subscribe
 	for _, tc := range []struct {
 		user, ch string
 		want     uint32
@@ -111,10 +111,10 @@ func TestChecks(t *testing.T) {
 	}
 	// A failing function, or one that answers something else than a
 	// boolean: error 100, never a way in.
-	if got := code(a.check(ctx, "subscribe", a.opts.Namespaces["broken"].Subscribe, "alice", "broken:x")); got != 100 {
+	if got := code(a.check(ctx, "subscribe", a.cfg.Namespaces["broken"].Subscribe, "alice", "broken:x")); got != 100 {
 		t.Errorf("function raising an error: code %d, want 100", got)
 	}
-	if got := code(a.check(ctx, "subscribe", a.opts.Namespaces["shape"].Subscribe, "alice", "shape:x")); got != 100 {
+	if got := code(a.check(ctx, "subscribe", a.cfg.Namespaces["shape"].Subscribe, "alice", "shape:x")); got != 100 {
 		t.Errorf("function not answering a boolean: code %d, want 100", got)
 	}
 }
@@ -149,7 +149,7 @@ func TestCacheAndInvalidation(t *testing.T) {
 	f := newFixture(t)
 	a := f.authorizer(t, time.Minute)
 	ctx := t.Context()
-	q := a.opts.Namespaces["orders"].Subscribe
+	q := a.cfg.Namespaces["orders"].Subscribe
 	testenv.Eventually(t, "the listener listens", 5*time.Second, func() bool {
 		a.cache.mu.Lock()
 		defer a.cache.mu.Unlock()
@@ -174,7 +174,7 @@ func TestCacheAndInvalidation(t *testing.T) {
 	testenv.Eventually(t, "bob refused after the notification", 5*time.Second, func() bool {
 		return code(a.check(ctx, "subscribe", q, "bob", "orders:7")) == 103
 	})
-	if !strings.HasSuffix(a.opts.Channel, "_auth") {
-		t.Fatal(a.opts.Channel)
+	if !strings.HasSuffix(a.cfg.Channel, "_auth") {
+		t.Fatal(a.cfg.Channel)
 	}
 }
