@@ -26,81 +26,61 @@ const (
 // Client is one connection. The transport feeds it frames; the hub feeds
 // it publications. An idle client holds no buffer and no goroutine: its
 // write queue is nil and one runtime timer covers pings and expiry.
+//
+// Its state is split by responsibility into structs embedded by value (no
+// pointer, no allocation of their own), each defined in the file that
+// works on it: connState here, subscriptions in subscribe.go, commandQueue
+// in exec.go, writeQueue in writer.go, timers in timer.go, and expiry (in
+// connState and in every subscription) in refresh.go. One mutex, mu,
+// guards them all: they change together (a connect sets state, expiry and
+// timers at once) and a client is never busy enough for one lock to
+// contend.
 type Client struct {
-	hub        *Hub
-	transport  Transport
-	proto      protocol.Type
-	id         string
-	remoteAddr string
-	conn       ConnInfo // as the transport opened it; never changes
+	hub       *Hub
+	transport Transport
+	proto     protocol.Type
+	id        string
+	conn      ConnInfo // as the transport opened it; never changes
 
-	mu    sync.Mutex
-	state clientState
-	// unusable is set when connect was refused with an error reply.
+	mu sync.Mutex
+	connState
+	subscriptions
+	commandQueue
+	writeQueue
+	timers
+}
+
+// connState is the connection's lifecycle and who it is, as connect (or
+// the last refresh) made it.
+type connState struct {
+	// unusable is set when connect was refused with an error reply. It is
+	// read without mu.
 	unusable atomic.Bool
+	state    clientState
 	user     string
 	info     []byte
 	meta     []byte // the application's data about the connection, never sent to it
 	// connectedAt is when connect succeeded.
 	connectedAt time.Time
-	expireAt    int64 // Unix seconds when the connection expires; 0 never
-	subs        map[string]*subscription
-
-	// Command execution (exec.go): commands waiting to run, whether a
-	// goroutine is running them, and the cancel of the one that runs.
-	tasks     []task
-	running   bool
-	cancelCmd context.CancelFunc
-
-	// Write side (writer.go). processing holds writes back while commands
-	// run, since holdSince until holdUntil (Unix nanoseconds) at the
-	// latest (exec.go).
-	queue        []queued
-	queued       int
-	flushing     bool
-	processing   bool
-	holdUntil    int64
-	holdSince    int64
-	pendingClose *Disconnect
-	lastWrite    int64 // hub.mono() of the last write, with WriteCoalesce only (coalesce.go)
-	slow         bool  // over the queue limit: closing, nothing more is queued
-
-	// limiter bounds the command rate (nil: no limit); overLimit counts
-	// commands refused in a row.
-	limiter   *rate.Limiter
-	overLimit int
-
-	// Timers (timer.go), in Unix nanoseconds; 0 means not pending.
-	timer        *time.Timer
-	staleAt      int64
-	nextPing     int64
-	pongDeadline int64
-
-	// Server-side refresh (serverrefresh.go): the hub, not the client,
-	// renews the connection by calling OnRefresh at refreshAt (Unix
-	// nanoseconds; 0 while a refresh runs or when none is due).
-	hubRefresh bool
-	refreshAt  int64
+	expiry
 }
 
 func newClient(h *Hub, t Transport, info ConnInfo) *Client {
 	if info.Transport == "" {
 		info.Transport = TransportWebSocket
 	}
-	var limiter *rate.Limiter
+	c := &Client{
+		hub:       h,
+		transport: t,
+		proto:     t.Protocol(),
+		id:        uuid.NewString(),
+		conn:      info,
+	}
 	if h.client.CommandRateLimit > 0 {
-		limiter = rate.NewLimiter(rate.Limit(h.client.CommandRateLimit), h.client.CommandRateBurst)
+		c.limiter = rate.NewLimiter(rate.Limit(h.client.CommandRateLimit), h.client.CommandRateBurst)
 	}
-	return &Client{
-		limiter:    limiter,
-		hub:        h,
-		transport:  t,
-		proto:      t.Protocol(),
-		id:         uuid.NewString(),
-		remoteAddr: info.RemoteAddr,
-		conn:       info,
-		staleAt:    time.Now().Add(h.client.StaleCloseDelay).UnixNano(),
-	}
+	c.staleAt = time.Now().Add(h.client.StaleCloseDelay).UnixNano()
+	return c
 }
 
 // ID is the client's connection id, sent to it in the connect reply.
@@ -121,7 +101,7 @@ func (c *Client) Transport() string { return c.conn.Transport }
 func (c *Client) Protocol() protocol.Type { return c.proto }
 
 // RemoteAddr is the client's address as the transport saw it.
-func (c *Client) RemoteAddr() string { return c.remoteAddr }
+func (c *Client) RemoteAddr() string { return c.conn.RemoteAddr }
 
 // Header is the header of the HTTP request that opened the connection
 // (nil when there was none). It must not be modified.
@@ -413,7 +393,7 @@ func (c *Client) clientInfo(chanInfo []byte) *engine.ClientInfo {
 }
 
 func (c *Client) logger() *slog.Logger {
-	return c.hub.log.With("client", c.id, "remote", c.remoteAddr)
+	return c.hub.log.With("client", c.id, "remote", c.conn.RemoteAddr)
 }
 
 func commandName(cmd *protocol.Command) string {

@@ -53,11 +53,8 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	c.info = cred.Info
 	c.meta = cred.Meta
 	c.connectedAt = now
-	c.expireAt = cred.ExpireAt
-	c.hubRefresh = cred.ServerSideRefresh
-	if c.hubRefresh {
-		c.refreshAt = refreshDeadline(cred.ExpireAt)
-	}
+	exp := newExpiry(cred.ExpireAt, cred.ServerSideRefresh)
+	c.expiry = exp
 	c.staleAt = 0
 	c.nextPing = now.Add(firstPingDelay(h.client.PingInterval)).UnixNano()
 	c.resetTimerLocked(now)
@@ -77,10 +74,7 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	if c.conn.Session != "" {
 		res.Session, res.Node = c.conn.Session, h.nodeID
 	}
-	if cred.ExpireAt > 0 && !cred.ServerSideRefresh {
-		res.Expires = true
-		res.Ttl = uint32(cred.ExpireAt - now.Unix())
-	}
+	res.Expires, res.Ttl = exp.ttl(now)
 
 	// Server-side subscriptions: made now, answered inside the connect
 	// reply, their held-back publications released after it.
@@ -125,7 +119,7 @@ func (c *Client) authenticate(ctx context.Context, req *protocol.ConnectRequest)
 	}
 	if fn := h.cfg.Handlers.OnConnecting; fn != nil {
 		r, err := fn(ctx, ConnectEvent{
-			ClientID: c.id, RemoteAddr: c.remoteAddr, Token: req.Token, Data: req.Data,
+			ClientID: c.id, RemoteAddr: c.conn.RemoteAddr, Token: req.Token, Data: req.Data,
 			Name: req.Name, Version: req.Version, Headers: req.Headers,
 			Transport: c.conn.Transport, Protocol: c.proto, Header: c.conn.Header,
 		})

@@ -79,15 +79,5 @@ func (c *Client) serverRefresh(r *controlRefresh) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.state != stateConnected {
-		return
-	}
-	c.expireAt = r.ExpireAt
-	if r.Info != nil {
-		c.info = r.Info
-	}
-	if c.hubRefresh {
-		c.refreshAt = refreshDeadline(r.ExpireAt)
-	}
-	c.resetTimerLocked(time.Now())
+	c.renewLocked(nil, RefreshReply{ExpireAt: r.ExpireAt, Info: r.Info}, time.Now())
 }

@@ -14,6 +14,12 @@ import (
 // instead of recovered=false.
 const flagRejectUnrecovered = 2
 
+// subscriptions are the client's channels. A subscription's own mutable
+// fields are guarded by the client's mutex too.
+type subscriptions struct {
+	subs map[string]*subscription
+}
+
 // subscription is a client's membership of a channel. Its mutable fields are
 // guarded by the client's mutex.
 type subscription struct {
@@ -21,12 +27,7 @@ type subscription struct {
 	rule     *rule
 	chanInfo []byte
 	data     []byte // from the token, for the subscribe result
-	expireAt int64  // Unix seconds; 0 never
-	// hubRefresh subscriptions are renewed by the hub through
-	// OnSubRefresh at refreshAt (Unix nanoseconds; 0 while a refresh runs
-	// or when none is due), see serverrefresh.go.
-	hubRefresh bool
-	refreshAt  int64
+	expiry
 
 	presence      bool
 	joinLeave     bool
@@ -221,17 +222,13 @@ func (c *Client) hasPresencePermission(r *rule, subscribed bool) bool {
 // the request and the token's overrides.
 func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequest, g grant) *subscription {
 	s := &subscription{
-		channel:    ch,
-		rule:       r,
-		chanInfo:   g.chanInfo,
-		data:       g.data,
-		expireAt:   g.expireAt,
-		hubRefresh: g.hubRefresh,
-		presence:   r.Presence,
-		joinLeave:  r.JoinLeave,
-	}
-	if s.hubRefresh {
-		s.refreshAt = refreshDeadline(s.expireAt)
+		channel:   ch,
+		rule:      r,
+		chanInfo:  g.chanInfo,
+		data:      g.data,
+		expiry:    newExpiry(g.expireAt, g.hubRefresh),
+		presence:  r.Presence,
+		joinLeave: r.JoinLeave,
 	}
 	forcePush := r.ForcePushJoinLeave
 	forceRecovery := r.ForceRecovery
@@ -290,10 +287,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 		return nil, err
 	}
 	res := &protocol.SubscribeResult{Data: s.data, Delta: s.delta}
-	if s.expireAt > 0 && !s.hubRefresh {
-		res.Expires = true
-		res.Ttl = uint32(max(s.expireAt-time.Now().Unix(), 0))
-	}
+	res.Expires, res.Ttl = s.ttl(time.Now())
 	// As the reference, was_recovering mirrors the request even when the
 	// subscription is not recoverable.
 	res.WasRecovering = req.Recover

@@ -12,6 +12,16 @@ import (
 // pending deadline: the stale close before connect, the next ping, the pong
 // deadline, and connection and subscription expiry.
 
+// timers are the client's runtime timer and its deadlines, in Unix
+// nanoseconds; 0 means not pending. Expiry deadlines are in expiry
+// (refresh.go).
+type timers struct {
+	timer        *time.Timer
+	staleAt      int64
+	nextPing     int64
+	pongDeadline int64
+}
+
 func (c *Client) startTimer() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -91,10 +101,10 @@ func (c *Client) onTimer() {
 	c.mu.Unlock()
 
 	if refresh {
-		c.runServerTask(c.refreshServerSide)
+		c.runServerTask(func(ctx context.Context) { c.refreshServerSide(ctx, nil) })
 	}
 	for _, s := range subRefresh {
-		c.runServerTask(func(ctx context.Context) { c.refreshSubServerSide(ctx, s) })
+		c.runServerTask(func(ctx context.Context) { c.refreshServerSide(ctx, s) })
 	}
 	for _, s := range expired {
 		c.unsubscribeIf(s.channel, s, protocol.UnsubscribeExpired)
