@@ -203,13 +203,7 @@ func (c *Client) serverSideChannels(cred credentials, req *protocol.ConnectReque
 			}
 			continue
 		}
-		if r.AllowUserLimitedChannels && isUserLimited(ch) {
-			if userAllowed(ch, cred.User) {
-				add(ch)
-			}
-			continue
-		}
-		if permitted(cred.User, r.AllowSubscribeForAnonymous, r.AllowSubscribeForClient) {
+		if subscribePermitted(r, ch, cred.User) {
 			add(ch)
 		}
 	}
@@ -223,4 +217,21 @@ func tokenChannels(tok auth.ConnectToken) []string {
 		return nil
 	}
 	return tok.Channels
+}
+
+// Connect starts a unidirectional connection with the connect request the
+// client sent when it opened it. The reply goes out through the transport
+// like any other (the transport writes it as a connect push); a refused
+// connect closes the connection, since the client cannot retry on it.
+func (c *Client) Connect(req *protocol.ConnectRequest) {
+	c.mu.Lock()
+	if c.state != stateConnecting || c.running || len(c.tasks) > 0 {
+		c.mu.Unlock()
+		return
+	}
+	start := c.queueTaskLocked(task{cmd: &protocol.Command{Id: 1, Connect: req}})
+	c.mu.Unlock()
+	if start {
+		go c.runCommands()
+	}
 }

@@ -143,8 +143,8 @@ func (c *Client) checkSubscriptionSlot(ch string) error {
 }
 
 // authorizeSubscribe applies the permission order of the reference server:
-// subscription token, user-limited channel, namespace permission, insecure
-// mode.
+// the application's OnSubscribe, subscription token, then the namespace's
+// permissions (permissions.go).
 func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req *protocol.SubscribeRequest) (grant, error) {
 	h := c.hub
 	if fn := h.cfg.Handlers.OnSubscribe; fn != nil {
@@ -181,41 +181,10 @@ func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req
 		}
 		return grant{chanInfo: tok.Info, data: tok.Data, expireAt: tok.ExpireAt, override: tok.Override}, nil
 	}
-	if isPrivate(ch) {
+	if !c.hasSubscribePermission(r, ch) {
 		return grant{}, newError(protocol.ErrorPermissionDenied)
 	}
-	if r.AllowUserLimitedChannels && isUserLimited(ch) {
-		if userAllowed(ch, user) || h.client.Insecure {
-			return grant{}, nil
-		}
-		return grant{}, newError(protocol.ErrorPermissionDenied)
-	}
-	if permitted(user, r.AllowSubscribeForAnonymous, r.AllowSubscribeForClient) || h.client.Insecure {
-		return grant{}, nil
-	}
-	return grant{}, newError(protocol.ErrorPermissionDenied)
-}
-
-// permitted applies a namespace permission: any of grants allows an
-// authenticated user; an anonymous one also needs forAnonymous.
-func permitted(user string, forAnonymous bool, grants ...bool) bool {
-	if user == "" && !forAnonymous {
-		return false
-	}
-	for _, g := range grants {
-		if g {
-			return true
-		}
-	}
-	return false
-}
-
-func (c *Client) hasHistoryPermission(r *rule, subscribed bool) bool {
-	return permitted(c.User(), r.AllowHistoryForAnonymous, r.AllowHistoryForClient, r.AllowHistoryForSubscriber && subscribed) || c.hub.client.Insecure
-}
-
-func (c *Client) hasPresencePermission(r *rule, subscribed bool) bool {
-	return permitted(c.User(), r.AllowPresenceForAnonymous, r.AllowPresenceForClient, r.AllowPresenceForSubscriber && subscribed) || c.hub.client.Insecure
+	return grant{}, nil
 }
 
 // newSubscription works out a subscription's features from the namespace,
