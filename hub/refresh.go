@@ -52,6 +52,26 @@ func refreshDeadline(expireAt int64) int64 {
 	return time.Unix(expireAt, 0).UnixNano()
 }
 
+// endAt is when the grant, once expired, is ended, in Unix nanoseconds:
+// its expiry plus grace (ClientConfig.ExpiredCloseDelay or
+// ExpiredSubCloseDelay, the time the client has to refresh it); 0 never.
+func (e *expiry) endAt(grace time.Duration) int64 {
+	if e.expireAt <= 0 {
+		return 0
+	}
+	return time.Unix(e.expireAt, 0).Add(grace).UnixNano()
+}
+
+// takeRefresh reports whether a server-side refresh is due at nowNs, and
+// if so marks it as running: none is due again until it is done.
+func (e *expiry) takeRefresh(nowNs int64) bool {
+	if e.refreshAt == 0 || nowNs < e.refreshAt {
+		return false
+	}
+	e.refreshAt = 0
+	return true
+}
+
 // ttl is what a reply tells the client about the expiry: whether it
 // expires, and the seconds left. A grant without expiry, or one the hub
 // renews, does not expire as far as the client knows.
@@ -62,16 +82,27 @@ func (e *expiry) ttl(now time.Time) (expires bool, ttl uint32) {
 	return true, uint32(max(e.expireAt-now.Unix(), 0))
 }
 
+// expiryLocked is the expiry of the connection (s nil) or of s, and the
+// info a refresh may replace with it; nil when it is gone.
+func (c *Client) expiryLocked(s *subscription) (*expiry, *[]byte) {
+	switch {
+	case c.state != stateConnected:
+		return nil, nil
+	case s == nil:
+		return &c.expiry, &c.info
+	case s.active:
+		return &s.expiry, &s.chanInfo
+	}
+	return nil, nil
+}
+
 // renewLocked applies a refresh that did not expire the connection (s
 // nil) or s: the new expiry (0: never), the new info when there is one,
 // and the next server-side refresh. It returns the renewed expiry, nil
 // when the connection or subscription is gone.
 func (c *Client) renewLocked(s *subscription, rr RefreshReply, now time.Time) *expiry {
-	e, info := &c.expiry, &c.info
-	if s != nil {
-		e, info = &s.expiry, &s.chanInfo
-	}
-	if c.state != stateConnected || (s != nil && !s.active) {
+	e, info := c.expiryLocked(s)
+	if e == nil {
 		return nil
 	}
 	e.expireAt = rr.ExpireAt
@@ -238,11 +269,7 @@ func (c *Client) refreshServerSide(ctx context.Context, s *subscription) {
 			c.logger().Warn("server-side subscription refresh failed, will retry", "channel", s.channel, "error", err)
 		}
 		c.mu.Lock()
-		e := &c.expiry
-		if s != nil {
-			e = &s.expiry
-		}
-		if c.state == stateConnected && (s == nil || s.active) {
+		if e, _ := c.expiryLocked(s); e != nil {
 			e.refreshAt = now.Add(serverRefreshRetry).UnixNano()
 			c.resetTimerLocked(now)
 		}
