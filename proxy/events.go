@@ -74,7 +74,7 @@ func (r *Router) onConnecting(ctx context.Context, ev hub.ConnectEvent) (hub.Con
 	})
 }
 
-// onRefresh extends a connection's session through the backend: when
+// onRefresh extends a connection's expiry through the backend: when
 // a connection the connect proxy authenticated expires (the hub asks,
 // ev.ServerSide), or on a refresh command without token. A refresh
 // command with a token is checked as a JWT.

@@ -54,8 +54,8 @@ type Config struct {
 	// DSN is the database the queries run on. Required.
 	DSN string
 	// ListenDSN is the connection string of the listening connection
-	// (LISTEN needs a session: not a transaction-mode pooler); empty means
-	// DSN.
+	// (LISTEN needs a connection of its own, not a transaction-mode
+	// pooler); empty means DSN.
 	ListenDSN string
 	// Namespaces maps namespace names ("" for channels without one) to
 	// their checks.
