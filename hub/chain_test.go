@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald/hub"
 )
@@ -38,6 +39,7 @@ func TestChain(t *testing.T) {
 			return hub.SubscribeReply{}, hub.ErrUseDefault
 		},
 		OnPresence: func(context.Context, *hub.Client, hub.PresenceEvent) error { return hub.ErrUseDefault },
+		OnHistory:  func(context.Context, *hub.Client, hub.HistoryEvent) error { return hub.ErrUseDefault },
 		OnRPC: func(ctx context.Context, c *hub.Client, ev hub.RPCEvent, reply func(hub.RPCReply, error)) {
 			if ev.Method == "first" {
 				reply(hub.RPCReply{Data: []byte(`"from first"`)}, nil)
@@ -73,9 +75,12 @@ func TestChain(t *testing.T) {
 		},
 	}
 	n := startNode(t, hub.Config{
-		// The namespace allows presence to subscribers, and no
-		// subscription: what the handlers pass on is refused.
-		Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{Presence: true, AllowPresenceForSubscriber: true}},
+		// The namespace allows presence and history to subscribers, and
+		// no subscription: what the handlers pass on is refused.
+		Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{
+			Presence: true, AllowPresenceForSubscriber: true,
+			HistorySize: 10, HistoryTTL: time.Minute, AllowHistoryForSubscriber: true,
+		}},
 		Handlers: hub.Chain(first, hub.Handlers{}, second),
 	})
 	c := n.dial(t)
@@ -95,11 +100,15 @@ func TestChain(t *testing.T) {
 	}
 	wantError(t, c.subscribe(5, "to_default", ""), 103)
 
-	// OnPresence passes: the namespace's permission decides.
+	// OnPresence and OnHistory pass: the namespace's permissions decide.
 	if m := c.call(`{"id":6,"presence":{"channel":"other"}}`); m["presence"] == nil {
 		t.Fatalf("presence for a subscriber, by the namespace: %v", m)
 	}
 	wantError(t, c.call(`{"id":7,"presence":{"channel":"to_default"}}`), 103)
+	if m := c.call(`{"id":11,"history":{"channel":"other"}}`); m["history"] == nil {
+		t.Fatalf("history for a subscriber, by the namespace: %v", m)
+	}
+	wantError(t, c.call(`{"id":12,"history":{"channel":"to_default"}}`), 103)
 
 	if m := c.call(`{"id":8,"rpc":{"method":"first"}}`); compact(t, path(m, "rpc", "data")) != `"from first"` {
 		t.Fatalf("rpc answered by the first handler: %v", m)

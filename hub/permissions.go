@@ -1,7 +1,9 @@
 package hub
 
-// Permission checks: what a namespace's options allow a client that
-// brings no token for it, when no handler decides instead (OnSubscribe,
+import "github.com/heraldhq/herald/auth"
+
+// Permission checks: whether a subscription token is the client's, and
+// what a namespace's options allow a client that brings no token, when no handler decides instead (OnSubscribe,
 // OnPublish, OnPresence and OnHistory replace these checks when they
 // answer). Insecure mode (ClientConfig.Insecure) allows every action but
 // subscribing to private channels, as in the reference server.
@@ -49,4 +51,11 @@ func (c *Client) hasHistoryPermission(r *rule, subscribed bool) bool {
 
 func (c *Client) hasPresencePermission(r *rule, subscribed bool) bool {
 	return permitted(c.User(), r.AllowPresenceForAnonymous, r.AllowPresenceForClient, r.AllowPresenceForSubscriber && subscribed) || c.hub.client.Insecure
+}
+
+// ownsSubscribeToken reports whether a subscription token is this
+// client's for ch: the same channel and user, and the same client when
+// the token names one.
+func (c *Client) ownsSubscribeToken(tok auth.SubscribeToken, ch string) bool {
+	return tok.Channel == ch && tok.User == c.User() && (tok.Client == "" || tok.Client == c.id)
 }

@@ -243,7 +243,7 @@ func (c *Client) authorizeSubRefresh(ctx context.Context, req *protocol.SubRefre
 		c.logger().Info("invalid subscription refresh token", "channel", req.Channel, "error", err)
 		return RefreshReply{}, newDisconnect(protocol.DisconnectInvalidToken)
 	}
-	if tok.Channel != req.Channel || tok.User != c.User() || (tok.Client != "" && tok.Client != c.id) {
+	if !c.ownsSubscribeToken(tok, req.Channel) {
 		return RefreshReply{}, newDisconnect(protocol.DisconnectInvalidToken)
 	}
 	return RefreshReply{ExpireAt: tok.ExpireAt, Info: tok.Info}, nil

@@ -159,7 +159,6 @@ func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req
 			return grant{chanInfo: sr.Info, data: sr.Data, expireAt: sr.ExpireAt, override: sr.Override, hubRefresh: sr.ServerSideRefresh}, nil
 		}
 	}
-	user := c.User()
 	if req.Token != "" {
 		if h.cfg.Tokens == nil {
 			return grant{}, newError(protocol.ErrorPermissionDenied)
@@ -172,7 +171,7 @@ func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req
 			c.logger().Info("invalid subscription token", "channel", ch, "error", err)
 			return grant{}, newError(protocol.ErrorPermissionDenied)
 		}
-		if tok.Channel != ch || tok.User != user || (tok.Client != "" && tok.Client != c.id) {
+		if !c.ownsSubscribeToken(tok, ch) {
 			c.logger().Info("subscription token for another channel, user or client", "channel", ch)
 			return grant{}, newDisconnect(protocol.DisconnectInvalidToken)
 		}
