@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -143,4 +144,32 @@ func TestChainNothing(t *testing.T) {
 	if h := hub.Chain(); h.OnPublish != nil || h.OnHistory != nil {
 		t.Fatal("Chain of nothing has handlers")
 	}
+}
+
+// An application decides subscriptions to its own namespace and chains
+// a second set of handlers (a proxy, say) for the others; what neither
+// decides goes to the hub's namespace options.
+func ExampleChain() {
+	app := hub.Handlers{OnSubscribe: func(ctx context.Context, c *hub.Client, ev hub.SubscribeEvent) (hub.SubscribeReply, error) {
+		if hub.ChannelNamespace(ev.Channel) != "app" {
+			return hub.SubscribeReply{}, hub.ErrUseDefault
+		}
+		return hub.SubscribeReply{Data: []byte(`"welcome"`)}, nil
+	}}
+	backend := hub.Handlers{OnSubscribe: func(ctx context.Context, c *hub.Client, ev hub.SubscribeEvent) (hub.SubscribeReply, error) {
+		if hub.ChannelNamespace(ev.Channel) != "orders" {
+			return hub.SubscribeReply{}, hub.ErrUseDefault
+		}
+		return hub.SubscribeReply{}, &hub.Error{Code: 403, Message: "not your order"}
+	}}
+	handlers := hub.Chain(app, backend)
+
+	for _, ch := range []string{"app:lobby", "orders:42", "news"} {
+		r, err := handlers.OnSubscribe(context.Background(), nil, hub.SubscribeEvent{Channel: ch})
+		fmt.Printf("%s: %s %v\n", ch, r.Data, err)
+	}
+	// Output:
+	// app:lobby: "welcome" <nil>
+	// orders:42:  error 403: not your order
+	// news:  hub: use the default decision
 }
