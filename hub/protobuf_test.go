@@ -179,6 +179,16 @@ func TestPublicationDataFormat(t *testing.T) {
 	if errorCode(m) != 107 || !strings.Contains(path(m, "error", "message").(string), "Protobuf") {
 		t.Fatalf("JSON client subscribing to a binary channel: %v", m)
 	}
+	// Nor does the server API subscribe it there: the next push is the
+	// subscription to the channel it can read.
+	for _, ch := range []string{"bin:a", "obj:a"} {
+		if err := n.hub.SubscribeUser(ctx, "json", ch, "", hub.SubscribeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p := js.next(); path(p, "push", "channel") != "obj:a" || path(p, "push", "subscribe") == nil {
+		t.Fatalf("after server API subscriptions to bin:a and obj:a: %v", p)
+	}
 	pb := n.dialProtobuf(t)
 	pb.connect("proto")
 	if r := pb.call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "bin:a", Recover: true}}); r.Subscribe == nil {

@@ -111,18 +111,30 @@ func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.S
 	return nil
 }
 
-// subscribeServerSide subscribes the client to a channel named by its
-// credentials: no permission check, since the server chose the channel.
-func (c *Client) subscribeServerSide(ctx context.Context, req *protocol.SubscribeRequest, opts auth.SubOptions) (*subscription, *protocol.SubscribeResult, error) {
+// newServerSideSubscription is a subscription the server makes, at
+// connect or through the server API: no permission check, since the
+// server chose the channel, but the channel must exist and carry data the
+// client can decode.
+func (c *Client) newServerSideSubscription(req *protocol.SubscribeRequest, g grant) (*subscription, error) {
 	r, e := c.hub.channels.resolve(req.Channel)
 	if e != nil {
-		return nil, nil, e
+		return nil, e
 	}
 	if e := r.checkSubscriber(c.proto); e != nil {
-		return nil, nil, e
+		return nil, e
 	}
-	s := c.newSubscription(req.Channel, r, req, grant{chanInfo: opts.Info, data: opts.Data, override: opts.Override})
+	s := c.newSubscription(req.Channel, r, req, g)
 	s.serverSide = true
+	return s, nil
+}
+
+// subscribeServerSide subscribes the client to a channel named by its
+// credentials.
+func (c *Client) subscribeServerSide(ctx context.Context, req *protocol.SubscribeRequest, opts auth.SubOptions) (*subscription, *protocol.SubscribeResult, error) {
+	s, err := c.newServerSideSubscription(req, grant{chanInfo: opts.Info, data: opts.Data, override: opts.Override})
+	if err != nil {
+		return nil, nil, err
+	}
 	res, err := c.startSubscription(ctx, s, req)
 	if err != nil {
 		return nil, nil, err
