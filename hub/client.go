@@ -29,39 +29,39 @@ const (
 //
 // Its state is split by responsibility into structs embedded by value (no
 // pointer, no allocation of their own), each defined in the file that
-// works on it: connState here, subscriptions in subscribe.go, commandQueue
+// works on it: identity here, subscriptions in subscribe.go, commandQueue
 // in exec.go, writeQueue in writer.go, timers in timer.go, and expiry (in
-// connState and in every subscription) in refresh.go. One mutex, mu,
+// identity and in every subscription) in refresh.go. One mutex, mu,
 // guards them all: they change together (a connect sets state, expiry and
 // timers at once) and a client is never busy enough for one lock to
 // contend.
 type Client struct {
+	// What the transport opened; never changes.
 	hub       *Hub
 	transport Transport
-	proto     protocol.Type
 	id        string
-	conn      ConnInfo // as the transport opened it; never changes
+	conn      ConnInfo
+	proto     protocol.Type
+
+	// The lifecycle: state is guarded by mu; unusable, set when connect
+	// was refused with an error reply, is read without it.
+	state    clientState
+	unusable atomic.Bool
 
 	mu sync.Mutex
-	connState
+	identity
 	subscriptions
 	commandQueue
 	writeQueue
 	timers
 }
 
-// connState is the connection's lifecycle and who it is, as connect (or
-// the last refresh) made it.
-type connState struct {
-	// unusable is set when connect was refused with an error reply. It is
-	// read without mu.
-	unusable atomic.Bool
-	state    clientState
-	user     string
-	info     []byte
-	meta     []byte // the application's data about the connection, never sent to it
-	// connectedAt is when connect succeeded.
-	connectedAt time.Time
+// identity is who the client is, as connect (or the last refresh) made it.
+type identity struct {
+	user        string
+	info        []byte
+	meta        []byte // the application's data about the connection, never sent to it
+	connectedAt int64  // Unix milliseconds when connect succeeded
 	expiry
 }
 

@@ -14,7 +14,7 @@ import (
 // maxClientSize is the size of a hub.Client, measured when its state was
 // split into structs embedded by value: a change that makes it larger
 // must be a deliberate one (every idle connection pays for it).
-const maxClientSize = 416
+const maxClientSize = 384
 
 // maxIdleClientBytes bounds the heap an idle connected client holds in
 // the hub (the Client, its id, timer and registrations, without the

@@ -37,7 +37,7 @@ func (c *Client) handleCommand(ctx context.Context, cmd *protocol.Command) *Disc
 	}
 	if c.limiter != nil && !c.limiter.Allow() {
 		c.overLimit++
-		if c.overLimit > c.hub.client.CommandRateBurst {
+		if int(c.overLimit) > c.hub.client.CommandRateBurst {
 			c.logger().Info("command rate limit exceeded repeatedly", "limit_per_second", c.hub.client.CommandRateLimit)
 			return newDisconnect(protocol.DisconnectTooManyRequests)
 		}

@@ -52,7 +52,7 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	c.user = cred.User
 	c.info = cred.Info
 	c.meta = cred.Meta
-	c.connectedAt = now
+	c.connectedAt = now.UnixMilli()
 	exp := newExpiry(cred.ExpireAt, cred.ServerSideRefresh)
 	c.expiry = exp
 	c.staleAt = 0

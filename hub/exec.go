@@ -95,12 +95,12 @@ func (c *Client) HandleFrame(frame []byte) bool {
 // runs, and the command rate limit.
 type commandQueue struct {
 	tasks     []task
-	running   bool
 	cancelCmd context.CancelFunc
 	// limiter bounds the command rate (nil: no limit); overLimit counts
-	// commands refused in a row.
+	// commands refused in a row, up to ClientConfig.CommandRateBurst.
 	limiter   *rate.Limiter
-	overLimit int
+	overLimit int32
+	running   bool
 }
 
 // task is one thing to run on the client's command goroutine: a command
