@@ -57,8 +57,8 @@ type NamespaceProxyOptions struct {
 
 // ProxyOptions converts the configuration for proxy.New; ok is false when
 // no event uses a proxy.
-func (c Config) ProxyOptions() (opts proxy.Options, ok bool) {
-	opts = proxy.Options{
+func (c Config) ProxyOptions() (opts proxy.Config, ok bool) {
+	opts = proxy.Config{
 		Connect: c.Client.Proxy.Connect, Refresh: c.Client.Proxy.Refresh, RPC: c.RPC.Proxy,
 		Subscribe: map[string]string{}, Publish: map[string]string{}, SubRefresh: map[string]string{},
 		RPCNamespaces: map[string]string{}, MaxInFlight: c.ProxyMaxInFlight,

@@ -78,10 +78,10 @@ func (c Config) sqlAuthProblems() Problems {
 
 // SQLAuthOptions converts the configuration for sqlauth.New; ok is false
 // when no namespace has a check.
-func (c Config) SQLAuthOptions() (opts sqlauth.Options, ok bool) {
+func (c Config) SQLAuthOptions() (opts sqlauth.Config, ok bool) {
 	checks := c.sqlChecks()
 	dsn, listen := c.sqlAuthDSNs()
-	return sqlauth.Options{
+	return sqlauth.Config{
 		DSN: dsn, ListenDSN: listen, Namespaces: checks,
 		CacheTTL: c.SQLAuth.CacheTTL, Timeout: c.SQLAuth.Timeout, Channel: c.SQLAuth.Channel,
 	}, len(checks) > 0

@@ -190,7 +190,7 @@ func (c *Client) connectionInfo(channel string) (ConnectionInfo, bool) {
 	slices.Sort(chans)
 	return ConnectionInfo{
 		Client: c.id, User: c.user, Transport: c.conn.Transport, Protocol: c.proto.String(),
-		Node: c.hub.nodeID, ConnectedAt: c.connectedAt.UnixMilli(), Channels: chans,
+		Node: c.hub.nodeID, ConnectedAt: c.connectedAt, Channels: chans,
 		Info: jsonOrNil(c.info), Meta: jsonOrNil(c.meta),
 	}, true
 }

@@ -3,14 +3,198 @@ package hub
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync"
 	"time"
 
-	"github.com/heraldhq/herald/auth"
-	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/protocol"
 )
+
+// Command execution: handleCommand dispatches one command to its handler
+// (connect.go, subscribe.go, publish.go, presence.go, history.go, rpc.go,
+// send.go, refresh.go) and turns the handler's error into the reply or the
+// disconnect.
+
+// handleCommand runs one command. Replies are queued; a non-nil result
+// closes the connection.
+func (c *Client) handleCommand(ctx context.Context, cmd *protocol.Command) *Disconnect {
+	c.mu.Lock()
+	state := c.state
+	c.mu.Unlock()
+	if state == stateClosed {
+		return nil
+	}
+	defer c.hub.metrics.command(commandName(cmd), time.Now())
+	// As in the reference server, a command without id is a pong unless
+	// it is a send; pongs never get here (HandleFrame answers them).
+	if cmd.Id == 0 {
+		if state != stateConnected {
+			c.logger().Info("send before connect")
+			return badRequest("the first command must be connect")
+		}
+		return asDisconnect(c.handleSend(ctx, cmd.Send))
+	}
+	if c.unusable.Load() {
+		return badRequest("connect was refused; open a new connection")
+	}
+	if c.limiter != nil && !c.limiter.Allow() {
+		c.overLimit++
+		if int(c.overLimit) > c.hub.client.CommandRateBurst {
+			c.logger().Info("command rate limit exceeded repeatedly", "limit_per_second", c.hub.client.CommandRateLimit)
+			return newDisconnect(protocol.DisconnectTooManyRequests)
+		}
+		return c.reply(cmd.Id, newError(protocol.ErrorTooManyRequests))
+	} else if c.limiter != nil {
+		c.overLimit = 0
+	}
+	if state == stateConnecting {
+		if cmd.Connect == nil {
+			c.logger().Info("command before connect", "command", commandName(cmd))
+			return badRequest("the first command must be connect")
+		}
+		err := c.handleConnect(ctx, cmd.Id, cmd.Connect)
+		if err != nil && c.conn.Unidirectional {
+			// The client cannot read an error reply, nor retry on this
+			// connection: the error becomes a disconnect.
+			return uniConnectDisconnect(err)
+		}
+		var d *Disconnect
+		if err != nil && !errors.As(err, &d) {
+			// A refused connect leaves the connection unusable: later
+			// commands close it, and so does the stale timer.
+			c.unusable.Store(true)
+		}
+		return c.reply(cmd.Id, err)
+	}
+	var err error
+	switch {
+	case cmd.Connect != nil:
+		c.logger().Info("connect on a connected client")
+		return badRequest("already connected")
+	case cmd.Subscribe != nil:
+		err = c.handleSubscribe(ctx, cmd.Id, cmd.Subscribe)
+	case cmd.Unsubscribe != nil:
+		err = c.handleUnsubscribe(ctx, cmd.Id, cmd.Unsubscribe)
+	case cmd.Publish != nil:
+		err = c.handlePublish(ctx, cmd.Id, cmd.Publish)
+	case cmd.Presence != nil:
+		err = c.handlePresence(ctx, cmd.Id, cmd.Presence)
+	case cmd.PresenceStats != nil:
+		err = c.handlePresenceStats(ctx, cmd.Id, cmd.PresenceStats)
+	case cmd.History != nil:
+		err = c.handleHistory(ctx, cmd.Id, cmd.History)
+	case cmd.Rpc != nil:
+		err = c.handleRPC(ctx, cmd.Id, cmd.Rpc)
+	case cmd.Refresh != nil:
+		err = c.handleRefresh(ctx, cmd.Id, cmd.Refresh)
+	case cmd.SubRefresh != nil:
+		err = c.handleSubRefresh(ctx, cmd.Id, cmd.SubRefresh)
+	case cmd.Send != nil:
+		err = c.handleSend(ctx, cmd.Send)
+	default:
+		c.logger().Info("unknown command")
+		return newDisconnect(protocol.DisconnectBadRequest)
+	}
+	return c.reply(cmd.Id, err)
+}
+
+// reply turns a handler's error into an error reply or a disconnect.
+// Handlers queue their own success replies.
+func (c *Client) reply(id uint32, err error) *Disconnect {
+	if err == nil {
+		return nil
+	}
+	var d *Disconnect
+	if errors.As(err, &d) {
+		return d
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		c.logger().Error("command failed", "error", err)
+		e = newError(protocol.ErrorInternal)
+	}
+	c.queueReply(&protocol.Reply{Id: id, Error: e.proto()})
+	return nil
+}
+
+// uniConnectDisconnect is the disconnect a unidirectional client gets for
+// a refused connect: the nearest disconnect code to the error's, else
+// 3004 (server error).
+func uniConnectDisconnect(err error) *Disconnect {
+	var d *Disconnect
+	if errors.As(err, &d) {
+		return d
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		switch protocol.ErrorCode(e.Code) {
+		case protocol.ErrorTokenExpired, protocol.ErrorExpired:
+			return newDisconnect(protocol.DisconnectExpired)
+		case protocol.ErrorTooManyRequests:
+			return newDisconnect(protocol.DisconnectTooManyRequests)
+		case protocol.ErrorPermissionDenied:
+			return newDisconnect(protocol.DisconnectPermissionDenied)
+		}
+	}
+	return newDisconnect(protocol.DisconnectServerError)
+}
+
+func asDisconnect(err error) *Disconnect {
+	if err == nil {
+		return nil
+	}
+	var d *Disconnect
+	if errors.As(err, &d) {
+		return d
+	}
+	return newDisconnect(protocol.DisconnectServerError)
+}
+
+// queueReply encodes r and queues it.
+func (c *Client) queueReply(r *protocol.Reply) {
+	msg, err := protocol.AppendReply(c.proto, nil, r)
+	if err != nil {
+		c.logger().Error("encode reply", "error", err)
+		go c.close(newDisconnect(protocol.DisconnectServerError))
+		return
+	}
+	if r.Error != nil {
+		c.hub.metrics.errorReply(r.Error.Code)
+	} else {
+		c.hub.metrics.sent["reply"].Inc()
+	}
+	c.mu.Lock()
+	c.enqueueLocked(msg)
+	c.mu.Unlock()
+}
+
+func commandName(cmd *protocol.Command) string {
+	switch {
+	case cmd.Connect != nil:
+		return "connect"
+	case cmd.Subscribe != nil:
+		return "subscribe"
+	case cmd.Unsubscribe != nil:
+		return "unsubscribe"
+	case cmd.Publish != nil:
+		return "publish"
+	case cmd.Presence != nil:
+		return "presence"
+	case cmd.PresenceStats != nil:
+		return "presence_stats"
+	case cmd.History != nil:
+		return "history"
+	case cmd.Ping != nil:
+		return "ping"
+	case cmd.Send != nil:
+		return "send"
+	case cmd.Rpc != nil:
+		return "rpc"
+	case cmd.Refresh != nil:
+		return "refresh"
+	case cmd.SubRefresh != nil:
+		return "sub_refresh"
+	}
+	return "unknown"
+}
 
 // channelCommand runs the checks every channel command shares: a channel
 // is required (3501 otherwise, as in the reference), then its namespace.
@@ -30,312 +214,4 @@ func (c *Client) channelCommand(ch string) (*rule, *subscription, error) {
 	}
 	c.mu.Unlock()
 	return r, s, nil
-}
-
-func (c *Client) handlePublish(ctx context.Context, id uint32, req *protocol.PublishRequest) error {
-	if req.Channel == "" || len(req.Data) == 0 {
-		return newDisconnect(protocol.DisconnectBadRequest)
-	}
-	r, s, err := c.channelCommand(req.Channel)
-	if err != nil {
-		return err
-	}
-	data, pubRule := req.Data, r
-	decided := false
-	if fn := c.hub.cfg.Handlers.OnPublish; fn != nil {
-		pr, err := fn(ctx, c, PublishEvent{Channel: req.Channel, Data: req.Data})
-		if decided = !errors.Is(err, ErrUseDefault); decided {
-			if err != nil {
-				return err
-			}
-			if pr.Data != nil {
-				data = pr.Data
-			}
-			if pr.SkipHistory {
-				pubRule = r.withoutHistory()
-			}
-		}
-	}
-	if !decided && !permitted(c.User(), r.AllowPublishForAnonymous, r.AllowPublishForClient, r.AllowPublishForSubscriber && s != nil) && !c.hub.client.Insecure {
-		return newError(protocol.ErrorPermissionDenied)
-	}
-	var chanInfo []byte
-	if s != nil {
-		chanInfo = s.chanInfo
-	}
-	pub := &engine.Publication{Data: data, Info: c.clientInfo(chanInfo)}
-	if _, err := c.hub.publish(ctx, req.Channel, pubRule, pub); err != nil {
-		return err
-	}
-	c.queueReply(&protocol.Reply{Id: id, Publish: &protocol.PublishResult{}})
-	return nil
-}
-
-// presenceCommand runs the checks presence and presence_stats share:
-// presence on in the namespace (108), then permission (103), which the
-// application's OnPresence decides when it has one.
-func (c *Client) presenceCommand(ctx context.Context, ch string, stats bool) error {
-	r, s, err := c.channelCommand(ch)
-	if err != nil {
-		return err
-	}
-	if !r.Presence {
-		return newError(protocol.ErrorNotAvailable)
-	}
-	if fn := c.hub.cfg.Handlers.OnPresence; fn != nil {
-		return fn(ctx, c, PresenceEvent{Channel: ch, Stats: stats})
-	}
-	if !c.hasPresencePermission(r, s != nil) {
-		return newError(protocol.ErrorPermissionDenied)
-	}
-	return nil
-}
-
-func (c *Client) handlePresence(ctx context.Context, id uint32, req *protocol.PresenceRequest) error {
-	if err := c.presenceCommand(ctx, req.Channel, false); err != nil {
-		return err
-	}
-	m, err := c.hub.engine.Presence(ctx, req.Channel)
-	if err != nil {
-		return err
-	}
-	res := &protocol.PresenceResult{Presence: make(map[string]*protocol.ClientInfo, len(m))}
-	for id, info := range m {
-		res.Presence[id] = protoClientInfo(info)
-	}
-	c.queueReply(&protocol.Reply{Id: id, Presence: res})
-	return nil
-}
-
-func (c *Client) handlePresenceStats(ctx context.Context, id uint32, req *protocol.PresenceStatsRequest) error {
-	if err := c.presenceCommand(ctx, req.Channel, true); err != nil {
-		return err
-	}
-	st, err := c.hub.engine.PresenceStats(ctx, req.Channel)
-	if err != nil {
-		return err
-	}
-	c.queueReply(&protocol.Reply{Id: id, PresenceStats: &protocol.PresenceStatsResult{
-		NumClients: uint32(st.NumClients), NumUsers: uint32(st.NumUsers),
-	}})
-	return nil
-}
-
-func (c *Client) handleHistory(ctx context.Context, id uint32, req *protocol.HistoryRequest) error {
-	r, s, err := c.channelCommand(req.Channel)
-	if err != nil {
-		return err
-	}
-	if !r.HasHistory() {
-		return newError(protocol.ErrorNotAvailable)
-	}
-	var since *engine.StreamPosition
-	if req.Since != nil {
-		since = &engine.StreamPosition{Offset: req.Since.Offset, Epoch: req.Since.Epoch}
-	}
-	if fn := c.hub.cfg.Handlers.OnHistory; fn != nil {
-		ev := HistoryEvent{Channel: req.Channel, Since: since, Limit: int(req.Limit), Reverse: req.Reverse}
-		if err := fn(ctx, c, ev); err != nil {
-			return err
-		}
-	} else if !c.hasHistoryPermission(r, s != nil) {
-		return newError(protocol.ErrorPermissionDenied)
-	}
-	pubs, pos, err := c.hub.history(ctx, req.Channel, r, since, int(req.Limit), req.Reverse, c.hub.client.HistoryMaxPublicationLimit)
-	if err != nil {
-		return err
-	}
-	res := &protocol.HistoryResult{Epoch: pos.Epoch, Offset: pos.Offset, Publications: make([]*protocol.Publication, 0, len(pubs))}
-	for _, p := range pubs {
-		if !c.canDecode(p) {
-			continue // as in delivery: see deliverLocked
-		}
-		res.Publications = append(res.Publications, protoPublication(p))
-	}
-	c.queueReply(&protocol.Reply{Id: id, History: res})
-	return nil
-}
-
-func (c *Client) handleRPC(ctx context.Context, id uint32, req *protocol.RPCRequest) error {
-	fn := c.hub.cfg.Handlers.OnRPC
-	if fn == nil {
-		return newError(protocol.ErrorNotAvailable)
-	}
-	type answer struct {
-		r   RPCReply
-		err error
-	}
-	// Buffered, so a reply after the timeout does not block the handler.
-	done := make(chan answer, 1)
-	var once sync.Once
-	fn(ctx, c, RPCEvent{Method: req.Method, Data: req.Data}, func(r RPCReply, err error) {
-		once.Do(func() { done <- answer{r, err} })
-	})
-	select {
-	case a := <-done:
-		if a.err != nil {
-			return a.err
-		}
-		c.queueReply(&protocol.Reply{Id: id, Rpc: &protocol.RPCResult{Data: a.r.Data}})
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("rpc %q: no reply: %w", req.Method, ctx.Err())
-	}
-}
-
-func (c *Client) handleSend(ctx context.Context, req *protocol.SendRequest) error {
-	fn := c.hub.cfg.Handlers.OnSend
-	if fn == nil {
-		return newDisconnect(protocol.DisconnectNotAvailable)
-	}
-	if err := fn(ctx, c, SendEvent{Data: req.Data}); err != nil {
-		var d *Disconnect
-		if errors.As(err, &d) {
-			return d
-		}
-		c.logger().Error("send handler", "error", err)
-	}
-	return nil
-}
-
-// handleRefresh renews an expiring connection: with a new connection
-// token, or as the application's OnRefresh decides.
-func (c *Client) handleRefresh(ctx context.Context, id uint32, req *protocol.RefreshRequest) error {
-	rr, err := c.authorizeRefresh(ctx, req)
-	if err != nil {
-		return err
-	}
-	if rr.Expired {
-		return newDisconnect(protocol.DisconnectExpired)
-	}
-	now := time.Now()
-	if rr.ExpireAt > 0 && rr.ExpireAt <= now.Unix() {
-		return newError(protocol.ErrorExpired)
-	}
-	c.mu.Lock()
-	// A token without expiry makes the connection non-expiring.
-	c.expireAt = rr.ExpireAt
-	if rr.Info != nil {
-		c.info = rr.Info
-	}
-	hubRefresh := c.hubRefresh
-	if hubRefresh {
-		c.refreshAt = refreshDeadline(rr.ExpireAt)
-	}
-	c.resetTimerLocked(now)
-	c.mu.Unlock()
-	// As the reference: expires and ttl only, no client or version.
-	res := &protocol.RefreshResult{}
-	// The hub renews a server-side refreshed connection: the client is
-	// not told an expiry it would try to refresh itself.
-	if rr.ExpireAt > 0 && !hubRefresh {
-		res.Expires = true
-		res.Ttl = uint32(rr.ExpireAt - now.Unix())
-	}
-	c.queueReply(&protocol.Reply{Id: id, Refresh: res})
-	return nil
-}
-
-// authorizeRefresh asks the application's OnRefresh, or checks the new
-// connection token: valid, and for the same user.
-func (c *Client) authorizeRefresh(ctx context.Context, req *protocol.RefreshRequest) (RefreshReply, error) {
-	h := c.hub
-	if fn := h.cfg.Handlers.OnRefresh; fn != nil {
-		if rr, err := fn(ctx, c, RefreshEvent{Token: req.Token}); !errors.Is(err, ErrUseDefault) {
-			return rr, err
-		}
-	}
-	if req.Token == "" {
-		return RefreshReply{}, newDisconnect(protocol.DisconnectBadRequest)
-	}
-	if h.cfg.Tokens == nil {
-		return RefreshReply{}, newDisconnect(protocol.DisconnectInvalidToken)
-	}
-	tok, err := h.cfg.Tokens.VerifyConnectToken(req.Token)
-	if err != nil {
-		if errors.Is(err, auth.ErrTokenExpired) {
-			return RefreshReply{}, newDisconnect(protocol.DisconnectExpired)
-		}
-		c.logger().Info("invalid refresh token", "error", err)
-		return RefreshReply{}, newDisconnect(protocol.DisconnectInvalidToken)
-	}
-	if tok.User != c.User() {
-		c.logger().Info("refresh token for another user")
-		return RefreshReply{}, newDisconnect(protocol.DisconnectInvalidToken)
-	}
-	return RefreshReply{ExpireAt: tok.ExpireAt, Info: tok.Info}, nil
-}
-
-// handleSubRefresh renews an expiring subscription: with a new
-// subscription token, or as the application's OnSubRefresh decides.
-func (c *Client) handleSubRefresh(ctx context.Context, id uint32, req *protocol.SubRefreshRequest) error {
-	if req.Channel == "" {
-		return newDisconnect(protocol.DisconnectBadRequest)
-	}
-	c.mu.Lock()
-	s := c.subs[req.Channel]
-	c.mu.Unlock()
-	if s == nil {
-		return newError(protocol.ErrorPermissionDenied)
-	}
-	rr, err := c.authorizeSubRefresh(ctx, req)
-	if err != nil {
-		return err
-	}
-	if rr.Expired {
-		c.unsubscribeIf(req.Channel, s, protocol.UnsubscribeExpired)
-		return nil
-	}
-	now := time.Now()
-	if rr.ExpireAt > 0 && rr.ExpireAt <= now.Unix() {
-		return newError(protocol.ErrorExpired)
-	}
-	c.mu.Lock()
-	s.expireAt = rr.ExpireAt
-	if rr.Info != nil {
-		s.chanInfo = rr.Info
-	}
-	hubRefresh := s.hubRefresh
-	if hubRefresh {
-		s.refreshAt = refreshDeadline(rr.ExpireAt)
-	}
-	c.resetTimerLocked(now)
-	c.mu.Unlock()
-	res := &protocol.SubRefreshResult{}
-	if rr.ExpireAt > 0 && !hubRefresh {
-		res.Expires = true
-		res.Ttl = uint32(rr.ExpireAt - now.Unix())
-	}
-	c.queueReply(&protocol.Reply{Id: id, SubRefresh: res})
-	return nil
-}
-
-// authorizeSubRefresh asks the application's OnSubRefresh, or checks the
-// new subscription token: valid, and for the same channel, user and
-// client.
-func (c *Client) authorizeSubRefresh(ctx context.Context, req *protocol.SubRefreshRequest) (SubRefreshReply, error) {
-	h := c.hub
-	if fn := h.cfg.Handlers.OnSubRefresh; fn != nil {
-		if rr, err := fn(ctx, c, SubRefreshEvent{Channel: req.Channel, Token: req.Token}); !errors.Is(err, ErrUseDefault) {
-			return rr, err
-		}
-	}
-	if req.Token == "" {
-		return SubRefreshReply{}, newError(protocol.ErrorBadRequest)
-	}
-	if h.cfg.Tokens == nil {
-		return SubRefreshReply{}, newDisconnect(protocol.DisconnectInvalidToken)
-	}
-	tok, err := h.cfg.Tokens.VerifySubscribeToken(req.Token)
-	if err != nil {
-		if errors.Is(err, auth.ErrTokenExpired) {
-			return SubRefreshReply{}, newError(protocol.ErrorExpired)
-		}
-		c.logger().Info("invalid subscription refresh token", "channel", req.Channel, "error", err)
-		return SubRefreshReply{}, newDisconnect(protocol.DisconnectInvalidToken)
-	}
-	if tok.Channel != req.Channel || tok.User != c.User() || (tok.Client != "" && tok.Client != c.id) {
-		return SubRefreshReply{}, newDisconnect(protocol.DisconnectInvalidToken)
-	}
-	return SubRefreshReply{ExpireAt: tok.ExpireAt, Info: tok.Info}, nil
 }

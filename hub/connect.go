@@ -52,12 +52,9 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	c.user = cred.User
 	c.info = cred.Info
 	c.meta = cred.Meta
-	c.connectedAt = now
-	c.expireAt = cred.ExpireAt
-	c.hubRefresh = cred.ServerSideRefresh
-	if c.hubRefresh {
-		c.refreshAt = refreshDeadline(cred.ExpireAt)
-	}
+	c.connectedAt = now.UnixMilli()
+	exp := newExpiry(cred.ExpireAt, cred.ServerSideRefresh)
+	c.expiry = exp
 	c.staleAt = 0
 	c.nextPing = now.Add(firstPingDelay(h.client.PingInterval)).UnixNano()
 	c.resetTimerLocked(now)
@@ -77,10 +74,7 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	if c.conn.Session != "" {
 		res.Session, res.Node = c.conn.Session, h.nodeID
 	}
-	if cred.ExpireAt > 0 && !cred.ServerSideRefresh {
-		res.Expires = true
-		res.Ttl = uint32(cred.ExpireAt - now.Unix())
-	}
+	res.Expires, res.Ttl = exp.ttl(now)
 
 	// Server-side subscriptions: made now, answered inside the connect
 	// reply, their held-back publications released after it.
@@ -125,7 +119,7 @@ func (c *Client) authenticate(ctx context.Context, req *protocol.ConnectRequest)
 	}
 	if fn := h.cfg.Handlers.OnConnecting; fn != nil {
 		r, err := fn(ctx, ConnectEvent{
-			ClientID: c.id, RemoteAddr: c.remoteAddr, Token: req.Token, Data: req.Data,
+			ClientID: c.id, RemoteAddr: c.conn.RemoteAddr, Token: req.Token, Data: req.Data,
 			Name: req.Name, Version: req.Version, Headers: req.Headers,
 			Transport: c.conn.Transport, Protocol: c.proto, Header: c.conn.Header,
 		})
@@ -209,13 +203,7 @@ func (c *Client) serverSideChannels(cred credentials, req *protocol.ConnectReque
 			}
 			continue
 		}
-		if r.AllowUserLimitedChannels && isUserLimited(ch) {
-			if userAllowed(ch, cred.User) {
-				add(ch)
-			}
-			continue
-		}
-		if permitted(cred.User, r.AllowSubscribeForAnonymous, r.AllowSubscribeForClient) {
+		if subscribePermitted(r, ch, cred.User) {
 			add(ch)
 		}
 	}
@@ -229,4 +217,21 @@ func tokenChannels(tok auth.ConnectToken) []string {
 		return nil
 	}
 	return tok.Channels
+}
+
+// Connect starts a unidirectional connection with the connect request the
+// client sent when it opened it. The reply goes out through the transport
+// like any other (the transport writes it as a connect push); a refused
+// connect closes the connection, since the client cannot retry on it.
+func (c *Client) Connect(req *protocol.ConnectRequest) {
+	c.mu.Lock()
+	if c.state != stateConnecting || c.running || len(c.tasks) > 0 {
+		c.mu.Unlock()
+		return
+	}
+	start := c.queueTaskLocked(task{cmd: &protocol.Command{Id: 1, Connect: req}})
+	c.mu.Unlock()
+	if start {
+		go c.runCommands()
+	}
 }

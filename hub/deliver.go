@@ -1,8 +1,6 @@
 package hub
 
 import (
-	"context"
-	"fmt"
 	"time"
 
 	"github.com/heraldhq/herald/engine"
@@ -211,54 +209,6 @@ func (c *Client) deliverJoinLeave(s *subscription, d *delivery) bool {
 		return true
 	}
 	return false
-}
-
-// publish sends pub to ch with the namespace's history options.
-func (h *Hub) publish(ctx context.Context, ch string, r *rule, pub *engine.Publication) (engine.StreamPosition, error) {
-	return h.publishKeyed(ctx, ch, r, pub, "")
-}
-
-// publishKeyed is publish with an idempotency key (none when empty).
-func (h *Hub) publishKeyed(ctx context.Context, ch string, r *rule, pub *engine.Publication, key string) (engine.StreamPosition, error) {
-	if e := r.checkPublicationData(pub.Data); e != nil {
-		return engine.StreamPosition{}, e
-	}
-	start := time.Now()
-	defer func() { h.metrics.publishDuration.Observe(time.Since(start).Seconds()) }()
-	sp, err := h.engine.Publish(ctx, ch, pub, engine.PublishOptions{
-		HistorySize:    r.HistorySize,
-		HistoryTTL:     r.HistoryTTL,
-		HistoryMetaTTL: r.HistoryMetaTTL,
-		IdempotencyKey: key, IdempotentResultTTL: h.cfg.IdempotencyWindow,
-	})
-	if err != nil {
-		return sp, fmt.Errorf("publish to %q: %w", ch, err)
-	}
-	h.published.Add(1)
-	return sp, nil
-}
-
-// history reads ch's stream with the history command's rules: limit -1 or
-// above maxLimit is capped at maxLimit (when positive), reverse from
-// offset 0 is a bad request, and an epoch other than the stream's is an
-// unrecoverable position.
-func (h *Hub) history(ctx context.Context, ch string, r *rule, since *engine.StreamPosition, limit int, reverse bool, maxLimit int) ([]*engine.Publication, engine.StreamPosition, error) {
-	if reverse && since != nil && since.Offset == 0 {
-		return nil, engine.StreamPosition{}, newError(protocol.ErrorBadRequest)
-	}
-	if maxLimit > 0 && (limit < 0 || limit > maxLimit) {
-		limit = maxLimit
-	}
-	pubs, pos, err := h.engine.History(ctx, ch, engine.HistoryRequest{
-		Since: since, Limit: limit, Reverse: reverse, MetaTTL: r.HistoryMetaTTL,
-	})
-	if err != nil {
-		return nil, pos, fmt.Errorf("history of %q: %w", ch, err)
-	}
-	if since != nil && since.Epoch != "" && since.Epoch != pos.Epoch {
-		return nil, pos, newError(protocol.ErrorUnrecoverablePosition)
-	}
-	return pubs, pos, nil
 }
 
 func protoClientInfo(i *engine.ClientInfo) *protocol.ClientInfo {

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/heraldhq/herald/protocol"
 )
 
-// Emulated and unidirectional connections.
+// Emulated connections.
 //
 // An HTTP-streaming or SSE client reads its replies from one long HTTP
 // response and sends its later commands as separate POSTs to the
@@ -78,21 +76,4 @@ func (h *Hub) nodeAlive(id string) bool {
 		}
 	}
 	return false
-}
-
-// Connect starts a unidirectional connection with the connect request the
-// client sent when it opened it. The reply goes out through the transport
-// like any other (the transport writes it as a connect push); a refused
-// connect closes the connection, since the client cannot retry on it.
-func (c *Client) Connect(req *protocol.ConnectRequest) {
-	c.mu.Lock()
-	if c.state != stateConnecting || c.running || len(c.tasks) > 0 {
-		c.mu.Unlock()
-		return
-	}
-	start := c.queueTaskLocked(task{cmd: &protocol.Command{Id: 1, Connect: req}})
-	c.mu.Unlock()
-	if start {
-		go c.runCommands()
-	}
 }

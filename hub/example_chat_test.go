@@ -187,7 +187,7 @@ func ExampleHub_Presence() {
 			},
 		}}},
 		Handlers: hub.Handlers{
-			// A real application checks a session; this one takes the
+			// A real application checks a login; this one takes the
 			// token as the user's name.
 			OnConnecting: func(ctx context.Context, ev hub.ConnectEvent) (hub.ConnectReply, error) {
 				if ev.Token == "" {

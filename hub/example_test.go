@@ -17,9 +17,9 @@ import (
 )
 
 // An application embeds a hub: it authenticates clients with its own
-// session tokens, answers an RPC, and publishes from its own code.
+// login tokens, answers an RPC, and publishes from its own code.
 func Example() {
-	sessions := map[string]string{"s3cr3t-session": "alice"} // the app's own session store
+	logins := map[string]string{"s3cr3t-login": "alice"} // the app's own login store
 
 	h, err := hub.New(hub.Config{
 		Engine: memory.New(memory.Options{}),
@@ -27,11 +27,11 @@ func Example() {
 			AllowSubscribeForClient: true,
 		}},
 		Handlers: hub.Handlers{
-			// The app decides who connects: here, by its session id.
+			// The app decides who connects: here, by its login token.
 			OnConnecting: func(ctx context.Context, ev hub.ConnectEvent) (hub.ConnectReply, error) {
-				user, ok := sessions[ev.Token]
+				user, ok := logins[ev.Token]
 				if !ok {
-					return hub.ConnectReply{}, &hub.Disconnect{Code: 4501, Reason: "unknown session"}
+					return hub.ConnectReply{}, &hub.Disconnect{Code: 4501, Reason: "unknown login"}
 				}
 				return hub.ConnectReply{User: user, Channels: []string{"news"}}, nil
 			},
@@ -75,7 +75,7 @@ func Example() {
 		}
 		return string(data)
 	}
-	_ = conn.WriteMessage(gws.TextMessage, []byte(`{"id":1,"connect":{"token":"s3cr3t-session"}}`))
+	_ = conn.WriteMessage(gws.TextMessage, []byte(`{"id":1,"connect":{"token":"s3cr3t-login"}}`))
 	var reply struct {
 		Connect struct {
 			Subs map[string]json.RawMessage `json:"subs"`

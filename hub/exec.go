@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -86,6 +88,19 @@ func (c *Client) HandleFrame(frame []byte) bool {
 		go c.runCommands()
 	}
 	return true
+}
+
+// commandQueue is the client's command execution: the tasks waiting to
+// run, whether a goroutine is running them, the cancel of the one that
+// runs, and the command rate limit.
+type commandQueue struct {
+	tasks     []task
+	cancelCmd context.CancelFunc
+	// limiter bounds the command rate (nil: no limit); overLimit counts
+	// commands refused in a row, up to ClientConfig.CommandRateBurst.
+	limiter   *rate.Limiter
+	overLimit int32
+	running   bool
 }
 
 // task is one thing to run on the client's command goroutine: a command

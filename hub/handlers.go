@@ -27,9 +27,11 @@ import (
 // (codes 400–1999 are the application's own), or closes the connection by
 // returning a *Disconnect. Any other error answers error 100 and is logged.
 //
-// OnConnecting, OnRefresh, OnSubscribe, OnSubRefresh and OnPublish may
-// return ErrUseDefault to let the hub decide that one command as it would
-// without the handler (a proxy configured for some namespaces only, say).
+// Every deciding handler (all but OnConnect, OnDisconnect and
+// OnBackpressure) may return ErrUseDefault (OnRPC: reply with it) to let
+// the hub decide that one command as it would without the handler (a
+// proxy configured for some namespaces only, say). Chain composes several
+// sets of handlers on that rule.
 type Handlers struct {
 	// OnConnecting authenticates a connect command. When set, it decides
 	// instead of the token check: it may verify ev.Token itself, or use
@@ -81,9 +83,10 @@ type Handlers struct {
 	OnBackpressure func(c *Client, ev BackpressureEvent)
 }
 
-// ErrUseDefault, returned by OnConnecting, OnRefresh, OnSubscribe,
-// OnSubRefresh or OnPublish, makes the hub decide the command as it does
-// when that handler is not set: tokens and namespace options.
+// ErrUseDefault, returned by a deciding handler, makes the hub decide the
+// command as it does when that handler is not set: tokens and namespace
+// options, error 108 for rpc, 3508 for send. In a Chain it passes the
+// command on to the next handler first.
 var ErrUseDefault = errors.New("hub: use the default decision")
 
 // ConnectEvent is a client's connect command.

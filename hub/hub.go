@@ -1,8 +1,8 @@
 // Package hub keeps client connections, their subscriptions and the fan-out
 // of publications to them. It speaks the Centrifugo client protocol v2
-// through any Transport (WebSocket, HTTP-streaming, SSE), and reaches other nodes,
-// history and presence only through an engine.Engine, so it knows no
-// database.
+// through any Transport (WebSocket, HTTP streaming, SSE), and reaches
+// other nodes, history and presence only through an engine.Engine, so it
+// knows no database.
 //
 // An application embeds a Hub to get a real-time server inside its own
 // process: it authenticates clients itself (Handlers.OnConnecting), answers
@@ -47,7 +47,10 @@ type Config struct {
 	Client   ClientConfig
 	// Tokens verifies JWTs; nil refuses every token (use Handlers.OnConnecting
 	// or the anonymous and insecure options instead).
-	Tokens   TokenVerifier
+	Tokens TokenVerifier
+	// Handlers let the application decide what the protocol leaves to the
+	// server. Chain composes several sets of them (the application's own,
+	// proxy.Router.Handlers, sqlauth.Authorizer.Handlers) in order.
 	Handlers Handlers
 	// IdempotencyWindow is how long a publication's idempotency key is
 	// remembered (PublishOptions.IdempotencyKey); zero means

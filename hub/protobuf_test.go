@@ -180,6 +180,16 @@ func TestPublicationDataFormat(t *testing.T) {
 	if jsonclient.ErrorCode(m) != 107 || !strings.Contains(jsonclient.Path(m, "error", "message").(string), "Protobuf") {
 		t.Fatalf("JSON client subscribing to a binary channel: %v", m)
 	}
+	// Nor does the server API subscribe it there: the next push is the
+	// subscription to the channel it can read.
+	for _, ch := range []string{"bin:a", "obj:a"} {
+		if err := n.hub.SubscribeUser(ctx, "json", ch, "", hub.SubscribeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p := js.Next(); jsonclient.Path(p, "push", "channel") != "obj:a" || jsonclient.Path(p, "push", "subscribe") == nil {
+		t.Fatalf("after server API subscriptions to bin:a and obj:a: %v", p)
+	}
 	pb := n.dialProtobuf(t)
 	pb.connect("proto")
 	if r := pb.Call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "bin:a", Recover: true}}); r.Subscribe == nil {

@@ -11,12 +11,6 @@ import (
 // behalf and tells it with a subscribe push, followed by the publications
 // it missed when the API gave a position to recover from.
 func (c *Client) serverSubscribe(ctx context.Context, cs *controlSubscribe) {
-	h := c.hub
-	r, e := h.channels.resolve(cs.Channel)
-	if e != nil {
-		c.logger().Warn("server-side subscribe to a channel the configuration does not allow", "channel", cs.Channel, "error", e)
-		return
-	}
 	c.mu.Lock()
 	_, already := c.subs[cs.Channel]
 	connected := c.state == stateConnected
@@ -28,9 +22,12 @@ func (c *Client) serverSubscribe(ctx context.Context, cs *controlSubscribe) {
 	if cs.RecoverSince != nil {
 		req.Recover, req.Offset, req.Epoch = true, cs.RecoverSince.Offset, cs.RecoverSince.Epoch
 	}
-	s := c.newSubscription(cs.Channel, r, req, grant{chanInfo: cs.Info, expireAt: cs.ExpireAt})
-	s.serverSide = true
-	if cs.RecoverSince != nil && r.HasHistory() {
+	s, err := c.newServerSideSubscription(req, grant{chanInfo: cs.Info, expireAt: cs.ExpireAt})
+	if err != nil {
+		c.logger().Warn("server-side subscribe to a channel the configuration does not allow", "channel", cs.Channel, "error", err)
+		return
+	}
+	if cs.RecoverSince != nil && s.rule.HasHistory() {
 		s.recoverable, s.positioned = true, true
 	}
 	res, err := c.startSubscription(ctx, s, req)
@@ -79,15 +76,5 @@ func (c *Client) serverRefresh(r *controlRefresh) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.state != stateConnected {
-		return
-	}
-	c.expireAt = r.ExpireAt
-	if r.Info != nil {
-		c.info = r.Info
-	}
-	if c.hubRefresh {
-		c.refreshAt = refreshDeadline(r.ExpireAt)
-	}
-	c.resetTimerLocked(time.Now())
+	c.renewLocked(nil, RefreshReply{ExpireAt: r.ExpireAt, Info: r.Info}, time.Now())
 }

@@ -14,6 +14,12 @@ import (
 // instead of recovered=false.
 const flagRejectUnrecovered = 2
 
+// subscriptions are the client's channels. A subscription's own mutable
+// fields are guarded by the client's mutex too.
+type subscriptions struct {
+	subs map[string]*subscription
+}
+
 // subscription is a client's membership of a channel. Its mutable fields are
 // guarded by the client's mutex.
 type subscription struct {
@@ -21,12 +27,7 @@ type subscription struct {
 	rule     *rule
 	chanInfo []byte
 	data     []byte // from the token, for the subscribe result
-	expireAt int64  // Unix seconds; 0 never
-	// hubRefresh subscriptions are renewed by the hub through
-	// OnSubRefresh at refreshAt (Unix nanoseconds; 0 while a refresh runs
-	// or when none is due), see serverrefresh.go.
-	hubRefresh bool
-	refreshAt  int64
+	expiry
 
 	presence      bool
 	joinLeave     bool
@@ -110,18 +111,30 @@ func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.S
 	return nil
 }
 
-// subscribeServerSide subscribes the client to a channel named by its
-// credentials: no permission check, since the server chose the channel.
-func (c *Client) subscribeServerSide(ctx context.Context, req *protocol.SubscribeRequest, opts auth.SubOptions) (*subscription, *protocol.SubscribeResult, error) {
+// newServerSideSubscription is a subscription the server makes, at
+// connect or through the server API: no permission check, since the
+// server chose the channel, but the channel must exist and carry data the
+// client can decode.
+func (c *Client) newServerSideSubscription(req *protocol.SubscribeRequest, g grant) (*subscription, error) {
 	r, e := c.hub.channels.resolve(req.Channel)
 	if e != nil {
-		return nil, nil, e
+		return nil, e
 	}
 	if e := r.checkSubscriber(c.proto); e != nil {
-		return nil, nil, e
+		return nil, e
 	}
-	s := c.newSubscription(req.Channel, r, req, grant{chanInfo: opts.Info, data: opts.Data, override: opts.Override})
+	s := c.newSubscription(req.Channel, r, req, g)
 	s.serverSide = true
+	return s, nil
+}
+
+// subscribeServerSide subscribes the client to a channel named by its
+// credentials.
+func (c *Client) subscribeServerSide(ctx context.Context, req *protocol.SubscribeRequest, opts auth.SubOptions) (*subscription, *protocol.SubscribeResult, error) {
+	s, err := c.newServerSideSubscription(req, grant{chanInfo: opts.Info, data: opts.Data, override: opts.Override})
+	if err != nil {
+		return nil, nil, err
+	}
 	res, err := c.startSubscription(ctx, s, req)
 	if err != nil {
 		return nil, nil, err
@@ -142,8 +155,8 @@ func (c *Client) checkSubscriptionSlot(ch string) error {
 }
 
 // authorizeSubscribe applies the permission order of the reference server:
-// subscription token, user-limited channel, namespace permission, insecure
-// mode.
+// the application's OnSubscribe, subscription token, then the namespace's
+// permissions (permissions.go).
 func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req *protocol.SubscribeRequest) (grant, error) {
 	h := c.hub
 	if fn := h.cfg.Handlers.OnSubscribe; fn != nil {
@@ -158,7 +171,6 @@ func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req
 			return grant{chanInfo: sr.Info, data: sr.Data, expireAt: sr.ExpireAt, override: sr.Override, hubRefresh: sr.ServerSideRefresh}, nil
 		}
 	}
-	user := c.User()
 	if req.Token != "" {
 		if h.cfg.Tokens == nil {
 			return grant{}, newError(protocol.ErrorPermissionDenied)
@@ -171,7 +183,7 @@ func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req
 			c.logger().Info("invalid subscription token", "channel", ch, "error", err)
 			return grant{}, newError(protocol.ErrorPermissionDenied)
 		}
-		if tok.Channel != ch || tok.User != user || (tok.Client != "" && tok.Client != c.id) {
+		if !c.ownsSubscribeToken(tok, ch) {
 			c.logger().Info("subscription token for another channel, user or client", "channel", ch)
 			return grant{}, newDisconnect(protocol.DisconnectInvalidToken)
 		}
@@ -180,58 +192,23 @@ func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req
 		}
 		return grant{chanInfo: tok.Info, data: tok.Data, expireAt: tok.ExpireAt, override: tok.Override}, nil
 	}
-	if isPrivate(ch) {
+	if !c.hasSubscribePermission(r, ch) {
 		return grant{}, newError(protocol.ErrorPermissionDenied)
 	}
-	if r.AllowUserLimitedChannels && isUserLimited(ch) {
-		if userAllowed(ch, user) || h.client.Insecure {
-			return grant{}, nil
-		}
-		return grant{}, newError(protocol.ErrorPermissionDenied)
-	}
-	if permitted(user, r.AllowSubscribeForAnonymous, r.AllowSubscribeForClient) || h.client.Insecure {
-		return grant{}, nil
-	}
-	return grant{}, newError(protocol.ErrorPermissionDenied)
-}
-
-// permitted applies a namespace permission: any of grants allows an
-// authenticated user; an anonymous one also needs forAnonymous.
-func permitted(user string, forAnonymous bool, grants ...bool) bool {
-	if user == "" && !forAnonymous {
-		return false
-	}
-	for _, g := range grants {
-		if g {
-			return true
-		}
-	}
-	return false
-}
-
-func (c *Client) hasHistoryPermission(r *rule, subscribed bool) bool {
-	return permitted(c.User(), r.AllowHistoryForAnonymous, r.AllowHistoryForClient, r.AllowHistoryForSubscriber && subscribed) || c.hub.client.Insecure
-}
-
-func (c *Client) hasPresencePermission(r *rule, subscribed bool) bool {
-	return permitted(c.User(), r.AllowPresenceForAnonymous, r.AllowPresenceForClient, r.AllowPresenceForSubscriber && subscribed) || c.hub.client.Insecure
+	return grant{}, nil
 }
 
 // newSubscription works out a subscription's features from the namespace,
 // the request and the token's overrides.
 func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequest, g grant) *subscription {
 	s := &subscription{
-		channel:    ch,
-		rule:       r,
-		chanInfo:   g.chanInfo,
-		data:       g.data,
-		expireAt:   g.expireAt,
-		hubRefresh: g.hubRefresh,
-		presence:   r.Presence,
-		joinLeave:  r.JoinLeave,
-	}
-	if s.hubRefresh {
-		s.refreshAt = refreshDeadline(s.expireAt)
+		channel:   ch,
+		rule:      r,
+		chanInfo:  g.chanInfo,
+		data:      g.data,
+		expiry:    newExpiry(g.expireAt, g.hubRefresh),
+		presence:  r.Presence,
+		joinLeave: r.JoinLeave,
 	}
 	forcePush := r.ForcePushJoinLeave
 	forceRecovery := r.ForceRecovery
@@ -290,10 +267,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 		return nil, err
 	}
 	res := &protocol.SubscribeResult{Data: s.data, Delta: s.delta}
-	if s.expireAt > 0 && !s.hubRefresh {
-		res.Expires = true
-		res.Ttl = uint32(max(s.expireAt-time.Now().Unix(), 0))
-	}
+	res.Expires, res.Ttl = s.ttl(time.Now())
 	// As the reference, was_recovering mirrors the request even when the
 	// subscription is not recoverable.
 	res.WasRecovering = req.Recover
@@ -392,114 +366,6 @@ func (c *Client) join(ctx context.Context, s *subscription) {
 	if s.joinLeave && h.joinLeaveAllowed(s.channel, s.rule) {
 		if err := h.engine.PublishJoin(ctx, s.channel, info); err != nil {
 			c.logger().Error("publish join", "channel", s.channel, "error", err)
-		}
-	}
-}
-
-func (c *Client) handleUnsubscribe(ctx context.Context, id uint32, req *protocol.UnsubscribeRequest) error {
-	if req.Channel == "" {
-		return newDisconnect(protocol.DisconnectBadRequest)
-	}
-	c.mu.Lock()
-	s := c.subs[req.Channel]
-	if s != nil {
-		delete(c.subs, req.Channel)
-		s.active = false
-	}
-	c.mu.Unlock()
-	c.queueReply(&protocol.Reply{Id: id, Unsubscribe: &protocol.UnsubscribeResult{}})
-	if s != nil {
-		c.leave(ctx, s)
-	}
-	return nil
-}
-
-// serverUnsubscribe removes the client from ch and tells it so with an
-// unsubscribe push; codes ≥ 2500 make the client subscribe again.
-func (c *Client) serverUnsubscribe(ch string, code protocol.UnsubscribeCode) {
-	c.unsubscribeIf(ch, nil, code)
-}
-
-// unsubscribeIf is serverUnsubscribe limited to the subscription only, when
-// only is not nil: a decision taken about one subscription must not remove
-// a newer one the client has made since.
-func (c *Client) unsubscribeIf(ch string, only *subscription, code protocol.UnsubscribeCode) {
-	c.mu.Lock()
-	s := c.subs[ch]
-	if s == nil || (only != nil && s != only) {
-		c.mu.Unlock()
-		return
-	}
-	if s.serverSide && code >= 2500 {
-		c.mu.Unlock()
-		d := protocol.DisconnectInsufficientState
-		if code == protocol.UnsubscribeExpired {
-			d = protocol.DisconnectSubExpired
-		}
-		c.close(newDisconnect(d))
-		return
-	}
-	delete(c.subs, ch)
-	s.active = false
-	if msg, err := protocol.AppendPush(c.proto, nil, &protocol.Push{
-		Channel: ch, Unsubscribe: &protocol.Unsubscribe{Code: uint32(code), Reason: code.Reason()},
-	}); err == nil {
-		c.enqueueLocked(msg)
-		c.hub.metrics.sent["unsubscribe"].Inc()
-	}
-	c.mu.Unlock()
-	c.hub.removeSubscriber(c, ch)
-	if s.presence || s.joinLeave {
-		// Called from timers, engine deliveries and the server API: the
-		// engine I/O goes to a goroutine of its own.
-		c.hub.goBackground(func() {
-			ctx, cancel := context.WithTimeout(c.hub.ctx, c.hub.client.CommandTimeout)
-			defer cancel()
-			c.announceLeave(ctx, s)
-		})
-	}
-}
-
-// dropSubscription undoes a subscription that failed before it was
-// registered with the hub.
-func (c *Client) dropSubscription(s *subscription) {
-	c.mu.Lock()
-	if c.subs[s.channel] == s {
-		delete(c.subs, s.channel)
-	}
-	s.active = false
-	c.mu.Unlock()
-}
-
-// leaveChannel undoes a registered subscription that never completed: no
-// leave event, since no join was sent.
-func (c *Client) leaveChannel(s *subscription) {
-	c.dropSubscription(s)
-	c.hub.removeSubscriber(c, s.channel)
-}
-
-// leave removes a subscription that completed: unregister, then remove
-// presence and announce the leave.
-func (c *Client) leave(ctx context.Context, s *subscription) {
-	c.hub.removeSubscriber(c, s.channel)
-	c.announceLeave(ctx, s)
-}
-
-// announceLeave removes the client's presence in a channel it left and
-// publishes the leave event.
-func (c *Client) announceLeave(ctx context.Context, s *subscription) {
-	h := c.hub
-	if !s.presence && !s.joinLeave {
-		return
-	}
-	if s.presence {
-		if err := h.engine.RemovePresence(ctx, s.channel, c.id); err != nil {
-			c.logger().Error("remove presence", "channel", s.channel, "error", err)
-		}
-	}
-	if s.joinLeave && h.joinLeaveAllowed(s.channel, s.rule) {
-		if err := h.engine.PublishLeave(ctx, s.channel, c.clientInfo(s.chanInfo)); err != nil {
-			c.logger().Error("publish leave", "channel", s.channel, "error", err)
 		}
 	}
 }

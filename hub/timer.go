@@ -12,6 +12,16 @@ import (
 // pending deadline: the stale close before connect, the next ping, the pong
 // deadline, and connection and subscription expiry.
 
+// timers are the client's runtime timer and its deadlines, in Unix
+// nanoseconds; 0 means not pending. Expiry deadlines are in expiry
+// (refresh.go).
+type timers struct {
+	timer        *time.Timer
+	staleAt      int64
+	nextPing     int64
+	pongDeadline int64
+}
+
 func (c *Client) startTimer() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -58,11 +68,8 @@ func (c *Client) onTimer() {
 			c.close(newDisconnect(protocol.DisconnectNoPong))
 			return
 		}
-		if c.refreshAt != 0 && nowNs >= c.refreshAt {
-			c.refreshAt = 0
-			refresh = true
-		}
-		if c.expireAt > 0 && now.Unix() >= c.expireAt+int64(h.client.ExpiredCloseDelay/time.Second) {
+		refresh = c.takeRefresh(nowNs)
+		if end := c.endAt(h.client.ExpiredCloseDelay); end != 0 && nowNs >= end {
 			c.mu.Unlock()
 			c.close(newDisconnect(protocol.DisconnectExpired))
 			return
@@ -76,13 +83,11 @@ func (c *Client) onTimer() {
 			}
 			c.nextPing = nowNs + int64(h.client.PingInterval)
 		}
-		subDelay := int64(h.client.ExpiredSubCloseDelay / time.Second)
 		for _, s := range c.subs {
-			if s.refreshAt != 0 && nowNs >= s.refreshAt {
-				s.refreshAt = 0
+			if s.takeRefresh(nowNs) {
 				subRefresh = append(subRefresh, s)
 			}
-			if s.expireAt > 0 && now.Unix() >= s.expireAt+subDelay {
+			if end := s.endAt(h.client.ExpiredSubCloseDelay); end != 0 && nowNs >= end {
 				expired = append(expired, s)
 			}
 		}
@@ -91,10 +96,10 @@ func (c *Client) onTimer() {
 	c.mu.Unlock()
 
 	if refresh {
-		c.runServerTask(c.refreshServerSide)
+		c.runServerTask(func(ctx context.Context) { c.refreshServerSide(ctx, nil) })
 	}
 	for _, s := range subRefresh {
-		c.runServerTask(func(ctx context.Context) { c.refreshSubServerSide(ctx, s) })
+		c.runServerTask(func(ctx context.Context) { c.refreshServerSide(ctx, s) })
 	}
 	for _, s := range expired {
 		c.unsubscribeIf(s.channel, s, protocol.UnsubscribeExpired)
@@ -120,14 +125,10 @@ func (c *Client) resetTimerLocked(now time.Time) {
 		earliest(c.nextPing)
 		earliest(c.pongDeadline)
 		earliest(c.refreshAt)
-		if c.expireAt > 0 {
-			earliest(time.Unix(c.expireAt, 0).Add(h.client.ExpiredCloseDelay).UnixNano())
-		}
+		earliest(c.endAt(h.client.ExpiredCloseDelay))
 		for _, s := range c.subs {
 			earliest(s.refreshAt)
-			if s.expireAt > 0 {
-				earliest(time.Unix(s.expireAt, 0).Add(h.client.ExpiredSubCloseDelay).UnixNano())
-			}
+			earliest(s.endAt(h.client.ExpiredSubCloseDelay))
 		}
 	}
 	if next == 0 {

@@ -27,6 +27,22 @@ const (
 // none.
 var frameBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
+// writeQueue is the client's write side: encoded messages waiting to be
+// written, whether a writer is flushing them, and the close that follows
+// them. processing holds writes back while commands run, since holdSince
+// until holdUntil (Unix nanoseconds) at the latest (exec.go).
+type writeQueue struct {
+	queue        []queued
+	queued       int
+	pendingClose *Disconnect
+	holdUntil    int64
+	holdSince    int64
+	lastWrite    int64 // hub.mono() of the last write, with WriteCoalesce only (coalesce.go)
+	flushing     bool
+	processing   bool
+	slow         bool // over the queue limit: closing, nothing more is queued
+}
+
 // queued is an encoded message waiting in a client's queue. droppable
 // marks publications of namespaces with QueueDropOldest; sub is set for
 // publications of delta subscriptions, delta when msg is a delta.

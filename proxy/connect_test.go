@@ -17,7 +17,7 @@ import (
 func TestConnect(t *testing.T) {
 	t.Parallel()
 	b := newBackend(t)
-	n := startNode(t, fullOptions(b, func(e *proxy.Endpoint) {
+	n := startNode(t, fullConfig(b, func(e *proxy.Endpoint) {
 		e.HTTPHeaders = []string{"Cookie", "authorization", "X-Emulated"}
 		e.StaticHTTPHeaders = map[string]string{"X-Secret": "s3"}
 		e.IncludeConnectionMeta = true
@@ -89,7 +89,7 @@ func TestConnect(t *testing.T) {
 func TestConnectWithTokenSkipsProxy(t *testing.T) {
 	t.Parallel()
 	b := newBackend(t)
-	n := startNode(t, fullOptions(b, nil))
+	n := startNode(t, fullConfig(b, nil))
 	tok, err := signer(t).ConnectToken(auth.ConnectClaims{User: "jwt-user"})
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestConnectWithTokenSkipsProxy(t *testing.T) {
 func TestConnectRefusals(t *testing.T) {
 	t.Parallel()
 	b := newBackend(t)
-	n := startNode(t, fullOptions(b, nil))
+	n := startNode(t, fullConfig(b, nil))
 	c := n.dial(nil)
 	b.answer("/connect", `{"error":{"code":1000,"message":"who are you","temporary":true}}`)
 	m := c.Call(`{"id":1,"connect":{}}`)

@@ -5,9 +5,10 @@
 // Centrifugo's proxy works unchanged; docs/proxy.md describes them.
 //
 // A Router holds the named endpoints and which of them each event (and
-// each channel or RPC namespace) uses, and installs hub.Handlers. Where no
-// proxy is configured the handlers return hub.ErrUseDefault, so the hub
-// decides as without a proxy (tokens, namespace permissions).
+// each channel or RPC namespace) uses; Router.Handlers are its
+// hub.Handlers, for hub.Chain. Where no proxy is configured the handlers
+// return hub.ErrUseDefault, so the next handlers in the chain, then the
+// hub, decide as without a proxy (tokens, namespace permissions).
 //
 // Calls run on the calling client's command goroutine, bounded by the
 // endpoint's timeout and the command's context, so a slow backend holds up

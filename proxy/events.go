@@ -74,7 +74,7 @@ func (r *Router) onConnecting(ctx context.Context, ev hub.ConnectEvent) (hub.Con
 	})
 }
 
-// onRefresh extends a connection's session through the backend: when
+// onRefresh extends a connection's expiry through the backend: when
 // a connection the connect proxy authenticated expires (the hub asks,
 // ev.ServerSide), or on a refresh command without token. A refresh
 // command with a token is checked as a JWT.
@@ -178,7 +178,9 @@ func (r *Router) onRPC(ctx context.Context, c *hub.Client, ev hub.RPCEvent, repl
 		}
 	}
 	if e == nil {
-		reply(hub.RPCReply{}, &hub.Error{Code: uint32(protocol.ErrorNotAvailable), Message: protocol.ErrorNotAvailable.Message()})
+		// Not proxied: the next handler in the chain, or the hub (108,
+		// not available), answers.
+		reply(hub.RPCReply{}, hub.ErrUseDefault)
 		return
 	}
 	req := rpcRequest{baseRequest: e.base(c.ID(), c.Transport(), c.Protocol()), User: c.User(), Method: ev.Method, Meta: e.meta(c)}

@@ -25,7 +25,7 @@ func connected(t *testing.T, n *node, b *backend) *client {
 func TestSubscribe(t *testing.T) {
 	t.Parallel()
 	b := newBackend(t)
-	n := startNode(t, fullOptions(b, nil))
+	n := startNode(t, fullConfig(b, nil))
 	c := connected(t, n, b)
 
 	b.answer("/subscribe", `{"result":{"info":{"role":"r"},"data":{"hi":1},"expire_at":`+in(10*time.Minute)+`}}`)
@@ -85,7 +85,7 @@ func TestSubscribe(t *testing.T) {
 func TestPublish(t *testing.T) {
 	t.Parallel()
 	b := newBackend(t)
-	n := startNode(t, fullOptions(b, nil))
+	n := startNode(t, fullConfig(b, nil))
 	c := connected(t, n, b)
 	b.answer("/subscribe", `{"result":{}}`)
 	c.Call(`{"id":2,"subscribe":{"channel":"room"}}`)
@@ -127,7 +127,7 @@ func TestPublish(t *testing.T) {
 func TestSubRefresh(t *testing.T) {
 	t.Parallel()
 	b := newBackend(t)
-	n := startNode(t, fullOptions(b, nil))
+	n := startNode(t, fullConfig(b, nil))
 	c := connected(t, n, b)
 	b.answer("/subscribe", `{"result":{"expire_at":`+in(time.Second)+`}}`)
 	b.answer("/sub_refresh", `{"result":{"expire_at":`+in(time.Hour)+`,"info":{"v":2}}}`)
@@ -179,7 +179,7 @@ func TestSubRefresh(t *testing.T) {
 func TestRefresh(t *testing.T) {
 	t.Parallel()
 	b := newBackend(t)
-	n := startNode(t, fullOptions(b, func(e *proxy.Endpoint) { e.IncludeConnectionMeta = true }))
+	n := startNode(t, fullConfig(b, func(e *proxy.Endpoint) { e.IncludeConnectionMeta = true }))
 	c := n.dial(nil)
 	b.answer("/refresh", `{"result":{"expire_at":`+in(time.Hour)+`,"info":{"fresh":true}}}`)
 	res := c.connectOK(b, `{"user":"u1","expire_at":`+in(time.Second)+`,"meta":{"m":1}}`)
@@ -223,7 +223,7 @@ func TestRefresh(t *testing.T) {
 func TestRPC(t *testing.T) {
 	t.Parallel()
 	b := newBackend(t)
-	n := startNode(t, fullOptions(b, nil))
+	n := startNode(t, fullConfig(b, nil))
 	c := connected(t, n, b)
 
 	b.answer("/rpc", `{"result":{"data":{"name":"Ann"}}}`)
@@ -257,7 +257,7 @@ func TestRPC(t *testing.T) {
 func TestBinaryEncoding(t *testing.T) {
 	t.Parallel()
 	b := newBackend(t)
-	n := startNode(t, fullOptions(b, func(e *proxy.Endpoint) { e.BinaryEncoding = true }))
+	n := startNode(t, fullConfig(b, func(e *proxy.Endpoint) { e.BinaryEncoding = true }))
 	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 	c := n.dial(nil)
 	b.answer("/connect", `{"result":{"user":"u2","b64info":"`+b64(`{"i":1}`)+`","b64data":"`+b64(`{"d":1}`)+`"}}`)

@@ -38,10 +38,10 @@ func TestFaults(t *testing.T) {
 	downURL := down.URL
 	down.Close()
 
-	opts := fullOptions(b, func(e *proxy.Endpoint) { e.Timeout = 300 * time.Millisecond })
-	opts.Endpoints = append(opts.Endpoints, proxy.Endpoint{Name: "down", URL: downURL + "/connect"})
-	opts.RPC = "down"
-	n := startNode(t, opts)
+	cfg := fullConfig(b, func(e *proxy.Endpoint) { e.Timeout = 300 * time.Millisecond })
+	cfg.Endpoints = append(cfg.Endpoints, proxy.Endpoint{Name: "down", URL: downURL + "/connect"})
+	cfg.RPC = "down"
+	n := startNode(t, cfg)
 
 	slow := func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -145,9 +145,9 @@ func TestInFlightLimit(t *testing.T) {
 			close(bl.release)
 		}
 	})
-	opts := fullOptions(b, nil)
-	opts.MaxInFlight = 2
-	n := startNode(t, opts)
+	cfg := fullConfig(b, nil)
+	cfg.MaxInFlight = 2
+	n := startNode(t, cfg)
 	b.handle("/rpc", bl.handle)
 	var held []*client
 	for i := 0; i < 2; i++ {
@@ -227,8 +227,8 @@ func TestSlowBackendHoldsOnlyItsClient(t *testing.T) {
 	b := newBackend(t)
 	bl := newBlocker(t)
 	t.Cleanup(func() { close(bl.release) })
-	opts := fullOptions(b, nil)
-	n := startNode(t, opts)
+	cfg := fullConfig(b, nil)
+	n := startNode(t, cfg)
 	b.handle("/rpc_ns", bl.handle)
 	stuck := connected(t, n, b)
 	stuck.Send(`{"id":2,"rpc":{"method":"ns:hang"}}`)

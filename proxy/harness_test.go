@@ -105,10 +105,10 @@ func (b *backend) endpoints(mod func(*proxy.Endpoint)) []proxy.Endpoint {
 	return out
 }
 
-// fullOptions proxies every event: namespace "px" and the channels
+// fullConfig proxies every event: namespace "px" and the channels
 // without namespace through the backend, namespace "plain" not at all.
-func fullOptions(b *backend, mod func(*proxy.Endpoint)) proxy.Options {
-	return proxy.Options{
+func fullConfig(b *backend, mod func(*proxy.Endpoint)) proxy.Config {
+	return proxy.Config{
 		Endpoints: b.endpoints(mod),
 		Connect:   "connect", Refresh: "refresh",
 		Subscribe:     map[string]string{"": "subscribe", "px": "subscribe"},
@@ -128,10 +128,10 @@ type node struct {
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func startNode(t *testing.T, opts proxy.Options) *node {
+func startNode(t *testing.T, cfg proxy.Config) *node {
 	t.Helper()
-	opts.Logger = discard()
-	r, err := proxy.New(opts)
+	cfg.Logger = discard()
+	r, err := proxy.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,15 +140,15 @@ func startNode(t *testing.T, opts proxy.Options) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := hub.Config{
+	hcfg := hub.Config{
 		Engine: memory.New(memory.Options{}), Tokens: v, Logger: discard(),
 		Channels: hub.ChannelConfig{
 			WithoutNamespace: hub.NamespaceOptions{Presence: true, AllowPresenceForSubscriber: true, HistorySize: 10, HistoryTTL: time.Minute, AllowHistoryForSubscriber: true},
 			Namespaces:       []hub.Namespace{{Name: "px", NamespaceOptions: hub.NamespaceOptions{Presence: true, AllowPresenceForSubscriber: true}}, {Name: "plain", NamespaceOptions: hub.NamespaceOptions{AllowSubscribeForClient: true}}},
 		},
 	}
-	r.Install(&cfg.Handlers)
-	h, err := hub.New(cfg)
+	hcfg.Handlers = r.Handlers()
+	h, err := hub.New(hcfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 func TestProtobufClient(t *testing.T) {
 	t.Parallel()
 	b := newBackend(t)
-	n := startNode(t, fullOptions(b, nil))
+	n := startNode(t, fullConfig(b, nil))
 	conn := hubtest.NewConn(protocol.TypeProtobuf)
 	c := n.hub.Open(conn, hub.ConnInfo{RemoteAddr: "test"})
 	conn.Attach(c)

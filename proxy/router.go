@@ -11,9 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Options are a node's proxies and which events use them. Event fields
+// Config is what New takes: a node's proxies and which events use them. Event fields
 // hold an endpoint's Name; empty means no proxy for that event.
-type Options struct {
+type Config struct {
 	Endpoints []Endpoint
 	// Connect and Refresh proxy the client-wide events.
 	Connect string
@@ -49,20 +49,20 @@ type Router struct {
 	rpcNamespaces                  map[string]*endpoint
 }
 
-// New checks opts and builds a router.
-func New(opts Options) (*Router, error) {
-	byName := make(map[string]*endpoint, len(opts.Endpoints))
-	r := &Router{metrics: newMetrics(), log: opts.Logger}
+// New checks cfg and builds a router.
+func New(cfg Config) (*Router, error) {
+	byName := make(map[string]*endpoint, len(cfg.Endpoints))
+	r := &Router{metrics: newMetrics(), log: cfg.Logger}
 	if r.log == nil {
 		r.log = slog.Default()
 	}
 	switch {
-	case opts.MaxInFlight == 0:
+	case cfg.MaxInFlight == 0:
 		r.limit.max = DefaultMaxInFlight
-	case opts.MaxInFlight > 0:
-		r.limit.max = int64(opts.MaxInFlight)
+	case cfg.MaxInFlight > 0:
+		r.limit.max = int64(cfg.MaxInFlight)
 	}
-	for i, ep := range opts.Endpoints {
+	for i, ep := range cfg.Endpoints {
 		if ps := ep.Check(); len(ps) > 0 {
 			return nil, fmt.Errorf("proxy %d (%q): %s: %s", i, ep.Name, ps[0].Field, ps[0].Message)
 		}
@@ -95,25 +95,25 @@ func New(opts Options) (*Router, error) {
 		return out, nil
 	}
 	var err error
-	if r.connect, err = pick("connect", opts.Connect); err != nil {
+	if r.connect, err = pick("connect", cfg.Connect); err != nil {
 		return nil, err
 	}
-	if r.refresh, err = pick("refresh", opts.Refresh); err != nil {
+	if r.refresh, err = pick("refresh", cfg.Refresh); err != nil {
 		return nil, err
 	}
-	if r.rpc, err = pick("rpc", opts.RPC); err != nil {
+	if r.rpc, err = pick("rpc", cfg.RPC); err != nil {
 		return nil, err
 	}
-	if r.subscribe, err = pickMap("subscribe", opts.Subscribe); err != nil {
+	if r.subscribe, err = pickMap("subscribe", cfg.Subscribe); err != nil {
 		return nil, err
 	}
-	if r.publish, err = pickMap("publish", opts.Publish); err != nil {
+	if r.publish, err = pickMap("publish", cfg.Publish); err != nil {
 		return nil, err
 	}
-	if r.subRefresh, err = pickMap("sub_refresh", opts.SubRefresh); err != nil {
+	if r.subRefresh, err = pickMap("sub_refresh", cfg.SubRefresh); err != nil {
 		return nil, err
 	}
-	if r.rpcNamespaces, err = pickMap("rpc", opts.RPCNamespaces); err != nil {
+	if r.rpcNamespaces, err = pickMap("rpc", cfg.RPCNamespaces); err != nil {
 		return nil, err
 	}
 	// One pool of keep-alive connections for all endpoints: a reconnect
@@ -144,9 +144,12 @@ func (r *Router) Collectors() []prometheus.Collector { return r.metrics.collecto
 // Close drops the idle connections to the backends.
 func (r *Router) Close() { r.transport.CloseIdleConnections() }
 
-// Install sets the handlers of h for the events that have a proxy; the
-// others keep what h has.
-func (r *Router) Install(h *hub.Handlers) {
+// Handlers are the router's handlers for the events that have a proxy;
+// the others are nil. Where an event's proxy covers some namespaces only,
+// the handler returns hub.ErrUseDefault for the rest, so that in a
+// hub.Chain the next handlers, and then the hub's defaults, decide them.
+func (r *Router) Handlers() hub.Handlers {
+	var h hub.Handlers
 	if r.connect != nil {
 		h.OnConnecting = r.onConnecting
 	}
@@ -165,6 +168,7 @@ func (r *Router) Install(h *hub.Handlers) {
 	if r.rpc != nil || r.hasRPCNamespaceProxy() {
 		h.OnRPC = r.onRPC
 	}
+	return h
 }
 
 func (r *Router) hasRPCNamespaceProxy() bool {

@@ -17,9 +17,9 @@ import (
 func TestUnidirectionalConnect(t *testing.T) {
 	t.Parallel()
 	b := newBackend(t)
-	opts := fullOptions(b, nil)
-	opts.Endpoints[0].HTTPHeaders = []string{"Cookie"}
-	n := startNode(t, opts)
+	cfg := fullConfig(b, nil)
+	cfg.Endpoints[0].HTTPHeaders = []string{"Cookie"}
+	n := startNode(t, cfg)
 	open := func() (*hubtest.Conn, *hub.Client) {
 		conn := hubtest.NewConn(protocol.TypeJSON)
 		c := n.hub.Open(conn, hub.ConnInfo{RemoteAddr: "test", Transport: hub.TransportUniSSE, Unidirectional: true, Header: http.Header{"Cookie": {"sid=u"}}})

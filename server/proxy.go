@@ -7,13 +7,12 @@ import (
 	"slices"
 
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/proxy"
 )
 
-// newProxy builds the node's proxy router and installs its handlers in h;
-// nil when the configuration proxies no event.
-func newProxy(cfg config.Config, h *hub.Handlers, log *slog.Logger) (*proxy.Router, error) {
+// newProxy builds the node's proxy router; nil when the configuration
+// proxies no event.
+func newProxy(cfg config.Config, log *slog.Logger) (*proxy.Router, error) {
 	opts, used := cfg.ProxyOptions()
 	if !used {
 		return nil, nil
@@ -23,7 +22,6 @@ func newProxy(cfg config.Config, h *hub.Handlers, log *slog.Logger) (*proxy.Rout
 	if err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
-	r.Install(h)
 	return r, nil
 }
 

@@ -83,11 +83,11 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 	}
 	hcfg := cfg.Hub(Version)
 	hcfg.Engine, hcfg.Tokens, hcfg.Logger = eng, tokens, log
-	px, err := newProxy(cfg, &hcfg.Handlers, log)
+	px, err := newProxy(cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	sa, err := newSQLAuth(context.Background(), cfg, &hcfg.Handlers, log)
+	sa, err := newSQLAuth(context.Background(), cfg, log)
 	if err != nil {
 		if px != nil {
 			px.Close()
@@ -102,6 +102,16 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 			}
 		}()
 	}
+	// The SQL checks decide their namespaces first, then the proxy its
+	// events, then the hub's defaults (hub.Chain).
+	var chain []hub.Handlers
+	if sa != nil {
+		chain = append(chain, sa.Handlers())
+	}
+	if px != nil {
+		chain = append(chain, px.Handlers())
+	}
+	hcfg.Handlers = hub.Chain(chain...)
 	keepHeader := proxyHeaderKeeper(cfg)
 	h, err := hub.New(hcfg)
 	if err != nil {

@@ -6,13 +6,11 @@ import (
 	"log/slog"
 
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/sqlauth"
 )
 
-// newSQLAuth connects the SQL checks and installs them in h in front of
-// the proxy's handlers; nil when no namespace has a check.
-func newSQLAuth(ctx context.Context, cfg config.Config, h *hub.Handlers, log *slog.Logger) (*sqlauth.Authorizer, error) {
+// newSQLAuth connects the SQL checks; nil when no namespace has a check.
+func newSQLAuth(ctx context.Context, cfg config.Config, log *slog.Logger) (*sqlauth.Authorizer, error) {
 	opts, ok := cfg.SQLAuthOptions()
 	if !ok {
 		return nil, nil
@@ -22,6 +20,5 @@ func newSQLAuth(ctx context.Context, cfg config.Config, h *hub.Handlers, log *sl
 	if err != nil {
 		return nil, fmt.Errorf("sql_auth: %w", err)
 	}
-	a.Install(h)
 	return a, nil
 }

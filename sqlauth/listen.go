@@ -30,14 +30,14 @@ func (a *Authorizer) listen(cfg *pgx.ConnConfig) {
 }
 
 func (a *Authorizer) listenOnce(cfg *pgx.ConnConfig) error {
-	ctx, cancel := context.WithTimeout(a.ctx, a.opts.Timeout)
+	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.Timeout)
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	cancel()
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(a.ctx, "LISTEN "+pgx.Identifier{a.opts.Channel}.Sanitize()); err != nil {
+	if _, err := conn.Exec(a.ctx, "LISTEN "+pgx.Identifier{a.cfg.Channel}.Sanitize()); err != nil {
 		return err
 	}
 	a.cache.setUsable(true)
@@ -54,7 +54,7 @@ func (a *Authorizer) listenOnce(cfg *pgx.ConnConfig) error {
 		case a.ctx.Err() != nil:
 			return nil
 		case quiet && !conn.IsClosed():
-			pctx, pcancel := context.WithTimeout(a.ctx, a.opts.Timeout)
+			pctx, pcancel := context.WithTimeout(a.ctx, a.cfg.Timeout)
 			err = conn.Ping(pctx)
 			pcancel()
 			if err != nil {

@@ -12,8 +12,8 @@
 // boolean, a timeout) answers error 100 (internal, temporary) and is
 // logged: the client is never let in by a failure, and nothing crashes.
 //
-// Answers are cached for Options.CacheTTL per action, user and channel.
-// The application invalidates them with NOTIFY on Options.Channel (payload
+// Answers are cached for Config.CacheTTL per action, user and channel.
+// The application invalidates them with NOTIFY on Config.Channel (payload
 // "*" or empty for everything, "user:<id>" or "channel:<name>" for part),
 // typically from a trigger on its permission tables. While the listening
 // connection is down nothing is cached, since invalidations could be
@@ -34,7 +34,7 @@ import (
 	"github.com/heraldhq/herald/hub"
 )
 
-// Defaults of Options.
+// Defaults of Config.
 const (
 	DefaultCacheTTL  = 5 * time.Second
 	DefaultTimeout   = 2 * time.Second
@@ -49,13 +49,13 @@ type Checks struct {
 	Publish   string
 }
 
-// Options configure an Authorizer.
-type Options struct {
+// Config configures an Authorizer: what New takes.
+type Config struct {
 	// DSN is the database the queries run on. Required.
 	DSN string
 	// ListenDSN is the connection string of the listening connection
-	// (LISTEN needs a session: not a transaction-mode pooler); empty means
-	// DSN.
+	// (LISTEN needs a connection of its own, not a transaction-mode
+	// pooler); empty means DSN.
 	ListenDSN string
 	// Namespaces maps namespace names ("" for channels without one) to
 	// their checks.
@@ -75,10 +75,10 @@ type Options struct {
 	Logger   *slog.Logger
 }
 
-// Authorizer runs the checks. Create it with New, install it in the hub's
-// handlers with Install, and Close it when done.
+// Authorizer runs the checks. Create it with New, chain its Handlers into
+// the hub's, and Close it when done.
 type Authorizer struct {
-	opts   Options
+	cfg    Config
 	log    *slog.Logger
 	pool   *pgxpool.Pool
 	cache  cache
@@ -88,37 +88,37 @@ type Authorizer struct {
 }
 
 // New connects the query pool and starts the invalidation listener.
-func New(ctx context.Context, opts Options) (*Authorizer, error) {
-	if opts.DSN == "" {
+func New(ctx context.Context, cfg Config) (*Authorizer, error) {
+	if cfg.DSN == "" {
 		return nil, errors.New("sqlauth: DSN is required")
 	}
-	if opts.CacheTTL == 0 {
-		opts.CacheTTL = DefaultCacheTTL
+	if cfg.CacheTTL == 0 {
+		cfg.CacheTTL = DefaultCacheTTL
 	}
-	if opts.CacheSize <= 0 {
-		opts.CacheSize = DefaultCacheSize
+	if cfg.CacheSize <= 0 {
+		cfg.CacheSize = DefaultCacheSize
 	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
 	}
-	if opts.Channel == "" {
-		opts.Channel = DefaultChannel
+	if cfg.Channel == "" {
+		cfg.Channel = DefaultChannel
 	}
-	if opts.ListenDSN == "" {
-		opts.ListenDSN = opts.DSN
+	if cfg.ListenDSN == "" {
+		cfg.ListenDSN = cfg.DSN
 	}
-	log := opts.Logger
+	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	pcfg, err := pgxpool.ParseConfig(opts.DSN)
+	pcfg, err := pgxpool.ParseConfig(cfg.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("sqlauth: dsn: %w", err)
 	}
-	if opts.PoolSize > 0 {
-		pcfg.MaxConns = opts.PoolSize
+	if cfg.PoolSize > 0 {
+		pcfg.MaxConns = cfg.PoolSize
 	}
-	lcfg, err := pgx.ParseConfig(opts.ListenDSN)
+	lcfg, err := pgx.ParseConfig(cfg.ListenDSN)
 	if err != nil {
 		return nil, fmt.Errorf("sqlauth: listen dsn: %w", err)
 	}
@@ -126,10 +126,10 @@ func New(ctx context.Context, opts Options) (*Authorizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlauth: connect: %w", err)
 	}
-	a := &Authorizer{opts: opts, log: log.With("component", "sqlauth"), pool: pool}
-	a.cache.init(opts.CacheSize)
+	a := &Authorizer{cfg: cfg, log: log.With("component", "sqlauth"), pool: pool}
+	a.cache.init(cfg.CacheSize)
 	a.ctx, a.cancel = context.WithCancel(context.Background())
-	if opts.CacheTTL > 0 {
+	if cfg.CacheTTL > 0 {
 		a.wg.Add(1)
 		go a.listen(lcfg)
 	}
@@ -143,41 +143,36 @@ func (a *Authorizer) Close() {
 	a.pool.Close()
 }
 
-// Install puts the checks in front of h's OnSubscribe and OnPublish: a
-// channel whose namespace has a check is decided by it (unless the client
-// brings a subscription token, which the hub checks as usual); any other
-// channel goes to the handler that was there, or to the hub's defaults.
-func (a *Authorizer) Install(h *hub.Handlers) {
+// Handlers are the checks as hub handlers, for hub.Chain: a channel
+// whose namespace has a check is decided by it (unless the client brings
+// a subscription token, which the hub checks as usual); any other channel
+// gets hub.ErrUseDefault, and goes to the next handlers in the chain or to
+// the hub's defaults. An action no namespace checks has no handler.
+func (a *Authorizer) Handlers() hub.Handlers {
+	var h hub.Handlers
 	if a.any(func(c Checks) string { return c.Subscribe }) {
-		next := h.OnSubscribe
 		h.OnSubscribe = func(ctx context.Context, c *hub.Client, ev hub.SubscribeEvent) (hub.SubscribeReply, error) {
-			q := a.opts.Namespaces[hub.ChannelNamespace(ev.Channel)].Subscribe
+			q := a.cfg.Namespaces[hub.ChannelNamespace(ev.Channel)].Subscribe
 			if q == "" || ev.Token != "" {
-				if next != nil {
-					return next(ctx, c, ev)
-				}
 				return hub.SubscribeReply{}, hub.ErrUseDefault
 			}
 			return hub.SubscribeReply{}, a.check(ctx, "subscribe", q, c.User(), ev.Channel)
 		}
 	}
 	if a.any(func(c Checks) string { return c.Publish }) {
-		next := h.OnPublish
 		h.OnPublish = func(ctx context.Context, c *hub.Client, ev hub.PublishEvent) (hub.PublishReply, error) {
-			q := a.opts.Namespaces[hub.ChannelNamespace(ev.Channel)].Publish
+			q := a.cfg.Namespaces[hub.ChannelNamespace(ev.Channel)].Publish
 			if q == "" {
-				if next != nil {
-					return next(ctx, c, ev)
-				}
 				return hub.PublishReply{}, hub.ErrUseDefault
 			}
 			return hub.PublishReply{}, a.check(ctx, "publish", q, c.User(), ev.Channel)
 		}
 	}
+	return h
 }
 
 func (a *Authorizer) any(get func(Checks) string) bool {
-	for _, c := range a.opts.Namespaces {
+	for _, c := range a.cfg.Namespaces {
 		if get(c) != "" {
 			return true
 		}
@@ -192,15 +187,15 @@ func (a *Authorizer) check(ctx context.Context, action, query, user, channel str
 		return verdict(allowed)
 	}
 	gen := a.cache.generation()
-	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 	defer cancel()
 	var allowed bool
 	if err := a.pool.QueryRow(ctx, query, user, channel).Scan(&allowed); err != nil {
 		a.log.Warn("authorization query failed: answering error 100", "action", action, "user", user, "channel", channel, "error", err)
 		return &hub.Error{Code: 100, Message: "internal server error", Temporary: true}
 	}
-	if a.opts.CacheTTL > 0 {
-		a.cache.put(key, allowed, time.Now().Add(a.opts.CacheTTL), gen)
+	if a.cfg.CacheTTL > 0 {
+		a.cache.put(key, allowed, time.Now().Add(a.cfg.CacheTTL), gen)
 	}
 	return verdict(allowed)
 }

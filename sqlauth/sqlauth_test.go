@@ -69,7 +69,7 @@ func (f *fixture) calls(t *testing.T) int {
 
 func (f *fixture) authorizer(t *testing.T, ttl time.Duration) *Authorizer {
 	t.Helper()
-	a, err := New(t.Context(), Options{
+	a, err := New(t.Context(), Config{
 		DSN: f.dsn, CacheTTL: ttl, Channel: f.schema + "_auth",
 		Namespaces: map[string]Checks{
 			"orders": {Subscribe: `select ` + f.schema + `.can_subscribe($1, $2)`, Publish: `select ` + f.schema + `.can_subscribe($1, $2)`},
@@ -100,7 +100,7 @@ func TestChecks(t *testing.T) {
 	a := f.authorizer(t, -1)
 	f.exec(t, `INSERT INTO `+f.schema+`.grants VALUES ('alice', 'orders:1')`)
 	ctx := t.Context()
-	q := a.opts.Namespaces["orders"].Subscribe
+	q := a.cfg.Namespaces["orders"].Subscribe
 	for _, tc := range []struct {
 		user, ch string
 		want     uint32
@@ -111,34 +111,35 @@ func TestChecks(t *testing.T) {
 	}
 	// A failing function, or one that answers something else than a
 	// boolean: error 100, never a way in.
-	if got := code(a.check(ctx, "subscribe", a.opts.Namespaces["broken"].Subscribe, "alice", "broken:x")); got != 100 {
+	if got := code(a.check(ctx, "subscribe", a.cfg.Namespaces["broken"].Subscribe, "alice", "broken:x")); got != 100 {
 		t.Errorf("function raising an error: code %d, want 100", got)
 	}
-	if got := code(a.check(ctx, "subscribe", a.opts.Namespaces["shape"].Subscribe, "alice", "shape:x")); got != 100 {
+	if got := code(a.check(ctx, "subscribe", a.cfg.Namespaces["shape"].Subscribe, "alice", "shape:x")); got != 100 {
 		t.Errorf("function not answering a boolean: code %d, want 100", got)
 	}
 }
 
-func TestInstall(t *testing.T) {
+// TestHandlers: in a chain, the checks decide their namespaces and pass
+// the rest on, to the next handlers or the hub's defaults.
+func TestHandlers(t *testing.T) {
 	f := newFixture(t)
 	a := f.authorizer(t, -1)
 	var proxied atomic.Int32
-	h := hub.Handlers{OnSubscribe: func(context.Context, *hub.Client, hub.SubscribeEvent) (hub.SubscribeReply, error) {
+	h := hub.Chain(a.Handlers(), hub.Handlers{OnSubscribe: func(context.Context, *hub.Client, hub.SubscribeEvent) (hub.SubscribeReply, error) {
 		proxied.Add(1)
 		return hub.SubscribeReply{}, nil
-	}}
-	a.Install(&h)
+	}})
 	ctx := t.Context()
-	// Namespaces without a check go to the handler that was there.
+	// Namespaces without a check go to the next handler.
 	if _, err := h.OnSubscribe(ctx, nil, hub.SubscribeEvent{Channel: "other:x"}); err != nil || proxied.Load() != 1 {
-		t.Fatalf("other namespace: %v, previous handler called %d times", err, proxied.Load())
+		t.Fatalf("other namespace: %v, next handler called %d times", err, proxied.Load())
 	}
 	// A subscription token is checked by the hub as usual.
 	if _, err := h.OnSubscribe(ctx, nil, hub.SubscribeEvent{Channel: "orders:1", Token: "t"}); proxied.Load() != 2 || err != nil {
 		t.Fatalf("with a token: %v", err)
 	}
-	// Without a previous handler, publications outside checked
-	// namespaces get the hub's defaults.
+	// Without a next handler, publications outside checked namespaces
+	// get the hub's defaults.
 	if _, err := h.OnPublish(ctx, nil, hub.PublishEvent{Channel: "other:x"}); !errors.Is(err, hub.ErrUseDefault) {
 		t.Fatalf("publish elsewhere: %v, want ErrUseDefault", err)
 	}
@@ -148,7 +149,7 @@ func TestCacheAndInvalidation(t *testing.T) {
 	f := newFixture(t)
 	a := f.authorizer(t, time.Minute)
 	ctx := t.Context()
-	q := a.opts.Namespaces["orders"].Subscribe
+	q := a.cfg.Namespaces["orders"].Subscribe
 	testenv.Eventually(t, "the listener listens", 5*time.Second, func() bool {
 		a.cache.mu.Lock()
 		defer a.cache.mu.Unlock()
@@ -173,7 +174,7 @@ func TestCacheAndInvalidation(t *testing.T) {
 	testenv.Eventually(t, "bob refused after the notification", 5*time.Second, func() bool {
 		return code(a.check(ctx, "subscribe", q, "bob", "orders:7")) == 103
 	})
-	if !strings.HasSuffix(a.opts.Channel, "_auth") {
-		t.Fatal(a.opts.Channel)
+	if !strings.HasSuffix(a.cfg.Channel, "_auth") {
+		t.Fatal(a.cfg.Channel)
 	}
 }

@@ -1,0 +1,77 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/protocol"
+)
+
+// handlePublish publishes a client's publication: decided by OnPublish,
+// else by the namespace's publish permission.
+func (c *Client) handlePublish(ctx context.Context, id uint32, req *protocol.PublishRequest) error {
+	if req.Channel == "" || len(req.Data) == 0 {
+		return newDisconnect(protocol.DisconnectBadRequest)
+	}
+	r, s, err := c.channelCommand(req.Channel)
+	if err != nil {
+		return err
+	}
+	data, pubRule := req.Data, r
+	decided := false
+	if fn := c.hub.cfg.Handlers.OnPublish; fn != nil {
+		pr, err := fn(ctx, c, PublishEvent{Channel: req.Channel, Data: req.Data})
+		if decided = !errors.Is(err, ErrUseDefault); decided {
+			if err != nil {
+				return err
+			}
+			if pr.Data != nil {
+				data = pr.Data
+			}
+			if pr.SkipHistory {
+				pubRule = r.withoutHistory()
+			}
+		}
+	}
+	if !decided && !c.hasPublishPermission(r, s != nil) {
+		return newError(protocol.ErrorPermissionDenied)
+	}
+	var chanInfo []byte
+	if s != nil {
+		chanInfo = s.chanInfo
+	}
+	pub := &engine.Publication{Data: data, Info: c.clientInfo(chanInfo)}
+	if _, err := c.hub.publish(ctx, req.Channel, pubRule, pub); err != nil {
+		return err
+	}
+	c.queueReply(&protocol.Reply{Id: id, Publish: &protocol.PublishResult{}})
+	return nil
+}
+
+// publish sends pub to ch with the namespace's history options.
+func (h *Hub) publish(ctx context.Context, ch string, r *rule, pub *engine.Publication) (engine.StreamPosition, error) {
+	return h.publishKeyed(ctx, ch, r, pub, "")
+}
+
+// publishKeyed is publish with an idempotency key (none when empty).
+func (h *Hub) publishKeyed(ctx context.Context, ch string, r *rule, pub *engine.Publication, key string) (engine.StreamPosition, error) {
+	if e := r.checkPublicationData(pub.Data); e != nil {
+		return engine.StreamPosition{}, e
+	}
+	start := time.Now()
+	defer func() { h.metrics.publishDuration.Observe(time.Since(start).Seconds()) }()
+	sp, err := h.engine.Publish(ctx, ch, pub, engine.PublishOptions{
+		HistorySize:    r.HistorySize,
+		HistoryTTL:     r.HistoryTTL,
+		HistoryMetaTTL: r.HistoryMetaTTL,
+		IdempotencyKey: key, IdempotentResultTTL: h.cfg.IdempotencyWindow,
+	})
+	if err != nil {
+		return sp, fmt.Errorf("publish to %q: %w", ch, err)
+	}
+	h.published.Add(1)
+	return sp, nil
+}
