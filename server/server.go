@@ -192,10 +192,10 @@ func New(cfg Config, log *slog.Logger) (_ *Server, err error) {
 	// Headers must arrive within 10 s and an idle keep-alive connection is
 	// closed after http.idle_timeout, so that neither holds a descriptor
 	// for ever; request bodies are bounded by guard.ReadDeadline (the API
-	// handler sets its own for its body, the same
-	// http_api.body_read_timeout, and lifts it once the body is in). There is no
-	// ReadTimeout or WriteTimeout: they would also cut hijacked WebSocket
-	// connections and long API calls.
+	// handler sets its own for its body, the same http_api.body_read_timeout,
+	// and lifts it once the body is in). There is no ReadTimeout or
+	// WriteTimeout: they would also cut hijacked WebSocket connections and
+	// long API calls.
 	s.http = &http.Server{
 		Handler:           guard.ReadDeadline(cfg.HTTPAPI.bodyReadTimeout(), log, mux),
 		ReadHeaderTimeout: 10 * time.Second,
