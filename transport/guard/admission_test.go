@@ -177,3 +177,42 @@ func TestTakeTicketOutsideAdmission(t *testing.T) {
 		t.Fatal("a nil Ticket must convert to a nil interface")
 	}
 }
+
+// TestAddressShareConcurrent: requests from one address racing each other
+// never take it past its share, since each counts from its check on.
+func TestAddressShareConcurrent(t *testing.T) {
+	const share, attempts = 5, 50
+	hub := newHubStub()
+	a, _ := newTestAdmission(t, Config{MaxUnauthenticated: -1, MaxUnauthenticatedPerAddress: share}, hub)
+	h := a.Handler(hub)
+	codes := make(chan int, attempts)
+	start := make(chan struct{})
+	for range attempts {
+		go func() {
+			<-start
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			r.RemoteAddr = "[2001:db8::1]:1"
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			codes <- w.Code
+		}()
+	}
+	close(start)
+	admitted := 0
+	for range attempts {
+		switch c := <-codes; c {
+		case http.StatusSwitchingProtocols:
+			admitted++
+		case http.StatusTooManyRequests:
+		default:
+			t.Errorf("status %d", c)
+		}
+	}
+	if admitted != share {
+		t.Fatalf("%d of %d concurrent requests from one address admitted, want its share %d", admitted, attempts, share)
+	}
+	// Another address of the same /64 is the same client.
+	if got := request(t, h, http.MethodGet, "[2001:db8::2]:1"); got != http.StatusTooManyRequests {
+		t.Fatalf("same /64: %d, want 429", got)
+	}
+}
