@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"net/netip"
 	"reflect"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/transport/guard"
 	"github.com/heraldhq/herald/transport/websocket"
 )
 
@@ -54,7 +54,7 @@ func (c Config) Validate() error {
 		bad("websocket.ip_rate_limit", "%v: want connections per second, 0 for the default or -1 for no limit", r)
 	}
 	for _, e := range c.WebSocket.TrustedProxies {
-		if !validPrefixOrAddr(e) {
+		if _, err := guard.ParseTrustedProxies([]string{e}); err != nil {
 			bad("websocket.trusted_proxies", "%q: want an IP address or a CIDR prefix such as 10.0.0.0/8", e)
 		}
 	}
@@ -173,17 +173,6 @@ func typeAt(t reflect.Type, goPath string) reflect.Type {
 		t = o.typ
 	}
 	return t
-}
-
-// validPrefixOrAddr reports whether e is an IP address or a CIDR prefix,
-// as websocket.trusted_proxies takes them.
-func validPrefixOrAddr(e string) bool {
-	e = strings.TrimSpace(e)
-	if _, err := netip.ParsePrefix(e); err == nil {
-		return true
-	}
-	_, err := netip.ParseAddr(e)
-	return err == nil
 }
 
 // AuthUnconfigured reports whether nothing about authentication is set:

@@ -191,7 +191,7 @@ func (c *Client) close(d *Disconnect) {
 	h.forget(c)
 	h.metrics.disconnect(d.Code)
 	if !wasConnected {
-		h.pending.Add(-1)
+		h.unpend(c)
 		return
 	}
 	for _, s := range subs {

@@ -61,7 +61,7 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	c.mu.Unlock()
 	h.users.add(cred.User, c)
 	h.clients.Add(1)
-	h.pending.Add(-1)
+	h.unpend(c)
 
 	res := &protocol.ConnectResult{
 		Client:  c.id,

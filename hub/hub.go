@@ -254,6 +254,15 @@ func (h *Hub) Open(t Transport, info ConnInfo) *Client {
 	return c
 }
 
+// unpend takes c off the unauthenticated connections, once it has
+// connected or closed before it did.
+func (h *Hub) unpend(c *Client) {
+	h.pending.Add(-1)
+	if a := c.conn.Admission; a != nil {
+		a.Release()
+	}
+}
+
 func (h *Hub) forget(c *Client) {
 	h.allConns.Delete(c)
 	if s := c.conn.Session; s != "" {

@@ -62,4 +62,9 @@ type ConnInfo struct {
 	// they are, without OnConnecting or a token. Never set it from what a
 	// remote client sent.
 	Credentials *ConnectReply
+	// Admission, when not nil, is released once the connection no longer
+	// counts as unauthenticated: it connected, or closed before it did.
+	// Admission control that bounds such connections per client address
+	// (transport/guard's TakeTicket) counts them with it.
+	Admission interface{ Release() }
 }

@@ -5,15 +5,17 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	gws "github.com/gorilla/websocket"
 
+	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/protocol"
 )
 
 // dialRaw upgrades a connection to s from source (nil: any) without
@@ -109,6 +111,75 @@ func TestUnauthenticatedCap(t *testing.T) {
 	}
 }
 
+// TestUnauthenticatedAddressShare: one address cannot fill
+// websocket.max_unauthenticated on its own; past its share (a tenth) it
+// gets 429 while other addresses still get in, and it gets in again once
+// one of its connections authenticates or goes.
+func TestUnauthenticatedAddressShare(t *testing.T) {
+	const limit, share = 20, 2
+	cfg := config.Default()
+	cfg.Shutdown.DrainWindow = 100 * time.Millisecond
+	cfg.WebSocket.MaxUnauthenticated = limit
+	cfg.Client.StaleCloseDelay = time.Minute // only the test frees slots
+	s := startServer(t, cfg)
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+
+	one, two := net.ParseIP("127.0.0.1"), net.ParseIP("127.0.0.2")
+	held := make([]*gws.Conn, share)
+	for i := range held {
+		c, status := dialRaw(t, s, one)
+		if c == nil {
+			t.Fatalf("connection %d within the address's share refused with %d", i+1, status)
+		}
+		held[i] = c
+	}
+	if c, status := dialRaw(t, s, one); c != nil || status != http.StatusTooManyRequests {
+		t.Fatalf("connection past the address's share of %d (of %d): %d, want 429", share, limit, status)
+	}
+	if c, status := dialRaw(t, s, two); c == nil {
+		t.Fatalf("another address refused with %d", status)
+	}
+	// An authenticated client no longer counts against its address.
+	authenticateRaw(t, held[1], "alice")
+	if c, status := dialRaw(t, s, one); c == nil {
+		t.Fatalf("after one of the address's connections authenticated: %d", status)
+	}
+	if c, status := dialRaw(t, s, one); c != nil || status != http.StatusTooManyRequests {
+		t.Fatalf("share full again: %d, want 429", status)
+	}
+	// One of the address's connections goes: its place is free again.
+	_ = held[0].Close()
+	testenv.Eventually(t, "the closed connection's place freed", 5*time.Second, func() bool {
+		c, _ := dialRaw(t, s, one)
+		return c != nil
+	})
+	if v := mustMetric(t, s, "herald_websocket_refused_connections_total", `reason="address_cap"`); v < 1 {
+		t.Errorf("refused address_cap metric %v, want at least 1", v)
+	}
+}
+
+// authenticateRaw sends connect on conn, a connection from dialRaw, and
+// waits for the reply.
+func authenticateRaw(t *testing.T, conn *gws.Conn, user string) {
+	t.Helper()
+	signer, err := auth.NewHMACSigner("secret", "HS256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := signer.ConnectToken(auth.ConnectClaims{User: user})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &wsClient{w: jsonclient.WebSocket(conn, protocol.TypeJSON), user: user, nextID: 1}
+	id, err := c.send(map[string]any{"connect": map[string]any{"token": tok}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := c.awaitReply(id, time.Now().Add(10*time.Second), nil); err != nil || m.Connect == nil {
+		t.Fatalf("connect %s: %v %+v", user, err, m)
+	}
+}
+
 // TestIPRateLimit: one address past its burst gets 429, another address
 // is not affected. The rate is tiny so no token comes back mid-test.
 func TestIPRateLimit(t *testing.T) {
@@ -136,70 +207,9 @@ func TestIPRateLimit(t *testing.T) {
 	}
 }
 
-// TestIPLimiterBounded: a flood from many addresses never grows the map
-// past its bound, and a forgotten address starts with a full bucket.
-func TestIPLimiterBounded(t *testing.T) {
-	now := time.Now()
-	l := newIPLimiter(0.001, 1, 8)
-	a := netip.MustParseAddr("10.0.0.1")
-	if !l.allow(a, now) || l.allow(a, now) {
-		t.Fatal("burst 1: want the first connection allowed and the second refused")
-	}
-	for i := range 10000 {
-		addr := netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)})
-		l.allow(addr, now)
-		if n := l.size(); n > 8 {
-			t.Fatalf("limiter holds %d addresses, bound 8", n)
-		}
-	}
-	if !l.allow(a, now) {
-		t.Fatal("an evicted address must start again with a full bucket")
-	}
-	// Recently seen addresses stay: a busy one is not pushed out by one newcomer.
-	busy := netip.MustParseAddr("10.2.0.1")
-	l.allow(busy, now)
-	l.allow(netip.MustParseAddr("10.2.0.2"), now)
-	if l.allow(busy, now) {
-		t.Fatal("a recently seen address was forgotten")
-	}
-}
-
-func TestIPKey(t *testing.T) {
-	for _, tc := range []struct{ a, b string }{
-		{"2001:db8:1:2::1", "2001:db8:1:2:ffff::9"}, // same /64
-		{"::ffff:192.0.2.1", "192.0.2.1"},           // v4-mapped
-		{"fe80::1%eth0", "fe80::2%eth1"},            // zones do not split a /64
-	} {
-		if ipKey(netip.MustParseAddr(tc.a)) != ipKey(netip.MustParseAddr(tc.b)) {
-			t.Errorf("%s and %s must share a bucket", tc.a, tc.b)
-		}
-	}
-	for _, tc := range []struct{ a, b string }{
-		{"2001:db8:1:2::1", "2001:db8:1:3::1"},
-		{"192.0.2.1", "192.0.2.2"},
-	} {
-		if ipKey(netip.MustParseAddr(tc.a)) == ipKey(netip.MustParseAddr(tc.b)) {
-			t.Errorf("%s and %s must not share a bucket", tc.a, tc.b)
-		}
-	}
-}
-
-func TestAdmissionConfig(t *testing.T) {
-	for _, tc := range []struct {
-		ws             config.WebSocketConfig
-		pending, burst int
-		rate           float64
-	}{
-		{config.WebSocketConfig{}, 10000, 2000, 1000},
-		{config.WebSocketConfig{MaxUnauthenticated: -1, IPRateLimit: -1, IPRateBurst: 5}, 0, 0, 0},
-		{config.WebSocketConfig{MaxUnauthenticated: 5, IPRateLimit: 0.2}, 5, 1, 0.2},
-		{config.WebSocketConfig{IPRateLimit: 10, IPRateBurst: 3}, 10000, 3, 10},
-	} {
-		p, r, b := admissionLimits(tc.ws)
-		if p != tc.pending || r != tc.rate || b != tc.burst {
-			t.Errorf("%+v: got %d, %v, %d; want %d, %v, %d", tc.ws, p, r, b, tc.pending, tc.rate, tc.burst)
-		}
-	}
+// TestAdmissionConfigErrors: bad admission settings are refused by
+// Validate with their key named.
+func TestAdmissionConfigErrors(t *testing.T) {
 	for _, bad := range []string{
 		"websocket: {max_unauthenticated: -2}",
 		"websocket: {ip_rate_limit: -0.5}",

@@ -11,13 +11,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"net/url"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
-	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald/api"
@@ -26,6 +22,7 @@ import (
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/proxy"
 	"github.com/heraldhq/herald/sqlauth"
+	"github.com/heraldhq/herald/transport/guard"
 	"github.com/heraldhq/herald/transport/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -55,7 +52,7 @@ type Server struct {
 	registry *prometheus.Registry
 	admin    *http.Server
 	adminLn  net.Listener
-	draining atomic.Bool
+	adm      *guard.Admission    // every endpoint that opens connections passes it
 	proxy    *proxy.Router       // nil without proxies
 	sqlAuth  *sqlauth.Authorizer // nil without SQL checks
 }
@@ -121,7 +118,7 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 		MaxMessageSize:     cfg.WebSocket.MessageSizeLimit,
 		WriteTimeout:       cfg.WebSocket.WriteTimeout,
 		ReadTimeout:        cfg.WebSocket.ReadTimeout,
-		CheckOrigin:        originChecker(cfg.WebSocket.AllowedOrigins),
+		CheckOrigin:        guard.Origins(cfg.WebSocket.AllowedOrigins),
 		OriginHint:         `add the page's origin (scheme://host:port) to websocket.allowed_origins in the configuration, or "*" to allow any`,
 		Poller:             websocket.Poller(cfg.WebSocket.Poller),
 		Compression:        cfg.WebSocket.Compression,
@@ -131,7 +128,7 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 	}, func(c *websocket.Conn, r *http.Request) websocket.Session {
 		// The headers proxies forward (Cookie, Authorization) go with the
 		// client.
-		return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportWebSocket, Header: keepHeader(r.Header)})
+		return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportWebSocket, Header: keepHeader(r.Header), Admission: guard.TakeTicket(r)})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("websocket: %w", err)
@@ -157,32 +154,26 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 	// The hub counts unauthenticated connections, the transport upgrades
 	// them; admission, in between, refuses before the upgrade.
 	// Both WebSocket endpoints pass the same admission and drain checks.
+	adm, err := newAdmission(cfg.WebSocket, h.NumPending, log)
+	if err != nil {
+		return nil, err
+	}
+	s.adm = adm
+	s.registry.MustRegister(adm.Collectors()...)
 	upgrades := http.NewServeMux()
 	upgrades.Handle(WebSocketPath, ws)
 	if cfg.UniWebSocket.Enabled {
 		upgrades.Handle(UniWebSocketPath, ws.UniHandler(func(c *websocket.UniConn, r *http.Request) websocket.UniSession {
-			return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportUniWebSocket, Unidirectional: true, Header: r.Header})
+			return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportUniWebSocket, Unidirectional: true, Header: r.Header, Admission: guard.TakeTicket(r)})
 		}))
 	}
-	adm, err := newAdmission(upgrades, cfg.WebSocket, h.NumPending, log)
-	if err != nil {
-		return nil, err
-	}
-	s.registry.MustRegister(adm.collectors...)
 	mux := http.NewServeMux()
-	wsEntry := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.draining.Load() {
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, "node is shutting down: connect to another node", http.StatusServiceUnavailable)
-			return
-		}
-		adm.ServeHTTP(w, r)
-	})
+	wsEntry := adm.Handler(upgrades)
 	mux.Handle(WebSocketPath, wsEntry)
 	if cfg.UniWebSocket.Enabled {
 		mux.Handle(UniWebSocketPath, wsEntry)
 	}
-	s.mountHTTPTransports(mux, adm)
+	s.mountHTTPTransports(mux)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
@@ -201,17 +192,23 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("http_api: %w", err)
 		}
-		mux.Handle("/api/", cors(cfg.HTTPAPI.AllowedOrigins, http.StripPrefix("/api", apiHandler)))
+		mux.Handle("/api/", guard.CORS{
+			Allow:   guard.Listed(cfg.HTTPAPI.AllowedOrigins),
+			Methods: "POST",
+			Headers: "Content-Type, X-API-Key, Authorization, X-Centrifugo-Error-Mode",
+		}.Handler(http.StripPrefix("/api", apiHandler)))
 	} else {
 		mux.Handle("/api/", api.Off(apiOffHint))
 	}
 	// Headers must arrive within 10 s and an idle keep-alive connection is
 	// closed after http.idle_timeout, so that neither holds a descriptor
-	// for ever; request bodies are bounded by readDeadline. There is no
-	// ReadTimeout or WriteTimeout: they would also cut hijacked WebSocket
-	// connections and long API calls.
+	// for ever; request bodies are bounded by guard.ReadDeadline (the API
+	// handler sets its own for its body, the same http_api.body_read_timeout,
+	// and lifts it once the body is in). There is no ReadTimeout or
+	// WriteTimeout: they would also cut hijacked WebSocket connections and
+	// long API calls.
 	s.http = &http.Server{
-		Handler:           readDeadline(cfg.HTTPAPI.BodyReadTimeoutOrDefault(), log, mux),
+		Handler:           guard.ReadDeadline(cfg.HTTPAPI.BodyReadTimeoutOrDefault(), log, mux),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       cfg.HTTP.IdleTimeoutOrDefault(),
 	}
@@ -219,7 +216,7 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 }
 
 // upgradePaths are the WebSocket endpoints whose upgrade requests the
-// accept loop reads itself (see upgradeListener).
+// accept loop reads itself (see guard.Listener).
 func (s *Server) upgradePaths() []string {
 	if s.cfg.UniWebSocket.Enabled {
 		return []string{WebSocketPath, UniWebSocketPath}
@@ -243,7 +240,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.ln = ln
 	var serving net.Listener = ln
 	if !s.cfg.WebSocket.NetHTTPUpgrade {
-		serving = newUpgradeListener(ln, s.upgradePaths(), s.http.Handler, s.http.ReadHeaderTimeout, s.log)
+		serving = guard.NewListener(ln, s.upgradePaths(), s.http.Handler, s.http.ReadHeaderTimeout, s.log)
 	}
 	go func() {
 		err := s.http.Serve(serving)
@@ -282,7 +279,7 @@ func (s *Server) Done() <-chan error { return s.done }
 // over shutdown.drain_window; in-flight API calls finish; then the engine
 // stops.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.draining.Store(true)
+	s.adm.Drain()
 	var errs []error
 	if err := s.hub.Drain(ctx, s.cfg.Shutdown.DrainWindow); err != nil {
 		errs = append(errs, fmt.Errorf("drain: %w", err))
@@ -315,34 +312,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 const apiOffHint = "set http_api.key in the configuration and send it in the X-API-Key header, " +
 	"or set http_api.insecure: true (development only: no key is checked)"
 
-// originChecker allows browsers from the listed origins; with none listed,
-// only pages served from the same host (or clients that send no Origin,
-// which are not browsers).
-func originChecker(allowed []string) func(r *http.Request) bool {
-	if slices.Contains(allowed, "*") {
-		return func(*http.Request) bool { return true }
-	}
-	return func(r *http.Request) bool {
-		origin := r.Header.Get("Origin")
-		if origin == "" {
-			return true
-		}
-		u, err := url.Parse(origin)
-		if err != nil {
-			return false
-		}
-		if strings.EqualFold(u.Host, r.Host) {
-			return true
-		}
-		for _, a := range allowed {
-			if strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
-				return true
-			}
-		}
-		return false
-	}
-}
-
 // healthz answers while the process serves HTTP at all.
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeStatus(w, http.StatusOK, map[string]any{"status": "ok"})
@@ -351,7 +320,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 // readyz answers 200 while the node takes new connections: not draining,
 // and its engine is reachable when the engine can tell.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	if s.draining.Load() {
+	if s.adm.Draining() {
 		writeStatus(w, http.StatusServiceUnavailable, map[string]any{"status": "draining"})
 		return
 	}
@@ -403,29 +372,4 @@ func (s *Server) startAdmin() error {
 	go func() { _ = s.admin.Serve(ln) }()
 	s.log.Info("admin listener (pprof)", "address", ln.Addr().String())
 	return nil
-}
-
-// cors answers browsers' preflight requests and sets the CORS headers for
-// the allowed origins; with none allowed it adds nothing.
-func cors(allowed []string, next http.Handler) http.Handler {
-	if len(allowed) == 0 {
-		return next
-	}
-	any := slices.Contains(allowed, "*")
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := r.Header.Get("Origin")
-		if origin != "" && (any || slices.ContainsFunc(allowed, func(a string) bool { return strings.EqualFold(a, origin) })) {
-			h := w.Header()
-			h.Set("Access-Control-Allow-Origin", origin)
-			h.Add("Vary", "Origin")
-			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-				h.Set("Access-Control-Allow-Methods", "POST")
-				h.Set("Access-Control-Allow-Headers", "Content-Type, X-API-Key, Authorization, X-Centrifugo-Error-Mode")
-				h.Set("Access-Control-Max-Age", "600")
-				w.WriteHeader(http.StatusNoContent)
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
 }

@@ -4,21 +4,21 @@ import (
 	"net/http"
 
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/transport/guard"
 	"github.com/heraldhq/herald/transport/httpstream"
 )
 
 // mountHTTPTransports mounts the enabled HTTP transports on mux. New
-// streams pass the same checks as WebSocket upgrades: refused with 503
-// while the node drains, then admission (the per-address rate and the
-// bound on unauthenticated connections). Emulation requests carry
-// commands for streams that exist already, so they pass neither.
-func (s *Server) mountHTTPTransports(mux *http.ServeMux, adm *admission) {
+// streams pass the same admission as WebSocket upgrades (refused with 503
+// while the node drains, the per-address limits, the bound on
+// unauthenticated connections). Emulation requests carry commands for
+// streams that exist already, so they do not pass it.
+func (s *Server) mountHTTPTransports(mux *http.ServeMux) {
 	t := s.cfg.TransportsConfig
 	base := httpstream.Config{
 		MaxEmulationBodySize: t.Emulation.MaxRequestBodySize,
 		WriteTimeout:         s.cfg.WebSocket.WriteTimeout,
-		CheckOrigin:          originChecker(s.cfg.WebSocket.AllowedOrigins),
-		Opened:               releaseAdmission,
+		CheckOrigin:          guard.Origins(s.cfg.WebSocket.AllowedOrigins),
 		Logger:               s.log,
 	}
 	server := func(c config.HTTPTransportConfig) *httpstream.Server {
@@ -27,38 +27,20 @@ func (s *Server) mountHTTPTransports(mux *http.ServeMux, adm *admission) {
 		return httpstream.NewServer(s.hub, cfg)
 	}
 	if t.HTTPStream.Enabled {
-		mux.Handle(HTTPStreamPath, s.opening(adm, server(t.HTTPStream).HTTPStream()))
+		mux.Handle(HTTPStreamPath, s.adm.Handler(server(t.HTTPStream).HTTPStream()))
 	}
 	if t.SSE.Enabled {
-		mux.Handle(SSEPath, s.opening(adm, server(t.SSE).SSE()))
+		mux.Handle(SSEPath, s.adm.Handler(server(t.SSE).SSE()))
 	}
 	if t.HTTPStream.Enabled || t.SSE.Enabled {
 		mux.Handle(EmulationPath, httpstream.NewServer(s.hub, base).Emulation())
 	}
 	if t.UniHTTPStream.Enabled {
-		mux.Handle(UniHTTPStreamPath, s.opening(adm, server(t.UniHTTPStream).UniHTTPStream()))
+		mux.Handle(UniHTTPStreamPath, s.adm.Handler(server(t.UniHTTPStream).UniHTTPStream()))
 	}
 	if t.UniSSE.Enabled {
-		mux.Handle(UniSSEPath, s.opening(adm, server(t.UniSSE).UniSSE()))
+		mux.Handle(UniSSEPath, s.adm.Handler(server(t.UniSSE).UniSSE()))
 	}
-}
-
-// opening guards an endpoint that opens connections. A CORS preflight
-// opens none, so it goes straight through.
-func (s *Server) opening(adm *admission, next http.Handler) http.Handler {
-	guarded := adm.guard(next)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodOptions {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if s.draining.Load() {
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, "node is shutting down: connect to another node", http.StatusServiceUnavailable)
-			return
-		}
-		guarded.ServeHTTP(w, r)
-	})
 }
 
 // Where the HTTP transports are mounted, as in Centrifugo.

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,7 +32,16 @@ var fakeBundle = []byte("globalThis.Centrifuge = function () {};\n")
 // returns its base URL.
 func startChat(t *testing.T) string {
 	t.Helper()
-	s, err := newServer(fakeBundle, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	base, _, _ := startChatWith(t, defaultLimits())
+	return base
+}
+
+// startChatWith runs the chat with lim until the test ends. It returns
+// the base URL, the server, and stop, which shuts the server down (once;
+// the end of the test calls it too) and reports its errors.
+func startChatWith(t *testing.T, lim limits) (string, *server, func() error) {
+	t.Helper()
+	s, err := newServer(fakeBundle, lim, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,17 +52,17 @@ func startChat(t *testing.T) string {
 	if err := s.start(t.Context(), ln); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	stop := sync.OnceValue(func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := s.shutdown(ctx); err != nil {
+		return errors.Join(s.shutdown(ctx), <-s.done)
+	})
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
-		if err := <-s.done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
 	})
-	return "http://" + ln.Addr().String()
+	return "http://" + ln.Addr().String(), s, stop
 }
 
 // client is a bare protocol client, so the tests see exactly what the

@@ -46,6 +46,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", envOr("CHAT_ADDR", "127.0.0.1:8080"), "listen address, port 0 for any free port (env CHAT_ADDR)")
 	jsPath := fs.String("centrifuge-js", os.Getenv("CENTRIFUGE_JS"), "path of centrifuge-js's dist/centrifuge.js, served to the page (env CENTRIFUGE_JS)")
+	lim := defaultLimits()
+	fs.IntVar(&lim.maxUnauthenticated, "max-unauthenticated", lim.maxUnauthenticated, "connections that have not sent a name yet; more get 503, and one address may hold a tenth (-1: no bound)")
+	fs.Float64Var(&lim.rate, "ip-rate", lim.rate, "new connections a second one address may open; more get 429 (-1: no limit)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -61,7 +64,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	s, err := newServer(js, log)
+	s, err := newServer(js, lim, log)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/heraldhq/herald/transport/guard"
 )
 
 // Config tunes a Server. The zero value is usable: every zero field takes
@@ -22,13 +24,14 @@ type Config struct {
 	WriteTimeout time.Duration
 	// CheckOrigin accepts or refuses (403) a browser's request, preflight
 	// included; an accepted cross-origin request gets the CORS headers it
-	// needs. Nil accepts a request without an Origin header or whose
-	// Origin host equals r.Host, like the WebSocket transport.
+	// needs. Nil is guard.SameOrigin: a request without an Origin header or
+	// whose Origin host equals r.Host, like the WebSocket transport.
 	CheckOrigin func(r *http.Request) bool
 	// Opened, when set, is called once the hub holds a new stream's
 	// connection (after hub.Open), on the request's goroutine. Admission
 	// control that counts connections until the hub counts them releases
-	// its count here.
+	// its count here; a guard.Admission in front of the handlers is told
+	// without it.
 	Opened func(r *http.Request)
 	// Logger receives errors, with the client's remote address. Nil means
 	// slog.Default().
@@ -53,7 +56,7 @@ func (c Config) withDefaults() Config {
 		c.WriteTimeout = DefaultWriteTimeout
 	}
 	if c.CheckOrigin == nil {
-		c.CheckOrigin = SameOrigin
+		c.CheckOrigin = guard.SameOrigin
 	}
 	if c.Opened == nil {
 		c.Opened = func(*http.Request) {}

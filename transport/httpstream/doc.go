@@ -18,7 +18,8 @@
 //     pushes only, as Centrifugo's uni_http_stream and uni_sse do.
 //
 // Every stream is one hub.Client opened with hub.Open. The package does
-// not depend on the server layer: mount the handlers on any mux, in front
-// of whatever admission control the application wants (Config.Opened
-// tells it when the hub holds the connection).
+// not depend on the server layer: mount the handlers on any mux, behind a
+// guard.Admission's Handler (the streams then count against its limits as
+// WebSocket connections do) or whatever admission control the application
+// wants (Config.Opened tells it when the hub holds the connection).
 package httpstream

@@ -12,6 +12,7 @@ import (
 
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/protocol"
+	"github.com/heraldhq/herald/transport/guard"
 )
 
 // Server serves the HTTP transports of one hub. Its handlers are safe for
@@ -110,7 +111,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, spec streamSpec, 
 		Unidirectional: spec.uni,
 		Session:        sessionFor(spec),
 		Header:         r.Header,
+		// A guard.Admission in front of this handler counts the stream
+		// against its address until it authenticates.
+		Admission: guard.TakeTicket(r),
 	})
+	guard.Opened(r)
 	s.cfg.Opened(r)
 	if spec.uni {
 		c.Connect(connect)

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"runtime"
 	"time"
+
+	"github.com/heraldhq/herald/transport/guard"
 )
 
 // Config tunes a Server. The zero value is usable: every zero field takes the
@@ -23,8 +25,9 @@ type Config struct {
 	// connection is closed with 1008 "read timeout". It bounds slowloris
 	// clients without blocking a worker. Default 10s.
 	ReadTimeout time.Duration
-	// CheckOrigin accepts or refuses (403) an upgrade request. Nil accepts a
-	// request without an Origin header or whose Origin host equals r.Host.
+	// CheckOrigin accepts or refuses (403) an upgrade request. Nil is
+	// guard.SameOrigin: a request without an Origin header or whose Origin
+	// host equals r.Host (guard.Origins allows more).
 	CheckOrigin func(r *http.Request) bool
 	// OriginHint is added to the warning logged when CheckOrigin refuses
 	// an origin (at most once a minute per origin): what to change to
@@ -83,7 +86,7 @@ func (c Config) withDefaults() Config {
 		c.ReadTimeout = DefaultReadTimeout
 	}
 	if c.CheckOrigin == nil {
-		c.CheckOrigin = sameOrigin
+		c.CheckOrigin = guard.SameOrigin
 	}
 	if c.OriginHint == "" {
 		c.OriginHint = "allow the origin in Config.CheckOrigin of the WebSocket transport"

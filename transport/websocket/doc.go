@@ -53,4 +53,10 @@
 // The encoding is chosen at the upgrade: subprotocol centrifuge-protobuf, or
 // the query parameter format=protobuf or cf_protocol=protobuf, select
 // Protobuf in binary frames; anything else is JSON in text frames.
+//
+// The Server checks the origin (Config.CheckOrigin) and nothing else before
+// upgrading: put a guard.Admission's Handler in front of it to bound the
+// connections that have not authenticated, per node and per address, and
+// the rate of new ones, and to refuse them while draining; guard.Listener
+// reads upgrade requests with pooled buffers (package transport/guard).
 package websocket

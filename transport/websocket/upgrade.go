@@ -3,8 +3,6 @@ package websocket
 import (
 	"errors"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/gobwas/ws"
@@ -132,18 +130,4 @@ func requestedProtocol(r *http.Request, subprotocol string) protocol.Type {
 		return protocol.TypeProtobuf
 	}
 	return protocol.TypeJSON
-}
-
-// sameOrigin is the default CheckOrigin: no Origin header (not a browser),
-// or an Origin whose host is the request's.
-func sameOrigin(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true
-	}
-	u, err := url.Parse(origin)
-	if err != nil {
-		return false
-	}
-	return strings.EqualFold(u.Host, r.Host)
 }

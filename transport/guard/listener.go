@@ -1,4 +1,4 @@
-package server
+package guard
 
 import (
 	"bufio"
@@ -14,18 +14,23 @@ import (
 	"time"
 )
 
-// upgradeListener takes WebSocket upgrade requests off the HTTP server's
-// hands. net/http gives every connection a 4 KiB read and a 4 KiB write
+// Listener takes WebSocket upgrade requests off the HTTP server's hands. net/http gives every connection a 4 KiB read and a 4 KiB write
 // buffer and, once a handler hijacks the connection, never gets them back:
 // at thousands of new connections a second that is half of all the memory
 // an arrival allocates. Here the accept loop reads the first request line
 // itself, with buffers from a pool; a GET of one of paths is parsed and
 // served on the spot (through the same handler, so routing, admission and
 // draining are unchanged) and its buffers go back to the pool after the
-// upgrade. Any other connection goes on to the http.Server, which gets it
-// from Accept with the bytes read so far put back in front.
-type upgradeListener struct {
-	net.Listener
+// upgrade. Any other connection goes on to the http.Server serving the
+// Listener, which gets it from Accept with the bytes read so far put back
+// in front.
+//
+// The handler of such a request sees a context.Background context and a
+// ResponseWriter that supports Hijack and SetReadDeadline (through
+// http.ResponseController); a handler that does not hijack has its answer
+// written when it returns, and the connection closed.
+type Listener struct {
+	ln            net.Listener
 	paths         []string
 	handler       http.Handler
 	headerTimeout time.Duration
@@ -47,9 +52,13 @@ type upgradeListener struct {
 // is rarely past 1 KiB, and a longer one only needs more reads.
 const upgradeBufSize = 4 << 10
 
-func newUpgradeListener(ln net.Listener, paths []string, handler http.Handler, headerTimeout time.Duration, log *slog.Logger) *upgradeListener {
-	l := &upgradeListener{
-		Listener: ln, paths: paths, handler: handler, headerTimeout: headerTimeout, log: log,
+// NewListener serves the upgrade requests for paths (GET of exactly one of
+// them, any query) that arrive on ln with handler, and returns the other
+// connections from Accept. A connection that does not send its request
+// line within headerTimeout is closed. Close closes ln.
+func NewListener(ln net.Listener, paths []string, handler http.Handler, headerTimeout time.Duration, log *slog.Logger) *Listener {
+	l := &Listener{
+		ln: ln, paths: paths, handler: handler, headerTimeout: headerTimeout, log: log,
 		others:   make(chan net.Conn),
 		done:     make(chan struct{}),
 		inFlight: make(map[net.Conn]struct{}),
@@ -62,7 +71,7 @@ func newUpgradeListener(ln net.Listener, paths []string, handler http.Handler, h
 }
 
 // Accept returns the next connection that is not a WebSocket upgrade.
-func (l *upgradeListener) Accept() (net.Conn, error) {
+func (l *Listener) Accept() (net.Conn, error) {
 	select {
 	case c := <-l.others:
 		return c, nil
@@ -71,13 +80,16 @@ func (l *upgradeListener) Accept() (net.Conn, error) {
 	}
 }
 
+// Addr is the address of the listener NewListener was given.
+func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
+
 // Close stops accepting, closes the connections whose handshake is still
 // being read, and waits for the goroutines of the listener.
-func (l *upgradeListener) Close() error {
+func (l *Listener) Close() error {
 	var err error
 	l.once.Do(func() {
 		close(l.done)
-		err = l.Listener.Close()
+		err = l.ln.Close()
 		l.mu.Lock()
 		for c := range l.inFlight {
 			_ = c.Close()
@@ -88,7 +100,7 @@ func (l *upgradeListener) Close() error {
 	return err
 }
 
-func (l *upgradeListener) closed() bool {
+func (l *Listener) closed() bool {
 	select {
 	case <-l.done:
 		return true
@@ -97,11 +109,11 @@ func (l *upgradeListener) closed() bool {
 	}
 }
 
-func (l *upgradeListener) acceptLoop() {
+func (l *Listener) acceptLoop() {
 	defer l.wg.Done()
 	var backoff time.Duration
 	for {
-		c, err := l.Listener.Accept()
+		c, err := l.ln.Accept()
 		if err != nil {
 			if l.closed() {
 				return
@@ -128,7 +140,7 @@ func (l *upgradeListener) acceptLoop() {
 }
 
 // track registers c as in flight; false once the listener is closed.
-func (l *upgradeListener) track(c net.Conn) bool {
+func (l *Listener) track(c net.Conn) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed() {
@@ -138,7 +150,7 @@ func (l *upgradeListener) track(c net.Conn) bool {
 	return true
 }
 
-func (l *upgradeListener) untrack(c net.Conn) {
+func (l *Listener) untrack(c net.Conn) {
 	l.mu.Lock()
 	delete(l.inFlight, c)
 	l.mu.Unlock()
@@ -146,7 +158,7 @@ func (l *upgradeListener) untrack(c net.Conn) {
 
 // serve reads c's request line and either serves the upgrade or passes c
 // on to the http.Server.
-func (l *upgradeListener) serve(c net.Conn) {
+func (l *Listener) serve(c net.Conn) {
 	defer l.wg.Done()
 	defer l.untrack(c)
 	br := l.readers.Get().(*bufio.Reader)
@@ -210,7 +222,7 @@ func peekLine(br *bufio.Reader) (line []byte, ok bool, err error) {
 
 // isUpgrade reports whether line is "GET <path>[?query] HTTP/1.x" for one
 // of l.paths: the only requests served here.
-func (l *upgradeListener) isUpgrade(line []byte) bool {
+func (l *Listener) isUpgrade(line []byte) bool {
 	rest, ok := bytes.CutPrefix(line, []byte("GET "))
 	if !ok {
 		return false
@@ -224,7 +236,7 @@ func (l *upgradeListener) isUpgrade(line []byte) bool {
 }
 
 // passOn hands c to the http.Server with what br has read of it.
-func (l *upgradeListener) passOn(c net.Conn, br *bufio.Reader) {
+func (l *Listener) passOn(c net.Conn, br *bufio.Reader) {
 	_ = c.SetReadDeadline(time.Time{})
 	var pc net.Conn = c
 	if n := br.Buffered(); n > 0 {
@@ -254,10 +266,10 @@ func (c *prefixConn) Read(p []byte) (int, error) {
 }
 
 // upgradeWriter is the http.ResponseWriter of a request served by the
-// upgradeListener: a hijack for the upgrade, or a short answer (a refusal)
+// Listener: a hijack for the upgrade, or a short answer (a refusal)
 // written when the handler returns.
 type upgradeWriter struct {
-	l        *upgradeListener
+	l        *Listener
 	c        net.Conn
 	br       *bufio.Reader
 	bw       *bufio.Writer // from the pool once hijacked

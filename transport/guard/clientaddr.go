@@ -1,4 +1,4 @@
-package server
+package guard
 
 import (
 	"fmt"
@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// parseTrustedProxies reads websocket.trusted_proxies: addresses or CIDR
-// prefixes.
-func parseTrustedProxies(entries []string) ([]netip.Prefix, error) {
+// ParseTrustedProxies reads a list of trusted proxies, each an IP address
+// or a CIDR prefix, for Config.TrustedProxies and ClientAddr.
+func ParseTrustedProxies(entries []string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for _, e := range entries {
 		e = strings.TrimSpace(e)
@@ -27,12 +27,12 @@ func parseTrustedProxies(entries []string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-// clientAddr is the address a request's connection counts against: the
+// ClientAddr is the address a request's connection counts against: the
 // TCP peer, or, when the peer is a trusted proxy, the rightmost address
 // of X-Forwarded-For that is not a trusted proxy (entries left of it are
 // whatever the client chose to send). ok is false when RemoteAddr is not
 // an IP address and port.
-func clientAddr(r *http.Request, trusted []netip.Prefix) (addr netip.Addr, ok bool) {
+func ClientAddr(r *http.Request, trusted []netip.Prefix) (addr netip.Addr, ok bool) {
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
 		return netip.Addr{}, false

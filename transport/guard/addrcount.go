@@ -1,0 +1,81 @@
+package guard
+
+import (
+	"net/netip"
+	"sync"
+)
+
+// Ticket is one connection's place in its address's count of
+// unauthenticated connections. Release gives it back; it is called once,
+// by the hub (hub.ConnInfo.Admission) when the connection authenticates
+// or closes, or by the Admission when the request never reached the hub.
+type Ticket interface{ Release() }
+
+// addrCounts counts the unauthenticated connections of each client
+// address (by ipKey). An address is in the map only while it holds some,
+// so the map never has more entries than there are such connections.
+type addrCounts struct {
+	max int
+
+	mu     sync.Mutex
+	byAddr map[netip.Addr]*addrCount
+}
+
+// addrCount is one address's count. All of the address's connections
+// share it as their Ticket, so a connection costs the hub one interface
+// value and no allocation of its own.
+type addrCount struct {
+	counts *addrCounts
+	key    netip.Addr
+	n      int // guarded by counts.mu
+}
+
+func newAddrCounts(max int) *addrCounts {
+	return &addrCounts{max: max, byAddr: make(map[netip.Addr]*addrCount)}
+}
+
+// take counts one more connection for addr, or reports false when addr
+// holds its share already.
+func (c *addrCounts) take(addr netip.Addr) (*addrCount, bool) {
+	key := ipKey(addr)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.byAddr[key]
+	if e == nil {
+		e = &addrCount{counts: c, key: key}
+		c.byAddr[key] = e
+	}
+	if e.n >= c.max {
+		return nil, false
+	}
+	e.n++
+	return e, true
+}
+
+// Release gives back one connection of the address.
+func (e *addrCount) Release() {
+	c := e.counts
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.n--
+	if e.n <= 0 {
+		delete(c.byAddr, e.key)
+	}
+}
+
+// held is how many unauthenticated connections addr holds.
+func (c *addrCounts) held(addr netip.Addr) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.byAddr[ipKey(addr)]; e != nil {
+		return e.n
+	}
+	return 0
+}
+
+// size is the number of addresses holding connections.
+func (c *addrCounts) size() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.byAddr)
+}

@@ -1,0 +1,12 @@
+package guard
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the run if a listener goroutine outlives the tests.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
