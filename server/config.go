@@ -69,6 +69,8 @@ const (
 	DefaultIdleTimeout      = 120 * time.Second
 	DefaultBodyReadTimeout  = api.DefaultBodyReadTimeout
 	DefaultMaxBatchCommands = api.DefaultMaxBatchCommands
+	// DefaultMaxBatchResponseSize bounds the replies of one batch.
+	DefaultMaxBatchResponseSize = api.DefaultMaxBatchResponseSize
 )
 
 // idleTimeout is http.idle_timeout with its default applied.
@@ -107,6 +109,10 @@ type HTTPAPIConfig struct {
 	// MaxBatchCommands bounds the commands of one batch request (1000; 0
 	// means the default): a small batch must not buy a huge reply.
 	MaxBatchCommands int `yaml:"max_batch_commands"`
+	// MaxBatchResponseSize bounds the replies of one batch in bytes (16
+	// MiB; 0 means the default): past it the remaining replies are error
+	// 106 and their commands do not run.
+	MaxBatchResponseSize int64 `yaml:"max_batch_response_size"`
 	// AllowKeyInQuery also accepts the key as ?api_key=KEY. Off by
 	// default: URLs, and the key with them, end up in access logs.
 	AllowKeyInQuery bool `yaml:"allow_key_in_query"`
@@ -228,9 +234,10 @@ func DefaultConfig() Config {
 		Engine:  EngineConfig{Type: "memory"},
 		HTTP:    HTTPConfig{IdleTimeout: Duration(DefaultIdleTimeout)},
 		HTTPAPI: HTTPAPIConfig{
-			BodyReadTimeout:   Duration(DefaultBodyReadTimeout),
-			MaxBatchCommands:  DefaultMaxBatchCommands,
-			IdempotencyWindow: Duration(hub.DefaultIdempotencyWindow),
+			BodyReadTimeout:      Duration(DefaultBodyReadTimeout),
+			MaxBatchCommands:     DefaultMaxBatchCommands,
+			MaxBatchResponseSize: DefaultMaxBatchResponseSize,
+			IdempotencyWindow:    Duration(hub.DefaultIdempotencyWindow),
 		},
 		Shutdown: ShutdownConfig{
 			DrainWindow: Duration(5 * time.Second),
@@ -393,6 +400,9 @@ func (c Config) Validate() error {
 	}
 	if c.HTTPAPI.MaxBatchCommands < 0 {
 		bad("http_api.max_batch_commands", "%d: must not be negative (0 means the default, %d)", c.HTTPAPI.MaxBatchCommands, DefaultMaxBatchCommands)
+	}
+	if c.HTTPAPI.MaxBatchResponseSize < 0 {
+		bad("http_api.max_batch_response_size", "%d: must not be negative (0 means the default, %d)", c.HTTPAPI.MaxBatchResponseSize, DefaultMaxBatchResponseSize)
 	}
 	if w := c.HTTPAPI.IdempotencyWindow; w < 0 || w.D() > 24*time.Hour {
 		bad("http_api.idempotency_window", "%s: want 0 (the default, %s) to 24h", w, hub.DefaultIdempotencyWindow)

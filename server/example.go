@@ -160,6 +160,7 @@ http_api:
   max_body_size: 1048576     # larger bodies answer 413
   body_read_timeout: 10s     # a body still arriving after this answers 408
   max_batch_commands: 1000   # larger batches answer error 107
+  max_batch_response_size: 16777216  # a batch's replies past this answer error 106; their commands do not run
   allow_key_in_query: false  # also accept ?api_key=KEY (keys in URLs end up in access logs)
   idempotency_window: 5m     # how long publish/broadcast remember an idempotency_key (a repeat is not delivered again)
   allowed_origins: []        # browser origins allowed to call the API (CORS); ["*"]: any

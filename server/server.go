@@ -185,7 +185,8 @@ func New(cfg Config, log *slog.Logger) (_ *Server, err error) {
 			Key: cfg.HTTPAPI.Key, Insecure: cfg.HTTPAPI.Insecure, ErrorMode: cfg.HTTPAPI.ErrorMode,
 			MaxBodySize: cfg.HTTPAPI.MaxBodySize, BodyReadTimeout: cfg.HTTPAPI.BodyReadTimeout.D(),
 			MaxBatchCommands: cfg.HTTPAPI.MaxBatchCommands, AllowKeyInQuery: cfg.HTTPAPI.AllowKeyInQuery,
-			Logger: log,
+			MaxBatchResponseSize: cfg.HTTPAPI.MaxBatchResponseSize,
+			Logger:               log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("http_api: %w", err)
