@@ -133,7 +133,10 @@ func (b *batchStream) add(rep *reply, ran bool) {
 func (b *batchStream) flush() {
 	if !b.failed && b.x.out.Len() > 0 {
 		if _, err := b.w.Write(b.x.out.Bytes()); err != nil {
+			// The caller is gone: the commands not started yet need not
+			// run.
 			b.failed = true
+			b.over.Store(true)
 		}
 	}
 	b.x.out.Reset()
