@@ -3,7 +3,11 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/heraldhq/herald/api"
@@ -73,4 +77,71 @@ func TestBatchResponseBounded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBatchStreamsReplies: a batch's replies are written as they are
+// ready, not gathered: with a limit high enough for all of them, a batch
+// whose replies total about 30 MB raises the node's live heap by far
+// less (it held every reply, and then the whole encoded response, before).
+func TestBatchStreamsReplies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 30 MB response")
+	}
+	n := startNode(t, api.Config{MaxBatchResponseSize: 1 << 30})
+	data := `"` + strings.Repeat("x", 2000) + `"`
+	for range 50 {
+		n.call(t, "publish", `{"channel":"chat","data":`+data+`}`)
+	}
+	const reads = 300
+	cmds := make([]string, reads)
+	for i := range cmds {
+		cmds[i] = `{"history":{"channel":"chat","limit":-1}}`
+	}
+	before := liveHeap()
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if h := liveHeap(); h > peak.Load() {
+				peak.Store(h)
+			}
+		}
+	}()
+	req, err := http.NewRequest(http.MethodPost, n.apiURL+"/batch", strings.NewReader(`{"commands":[`+strings.Join(cmds, ",")+`]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-API-Key", testKey)
+	resp, err := n.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read as it comes, keeping nothing.
+	size, err := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	close(stop)
+	<-sampled
+	if err != nil || size < 25<<20 {
+		t.Fatalf("read %d bytes (%v), want about 30 MB", size, err)
+	}
+	growth := int64(peak.Load()) - int64(before)
+	t.Logf("a %d MB batch response; live heap grew by at most %d KiB", size>>20, growth>>10)
+	if growth > 8<<20 {
+		t.Fatalf("live heap grew by %d MiB during a %d MiB batch response, want at most 8 MiB: the replies are held, not streamed", growth>>20, size>>20)
+	}
+}
+
+// liveHeap is the heap in use after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }
