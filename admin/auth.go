@@ -8,6 +8,8 @@ import (
 	"net/http"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/heraldhq/herald/auth"
 )
 
 const (
@@ -89,8 +91,9 @@ func (a *Handler) checkLogin(req loginRequest) (string, error) {
 	}
 }
 
-// adminClaims are an admin token's claims: the registered ones (exp, nbf
-// are checked when present) and admin, which must be true.
+// adminClaims are an admin token's claims: the registered ones (exp is
+// required, so that no token grants access for ever; nbf is checked when
+// present) and admin, which must be true.
 type adminClaims struct {
 	Admin bool `json:"admin"`
 	jwt.RegisteredClaims
@@ -98,9 +101,12 @@ type adminClaims struct {
 
 func (a *Handler) checkToken(token string) error {
 	var c adminClaims
-	_, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) {
+	_, err := jwt.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
+		if err := auth.CheckCritical(t.Header); err != nil {
+			return nil, err
+		}
 		return []byte(a.cfg.TokenSecret), nil
-	}, jwt.WithValidMethods([]string{"HS256", "HS384", "HS512"}))
+	}, jwt.WithValidMethods([]string{"HS256", "HS384", "HS512"}), jwt.WithExpirationRequired())
 	if err != nil {
 		return fmt.Errorf("invalid admin token: %w", err)
 	}

@@ -133,11 +133,14 @@ func TestTokenLogin(t *testing.T) {
 	exp := time.Now().Add(time.Hour).Unix()
 	refused := map[string]string{
 		"no admin claim": adminToken(t, testSecret, jwt.SigningMethodHS256, jwt.MapClaims{"sub": "ops", "exp": exp}),
-		"admin false":    adminToken(t, testSecret, jwt.SigningMethodHS256, jwt.MapClaims{"admin": false}),
-		"other secret":   adminToken(t, "another-secret-0123456789", jwt.SigningMethodHS256, jwt.MapClaims{"admin": true}),
-		"expired":        adminToken(t, testSecret, jwt.SigningMethodHS256, jwt.MapClaims{"admin": true, "exp": time.Now().Add(-time.Minute).Unix()}),
-		"alg none":       unsignedToken(t),
-		"garbage":        "a.b.c",
+		"admin false":    adminToken(t, testSecret, jwt.SigningMethodHS256, jwt.MapClaims{"admin": false, "exp": exp}),
+		"other secret":   adminToken(t, "another-secret-0123456789", jwt.SigningMethodHS256, jwt.MapClaims{"admin": true, "exp": exp}),
+		// A token without exp would never expire: refused.
+		"no exp":      adminToken(t, testSecret, jwt.SigningMethodHS256, jwt.MapClaims{"admin": true}),
+		"crit header": critToken(t, jwt.MapClaims{"admin": true, "exp": exp}),
+		"expired":     adminToken(t, testSecret, jwt.SigningMethodHS256, jwt.MapClaims{"admin": true, "exp": time.Now().Add(-time.Minute).Unix()}),
+		"alg none":    unsignedToken(t),
+		"garbage":     "a.b.c",
 	}
 	for why, tok := range refused {
 		if status, body := e.do("POST", "api/login", map[string]string{"token": tok}, nil); status != http.StatusUnauthorized {
@@ -157,6 +160,19 @@ func TestTokenLogin(t *testing.T) {
 	if status, _ := e.do("GET", "api/overview", nil, nil); status != 200 {
 		t.Fatalf("overview after token login: %d", status)
 	}
+}
+
+// critToken is a well-signed admin token whose header marks an extension
+// critical (RFC 7515 section 4.1.11): the server understands none.
+func critToken(t *testing.T, claims jwt.MapClaims) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, claims)
+	tok.Header["crit"] = []string{"x-unknown"}
+	s, err := tok.SignedString([]byte(testSecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func unsignedToken(t *testing.T) string {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/sse"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -122,8 +123,13 @@ func (a *Handler) tail(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	// Publication data may hold raw CR or LF (JSON whitespace), which
+	// would end a data line early: sse.AppendEvent writes one data line
+	// per line of it.
+	var buf []byte
 	send := func(event string, data []byte) bool {
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data); err != nil {
+		buf = sse.AppendEvent(buf[:0], event, data)
+		if _, err := w.Write(buf); err != nil {
 			return false
 		}
 		return rc.Flush() == nil

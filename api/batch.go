@@ -11,7 +11,8 @@ import (
 // serveBatch runs the commands of a batch, in order or (with parallel)
 // concurrently, and answers {"replies":[…]} with HTTP 200 whatever the
 // commands' outcomes: each reply holds its method-named result or its
-// error, in the order of the commands.
+// error, in the order of the commands. The replies are streamed and
+// bounded by MaxBatchResponseSize (see streamBatch).
 func (a *handler) serveBatch(w http.ResponseWriter, r *http.Request, x *exchange, body []byte) {
 	var req batchRequest
 	if e, notJSON := decode(body, &req); notJSON {
@@ -28,18 +29,7 @@ func (a *handler) serveBatch(w http.ResponseWriter, r *http.Request, x *exchange
 		a.writeError(w, r, x, badRequest("batch: %d commands, more than the limit of %d: send them in several batches", n, a.cfg.MaxBatchCommands), 0)
 		return
 	}
-	res := &batchResult{Replies: make([]reply, len(req.Commands))}
-	limit := 1
-	if req.Parallel {
-		limit = maxConcurrency
-	}
-	ctx := r.Context()
-	forEach(len(req.Commands), limit, func(i int) {
-		a.runCommand(ctx, req.Commands[i], &res.Replies[i])
-	})
-	if a.encode(w, x, res) {
-		writeJSON(w, http.StatusOK, x.out.Bytes())
-	}
+	a.streamBatch(w, r.Context(), x, req.Commands, req.Parallel)
 }
 
 // runCommand runs one batch command into rep. The first method-named

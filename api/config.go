@@ -18,6 +18,10 @@ const DefaultBodyReadTimeout = 10 * time.Second
 // Config.MaxBatchCommands is 0.
 const DefaultMaxBatchCommands = 1000
 
+// DefaultMaxBatchResponseSize bounds the replies of one batch when
+// Config.MaxBatchResponseSize is 0.
+const DefaultMaxBatchResponseSize = 16 << 20
+
 // ErrorModeTransport selects the transport error mode: errors are sent as
 // the bare error object with an HTTP status per code.
 const ErrorModeTransport = "transport"
@@ -45,6 +49,12 @@ type Config struct {
 	// batch is answered with error 107 and none of its commands run. Zero
 	// means DefaultMaxBatchCommands (1000).
 	MaxBatchCommands int
+	// MaxBatchResponseSize bounds the encoded replies of one batch, in
+	// bytes. Replies are streamed as they are ready; the reply that would
+	// pass the bound and every later one are error 106 naming it, and in
+	// a sequential batch their commands do not run. Zero means
+	// DefaultMaxBatchResponseSize (16 MiB).
+	MaxBatchResponseSize int64
 	// AllowKeyInQuery also accepts the key in the api_key query
 	// parameter, as Centrifugo does. Off by default: URLs end up in access
 	// logs, proxies' logs and shell history, and the key with them.
@@ -76,6 +86,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxBatchCommands == 0 {
 		c.MaxBatchCommands = DefaultMaxBatchCommands
+	}
+	if c.MaxBatchResponseSize < 0 {
+		return c, fmt.Errorf("api: max batch response size %d: must not be negative", c.MaxBatchResponseSize)
+	}
+	if c.MaxBatchResponseSize == 0 {
+		c.MaxBatchResponseSize = DefaultMaxBatchResponseSize
 	}
 	if c.MaxBodySize == 0 {
 		c.MaxBodySize = DefaultMaxBodySize

@@ -31,7 +31,10 @@
 //  5. Body is JSON, else 400 (plain text). JSON whose values have the wrong
 //     type (e.g. "channel": 5) is answered with error 107 naming the field.
 //  6. A batch holds at most Config.MaxBatchCommands commands, else error
-//     107 naming the limit, and none of them runs.
+//     107 naming the limit, and none of them runs. Its replies are
+//     streamed in command order and bounded by Config.MaxBatchResponseSize:
+//     the reply that would pass it and every later one are error 106
+//     naming the limit (in a sequential batch their commands do not run).
 //
 // # Responses
 //

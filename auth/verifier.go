@@ -68,6 +68,9 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 	// header, so an HS token can only ever be checked against the HMAC secret
 	// (this is what defeats the RSA-public-key-as-HMAC-secret confusion).
 	keyFunc := func(t *jwt.Token) (any, error) {
+		if err := CheckCritical(t.Header); err != nil {
+			return nil, err
+		}
 		var key any
 		switch t.Method.(type) {
 		case *jwt.SigningMethodHMAC:

@@ -50,6 +50,9 @@ func (c Config) Validate() error {
 	if c.WebSocket.MaxUnauthenticated < -1 {
 		bad("websocket.max_unauthenticated", "%d: want a positive number, 0 for the default or -1 for no bound", c.WebSocket.MaxUnauthenticated)
 	}
+	if c.WebSocket.MaxUnauthenticatedPerAddress < -1 {
+		bad("websocket.max_unauthenticated_per_address", "%d: want a positive number, 0 for the default (a tenth of max_unauthenticated) or -1 for no bound", c.WebSocket.MaxUnauthenticatedPerAddress)
+	}
 	if r := c.WebSocket.IPRateLimit; r < 0 && r != -1 || math.IsNaN(r) || math.IsInf(r, 0) {
 		bad("websocket.ip_rate_limit", "%v: want connections per second, 0 for the default or -1 for no limit", r)
 	}
@@ -113,6 +116,9 @@ func (c Config) Validate() error {
 	}
 	if c.HTTPAPI.MaxBatchCommands < 0 {
 		bad("http_api.max_batch_commands", "%d: must not be negative (0 means the default, %d)", c.HTTPAPI.MaxBatchCommands, api.DefaultMaxBatchCommands)
+	}
+	if c.HTTPAPI.MaxBatchResponseSize < 0 {
+		bad("http_api.max_batch_response_size", "%d: must not be negative (0 means the default, %d)", c.HTTPAPI.MaxBatchResponseSize, api.DefaultMaxBatchResponseSize)
 	}
 	if w := c.HTTPAPI.IdempotencyWindow; w < 0 || w > 24*time.Hour {
 		bad("http_api.idempotency_window", "%s: want 0 (the default, %s) to 24h", w, hub.DefaultIdempotencyWindow)

@@ -76,6 +76,12 @@ type PublishOptions struct {
 // from engines that cannot remember keys across the cluster.
 var ErrIdempotencyUnsupported = errors.New("idempotent publishing is not supported by this engine")
 
+// ErrIdempotencyFull is returned by Publish with a new idempotency key
+// when the engine already remembers as many keys within their window as
+// it may hold: it refuses the publication rather than forget a key early
+// (which would let a retry deliver twice). Retrying later may succeed.
+var ErrIdempotencyFull = errors.New("too many idempotency keys remembered")
+
 // HasHistory reports whether publications with these options are kept.
 func (o PublishOptions) HasHistory() bool { return o.HistorySize > 0 && o.HistoryTTL > 0 }
 

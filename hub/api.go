@@ -54,6 +54,11 @@ func (h *Hub) Publish(ctx context.Context, ch string, data []byte, opts PublishO
 	if errors.Is(err, engine.ErrIdempotencyUnsupported) {
 		return sp, &Error{Code: uint32(protocol.ErrorNotAvailable), Message: "not available: idempotency_key needs an engine that remembers keys (memory, redis or postgres)"}
 	}
+	if errors.Is(err, engine.ErrIdempotencyFull) {
+		// The engine keeps every key for its whole window and is full:
+		// the caller may retry later.
+		return sp, &Error{Code: uint32(protocol.ErrorTooManyRequests), Message: "too many requests: " + err.Error(), Temporary: true}
+	}
 	return sp, err
 }
 

@@ -113,7 +113,12 @@ func (h *Hub) ClusterConnections(ctx context.Context, q ConnectionsQuery) (page 
 	if q.Limit < 1 || q.Limit > MaxConnectionsPage {
 		return nil, false, nil, &Error{Code: 107, Message: fmt.Sprintf("limit: %d, want 1 to %d", q.Limit, MaxConnectionsPage)}
 	}
-	res, err := h.survey(ctx, "connections", q)
+	// Each node is asked for one more than a page: with only Limit from
+	// each, a single node (or the last node with connections left) never
+	// sends more than the page, and more would never be reported.
+	ask := q
+	ask.Limit++
+	res, err := h.survey(ctx, "connections", ask)
 	if err != nil {
 		return nil, false, nil, err
 	}
@@ -127,8 +132,9 @@ func (h *Hub) ClusterConnections(ctx context.Context, q ConnectionsQuery) (page 
 		}
 		all = append(all, part...)
 	}
-	// Every node sent its first Limit after q.After, so the first Limit of
-	// them all are the cluster's.
+	// Every node sent its first Limit+1 after q.After, so the first Limit
+	// of them all are the cluster's, and another page follows when there
+	// are more.
 	slices.SortFunc(all, func(a, b ConnectionInfo) int { return strings.Compare(a.Client, b.Client) })
 	if len(all) > q.Limit {
 		all, more = all[:q.Limit], true
@@ -141,8 +147,10 @@ func surveyConnections(_ context.Context, h *Hub, data json.RawMessage) (any, er
 	if err := json.Unmarshal(data, &q); err != nil {
 		return nil, fmt.Errorf("connections query: %w", err)
 	}
-	if q.Limit < 1 || q.Limit > MaxConnectionsPage {
-		q.Limit = MaxConnectionsPage
+	// A node answers one more than the page asked for (see
+	// ClusterConnections).
+	if q.Limit < 1 || q.Limit > MaxConnectionsPage+1 {
+		q.Limit = MaxConnectionsPage + 1
 	}
 	var clients []*Client
 	if q.User != "" {

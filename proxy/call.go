@@ -77,7 +77,7 @@ func call[T, R any](ctx context.Context, e *endpoint, ci callInfo, req any, conv
 			return zero, errInternal()
 		}
 		m.calls.WithLabelValues(e.Name, ci.event, resultDisconnect).Inc()
-		return zero, &hub.Disconnect{Code: d.Code, Reason: d.Reason}
+		return zero, &hub.Disconnect{Code: d.Code, Reason: cut(d.Reason, MaxDisconnectReason)}
 	}
 	if pe := env.Error; pe != nil {
 		if pe.Code < 100 || pe.Code > 1999 {
@@ -90,7 +90,7 @@ func call[T, R any](ctx context.Context, e *endpoint, ci callInfo, req any, conv
 		if msg == "" {
 			msg = protocol.ErrorCode(pe.Code).Message()
 		}
-		return zero, &hub.Error{Code: pe.Code, Message: msg, Temporary: pe.Temporary}
+		return zero, &hub.Error{Code: pe.Code, Message: cut(msg, MaxErrorMessage), Temporary: pe.Temporary}
 	}
 	out, err := conv(env.Result)
 	if err != nil {

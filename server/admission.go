@@ -17,14 +17,15 @@ func newAdmission(ws config.WebSocketConfig, pending func() int, log *slog.Logge
 		return nil, fmt.Errorf("websocket.trusted_proxies: %w", err)
 	}
 	a, err := guard.New(guard.Config{
-		MaxUnauthenticated: ws.MaxUnauthenticated,
-		Rate:               ws.IPRateLimit,
-		Burst:              ws.IPRateBurst,
-		TrustedProxies:     trusted,
-		Pending:            pending,
+		MaxUnauthenticated:           ws.MaxUnauthenticated,
+		MaxUnauthenticatedPerAddress: ws.MaxUnauthenticatedPerAddress,
+		Rate:                         ws.IPRateLimit,
+		Burst:                        ws.IPRateBurst,
+		TrustedProxies:               trusted,
+		Pending:                      pending,
 		Names: guard.Names{
 			MaxUnauthenticated:           "websocket.max_unauthenticated",
-			MaxUnauthenticatedPerAddress: "websocket.max_unauthenticated (one address may hold a tenth)",
+			MaxUnauthenticatedPerAddress: "websocket.max_unauthenticated_per_address",
 			Rate:                         "websocket.ip_rate_limit",
 		},
 		Logger: log,

@@ -179,6 +179,15 @@ func TestAPIConfigLimits(t *testing.T) {
 		t.Fatalf("batch over the limit: %d %s, want error 107 naming the limit 2", code, body)
 	}
 
+	// max_batch_response_size reaches the API: with room for one info
+	// reply, the second is error 106 naming the limit.
+	one := cfg
+	one.HTTPAPI.MaxBatchResponseSize = 300
+	s = startStopped(t, one)
+	if code, body := post(t, s, "/api/batch", `{"commands":[`+cmd+`,`+cmd+`]}`, "X-API-Key", "k"); code != 200 || strings.Count(body, `"info"`) != 1 || !strings.Contains(body, `"code":106`) || !strings.Contains(body, "max_batch_response_size") {
+		t.Fatalf("batch past max_batch_response_size: %d %s, want one info reply and error 106", code, body)
+	}
+
 	cfg.HTTPAPI.AllowKeyInQuery = true
 	s = startStopped(t, cfg)
 	if code, body := post(t, s, "/api/info?api_key=k", `{}`); code != 200 {
@@ -191,8 +200,9 @@ func TestValidateLimits(t *testing.T) {
 	cfg.HTTP.IdleTimeout = -1
 	cfg.HTTPAPI.BodyReadTimeout = -1
 	cfg.HTTPAPI.MaxBatchCommands = -1
+	cfg.HTTPAPI.MaxBatchResponseSize = -1
 	err := cfg.Validate()
-	for _, key := range []string{"http.idle_timeout", "http_api.body_read_timeout", "http_api.max_batch_commands"} {
+	for _, key := range []string{"http.idle_timeout", "http_api.body_read_timeout", "http_api.max_batch_commands", "http_api.max_batch_response_size"} {
 		if err == nil || !strings.Contains(err.Error(), key) {
 			t.Errorf("want a problem naming %s, got %v", key, err)
 		}

@@ -187,7 +187,8 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 			Key: cfg.HTTPAPI.Key, Insecure: cfg.HTTPAPI.Insecure, ErrorMode: cfg.HTTPAPI.ErrorMode,
 			MaxBodySize: cfg.HTTPAPI.MaxBodySize, BodyReadTimeout: cfg.HTTPAPI.BodyReadTimeout,
 			MaxBatchCommands: cfg.HTTPAPI.MaxBatchCommands, AllowKeyInQuery: cfg.HTTPAPI.AllowKeyInQuery,
-			Logger: log,
+			MaxBatchResponseSize: cfg.HTTPAPI.MaxBatchResponseSize,
+			Logger:               log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("http_api: %w", err)

@@ -3,6 +3,7 @@ package enginetest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,51 @@ func (s *suite) idempotency(t *testing.T) {
 	t.Run("RepeatNotDelivered", s.testIdempotentRepeat)
 	t.Run("KeyExpires", s.testIdempotentExpiry)
 	t.Run("ConcurrentRetries", s.testIdempotentConcurrent)
+	t.Run("KeptThroughItsWindow", s.testIdempotentKeptThroughWindow)
+}
+
+// testIdempotentKeptThroughWindow: a key is remembered for its whole
+// window however many other keys the channel gets meanwhile (12,000
+// evicted it from a count-bounded cache before); an engine that cannot
+// remember them all may refuse the others (engine.ErrIdempotencyFull),
+// never forget the key early.
+func (s *suite) testIdempotentKeptThroughWindow(t *testing.T) {
+	if !s.caps.History {
+		t.Skip("the check compares stream positions, which need history")
+	}
+	n := s.start(t)
+	ch := channel(t, "a")
+	// With history every publication has its own offset, so a retry that
+	// returns the first one's position was remembered.
+	opts := s.historyOpts(10)
+	first := n.publish(t, ch, []byte(`"first"`), keyed(opts, "k", time.Hour))
+	const others, workers = 12000, 8
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	refused := 0
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < others; i += workers {
+				_, err := n.Publish(ctx(t), ch, &engine.Publication{Data: []byte(`1`)}, keyed(opts, fmt.Sprintf("other-%d", i), time.Hour))
+				switch {
+				case errors.Is(err, engine.ErrIdempotencyFull):
+					mu.Lock()
+					refused++
+					mu.Unlock()
+				case err != nil:
+					t.Errorf("publish other key %d: %v", i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	again := n.publish(t, ch, []byte(`"first again"`), keyed(opts, "k", time.Hour))
+	if again != first {
+		t.Fatalf("after %d other keys (%d refused) the key was forgotten: the retry got %+v, the first %+v", others, refused, again, first)
+	}
 }
 
 func keyed(opts engine.PublishOptions, key string, ttl time.Duration) engine.PublishOptions {

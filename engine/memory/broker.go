@@ -33,6 +33,9 @@ func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication
 		if sp, ok := sh.idem.lookup(ch, key, now.UnixNano()); ok {
 			return sp, nil
 		}
+		if err := sh.idem.reserve(now.UnixNano(), e.opts.JanitorBatch, &e.idemHeld, e.opts.IdempotencyKeys); err != nil {
+			return engine.StreamPosition{}, fmt.Errorf("publish %q: %w", ch, err)
+		}
 	}
 	p := *pub // the caller may reuse pub; history keeps p
 	p.Offset = 0
@@ -43,7 +46,7 @@ func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication
 		sp = sh.history.append(ch, &p, opts, ns, after(ns, metaTTL(opts.HistoryMetaTTL, e.opts.HistoryMetaTTL)))
 	}
 	if key := opts.IdempotencyKey; key != "" {
-		sh.idem.remember(ch, key, sp, now.UnixNano(), opts.IdempotentResultTTL, e.opts.IdempotencyKeys)
+		sh.idem.remember(ch, key, sp, now.UnixNano(), opts.IdempotentResultTTL)
 	}
 	h.HandlePublication(ch, &p, sp)
 	return sp, nil

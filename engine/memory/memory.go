@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald/engine"
@@ -33,6 +34,9 @@ type Engine struct {
 	opts   Options
 	seed   maphash.Seed
 	shards []shard
+	// idemHeld counts the idempotency keys all shards hold, against
+	// Options.IdempotencyKeys.
+	idemHeld atomic.Int64
 
 	// controlMu orders control messages as publishers sent them, and lets
 	// Close wait for a control delivery in flight.
@@ -162,6 +166,10 @@ func (e *Engine) sweep() int {
 	for i := range e.shards {
 		n += e.shards[i].history.sweep(now, e.opts.JanitorBatch)
 		n += e.shards[i].presence.sweep(now, e.opts.JanitorBatch)
+		sh := &e.shards[i]
+		sh.pubMu.Lock()
+		n += sh.idem.expire(now, e.opts.JanitorBatch, &e.idemHeld)
+		sh.pubMu.Unlock()
 	}
 	return n
 }

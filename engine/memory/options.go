@@ -39,8 +39,10 @@ type Options struct {
 	// which bounds how long a tick holds a shard's lock; zero means
 	// DefaultJanitorBatch.
 	JanitorBatch int
-	// IdempotencyKeys bounds the idempotency keys each shard remembers
-	// (the oldest is forgotten first); zero means DefaultIdempotencyKeys.
+	// IdempotencyKeys bounds the idempotency keys the engine remembers at
+	// once. A key is kept for its whole window; when this many are within
+	// theirs, a publication with a new key fails with
+	// engine.ErrIdempotencyFull. Zero means DefaultIdempotencyKeys.
 	IdempotencyKeys int
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/sse"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -171,22 +172,7 @@ func (cs *clientStream) next() []byte {
 func (cs *clientStream) read() ([]byte, error) {
 	switch {
 	case cs.sse:
-		line, err := cs.rd.ReadBytes('\n')
-		if err != nil {
-			return nil, err
-		}
-		data, ok := bytes.CutPrefix(line, []byte("data: "))
-		if !ok {
-			return nil, fmt.Errorf("SSE line %q: want data: …", line)
-		}
-		blank, err := cs.rd.ReadBytes('\n')
-		if err != nil {
-			return nil, err
-		}
-		if string(blank) != "\n" {
-			return nil, fmt.Errorf("SSE event not ended by a blank line: %q", blank)
-		}
-		return bytes.TrimSuffix(data, []byte("\n")), nil
+		return readSSEEvent(cs.rd)
 	case cs.proto == protocol.TypeProtobuf:
 		var prefix []byte
 		for {
@@ -307,3 +293,19 @@ func emulationJSONBody(t *testing.T, session, node string, frame []byte) []byte 
 func urlEscape(s string) string { return url.QueryEscape(s) }
 
 func newReader(resp *http.Response) *bufio.Reader { return bufio.NewReader(resp.Body) }
+
+// readSSEEvent reads one event as a browser's EventSource does and
+// returns its data. A field other than data (or a comment) is an error:
+// the server sends none, so one is a payload that broke out of its data
+// line.
+func readSSEEvent(rd *bufio.Reader) ([]byte, error) {
+	r := sse.NewReader(rd)
+	ev, err := r.Next()
+	if err != nil {
+		return nil, err
+	}
+	if r.Fields > 0 || ev.Name != "message" {
+		return nil, fmt.Errorf("SSE event %+v with %d unknown fields: want only data (a payload broke out of its data line?)", ev, r.Fields)
+	}
+	return []byte(ev.Data), nil
+}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/internal/sse"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -21,7 +22,9 @@ const (
 	// framingStream: a JSON message and "\n"; Protobuf messages
 	// varint-delimited, exactly as in a hub frame.
 	framingStream framing = iota
-	// framingSSE: one "data: <json>\n\n" event per message.
+	// framingSSE: one event per message, "data: <json>\n\n" (a message
+	// holding raw line breaks takes one data line per line: see
+	// internal/sse).
 	framingSSE
 )
 
@@ -175,11 +178,10 @@ func (s *stream) encode(dst, frame []byte) ([]byte, error) {
 func (s *stream) frameMessage(dst, msg []byte) []byte {
 	switch {
 	case s.framing == framingSSE:
-		// Our JSON never holds a raw newline (strings escape it), so
-		// one data line carries the whole message.
-		dst = append(dst, "data: "...)
-		dst = append(dst, msg...)
-		return append(dst, "\n\n"...)
+		// Publication data may hold raw CR or LF as JSON whitespace,
+		// which would end a data line early: the encoder writes one
+		// data line per line of the message.
+		return sse.AppendEvent(dst, "", msg)
 	case s.proto == protocol.TypeProtobuf:
 		return protocol.AppendMessage(protocol.TypeProtobuf, dst, msg)
 	}
