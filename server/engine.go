@@ -90,8 +90,8 @@ func (r RedisConfig) addrs() []string {
 	return []string{"127.0.0.1:6379"}
 }
 
-func (r RedisConfig) options(node string, log *slog.Logger) redis.Options {
-	return redis.Options{
+func (r RedisConfig) options(node string, log *slog.Logger) redis.Config {
+	return redis.Config{
 		Addrs: r.addrs(), SentinelMaster: r.SentinelMaster, SentinelUsername: r.SentinelUsername,
 		SentinelPassword: r.SentinelPassword, Cluster: r.Cluster, Username: r.Username, Password: r.Password,
 		DB: r.DB, Prefix: r.Prefix, PubSubShards: r.PubSubShards, PoolSize: r.PoolSize, NodeID: node, Logger: log,
@@ -131,7 +131,7 @@ func newEngine(cfg Config, node string, log *slog.Logger) (engine.Engine, error)
 	switch cfg.Engine.Type {
 	case "postgres":
 		p := cfg.Engine.Postgres
-		e, err := postgres.New(ctx, postgres.Options{
+		e, err := postgres.New(ctx, postgres.Config{
 			DSN: p.DSN, ListenDSN: p.ListenDSN, Schema: p.Schema, NodeID: node,
 			PoolSize: p.PoolSize, QueryPoolSize: p.QueryPoolSize,
 			SynchronousCommitOff: p.SynchronousCommitOff, SkipMigrate: p.SkipMigrate, Logger: log,
@@ -148,7 +148,7 @@ func newEngine(cfg Config, node string, log *slog.Logger) (engine.Engine, error)
 		}
 		return e, nil
 	case "nats":
-		opts := nats.Options{URL: cfg.Engine.NATS.URL, Prefix: cfg.Engine.NATS.Prefix, NodeID: node, Logger: log}
+		opts := nats.Config{URL: cfg.Engine.NATS.URL, Prefix: cfg.Engine.NATS.Prefix, NodeID: node, Logger: log}
 		if cfg.Engine.NATS.Presence == "redis" {
 			p, err := redis.NewPresence(ctx, cfg.Engine.Redis.options(node, log))
 			if err != nil {
@@ -162,5 +162,5 @@ func newEngine(cfg Config, node string, log *slog.Logger) (engine.Engine, error)
 		}
 		return e, nil
 	}
-	return memory.New(memory.Options{}), nil
+	return memory.New(memory.Config{}), nil
 }

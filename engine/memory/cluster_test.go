@@ -24,7 +24,7 @@ func TestConformanceCluster(t *testing.T) {
 		f := clusters[t]
 		if f == nil {
 			f = &fanout{}
-			f.shared = New(Options{JanitorInterval: 50 * time.Millisecond})
+			f.shared = New(Config{JanitorInterval: 50 * time.Millisecond})
 			if err := f.shared.Start(context.Background(), f); err != nil {
 				t.Fatalf("start shared engine: %v", err)
 			}

@@ -7,7 +7,7 @@ import (
 )
 
 // DefaultIdempotencyKeys bounds the idempotency keys each shard remembers
-// when Options.IdempotencyKeys is 0.
+// when Config.IdempotencyKeys is 0.
 const DefaultIdempotencyKeys = 10000
 
 // idempotencyCache remembers the results of idempotent publications of

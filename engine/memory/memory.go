@@ -30,7 +30,7 @@ var ErrNotStarted = errors.New("memory engine not started")
 // and PublishControl, holding the channel's stripe lock: it must not call
 // those methods itself, or it deadlocks.
 type Engine struct {
-	opts   Options
+	opts   Config
 	seed   maphash.Seed
 	shards []shard
 
@@ -65,7 +65,7 @@ type shard struct {
 
 // New returns an engine with opts' zero fields set to their defaults. It
 // delivers nothing until Start.
-func New(opts Options) *Engine {
+func New(opts Config) *Engine {
 	opts = opts.withDefaults()
 	e := &Engine{
 		opts:   opts,

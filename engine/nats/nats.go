@@ -7,7 +7,7 @@
 // disconnected from NATS is lost to that node). History, RemoveHistory and
 // Publish with history options return ErrNoHistory, and configuration must
 // keep history, positioning and recovery off the namespaces of a
-// deployment on NATS. Presence is served by Options.Presence, normally a
+// deployment on NATS. Presence is served by Config.Presence, normally a
 // Redis presence store, or fails with ErrNoPresence. docs/engines.md
 // explains the choice and compares the engines.
 //
@@ -40,7 +40,7 @@ var errEmptyChannel = guard.ErrEmptyChannel
 
 // Engine is the NATS engine.Engine. Create it with New.
 type Engine struct {
-	opts Options
+	opts Config
 	log  *slog.Logger
 	subj subjects
 	nc   *nats.Conn
@@ -85,7 +85,7 @@ type Stats struct {
 
 // New checks opts and connects to NATS. Delivery starts with Start. ctx
 // bounds the connection attempt.
-func New(ctx context.Context, opts Options) (*Engine, error) {
+func New(ctx context.Context, opts Config) (*Engine, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -188,7 +188,7 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 
 // Close flushes what this node published, closes the connection and waits
 // for handler calls in progress. Later calls return engine.ErrClosed;
-// closing twice is harmless. It does not close Options.Presence.
+// closing twice is harmless. It does not close Config.Presence.
 func (e *Engine) Close() error {
 	e.lifecycleMu.Lock()
 	defer e.lifecycleMu.Unlock()

@@ -37,7 +37,7 @@ var ErrNotStarted = errors.New("postgres engine not started")
 
 // Engine is the PostgreSQL engine.Engine. Create it with New.
 type Engine struct {
-	opts    Options
+	opts    Config
 	log     *slog.Logger
 	sql     *statements
 	pubPool *pgxpool.Pool
@@ -73,7 +73,7 @@ var _ engine.Engine = (*Engine)(nil)
 
 // New checks opts and prepares the connection pools; it does not connect
 // until Start.
-func New(ctx context.Context, opts Options) (*Engine, error) {
+func New(ctx context.Context, opts Config) (*Engine, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -149,7 +149,7 @@ func (e *Engine) NodeID() string { return e.opts.NodeID }
 // register.
 func (e *Engine) Collectors() []prometheus.Collector { return e.metrics.collectors() }
 
-// Start migrates the schema (unless Options.SkipMigrate), opens the
+// Start migrates the schema (unless Config.SkipMigrate), opens the
 // listening connection and starts delivering to h. It returns once
 // publications will reach h.
 func (e *Engine) Start(ctx context.Context, h engine.Handler) error {

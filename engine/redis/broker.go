@@ -105,7 +105,7 @@ func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication
 	return sp, nil
 }
 
-// ErrNotReplicated is returned by Publish when Options.MinReplicas is set
+// ErrNotReplicated is returned by Publish when Config.MinReplicas is set
 // and fewer replicas confirmed the publication in time. The master stored
 // it and subscribers may receive it, but a failover may lose it.
 var ErrNotReplicated = errors.New("publication not confirmed by enough replicas")

@@ -15,7 +15,7 @@ import (
 )
 
 func TestOptionsValidation(t *testing.T) {
-	for name, o := range map[string]Options{
+	for name, o := range map[string]Config{
 		"no address":         {},
 		"sentinel+cluster":   {Addrs: []string{"a:1"}, SentinelMaster: "m", Cluster: true},
 		"prefix with braces": {Addrs: []string{"a:1"}, Prefix: "he{r}ald"},
@@ -28,7 +28,7 @@ func TestOptionsValidation(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	o, err := Options{Addrs: []string{"a:1"}}.withDefaults()
+	o, err := Config{Addrs: []string{"a:1"}}.withDefaults()
 	if err != nil || o.Prefix != DefaultPrefix || o.PubSubShards != DefaultPubSubShards || o.NodeID == "" {
 		t.Errorf("defaults: %+v, %v", o, err)
 	}

@@ -49,7 +49,7 @@ var errEmptyChannel = guard.ErrEmptyChannel
 type Engine struct {
 	presenceStore
 
-	opts   Options
+	opts   Config
 	log    *slog.Logger
 	keys   keyspace
 	client goredis.UniversalClient
@@ -107,7 +107,7 @@ type Stats struct {
 }
 
 // New checks opts, connects and pings Redis. Delivery starts with Start.
-func New(ctx context.Context, opts Options) (*Engine, error) {
+func New(ctx context.Context, opts Config) (*Engine, error) {
 	opts, client, err := opts.connect(ctx, "redis engine")
 	if err != nil {
 		return nil, err

@@ -34,7 +34,7 @@ func newServer(centrifugeJS []byte, log *slog.Logger) (*server, error) {
 	}
 	room := newRoom(lobby, log)
 	h, err := hub.New(hub.Config{
-		Engine: memory.New(memory.Options{}),
+		Engine: memory.New(memory.Config{}),
 		Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{{
 			Name: "chat",
 			NamespaceOptions: hub.NamespaceOptions{

@@ -2,7 +2,7 @@ package memory
 
 import "time"
 
-// Defaults used for zero fields of Options.
+// Defaults used for zero fields of Config.
 const (
 	// DefaultHistoryMetaTTL is how long a stream's top offset and epoch
 	// outlive its last publication or read, as in Centrifugo.
@@ -17,8 +17,8 @@ const (
 	DefaultJanitorBatch = 1000
 )
 
-// Options configures an Engine. The zero value is ready to use.
-type Options struct {
+// Config configures an Engine. The zero value is ready to use.
+type Config struct {
 	// Now is the clock for history and presence expiry and for
 	// Publication.Time; nil means time.Now. Tests pass a fake clock.
 	Now func() time.Time
@@ -44,7 +44,7 @@ type Options struct {
 	IdempotencyKeys int
 }
 
-func (o Options) withDefaults() Options {
+func (o Config) withDefaults() Config {
 	if o.Now == nil {
 		o.Now = time.Now
 	}

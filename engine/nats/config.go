@@ -12,7 +12,7 @@ import (
 	"github.com/heraldhq/herald/engine"
 )
 
-// Defaults used for zero fields of Options.
+// Defaults used for zero fields of Config.
 const (
 	DefaultPrefix = "herald"
 	// DefaultPingInterval is how often the client pings an idle server
@@ -37,12 +37,12 @@ const (
 // give history or recovery to namespaces served by this engine.
 var ErrNoHistory = errors.New("nats engine keeps no history")
 
-// ErrNoPresence is returned by the presence methods when Options.Presence
+// ErrNoPresence is returned by the presence methods when Config.Presence
 // is nil.
 var ErrNoPresence = errors.New("nats engine has no presence store configured")
 
-// Options configures an Engine.
-type Options struct {
+// Config configures an Engine.
+type Config struct {
 	// URL is the server URL, or several separated by commas (nats.Connect
 	// syntax, credentials may be embedded). Required.
 	URL string
@@ -74,7 +74,7 @@ type Options struct {
 
 var prefixPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
 
-func (o Options) withDefaults() (Options, error) {
+func (o Config) withDefaults() (Config, error) {
 	if o.URL == "" {
 		return o, errors.New("nats engine: URL is required")
 	}

@@ -12,7 +12,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// Defaults used for zero fields of Options.
+// Defaults used for zero fields of Config.
 const (
 	DefaultPrefix = "herald"
 	// DefaultPubSubShards is the number of subscribing connections a node
@@ -41,13 +41,13 @@ const (
 	DefaultReplicaTimeout = time.Second
 )
 
-// Options configures an Engine (and a standalone Presence).
+// Config configures an Engine (and a standalone Presence).
 //
 // Addrs and SentinelMaster choose the deployment: one address is a
 // standalone server; SentinelMaster set makes Addrs the Sentinels of that
 // master; Cluster (or more than one address without SentinelMaster) makes
 // Addrs the seed nodes of a Redis Cluster.
-type Options struct {
+type Config struct {
 	// Addrs lists host:port addresses. Required.
 	Addrs []string
 	// SentinelMaster is the name of the master the Sentinels at Addrs
@@ -109,7 +109,7 @@ type Options struct {
 
 var prefixPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
 
-func (o Options) withDefaults() (Options, error) {
+func (o Config) withDefaults() (Config, error) {
 	if len(o.Addrs) == 0 {
 		return o, errors.New("redis engine: at least one address is required")
 	}
@@ -154,7 +154,7 @@ func (o Options) withDefaults() (Options, error) {
 // newClient builds the go-redis client the options describe. RESP2 is
 // asked for because pub/sub replies then keep their classic shape, which
 // the subscribing connections rely on to see (re)subscriptions.
-func (o Options) newClient() goredis.UniversalClient {
+func (o Config) newClient() goredis.UniversalClient {
 	return goredis.NewUniversalClient(&goredis.UniversalOptions{
 		Addrs:            o.Addrs,
 		MasterName:       o.SentinelMaster,
@@ -183,7 +183,7 @@ func (o Options) newClient() goredis.UniversalClient {
 
 // connect fills in the defaults of o and returns them with a client that
 // answered a ping; who starts the ping error.
-func (o Options) connect(ctx context.Context, who string) (Options, goredis.UniversalClient, error) {
+func (o Config) connect(ctx context.Context, who string) (Config, goredis.UniversalClient, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return o, nil, err
@@ -197,7 +197,7 @@ func (o Options) connect(ctx context.Context, who string) (Options, goredis.Univ
 }
 
 // isCluster reports whether c is a Redis Cluster client, which
-// goredis.NewUniversalClient makes for Options.Cluster or for several
+// goredis.NewUniversalClient makes for Config.Cluster or for several
 // addresses without SentinelMaster.
 func isCluster(c goredis.UniversalClient) bool {
 	_, ok := c.(*goredis.ClusterClient)

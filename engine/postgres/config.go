@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Defaults used for zero fields of Options.
+// Defaults used for zero fields of Config.
 const (
 	DefaultSchema   = "herald"
 	DefaultPoolSize = 2
@@ -59,8 +59,8 @@ const (
 // listens on all of them from one connection.
 const notifyChannels = 16
 
-// Options configures an Engine.
-type Options struct {
+// Config configures an Engine.
+type Config struct {
 	// DSN is the PostgreSQL connection string (URL or key=value) of the
 	// publishing and query pools. Required.
 	DSN string
@@ -147,7 +147,7 @@ func checkSchema(schema string) error {
 	return nil
 }
 
-func (o Options) withDefaults() (Options, error) {
+func (o Config) withDefaults() (Config, error) {
 	if o.DSN == "" {
 		return o, errors.New("postgres engine: DSN is required")
 	}
