@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -124,10 +126,14 @@ func (c Config) engineCaps() (history, presence, ok bool) {
 	return e.history, presence, ok
 }
 
-// newEngine connects the configured engine.
-func newEngine(cfg Config, node string, log *slog.Logger) (engine.Engine, error) {
+// newEngine connects the configured engine. The engine's node id, which the
+// hub takes as the node's only identity, is base (the node's name and pid)
+// with a random suffix: unique even when a restarted container's process
+// gets the same pid again.
+func newEngine(cfg Config, base string, log *slog.Logger) (engine.Engine, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	node := nodeID(base)
 	switch cfg.Engine.Type {
 	case "postgres":
 		p := cfg.Engine.Postgres
@@ -162,5 +168,26 @@ func newEngine(cfg Config, node string, log *slog.Logger) (engine.Engine, error)
 		}
 		return e, nil
 	}
-	return memory.New(memory.Config{}), nil
+	return memory.New(memory.Config{NodeID: node}), nil
+}
+
+// nodeID makes a node id from base: the characters every engine accepts in
+// an id (letters, digits, "_.:-"), at most 48 of them, and 8 random hex
+// digits.
+func nodeID(base string) string {
+	var b strings.Builder
+	for _, r := range base {
+		if b.Len() == 48 {
+			break
+		}
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("_.:-", r):
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	var suffix [4]byte
+	_, _ = rand.Read(suffix[:]) // crypto/rand.Read never fails since Go 1.24
+	return b.String() + "-" + hex.EncodeToString(suffix[:])
 }

@@ -1,6 +1,10 @@
 package memory
 
-import "time"
+import (
+	"time"
+
+	"github.com/heraldhq/herald/engine/internal/guard"
+)
 
 // Defaults used for zero fields of Config.
 const (
@@ -19,6 +23,9 @@ const (
 
 // Config configures an Engine. The zero value is ready to use.
 type Config struct {
+	// NodeID is this node's id (engine.Broker.NodeID); empty means a
+	// random one.
+	NodeID string
 	// Now is the clock for history and presence expiry and for
 	// Publication.Time; nil means time.Now. Tests pass a fake clock.
 	Now func() time.Time
@@ -47,6 +54,9 @@ type Config struct {
 func (o Config) withDefaults() Config {
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.NodeID == "" {
+		o.NodeID, _ = guard.NodeID("") // an empty id always gets a random one
 	}
 	if o.IdempotencyKeys <= 0 {
 		o.IdempotencyKeys = DefaultIdempotencyKeys

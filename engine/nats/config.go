@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/internal/guard"
 )
 
 // Defaults used for zero fields of Config.
@@ -84,9 +85,11 @@ func (o Config) withDefaults() (Config, error) {
 	if len(o.Prefix) > 64 || !prefixPattern.MatchString(o.Prefix) {
 		return o, fmt.Errorf("nats engine: prefix %q: want dot-separated tokens of letters, digits, '_' and '-'", o.Prefix)
 	}
-	if o.NodeID == "" {
-		o.NodeID = randomToken(8)
+	id, err := guard.NodeID(o.NodeID)
+	if err != nil {
+		return o, fmt.Errorf("nats engine: %w", err)
 	}
+	o.NodeID = id
 	setDur(&o.PingInterval, DefaultPingInterval)
 	setDur(&o.ReconnectWait, DefaultReconnectWait)
 	setDur(&o.DialTimeout, DefaultDialTimeout)

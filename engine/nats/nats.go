@@ -120,6 +120,10 @@ func New(ctx context.Context, opts Config) (*Engine, error) {
 	return e, nil
 }
 
+// NodeID is this node's id: its connection's name and the address of its
+// own control subject.
+func (e *Engine) NodeID() string { return e.opts.NodeID }
+
 // Stats returns the engine's running totals.
 func (e *Engine) Stats() Stats {
 	return Stats{
@@ -171,14 +175,26 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 		return errors.New("start nats engine: already started")
 	}
 	e.handler = h
-	ctrl := &channelSub{e: e, control: true, frags: e.newReassembler()}
-	sub, err := e.nc.Subscribe(e.subj.control, ctrl.onMsg)
-	if err != nil {
-		return fmt.Errorf("start nats engine: subscribe to control messages: %w", err)
+	// Two subscriptions: control messages to every node, and those to this
+	// node alone. Each reassembles its own fragments.
+	var ctrls []*nats.Subscription
+	unsubscribe := func() {
+		for _, s := range ctrls {
+			_ = s.Unsubscribe()
+		}
 	}
-	ctrl.sub = sub
+	for _, subject := range []string{e.subj.control, e.subj.node(e.opts.NodeID)} {
+		ctrl := &channelSub{e: e, name: subject, control: true, frags: e.newReassembler()}
+		sub, err := e.nc.Subscribe(subject, ctrl.onMsg)
+		if err != nil {
+			unsubscribe()
+			return fmt.Errorf("start nats engine: subscribe to control messages (%s): %w", subject, err)
+		}
+		ctrl.sub = sub
+		ctrls = append(ctrls, sub)
+	}
 	if err := e.flush(ctx); err != nil {
-		_ = sub.Unsubscribe()
+		unsubscribe()
 		return fmt.Errorf("start nats engine: subscribe to control messages: %w", err)
 	}
 	e.started = true

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"regexp"
 	"time"
+
+	"github.com/heraldhq/herald/engine/internal/guard"
 )
 
 // Defaults used for zero fields of Config.
@@ -160,9 +162,11 @@ func (o Config) withDefaults() (Config, error) {
 	if err := checkSchema(o.Schema); err != nil {
 		return o, fmt.Errorf("postgres engine: %w", err)
 	}
-	if o.NodeID == "" {
-		o.NodeID = randomToken(8)
+	id, err := guard.NodeID(o.NodeID)
+	if err != nil {
+		return o, fmt.Errorf("postgres engine: %w", err)
 	}
+	o.NodeID = id
 	setInt(&o.PoolSize, DefaultPoolSize)
 	setInt(&o.QueryPoolSize, DefaultQueryPoolSize)
 	setInt(&o.Shards, DefaultShards)

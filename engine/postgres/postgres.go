@@ -81,7 +81,7 @@ func New(ctx context.Context, opts Config) (*Engine, error) {
 	e := &Engine{
 		opts:  opts,
 		log:   opts.Logger.With("engine", "postgres", "node", opts.NodeID),
-		sql:   newStatements(opts.Schema),
+		sql:   newStatements(opts.Schema, opts.NodeID),
 		seed:  maphash.MakeSeed(),
 		token: randomToken(6),
 	}

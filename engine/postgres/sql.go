@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"github.com/heraldhq/herald/engine/internal/guard"
+
 	"strconv"
 	"strings"
 )
@@ -9,6 +11,7 @@ import (
 // texts are constant for an engine, so pgx prepares each once per
 // connection.
 type statements struct {
+	schema         string
 	notifyChannels []string
 	listen         string
 
@@ -55,15 +58,18 @@ type statements struct {
 // scanHistoryRow expects.
 const historyColumns = `h.pub_offset, h.time_ms, h.data, h.client_id, h.user_id, h.conn_info, h.chan_info, h.tags::text`
 
-func newStatements(schema string) *statements {
+func newStatements(schema, nodeID string) *statements {
 	q := func(s string) string { return strings.ReplaceAll(s, "{{schema}}", schema) }
-	st := &statements{}
+	st := &statements{schema: schema}
 	listen := make([]string, notifyChannels)
 	for i := range notifyChannels {
 		name := schema + "_" + strconv.Itoa(i)
 		st.notifyChannels = append(st.notifyChannels, name)
 		listen[i] = `LISTEN "` + name + `"`
 	}
+	// The node's own channel carries the control messages addressed to it
+	// alone (PublishControl with a node), which no other node decodes.
+	listen = append(listen, `LISTEN "`+st.nodeChannel(nodeID)+`"`)
 	st.listen = strings.Join(listen, "; ")
 
 	st.alloc = q(`SELECT channel, top_offset, epoch FROM {{schema}}.alloc($1::text[], $2::int4[], $3::int4[], $4::int8[], $5::int8[])`)
@@ -191,4 +197,11 @@ func newStatements(schema string) *statements {
 	st.sweepIdempotency = q(`DELETE FROM {{schema}}.idempotency WHERE (channel, key) IN (
 		SELECT channel, key FROM {{schema}}.idempotency WHERE expire_at <= now() ORDER BY expire_at LIMIT $1)`)
 	return st
+}
+
+// nodeChannel is the notification channel of one node's targeted control
+// messages: <schema>_n_<digest of the node id>, at most 63 bytes (the
+// schema has at most 40), PostgreSQL's limit for a channel name.
+func (st *statements) nodeChannel(nodeID string) string {
+	return st.schema + "_n_" + guard.NodeToken(nodeID)
 }

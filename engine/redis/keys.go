@@ -17,7 +17,8 @@ import "strconv"
 // Pub/sub channels are a separate namespace:
 //
 //	<prefix>:c:<ch>     publications and join/leave events of <ch>
-//	<prefix>:control    control messages, subscribed by every node
+//	<prefix>:control    control messages to every node, subscribed by every node
+//	<prefix>:node:<id>  control messages to node <id> alone, subscribed by it
 type keyspace struct {
 	prefix  string
 	chanPfx string // "<prefix>:c:"
@@ -33,6 +34,10 @@ func newKeyspace(prefix string) keyspace {
 		nodes:   prefix + ":nodes",
 	}
 }
+
+// nodeControl is the pub/sub channel of the control messages addressed
+// to node id alone.
+func (k keyspace) nodeControl(id string) string { return k.prefix + ":node:" + id }
 
 func (k keyspace) tagged(kind, ch string) string { return k.prefix + ":" + kind + ":{" + ch + "}" }
 

@@ -49,10 +49,13 @@ var errEmptyChannel = guard.ErrEmptyChannel
 type Engine struct {
 	presenceStore
 
-	opts   Config
-	log    *slog.Logger
-	keys   keyspace
-	client goredis.UniversalClient
+	opts Config
+	log  *slog.Logger
+	keys keyspace
+	// ownControl is this node's pub/sub channel for control messages
+	// addressed to it alone.
+	ownControl string
+	client     goredis.UniversalClient
 	// cluster is set when client talks to a Redis Cluster.
 	cluster bool
 	seed    maphash.Seed
@@ -113,13 +116,14 @@ func New(ctx context.Context, opts Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{
-		opts:    opts,
-		log:     opts.Logger.With("engine", "redis", "node", opts.NodeID),
-		keys:    newKeyspace(opts.Prefix),
-		client:  client,
-		seed:    maphash.MakeSeed(),
-		cluster: isCluster(client),
-		closing: make(chan struct{}),
+		opts:       opts,
+		log:        opts.Logger.With("engine", "redis", "node", opts.NodeID),
+		keys:       newKeyspace(opts.Prefix),
+		ownControl: newKeyspace(opts.Prefix).nodeControl(opts.NodeID),
+		client:     client,
+		seed:       maphash.MakeSeed(),
+		cluster:    isCluster(client),
+		closing:    make(chan struct{}),
 	}
 	e.presenceStore = presenceStore{client: client, keys: e.keys, closed: &e.life.Closed}
 	return e, nil
@@ -172,9 +176,11 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	if e.opts.SentinelMaster != "" {
 		e.watchSentinels()
 	}
-	if err := e.subs[0].subscribe(ctx, e.keys.control); err != nil {
-		e.stopLocked()
-		return fmt.Errorf("start redis engine: subscribe to control messages: %w", err)
+	for _, rch := range []string{e.keys.control, e.ownControl} {
+		if err := e.subs[0].subscribe(ctx, rch); err != nil {
+			e.stopLocked()
+			return fmt.Errorf("start redis engine: subscribe to control messages (%s): %w", rch, err)
+		}
 	}
 	e.life.Ready.Store(true)
 	return nil
