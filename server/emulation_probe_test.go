@@ -160,7 +160,7 @@ func (c probeCost) sub(o probeCost) probeCost {
 		spilled: c.spilled - o.spilled, transactions: c.transactions - o.transactions}
 }
 
-func (w *controlWatch) reset()           { w.seen.Store(0) }
+func (w *controlWatch) reset()            { w.seen.Store(0) }
 func (w *controlWatch) emulations() int64 { return w.seen.Load() }
 
 func (w *controlWatch) count(payload []byte) {
