@@ -56,7 +56,9 @@ func validSession(key []byte, node, session string) bool {
 	if len(key) != sessionKeyLen || len(session) != sessionIDLen {
 		return false
 	}
-	b, err := base64.RawURLEncoding.DecodeString(session)
+	// Strict: one session has one spelling, so that a client cannot
+	// multiply its per-session rate limit by respelling the trailing bits.
+	b, err := base64.RawURLEncoding.Strict().DecodeString(session)
 	if err != nil || len(b) != sessionRandLen+sessionMACLen {
 		return false
 	}
