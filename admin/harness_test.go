@@ -31,7 +31,7 @@ type env struct {
 	t   *testing.T
 	hub *hub.Hub
 	srv *httptest.Server
-	// client keeps the session cookie.
+	// client keeps the login cookie.
 	client *http.Client
 	csrf   string
 }
