@@ -41,7 +41,7 @@ type Config struct {
 }
 
 const (
-	defaultLoginTTL = 8 * time.Hour
+	defaultLoginTTL   = 8 * time.Hour
 	defaultLoginBurst = 5
 	defaultLoginEvery = 12 * time.Second
 )
@@ -49,14 +49,14 @@ const (
 // Handler serves the admin UI and its JSON API. Mount it with
 // http.StripPrefix under a path ending in "/".
 type Handler struct {
-	hub      *hub.Hub
-	cfg      Config
-	log      *slog.Logger
-	api      http.Handler
-	logins *loginStore
-	loginLimit   *loginLimiter
-	static   http.Handler
-	mux      *http.ServeMux
+	hub        *hub.Hub
+	cfg        Config
+	log        *slog.Logger
+	api        http.Handler
+	logins     *loginStore
+	loginLimit *loginLimiter
+	static     http.Handler
+	mux        *http.ServeMux
 }
 
 // New returns the admin handler for h. It needs a password, a token
@@ -100,9 +100,9 @@ func New(h *hub.Hub, cfg Config) (*Handler, error) {
 	}
 	a := &Handler{
 		hub: h, cfg: cfg, log: log, api: apiHandler,
-		logins: newLoginStore(cfg.LoginTTL),
-		loginLimit:   newLoginLimiter(cfg.LoginBurst, cfg.LoginEvery),
-		static:   http.FileServerFS(sub),
+		logins:     newLoginStore(cfg.LoginTTL),
+		loginLimit: newLoginLimiter(cfg.LoginBurst, cfg.LoginEvery),
+		static:     http.FileServerFS(sub),
 	}
 	if cfg.Insecure {
 		log.Warn("admin UI in insecure mode: no login is asked, anyone who reaches it controls the cluster; for local development only")
