@@ -29,7 +29,8 @@ import (
 // sessions must be refused on the node that received them, with nothing
 // crossing to the other node (no engine message, no PostgreSQL commit, no
 // spilled row); oversized commands must be refused before they are
-// forwarded; a session's flood is rate-limited.
+// forwarded; a session's flood is rate-limited. Then large payloads and a
+// large control message, sent by an API caller, must cross intact.
 func TestEmulationProbe(t *testing.T) {
 	for name, configure := range networkedEngines() {
 		t.Run(name, func(t *testing.T) {
@@ -75,7 +76,7 @@ func TestEmulationProbe(t *testing.T) {
 			forwarded := 0
 			const flood = 150
 			for i := range flood {
-				switch code := postEmulationBody(t, client, b, c.session, c.node, `{"id":`+strconv.Itoa(100+i)+`,"ping":{}}`); code {
+				switch code := postEmulationBody(t, client, b, c.session, c.node, `{"id":`+strconv.Itoa(100+i)+`,"presence_stats":{"channel":"probe"}}`); code {
 				case http.StatusNoContent:
 					forwarded++
 				case http.StatusTooManyRequests:
@@ -115,6 +116,21 @@ func TestEmulationProbe(t *testing.T) {
 			if d := after.sub(before); d.commits >= probes || d.spilled != 0 || d.spillRows != 0 || d.transactions > probes/10 {
 				t.Errorf("forged-session probe cost: %+v, want no spilled row, fewer commits than the %d requests", d, probes)
 			}
+
+			// Large payloads from an authenticated caller cross nodes intact: a
+			// publication and a server-side subscribe (a control message to
+			// every node) of 600 KB each, sent to B for the stream on A. (On
+			// PostgreSQL they go through the spill table, as they may: they
+			// are not emulation traffic.)
+			large := strings.Repeat("x", 600<<10)
+			if body := apiCall(t, b, "publish", `{"channel":"probe","data":{"big":"`+large+`"}}`); !strings.Contains(body, `"result"`) {
+				t.Fatalf("large publish: %.200s", body)
+			}
+			c.awaitMessage(`"pub":{"data":{"big":"` + large + `"}`)
+			if body := apiCall(t, b, "subscribe", `{"user":"alice","channel":"probe-big","data":{"big":"`+large+`"}}`); !strings.Contains(body, `"result"`) {
+				t.Fatalf("large server-side subscribe: %.200s", body)
+			}
+			c.awaitMessage(`"channel":"probe-big"`)
 		})
 	}
 }
