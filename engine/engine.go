@@ -181,6 +181,16 @@ type PresenceManager interface {
 	PresenceStats(ctx context.Context, channel string) (PresenceStats, error)
 }
 
+// NodeForgetter is implemented by engines that keep records owned by a
+// node (the PostgreSQL engine's presence rows, which name their node). The
+// hub owns the cluster's liveness (its heartbeats); when a node leaves or
+// stops sending heartbeats, every live node's hub calls ForgetNode, so what
+// the dead node owned goes at once instead of at its TTL. It must be
+// idempotent and must not touch a live node's records.
+type NodeForgetter interface {
+	ForgetNode(ctx context.Context, node string) error
+}
+
 // Engine is what a hub needs: a broker and a presence manager. An engine
 // package may provide both from one value, or a deployment may pair a
 // broker with another system's presence.

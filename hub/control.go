@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -182,7 +183,10 @@ func (h *Hub) handleControl(data []byte) {
 			h.goBackground(h.announce)
 		}
 	case m.Leaving:
-		h.nodes.remove(m.From)
+		if m.From != h.nodeID {
+			h.nodes.remove(m.From)
+			h.forgetNodes([]string{m.From})
+		}
 	case m.Disconnect != nil:
 		d := m.Disconnect
 		for _, c := range h.users.clients(d.User) {
@@ -273,6 +277,7 @@ func (h *Hub) heartbeatLoop() {
 	defer t.Stop()
 	for {
 		h.announce()
+		h.forgetNodes(h.nodes.expire())
 		select {
 		case <-h.ctx.Done():
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -322,7 +327,30 @@ func (c *Client) presenceSubs() []*subscription {
 	return out
 }
 
-// nodeRegistry remembers the nodes heard from recently.
+// forgetNodes tells an engine that keeps records owned by nodes
+// (engine.NodeForgetter) that these nodes are gone, off the caller's
+// goroutine. Every live node does it: the call is idempotent, and cheap
+// next to a node's death.
+func (h *Hub) forgetNodes(ids []string) {
+	f, ok := h.engine.(engine.NodeForgetter)
+	if !ok || len(ids) == 0 {
+		return
+	}
+	h.goBackground(func() {
+		for _, id := range ids {
+			ctx, cancel := context.WithTimeout(h.ctx, h.client.CommandTimeout)
+			if err := f.ForgetNode(ctx, id); err != nil && h.ctx.Err() == nil {
+				h.log.Warn("forget a node that is gone", "node", id, "error", err)
+			}
+			cancel()
+		}
+	})
+}
+
+// nodeRegistry is the cluster's one liveness registry: the nodes heard
+// from recently, by their heartbeats on the control plane. It answers
+// whether a node is alive for routing (emulation, surveys), for the info
+// API, and for dropping what a dead node owned (forgetNodes).
 type nodeRegistry struct {
 	mu    sync.Mutex
 	nodes map[string]nodeEntry
@@ -373,13 +401,28 @@ func (r *nodeRegistry) remove(id string) {
 	delete(r.nodes, id)
 }
 
+// expire forgets the nodes not heard from for nodeExpiry and returns
+// their ids.
+func (r *nodeRegistry) expire() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var gone []string
+	for id, e := range r.nodes {
+		if time.Since(e.seen) > nodeExpiry {
+			delete(r.nodes, id)
+			gone = append(gone, id)
+		}
+	}
+	return gone
+}
+
+// list returns the live nodes; expired ones are left for expire.
 func (r *nodeRegistry) list() []NodeInfo {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]NodeInfo, 0, len(r.nodes))
-	for id, e := range r.nodes {
+	for _, e := range r.nodes {
 		if time.Since(e.seen) > nodeExpiry {
-			delete(r.nodes, id)
 			continue
 		}
 		out = append(out, e.info)

@@ -19,6 +19,14 @@ func (s *Server) mountHTTPTransports(mux *http.ServeMux, adm *admission) {
 		CheckOrigin:          originChecker(s.cfg.WebSocket.AllowedOrigins),
 		Opened:               releaseAdmission,
 		Logger:               s.log,
+		// Emulation's per-address rate limit counts the client behind a
+		// trusted proxy, as admission does.
+		ClientAddr: func(r *http.Request) string {
+			if a, ok := clientAddr(r, adm.trusted); ok {
+				return a.String()
+			}
+			return r.RemoteAddr
+		},
 	}
 	server := func(c HTTPTransportConfig) *httpstream.Server {
 		cfg := base

@@ -35,13 +35,10 @@ type statements struct {
 	presenceList   string
 	presenceStats  string
 
-	nodeBeat   string
-	nodeExpire string
-	nodeList   string
+	forgetNode string
 
 	sweepPresence string
 	sweepSpill    string
-	sweepNodes    string
 	sweepPubs     string
 	sweepMeta     string
 	queueUsage    string
@@ -137,19 +134,12 @@ func newStatements(schema, nodeID string) *statements {
 	st.presenceStats = q(`SELECT count(*), count(DISTINCT user_id) FROM {{schema}}.presence
 		 WHERE channel = $1 AND expire_at > now()`)
 
-	st.nodeBeat = q(`INSERT INTO {{schema}}.nodes (id, started_at, heartbeat_at, expire_at)
-		VALUES ($1, $2, now(), now() + $3::int8 * interval '1 millisecond')
-		ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), expire_at = excluded.expire_at`)
-	st.nodeExpire = q(`UPDATE {{schema}}.nodes SET expire_at = now() WHERE id = $1`)
-	st.nodeList = q(`SELECT id, started_at, heartbeat_at FROM {{schema}}.nodes
-		 WHERE expire_at > now() ORDER BY id`)
+	st.forgetNode = q(`DELETE FROM {{schema}}.presence WHERE node_id = $1`)
 
 	st.sweepPresence = q(`DELETE FROM {{schema}}.presence WHERE (channel, client_id) IN (
 		SELECT channel, client_id FROM {{schema}}.presence WHERE expire_at <= now() LIMIT $1)`)
 	st.sweepSpill = q(`DELETE FROM {{schema}}.spill WHERE id IN (
 		SELECT id FROM {{schema}}.spill WHERE expire_at <= now() ORDER BY expire_at LIMIT $1)`)
-	st.sweepNodes = q(`WITH dead AS (DELETE FROM {{schema}}.nodes WHERE expire_at <= now() RETURNING id)
-		DELETE FROM {{schema}}.presence p USING dead WHERE p.node_id = dead.id`)
 	// Streams are locked with SKIP LOCKED so that sweeping never waits for
 	// (or holds up) a publishing transaction.
 	st.sweepPubs = q(`WITH s AS (

@@ -186,7 +186,7 @@ func (e *Engine) PublishControl(ctx context.Context, data []byte, node string) e
 	if node != "" {
 		rch = e.keys.nodeControl(node)
 	}
-	if err := e.publishRaw(ctx, e.keys.nodes, rch, data); err != nil {
+	if err := e.publishRaw(ctx, e.keys.control, rch, data); err != nil {
 		return fmt.Errorf("publish control: %w", err)
 	}
 	return nil

@@ -26,9 +26,6 @@ const (
 	// silent before the engine pings it; one that stays silent for three
 	// intervals after a ping is replaced.
 	DefaultHealthInterval = 2 * time.Second
-	// DefaultHeartbeatInterval and DefaultNodeTTL drive the node registry.
-	DefaultHeartbeatInterval = 2 * time.Second
-	DefaultNodeTTL           = 10 * time.Second
 	// DefaultReadTimeout bounds each background read (gap repair, replay)
 	// before it is retried.
 	DefaultReadTimeout  = 10 * time.Second
@@ -77,8 +74,9 @@ type Config struct {
 	// several Herald clusters (or tests) can share one Redis. It may hold
 	// letters, digits and "_.:-".
 	Prefix string
-	// NodeID names this node in the node registry and in CLIENT LIST
-	// (connection name "herald:<NodeID>"); empty means a random id.
+	// NodeID is this node's id (engine.Broker.NodeID): the address of its
+	// own control channel, and its connection name in CLIENT LIST
+	// ("herald:<NodeID>"); empty means a random id.
 	NodeID string
 	// PubSubShards is the number of subscribing connections.
 	PubSubShards int
@@ -93,14 +91,12 @@ type Config struct {
 	MinReplicas    int
 	ReplicaTimeout time.Duration
 
-	HistoryMetaTTL    time.Duration
-	HealthInterval    time.Duration
-	HeartbeatInterval time.Duration
-	NodeTTL           time.Duration
-	ReadTimeout       time.Duration
-	ReconnectMin      time.Duration
-	ReconnectMax      time.Duration
-	ReplayBatch       int
+	HistoryMetaTTL time.Duration
+	HealthInterval time.Duration
+	ReadTimeout    time.Duration
+	ReconnectMin   time.Duration
+	ReconnectMax   time.Duration
+	ReplayBatch    int
 
 	// Logger receives warnings (reconnects, publications that history no
 	// longer held when a gap was repaired); nil means slog.Default().
@@ -139,8 +135,6 @@ func (o Config) withDefaults() (Config, error) {
 	setInt(&o.ReplayBatch, DefaultReplayBatch)
 	setDur(&o.HistoryMetaTTL, DefaultHistoryMetaTTL)
 	setDur(&o.HealthInterval, DefaultHealthInterval)
-	setDur(&o.HeartbeatInterval, DefaultHeartbeatInterval)
-	setDur(&o.NodeTTL, DefaultNodeTTL)
 	setDur(&o.ReadTimeout, DefaultReadTimeout)
 	setDur(&o.ReconnectMin, DefaultReconnectMin)
 	setDur(&o.ReconnectMax, DefaultReconnectMax)

@@ -42,8 +42,6 @@ func deploymentOptions(t testing.TB, base Config) Config {
 	o.Prefix = "herald_t_" + randomToken(6)
 	o.HistoryMetaTTL = 10 * time.Minute
 	o.HealthInterval = 200 * time.Millisecond
-	o.HeartbeatInterval = 200 * time.Millisecond
-	o.NodeTTL = time.Second
 	o.ReconnectMin = 10 * time.Millisecond
 	o.ReconnectMax = 200 * time.Millisecond
 	o.Logger = testenv.Logger()

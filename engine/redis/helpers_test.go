@@ -27,15 +27,13 @@ func testOptions(t testing.TB) Config {
 	prefix := "herald_t_" + randomToken(6)
 	t.Cleanup(func() { deletePrefix(t, addr, prefix) })
 	return Config{
-		Addrs:             []string{addr},
-		Prefix:            prefix,
-		HistoryMetaTTL:    10 * time.Minute,
-		HealthInterval:    200 * time.Millisecond,
-		HeartbeatInterval: 200 * time.Millisecond,
-		NodeTTL:           time.Second,
-		ReconnectMin:      10 * time.Millisecond,
-		ReconnectMax:      200 * time.Millisecond,
-		Logger:            testenv.Logger(),
+		Addrs:          []string{addr},
+		Prefix:         prefix,
+		HistoryMetaTTL: 10 * time.Minute,
+		HealthInterval: 200 * time.Millisecond,
+		ReconnectMin:   10 * time.Millisecond,
+		ReconnectMax:   200 * time.Millisecond,
+		Logger:         testenv.Logger(),
 	}
 }
 

@@ -12,7 +12,8 @@ import "strconv"
 //	<prefix>:m:{<ch>}   hash: "e" epoch, "s" top offset
 //	<prefix>:pc:{<ch>}  hash: client id -> encoded ClientInfo
 //	<prefix>:pe:{<ch>}  sorted set: client id scored by expiry (ms, Redis clock)
-//	<prefix>:nodes      sorted set: node id scored by expiry (ms, Redis clock)
+//	<prefix>:control    never written: in Redis Cluster, the slot of the
+//	                    master that relays control messages (publishRaw)
 //
 // Pub/sub channels are a separate namespace:
 //
@@ -23,7 +24,6 @@ type keyspace struct {
 	prefix  string
 	chanPfx string // "<prefix>:c:"
 	control string
-	nodes   string
 }
 
 func newKeyspace(prefix string) keyspace {
@@ -31,7 +31,6 @@ func newKeyspace(prefix string) keyspace {
 		prefix:  prefix,
 		chanPfx: prefix + ":c:",
 		control: prefix + ":control",
-		nodes:   prefix + ":nodes",
 	}
 }
 

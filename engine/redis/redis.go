@@ -129,7 +129,8 @@ func New(ctx context.Context, opts Config) (*Engine, error) {
 	return e, nil
 }
 
-// NodeID returns this node's id in the node registry.
+// NodeID is this node's id: its connection name and the address of its
+// own control channel.
 func (e *Engine) NodeID() string { return e.opts.NodeID }
 
 // Stats returns the engine's running totals.
@@ -144,8 +145,8 @@ func (e *Engine) Stats() Stats {
 	}
 }
 
-// Start opens the subscribing connections, subscribes to control messages
-// and registers the node. It returns once control messages and
+// Start opens the subscribing connections and subscribes to control
+// messages. It returns once control messages and
 // publications on subscribed channels will reach h.
 func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	if h == nil {
@@ -159,8 +160,8 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	if e.started {
 		return errors.New("start redis engine: already started")
 	}
-	if err := e.heartbeat(ctx); err != nil {
-		return fmt.Errorf("start redis engine: %w", err)
+	if err := e.client.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("start redis engine: ping: %w", err)
 	}
 	e.started = true
 	e.bgCtx, e.bgCancel = context.WithCancel(context.Background())
@@ -172,7 +173,6 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 		e.workers.Go(func() { d.Run(h) })
 	}
 	e.workers.Go(e.runHealth)
-	e.workers.Go(e.runHeartbeat)
 	if e.opts.SentinelMaster != "" {
 		e.watchSentinels()
 	}
@@ -186,9 +186,9 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	return nil
 }
 
-// Close stops delivery, waits for deliveries in progress, removes the node
-// from the registry and closes the connections. Later calls return
-// engine.ErrClosed; closing twice is harmless.
+// Close stops delivery, waits for deliveries in progress and closes the
+// connections. Later calls return engine.ErrClosed; closing twice is
+// harmless.
 func (e *Engine) Close() error {
 	e.lifecycleMu.Lock()
 	defer e.lifecycleMu.Unlock()
@@ -197,11 +197,6 @@ func (e *Engine) Close() error {
 	}
 	if e.started {
 		e.stopLocked()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		if err := e.client.ZRem(ctx, e.keys.nodes, e.opts.NodeID).Err(); err != nil {
-			e.log.Debug("remove node from registry", "error", err)
-		}
-		cancel()
 	}
 	if err := e.client.Close(); err != nil {
 		return fmt.Errorf("close redis engine: %w", err)

@@ -46,7 +46,7 @@ func (s *Server) Emulation() http.Handler {
 			http.Error(w, "emulation: "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		req.Addr = remoteHost(r.RemoteAddr)
+		req.Addr = s.cfg.ClientAddr(r)
 		err = s.hub.HandleEmulation(r.Context(), req)
 		switch {
 		case err == nil:
