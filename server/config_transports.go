@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/transport/httpstream"
 )
 
@@ -40,6 +41,22 @@ type EmulationConfig struct {
 	// MaxRequestBodySize bounds an emulation request, in bytes (65536; 0
 	// means the default). Larger is answered 413.
 	MaxRequestBodySize int64 `yaml:"max_request_body_size"`
+	// PerAddressRate and PerAddressBurst bound the requests of one client
+	// address, per second and at once (200, 400); PerSessionRate and
+	// PerSessionBurst those of one session on a node (20, 50). 0 means the
+	// default; a negative rate turns that limit off.
+	PerAddressRate  float64 `yaml:"per_address_rate"`
+	PerAddressBurst int     `yaml:"per_address_burst"`
+	PerSessionRate  float64 `yaml:"per_session_rate"`
+	PerSessionBurst int     `yaml:"per_session_burst"`
+}
+
+// hub converts the emulation endpoint's rate limits.
+func (e EmulationConfig) hub() hub.EmulationLimits {
+	return hub.EmulationLimits{
+		PerAddress: e.PerAddressRate, PerAddressBurst: e.PerAddressBurst,
+		PerSession: e.PerSessionRate, PerSessionBurst: e.PerSessionBurst,
+	}
 }
 
 // Where the HTTP transports are mounted, as in Centrifugo.
@@ -77,6 +94,14 @@ func (t TransportsConfig) problems() Problems {
 		if s.size < 0 {
 			ps = append(ps, Problem{Key: s.key + ".max_request_body_size",
 				Message: fmt.Sprintf("%d: must not be negative (0 means the default, %d)", s.size, httpstream.DefaultMaxRequestBodySize)})
+		}
+	}
+	for key, burst := range map[string]int{
+		"emulation.per_address_burst": t.Emulation.PerAddressBurst,
+		"emulation.per_session_burst": t.Emulation.PerSessionBurst,
+	} {
+		if burst < 0 {
+			ps = append(ps, Problem{Key: key, Message: fmt.Sprintf("%d: must not be negative (0 means the default)", burst)})
 		}
 	}
 	return ps

@@ -102,6 +102,7 @@ func (c Config) hubConfig() hub.Config {
 		Channels:          c.Channel.hub(),
 		Client:            c.Client.hub(),
 		IdempotencyWindow: c.HTTPAPI.IdempotencyWindow.D(),
+		Emulation:         c.Emulation.hub(),
 	}
 }
 

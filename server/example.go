@@ -182,6 +182,10 @@ sse:
   max_request_body_size: 65536
 emulation:
   max_request_body_size: 65536
+  per_address_rate: 200      # requests per second from one client address (behind
+  per_address_burst: 400     #   websocket.trusted_proxies: the forwarded address)
+  per_session_rate: 20       # requests per second for one session, on each node
+  per_session_burst: 50      # (negative rate: no limit); over them: 429
 uni_http_stream:             # receive-only streams: one connect request, then pushes
   enabled: false             # /connection/uni_http_stream
   max_request_body_size: 65536

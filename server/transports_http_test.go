@@ -337,3 +337,18 @@ func TestHTTPStreamsAdmissionCap(t *testing.T) {
 		t.Fatalf("%d clients, want 4", got)
 	}
 }
+
+// TestEmulationLimitsConfig: the emulation rate limits reach the hub, and
+// a negative burst is named.
+func TestEmulationLimitsConfig(t *testing.T) {
+	cfg, err := ParseConfig([]byte("emulation:\n  per_address_rate: 5\n  per_address_burst: 7\n  per_session_rate: -1\n  per_session_burst: -2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := cfg.hubConfig().Emulation; l.PerAddress != 5 || l.PerAddressBurst != 7 || l.PerSession != -1 {
+		t.Fatalf("hub limits %+v", l)
+	}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "emulation.per_session_burst: -2: must not be negative") {
+		t.Fatalf("validate: %v, want the negative burst named", err)
+	}
+}
