@@ -26,14 +26,14 @@ type Config struct {
 	// Insecure needs no login at all. For local development only: anyone
 	// who reaches the handler controls the cluster.
 	Insecure bool
-	// SessionTTL bounds a session's life (default 8h).
-	SessionTTL time.Duration
+	// LoginTTL bounds a login's life (default 8h).
+	LoginTTL time.Duration
 	// LoginBurst login attempts per client IP are allowed at once, then
 	// one per LoginEvery (defaults 5 and 12s: 5 a minute).
 	LoginBurst int
 	LoginEvery time.Duration
 	// CookiePath is the path the handler is mounted under, which the
-	// session cookie is limited to (default "/").
+	// login cookie is limited to (default "/").
 	CookiePath string
 	// Logger receives the audit log of admin actions; nil means
 	// slog.Default().
@@ -41,7 +41,7 @@ type Config struct {
 }
 
 const (
-	defaultSessionTTL = 8 * time.Hour
+	defaultLoginTTL   = 8 * time.Hour
 	defaultLoginBurst = 5
 	defaultLoginEvery = 12 * time.Second
 )
@@ -49,14 +49,14 @@ const (
 // Handler serves the admin UI and its JSON API. Mount it with
 // http.StripPrefix under a path ending in "/".
 type Handler struct {
-	hub      *hub.Hub
-	cfg      Config
-	log      *slog.Logger
-	api      http.Handler
-	sessions *sessions
-	logins   *loginLimiter
-	static   http.Handler
-	mux      *http.ServeMux
+	hub        *hub.Hub
+	cfg        Config
+	log        *slog.Logger
+	api        http.Handler
+	logins     *loginStore
+	loginLimit *loginLimiter
+	static     http.Handler
+	mux        *http.ServeMux
 }
 
 // New returns the admin handler for h. It needs a password, a token
@@ -68,14 +68,14 @@ func New(h *hub.Hub, cfg Config) (*Handler, error) {
 	if cfg.Password == "" && cfg.TokenSecret == "" && !cfg.Insecure {
 		return nil, errors.New("admin: set a password or a token secret (or insecure, for local development only)")
 	}
-	if cfg.SessionTTL < 0 || cfg.LoginBurst < 0 || cfg.LoginEvery < 0 {
-		return nil, errors.New("admin: session TTL, login burst and login interval must not be negative")
+	if cfg.LoginTTL < 0 || cfg.LoginBurst < 0 || cfg.LoginEvery < 0 {
+		return nil, errors.New("admin: login TTL, login burst and login interval must not be negative")
 	}
 	if cfg.CookiePath == "" {
 		cfg.CookiePath = "/"
 	}
-	if cfg.SessionTTL == 0 {
-		cfg.SessionTTL = defaultSessionTTL
+	if cfg.LoginTTL == 0 {
+		cfg.LoginTTL = defaultLoginTTL
 	}
 	if cfg.LoginBurst == 0 {
 		cfg.LoginBurst = defaultLoginBurst
@@ -88,7 +88,7 @@ func New(h *hub.Hub, cfg Config) (*Handler, error) {
 		log = slog.Default()
 	}
 	log = log.With("component", "admin")
-	// The server API runs in process, behind the admin session: it needs
+	// The server API runs in process, behind the admin login: it needs
 	// no key of its own.
 	apiHandler, err := api.NewHandler(h, api.Config{Insecure: true, Logger: log})
 	if err != nil {
@@ -100,9 +100,9 @@ func New(h *hub.Hub, cfg Config) (*Handler, error) {
 	}
 	a := &Handler{
 		hub: h, cfg: cfg, log: log, api: apiHandler,
-		sessions: newSessions(cfg.SessionTTL),
-		logins:   newLoginLimiter(cfg.LoginBurst, cfg.LoginEvery),
-		static:   http.FileServerFS(sub),
+		logins:     newLoginStore(cfg.LoginTTL),
+		loginLimit: newLoginLimiter(cfg.LoginBurst, cfg.LoginEvery),
+		static:     http.FileServerFS(sub),
 	}
 	if cfg.Insecure {
 		log.Warn("admin UI in insecure mode: no login is asked, anyone who reaches it controls the cluster; for local development only")
@@ -110,7 +110,7 @@ func New(h *hub.Hub, cfg Config) (*Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/login", a.login)
 	mux.HandleFunc("POST /api/logout", a.authed(a.logout))
-	mux.HandleFunc("GET /api/session", a.authed(a.session))
+	mux.HandleFunc("GET /api/login", a.authed(a.currentLoginInfo))
 	mux.HandleFunc("GET /api/overview", a.authed(a.overview))
 	mux.HandleFunc("POST /api/call/{method}", a.authed(a.call))
 	mux.HandleFunc("GET /api/tail", a.authed(a.tail))

@@ -14,12 +14,12 @@ import (
 
 const (
 	cookieName = "herald_admin"
-	// CSRFHeader carries the session's CSRF token on every
+	// CSRFHeader carries the login's CSRF token on every
 	// state-changing request. A custom header cannot be sent cross-site
 	// without a CORS preflight, which this handler never grants.
 	CSRFHeader = "X-Herald-CSRF"
 	// insecureCSRF stands for the CSRF token in insecure mode, where
-	// there is no session: the header must still be present, so a
+	// there is no login: the header must still be present, so a
 	// cross-site form cannot post.
 	insecureCSRF = "insecure"
 )
@@ -29,19 +29,19 @@ type loginRequest struct {
 	Token    string `json:"token"`
 }
 
-type sessionResult struct {
+type loginResult struct {
 	CSRF     string `json:"csrf"`
 	Insecure bool   `json:"insecure,omitempty"`
 	Node     string `json:"node"`
 }
 
-// login checks a password or an admin token and starts a session.
+// login checks a password or an admin token and starts a login.
 func (a *Handler) login(w http.ResponseWriter, r *http.Request) {
 	if a.cfg.Insecure {
-		writeJSON(w, http.StatusOK, sessionResult{CSRF: insecureCSRF, Insecure: true, Node: a.hub.NodeID()})
+		writeJSON(w, http.StatusOK, loginResult{CSRF: insecureCSRF, Insecure: true, Node: a.hub.NodeID()})
 		return
 	}
-	if !a.logins.allow(r.RemoteAddr) {
+	if !a.loginLimit.allow(r.RemoteAddr) {
 		a.log.Warn("admin login rate-limited", "remote", r.RemoteAddr)
 		w.Header().Set("Retry-After", fmt.Sprint(int(a.cfg.LoginEvery.Seconds()+0.999)))
 		writeError(w, http.StatusTooManyRequests, "too many login attempts: wait and try again")
@@ -58,14 +58,14 @@ func (a *Handler) login(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "login refused: "+err.Error())
 		return
 	}
-	id, sess := a.sessions.create()
+	id, sess := a.logins.create()
 	http.SetCookie(w, &http.Cookie{
 		Name: cookieName, Value: id, Path: a.cfg.CookiePath, HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
-		MaxAge: int(a.cfg.SessionTTL.Seconds()),
+		MaxAge: int(a.cfg.LoginTTL.Seconds()),
 	})
 	a.log.Info("admin login", "remote", r.RemoteAddr, "with", how)
-	writeJSON(w, http.StatusOK, sessionResult{CSRF: sess.csrf, Node: a.hub.NodeID()})
+	writeJSON(w, http.StatusOK, loginResult{CSRF: sess.csrf, Node: a.hub.NodeID()})
 }
 
 // checkLogin says how req authenticates, or why it does not.
@@ -118,36 +118,36 @@ func (a *Handler) checkToken(token string) error {
 
 func (a *Handler) logout(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie(cookieName); err == nil {
-		a.sessions.remove(c.Value)
+		a.logins.remove(c.Value)
 	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: a.cfg.CookiePath, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: -1})
 	writeJSON(w, http.StatusOK, struct{}{})
 }
 
-func (a *Handler) session(w http.ResponseWriter, r *http.Request) {
+func (a *Handler) currentLoginInfo(w http.ResponseWriter, r *http.Request) {
 	csrf := insecureCSRF
 	if !a.cfg.Insecure {
-		sess, _ := a.currentSession(r)
+		sess, _ := a.currentLogin(r)
 		csrf = sess.csrf
 	}
-	writeJSON(w, http.StatusOK, sessionResult{CSRF: csrf, Insecure: a.cfg.Insecure, Node: a.hub.NodeID()})
+	writeJSON(w, http.StatusOK, loginResult{CSRF: csrf, Insecure: a.cfg.Insecure, Node: a.hub.NodeID()})
 }
 
-func (a *Handler) currentSession(r *http.Request) (session, bool) {
+func (a *Handler) currentLogin(r *http.Request) (login, bool) {
 	c, err := r.Cookie(cookieName)
 	if err != nil {
-		return session{}, false
+		return login{}, false
 	}
-	return a.sessions.get(c.Value)
+	return a.logins.get(c.Value)
 }
 
-// authed lets a request through with a session (any, in insecure mode)
-// and, unless it is a GET, the session's CSRF token.
+// authed lets a request through with a login (any, in insecure mode)
+// and, unless it is a GET, the login's CSRF token.
 func (a *Handler) authed(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		csrf := insecureCSRF
 		if !a.cfg.Insecure {
-			sess, ok := a.currentSession(r)
+			sess, ok := a.currentLogin(r)
 			if !ok {
 				writeError(w, http.StatusUnauthorized, "log in first")
 				return

@@ -27,23 +27,23 @@ func TestNewNeedsAWayIn(t *testing.T) {
 	}
 }
 
-// Without a session the JSON API answers 401; the pages themselves (no
+// Without a login the JSON API answers 401; the pages themselves (no
 // data in them) load, so the login form can show.
-func TestNoSessionIs401(t *testing.T) {
+func TestNoLoginIs401(t *testing.T) {
 	t.Parallel()
 	e := startEnv(t, admin.Config{Password: testPassword}, false)
 	for _, r := range []struct{ method, path string }{
-		{"GET", "api/session"}, {"GET", "api/overview"}, {"GET", "api/tail?channel=x"},
+		{"GET", "api/login"}, {"GET", "api/overview"}, {"GET", "api/tail?channel=x"},
 		{"POST", "api/call/info"}, {"POST", "api/call/publish"}, {"POST", "api/logout"},
 	} {
 		if status, body := e.do(r.method, r.path, "{}", map[string]string{admin.CSRFHeader: "guess"}); status != http.StatusUnauthorized {
-			t.Errorf("%s %s without a session: %d %s, want 401", r.method, r.path, status, body)
+			t.Errorf("%s %s without a login: %d %s, want 401", r.method, r.path, status, body)
 		}
 	}
-	// A forged cookie is no session either.
+	// A forged cookie is no login either.
 	e.client.Jar.SetCookies(mustURL(t, e.srv.URL+"/admin/"), []*http.Cookie{{Name: "herald_admin", Value: "forged"}})
 	if status, _ := e.do("GET", "api/overview", nil, nil); status != http.StatusUnauthorized {
-		t.Errorf("forged session cookie: %d, want 401", status)
+		t.Errorf("forged login cookie: %d, want 401", status)
 	}
 	status, body := e.do("GET", "", nil, nil)
 	if status != 200 || !strings.Contains(string(body), "Herald") {
@@ -77,14 +77,14 @@ func TestPasswordLoginAndCSRF(t *testing.T) {
 	res.Body.Close()
 	cs := res.Cookies()
 	if len(cs) != 1 || !cs[0].HttpOnly || cs[0].SameSite != http.SameSiteStrictMode || cs[0].Secure || cs[0].Path != "/admin/" {
-		t.Fatalf("session cookie: %+v", cs)
+		t.Fatalf("login cookie: %+v", cs)
 	}
 
 	e.login()
-	status, body := e.do("GET", "api/session", nil, nil)
+	status, body := e.do("GET", "api/login", nil, nil)
 	var s struct{ CSRF, Node string }
 	if status != 200 || json.Unmarshal(body, &s) != nil || s.CSRF != e.csrf || s.Node != e.hub.NodeID() {
-		t.Fatalf("session: %d %s", status, body)
+		t.Fatalf("login: %d %s", status, body)
 	}
 	// State-changing requests need the CSRF header, right.
 	for _, h := range []map[string]string{nil, {admin.CSRFHeader: "wrong"}, {admin.CSRFHeader: ""}} {
@@ -95,7 +95,7 @@ func TestPasswordLoginAndCSRF(t *testing.T) {
 	if r := e.call("info", map[string]any{}); r["nodes"] == nil {
 		t.Fatalf("info through the admin API: %v", r)
 	}
-	// Logging out ends the session.
+	// Logging out ends the login.
 	if status, body := e.do("POST", "api/logout", "{}", map[string]string{admin.CSRFHeader: e.csrf}); status != 200 {
 		t.Fatalf("logout: %d %s", status, body)
 	}
@@ -114,7 +114,7 @@ func TestSecureCookieOverTLS(t *testing.T) {
 	}
 	res.Body.Close()
 	if cs := res.Cookies(); len(cs) != 1 || !cs[0].Secure {
-		t.Fatalf("session cookie over TLS: %+v, want Secure", cs)
+		t.Fatalf("login cookie over TLS: %+v, want Secure", cs)
 	}
 }
 

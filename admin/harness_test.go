@@ -31,7 +31,7 @@ type env struct {
 	t   *testing.T
 	hub *hub.Hub
 	srv *httptest.Server
-	// client keeps the session cookie.
+	// client keeps the login cookie.
 	client *http.Client
 	csrf   string
 }
@@ -41,7 +41,7 @@ type env struct {
 func startEnv(t *testing.T, cfg admin.Config, tls bool) *env {
 	t.Helper()
 	h, err := hub.New(hub.Config{
-		Engine: memory.New(memory.Options{}), Name: "admin-test", Version: "9.9.9",
+		Engine: memory.New(memory.Config{}), Name: "admin-test", Version: "9.9.9",
 		Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{
 			AllowSubscribeForClient: true, Presence: true, HistorySize: 100, HistoryTTL: time.Minute,
 		}},

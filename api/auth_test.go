@@ -89,7 +89,7 @@ func TestInsecure(t *testing.T) {
 }
 
 func TestNewHandlerConfig(t *testing.T) {
-	h, err := hub.New(hub.Config{Engine: memory.New(memory.Options{})})
+	h, err := hub.New(hub.Config{Engine: memory.New(memory.Config{})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 // /api/ as the server does, for calls without a network.
 func inProcessHandler(b testing.TB) http.Handler {
 	b.Helper()
-	h := startHub(b, hub.Config{Engine: memory.New(memory.Options{}), Channels: testChannels()})
+	h := startHub(b, hub.Config{Engine: memory.New(memory.Config{}), Channels: testChannels()})
 	a, err := api.NewHandler(h, api.Config{Key: testKey})
 	if err != nil {
 		b.Fatal(err)

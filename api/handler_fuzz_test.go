@@ -103,7 +103,7 @@ func fuzzHandler(f *testing.F) http.Handler {
 	channels := testChannels()
 	channels.WithoutNamespace.HistoryTTL = 2 * time.Second
 	h := startHub(f, hub.Config{
-		Engine:   memory.New(memory.Options{HistoryMetaTTL: 2 * time.Second}),
+		Engine:   memory.New(memory.Config{HistoryMetaTTL: 2 * time.Second}),
 		Name:     "fuzz-node",
 		Channels: channels,
 		Logger:   quiet,

@@ -85,7 +85,7 @@ func startNode(t testing.TB, cfg api.Config) *node {
 		t.Fatal(err)
 	}
 	h, err := hub.New(hub.Config{
-		Engine: memory.New(memory.Options{}), Name: "test-node", Version: "1.2.3",
+		Engine: memory.New(memory.Config{}), Name: "test-node", Version: "1.2.3",
 		Channels: testChannels(), Tokens: v,
 	})
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 // is answered error 111 saying why, a repeat of a held key is
 // still answered, and a publish without a key still works.
 func TestIdempotencyKeysFull(t *testing.T) {
-	h := startHub(t, hub.Config{Engine: memory.New(memory.Options{IdempotencyKeys: 2}), Channels: testChannels()})
+	h := startHub(t, hub.Config{Engine: memory.New(memory.Config{IdempotencyKeys: 2}), Channels: testChannels()})
 	a, err := api.NewHandler(h, api.Config{Key: testKey})
 	if err != nil {
 		t.Fatal(err)

@@ -86,6 +86,7 @@ func (c Config) Hub(version string) hub.Config {
 		Channels:          c.Channel.Hub(),
 		Client:            c.Client.ClientConfig,
 		IdempotencyWindow: c.HTTPAPI.IdempotencyWindow,
+		Emulation:         c.Emulation.EmulationLimits,
 	}
 }
 

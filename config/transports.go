@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/transport/httpstream"
 )
 
@@ -30,7 +31,9 @@ type HTTPTransportConfig struct {
 
 // EmulationConfig tunes the emulation endpoint.
 type EmulationConfig struct {
-	MaxRequestBodySize int64 `yaml:"max_request_body_size" default:"65536" doc:"largest emulation request (the commands an HTTP-streaming or SSE client sends after connecting), in bytes; larger is answered '413'. '0' means the default"`
+	// EmulationLimits are hub.Config.Emulation.
+	hub.EmulationLimits `yaml:",inline"`
+	MaxRequestBodySize  int64 `yaml:"max_request_body_size" default:"65536" doc:"largest emulation request (the commands an HTTP-streaming or SSE client sends after connecting), in bytes; larger is answered '413'. '0' means the default"`
 }
 
 // problems checks the HTTP transports' settings for Config.Validate.
@@ -49,6 +52,14 @@ func (t TransportsConfig) problems() Problems {
 		if s.size < 0 {
 			ps = append(ps, Problem{Key: s.key + ".max_request_body_size",
 				Message: fmt.Sprintf("%d: must not be negative (0 means the default, %d)", s.size, httpstream.DefaultMaxRequestBodySize)})
+		}
+	}
+	for key, burst := range map[string]int{
+		"emulation.per_address_burst": t.Emulation.PerAddressBurst,
+		"emulation.per_session_burst": t.Emulation.PerSessionBurst,
+	} {
+		if burst < 0 {
+			ps = append(ps, Problem{Key: key, Message: fmt.Sprintf("%d: must not be negative (0 means the default)", burst)})
 		}
 	}
 	return ps

@@ -29,3 +29,18 @@ func TestHTTPTransportsConfig(t *testing.T) {
 		t.Fatalf("env: %v %v %+v", unknown, err, d.UniHTTPStream)
 	}
 }
+
+// TestEmulationLimitsConfig: the emulation rate limits reach the hub, and
+// a negative burst is named.
+func TestEmulationLimitsConfig(t *testing.T) {
+	cfg, err := Parse([]byte("emulation:\n  per_address_rate: 5\n  per_address_burst: 7\n  per_session_rate: -1\n  per_session_burst: -2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := cfg.Hub("test").Emulation; l.PerAddress != 5 || l.PerAddressBurst != 7 || l.PerSession != -1 {
+		t.Fatalf("hub limits %+v", l)
+	}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "emulation.per_session_burst: -2: must not be negative") {
+		t.Fatalf("validate: %v, want the negative burst named", err)
+	}
+}

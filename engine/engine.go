@@ -121,7 +121,8 @@ type Handler interface {
 	HandlePublication(channel string, pub *Publication, sp StreamPosition)
 	HandleJoin(channel string, info *ClientInfo)
 	HandleLeave(channel string, info *ClientInfo)
-	// HandleControl delivers a message that a node sent to all nodes.
+	// HandleControl delivers a control message that a node sent to all
+	// nodes or to this one (see Broker.PublishControl).
 	HandleControl(data []byte)
 }
 
@@ -142,8 +143,19 @@ type Broker interface {
 	Publish(ctx context.Context, channel string, pub *Publication, opts PublishOptions) (StreamPosition, error)
 	PublishJoin(ctx context.Context, channel string, info *ClientInfo) error
 	PublishLeave(ctx context.Context, channel string, info *ClientInfo) error
-	// PublishControl sends data to every node, this one included.
-	PublishControl(ctx context.Context, data []byte) error
+	// PublishControl sends data to the node whose NodeID is node, or to
+	// every node, this one included, when node is empty. A message to a
+	// node that is not running is dropped, as on any network: the sender
+	// learns of a node's liveness from the cluster's heartbeats, not from
+	// here. Messages from one caller to one node arrive in the order their
+	// calls returned; targeted and broadcast messages are not ordered with
+	// each other.
+	PublishControl(ctx context.Context, data []byte, node string) error
+	// NodeID is the id this node is addressed by in PublishControl, and
+	// the one it has in the engine's own records (presence rows, node
+	// registries, connection names): unique in the cluster, fixed for the
+	// engine's lifetime. The hub takes it as the node's only identity.
+	NodeID() string
 	// Subscribe declares that this node has subscribers on channel, and
 	// Unsubscribe that it has none left. Subscribe returns only once
 	// publications to channel will reach the handler, so that a history
@@ -173,6 +185,16 @@ type PresenceManager interface {
 	// Presence maps client id to ClientInfo.
 	Presence(ctx context.Context, channel string) (map[string]*ClientInfo, error)
 	PresenceStats(ctx context.Context, channel string) (PresenceStats, error)
+}
+
+// NodeForgetter is implemented by engines that keep records owned by a
+// node (the PostgreSQL engine's presence rows, which name their node). The
+// hub owns the cluster's liveness (its heartbeats); when a node leaves or
+// stops sending heartbeats, every live node's hub calls ForgetNode, so what
+// the dead node owned goes at once instead of at its TTL. It must be
+// idempotent and must not touch a live node's records.
+type NodeForgetter interface {
+	ForgetNode(ctx context.Context, node string) error
 }
 
 // Engine is what a hub needs: a broker and a presence manager. An engine

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -55,6 +56,10 @@ type nodeWire struct {
 	CPU    float64 `json:"cpu,omitempty"`
 	Memory uint64  `json:"memory,omitempty"`
 	Pubs   uint64  `json:"publications,omitempty"`
+	// SessionKey verifies the node's emulation sessions (session.go). It
+	// travels only between nodes: NodeInfo, which the APIs report, has no
+	// such field.
+	SessionKey []byte `json:"session_key,omitempty"`
 }
 
 func nodeToWire(n NodeInfo) *nodeWire {
@@ -144,13 +149,19 @@ type controlUnsubscribe struct {
 	Client  string `json:"client,omitempty"`
 }
 
+// sendControl sends m to every node, this one included.
 func (h *Hub) sendControl(ctx context.Context, m controlMessage) error {
+	return h.sendControlTo(ctx, m, "")
+}
+
+// sendControlTo sends m to node alone, or to every node when node is empty.
+func (h *Hub) sendControlTo(ctx context.Context, m controlMessage, node string) error {
 	m.From = h.nodeID
 	data, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("encode control message: %w", err)
 	}
-	if err := h.engine.PublishControl(ctx, data); err != nil {
+	if err := h.engine.PublishControl(ctx, data, node); err != nil {
 		return fmt.Errorf("send control message: %w", err)
 	}
 	return nil
@@ -164,7 +175,7 @@ func (h *Hub) handleControl(data []byte) {
 	}
 	switch {
 	case m.Node != nil:
-		if h.nodes.update(m.Node.info()) && m.From != h.nodeID {
+		if h.nodes.beat(m.Node.info(), m.Node.SessionKey) && m.From != h.nodeID {
 			// A node that just started knows no other node until their
 			// next heartbeats; answering its first one at once lets it
 			// route emulation requests and surveys to us within a round
@@ -172,7 +183,10 @@ func (h *Hub) handleControl(data []byte) {
 			h.goBackground(h.announce)
 		}
 	case m.Leaving:
-		h.nodes.remove(m.From)
+		if m.From != h.nodeID {
+			h.nodes.remove(m.From)
+			h.forgetNodes([]string{m.From})
+		}
 	case m.Disconnect != nil:
 		d := m.Disconnect
 		for _, c := range h.users.clients(d.User) {
@@ -242,25 +256,28 @@ func (h *Hub) localNodeInfo() NodeInfo {
 	}
 }
 
-// heartbeatLoop announces this node to the cluster until the hub closes,
-// then tells the others it is leaving.
 // announce sends this node's heartbeat.
 func (h *Hub) announce() {
 	info := h.localNodeInfo()
-	h.nodes.update(info)
+	h.nodes.beat(info, h.sessionKey)
 	ctx, cancel := context.WithTimeout(h.ctx, heartbeatInterval)
 	defer cancel()
-	if err := h.sendControl(ctx, controlMessage{Node: nodeToWire(info)}); err != nil && h.ctx.Err() == nil {
+	beat := nodeToWire(info)
+	beat.SessionKey = h.sessionKey
+	if err := h.sendControl(ctx, controlMessage{Node: beat}); err != nil && h.ctx.Err() == nil {
 		h.log.Warn("node heartbeat", "error", err)
 	}
 }
 
+// heartbeatLoop announces this node to the cluster until the hub closes,
+// then tells the others it is leaving.
 func (h *Hub) heartbeatLoop() {
 	defer h.wg.Done()
 	t := time.NewTicker(heartbeatInterval)
 	defer t.Stop()
 	for {
 		h.announce()
+		h.forgetNodes(h.nodes.expire())
 		select {
 		case <-h.ctx.Done():
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -310,15 +327,39 @@ func (c *Client) presenceSubs() []*subscription {
 	return out
 }
 
-// nodeRegistry remembers the nodes heard from recently.
+// forgetNodes tells an engine that keeps records owned by nodes
+// (engine.NodeForgetter) that these nodes are gone, off the caller's
+// goroutine. Every live node does it: the call is idempotent, and cheap
+// next to a node's death.
+func (h *Hub) forgetNodes(ids []string) {
+	f, ok := h.engine.(engine.NodeForgetter)
+	if !ok || len(ids) == 0 {
+		return
+	}
+	h.goBackground(func() {
+		for _, id := range ids {
+			ctx, cancel := context.WithTimeout(h.ctx, h.client.CommandTimeout)
+			if err := f.ForgetNode(ctx, id); err != nil && h.ctx.Err() == nil {
+				h.log.Warn("forget a node that is gone", "node", id, "error", err)
+			}
+			cancel()
+		}
+	})
+}
+
+// nodeRegistry is the cluster's one liveness registry: the nodes heard
+// from recently, by their heartbeats on the control plane. It answers
+// whether a node is alive for routing (emulation, surveys), for the info
+// API, and for dropping what a dead node owned (forgetNodes).
 type nodeRegistry struct {
 	mu    sync.Mutex
 	nodes map[string]nodeEntry
 }
 
 type nodeEntry struct {
-	info NodeInfo
-	seen time.Time
+	info       NodeInfo
+	sessionKey []byte
+	seen       time.Time
 }
 
 func (r *nodeRegistry) init() { r.nodes = make(map[string]nodeEntry) }
@@ -326,11 +367,32 @@ func (r *nodeRegistry) init() { r.nodes = make(map[string]nodeEntry) }
 // update records a heartbeat and reports whether the node was unknown
 // (new, or expired).
 func (r *nodeRegistry) update(info NodeInfo) (isNew bool) {
+	return r.beat(info, nil)
+}
+
+// beat records a heartbeat that carries the node's session key (nil
+// keeps the key known).
+func (r *nodeRegistry) beat(info NodeInfo, sessionKey []byte) (isNew bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old, ok := r.nodes[info.ID]
-	r.nodes[info.ID] = nodeEntry{info: info, seen: time.Now()}
+	if sessionKey == nil {
+		sessionKey = old.sessionKey
+	}
+	r.nodes[info.ID] = nodeEntry{info: info, sessionKey: sessionKey, seen: time.Now()}
 	return !ok || time.Since(old.seen) > nodeExpiry
+}
+
+// sessionKey returns the session key of node id, and whether the node is
+// alive (heard from within nodeExpiry).
+func (r *nodeRegistry) sessionKey(id string) ([]byte, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.nodes[id]
+	if !ok || time.Since(e.seen) > nodeExpiry {
+		return nil, false
+	}
+	return e.sessionKey, true
 }
 
 func (r *nodeRegistry) remove(id string) {
@@ -339,13 +401,28 @@ func (r *nodeRegistry) remove(id string) {
 	delete(r.nodes, id)
 }
 
+// expire forgets the nodes not heard from for nodeExpiry and returns
+// their ids.
+func (r *nodeRegistry) expire() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var gone []string
+	for id, e := range r.nodes {
+		if time.Since(e.seen) > nodeExpiry {
+			delete(r.nodes, id)
+			gone = append(gone, id)
+		}
+	}
+	return gone
+}
+
+// list returns the live nodes; expired ones are left for expire.
 func (r *nodeRegistry) list() []NodeInfo {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]NodeInfo, 0, len(r.nodes))
-	for id, e := range r.nodes {
+	for _, e := range r.nodes {
 		if time.Since(e.seen) > nodeExpiry {
-			delete(r.nodes, id)
 			continue
 		}
 		out = append(out, e.info)

@@ -29,7 +29,7 @@ func BenchmarkDeltaBytesPerPublication(b *testing.B) {
 
 func benchDeltaBytes(b *testing.B, proto protocol.Type, delta string) {
 	h, err := hub.New(hub.Config{
-		Engine: memory.New(memory.Options{}),
+		Engine: memory.New(memory.Config{}),
 		Client: hub.ClientConfig{Insecure: true},
 		Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{
 			AllowSubscribeForClient: true, AllowedDeltaTypes: []string{hub.DeltaFossil},

@@ -28,24 +28,25 @@ func (n *node) openWith(t *testing.T, info hub.ConnInfo) (*rawClient, *hub.Clien
 func TestEmulationSession(t *testing.T) {
 	t.Parallel()
 	n := startNodeMem(t, hub.Config{Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{AllowSubscribeForClient: true}}})
-	c, client := n.openWith(t, hub.ConnInfo{Transport: hub.TransportSSE, Session: "s-1", Header: map[string][]string{"X-Test": {"1"}}})
+	s1 := n.hub.NewSession()
+	c, client := n.openWith(t, hub.ConnInfo{Transport: hub.TransportSSE, Session: s1, Header: map[string][]string{"X-Test": {"1"}}})
 	res := c.Connect("u")
-	if res["session"] != "s-1" || res["node"] != n.hub.NodeID() {
+	if res["session"] != s1 || res["node"] != n.hub.NodeID() {
 		t.Fatalf("connect result of an emulated session: %v", res)
 	}
-	if client.Transport() != hub.TransportSSE || client.Session() != "s-1" || client.Header()["X-Test"][0] != "1" {
+	if client.Transport() != hub.TransportSSE || client.Session() != s1 || client.Header()["X-Test"][0] != "1" {
 		t.Fatalf("client conn info: %q %q %v", client.Transport(), client.Session(), client.Header())
 	}
 	ctx := context.Background()
 	// Later commands arrive through the emulation endpoint, not the stream.
-	if err := n.hub.HandleEmulation(ctx, hub.EmulationRequest{Node: n.hub.NodeID(), Session: "s-1", Data: []byte(`{"id":2,"subscribe":{"channel":"news"}}`)}); err != nil {
+	if err := n.hub.HandleEmulation(ctx, hub.EmulationRequest{Node: n.hub.NodeID(), Session: s1, Data: []byte(`{"id":2,"subscribe":{"channel":"news"}}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if m := c.Reply(2); m["subscribe"] == nil {
 		t.Fatalf("subscribe through emulation: %v", m)
 	}
 	// No node named means this one.
-	if err := n.hub.HandleEmulation(ctx, hub.EmulationRequest{Session: "s-1", Data: []byte(`{"id":3,"unsubscribe":{"channel":"news"}}`)}); err != nil {
+	if err := n.hub.HandleEmulation(ctx, hub.EmulationRequest{Session: s1, Data: []byte(`{"id":3,"unsubscribe":{"channel":"news"}}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if m := c.Reply(3); m["unsubscribe"] == nil {
@@ -54,17 +55,17 @@ func TestEmulationSession(t *testing.T) {
 	if err := n.hub.HandleEmulation(ctx, hub.EmulationRequest{Session: "nope", Data: []byte(`{}`)}); !errors.Is(err, hub.ErrUnknownSession) {
 		t.Fatalf("unknown session: %v", err)
 	}
-	if err := n.hub.HandleEmulation(ctx, hub.EmulationRequest{Node: "no-such-node", Session: "s-1", Data: []byte(`{}`)}); !errors.Is(err, hub.ErrUnknownNode) {
+	if err := n.hub.HandleEmulation(ctx, hub.EmulationRequest{Node: "no-such-node", Session: s1, Data: []byte(`{}`)}); !errors.Is(err, hub.ErrUnknownNode) {
 		t.Fatalf("unknown node: %v", err)
 	}
 	// A malformed frame closes the session as it would the connection.
-	if err := n.hub.HandleEmulation(ctx, hub.EmulationRequest{Session: "s-1", Data: []byte(`{"id":`)}); err == nil {
+	if err := n.hub.HandleEmulation(ctx, hub.EmulationRequest{Session: s1, Data: []byte(`{"id":`)}); err == nil {
 		t.Fatal("malformed emulation frame accepted")
 	}
 	c.ExpectClose(3501, "bad request")
 	// A closed session is unknown.
 	testenv.Eventually(t, "session forgotten", 5*time.Second, func() bool {
-		return errors.Is(n.hub.HandleEmulation(ctx, hub.EmulationRequest{Session: "s-1", Data: []byte(`{}`)}), hub.ErrUnknownSession)
+		return errors.Is(n.hub.HandleEmulation(ctx, hub.EmulationRequest{Session: s1, Data: []byte(`{}`)}), hub.ErrUnknownSession)
 	})
 }
 

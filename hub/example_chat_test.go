@@ -29,7 +29,7 @@ import (
 // as connect data. A refused client is closed with the application's code.
 func ExampleHandlers_authentication() {
 	h, err := hub.New(hub.Config{
-		Engine: memory.New(memory.Options{}),
+		Engine: memory.New(memory.Config{}),
 		Handlers: hub.Handlers{
 			OnConnecting: func(ctx context.Context, ev hub.ConnectEvent) (hub.ConnectReply, error) {
 				var d struct {
@@ -77,7 +77,7 @@ func ExampleHandlers_authentication() {
 // with that error code.
 func ExampleHandlers_rpc() {
 	h, err := hub.New(hub.Config{
-		Engine: memory.New(memory.Options{}),
+		Engine: memory.New(memory.Config{}),
 		Client: hub.ClientConfig{AllowAnonymousConnectWithoutToken: true},
 		Handlers: hub.Handlers{
 			OnRPC: func(ctx context.Context, c *hub.Client, ev hub.RPCEvent, reply func(hub.RPCReply, error)) {
@@ -130,7 +130,7 @@ func ExampleHandlers_rpc() {
 // the channel's stream.
 func ExampleHub_Publish() {
 	h, err := hub.New(hub.Config{
-		Engine: memory.New(memory.Options{}),
+		Engine: memory.New(memory.Config{}),
 		Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{{
 			Name: "news",
 			NamespaceOptions: hub.NamespaceOptions{
@@ -176,7 +176,7 @@ func ExampleHub_Presence() {
 	const room = "room:lobby"
 	var h *hub.Hub
 	h, err := hub.New(hub.Config{
-		Engine: memory.New(memory.Options{}),
+		Engine: memory.New(memory.Config{}),
 		Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{{
 			Name: "room",
 			NamespaceOptions: hub.NamespaceOptions{

@@ -22,7 +22,7 @@ func Example() {
 	logins := map[string]string{"s3cr3t-login": "alice"} // the app's own login store
 
 	h, err := hub.New(hub.Config{
-		Engine: memory.New(memory.Options{}),
+		Engine: memory.New(memory.Config{}),
 		Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{
 			AllowSubscribeForClient: true,
 		}},

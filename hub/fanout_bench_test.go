@@ -33,7 +33,7 @@ func (t *countingTransport) Close(uint32, string) {}
 // waits until every subscriber's writer has taken the publication.
 func BenchmarkFanout(b *testing.B) {
 	h, err := hub.New(hub.Config{
-		Engine: memory.New(memory.Options{}),
+		Engine: memory.New(memory.Config{}),
 		Client: hub.ClientConfig{Insecure: true},
 		Logger: testLogger(),
 	})

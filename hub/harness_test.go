@@ -104,7 +104,7 @@ func startNodeWS(t *testing.T, cfg hub.Config, wsCfg websocket.Config) *node {
 func newTestHub(t *testing.T, cfg hub.Config) *hub.Hub {
 	t.Helper()
 	if cfg.Engine == nil {
-		cfg.Engine = memory.New(memory.Options{})
+		cfg.Engine = memory.New(memory.Config{})
 	}
 	if cfg.Tokens == nil {
 		v, err := auth.NewVerifier(auth.Config{HMACSecretKey: testSecret})

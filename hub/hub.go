@@ -19,8 +19,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/protocol"
@@ -56,6 +54,9 @@ type Config struct {
 	// remembered (PublishOptions.IdempotencyKey); zero means
 	// DefaultIdempotencyWindow.
 	IdempotencyWindow time.Duration
+	// Emulation bounds the requests of the emulation endpoint
+	// (HandleEmulation); zero fields take the defaults.
+	Emulation EmulationLimits
 	// Logger receives the hub's logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -76,6 +77,10 @@ type Hub struct {
 	log      *slog.Logger
 	nodeID   string
 	started  time.Time
+	// sessionKey makes and checks this node's emulation sessions
+	// (session.go); emulation holds the endpoint's rate limits.
+	sessionKey []byte
+	emulation  emulationGate
 
 	subs     registry
 	deltas   deltaChannels // delta compression bases (delta.go)
@@ -136,8 +141,11 @@ func New(cfg Config) (*Hub, error) {
 		channels: rules,
 		engine:   cfg.Engine,
 		log:      log,
-		nodeID:   uuid.NewString(),
+		nodeID:   cfg.Engine.NodeID(),
 		started:  time.Now(),
+
+		sessionKey: newSessionKey(),
+		emulation:  newEmulationGate(cfg.Emulation),
 	}
 	h.metrics = newMetrics(h)
 	h.subs.init()
@@ -153,7 +161,9 @@ func New(cfg Config) (*Hub, error) {
 // Engine is the hub's engine.
 func (h *Hub) Engine() engine.Engine { return h.engine }
 
-// NodeID is this node's unique id, new on every start.
+// NodeID is this node's id, its engine's NodeID: the one identity a node
+// has, in connect results, the info API, heartbeats, targeted control
+// messages and the engine's own records.
 func (h *Hub) NodeID() string { return h.nodeID }
 
 // Start connects the engine and starts the hub's background work:

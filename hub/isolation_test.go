@@ -140,7 +140,7 @@ func p99(d []time.Duration) time.Duration {
 // transport's read workers (two here), the slow clients held every worker
 // and the others waited seconds.
 func TestSlowChannelDoesNotHoldOthers(t *testing.T) {
-	eng := &slowEngine{Engine: memory.New(memory.Options{}), slow: "slow", delay: time.Second}
+	eng := &slowEngine{Engine: memory.New(memory.Config{}), slow: "slow", delay: time.Second}
 	n := startNodeWS(t, hub.Config{Engine: eng, Channels: isolationChannels()}, websocket.Config{Workers: 2})
 	stop := make(chan struct{})
 	busy := busyClients(t, n, token(t, auth.ConnectClaims{User: "busy"}), 6, "slow", stop)

@@ -46,7 +46,7 @@ func TestValidateNamesGoFields(t *testing.T) {
 			t.Errorf("the hub's error speaks a file format's key %q: %v", yamlKey, err)
 		}
 	}
-	_, err = hub.New(hub.Config{Engine: memory.New(memory.Options{}), Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{{Name: "x"}}}})
+	_, err = hub.New(hub.Config{Engine: memory.New(memory.Config{}), Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{{Name: "x"}}}})
 	if oes := hub.OptionErrors(err); len(oes) != 1 || oes[0].Field != "Channels.Namespaces[0].Name" {
 		t.Errorf("hub.New: want one problem with Channels.Namespaces[0].Name, got %v", err)
 	}
@@ -73,7 +73,7 @@ func TestClientConfigValidate(t *testing.T) {
 	if err := (hub.ClientConfig{WriteCoalesce: 5 * time.Millisecond}).Validate(); err != nil {
 		t.Errorf("a valid config: %v", err)
 	}
-	_, err := hub.New(hub.Config{Engine: memory.New(memory.Options{}), Client: hub.ClientConfig{QueueMaxSize: -1}})
+	_, err := hub.New(hub.Config{Engine: memory.New(memory.Config{}), Client: hub.ClientConfig{QueueMaxSize: -1}})
 	if oes := hub.OptionErrors(err); len(oes) != 1 || oes[0].Field != "Client.QueueMaxSize" {
 		t.Errorf("hub.New: want one problem with Client.QueueMaxSize, got %v", err)
 	}

@@ -221,7 +221,7 @@ func TestRecoveryConcurrentPublications(t *testing.T) {
 // on resubscribe; a server-side one closes the connection with 3010.
 func TestPositionedGap(t *testing.T) {
 	t.Parallel()
-	eng := &lossyEngine{Engine: memory.New(memory.Options{}), drop: func(ch string, sp engine.StreamPosition) bool {
+	eng := &lossyEngine{Engine: memory.New(memory.Config{}), drop: func(ch string, sp engine.StreamPosition) bool {
 		return sp.Offset == 2 && (ch == "gap:x" || ch == "gap:ss")
 	}}
 	n := startNode(t, hub.Config{Engine: eng, Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{
@@ -266,7 +266,7 @@ func TestPositionedEpochChange(t *testing.T) {
 	t.Parallel()
 	var clock atomic.Int64
 	clock.Store(time.Now().UnixNano())
-	eng := memory.New(memory.Options{Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	eng := memory.New(memory.Config{Now: func() time.Time { return time.Unix(0, clock.Load()) }})
 	n := startNode(t, hub.Config{Engine: eng, Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{
 		ns("ep", hub.NamespaceOptions{
 			AllowSubscribeForClient: true, ForcePositioning: true,

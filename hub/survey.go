@@ -11,7 +11,8 @@ import (
 
 // Surveys: questions to every node of the cluster, for the server API's
 // cluster-wide answers (channels, connections). The asking node sends one
-// control message, every node answers with one addressed back to it, and
+// control message to all, every node answers with one addressed to the
+// asker alone (a targeted control message no other node decodes), and
 // the asker waits for the live nodes it knows of until its context ends.
 // A node that does not answer in time is named in the result instead of
 // holding the caller: answers are partial, never late.
@@ -152,7 +153,7 @@ func (h *Hub) answerSurvey(from string, s *controlSurvey) {
 		} else if reply.Data, err = json.Marshal(v); err != nil {
 			reply.Error = err.Error()
 		}
-		if err := h.sendControl(ctx, controlMessage{SurveyReply: reply}); err != nil && h.ctx.Err() == nil {
+		if err := h.sendControlTo(ctx, controlMessage{SurveyReply: reply}, from); err != nil && h.ctx.Err() == nil {
 			h.log.Warn("survey: answer not sent", "op", s.Op, "to", from, "error", err)
 		}
 	})

@@ -49,7 +49,9 @@ type ConnInfo struct {
 	// Session, when not empty, makes the connection an emulated one
 	// (HTTP-streaming, SSE): the connect result carries the session and
 	// this node's id, and the client's later commands arrive through
-	// Hub.HandleEmulation on any node, which routes them here.
+	// Hub.HandleEmulation on any node, which routes them here. It must
+	// come from Hub.NewSession: HandleEmulation refuses a session this
+	// node did not make.
 	Session string
 	// Header is the HTTP request that opened the connection's header,
 	// with canonical names (an http.Header converts directly), for

@@ -141,7 +141,7 @@ func startNode(t *testing.T, cfg proxy.Config) *node {
 		t.Fatal(err)
 	}
 	hcfg := hub.Config{
-		Engine: memory.New(memory.Options{}), Tokens: v, Logger: discard(),
+		Engine: memory.New(memory.Config{}), Tokens: v, Logger: discard(),
 		Channels: hub.ChannelConfig{
 			WithoutNamespace: hub.NamespaceOptions{Presence: true, AllowPresenceForSubscriber: true, HistorySize: 10, HistoryTTL: time.Minute, AllowHistoryForSubscriber: true},
 			Namespaces:       []hub.Namespace{{Name: "px", NamespaceOptions: hub.NamespaceOptions{Presence: true, AllowPresenceForSubscriber: true}}, {Name: "plain", NamespaceOptions: hub.NamespaceOptions{AllowSubscribeForClient: true}}},

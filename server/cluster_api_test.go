@@ -119,7 +119,7 @@ func TestClusterWideAPI(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = eng.Close() })
 			beat := []byte(`{"from":"ghost","node":{"uid":"ghost","name":"ghost"}}`)
-			if err := eng.PublishControl(t.Context(), beat); err != nil {
+			if err := eng.PublishControl(t.Context(), beat, ""); err != nil {
 				t.Fatal(err)
 			}
 			testenv.Eventually(t, "the ghost node known", 10*time.Second, func() bool { return len(n1.Hub().Nodes()) == 4 })

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -16,8 +18,8 @@ import (
 )
 
 // redisOptions converts engine.redis for the Redis engine and presence.
-func redisOptions(r config.RedisConfig, node string, log *slog.Logger) redis.Options {
-	return redis.Options{
+func redisOptions(r config.RedisConfig, node string, log *slog.Logger) redis.Config {
+	return redis.Config{
 		Addrs: r.Addrs(), SentinelMaster: r.SentinelMaster, SentinelUsername: r.SentinelUsername,
 		SentinelPassword: r.SentinelPassword, Cluster: r.Cluster, Username: r.Username, Password: r.Password,
 		DB: r.DB, Prefix: r.Prefix, PubSubShards: r.PubSubShards, PoolSize: r.PoolSize, NodeID: node, Logger: log,
@@ -26,13 +28,14 @@ func redisOptions(r config.RedisConfig, node string, log *slog.Logger) redis.Opt
 }
 
 // newEngine connects the configured engine.
-func newEngine(cfg config.Config, node string, log *slog.Logger) (engine.Engine, error) {
+func newEngine(cfg config.Config, base string, log *slog.Logger) (engine.Engine, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	node := nodeID(base)
 	switch cfg.Engine.Type {
 	case "postgres":
 		p := cfg.Engine.Postgres
-		e, err := postgres.New(ctx, postgres.Options{
+		e, err := postgres.New(ctx, postgres.Config{
 			DSN: p.DSN, ListenDSN: p.ListenDSN, Schema: p.Schema, NodeID: node,
 			PoolSize: p.PoolSize, QueryPoolSize: p.QueryPoolSize,
 			SynchronousCommitOff: p.SynchronousCommitOff, SkipMigrate: p.SkipMigrate, Logger: log,
@@ -49,7 +52,7 @@ func newEngine(cfg config.Config, node string, log *slog.Logger) (engine.Engine,
 		}
 		return e, nil
 	case "nats":
-		opts := nats.Options{URL: cfg.Engine.NATS.URL, Prefix: cfg.Engine.NATS.Prefix, NodeID: node, Logger: log}
+		opts := nats.Config{URL: cfg.Engine.NATS.URL, Prefix: cfg.Engine.NATS.Prefix, NodeID: node, Logger: log}
 		if cfg.Engine.NATS.Presence == "redis" {
 			p, err := redis.NewPresence(ctx, redisOptions(cfg.Engine.Redis, node, log))
 			if err != nil {
@@ -63,5 +66,26 @@ func newEngine(cfg config.Config, node string, log *slog.Logger) (engine.Engine,
 		}
 		return e, nil
 	}
-	return memory.New(memory.Options{}), nil
+	return memory.New(memory.Config{NodeID: node}), nil
+}
+
+// nodeID makes a node id from base: the characters every engine accepts in
+// an id (letters, digits, "_.:-"), at most 48 of them, and 8 random hex
+// digits.
+func nodeID(base string) string {
+	var b strings.Builder
+	for _, r := range base {
+		if b.Len() == 48 {
+			break
+		}
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("_.:-", r):
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	var suffix [4]byte
+	_, _ = rand.Read(suffix[:]) // crypto/rand.Read never fails since Go 1.24
+	return b.String() + "-" + hex.EncodeToString(suffix[:])
 }

@@ -20,6 +20,9 @@ func (s *Server) mountHTTPTransports(mux *http.ServeMux) {
 		WriteTimeout:         s.cfg.WebSocket.WriteTimeout,
 		CheckOrigin:          guard.Origins(s.cfg.WebSocket.AllowedOrigins),
 		Logger:               s.log,
+		// Emulation's per-address rate limit counts the client behind a
+		// trusted proxy, as admission does.
+		ClientAddr: s.adm.ClientAddr,
 	}
 	server := func(c config.HTTPTransportConfig) *httpstream.Server {
 		cfg := base

@@ -1,6 +1,6 @@
 // Herald admin UI: plain JavaScript, no framework, no build step. Every
 // request goes to the admin JSON API next to this page (relative URLs, so
-// the UI works under any path); state-changing ones carry the session's
+// the UI works under any path); state-changing ones carry the login's
 // CSRF token in X-Herald-CSRF.
 'use strict';
 
@@ -77,11 +77,11 @@ function showLogin() {
   $('#password').focus();
 }
 
-function startApp(session) {
-  state.csrf = session.csrf;
-  state.node = session.node;
-  $('#insecure').hidden = !session.insecure;
-  $('#logout').hidden = !!session.insecure;
+function startApp(login) {
+  state.csrf = login.csrf;
+  state.node = login.node;
+  $('#insecure').hidden = !login.insecure;
+  $('#logout').hidden = !!login.insecure;
   $('#nav').hidden = false;
   route();
   startPolling();
@@ -461,7 +461,7 @@ window.addEventListener('hashchange', () => { if (state.csrf) route(); });
 
 (async () => {
   try {
-    const { status, data } = await request('GET', 'api/session');
+    const { status, data } = await request('GET', 'api/login');
     if (status === 200) startApp(data);
   } catch {
     // showLogin already ran

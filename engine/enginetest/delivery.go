@@ -23,6 +23,7 @@ func (s *suite) delivery(t *testing.T) {
 	t.Run("ManyChannels", s.testManyChannels)
 	t.Run("JoinLeave", s.testJoinLeave)
 	t.Run("Control", s.testControl)
+	t.Run("ControlToOneNode", s.testControlToSelf)
 }
 
 // historyOpts is opts with history when the engine has it.
@@ -359,7 +360,7 @@ func (s *suite) testControl(t *testing.T) {
 	n := s.start(t)
 	payloads := [][]byte{[]byte("control-" + randomHex(8)), []byte("control-" + randomHex(8))}
 	for _, p := range payloads {
-		if err := n.PublishControl(ctx(t), p); err != nil {
+		if err := n.PublishControl(ctx(t), p, ""); err != nil {
 			t.Fatalf("PublishControl: %v", err)
 		}
 	}
@@ -372,5 +373,29 @@ func (s *suite) testControl(t *testing.T) {
 	n.rec.mu.Unlock()
 	if first < 0 || first > second {
 		t.Errorf("control messages out of order or missing: first at %d, second at %d", first, second)
+	}
+}
+
+// testControlToSelf sends control messages addressed to this node, which
+// arrive, and to a node that does not exist, which are dropped without an
+// error (a node learns who is alive from heartbeats, not from the engine).
+func (s *suite) testControlToSelf(t *testing.T) {
+	n := s.start(t)
+	if n.NodeID() == "" {
+		t.Fatal("NodeID is empty")
+	}
+	lost := []byte("control-lost-" + randomHex(8))
+	if err := n.PublishControl(ctx(t), lost, "no-such-node-"+randomHex(4)); err != nil {
+		t.Fatalf("PublishControl to a node that does not exist: %v", err)
+	}
+	mine := []byte("control-mine-" + randomHex(8))
+	if err := n.PublishControl(ctx(t), mine, n.NodeID()); err != nil {
+		t.Fatalf("PublishControl to this node: %v", err)
+	}
+	n.rec.await(t, eventTimeout, "control message addressed to this node", func() bool {
+		return slices.ContainsFunc(n.rec.controls, func(b []byte) bool { return bytes.Equal(b, mine) })
+	})
+	if n.rec.hasControl(lost) {
+		t.Error("a control message addressed to another node reached this one")
 	}
 }

@@ -17,7 +17,7 @@ import (
 
 func startMemory(t *testing.T) (*memory.Engine, *enginetest.Recorder) {
 	rec := enginetest.NewRecorder()
-	e := enginetest.NewEngine(t, func(context.Context) (*memory.Engine, error) { return memory.New(memory.Options{}), nil })
+	e := enginetest.NewEngine(t, func(context.Context) (*memory.Engine, error) { return memory.New(memory.Config{}), nil })
 	enginetest.StartEngine(t, e, rec)
 	return e, rec
 }

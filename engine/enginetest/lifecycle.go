@@ -32,7 +32,7 @@ func (s *suite) testClose(t *testing.T) {
 		},
 		"PublishJoin":    func() error { return n.PublishJoin(c, ch, info) },
 		"PublishLeave":   func() error { return n.PublishLeave(c, ch, info) },
-		"PublishControl": func() error { return n.PublishControl(c, []byte("x")) },
+		"PublishControl": func() error { return n.PublishControl(c, []byte("x"), "") },
 		"Subscribe":      func() error { return n.Subscribe(c, ch) },
 		"Unsubscribe":    func() error { return n.Unsubscribe(c, ch) },
 	}

@@ -1,6 +1,8 @@
 package enginetest
 
 import (
+	"bytes"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -60,6 +62,19 @@ func (r *recorder) HandleLeave(ch string, info *engine.ClientInfo) {
 
 func (r *recorder) HandleControl(data []byte) {
 	r.record(func() { r.controls = append(r.controls, data) })
+}
+
+// sawControl reports whether data arrived as a control message; the
+// caller holds r.mu (as await's conditions do).
+func (r *recorder) sawControl(data []byte) bool {
+	return slices.ContainsFunc(r.controls, func(c []byte) bool { return bytes.Equal(c, data) })
+}
+
+// hasControl is sawControl for callers that do not hold r.mu.
+func (r *recorder) hasControl(data []byte) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sawControl(data)
 }
 
 // await waits until cond, which runs under the recorder's lock, holds, and

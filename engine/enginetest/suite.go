@@ -12,6 +12,9 @@
 //   - Publish, PublishJoin, PublishLeave and PublishControl return only once
 //     the message is accepted, so calls made one after another by one
 //     goroutine are delivered in that order.
+//   - PublishControl with a node id reaches that node alone (the node
+//     whose NodeID it is), and with none every node; NodeID is not empty
+//     and differs between the nodes of a cluster.
 //   - Close may be called more than once; calls after the first may return
 //     nil or an error wrapping engine.ErrClosed.
 package enginetest

@@ -19,7 +19,7 @@ func (nopHandler) HandleLeave(string, *engine.ClientInfo)                       
 func (nopHandler) HandleControl([]byte)                                                 {}
 
 func benchEngine(b *testing.B) *Engine {
-	e := New(Options{})
+	e := New(Config{})
 	if err := e.Start(context.Background(), nopHandler{}); err != nil {
 		b.Fatal(err)
 	}

@@ -81,8 +81,14 @@ func (e *Engine) publishJoinLeave(ctx context.Context, leave bool, ch string, in
 }
 
 // PublishControl delivers data to this node's handler, the only node there
-// is.
-func (e *Engine) PublishControl(ctx context.Context, data []byte) error {
+// is; a message for another node is dropped, since no other node exists.
+func (e *Engine) PublishControl(ctx context.Context, data []byte, node string) error {
+	if node != "" && node != e.opts.NodeID {
+		if err := e.life.Usable(ctx); err != nil {
+			return fmt.Errorf("publish control: %w", err)
+		}
+		return nil
+	}
 	e.controlMu.Lock()
 	defer e.controlMu.Unlock()
 	h, err := e.deliverer(ctx)
@@ -92,6 +98,9 @@ func (e *Engine) PublishControl(ctx context.Context, data []byte) error {
 	h.HandleControl(data)
 	return nil
 }
+
+// NodeID is this node's id.
+func (e *Engine) NodeID() string { return e.opts.NodeID }
 
 // History reads ch's stream. Reading a channel that has no stream makes its
 // meta with a new epoch, so the position a subscriber gets before the first

@@ -24,22 +24,36 @@ func TestConformanceCluster(t *testing.T) {
 		f := clusters[t]
 		if f == nil {
 			f = &fanout{}
-			f.shared = New(Options{JanitorInterval: 50 * time.Millisecond})
+			f.shared = New(Config{JanitorInterval: 50 * time.Millisecond})
 			if err := f.shared.Start(context.Background(), f); err != nil {
 				t.Fatalf("start shared engine: %v", err)
 			}
 			t.Cleanup(func() { _ = f.shared.Close() })
 			clusters[t] = f
 		}
-		return &clusterNode{Engine: f.shared, fan: f}
+		f.nodes++
+		return &clusterNode{Engine: f.shared, fan: f, id: fmt.Sprintf("node-%d", f.nodes)}
 	}, enginetest.Capabilities{History: true, Presence: true, Cluster: true, Idempotency: true})
 }
 
 // fanout delivers what the shared engine delivers to every node's handler.
 type fanout struct {
 	shared   *Engine
+	nodes    int // node ids handed out, under the suite's lock
 	mu       sync.RWMutex
 	handlers []engine.Handler
+	ids      []string // node id of handlers[i]
+}
+
+// deliverControl hands a control message to the node with id alone.
+func (f *fanout) deliverControl(id string, d []byte) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	for i, h := range f.handlers {
+		if f.ids[i] == id {
+			h.HandleControl(d)
+		}
+	}
 }
 
 func (f *fanout) each(fn func(engine.Handler)) {
@@ -66,15 +80,19 @@ func (f *fanout) HandleControl(d []byte) { f.each(func(h engine.Handler) { h.Han
 type clusterNode struct {
 	engine.Engine
 	fan    *fanout
+	id     string
 	h      engine.Handler
 	closed atomic.Bool
 }
+
+func (n *clusterNode) NodeID() string { return n.id }
 
 func (n *clusterNode) Start(_ context.Context, h engine.Handler) error {
 	n.fan.mu.Lock()
 	defer n.fan.mu.Unlock()
 	n.h = h
 	n.fan.handlers = append(n.fan.handlers, h)
+	n.fan.ids = append(n.fan.ids, n.id)
 	return nil
 }
 
@@ -87,6 +105,7 @@ func (n *clusterNode) Close() error {
 	for i, h := range n.fan.handlers {
 		if h == n.h {
 			n.fan.handlers = append(n.fan.handlers[:i], n.fan.handlers[i+1:]...)
+			n.fan.ids = append(n.fan.ids[:i], n.fan.ids[i+1:]...)
 			break
 		}
 	}
@@ -121,11 +140,15 @@ func (n *clusterNode) PublishLeave(ctx context.Context, ch string, i *engine.Cli
 	return n.Engine.PublishLeave(ctx, ch, i)
 }
 
-func (n *clusterNode) PublishControl(ctx context.Context, d []byte) error {
+func (n *clusterNode) PublishControl(ctx context.Context, d []byte, node string) error {
 	if err := n.check("control"); err != nil {
 		return err
 	}
-	return n.Engine.PublishControl(ctx, d)
+	if node != "" {
+		n.fan.deliverControl(node, d)
+		return nil
+	}
+	return n.Engine.PublishControl(ctx, d, "")
 }
 
 func (n *clusterNode) Subscribe(ctx context.Context, ch string) error {

@@ -10,7 +10,7 @@ import (
 )
 
 // DefaultIdempotencyKeys bounds the idempotency keys the engine remembers
-// at once (all shards together) when Options.IdempotencyKeys is 0. At the
+// at once (all shards together) when Config.IdempotencyKeys is 0. At the
 // longest key and channel name a key costs about 700 bytes, so the bound
 // holds the cache under about 70 MB.
 const DefaultIdempotencyKeys = 100_000

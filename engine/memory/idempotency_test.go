@@ -16,7 +16,7 @@ import (
 // comes back as windows end, whether a publication or the janitor finds
 // them.
 func TestIdempotencyKeysBoundedByWindow(t *testing.T) {
-	e, clock := started(t, Options{IdempotencyKeys: 3})
+	e, clock := started(t, Config{IdempotencyKeys: 3})
 	ctx := context.Background()
 	opts := engine.PublishOptions{HistorySize: 100, HistoryTTL: time.Hour, IdempotentResultTTL: time.Minute}
 	pub := func(ch, key string) (engine.StreamPosition, error) {

@@ -31,7 +31,7 @@ var ErrNotStarted = errors.New("memory engine not started")
 // and PublishControl, holding the channel's stripe lock: it must not call
 // those methods itself, or it deadlocks.
 type Engine struct {
-	opts   Options
+	opts   Config
 	seed   maphash.Seed
 	shards []shard
 	// idemHeld counts the idempotency keys all shards hold, against
@@ -69,7 +69,7 @@ type shard struct {
 
 // New returns an engine with opts' zero fields set to their defaults. It
 // delivers nothing until Start.
-func New(opts Options) *Engine {
+func New(opts Config) *Engine {
 	opts = opts.withDefaults()
 	e := &Engine{
 		opts:   opts,

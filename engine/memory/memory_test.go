@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 
 func TestConformance(t *testing.T) {
 	enginetest.Run(t, func(*testing.T) engine.Engine {
-		return New(Options{JanitorInterval: 50 * time.Millisecond})
+		return New(Config{JanitorInterval: 50 * time.Millisecond})
 	}, enginetest.Capabilities{History: true, Presence: true, Idempotency: true})
 }
 
@@ -53,7 +53,7 @@ func (h *countingHandler) HandleControl([]byte)                   {}
 
 // started returns a started engine with a fake clock and a janitor that
 // never ticks on its own, so tests drive it with sweep.
-func started(t *testing.T, opts Options) (*Engine, *fakeClock) {
+func started(t *testing.T, opts Config) (*Engine, *fakeClock) {
 	t.Helper()
 	clock := newFakeClock()
 	opts.Now = clock.Now
@@ -113,7 +113,7 @@ func countPresenceChannels(e *Engine) int {
 // a publication older than HistoryTTL stays while newer ones keep the
 // stream alive, and all go together HistoryTTL after the last.
 func TestWholeStreamExpiresAfterLastPublication(t *testing.T) {
-	e, clock := started(t, Options{})
+	e, clock := started(t, Config{})
 	opts := engine.PublishOptions{HistorySize: 10, HistoryTTL: 10 * time.Second}
 	publish(t, e, "ch", opts)
 	clock.Advance(6 * time.Second)
@@ -130,7 +130,7 @@ func TestWholeStreamExpiresAfterLastPublication(t *testing.T) {
 }
 
 func TestEpochChangesWhenMetaExpires(t *testing.T) {
-	e, clock := started(t, Options{HistoryMetaTTL: time.Minute})
+	e, clock := started(t, Config{HistoryMetaTTL: time.Minute})
 	opts := engine.PublishOptions{HistorySize: 10, HistoryTTL: 10 * time.Second}
 	first := publish(t, e, "ch", opts)
 	publish(t, e, "ch", opts)
@@ -156,7 +156,7 @@ func TestEpochChangesWhenMetaExpires(t *testing.T) {
 }
 
 func TestPublishMetaTTLOverridesDefault(t *testing.T) {
-	e, clock := started(t, Options{HistoryMetaTTL: time.Hour})
+	e, clock := started(t, Config{HistoryMetaTTL: time.Hour})
 	first := publish(t, e, "ch", engine.PublishOptions{HistorySize: 1, HistoryTTL: time.Second, HistoryMetaTTL: time.Minute})
 	clock.Advance(2 * time.Minute)
 	e.sweep()
@@ -169,7 +169,7 @@ func TestPublishMetaTTLOverridesDefault(t *testing.T) {
 }
 
 func TestJanitorClearsDataKeepsMeta(t *testing.T) {
-	e, clock := started(t, Options{})
+	e, clock := started(t, Config{})
 	publish(t, e, "ch", engine.PublishOptions{HistorySize: 10, HistoryTTL: time.Second})
 	clock.Advance(2 * time.Second)
 	if n := e.sweep(); n != 1 {
@@ -186,7 +186,7 @@ func TestJanitorClearsDataKeepsMeta(t *testing.T) {
 // finish the work.
 func TestJanitorBounded(t *testing.T) {
 	const batch, streams = 10, 35
-	e, clock := started(t, Options{Shards: 1, JanitorBatch: batch, HistoryMetaTTL: time.Minute})
+	e, clock := started(t, Config{Shards: 1, JanitorBatch: batch, HistoryMetaTTL: time.Minute})
 	ctx := context.Background()
 	for i := range streams {
 		ch := string(rune('a'+i%26)) + string(rune('0'+i/26))
@@ -221,7 +221,7 @@ func TestJanitorBounded(t *testing.T) {
 // TestRefreshKeepsOneDeadline checks that refreshing presence or
 // publishing often does not grow the janitor's queues.
 func TestRefreshKeepsOneDeadline(t *testing.T) {
-	e, clock := started(t, Options{Shards: 1})
+	e, clock := started(t, Config{Shards: 1})
 	ctx := context.Background()
 	info := &engine.ClientInfo{Client: "c"}
 	for range 100 {
@@ -251,7 +251,7 @@ func TestRefreshKeepsOneDeadline(t *testing.T) {
 }
 
 func TestPresenceExpiresWithFakeClock(t *testing.T) {
-	e, clock := started(t, Options{})
+	e, clock := started(t, Config{})
 	ctx := context.Background()
 	if err := e.AddPresence(ctx, "ch", &engine.ClientInfo{User: "u", Client: "c"}, 10*time.Second); err != nil {
 		t.Fatal(err)
@@ -272,7 +272,7 @@ func TestPresenceExpiresWithFakeClock(t *testing.T) {
 // TestJanitorRunsInBackground checks the real ticker: an expired stream
 // goes away without anyone touching it.
 func TestJanitorRunsInBackground(t *testing.T) {
-	e := New(Options{JanitorInterval: 10 * time.Millisecond, HistoryMetaTTL: 50 * time.Millisecond})
+	e := New(Config{JanitorInterval: 10 * time.Millisecond, HistoryMetaTTL: 50 * time.Millisecond})
 	if err := e.Start(context.Background(), &countingHandler{}); err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestJanitorRunsInBackground(t *testing.T) {
 
 func TestLifecycleErrors(t *testing.T) {
 	ctx := context.Background()
-	e := New(Options{})
+	e := New(Config{})
 	if _, err := e.Publish(ctx, "ch", &engine.Publication{}, engine.PublishOptions{}); !errors.Is(err, ErrNotStarted) {
 		t.Errorf("Publish before Start: %v, want ErrNotStarted", err)
 	}
@@ -326,7 +326,7 @@ func TestLifecycleErrors(t *testing.T) {
 	if err := e.Start(ctx, h); !errors.Is(err, engine.ErrClosed) {
 		t.Errorf("Start after Close: %v, want ErrClosed", err)
 	}
-	if err := New(Options{}).Close(); err != nil {
+	if err := New(Config{}).Close(); err != nil {
 		t.Errorf("Close before Start: %v", err)
 	}
 }
@@ -334,7 +334,7 @@ func TestLifecycleErrors(t *testing.T) {
 // TestPublishCopiesPublication checks that the caller's Publication is not
 // changed and that a reused one does not alter history.
 func TestPublishCopiesPublication(t *testing.T) {
-	e, _ := started(t, Options{})
+	e, _ := started(t, Config{})
 	pub := &engine.Publication{Data: []byte(`a`), Offset: 99}
 	opts := engine.PublishOptions{HistorySize: 10, HistoryTTL: time.Minute}
 	if _, err := e.Publish(context.Background(), "ch", pub, opts); err != nil {
@@ -356,7 +356,7 @@ func TestPublishCopiesPublication(t *testing.T) {
 // TestHistorySizeChanges checks the ring when a channel's history size is
 // reconfigured between publications.
 func TestHistorySizeChanges(t *testing.T) {
-	e, _ := started(t, Options{})
+	e, _ := started(t, Config{})
 	for i, size := range []int{3, 3, 3, 3, 20, 20, 20, 20, 20, 20, 20, 20, 2} {
 		publish(t, e, "ch", engine.PublishOptions{HistorySize: size, HistoryTTL: time.Minute})
 		pubs, pos := read(t, e, "ch")

@@ -178,15 +178,20 @@ func (e *Engine) publishInfo(ctx context.Context, kind byte, ch string, info *en
 	return nil
 }
 
-// PublishControl sends data to every node, this one included.
-func (e *Engine) PublishControl(ctx context.Context, data []byte) error {
+// PublishControl sends data to every node, this one included, or when node
+// is set, on that node's own subject, which only it subscribes to.
+func (e *Engine) PublishControl(ctx context.Context, data []byte, node string) error {
 	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return fmt.Errorf("publish control: %w", err)
 	}
 	buf := e.bufs.Get()
 	defer e.bufs.Put(buf)
 	*buf = append(append(*buf, msgControl), data...)
-	if err := e.send(e.subj.control, *buf); err != nil {
+	subject := e.subj.control
+	if node != "" {
+		subject = e.subj.node(node)
+	}
+	if err := e.send(subject, *buf); err != nil {
 		return fmt.Errorf("publish control: %w", err)
 	}
 	return nil

@@ -21,9 +21,9 @@ func TestMain(m *testing.M) {
 }
 
 // testOptions returns options with a subject prefix no other test uses.
-func testOptions(t testing.TB) Options {
+func testOptions(t testing.TB) Config {
 	t.Helper()
-	return Options{
+	return Config{
 		URL:           testenv.Require(t, "HERALD_TEST_NATS_URL"),
 		Prefix:        "herald_t_" + randomToken(6),
 		PingInterval:  time.Second,
@@ -34,7 +34,7 @@ func testOptions(t testing.TB) Options {
 
 // startEngine makes and starts an engine delivering to h, closed when t
 // ends.
-func startEngine(t testing.TB, opts Options, h engine.Handler) *Engine {
+func startEngine(t testing.TB, opts Config, h engine.Handler) *Engine {
 	t.Helper()
 	e := enginetest.NewEngine(t, func(ctx context.Context) (*Engine, error) { return New(ctx, opts) })
 	enginetest.StartEngine(t, e, h)
@@ -43,7 +43,7 @@ func startEngine(t testing.TB, opts Options, h engine.Handler) *Engine {
 
 // proxiedOptions routes an engine's connection through a proxy that the
 // test can cut.
-func proxiedOptions(t testing.TB, base Options) (Options, *proxy) {
+func proxiedOptions(t testing.TB, base Config) (Config, *proxy) {
 	t.Helper()
 	u, err := url.Parse(base.URL)
 	if err != nil {

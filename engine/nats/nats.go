@@ -7,7 +7,7 @@
 // disconnected from NATS is lost to that node). History, RemoveHistory and
 // Publish with history options return ErrNoHistory, and configuration must
 // keep history, positioning and recovery off the namespaces of a
-// deployment on NATS. Presence is served by Options.Presence, normally a
+// deployment on NATS. Presence is served by Config.Presence, normally a
 // Redis presence store, or fails with ErrNoPresence. docs/engines.md
 // explains the choice and compares the engines.
 //
@@ -40,7 +40,7 @@ var errEmptyChannel = guard.ErrEmptyChannel
 
 // Engine is the NATS engine.Engine. Create it with New.
 type Engine struct {
-	opts Options
+	opts Config
 	log  *slog.Logger
 	subj subjects
 	nc   *nats.Conn
@@ -85,7 +85,7 @@ type Stats struct {
 
 // New checks opts and connects to NATS. Delivery starts with Start. ctx
 // bounds the connection attempt.
-func New(ctx context.Context, opts Options) (*Engine, error) {
+func New(ctx context.Context, opts Config) (*Engine, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -119,6 +119,10 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	return e, nil
 }
+
+// NodeID is this node's id: its connection's name and the address of its
+// own control subject.
+func (e *Engine) NodeID() string { return e.opts.NodeID }
 
 // Stats returns the engine's running totals.
 func (e *Engine) Stats() Stats {
@@ -171,14 +175,26 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 		return errors.New("start nats engine: already started")
 	}
 	e.handler = h
-	ctrl := &channelSub{e: e, control: true, frags: e.newReassembler()}
-	sub, err := e.nc.Subscribe(e.subj.control, ctrl.onMsg)
-	if err != nil {
-		return fmt.Errorf("start nats engine: subscribe to control messages: %w", err)
+	// Two subscriptions: control messages to every node, and those to this
+	// node alone. Each reassembles its own fragments.
+	var ctrls []*nats.Subscription
+	unsubscribe := func() {
+		for _, s := range ctrls {
+			_ = s.Unsubscribe()
+		}
 	}
-	ctrl.sub = sub
+	for _, subject := range []string{e.subj.control, e.subj.node(e.opts.NodeID)} {
+		ctrl := &channelSub{e: e, name: subject, control: true, frags: e.newReassembler()}
+		sub, err := e.nc.Subscribe(subject, ctrl.onMsg)
+		if err != nil {
+			unsubscribe()
+			return fmt.Errorf("start nats engine: subscribe to control messages (%s): %w", subject, err)
+		}
+		ctrl.sub = sub
+		ctrls = append(ctrls, sub)
+	}
 	if err := e.flush(ctx); err != nil {
-		_ = sub.Unsubscribe()
+		unsubscribe()
 		return fmt.Errorf("start nats engine: subscribe to control messages: %w", err)
 	}
 	e.started = true
@@ -188,7 +204,7 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 
 // Close flushes what this node published, closes the connection and waits
 // for handler calls in progress. Later calls return engine.ErrClosed;
-// closing twice is harmless. It does not close Options.Presence.
+// closing twice is harmless. It does not close Config.Presence.
 func (e *Engine) Close() error {
 	e.lifecycleMu.Lock()
 	defer e.lifecycleMu.Unlock()

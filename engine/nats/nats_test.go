@@ -32,7 +32,7 @@ func TestConformanceWithRedisPresence(t *testing.T) {
 	defer cancel()
 	// Presence keys expire with their entries, so the test leaves
 	// nothing behind for long.
-	p, err := redis.NewPresence(ctx, redis.Options{Addrs: []string{addr}, Prefix: opts.Prefix})
+	p, err := redis.NewPresence(ctx, redis.Config{Addrs: []string{addr}, Prefix: opts.Prefix})
 	if err != nil {
 		t.Fatalf("redis.NewPresence: %v", err)
 	}
@@ -41,13 +41,13 @@ func TestConformanceWithRedisPresence(t *testing.T) {
 	enginetest.Run(t, newSuiteEngine(opts), enginetest.Capabilities{Presence: true, Cluster: true, Faulty: faultyNodes(opts)})
 }
 
-func newSuiteEngine(opts Options) func(t *testing.T) engine.Engine {
+func newSuiteEngine(opts Config) func(t *testing.T) engine.Engine {
 	return func(t *testing.T) engine.Engine { return newSuiteNode(t, opts) }
 }
 
 // faultyNodes makes the suite's Reconnect test's nodes: the subscribing
 // one connects through a proxy that its fault cuts.
-func faultyNodes(opts Options) func(t *testing.T) (engine.Engine, engine.Engine, func()) {
+func faultyNodes(opts Config) func(t *testing.T) (engine.Engine, engine.Engine, func()) {
 	return func(t *testing.T) (engine.Engine, engine.Engine, func()) {
 		bOpts, px := proxiedOptions(t, opts)
 		a, b := newSuiteNode(t, opts), newSuiteNode(t, bOpts)
@@ -56,7 +56,7 @@ func faultyNodes(opts Options) func(t *testing.T) (engine.Engine, engine.Engine,
 }
 
 // newSuiteNode makes a node, not yet started, with an id of its own.
-func newSuiteNode(t *testing.T, opts Options) *Engine {
+func newSuiteNode(t *testing.T, opts Config) *Engine {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	opts.NodeID = ""
@@ -86,7 +86,7 @@ func TestNoHistory(t *testing.T) {
 }
 
 func TestOptionsValidation(t *testing.T) {
-	for name, o := range map[string]Options{
+	for name, o := range map[string]Config{
 		"no URL":          {},
 		"wildcard prefix": {URL: "nats://x", Prefix: "a.*"},
 		"empty token":     {URL: "nats://x", Prefix: "a..b"},

@@ -19,7 +19,7 @@ func (e *Engine) presence(ctx context.Context) (engine.PresenceManager, error) {
 	return e.opts.Presence, nil
 }
 
-// AddPresence adds or refreshes info.Client in ch through Options.Presence.
+// AddPresence adds or refreshes info.Client in ch through Config.Presence.
 func (e *Engine) AddPresence(ctx context.Context, ch string, info *engine.ClientInfo, ttl time.Duration) error {
 	p, err := e.presence(ctx)
 	if err != nil {
@@ -28,7 +28,7 @@ func (e *Engine) AddPresence(ctx context.Context, ch string, info *engine.Client
 	return p.AddPresence(ctx, ch, info, ttl)
 }
 
-// RemovePresence removes clientID from ch through Options.Presence.
+// RemovePresence removes clientID from ch through Config.Presence.
 func (e *Engine) RemovePresence(ctx context.Context, ch string, clientID string) error {
 	p, err := e.presence(ctx)
 	if err != nil {
@@ -37,7 +37,7 @@ func (e *Engine) RemovePresence(ctx context.Context, ch string, clientID string)
 	return p.RemovePresence(ctx, ch, clientID)
 }
 
-// Presence returns ch's clients from Options.Presence.
+// Presence returns ch's clients from Config.Presence.
 func (e *Engine) Presence(ctx context.Context, ch string) (map[string]*engine.ClientInfo, error) {
 	p, err := e.presence(ctx)
 	if err != nil {
@@ -46,7 +46,7 @@ func (e *Engine) Presence(ctx context.Context, ch string) (map[string]*engine.Cl
 	return p.Presence(ctx, ch)
 }
 
-// PresenceStats counts ch's clients and users from Options.Presence.
+// PresenceStats counts ch's clients and users from Config.Presence.
 func (e *Engine) PresenceStats(ctx context.Context, ch string) (engine.PresenceStats, error) {
 	p, err := e.presence(ctx)
 	if err != nil {

@@ -1,6 +1,10 @@
 package nats
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/heraldhq/herald/engine/internal/guard"
+)
 
 // A NATS subject is dot-separated tokens without whitespace, where "*" and
 // ">" are wildcards. A Herald channel may contain any of those, so it
@@ -9,7 +13,8 @@ import "strings"
 // '%' itself is escaped.
 //
 //	<prefix>.c.<escaped channel>   publications and join/leave of a channel
-//	<prefix>.control               control messages
+//	<prefix>.control               control messages to every node
+//	<prefix>.node.<digest of id>   control messages to one node alone
 
 // subjectSafe reports whether b may stand unescaped in a subject token.
 func subjectSafe(b byte) bool {
@@ -47,10 +52,15 @@ func escapeToken(ch string) string {
 type subjects struct {
 	chanPfx string
 	control string
+	nodePfx string
 }
 
 func newSubjects(prefix string) subjects {
-	return subjects{chanPfx: prefix + ".c.", control: prefix + ".control"}
+	return subjects{chanPfx: prefix + ".c.", control: prefix + ".control", nodePfx: prefix + ".node."}
 }
+
+// node is the subject of the control messages addressed to node id alone;
+// the id is digested, since it may hold bytes a subject token cannot.
+func (s subjects) node(id string) string { return s.nodePfx + guard.NodeToken(id) }
 
 func (s subjects) channel(ch string) string { return s.chanPfx + escapeToken(ch) }

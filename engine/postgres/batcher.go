@@ -15,6 +15,7 @@ type item struct {
 	pub     engine.Publication // kindPub: a copy of the caller's
 	info    *engine.ClientInfo // kindJoin, kindLeave
 	data    []byte             // kindControl
+	node    string             // kindControl: the one node it is for, or "" for all
 	opts    engine.PublishOptions
 	// done is the caller's ctx.Done(): an item whose caller gave up before
 	// its transaction began is not written.

@@ -64,7 +64,7 @@ func BenchmarkPublish(b *testing.B) {
 }
 
 // BenchmarkPublishSyncCommitOff is BenchmarkPublish's history cases with
-// Options.SynchronousCommitOff.
+// Config.SynchronousCommitOff.
 func BenchmarkPublishSyncCommitOff(b *testing.B) {
 	for _, channels := range []int{1, 1000} {
 		b.Run(fmt.Sprintf("channels=%d", channels), func(b *testing.B) { benchPublish(b, true, channels, 2, true) })

@@ -158,7 +158,7 @@ func TestBlackholePublisher(t *testing.T) {
 	optsO := testOptions(dsn, schema)
 	optsO.WriteTimeout = time.Second
 	nodes := make([]*streamNode, 2)
-	for i, opts := range []Options{optsH, optsO} {
+	for i, opts := range []Config{optsH, optsO} {
 		rec := newRecorder()
 		e := startEngine(t, opts, rec)
 		if err := e.Subscribe(t.Context(), ch); err != nil {

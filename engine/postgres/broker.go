@@ -61,12 +61,14 @@ func (e *Engine) publishJoinLeave(ctx context.Context, kind byte, ch string, inf
 	return nil
 }
 
-// PublishControl sends data to every node, this one included.
-func (e *Engine) PublishControl(ctx context.Context, data []byte) error {
+// PublishControl sends data to every node, this one included, or when node
+// is set, on that node's own notification channel, which only it listens
+// on. It shares a publishing transaction with the publications around it.
+func (e *Engine) PublishControl(ctx context.Context, data []byte, node string) error {
 	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return fmt.Errorf("publish control: %w", err)
 	}
-	if _, err := e.submit(ctx, &item{kind: kindControl, data: data}); err != nil {
+	if _, err := e.submit(ctx, &item{kind: kindControl, data: data, node: node}); err != nil {
 		return fmt.Errorf("publish control: %w", err)
 	}
 	return nil

@@ -48,9 +48,6 @@ func (e *Engine) runJanitor() {
 			err = e.sweep("spill", e.sql.sweepSpill, sweepSpillBatch)
 		}
 		if err == nil {
-			err = e.sweep("nodes", e.sql.sweepNodes, 0)
-		}
-		if err == nil {
 			err = e.sweep("idempotency keys", e.sql.sweepIdempotency, sweepSpillBatch)
 		}
 		if err == nil && time.Since(lastStreams) >= e.opts.StreamSweepInterval {
@@ -155,50 +152,6 @@ func (e *Engine) sweepOnce(key int64, stmt string, limit int) (int64, error) {
 		return 0, fmt.Errorf("sweep: %w", err)
 	}
 	return n, nil
-}
-
-// runHeartbeat keeps this node's row in the nodes table alive; Start has
-// written it first. It goes through the publishing pool, whose connections
-// are free between batches, so that a flood of reads on the query pool
-// cannot delay it past NodeTTL and make the other nodes drop this node's
-// presence.
-func (e *Engine) runHeartbeat() {
-	tick := time.NewTicker(e.opts.HeartbeatInterval)
-	defer tick.Stop()
-	var down outage
-	for {
-		select {
-		case <-e.bgCtx.Done():
-			return
-		case <-tick.C:
-		}
-		// Close stopping the engine does not cancel a beat in flight.
-		// Cancelling it would only abandon it: pgx drops the connection,
-		// but the server still runs the statement, and on a loaded
-		// machine it may commit after Close has expired the row, setting
-		// expire_at NodeTTL ahead again so that the stopped node and its
-		// presence linger for NodeTTL. Letting the beat finish (it is
-		// bounded by HeartbeatInterval) means Close, which waits for this
-		// goroutine before expiring the row, always has the last word.
-		err := e.beat(context.WithoutCancel(e.bgCtx))
-		switch {
-		case err == nil:
-			down.recovered(e.log, "node heartbeat works again")
-		case e.bgCtx.Err() == nil:
-			down.fail(e.log, "node heartbeat failed", "error", err)
-		}
-	}
-}
-
-// beat writes this node's row with a fresh expiry, within one
-// HeartbeatInterval.
-func (e *Engine) beat(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, e.opts.HeartbeatInterval)
-	defer cancel()
-	if _, err := e.pubPool.Exec(ctx, e.sql.nodeBeat, e.opts.NodeID, e.started, e.opts.NodeTTL.Milliseconds()); err != nil {
-		return fmt.Errorf("node heartbeat: %w", err)
-	}
-	return nil
 }
 
 // runMonitor samples pg_notification_queue_usage(). The queue is shared by

@@ -87,7 +87,7 @@ func TestSchemaNameChecked(t *testing.T) {
 		if bad == "" {
 			continue // New takes "" as the default schema
 		}
-		if e, err := New(context.Background(), Options{DSN: "postgres://x", Schema: bad}); err == nil {
+		if e, err := New(context.Background(), Config{DSN: "postgres://x", Schema: bad}); err == nil {
 			_ = e.Close()
 			t.Errorf("New accepted schema %q", bad)
 		}

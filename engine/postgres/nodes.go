@@ -3,35 +3,22 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
-// NodeStatus is a live node as the nodes table records it.
-type NodeStatus struct {
-	ID          string
-	StartedAt   time.Time
-	HeartbeatAt time.Time
-}
-
-// Nodes lists the nodes whose heartbeat has not expired, this one
-// included once it has started.
-func (e *Engine) Nodes(ctx context.Context) ([]NodeStatus, error) {
-	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
-		return nil, fmt.Errorf("list nodes: %w", err)
+// ForgetNode deletes the presence entries that node added: the hub calls it
+// once the node has left or stopped sending heartbeats (the hub owns the
+// cluster's liveness; see engine.NodeForgetter), so a dead node's clients
+// leave presence at once rather than at their entries' TTL. Deleting is
+// idempotent, so every live node may do it.
+func (e *Engine) ForgetNode(ctx context.Context, node string) error {
+	if node == e.opts.NodeID {
+		return nil // this node is alive: it is the one asking
 	}
-	rows, err := e.qPool.Query(ctx, e.sql.nodeList)
-	if err != nil {
-		return nil, fmt.Errorf("list nodes: %w", err)
+	if err := e.life.Usable(ctx); err != nil {
+		return fmt.Errorf("forget node %q: %w", node, err)
 	}
-	nodes, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (NodeStatus, error) {
-		var n NodeStatus
-		err := row.Scan(&n.ID, &n.StartedAt, &n.HeartbeatAt)
-		return n, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list nodes: %w", err)
+	if _, err := e.qPool.Exec(ctx, e.sql.forgetNode, node); err != nil {
+		return fmt.Errorf("forget node %q: delete its presence: %w", node, err)
 	}
-	return nodes, nil
+	return nil
 }

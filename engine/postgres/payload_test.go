@@ -103,12 +103,17 @@ func TestSpilledControlAndJoin(t *testing.T) {
 	a := startEngine(t, testOptions(dsn, schema), rec)
 	ctx := t.Context()
 	big := payload(9000, true)
-	if err := a.PublishControl(ctx, big); err != nil {
-		t.Fatal(err)
+	for _, node := range []string{"", a.NodeID()} {
+		if err := a.PublishControl(ctx, big, node); err != nil {
+			t.Fatal(err)
+		}
+		rec.await(t, 10*time.Second, "spilled control message to node "+node, func() bool {
+			return len(rec.controls) > 0 && bytes.Equal(rec.controls[len(rec.controls)-1], big)
+		})
+		rec.mu.Lock()
+		rec.controls = nil
+		rec.mu.Unlock()
 	}
-	rec.await(t, 10*time.Second, "spilled control message", func() bool {
-		return len(rec.controls) > 0 && bytes.Equal(rec.controls[len(rec.controls)-1], big)
-	})
 	j := &joinRecorder{recorder: newRecorder(), joins: make(chan *engine.ClientInfo, 1)}
 	b := startEngine(t, testOptions(dsn, schema), j)
 	ch := "big-join:" + randomToken(4)

@@ -22,7 +22,6 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -37,7 +36,7 @@ var ErrNotStarted = errors.New("postgres engine not started")
 
 // Engine is the PostgreSQL engine.Engine. Create it with New.
 type Engine struct {
-	opts    Options
+	opts    Config
 	log     *slog.Logger
 	sql     *statements
 	pubPool *pgxpool.Pool
@@ -45,7 +44,6 @@ type Engine struct {
 	listenC *pgx.ConnConfig
 	metrics *metrics
 	seed    maphash.Seed
-	started time.Time
 
 	// token and seq make every notification payload unique (see codec.go).
 	token string
@@ -73,7 +71,7 @@ var _ engine.Engine = (*Engine)(nil)
 
 // New checks opts and prepares the connection pools; it does not connect
 // until Start.
-func New(ctx context.Context, opts Options) (*Engine, error) {
+func New(ctx context.Context, opts Config) (*Engine, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -81,7 +79,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	e := &Engine{
 		opts:  opts,
 		log:   opts.Logger.With("engine", "postgres", "node", opts.NodeID),
-		sql:   newStatements(opts.Schema),
+		sql:   newStatements(opts.Schema, opts.NodeID),
 		seed:  maphash.MakeSeed(),
 		token: randomToken(6),
 	}
@@ -149,7 +147,7 @@ func (e *Engine) NodeID() string { return e.opts.NodeID }
 // register.
 func (e *Engine) Collectors() []prometheus.Collector { return e.metrics.collectors() }
 
-// Start migrates the schema (unless Options.SkipMigrate), opens the
+// Start migrates the schema (unless Config.SkipMigrate), opens the
 // listening connection and starts delivering to h. It returns once
 // publications will reach h.
 func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
@@ -173,21 +171,9 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	if err := warm(ctx, e.pubPool, e.opts.PoolSize); err != nil {
 		return fmt.Errorf("start postgres engine: publishing pool: %w", err)
 	}
-	e.started = time.Now()
-	// The node's first heartbeat is written here, not left to
-	// runHeartbeat: Nodes promises to list a started node, and a row the
-	// heartbeat goroutine had not written yet when Start returned (easily
-	// so on a loaded machine) left the node out of Nodes. Worse, a first
-	// beat still in flight when Close expired the row revived it for a
-	// whole NodeTTL, so its presence outlived the node.
-	// It comes last, so that a failed Start leaves no row behind.
 	conn, err := e.connectListener(ctx)
 	if err != nil {
 		return fmt.Errorf("start postgres engine: %w", err)
-	}
-	if err := e.beat(ctx); err != nil {
-		_ = conn.Close(context.Background())
-		return fmt.Errorf("start postgres engine: register node: %w", err)
 	}
 	e.isStarted = true
 	e.bgCtx, e.bgCancel = context.WithCancel(context.Background())
@@ -199,7 +185,6 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 		e.writers.Go(func() { e.runWriter(q) })
 	}
 	e.workers.Go(e.runJanitor)
-	e.workers.Go(e.runHeartbeat)
 	e.workers.Go(e.runMonitor)
 	e.life.Ready.Store(true)
 	return nil
@@ -222,13 +207,6 @@ func (e *Engine) Close() error {
 			s.Stop()
 		}
 		e.workers.Wait()
-		// Expiring this node's row lets any node's janitor drop the
-		// presence it owned without waiting for the entries' TTL.
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		if _, err := e.qPool.Exec(ctx, e.sql.nodeExpire, e.opts.NodeID); err != nil {
-			e.log.Debug("expire node row", "error", err)
-		}
-		cancel()
 	}
 	e.pubPool.Close()
 	e.qPool.Close()

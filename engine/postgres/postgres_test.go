@@ -54,7 +54,7 @@ func testSchema(t testing.TB, dsn string) string {
 }
 
 // testOptions are quick to notice expiry and failures, so tests stay short.
-func testOptions(dsn, schema string) Options {
+func testOptions(dsn, schema string) Config {
 	// With HERALD_TEST_POSTGRES_POOLER_DSN (a transaction-mode pooler in
 	// front of the same database), the publishing and query pools go
 	// through the pooler and only the listening connection is direct, as
@@ -65,7 +65,7 @@ func testOptions(dsn, schema string) Options {
 	if pooler := os.Getenv("HERALD_TEST_POSTGRES_POOLER_DSN"); pooler != "" && dsn == os.Getenv("HERALD_TEST_POSTGRES_DSN") {
 		dsn, listen = pooler, dsn
 	}
-	return Options{
+	return Config{
 		DSN:                 dsn,
 		ListenDSN:           listen,
 		Schema:              schema,
@@ -89,7 +89,7 @@ func testLogger() *slog.Logger {
 }
 
 // newEngine returns an engine that is not started.
-func newEngine(t testing.TB, opts Options) *Engine {
+func newEngine(t testing.TB, opts Config) *Engine {
 	t.Helper()
 	e, err := New(context.Background(), opts)
 	if err != nil {
@@ -99,7 +99,7 @@ func newEngine(t testing.TB, opts Options) *Engine {
 }
 
 // startEngine returns a started engine that is closed when t ends.
-func startEngine(t testing.TB, opts Options, h engine.Handler) *Engine {
+func startEngine(t testing.TB, opts Config, h engine.Handler) *Engine {
 	t.Helper()
 	e := newEngine(t, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -9,8 +9,8 @@ import (
 )
 
 // AddPresence adds or refreshes info.Client in ch until ttl from now. The
-// entry is owned by this node: when the node stops heartbeating, any
-// node's janitor removes it without waiting for ttl.
+// entry is owned by this node: once the node is gone, the other nodes'
+// hubs remove it (ForgetNode) without waiting for ttl.
 func (e *Engine) AddPresence(ctx context.Context, ch string, info *engine.ClientInfo, ttl time.Duration) error {
 	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return fmt.Errorf("add presence %q: %w", ch, err)

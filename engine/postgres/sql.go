@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"github.com/heraldhq/herald/engine/internal/guard"
+
 	"strconv"
 	"strings"
 )
@@ -9,6 +11,7 @@ import (
 // texts are constant for an engine, so pgx prepares each once per
 // connection.
 type statements struct {
+	schema         string
 	notifyChannels []string
 	listen         string
 
@@ -32,13 +35,10 @@ type statements struct {
 	presenceList   string
 	presenceStats  string
 
-	nodeBeat   string
-	nodeExpire string
-	nodeList   string
+	forgetNode string
 
 	sweepPresence string
 	sweepSpill    string
-	sweepNodes    string
 	sweepPubs     string
 	sweepMeta     string
 	queueUsage    string
@@ -55,15 +55,18 @@ type statements struct {
 // scanHistoryRow expects.
 const historyColumns = `h.pub_offset, h.time_ms, h.data, h.client_id, h.user_id, h.conn_info, h.chan_info, h.tags::text`
 
-func newStatements(schema string) *statements {
+func newStatements(schema, nodeID string) *statements {
 	q := func(s string) string { return strings.ReplaceAll(s, "{{schema}}", schema) }
-	st := &statements{}
+	st := &statements{schema: schema}
 	listen := make([]string, notifyChannels)
 	for i := range notifyChannels {
 		name := schema + "_" + strconv.Itoa(i)
 		st.notifyChannels = append(st.notifyChannels, name)
 		listen[i] = `LISTEN "` + name + `"`
 	}
+	// The node's own channel carries the control messages addressed to it
+	// alone (PublishControl with a node), which no other node decodes.
+	listen = append(listen, `LISTEN "`+st.nodeChannel(nodeID)+`"`)
 	st.listen = strings.Join(listen, "; ")
 
 	st.alloc = q(`SELECT channel, top_offset, epoch FROM {{schema}}.alloc($1::text[], $2::int4[], $3::int4[], $4::int8[], $5::int8[])`)
@@ -131,19 +134,12 @@ func newStatements(schema string) *statements {
 	st.presenceStats = q(`SELECT count(*), count(DISTINCT user_id) FROM {{schema}}.presence
 		 WHERE channel = $1 AND expire_at > now()`)
 
-	st.nodeBeat = q(`INSERT INTO {{schema}}.nodes (id, started_at, heartbeat_at, expire_at)
-		VALUES ($1, $2, now(), now() + $3::int8 * interval '1 millisecond')
-		ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), expire_at = excluded.expire_at`)
-	st.nodeExpire = q(`UPDATE {{schema}}.nodes SET expire_at = now() WHERE id = $1`)
-	st.nodeList = q(`SELECT id, started_at, heartbeat_at FROM {{schema}}.nodes
-		 WHERE expire_at > now() ORDER BY id`)
+	st.forgetNode = q(`DELETE FROM {{schema}}.presence WHERE node_id = $1`)
 
 	st.sweepPresence = q(`DELETE FROM {{schema}}.presence WHERE (channel, client_id) IN (
 		SELECT channel, client_id FROM {{schema}}.presence WHERE expire_at <= now() LIMIT $1)`)
 	st.sweepSpill = q(`DELETE FROM {{schema}}.spill WHERE id IN (
 		SELECT id FROM {{schema}}.spill WHERE expire_at <= now() ORDER BY expire_at LIMIT $1)`)
-	st.sweepNodes = q(`WITH dead AS (DELETE FROM {{schema}}.nodes WHERE expire_at <= now() RETURNING id)
-		DELETE FROM {{schema}}.presence p USING dead WHERE p.node_id = dead.id`)
 	// Streams are locked with SKIP LOCKED so that sweeping never waits for
 	// (or holds up) a publishing transaction.
 	st.sweepPubs = q(`WITH s AS (
@@ -191,4 +187,11 @@ func newStatements(schema string) *statements {
 	st.sweepIdempotency = q(`DELETE FROM {{schema}}.idempotency WHERE (channel, key) IN (
 		SELECT channel, key FROM {{schema}}.idempotency WHERE expire_at <= now() ORDER BY expire_at LIMIT $1)`)
 	return st
+}
+
+// nodeChannel is the notification channel of one node's targeted control
+// messages: <schema>_n_<digest of the node id>, at most 63 bytes (the
+// schema has at most 40), PostgreSQL's limit for a channel name.
+func (st *statements) nodeChannel(nodeID string) string {
+	return st.schema + "_n_" + guard.NodeToken(nodeID)
 }

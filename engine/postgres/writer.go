@@ -330,14 +330,22 @@ func (w *txWriter) encode(items []*item) (payloads, channels []string, spillIDs 
 			spillBodies = append(spillBodies, append([]byte(nil), w.spill...))
 			w.rec = appendRef(w.rec[:0], it.channel, offset, epoch, id)
 		}
-		if len(cur)+len(w.rec) > maxPayload {
+		// A targeted control message travels in a payload of its own, on
+		// its node's channel.
+		if len(cur)+len(w.rec) > maxPayload || it.node != "" {
 			flush()
 		}
 		if len(cur) == 0 {
 			cur = appendHeader(cur, w.e.token+"."+strconv.FormatUint(w.e.seq.Add(1), 10))
 			curChannel = w.e.sql.notifyChannels[maphash.String(w.e.seed, it.channel)%notifyChannels]
+			if it.node != "" {
+				curChannel = w.e.sql.nodeChannel(it.node)
+			}
 		}
 		cur = append(cur, w.rec...)
+		if it.node != "" {
+			flush()
+		}
 	}
 	flush()
 	for _, h := range w.order {

@@ -38,7 +38,7 @@ func TestBlackholeRedis(t *testing.T) {
 		rec  *enginetest.Recorder
 	}
 	var nodes []node
-	for i, opts := range []Options{optsH, optsO} {
+	for i, opts := range []Config{optsH, optsO} {
 		rec := enginetest.NewRecorder()
 		e := startEngine(t, opts, rec)
 		if err := e.Subscribe(t.Context(), ch); err != nil {

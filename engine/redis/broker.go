@@ -105,7 +105,7 @@ func (e *Engine) Publish(ctx context.Context, ch string, pub *engine.Publication
 	return sp, nil
 }
 
-// ErrNotReplicated is returned by Publish when Options.MinReplicas is set
+// ErrNotReplicated is returned by Publish when Config.MinReplicas is set
 // and fewer replicas confirmed the publication in time. The master stored
 // it and subscribers may receive it, but a failover may lose it.
 var ErrNotReplicated = errors.New("publication not confirmed by enough replicas")
@@ -176,12 +176,17 @@ func (e *Engine) publishInfo(ctx context.Context, kind byte, ch string, info *en
 	return nil
 }
 
-// PublishControl sends data to every node, this one included.
-func (e *Engine) PublishControl(ctx context.Context, data []byte) error {
+// PublishControl sends data to every node, this one included, or when node
+// is set, on that node's own pub/sub channel, which only it subscribes to.
+func (e *Engine) PublishControl(ctx context.Context, data []byte, node string) error {
 	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return fmt.Errorf("publish control: %w", err)
 	}
-	if err := e.publishRaw(ctx, e.keys.nodes, e.keys.control, data); err != nil {
+	rch := e.keys.control
+	if node != "" {
+		rch = e.keys.nodeControl(node)
+	}
+	if err := e.publishRaw(ctx, e.keys.control, rch, data); err != nil {
 		return fmt.Errorf("publish control: %w", err)
 	}
 	return nil

@@ -20,30 +20,28 @@ import (
 // tests get from testOptions and helpers_test.go.
 
 // sentinelOptions returns testOptions aimed at the test Sentinel set.
-func sentinelOptions(t testing.TB) Options {
+func sentinelOptions(t testing.TB) Config {
 	t.Helper()
 	addrs := testenv.Require(t, "HERALD_TEST_REDIS_SENTINEL_ADDRS")
 	master := testenv.Require(t, "HERALD_TEST_REDIS_SENTINEL_MASTER")
-	return deploymentOptions(t, Options{Addrs: strings.Split(addrs, ","), SentinelMaster: master})
+	return deploymentOptions(t, Config{Addrs: strings.Split(addrs, ","), SentinelMaster: master})
 }
 
 // clusterOptions returns testOptions aimed at the test Redis Cluster.
-func clusterOptions(t testing.TB) Options {
+func clusterOptions(t testing.TB) Config {
 	t.Helper()
 	addrs := testenv.Require(t, "HERALD_TEST_REDIS_CLUSTER_ADDRS")
-	return deploymentOptions(t, Options{Addrs: strings.Split(addrs, ","), Cluster: true})
+	return deploymentOptions(t, Config{Addrs: strings.Split(addrs, ","), Cluster: true})
 }
 
 // deploymentOptions is testOptions for the deployment base names: a prefix
 // of the test's own, deleted when it ends, and short intervals.
-func deploymentOptions(t testing.TB, base Options) Options {
+func deploymentOptions(t testing.TB, base Config) Config {
 	t.Helper()
 	o := base
 	o.Prefix = "herald_t_" + randomToken(6)
 	o.HistoryMetaTTL = 10 * time.Minute
 	o.HealthInterval = 200 * time.Millisecond
-	o.HeartbeatInterval = 200 * time.Millisecond
-	o.NodeTTL = time.Second
 	o.ReconnectMin = 10 * time.Millisecond
 	o.ReconnectMax = 200 * time.Millisecond
 	o.Logger = testenv.Logger()
@@ -65,7 +63,7 @@ func eachServer(ctx context.Context, c goredis.UniversalClient, f func(context.C
 }
 
 // deleteKeys removes every key of o's prefix, on every master.
-func deleteKeys(t testing.TB, o Options) {
+func deleteKeys(t testing.TB, o Config) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := o.newClient()
@@ -119,7 +117,7 @@ func killSubscribersAnywhere(t testing.TB, e *Engine) int {
 // runConformance runs the engine suite on nodes made from opts. The
 // Reconnect test's fault kills the subscribing node's pub/sub connections
 // and waits until it has resubscribed.
-func runConformance(t *testing.T, opts Options) {
+func runConformance(t *testing.T, opts Config) {
 	newNode := func(t *testing.T) *Engine {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()

@@ -3,7 +3,6 @@ package redis
 import (
 	"context"
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
@@ -15,7 +14,7 @@ import (
 )
 
 func TestOptionsValidation(t *testing.T) {
-	for name, o := range map[string]Options{
+	for name, o := range map[string]Config{
 		"no address":         {},
 		"sentinel+cluster":   {Addrs: []string{"a:1"}, SentinelMaster: "m", Cluster: true},
 		"prefix with braces": {Addrs: []string{"a:1"}, Prefix: "he{r}ald"},
@@ -28,7 +27,7 @@ func TestOptionsValidation(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	o, err := Options{Addrs: []string{"a:1"}}.withDefaults()
+	o, err := Config{Addrs: []string{"a:1"}}.withDefaults()
 	if err != nil || o.Prefix != DefaultPrefix || o.PubSubShards != DefaultPubSubShards || o.NodeID == "" {
 		t.Errorf("defaults: %+v, %v", o, err)
 	}
@@ -81,29 +80,6 @@ func TestUnsubscribeStopsDelivery(t *testing.T) {
 	if got[0].Pub.Offset != 2 {
 		t.Errorf("after resubscribing got offset %d first, want 2", got[0].Pub.Offset)
 	}
-}
-
-func TestNodes(t *testing.T) {
-	opts := testOptions(t)
-	a := startEngine(t, opts, enginetest.NewRecorder())
-	opts.NodeID = "second"
-	b := startEngine(t, opts, enginetest.NewRecorder())
-	ids, err := a.Nodes(t.Context())
-	slices.Sort(ids)
-	if err != nil || !slices.Equal(ids, sortedIDs(a.NodeID(), b.NodeID())) {
-		t.Fatalf("Nodes = %v, %v; want %s and %s", ids, err, a.NodeID(), b.NodeID())
-	}
-	if err := b.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if ids, err := a.Nodes(t.Context()); err != nil || !slices.Equal(ids, []string{a.NodeID()}) {
-		t.Fatalf("after one node closed Nodes = %v, %v", ids, err)
-	}
-}
-
-func sortedIDs(ids ...string) []string {
-	slices.Sort(ids)
-	return ids
 }
 
 // TestStandalonePresence checks that Presence shares the engine's

@@ -21,21 +21,19 @@ func TestMain(m *testing.M) {
 
 // testOptions returns options with a key prefix no other test uses, whose
 // keys are deleted when t ends, and intervals short enough for tests.
-func testOptions(t testing.TB) Options {
+func testOptions(t testing.TB) Config {
 	t.Helper()
 	addr := testenv.Require(t, "HERALD_TEST_REDIS_ADDR")
 	prefix := "herald_t_" + randomToken(6)
 	t.Cleanup(func() { deletePrefix(t, addr, prefix) })
-	return Options{
-		Addrs:             []string{addr},
-		Prefix:            prefix,
-		HistoryMetaTTL:    10 * time.Minute,
-		HealthInterval:    200 * time.Millisecond,
-		HeartbeatInterval: 200 * time.Millisecond,
-		NodeTTL:           time.Second,
-		ReconnectMin:      10 * time.Millisecond,
-		ReconnectMax:      200 * time.Millisecond,
-		Logger:            testenv.Logger(),
+	return Config{
+		Addrs:          []string{addr},
+		Prefix:         prefix,
+		HistoryMetaTTL: 10 * time.Minute,
+		HealthInterval: 200 * time.Millisecond,
+		ReconnectMin:   10 * time.Millisecond,
+		ReconnectMax:   200 * time.Millisecond,
+		Logger:         testenv.Logger(),
 	}
 }
 
@@ -68,13 +66,13 @@ func deletePrefix(t testing.TB, addr, prefix string) {
 }
 
 // newTestEngine makes an engine that is closed when t ends.
-func newTestEngine(t testing.TB, opts Options) *Engine {
+func newTestEngine(t testing.TB, opts Config) *Engine {
 	t.Helper()
 	return enginetest.NewEngine(t, func(ctx context.Context) (*Engine, error) { return New(ctx, opts) })
 }
 
 // startEngine makes and starts an engine delivering to h.
-func startEngine(t testing.TB, opts Options, h engine.Handler) *Engine {
+func startEngine(t testing.TB, opts Config, h engine.Handler) *Engine {
 	t.Helper()
 	e := newTestEngine(t, opts)
 	enginetest.StartEngine(t, e, h)

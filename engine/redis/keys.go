@@ -12,17 +12,18 @@ import "strconv"
 //	<prefix>:m:{<ch>}   hash: "e" epoch, "s" top offset
 //	<prefix>:pc:{<ch>}  hash: client id -> encoded ClientInfo
 //	<prefix>:pe:{<ch>}  sorted set: client id scored by expiry (ms, Redis clock)
-//	<prefix>:nodes      sorted set: node id scored by expiry (ms, Redis clock)
+//	<prefix>:control    never written: in Redis Cluster, the slot of the
+//	                    master that relays control messages (publishRaw)
 //
 // Pub/sub channels are a separate namespace:
 //
 //	<prefix>:c:<ch>     publications and join/leave events of <ch>
-//	<prefix>:control    control messages, subscribed by every node
+//	<prefix>:control    control messages to every node, subscribed by every node
+//	<prefix>:node:<id>  control messages to node <id> alone, subscribed by it
 type keyspace struct {
 	prefix  string
 	chanPfx string // "<prefix>:c:"
 	control string
-	nodes   string
 }
 
 func newKeyspace(prefix string) keyspace {
@@ -30,9 +31,12 @@ func newKeyspace(prefix string) keyspace {
 		prefix:  prefix,
 		chanPfx: prefix + ":c:",
 		control: prefix + ":control",
-		nodes:   prefix + ":nodes",
 	}
 }
+
+// nodeControl is the pub/sub channel of the control messages addressed
+// to node id alone.
+func (k keyspace) nodeControl(id string) string { return k.prefix + ":node:" + id }
 
 func (k keyspace) tagged(kind, ch string) string { return k.prefix + ":" + kind + ":{" + ch + "}" }
 

@@ -112,7 +112,7 @@ var _ engine.PresenceManager = (*Presence)(nil)
 
 // NewPresence connects to Redis as opts says; only the connection and
 // naming options matter.
-func NewPresence(ctx context.Context, opts Options) (*Presence, error) {
+func NewPresence(ctx context.Context, opts Config) (*Presence, error) {
 	opts, client, err := opts.connect(ctx, "redis presence")
 	if err != nil {
 		return nil, err

@@ -172,7 +172,7 @@ func (s *subscriber) run() {
 
 func (s *subscriber) route(m *goredis.Message) {
 	switch {
-	case m.Channel == s.e.keys.control:
+	case m.Channel == s.e.keys.control, m.Channel == s.e.ownControl:
 		s.disp.Deliver("", m.Payload)
 	case s.e.keys.isChannel(m.Channel):
 		s.disp.Deliver(s.e.keys.channelOf(m.Channel), m.Payload)

@@ -49,10 +49,13 @@ var errEmptyChannel = guard.ErrEmptyChannel
 type Engine struct {
 	presenceStore
 
-	opts   Options
-	log    *slog.Logger
-	keys   keyspace
-	client goredis.UniversalClient
+	opts Config
+	log  *slog.Logger
+	keys keyspace
+	// ownControl is this node's pub/sub channel for control messages
+	// addressed to it alone.
+	ownControl string
+	client     goredis.UniversalClient
 	// cluster is set when client talks to a Redis Cluster.
 	cluster bool
 	seed    maphash.Seed
@@ -107,25 +110,27 @@ type Stats struct {
 }
 
 // New checks opts, connects and pings Redis. Delivery starts with Start.
-func New(ctx context.Context, opts Options) (*Engine, error) {
+func New(ctx context.Context, opts Config) (*Engine, error) {
 	opts, client, err := opts.connect(ctx, "redis engine")
 	if err != nil {
 		return nil, err
 	}
 	e := &Engine{
-		opts:    opts,
-		log:     opts.Logger.With("engine", "redis", "node", opts.NodeID),
-		keys:    newKeyspace(opts.Prefix),
-		client:  client,
-		seed:    maphash.MakeSeed(),
-		cluster: isCluster(client),
-		closing: make(chan struct{}),
+		opts:       opts,
+		log:        opts.Logger.With("engine", "redis", "node", opts.NodeID),
+		keys:       newKeyspace(opts.Prefix),
+		ownControl: newKeyspace(opts.Prefix).nodeControl(opts.NodeID),
+		client:     client,
+		seed:       maphash.MakeSeed(),
+		cluster:    isCluster(client),
+		closing:    make(chan struct{}),
 	}
 	e.presenceStore = presenceStore{client: client, keys: e.keys, closed: &e.life.Closed}
 	return e, nil
 }
 
-// NodeID returns this node's id in the node registry.
+// NodeID is this node's id: its connection name and the address of its
+// own control channel.
 func (e *Engine) NodeID() string { return e.opts.NodeID }
 
 // Stats returns the engine's running totals.
@@ -140,8 +145,8 @@ func (e *Engine) Stats() Stats {
 	}
 }
 
-// Start opens the subscribing connections, subscribes to control messages
-// and registers the node. It returns once control messages and
+// Start opens the subscribing connections and subscribes to control
+// messages. It returns once control messages and
 // publications on subscribed channels will reach h.
 func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	if h == nil {
@@ -155,8 +160,8 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	if e.started {
 		return errors.New("start redis engine: already started")
 	}
-	if err := e.heartbeat(ctx); err != nil {
-		return fmt.Errorf("start redis engine: %w", err)
+	if err := e.client.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("start redis engine: ping: %w", err)
 	}
 	e.started = true
 	e.bgCtx, e.bgCancel = context.WithCancel(context.Background())
@@ -168,21 +173,22 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 		e.workers.Go(func() { d.Run(h) })
 	}
 	e.workers.Go(e.runHealth)
-	e.workers.Go(e.runHeartbeat)
 	if e.opts.SentinelMaster != "" {
 		e.watchSentinels()
 	}
-	if err := e.subs[0].subscribe(ctx, e.keys.control); err != nil {
-		e.stopLocked()
-		return fmt.Errorf("start redis engine: subscribe to control messages: %w", err)
+	for _, rch := range []string{e.keys.control, e.ownControl} {
+		if err := e.subs[0].subscribe(ctx, rch); err != nil {
+			e.stopLocked()
+			return fmt.Errorf("start redis engine: subscribe to control messages (%s): %w", rch, err)
+		}
 	}
 	e.life.Ready.Store(true)
 	return nil
 }
 
-// Close stops delivery, waits for deliveries in progress, removes the node
-// from the registry and closes the connections. Later calls return
-// engine.ErrClosed; closing twice is harmless.
+// Close stops delivery, waits for deliveries in progress and closes the
+// connections. Later calls return engine.ErrClosed; closing twice is
+// harmless.
 func (e *Engine) Close() error {
 	e.lifecycleMu.Lock()
 	defer e.lifecycleMu.Unlock()
@@ -191,11 +197,6 @@ func (e *Engine) Close() error {
 	}
 	if e.started {
 		e.stopLocked()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		if err := e.client.ZRem(ctx, e.keys.nodes, e.opts.NodeID).Err(); err != nil {
-			e.log.Debug("remove node from registry", "error", err)
-		}
-		cancel()
 	}
 	if err := e.client.Close(); err != nil {
 		return fmt.Errorf("close redis engine: %w", err)

@@ -149,25 +149,6 @@ end
 return redis.call('hgetall', KEYS[1])
 `)
 
-// heartbeatScript records that a node is alive for ttl more ms and drops
-// nodes whose time ran out.
-//
-//	KEYS: nodes zset
-//	ARGV: node id, ttl ms
-var heartbeatScript = goredis.NewScript(luaNow + `
-redis.call('zadd', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-redis.call('zremrangebyscore', KEYS[1], '-inf', now)
-return 1
-`)
-
-// nodesScript lists the live nodes.
-//
-//	KEYS: nodes zset
-var nodesScript = goredis.NewScript(luaNow + `
-redis.call('zremrangebyscore', KEYS[1], '-inf', now)
-return redis.call('zrange', KEYS[1], 0, -1)
-`)
-
 // replaceAll substitutes argument positions into a script fragment.
 func replaceAll(s string, oldNew ...string) string {
 	return strings.NewReplacer(oldNew...).Replace(s)

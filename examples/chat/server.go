@@ -58,7 +58,7 @@ func newServer(centrifugeJS []byte, lim limits, log *slog.Logger) (*server, erro
 	}
 	room := newRoom(lobby, log)
 	h, err := hub.New(hub.Config{
-		Engine: memory.New(memory.Options{}),
+		Engine: memory.New(memory.Config{}),
 		Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{{
 			Name: "chat",
 			NamespaceOptions: hub.NamespaceOptions{

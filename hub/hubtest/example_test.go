@@ -17,7 +17,7 @@ import (
 // what a publication and a disconnect look like on the wire.
 func Example() {
 	h, err := hub.New(hub.Config{
-		Engine: memory.New(memory.Options{}),
+		Engine: memory.New(memory.Config{}),
 		Client: hub.ClientConfig{AllowAnonymousConnectWithoutToken: true},
 		Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{
 			AllowSubscribeForClient: true, AllowSubscribeForAnonymous: true,

@@ -29,7 +29,7 @@ func newClient(t *testing.T) (*hub.Hub, *jsonclient.Client) {
 		t.Fatal(err)
 	}
 	h, err := hub.New(hub.Config{
-		Engine: memory.New(memory.Options{}), Tokens: v, Logger: slog.New(slog.DiscardHandler),
+		Engine: memory.New(memory.Config{}), Tokens: v, Logger: slog.New(slog.DiscardHandler),
 		Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{AllowSubscribeForClient: true}},
 	})
 	if err != nil {

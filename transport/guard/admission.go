@@ -223,3 +223,14 @@ func shouldWarn(last *atomic.Int64, now time.Time) bool {
 	}
 	return last.CompareAndSwap(prev, now.UnixNano())
 }
+
+// ClientAddr is the address the admission counts r against: the client
+// behind a trusted proxy, or the peer's address. Other per-address limits
+// (such as the emulation endpoint's) use it so that every limit sees the
+// same client.
+func (a *Admission) ClientAddr(r *http.Request) string {
+	if addr, ok := ClientAddr(r, a.trusted); ok {
+		return addr.String()
+	}
+	return r.RemoteAddr
+}

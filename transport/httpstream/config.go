@@ -33,6 +33,11 @@ type Config struct {
 	// its count here; a guard.Admission in front of the handlers is told
 	// without it.
 	Opened func(r *http.Request)
+	// ClientAddr returns the address an emulation request counts against
+	// in the hub's per-address rate limit (hub.EmulationLimits). Behind a
+	// load balancer, return the client's address the proxy forwarded
+	// (only from proxies you trust). Nil means the TCP peer's host.
+	ClientAddr func(r *http.Request) string
 	// Logger receives errors, with the client's remote address. Nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -60,6 +65,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Opened == nil {
 		c.Opened = func(*http.Request) {}
+	}
+	if c.ClientAddr == nil {
+		c.ClientAddr = func(r *http.Request) string { return remoteHost(r.RemoteAddr) }
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

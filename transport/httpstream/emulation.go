@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 
 	"github.com/heraldhq/herald/hub"
@@ -23,9 +24,12 @@ type emulationJSON struct {
 // in JSON or a protocol.EmulationRequest with Content-Type
 // application/octet-stream. It answers 204 once the commands are handed to
 // the session (on this node, or sent to the node that holds it), 404 for a
-// session or node that does not exist, 400 for a malformed body, 413 for
-// one over Config.MaxEmulationBodySize. The replies arrive on the
-// session's stream.
+// session or node that does not exist (a session its node did not make is
+// refused here, without reaching another node), 400 for a malformed body,
+// 413 for one over Config.MaxEmulationBodySize or, bound for another node,
+// over hub.MaxForwardedEmulation, 429 over the hub's emulation rate
+// limits (hub.EmulationLimits). The replies arrive on the session's
+// stream.
 func (s *Server) Emulation() http.Handler {
 	return s.cors("POST, OPTIONS", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -42,12 +46,18 @@ func (s *Server) Emulation() http.Handler {
 			http.Error(w, "emulation: "+err.Error(), http.StatusBadRequest)
 			return
 		}
+		req.Addr = s.cfg.ClientAddr(r)
 		err = s.hub.HandleEmulation(r.Context(), req)
 		switch {
 		case err == nil:
 			w.WriteHeader(http.StatusNoContent)
 		case errors.Is(err, hub.ErrUnknownSession), errors.Is(err, hub.ErrUnknownNode):
 			http.Error(w, "emulation: "+err.Error(), http.StatusNotFound)
+		case errors.Is(err, hub.ErrEmulationRateLimited):
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "emulation: "+err.Error(), http.StatusTooManyRequests)
+		case errors.Is(err, hub.ErrEmulationTooLarge):
+			http.Error(w, "emulation: "+err.Error(), http.StatusRequestEntityTooLarge)
 		default:
 			s.cfg.Logger.Warn("emulation request not delivered", "node", req.Node, "remote", r.RemoteAddr, "error", err)
 			http.Error(w, "emulation: not delivered: "+err.Error(), http.StatusServiceUnavailable)
@@ -88,4 +98,14 @@ func parseEmulation(t protocol.Type, body []byte) (hub.EmulationRequest, error) 
 		return req, errors.New("data: no commands")
 	}
 	return req, nil
+}
+
+// remoteHost is the host part of a request's remote address, the key of
+// the per-address rate limit (a client's port changes with every
+// connection).
+func remoteHost(addr string) string {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
 }

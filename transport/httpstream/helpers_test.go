@@ -53,7 +53,7 @@ type env struct {
 func newEnv(t *testing.T, cfg Config, hcfg func(*hub.Config)) *env {
 	t.Helper()
 	c := hub.Config{
-		Engine: memory.New(memory.Options{}),
+		Engine: memory.New(memory.Config{}),
 		Client: hub.ClientConfig{Insecure: true},
 		Logger: quietLogger,
 	}

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/transport/guard"
@@ -109,7 +107,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, spec streamSpec, 
 		RemoteAddr:     r.RemoteAddr,
 		Transport:      spec.transport,
 		Unidirectional: spec.uni,
-		Session:        sessionFor(spec),
+		Session:        s.sessionFor(spec),
 		Header:         r.Header,
 		// A guard.Admission in front of this handler counts the stream
 		// against its address until it authenticates.
@@ -131,10 +129,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, spec streamSpec, 
 }
 
 // sessionFor returns a new emulation session id for a bidirectional
-// stream: its later commands arrive through the emulation endpoint.
-func sessionFor(spec streamSpec) string {
+// stream, made by the hub so that any node can verify it: its later
+// commands arrive through the emulation endpoint.
+func (s *Server) sessionFor(spec streamSpec) string {
 	if spec.uni {
 		return ""
 	}
-	return uuid.NewString()
+	return s.hub.NewSession()
 }

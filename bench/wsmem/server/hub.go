@@ -34,7 +34,7 @@ func (s countedSession) HandleClose() {
 
 func newHub(open *atomic.Int64) (echoServer, error) {
 	h, err := hub.New(hub.Config{
-		Engine: memory.New(memory.Options{}),
+		Engine: memory.New(memory.Config{}),
 		Client: hub.ClientConfig{AllowAnonymousConnectWithoutToken: true},
 		Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{
 			AllowSubscribeForClient: true, AllowSubscribeForAnonymous: true,

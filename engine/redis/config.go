@@ -12,7 +12,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// Defaults used for zero fields of Options.
+// Defaults used for zero fields of Config.
 const (
 	DefaultPrefix = "herald"
 	// DefaultPubSubShards is the number of subscribing connections a node
@@ -26,9 +26,6 @@ const (
 	// silent before the engine pings it; one that stays silent for three
 	// intervals after a ping is replaced.
 	DefaultHealthInterval = 2 * time.Second
-	// DefaultHeartbeatInterval and DefaultNodeTTL drive the node registry.
-	DefaultHeartbeatInterval = 2 * time.Second
-	DefaultNodeTTL           = 10 * time.Second
 	// DefaultReadTimeout bounds each background read (gap repair, replay)
 	// before it is retried.
 	DefaultReadTimeout  = 10 * time.Second
@@ -41,13 +38,13 @@ const (
 	DefaultReplicaTimeout = time.Second
 )
 
-// Options configures an Engine (and a standalone Presence).
+// Config configures an Engine (and a standalone Presence).
 //
 // Addrs and SentinelMaster choose the deployment: one address is a
 // standalone server; SentinelMaster set makes Addrs the Sentinels of that
 // master; Cluster (or more than one address without SentinelMaster) makes
 // Addrs the seed nodes of a Redis Cluster.
-type Options struct {
+type Config struct {
 	// Addrs lists host:port addresses. Required.
 	Addrs []string
 	// SentinelMaster is the name of the master the Sentinels at Addrs
@@ -77,8 +74,9 @@ type Options struct {
 	// several Herald clusters (or tests) can share one Redis. It may hold
 	// letters, digits and "_.:-".
 	Prefix string
-	// NodeID names this node in the node registry and in CLIENT LIST
-	// (connection name "herald:<NodeID>"); empty means a random id.
+	// NodeID is this node's id (engine.Broker.NodeID): the address of its
+	// own control channel, and its connection name in CLIENT LIST
+	// ("herald:<NodeID>"); empty means a random id.
 	NodeID string
 	// PubSubShards is the number of subscribing connections.
 	PubSubShards int
@@ -93,14 +91,12 @@ type Options struct {
 	MinReplicas    int
 	ReplicaTimeout time.Duration
 
-	HistoryMetaTTL    time.Duration
-	HealthInterval    time.Duration
-	HeartbeatInterval time.Duration
-	NodeTTL           time.Duration
-	ReadTimeout       time.Duration
-	ReconnectMin      time.Duration
-	ReconnectMax      time.Duration
-	ReplayBatch       int
+	HistoryMetaTTL time.Duration
+	HealthInterval time.Duration
+	ReadTimeout    time.Duration
+	ReconnectMin   time.Duration
+	ReconnectMax   time.Duration
+	ReplayBatch    int
 
 	// Logger receives warnings (reconnects, publications that history no
 	// longer held when a gap was repaired); nil means slog.Default().
@@ -109,7 +105,7 @@ type Options struct {
 
 var prefixPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
 
-func (o Options) withDefaults() (Options, error) {
+func (o Config) withDefaults() (Config, error) {
 	if len(o.Addrs) == 0 {
 		return o, errors.New("redis engine: at least one address is required")
 	}
@@ -139,8 +135,6 @@ func (o Options) withDefaults() (Options, error) {
 	setInt(&o.ReplayBatch, DefaultReplayBatch)
 	setDur(&o.HistoryMetaTTL, DefaultHistoryMetaTTL)
 	setDur(&o.HealthInterval, DefaultHealthInterval)
-	setDur(&o.HeartbeatInterval, DefaultHeartbeatInterval)
-	setDur(&o.NodeTTL, DefaultNodeTTL)
 	setDur(&o.ReadTimeout, DefaultReadTimeout)
 	setDur(&o.ReconnectMin, DefaultReconnectMin)
 	setDur(&o.ReconnectMax, DefaultReconnectMax)
@@ -154,7 +148,7 @@ func (o Options) withDefaults() (Options, error) {
 // newClient builds the go-redis client the options describe. RESP2 is
 // asked for because pub/sub replies then keep their classic shape, which
 // the subscribing connections rely on to see (re)subscriptions.
-func (o Options) newClient() goredis.UniversalClient {
+func (o Config) newClient() goredis.UniversalClient {
 	return goredis.NewUniversalClient(&goredis.UniversalOptions{
 		Addrs:            o.Addrs,
 		MasterName:       o.SentinelMaster,
@@ -183,7 +177,7 @@ func (o Options) newClient() goredis.UniversalClient {
 
 // connect fills in the defaults of o and returns them with a client that
 // answered a ping; who starts the ping error.
-func (o Options) connect(ctx context.Context, who string) (Options, goredis.UniversalClient, error) {
+func (o Config) connect(ctx context.Context, who string) (Config, goredis.UniversalClient, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return o, nil, err
@@ -197,7 +191,7 @@ func (o Options) connect(ctx context.Context, who string) (Options, goredis.Univ
 }
 
 // isCluster reports whether c is a Redis Cluster client, which
-// goredis.NewUniversalClient makes for Options.Cluster or for several
+// goredis.NewUniversalClient makes for Config.Cluster or for several
 // addresses without SentinelMaster.
 func isCluster(c goredis.UniversalClient) bool {
 	_, ok := c.(*goredis.ClusterClient)

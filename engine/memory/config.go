@@ -1,8 +1,12 @@
 package memory
 
-import "time"
+import (
+	"time"
 
-// Defaults used for zero fields of Options.
+	"github.com/heraldhq/herald/engine/internal/guard"
+)
+
+// Defaults used for zero fields of Config.
 const (
 	// DefaultHistoryMetaTTL is how long a stream's top offset and epoch
 	// outlive its last publication or read, as in Centrifugo.
@@ -17,8 +21,11 @@ const (
 	DefaultJanitorBatch = 1000
 )
 
-// Options configures an Engine. The zero value is ready to use.
-type Options struct {
+// Config configures an Engine. The zero value is ready to use.
+type Config struct {
+	// NodeID is this node's id (engine.Broker.NodeID); empty means a
+	// random one.
+	NodeID string
 	// Now is the clock for history and presence expiry and for
 	// Publication.Time; nil means time.Now. Tests pass a fake clock.
 	Now func() time.Time
@@ -46,9 +53,12 @@ type Options struct {
 	IdempotencyKeys int
 }
 
-func (o Options) withDefaults() Options {
+func (o Config) withDefaults() Config {
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.NodeID == "" {
+		o.NodeID, _ = guard.NodeID("") // an empty id always gets a random one
 	}
 	if o.IdempotencyKeys <= 0 {
 		o.IdempotencyKeys = DefaultIdempotencyKeys

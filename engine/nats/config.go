@@ -10,9 +10,10 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/internal/guard"
 )
 
-// Defaults used for zero fields of Options.
+// Defaults used for zero fields of Config.
 const (
 	DefaultPrefix = "herald"
 	// DefaultPingInterval is how often the client pings an idle server
@@ -37,12 +38,12 @@ const (
 // give history or recovery to namespaces served by this engine.
 var ErrNoHistory = errors.New("nats engine keeps no history")
 
-// ErrNoPresence is returned by the presence methods when Options.Presence
+// ErrNoPresence is returned by the presence methods when Config.Presence
 // is nil.
 var ErrNoPresence = errors.New("nats engine has no presence store configured")
 
-// Options configures an Engine.
-type Options struct {
+// Config configures an Engine.
+type Config struct {
 	// URL is the server URL, or several separated by commas (nats.Connect
 	// syntax, credentials may be embedded). Required.
 	URL string
@@ -74,7 +75,7 @@ type Options struct {
 
 var prefixPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
 
-func (o Options) withDefaults() (Options, error) {
+func (o Config) withDefaults() (Config, error) {
 	if o.URL == "" {
 		return o, errors.New("nats engine: URL is required")
 	}
@@ -84,9 +85,11 @@ func (o Options) withDefaults() (Options, error) {
 	if len(o.Prefix) > 64 || !prefixPattern.MatchString(o.Prefix) {
 		return o, fmt.Errorf("nats engine: prefix %q: want dot-separated tokens of letters, digits, '_' and '-'", o.Prefix)
 	}
-	if o.NodeID == "" {
-		o.NodeID = randomToken(8)
+	id, err := guard.NodeID(o.NodeID)
+	if err != nil {
+		return o, fmt.Errorf("nats engine: %w", err)
 	}
+	o.NodeID = id
 	setDur(&o.PingInterval, DefaultPingInterval)
 	setDur(&o.ReconnectWait, DefaultReconnectWait)
 	setDur(&o.DialTimeout, DefaultDialTimeout)

@@ -6,9 +6,11 @@ import (
 	"log/slog"
 	"regexp"
 	"time"
+
+	"github.com/heraldhq/herald/engine/internal/guard"
 )
 
-// Defaults used for zero fields of Options.
+// Defaults used for zero fields of Config.
 const (
 	DefaultSchema   = "herald"
 	DefaultPoolSize = 2
@@ -28,18 +30,14 @@ const (
 	// far longer than any node should lag behind the notification queue.
 	DefaultSpillRetention = time.Hour
 	DefaultWriteTimeout   = 10 * time.Second
-	// DefaultJanitorInterval is how often expired presence, spilled
-	// records and dead nodes are cleaned; streams are swept every
+	// DefaultJanitorInterval is how often expired presence and spilled
+	// records are cleaned; streams are swept every
 	// StreamSweepInterval.
 	DefaultJanitorInterval     = time.Second
 	DefaultStreamSweepInterval = 5 * time.Second
 	// DefaultVacuumInterval is how often the janitor checks whether the
 	// history table needs a VACUUM.
-	DefaultVacuumInterval    = 10 * time.Second
-	DefaultHeartbeatInterval = 2 * time.Second
-	// DefaultNodeTTL is how long a node that stopped heartbeating counts
-	// as alive; after it, its presence entries are removed.
-	DefaultNodeTTL = 15 * time.Second
+	DefaultVacuumInterval = 10 * time.Second
 	// DefaultListenerPing is how long the listener waits for a
 	// notification before it checks that its connection is alive.
 	DefaultListenerPing = 5 * time.Second
@@ -59,8 +57,8 @@ const (
 // listens on all of them from one connection.
 const notifyChannels = 16
 
-// Options configures an Engine.
-type Options struct {
+// Config configures an Engine.
+type Config struct {
 	// DSN is the PostgreSQL connection string (URL or key=value) of the
 	// publishing and query pools. Required.
 	DSN string
@@ -109,15 +107,11 @@ type Options struct {
 	// read made for delivery.
 	WriteTimeout time.Duration
 	// JanitorInterval, StreamSweepInterval and VacuumInterval pace the
-	// housekeeping: expired presence, spilled records and dead nodes;
+	// housekeeping: expired presence and spilled records;
 	// expired streams; vacuuming the history table.
 	JanitorInterval     time.Duration
 	StreamSweepInterval time.Duration
 	VacuumInterval      time.Duration
-	// HeartbeatInterval is how often the node refreshes its row in the
-	// nodes table, and NodeTTL how long the row outlives the last refresh.
-	HeartbeatInterval time.Duration
-	NodeTTL           time.Duration
 	// ListenerPing is how long the listener waits for a notification
 	// before it pings its connection.
 	ListenerPing time.Duration
@@ -147,7 +141,7 @@ func checkSchema(schema string) error {
 	return nil
 }
 
-func (o Options) withDefaults() (Options, error) {
+func (o Config) withDefaults() (Config, error) {
 	if o.DSN == "" {
 		return o, errors.New("postgres engine: DSN is required")
 	}
@@ -160,9 +154,11 @@ func (o Options) withDefaults() (Options, error) {
 	if err := checkSchema(o.Schema); err != nil {
 		return o, fmt.Errorf("postgres engine: %w", err)
 	}
-	if o.NodeID == "" {
-		o.NodeID = randomToken(8)
+	id, err := guard.NodeID(o.NodeID)
+	if err != nil {
+		return o, fmt.Errorf("postgres engine: %w", err)
 	}
+	o.NodeID = id
 	setInt(&o.PoolSize, DefaultPoolSize)
 	setInt(&o.QueryPoolSize, DefaultQueryPoolSize)
 	setInt(&o.Shards, DefaultShards)
@@ -174,8 +170,6 @@ func (o Options) withDefaults() (Options, error) {
 	setDur(&o.JanitorInterval, DefaultJanitorInterval)
 	setDur(&o.StreamSweepInterval, DefaultStreamSweepInterval)
 	setDur(&o.VacuumInterval, DefaultVacuumInterval)
-	setDur(&o.HeartbeatInterval, DefaultHeartbeatInterval)
-	setDur(&o.NodeTTL, DefaultNodeTTL)
 	setDur(&o.ListenerPing, DefaultListenerPing)
 	setDur(&o.MonitorInterval, DefaultMonitorInterval)
 	setDur(&o.ReconnectMin, DefaultReconnectMin)
