@@ -40,7 +40,7 @@ type Client struct {
 	hub       *Hub
 	transport Transport
 	id        string
-	conn      ConnInfo
+	conn      connInfo
 	proto     protocol.Type
 
 	// The lifecycle: state is guarded by mu; unusable, set when connect
@@ -54,6 +54,17 @@ type Client struct {
 	commandQueue
 	writeQueue
 	timers
+}
+
+// connInfo is ConnInfo as a Client keeps it: without Admission, which the
+// hub holds apart only until the client connects (Hub.admissions).
+type connInfo struct {
+	RemoteAddr     string
+	Transport      string
+	Unidirectional bool
+	Session        string
+	Header         map[string][]string
+	Credentials    *ConnectReply
 }
 
 // identity is who the client is, as connect (or the last refresh) made it.
@@ -74,7 +85,10 @@ func newClient(h *Hub, t Transport, info ConnInfo) *Client {
 		transport: t,
 		proto:     t.Protocol(),
 		id:        uuid.NewString(),
-		conn:      info,
+		conn: connInfo{
+			RemoteAddr: info.RemoteAddr, Transport: info.Transport, Unidirectional: info.Unidirectional,
+			Session: info.Session, Header: info.Header, Credentials: info.Credentials,
+		},
 	}
 	if h.client.CommandRateLimit > 0 {
 		c.limiter = rate.NewLimiter(rate.Limit(h.client.CommandRateLimit), h.client.CommandRateBurst)

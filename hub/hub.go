@@ -108,7 +108,11 @@ type Hub struct {
 	shutdown atomic.Bool
 	allConns sync.Map // *Client → struct{}: every live connection, connected or not
 	sessions sync.Map // emulation session → *Client, for HTTP-streaming and SSE clients
-	surveys  sync.Map // survey id → *pendingSurvey, for the surveys this node asked
+	// admissions holds ConnInfo.Admission of the connections that have not
+	// connected yet (*Client → interface{ Release() }), outside the Client
+	// so that an authenticated connection carries no room for it.
+	admissions sync.Map
+	surveys    sync.Map // survey id → *pendingSurvey, for the surveys this node asked
 }
 
 // New checks cfg and returns a Hub that is not started yet.
@@ -251,6 +255,9 @@ func (h *Hub) NewClient(t Transport, remoteAddr string) *Client {
 // (HandleClose).
 func (h *Hub) Open(t Transport, info ConnInfo) *Client {
 	c := newClient(h, t, info)
+	if info.Admission != nil {
+		h.admissions.Store(c, info.Admission)
+	}
 	h.pending.Add(1) // before close can take it back below
 	if h.closing.Load() {
 		c.close(newDisconnect(protocol.DisconnectShutdown))
@@ -268,8 +275,8 @@ func (h *Hub) Open(t Transport, info ConnInfo) *Client {
 // connected or closed before it did.
 func (h *Hub) unpend(c *Client) {
 	h.pending.Add(-1)
-	if a := c.conn.Admission; a != nil {
-		a.Release()
+	if a, ok := h.admissions.LoadAndDelete(c); ok {
+		a.(interface{ Release() }).Release()
 	}
 }
 
