@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/server"
 )
 
@@ -68,6 +69,15 @@ func loopbackWhenUnset(addr string, chosen bool) string {
 		return net.JoinHostPort("127.0.0.1", port)
 	}
 	return addr
+}
+
+// addressChosen reports whether the user chose where to listen: with the
+// --address flag, HERALD_ADDRESS, or an address other than the default in
+// the config file (a file that spells out the default cannot be told from
+// one that does not mention it, and gets loopback like no file).
+func addressChosen(cfg config.Config, configPath string, flagSet bool, lookupEnv func(string) (string, bool)) bool {
+	_, inEnv := lookupEnv(config.EnvName("address"))
+	return flagSet || inEnv || configPath != "" && cfg.Address != config.Default().Address
 }
 
 // herald is how the user ran this binary, so the commands the banner prints

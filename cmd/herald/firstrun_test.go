@@ -15,6 +15,7 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/config"
 )
 
 // serveRun is `herald serve` running in this process on a free port, with
@@ -275,6 +276,29 @@ func TestFirstRunListensOnLoopback(t *testing.T) {
 	} {
 		if got := loopbackWhenUnset(c.addr, c.chosen); got != c.want {
 			t.Errorf("loopbackWhenUnset(%q, %v) = %q, want %q", c.addr, c.chosen, got, c.want)
+		}
+	}
+	noEnv := func(string) (string, bool) { return "", false }
+	withEnv := func(k string) (string, bool) { return ":9000", k == "HERALD_ADDRESS" }
+	def := config.Default()
+	other := config.Default()
+	other.Address = "10.0.0.5:8000"
+	for _, c := range []struct {
+		name   string
+		cfg    config.Config
+		path   string
+		flag   bool
+		env    func(string) (string, bool)
+		chosen bool
+	}{
+		{"nothing", def, "", false, noEnv, false},
+		{"a file without address", def, "herald.yaml", false, noEnv, false},
+		{"a file with an address", other, "herald.yaml", false, noEnv, true},
+		{"the flag", def, "", true, noEnv, true},
+		{"HERALD_ADDRESS", def, "", false, withEnv, true},
+	} {
+		if got := addressChosen(c.cfg, c.path, c.flag, c.env); got != c.chosen {
+			t.Errorf("%s: addressChosen = %v, want %v", c.name, got, c.chosen)
 		}
 	}
 	// The banner says how to change it.

@@ -58,9 +58,7 @@ func serveCommand() *cobra.Command {
 				generated = &keys
 				cfg.Client.Token.HMACSecretKey = keys.HMACSecret
 				cfg.HTTPAPI.Key = keys.APIKey
-				_, inEnv := os.LookupEnv(config.EnvName("address"))
-				fileSet := configPath != "" && cfg.Address != config.Default().Address
-				cfg.Address = loopbackWhenUnset(cfg.Address, f.Changed("address") || inEnv || fileSet)
+				cfg.Address = loopbackWhenUnset(cfg.Address, addressChosen(cfg, configPath, f.Changed("address"), os.LookupEnv))
 			}
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("configuration:\n%w", err)
