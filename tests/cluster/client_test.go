@@ -1,12 +1,14 @@
 package cluster_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -219,4 +221,59 @@ func api(t *testing.T, base, key, method string, body any, out any) {
 			t.Fatalf("api %s result %s: %v", method, r.Result, err)
 		}
 	}
+}
+
+// sseClient is an SSE connection (/connection/sse) through the load
+// balancer, its token subscribing it to channels on connect.
+type sseClient struct {
+	resp  *http.Response
+	lines *bufio.Scanner
+}
+
+// dialSSE opens the stream and reads its first event, the connect reply.
+func dialSSE(t *testing.T, base, secret, user string, channels []string) *sseClient {
+	t.Helper()
+	signer, err := auth.NewHMACSigner(secret, "HS256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := signer.ConnectToken(auth.ConnectClaims{User: user, ExpiresAt: time.Now().Add(time.Hour), Channels: channels})
+	if err != nil {
+		t.Fatal(err)
+	}
+	connect, _ := json.Marshal(map[string]any{"id": 1, "connect": map[string]any{"token": tok}})
+	req, err := http.NewRequest(http.MethodGet, base+"/connection/sse?cf_connect="+url.QueryEscape(string(connect)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("sse through the load balancer: %v", err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		t.Fatalf("sse through the load balancer: %s %s", resp.Status, body)
+	}
+	c := &sseClient{resp: resp, lines: bufio.NewScanner(resp.Body)}
+	if first := c.await(t, `"connect"`); !strings.Contains(first, `"id":1`) {
+		t.Fatalf("sse: the first event should be the connect reply, got %s", first)
+	}
+	return c
+}
+
+// await returns the first data line holding s, failing the test if the
+// stream ends or 10 s pass (the stream is closed then, which ends the read).
+func (c *sseClient) await(t *testing.T, s string) string {
+	t.Helper()
+	timer := time.AfterFunc(10*time.Second, func() { c.resp.Body.Close() })
+	defer timer.Stop()
+	for c.lines.Scan() {
+		if line := c.lines.Text(); strings.HasPrefix(line, "data:") && strings.Contains(line, s) {
+			return line
+		}
+	}
+	t.Fatalf("sse: no event with %s (%v)", s, c.lines.Err())
+	return ""
 }

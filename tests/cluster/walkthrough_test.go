@@ -206,6 +206,16 @@ func TestClusterWalkthrough(t *testing.T) {
 	onNode1.awaitPub(t, "hello from node1")
 	onNode2.awaitPub(t, "hello from node1")
 
+	// SSE through nginx: the stream's events reach the client while it
+	// stays open, whichever node it landed on.
+	sse := dialSSE(t, "http://"+lb, secret, "dave", []string{channel})
+	api(t, api1, key, "publish", map[string]any{"channel": channel, "data": map[string]string{"text": "to sse"}}, nil)
+	sse.await(t, "to sse")
+	sse.resp.Body.Close()
+	for _, c := range []*wsClient{onNode1, onNode2} {
+		c.awaitPub(t, "to sse")
+	}
+
 	// Drain node2: its client is closed with 3001 and moves to node1
 	// through nginx, recovering what was published while it moved.
 	if err := node2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
