@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -64,7 +62,7 @@ func startProc(t *testing.T, name, bin string, args, env []string) *proc {
 	return p
 }
 
-// signal sends sig and waits up to limit for the process to exit,
+// stop sends sig and waits up to limit for the process to exit,
 // returning its exit status.
 func (p *proc) stop(t *testing.T, sig syscall.Signal, limit time.Duration) error {
 	t.Helper()
@@ -127,23 +125,21 @@ func freePorts(t *testing.T, n int) []int {
 	return ports
 }
 
-// buildHerald builds cmd/herald once per test binary run.
-var buildHerald = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "herald-cluster-bin-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "herald")
+// buildHerald builds cmd/herald into a temporary directory of t's (the build
+// cache makes that a link when the code did not change).
+func buildHerald(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "herald")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/herald")
-	cmd.Dir = filepath.Join("..", "..")
+	cmd.Dir = repoRoot(t)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/herald: %v\n%s", err, out.String())
+		t.Fatalf("go build ./cmd/herald: %v\n%s", err, out.String())
 	}
-	return bin, nil
-})
+	return bin
+}
 
 func addr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }

@@ -118,10 +118,7 @@ func TestClusterWalkthrough(t *testing.T) {
 	nginx := nginxBinary(t)
 	dsn := testenv.Require(t, "HERALD_TEST_POSTGRES_DSN")
 	testenv.LockPostgres(t)
-	bin, err := buildHerald()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := buildHerald(t)
 
 	blocks := docBlocks(t, docPath)
 	ports := freePorts(t, 3)
