@@ -170,4 +170,18 @@ func TestComposeMatchesWalkthrough(t *testing.T) {
 	if names[0] == names[1] {
 		t.Errorf("both nodes are named %q", names[0])
 	}
+
+	// Every variable compose requires (${VAR:?...}) is set by the page's
+	// and the file's own command lines.
+	page, err := os.ReadFile(docPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`\$\{([A-Z_]+):\?`).FindAllStringSubmatch(string(raw), -1) {
+		for what, text := range map[string]string{"docs/cluster.md": string(page), "compose.yaml's comment": string(raw)} {
+			if !strings.Contains(text, m[1]+"=$(openssl rand") {
+				t.Errorf("%s does not set %s, which compose.yaml requires", what, m[1])
+			}
+		}
+	}
 }
