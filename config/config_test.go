@@ -159,10 +159,37 @@ func TestWarnings(t *testing.T) {
 		t.Error("anonymous access is a choice about authentication")
 	}
 	cfg.Client.AllowAnonymousConnectWithoutToken = false
-	cfg.Client.Token.HMACSecretKey = "k"
-	cfg.HTTPAPI.Key = "k"
+	cfg.Client.Token.HMACSecretKey = strings.Repeat("k", minHMACSecretLen)
+	cfg.HTTPAPI.Key = strings.Repeat("k", minAPIKeyLen)
 	if w := cfg.Warnings(); len(w) != 0 {
 		t.Errorf("want no warnings, got %v", w)
+	}
+}
+
+// TestShortSecretsWarned: a placeholder such as "change-me" is accepted
+// (a first try uses one) but each short secret gets a warning naming its key.
+func TestShortSecretsWarned(t *testing.T) {
+	cfg, err := Parse([]byte("client:\n  token:\n    hmac_secret_key: \"change-me\"\nhttp_api:\n  key: \"change-me-too\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("short secrets are valid: %v", err)
+	}
+	w := strings.Join(cfg.Warnings(), "\n")
+	for _, want := range []string{
+		"client.token.hmac_secret_key is 9 characters long, shorter than 32",
+		"http_api.key is 13 characters long, shorter than 32",
+	} {
+		if !strings.Contains(w, want) {
+			t.Errorf("want the warning %q, got %q", want, w)
+		}
+	}
+	cfg.Client.Token.HMACSecretKey = strings.Repeat("a", 31)
+	cfg.HTTPAPI.Key = strings.Repeat("b", 32)
+	w = strings.Join(cfg.Warnings(), "\n")
+	if !strings.Contains(w, "hmac_secret_key is 31 characters long") || strings.Contains(w, "http_api.key is") {
+		t.Errorf("31 characters is short, 32 is not: %q", w)
 	}
 }
 

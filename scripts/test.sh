@@ -9,7 +9,8 @@
 #   GOOS=darwin and GOOS=windows: go build ./... and go vet ./...
 #   the same builds and vets for the bench module (bench/go.mod: the load
 #     tool and the benchmark programs, kept out of the product's module)
-#   go test -race ./...            (through gotestsum, for counts)
+#   go test -race ./...            (through gotestsum, for counts; tests/cluster
+#                                   runs docs/cluster.md behind Debian's nginx)
 #   go test -race again for the packages whose tests go through the
 #     WebSocket transport, with its portable poller (HERALD_TEST_WS_POLLER),
 #     and the hub's suite over real WebSocket (HERALD_TEST_HUB_TRANSPORT)
@@ -199,6 +200,25 @@ install_chromium() {
 		return 1
 	fi
 	echo "no /usr/bin/chromium and no root apt-get to install it: the browser test will fail"
+	return 1
+}
+
+# install_nginx provides the load balancer of tests/cluster (docs/cluster.md),
+# which runs it as a foreground process on loopback ports: Debian's nginx, as
+# root. A policy-rc.d or a machine without an init system keeps the package's
+# own service from starting; the test needs none.
+install_nginx() {
+	if command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]]; then
+		"$(command -v nginx || echo /usr/sbin/nginx)" -v 2>&1
+		return 0
+	fi
+	if is_root && command -v apt-get >/dev/null; then
+		echo "nginx is missing: installing Debian's nginx (log in .tmp/logs/apt-nginx.log)"
+		apt_install nginx >>"$LOGS/apt-nginx.log" 2>&1 </dev/null && [[ -x /usr/sbin/nginx ]] && return 0
+		echo "could not install nginx: see .tmp/logs/apt-nginx.log"
+		return 1
+	fi
+	echo "no nginx and no root apt-get to install it: the cluster walkthrough test will fail"
 	return 1
 }
 
@@ -565,6 +585,7 @@ export HERALD_BIN="$BIN/herald"
 
 step "npm ci" npm_install
 step "chromium" install_chromium
+step "nginx" install_nginx
 if [[ -d tests/python ]]; then
 	step "python venv" python_install
 fi

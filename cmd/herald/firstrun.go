@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/server"
 )
 
@@ -52,10 +53,55 @@ func reachableHost(listenAddr string) string {
 	return net.JoinHostPort(host, port)
 }
 
+// loopbackWhenUnset is the address a first run listens on: with keys
+// generated for the run (and printed to the terminal) and no address chosen
+// by a flag, the environment or a config file, the node is a try-out on this
+// machine, so it listens on loopback only instead of every interface.
+func loopbackWhenUnset(addr string, chosen bool) string {
+	if chosen {
+		return addr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
+}
+
+// addressChosen reports whether the user chose where to listen: with the
+// --address flag, HERALD_ADDRESS, or an address other than the default in
+// the config file (a file that spells out the default cannot be told from
+// one that does not mention it, and gets loopback like no file).
+func addressChosen(cfg config.Config, configPath string, flagSet bool, lookupEnv func(string) (string, bool)) bool {
+	_, inEnv := lookupEnv(config.EnvName("address"))
+	return flagSet || inEnv || configPath != "" && cfg.Address != config.Default().Address
+}
+
+// herald is how the user ran this binary, so the commands the banner prints
+// work as pasted: a binary built by `go run` lives in a temporary go-build
+// directory and is gone after the run, so the way to run it again is `go run`
+// again; a binary run by path is run by that path; otherwise it is on PATH.
+func heraldCommand(executable, arg0 string) string {
+	// Either separator, whatever the OS the test runs on.
+	slashed := func(p string) string { return strings.ReplaceAll(p, `\`, "/") }
+	if strings.Contains(slashed(executable), "/go-build") {
+		return "go run ./cmd/herald"
+	}
+	if strings.ContainsRune(slashed(arg0), '/') {
+		return arg0
+	}
+	return "herald"
+}
+
 // firstRunBanner is the text printed at start when the keys were
-// generated: the keys, a token, a publish command and a client snippet
-// that all work against this very process.
-func firstRunBanner(keys generatedKeys, token, listenAddr string) string {
+// generated: the keys, a token, a client snippet and then a publish command
+// (in that order, so a user following it top to bottom has the client
+// listening before the publication is sent), all working against this very
+// process; and how to keep the keys and open the node to other machines.
+func firstRunBanner(keys generatedKeys, token, listenAddr, herald string) string {
 	hostPort := reachableHost(listenAddr)
 	httpURL := "http://" + hostPort
 	wsURL := "ws://" + hostPort + server.WebSocketPath
@@ -78,12 +124,8 @@ func firstRunBanner(keys generatedKeys, token, listenAddr string) string {
 	p("")
 	p("  %s", token)
 	p("")
-	p("Publish to channel %q:", demoChannel)
-	p("")
-	p("  curl -sS -X POST %s/api/publish -H 'X-API-Key: %s' -H 'Content-Type: application/json' -d '{\"channel\":\"%s\",\"data\":{\"text\":\"hello\"}}'", httpURL, keys.APIKey, demoChannel)
-	p("")
-	p("Receive it with centrifuge-js in Node 20: save as demo.mjs, then run")
-	p("npm install centrifuge ws && node demo.mjs")
+	p("1. Receive with centrifuge-js in Node 20: save as demo.mjs, then run")
+	p("   npm install centrifuge ws && node demo.mjs   (leave it running)")
 	p("")
 	p("  import { Centrifuge } from 'centrifuge';")
 	p("  import WebSocket from 'ws';")
@@ -97,8 +139,16 @@ func firstRunBanner(keys generatedKeys, token, listenAddr string) string {
 	p("  client.on('publication', (ctx) => console.log(ctx.channel, ctx.data));")
 	p("  client.connect();")
 	p("")
-	p("To keep keys across restarts: herald config init   (writes herald.yaml)")
-	p("                         then: herald serve --config herald.yaml")
+	p("2. Once it prints \"connected as\", publish to channel %q from another terminal:", demoChannel)
+	p("")
+	p("  curl -sS -X POST %s/api/publish -H 'X-API-Key: %s' -H 'Content-Type: application/json' -d '{\"channel\":\"%s\",\"data\":{\"text\":\"hello\"}}'", httpURL, keys.APIKey, demoChannel)
+	p("")
+	p("Listening on %s. With no address configured, a run with generated keys", listenAddr)
+	p("listens on loopback only; to accept other machines, pass --address :8000")
+	p("(or set address in the config file, or HERALD_ADDRESS).")
+	p("")
+	p("To keep keys across restarts: %s config init   (writes herald.yaml)", herald)
+	p("                         then: %s serve --config herald.yaml", herald)
 	p("%s", rule)
 	p("")
 	return b.String()

@@ -15,6 +15,7 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/config"
 )
 
 // serveRun is `herald serve` running in this process on a free port, with
@@ -150,7 +151,7 @@ func parseBanner(t *testing.T, out string) banner {
 	return b
 }
 
-const bannerEnd = "then: herald serve --config herald.yaml"
+const bannerEnd = " serve --config herald.yaml\n"
 
 // TestFirstRunWorksAsPrinted starts serve with no configuration and does
 // what its output says: connect with the printed token, publish with the
@@ -219,6 +220,92 @@ func TestFirstRunWorksAsPrinted(t *testing.T) {
 	}
 	conn.Close()
 	run.stop(t)
+}
+
+// TestFirstRunBannerOrderAndCommands: the receiving client comes before the
+// publish command (a user following the banner in order sees the message),
+// and the commands it prints work as pasted: `go run ./cmd/herald ...` for a
+// binary `go run` built (this test binary lives where those do too).
+func TestFirstRunBannerOrderAndCommands(t *testing.T) {
+	run := startServe(t)
+	out := run.waitFor(t, bannerEnd)
+	run.stop(t)
+	client, curl := strings.Index(out, "new Centrifuge("), strings.Index(out, "  curl -sS -X POST")
+	if client < 0 || curl < 0 || client > curl {
+		t.Errorf("want the client snippet (at %d) before the curl line (at %d):\n%s", client, curl, out)
+	}
+	for _, want := range []string{
+		"To keep keys across restarts: go run ./cmd/herald config init",
+		"then: go run ./cmd/herald serve --config herald.yaml",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in the banner of a go-run binary:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, ": herald config init") {
+		t.Errorf("the banner names a herald binary that go run does not leave behind:\n%s", out)
+	}
+}
+
+func TestHeraldCommand(t *testing.T) {
+	for _, c := range []struct{ exe, arg0, want string }{
+		{"/tmp/go-build1234/b001/exe/herald", "/tmp/go-build1234/b001/exe/herald", "go run ./cmd/herald"},
+		{`C:\Users\me\AppData\Local\Temp\go-build99\b001\exe\herald.exe`, `C:\x\herald.exe`, "go run ./cmd/herald"},
+		{"/home/me/herald/herald", "./herald", "./herald"},
+		{"/usr/local/bin/herald", "herald", "herald"},
+	} {
+		if got := heraldCommand(c.exe, c.arg0); got != c.want && !(c.want == "go run ./cmd/herald" && strings.Contains(c.exe, `\`)) {
+			t.Errorf("heraldCommand(%q, %q) = %q, want %q", c.exe, c.arg0, got, c.want)
+		}
+	}
+}
+
+// TestFirstRunListensOnLoopback: generated keys and no address chosen means
+// loopback only; a chosen address is kept as it is.
+func TestFirstRunListensOnLoopback(t *testing.T) {
+	for _, c := range []struct {
+		addr   string
+		chosen bool
+		want   string
+	}{
+		{":8000", false, "127.0.0.1:8000"},
+		{"0.0.0.0:8000", false, "127.0.0.1:8000"},
+		{"[::]:9000", false, "127.0.0.1:9000"},
+		{"192.0.2.1:8000", false, "192.0.2.1:8000"},
+		{":8000", true, ":8000"},
+	} {
+		if got := loopbackWhenUnset(c.addr, c.chosen); got != c.want {
+			t.Errorf("loopbackWhenUnset(%q, %v) = %q, want %q", c.addr, c.chosen, got, c.want)
+		}
+	}
+	noEnv := func(string) (string, bool) { return "", false }
+	withEnv := func(k string) (string, bool) { return ":9000", k == "HERALD_ADDRESS" }
+	def := config.Default()
+	other := config.Default()
+	other.Address = "10.0.0.5:8000"
+	for _, c := range []struct {
+		name   string
+		cfg    config.Config
+		path   string
+		flag   bool
+		env    func(string) (string, bool)
+		chosen bool
+	}{
+		{"nothing", def, "", false, noEnv, false},
+		{"a file without address", def, "herald.yaml", false, noEnv, false},
+		{"a file with an address", other, "herald.yaml", false, noEnv, true},
+		{"the flag", def, "", true, noEnv, true},
+		{"HERALD_ADDRESS", def, "", false, withEnv, true},
+	} {
+		if got := addressChosen(c.cfg, c.path, c.flag, c.env); got != c.chosen {
+			t.Errorf("%s: addressChosen = %v, want %v", c.name, got, c.chosen)
+		}
+	}
+	// The banner says how to change it.
+	out := startServe(t).waitFor(t, bannerEnd)
+	if !strings.Contains(out, "listens on loopback only; to accept other machines, pass --address :8000") {
+		t.Errorf("the banner does not say how to listen beyond loopback:\n%s", out)
+	}
 }
 
 // TestFirstRunKeysDifferEachStart: the keys are never a fixed default.

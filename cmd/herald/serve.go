@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/signal"
 	"syscall"
 	"time"
@@ -57,6 +58,7 @@ func serveCommand() *cobra.Command {
 				generated = &keys
 				cfg.Client.Token.HMACSecretKey = keys.HMACSecret
 				cfg.HTTPAPI.Key = keys.APIKey
+				cfg.Address = loopbackWhenUnset(cfg.Address, addressChosen(cfg, configPath, f.Changed("address"), os.LookupEnv))
 			}
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("configuration:\n%w", err)
@@ -67,7 +69,7 @@ func serveCommand() *cobra.Command {
 			}
 			if generated != nil {
 				log.Warn("no client.token key and no http_api.key are configured: using random keys generated for this run only; " +
-					"they change at every start (herald config init writes permanent ones, --ephemeral-keys=false turns this off)")
+					"they change at every start (config init writes permanent ones, --ephemeral-keys=false turns this off)")
 			}
 			logFileLimit(log)
 			srv, err := server.New(cfg, log)
@@ -86,7 +88,8 @@ func serveCommand() *cobra.Command {
 					return err
 				}
 				// One write, so log lines cannot land inside the banner.
-				_, _ = io.WriteString(cmd.ErrOrStderr(), firstRunBanner(*generated, token, srv.Addr()))
+				exe, _ := os.Executable()
+				_, _ = io.WriteString(cmd.ErrOrStderr(), firstRunBanner(*generated, token, srv.Addr(), heraldCommand(exe, os.Args[0])))
 			}
 			select {
 			case <-ctx.Done():
@@ -103,7 +106,7 @@ func serveCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&configPath, "config", "c", "", "YAML configuration file (see docs/configuration.md)")
 	f := cmd.Flags()
-	f.StringVar(&address, "address", ":8000", "address to listen on (address)")
+	f.StringVar(&address, "address", ":8000", "address to listen on (address); a run with generated keys and no address set listens on 127.0.0.1:8000")
 	f.StringVar(&name, "name", "", "node name (name)")
 	f.StringVar(&level, "log-level", "info", "debug, info, warn or error (log.level)")
 	f.StringVar(&format, "log-format", "text", "text or json (log.format)")
