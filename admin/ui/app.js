@@ -34,7 +34,9 @@ async function request(method, path, body) {
     opts.body = JSON.stringify(body ?? {});
   }
   const res = await fetch(path, opts);
-  if (res.status === 401 && path !== 'api/login') {
+  // A refused login answers 401 itself; any other 401 (the startup check
+  // included) means the page must log in first.
+  if (res.status === 401 && !(method === 'POST' && path === 'api/login')) {
     showLogin();
     throw new Unauthorized('log in first');
   }
