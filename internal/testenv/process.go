@@ -46,8 +46,10 @@ type Process struct {
 	done chan struct{}
 }
 
-// StartProcess runs cmd until t ends, then kills it and waits for it. Its
-// output is shown if the test fails, so that a server that refused its
+// StartProcess runs cmd until t ends, then interrupts it (servers shut
+// down cleanly on SIGINT: PostgreSQL stops its child processes), kills it
+// if it has not exited within 10 seconds, and waits for it. Its output is
+// shown if the test fails, so that a server that refused its
 // configuration explains itself.
 func StartProcess(t testing.TB, cmd *exec.Cmd) *Process {
 	t.Helper()
@@ -61,6 +63,12 @@ func StartProcess(t testing.TB, cmd *exec.Cmd) *Process {
 		close(p.done)
 	}()
 	t.Cleanup(func() {
+		if cmd.Process.Signal(os.Interrupt) == nil {
+			select {
+			case <-p.done:
+			case <-time.After(10 * time.Second):
+			}
+		}
 		_ = cmd.Process.Kill()
 		<-p.done
 		if t.Failed() {
