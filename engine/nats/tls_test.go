@@ -2,8 +2,6 @@ package nats
 
 import (
 	"context"
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,26 +11,13 @@ import (
 	"github.com/heraldhq/herald/internal/tlsfiles"
 )
 
-// startTLSNATS runs a nats-server of its own that requires TLS with a
-// certificate from ca for "nats.internal" and 127.0.0.1, and verifies
-// client certificates from ca. It is gone when t ends.
-func startTLSNATS(t *testing.T, ca *testenv.CA) string {
-	t.Helper()
-	bin := testenv.Binary(t, "nats-server")
-	srv := ca.Server(t, "nats", "nats.internal", "127.0.0.1")
-	port := testenv.FreePort(t)
-	p := testenv.StartProcess(t, exec.Command(bin, "-a", "127.0.0.1", "-p", strconv.Itoa(port),
-		"--tls", "--tlscert", srv.CertFile, "--tlskey", srv.KeyFile, "--tlsverify", "--tlscacert", ca.File))
-	return "nats://" + p.WaitListening(t, port, 15*time.Second)
-}
-
 // TestTLS delivers publications between two engines through a NATS
 // server that requires TLS and client certificates; connections without
 // the CA, without a client certificate or expecting another name are
 // refused with the TLS error.
 func TestTLS(t *testing.T) {
 	ca := testenv.NewCA(t)
-	url := startTLSNATS(t, ca)
+	url := testenv.StartTLSNATS(t, ca)
 	client := ca.Client(t, "herald")
 	files := tlsfiles.Files{CAFile: ca.File, CertFile: client.CertFile, KeyFile: client.KeyFile}
 	config := func(f tlsfiles.Files) Config {

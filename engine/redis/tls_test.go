@@ -2,8 +2,6 @@ package redis
 
 import (
 	"context"
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,29 +12,13 @@ import (
 	"github.com/heraldhq/herald/internal/tlsfiles"
 )
 
-// startTLSRedis runs a redis-server of its own that speaks only TLS, with
-// a certificate from ca for "redis.internal" and 127.0.0.1, and requires
-// client certificates from ca. It is gone when t ends.
-func startTLSRedis(t *testing.T, ca *testenv.CA) string {
-	t.Helper()
-	bin := testenv.Binary(t, "redis-server")
-	srv := ca.Server(t, "redis", "redis.internal", "127.0.0.1")
-	port := testenv.FreePort(t)
-	p := testenv.StartProcess(t, exec.Command(bin,
-		"--port", "0", "--tls-port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--tls-cert-file", srv.CertFile, "--tls-key-file", srv.KeyFile,
-		"--tls-ca-cert-file", ca.File, "--tls-auth-clients", "yes",
-		"--save", "", "--appendonly", "no", "--dir", t.TempDir()))
-	return p.WaitListening(t, port, 15*time.Second)
-}
-
 // TestTLS runs the engine and a standalone presence against a Redis that
 // accepts TLS only: publications go through and are kept, and presence
 // works; connections without the CA, without a client certificate or
 // expecting another name are refused with the TLS error.
 func TestTLS(t *testing.T) {
 	ca := testenv.NewCA(t)
-	addr := startTLSRedis(t, ca)
+	addr := testenv.StartTLSRedis(t, ca)
 	client := ca.Client(t, "herald")
 	files := tlsfiles.Files{CAFile: ca.File, CertFile: client.CertFile, KeyFile: client.KeyFile}
 	config := func(f tlsfiles.Files) Config {
