@@ -82,3 +82,23 @@ func proxyTLSProblems(key string, p ProxyEndpointConfig, bad func(key, format st
 	}
 	p.TLS.problems(key+".tls", bad)
 }
+
+// clientTLSWarnings names each tls section that accepts any certificate.
+func (c Config) clientTLSWarnings() []string {
+	var w []string
+	warn := func(key string) {
+		w = append(w, key+".insecure_skip_verify is on: the server's certificate is not checked, so anyone on the path can pose as it; for tests only")
+	}
+	if c.Engine.Redis.TLS.Enabled && c.Engine.Redis.TLS.InsecureSkipVerify {
+		warn("engine.redis.tls")
+	}
+	if c.Engine.NATS.TLS.Enabled && c.Engine.NATS.TLS.InsecureSkipVerify {
+		warn("engine.nats.tls")
+	}
+	for i, p := range c.Proxies {
+		if p.TLS.InsecureSkipVerify {
+			warn(fmt.Sprintf("proxies[%d].tls", i))
+		}
+	}
+	return w
+}

@@ -101,3 +101,37 @@ client:
 		t.Fatalf("proxies[1] without tls: %+v, %v, want nil", tc, err)
 	}
 }
+
+// TestClientTLSWarnings: a section that accepts any certificate is valid
+// but warned about, by key.
+func TestClientTLSWarnings(t *testing.T) {
+	cfg, err := Parse([]byte(`
+client:
+  token:
+    hmac_secret_key: a-long-enough-secret-for-the-test-0123456789
+http_api:
+  key: another-long-enough-key-0123456789
+engine:
+  nats:
+    tls:
+      enabled: true
+      insecure_skip_verify: true
+proxies:
+  - name: app
+    endpoint: https://backend/connect
+    tls:
+      insecure_skip_verify: true
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(cfg.Warnings(), "\n")
+	for _, want := range []string{"engine.nats.tls.insecure_skip_verify is on", "proxies[0].tls.insecure_skip_verify is on"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warnings:\n%s\nwant one containing %s", w, want)
+		}
+	}
+}

@@ -217,6 +217,7 @@ func (c Config) Warnings() []string {
 	if c.Client.Insecure {
 		w = append(w, "client.insecure is on: every client may connect and use every channel; never use it in production")
 	}
+	w = append(w, c.clientTLSWarnings()...)
 	return w
 }
 
