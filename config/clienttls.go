@@ -44,8 +44,11 @@ func (c ClientTLS) Config() (*tls.Config, error) {
 // problems checks a section without reading its files (a configuration is
 // checked on machines that do not have them), naming each key under key.
 func (f ClientTLSFiles) problems(key string, bad func(key, format string, args ...any)) {
-	if err := f.Files().Check(); err != nil {
-		bad(key, "%v", err)
+	switch {
+	case f.CertFile != "" && f.KeyFile == "":
+		bad(key+".key_file", "required with cert_file: the client certificate's private key")
+	case f.KeyFile != "" && f.CertFile == "":
+		bad(key+".cert_file", "required with key_file: the client certificate")
 	}
 }
 

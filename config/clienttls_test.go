@@ -44,9 +44,9 @@ client:
 	}
 	for _, want := range []string{
 		"engine.redis.tls.enabled: must be true for the other engine.redis.tls keys to apply",
-		"engine.nats.tls: key_file is required with cert_file",
+		"engine.nats.tls.key_file: required with cert_file",
 		"proxies[0].tls: the endpoint is http://, so it has no TLS",
-		"proxies[1].tls: cert_file is required with key_file",
+		"proxies[1].tls.cert_file: required with key_file",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("problems:\n%v\nwant one containing %s", err, want)
