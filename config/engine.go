@@ -40,14 +40,18 @@ type RedisConfig struct {
 	PoolSize         int           `yaml:"pool_size" defaultdoc:"go-redis default" doc:"command connections per node (0: the go-redis default)"`
 	MinReplicas      int           `yaml:"min_replicas" doc:"with 1 or more, a publication with history is acknowledged (and sent to subscribers) only once that many replicas have it, so a Sentinel failover cannot lose it; otherwise the publish fails. Not with Redis Cluster ([engines.md](engines.md))"`
 	ReplicaTimeout   time.Duration `yaml:"replica_timeout" default:"1s" doc:"how long a publication waits for 'min_replicas'"`
+	// TLS applies to every connection: the server, Sentinels and Cluster
+	// nodes.
+	TLS ClientTLS `yaml:"tls"`
 }
 
 // NATSConfig connects the NATS engine, which carries publications between
 // nodes but keeps no history (nats.Options).
 type NATSConfig struct {
-	URL      string `yaml:"url" default:"nats://127.0.0.1:4222" doc:"the NATS server"`
-	Prefix   string `yaml:"prefix" default:"herald" doc:"starts every subject"`
-	Presence string `yaml:"presence" default:"none" doc:"'redis' keeps presence in the Redis server of 'engine.redis'; with 'none', namespaces cannot turn presence on"`
+	URL      string    `yaml:"url" default:"nats://127.0.0.1:4222" doc:"the NATS server"`
+	Prefix   string    `yaml:"prefix" default:"herald" doc:"starts every subject"`
+	Presence string    `yaml:"presence" default:"none" doc:"'redis' keeps presence in the Redis server of 'engine.redis'; with 'none', namespaces cannot turn presence on"`
+	TLS      ClientTLS `yaml:"tls"`
 }
 
 // Addrs are the addresses to connect to: addresses, else address.

@@ -28,6 +28,8 @@ type ProxyEndpointConfig struct {
 	StaticHTTPHeaders     map[string]string `yaml:"static_http_headers" doc:"a mapping of headers sent with every call (they win over forwarded ones)"`
 	BinaryEncoding        bool              `yaml:"binary_encoding" doc:"payloads go as base64 ('b64data') instead of raw JSON ('data')"`
 	IncludeConnectionMeta bool              `yaml:"include_connection_meta" doc:"send the connection's 'meta' (from the connect result) with every later call"`
+	// TLS is for https:// endpoints only; it is on whenever the URL is.
+	TLS ClientTLSFiles `yaml:"tls"`
 }
 
 // ClientProxyConfig is client.proxy: the proxies of the client-wide events.
@@ -110,6 +112,7 @@ func (c Config) proxyProblems() Problems {
 			bad(key+".name", "%q: another proxy has this name", p.Name)
 		}
 		names[p.Name] = true
+		proxyTLSProblems(key, p, bad)
 	}
 	ref := func(key, name string) {
 		if name != "" && !names[name] {

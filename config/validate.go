@@ -101,6 +101,8 @@ func (c Config) Validate() error {
 	if c.Engine.Type == "postgres" && c.Engine.Postgres.DSN == "" {
 		bad("engine.postgres.dsn", "required with engine.type postgres, e.g. postgres://user:pass@host:5432/db")
 	}
+	c.Engine.Redis.TLS.problems("engine.redis.tls", bad)
+	c.Engine.NATS.TLS.problems("engine.nats.tls", bad)
 	switch c.Engine.NATS.Presence {
 	case "", "none", "redis":
 	default:
@@ -216,6 +218,7 @@ func (c Config) Warnings() []string {
 		w = append(w, "client.insecure is on: every client may connect and use every channel; never use it in production")
 	}
 	w = append(w, c.shortSecretWarnings()...)
+	w = append(w, c.clientTLSWarnings()...)
 	return w
 }
 

@@ -25,6 +25,7 @@ type endpoint struct {
 	Endpoint
 	forward []string // canonical names of the headers to forward
 	r       *Router
+	client  *http.Client // the router's, or the endpoint's own for its TLS
 }
 
 // callInfo is what a call needs from the client besides the body.
@@ -115,7 +116,7 @@ func roundTrip[T any](ctx context.Context, e *endpoint, ci callInfo, req any) (*
 		return nil, fmt.Errorf("build request: %w", err)
 	}
 	hr.Header = e.header(ci)
-	resp, err := e.r.client.Do(hr)
+	resp, err := e.client.Do(hr)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("no answer within %s: %w", e.timeout(), err)

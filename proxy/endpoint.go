@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -39,6 +40,11 @@ type Endpoint struct {
 	// IncludeConnectionMeta adds the meta the connect result attached to
 	// the connection to every later call.
 	IncludeConnectionMeta bool
+	// TLS, for an https URL, replaces the default TLS configuration
+	// (the system's roots, the URL's host as server name): a private CA,
+	// a client certificate for backends that verify callers, another
+	// server name. An endpoint with TLS gets its own connection pool.
+	TLS *tls.Config
 }
 
 // FieldProblem is one thing wrong with an Endpoint, naming the field by
@@ -65,6 +71,8 @@ func (e Endpoint) Check() []FieldProblem {
 		bad("endpoint", "%q: want an http:// or https:// URL (the gRPC proxy is not supported yet)", e.URL)
 	} else if u.Host == "" {
 		bad("endpoint", "%q: the URL has no host", e.URL)
+	} else if e.TLS != nil && u.Scheme != "https" {
+		bad("tls", "%q is not an https:// URL, so TLS settings do not apply", e.URL)
 	}
 	if e.Timeout < 0 {
 		bad("timeout", "%s: must be positive (0 means the default, %s)", e.Timeout, DefaultTimeout)

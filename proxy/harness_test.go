@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,6 +27,7 @@ const testSecret = "proxy-test-secret"
 // call is one request the backend received.
 type call struct {
 	path   string
+	tls    *tls.ConnectionState
 	header http.Header
 	body   map[string]any
 }
@@ -43,14 +45,21 @@ type backend struct {
 
 func newBackend(t *testing.T) *backend {
 	b := &backend{t: t, calls: make(chan call, 256), answers: map[string]http.HandlerFunc{}}
-	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	b.srv = httptest.NewServer(b.handler())
+	t.Cleanup(b.srv.Close)
+	return b
+}
+
+// handler records each request and answers it as the test set.
+func (b *backend) handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		data, _ := io.ReadAll(r.Body)
 		var body map[string]any
 		if err := json.Unmarshal(data, &body); err != nil {
 			http.Error(w, "not JSON", http.StatusBadRequest)
 			return
 		}
-		b.calls <- call{path: r.URL.Path, header: r.Header.Clone(), body: body}
+		b.calls <- call{path: r.URL.Path, tls: r.TLS, header: r.Header.Clone(), body: body}
 		b.mu.Lock()
 		fn := b.answers[r.URL.Path]
 		b.mu.Unlock()
@@ -59,9 +68,7 @@ func newBackend(t *testing.T) *backend {
 			return
 		}
 		fn(w, r)
-	}))
-	t.Cleanup(b.srv.Close)
-	return b
+	})
 }
 
 // answer makes path answer with the JSON text body.

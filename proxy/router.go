@@ -37,11 +37,12 @@ type Config struct {
 
 // Router makes the proxy calls of one node.
 type Router struct {
-	client    *http.Client
-	transport *http.Transport
-	limit     limiter
-	metrics   *metrics
-	log       *slog.Logger
+	// transports are the connection pools: the shared one first, then
+	// one per endpoint with its own TLS.
+	transports []*http.Transport
+	limit      limiter
+	metrics    *metrics
+	log        *slog.Logger
 
 	connect, refresh               *endpoint
 	subscribe, publish, subRefresh map[string]*endpoint
@@ -118,7 +119,7 @@ func New(cfg Config) (*Router, error) {
 	}
 	// One pool of keep-alive connections for all endpoints: a reconnect
 	// storm reuses connections instead of opening one per call.
-	r.transport = &http.Transport{
+	shared := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:     true,
@@ -128,11 +129,25 @@ func New(cfg Config) (*Router, error) {
 		TLSHandshakeTimeout:   5 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
-	r.client = &http.Client{
-		Transport: r.transport,
-		// A proxy endpoint answers itself; following a redirect would
-		// resend the client's cookies somewhere else.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	client := func(t *http.Transport) *http.Client {
+		r.transports = append(r.transports, t)
+		return &http.Client{
+			Transport: t,
+			// A proxy endpoint answers itself; following a redirect would
+			// resend the client's cookies somewhere else.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	sharedClient := client(shared)
+	for _, e := range byName {
+		e.client = sharedClient
+		if e.TLS != nil {
+			// Connections made with one endpoint's client certificate or
+			// roots must not serve another endpoint on the same host.
+			t := shared.Clone()
+			t.TLSClientConfig = e.TLS.Clone()
+			e.client = client(t)
+		}
 	}
 	return r, nil
 }
@@ -142,7 +157,11 @@ func New(cfg Config) (*Router, error) {
 func (r *Router) Collectors() []prometheus.Collector { return r.metrics.collectors() }
 
 // Close drops the idle connections to the backends.
-func (r *Router) Close() { r.transport.CloseIdleConnections() }
+func (r *Router) Close() {
+	for _, t := range r.transports {
+		t.CloseIdleConnections()
+	}
+}
 
 // Handlers are the router's handlers for the events that have a proxy;
 // the others are nil. Where an event's proxy covers some namespaces only,

@@ -17,14 +17,19 @@ import (
 	"github.com/heraldhq/herald/engine/redis"
 )
 
-// redisOptions converts engine.redis for the Redis engine and presence.
-func redisOptions(r config.RedisConfig, node string, log *slog.Logger) redis.Config {
+// redisOptions converts engine.redis for the Redis engine and presence,
+// reading its TLS files.
+func redisOptions(r config.RedisConfig, node string, log *slog.Logger) (redis.Config, error) {
+	tls, err := r.TLS.Config()
+	if err != nil {
+		return redis.Config{}, fmt.Errorf("engine.redis.tls: %w", err)
+	}
 	return redis.Config{
 		Addrs: r.Addrs(), SentinelMaster: r.SentinelMaster, SentinelUsername: r.SentinelUsername,
 		SentinelPassword: r.SentinelPassword, Cluster: r.Cluster, Username: r.Username, Password: r.Password,
 		DB: r.DB, Prefix: r.Prefix, PubSubShards: r.PubSubShards, PoolSize: r.PoolSize, NodeID: node, Logger: log,
-		MinReplicas: r.MinReplicas, ReplicaTimeout: r.ReplicaTimeout,
-	}
+		MinReplicas: r.MinReplicas, ReplicaTimeout: r.ReplicaTimeout, TLS: tls,
+	}, nil
 }
 
 // newEngine connects the configured engine.
@@ -46,15 +51,27 @@ func newEngine(cfg config.Config, base string, log *slog.Logger) (engine.Engine,
 		}
 		return e, nil
 	case "redis":
-		e, err := redis.New(ctx, redisOptions(cfg.Engine.Redis, node, log))
+		opts, err := redisOptions(cfg.Engine.Redis, node, log)
+		if err != nil {
+			return nil, err
+		}
+		e, err := redis.New(ctx, opts)
 		if err != nil {
 			return nil, fmt.Errorf("engine redis at %s: %w", strings.Join(cfg.Engine.Redis.Addrs(), ","), err)
 		}
 		return e, nil
 	case "nats":
-		opts := nats.Config{URL: cfg.Engine.NATS.URL, Prefix: cfg.Engine.NATS.Prefix, NodeID: node, Logger: log}
+		tls, err := cfg.Engine.NATS.TLS.Config()
+		if err != nil {
+			return nil, fmt.Errorf("engine.nats.tls: %w", err)
+		}
+		opts := nats.Config{URL: cfg.Engine.NATS.URL, Prefix: cfg.Engine.NATS.Prefix, NodeID: node, Logger: log, TLS: tls}
 		if cfg.Engine.NATS.Presence == "redis" {
-			p, err := redis.NewPresence(ctx, redisOptions(cfg.Engine.Redis, node, log))
+			ropts, err := redisOptions(cfg.Engine.Redis, node, log)
+			if err != nil {
+				return nil, err
+			}
+			p, err := redis.NewPresence(ctx, ropts)
 			if err != nil {
 				return nil, fmt.Errorf("engine nats: presence in redis at %s: %w", strings.Join(cfg.Engine.Redis.Addrs(), ","), err)
 			}

@@ -18,6 +18,13 @@ func newProxy(cfg config.Config, log *slog.Logger) (*proxy.Router, error) {
 		return nil, nil
 	}
 	opts.Logger = log
+	for i := range opts.Endpoints {
+		tls, err := cfg.ProxyTLS(i)
+		if err != nil {
+			return nil, fmt.Errorf("proxy %q: %w", opts.Endpoints[i].Name, err)
+		}
+		opts.Endpoints[i].TLS = tls
+	}
 	r, err := proxy.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)

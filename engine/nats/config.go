@@ -1,6 +1,7 @@
 package nats
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -57,8 +58,11 @@ type Config struct {
 	// Presence, when set, serves the PresenceManager methods, typically a
 	// *redis.Presence. The engine does not close it.
 	Presence engine.PresenceManager
+	// TLS, when set, connects with TLS (nats.Secure); ServerName, when
+	// empty, is the host of the URL.
+	TLS *tls.Config
 	// ConnOptions are passed to nats.Connect after the engine's own, for
-	// TLS, credentials and other settings.
+	// credentials and other settings.
 	ConnOptions []nats.Option
 
 	PingInterval    time.Duration

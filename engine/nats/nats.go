@@ -114,6 +114,9 @@ func New(ctx context.Context, opts Config) (*Engine, error) {
 		nats.ReconnectHandler(e.onReconnect),
 		nats.ErrorHandler(e.onAsyncError),
 	}, opts.ConnOptions...)
+	if opts.TLS != nil {
+		connOpts = append(connOpts, nats.Secure(opts.TLS))
+	}
 	if e.nc, err = nats.Connect(opts.URL, connOpts...); err != nil {
 		return nil, fmt.Errorf("nats engine: connect: %w", err)
 	}

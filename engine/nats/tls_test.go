@@ -1,0 +1,71 @@
+package nats
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/engine/enginetest"
+	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/tlsfiles"
+)
+
+// TestTLS delivers publications between two engines through a NATS
+// server that requires TLS and client certificates; connections without
+// the CA, without a client certificate or expecting another name are
+// refused with the TLS error.
+func TestTLS(t *testing.T) {
+	ca := testenv.NewCA(t)
+	url := testenv.StartTLSNATS(t, ca)
+	client := ca.Client(t, "herald")
+	files := tlsfiles.Files{CAFile: ca.File, CertFile: client.CertFile, KeyFile: client.KeyFile}
+	config := func(f tlsfiles.Files) Config {
+		tc, err := f.Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Config{URL: url, TLS: tc, Prefix: "herald_tls", PingInterval: time.Second, ReconnectWait: 20 * time.Millisecond, Logger: testenv.Logger()}
+	}
+
+	named := files
+	named.ServerName = "nats.internal"
+	recA, recB := enginetest.NewRecorder(), enginetest.NewRecorder()
+	a := startEngine(t, config(files), recA)
+	b := startEngine(t, config(named), recB)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.Subscribe(ctx, "news"); err != nil {
+		t.Fatal(err)
+	}
+	enginetest.PublishMarker(t, a, recB, "news", "over TLS")
+
+	noCert := files
+	noCert.CertFile, noCert.KeyFile = "", ""
+	otherCA := files
+	otherCA.CAFile = testenv.NewCA(t).File
+	wrongName := files
+	wrongName.ServerName = "bus.example"
+	for _, c := range []struct {
+		name string
+		f    tlsfiles.Files
+		want string
+	}{
+		{"another CA", otherCA, "certificate signed by unknown authority"},
+		{"wrong server name", wrongName, "bus.example"},
+		{"no client certificate", noCert, "nats engine: connect"},
+	} {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			e, err := New(ctx, config(c.f))
+			if err == nil {
+				_ = e.Close()
+				t.Fatal("connected")
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %q, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,97 @@
+package redis
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/enginetest"
+	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/tlsfiles"
+)
+
+// TestTLS runs the engine and a standalone presence against a Redis that
+// accepts TLS only: publications go through and are kept, and presence
+// works; connections without the CA, without a client certificate or
+// expecting another name are refused with the TLS error.
+func TestTLS(t *testing.T) {
+	ca := testenv.NewCA(t)
+	addr := testenv.StartTLSRedis(t, ca)
+	client := ca.Client(t, "herald")
+	files := tlsfiles.Files{CAFile: ca.File, CertFile: client.CertFile, KeyFile: client.KeyFile}
+	config := func(f tlsfiles.Files) Config {
+		tc, err := f.Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Config{Addrs: []string{addr}, TLS: tc, Prefix: "herald_tls_" + randomToken(6), Logger: testenv.Logger(),
+			HealthInterval: 200 * time.Millisecond, ReconnectMin: 10 * time.Millisecond, ReconnectMax: 200 * time.Millisecond}
+	}
+
+	for _, name := range []string{"", "redis.internal"} {
+		t.Run("server_name="+name, func(t *testing.T) {
+			f := files
+			f.ServerName = name
+			opts := config(f)
+			rec := enginetest.NewRecorder()
+			e := enginetest.NewEngine(t, func(ctx context.Context) (*Engine, error) { return New(ctx, opts) })
+			enginetest.StartEngine(t, e, rec)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := e.Subscribe(ctx, "news"); err != nil {
+				t.Fatal(err)
+			}
+			enginetest.PublishMarker(t, e, rec, "news", "over TLS")
+			if _, err := e.Publish(ctx, "kept", &engine.Publication{Data: []byte("h")}, engine.PublishOptions{HistorySize: 5, HistoryTTL: time.Minute}); err != nil {
+				t.Fatal(err)
+			}
+			pubs, _, err := e.History(ctx, "kept", engine.HistoryRequest{Limit: -1})
+			if err != nil || len(pubs) != 1 || string(pubs[0].Data) != "h" {
+				t.Fatalf("history over TLS: %v, %v", pubs, err)
+			}
+
+			p, err := NewPresence(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			if err := p.AddPresence(ctx, "room", &engine.ClientInfo{User: "u", Client: "c"}, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if m, err := p.Presence(ctx, "room"); err != nil || m["c"] == nil {
+				t.Fatalf("presence over TLS: %v, %v", m, err)
+			}
+		})
+	}
+
+	noCert := files
+	noCert.CertFile, noCert.KeyFile = "", ""
+	otherCA := files
+	otherCA.CAFile = testenv.NewCA(t).File
+	wrongName := files
+	wrongName.ServerName = "cache.example"
+	for _, c := range []struct {
+		name string
+		f    tlsfiles.Files
+		want string
+	}{
+		{"another CA", otherCA, "certificate signed by unknown authority"},
+		{"wrong server name", wrongName, "cache.example"},
+		{"no client certificate", noCert, "redis engine: ping"},
+	} {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			e, err := New(ctx, config(c.f))
+			if err == nil {
+				_ = e.Close()
+				t.Fatal("connected")
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %q, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
