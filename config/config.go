@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/transport/tlsconf"
 )
 
 // Config is the whole configuration of `herald serve`; docs/configuration.md
@@ -35,9 +36,11 @@ type Config struct {
 	Shutdown ShutdownConfig `yaml:"shutdown"`
 	// The HTTP transports' keys (http_stream, sse, ...): transports.go.
 	TransportsConfig `yaml:",inline"`
-	Admin            AdminConfig        `yaml:"admin"`
-	WebSocket        WebSocketConfig    `yaml:"websocket"`
-	UniWebSocket     UniWebSocketConfig `yaml:"uni_websocket"`
+	// TLSConfig: tls and tls_autocert (tls.go).
+	TLSConfig    `yaml:",inline"`
+	Admin        AdminConfig        `yaml:"admin"`
+	WebSocket    WebSocketConfig    `yaml:"websocket"`
+	UniWebSocket UniWebSocketConfig `yaml:"uni_websocket"`
 }
 
 // LogConfig selects the log format and level.
@@ -82,6 +85,7 @@ type HTTPAPIConfig struct {
 	// IdempotencyWindow is hub.Config.IdempotencyWindow.
 	IdempotencyWindow time.Duration `yaml:"idempotency_window" default:"5m" doc:"how long 'publish' and 'broadcast' remember an 'idempotency_key', per channel and across the cluster: a repeat within the window returns the first result and delivers nothing (at most 24h)"`
 	AllowedOrigins    []string      `yaml:"allowed_origins" doc:"browser origins allowed to call the API (CORS); '*' allows any"`
+	RequireClientCert bool          `yaml:"require_client_cert" doc:"answer '/api/' requests '403' unless the connection presented a client certificate that verified against 'tls.client_ca_file' (mutual TLS for the API; set 'tls.client_auth: optional' so that clients without a certificate still reach the other endpoints)"`
 }
 
 // BodyReadTimeoutOrDefault is http_api.body_read_timeout with its default
@@ -103,6 +107,8 @@ type AdminConfig struct {
 	MutexProfileFraction int           `yaml:"mutex_profile_fraction" doc:"sample 1 in N contended lock acquisitions for '/debug/pprof/mutex' (0: off); needs 'admin.address'; costs CPU while on, so set it only to take a profile"`
 	BlockProfileRate     int           `yaml:"block_profile_rate" doc:"record goroutine waits (channels, locks, 'select') of N nanoseconds or more for '/debug/pprof/block' (0: off); needs 'admin.address'; costs CPU while on"`
 	UI                   AdminUIConfig `yaml:"ui"` // admin.go
+	// TLS of the admin listener, with the same options as the main one.
+	TLS tlsconf.Config `yaml:"tls"`
 }
 
 // WebSocketConfig tunes the WebSocket transport and the admission of new
