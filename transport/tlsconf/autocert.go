@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"time"
@@ -104,7 +105,16 @@ func (a *Autocert) TLSConfig(protos ...string) *tls.Config {
 // HTTPHandler answers the HTTP-01 challenge and redirects every other
 // request to https (fallback nil) or hands it to fallback.
 func (a *Autocert) HTTPHandler(fallback http.Handler) http.Handler {
-	return a.m.HTTPHandler(fallback)
+	h := a.m.HTTPHandler(fallback)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// autocert checks the Host header against host_whitelist as it
+		// is; an ACME server that reaches the listener on a port other
+		// than 80 (a port forward, a test) sends it with the port.
+		if host, _, err := net.SplitHostPort(r.Host); err == nil {
+			r.Host = host
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Validate checks ac; every problem is a *FieldError.
