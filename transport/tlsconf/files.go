@@ -64,6 +64,14 @@ func New(cfg Config, log *slog.Logger) (*Files, error) {
 // (e.g. "h2", "http/1.1"). Each handshake gets the current certificate and
 // client CAs.
 func (f *Files) TLSConfig(protos ...string) *tls.Config {
+	// A connection keeps the config it was served with for its lifetime:
+	// one config per version of the files, shared by its connections,
+	// rather than a copy per connection.
+	type served struct {
+		from *loaded
+		conf *tls.Config
+	}
+	var cache atomic.Pointer[served]
 	return &tls.Config{
 		// The outer config only decides which inner one serves; its
 		// version bounds the ClientHello that is read at all.
@@ -71,8 +79,13 @@ func (f *Files) TLSConfig(protos ...string) *tls.Config {
 		NextProtos: protos,
 		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
 			f.checkFiles()
-			c := f.cur.Load().conf.Clone()
+			cur := f.cur.Load()
+			if s := cache.Load(); s != nil && s.from == cur {
+				return s.conf, nil
+			}
+			c := cur.conf.Clone()
 			c.NextProtos = protos
+			cache.Store(&served{from: cur, conf: c})
 			return c, nil
 		},
 	}
