@@ -1,11 +1,15 @@
 package server
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -181,5 +185,58 @@ func TestTLSBadFiles(t *testing.T) {
 	_, err := New(cfg, slog.New(slog.DiscardHandler))
 	if err == nil || !strings.Contains(err.Error(), "tls.key_file") {
 		t.Fatalf("New with a key of another certificate: %v, want an error naming tls.key_file", err)
+	}
+}
+
+// TestHTTPTransportsOverHTTP2 runs the HTTP-streaming and SSE transports
+// over HTTP/2 on a TLS listener: the stream, its emulation requests and a
+// publication through the API.
+func TestHTTPTransportsOverHTTP2(t *testing.T) {
+	ca := testcerts.NewCA(t, "test")
+	s := tlsNode(t, ca.Server("server"), nil)
+	h2 := httpsClient(t, ca)
+	h2.Timeout = 0 // the streams stay open
+	for _, path := range []string{HTTPStreamPath, SSEPath} {
+		t.Run(strings.TrimPrefix(path, "/connection/"), func(t *testing.T) {
+			connect := `{"id":1,"connect":{"token":"` + token(t, "alice") + `"}}`
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			var req *http.Request
+			if path == SSEPath {
+				req, _ = http.NewRequestWithContext(ctx, http.MethodGet, "https://"+s.Addr()+path+"?cf_connect="+url.QueryEscape(connect), nil)
+			} else {
+				req, _ = http.NewRequestWithContext(ctx, http.MethodPost, "https://"+s.Addr()+path, strings.NewReader(connect))
+				req.Header.Set("Content-Type", "application/json")
+			}
+			resp, err := h2.Do(req)
+			if err != nil {
+				cancel()
+				t.Fatal(err)
+			}
+			c := &httpStreamClient{t: t, resp: resp, rd: bufio.NewReader(resp.Body), sse: path == SSEPath, cancel: cancel}
+			t.Cleanup(c.close)
+			if resp.StatusCode != http.StatusOK || resp.ProtoMajor != 2 {
+				t.Fatalf("open %s: %s over %s, want 200 over HTTP/2", path, resp.Status, resp.Proto)
+			}
+			var r struct {
+				Connect *struct{ Session, Node string } `json:"connect"`
+			}
+			if err := json.Unmarshal(c.next(), &r); err != nil || r.Connect == nil {
+				t.Fatalf("connect result: %v", err)
+			}
+			body, _ := json.Marshal(map[string]string{"session": r.Connect.Session, "node": r.Connect.Node, "data": `{"id":2,"subscribe":{"channel":"room"}}`})
+			er, err := h2.Post("https://"+s.Addr()+EmulationPath, "application/json", bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			er.Body.Close()
+			if er.StatusCode != http.StatusNoContent || er.ProtoMajor != 2 {
+				t.Fatalf("emulation: %s over %s", er.Status, er.Proto)
+			}
+			c.awaitMessage(`"id":2,"subscribe"`)
+			if resp, body := apiOver(t, h2, s, "publish", `{"channel":"room","data":{"via":"h2"}}`); resp.StatusCode != http.StatusOK || strings.Contains(body, "error") {
+				t.Fatalf("publish: %d %s", resp.StatusCode, body)
+			}
+			c.awaitMessage(`"pub":{"data":{"via":"h2"}`)
+		})
 	}
 }
