@@ -188,8 +188,8 @@ func load(cfg Config) (*loaded, error) {
 }
 
 // fileError names the option whose file is at fault. tls.LoadX509KeyPair
-// does not say which file it could not use, so a problem it reports is
-// attributed by reading each file again.
+// does not say which file it could not use: a certificate file without a
+// certificate is at fault, else the key.
 func fileError(cfg Config, err error) *FieldError {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
@@ -201,10 +201,8 @@ func fileError(cfg Config, err error) *FieldError {
 		}
 		return &FieldError{Field: field, Message: err.Error()}
 	}
-	if data, rerr := os.ReadFile(cfg.CertFile); rerr == nil {
-		if _, cerr := tls.X509KeyPair(data, data); cerr != nil && !hasCertificate(data) {
-			return &FieldError{Field: "cert_file", Message: cfg.CertFile + ": " + err.Error()}
-		}
+	if data, rerr := os.ReadFile(cfg.CertFile); rerr == nil && !hasCertificate(data) {
+		return &FieldError{Field: "cert_file", Message: cfg.CertFile + ": " + err.Error()}
 	}
 	return &FieldError{Field: "key_file", Message: cfg.KeyFile + ": " + err.Error() + " (with cert_file " + cfg.CertFile + ")"}
 }
