@@ -130,6 +130,25 @@ func TestACMEIssuesAndServes(t *testing.T) {
 	if err != nil || !strings.Contains(strings.Join(names, " "), acmeHost) {
 		t.Fatalf("cache directory holds %v (%v), want the certificate of %s", names, err, acmeHost)
 	}
+	// A node started on the same cache directory serves the certificate
+	// from it, with no ACME server to ask.
+	restarted := tlsNode(t, testcerts.Pair{}, func(c *config.Config) {
+		c.TLS.CertFile, c.TLS.KeyFile = "", ""
+		c.TLSAutocert = config.Default().TLSAutocert
+		c.TLSAutocert.Enabled = true
+		c.TLSAutocert.HostWhitelist = []string{acmeHost}
+		c.TLSAutocert.CacheDir = cache
+		c.TLSAutocert.DirectoryURL = "https://" + freePort(t) + "/dir"
+		c.TLSAutocert.HTTPAddress = "127.0.0.1:0"
+	})
+	cached, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", restarted.Addr(), &tls.Config{RootCAs: roots, ServerName: acmeHost})
+	if err != nil {
+		t.Fatalf("a node on the same cache directory: %v", err)
+	}
+	cached.Close()
+	if got := cached.ConnectionState().PeerCertificates[0].SerialNumber; got.Cmp(leaf.SerialNumber) != 0 {
+		t.Fatalf("a node on the same cache directory serves serial %s, want the cached %s", got, leaf.SerialNumber)
+	}
 	// Another name gets no certificate requested.
 	other := &tls.Config{RootCAs: roots, ServerName: "other.test"}
 	if c, err := tls.Dial("tcp", s.Addr(), other); err == nil {

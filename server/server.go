@@ -259,6 +259,7 @@ func (s *Server) Start(ctx context.Context) error {
 		// net/http must see the *tls.Conn itself to offer HTTP/2 and fill
 		// in Request.TLS, so the accept loop does not read upgrades here.
 		serving = s.tls.listen(ln)
+		s.http.ErrorLog = httpErrorLog(s.log, "main")
 	} else if !s.cfg.WebSocket.NetHTTPUpgrade {
 		serving = guard.NewListener(ln, s.upgradePaths(), s.http.Handler, s.http.ReadHeaderTimeout, s.log)
 	}
@@ -395,6 +396,9 @@ func (s *Server) startAdmin() error {
 	s.adminLn = ln
 	s.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	serving := s.adminTLS.listen(ln)
+	if s.adminTLS != nil {
+		s.admin.ErrorLog = httpErrorLog(s.log, "admin")
+	}
 	// Process-wide settings of the runtime: only set when asked for, so an
 	// embedding application's own choice stands otherwise.
 	if f := s.cfg.Admin.MutexProfileFraction; f > 0 {

@@ -1,12 +1,15 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	stdlog "log"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/config"
@@ -130,4 +133,27 @@ func requireClientCert(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// httpErrorLog routes the HTTP server's own error lines into log: failed
+// TLS handshakes (scanners, clients that do not trust the certificate, a
+// name outside tls_autocert.host_whitelist) at debug level, so that they
+// do not flood the log, and anything else (accept errors) as warnings.
+func httpErrorLog(log *slog.Logger, listener string) *stdlog.Logger {
+	return stdlog.New(errorLogWriter{log: log, listener: listener}, "", 0)
+}
+
+type errorLogWriter struct {
+	log      *slog.Logger
+	listener string
+}
+
+func (w errorLogWriter) Write(p []byte) (int, error) {
+	msg := strings.TrimSpace(string(p))
+	level := slog.LevelWarn
+	if strings.HasPrefix(msg, "http: TLS handshake error") {
+		level = slog.LevelDebug
+	}
+	w.log.Log(context.Background(), level, msg, "listener", w.listener)
+	return len(p), nil
 }

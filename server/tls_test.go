@@ -240,3 +240,19 @@ func TestHTTPTransportsOverHTTP2(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPErrorLogLevels keeps failed handshakes, which scanners cause by
+// the thousand, out of the default log level, and other HTTP server errors
+// in it.
+func TestHTTPErrorLogLevels(t *testing.T) {
+	var out lockedBuffer
+	l := httpErrorLog(slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})), "main")
+	l.Print("http: TLS handshake error from 127.0.0.1:1234: EOF")
+	l.Print("http: Accept error: too many open files; retrying in 5ms")
+	got := out.String()
+	for _, want := range []string{`level=DEBUG msg="http: TLS handshake error`, `level=WARN msg="http: Accept error`, "listener=main"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log %q lacks %q", got, want)
+		}
+	}
+}
