@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/transport/tlsconf"
 )
 
 // Config is the whole configuration of `herald serve`; docs/configuration.md
@@ -35,9 +36,11 @@ type Config struct {
 	Shutdown ShutdownConfig `yaml:"shutdown"`
 	// The HTTP transports' keys (http_stream, sse, ...): transports.go.
 	TransportsConfig `yaml:",inline"`
-	Admin            AdminConfig        `yaml:"admin"`
-	WebSocket        WebSocketConfig    `yaml:"websocket"`
-	UniWebSocket     UniWebSocketConfig `yaml:"uni_websocket"`
+	// TLSConfig: tls and tls_autocert (tls.go).
+	TLSConfig    `yaml:",inline"`
+	Admin        AdminConfig        `yaml:"admin"`
+	WebSocket    WebSocketConfig    `yaml:"websocket"`
+	UniWebSocket UniWebSocketConfig `yaml:"uni_websocket"`
 }
 
 // LogConfig selects the log format and level.
@@ -82,6 +85,7 @@ type HTTPAPIConfig struct {
 	// IdempotencyWindow is hub.Config.IdempotencyWindow.
 	IdempotencyWindow time.Duration `yaml:"idempotency_window" default:"5m" doc:"how long 'publish' and 'broadcast' remember an 'idempotency_key', per channel and across the cluster: a repeat within the window returns the first result and delivers nothing (at most 24h)"`
 	AllowedOrigins    []string      `yaml:"allowed_origins" doc:"browser origins allowed to call the API (CORS); '*' allows any"`
+	RequireClientCert bool          `yaml:"require_client_cert" doc:"answer '/api/' requests '403' unless the connection presented a client certificate that verified against 'tls.client_ca_file' (mutual TLS for the API; set 'tls.client_auth: optional' so that clients without a certificate still reach the other endpoints)"`
 }
 
 // BodyReadTimeoutOrDefault is http_api.body_read_timeout with its default
@@ -103,6 +107,8 @@ type AdminConfig struct {
 	MutexProfileFraction int           `yaml:"mutex_profile_fraction" doc:"sample 1 in N contended lock acquisitions for '/debug/pprof/mutex' (0: off); needs 'admin.address'; costs CPU while on, so set it only to take a profile"`
 	BlockProfileRate     int           `yaml:"block_profile_rate" doc:"record goroutine waits (channels, locks, 'select') of N nanoseconds or more for '/debug/pprof/block' (0: off); needs 'admin.address'; costs CPU while on"`
 	UI                   AdminUIConfig `yaml:"ui"` // admin.go
+	// TLS of the admin listener, with the same options as the main one.
+	TLS tlsconf.Config `yaml:"tls"`
 }
 
 // WebSocketConfig tunes the WebSocket transport and the admission of new
@@ -112,7 +118,7 @@ type WebSocketConfig struct {
 	WriteTimeout                 time.Duration `yaml:"write_timeout" default:"1s" doc:"longest a write to one client may block"`
 	ReadTimeout                  time.Duration `yaml:"read_timeout" default:"10s" doc:"longest a started message may take to arrive completely"`
 	AllowedOrigins               []string      `yaml:"allowed_origins" defaultdoc:"same origin" doc:"browser origins allowed to connect, e.g. 'https://app.example.com'; '*' allows any; empty: same origin only. Other origins get '403', and a warning naming the origin is logged (at most once a minute per origin)"`
-	Poller                       string        `yaml:"poller" default:"auto" doc:"how connections are read. 'epoll' (Linux only): a readiness loop with a fixed pool of workers; an idle connection holds no goroutine and no buffer. 'portable' (any system): a goroutine and a read buffer (4 KiB, more while a large message arrives) per connection, so an idle connection costs more memory; it also reads connections that are not plain TCP sockets. 'auto' is 'epoll' on Linux and 'portable' elsewhere. 'epoll' on another system is a configuration error"`
+	Poller                       string        `yaml:"poller" default:"auto" doc:"how connections are read. 'epoll' (Linux only): a readiness loop with a fixed pool of workers; an idle connection holds no goroutine and no buffer. 'portable' (any system): a goroutine and a read buffer (4 KiB, more while a large message arrives) per connection, so an idle connection costs more memory; it also reads connections that are not plain TCP sockets. 'auto' is 'epoll' on Linux and 'portable' elsewhere, and 'portable' when the listener serves TLS ('epoll' needs the plain socket). 'epoll' on another system or with TLS is a configuration error"`
 	MaxUnauthenticated           int           `yaml:"max_unauthenticated" default:"10000" doc:"most connections this node holds that have not authenticated yet (upgraded, no successful 'connect'). Over it, new upgrade requests are answered '503' before the upgrade and the TCP connection is closed. '-1': no bound; '0': the default"`
 	MaxUnauthenticatedPerAddress int           `yaml:"max_unauthenticated_per_address" default:"0" defaultdoc:"a tenth of 'max_unauthenticated'" doc:"most of those connections one client address may hold, so that one address cannot fill 'max_unauthenticated' and lock everyone else out; over it, that address is answered '429'. '0': a tenth of 'max_unauthenticated' (at least 1); '-1': no bound (also off when 'ip_rate_limit' is '-1')"`
 	IPRateLimit                  float64       `yaml:"ip_rate_limit" default:"1000" doc:"new connections per second one client address may open (an IPv6 address counts by its '/64'). Over it, upgrade requests are answered '429' before the upgrade. The address is the TCP peer's unless the peer is in 'websocket.trusted_proxies'. '-1': no limit (behind a proxy that hides client addresses, load tests); '0': the default"`

@@ -140,6 +140,7 @@ func (c Config) Validate() error {
 	}
 	ps = append(ps, c.proxyProblems()...)
 	ps = append(ps, c.sqlAuthProblems()...)
+	ps = append(ps, c.tlsProblems()...)
 	if len(ps) > 0 {
 		return ps
 	}

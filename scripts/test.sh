@@ -160,6 +160,15 @@ check_tools() {
 			missing+=(node)
 		fi
 	fi
+	# openssl makes the certificates of tests/js/tls.test.mjs.
+	if ! command -v openssl >/dev/null; then
+		if is_root && command -v apt-get >/dev/null; then
+			echo "openssl is missing: installing Debian's openssl"
+			apt_install openssl >>"$LOGS/apt-openssl.log" 2>&1 </dev/null || missing+=(openssl)
+		else
+			missing+=(openssl)
+		fi
+	fi
 	if ((${#missing[@]})); then
 		echo "missing tools: ${missing[*]} (Go 1.26, Node 20 and Python 3 are expected on the machine)"
 		return 1

@@ -55,6 +55,11 @@ type Server struct {
 	adm      *guard.Admission    // every endpoint that opens connections passes it
 	proxy    *proxy.Router       // nil without proxies
 	sqlAuth  *sqlauth.Authorizer // nil without SQL checks
+
+	tls      *listenerTLS // the main listener's; nil: plain TCP (tls.go)
+	adminTLS *listenerTLS // nil: plain TCP
+	acmeHTTP *http.Server // the HTTP-01 challenge listener; nil without ACME
+	acmeLn   net.Listener
 }
 
 // New builds a node from cfg; Start makes it listen.
@@ -120,7 +125,7 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 		ReadTimeout:        cfg.WebSocket.ReadTimeout,
 		CheckOrigin:        guard.Origins(cfg.WebSocket.AllowedOrigins),
 		OriginHint:         `add the page's origin (scheme://host:port) to websocket.allowed_origins in the configuration, or "*" to allow any`,
-		Poller:             websocket.Poller(cfg.WebSocket.Poller),
+		Poller:             wsPoller(cfg),
 		Compression:        cfg.WebSocket.Compression,
 		CompressionMinSize: cfg.WebSocket.CompressionMinSize,
 		CompressionLevel:   cfg.WebSocket.CompressionLevel,
@@ -136,6 +141,12 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 	s := &Server{
 		cfg: cfg, log: log, hub: h, ws: ws, proxy: px, sqlAuth: sa,
 		done: make(chan error, 1),
+	}
+	if s.tls, err = newMainTLS(cfg, log); err != nil {
+		return nil, err
+	}
+	if s.adminTLS, err = newFilesTLS("admin.tls", cfg.Admin.TLS, log); err != nil {
+		return nil, err
 	}
 	s.registry = prometheus.NewRegistry()
 	// The scheduler's latency histogram (go_sched_latencies_seconds) and
@@ -193,11 +204,15 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("http_api: %w", err)
 		}
+		var apiEntry http.Handler = http.StripPrefix("/api", apiHandler)
+		if cfg.HTTPAPI.RequireClientCert {
+			apiEntry = requireClientCert(apiEntry)
+		}
 		mux.Handle("/api/", guard.CORS{
 			Allow:   guard.Listed(cfg.HTTPAPI.AllowedOrigins),
 			Methods: "POST",
 			Headers: "Content-Type, X-API-Key, Authorization, X-Centrifugo-Error-Mode",
-		}.Handler(http.StripPrefix("/api", apiHandler)))
+		}.Handler(apiEntry))
 	} else {
 		mux.Handle("/api/", api.Off(apiOffHint))
 	}
@@ -240,7 +255,12 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	s.ln = ln
 	var serving net.Listener = ln
-	if !s.cfg.WebSocket.NetHTTPUpgrade {
+	if s.tls != nil {
+		// net/http must see the *tls.Conn itself to offer HTTP/2 and fill
+		// in Request.TLS, so the accept loop does not read upgrades here.
+		serving = s.tls.listen(ln)
+		s.http.ErrorLog = httpErrorLog(s.log, "main")
+	} else if !s.cfg.WebSocket.NetHTTPUpgrade {
 		serving = guard.NewListener(ln, s.upgradePaths(), s.http.Handler, s.http.ReadHeaderTimeout, s.log)
 	}
 	go func() {
@@ -257,7 +277,15 @@ func (s *Server) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	s.log.Info("herald listening", "address", ln.Addr().String(), "websocket", WebSocketPath, "websocket_poller", s.ws.Poller(), "engine", s.cfg.Engine.Type, "version", Version)
+	if err := s.startACMEChallenge(); err != nil {
+		_ = s.http.Close()
+		if s.admin != nil {
+			_ = s.admin.Close()
+		}
+		_ = s.hub.Shutdown(ctx)
+		return err
+	}
+	s.log.Info("herald listening", "address", ln.Addr().String(), "tls", s.tls != nil, "websocket", WebSocketPath, "websocket_poller", s.ws.Poller(), "engine", s.cfg.Engine.Type, "version", Version)
 	return nil
 }
 
@@ -288,6 +316,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.admin != nil {
 		if err := s.admin.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("admin: %w", err))
+		}
+	}
+	if s.acmeHTTP != nil {
+		if err := s.acmeHTTP.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("tls_autocert.http_address: %w", err))
 		}
 	}
 	if err := s.http.Shutdown(ctx); err != nil {
@@ -362,6 +395,10 @@ func (s *Server) startAdmin() error {
 	}
 	s.adminLn = ln
 	s.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	serving := s.adminTLS.listen(ln)
+	if s.adminTLS != nil {
+		s.admin.ErrorLog = httpErrorLog(s.log, "admin")
+	}
 	// Process-wide settings of the runtime: only set when asked for, so an
 	// embedding application's own choice stands otherwise.
 	if f := s.cfg.Admin.MutexProfileFraction; f > 0 {
@@ -370,7 +407,7 @@ func (s *Server) startAdmin() error {
 	if r := s.cfg.Admin.BlockProfileRate; r > 0 {
 		runtime.SetBlockProfileRate(r)
 	}
-	go func() { _ = s.admin.Serve(ln) }()
-	s.log.Info("admin listener (pprof)", "address", ln.Addr().String())
+	go func() { _ = s.admin.Serve(serving) }()
+	s.log.Info("admin listener (pprof)", "address", ln.Addr().String(), "tls", s.adminTLS != nil)
 	return nil
 }

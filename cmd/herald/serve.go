@@ -78,6 +78,7 @@ func serveCommand() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			reloadOnHangup(ctx, srv, log)
 			if err := srv.Start(ctx); err != nil {
 				return err
 			}

@@ -1,0 +1,152 @@
+package tlsconf
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Config is the TLS of one listener. The yaml, default and doc tags are the
+// keys of Herald's configuration file (package config embeds this type).
+type Config struct {
+	CertFile     string   `yaml:"cert_file" doc:"PEM certificate chain (the server's certificate first) served on this listener; with 'key_file' it turns TLS on. Both files are read again when their modification time changes (checked at most once a second, on new connections) and on SIGHUP, without dropping open connections; a change that does not load keeps the previous certificate and logs why"`
+	KeyFile      string   `yaml:"key_file" doc:"PEM private key of 'cert_file'"`
+	MinVersion   string   `yaml:"min_version" default:"1.2" doc:"oldest TLS version accepted: '1.2' or '1.3'"`
+	CipherSuites []string `yaml:"cipher_suites" defaultdoc:"Go's secure suites" example:"[TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]" doc:"TLS 1.2 cipher suites allowed, by their IANA names (e.g. 'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256'); empty: Go's default list of secure suites. TLS 1.3 suites are not configurable (all are secure). Suites Go considers insecure are refused"`
+	ClientCAFile string   `yaml:"client_ca_file" doc:"PEM CA certificates that client certificates are verified against (mutual TLS); read again with the certificate"`
+	ClientAuth   string   `yaml:"client_auth" default:"none" doc:"'none': no client certificate asked for; 'optional': a client certificate is asked for and, when sent, must verify against 'client_ca_file' (browsers without one still connect; 'http_api.require_client_cert' then requires one for the API only); 'require': every connection must present one that verifies"`
+}
+
+// Enabled reports whether the listener serves TLS from files.
+func (c Config) Enabled() bool { return c.CertFile != "" || c.KeyFile != "" }
+
+// FieldError is a problem with one option of Config; Field is its key
+// (cert_file, min_version, ...), so that the caller can name it in full.
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
+
+// Validate checks the options and loads the files once, so that a wrong
+// path or a key that does not match its certificate is reported before the
+// listener starts. Every problem is a *FieldError.
+func (c Config) Validate() []*FieldError {
+	var errs []*FieldError
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	if _, err := c.minVersion(); err != nil {
+		bad("min_version", "%v", err)
+	}
+	for _, name := range c.CipherSuites {
+		if _, err := cipherSuite(name); err != nil {
+			bad("cipher_suites", "%v", err)
+		}
+	}
+	if _, err := c.clientAuth(); err != nil {
+		bad("client_auth", "%v", err)
+	}
+	if !c.Enabled() {
+		if c.ClientCAFile != "" || c.ClientAuth != "" && c.ClientAuth != "none" {
+			bad("cert_file", "required with client_ca_file or client_auth (client certificates need TLS)")
+		}
+		return errs
+	}
+	if c.CertFile == "" {
+		bad("cert_file", "required with key_file")
+	}
+	if c.KeyFile == "" {
+		bad("key_file", "required with cert_file")
+	}
+	if auth, err := c.clientAuth(); err == nil && auth != tls.NoClientCert && c.ClientCAFile == "" {
+		bad("client_ca_file", "required with client_auth %q: the CA that client certificates are verified against", c.ClientAuth)
+	}
+	if c.ClientAuth == "none" || c.ClientAuth == "" {
+		if c.ClientCAFile != "" {
+			bad("client_auth", "%q with client_ca_file set: want optional or require, or remove client_ca_file", c.ClientAuth)
+		}
+	}
+	if len(errs) == 0 {
+		if _, err := load(c); err != nil {
+			var fe *FieldError
+			if !errors.As(err, &fe) {
+				fe = &FieldError{Field: "cert_file", Message: err.Error()}
+			}
+			errs = append(errs, fe)
+		}
+	}
+	return errs
+}
+
+func (c Config) minVersion() (uint16, error) {
+	switch c.MinVersion {
+	case "", "1.2":
+		return tls.VersionTLS12, nil
+	case "1.3":
+		return tls.VersionTLS13, nil
+	}
+	return 0, fmt.Errorf("%q: want 1.2 or 1.3", c.MinVersion)
+}
+
+func (c Config) clientAuth() (tls.ClientAuthType, error) {
+	switch c.ClientAuth {
+	case "", "none":
+		return tls.NoClientCert, nil
+	case "optional":
+		return tls.VerifyClientCertIfGiven, nil
+	case "require":
+		return tls.RequireAndVerifyClientCert, nil
+	}
+	return 0, fmt.Errorf("%q: want none, optional or require", c.ClientAuth)
+}
+
+// cipherSuite is the ID of a TLS 1.2 suite Go considers secure.
+func cipherSuite(name string) (uint16, error) {
+	for _, s := range tls.CipherSuites() {
+		if s.Name != name {
+			continue
+		}
+		if !slices.Contains(s.SupportedVersions, tls.VersionTLS12) {
+			return 0, fmt.Errorf("%s is a TLS 1.3 suite; those are not configurable", name)
+		}
+		return s.ID, nil
+	}
+	for _, s := range tls.InsecureCipherSuites() {
+		if s.Name == name {
+			return 0, fmt.Errorf("%s is insecure and not allowed", name)
+		}
+	}
+	var names []string
+	for _, s := range tls.CipherSuites() {
+		if slices.Contains(s.SupportedVersions, tls.VersionTLS12) {
+			names = append(names, s.Name)
+		}
+	}
+	return 0, fmt.Errorf("unknown cipher suite %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// policy is the part of a tls.Config that the options set, without
+// certificates.
+func (c Config) policy() (*tls.Config, error) {
+	v, err := c.minVersion()
+	if err != nil {
+		return nil, &FieldError{Field: "min_version", Message: err.Error()}
+	}
+	auth, err := c.clientAuth()
+	if err != nil {
+		return nil, &FieldError{Field: "client_auth", Message: err.Error()}
+	}
+	conf := &tls.Config{MinVersion: v, ClientAuth: auth}
+	for _, name := range c.CipherSuites {
+		id, err := cipherSuite(name)
+		if err != nil {
+			return nil, &FieldError{Field: "cipher_suites", Message: err.Error()}
+		}
+		conf.CipherSuites = append(conf.CipherSuites, id)
+	}
+	return conf, nil
+}
