@@ -43,6 +43,7 @@ func (a *handler) runCommand(ctx context.Context, raw json.RawMessage, rep *repl
 		}
 		return
 	}
+	ctx, span := a.traceCommand(ctx, &cmd)
 	var e *apiError
 	switch {
 	case cmd.Publish != nil:
@@ -77,4 +78,40 @@ func (a *handler) runCommand(ctx context.Context, raw json.RawMessage, rep *repl
 		e = newError(protocol.ErrorMethodNotFound, "method not found: a command needs one method-named field (publish, broadcast, …)")
 	}
 	rep.Error = e
+	endSpan(span, e)
+}
+
+// method is the command's method name, as in the path of a single request.
+func (cmd *command) method() string {
+	switch {
+	case cmd.Publish != nil:
+		return "publish"
+	case cmd.Broadcast != nil:
+		return "broadcast"
+	case cmd.Subscribe != nil:
+		return "subscribe"
+	case cmd.Unsubscribe != nil:
+		return "unsubscribe"
+	case cmd.Disconnect != nil:
+		return "disconnect"
+	case cmd.Presence != nil:
+		return "presence"
+	case cmd.PresenceStats != nil:
+		return "presence_stats"
+	case cmd.History != nil:
+		return "history"
+	case cmd.HistoryRemove != nil:
+		return "history_remove"
+	case cmd.Info != nil:
+		return "info"
+	case cmd.RPC != nil:
+		return "rpc"
+	case cmd.Refresh != nil:
+		return "refresh"
+	case cmd.Channels != nil:
+		return "channels"
+	case cmd.Connections != nil:
+		return "connections"
+	}
+	return "unknown"
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultMaxBodySize bounds a request body when Config.MaxBodySize is 0.
@@ -61,6 +63,11 @@ type Config struct {
 	AllowKeyInQuery bool
 	// Logger receives internal errors; nil means slog.Default().
 	Logger *slog.Logger
+	// TracerProvider, when set, traces every request (a server span per
+	// method, continuing a traceparent the caller sent) and every command
+	// of a batch (a child span each); the hub's calls under them carry
+	// the span in their context. Nil means no tracing, at no cost.
+	TracerProvider trace.TracerProvider
 }
 
 func (c Config) withDefaults() (Config, error) {

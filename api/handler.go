@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/protocol"
 )
@@ -25,6 +27,7 @@ type handler struct {
 	cfg     Config
 	key     []byte
 	log     *slog.Logger
+	tracer  trace.Tracer // nil: tracing off
 	methods map[string]endpoint
 	// exchanges recycles the per-request buffers: a backend that
 	// publishes in a loop should not make a new body and response buffer
@@ -61,6 +64,9 @@ func NewHandler(h *hub.Hub, cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 	a := &handler{hub: h, cfg: cfg, key: []byte(cfg.Key), log: cfg.Logger}
+	if cfg.TracerProvider != nil {
+		a.tracer = cfg.TracerProvider.Tracer(tracerName)
+	}
 	a.exchanges.New = func() any {
 		x := &exchange{}
 		x.enc = json.NewEncoder(&x.out)
@@ -187,11 +193,18 @@ func (a *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.logger(r.Context()).Warn("api: clear the body read deadline", "error", err)
 	}
 
+	r, span := a.traceRequest(r, name)
 	if isBatch {
 		a.serveBatch(w, r, x, body)
+		endSpan(span, nil)
 		return
 	}
 	res, e, notJSON := run(a, r.Context(), body)
+	if notJSON {
+		endSpan(span, badRequest("request body is not JSON"))
+	} else {
+		endSpan(span, e)
+	}
 	switch {
 	case notJSON:
 		http.Error(w, "request body is not JSON", http.StatusBadRequest)

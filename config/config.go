@@ -41,6 +41,8 @@ type Config struct {
 	Admin        AdminConfig        `yaml:"admin"`
 	WebSocket    WebSocketConfig    `yaml:"websocket"`
 	UniWebSocket UniWebSocketConfig `yaml:"uni_websocket"`
+	// OpenTelemetry turns tracing on (opentelemetry.go).
+	OpenTelemetry OpenTelemetryConfig `yaml:"opentelemetry"`
 }
 
 // LogConfig selects the log format and level.

@@ -61,7 +61,9 @@ func call[T, R any](ctx context.Context, e *endpoint, ci callInfo, req any, conv
 	}
 	m.inFlight.Inc()
 	start := time.Now()
-	env, err := roundTrip[T](ctx, e, ci, req)
+	tctx, span := e.r.traceCall(ctx, e, ci)
+	env, err := roundTrip[T](tctx, e, ci, req)
+	endCall(span, env, err)
 	m.duration.WithLabelValues(e.Name, ci.event).Observe(time.Since(start).Seconds())
 	m.inFlight.Dec()
 	e.r.limit.release()
@@ -116,6 +118,7 @@ func roundTrip[T any](ctx context.Context, e *endpoint, ci callInfo, req any) (*
 		return nil, fmt.Errorf("build request: %w", err)
 	}
 	hr.Header = e.header(ci)
+	e.r.injectTrace(ctx, hr.Header)
 	resp, err := e.client.Do(hr)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald/hub"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -33,6 +35,10 @@ type Config struct {
 	// endpoints: DefaultMaxInFlight when 0, no bound when negative.
 	MaxInFlight int
 	Logger      *slog.Logger
+	// TracerProvider, when set, traces every call (a client span under
+	// the caller's, see trace.go) and sends its trace context to the
+	// backend in the traceparent header. Nil means no tracing, at no cost.
+	TracerProvider trace.TracerProvider
 }
 
 // Router makes the proxy calls of one node.
@@ -43,6 +49,7 @@ type Router struct {
 	limit      limiter
 	metrics    *metrics
 	log        *slog.Logger
+	tracer     trace.Tracer // nil: tracing off
 
 	connect, refresh               *endpoint
 	subscribe, publish, subRefresh map[string]*endpoint
@@ -56,6 +63,9 @@ func New(cfg Config) (*Router, error) {
 	r := &Router{metrics: newMetrics(), log: cfg.Logger}
 	if r.log == nil {
 		r.log = slog.Default()
+	}
+	if cfg.TracerProvider != nil {
+		r.tracer = cfg.TracerProvider.Tracer(tracerName)
 	}
 	switch {
 	case cfg.MaxInFlight == 0:

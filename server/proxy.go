@@ -6,18 +6,20 @@ import (
 	"net/http"
 	"slices"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/proxy"
 )
 
 // newProxy builds the node's proxy router; nil when the configuration
 // proxies no event.
-func newProxy(cfg config.Config, log *slog.Logger) (*proxy.Router, error) {
+func newProxy(cfg config.Config, log *slog.Logger, tp trace.TracerProvider) (*proxy.Router, error) {
 	opts, used := cfg.ProxyOptions()
 	if !used {
 		return nil, nil
 	}
-	opts.Logger = log
+	opts.Logger, opts.TracerProvider = log, tp
 	for i := range opts.Endpoints {
 		tls, err := cfg.ProxyTLS(i)
 		if err != nil {

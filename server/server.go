@@ -22,11 +22,13 @@ import (
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/proxy"
 	"github.com/heraldhq/herald/sqlauth"
+	"github.com/heraldhq/herald/tracing"
 	"github.com/heraldhq/herald/transport/guard"
 	"github.com/heraldhq/herald/transport/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // Version is Herald's version, sent to clients in the connect reply.
@@ -60,6 +62,7 @@ type Server struct {
 	adminTLS *listenerTLS // nil: plain TCP
 	acmeHTTP *http.Server // the HTTP-01 challenge listener; nil without ACME
 	acmeLn   net.Listener
+	spans    *sdktrace.TracerProvider // nil without tracing
 }
 
 // New builds a node from cfg; Start makes it listen.
@@ -79,17 +82,31 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 	if name == "" {
 		name, _ = os.Hostname()
 	}
+	spans, tp, err := newTracing(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if spans != nil {
+		defer func() {
+			if err != nil {
+				_ = spans.Shutdown(context.Background())
+			}
+		}()
+	}
 	eng, err := newEngine(cfg, name+"-"+strconv.Itoa(os.Getpid()), log)
 	if err != nil {
 		return nil, err
 	}
 	hcfg := cfg.Hub(Version)
 	hcfg.Engine, hcfg.Tokens, hcfg.Logger = eng, tokens, log
-	px, err := newProxy(cfg, log)
+	if tp != nil {
+		hcfg.Engine = tracing.WrapEngine(eng, tp)
+	}
+	px, err := newProxy(cfg, log, tp)
 	if err != nil {
 		return nil, err
 	}
-	sa, err := newSQLAuth(context.Background(), cfg, log)
+	sa, err := newSQLAuth(context.Background(), cfg, log, tp)
 	if err != nil {
 		if px != nil {
 			px.Close()
@@ -139,7 +156,7 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 		return nil, fmt.Errorf("websocket: %w", err)
 	}
 	s := &Server{
-		cfg: cfg, log: log, hub: h, ws: ws, proxy: px, sqlAuth: sa,
+		cfg: cfg, log: log, hub: h, ws: ws, proxy: px, sqlAuth: sa, spans: spans,
 		done: make(chan error, 1),
 	}
 	if s.tls, err = newMainTLS(cfg, log); err != nil {
@@ -199,7 +216,7 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 			MaxBodySize: cfg.HTTPAPI.MaxBodySize, BodyReadTimeout: cfg.HTTPAPI.BodyReadTimeout,
 			MaxBatchCommands: cfg.HTTPAPI.MaxBatchCommands, AllowKeyInQuery: cfg.HTTPAPI.AllowKeyInQuery,
 			MaxBatchResponseSize: cfg.HTTPAPI.MaxBatchResponseSize,
-			Logger:               log,
+			Logger:               log, TracerProvider: tp,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("http_api: %w", err)
@@ -337,6 +354,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if s.sqlAuth != nil {
 		s.sqlAuth.Close()
+	}
+	// Last, so that the spans of the calls above are sent too.
+	if s.spans != nil {
+		if err := s.spans.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("opentelemetry: flush spans: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }

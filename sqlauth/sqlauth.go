@@ -30,6 +30,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/heraldhq/herald/hub"
 )
@@ -73,6 +74,10 @@ type Config struct {
 	// PoolSize bounds the query connections; 0 means pgxpool's default.
 	PoolSize int32
 	Logger   *slog.Logger
+	// TracerProvider, when set, traces every query (a client span under
+	// the subscribe or publish being decided); answers from the cache
+	// make no span. Nil means no tracing, at no cost.
+	TracerProvider trace.TracerProvider
 }
 
 // Authorizer runs the checks. Create it with New, chain its Handlers into
@@ -81,6 +86,7 @@ type Authorizer struct {
 	cfg    Config
 	log    *slog.Logger
 	pool   *pgxpool.Pool
+	tracer trace.Tracer // nil: tracing off
 	cache  cache
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -128,6 +134,9 @@ func New(ctx context.Context, cfg Config) (*Authorizer, error) {
 	}
 	a := &Authorizer{cfg: cfg, log: log.With("component", "sqlauth"), pool: pool}
 	a.cache.init(cfg.CacheSize)
+	if cfg.TracerProvider != nil {
+		a.tracer = cfg.TracerProvider.Tracer(tracerName)
+	}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	if cfg.CacheTTL > 0 {
 		a.wg.Add(1)
@@ -190,7 +199,10 @@ func (a *Authorizer) check(ctx context.Context, action, query, user, channel str
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 	defer cancel()
 	var allowed bool
-	if err := a.pool.QueryRow(ctx, query, user, channel).Scan(&allowed); err != nil {
+	ctx, span := a.traceQuery(ctx, action, user, channel)
+	err := a.pool.QueryRow(ctx, query, user, channel).Scan(&allowed)
+	endQuery(span, allowed, err)
+	if err != nil {
 		a.log.Warn("authorization query failed: answering error 100", "action", action, "user", user, "channel", channel, "error", err)
 		return &hub.Error{Code: 100, Message: "internal server error", Temporary: true}
 	}
