@@ -181,7 +181,7 @@ func (h *Hub) Start(ctx context.Context) error {
 	for i := 0; i < numWriters; i++ {
 		go h.writerLoop()
 	}
-	if h.client.WriteCoalesce > 0 {
+	if !h.client.WriteCoalesceOff {
 		h.wg.Add(1)
 		go h.coalesceLoop()
 	}

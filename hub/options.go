@@ -155,13 +155,15 @@ type ClientConfig struct {
 	// connection; a client that falls further behind is closed with 3008
 	// (1 MiB).
 	QueueMaxSize int `yaml:"queue_max_size" default:"1048576" doc:"bytes that may wait to be written to one connection; a slower client is closed with 3008"`
-	// WriteCoalesce, when above zero, writes to one connection at most
-	// once per this interval: messages that arrive sooner after a write
-	// wait and go out together in one frame (coalesce.go). It trades up to
-	// this much latency, only for connections that receive faster than one
-	// message per interval, for fewer write system calls. Off (0) by
-	// default.
-	WriteCoalesce time.Duration `yaml:"write_coalesce" default:"0s" doc:"write to one connection at most once per this interval (0: off; at most 1s): messages that arrive sooner after a write wait and go out together in one frame. A connection that receives less than one message per interval is never delayed; one that receives more gets its messages in batches, at most this much later. On a node that sends hundreds of messages a second to each of many connections, a few milliseconds cuts write system calls several-fold and with them the latency under load: see [benchmarks.md](benchmarks.md), \"Write coalescing\""`
+	// WriteCoalesce bounds the adaptive write coalescing interval
+	// (DefaultWriteCoalesce, 10ms): a connection is written at most once
+	// per the node's current interval, which is zero while the node has
+	// CPU to spare and grows, up to this, while writes take a large share
+	// of it (coalesce.go). A connection that receives less than one
+	// message per interval is never delayed. WriteCoalesceOff turns
+	// coalescing off: every message is written as soon as a writer takes it.
+	WriteCoalesce    time.Duration `yaml:"write_coalesce" default:"10ms" doc:"the longest a message may wait so that it goes out in one write with others to the same connection (at most 1s). Coalescing adapts to load: while the node has CPU to spare every message is written at once; while writes to sockets take a large share of its CPUs, a connection is written at most once per an interval that grows up to this bound, and shrinks back when the load falls. A connection that receives less than one message per interval is never delayed. The current interval is the metric 'herald_client_write_coalesce_seconds'; see [architecture.md](architecture.md#writing)"`
+	WriteCoalesceOff bool          `yaml:"write_coalesce_off" doc:"turn write coalescing off: every message is written as soon as a writer takes it, whatever the load (more write system calls, and more latency on a busy node)"`
 	// RecoveryMaxPublicationLimit caps how many publications a recovery
 	// may return; a longer gap is not recovered (300).
 	RecoveryMaxPublicationLimit int `yaml:"recovery_max_publication_limit" default:"300" doc:"the longest gap a recovery fills; a longer one is not recovered"`
@@ -200,7 +202,7 @@ type ClientConfig struct {
 }
 
 // MaxWriteCoalesce bounds ClientConfig.WriteCoalesce: longer would only
-// add latency, and every connection's writes would wait for it.
+// add latency, and every busy connection's writes would wait for it.
 const MaxWriteCoalesce = time.Second
 
 // Validate checks the options that have no meaning out of range, as New
@@ -230,7 +232,7 @@ func (c ClientConfig) check(prefix string, ps *optionProblems) {
 		ps.add(prefix, "CommandRateLimit", fmt.Sprintf("%v: want commands per second, or 0 for no limit", c.CommandRateLimit))
 	}
 	if d := c.WriteCoalesce; d < 0 || d > MaxWriteCoalesce {
-		ps.add(prefix, "WriteCoalesce", fmt.Sprintf("%s: want 0 (off) to %s; a few milliseconds is typical", d, MaxWriteCoalesce))
+		ps.add(prefix, "WriteCoalesce", fmt.Sprintf("%s: want the longest coalescing interval, up to %s (0: the default, %s; WriteCoalesceOff turns coalescing off)", d, MaxWriteCoalesce, DefaultWriteCoalesce))
 	}
 }
 
@@ -252,6 +254,7 @@ func (c ClientConfig) withDefaults() ClientConfig {
 	setDur(&c.ExpiredSubCloseDelay, 25*time.Second)
 	setDur(&c.PresenceTTL, 60*time.Second)
 	setDur(&c.CommandTimeout, 10*time.Second)
+	setDur(&c.WriteCoalesce, DefaultWriteCoalesce)
 	setInt(&c.ChannelLimit, 128)
 	setInt(&c.QueueMaxSize, 1<<20)
 	setInt(&c.RecoveryMaxPublicationLimit, 300)

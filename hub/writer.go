@@ -2,6 +2,7 @@ package hub
 
 import (
 	"sync"
+	"time"
 
 	"github.com/heraldhq/herald/protocol"
 )
@@ -37,7 +38,7 @@ type writeQueue struct {
 	pendingClose *Disconnect
 	holdUntil    int64
 	holdSince    int64
-	lastWrite    int64 // hub.mono() of the last write, with WriteCoalesce only (coalesce.go)
+	lastWrite    int64 // hub.mono() when the last write began (coalesce.go, and slow-client detection)
 	flushing     bool
 	processing   bool
 	slow         bool // over the queue limit: closing, nothing more is queued
@@ -218,12 +219,14 @@ func (c *Client) flushLoop() {
 			}
 			return
 		}
-		if c.hub.client.WriteCoalesce > 0 {
-			c.lastWrite = c.hub.mono()
-		}
+		start := c.hub.mono()
+		c.lastWrite = start
 		c.mu.Unlock()
 		wrote = true
-		if err := c.writeFrames(bp, q); err != nil {
+		err := c.writeFrames(bp, q)
+		end := c.hub.mono()
+		c.hub.wrote(end, time.Duration(end-start))
+		if err != nil {
 			c.mu.Lock()
 			c.flushing = false
 			c.queue, c.queued = nil, 0
