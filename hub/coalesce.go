@@ -15,7 +15,8 @@ import (
 // client is written at most once per interval: a message that arrives
 // sooner after the previous write waits until the interval has passed and
 // goes out with whatever else arrived meanwhile. A client that receives
-// less than one message per interval never waits.
+// less than one message per interval never waits, nor does a reply to a
+// command.
 //
 // The interval is the node's, not the connection's, and adapts to load, so
 // that nobody has to pick one: a fixed interval that helps a saturated node
@@ -138,7 +139,10 @@ func nextInterval(cur, limit, busy, elapsed time.Duration, procs int, backlog bo
 func (c *Client) coalesceLocked() bool {
 	// Not once shutdown has begun: the coalescer's goroutine is ending,
 	// and a client queued after its last pass would never be written.
-	if c.hub.client.WriteCoalesceOff || c.lastWrite == 0 || c.state == stateClosed || c.hub.shutdown.Load() {
+	// Nor when a reply waits: a command's round trip is a client waiting,
+	// and replies come at the rate of the client's own commands; the
+	// pushes queued with it share its frame.
+	if c.hub.client.WriteCoalesceOff || c.replyQueued || c.lastWrite == 0 || c.state == stateClosed || c.hub.shutdown.Load() {
 		return false
 	}
 	iv := c.hub.coalesce.interval.Load()

@@ -9,3 +9,7 @@ func (h *Hub) PinWriteInterval(d time.Duration) {
 	h.coalesce.interval.Store(int64(d))
 	h.coalesce.winStart.Store(h.mono() + int64(time.Hour))
 }
+
+// QueuedBytes is the bytes waiting in the write queues of all the hub's
+// clients.
+func (h *Hub) QueuedBytes() int64 { return h.queuedTotal.Load() }
