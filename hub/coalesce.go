@@ -23,9 +23,8 @@ import (
 // (5 ms on the memory engine at 600 msg/s to 500 subscribers) only adds
 // latency to one with CPU to spare (a Redis node at 200 msg/s). The hub
 // measures the share of its CPUs (GOMAXPROCS) spent writing to sockets,
-// per window of coalesceWindow: above coalesceGrowAbove, or with clients
-// waiting for a writer, the interval doubles (from coalesceMinStep, up to
-// WriteCoalesce); below coalesceShrinkBelow it halves per window, down to
+// per window of coalesceWindow: above coalesceGrowAbove the interval
+// doubles (from coalesceMinStep, up to WriteCoalesce); below coalesceShrinkBelow it halves per window, down to
 // zero, where every message is written at once as without coalescing. The
 // two thresholds are more than a factor of two apart, so a doubling that
 // halves a busy node's writes does not make it shrink straight back.
@@ -100,21 +99,24 @@ func (h *Hub) wrote(now int64, took time.Duration) {
 		return
 	}
 	busy := time.Duration(q.busy.Swap(0))
-	backlog := len(h.writeq) > numWriters
 	cur := time.Duration(q.interval.Load())
-	q.interval.Store(int64(nextInterval(cur, h.client.WriteCoalesce, busy, time.Duration(now-start), q.procs, backlog)))
+	q.interval.Store(int64(nextInterval(cur, h.client.WriteCoalesce, busy, time.Duration(now-start), q.procs)))
 }
 
 // nextInterval is the interval after a window of elapsed in which writes
-// took busy on a node of procs CPUs; backlog says clients were waiting for
-// a writer. It stays within [0, limit].
-func nextInterval(cur, limit, busy, elapsed time.Duration, procs int, backlog bool) time.Duration {
+// took busy on a node of procs CPUs. It stays within [0, limit].
+//
+// Clients waiting for a writer are not a signal of their own: a fan-out to
+// more clients than there are writers makes them wait every time, however
+// idle the node, and a node that is short of CPU shows it in the writes'
+// time (a write that waits for a CPU takes longer).
+func nextInterval(cur, limit, busy, elapsed time.Duration, procs int) time.Duration {
 	if elapsed <= 0 || procs <= 0 {
 		return cur
 	}
 	load := float64(busy) / (float64(elapsed) * float64(procs))
 	switch {
-	case load > coalesceGrowAbove || backlog:
+	case load > coalesceGrowAbove:
 		if cur < coalesceMinStep {
 			return min(coalesceMinStep, limit)
 		}

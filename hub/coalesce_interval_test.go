@@ -6,8 +6,8 @@ import (
 )
 
 // TestNextIntervalAdapts: the interval stays zero on a node with CPU to
-// spare, grows step by step while writes take a large share of the CPUs or
-// clients wait for a writer, never past its bound, holds between the two
+// spare, grows step by step while writes take a large share of the CPUs,
+// never past its bound, holds between the two
 // thresholds, and shrinks back when the load falls, at once after a long
 // quiet spell.
 func TestNextIntervalAdapts(t *testing.T) {
@@ -16,10 +16,10 @@ func TestNextIntervalAdapts(t *testing.T) {
 	load := func(share float64) time.Duration { return time.Duration(share * float64(w) * procs) }
 	limit := 10 * time.Millisecond
 
-	if got := nextInterval(0, limit, load(0.05), w, procs, false); got != 0 {
+	if got := nextInterval(0, limit, load(0.05), w, procs); got != 0 {
 		t.Fatalf("quiet node: interval %v, want 0", got)
 	}
-	if got := nextInterval(0, limit, load(0.15), w, procs, false); got != 0 {
+	if got := nextInterval(0, limit, load(0.15), w, procs); got != 0 {
 		t.Fatalf("moderately loaded node starting from 0: interval %v, want 0", got)
 	}
 
@@ -27,7 +27,7 @@ func TestNextIntervalAdapts(t *testing.T) {
 	var seen []time.Duration
 	iv := time.Duration(0)
 	for range 10 {
-		iv = nextInterval(iv, limit, load(0.6), w, procs, false)
+		iv = nextInterval(iv, limit, load(0.6), w, procs)
 		seen = append(seen, iv)
 	}
 	want := []time.Duration{250 * time.Microsecond, 500 * time.Microsecond, time.Millisecond, 2 * time.Millisecond,
@@ -37,15 +37,12 @@ func TestNextIntervalAdapts(t *testing.T) {
 			t.Fatalf("busy node: intervals %v, want %v", seen, want)
 		}
 	}
-	if got := nextInterval(0, limit, 0, w, procs, true); got != coalesceMinStep {
-		t.Fatalf("clients waiting for a writer: interval %v, want %v", got, coalesceMinStep)
-	}
-	if got := nextInterval(0, 100*time.Microsecond, load(0.6), w, procs, false); got != 100*time.Microsecond {
+	if got := nextInterval(0, 100*time.Microsecond, load(0.6), w, procs); got != 100*time.Microsecond {
 		t.Fatalf("bound below the first step: interval %v, want the bound", got)
 	}
 
 	// Between the thresholds: holds.
-	if got := nextInterval(4*time.Millisecond, limit, load(0.15), w, procs, false); got != 4*time.Millisecond {
+	if got := nextInterval(4*time.Millisecond, limit, load(0.15), w, procs); got != 4*time.Millisecond {
 		t.Fatalf("moderate load: interval %v, want it held at 4ms", got)
 	}
 
@@ -53,7 +50,7 @@ func TestNextIntervalAdapts(t *testing.T) {
 	iv = limit
 	seen = seen[:0]
 	for range 7 {
-		iv = nextInterval(iv, limit, load(0.01), w, procs, false)
+		iv = nextInterval(iv, limit, load(0.01), w, procs)
 		seen = append(seen, iv)
 	}
 	want = []time.Duration{5 * time.Millisecond, 2500 * time.Microsecond, 1250 * time.Microsecond, 625 * time.Microsecond,
@@ -64,7 +61,7 @@ func TestNextIntervalAdapts(t *testing.T) {
 		}
 	}
 	// A long quiet spell, measured at the next write, counts as many windows.
-	if got := nextInterval(limit, limit, time.Millisecond, time.Second, procs, false); got != 0 {
+	if got := nextInterval(limit, limit, time.Millisecond, time.Second, procs); got != 0 {
 		t.Fatalf("after a quiet second: interval %v, want 0", got)
 	}
 
