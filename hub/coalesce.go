@@ -37,15 +37,19 @@ import (
 // earlier waits for it: at most the larger interval.
 
 // The adaptive interval's constants. The thresholds are shares of
-// GOMAXPROCS' time spent in writes: at 25% the write system calls take a
-// quarter of what the node can do, the point past which the benchmarks
-// (docs/benchmarks.md) show the scheduler queueing delivery behind them.
+// GOMAXPROCS' time spent in writes. On the benchmarks' 2-core machine
+// (docs/benchmarks.md, 500 subscribers, a write costing about 7 µs),
+// 200 publications/s take about 30% of it in writes and are delivered well
+// without coalescing (a fixed interval only added latency there on Redis),
+// while 400/s take about 45% and without coalescing queue delivery behind
+// the scheduler (p99 113 ms, 10.5 ms with 5 ms coalescing): growing past
+// 40% tells the two apart.
 const (
 	DefaultWriteCoalesce = 10 * time.Millisecond
 	coalesceMinStep      = 250 * time.Microsecond
 	coalesceWindow       = 10 * time.Millisecond
-	coalesceGrowAbove    = 0.25
-	coalesceShrinkBelow  = 0.08
+	coalesceGrowAbove    = 0.40
+	coalesceShrinkBelow  = 0.15
 	// maxCountedWrite caps what one flush adds to the measured write time:
 	// a write blocked on a client's full socket waits, it does not work,
 	// and must not make the node look busy.

@@ -19,7 +19,7 @@ func TestNextIntervalAdapts(t *testing.T) {
 	if got := nextInterval(0, limit, load(0.05), w, procs); got != 0 {
 		t.Fatalf("quiet node: interval %v, want 0", got)
 	}
-	if got := nextInterval(0, limit, load(0.15), w, procs); got != 0 {
+	if got := nextInterval(0, limit, load(0.25), w, procs); got != 0 {
 		t.Fatalf("moderately loaded node starting from 0: interval %v, want 0", got)
 	}
 
@@ -42,7 +42,7 @@ func TestNextIntervalAdapts(t *testing.T) {
 	}
 
 	// Between the thresholds: holds.
-	if got := nextInterval(4*time.Millisecond, limit, load(0.15), w, procs); got != 4*time.Millisecond {
+	if got := nextInterval(4*time.Millisecond, limit, load(0.25), w, procs); got != 4*time.Millisecond {
 		t.Fatalf("moderate load: interval %v, want it held at 4ms", got)
 	}
 
