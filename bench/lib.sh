@@ -19,7 +19,9 @@
 #   FORMAT=protobuf|json           client protocol of the load tool (protobuf by default:
 #                                  it costs the load generator a quarter of JSON's CPU,
 #                                  which matters when it shares two cores with the server)
-#   WRITE_COALESCE=0s              the nodes' client.write_coalesce (0s: off, the default)
+#   WRITE_COALESCE=10ms            the nodes' client.write_coalesce, the bound of the adaptive
+#                                  interval (10ms, the default)
+#   WRITE_COALESCE_OFF=false       true: the nodes' client.write_coalesce_off (no coalescing)
 #   PING_INTERVAL=25s PONG_TIMEOUT=8s  the nodes' client.ping_interval and pong_timeout (the defaults)
 #   BASE_PORT=18200                first node's port; node i listens on BASE_PORT+i
 #   RESULTS=bench/results          where result folders go
@@ -35,7 +37,8 @@ SECRET=bench-secret
 API_KEY=bench-api-key
 RESULTS=${RESULTS:-$ROOT/bench/results}
 HISTORY=${HISTORY:-0}
-WRITE_COALESCE=${WRITE_COALESCE:-0s}
+WRITE_COALESCE=${WRITE_COALESCE:-10ms}
+WRITE_COALESCE_OFF=${WRITE_COALESCE_OFF:-false}
 PING_INTERVAL=${PING_INTERVAL:-25s}
 PONG_TIMEOUT=${PONG_TIMEOUT:-8s}
 # The run's own PostgreSQL schema and Redis key prefix, so that runs and
@@ -140,6 +143,7 @@ log:
 $(engine_yaml)
 client:
   write_coalesce: "$WRITE_COALESCE"
+  write_coalesce_off: $WRITE_COALESCE_OFF
   ping_interval: "$PING_INTERVAL"
   pong_timeout: "$PONG_TIMEOUT"
   token:
@@ -225,7 +229,7 @@ describe_machine() {
 	echo "load before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "go: $(go version | cut -d' ' -f3-)"
 	echo "herald: $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo unknown)$(cd "$ROOT" && git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
-	echo "engine: $ENGINE, client format: $FORMAT, history_size: $HISTORY, write_coalesce: $WRITE_COALESCE, ping_interval: $PING_INTERVAL, pong_timeout: $PONG_TIMEOUT"
+	echo "engine: $ENGINE, client format: $FORMAT, history_size: $HISTORY, write_coalesce: $WRITE_COALESCE (off: $WRITE_COALESCE_OFF), ping_interval: $PING_INTERVAL, pong_timeout: $PONG_TIMEOUT"
 }
 
 # sample_kernel: samples the kernel's socket counts and memory

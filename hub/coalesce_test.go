@@ -1,19 +1,24 @@
 package hub_test
 
 import (
+	"bytes"
 	"context"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/protocol"
 )
 
-// TestWriteCoalesceBatchesBursts: with WriteCoalesce, a burst of
-// publications right after a write goes out in one or two frames, in order,
-// instead of a frame each; and a publication to a client that has not been
-// written to for longer than the interval goes out at once.
+// TestWriteCoalesceBatchesBursts: at a given coalescing interval, a burst
+// of publications right after a write goes out in one or two frames, in
+// order, instead of a frame each (a busy connection is written at most
+// once per interval); and a publication to a client that has not been
+// written to for longer than the interval goes out at once (a rare one is
+// not delayed).
 func TestWriteCoalesceBatchesBursts(t *testing.T) {
 	t.Parallel()
 	const interval = 400 * time.Millisecond
@@ -21,6 +26,7 @@ func TestWriteCoalesceBatchesBursts(t *testing.T) {
 		Channels: openChannels(),
 		Client:   hub.ClientConfig{WriteCoalesce: interval},
 	})
+	n.hub.PinWriteInterval(interval)
 	c, _ := n.dialMem(t)
 	c.Connect("u")
 	c.MustSubscribe(2, "s", "") // a write: the interval starts now
@@ -76,6 +82,7 @@ func TestWriteCoalesceShutdown(t *testing.T) {
 		Channels: openChannels(),
 		Client:   hub.ClientConfig{WriteCoalesce: time.Second},
 	})
+	h.PinWriteInterval(time.Second)
 	n := &node{t: t, hub: h}
 	c, _ := n.dialMem(t)
 	c.Connect("u")
@@ -100,4 +107,155 @@ func TestWriteCoalesceShutdown(t *testing.T) {
 		t.Fatalf("got %v, want 1, 2, 3", got)
 	}
 	c.ExpectClose(3001, "shutdown")
+}
+
+// costlyTransport stands for a socket whose writes cost time, as the write
+// system call does on a busy node: each write takes cost. It counts frames
+// and the messages in them.
+type costlyTransport struct {
+	cost   time.Duration
+	mu     sync.Mutex
+	frames int
+	msgs   int
+	wrote  chan struct{}
+}
+
+func (t *costlyTransport) Protocol() protocol.Type { return protocol.TypeJSON }
+
+func (t *costlyTransport) WriteFrame(frame []byte) error {
+	time.Sleep(t.cost)
+	t.mu.Lock()
+	t.frames++
+	t.msgs += bytes.Count(frame, []byte("\n")) + 1
+	t.mu.Unlock()
+	select {
+	case t.wrote <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (t *costlyTransport) Close(uint32, string) {}
+
+func (t *costlyTransport) counts() (frames, msgs int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.frames, t.msgs
+}
+
+// TestWriteCoalesceAdapts: with the defaults, a node whose writes are
+// cheap writes every message at once (interval zero); when writes take
+// most of its CPUs the interval grows, up to its bound, and busy
+// connections get several messages per write; when the load ends the
+// interval goes back to zero.
+func TestWriteCoalesceAdapts(t *testing.T) {
+	t.Parallel()
+	const bound = 20 * time.Millisecond
+	channels := openChannels()
+	channels.WithoutNamespace.AllowSubscribeForAnonymous = true
+	h := startNodeMem(t, hub.Config{
+		Channels: channels,
+		Client:   hub.ClientConfig{AllowAnonymousConnectWithoutToken: true, PingInterval: time.Hour, WriteCoalesce: bound},
+	}).hub
+	ctx := context.Background()
+	connect := []byte(`{"id":1,"connect":{}}`)
+	subscribe := []byte(`{"id":2,"subscribe":{"channel":"s"}}`)
+
+	// A lone client on an idle node: written at once, one message a frame.
+	lone := &costlyTransport{wrote: make(chan struct{}, 16)}
+	lc := h.NewClient(lone, "127.0.0.1:1")
+	lc.HandleFrame(connect)
+	recv(t, lone.wrote, "the connect reply")
+	lc.HandleFrame(subscribe)
+	recv(t, lone.wrote, "the subscribe reply")
+	for i := range 5 {
+		if _, err := h.Publish(ctx, "s", []byte(`{"seq":`+strconv.Itoa(i)+`}`), hub.PublishOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		recv(t, lone.wrote, "a publication")
+	}
+	if iv := h.WriteInterval(); iv != 0 {
+		t.Fatalf("idle node: write interval %v, want 0", iv)
+	}
+	if f, m := lone.counts(); f != m {
+		t.Fatalf("idle node: %d messages in %d frames, want one a frame", m, f)
+	}
+
+	// Many subscribers whose writes cost a millisecond each: the writers
+	// are busy all the time, so the interval grows to its bound.
+	const subscribers = 200
+	trs := make([]*costlyTransport, subscribers)
+	busy := make([]*hub.Client, subscribers)
+	for i := range trs {
+		trs[i] = &costlyTransport{cost: time.Millisecond, wrote: make(chan struct{}, 1024)}
+		c := h.NewClient(trs[i], "127.0.0.1:1")
+		c.HandleFrame(connect)
+		recv(t, trs[i].wrote, "a connect reply")
+		c.HandleFrame(subscribe)
+		recv(t, trs[i].wrote, "a subscribe reply")
+		busy[i] = c
+	}
+	var before [subscribers][2]int
+	for i, tr := range trs {
+		before[i][0], before[i][1] = tr.counts()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	published := 0
+	for h.WriteInterval() < bound {
+		if time.Now().After(deadline) {
+			t.Fatalf("writes busy for 5s: write interval %v, want it grown to %v", h.WriteInterval(), bound)
+		}
+		if _, err := h.Publish(ctx, "s", []byte(`{"seq":0}`), hub.PublishOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		published++
+		time.Sleep(200 * time.Microsecond)
+	}
+	// Keep publishing for a few intervals at the bound, then check that
+	// busy connections got their messages batched.
+	for end := time.Now().Add(5 * bound); time.Now().Before(end); {
+		if _, err := h.Publish(ctx, "s", []byte(`{"seq":0}`), hub.PublishOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		published++
+		time.Sleep(200 * time.Microsecond)
+	}
+	// Every copy arrives, batched.
+	var frames, msgs int
+	for i, tr := range trs {
+		for {
+			f, m := tr.counts()
+			if m-before[i][1] >= published {
+				frames += f - before[i][0]
+				msgs += m - before[i][1]
+				break
+			}
+			recv(t, tr.wrote, "publications")
+		}
+	}
+	if msgs < 2*frames {
+		t.Fatalf("busy node: %d messages in %d frames, want at least 2 a frame", msgs, frames)
+	}
+	t.Logf("busy node: %d publications, %.1f messages a frame", published, float64(msgs)/float64(frames))
+
+	// The load ends (the busy subscribers leave): after a quiet spell, the
+	// next write finds the node idle and the interval back to zero.
+	for _, c := range busy {
+		c.HandleClose()
+	}
+	// The first write after the load may still count the load's last
+	// writes; the ones after it find the node quiet.
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		time.Sleep(50 * time.Millisecond) // the quiet spell is what is tested
+		if _, err := h.Publish(ctx, "s", []byte(`{"seq":1}`), hub.PublishOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		recv(t, lone.wrote, "a publication after the load")
+		if h.WriteInterval() == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("load ended 5s ago: write interval %v, want 0", h.WriteInterval())
+		}
+	}
 }

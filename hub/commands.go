@@ -162,6 +162,7 @@ func (c *Client) queueReply(r *protocol.Reply) {
 		c.hub.metrics.sent["reply"].Inc()
 	}
 	c.mu.Lock()
+	c.replyQueued = true // written without waiting for the coalescing interval
 	c.enqueueLocked(msg)
 	c.mu.Unlock()
 }

@@ -90,8 +90,11 @@ type Hub struct {
 	process  processSampler // CPU and memory for the heartbeat
 	writeq   chan *Client   // clients waiting for a writer (writer.go)
 	coalesce coalescer      // clients waiting for their write interval (coalesce.go)
-	metrics  *metrics
-	clients  atomic.Int64 // connected clients
+	// queuedTotal is the bytes waiting in every client's write queue
+	// (writer.go); past ClientConfig.NodeQueueMaxSize publishing is shed.
+	queuedTotal atomic.Int64
+	metrics     *metrics
+	clients     atomic.Int64 // connected clients
 	// published counts the publications this node's engine accepted,
 	// for the heartbeat (a rate in the admin UI).
 	published atomic.Uint64
@@ -185,7 +188,7 @@ func (h *Hub) Start(ctx context.Context) error {
 	for i := 0; i < numWriters; i++ {
 		go h.writerLoop()
 	}
-	if h.client.WriteCoalesce > 0 {
+	if !h.client.WriteCoalesceOff {
 		h.wg.Add(1)
 		go h.coalesceLoop()
 	}

@@ -20,6 +20,7 @@ type metrics struct {
 	disconnects     *prometheus.CounterVec
 	queueBytes      prometheus.Observer
 	dropped         prometheus.Counter
+	shed            prometheus.Counter
 	joinLeaveCapped prometheus.Counter
 	publishDuration prometheus.Observer
 	deliveryLag     prometheus.Observer
@@ -108,13 +109,19 @@ func newMetrics(h *Hub) *metrics {
 	gauge := func(name, help string, f func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "herald", Name: name, Help: help}, f)
 	}
+	m.shed = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "herald", Subsystem: "node", Name: "shed_publications_total",
+		Help: "Publications refused with error 111 because this node's client write queues held more than client.node_queue_max_size bytes.",
+	})
 	m.collectors = []prometheus.Collector{
-		commands, durations, sent, m.bytesIn, m.bytesOut, m.framesOut, m.errors, m.disconnects, queue, m.dropped, m.joinLeaveCapped, publish, lag,
+		commands, durations, sent, m.bytesIn, m.bytesOut, m.framesOut, m.errors, m.disconnects, queue, m.dropped, m.shed, m.joinLeaveCapped, publish, lag,
+		gauge("node_queued_bytes", "Bytes waiting in the write queues of every client of this node; past client.node_queue_max_size, publishing on this node is shed.", func() float64 { return float64(h.queuedTotal.Load()) }),
 		gauge("client_connections", "Connected (authenticated) clients on this node.", func() float64 { return float64(h.NumClients()) }),
 		gauge("client_unauthenticated_connections", "Connections on this node that have not connected (authenticated) yet; each is closed after client.stale_close_delay.", func() float64 { return float64(h.NumPending()) }),
 		gauge("client_users", "Distinct users connected to this node.", func() float64 { return float64(h.NumUsers()) }),
 		gauge("client_subscriptions", "Client subscriptions on this node.", func() float64 { return float64(h.NumSubscriptions()) }),
 		gauge("channels", "Channels with subscribers on this node.", func() float64 { return float64(h.NumChannels()) }),
+		gauge("client_write_coalesce_seconds", "The node's current write coalescing interval: 0 while every message is written at once; it grows while writes take a large share of the CPUs (client.write_coalesce bounds it).", func() float64 { return h.WriteInterval().Seconds() }),
 		gauge("cluster_nodes", "Live nodes of the cluster, this one included.", func() float64 { return float64(len(h.nodes.list())) }),
 	}
 	return m

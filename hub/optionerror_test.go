@@ -63,7 +63,7 @@ func TestClientConfigValidate(t *testing.T) {
 	}
 	for field, want := range map[string]string{
 		"ChannelLimit":     "-1: must not be negative",
-		"WriteCoalesce":    "2s: want 0 (off) to 1s",
+		"WriteCoalesce":    "2s: want the longest coalescing interval, up to 1s",
 		"CommandRateLimit": "-3: want commands per second",
 	} {
 		if !strings.Contains(got[field], want) {

@@ -154,14 +154,25 @@ type ClientConfig struct {
 	// QueueMaxSize bounds the bytes waiting to be written to one
 	// connection; a client that falls further behind is closed with 3008
 	// (1 MiB).
-	QueueMaxSize int `yaml:"queue_max_size" default:"1048576" doc:"bytes that may wait to be written to one connection; a slower client is closed with 3008"`
-	// WriteCoalesce, when above zero, writes to one connection at most
-	// once per this interval: messages that arrive sooner after a write
-	// wait and go out together in one frame (coalesce.go). It trades up to
-	// this much latency, only for connections that receive faster than one
-	// message per interval, for fewer write system calls. Off (0) by
-	// default.
-	WriteCoalesce time.Duration `yaml:"write_coalesce" default:"0s" doc:"write to one connection at most once per this interval (0: off; at most 1s): messages that arrive sooner after a write wait and go out together in one frame. A connection that receives less than one message per interval is never delayed; one that receives more gets its messages in batches, at most this much later. On a node that sends hundreds of messages a second to each of many connections, a few milliseconds cuts write system calls several-fold and with them the latency under load: see [benchmarks.md](benchmarks.md), \"Write coalescing\""`
+	QueueMaxSize int `yaml:"queue_max_size" default:"1048576" doc:"bytes that may wait to be written to one connection; a client over it whose socket does not drain (a write to it blocked for 500ms) is closed with 3008. A client whose socket drains is not blamed for a node that is behind: it is closed only when it holds more than 4 times this and the node's queues pass twice 'client.node_queue_max_size'"`
+	// NodeQueueMaxSize bounds the bytes waiting in the write queues of
+	// all the node's clients together: past it, publishing on this node
+	// (client publish and the server API) is refused with error 111, so a
+	// saturated node sheds load at the source instead of closing clients
+	// (256 MiB; -1: no bound). Past twice this, clients whose queues are
+	// over 4 times QueueMaxSize are closed with 3008 even if they read,
+	// which bounds what publications of other nodes, which cannot be shed
+	// here, may queue.
+	NodeQueueMaxSize int `yaml:"node_queue_max_size" default:"268435456" doc:"bytes that may wait in the write queues of all this node's connections together; past it, publications made on this node (client publish and the server API) are refused with error 111 'too many requests' (temporary: retry later) and counted in 'herald_node_shed_publications_total', until delivery catches up. Past twice this (publications from other nodes cannot be shed here), clients holding more than 4 times 'client.queue_max_size' are closed with 3008 even if they read. -1: no bound, nothing shed, and clients that read are never closed"`
+	// WriteCoalesce bounds the adaptive write coalescing interval
+	// (DefaultWriteCoalesce, 10ms): a connection is written at most once
+	// per the node's current interval, which is zero while the node has
+	// CPU to spare and grows, up to this, while writes take a large share
+	// of it (coalesce.go). A connection that receives less than one
+	// message per interval is never delayed. WriteCoalesceOff turns
+	// coalescing off: every message is written as soon as a writer takes it.
+	WriteCoalesce    time.Duration `yaml:"write_coalesce" default:"10ms" doc:"the longest a message may wait so that it goes out in one write with others to the same connection (at most 1s). Coalescing adapts to load: while the node has CPU to spare every message is written at once; while writes to sockets take a large share of its CPUs, a connection is written at most once per an interval that grows up to this bound, and shrinks back when the load falls. A connection that receives less than one message per interval is never delayed. The current interval is the metric 'herald_client_write_coalesce_seconds'; see [architecture.md](architecture.md#the-connection-path)"`
+	WriteCoalesceOff bool          `yaml:"write_coalesce_off" doc:"turn write coalescing off: every message is written as soon as a writer takes it, whatever the load (more write system calls, and more latency on a busy node)"`
 	// RecoveryMaxPublicationLimit caps how many publications a recovery
 	// may return; a longer gap is not recovered (300).
 	RecoveryMaxPublicationLimit int `yaml:"recovery_max_publication_limit" default:"300" doc:"the longest gap a recovery fills; a longer one is not recovered"`
@@ -199,8 +210,11 @@ type ClientConfig struct {
 	Insecure bool `yaml:"insecure" doc:"development only: every client may connect and use every channel without a token. The log says so at start"`
 }
 
+// DefaultNodeQueueMaxSize is ClientConfig.NodeQueueMaxSize when it is 0.
+const DefaultNodeQueueMaxSize = 256 << 20
+
 // MaxWriteCoalesce bounds ClientConfig.WriteCoalesce: longer would only
-// add latency, and every connection's writes would wait for it.
+// add latency, and every busy connection's writes would wait for it.
 const MaxWriteCoalesce = time.Second
 
 // Validate checks the options that have no meaning out of range, as New
@@ -226,11 +240,14 @@ func (c ClientConfig) check(prefix string, ps *optionProblems) {
 			ps.add(prefix, n.field, fmt.Sprintf("%d: must not be negative", n.v))
 		}
 	}
+	if c.NodeQueueMaxSize < -1 {
+		ps.add(prefix, "NodeQueueMaxSize", fmt.Sprintf("%d: want bytes, 0 for the default or -1 for no bound", c.NodeQueueMaxSize))
+	}
 	if c.CommandRateLimit < 0 || math.IsNaN(c.CommandRateLimit) || math.IsInf(c.CommandRateLimit, 0) {
 		ps.add(prefix, "CommandRateLimit", fmt.Sprintf("%v: want commands per second, or 0 for no limit", c.CommandRateLimit))
 	}
 	if d := c.WriteCoalesce; d < 0 || d > MaxWriteCoalesce {
-		ps.add(prefix, "WriteCoalesce", fmt.Sprintf("%s: want 0 (off) to %s; a few milliseconds is typical", d, MaxWriteCoalesce))
+		ps.add(prefix, "WriteCoalesce", fmt.Sprintf("%s: want the longest coalescing interval, up to %s (0: the default, %s; WriteCoalesceOff turns coalescing off)", d, MaxWriteCoalesce, DefaultWriteCoalesce))
 	}
 }
 
@@ -252,8 +269,12 @@ func (c ClientConfig) withDefaults() ClientConfig {
 	setDur(&c.ExpiredSubCloseDelay, 25*time.Second)
 	setDur(&c.PresenceTTL, 60*time.Second)
 	setDur(&c.CommandTimeout, 10*time.Second)
+	setDur(&c.WriteCoalesce, DefaultWriteCoalesce)
 	setInt(&c.ChannelLimit, 128)
 	setInt(&c.QueueMaxSize, 1<<20)
+	if c.NodeQueueMaxSize == 0 {
+		c.NodeQueueMaxSize = DefaultNodeQueueMaxSize
+	}
 	setInt(&c.RecoveryMaxPublicationLimit, 300)
 	setInt(&c.HistoryMaxPublicationLimit, 300)
 	if c.CommandRateLimit > 0 && c.CommandRateBurst <= 0 {

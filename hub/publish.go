@@ -61,6 +61,9 @@ func (h *Hub) publishKeyed(ctx context.Context, ch string, r *rule, pub *engine.
 	if e := r.checkPublicationData(pub.Data); e != nil {
 		return engine.StreamPosition{}, e
 	}
+	if e := h.shedPublish(); e != nil {
+		return engine.StreamPosition{}, e
+	}
 	start := time.Now()
 	defer func() { h.metrics.publishDuration.Observe(time.Since(start).Seconds()) }()
 	sp, err := h.engine.Publish(ctx, ch, pub, engine.PublishOptions{
@@ -74,4 +77,23 @@ func (h *Hub) publishKeyed(ctx context.Context, ch string, r *rule, pub *engine.
 	}
 	h.published.Add(1)
 	return sp, nil
+}
+
+// shedPublish refuses a publication while this node's write queues hold
+// more than NodeQueueMaxSize bytes: the node is not keeping up with
+// delivery, and what it would accept now only grows the queues until
+// clients are closed for the node's own slowness. Error 111 is temporary,
+// so SDKs and API callers retry later. Only publications made on this
+// node are shed; the engine still delivers those of other nodes.
+func (h *Hub) shedPublish() *Error {
+	limit := h.client.NodeQueueMaxSize
+	if limit < 0 {
+		return nil
+	}
+	if q := h.queuedTotal.Load(); q > int64(limit) {
+		h.metrics.shed.Inc()
+		return &Error{Code: uint32(protocol.ErrorTooManyRequests), Temporary: true,
+			Message: fmt.Sprintf("too many requests: this node is behind delivering publications (%d bytes queued to clients, more than client.node_queue_max_size %d); retry later", q, limit)}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"sync"
+	"time"
 
 	"github.com/heraldhq/herald/protocol"
 )
@@ -37,10 +38,13 @@ type writeQueue struct {
 	pendingClose *Disconnect
 	holdUntil    int64
 	holdSince    int64
-	lastWrite    int64 // hub.mono() of the last write, with WriteCoalesce only (coalesce.go)
+	lastWrite    int64 // hub.mono() when the last write began (coalesce.go, and slow-client detection)
 	flushing     bool
 	processing   bool
 	slow         bool // over the queue limit: closing, nothing more is queued
+	writing      bool // a write to the transport is in progress, since lastWrite
+	droppable    bool // the queue may hold droppable messages (QueueDropOldest)
+	replyQueued  bool // the queue holds a reply to a command: no coalescing wait
 }
 
 // queued is an encoded message waiting in a client's queue. droppable
@@ -59,7 +63,8 @@ type queued struct {
 func (c *Client) enqueueLocked(msg []byte) { c.enqueueMsgLocked(msg, false) }
 
 // enqueueMsgLocked queues msg; past QueueMaxSize it makes room by dropping
-// the oldest droppable publications, or else closes the client with 3008.
+// the oldest droppable publications, or else closes the client with 3008
+// if it is slow (slowLocked).
 func (c *Client) enqueueMsgLocked(msg []byte, droppable bool) {
 	c.enqueueQueuedLocked(queued{msg: msg, droppable: droppable})
 }
@@ -68,23 +73,62 @@ func (c *Client) enqueueQueuedLocked(q queued) {
 	if c.state == stateClosed || c.slow {
 		return
 	}
+	before := c.queued
+	defer func() { c.hub.queuedTotal.Add(int64(c.queued - before)) }()
 	c.queue = append(c.queue, q)
 	c.queued += len(q.msg)
+	c.droppable = c.droppable || q.droppable
 	if limit := c.hub.client.QueueMaxSize; c.queued > limit {
-		before := c.queued
-		if dropped := c.dropOldestLocked(limit); dropped > 0 && c.queued <= limit {
-			c.hub.metrics.dropped.Add(float64(dropped))
-			c.backpressure(BackpressureEvent{QueuedBytes: before, Limit: limit, Dropped: dropped})
-		} else {
+		over := c.queued
+		if c.droppable {
+			if dropped := c.dropOldestLocked(limit); dropped > 0 {
+				c.hub.metrics.dropped.Add(float64(dropped))
+				if c.queued <= limit {
+					c.backpressure(BackpressureEvent{QueuedBytes: over, Limit: limit, Dropped: dropped})
+				}
+			}
+		}
+		if c.queued > limit && c.slowLocked(limit) {
 			c.logger().Info("client too slow: write queue over the limit", "queued_bytes", c.queued, "limit", limit)
 			c.queue, c.queued = nil, 0
 			c.slow = true // nothing more is queued; the close follows
-			c.backpressure(BackpressureEvent{QueuedBytes: before, Limit: limit, Closed: true})
+			c.backpressure(BackpressureEvent{QueuedBytes: over, Limit: limit, Closed: true})
 			go c.close(newDisconnect(protocol.DisconnectSlow))
 			return
 		}
 	}
 	c.scheduleFlushLocked()
+}
+
+// Slow-client detection. A queue over QueueMaxSize alone does not make a
+// client slow: when the node itself is behind (its CPUs busy, its writers
+// queued), every client's queue grows, also of those whose sockets take
+// every byte at once, and closing them would punish clients for the
+// node's slowness (they reconnect, resubscribe and recover: more load). A
+// client is slow when its queue is over the limit and its socket does not
+// drain: a write to it has been blocked for slowWriteStall (a socket that
+// drains completes a write at once; only a full socket buffer makes a
+// write wait).
+//
+// A client whose writes complete keeps its queue: NodeQueueMaxSize sheds
+// publishing on this node before the queues grow much past it
+// (publish.go). Publications from other nodes cannot be shed here, so when
+// the node's queues pass twice NodeQueueMaxSize, a client whose queue is
+// over overloadQueueFactor times QueueMaxSize is closed as well: the node
+// bounds its memory with the clients that hold most of it.
+const (
+	slowWriteStall      = 500 * time.Millisecond
+	overloadQueueFactor = 4
+)
+
+// slowLocked reports whether a client whose queue is over limit is to be
+// closed as slow.
+func (c *Client) slowLocked(limit int) bool {
+	if c.writing && c.hub.mono()-c.lastWrite >= int64(slowWriteStall) {
+		return true
+	}
+	node := c.hub.client.NodeQueueMaxSize
+	return node >= 0 && c.queued > overloadQueueFactor*limit && c.hub.queuedTotal.Load() > 2*int64(node)
 }
 
 // dropOldestLocked removes droppable messages, oldest first, until the
@@ -109,6 +153,13 @@ func (c *Client) dropOldestLocked(limit int) int {
 	}
 	clear(c.queue[len(kept):])
 	c.queue = kept
+	c.droppable = false // what is left is rechecked at the next drop
+	for _, q := range kept {
+		if q.droppable {
+			c.droppable = true
+			break
+		}
+	}
 	if broken != nil {
 		var more int
 		c.queue, more = c.dropDeltaChainsLocked(c.queue, broken)
@@ -189,6 +240,7 @@ func (c *Client) flushLoop() {
 	wrote := false
 	for {
 		c.mu.Lock()
+		c.writing = false // the previous write, if any, is done
 		if wrote && len(c.queue) > 0 && c.coalesceLocked() {
 			// More arrived during the write: it waits for the interval
 			// (flushing stays set; the coalescer hands the client back).
@@ -206,8 +258,9 @@ func (c *Client) flushLoop() {
 		q := c.queue
 		if len(q) > 0 {
 			c.hub.metrics.queueBytes.Observe(float64(c.queued))
+			c.hub.queuedTotal.Add(-int64(c.queued))
 		}
-		c.queue, c.queued = nil, 0
+		c.queue, c.queued, c.droppable, c.replyQueued = nil, 0, false, false
 		if len(q) == 0 {
 			c.flushing = false
 			d := c.pendingClose
@@ -218,15 +271,18 @@ func (c *Client) flushLoop() {
 			}
 			return
 		}
-		if c.hub.client.WriteCoalesce > 0 {
-			c.lastWrite = c.hub.mono()
-		}
+		start := c.hub.mono()
+		c.lastWrite, c.writing = start, true
 		c.mu.Unlock()
 		wrote = true
-		if err := c.writeFrames(bp, q); err != nil {
+		err := c.writeFrames(bp, q)
+		end := c.hub.mono()
+		c.hub.wrote(end, time.Duration(end-start))
+		if err != nil {
 			c.mu.Lock()
-			c.flushing = false
-			c.queue, c.queued = nil, 0
+			c.flushing, c.writing = false, false
+			c.hub.queuedTotal.Add(-int64(c.queued))
+			c.queue, c.queued, c.droppable = nil, 0, false
 			closing := c.state == stateClosed
 			d := c.pendingClose
 			c.mu.Unlock()
