@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/testcerts"
 )
 
 // TestClientTLSProblems checks the tls sections of the engines and the
@@ -57,8 +57,8 @@ client:
 // TestClientTLSFiles reads a valid section's files into a TLS
 // configuration, and names the key of one that cannot be read.
 func TestClientTLSFiles(t *testing.T) {
-	ca := testenv.NewCA(t)
-	client := ca.Client(t, "herald")
+	ca := testcerts.NewCA(t, "herald-test")
+	client := ca.Client("herald")
 	cfg, err := Parse([]byte(`
 engine:
   type: redis

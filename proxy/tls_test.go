@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/testcerts"
 	"github.com/heraldhq/herald/internal/tlsfiles"
 	"github.com/heraldhq/herald/proxy"
 )
@@ -17,9 +17,9 @@ import (
 // newTLSBackend is a backend over HTTPS with a certificate for
 // "backend.internal" only, from ca, that requires a client certificate
 // from ca.
-func newTLSBackend(t *testing.T, ca *testenv.CA) *backend {
+func newTLSBackend(t *testing.T, ca *testcerts.CA) *backend {
 	b := &backend{t: t, calls: make(chan call, 256), answers: map[string]http.HandlerFunc{}}
-	pair := ca.Server(t, "backend", "backend.internal")
+	pair := ca.ServerFor("backend", "backend.internal")
 	cert, err := tls.LoadX509KeyPair(pair.CertFile, pair.KeyFile)
 	if err != nil {
 		t.Fatal(err)
@@ -43,9 +43,9 @@ func newTLSBackend(t *testing.T, ca *testenv.CA) *backend {
 // the call goes through, without any of them the client gets error 100.
 func TestEndpointTLS(t *testing.T) {
 	t.Parallel()
-	ca := testenv.NewCA(t)
+	ca := testcerts.NewCA(t, "herald-test")
 	b := newTLSBackend(t, ca)
-	client := ca.Client(t, "herald-node")
+	client := ca.Client("herald-node")
 	good := tlsfiles.Files{CAFile: ca.File, CertFile: client.CertFile, KeyFile: client.KeyFile, ServerName: "backend.internal"}
 	config := func(t *testing.T, f *tlsfiles.Files) proxy.Config {
 		var c *tls.Config
@@ -75,7 +75,7 @@ func TestEndpointTLS(t *testing.T) {
 	wrongName := good
 	wrongName.ServerName = ""
 	otherCA := good
-	otherCA.CAFile = testenv.NewCA(t).File
+	otherCA.CAFile = testcerts.NewCA(t, "herald-test").File
 	for name, f := range map[string]*tlsfiles.Files{
 		"no tls settings (system roots)": nil,
 		"no client certificate":          &noClientCert,

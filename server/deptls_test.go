@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/testcerts"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/protocol"
 )
@@ -23,8 +24,8 @@ import (
 // by the engine.*.tls sections only: a publication reaches a subscriber
 // through the engine, and presence works through Redis.
 func TestEngineTLSFromConfig(t *testing.T) {
-	ca := testenv.NewCA(t)
-	client := ca.Client(t, "herald")
+	ca := testcerts.NewCA(t, "herald-test")
+	client := ca.Client("herald")
 	section := config.ClientTLS{Enabled: true, ClientTLSFiles: config.ClientTLSFiles{CAFile: ca.File, CertFile: client.CertFile, KeyFile: client.KeyFile}}
 	for _, typ := range []string{"redis", "nats"} {
 		t.Run(typ, func(t *testing.T) {
@@ -61,9 +62,9 @@ func TestEngineTLSFromConfig(t *testing.T) {
 // TestEngineTLSRefused: a node whose engine.redis.tls cannot verify the
 // server, or whose files cannot be read, does not start, and says why.
 func TestEngineTLSRefused(t *testing.T) {
-	ca := testenv.NewCA(t)
+	ca := testcerts.NewCA(t, "herald-test")
 	addr := testenv.StartTLSRedis(t, ca)
-	client := ca.Client(t, "herald")
+	client := ca.Client("herald")
 	for _, c := range []struct {
 		name string
 		ca   string
@@ -96,8 +97,8 @@ func TestEngineTLSRefused(t *testing.T) {
 // the URL's host, and client certificates required: the proxies[].tls
 // section makes the call go through.
 func TestProxyTLSFromConfig(t *testing.T) {
-	ca := testenv.NewCA(t)
-	pair := ca.Server(t, "backend", "backend.internal")
+	ca := testcerts.NewCA(t, "herald-test")
+	pair := ca.ServerFor("backend", "backend.internal")
 	cert, err := tls.LoadX509KeyPair(pair.CertFile, pair.KeyFile)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +118,7 @@ func TestProxyTLSFromConfig(t *testing.T) {
 	backend.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
 	backend.StartTLS()
 	t.Cleanup(backend.Close)
-	client := ca.Client(t, "herald-node")
+	client := ca.Client("herald-node")
 
 	cfg, err := config.Parse([]byte(`
 proxies:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/engine/enginetest"
+	"github.com/heraldhq/herald/internal/testcerts"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/internal/tlsfiles"
 )
@@ -16,9 +17,9 @@ import (
 // the CA, without a client certificate or expecting another name are
 // refused with the TLS error.
 func TestTLS(t *testing.T) {
-	ca := testenv.NewCA(t)
+	ca := testcerts.NewCA(t, "herald-test")
 	url := testenv.StartTLSNATS(t, ca)
-	client := ca.Client(t, "herald")
+	client := ca.Client("herald")
 	files := tlsfiles.Files{CAFile: ca.File, CertFile: client.CertFile, KeyFile: client.KeyFile}
 	config := func(f tlsfiles.Files) Config {
 		tc, err := f.Config()
@@ -43,7 +44,7 @@ func TestTLS(t *testing.T) {
 	noCert := files
 	noCert.CertFile, noCert.KeyFile = "", ""
 	otherCA := files
-	otherCA.CAFile = testenv.NewCA(t).File
+	otherCA.CAFile = testcerts.NewCA(t, "herald-test").File
 	wrongName := files
 	wrongName.ServerName = "bus.example"
 	for _, c := range []struct {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/engine/enginetest"
+	"github.com/heraldhq/herald/internal/testcerts"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -22,7 +23,7 @@ import (
 // programs of HERALD_TEST_POSTGRES_BIN as the failover test does, that
 // accepts only TLS connections (hostssl) and presents a certificate from
 // ca for 127.0.0.1 only. It is stopped and removed when t ends.
-func startTLSPostgres(t *testing.T, ca *testenv.CA) *pgCluster {
+func startTLSPostgres(t *testing.T, ca *testcerts.CA) *pgCluster {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(pgBin(), "initdb")); err != nil {
 		if os.Getenv(testenv.RequireServices) == "1" {
@@ -33,7 +34,7 @@ func startTLSPostgres(t *testing.T, ca *testenv.CA) *pgCluster {
 	dir := failoverDir(t)
 	c := &pgCluster{dir: filepath.Join(dir, "tls"), port: freePort(t)}
 	pgTool(t, "initdb", "-D", c.dir, "-U", "herald", "--auth=trust", "--encoding=UTF8", "--locale=C")
-	srv := ca.Server(t, "postgres", "127.0.0.1")
+	srv := ca.ServerFor("postgres", "127.0.0.1")
 	crt, key := filepath.Join(dir, "server.crt"), filepath.Join(dir, "server.key")
 	copyForServer(t, srv.CertFile, crt)
 	copyForServer(t, srv.KeyFile, key)
@@ -88,7 +89,7 @@ func copyForServer(t *testing.T, from, to string) {
 // than the one dialled, is refused with the TLS error, and so is a
 // connection without TLS.
 func TestTLSVerifyFull(t *testing.T) {
-	ca := testenv.NewCA(t)
+	ca := testcerts.NewCA(t, "herald-test")
 	c := startTLSPostgres(t, ca)
 	dsn := func(host, mode, rootcert string) string {
 		return fmt.Sprintf("postgres://herald@%s:%d/postgres?sslmode=%s&sslrootcert=%s&connect_timeout=10", host, c.port, mode, rootcert)
@@ -124,7 +125,7 @@ func TestTLSVerifyFull(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ name, dsn, want string }{
-		{"another CA", dsn("127.0.0.1", "verify-full", testenv.NewCA(t).File), "x509: certificate signed by unknown authority"},
+		{"another CA", dsn("127.0.0.1", "verify-full", testcerts.NewCA(t, "herald-test").File), "x509: certificate signed by unknown authority"},
 		{"another host name", dsn("localhost", "verify-full", ca.File), "x509: certificate is not valid for any names, but wanted to match localhost"},
 		{"no TLS", dsn("127.0.0.1", "disable", ca.File), "no encryption"},
 	} {

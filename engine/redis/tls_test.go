@@ -8,6 +8,7 @@ import (
 
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/engine/enginetest"
+	"github.com/heraldhq/herald/internal/testcerts"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/internal/tlsfiles"
 )
@@ -17,9 +18,9 @@ import (
 // works; connections without the CA, without a client certificate or
 // expecting another name are refused with the TLS error.
 func TestTLS(t *testing.T) {
-	ca := testenv.NewCA(t)
+	ca := testcerts.NewCA(t, "herald-test")
 	addr := testenv.StartTLSRedis(t, ca)
-	client := ca.Client(t, "herald")
+	client := ca.Client("herald")
 	files := tlsfiles.Files{CAFile: ca.File, CertFile: client.CertFile, KeyFile: client.KeyFile}
 	config := func(f tlsfiles.Files) Config {
 		tc, err := f.Config()
@@ -69,7 +70,7 @@ func TestTLS(t *testing.T) {
 	noCert := files
 	noCert.CertFile, noCert.KeyFile = "", ""
 	otherCA := files
-	otherCA.CAFile = testenv.NewCA(t).File
+	otherCA.CAFile = testcerts.NewCA(t, "herald-test").File
 	wrongName := files
 	wrongName.ServerName = "cache.example"
 	for _, c := range []struct {

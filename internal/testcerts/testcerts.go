@@ -71,6 +71,23 @@ func (ca *CA) Server(name string) Pair {
 	return ca.issue(name, x509.ExtKeyUsageServerAuth, time.Now().Add(12*time.Hour))
 }
 
+// ServerFor issues a server certificate for exactly names (IP addresses
+// become IP SANs, the others DNS SANs), for tests that check a client
+// refuses a name the certificate does not carry; name is the files' base
+// name.
+func (ca *CA) ServerFor(name string, names ...string) Pair {
+	ca.t.Helper()
+	var sans []any
+	for _, n := range names {
+		if ip := net.ParseIP(n); ip != nil {
+			sans = append(sans, ip)
+		} else {
+			sans = append(sans, n)
+		}
+	}
+	return ca.issueFor(name, x509.ExtKeyUsageServerAuth, time.Now().Add(12*time.Hour), sans)
+}
+
 // Client issues a client certificate with common name name.
 func (ca *CA) Client(name string) Pair {
 	return ca.issue(name, x509.ExtKeyUsageClientAuth, time.Now().Add(12*time.Hour))
@@ -82,6 +99,16 @@ func (ca *CA) Expired(name string) Pair {
 }
 
 func (ca *CA) issue(name string, usage x509.ExtKeyUsage, notAfter time.Time) Pair {
+	var sans []any
+	if usage == x509.ExtKeyUsageServerAuth {
+		sans = []any{"localhost", net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+	}
+	return ca.issueFor(name, usage, notAfter, sans)
+}
+
+// issueFor issues a certificate whose subject alternative names are sans
+// (net.IP or DNS name strings).
+func (ca *CA) issueFor(name string, usage x509.ExtKeyUsage, notAfter time.Time, sans []any) Pair {
 	t := ca.t
 	t.Helper()
 	key := newKey(t)
@@ -93,9 +120,13 @@ func (ca *CA) issue(name string, usage x509.ExtKeyUsage, notAfter time.Time) Pai
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
 	}
-	if usage == x509.ExtKeyUsageServerAuth {
-		tmpl.DNSNames = []string{"localhost"}
-		tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+	for _, san := range sans {
+		switch v := san.(type) {
+		case net.IP:
+			tmpl.IPAddresses = append(tmpl.IPAddresses, v)
+		case string:
+			tmpl.DNSNames = append(tmpl.DNSNames, v)
+		}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {

@@ -7,16 +7,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/testcerts"
 	"github.com/heraldhq/herald/internal/tlsfiles"
 )
 
 // TestHandshake connects with the configuration the files make to a
 // server that requires a client certificate from the same CA.
 func TestHandshake(t *testing.T) {
-	ca := testenv.NewCA(t)
-	srv := ca.Server(t, "server", "127.0.0.1")
-	cli := ca.Client(t, "client")
+	ca := testcerts.NewCA(t, "herald-test")
+	srv := ca.ServerFor("server", "127.0.0.1")
+	cli := ca.Client("client")
 	serverCert, err := tls.LoadX509KeyPair(srv.CertFile, srv.KeyFile)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func TestHandshake(t *testing.T) {
 	if err := dial(tlsfiles.Files{CAFile: ca.File}); err == nil {
 		t.Fatal("without a client certificate: connected")
 	}
-	other := testenv.NewCA(t)
+	other := testcerts.NewCA(t, "herald-test")
 	if err := dial(tlsfiles.Files{CAFile: other.File, CertFile: cli.CertFile, KeyFile: cli.KeyFile}); err == nil || !strings.Contains(err.Error(), "unknown authority") {
 		t.Fatalf("with another CA: %v, want an unknown authority error", err)
 	}
@@ -83,8 +83,8 @@ func TestHandshake(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	ca := testenv.NewCA(t)
-	cli := ca.Client(t, "client")
+	ca := testcerts.NewCA(t, "herald-test")
+	cli := ca.Client("client")
 	notPEM := filepath.Join(t.TempDir(), "ca.txt")
 	if err := os.WriteFile(notPEM, []byte("hello"), 0o600); err != nil {
 		t.Fatal(err)
