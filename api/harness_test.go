@@ -101,7 +101,7 @@ func startNode(t testing.TB, cfg api.Config) *node {
 	// HERALD_TEST_WS_POLLER selects the transport's poller, as in every
 	// package whose tests go through it.
 	wsCfg := websocket.Config{Poller: websocket.Poller(testenv.WebSocketPoller())}
-	ws, err := websocket.NewServer(wsCfg, func(c *websocket.Conn, r *http.Request) websocket.Session {
+	ws, err := websocket.NewServer(wsCfg, func(c *websocket.Conn, r *http.Request) websocket.Receiver {
 		return h.NewClient(c, c.RemoteAddr())
 	})
 	if err != nil {

@@ -79,7 +79,7 @@ func startNodeWS(t *testing.T, cfg hub.Config, wsCfg websocket.Config) *node {
 	if wsCfg.Poller == "" {
 		wsCfg.Poller = websocket.Poller(testenv.WebSocketPoller())
 	}
-	ws, err := websocket.NewServer(wsCfg, func(c *websocket.Conn, r *http.Request) websocket.Session {
+	ws, err := websocket.NewServer(wsCfg, func(c *websocket.Conn, r *http.Request) websocket.Receiver {
 		return h.NewClient(c, c.RemoteAddr())
 	})
 	if err != nil {

@@ -125,7 +125,7 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 		CompressionMinSize: cfg.WebSocket.CompressionMinSize,
 		CompressionLevel:   cfg.WebSocket.CompressionLevel,
 		Logger:             log,
-	}, func(c *websocket.Conn, r *http.Request) websocket.Session {
+	}, func(c *websocket.Conn, r *http.Request) websocket.Receiver {
 		// The headers proxies forward (Cookie, Authorization) go with the
 		// client.
 		return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportWebSocket, Header: keepHeader(r.Header), Admission: guard.TakeTicket(r)})
@@ -163,7 +163,7 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 	upgrades := http.NewServeMux()
 	upgrades.Handle(WebSocketPath, ws)
 	if cfg.UniWebSocket.Enabled {
-		upgrades.Handle(UniWebSocketPath, ws.UniHandler(func(c *websocket.UniConn, r *http.Request) websocket.UniSession {
+		upgrades.Handle(UniWebSocketPath, ws.UniHandler(func(c *websocket.UniConn, r *http.Request) websocket.UniReceiver {
 			return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportUniWebSocket, Unidirectional: true, Header: r.Header, Admission: guard.TakeTicket(r)})
 		}))
 	}

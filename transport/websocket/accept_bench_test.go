@@ -12,11 +12,11 @@ import (
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
-// nopSession is a connection that is accepted and then left alone.
-type nopSession struct{}
+// nopReceiver is a connection that is accepted and then left alone.
+type nopReceiver struct{}
 
-func (nopSession) HandleFrame([]byte) bool { return true }
-func (nopSession) HandleClose()            {}
+func (nopReceiver) HandleFrame([]byte) bool { return true }
+func (nopReceiver) HandleClose()            {}
 
 // BenchmarkAcceptUpgrade is one new connection from TCP connect to the
 // AcceptFunc: accept, HTTP request, upgrade, attach and register, then the
@@ -24,9 +24,9 @@ func (nopSession) HandleClose()            {}
 // side of the handshake runs in the same process and is part of the cost.
 func BenchmarkAcceptUpgrade(b *testing.B) {
 	accepted := make(chan struct{}, 1)
-	srv, err := NewServer(Config{Poller: Poller(testenv.WebSocketPoller()), Logger: quietLogger}, func(c *Conn, r *http.Request) Session {
+	srv, err := NewServer(Config{Poller: Poller(testenv.WebSocketPoller()), Logger: quietLogger}, func(c *Conn, r *http.Request) Receiver {
 		accepted <- struct{}{}
-		return nopSession{}
+		return nopReceiver{}
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -15,16 +15,16 @@ import (
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
-// echoSession answers every frame with itself, like a hub that replies.
-type echoSession struct{ c *Conn }
+// echoReceiver answers every frame with itself, like a hub that replies.
+type echoReceiver struct{ c *Conn }
 
-func (s *echoSession) HandleFrame(frame []byte) bool { return s.c.WriteFrame(frame) == nil }
-func (s *echoSession) HandleClose()                  {}
+func (s *echoReceiver) HandleFrame(frame []byte) bool { return s.c.WriteFrame(frame) == nil }
+func (s *echoReceiver) HandleClose()                  {}
 
-// benchServer starts a Server whose sessions are made by mk.
-func benchServer(b *testing.B, mk func(c *Conn) Session) string {
+// benchServer starts a Server whose receivers are made by mk.
+func benchServer(b *testing.B, mk func(c *Conn) Receiver) string {
 	b.Helper()
-	srv, err := NewServer(Config{Poller: Poller(testenv.WebSocketPoller()), Logger: quietLogger}, func(c *Conn, r *http.Request) Session { return mk(c) })
+	srv, err := NewServer(Config{Poller: Poller(testenv.WebSocketPoller()), Logger: quietLogger}, func(c *Conn, r *http.Request) Receiver { return mk(c) })
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func benchServer(b *testing.B, mk func(c *Conn) Session) string {
 // BenchmarkEchoRoundTrip is one client frame in, one server frame out,
 // through the poller, a worker and WriteFrame.
 func BenchmarkEchoRoundTrip(b *testing.B) {
-	url := benchServer(b, func(c *Conn) Session { return &echoSession{c: c} })
+	url := benchServer(b, func(c *Conn) Receiver { return &echoReceiver{c: c} })
 	nc, br, _, err := ws.Dial(context.Background(), url)
 	if err != nil {
 		b.Fatal(err)
@@ -74,9 +74,9 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 // BenchmarkWriteFrame is the hub's write path to a client that reads fast.
 func BenchmarkWriteFrame(b *testing.B) {
 	conns := make(chan *Conn, 1)
-	url := benchServer(b, func(c *Conn) Session {
+	url := benchServer(b, func(c *Conn) Receiver {
 		conns <- c
-		return &echoSession{c: c}
+		return &echoReceiver{c: c}
 	})
 	nc, _, _, err := ws.Dial(context.Background(), url)
 	if err != nil {
@@ -106,7 +106,7 @@ func BenchmarkParseFrames(b *testing.B) {
 	srv := &Server{cfg: Config{}.withDefaults()}
 	srv.log = srv.cfg.Logger
 	c := &Conn{srv: srv}
-	c.session = countSession{}
+	c.receiver = countReceiver{}
 	r := &reader{srv: srv}
 	var input []byte
 	for range 10 {
@@ -128,7 +128,7 @@ func BenchmarkParseFrames(b *testing.B) {
 	}
 }
 
-type countSession struct{}
+type countReceiver struct{}
 
-func (countSession) HandleFrame([]byte) bool { return true }
-func (countSession) HandleClose()            {}
+func (countReceiver) HandleFrame([]byte) bool { return true }
+func (countReceiver) HandleClose()            {}

@@ -52,10 +52,10 @@ func BenchmarkCompressionWrite(b *testing.B) {
 			var wire atomic.Int64
 			conns := make(chan *Conn, 1)
 			srv, err := NewServer(Config{Poller: Poller(testenv.WebSocketPoller()), Compression: compress, Logger: quietLogger},
-				func(c *Conn, r *http.Request) Session {
+				func(c *Conn, r *http.Request) Receiver {
 					c.nc = countingConn{Conn: c.nc, n: &wire}
 					conns <- c
-					return idleSession{}
+					return idleReceiver{}
 				})
 			if err != nil {
 				b.Fatal(err)
@@ -117,7 +117,7 @@ func BenchmarkCompressionRead(b *testing.B) {
 				srv.flate = newCompressionPools(srv.cfg.CompressionLevel)
 			}
 			c := &Conn{srv: srv, deflate: compress}
-			c.session = countSession{}
+			c.receiver = countReceiver{}
 			r := &reader{srv: srv}
 			f := ws.NewTextFrame(publication500)
 			if compress {

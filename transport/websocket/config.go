@@ -43,8 +43,8 @@ type Config struct {
 	// portable elsewhere. PollerEpoll off Linux is an error from NewServer.
 	Poller Poller
 	// Workers is the number of goroutines of the epoll path that read
-	// ready connections and run Session.HandleFrame; it is a fixed pool,
-	// so a Session must not block long in HandleFrame. Default
+	// ready connections and run Receiver.HandleFrame; it is a fixed pool,
+	// so a Receiver must not block long in HandleFrame. Default
 	// 4*GOMAXPROCS. The portable path has no pool: each connection is read
 	// on its own goroutine, so Workers does not apply to it.
 	Workers int
