@@ -60,7 +60,7 @@ func TestDefaultsAgreeWithTheCode(t *testing.T) {
 		{"http.idle_timeout", d.HTTP.IdleTimeout, DefaultIdleTimeout},
 		{"http_api.body_read_timeout", d.HTTPAPI.BodyReadTimeout, api.DefaultBodyReadTimeout},
 		{"http_api.max_batch_commands", d.HTTPAPI.MaxBatchCommands, api.DefaultMaxBatchCommands},
-		{"http_api.max_batch_response_size", d.HTTPAPI.MaxBatchResponseSize, api.DefaultMaxBatchResponseSize},
+		{"http_api.max_batch_response_size", d.HTTPAPI.MaxBatchResponseSize, int64(api.DefaultMaxBatchResponseSize)},
 		{"http_api.max_body_size", d.HTTPAPI.MaxBodySize, int64(api.DefaultMaxBodySize)},
 		{"http_api.idempotency_window", d.HTTPAPI.IdempotencyWindow, hub.DefaultIdempotencyWindow},
 		{"channel.without_namespace.queue_policy", d.Channel.WithoutNamespace.QueuePolicy, hub.QueueClose},

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/transport/guard"
@@ -17,9 +16,10 @@ import (
 )
 
 // Validate checks what the types alone cannot. It reports every problem
-// it finds, each naming its key. The hub's options are checked by the hub
-// (hub.ClientConfig.Validate, hub.ChannelConfig.Validate), once; their
-// problems come back here under the keys the file wrote. What is checked
+// it finds, each naming its key. The options of the hub, the API and the
+// WebSocket transport are checked by those packages (hub.ClientConfig,
+// hub.ChannelConfig, api.Config and websocket.Config's Validate), once;
+// their problems come back here under the keys the file wrote. What is checked
 // here is what only the file has (listeners, engines, keys) or what
 // concerns several sections at once.
 func (c Config) Validate() error {
@@ -64,12 +64,6 @@ func (c Config) Validate() error {
 	if c.WebSocket.IPRateBurst < 0 {
 		bad("websocket.ip_rate_burst", "%d: must not be negative", c.WebSocket.IPRateBurst)
 	}
-	if l := c.WebSocket.CompressionLevel; l != 0 && (l < websocket.MinCompressionLevel || l > websocket.MaxCompressionLevel) {
-		bad("websocket.compression_level", "%d: want %d (fastest) to %d (smallest), or 0 for the default", l, websocket.MinCompressionLevel, websocket.MaxCompressionLevel)
-	}
-	if c.WebSocket.CompressionMinSize < 0 {
-		bad("websocket.compression_min_size", "%d: must not be negative", c.WebSocket.CompressionMinSize)
-	}
 	if c.Admin.MutexProfileFraction < 0 {
 		bad("admin.mutex_profile_fraction", "%d: must not be negative", c.Admin.MutexProfileFraction)
 	}
@@ -87,6 +81,8 @@ func (c Config) Validate() error {
 	}
 	ps = append(ps, hubProblems(c.Client.ClientConfig.Validate(), reflect.TypeOf(c.Client), "client")...)
 	ps = append(ps, hubProblems(c.Channel.Hub().Validate(), reflect.TypeOf(c.Channel), "channel")...)
+	ps = append(ps, hubProblems(c.HTTPAPI.API().Validate(), reflect.TypeOf(c.HTTPAPI), "http_api")...)
+	ps = append(ps, transportProblems(c.WebSocket.Transport().Validate(), "websocket")...)
 	c.Admin.UI.validate(bad)
 	for key, ns := range c.namespaces() {
 		if ok && !history {
@@ -106,25 +102,8 @@ func (c Config) Validate() error {
 	default:
 		bad("engine.nats.presence", "%q: want none or redis", c.Engine.NATS.Presence)
 	}
-	switch c.HTTPAPI.ErrorMode {
-	case "", "transport":
-	default:
-		bad("http_api.error_mode", "%q: want \"\" or \"transport\"", c.HTTPAPI.ErrorMode)
-	}
-	if c.HTTPAPI.MaxBodySize < 0 {
-		bad("http_api.max_body_size", "%d: must not be negative", c.HTTPAPI.MaxBodySize)
-	}
-	if c.HTTPAPI.MaxBatchCommands < 0 {
-		bad("http_api.max_batch_commands", "%d: must not be negative (0 means the default, %d)", c.HTTPAPI.MaxBatchCommands, api.DefaultMaxBatchCommands)
-	}
-	if c.HTTPAPI.MaxBatchResponseSize < 0 {
-		bad("http_api.max_batch_response_size", "%d: must not be negative (0 means the default, %d)", c.HTTPAPI.MaxBatchResponseSize, api.DefaultMaxBatchResponseSize)
-	}
 	if w := c.HTTPAPI.IdempotencyWindow; w < 0 || w > 24*time.Hour {
 		bad("http_api.idempotency_window", "%s: want 0 (the default, %s) to 24h", w, hub.DefaultIdempotencyWindow)
-	}
-	if c.HTTPAPI.BodyReadTimeout < 0 {
-		bad("http_api.body_read_timeout", "%s: must not be negative (0 means the default, %s)", c.HTTPAPI.BodyReadTimeout, api.DefaultBodyReadTimeout)
 	}
 	if c.HTTP.IdleTimeout < 0 {
 		bad("http.idle_timeout", "%s: must not be negative (0 means the default, %s)", c.HTTP.IdleTimeout, DefaultIdleTimeout)
@@ -144,9 +123,10 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// hubProblems translates the hub's OptionErrors about the section at key,
-// of the file type t, into problems naming the keys: the Go field path
-// becomes the key path, and Go field names in the message become keys.
+// hubProblems translates the hub.OptionErrors (from the hub or package
+// api) about the section at key, of the file type t, into problems naming
+// the keys: the Go field path becomes the key path, and Go field names in
+// the message become keys.
 func hubProblems(err error, t reflect.Type, key string) Problems {
 	var ps Problems
 	for _, oe := range hub.OptionErrors(err) {

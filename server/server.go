@@ -114,18 +114,11 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	ws, err := websocket.NewServer(websocket.Config{
-		MaxMessageSize:     cfg.WebSocket.MessageSizeLimit,
-		WriteTimeout:       cfg.WebSocket.WriteTimeout,
-		ReadTimeout:        cfg.WebSocket.ReadTimeout,
-		CheckOrigin:        guard.Origins(cfg.WebSocket.AllowedOrigins),
-		OriginHint:         `add the page's origin (scheme://host:port) to websocket.allowed_origins in the configuration, or "*" to allow any`,
-		Poller:             websocket.Poller(cfg.WebSocket.Poller),
-		Compression:        cfg.WebSocket.Compression,
-		CompressionMinSize: cfg.WebSocket.CompressionMinSize,
-		CompressionLevel:   cfg.WebSocket.CompressionLevel,
-		Logger:             log,
-	}, func(c *websocket.Conn, r *http.Request) websocket.Receiver {
+	wsCfg := cfg.WebSocket.Transport()
+	wsCfg.CheckOrigin = guard.Origins(cfg.WebSocket.AllowedOrigins)
+	wsCfg.OriginHint = `add the page's origin (scheme://host:port) to websocket.allowed_origins in the configuration, or "*" to allow any`
+	wsCfg.Logger = log
+	ws, err := websocket.NewServer(wsCfg, func(c *websocket.Conn, r *http.Request) websocket.Receiver {
 		// The headers proxies forward (Cookie, Authorization) go with the
 		// client.
 		return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportWebSocket, Header: keepHeader(r.Header), Admission: guard.TakeTicket(r)})
@@ -183,13 +176,9 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 		}
 	}
 	if cfg.HTTPAPI.Key != "" || cfg.HTTPAPI.Insecure {
-		apiHandler, err := api.NewHandler(h, api.Config{
-			Key: cfg.HTTPAPI.Key, Insecure: cfg.HTTPAPI.Insecure, ErrorMode: cfg.HTTPAPI.ErrorMode,
-			MaxBodySize: cfg.HTTPAPI.MaxBodySize, BodyReadTimeout: cfg.HTTPAPI.BodyReadTimeout,
-			MaxBatchCommands: cfg.HTTPAPI.MaxBatchCommands, AllowKeyInQuery: cfg.HTTPAPI.AllowKeyInQuery,
-			MaxBatchResponseSize: cfg.HTTPAPI.MaxBatchResponseSize,
-			Logger:               log,
-		})
+		apiCfg := cfg.HTTPAPI.API()
+		apiCfg.Logger = log
+		apiHandler, err := api.NewHandler(h, apiCfg)
 		if err != nil {
 			return nil, fmt.Errorf("http_api: %w", err)
 		}

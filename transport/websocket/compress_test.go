@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -266,6 +267,23 @@ func TestCompressionLevelChecked(t *testing.T) {
 	}
 	if _, err := NewServer(Config{CompressionMinSize: -1}, func(*Conn, *http.Request) Receiver { return nil }); err == nil {
 		t.Fatal("negative CompressionMinSize accepted")
+	}
+	// Validate reports each bad field as a *ConfigError naming it, for a
+	// configuration layer to translate into its own keys.
+	err := Config{CompressionLevel: 10, CompressionMinSize: -1}.Validate()
+	var fields []string
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var ce *ConfigError
+		if !errors.As(e, &ce) {
+			t.Fatalf("Validate: %T %v, want a *ConfigError", e, e)
+		}
+		fields = append(fields, ce.Field)
+	}
+	if want := []string{"CompressionLevel", "CompressionMinSize"}; !slices.Equal(fields, want) {
+		t.Fatalf("Validate: fields %q, want %q", fields, want)
+	}
+	if err := (Config{}).Validate(); err != nil {
+		t.Fatalf("Validate of the zero Config: %v", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package websocket
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -103,15 +104,27 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// check reports the fields that have no meaning, after withDefaults.
-func (c Config) check() error {
-	if c.CompressionLevel < MinCompressionLevel || c.CompressionLevel > MaxCompressionLevel {
-		return fmt.Errorf("Config.CompressionLevel %d: want %d to %d", c.CompressionLevel, MinCompressionLevel, MaxCompressionLevel)
+// ConfigError is a problem with one field of a Config. Field is the Go
+// field's name and Message says what is wrong in terms of values and Go
+// fields, so that a configuration layer can name its own keys instead.
+type ConfigError struct {
+	Field   string
+	Message string
+}
+
+func (e *ConfigError) Error() string { return "Config." + e.Field + ": " + e.Message }
+
+// Validate reports the fields that have no meaning, each a *ConfigError,
+// joined. NewServer refuses such a Config with the same errors.
+func (c Config) Validate() error {
+	var errs []error
+	if l := c.CompressionLevel; l != 0 && (l < MinCompressionLevel || l > MaxCompressionLevel) {
+		errs = append(errs, &ConfigError{Field: "CompressionLevel", Message: fmt.Sprintf("%d: want %d (fastest) to %d (smallest), or 0 for the default", l, MinCompressionLevel, MaxCompressionLevel)})
 	}
 	if c.CompressionMinSize < 0 {
-		return fmt.Errorf("Config.CompressionMinSize %d: must not be negative", c.CompressionMinSize)
+		errs = append(errs, &ConfigError{Field: "CompressionMinSize", Message: fmt.Sprintf("%d: must not be negative", c.CompressionMinSize)})
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Poller names a way of reading connections; the zero value is PollerAuto.

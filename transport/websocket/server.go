@@ -73,10 +73,10 @@ func NewServer(cfg Config, accept AcceptFunc) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("websocket: Config.Poller %w", err)
 	}
-	cfg = cfg.withDefaults()
-	if err := cfg.check(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("websocket: %w", err)
 	}
+	cfg = cfg.withDefaults()
 	s := &Server{
 		cfg:    cfg,
 		poller: poller,
