@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/heraldhq/herald/internal/keyedlimit"
 )
 
 // Admission answers the requests that would open connections the node
@@ -28,8 +30,8 @@ import (
 type Admission struct {
 	lim     limits
 	pending func() int
-	ips     *ipLimiter  // nil: no per-address rate
-	addrs   *addrCounts // nil: no per-address share
+	ips     *keyedlimit.Limiter[netip.Addr] // nil: no per-address rate
+	addrs   *addrCounts                     // nil: no per-address share
 	trusted []netip.Prefix
 	names   Names
 	log     *slog.Logger
@@ -72,7 +74,7 @@ func New(cfg Config) (*Admission, error) {
 		a.log = slog.Default()
 	}
 	if lim.rate > 0 {
-		a.ips = newIPLimiter(lim.rate, lim.burst, defaultIPLimiterEntries)
+		a.ips = keyedlimit.New[netip.Addr](lim.rate, lim.burst, defaultIPLimiterEntries)
 	}
 	if lim.maxPerAddress > 0 {
 		a.addrs = newAddrCounts(lim.maxPerAddress)
@@ -156,7 +158,7 @@ func (a *Admission) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 		// X-Forwarded-For is the client's to invent: it is read only
 		// from a trusted proxy.
 		addr, ok := ClientAddr(r, a.trusted)
-		if ok && a.ips != nil && !a.ips.allow(addr, now) {
+		if ok && a.ips != nil && !a.ips.Allow(ipKey(addr), now) {
 			a.refusedIPRate.Inc()
 			if shouldWarn(&a.lastWarnIP, now) {
 				a.log.Warn("connections refused (429): an address opens connections faster than "+a.names.Rate+" (logged at most once a minute)",
