@@ -1,18 +1,17 @@
 package config
 
 import (
-	"errors"
-	"reflect"
-
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/transport/guard"
 	"github.com/heraldhq/herald/transport/websocket"
 )
 
 // The http_api and websocket sections are checked by the packages that
-// own their values (api.Config.Validate, websocket.Config.Validate), once;
-// their errors name Go fields, which fieldProblems turns into keys. The
-// conversions below are the only place that maps the sections' fields to
-// those packages' fields, so what is checked is what the server runs.
+// own their values (api.Config, websocket.Config and guard.Config's
+// Validate), once; their errors name Go fields, which hubProblems turns
+// into keys. The conversions below are the only place that maps the
+// sections' fields to those packages' fields, so what is checked is what
+// the server runs.
 
 // API is the http_api section as package api takes it, without a Logger.
 func (c HTTPAPIConfig) API() api.Config {
@@ -38,34 +37,28 @@ func (c WebSocketConfig) Transport() websocket.Config {
 	}
 }
 
-// transportProblems translates the WebSocket transport's ConfigErrors into
-// problems under key, as hubProblems does for the hub's OptionErrors. The
-// transport's fields that the section names differently are mapped first.
-func transportProblems(err error, key string) Problems {
-	var ps Problems
-	t := reflect.TypeOf(WebSocketConfig{})
-	for _, e := range joined(err) {
-		var ce *websocket.ConfigError
-		if !errors.As(e, &ce) {
-			ps = append(ps, Problem{Key: key, Message: e.Error()})
-			continue
-		}
-		field := ce.Field
-		if field == "MaxMessageSize" {
-			field = "MessageSizeLimit"
-		}
-		ps = append(ps, Problem{Key: join(key, goPathToKey(t, field)), Message: goNamesToKeys(t, ce.Message)})
+// transportRenames maps websocket.Config's field names to the websocket
+// section's where they differ, for hubProblems.
+var transportRenames = []string{"MaxMessageSize", "MessageSizeLimit"}
+
+// Admission is the websocket section's admission limits as
+// transport/guard takes them, with the keys named in its warnings; the
+// server adds TrustedProxies (guard.ParseTrustedProxies), Pending and
+// Logger.
+func (c WebSocketConfig) Admission() guard.Config {
+	return guard.Config{
+		MaxUnauthenticated:           c.MaxUnauthenticated,
+		MaxUnauthenticatedPerAddress: c.MaxUnauthenticatedPerAddress,
+		Rate:                         c.IPRateLimit,
+		Burst:                        c.IPRateBurst,
+		Names: guard.Names{
+			MaxUnauthenticated:           "websocket.max_unauthenticated",
+			MaxUnauthenticatedPerAddress: "websocket.max_unauthenticated_per_address",
+			Rate:                         "websocket.ip_rate_limit",
+		},
 	}
-	return ps
 }
 
-// joined lists the errors err joins (err itself when it joins none).
-func joined(err error) []error {
-	if err == nil {
-		return nil
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
-}
+// admissionRenames maps guard.Config's field names to the websocket
+// section's, for hubProblems.
+var admissionRenames = []string{"Rate", "IPRateLimit", "Burst", "IPRateBurst"}

@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"maps"
-	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -47,22 +46,10 @@ func (c Config) Validate() error {
 	if _, err := websocket.Poller(c.WebSocket.Poller).Resolve(); err != nil {
 		bad("websocket.poller", "%v", err)
 	}
-	if c.WebSocket.MaxUnauthenticated < -1 {
-		bad("websocket.max_unauthenticated", "%d: want a positive number, 0 for the default or -1 for no bound", c.WebSocket.MaxUnauthenticated)
-	}
-	if c.WebSocket.MaxUnauthenticatedPerAddress < -1 {
-		bad("websocket.max_unauthenticated_per_address", "%d: want a positive number, 0 for the default (a tenth of max_unauthenticated) or -1 for no bound", c.WebSocket.MaxUnauthenticatedPerAddress)
-	}
-	if r := c.WebSocket.IPRateLimit; r < 0 && r != -1 || math.IsNaN(r) || math.IsInf(r, 0) {
-		bad("websocket.ip_rate_limit", "%v: want connections per second, 0 for the default or -1 for no limit", r)
-	}
 	for _, e := range c.WebSocket.TrustedProxies {
 		if _, err := guard.ParseTrustedProxies([]string{e}); err != nil {
 			bad("websocket.trusted_proxies", "%q: want an IP address or a CIDR prefix such as 10.0.0.0/8", e)
 		}
-	}
-	if c.WebSocket.IPRateBurst < 0 {
-		bad("websocket.ip_rate_burst", "%d: must not be negative", c.WebSocket.IPRateBurst)
 	}
 	if c.Admin.MutexProfileFraction < 0 {
 		bad("admin.mutex_profile_fraction", "%d: must not be negative", c.Admin.MutexProfileFraction)
@@ -82,7 +69,8 @@ func (c Config) Validate() error {
 	ps = append(ps, hubProblems(c.Client.ClientConfig.Validate(), reflect.TypeOf(c.Client), "client")...)
 	ps = append(ps, hubProblems(c.Channel.Hub().Validate(), reflect.TypeOf(c.Channel), "channel")...)
 	ps = append(ps, hubProblems(c.HTTPAPI.API().Validate(), reflect.TypeOf(c.HTTPAPI), "http_api")...)
-	ps = append(ps, transportProblems(c.WebSocket.Transport().Validate(), "websocket")...)
+	ps = append(ps, hubProblems(c.WebSocket.Transport().Validate(), reflect.TypeOf(c.WebSocket), "websocket", transportRenames...)...)
+	ps = append(ps, hubProblems(c.WebSocket.Admission().Validate(), reflect.TypeOf(c.WebSocket), "websocket", admissionRenames...)...)
 	c.Admin.UI.validate(bad)
 	for key, ns := range c.namespaces() {
 		if ok && !history {
@@ -123,18 +111,23 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// hubProblems translates the hub.OptionErrors (from the hub or package
-// api) about the section at key, of the file type t, into problems naming
-// the keys: the Go field path becomes the key path, and Go field names in
-// the message become keys.
-func hubProblems(err error, t reflect.Type, key string) Problems {
+// hubProblems translates the hub.OptionErrors (from the hub, package api
+// or the transports) about the section at key, of the file type t, into
+// problems naming the keys: the Go field path becomes the key path, and
+// Go field names in the message become keys. renames are pairs of a
+// package's field name and t's, where the two differ.
+func hubProblems(err error, t reflect.Type, key string, renames ...string) Problems {
 	var ps Problems
 	for _, oe := range hub.OptionErrors(err) {
-		parent := t
-		if i := strings.LastIndex(oe.Field, "."); i >= 0 {
-			parent = typeAt(t, oe.Field[:i])
+		field, message := oe.Field, oe.Message
+		if len(renames) > 0 {
+			field, message = replaceWords(field, renames), replaceWords(message, renames)
 		}
-		ps = append(ps, Problem{Key: join(key, goPathToKey(t, oe.Field)), Message: goNamesToKeys(parent, oe.Message)})
+		parent := t
+		if i := strings.LastIndex(field, "."); i >= 0 {
+			parent = typeAt(t, field[:i])
+		}
+		ps = append(ps, Problem{Key: join(key, goPathToKey(t, field)), Message: goNamesToKeys(parent, message)})
 	}
 	if err != nil && len(ps) == 0 {
 		ps = append(ps, Problem{Key: key, Message: err.Error()})

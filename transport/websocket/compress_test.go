@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +18,7 @@ import (
 	"github.com/gobwas/ws/wsflate"
 	gorilla "github.com/gorilla/websocket"
 
+	"github.com/heraldhq/herald/internal/optionerr"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -268,19 +268,15 @@ func TestCompressionLevelChecked(t *testing.T) {
 	if _, err := NewServer(Config{CompressionMinSize: -1}, func(*Conn, *http.Request) Receiver { return nil }); err == nil {
 		t.Fatal("negative CompressionMinSize accepted")
 	}
-	// Validate reports each bad field as a *ConfigError naming it, for a
+	// Validate reports each bad field as an option error naming it, for a
 	// configuration layer to translate into its own keys.
 	err := Config{CompressionLevel: 10, CompressionMinSize: -1}.Validate()
 	var fields []string
-	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-		var ce *ConfigError
-		if !errors.As(e, &ce) {
-			t.Fatalf("Validate: %T %v, want a *ConfigError", e, e)
-		}
-		fields = append(fields, ce.Field)
+	for _, e := range optionerr.All(err) {
+		fields = append(fields, e.Field)
 	}
 	if want := []string{"CompressionLevel", "CompressionMinSize"}; !slices.Equal(fields, want) {
-		t.Fatalf("Validate: fields %q, want %q", fields, want)
+		t.Fatalf("Validate: fields %q (%v), want %q", fields, err, want)
 	}
 	if err := (Config{}).Validate(); err != nil {
 		t.Fatalf("Validate of the zero Config: %v", err)

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/heraldhq/herald/internal/optionerr"
 	"github.com/heraldhq/herald/transport/guard"
 )
 
@@ -104,25 +105,17 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// ConfigError is a problem with one field of a Config. Field is the Go
-// field's name and Message says what is wrong in terms of values and Go
-// fields, so that a configuration layer can name its own keys instead.
-type ConfigError struct {
-	Field   string
-	Message string
-}
-
-func (e *ConfigError) Error() string { return "Config." + e.Field + ": " + e.Message }
-
-// Validate reports the fields that have no meaning, each a *ConfigError,
-// joined. NewServer refuses such a Config with the same errors.
+// Validate reports the fields that have no meaning, joined, each a
+// *hub.OptionError naming the Go field (so that a configuration layer can
+// name its own keys instead). NewServer refuses such a Config with the
+// same errors.
 func (c Config) Validate() error {
 	var errs []error
 	if l := c.CompressionLevel; l != 0 && (l < MinCompressionLevel || l > MaxCompressionLevel) {
-		errs = append(errs, &ConfigError{Field: "CompressionLevel", Message: fmt.Sprintf("%d: want %d (fastest) to %d (smallest), or 0 for the default", l, MinCompressionLevel, MaxCompressionLevel)})
+		errs = append(errs, &optionerr.Error{Field: "CompressionLevel", Message: fmt.Sprintf("%d: want %d (fastest) to %d (smallest), or 0 for the default", l, MinCompressionLevel, MaxCompressionLevel)})
 	}
 	if c.CompressionMinSize < 0 {
-		errs = append(errs, &ConfigError{Field: "CompressionMinSize", Message: fmt.Sprintf("%d: must not be negative", c.CompressionMinSize)})
+		errs = append(errs, &optionerr.Error{Field: "CompressionMinSize", Message: fmt.Sprintf("%d: must not be negative", c.CompressionMinSize)})
 	}
 	return errors.Join(errs...)
 }
