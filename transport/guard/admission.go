@@ -227,12 +227,14 @@ func shouldWarn(last *atomic.Int64, now time.Time) bool {
 }
 
 // ClientAddr is the address the admission counts r against: the client
-// behind a trusted proxy, or the peer's address. Other per-address limits
+// behind a trusted proxy, or the peer's address, and for IPv6 its /64
+// (as the admission's own limits count it). Other per-address limits
 // (such as the emulation endpoint's) use it so that every limit sees the
-// same client.
+// same client, and one host cannot pass them by using another address of
+// its /64 for each request.
 func (a *Admission) ClientAddr(r *http.Request) string {
 	if addr, ok := ClientAddr(r, a.trusted); ok {
-		return addr.String()
+		return ipKey(addr).String()
 	}
 	return r.RemoteAddr
 }

@@ -1,6 +1,8 @@
 package guard
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"testing"
 )
@@ -26,3 +28,24 @@ func TestIPKey(t *testing.T) {
 }
 
 func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+// TestAdmissionClientAddr: the address other per-address limits count a
+// request against is the admission's key: two addresses of one IPv6 /64
+// are one client, IPv4 addresses are themselves.
+func TestAdmissionClientAddr(t *testing.T) {
+	a, _ := newTestAdmission(t, Config{MaxUnauthenticated: -1}, newHubStub())
+	addr := func(remote string) string {
+		r := httptest.NewRequest(http.MethodPost, "/emulation", nil)
+		r.RemoteAddr = remote
+		return a.ClientAddr(r)
+	}
+	if x, y := addr("[2001:db8:1:2::1]:1000"), addr("[2001:db8:1:2:ffff::9]:2000"); x != y {
+		t.Errorf("one /64: %q and %q, want one address", x, y)
+	}
+	if x, y := addr("[2001:db8:1:2::1]:1000"), addr("[2001:db8:1:3::1]:1000"); x == y {
+		t.Errorf("two /64s: both %q", x)
+	}
+	if got := addr("192.0.2.1:1000"); got != "192.0.2.1" {
+		t.Errorf("IPv4: %q, want 192.0.2.1", got)
+	}
+}
