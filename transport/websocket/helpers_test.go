@@ -103,6 +103,13 @@ type harness struct {
 // quietLogger keeps the expected protocol errors out of test output.
 var quietLogger = slog.New(slog.DiscardHandler)
 
+// nopReceiver accepts every frame and does nothing: the least a Receiver
+// can be, so that what a connection costs is the transport's share.
+type nopReceiver struct{}
+
+func (nopReceiver) HandleFrame([]byte) bool { return true }
+func (nopReceiver) HandleClose()            {}
+
 func newHarness(t *testing.T, cfg Config) *harness {
 	t.Helper()
 	if cfg.Logger == nil {
