@@ -232,9 +232,4 @@ func shouldWarn(last *atomic.Int64, now time.Time) bool {
 // (such as the emulation endpoint's) use it so that every limit sees the
 // same client, and one host cannot pass them by using another address of
 // its /64 for each request.
-func (a *Admission) ClientAddr(r *http.Request) string {
-	if addr, ok := ClientAddr(r, a.trusted); ok {
-		return ipKey(addr).String()
-	}
-	return r.RemoteAddr
-}
+func (a *Admission) ClientAddr(r *http.Request) string { return ClientKey(r, a.trusted) }

@@ -48,4 +48,13 @@ func TestAdmissionClientAddr(t *testing.T) {
 	if got := addr("192.0.2.1:1000"); got != "192.0.2.1" {
 		t.Errorf("IPv4: %q, want 192.0.2.1", got)
 	}
+	// ClientKey is the same without an Admission (the HTTP transports'
+	// default), and keeps a RemoteAddr that is not an address and port.
+	for remote, want := range map[string]string{"[2001:db8:1:2::1]:1000": addr("[2001:db8:1:2::1]:1000"), "192.0.2.1:1000": "192.0.2.1", "pipe": "pipe"} {
+		r := httptest.NewRequest(http.MethodPost, "/emulation", nil)
+		r.RemoteAddr = remote
+		if got := ClientKey(r, nil); got != want {
+			t.Errorf("ClientKey(%q) = %q, want %q", remote, got, want)
+		}
+	}
 }
