@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,14 +100,28 @@ func TestNewHandlerConfig(t *testing.T) {
 		want string
 	}{
 		{"no key", api.Config{}, "Key is required"},
-		{"bad error mode", api.Config{Key: "k", ErrorMode: "http"}, `error mode "http"`},
-		{"negative body size", api.Config{Key: "k", MaxBodySize: -1}, "max body size -1"},
-		{"negative body read timeout", api.Config{Key: "k", BodyReadTimeout: -1}, "body read timeout -1ns"},
-		{"negative batch limit", api.Config{Key: "k", MaxBatchCommands: -1}, "max batch commands -1"},
+		{"bad error mode", api.Config{Key: "k", ErrorMode: "http"}, `ErrorMode: "http"`},
+		{"negative body size", api.Config{Key: "k", MaxBodySize: -1}, "MaxBodySize: -1"},
+		{"negative body read timeout", api.Config{Key: "k", BodyReadTimeout: -1}, "BodyReadTimeout: -1ns"},
+		{"negative batch limit", api.Config{Key: "k", MaxBatchCommands: -1}, "MaxBatchCommands: -1"},
+		{"negative batch response size", api.Config{Key: "k", MaxBatchResponseSize: -1}, "MaxBatchResponseSize: -1"},
 	} {
 		if _, err := api.NewHandler(h, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want it to contain %q", c.name, err, c.want)
 		}
+	}
+	// Validate names every bad field, as Go fields (a configuration layer
+	// translates them to its keys), and leaves a missing key to NewHandler.
+	err = api.Config{ErrorMode: "http", MaxBodySize: -1, BodyReadTimeout: -1, MaxBatchCommands: -1, MaxBatchResponseSize: -1}.Validate()
+	var fields []string
+	for _, oe := range hub.OptionErrors(err) {
+		fields = append(fields, oe.Field)
+	}
+	if want := []string{"ErrorMode", "MaxBodySize", "BodyReadTimeout", "MaxBatchCommands", "MaxBatchResponseSize"}; !slices.Equal(fields, want) {
+		t.Errorf("Validate: fields %q (%v), want %q", fields, err, want)
+	}
+	if err := (api.Config{}).Validate(); err != nil {
+		t.Errorf("Validate of the zero Config: %v", err)
 	}
 	if _, err := api.NewHandler(nil, api.Config{Key: "k"}); err == nil {
 		t.Error("nil hub: want an error")

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/heraldhq/herald/hub"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -70,32 +71,47 @@ type Config struct {
 	TracerProvider trace.TracerProvider
 }
 
-func (c Config) withDefaults() (Config, error) {
-	if c.Key == "" && !c.Insecure {
-		return c, errors.New("api: Key is required (or set Insecure for development)")
+// Validate reports the fields that have no meaning, each an
+// *hub.OptionError naming the Go field (see hub.OptionErrors), so that a
+// configuration layer can name its own keys. A missing Key is not one of
+// them: NewHandler refuses it, and a server may leave its API off instead.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &hub.OptionError{Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 	switch c.ErrorMode {
 	case "", ErrorModeTransport:
 	default:
-		return c, fmt.Errorf("api: error mode %q: want \"\" or %q", c.ErrorMode, ErrorModeTransport)
+		bad("ErrorMode", "%q: want \"\" or %q", c.ErrorMode, ErrorModeTransport)
 	}
 	if c.MaxBodySize < 0 {
-		return c, fmt.Errorf("api: max body size %d: must not be negative", c.MaxBodySize)
+		bad("MaxBodySize", "%d: must not be negative (0 means the default, %d)", c.MaxBodySize, DefaultMaxBodySize)
 	}
 	if c.BodyReadTimeout < 0 {
-		return c, fmt.Errorf("api: body read timeout %s: must not be negative", c.BodyReadTimeout)
+		bad("BodyReadTimeout", "%s: must not be negative (0 means the default, %s)", c.BodyReadTimeout, DefaultBodyReadTimeout)
+	}
+	if c.MaxBatchCommands < 0 {
+		bad("MaxBatchCommands", "%d: must not be negative (0 means the default, %d)", c.MaxBatchCommands, DefaultMaxBatchCommands)
+	}
+	if c.MaxBatchResponseSize < 0 {
+		bad("MaxBatchResponseSize", "%d: must not be negative (0 means the default, %d)", c.MaxBatchResponseSize, DefaultMaxBatchResponseSize)
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Key == "" && !c.Insecure {
+		return c, errors.New("api: Key is required (or set Insecure for development)")
+	}
+	if err := c.Validate(); err != nil {
+		return c, fmt.Errorf("api: %w", err)
 	}
 	if c.BodyReadTimeout == 0 {
 		c.BodyReadTimeout = DefaultBodyReadTimeout
 	}
-	if c.MaxBatchCommands < 0 {
-		return c, fmt.Errorf("api: max batch commands %d: must not be negative", c.MaxBatchCommands)
-	}
 	if c.MaxBatchCommands == 0 {
 		c.MaxBatchCommands = DefaultMaxBatchCommands
-	}
-	if c.MaxBatchResponseSize < 0 {
-		return c, fmt.Errorf("api: max batch response size %d: must not be negative", c.MaxBatchResponseSize)
 	}
 	if c.MaxBatchResponseSize == 0 {
 		c.MaxBatchResponseSize = DefaultMaxBatchResponseSize

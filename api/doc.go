@@ -59,12 +59,13 @@
 //     connection, so that a forgotten field never hits every anonymous
 //     connection; `session` is refused with 108, because ignoring it would
 //     act on more connections than asked.
-//   - publish and broadcast accept and ignore idempotency_key, delta,
-//     version and version_epoch for now: publications are delivered in
-//     full and retries may deliver twice.
-//   - channels lists the channels of this node only, with local client
-//     counts (Hub.Channels); an aggregate over the cluster needs a hub
-//     survey that does not exist yet. Its pattern is a gobwas/glob pattern
+//   - publish and broadcast accept and ignore delta, version and
+//     version_epoch: publications are delivered in full. idempotency_key
+//     is honoured across the cluster for hub.Config.IdempotencyWindow
+//     (5 minutes by default), except on NATS, which answers 108.
+//   - channels and connections ask every live node and wait at most 2s; a
+//     node that has not answered is listed in missing_nodes with
+//     partial: true. The channels pattern is a gobwas/glob pattern
 //     without separators, as in Centrifugo: * matches any run of
 //     characters (":" and "/" included), ? one character, [abc], [!a-c]
 //     and {a,b} alternatives; \ escapes.

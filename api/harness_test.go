@@ -14,6 +14,7 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/hub/hubtest"
 	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/protocol"
@@ -56,21 +57,7 @@ type node struct {
 // tests that call the API handler in process.
 func startHub(tb testing.TB, cfg hub.Config) *hub.Hub {
 	tb.Helper()
-	h, err := hub.New(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := h.Start(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := h.Shutdown(ctx); err != nil {
-			tb.Errorf("hub shutdown: %v", err)
-		}
-	})
-	return h
+	return hubtest.Start(tb, cfg)
 }
 
 // startNode starts a node whose API uses cfg (with the test key unless
@@ -101,7 +88,7 @@ func startNode(t testing.TB, cfg api.Config) *node {
 	// HERALD_TEST_WS_POLLER selects the transport's poller, as in every
 	// package whose tests go through it.
 	wsCfg := websocket.Config{Poller: websocket.Poller(testenv.WebSocketPoller())}
-	ws, err := websocket.NewServer(wsCfg, func(c *websocket.Conn, r *http.Request) websocket.Session {
+	ws, err := websocket.NewServer(wsCfg, func(c *websocket.Conn, r *http.Request) websocket.Receiver {
 		return h.NewClient(c, c.RemoteAddr())
 	})
 	if err != nil {

@@ -10,7 +10,7 @@ type EngineConfig struct {
 	NATS     NATSConfig     `yaml:"nats"`
 }
 
-// PostgresConfig connects the PostgreSQL engine (postgres.Options).
+// PostgresConfig connects the PostgreSQL engine (postgres.Config).
 type PostgresConfig struct {
 	DSN                  string        `yaml:"dsn" defaultdoc:"required for 'postgres'" doc:"the database to publish to and read history and presence from, e.g. 'postgres://user:pass@host:5432/db'; may go through a transaction-mode pooler"`
 	ListenDSN            string        `yaml:"listen_dsn" defaultdoc:"'dsn'" doc:"a direct session connection for the node's one LISTEN connection, when 'dsn' goes through a transaction-mode pooler"`
@@ -24,7 +24,7 @@ type PostgresConfig struct {
 }
 
 // RedisConfig connects the Redis engine: standalone, Sentinel or Cluster
-// (redis.Options).
+// (redis.Config).
 type RedisConfig struct {
 	Address          string        `yaml:"address" default:"127.0.0.1:6379" doc:"a standalone Redis server"`
 	Addresses        []string      `yaml:"addresses" doc:"Sentinel or Cluster seed addresses, instead of 'address'"`
@@ -46,7 +46,7 @@ type RedisConfig struct {
 }
 
 // NATSConfig connects the NATS engine, which carries publications between
-// nodes but keeps no history (nats.Options).
+// nodes but keeps no history (nats.Config).
 type NATSConfig struct {
 	URL      string    `yaml:"url" default:"nats://127.0.0.1:4222" doc:"the NATS server"`
 	Prefix   string    `yaml:"prefix" default:"herald" doc:"starts every subject"`

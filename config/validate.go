@@ -3,13 +3,11 @@ package config
 import (
 	"fmt"
 	"maps"
-	"math"
 	"reflect"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/transport/guard"
@@ -17,9 +15,10 @@ import (
 )
 
 // Validate checks what the types alone cannot. It reports every problem
-// it finds, each naming its key. The hub's options are checked by the hub
-// (hub.ClientConfig.Validate, hub.ChannelConfig.Validate), once; their
-// problems come back here under the keys the file wrote. What is checked
+// it finds, each naming its key. The options of the hub, the API and the
+// WebSocket transport are checked by those packages (hub.ClientConfig,
+// hub.ChannelConfig, api.Config and websocket.Config's Validate), once;
+// their problems come back here under the keys the file wrote. What is checked
 // here is what only the file has (listeners, engines, keys) or what
 // concerns several sections at once.
 func (c Config) Validate() error {
@@ -47,28 +46,10 @@ func (c Config) Validate() error {
 	if _, err := websocket.Poller(c.WebSocket.Poller).Resolve(); err != nil {
 		bad("websocket.poller", "%v", err)
 	}
-	if c.WebSocket.MaxUnauthenticated < -1 {
-		bad("websocket.max_unauthenticated", "%d: want a positive number, 0 for the default or -1 for no bound", c.WebSocket.MaxUnauthenticated)
-	}
-	if c.WebSocket.MaxUnauthenticatedPerAddress < -1 {
-		bad("websocket.max_unauthenticated_per_address", "%d: want a positive number, 0 for the default (a tenth of max_unauthenticated) or -1 for no bound", c.WebSocket.MaxUnauthenticatedPerAddress)
-	}
-	if r := c.WebSocket.IPRateLimit; r < 0 && r != -1 || math.IsNaN(r) || math.IsInf(r, 0) {
-		bad("websocket.ip_rate_limit", "%v: want connections per second, 0 for the default or -1 for no limit", r)
-	}
 	for _, e := range c.WebSocket.TrustedProxies {
 		if _, err := guard.ParseTrustedProxies([]string{e}); err != nil {
 			bad("websocket.trusted_proxies", "%q: want an IP address or a CIDR prefix such as 10.0.0.0/8", e)
 		}
-	}
-	if c.WebSocket.IPRateBurst < 0 {
-		bad("websocket.ip_rate_burst", "%d: must not be negative", c.WebSocket.IPRateBurst)
-	}
-	if l := c.WebSocket.CompressionLevel; l != 0 && (l < websocket.MinCompressionLevel || l > websocket.MaxCompressionLevel) {
-		bad("websocket.compression_level", "%d: want %d (fastest) to %d (smallest), or 0 for the default", l, websocket.MinCompressionLevel, websocket.MaxCompressionLevel)
-	}
-	if c.WebSocket.CompressionMinSize < 0 {
-		bad("websocket.compression_min_size", "%d: must not be negative", c.WebSocket.CompressionMinSize)
 	}
 	if c.Admin.MutexProfileFraction < 0 {
 		bad("admin.mutex_profile_fraction", "%d: must not be negative", c.Admin.MutexProfileFraction)
@@ -87,6 +68,9 @@ func (c Config) Validate() error {
 	}
 	ps = append(ps, hubProblems(c.Client.ClientConfig.Validate(), reflect.TypeOf(c.Client), "client")...)
 	ps = append(ps, hubProblems(c.Channel.Hub().Validate(), reflect.TypeOf(c.Channel), "channel")...)
+	ps = append(ps, hubProblems(c.HTTPAPI.API().Validate(), reflect.TypeOf(c.HTTPAPI), "http_api")...)
+	ps = append(ps, hubProblems(c.WebSocket.Transport().Validate(), reflect.TypeOf(c.WebSocket), "websocket", transportRenames...)...)
+	ps = append(ps, hubProblems(c.WebSocket.Admission().Validate(), reflect.TypeOf(c.WebSocket), "websocket", admissionRenames...)...)
 	c.Admin.UI.validate(bad)
 	for key, ns := range c.namespaces() {
 		if ok && !history {
@@ -108,25 +92,8 @@ func (c Config) Validate() error {
 	default:
 		bad("engine.nats.presence", "%q: want none or redis", c.Engine.NATS.Presence)
 	}
-	switch c.HTTPAPI.ErrorMode {
-	case "", "transport":
-	default:
-		bad("http_api.error_mode", "%q: want \"\" or \"transport\"", c.HTTPAPI.ErrorMode)
-	}
-	if c.HTTPAPI.MaxBodySize < 0 {
-		bad("http_api.max_body_size", "%d: must not be negative", c.HTTPAPI.MaxBodySize)
-	}
-	if c.HTTPAPI.MaxBatchCommands < 0 {
-		bad("http_api.max_batch_commands", "%d: must not be negative (0 means the default, %d)", c.HTTPAPI.MaxBatchCommands, api.DefaultMaxBatchCommands)
-	}
-	if c.HTTPAPI.MaxBatchResponseSize < 0 {
-		bad("http_api.max_batch_response_size", "%d: must not be negative (0 means the default, %d)", c.HTTPAPI.MaxBatchResponseSize, api.DefaultMaxBatchResponseSize)
-	}
 	if w := c.HTTPAPI.IdempotencyWindow; w < 0 || w > 24*time.Hour {
 		bad("http_api.idempotency_window", "%s: want 0 (the default, %s) to 24h", w, hub.DefaultIdempotencyWindow)
-	}
-	if c.HTTPAPI.BodyReadTimeout < 0 {
-		bad("http_api.body_read_timeout", "%s: must not be negative (0 means the default, %s)", c.HTTPAPI.BodyReadTimeout, api.DefaultBodyReadTimeout)
 	}
 	if c.HTTP.IdleTimeout < 0 {
 		bad("http.idle_timeout", "%s: must not be negative (0 means the default, %s)", c.HTTP.IdleTimeout, DefaultIdleTimeout)
@@ -147,17 +114,23 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// hubProblems translates the hub's OptionErrors about the section at key,
-// of the file type t, into problems naming the keys: the Go field path
-// becomes the key path, and Go field names in the message become keys.
-func hubProblems(err error, t reflect.Type, key string) Problems {
+// hubProblems translates the hub.OptionErrors (from the hub, package api
+// or the transports) about the section at key, of the file type t, into
+// problems naming the keys: the Go field path becomes the key path, and
+// Go field names in the message become keys. renames are pairs of a
+// package's field name and t's, where the two differ.
+func hubProblems(err error, t reflect.Type, key string, renames ...string) Problems {
 	var ps Problems
 	for _, oe := range hub.OptionErrors(err) {
-		parent := t
-		if i := strings.LastIndex(oe.Field, "."); i >= 0 {
-			parent = typeAt(t, oe.Field[:i])
+		field, message := oe.Field, oe.Message
+		if len(renames) > 0 {
+			field, message = replaceWords(field, renames), replaceWords(message, renames)
 		}
-		ps = append(ps, Problem{Key: join(key, goPathToKey(t, oe.Field)), Message: goNamesToKeys(parent, oe.Message)})
+		parent := t
+		if i := strings.LastIndex(field, "."); i >= 0 {
+			parent = typeAt(t, field[:i])
+		}
+		ps = append(ps, Problem{Key: join(key, goPathToKey(t, field)), Message: goNamesToKeys(parent, message)})
 	}
 	if err != nil && len(ps) == 0 {
 		ps = append(ps, Problem{Key: key, Message: err.Error()})

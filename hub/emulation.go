@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/heraldhq/herald/internal/keyedlimit"
 )
 
 // Emulated connections.
@@ -93,15 +95,15 @@ func (l EmulationLimits) withDefaults() EmulationLimits {
 
 // emulationGate holds the emulation endpoint's rate limits.
 type emulationGate struct {
-	perAddr    *keyedLimiter
-	perSession *keyedLimiter
+	perAddr    *keyedlimit.Limiter[string]
+	perSession *keyedlimit.Limiter[string]
 }
 
 func newEmulationGate(l EmulationLimits) emulationGate {
 	l = l.withDefaults()
 	return emulationGate{
-		perAddr:    newKeyedLimiter(l.PerAddress, l.PerAddressBurst, emulationLimiterKeys),
-		perSession: newKeyedLimiter(l.PerSession, l.PerSessionBurst, emulationLimiterKeys),
+		perAddr:    keyedlimit.New[string](l.PerAddress, l.PerAddressBurst, emulationLimiterKeys),
+		perSession: keyedlimit.New[string](l.PerSession, l.PerSessionBurst, emulationLimiterKeys),
 	}
 }
 
@@ -132,7 +134,7 @@ type controlEmulation struct {
 // connection itself.
 func (h *Hub) HandleEmulation(ctx context.Context, req EmulationRequest) error {
 	now := time.Now()
-	if req.Addr != "" && !h.emulation.perAddr.allow(req.Addr, now) {
+	if req.Addr != "" && !h.emulation.perAddr.Allow(req.Addr, now) {
 		return ErrEmulationRateLimited
 	}
 	node := req.Node
@@ -149,7 +151,7 @@ func (h *Hub) HandleEmulation(ctx context.Context, req EmulationRequest) error {
 	if !validSession(key, node, req.Session) {
 		return ErrUnknownSession
 	}
-	if !h.emulation.perSession.allow(req.Session, now) {
+	if !h.emulation.perSession.Allow(req.Session, now) {
 		return ErrEmulationRateLimited
 	}
 	if node == h.nodeID {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/hub/hubtest"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -167,18 +168,7 @@ func TestEmulationRateLimits(t *testing.T) {
 // forwarded to another node (only a session its node made is).
 func FuzzEmulationSession(f *testing.F) {
 	e := &controlCounter{Engine: memory.New(memory.Config{})}
-	h, err := hub.New(hub.Config{Engine: e, Logger: testLogger(), Emulation: hub.EmulationLimits{PerAddress: -1, PerSession: -1}})
-	if err != nil {
-		f.Fatal(err)
-	}
-	if err := h.Start(context.Background()); err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = h.Shutdown(ctx)
-	})
+	h := hubtest.Start(f, hub.Config{Engine: e, Logger: testLogger(), Emulation: hub.EmulationLimits{PerAddress: -1, PerSession: -1}})
 	key := make([]byte, 32)
 	g := ghost{id: "ghost", key: key}
 	beat, _ := json.Marshal(map[string]any{"from": g.id, "node": map[string]any{"uid": g.id, "session_key": key}})

@@ -257,7 +257,7 @@ func serveExample(h *hub.Hub) (url string, stop func()) {
 	if err := h.Start(context.Background()); err != nil {
 		panic(err)
 	}
-	ws, err := websocket.NewServer(websocket.Config{}, func(c *websocket.Conn, r *http.Request) websocket.Session {
+	ws, err := websocket.NewServer(websocket.Config{}, func(c *websocket.Conn, r *http.Request) websocket.Receiver {
 		return h.NewClient(c, c.RemoteAddr())
 	})
 	if err != nil {

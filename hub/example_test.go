@@ -51,7 +51,7 @@ func Example() {
 	if err := h.Start(context.Background()); err != nil {
 		panic(err)
 	}
-	ws, _ := websocket.NewServer(websocket.Config{}, func(c *websocket.Conn, r *http.Request) websocket.Session {
+	ws, _ := websocket.NewServer(websocket.Config{}, func(c *websocket.Conn, r *http.Request) websocket.Receiver {
 		return h.NewClient(c, c.RemoteAddr())
 	})
 	srv := httptest.NewServer(ws)

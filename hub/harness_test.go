@@ -57,15 +57,7 @@ func startNode(t *testing.T, cfg hub.Config) *node {
 // whatever hubTransportEnv says: for tests that stall or break writes.
 func startNodeMem(t *testing.T, cfg hub.Config) *node {
 	t.Helper()
-	h := newTestHub(t, cfg)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := h.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
-	return &node{t: t, hub: h}
+	return &node{t: t, hub: hubtest.Start(t, withTestDefaults(t, cfg))}
 }
 
 // startNodeWS is startNode over the real WebSocket transport with a
@@ -79,7 +71,7 @@ func startNodeWS(t *testing.T, cfg hub.Config, wsCfg websocket.Config) *node {
 	if wsCfg.Poller == "" {
 		wsCfg.Poller = websocket.Poller(testenv.WebSocketPoller())
 	}
-	ws, err := websocket.NewServer(wsCfg, func(c *websocket.Conn, r *http.Request) websocket.Session {
+	ws, err := websocket.NewServer(wsCfg, func(c *websocket.Conn, r *http.Request) websocket.Receiver {
 		return h.NewClient(c, c.RemoteAddr())
 	})
 	if err != nil {
@@ -100,8 +92,23 @@ func startNodeWS(t *testing.T, cfg hub.Config, wsCfg websocket.Config) *node {
 	return &node{t: t, hub: h, url: "ws" + strings.TrimPrefix(srv.URL, "http")}
 }
 
-// newTestHub creates and starts a hub with the test defaults.
+// newTestHub creates and starts a hub with the test defaults; the caller
+// shuts it down.
 func newTestHub(t *testing.T, cfg hub.Config) *hub.Hub {
+	t.Helper()
+	h, err := hub.New(withTestDefaults(t, cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// withTestDefaults is cfg with the memory engine, HMAC tokens with
+// testSecret and testLogger where cfg sets none.
+func withTestDefaults(t *testing.T, cfg hub.Config) hub.Config {
 	t.Helper()
 	if cfg.Engine == nil {
 		cfg.Engine = memory.New(memory.Config{})
@@ -116,14 +123,7 @@ func newTestHub(t *testing.T, cfg hub.Config) *hub.Hub {
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger()
 	}
-	h, err := hub.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return h
+	return cfg
 }
 
 // testLogger discards logs unless HERALD_TEST_LOG is set: hub goroutines

@@ -3,6 +3,8 @@ package hub
 import (
 	"errors"
 	"strings"
+
+	"github.com/heraldhq/herald/internal/optionerr"
 )
 
 // OptionError is a problem with one option of a configuration the hub was
@@ -10,35 +12,13 @@ import (
 // "Namespaces[2].HistorySize" for a ChannelConfig; Message says what is
 // wrong, naming values and Go fields, never a file format's keys: a
 // configuration layer (package config) translates Field, and the field
-// names in Message, to the keys its users wrote.
-type OptionError struct {
-	Field   string
-	Message string
-}
-
-func (e *OptionError) Error() string { return e.Field + ": " + e.Message }
+// names in Message, to the keys its users wrote. The API handler and the
+// transports (api, transport/websocket, transport/guard) report their
+// Configs' problems with the same type.
+type OptionError = optionerr.Error
 
 // OptionErrors returns every OptionError in err, which may join several.
-func OptionErrors(err error) []*OptionError {
-	var out []*OptionError
-	var walk func(error)
-	walk = func(err error) {
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				walk(e)
-			}
-			return
-		}
-		var oe *OptionError
-		if errors.As(err, &oe) {
-			out = append(out, oe)
-		}
-	}
-	if err != nil {
-		walk(err)
-	}
-	return out
-}
+func OptionErrors(err error) []*OptionError { return optionerr.All(err) }
 
 // optionProblems collects OptionErrors under a common Go path prefix.
 type optionProblems struct {

@@ -1,7 +1,6 @@
 package proxy_test
 
 import (
-	"context"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -155,20 +154,7 @@ func startNode(t *testing.T, cfg proxy.Config) *node {
 		},
 	}
 	hcfg.Handlers = r.Handlers()
-	h, err := hub.New(hcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := h.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
+	h := hubtest.Start(t, hcfg)
 	return &node{t: t, hub: h, router: r}
 }
 

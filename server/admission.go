@@ -16,20 +16,9 @@ func newAdmission(ws config.WebSocketConfig, pending func() int, log *slog.Logge
 	if err != nil {
 		return nil, fmt.Errorf("websocket.trusted_proxies: %w", err)
 	}
-	a, err := guard.New(guard.Config{
-		MaxUnauthenticated:           ws.MaxUnauthenticated,
-		MaxUnauthenticatedPerAddress: ws.MaxUnauthenticatedPerAddress,
-		Rate:                         ws.IPRateLimit,
-		Burst:                        ws.IPRateBurst,
-		TrustedProxies:               trusted,
-		Pending:                      pending,
-		Names: guard.Names{
-			MaxUnauthenticated:           "websocket.max_unauthenticated",
-			MaxUnauthenticatedPerAddress: "websocket.max_unauthenticated_per_address",
-			Rate:                         "websocket.ip_rate_limit",
-		},
-		Logger: log,
-	})
+	cfg := ws.Admission()
+	cfg.TrustedProxies, cfg.Pending, cfg.Logger = trusted, pending, log
+	a, err := guard.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("websocket admission: %w", err)
 	}

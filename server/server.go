@@ -136,18 +136,12 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	ws, err := websocket.NewServer(websocket.Config{
-		MaxMessageSize:     cfg.WebSocket.MessageSizeLimit,
-		WriteTimeout:       cfg.WebSocket.WriteTimeout,
-		ReadTimeout:        cfg.WebSocket.ReadTimeout,
-		CheckOrigin:        guard.Origins(cfg.WebSocket.AllowedOrigins),
-		OriginHint:         `add the page's origin (scheme://host:port) to websocket.allowed_origins in the configuration, or "*" to allow any`,
-		Poller:             wsPoller(cfg),
-		Compression:        cfg.WebSocket.Compression,
-		CompressionMinSize: cfg.WebSocket.CompressionMinSize,
-		CompressionLevel:   cfg.WebSocket.CompressionLevel,
-		Logger:             log,
-	}, func(c *websocket.Conn, r *http.Request) websocket.Session {
+	wsCfg := cfg.WebSocket.Transport()
+	wsCfg.CheckOrigin = guard.Origins(cfg.WebSocket.AllowedOrigins)
+	wsCfg.OriginHint = `add the page's origin (scheme://host:port) to websocket.allowed_origins in the configuration, or "*" to allow any`
+	wsCfg.Poller = wsPoller(cfg)
+	wsCfg.Logger = log
+	ws, err := websocket.NewServer(wsCfg, func(c *websocket.Conn, r *http.Request) websocket.Receiver {
 		// The headers proxies forward (Cookie, Authorization) go with the
 		// client.
 		return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportWebSocket, Header: keepHeader(r.Header), Admission: guard.TakeTicket(r)})
@@ -191,7 +185,7 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 	upgrades := http.NewServeMux()
 	upgrades.Handle(WebSocketPath, ws)
 	if cfg.UniWebSocket.Enabled {
-		upgrades.Handle(UniWebSocketPath, ws.UniHandler(func(c *websocket.UniConn, r *http.Request) websocket.UniSession {
+		upgrades.Handle(UniWebSocketPath, ws.UniHandler(func(c *websocket.UniConn, r *http.Request) websocket.UniReceiver {
 			return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportUniWebSocket, Unidirectional: true, Header: r.Header, Admission: guard.TakeTicket(r)})
 		}))
 	}
@@ -211,13 +205,9 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 		}
 	}
 	if cfg.HTTPAPI.Key != "" || cfg.HTTPAPI.Insecure {
-		apiHandler, err := api.NewHandler(h, api.Config{
-			Key: cfg.HTTPAPI.Key, Insecure: cfg.HTTPAPI.Insecure, ErrorMode: cfg.HTTPAPI.ErrorMode,
-			MaxBodySize: cfg.HTTPAPI.MaxBodySize, BodyReadTimeout: cfg.HTTPAPI.BodyReadTimeout,
-			MaxBatchCommands: cfg.HTTPAPI.MaxBatchCommands, AllowKeyInQuery: cfg.HTTPAPI.AllowKeyInQuery,
-			MaxBatchResponseSize: cfg.HTTPAPI.MaxBatchResponseSize,
-			Logger:               log, TracerProvider: tp,
-		})
+		apiCfg := cfg.HTTPAPI.API()
+		apiCfg.Logger, apiCfg.TracerProvider = log, tp
+		apiHandler, err := api.NewHandler(h, apiCfg)
 		if err != nil {
 			return nil, fmt.Errorf("http_api: %w", err)
 		}

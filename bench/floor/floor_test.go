@@ -35,11 +35,11 @@ func startFloor(t *testing.T, cfg Config) *Server {
 	return s
 }
 
-// TestLatencySessionAgainstFloor runs herald-bench's own latency session
+// TestLatencyRigAgainstFloor runs herald-bench's own latency rig
 // (connect with a token, subscribe, API publications, the pushes it times)
 // against the floor in both formats, both handshakes and 1 or 2 writers:
 // every publication reaches every subscriber exactly once.
-func TestLatencySessionAgainstFloor(t *testing.T) {
+func TestLatencyRigAgainstFloor(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		format  protocol.Type
@@ -54,7 +54,7 @@ func TestLatencySessionAgainstFloor(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := startFloor(t, Config{Upgrade: tc.upgrade, Writers: tc.writers, Secret: testSecret, APIKey: "k"})
 			const subscribers = 12
-			sess, err := loadgen.OpenSession(context.Background(), loadgen.LatencyConfig{
+			rig, err := loadgen.OpenRig(context.Background(), loadgen.LatencyConfig{
 				Pool: loadgen.PoolConfig{
 					URLs: []string{"ws://" + s.Addr() + "/connection/websocket"}, Format: tc.format, Secret: testSecret,
 				},
@@ -65,9 +65,9 @@ func TestLatencySessionAgainstFloor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer sess.Close()
+			defer rig.Close()
 			steps, _ := loadgen.ParseRates("40,80", 500*time.Millisecond, false)
-			res, err := sess.Sweep(context.Background(), steps, nil)
+			res, err := rig.Sweep(context.Background(), steps, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +80,7 @@ func TestLatencySessionAgainstFloor(t *testing.T) {
 					t.Errorf("step %v/s: %+v", r.Rate, r)
 				}
 			}
-			if err := sess.Close(); err != nil {
+			if err := rig.Close(); err != nil {
 				t.Fatal(err)
 			}
 			st := s.Stats()

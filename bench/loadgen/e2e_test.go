@@ -113,14 +113,14 @@ func TestLatencySweepAgainstHerald(t *testing.T) {
 				Warmup: 300 * time.Millisecond, Grace: 300 * time.Millisecond,
 			}
 			tc.cfg(&cfg)
-			sess, err := loadgen.OpenSession(context.Background(), cfg)
+			rig, err := loadgen.OpenRig(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer sess.Close()
+			defer rig.Close()
 			steps, _ := loadgen.ParseRates("50,100", 700*time.Millisecond, true)
 			var seen []int
-			res, err := sess.Sweep(context.Background(), steps, func(r loadgen.StepResult) { seen = append(seen, r.Index) })
+			res, err := rig.Sweep(context.Background(), steps, func(r loadgen.StepResult) { seen = append(seen, r.Index) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +139,7 @@ func TestLatencySweepAgainstHerald(t *testing.T) {
 			if !res.Steps[2].Down || res.Steps[0].Index == 0 {
 				t.Errorf("warm-up reported or direction lost: %+v", res.Steps)
 			}
-			if err := sess.Close(); err != nil {
+			if err := rig.Close(); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -150,7 +150,7 @@ func TestLatencySweepAgainstHerald(t *testing.T) {
 // after the step that is running when the first crossing is known.
 func TestSweepStopsAtP99Limit(t *testing.T) {
 	s := startHerald(t)
-	sess, err := loadgen.OpenSession(context.Background(), loadgen.LatencyConfig{
+	rig, err := loadgen.OpenRig(context.Background(), loadgen.LatencyConfig{
 		Pool:        loadgen.PoolConfig{URLs: []string{wsURL(s)}, Secret: secret},
 		Subscribers: 5, Channel: "limit", APIURL: "http://" + s.Addr() + "/api", APIKey: "api-key",
 		Grace: 100 * time.Millisecond, P99Limit: time.Microsecond,
@@ -158,9 +158,9 @@ func TestSweepStopsAtP99Limit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sess.Close()
+	defer rig.Close()
 	steps, _ := loadgen.ParseRates("20,40,60,80,100", 400*time.Millisecond, false)
-	res, err := sess.Sweep(context.Background(), steps, nil)
+	res, err := rig.Sweep(context.Background(), steps, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

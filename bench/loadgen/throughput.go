@@ -40,7 +40,7 @@ func (c ThroughputConfig) Passes(r StepResult) bool {
 }
 
 // FindThroughput searches for the highest rate at which cfg.P99 holds.
-func FindThroughput(ctx context.Context, s *Session, cfg ThroughputConfig, onProbe func(StepResult, bool)) (ThroughputResult, error) {
+func FindThroughput(ctx context.Context, s *Rig, cfg ThroughputConfig, onProbe func(StepResult, bool)) (ThroughputResult, error) {
 	var res ThroughputResult
 	if cfg.P99 <= 0 || cfg.Start <= 0 || cfg.Probe <= 0 {
 		return res, errors.New("throughput: want a positive p99, start rate and probe duration")

@@ -98,7 +98,7 @@ func newServer(centrifugeJS []byte, lim limits, log *slog.Logger) (*server, erro
 	if err != nil {
 		return nil, fmt.Errorf("admission: %w", err)
 	}
-	ws, err := websocket.NewServer(websocket.Config{Logger: log}, func(c *websocket.Conn, r *http.Request) websocket.Session {
+	ws, err := websocket.NewServer(websocket.Config{Logger: log}, func(c *websocket.Conn, r *http.Request) websocket.Receiver {
 		// The ticket counts the connection against its address until it
 		// has sent a name (or gone).
 		return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Admission: guard.TakeTicket(r)})

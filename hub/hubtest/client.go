@@ -9,7 +9,7 @@ import (
 // loudly.
 const poison = 0xff
 
-// Send delivers frame to the session's HandleFrame, as a transport's reader
+// Send delivers frame to the receiver's HandleFrame, as a transport's reader
 // does: on the caller's goroutine, one frame at a time per connection, in a
 // buffer that is overwritten when HandleFrame returns. It returns ErrClosed
 // without delivering when the connection is closed or HandleFrame returned
@@ -18,7 +18,7 @@ func (c *Conn) Send(frame []byte) error {
 	c.readMu.Lock()
 	defer c.readMu.Unlock()
 	c.mu.Lock()
-	s, closed := c.session, c.closed
+	s, closed := c.receiver, c.closed
 	c.mu.Unlock()
 	if s == nil {
 		panic("hubtest: Send before Attach")
@@ -70,14 +70,14 @@ func (c *Conn) Next(ctx context.Context) ([]byte, error) {
 }
 
 // Drop makes the client go away without a close handshake, as a peer
-// that disconnects: later writes fail, and the session's HandleClose runs
+// that disconnects: later writes fail, and the receiver's HandleClose runs
 // before Drop returns (once the HandleFrame in progress, if any, is done).
 // If the hub closed the connection first, Drop waits for that HandleClose.
 // It is idempotent.
 func (c *Conn) Drop() {
 	c.mu.Lock()
 	c.markClosedLocked(nil)
-	attached := c.session != nil
+	attached := c.receiver != nil
 	c.mu.Unlock()
 	if attached {
 		c.finish()

@@ -27,9 +27,9 @@ func (e *CloseError) Error() string {
 	return fmt.Sprintf("hubtest: connection closed by the hub: %d %q", e.Code, e.Reason)
 }
 
-// Session is the hub's side of a connection, which the Conn feeds;
+// Receiver is the hub's side of a connection, which the Conn feeds;
 // *hub.Client implements it.
-type Session interface {
+type Receiver interface {
 	HandleFrame(frame []byte) bool
 	HandleClose()
 }
@@ -52,7 +52,7 @@ type Conn struct {
 	writing atomic.Bool
 
 	mu        sync.Mutex
-	session   Session
+	receiver  Receiver
 	frames    [][]byte      // written, not read yet
 	notify    chan struct{} // closed and replaced when frames or the state change
 	gone      chan struct{} // closed when the connection closes, however
@@ -78,20 +78,20 @@ func NewConn(proto protocol.Type) *Conn {
 	}
 }
 
-// Attach sets the session that receives the connection's frames, usually
+// Attach sets the receiver of the connection's frames, usually
 // the *hub.Client that hub.NewClient returned for c. It must be called
 // once, before Send. If the hub closed c already (a hub that is shutting
 // down does so inside NewClient), HandleClose follows.
-func (c *Conn) Attach(s Session) {
+func (c *Conn) Attach(s Receiver) {
 	if s == nil {
-		panic("hubtest: Attach: nil session")
+		panic("hubtest: Attach: nil receiver")
 	}
 	c.mu.Lock()
-	if c.session != nil {
+	if c.receiver != nil {
 		c.mu.Unlock()
 		panic("hubtest: Attach called twice")
 	}
-	c.session = s
+	c.receiver = s
 	closed := c.closed
 	c.mu.Unlock()
 	if closed {
@@ -125,7 +125,7 @@ func (c *Conn) CloseCode() (uint32, string) {
 	return c.closeErr.Code, c.closeErr.Reason
 }
 
-// Done is closed when the connection is gone and the session's
+// Done is closed when the connection is gone and the receiver's
 // HandleClose has returned.
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
@@ -158,7 +158,7 @@ func (c *Conn) finish() {
 		c.readMu.Lock()
 		defer c.readMu.Unlock()
 		c.mu.Lock()
-		s := c.session
+		s := c.receiver
 		c.mu.Unlock()
 		s.HandleClose()
 		close(c.done)

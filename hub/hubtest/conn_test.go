@@ -18,10 +18,10 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// session records what the Conn calls, and fails the test on calls that
+// receiver records what the Conn calls, and fails the test on calls that
 // break the transport contract: HandleFrame and HandleClose at once, or
 // anything after HandleClose.
-type session struct {
+type receiver struct {
 	t      *testing.T
 	mu     sync.Mutex
 	frames [][]byte // frames as handed over, kept to see them overwritten
@@ -34,7 +34,7 @@ type session struct {
 	hold chan struct{}
 }
 
-func (s *session) enter() {
+func (s *receiver) enter() {
 	if s.active.Add(1) != 1 {
 		s.t.Error("HandleFrame and HandleClose called at once")
 	}
@@ -45,7 +45,7 @@ func (s *session) enter() {
 	}
 }
 
-func (s *session) HandleFrame(frame []byte) bool {
+func (s *receiver) HandleFrame(frame []byte) bool {
 	s.enter()
 	defer s.active.Add(-1)
 	if s.hold != nil {
@@ -58,7 +58,7 @@ func (s *session) HandleFrame(frame []byte) bool {
 	return string(frame) != s.stop
 }
 
-func (s *session) HandleClose() {
+func (s *receiver) HandleClose() {
 	s.enter()
 	defer s.active.Add(-1)
 	if s.hold != nil {
@@ -69,15 +69,15 @@ func (s *session) HandleClose() {
 	s.closes++
 }
 
-func (s *session) numCloses() int {
+func (s *receiver) numCloses() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.closes
 }
 
-func attached(t *testing.T) (*Conn, *session) {
+func attached(t *testing.T) (*Conn, *receiver) {
 	c := NewConn(protocol.TypeJSON)
-	s := &session{t: t}
+	s := &receiver{t: t}
 	c.Attach(s)
 	return c, s
 }
@@ -179,7 +179,7 @@ func TestHandleCloseWaitsForHandleFrame(t *testing.T) {
 	go func() { sent <- c.Send([]byte("slow")) }()
 	waitActive(t, &s.active)
 	c.Close(4000, "bye")
-	// The session checks that HandleClose does not overlap HandleFrame.
+	// The receiver checks that HandleClose does not overlap HandleFrame.
 	close(s.hold)
 	if err := <-sent; err != nil {
 		t.Fatal(err)
@@ -234,7 +234,7 @@ func TestDrop(t *testing.T) {
 func TestCloseBeforeAttach(t *testing.T) {
 	c := NewConn(protocol.TypeProtobuf)
 	c.Close(3001, "shutdown")
-	s := &session{t: t}
+	s := &receiver{t: t}
 	c.Attach(s)
 	wait(t, c.Done(), "HandleClose")
 	if s.numCloses() != 1 {
@@ -354,8 +354,8 @@ func TestBadUse(t *testing.T) {
 		},
 		"attach twice": func() {
 			c := NewConn(protocol.TypeJSON)
-			c.Attach(&session{t: t})
-			c.Attach(&session{t: t})
+			c.Attach(&receiver{t: t})
+			c.Attach(&receiver{t: t})
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

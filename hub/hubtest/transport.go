@@ -48,7 +48,7 @@ func (c *Conn) WriteFrame(frame []byte) error {
 func (c *Conn) Close(code uint32, reason string) {
 	c.mu.Lock()
 	ok := c.markClosedLocked(&CloseError{Code: code, Reason: reason})
-	attached := c.session != nil
+	attached := c.receiver != nil
 	c.mu.Unlock()
 	// Attach calls HandleClose for a connection closed before it.
 	if ok && attached {

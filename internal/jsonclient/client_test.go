@@ -1,7 +1,6 @@
 package jsonclient_test
 
 import (
-	"context"
 	"log/slog"
 	"testing"
 	"time"
@@ -28,22 +27,9 @@ func newClient(t *testing.T) (*hub.Hub, *jsonclient.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := hub.New(hub.Config{
+	h := hubtest.Start(t, hub.Config{
 		Engine: memory.New(memory.Config{}), Tokens: v, Logger: slog.New(slog.DiscardHandler),
 		Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{AllowSubscribeForClient: true}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := h.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
 	})
 	conn, _ := hubtest.Dial(h, protocol.TypeJSON)
 	t.Cleanup(conn.Drop)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/heraldhq/herald/internal/keyedlimit"
 )
 
 // Admission answers the requests that would open connections the node
@@ -28,8 +30,8 @@ import (
 type Admission struct {
 	lim     limits
 	pending func() int
-	ips     *ipLimiter  // nil: no per-address rate
-	addrs   *addrCounts // nil: no per-address share
+	ips     *keyedlimit.Limiter[netip.Addr] // nil: no per-address rate
+	addrs   *addrCounts                     // nil: no per-address share
 	trusted []netip.Prefix
 	names   Names
 	log     *slog.Logger
@@ -72,7 +74,7 @@ func New(cfg Config) (*Admission, error) {
 		a.log = slog.Default()
 	}
 	if lim.rate > 0 {
-		a.ips = newIPLimiter(lim.rate, lim.burst, defaultIPLimiterEntries)
+		a.ips = keyedlimit.New[netip.Addr](lim.rate, lim.burst, defaultIPLimiterEntries)
 	}
 	if lim.maxPerAddress > 0 {
 		a.addrs = newAddrCounts(lim.maxPerAddress)
@@ -156,7 +158,7 @@ func (a *Admission) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 		// X-Forwarded-For is the client's to invent: it is read only
 		// from a trusted proxy.
 		addr, ok := ClientAddr(r, a.trusted)
-		if ok && a.ips != nil && !a.ips.allow(addr, now) {
+		if ok && a.ips != nil && !a.ips.Allow(ipKey(addr), now) {
 			a.refusedIPRate.Inc()
 			if shouldWarn(&a.lastWarnIP, now) {
 				a.log.Warn("connections refused (429): an address opens connections faster than "+a.names.Rate+" (logged at most once a minute)",
@@ -225,12 +227,9 @@ func shouldWarn(last *atomic.Int64, now time.Time) bool {
 }
 
 // ClientAddr is the address the admission counts r against: the client
-// behind a trusted proxy, or the peer's address. Other per-address limits
+// behind a trusted proxy, or the peer's address, and for IPv6 its /64
+// (as the admission's own limits count it). Other per-address limits
 // (such as the emulation endpoint's) use it so that every limit sees the
-// same client.
-func (a *Admission) ClientAddr(r *http.Request) string {
-	if addr, ok := ClientAddr(r, a.trusted); ok {
-		return addr.String()
-	}
-	return r.RemoteAddr
-}
+// same client, and one host cannot pass them by using another address of
+// its /64 for each request.
+func (a *Admission) ClientAddr(r *http.Request) string { return ClientKey(r, a.trusted) }

@@ -27,6 +27,16 @@ func ParseTrustedProxies(entries []string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
+// ClientKey is what per-address limits count r against, as text: its
+// ClientAddr, an IPv6 address by its /64 (one host usually holds a whole
+// /64), or RemoteAddr as it is when that is not an IP address and port.
+func ClientKey(r *http.Request, trusted []netip.Prefix) string {
+	if addr, ok := ClientAddr(r, trusted); ok {
+		return ipKey(addr).String()
+	}
+	return r.RemoteAddr
+}
+
 // ClientAddr is the address a request's connection counts against: the
 // TCP peer, or, when the peer is a trusted proxy, the rightmost address
 // of X-Forwarded-For that is not a trusted proxy (entries left of it are

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"math"
 	"net/netip"
+
+	"github.com/heraldhq/herald/internal/optionerr"
 )
 
 // Defaults of Config's zero fields. docs/operations.md (connection
@@ -74,50 +76,66 @@ type limits struct {
 	burst                     int
 }
 
-// resolve applies the defaults and checks the values.
+// Validate reports the fields that have no meaning, joined, each a
+// *hub.OptionError naming the Go field (so that a configuration layer can
+// name its own keys instead). New refuses such a Config with the same
+// errors. A missing Pending is New's to report: it is not a setting.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &optionerr.Error{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	if m := c.MaxUnauthenticated; m < -1 {
+		bad("MaxUnauthenticated", "%d: want a positive number, 0 for the default or -1 for no bound", m)
+	}
+	if r := c.Rate; math.IsNaN(r) || math.IsInf(r, 0) || r < 0 && r != -1 {
+		bad("Rate", "%v: want connections per second, 0 for the default or -1 for no per-address limit", r)
+	}
+	// Burst and the share are checked even when Rate -1 turns them off, so
+	// that a wrong value is reported rather than ignored.
+	if b := c.Burst; b < 0 {
+		bad("Burst", "%d: want a positive number or 0 for twice Rate", b)
+	}
+	if m := c.MaxUnauthenticatedPerAddress; m < -1 {
+		bad("MaxUnauthenticatedPerAddress", "%d: want a positive number, 0 for the default or -1 for no bound", m)
+	}
+	return errors.Join(errs...)
+}
+
+// resolve checks the values and applies the defaults.
 func (c Config) resolve() (limits, error) {
 	var l limits
-	var errs []error
-	switch m := c.MaxUnauthenticated; {
-	case m == 0:
+	if err := c.Validate(); err != nil {
+		return l, err
+	}
+	if c.MaxUnauthenticated == 0 {
 		l.maxPending = DefaultMaxUnauthenticated
-	case m == -1:
-	case m < -1:
-		errs = append(errs, fmt.Errorf("MaxUnauthenticated %d: want a positive number, 0 for the default or -1 for no bound", m))
-	default:
-		l.maxPending = m
+	} else if c.MaxUnauthenticated > 0 {
+		l.maxPending = c.MaxUnauthenticated
 	}
 	switch r := c.Rate; {
-	case math.IsNaN(r) || math.IsInf(r, 0) || r < 0 && r != -1:
-		errs = append(errs, fmt.Errorf("Rate %v: want connections per second, 0 for the default or -1 for no per-address limit", r))
 	case r == -1:
 		// No per-address limit of either kind.
-		return l, errors.Join(errs...)
+		return l, nil
 	case r == 0:
 		l.rate = DefaultRate
 	default:
 		l.rate = r
 	}
-	switch b := c.Burst; {
-	case b < 0:
-		errs = append(errs, fmt.Errorf("Burst %d: want a positive number or 0 for twice Rate", b))
-	case b == 0:
+	if c.Burst == 0 {
 		l.burst = max(1, int(math.Ceil(2*l.rate)))
-	default:
-		l.burst = b
+	} else {
+		l.burst = c.Burst
 	}
 	switch m := c.MaxUnauthenticatedPerAddress; {
 	case m == 0:
 		if l.maxPending > 0 {
 			l.maxPerAddress = max(1, int(math.Ceil(DefaultAddressShare*float64(l.maxPending))))
 		}
-	case m == -1:
-	case m < -1:
-		errs = append(errs, fmt.Errorf("MaxUnauthenticatedPerAddress %d: want a positive number, 0 for the default or -1 for no bound", m))
-	default:
+	case m > 0:
 		l.maxPerAddress = m
 	}
-	return l, errors.Join(errs...)
+	return l, nil
 }
 
 func (n Names) withDefaults() Names {

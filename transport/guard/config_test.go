@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/heraldhq/herald/internal/optionerr"
 )
 
 // TestConfigResolve: zero fields take the defaults, -1 turns a bound off,
@@ -38,8 +40,12 @@ func TestConfigResolve(t *testing.T) {
 		{Config{Rate: math.Inf(1)}, "Rate"},
 		{Config{Burst: -1}, "Burst"},
 		{Config{MaxUnauthenticatedPerAddress: -3}, "MaxUnauthenticatedPerAddress"},
+		// Rate -1 turns the others off, but a wrong value is still wrong.
+		{Config{Rate: -1, Burst: -1}, "Burst"},
+		{Config{Rate: -1, MaxUnauthenticatedPerAddress: -2}, "MaxUnauthenticatedPerAddress"},
 	} {
-		if _, err := tc.cfg.resolve(); err == nil || !strings.HasPrefix(err.Error(), tc.field+" ") {
+		_, err := tc.cfg.resolve()
+		if oes := optionerr.All(err); len(oes) != 1 || oes[0].Field != tc.field {
 			t.Errorf("%+v: error %v, want one naming %s", tc.cfg, err, tc.field)
 		}
 		if _, err := New(tc.cfg); err == nil {

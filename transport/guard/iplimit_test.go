@@ -1,38 +1,11 @@
 package guard
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"testing"
-	"time"
 )
-
-// TestIPLimiterBounded: a flood from many addresses never grows the map
-// past its bound, and a forgotten address starts with a full bucket.
-func TestIPLimiterBounded(t *testing.T) {
-	now := time.Now()
-	l := newIPLimiter(0.001, 1, 8)
-	a := netip.MustParseAddr("10.0.0.1")
-	if !l.allow(a, now) || l.allow(a, now) {
-		t.Fatal("burst 1: want the first connection allowed and the second refused")
-	}
-	for i := range 10000 {
-		addr := netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)})
-		l.allow(addr, now)
-		if n := l.size(); n > 8 {
-			t.Fatalf("limiter holds %d addresses, bound 8", n)
-		}
-	}
-	if !l.allow(a, now) {
-		t.Fatal("an evicted address must start again with a full bucket")
-	}
-	// Recently seen addresses stay: a busy one is not pushed out by one newcomer.
-	busy := netip.MustParseAddr("10.2.0.1")
-	l.allow(busy, now)
-	l.allow(netip.MustParseAddr("10.2.0.2"), now)
-	if l.allow(busy, now) {
-		t.Fatal("a recently seen address was forgotten")
-	}
-}
 
 func TestIPKey(t *testing.T) {
 	for _, tc := range []struct{ a, b string }{
@@ -55,3 +28,33 @@ func TestIPKey(t *testing.T) {
 }
 
 func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+// TestAdmissionClientAddr: the address other per-address limits count a
+// request against is the admission's key: two addresses of one IPv6 /64
+// are one client, IPv4 addresses are themselves.
+func TestAdmissionClientAddr(t *testing.T) {
+	a, _ := newTestAdmission(t, Config{MaxUnauthenticated: -1}, newHubStub())
+	addr := func(remote string) string {
+		r := httptest.NewRequest(http.MethodPost, "/emulation", nil)
+		r.RemoteAddr = remote
+		return a.ClientAddr(r)
+	}
+	if x, y := addr("[2001:db8:1:2::1]:1000"), addr("[2001:db8:1:2:ffff::9]:2000"); x != y {
+		t.Errorf("one /64: %q and %q, want one address", x, y)
+	}
+	if x, y := addr("[2001:db8:1:2::1]:1000"), addr("[2001:db8:1:3::1]:1000"); x == y {
+		t.Errorf("two /64s: both %q", x)
+	}
+	if got := addr("192.0.2.1:1000"); got != "192.0.2.1" {
+		t.Errorf("IPv4: %q, want 192.0.2.1", got)
+	}
+	// ClientKey is the same without an Admission (the HTTP transports'
+	// default), and keeps a RemoteAddr that is not an address and port.
+	for remote, want := range map[string]string{"[2001:db8:1:2::1]:1000": addr("[2001:db8:1:2::1]:1000"), "192.0.2.1:1000": "192.0.2.1", "pipe": "pipe"} {
+		r := httptest.NewRequest(http.MethodPost, "/emulation", nil)
+		r.RemoteAddr = remote
+		if got := ClientKey(r, nil); got != want {
+			t.Errorf("ClientKey(%q) = %q, want %q", remote, got, want)
+		}
+	}
+}

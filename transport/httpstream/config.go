@@ -36,7 +36,8 @@ type Config struct {
 	// ClientAddr returns the address an emulation request counts against
 	// in the hub's per-address rate limit (hub.EmulationLimits). Behind a
 	// load balancer, return the client's address the proxy forwarded
-	// (only from proxies you trust). Nil means the TCP peer's host.
+	// (only from proxies you trust). Nil means the TCP peer's address,
+	// an IPv6 address by its /64 (guard.ClientKey with no trusted proxy).
 	ClientAddr func(r *http.Request) string
 	// Logger receives errors, with the client's remote address. Nil means
 	// slog.Default().
@@ -67,7 +68,7 @@ func (c Config) withDefaults() Config {
 		c.Opened = func(*http.Request) {}
 	}
 	if c.ClientAddr == nil {
-		c.ClientAddr = func(r *http.Request) string { return remoteHost(r.RemoteAddr) }
+		c.ClientAddr = func(r *http.Request) string { return guard.ClientKey(r, nil) }
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

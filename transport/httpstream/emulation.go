@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 
 	"github.com/heraldhq/herald/hub"
@@ -98,14 +97,4 @@ func parseEmulation(t protocol.Type, body []byte) (hub.EmulationRequest, error) 
 		return req, errors.New("data: no commands")
 	}
 	return req, nil
-}
-
-// remoteHost is the host part of a request's remote address, the key of
-// the per-address rate limit (a client's port changes with every
-// connection).
-func remoteHost(addr string) string {
-	if host, _, err := net.SplitHostPort(addr); err == nil {
-		return host
-	}
-	return addr
 }

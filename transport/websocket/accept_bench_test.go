@@ -3,20 +3,10 @@ package websocket
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/gobwas/ws"
-
-	"github.com/heraldhq/herald/internal/testenv"
 )
-
-// nopSession is a connection that is accepted and then left alone.
-type nopSession struct{}
-
-func (nopSession) HandleFrame([]byte) bool { return true }
-func (nopSession) HandleClose()            {}
 
 // BenchmarkAcceptUpgrade is one new connection from TCP connect to the
 // AcceptFunc: accept, HTTP request, upgrade, attach and register, then the
@@ -24,19 +14,10 @@ func (nopSession) HandleClose()            {}
 // side of the handshake runs in the same process and is part of the cost.
 func BenchmarkAcceptUpgrade(b *testing.B) {
 	accepted := make(chan struct{}, 1)
-	srv, err := NewServer(Config{Poller: Poller(testenv.WebSocketPoller()), Logger: quietLogger}, func(c *Conn, r *http.Request) Session {
+	url := benchServer(b, Config{}, func(c *Conn, r *http.Request) Receiver {
 		accepted <- struct{}{}
-		return nopSession{}
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	b.Cleanup(func() {
-		_ = srv.Close()
-		hs.Close()
-	})
-	url := "ws" + strings.TrimPrefix(hs.URL, "http") + "/connection/websocket"
+		return nopReceiver{}
+	}) + "/connection/websocket"
 	d := ws.Dialer{Protocols: []string{SubprotocolJSON}}
 	ctx := context.Background()
 	b.ReportAllocs()

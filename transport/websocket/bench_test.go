@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,16 +16,24 @@ import (
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
-// echoSession answers every frame with itself, like a hub that replies.
-type echoSession struct{ c *Conn }
+// echoReceiver answers every frame with itself, like a hub that replies.
+type echoReceiver struct{ c *Conn }
 
-func (s *echoSession) HandleFrame(frame []byte) bool { return s.c.WriteFrame(frame) == nil }
-func (s *echoSession) HandleClose()                  {}
+func (s *echoReceiver) HandleFrame(frame []byte) bool { return s.c.WriteFrame(frame) == nil }
+func (s *echoReceiver) HandleClose()                  {}
 
-// benchServer starts a Server whose sessions are made by mk.
-func benchServer(b *testing.B, mk func(c *Conn) Session) string {
+// benchServer starts a Server with cfg (the test's poller and a quiet
+// logger unless cfg sets them) behind an httptest server, closed when b
+// ends, and returns its ws:// URL.
+func benchServer(b *testing.B, cfg Config, accept AcceptFunc) string {
 	b.Helper()
-	srv, err := NewServer(Config{Poller: Poller(testenv.WebSocketPoller()), Logger: quietLogger}, func(c *Conn, r *http.Request) Session { return mk(c) })
+	if cfg.Poller == "" {
+		cfg.Poller = Poller(testenv.WebSocketPoller())
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = quietLogger
+	}
+	srv, err := NewServer(cfg, accept)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -36,10 +45,53 @@ func benchServer(b *testing.B, mk func(c *Conn) Session) string {
 	return "ws" + strings.TrimPrefix(hs.URL, "http")
 }
 
+// acceptConns is an AcceptFunc that hands each connection to conns and
+// leaves it alone, for benchmarks that write to it themselves.
+func acceptConns(conns chan<- *Conn) AcceptFunc {
+	return func(c *Conn, r *http.Request) Receiver {
+		conns <- c
+		return nopReceiver{}
+	}
+}
+
+// dialDiscard dials url with d, reads and drops everything the server
+// sends, and returns the client's connection and the server's, which
+// accept (acceptConns) handed to conns.
+func dialDiscard(b *testing.B, d ws.Dialer, url string, conns <-chan *Conn) (net.Conn, *Conn) {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	nc, _, _, err := d.Dial(ctx, url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = nc.Close() })
+	go func() { _, _ = io.Copy(io.Discard, nc) }()
+	select {
+	case c := <-conns:
+		return nc, c
+	case <-time.After(5 * time.Second):
+		b.Fatal("no connection")
+		return nil, nil
+	}
+}
+
+// parsePath is the read side of one connection of a Server with cfg and no
+// socket, for benchmarks of frame parsing without the syscalls.
+func parsePath(cfg Config) (*Conn, *reader) {
+	srv := &Server{cfg: cfg.withDefaults()}
+	srv.log = srv.cfg.Logger
+	if cfg.Compression {
+		srv.flate = newCompressionPools(srv.cfg.CompressionLevel)
+	}
+	c := &Conn{srv: srv, deflate: cfg.Compression, receiver: nopReceiver{}}
+	return c, &reader{srv: srv}
+}
+
 // BenchmarkEchoRoundTrip is one client frame in, one server frame out,
 // through the poller, a worker and WriteFrame.
 func BenchmarkEchoRoundTrip(b *testing.B) {
-	url := benchServer(b, func(c *Conn) Session { return &echoSession{c: c} })
+	url := benchServer(b, Config{}, func(c *Conn, r *http.Request) Receiver { return &echoReceiver{c: c} })
 	nc, br, _, err := ws.Dial(context.Background(), url)
 	if err != nil {
 		b.Fatal(err)
@@ -74,22 +126,7 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 // BenchmarkWriteFrame is the hub's write path to a client that reads fast.
 func BenchmarkWriteFrame(b *testing.B) {
 	conns := make(chan *Conn, 1)
-	url := benchServer(b, func(c *Conn) Session {
-		conns <- c
-		return &echoSession{c: c}
-	})
-	nc, _, _, err := ws.Dial(context.Background(), url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nc.Close()
-	go func() { _, _ = io.Copy(io.Discard, nc) }()
-	var c *Conn
-	select {
-	case c = <-conns:
-	case <-time.After(5 * time.Second):
-		b.Fatal("no connection")
-	}
+	_, c := dialDiscard(b, ws.DefaultDialer, benchServer(b, Config{}, acceptConns(conns)), conns)
 	frame := []byte(strings.Repeat(`{"push":{"channel":"chat","pub":{"data":{"t":1},"offset":7}}}`+"\n", 8))
 	b.ReportAllocs()
 	b.SetBytes(int64(len(frame)))
@@ -103,11 +140,7 @@ func BenchmarkWriteFrame(b *testing.B) {
 // BenchmarkParseFrames is the worker's parsing of a read buffer holding ten
 // masked frames, without the syscalls.
 func BenchmarkParseFrames(b *testing.B) {
-	srv := &Server{cfg: Config{}.withDefaults()}
-	srv.log = srv.cfg.Logger
-	c := &Conn{srv: srv}
-	c.session = countSession{}
-	r := &reader{srv: srv}
+	c, r := parsePath(Config{})
 	var input []byte
 	for range 10 {
 		f, err := ws.CompileFrame(ws.MaskFrame(ws.NewTextFrame([]byte(strings.Repeat("x", 100)))))
@@ -127,8 +160,3 @@ func BenchmarkParseFrames(b *testing.B) {
 		}
 	}
 }
-
-type countSession struct{}
-
-func (countSession) HandleFrame([]byte) bool { return true }
-func (countSession) HandleClose()            {}

@@ -1,21 +1,14 @@
 package websocket
 
 import (
-	"context"
-	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/gobwas/httphead"
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsflate"
-
-	"github.com/heraldhq/herald/internal/testenv"
 )
 
 // publication500 is a typical chat publication as the hub frames it,
@@ -51,35 +44,13 @@ func BenchmarkCompressionWrite(b *testing.B) {
 			}
 			var wire atomic.Int64
 			conns := make(chan *Conn, 1)
-			srv, err := NewServer(Config{Poller: Poller(testenv.WebSocketPoller()), Compression: compress, Logger: quietLogger},
-				func(c *Conn, r *http.Request) Session {
-					c.nc = countingConn{Conn: c.nc, n: &wire}
-					conns <- c
-					return idleSession{}
-				})
-			if err != nil {
-				b.Fatal(err)
-			}
-			hs := httptest.NewServer(srv)
-			b.Cleanup(func() {
-				_ = srv.Close()
-				hs.Close()
+			accept := acceptConns(conns)
+			url := benchServer(b, Config{Compression: compress}, func(c *Conn, r *http.Request) Receiver {
+				c.nc = countingConn{Conn: c.nc, n: &wire}
+				return accept(c, r)
 			})
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
 			d := ws.Dialer{Extensions: []httphead.Option{wsflate.DefaultParameters.Option()}}
-			nc, _, _, err := d.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer nc.Close()
-			go func() { _, _ = io.Copy(io.Discard, nc) }()
-			var c *Conn
-			select {
-			case c = <-conns:
-			case <-time.After(5 * time.Second):
-				b.Fatal("no connection")
-			}
+			_, c := dialDiscard(b, d, url, conns)
 			if c.deflate != compress {
 				b.Fatalf("compression negotiated %v, want %v", c.deflate, compress)
 			}
@@ -111,14 +82,7 @@ func BenchmarkCompressionRead(b *testing.B) {
 			name = "on"
 		}
 		b.Run(name, func(b *testing.B) {
-			srv := &Server{cfg: Config{Compression: compress}.withDefaults()}
-			srv.log = srv.cfg.Logger
-			if compress {
-				srv.flate = newCompressionPools(srv.cfg.CompressionLevel)
-			}
-			c := &Conn{srv: srv, deflate: compress}
-			c.session = countSession{}
-			r := &reader{srv: srv}
+			c, r := parsePath(Config{Compression: compress})
 			f := ws.NewTextFrame(publication500)
 			if compress {
 				var err error

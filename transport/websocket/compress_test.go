@@ -18,6 +18,7 @@ import (
 	"github.com/gobwas/ws/wsflate"
 	gorilla "github.com/gorilla/websocket"
 
+	"github.com/heraldhq/herald/internal/optionerr"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -29,7 +30,7 @@ type deflateClient struct {
 	accepted bool // the server answered with permessage-deflate
 }
 
-func (h *harness) dialDeflate() (*deflateClient, *testSession) {
+func (h *harness) dialDeflate() (*deflateClient, *testReceiver) {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -48,7 +49,7 @@ func (h *harness) dialDeflate() (*deflateClient, *testSession) {
 			dc.accepted = true
 		}
 	}
-	return dc, h.session()
+	return dc, h.receiver()
 }
 
 // compressed is msg as a permessage-deflate payload.
@@ -113,7 +114,7 @@ func TestCompressionNegotiation(t *testing.T) {
 					t.Fatalf("dial: %v", err)
 				}
 				defer c.Close()
-				s := h.session()
+				s := h.receiver()
 				ext := resp.Header.Get("Sec-WebSocket-Extensions")
 				if got := strings.Contains(ext, "permessage-deflate"); got != tc.negotiated {
 					t.Fatalf("Sec-WebSocket-Extensions = %q, negotiated %v, want %v", ext, got, tc.negotiated)
@@ -131,7 +132,7 @@ func TestCompressionNegotiation(t *testing.T) {
 					expectEcho(t, c, gorilla.BinaryMessage, "small", gorilla.TextMessage)
 				}
 				if got := s.nextFrame(t); got != big {
-					t.Fatalf("session got %d bytes, want the %d-byte message", len(got), len(big))
+					t.Fatalf("receiver got %d bytes, want the %d-byte message", len(got), len(big))
 				}
 			})
 		}
@@ -172,7 +173,7 @@ func TestCompressionMinSize(t *testing.T) {
 			}
 		}
 		if s.overlap.Load() {
-			t.Fatal("session callbacks overlapped")
+			t.Fatal("receiver callbacks overlapped")
 		}
 	})
 }
@@ -237,7 +238,7 @@ func TestDecompressionBomb(t *testing.T) {
 		waitClosed(t, s)
 		select {
 		case f := <-s.frames:
-			t.Fatalf("the session got a %d-byte frame", len(f))
+			t.Fatalf("the receiver got a %d-byte frame", len(f))
 		default:
 		}
 
@@ -260,21 +261,27 @@ func TestDecompressionBomb(t *testing.T) {
 
 func TestCompressionLevelChecked(t *testing.T) {
 	for _, lvl := range []int{-1, 10} {
-		if _, err := NewServer(Config{Compression: true, CompressionLevel: lvl}, func(*Conn, *http.Request) Session { return nil }); err == nil || !strings.Contains(err.Error(), "CompressionLevel") {
+		if _, err := NewServer(Config{Compression: true, CompressionLevel: lvl}, func(*Conn, *http.Request) Receiver { return nil }); err == nil || !strings.Contains(err.Error(), "CompressionLevel") {
 			t.Fatalf("level %d: err = %v, want one naming CompressionLevel", lvl, err)
 		}
 	}
-	if _, err := NewServer(Config{CompressionMinSize: -1}, func(*Conn, *http.Request) Session { return nil }); err == nil {
+	if _, err := NewServer(Config{CompressionMinSize: -1}, func(*Conn, *http.Request) Receiver { return nil }); err == nil {
 		t.Fatal("negative CompressionMinSize accepted")
 	}
+	// Validate reports each bad field as an option error naming it, for a
+	// configuration layer to translate into its own keys.
+	err := Config{CompressionLevel: 10, CompressionMinSize: -1}.Validate()
+	var fields []string
+	for _, e := range optionerr.All(err) {
+		fields = append(fields, e.Field)
+	}
+	if want := []string{"CompressionLevel", "CompressionMinSize"}; !slices.Equal(fields, want) {
+		t.Fatalf("Validate: fields %q (%v), want %q", fields, err, want)
+	}
+	if err := (Config{}).Validate(); err != nil {
+		t.Fatalf("Validate of the zero Config: %v", err)
+	}
 }
-
-// idleSession is the least a Session can be, so that what an idle
-// connection costs is the transport's share.
-type idleSession struct{}
-
-func (idleSession) HandleFrame([]byte) bool { return true }
-func (idleSession) HandleClose()            {}
 
 // TestIdleMemoryWithCompression checks that enabling compression costs an
 // idle connection nothing when its client does not offer it: with the
@@ -286,7 +293,7 @@ func TestIdleMemoryWithCompression(t *testing.T) {
 		t.Skip("epoll is not under test")
 	}
 	const n = 300
-	srv, err := NewServer(Config{Poller: PollerEpoll, Compression: true, Logger: quietLogger}, func(*Conn, *http.Request) Session { return idleSession{} })
+	srv, err := NewServer(Config{Poller: PollerEpoll, Compression: true, Logger: quietLogger}, func(*Conn, *http.Request) Receiver { return nopReceiver{} })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +370,7 @@ func TestCompressionBrowserOffer(t *testing.T) {
 			t.Fatalf("%q: dial: %v", tc.offer, err)
 		}
 		nc.Close()
-		h.session()
+		h.receiver()
 		accepted := len(hs.Extensions) == 1 && bytes.Equal(hs.Extensions[0].Name, wsflate.ExtensionNameBytes)
 		if accepted != tc.accept {
 			t.Fatalf("%q: accepted %v (%v), want %v", tc.offer, accepted, hs.Extensions, tc.accept)

@@ -1,12 +1,14 @@
 package websocket
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime"
 	"time"
 
+	"github.com/heraldhq/herald/internal/optionerr"
 	"github.com/heraldhq/herald/transport/guard"
 )
 
@@ -43,8 +45,8 @@ type Config struct {
 	// portable elsewhere. PollerEpoll off Linux is an error from NewServer.
 	Poller Poller
 	// Workers is the number of goroutines of the epoll path that read
-	// ready connections and run Session.HandleFrame; it is a fixed pool,
-	// so a Session must not block long in HandleFrame. Default
+	// ready connections and run Receiver.HandleFrame; it is a fixed pool,
+	// so a Receiver must not block long in HandleFrame. Default
 	// 4*GOMAXPROCS. The portable path has no pool: each connection is read
 	// on its own goroutine, so Workers does not apply to it.
 	Workers int
@@ -103,15 +105,19 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// check reports the fields that have no meaning, after withDefaults.
-func (c Config) check() error {
-	if c.CompressionLevel < MinCompressionLevel || c.CompressionLevel > MaxCompressionLevel {
-		return fmt.Errorf("Config.CompressionLevel %d: want %d to %d", c.CompressionLevel, MinCompressionLevel, MaxCompressionLevel)
+// Validate reports the fields that have no meaning, joined, each a
+// *hub.OptionError naming the Go field (so that a configuration layer can
+// name its own keys instead). NewServer refuses such a Config with the
+// same errors.
+func (c Config) Validate() error {
+	var errs []error
+	if l := c.CompressionLevel; l != 0 && (l < MinCompressionLevel || l > MaxCompressionLevel) {
+		errs = append(errs, &optionerr.Error{Field: "CompressionLevel", Message: fmt.Sprintf("%d: want %d (fastest) to %d (smallest), or 0 for the default", l, MinCompressionLevel, MaxCompressionLevel)})
 	}
 	if c.CompressionMinSize < 0 {
-		return fmt.Errorf("Config.CompressionMinSize %d: must not be negative", c.CompressionMinSize)
+		errs = append(errs, &optionerr.Error{Field: "CompressionMinSize", Message: fmt.Sprintf("%d: must not be negative", c.CompressionMinSize)})
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Poller names a way of reading connections; the zero value is PollerAuto.

@@ -19,7 +19,7 @@ import (
 var ErrClosed = errors.New("websocket: connection closed")
 
 // Bits of Conn.state. Only the goroutine that set stBusy reads or changes
-// Conn.rd and may run the Session; stFinished is set by that goroutine when
+// Conn.rd and may run the Receiver; stFinished is set by that goroutine when
 // it tears the connection down.
 const (
 	stBusy     uint32 = 1 << iota // a worker, the connection's goroutine or the upgrading goroutine owns the read side
@@ -36,17 +36,17 @@ const (
 
 // Conn is one WebSocket connection. It implements hub.Transport.
 type Conn struct {
-	srv     *Server
-	nc      net.Conn
-	rc      syscall.RawConn // epoll only: the socket's fd
-	session Session
-	proto   protocol.Type
-	slot    int32  // index in Server.conns; epoll events carry it
-	gen     uint32 // tells this connection's epoll events from a previous user of slot
-	state   atomic.Uint32
-	deflate bool       // permessage-deflate was negotiated
-	wmu     sync.Mutex // serialises frames on the wire
-	rd      *readState // partial input; nil while nothing is half-read
+	srv      *Server
+	nc       net.Conn
+	rc       syscall.RawConn // epoll only: the socket's fd
+	receiver Receiver
+	proto    protocol.Type
+	slot     int32  // index in Server.conns; epoll events carry it
+	gen      uint32 // tells this connection's epoll events from a previous user of slot
+	state    atomic.Uint32
+	deflate  bool       // permessage-deflate was negotiated
+	wmu      sync.Mutex // serialises frames on the wire
+	rd       *readState // partial input; nil while nothing is half-read
 }
 
 // Protocol is the connection's encoding for its whole life.

@@ -6,10 +6,10 @@
 //
 // The epoll path (Linux; the default there) holds no goroutine and no read
 // or write buffer for an idle connection: it costs its socket, a small Conn
-// and its Session. The raw socket fd is registered with an epoll instance
+// and its Receiver. The raw socket fd is registered with an epoll instance
 // owned by the Server (EPOLLONESHOT), and when it becomes readable a worker
 // from a fixed pool (Config.Workers) reads everything available into the
-// worker's own buffer, hands every complete data message to the Session in
+// worker's own buffer, hands every complete data message to the Receiver in
 // order and re-arms the fd, so one connection is served by one worker at a
 // time. A frame that arrives only in part is copied aside until the rest
 // comes, for at most Config.ReadTimeout. The hijacked connection must expose
@@ -26,7 +26,7 @@
 // in the same memory.
 //
 // Both paths parse frames with the same code and behave the same for the
-// Session: HandleFrame for every complete data message in order, HandleClose
+// Receiver: HandleFrame for every complete data message in order, HandleClose
 // exactly once, the same close codes.
 //
 // Writes go straight to the socket from the caller's goroutine, with a

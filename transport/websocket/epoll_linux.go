@@ -17,7 +17,7 @@ const EpollAvailable = true
 // epollPath is the readiness loop: the sockets are registered with one
 // epoll instance (EPOLLONESHOT), and when one becomes readable a worker of
 // a fixed pool reads everything available into the worker's own buffer,
-// hands the complete messages to the Session and re-arms the fd. A frame
+// hands the complete messages to the Receiver and re-arms the fd. A frame
 // that arrives only in part is copied aside (readState.pending) until the
 // rest comes; the reaper bounds how long.
 type epollPath struct {
@@ -88,7 +88,7 @@ func (e *epollPath) start(c *Conn, early []byte) {
 
 // wake shuts the socket down. If a worker owns the read side, that worker
 // sees stClosed when it lets go. Otherwise the shutdown makes the socket
-// readable (EOF) and re-arming it brings a worker, even when the session
+// readable (EOF) and re-arming it brings a worker, even when the receiver
 // had stopped reading.
 func (e *epollPath) wake(c *Conn, old uint32) {
 	if err := c.rc.Control(func(fd uintptr) { _ = sysShutdown(int(fd)) }); err != nil {
@@ -129,7 +129,7 @@ func (e *epollPath) workLoop() {
 	}
 }
 
-// release gives up c's read side and re-arms its fd unless the session
+// release gives up c's read side and re-arms its fd unless the receiver
 // stopped reading or c was torn down.
 func (e *epollPath) release(c *Conn, out outcome, r *epollReader) {
 	if c.release(out) && out == keepReading {

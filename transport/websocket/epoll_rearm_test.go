@@ -53,8 +53,8 @@ func TestRearmAfterTeardownIsNotAnError(t *testing.T) {
 func TestCloseWhileClientsSendLogsNoError(t *testing.T) {
 	for round := range 5 {
 		logs := &logCapture{}
-		srv, err := NewServer(Config{Poller: PollerEpoll, Logger: slog.New(logs)}, func(c *Conn, r *http.Request) Session {
-			return newTestSession(c)
+		srv, err := NewServer(Config{Poller: PollerEpoll, Logger: slog.New(logs)}, func(c *Conn, r *http.Request) Receiver {
+			return newTestReceiver(c)
 		})
 		if err != nil {
 			t.Fatalf("NewServer: %v", err)

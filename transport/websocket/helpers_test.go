@@ -21,9 +21,9 @@ import (
 
 const path = "/connection/websocket"
 
-// testSession echoes every frame. Frames "close-me" and "stop" exercise
+// testReceiver echoes every frame. Frames "close-me" and "stop" exercise
 // Close and stopping.
-type testSession struct {
+type testReceiver struct {
 	c       *Conn
 	frames  chan []byte
 	closes  atomic.Int32
@@ -32,18 +32,18 @@ type testSession struct {
 	overlap atomic.Bool  // two callbacks ran at once
 }
 
-func (s *testSession) enter() func() {
+func (s *testReceiver) enter() func() {
 	if s.inside.Add(1) != 1 {
 		s.overlap.Store(true)
 	}
 	return func() { s.inside.Add(-1) }
 }
 
-func newTestSession(c *Conn) *testSession {
-	return &testSession{c: c, frames: make(chan []byte, 64), closed: make(chan struct{})}
+func newTestReceiver(c *Conn) *testReceiver {
+	return &testReceiver{c: c, frames: make(chan []byte, 64), closed: make(chan struct{})}
 }
 
-func (s *testSession) HandleFrame(frame []byte) bool {
+func (s *testReceiver) HandleFrame(frame []byte) bool {
 	defer s.enter()()
 	select {
 	case s.frames <- append([]byte(nil), frame...):
@@ -59,7 +59,7 @@ func (s *testSession) HandleFrame(frame []byte) bool {
 	return s.c.WriteFrame(frame) == nil
 }
 
-func (s *testSession) HandleClose() {
+func (s *testReceiver) HandleClose() {
 	defer s.enter()()
 	if s.closes.Add(1) == 1 {
 		close(s.closed)
@@ -94,24 +94,31 @@ func forEachPoller(t *testing.T, f func(t *testing.T, p Poller)) {
 
 // harness is a Server behind an httptest server on 127.0.0.1.
 type harness struct {
-	t        *testing.T
-	srv      *Server
-	hs       *httptest.Server
-	sessions chan *testSession
+	t         *testing.T
+	srv       *Server
+	hs        *httptest.Server
+	receivers chan *testReceiver
 }
 
 // quietLogger keeps the expected protocol errors out of test output.
 var quietLogger = slog.New(slog.DiscardHandler)
+
+// nopReceiver accepts every frame and does nothing: the least a Receiver
+// can be, so that what a connection costs is the transport's share.
+type nopReceiver struct{}
+
+func (nopReceiver) HandleFrame([]byte) bool { return true }
+func (nopReceiver) HandleClose()            {}
 
 func newHarness(t *testing.T, cfg Config) *harness {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = quietLogger
 	}
-	h := &harness{t: t, sessions: make(chan *testSession, 1024)}
-	srv, err := NewServer(cfg, func(c *Conn, r *http.Request) Session {
-		s := newTestSession(c)
-		h.sessions <- s
+	h := &harness{t: t, receivers: make(chan *testReceiver, 1024)}
+	srv, err := NewServer(cfg, func(c *Conn, r *http.Request) Receiver {
+		s := newTestReceiver(c)
+		h.receivers <- s
 		return s
 	})
 	if err != nil {
@@ -141,8 +148,8 @@ func (h *harness) url(query string) string {
 	return u
 }
 
-// dial connects a gorilla client and returns it with the server's session.
-func (h *harness) dial(query string, subprotocols ...string) (*gorilla.Conn, *http.Response, *testSession) {
+// dial connects a gorilla client and returns it with the server's receiver.
+func (h *harness) dial(query string, subprotocols ...string) (*gorilla.Conn, *http.Response, *testReceiver) {
 	h.t.Helper()
 	d := gorilla.Dialer{Subprotocols: subprotocols, HandshakeTimeout: 5 * time.Second}
 	c, resp, err := d.Dial(h.url(query), nil)
@@ -150,16 +157,16 @@ func (h *harness) dial(query string, subprotocols ...string) (*gorilla.Conn, *ht
 		h.t.Fatalf("dial: %v", err)
 	}
 	h.t.Cleanup(func() { c.Close() })
-	return c, resp, h.session()
+	return c, resp, h.receiver()
 }
 
-func (h *harness) session() *testSession {
+func (h *harness) receiver() *testReceiver {
 	h.t.Helper()
 	select {
-	case s := <-h.sessions:
+	case s := <-h.receivers:
 		return s
 	case <-time.After(5 * time.Second):
-		h.t.Fatal("no session accepted")
+		h.t.Fatal("no receiver accepted")
 		return nil
 	}
 }
@@ -172,7 +179,7 @@ type rawClient struct {
 	br *bufio.Reader
 }
 
-func (h *harness) dialRaw() (*rawClient, *testSession) {
+func (h *harness) dialRaw() (*rawClient, *testReceiver) {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -184,7 +191,7 @@ func (h *harness) dialRaw() (*rawClient, *testSession) {
 		br = bufio.NewReader(nc)
 	}
 	h.t.Cleanup(func() { nc.Close() })
-	return &rawClient{t: h.t, nc: nc, br: br}, h.session()
+	return &rawClient{t: h.t, nc: nc, br: br}, h.receiver()
 }
 
 // frameBytes is a masked client frame.
@@ -272,7 +279,7 @@ func expectClose(t *testing.T, c *gorilla.Conn, code int, reason string) {
 	}
 }
 
-func waitClosed(t *testing.T, s *testSession) {
+func waitClosed(t *testing.T, s *testReceiver) {
 	t.Helper()
 	select {
 	case <-s.closed:
@@ -288,8 +295,8 @@ func newLoopbackServer(t *testing.T, h http.Handler) *httptest.Server {
 	return hs
 }
 
-// nextFrame waits for the next frame the session handled.
-func (s *testSession) nextFrame(t *testing.T) string {
+// nextFrame waits for the next frame the receiver handled.
+func (s *testReceiver) nextFrame(t *testing.T) string {
 	t.Helper()
 	select {
 	case f := <-s.frames:

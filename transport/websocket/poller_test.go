@@ -41,7 +41,7 @@ func TestPollerResolve(t *testing.T) {
 				t.Errorf("Resolve(%q) = %q, %v; want error containing %s", tt.in, got, err, tt.wantErr)
 			}
 			// NewServer refuses it naming the option.
-			_, err := NewServer(Config{Poller: tt.in}, func(*Conn, *http.Request) Session { return nil })
+			_, err := NewServer(Config{Poller: tt.in}, func(*Conn, *http.Request) Receiver { return nil })
 			if err == nil || !strings.Contains(err.Error(), "Config.Poller "+tt.wantErr) {
 				t.Errorf("NewServer with Poller %q: %v, want an error naming Config.Poller", tt.in, err)
 			}
@@ -90,10 +90,10 @@ func TestIdleConnectionIsNotTimedOut(t *testing.T) {
 // in Herald; the epoll path needs the socket's fd and refuses it with 1011.
 func TestTLSConnections(t *testing.T) {
 	forEachPoller(t, func(t *testing.T, kind Poller) {
-		sessions := make(chan *testSession, 1)
-		srv, err := NewServer(Config{Poller: kind, Logger: quietLogger}, func(c *Conn, r *http.Request) Session {
-			s := newTestSession(c)
-			sessions <- s
+		receivers := make(chan *testReceiver, 1)
+		srv, err := NewServer(Config{Poller: kind, Logger: quietLogger}, func(c *Conn, r *http.Request) Receiver {
+			s := newTestReceiver(c)
+			receivers <- s
 			return s
 		})
 		if err != nil {
@@ -120,11 +120,11 @@ func TestTLSConnections(t *testing.T) {
 			return
 		}
 		expectEcho(t, c, gorilla.TextMessage, "over tls", gorilla.TextMessage)
-		var s *testSession
+		var s *testReceiver
 		select {
-		case s = <-sessions:
+		case s = <-receivers:
 		case <-time.After(5 * time.Second):
-			t.Fatal("no session")
+			t.Fatal("no receiver")
 		}
 		c.Close()
 		waitClosed(t, s)

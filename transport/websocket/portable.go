@@ -46,7 +46,7 @@ func (p *portablePath) start(c *Conn, early []byte) {
 
 // wake ends a Read in progress, or makes the next one return at once: the
 // reading goroutine checks stClosed after setting its own deadline, so it
-// cannot miss the close. When the session had stopped reading, no
+// cannot miss the close. When the receiver had stopped reading, no
 // goroutine owns c's read side any more and one is started to tear it
 // down, since HandleClose must not run inside Close or WriteFrame.
 func (p *portablePath) wake(c *Conn, old uint32) {
@@ -65,8 +65,8 @@ func (p *portablePath) shutdown() error {
 	return nil
 }
 
-// readLoop reads c until it closes or its session stops reading, handing
-// the complete messages to the session; early holds the bytes that came
+// readLoop reads c until it closes or its receiver stops reading, handing
+// the complete messages to the receiver; early holds the bytes that came
 // behind the handshake.
 func (r *reader) readLoop(c *Conn, early []byte) outcome {
 	data := append(r.buf[:0], early...)

@@ -41,7 +41,7 @@ type outcome uint8
 
 const (
 	keepReading outcome = iota // go on reading (epoll: re-arm the fd)
-	stopReading                // the session asked to stop; read no more
+	stopReading                // the receiver asked to stop; read no more
 	tearDown                   // the connection is closing: finish it
 )
 
@@ -111,7 +111,7 @@ func (r *reader) frames(c *Conn, data []byte) (out outcome, used int, completed 
 				return r.fail(c, code, err), used, completed
 			}
 		} else {
-			ok = c.session.HandleFrame(msg)
+			ok = c.receiver.HandleFrame(msg)
 		}
 		if c.rd != nil && c.rd.msg != nil {
 			c.rd.msg = c.rd.msg[:0]
@@ -144,7 +144,7 @@ func (r *reader) assemble(c *Conn, h ws.Header, payload []byte, compressed bool)
 	return rd.msg, rd.deflate, true
 }
 
-// handleCompressed hands the session a compressed message once
+// handleCompressed hands the receiver a compressed message once
 // decompressed into a pooled buffer, which is taken back after
 // HandleFrame. The decompressed size is bounded by MaxMessageSize.
 func (r *reader) handleCompressed(c *Conn, msg []byte) (bool, error) {
@@ -155,7 +155,7 @@ func (r *reader) handleCompressed(c *Conn, msg []byte) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return c.session.HandleFrame(plain), nil
+	return c.receiver.HandleFrame(plain), nil
 }
 
 // control answers a control frame.

@@ -73,10 +73,10 @@ func NewServer(cfg Config, accept AcceptFunc) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("websocket: Config.Poller %w", err)
 	}
-	cfg = cfg.withDefaults()
-	if err := cfg.check(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("websocket: %w", err)
 	}
+	cfg = cfg.withDefaults()
 	s := &Server{
 		cfg:    cfg,
 		poller: poller,
@@ -107,7 +107,7 @@ func (s *Server) Poller() Poller { return s.poller }
 func (s *Server) NumConns() int { return int(s.n.Load()) }
 
 // Close closes every connection with 3001 "shutdown" (unless it is closed
-// already), waits until each has been handed to Session.HandleClose, then
+// already), waits until each has been handed to Receiver.HandleClose, then
 // stops the read path and waits for its goroutines. New upgrades get 503.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
@@ -197,7 +197,7 @@ func (c *Conn) acquire() bool {
 
 // release gives up the read side after reading. A closing connection is
 // torn down here, and release reports false; otherwise it reports true,
-// and the epoll path re-arms the fd unless the session stopped reading.
+// and the epoll path re-arms the fd unless the receiver stopped reading.
 // stBusy is cleared before that, so that the next event finds the
 // connection free.
 func (c *Conn) release(out outcome) bool {
@@ -236,7 +236,7 @@ func (c *Conn) finish() {
 	}
 	s.mu.Unlock()
 	s.n.Add(-1)
-	c.session.HandleClose()
+	c.receiver.HandleClose()
 	s.live.Done()
 }
 

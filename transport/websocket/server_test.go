@@ -117,7 +117,7 @@ func TestOriginCheck(t *testing.T) {
 				if err != nil {
 					t.Fatalf("origin %s: %v", tt.origin, err)
 				}
-				h.session()
+				h.receiver()
 				c.Close()
 				continue
 			}
@@ -298,7 +298,7 @@ func TestCloseFromOtherGoroutineWhileIdle(t *testing.T) {
 	forEachPoller(t, func(t *testing.T, kind Poller) {
 		h := newHarness(t, Config{Poller: kind})
 		_, _, s := h.dial("")
-		// The session stopped reading: Close must still lead to HandleClose.
+		// The receiver stopped reading: Close must still lead to HandleClose.
 		rc, s2 := h.dialRaw()
 		rc.send(ws.OpText, true, "stop")
 		s2.nextFrame(t)
@@ -359,7 +359,7 @@ func TestFramesRightBehindHandshake(t *testing.T) {
 		if _, err := nc.Write(msg); err != nil {
 			t.Fatal(err)
 		}
-		s := h.session()
+		s := h.receiver()
 		if got := s.nextFrame(t); got != "one" {
 			t.Fatalf("first frame %q", got)
 		}
@@ -446,7 +446,7 @@ func TestBurstKeepsOrder(t *testing.T) {
 		rc.nc.Close()
 		waitClosed(t, s)
 		if s.overlap.Load() {
-			t.Fatal("session callbacks overlapped")
+			t.Fatal("receiver callbacks overlapped")
 		}
 	})
 }
@@ -491,7 +491,7 @@ func TestManyConnectionsEcho(t *testing.T) {
 		}
 		testenv.Eventually(t, "all connections gone", 5*time.Second, func() bool { return h.srv.NumConns() == 0 })
 		for range n {
-			s := h.session()
+			s := h.receiver()
 			waitClosed(t, s)
 			if s.overlap.Load() || s.closes.Load() != 1 {
 				t.Fatalf("overlap %v, HandleClose %d times", s.overlap.Load(), s.closes.Load())
@@ -527,11 +527,11 @@ func TestServerCloseClosesAll(t *testing.T) {
 	forEachPoller(t, func(t *testing.T, kind Poller) {
 		h := newHarness(t, Config{Poller: kind})
 		var clients []*gorilla.Conn
-		var sessions []*testSession
+		var receivers []*testReceiver
 		for range 20 {
 			c, _, s := h.dial("")
 			clients = append(clients, c)
-			sessions = append(sessions, s)
+			receivers = append(receivers, s)
 		}
 		// One connection mid-message and one that stopped reading.
 		rc, _ := h.dialRaw()
@@ -547,8 +547,8 @@ func TestServerCloseClosesAll(t *testing.T) {
 		}
 		for i, c := range clients {
 			expectClose(t, c, 3001, "shutdown")
-			if n := sessions[i].closes.Load(); n != 1 {
-				t.Fatalf("session %d: HandleClose called %d times", i, n)
+			if n := receivers[i].closes.Load(); n != 1 {
+				t.Fatalf("receiver %d: HandleClose called %d times", i, n)
 			}
 		}
 		if code, _ := rc.readClose(); code != 3001 {
@@ -572,7 +572,7 @@ func TestServerCloseClosesAll(t *testing.T) {
 
 func TestAcceptReturningNil(t *testing.T) {
 	forEachPoller(t, func(t *testing.T, kind Poller) {
-		srv, err := NewServer(Config{Poller: kind, Logger: quietLogger}, func(c *Conn, r *http.Request) Session {
+		srv, err := NewServer(Config{Poller: kind, Logger: quietLogger}, func(c *Conn, r *http.Request) Receiver {
 			c.Close(3500, "invalid token")
 			return nil
 		})

@@ -22,20 +22,20 @@ import (
 // request instead of the first message: a JSON ConnectRequest.
 const UniConnectParam = "cf_connect"
 
-// UniSession is the hub's side of a unidirectional connection (hub.Client
+// UniReceiver is the hub's side of a unidirectional connection (hub.Client
 // implements it). Connect is called once, with the client's connect
 // request; HandleClose exactly once, when the connection is gone, as for
-// Session.
-type UniSession interface {
+// Receiver.
+type UniReceiver interface {
 	Connect(req *protocol.ConnectRequest)
 	HandleClose()
 }
 
 // UniAcceptFunc is called for every upgraded unidirectional connection; it
-// returns the session that receives its connect request. It may call
+// returns the receiver of its connect request. It may call
 // c.WriteFrame and c.Close. If it returns nil the connection is closed
 // (1011 unless it was closed already) and HandleClose is not called.
-type UniAcceptFunc func(c *UniConn, r *http.Request) UniSession
+type UniAcceptFunc func(c *UniConn, r *http.Request) UniReceiver
 
 // UniConn is a unidirectional connection. It implements hub.Transport.
 type UniConn struct {
@@ -86,16 +86,16 @@ func (u *UniConn) Close(code uint32, reason string) {
 	u.c.Close(code, reason)
 }
 
-// uniSession adapts a UniSession to the read side: the first message is
+// uniReceiver adapts a UniReceiver to the read side: the first message is
 // the connect request unless cf_connect carried it, and later ones are
 // ignored.
-type uniSession struct {
+type uniReceiver struct {
 	u         *UniConn
-	next      UniSession
+	next      UniReceiver
 	connected bool // the connect request has been handed over; read side only
 }
 
-func (s *uniSession) HandleFrame(frame []byte) bool {
+func (s *uniReceiver) HandleFrame(frame []byte) bool {
 	if s.connected {
 		return true
 	}
@@ -110,7 +110,7 @@ func (s *uniSession) HandleFrame(frame []byte) bool {
 	return true
 }
 
-func (s *uniSession) HandleClose() { s.next.HandleClose() }
+func (s *uniReceiver) HandleClose() { s.next.HandleClose() }
 
 // decodeUniConnect decodes a JSON ConnectRequest (Centrifugo's form:
 // token, data, subs, name, version).
@@ -139,13 +139,13 @@ func (s *Server) UniHandler(accept UniAcceptFunc) http.Handler {
 			}
 			early = req
 		}
-		s.upgrade(w, r, true, func(c *Conn, r *http.Request) Session {
+		s.upgrade(w, r, true, func(c *Conn, r *http.Request) Receiver {
 			u := &UniConn{c: c}
 			next := accept(u, r)
 			if next == nil {
 				return nil
 			}
-			us := &uniSession{u: u, next: next}
+			us := &uniReceiver{u: u, next: next}
 			if early != nil {
 				us.connected = true
 				next.Connect(early)

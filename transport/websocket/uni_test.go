@@ -15,18 +15,18 @@ import (
 
 const uniPath = "/connection/uni_websocket"
 
-// uniTestSession records the connect request and writes what the test
+// uniTestReceiver records the connect request and writes what the test
 // asks for through the connection.
-type uniTestSession struct {
+type uniTestReceiver struct {
 	u        *UniConn
 	connects chan *protocol.ConnectRequest
 	closed   chan struct{}
 }
 
-func (s *uniTestSession) Connect(req *protocol.ConnectRequest) { s.connects <- req }
-func (s *uniTestSession) HandleClose()                         { close(s.closed) }
+func (s *uniTestReceiver) Connect(req *protocol.ConnectRequest) { s.connects <- req }
+func (s *uniTestReceiver) HandleClose()                         { close(s.closed) }
 
-func (s *uniTestSession) connectRequest(t *testing.T) *protocol.ConnectRequest {
+func (s *uniTestReceiver) connectRequest(t *testing.T) *protocol.ConnectRequest {
 	t.Helper()
 	select {
 	case req := <-s.connects:
@@ -38,9 +38,9 @@ func (s *uniTestSession) connectRequest(t *testing.T) *protocol.ConnectRequest {
 }
 
 type uniHarness struct {
-	t        *testing.T
-	hs       *httptest.Server
-	sessions chan *uniTestSession
+	t         *testing.T
+	hs        *httptest.Server
+	receivers chan *uniTestReceiver
 }
 
 func newUniHarness(t *testing.T, cfg Config) *uniHarness {
@@ -48,15 +48,15 @@ func newUniHarness(t *testing.T, cfg Config) *uniHarness {
 	if cfg.Logger == nil {
 		cfg.Logger = quietLogger
 	}
-	h := &uniHarness{t: t, sessions: make(chan *uniTestSession, 16)}
-	srv, err := NewServer(cfg, func(*Conn, *http.Request) Session { return nil })
+	h := &uniHarness{t: t, receivers: make(chan *uniTestReceiver, 16)}
+	srv, err := NewServer(cfg, func(*Conn, *http.Request) Receiver { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(uniPath, srv.UniHandler(func(c *UniConn, r *http.Request) UniSession {
-		s := &uniTestSession{u: c, connects: make(chan *protocol.ConnectRequest, 4), closed: make(chan struct{})}
-		h.sessions <- s
+	mux.Handle(uniPath, srv.UniHandler(func(c *UniConn, r *http.Request) UniReceiver {
+		s := &uniTestReceiver{u: c, connects: make(chan *protocol.ConnectRequest, 4), closed: make(chan struct{})}
+		h.receivers <- s
 		return s
 	}))
 	h.hs = httptest.NewServer(mux)
@@ -69,7 +69,7 @@ func newUniHarness(t *testing.T, cfg Config) *uniHarness {
 	return h
 }
 
-func (h *uniHarness) dial(query string) (*gorilla.Conn, *uniTestSession) {
+func (h *uniHarness) dial(query string) (*gorilla.Conn, *uniTestReceiver) {
 	h.t.Helper()
 	u := "ws" + strings.TrimPrefix(h.hs.URL, "http") + uniPath
 	if query != "" {
@@ -81,10 +81,10 @@ func (h *uniHarness) dial(query string) (*gorilla.Conn, *uniTestSession) {
 	}
 	h.t.Cleanup(func() { c.Close() })
 	select {
-	case s := <-h.sessions:
+	case s := <-h.receivers:
 		return c, s
 	case <-time.After(5 * time.Second):
-		h.t.Fatal("no session")
+		h.t.Fatal("no receiver")
 		return nil, nil
 	}
 }

@@ -80,8 +80,8 @@ func (s *Server) upgrade(w http.ResponseWriter, r *http.Request, uni bool, accep
 		s.reject(c, closeInternalError, "internal error")
 		return
 	}
-	c.session = accept(c, r)
-	if c.session == nil {
+	c.receiver = accept(c, r)
+	if c.receiver == nil {
 		s.reject(c, closeInternalError, "internal error")
 		return
 	}
@@ -92,7 +92,7 @@ func (s *Server) upgrade(w http.ResponseWriter, r *http.Request, uni bool, accep
 			s.log.Error("websocket register", "remote", c.RemoteAddr(), "error", err)
 			s.reject(c, closeInternalError, "internal error")
 		}
-		c.session.HandleClose()
+		c.receiver.HandleClose()
 		return
 	}
 	s.path.start(c, early)

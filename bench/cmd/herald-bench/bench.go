@@ -145,8 +145,8 @@ func writeFileWith(path string, fn func(io.Writer) error) error {
 	return f.Close()
 }
 
-// sessionFlags are the flags of commands that run a latency session.
-type sessionFlags struct {
+// rigFlags are the flags of commands that run a latency rig.
+type rigFlags struct {
 	clientFlags
 	subscribers int
 	connectRate float64
@@ -162,7 +162,7 @@ type sessionFlags struct {
 	maxLag      time.Duration
 }
 
-func (f *sessionFlags) register(fs *pflag.FlagSet) {
+func (f *rigFlags) register(fs *pflag.FlagSet) {
 	f.clientFlags.register(fs)
 	fs.IntVar(&f.subscribers, "subscribers", 500, "subscribers of the channel, spread over --url")
 	fs.Float64Var(&f.connectRate, "connect-rate", 2000, "subscriber connections per second while setting up")
@@ -178,7 +178,7 @@ func (f *sessionFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.maxLag, "max-lag", 10*time.Second, "stop when the publisher falls this far behind its schedule")
 }
 
-func (f *sessionFlags) config() (loadgen.LatencyConfig, error) {
+func (f *rigFlags) config() (loadgen.LatencyConfig, error) {
 	pc, err := f.pool()
 	if err != nil {
 		return loadgen.LatencyConfig{}, err

@@ -12,7 +12,7 @@ import (
 
 func benchLatencyCommand() *cobra.Command {
 	var (
-		f        sessionFlags
+		f        rigFlags
 		rates    string
 		step     time.Duration
 		down     bool
@@ -46,20 +46,20 @@ Markdown table; --csv and --png write the same as CSV and a chart.`,
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			sess, err := loadgen.OpenSession(ctx, cfg)
+			rig, err := loadgen.OpenRig(ctx, cfg)
 			if err != nil {
 				return err
 			}
-			defer sess.Close()
-			fmt.Fprintf(errOut, "%d subscribers connected; %d steps of %v\n", sess.Connected, len(steps), step)
-			res, serr := sess.Sweep(ctx, steps, func(r loadgen.StepResult) {
+			defer rig.Close()
+			fmt.Fprintf(errOut, "%d subscribers connected; %d steps of %v\n", rig.Connected, len(steps), step)
+			res, serr := rig.Sweep(ctx, steps, func(r loadgen.StepResult) {
 				if f.jsonOut {
 					_ = writeJSON(out, map[string]any{"step": r})
 					return
 				}
 				fmt.Fprintln(errOut, stepLine(r))
 			})
-			if cerr := sess.Close(); serr == nil {
+			if cerr := rig.Close(); serr == nil {
 				serr = cerr
 			}
 			if err := writeLatencyOutputs(out, f.jsonOut, res, csvPath, pngPath, title); err != nil {

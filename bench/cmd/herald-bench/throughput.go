@@ -13,7 +13,7 @@ import (
 
 func benchThroughputCommand() *cobra.Command {
 	var (
-		f       sessionFlags
+		f       rigFlags
 		tc      loadgen.ThroughputConfig
 		csvPath string
 	)
@@ -36,17 +36,17 @@ offered rate was achieved.`,
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			sess, err := loadgen.OpenSession(ctx, cfg)
+			rig, err := loadgen.OpenRig(ctx, cfg)
 			if err != nil {
 				return err
 			}
-			defer sess.Close()
+			defer rig.Close()
 			if f.warmup > 0 {
-				if _, err := sess.Probe(ctx, tc.Start, f.warmup); err != nil {
+				if _, err := rig.Probe(ctx, tc.Start, f.warmup); err != nil {
 					return fmt.Errorf("warm-up: %w", err)
 				}
 			}
-			res, serr := loadgen.FindThroughput(ctx, sess, tc, func(r loadgen.StepResult, pass bool) {
+			res, serr := loadgen.FindThroughput(ctx, rig, tc, func(r loadgen.StepResult, pass bool) {
 				verdict := "fail"
 				if pass {
 					verdict = "pass"
@@ -57,7 +57,7 @@ offered rate was achieved.`,
 				}
 				fmt.Fprintf(errOut, "%s  %s\n", stepLine(r), verdict)
 			})
-			if cerr := sess.Close(); serr == nil {
+			if cerr := rig.Close(); serr == nil {
 				serr = cerr
 			}
 			if f.jsonOut {

@@ -24,7 +24,7 @@ func (s *echoSession) HandleFrame(frame []byte) bool { return s.c.WriteFrame(fra
 func (s *echoSession) HandleClose()                  { s.open.Add(-1) }
 
 func newHerald(open *atomic.Int64) (echoServer, error) {
-	srv, err := websocket.NewServer(websocket.Config{}, func(c *websocket.Conn, r *http.Request) websocket.Session {
+	srv, err := websocket.NewServer(websocket.Config{}, func(c *websocket.Conn, r *http.Request) websocket.Receiver {
 		open.Add(1)
 		return &echoSession{c: c, open: open}
 	})

@@ -47,7 +47,7 @@ func newHub(open *atomic.Int64) (echoServer, error) {
 	if err := h.Start(context.Background()); err != nil {
 		return nil, err
 	}
-	srv, err := websocket.NewServer(websocket.Config{}, func(c *websocket.Conn, r *http.Request) websocket.Session {
+	srv, err := websocket.NewServer(websocket.Config{}, func(c *websocket.Conn, r *http.Request) websocket.Receiver {
 		open.Add(1)
 		return countedSession{Client: h.NewClient(c, c.RemoteAddr()), open: open}
 	})

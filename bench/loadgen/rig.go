@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// LatencyConfig configures a latency Session: subscribers on some nodes,
+// LatencyConfig configures a latency Rig: subscribers on some nodes,
 // a publisher on another, one channel.
 type LatencyConfig struct {
 	// Pool describes the subscribers' connections (URLs, sources, format,
@@ -99,9 +99,9 @@ type stepAcct struct {
 	firstErr atomic.Pointer[string]
 }
 
-// Session is a set of connected subscribers and a publisher, ready to run
+// Rig is a set of connected subscribers and a publisher, ready to run
 // steps.
-type Session struct {
+type Rig struct {
 	cfg     LatencyConfig
 	clock   Clock
 	fleet   *Fleet
@@ -130,9 +130,9 @@ type Session struct {
 	Connected int64
 }
 
-// OpenSession connects the subscribers (in worker processes) and the
+// OpenRig connects the subscribers (in worker processes) and the
 // publisher.
-func OpenSession(ctx context.Context, cfg LatencyConfig) (*Session, error) {
+func OpenRig(ctx context.Context, cfg LatencyConfig) (*Rig, error) {
 	if cfg.Channel == "" {
 		return nil, errors.New("no channel")
 	}
@@ -165,7 +165,7 @@ func OpenSession(ctx context.Context, cfg LatencyConfig) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{cfg: cfg, clock: NewClock(), routes: map[int]chan *StepTally{}, stop: make(chan struct{}), agg: NewAggregator(len(jobs))}
+	s := &Rig{cfg: cfg, clock: NewClock(), routes: map[int]chan *StepTally{}, stop: make(chan struct{}), agg: NewAggregator(len(jobs))}
 	s.fleet, err = StartFleet(context.WithoutCancel(ctx), cfg.Launcher, jobs)
 	if err != nil {
 		return nil, err
@@ -205,7 +205,7 @@ func OpenSession(ctx context.Context, cfg LatencyConfig) (*Session, error) {
 	return s, nil
 }
 
-func (s *Session) awaitReady(ctx context.Context, ready <-chan Event, workers int) error {
+func (s *Rig) awaitReady(ctx context.Context, ready <-chan Event, workers int) error {
 	timer := time.NewTimer(s.cfg.SetupTimeout)
 	defer timer.Stop()
 	var failed int64
@@ -238,7 +238,7 @@ func (s *Session) awaitReady(ctx context.Context, ready <-chan Event, workers in
 	return nil
 }
 
-func (s *Session) failureText() string {
+func (s *Rig) failureText() string {
 	if p := s.failure.Load(); p != nil {
 		return *p
 	}
@@ -246,7 +246,7 @@ func (s *Session) failureText() string {
 }
 
 // dispatch routes worker events.
-func (s *Session) dispatch(ready chan<- Event) {
+func (s *Rig) dispatch(ready chan<- Event) {
 	defer s.bg.Done()
 	defer close(ready)
 	for ev := range s.fleet.Events() {
@@ -276,7 +276,7 @@ func (s *Session) dispatch(ready chan<- Event) {
 }
 
 // send publishes queued messages, batching what is already due.
-func (s *Session) send() {
+func (s *Rig) send() {
 	defer s.senders.Done()
 	msgs := make([]Message, 0, s.cfg.Batch)
 	payloads := make([][]byte, 0, s.cfg.Batch)
@@ -323,7 +323,7 @@ func (s *Session) send() {
 }
 
 // sample reads the servers' CPU and RSS every second.
-func (s *Session) sample() {
+func (s *Rig) sample() {
 	defer s.bg.Done()
 	sm := NewSampler(s.cfg.ServerPIDs)
 	t := time.NewTicker(time.Second)
@@ -362,9 +362,9 @@ func use(samples []ProcSample, from, to int64) (cpu float64, rss int64) {
 }
 
 // pace schedules step k's publications from start.
-func (s *Session) pace(ctx context.Context, k int, step Step, start int64) (PaceStats, error) {
+func (s *Rig) pace(ctx context.Context, k int, step Step, start int64) (PaceStats, error) {
 	if k >= maxSteps {
-		return PaceStats{}, fmt.Errorf("more than %d steps in one session", maxSteps)
+		return PaceStats{}, fmt.Errorf("more than %d steps in one rig", maxSteps)
 	}
 	ch := make(chan *StepTally, s.fleet.Size())
 	s.routeMu.Lock()
@@ -383,7 +383,7 @@ func (s *Session) pace(ctx context.Context, k int, step Step, start int64) (Pace
 
 // finalize waits for step k's publications to complete and the grace to
 // pass, collects the workers' tallies and merges them.
-func (s *Session) finalize(ctx context.Context, k int, step Step, start int64, ps PaceStats) (StepResult, error) {
+func (s *Rig) finalize(ctx context.Context, k int, step Step, start int64, ps PaceStats) (StepResult, error) {
 	a := &s.acct[k]
 	r := StepResult{Index: k, Rate: step.Rate, Down: step.Down, Warmup: step.Warmup, Duration: step.Duration,
 		Offered: step.Count(), Sent: ps.Emitted, Lag: ps.MaxLag}
@@ -465,7 +465,7 @@ type SweepResult struct {
 // Sweep runs the steps back to back on one absolute timeline (a warm-up
 // first, when configured), finalizing each while the next runs. onStep
 // sees each measured step in order.
-func (s *Session) Sweep(ctx context.Context, steps []Step, onStep func(StepResult)) (SweepResult, error) {
+func (s *Rig) Sweep(ctx context.Context, steps []Step, onStep func(StepResult)) (SweepResult, error) {
 	var res SweepResult
 	if len(steps) == 0 {
 		return res, errors.New("no steps")
@@ -544,7 +544,7 @@ func (s *Session) Sweep(ctx context.Context, steps []Step, onStep func(StepResul
 }
 
 // Probe runs one step of rate for d and measures it.
-func (s *Session) Probe(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
+func (s *Rig) Probe(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
 	step := Step{Rate: rate, Duration: d}
 	k := s.nextK
 	s.nextK++
@@ -565,12 +565,12 @@ func (s *Session) Probe(ctx context.Context, rate float64, d time.Duration) (Ste
 
 // Close stops the publisher and the subscribers. It may be called more
 // than once.
-func (s *Session) Close() error {
+func (s *Rig) Close() error {
 	s.closeOnce.Do(func() { s.closeErr = s.close() })
 	return s.closeErr
 }
 
-func (s *Session) close() error {
+func (s *Rig) close() error {
 	s.closing.Store(true)
 	if s.queue != nil {
 		close(s.queue)

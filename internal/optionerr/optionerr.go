@@ -1,0 +1,42 @@
+// Package optionerr is the error a package returns for one bad field of
+// the configuration it was given (hub.OptionError is this type), so that
+// a configuration layer (package config) can say which key of its own
+// format was wrong, whichever package checked it.
+package optionerr
+
+import "errors"
+
+// Error is a problem with one option of a configuration. Field is the
+// option's Go path from the struct validated, such as
+// "Namespaces[2].HistorySize"; Message says what is wrong, naming values
+// and Go fields, never a file format's keys: a configuration layer
+// translates Field, and the field names in Message, to the keys its users
+// wrote.
+type Error struct {
+	Field   string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Field + ": " + e.Message }
+
+// All returns every *Error in err, which may join several, also below a
+// wrapping error (fmt.Errorf("pkg: %w", errors.Join(...))).
+func All(err error) []*Error {
+	var out []*Error
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case nil:
+		case *Error:
+			out = append(out, e)
+		case interface{ Unwrap() []error }:
+			for _, e := range e.Unwrap() {
+				walk(e)
+			}
+		default:
+			walk(errors.Unwrap(err))
+		}
+	}
+	walk(err)
+	return out
+}
