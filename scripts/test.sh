@@ -23,6 +23,8 @@
 #     (HERALD_WEBSOCKET_POLLER)
 #   pytest                         (tests/python, when it exists), and
 #     again with herald on the portable poller
+#   deploy/image/check.sh          (builds the container image with Debian's
+#                                   buildah and checks what it holds and runs)
 #
 # On Linux the transport reads connections through epoll by default; the
 # second runs cover its portable read path, the one macOS and Windows use.
@@ -507,6 +509,32 @@ soak() {
 	return "$rc"
 }
 
+# install_buildah provides Debian's buildah for the image step, as root.
+install_buildah() {
+	if command -v buildah >/dev/null; then
+		buildah --version
+		return 0
+	fi
+	if is_root && command -v apt-get >/dev/null; then
+		echo "buildah is missing: installing Debian's buildah (log in .tmp/logs/apt-buildah.log)"
+		apt_install buildah ca-certificates >>"$LOGS/apt-buildah.log" 2>&1 </dev/null && command -v buildah >/dev/null && return 0
+		echo "could not install buildah: see .tmp/logs/apt-buildah.log"
+		return 1
+	fi
+	echo "no buildah and no root apt-get to install it: the image step will fail"
+	return 1
+}
+
+# image builds the container image (deploy/image/build.sh, from scratch)
+# and checks it from its mounted root filesystem (deploy/image/check.sh:
+# files, user, labels, health check, a client served by its entrypoint).
+image() {
+	local rc=0
+	run 15m image.log "$ROOT" deploy/image/check.sh "$TMP/buildah" || rc=$?
+	if ((rc == 0)); then COUNT_PASSED=1; else COUNT_FAILED=1; fi
+	return "$rc"
+}
+
 # ------------------------------------------------------------------ main
 
 stop_services() {
@@ -565,6 +593,7 @@ export HERALD_BIN="$BIN/herald"
 
 step "npm ci" npm_install
 step "chromium" install_chromium
+step "buildah" install_buildah
 if [[ -d tests/python ]]; then
 	step "python venv" python_install
 fi
@@ -599,6 +628,7 @@ if [[ -d tests/python ]]; then
 	fi
 fi
 
+step "image" image
 step "soak" soak
 
 # The summary is the last thing printed, so the services stop first.
