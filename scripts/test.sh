@@ -3,8 +3,9 @@
 # installs what the tests need, starts PostgreSQL, Redis and NATS on
 # loopback, and runs every suite:
 #
-#   go mod tidy -diff              (go.mod and go.sum of the root module and
-#                                   of the bench module must be tidy)
+#   go mod tidy -diff              (go.mod and go.sum of the root module, of
+#                                   the bench module and of deploy/tools
+#                                   must be tidy)
 #   go vet ./...
 #   GOOS=darwin and GOOS=windows: go build ./... and go vet ./...
 #   the same builds and vets for the bench module (bench/go.mod: the load
@@ -25,6 +26,8 @@
 #     again with herald on the portable poller
 #   deploy/image/check.sh          (builds the container image with Debian's
 #                                   buildah and checks what it holds and runs)
+#   helm lint, helm template and the chart's go tests (deploy/tools, a
+#                                   module of its own)
 #
 # On Linux the transport reads connections through epoll by default; the
 # second runs cover its portable read path, the one macOS and Windows use.
@@ -255,7 +258,8 @@ go_mod_tidy() {
 	local rc=0
 	run 5m go-mod-tidy.log "$ROOT" go mod tidy -diff || rc=$?
 	run 5m go-mod-tidy-bench.log "$BENCH_MODULE" go mod tidy -diff || rc=$?
-	((rc == 0)) || echo "go.mod or go.sum is not tidy: run go mod tidy (in the root and in bench/) and commit the result"
+	run 5m go-mod-tidy-tools.log "$ROOT/deploy/tools" go mod tidy -diff || rc=$?
+	((rc == 0)) || echo "go.mod or go.sum is not tidy: run go mod tidy (in the root, in bench/ and in deploy/tools/) and commit the result"
 	return "$rc"
 }
 
@@ -535,6 +539,26 @@ image() {
 	return "$rc"
 }
 
+# The deployment kit's tooling module (deploy/tools/go.mod: helm and the
+# chart's tests, with Kubernetes' dependencies kept out of the product's
+# module).
+TOOLS_MODULE="$ROOT/deploy/tools"
+
+# chart lints and renders the Helm chart with the helm that deploy/tools
+# pins (go tool helm), then runs the chart's tests: every resource checked
+# against the Kubernetes schema client-go ships and decoded strictly into
+# k8s.io/api types, and the probes and drain timing checked against a
+# running node.
+chart() {
+	local rc=0 values=../helm/herald/ci/test-values.yaml
+	run 20m helm-lint.log "$TOOLS_MODULE" go tool helm lint --strict ../helm/herald -f "$values" || rc=$?
+	run 5m helm-template.log "$TOOLS_MODULE" go tool helm template herald ../helm/herald -f "$values" || rc=$?
+	run 10m go-vet-tools.log "$TOOLS_MODULE" go vet ./... || rc=$?
+	local GO_TEST_DIR=$TOOLS_MODULE
+	go_test_packages go-test-chart ./... || rc=$?
+	return "$rc"
+}
+
 # ------------------------------------------------------------------ main
 
 stop_services() {
@@ -629,6 +653,7 @@ if [[ -d tests/python ]]; then
 fi
 
 step "image" image
+step "chart" chart
 step "soak" soak
 
 # The summary is the last thing printed, so the services stop first.
