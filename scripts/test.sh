@@ -4,8 +4,8 @@
 # loopback, and runs every suite:
 #
 #   go mod tidy -diff              (go.mod and go.sum of the root module, of
-#                                   the bench module and of deploy/tools
-#                                   must be tidy)
+#                                   the bench module, of deploy/tools and
+#                                   of deploy/release must be tidy)
 #   go vet ./...
 #   GOOS=darwin and GOOS=windows: go build ./... and go vet ./...
 #   the same builds and vets for the bench module (bench/go.mod: the load
@@ -28,6 +28,8 @@
 #                                   buildah and checks what it holds and runs)
 #   helm lint, helm template and the chart's go tests (deploy/tools, a
 #                                   module of its own)
+#   deploy/release/check.sh        (a goreleaser snapshot release for six
+#                                   targets: checksums, reproducibility)
 #
 # On Linux the transport reads connections through epoll by default; the
 # second runs cover its portable read path, the one macOS and Windows use.
@@ -259,7 +261,8 @@ go_mod_tidy() {
 	run 5m go-mod-tidy.log "$ROOT" go mod tidy -diff || rc=$?
 	run 5m go-mod-tidy-bench.log "$BENCH_MODULE" go mod tidy -diff || rc=$?
 	run 5m go-mod-tidy-tools.log "$ROOT/deploy/tools" go mod tidy -diff || rc=$?
-	((rc == 0)) || echo "go.mod or go.sum is not tidy: run go mod tidy (in the root, in bench/ and in deploy/tools/) and commit the result"
+	run 5m go-mod-tidy-release.log "$ROOT/deploy/release" go mod tidy -diff || rc=$?
+	((rc == 0)) || echo "go.mod or go.sum is not tidy: run go mod tidy (in the root, bench/, deploy/tools/ and deploy/release/) and commit the result"
 	return "$rc"
 }
 
@@ -559,6 +562,16 @@ chart() {
 	return "$rc"
 }
 
+# release makes a snapshot release with goreleaser for the six targets and
+# checks the archives, the checksums, `herald version` and that the build
+# is reproducible (deploy/release/check.sh).
+release() {
+	local rc=0
+	run 30m release.log "$ROOT" deploy/release/check.sh "$BIN" || rc=$?
+	if ((rc == 0)); then COUNT_PASSED=1; else COUNT_FAILED=1; fi
+	return "$rc"
+}
+
 # ------------------------------------------------------------------ main
 
 stop_services() {
@@ -654,6 +667,7 @@ fi
 
 step "image" image
 step "chart" chart
+step "release" release
 step "soak" soak
 
 # The summary is the last thing printed, so the services stop first.
