@@ -555,7 +555,7 @@ TOOLS_MODULE="$ROOT/deploy/tools"
 chart() {
 	local rc=0 values=../helm/herald/ci/test-values.yaml
 	run 20m helm-lint.log "$TOOLS_MODULE" go tool helm lint --strict ../helm/herald -f "$values" || rc=$?
-	run 5m helm-template.log "$TOOLS_MODULE" go tool helm template herald ../helm/herald -f "$values" || rc=$?
+	run 5m helm-template.log "$TOOLS_MODULE" go tool helm template herald ../helm/herald -f "$values" --kube-version 1.32.0 || rc=$?
 	run 10m go-vet-tools.log "$TOOLS_MODULE" go vet ./... || rc=$?
 	local GO_TEST_DIR=$TOOLS_MODULE
 	go_test_packages go-test-chart ./... || rc=$?
