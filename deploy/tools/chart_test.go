@@ -133,6 +133,15 @@ func TestChartRenders(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := decode(t, manifest)
+	chrt, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The image tag defaults to appVersion: the version the image's label
+	// and herald version name.
+	if chrt.Metadata.AppVersion != server.Version {
+		t.Errorf("Chart.yaml appVersion %q, Herald is %s", chrt.Metadata.AppVersion, server.Version)
+	}
 	if o.deployment == nil || o.service == nil || o.configMap == nil || o.secret == nil || o.pdb == nil || o.hpa == nil || o.monitor == nil {
 		t.Fatalf("missing resources: %+v", o)
 	}
