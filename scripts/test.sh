@@ -3,8 +3,9 @@
 # installs what the tests need, starts PostgreSQL, Redis and NATS on
 # loopback, and runs every suite:
 #
-#   go mod tidy -diff              (go.mod and go.sum of the root module and
-#                                   of the bench module must be tidy)
+#   go mod tidy -diff              (go.mod and go.sum of the root module, of
+#                                   the bench module, of deploy/tools and
+#                                   of deploy/release must be tidy)
 #   go vet ./...
 #   GOOS=darwin and GOOS=windows: go build ./... and go vet ./...
 #   the same builds and vets for the bench module (bench/go.mod: the load
@@ -24,6 +25,12 @@
 #     (HERALD_WEBSOCKET_POLLER)
 #   pytest                         (tests/python, when it exists), and
 #     again with herald on the portable poller
+#   deploy/image/check.sh          (builds the container image with Debian's
+#                                   buildah and checks what it holds and runs)
+#   helm lint, helm template and the chart's go tests (deploy/tools, a
+#                                   module of its own)
+#   deploy/release/check.sh        (a goreleaser snapshot release for six
+#                                   targets: checksums, reproducibility)
 #
 # On Linux the transport reads connections through epoll by default; the
 # second runs cover its portable read path, the one macOS and Windows use.
@@ -282,7 +289,9 @@ go_mod_tidy() {
 	local rc=0
 	run 5m go-mod-tidy.log "$ROOT" go mod tidy -diff || rc=$?
 	run 5m go-mod-tidy-bench.log "$BENCH_MODULE" go mod tidy -diff || rc=$?
-	((rc == 0)) || echo "go.mod or go.sum is not tidy: run go mod tidy (in the root and in bench/) and commit the result"
+	run 5m go-mod-tidy-tools.log "$ROOT/deploy/tools" go mod tidy -diff || rc=$?
+	run 5m go-mod-tidy-release.log "$ROOT/deploy/release" go mod tidy -diff || rc=$?
+	((rc == 0)) || echo "go.mod or go.sum is not tidy: run go mod tidy (in the root, bench/, deploy/tools/ and deploy/release/) and commit the result"
 	return "$rc"
 }
 
@@ -536,6 +545,62 @@ soak() {
 	return "$rc"
 }
 
+# install_buildah provides Debian's buildah for the image step, as root.
+install_buildah() {
+	if command -v buildah >/dev/null; then
+		buildah --version
+		return 0
+	fi
+	if is_root && command -v apt-get >/dev/null; then
+		echo "buildah is missing: installing Debian's buildah (log in .tmp/logs/apt-buildah.log)"
+		apt_install buildah ca-certificates >>"$LOGS/apt-buildah.log" 2>&1 </dev/null && command -v buildah >/dev/null && return 0
+		echo "could not install buildah: see .tmp/logs/apt-buildah.log"
+		return 1
+	fi
+	echo "no buildah and no root apt-get to install it: the image step will fail"
+	return 1
+}
+
+# image builds the container image (deploy/image/build.sh, from scratch)
+# and checks it from its mounted root filesystem (deploy/image/check.sh:
+# files, user, labels, health check, a client served by its entrypoint).
+image() {
+	local rc=0
+	run 15m image.log "$ROOT" deploy/image/check.sh "$TMP/buildah" || rc=$?
+	if ((rc == 0)); then COUNT_PASSED=1; else COUNT_FAILED=1; fi
+	return "$rc"
+}
+
+# The deployment kit's tooling module (deploy/tools/go.mod: helm and the
+# chart's tests, with Kubernetes' dependencies kept out of the product's
+# module).
+TOOLS_MODULE="$ROOT/deploy/tools"
+
+# chart lints and renders the Helm chart with the helm that deploy/tools
+# pins (go tool helm), then runs the chart's tests: every resource checked
+# against the Kubernetes schema client-go ships and decoded strictly into
+# k8s.io/api types, and the probes and drain timing checked against a
+# running node.
+chart() {
+	local rc=0 values=../helm/herald/ci/test-values.yaml
+	run 20m helm-lint.log "$TOOLS_MODULE" go tool helm lint --strict ../helm/herald -f "$values" || rc=$?
+	run 5m helm-template.log "$TOOLS_MODULE" go tool helm template herald ../helm/herald -f "$values" --kube-version 1.32.0 || rc=$?
+	run 10m go-vet-tools.log "$TOOLS_MODULE" go vet ./... || rc=$?
+	local GO_TEST_DIR=$TOOLS_MODULE
+	go_test_packages go-test-chart ./... || rc=$?
+	return "$rc"
+}
+
+# release makes a snapshot release with goreleaser for the six targets and
+# checks the archives, the checksums, `herald version` and that the build
+# is reproducible (deploy/release/check.sh).
+release() {
+	local rc=0
+	run 30m release.log "$ROOT" deploy/release/check.sh "$BIN" || rc=$?
+	if ((rc == 0)); then COUNT_PASSED=1; else COUNT_FAILED=1; fi
+	return "$rc"
+}
+
 # ------------------------------------------------------------------ main
 
 stop_services() {
@@ -595,6 +660,7 @@ export HERALD_BIN="$BIN/herald"
 step "npm ci" npm_install
 step "chromium" install_chromium
 step "nginx" install_nginx
+step "buildah" install_buildah
 if [[ -d tests/python ]]; then
 	step "python venv" python_install
 fi
@@ -629,6 +695,9 @@ if [[ -d tests/python ]]; then
 	fi
 fi
 
+step "image" image
+step "chart" chart
+step "release" release
 step "soak" soak
 
 # The summary is the last thing printed, so the services stop first.

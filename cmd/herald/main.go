@@ -25,6 +25,6 @@ func newRoot() *cobra.Command {
 		Version: versionString(),
 	}
 	root.SetVersionTemplate("herald {{.Version}}\n")
-	root.AddCommand(serveCommand(), configCommand(), migrateCommand(), tokenCommand(), versionCommand(), benchCommand())
+	root.AddCommand(serveCommand(), configCommand(), migrateCommand(), tokenCommand(), versionCommand(), healthCommand(), benchCommand())
 	return root
 }

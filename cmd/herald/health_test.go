@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/server"
+)
+
+// TestHealthAgainstANode runs the health command against a real node, on
+// both paths, and through the address a config file names.
+func TestHealthAgainstANode(t *testing.T) {
+	cfg := config.Default()
+	cfg.Address = "127.0.0.1:0"
+	cfg.Client.Insecure = true
+	cfg.Shutdown.DrainWindow = 10 * time.Millisecond
+	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	if out, _, err := run(t, "health", "--address", s.Addr()); err != nil || !strings.Contains(out, `/healthz: {"status":"ok"}`) {
+		t.Errorf("health: %q %v", out, err)
+	}
+	if out, _, err := run(t, "health", "--ready", "--address", s.Addr()); err != nil || !strings.Contains(out, `"status":"ready"`) {
+		t.Errorf("health --ready: %q %v", out, err)
+	}
+	file := writeFile(t, "address: "+s.Addr()+"\nclient: {insecure: true}\n")
+	if out, _, err := run(t, "health", "--config", file); err != nil || !strings.Contains(out, "/healthz") {
+		t.Errorf("health --config: %q %v", out, err)
+	}
+}
+
+// TestHealthFails checks that every way a node can be unwell is a non-zero
+// exit with a message naming it.
+func TestHealthFails(t *testing.T) {
+	draining := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, `{"status":"draining"}`)
+	}))
+	defer draining.Close()
+	// A port nothing listens on: take one and close it.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	for name, c := range map[string]struct {
+		args []string
+		want string
+	}{
+		"503":          {[]string{"--ready", "--address", strings.TrimPrefix(draining.URL, "http://")}, `503 {"status":"draining"}`},
+		"refused":      {[]string{"--address", closed}, "connection refused"},
+		"no port":      {[]string{"--address", "localhost"}, `address "localhost"`},
+		"port zero":    {[]string{"--address", ":0"}, "needs a port"},
+		"bad config":   {[]string{"--config", writeFile(t, "adress: x\n")}, "adress"},
+		"bad duration": {[]string{"--timeout", "soon"}, "soon"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, _, err := run(t, append([]string{"health"}, c.args...)...)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestHealthURL(t *testing.T) {
+	for addr, want := range map[string]string{
+		":8000":          "http://127.0.0.1:8000/healthz",
+		"0.0.0.0:8000":   "http://127.0.0.1:8000/healthz",
+		"[::]:8000":      "http://127.0.0.1:8000/healthz",
+		"10.0.0.5:9000":  "http://10.0.0.5:9000/healthz",
+		"[::1]:8000":     "http://[::1]:8000/healthz",
+		"localhost:8000": "http://localhost:8000/healthz",
+	} {
+		if got, err := healthURL(addr, "/healthz"); err != nil || got != want {
+			t.Errorf("%s: got %q %v, want %q", addr, got, err, want)
+		}
+	}
+}
