@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/testcerts"
 	"github.com/heraldhq/herald/server"
 )
 
@@ -92,8 +93,42 @@ func TestHealthURL(t *testing.T) {
 		"[::1]:8000":     "http://[::1]:8000/healthz",
 		"localhost:8000": "http://localhost:8000/healthz",
 	} {
-		if got, err := healthURL(addr, "/healthz"); err != nil || got != want {
+		if got, err := healthURL(addr, "/healthz", false); err != nil || got != want {
 			t.Errorf("%s: got %q %v, want %q", addr, got, err, want)
 		}
+	}
+}
+
+// TestHealthOverTLS: a node whose listener serves TLS is checked over
+// HTTPS, chosen from its configuration file (as the image's health check
+// and an exec probe run it) or with --tls; plain HTTP to it fails.
+func TestHealthOverTLS(t *testing.T) {
+	pair := testcerts.NewCA(t, "health").Server("node")
+	cfg := config.Default()
+	cfg.Address = "127.0.0.1:0"
+	cfg.Client.Insecure = true
+	cfg.Shutdown.DrainWindow = 10 * time.Millisecond
+	cfg.TLS.CertFile, cfg.TLS.KeyFile = pair.CertFile, pair.KeyFile
+	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+	})
+	file := writeFile(t, "address: "+s.Addr()+"\nclient: {insecure: true}\ntls:\n  cert_file: "+pair.CertFile+"\n  key_file: "+pair.KeyFile+"\n")
+	if out, _, err := run(t, "health", "--config", file); err != nil || !strings.Contains(out, "https://") {
+		t.Errorf("health --config with tls: %q %v", out, err)
+	}
+	if out, _, err := run(t, "health", "--tls", "--address", s.Addr()); err != nil || !strings.Contains(out, `{"status":"ok"}`) {
+		t.Errorf("health --tls: %q %v", out, err)
+	}
+	if _, _, err := run(t, "health", "--address", s.Addr()); err == nil {
+		t.Error("plain HTTP to a TLS listener passed")
 	}
 }
