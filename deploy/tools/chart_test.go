@@ -398,3 +398,60 @@ func get(t *testing.T, url string) int {
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+// TestChartTLSAndTracing: with a TLS Secret named, the node's file serves
+// TLS from the Secret's mounted files, the probes and the ServiceMonitor
+// ask over HTTPS, and the Secret is mounted where the file points; with
+// tracing on, the file turns it on and the OTLP endpoint reaches the pod.
+func TestChartTLSAndTracing(t *testing.T) {
+	manifest, err := render(t, map[string]any{
+		"tls":     map[string]any{"secretName": "herald-tls"},
+		"tracing": map[string]any{"enabled": true, "otlpEndpoint": "http://collector:4318"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := decode(t, manifest)
+	var file struct {
+		TLS struct {
+			CertFile string `json:"cert_file"`
+			KeyFile  string `json:"key_file"`
+		} `json:"tls"`
+		OpenTelemetry struct {
+			Enabled bool `json:"enabled"`
+		} `json:"opentelemetry"`
+	}
+	if err := yaml.Unmarshal([]byte(o.configMap.Data["herald.yaml"]), &file); err != nil {
+		t.Fatal(err)
+	}
+	if file.TLS.CertFile != "/etc/herald-tls/tls.crt" || file.TLS.KeyFile != "/etc/herald-tls/tls.key" || !file.OpenTelemetry.Enabled {
+		t.Fatalf("herald.yaml %+v: want tls from /etc/herald-tls and opentelemetry on", file)
+	}
+	pod := o.deployment.Spec.Template.Spec
+	c := pod.Containers[0]
+	if c.ReadinessProbe.HTTPGet.Scheme != corev1.URISchemeHTTPS || c.LivenessProbe.HTTPGet.Scheme != corev1.URISchemeHTTPS {
+		t.Errorf("probes ask over %s and %s, want HTTPS", c.ReadinessProbe.HTTPGet.Scheme, c.LivenessProbe.HTTPGet.Scheme)
+	}
+	mounted := false
+	for _, m := range c.VolumeMounts {
+		for _, v := range pod.Volumes {
+			if m.Name == v.Name && m.MountPath == "/etc/herald-tls" && v.Secret != nil && v.Secret.SecretName == "herald-tls" {
+				mounted = true
+			}
+		}
+	}
+	if !mounted {
+		t.Error("the TLS Secret is not mounted at /etc/herald-tls")
+	}
+	endpoint := false
+	for _, e := range c.Env {
+		endpoint = endpoint || (e.Name == "OTEL_EXPORTER_OTLP_ENDPOINT" && e.Value == "http://collector:4318")
+	}
+	if !endpoint {
+		t.Error("OTEL_EXPORTER_OTLP_ENDPOINT not set")
+	}
+	ep := o.monitor["spec"].(map[string]any)["endpoints"].([]any)[0].(map[string]any)
+	if ep["scheme"] != "https" {
+		t.Errorf("ServiceMonitor endpoint %v: want scheme https", ep)
+	}
+}

@@ -51,6 +51,12 @@ engine and shutdown the chart manages laid over it.
 {{- fail (printf "engine.type %q: want memory, postgres, redis or nats" $v.engine.type) -}}
 {{- end -}}
 {{- $_ := set $cfg "engine" $engine -}}
+{{- if $v.tls.secretName -}}
+{{- $_ := set $cfg "tls" (dict "cert_file" "/etc/herald-tls/tls.crt" "key_file" "/etc/herald-tls/tls.key") -}}
+{{- end -}}
+{{- if $v.tracing.enabled -}}
+{{- $_ := set $cfg "opentelemetry" (dict "enabled" true) -}}
+{{- end -}}
 {{- $_ := set $cfg "shutdown" (dict "drain_window" (printf "%ds" (int $v.shutdown.drainWindowSeconds)) "timeout" (printf "%ds" (int $v.shutdown.timeoutSeconds))) -}}
 {{- toYaml $cfg -}}
 {{- end -}}
