@@ -19,7 +19,7 @@
 #   FORMAT=protobuf|json           client protocol of the load tool (protobuf by default:
 #                                  it costs the load generator a quarter of JSON's CPU,
 #                                  which matters when it shares two cores with the server)
-#   WRITE_COALESCE=10ms            the nodes' client.write_coalesce, the bound of the adaptive
+#   WRITE_COALESCE=4ms             the nodes' client.write_coalesce, the bound of the adaptive
 #                                  interval (10ms, the default)
 #   WRITE_COALESCE_OFF=false       true: the nodes' client.write_coalesce_off (no coalescing)
 #   PING_INTERVAL=25s PONG_TIMEOUT=8s  the nodes' client.ping_interval and pong_timeout (the defaults)
@@ -37,7 +37,7 @@ SECRET=bench-secret
 API_KEY=bench-api-key
 RESULTS=${RESULTS:-$ROOT/bench/results}
 HISTORY=${HISTORY:-0}
-WRITE_COALESCE=${WRITE_COALESCE:-10ms}
+WRITE_COALESCE=${WRITE_COALESCE:-4ms}
 WRITE_COALESCE_OFF=${WRITE_COALESCE_OFF:-false}
 PING_INTERVAL=${PING_INTERVAL:-25s}
 PONG_TIMEOUT=${PONG_TIMEOUT:-8s}

@@ -44,8 +44,17 @@ import (
 // while 400/s take about 45% and without coalescing queue delivery behind
 // the scheduler (p99 113 ms, 10.5 ms with 5 ms coalescing): growing past
 // 40% tells the two apart.
+//
+// DefaultWriteCoalesce, the interval's bound, was chosen by measurement
+// (docs/benchmarks.md, "Adaptive write coalescing, the default"): on the
+// 2-core machine a 10 ms bound let the interval reach 10 ms at 200 msg/s,
+// where the benchmark's own load client shares the CPUs, and made that row
+// worse than without coalescing (first-copy p99 12.8 ms on memory, 13.7 on
+// Redis); 4 ms kept it at 4.9 and 6.2 ms and every higher rate lower than
+// 10 ms did, while 2 ms was too short to save the CPU that high rates need
+// (memory at 1,500 msg/s: 163 ms against 13.4).
 const (
-	DefaultWriteCoalesce = 10 * time.Millisecond
+	DefaultWriteCoalesce = 4 * time.Millisecond
 	coalesceMinStep      = 250 * time.Microsecond
 	coalesceWindow       = 10 * time.Millisecond
 	coalesceGrowAbove    = 0.40

@@ -165,13 +165,13 @@ type ClientConfig struct {
 	// here, may queue.
 	NodeQueueMaxSize int `yaml:"node_queue_max_size" default:"268435456" doc:"bytes that may wait in the write queues of all this node's connections together; past it, publications made on this node (client publish and the server API) are refused with error 111 'too many requests' (temporary: retry later) and counted in 'herald_node_shed_publications_total', until delivery catches up. Past twice this (publications from other nodes cannot be shed here), clients holding more than 4 times 'client.queue_max_size' are closed with 3008 even if they read. -1: no bound, nothing shed, and clients that read are never closed"`
 	// WriteCoalesce bounds the adaptive write coalescing interval
-	// (DefaultWriteCoalesce, 10ms): a connection is written at most once
+	// (DefaultWriteCoalesce, 4ms): a connection is written at most once
 	// per the node's current interval, which is zero while the node has
 	// CPU to spare and grows, up to this, while writes take a large share
 	// of it (coalesce.go). A connection that receives less than one
 	// message per interval is never delayed. WriteCoalesceOff turns
 	// coalescing off: every message is written as soon as a writer takes it.
-	WriteCoalesce    time.Duration `yaml:"write_coalesce" default:"10ms" doc:"the longest a message may wait so that it goes out in one write with others to the same connection (at most 1s). Coalescing adapts to load: while the node has CPU to spare every message is written at once; while writes to sockets take a large share of its CPUs, a connection is written at most once per an interval that grows up to this bound, and shrinks back when the load falls. A connection that receives less than one message per interval is never delayed. The current interval is the metric 'herald_client_write_coalesce_seconds'; see [architecture.md](architecture.md#the-connection-path)"`
+	WriteCoalesce    time.Duration `yaml:"write_coalesce" default:"4ms" doc:"the longest a message may wait so that it goes out in one write with others to the same connection (at most 1s). Coalescing adapts to load: while the node has CPU to spare every message is written at once; while writes to sockets take a large share of its CPUs, a connection is written at most once per an interval that grows up to this bound, and shrinks back when the load falls. A connection that receives less than one message per interval is never delayed. The current interval is the metric 'herald_client_write_coalesce_seconds'; see [architecture.md](architecture.md#the-connection-path)"`
 	WriteCoalesceOff bool          `yaml:"write_coalesce_off" doc:"turn write coalescing off: every message is written as soon as a writer takes it, whatever the load (more write system calls, and more latency on a busy node)"`
 	// RecoveryMaxPublicationLimit caps how many publications a recovery
 	// may return; a longer gap is not recovered (300).
