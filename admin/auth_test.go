@@ -1,19 +1,18 @@
 package admin_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/heraldhq/herald/admin"
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 func TestNewNeedsAWayIn(t *testing.T) {
@@ -217,7 +216,7 @@ func TestLoginRateLimit(t *testing.T) {
 // state-changing requests, so that another site's form cannot post.
 func TestInsecure(t *testing.T) {
 	t.Parallel()
-	var log lockedBuffer
+	var log testenv.LockedBuffer
 	e := startEnv(t, admin.Config{Insecure: true, Logger: slog.New(slog.NewTextHandler(&log, nil))}, false)
 	if !strings.Contains(log.String(), "level=WARN") || !strings.Contains(log.String(), "insecure mode") {
 		t.Fatalf("no startup warning in insecure mode; log: %s", log.String())
@@ -232,23 +231,4 @@ func TestInsecure(t *testing.T) {
 	if r := e.call("info", map[string]any{}); r["nodes"] == nil {
 		t.Fatalf("info: %v", r)
 	}
-}
-
-// lockedBuffer is a log destination the handler's goroutines and the test
-// may use at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

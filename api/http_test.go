@@ -11,11 +11,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 func TestMethodNotPost(t *testing.T) {
@@ -198,28 +198,10 @@ func TestTransportErrorMode(t *testing.T) {
 	})
 }
 
-// syncBuffer collects log output written by the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestInternalError checks that an engine failure is answered with 100
 // (500 in transport mode) without its details, and logged.
 func TestInternalError(t *testing.T) {
-	var logs syncBuffer
+	var logs testenv.LockedBuffer
 	n := startNode(t, api.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

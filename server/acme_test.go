@@ -75,7 +75,7 @@ func TestACMEIssuesAndServes(t *testing.T) {
 	cmd := exec.Command(pebble, "-config", confFile, "-dnsserver", dns)
 	// No random validation delay and no nonces refused on purpose.
 	cmd.Env = append(os.Environ(), "PEBBLE_VA_NOSLEEP=1", "PEBBLE_WFE_NONCEREJECT=0")
-	var out lockedBuffer
+	var out testenv.LockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

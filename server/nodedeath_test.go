@@ -49,7 +49,7 @@ type heraldProc struct {
 	name string
 	addr string
 	cmd  *exec.Cmd
-	out  *lockedBuffer
+	out  *testenv.LockedBuffer
 	done chan struct{} // closed when the process has exited
 }
 
@@ -96,7 +96,7 @@ shutdown: {drain_window: 50ms, timeout: 10s}
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := &heraldProc{name: name, addr: addr, out: &lockedBuffer{}, done: make(chan struct{})}
+	p := &heraldProc{name: name, addr: addr, out: &testenv.LockedBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, "serve", "--config", path)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {

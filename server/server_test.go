@@ -281,24 +281,6 @@ func TestAPIOffExplains(t *testing.T) {
 	}
 }
 
-// lockedBuffer collects log output written from the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestRefusedOriginLogNamesKey checks that a browser refused for its
 // origin leaves a warning that names the origin and the key allowing it.
 func TestRefusedOriginLogNamesKey(t *testing.T) {
@@ -306,7 +288,7 @@ func TestRefusedOriginLogNamesKey(t *testing.T) {
 	cfg.Address = "127.0.0.1:0"
 	cfg.WebSocket.Poller = testenv.WebSocketPoller()
 	cfg.Client.Token.HMACSecretKey = "secret"
-	var logs lockedBuffer
+	var logs testenv.LockedBuffer
 	s, err := New(cfg, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)

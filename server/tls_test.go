@@ -20,6 +20,7 @@ import (
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/internal/testcerts"
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/transport/tlsconf"
 )
@@ -245,7 +246,7 @@ func TestHTTPTransportsOverHTTP2(t *testing.T) {
 // the thousand, out of the default log level, and other HTTP server errors
 // in it.
 func TestHTTPErrorLogLevels(t *testing.T) {
-	var out lockedBuffer
+	var out testenv.LockedBuffer
 	l := httpErrorLog(slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})), "main")
 	l.Print("http: TLS handshake error from 127.0.0.1:1234: EOF")
 	l.Print("http: Accept error: too many open files; retrying in 5ms")

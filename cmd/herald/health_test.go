@@ -19,24 +19,7 @@ import (
 // TestHealthAgainstANode runs the health command against a real node, on
 // both paths, and through the address a config file names.
 func TestHealthAgainstANode(t *testing.T) {
-	cfg := config.Default()
-	cfg.Address = "127.0.0.1:0"
-	cfg.Client.Insecure = true
-	cfg.Shutdown.DrainWindow = 10 * time.Millisecond
-	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
+	s := startNode(t, func(*config.Config) {})
 	if out, _, err := run(t, "health", "--address", s.Addr()); err != nil || !strings.Contains(out, `/healthz: {"status":"ok"}`) {
 		t.Errorf("health: %q %v", out, err)
 	}
@@ -104,22 +87,8 @@ func TestHealthURL(t *testing.T) {
 // and an exec probe run it) or with --tls; plain HTTP to it fails.
 func TestHealthOverTLS(t *testing.T) {
 	pair := testcerts.NewCA(t, "health").Server("node")
-	cfg := config.Default()
-	cfg.Address = "127.0.0.1:0"
-	cfg.Client.Insecure = true
-	cfg.Shutdown.DrainWindow = 10 * time.Millisecond
-	cfg.TLS.CertFile, cfg.TLS.KeyFile = pair.CertFile, pair.KeyFile
-	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = s.Shutdown(ctx)
+	s := startNode(t, func(cfg *config.Config) {
+		cfg.TLS.CertFile, cfg.TLS.KeyFile = pair.CertFile, pair.KeyFile
 	})
 	file := writeFile(t, "address: "+s.Addr()+"\nclient: {insecure: true}\ntls:\n  cert_file: "+pair.CertFile+"\n  key_file: "+pair.KeyFile+"\n")
 	if out, _, err := run(t, "health", "--config", file); err != nil || !strings.Contains(out, "https://") {
@@ -131,4 +100,30 @@ func TestHealthOverTLS(t *testing.T) {
 	if _, _, err := run(t, "health", "--address", s.Addr()); err == nil {
 		t.Error("plain HTTP to a TLS listener passed")
 	}
+}
+
+// startNode starts a node on a loopback port, its configuration changed by
+// set, and shuts it down when t ends.
+func startNode(t *testing.T, set func(*config.Config)) *server.Server {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Address = "127.0.0.1:0"
+	cfg.Client.Insecure = true
+	cfg.Shutdown.DrainWindow = 10 * time.Millisecond
+	set(&cfg)
+	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return s
 }

@@ -1,12 +1,10 @@
 package testenv
 
 import (
-	"bytes"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 )
@@ -42,7 +40,7 @@ func FreePort(t testing.TB) int {
 // Process is a server program a test started.
 type Process struct {
 	cmd  *exec.Cmd
-	out  *lockedBuffer
+	out  *LockedBuffer
 	done chan struct{}
 }
 
@@ -53,7 +51,7 @@ type Process struct {
 // configuration explains itself.
 func StartProcess(t testing.TB, cmd *exec.Cmd) *Process {
 	t.Helper()
-	p := &Process{cmd: cmd, out: &lockedBuffer{}, done: make(chan struct{})}
+	p := &Process{cmd: cmd, out: &LockedBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", cmd.Path, err)
@@ -100,23 +98,4 @@ func (p *Process) WaitListening(t testing.TB, port int, timeout time.Duration) s
 			t.Fatalf("%s did not listen on %s within %v:\n%s", p.cmd.Path, addr, timeout, p.out.String())
 		}
 	}
-}
-
-// lockedBuffer collects a process's output, written by exec's copying
-// goroutines while a failing test may read it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
