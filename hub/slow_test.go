@@ -63,7 +63,12 @@ func publishUntilSlowClosed(t *testing.T, n *node, fast *rawClient, disconnects 
 			t.Fatalf("fast subscriber: want seq %d, got %.200v", seq, m)
 		}
 	}
+	// A client over its queue limit is closed once a write to it has been
+	// blocked for a while (the hub's slowWriteStall, 500 ms), not at the
+	// first overflow: the loop is bounded by time, since a fast transport
+	// gets through many publications before then.
 	var ev disconnectEvent
+	deadline := time.Now().Add(10 * time.Second)
 wait:
 	for {
 		select {
@@ -71,7 +76,7 @@ wait:
 			break wait
 		default:
 		}
-		if seq == 1000 {
+		if time.Now().After(deadline) || seq == 200000 {
 			t.Fatalf("slow client still connected after %d publications of %d bytes", seq, padBytes)
 		}
 		publish()
