@@ -2,7 +2,7 @@ package nats
 
 import (
 	"context"
-	"strings"
+	"io"
 	"testing"
 	"time"
 
@@ -41,32 +41,7 @@ func TestTLS(t *testing.T) {
 	}
 	enginetest.PublishMarker(t, a, recB, "news", "over TLS")
 
-	noCert := files
-	noCert.CertFile, noCert.KeyFile = "", ""
-	otherCA := files
-	otherCA.CAFile = testcerts.NewCA(t, "herald-test").File
-	wrongName := files
-	wrongName.ServerName = "bus.example"
-	for _, c := range []struct {
-		name string
-		f    tlsfiles.Files
-		want string
-	}{
-		{"another CA", otherCA, "certificate signed by unknown authority"},
-		{"wrong server name", wrongName, "bus.example"},
-		{"no client certificate", noCert, "nats engine: connect"},
-	} {
-		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			e, err := New(ctx, config(c.f))
-			if err == nil {
-				_ = e.Close()
-				t.Fatal("connected")
-			}
-			if !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("error %q, want it to contain %q", err, c.want)
-			}
-		})
-	}
+	testenv.RequireTLSRefused(t, files, "bus.example", "nats engine: connect", func(ctx context.Context, f tlsfiles.Files) (io.Closer, error) {
+		return New(ctx, config(f))
+	})
 }
