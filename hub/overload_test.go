@@ -191,3 +191,78 @@ func TestOverloadSpareReadingClients(t *testing.T) {
 		t.Fatalf("publish after the load: %v", err)
 	}
 }
+
+// steadyTransport stands for a client on a slow link that reads steadily:
+// every write completes, each after perFrame.
+type steadyTransport struct {
+	perFrame time.Duration
+	pubs     atomic.Int64
+	closed   chan uint32 // buffered 1
+}
+
+func (t *steadyTransport) Protocol() protocol.Type { return protocol.TypeJSON }
+
+func (t *steadyTransport) WriteFrame(frame []byte) error {
+	time.Sleep(t.perFrame) // the link's pace, not a wait for an event
+	t.pubs.Add(int64(bytes.Count(frame, []byte(`"pub"`))))
+	return nil
+}
+
+func (t *steadyTransport) Close(code uint32, _ string) {
+	select {
+	case t.closed <- code:
+	default:
+	}
+}
+
+// TestSlowReaderBehindIsNotClosed: a client that reads steadily but is far
+// behind holds a queue of many frames over client.queue_max_size; each of
+// its writes completes in 100 ms. It is reading, so it is not closed as
+// slow, however long the whole queue takes to write (it used to be, once a
+// flush of many frames had lasted 500 ms), and it gets every publication.
+func TestSlowReaderBehindIsNotClosed(t *testing.T) {
+	t.Parallel()
+	channels := openChannels()
+	channels.WithoutNamespace.AllowSubscribeForAnonymous = true
+	h := startNodeMem(t, hub.Config{
+		Channels: channels,
+		Client: hub.ClientConfig{
+			AllowAnonymousConnectWithoutToken: true, PingInterval: time.Hour,
+			QueueMaxSize: 32 << 10, NodeQueueMaxSize: 64 << 20,
+		},
+	}).hub
+	tr := &steadyTransport{perFrame: 100 * time.Millisecond, closed: make(chan uint32, 1)}
+	c := h.NewClient(tr, "127.0.0.1:1")
+	c.HandleFrame([]byte(`{"id":1,"connect":{}}`))
+	c.HandleFrame([]byte(`{"id":2,"subscribe":{"channel":"s"}}`))
+	t.Cleanup(c.HandleClose)
+	for h.NumSubscriptions() < 1 {
+		time.Sleep(time.Millisecond) // the subscribe command runs on the client's goroutine
+	}
+	// 1.5 s of publications, 1 MB/s against the 640 KiB/s the client
+	// takes: the queue passes 32 KiB at once and grows while frames of 64
+	// KiB go out, a flush lasting ever longer.
+	data := []byte(`{"pad":"` + strings.Repeat("x", 1000) + `"}`)
+	const n = 1500
+	for range n {
+		if _, err := h.Publish(context.Background(), "s", data, hub.PublishOptions{}); err != nil {
+			t.Fatalf("publish: %v", err)
+		}
+		select {
+		case code := <-tr.closed:
+			t.Fatalf("the client that reads steadily was closed with %d after %d publications", code, tr.pubs.Load())
+		case <-time.After(time.Millisecond): // the publishing pace
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for tr.pubs.Load() < n {
+		select {
+		case code := <-tr.closed:
+			t.Fatalf("the client that reads steadily was closed with %d after %d of %d publications", code, tr.pubs.Load(), n)
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("got %d of %d publications", tr.pubs.Load(), n)
+		}
+	}
+}

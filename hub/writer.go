@@ -2,6 +2,7 @@ package hub
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald/protocol"
@@ -43,8 +44,14 @@ type writeQueue struct {
 	processing   bool
 	slow         bool // over the queue limit: closing, nothing more is queued
 	writing      bool // a write to the transport is in progress, since lastWrite
-	droppable    bool // the queue may hold droppable messages (QueueDropOldest)
-	replyQueued  bool // the queue holds a reply to a command: no coalescing wait
+	// frameStart is hub.mono() when the frame being written began. A
+	// flush writes the queue in frames of at most maxFrameBytes; a socket
+	// that drains completes each frame in turn, so only a frame that has
+	// waited long says the client is not reading (slowLocked). Atomic: the
+	// writer sets it between frames without the client's lock.
+	frameStart  atomic.Int64
+	droppable   bool // the queue may hold droppable messages (QueueDropOldest)
+	replyQueued bool // the queue holds a reply to a command: no coalescing wait
 }
 
 // queued is an encoded message waiting in a client's queue. droppable
@@ -106,9 +113,12 @@ func (c *Client) enqueueQueuedLocked(q queued) {
 // every byte at once, and closing them would punish clients for the
 // node's slowness (they reconnect, resubscribe and recover: more load). A
 // client is slow when its queue is over the limit and its socket does not
-// drain: a write to it has been blocked for slowWriteStall (a socket that
-// drains completes a write at once; only a full socket buffer makes a
-// write wait).
+// drain: the write of one frame (at most maxFrameBytes, or one larger
+// message) to it has been blocked for slowWriteStall (a socket that drains
+// completes a write at once; only a full socket buffer makes a write wait).
+// It is the frame's time that counts, not the whole flush's: a client that
+// reads steadily but is behind takes a long queue in many frames, each of
+// which completes.
 //
 // A client whose writes complete keeps its queue: NodeQueueMaxSize sheds
 // publishing on this node before the queues grow much past it
@@ -124,7 +134,7 @@ const (
 // slowLocked reports whether a client whose queue is over limit is to be
 // closed as slow.
 func (c *Client) slowLocked(limit int) bool {
-	if c.writing && c.hub.mono()-c.lastWrite >= int64(slowWriteStall) {
+	if c.writing && c.hub.mono()-c.frameStart.Load() >= int64(slowWriteStall) {
 		return true
 	}
 	node := c.hub.client.NodeQueueMaxSize
@@ -273,6 +283,7 @@ func (c *Client) flushLoop() {
 		}
 		start := c.hub.mono()
 		c.lastWrite, c.writing = start, true
+		c.frameStart.Store(start)
 		c.mu.Unlock()
 		wrote = true
 		err := c.writeFrames(bp, q)
@@ -321,6 +332,7 @@ func (c *Client) writeFrames(bp *[]byte, q []queued) error {
 }
 
 func (c *Client) writeFrame(frame []byte) error {
+	c.frameStart.Store(c.hub.mono())
 	m := c.hub.metrics
 	m.bytesOut.Add(float64(len(frame)))
 	m.framesOut.Inc()

@@ -394,7 +394,11 @@ func (s *Rig) finalize(ctx context.Context, k int, step Step, start int64, ps Pa
 			return r, err
 		}
 	}
-	if err := sleepCtx(ctx, s.cfg.Grace); err != nil {
+	grace := s.cfg.Grace
+	if step.Grace > 0 {
+		grace = step.Grace
+	}
+	if err := sleepCtx(ctx, grace); err != nil {
 		return r, err
 	}
 	r.Accepted, r.Errors = a.accepted.Load(), a.failed.Load()
@@ -561,6 +565,14 @@ func (s *Rig) Probe(ctx context.Context, rate float64, d time.Duration) (StepRes
 		r.FirstError = err.Error()
 	}
 	return r, nil
+}
+
+// Counters sums the subscriber workers' latest counters: Disconnected
+// counts subscribers the server (or the network) closed.
+func (s *Rig) Counters() Counters {
+	s.samplesMu.Lock()
+	defer s.samplesMu.Unlock()
+	return s.agg.Total()
 }
 
 // Close stops the publisher and the subscribers. It may be called more

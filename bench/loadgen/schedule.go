@@ -19,6 +19,9 @@ type Step struct {
 	Warmup bool `json:"warmup,omitempty"`
 	// Down marks the descending half of a sweep, for reports.
 	Down bool `json:"down,omitempty"`
+	// Grace, when positive, replaces the rig's grace for this step: a
+	// step that overloads the server leaves a backlog to deliver.
+	Grace time.Duration `json:"grace,omitempty"`
 }
 
 // Count is the number of publications in the step.

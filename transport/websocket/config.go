@@ -19,8 +19,11 @@ type Config struct {
 	// included; a larger one closes the connection with 1009 (message too
 	// big). Default 65536.
 	MaxMessageSize int64
-	// WriteTimeout bounds one WriteFrame, pong or close frame, and the
-	// handshake response. Default 1s.
+	// WriteTimeout bounds the progress of a write: a WriteFrame, pong or
+	// close frame fails when the peer took less than 16 KiB of it (and not
+	// the rest) within WriteTimeout, so a peer that stopped reading is cut
+	// and one that reads steadily is not. It also bounds the handshake
+	// response. Default 1s.
 	WriteTimeout time.Duration
 	// ReadTimeout is how long a message that has started to arrive (a partial
 	// frame, or a fragmented message) may take to arrive completely; then the

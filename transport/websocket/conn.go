@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -169,21 +170,37 @@ func (c *Conn) writeHeaderLocked(h ws.Header, payload []byte) error {
 
 // writeAll writes b: first without waiting (tryWrite), which is all a
 // socket with room in its buffer needs, then what is left with the write
-// deadline.
+// deadline. The deadline bounds progress, not the whole write: a peer that
+// took at least minWriteProgress bytes (or the rest) within WriteTimeout is
+// reading, however far behind it is, and gets another WriteTimeout. So a
+// client that reads steadily is never cut for the size of what waits for it,
+// and one that stops reading is cut after WriteTimeout; a write, and so a
+// Close waiting for it, lasts at most len(b)/minWriteProgress WriteTimeouts.
 func (c *Conn) writeAll(b []byte) error {
 	n, err := c.tryWrite(b)
 	if err != nil {
 		return err
 	}
-	if n == len(b) {
-		return nil
+	for b = b[n:]; len(b) > 0; {
+		if err := c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout)); err != nil {
+			return err
+		}
+		n, err := c.nc.Write(b)
+		b = b[n:]
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) || n < minWriteProgress {
+			return err
+		}
 	}
-	if err := c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout)); err != nil {
-		return err
-	}
-	_, err = c.nc.Write(b[n:])
-	return err
+	return nil
 }
+
+// minWriteProgress is what a peer must take within one WriteTimeout to
+// count as reading: 16 KiB/s at the default second, far below any network a
+// client can use and far above a peer that has stopped.
+const minWriteProgress = 16 << 10
 
 // maxCopiedPayload is the largest payload copied behind its header to go out
 // in one write; above it the copy costs more than a second syscall.

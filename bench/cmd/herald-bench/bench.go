@@ -29,6 +29,7 @@ func newRoot() *cobra.Command {
   conns       open and hold many connections, and measure the server's memory per connection
   latency     publish at stepped rates and measure publish-to-receive latency
   throughput  find the highest rate at which a p99 latency still holds
+  overload    overload past capacity; check no reading client is closed and the server recovers
 
 Connections are spread over worker processes (this binary re-executed), each
 under the open-files limit, over several target URLs and over several local
@@ -36,7 +37,7 @@ source addresses (127.0.0.x), so one machine can hold hundreds of thousands.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(benchConnsCommand(), benchLatencyCommand(), benchThroughputCommand(), benchSoakCommand(), benchWorkerCommand())
+	root.AddCommand(benchConnsCommand(), benchLatencyCommand(), benchThroughputCommand(), benchOverloadCommand(), benchSoakCommand(), benchWorkerCommand())
 	return root
 }
 

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Overload: one node with its defaults, SUBSCRIBERS clients of one channel
+# reading as fast as they can, 128-byte publications through the server
+# API. herald-bench finds the node's capacity (the highest rate whose
+# all-copies p99 stays within P99), publishes at FACTOR times it for
+# DURATION, then at 100 msg/s for 10 one-second steps. It fails when a
+# subscriber was closed, an accepted publication did not reach every
+# subscriber, or the node took more than RECOVERY_LIMIT to recover.
+#
+#   bench/overload.sh                      capacity search, 2x for 30 s
+#   CAPACITY=2000 bench/overload.sh        skip the search
+#   ENGINE=redis bench/overload.sh         2 nodes: API on node 1, subscribers on node 2
+source "$(dirname "$0")/lib.sh"
+
+SUBSCRIBERS=${SUBSCRIBERS:-500}
+CAPACITY=${CAPACITY:-0}
+FACTOR=${FACTOR:-2}
+DURATION=${DURATION:-30s}
+P99=${P99:-100ms}
+RECOVERY_LIMIT=${RECOVERY_LIMIT:-5s}
+
+start_run overload
+start_node 1
+sub_node=1
+if multi_node_engine; then
+	start_node 2
+	sub_node=2
+fi
+
+record_command "$BENCH" overload \
+	--url "$(node_url $sub_node)" --secret "$SECRET" --format "$FORMAT" \
+	--subscribers "$SUBSCRIBERS" --channel overload \
+	--api "$(node_api 1)" --api-key "$API_KEY" --api-conns 16 --batch 16 \
+	--payload 128 --capacity "$CAPACITY" --p99 "$P99" --factor "$FACTOR" --duration "$DURATION" \
+	--recovery-limit "$RECOVERY_LIMIT" --warmup 2s \
+	--server-pid "$(node_pids)" \
+	| tee "$RUN/overload.md"
+rc=${PIPESTATUS[0]}
+log "done: ${RUN#"$ROOT"/}"
+exit "$rc"
