@@ -14,7 +14,7 @@ import (
 
 // overloadConfig is what `herald-bench overload` does after connecting.
 type overloadConfig struct {
-	capacity      float64       // publications/s; 0: search for it
+	capacity      float64 // publications/s; 0: search for it
 	search        loadgen.ThroughputConfig
 	factor        float64       // overload rate = factor × capacity
 	duration      time.Duration // of the overload
