@@ -545,6 +545,24 @@ soak() {
 	return "$rc"
 }
 
+# overload runs bench/overload.sh: one node with its defaults and 500
+# subscribers; herald-bench measures the node's capacity, publishes at twice
+# it for HERALD_OVERLOAD_DURATION (30s), then at 100 msg/s. It fails when a
+# subscriber (every one reads) was closed, a publication the node accepted
+# did not reach every subscriber, or the node had not recovered 5 s after
+# the overload. Results: .tmp/overload/.
+overload() {
+	local rc=0
+	if [[ -n "${HERALD_TEST_RUN:-}" && ! "Overload" =~ $HERALD_TEST_RUN ]]; then
+		COUNT_SKIPPED=1 COUNT_DETAIL="skipped: HERALD_TEST_RUN"
+		return 0
+	fi
+	run 10m overload.log "$ROOT" env DURATION="${HERALD_OVERLOAD_DURATION:-30s}" RESULTS="$ROOT/.tmp/overload" bench/overload.sh || rc=$?
+	if ((rc == 0)); then COUNT_PASSED=1; else COUNT_FAILED=1; fi
+	COUNT_DETAIL=$(grep -E '^\| (capacity|overload|refused|subscribers closed|recovered) ' "$LOGS/overload.log" | tr -s ' ' | tr '\n' ' ')
+	return "$rc"
+}
+
 # install_buildah provides Debian's buildah for the image step, as root.
 install_buildah() {
 	if command -v buildah >/dev/null; then
@@ -699,6 +717,7 @@ step "image" image
 step "chart" chart
 step "release" release
 step "soak" soak
+step "overload" overload
 
 # The summary is the last thing printed, so the services stop first.
 FINISHED=1
