@@ -20,8 +20,10 @@
 #                                  it costs the load generator a quarter of JSON's CPU,
 #                                  which matters when it shares two cores with the server)
 #   WRITE_COALESCE=4ms             the nodes' client.write_coalesce, the bound of the adaptive
-#                                  interval (10ms, the default)
+#                                  interval (4ms, the default)
 #   WRITE_COALESCE_OFF=false       true: the nodes' client.write_coalesce_off (no coalescing)
+#   NODE_GOMAXPROCS=, NODE_CPUS=   the nodes' GOMAXPROCS and taskset CPU list (unset: all),
+#                                  leaving the load tool unconstrained
 #   PING_INTERVAL=25s PONG_TIMEOUT=8s  the nodes' client.ping_interval and pong_timeout (the defaults)
 #   BASE_PORT=18200                first node's port; node i listens on BASE_PORT+i
 #   RESULTS=bench/results          where result folders go
@@ -165,8 +167,13 @@ $extra
 YAML
 	# HERALD_SERVICES_* move the test services; herald serve would warn
 	# that they name no configuration key.
+	# NODE_GOMAXPROCS and NODE_CPUS (a taskset CPU list) size the nodes
+	# alone, not the load tool.
+	local -a pre=()
+	[[ -n "${NODE_GOMAXPROCS:-}" ]] && pre+=(GOMAXPROCS="$NODE_GOMAXPROCS")
+	[[ -n "${NODE_CPUS:-}" ]] && pre+=(taskset -c "$NODE_CPUS")
 	env -u HERALD_SERVICES_PG_PORT -u HERALD_SERVICES_REDIS_PORT -u HERALD_SERVICES_NATS_PORT \
-		"$BIN" serve -c "$cfg" >"$RUN/node$i.log" 2>&1 &
+		"${pre[@]}" "$BIN" serve -c "$cfg" >"$RUN/node$i.log" 2>&1 &
 	pid=$!
 	NODE_PIDS+=("$pid")
 	NODE_PORTS+=("$port")
