@@ -10,7 +10,7 @@
 #   RATE=1 SUBSCRIBERS=10000 bench/profile.sh  the fan-out shape
 #   WRITE_COALESCE=5ms RATE=900 bench/profile.sh
 #
-# Results: cpu.pprof, mutex.pprof, block.pprof, top.txt and summary.txt in
+# Results: cpu.pprof, mutex.pprof, block.pprof, allocs.pprof (over the window), top.txt and summary.txt in
 # the run folder (open a profile with `go tool pprof -http : .tmp/bin/herald cpu.pprof`).
 source "$(dirname "$0")/lib.sh"
 
@@ -64,9 +64,11 @@ sleep 5
 snapshot >"$RUN/before.txt"
 curl -fsS "$admin/debug/pprof/mutex" -o "$RUN/mutex0.pprof"
 curl -fsS "$admin/debug/pprof/block" -o "$RUN/block0.pprof"
+curl -fsS "$admin/debug/pprof/allocs" -o "$RUN/allocs0.pprof"
 curl -fsS "$admin/debug/pprof/profile?seconds=$PROFILE_SECONDS" -o "$RUN/cpu.pprof"
 curl -fsS "$admin/debug/pprof/mutex" -o "$RUN/mutex.pprof"
 curl -fsS "$admin/debug/pprof/block" -o "$RUN/block.pprof"
+curl -fsS "$admin/debug/pprof/allocs" -o "$RUN/allocs.pprof"
 snapshot >"$RUN/after.txt"
 wait "$bench_pid" || true
 
@@ -99,4 +101,5 @@ ticks=$(getconf CLK_TCK)
 go tool pprof -top -nodecount 30 "$BIN" "$RUN/cpu.pprof" >"$RUN/top.txt" 2>/dev/null || true
 go tool pprof -top -nodecount 15 -base "$RUN/mutex0.pprof" "$BIN" "$RUN/mutex.pprof" >"$RUN/mutex.txt" 2>/dev/null || true
 go tool pprof -top -nodecount 15 -base "$RUN/block0.pprof" "$BIN" "$RUN/block.pprof" >"$RUN/block.txt" 2>/dev/null || true
+go tool pprof -top -nodecount 20 -sample_index alloc_space -base "$RUN/allocs0.pprof" "$BIN" "$RUN/allocs.pprof" >"$RUN/allocs.txt" 2>/dev/null || true
 log "done: ${RUN#"$ROOT"/}"

@@ -157,14 +157,14 @@ func (c *Client) coalesceLocked() bool {
 	// Nor when a reply waits: a command's round trip is a client waiting,
 	// and replies come at the rate of the client's own commands; the
 	// pushes queued with it share its frame.
-	if c.hub.client.WriteCoalesceOff || c.replyQueued || c.lastWrite == 0 || c.state == stateClosed || c.hub.shutdown.Load() {
+	if c.hub.client.WriteCoalesceOff || c.replyQueued || c.lastWrite.Load() == 0 || c.state == stateClosed || c.hub.shutdown.Load() {
 		return false
 	}
 	iv := c.hub.coalesce.interval.Load()
 	if iv <= 0 {
 		return false
 	}
-	due := c.lastWrite + iv
+	due := c.lastWrite.Load() + iv
 	if c.hub.mono() >= due {
 		return false
 	}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package hub_test
+
+const raceEnabled = false
