@@ -101,10 +101,14 @@ func heraldCommand(executable, arg0 string) string {
 // (in that order, so a user following it top to bottom has the client
 // listening before the publication is sent), all working against this very
 // process; and how to keep the keys and open the node to other machines.
-func firstRunBanner(keys generatedKeys, token, listenAddr, herald string) string {
+// secure is whether the listener serves TLS: then the URLs are https and
+// wss.
+func firstRunBanner(keys generatedKeys, token, listenAddr, herald string, secure bool) string {
 	hostPort := reachableHost(listenAddr)
-	httpURL := "http://" + hostPort
-	wsURL := "ws://" + hostPort + server.WebSocketPath
+	httpURL, wsURL := "http://"+hostPort, "ws://"+hostPort+server.WebSocketPath
+	if secure {
+		httpURL, wsURL = "https://"+hostPort, "wss://"+hostPort+server.WebSocketPath
+	}
 	rule := strings.Repeat("=", 78)
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }

@@ -247,6 +247,32 @@ func TestFirstRunBannerOrderAndCommands(t *testing.T) {
 	}
 }
 
+// TestFirstRunBannerTLS: with TLS on the listener, the banner's client and
+// curl command use wss:// and https://; it used to print ws:// and http://,
+// which a TLS listener refuses.
+func TestFirstRunBannerTLS(t *testing.T) {
+	keys := generatedKeys{HMACSecret: "s", APIKey: "k"}
+	for _, c := range []struct {
+		secure      bool
+		want, avoid []string
+	}{
+		{true, []string{"wss://127.0.0.1:8443/connection/websocket", "https://127.0.0.1:8443/api/publish"}, []string{"ws://", "http://"}},
+		{false, []string{"ws://127.0.0.1:8443/connection/websocket", "http://127.0.0.1:8443/api/publish"}, []string{"wss://", "https://"}},
+	} {
+		out := firstRunBanner(keys, "tok", "127.0.0.1:8443", "herald", c.secure)
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("secure=%v: want %q in the banner:\n%s", c.secure, w, out)
+			}
+		}
+		for _, a := range c.avoid {
+			if strings.Contains(out, a) {
+				t.Errorf("secure=%v: the banner has %q:\n%s", c.secure, a, out)
+			}
+		}
+	}
+}
+
 func TestHeraldCommand(t *testing.T) {
 	for _, c := range []struct{ exe, arg0, want string }{
 		{"/tmp/go-build1234/b001/exe/herald", "/tmp/go-build1234/b001/exe/herald", "go run ./cmd/herald"},
