@@ -23,7 +23,7 @@ type delivery struct {
 	jsonFailed bool
 	delta      *deltaStep // nil unless the channel has delta subscribers
 	dx         deltaEncodings
-	matches    map[string]bool // tags filter results by canonical filter (tagsfilter.go)
+	matches    map[*tagsFilter]bool // results of shared tags filters (tagsfilter.go)
 }
 
 // encoded returns the push encoded for t, or nil when it cannot be (a

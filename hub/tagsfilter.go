@@ -3,6 +3,8 @@ package hub
 import (
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/heraldhq/herald/protocol"
 )
@@ -48,6 +50,50 @@ const (
 type tagsFilter struct {
 	root      *protocol.FilterNode
 	canonical string
+	// refs counts the registered subscriptions that use this filter
+	// (filterTable); a filter in use by one only is evaluated directly.
+	refs atomic.Int32
+}
+
+// filterTable interns the filters of registered subscriptions, so that the
+// subscriptions of a node with the same filter hold one copy of it and
+// share its evaluation (delivery.passes).
+type filterTable struct {
+	mu sync.Mutex
+	m  map[string]*tagsFilter
+}
+
+// intern returns the table's filter of f's canonical form, counting one
+// more user; nil for nil.
+func (t *filterTable) intern(f *tagsFilter) *tagsFilter {
+	if f == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = make(map[string]*tagsFilter)
+	}
+	if have, ok := t.m[f.canonical]; ok {
+		have.refs.Add(1)
+		return have
+	}
+	f.refs.Store(1)
+	t.m[f.canonical] = f
+	return f
+}
+
+// release counts one user less of the filter of s (nil or without filter:
+// nothing), dropping the filter with its last user.
+func (t *filterTable) release(s *subscription) {
+	if s == nil || s.filter == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s.filter.refs.Add(-1) == 0 && t.m[s.filter.canonical] == s.filter {
+		delete(t.m, s.filter.canonical)
+	}
 }
 
 // compileTagsFilter validates f and returns it with its canonical form,
@@ -351,15 +397,20 @@ func (c *Client) requestFilter(ch string, r *rule, req *protocol.SubscribeReques
 
 // passes reports whether the delivered publication, with tags, passes f.
 // Each distinct filter is evaluated once per publication, whatever the
-// number of subscribers that share it; the fan-out goroutine alone uses d.
+// number of subscribers that share it (interned: one *tagsFilter); a filter
+// of one subscriber is evaluated directly, cheaper than remembering the
+// result. The fan-out goroutine alone uses d.
 func (d *delivery) passes(f *tagsFilter, tags map[string]string) bool {
-	if m, ok := d.matches[f.canonical]; ok {
+	if f.refs.Load() < 2 {
+		return f.match(tags)
+	}
+	if m, ok := d.matches[f]; ok {
 		return m
 	}
 	if d.matches == nil {
-		d.matches = make(map[string]bool, 4)
+		d.matches = make(map[*tagsFilter]bool, 4)
 	}
 	m := f.match(tags)
-	d.matches[f.canonical] = m
+	d.matches[f] = m
 	return m
 }

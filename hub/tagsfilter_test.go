@@ -9,6 +9,7 @@ import (
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 // tagsNode has namespace tf (tags filter allowed, recoverable, delta
@@ -185,4 +186,52 @@ func TestTagsFilterNoDelta(t *testing.T) {
 			t.Fatalf("publication data not in full: %v", p)
 		}
 	}
+}
+
+// TestTagsFilterShared: subscribers with the same filter (in/nin values in
+// any order) share one copy of it on the node, and the node lets go of a
+// filter with its last subscriber, however it leaves (unsubscribe, a
+// dropped connection).
+func TestTagsFilterShared(t *testing.T) {
+	t.Parallel()
+	n := tagsNode(t)
+	var clients []*rawClient
+	for i, f := range []string{
+		`{"key":"k","cmp":"in","vals":["a","b"]}`,
+		`{"key":"k","cmp":"in","vals":["b","a"]}`,
+		`{"key":"k","cmp":"in","vals":["a","b"]}`,
+		`{"key":"k","cmp":"eq","val":"a"}`,
+	} {
+		c := n.dial(t)
+		c.Connect(fmt.Sprint("u", i))
+		c.MustSubscribe(2, "tf:s", `"tf":`+f)
+		clients = append(clients, c)
+	}
+	if f, u := n.hub.TagsFilters(); f != 2 || u != 4 {
+		t.Fatalf("%d filters for %d subscriptions, want 2 for 4", f, u)
+	}
+	publishTagged(t, n.hub, "tf:s", 1, map[string]string{"k": "b"})
+	for i, c := range clients {
+		want := 1
+		if i == 3 {
+			want = 0
+		}
+		if got := len(jsonclient.PushesOf(c.Drain(), "tf:s", "pub")); got != want {
+			t.Fatalf("client %d got %d publications, want %d", i, got, want)
+		}
+	}
+	if m := clients[0].Call(`{"id":3,"unsubscribe":{"channel":"tf:s"}}`); m["error"] != nil {
+		t.Fatal(m)
+	}
+	clients[3].Drop()
+	testenv.Eventually(t, "filters released", 5*time.Second, func() bool {
+		f, u := n.hub.TagsFilters()
+		return f == 1 && u == 2
+	})
+	clients[1].Drop()
+	clients[2].Drop()
+	testenv.Eventually(t, "no filter left", 5*time.Second, func() bool {
+		f, _ := n.hub.TagsFilters()
+		return f == 0
+	})
 }
