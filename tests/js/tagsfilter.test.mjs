@@ -2,7 +2,8 @@
 // tagsFilter receives exactly the publications whose tags pass it, for every
 // operator the SDK offers; bad filters are refused with error 107 and leave
 // the connection and other subscribers alone; cache recovery gives a new or
-// returning subscriber the channel's latest publication. On one node with the
+// returning subscriber the channel's latest publication; a shared poll
+// subscription (not built) is refused with 103. On one node with the
 // memory engine, and across two nodes on Redis and on PostgreSQL (subscriber on
 // one node, publisher on the other).
 import assert from 'node:assert/strict';
@@ -111,6 +112,14 @@ function suite(name, skip, nodes) {
       await publish('tf:bad-other', 1, { k: '1' });
       assert.equal((await otherPubs.count(1))[0].data.n, 1);
       other.unsubscribe();
+    });
+
+    test('a shared poll subscription is refused with 103, not taken for a stream', async () => {
+      const s = client.newSharedPollSubscription('plain:votes');
+      const ctx = await refused(s);
+      assert.equal(ctx.code, 103, JSON.stringify(ctx));
+      client.removeSharedPollSubscription(s);
+      assert.equal(client.state, 'connected');
     });
 
     test('cache recovery: the latest publication to a new subscriber, and again on reconnect', async () => {
