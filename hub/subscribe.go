@@ -55,7 +55,9 @@ type subscription struct {
 	delta     bool
 	deltaHave deltaRef
 	// filter is the subscriber's tags filter (tagsfilter.go), nil for the
-	// subscriptions that take every publication.
+	// subscriptions that take every publication. Set before the
+	// subscription is registered (addSubscriber interns it) and fixed
+	// after, so the fan-out reads it without the client's mutex.
 	filter *tagsFilter
 }
 
