@@ -20,6 +20,9 @@ func (c *Client) handlePublish(ctx context.Context, id uint32, req *protocol.Pub
 	if err != nil {
 		return err
 	}
+	if err := c.checkPublishType(req); err != nil {
+		return err
+	}
 	data, pubRule := req.Data, r
 	decided := false
 	if fn := c.hub.cfg.Handlers.OnPublish; fn != nil {

@@ -54,6 +54,11 @@ type subscription struct {
 	// data the client holds, the base a delta must have (delta.go).
 	delta     bool
 	deltaHave deltaRef
+	// filter is the subscriber's tags filter (tagsfilter.go), nil for the
+	// subscriptions that take every publication. Set before the
+	// subscription is registered (addSubscriber interns it) and fixed
+	// after, so the fan-out reads it without the client's mutex.
+	filter *tagsFilter
 }
 
 type bufferedPub struct {
@@ -97,11 +102,19 @@ func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.S
 	if e := r.checkSubscriber(c.proto); e != nil {
 		return e
 	}
+	if err := c.checkSubscriptionType(ch, req); err != nil {
+		return err
+	}
+	filter, err := c.requestFilter(ch, r, req)
+	if err != nil {
+		return err
+	}
 	g, err := c.authorizeSubscribe(ctx, ch, r, req)
 	if err != nil {
 		return err
 	}
 	s := c.newSubscription(ch, r, req, g)
+	s.filter = filter
 	res, err := c.startSubscription(ctx, s, req)
 	if err != nil {
 		return err
@@ -225,7 +238,10 @@ func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequ
 		set(&forceRecovery, o.ForceRecovery)
 		set(&forcePositioning, o.ForcePositioning)
 	}
-	s.delta = r.negotiateDelta(req.Delta)
+	// As the reference, a subscriber with a tags filter gets no delta: a
+	// delta is against the previous publication of the channel, which a
+	// filtered subscriber may not have received.
+	s.delta = req.Tf == nil && r.negotiateDelta(req.Delta)
 	s.pushJoinLeave = s.joinLeave && (forcePush || (req.JoinLeave && c.hasPresencePermission(r, true)))
 	if r.HasHistory() {
 		historyAllowed := c.hasHistoryPermission(r, true)
@@ -274,13 +290,26 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 	if !s.positioned {
 		return res, nil
 	}
-	hreq := engine.HistoryRequest{MetaTTL: s.rule.HistoryMetaTTL}
-	recovering := req.Recover && s.recoverable
-	if recovering {
-		hreq.Since = &engine.StreamPosition{Offset: req.Offset, Epoch: req.Epoch}
-		hreq.Limit = h.client.RecoveryMaxPublicationLimit
+	cache := s.rule.cacheRecovery()
+	recovering := (req.Recover || cache && s.rule.AutoCacheRecover) && s.recoverable
+	var (
+		pubs []*engine.Publication
+		pos  engine.StreamPosition
+		ok   bool
+		err  error
+	)
+	if recovering && cache {
+		res.WasRecovering = true // also when the namespace recovered on its own
+		pubs, pos, ok, err = c.recoverCache(ctx, s, req)
+	} else {
+		hreq := engine.HistoryRequest{MetaTTL: s.rule.HistoryMetaTTL}
+		if recovering {
+			hreq.Since = &engine.StreamPosition{Offset: req.Offset, Epoch: req.Epoch}
+			hreq.Limit = h.client.RecoveryMaxPublicationLimit
+		}
+		pubs, pos, err = h.engine.History(ctx, s.channel, hreq)
+		ok = recovering && recovered(req, pubs, pos)
 	}
-	pubs, pos, err := h.engine.History(ctx, s.channel, hreq)
 	if err != nil {
 		c.leaveChannel(s)
 		return nil, err
@@ -289,13 +318,16 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 	res.Recoverable = s.recoverable
 	res.Epoch, res.Offset = pos.Epoch, pos.Offset
 	if recovering {
-		if recovered(req, pubs, pos) {
+		if ok {
 			res.Recovered = true
 			res.Offset = req.Offset
 			res.Publications = make([]*protocol.Publication, 0, len(pubs))
 			for _, p := range pubs {
 				if !c.canDecode(p) {
 					continue // as in delivery: see deliverLocked
+				}
+				if s.filter != nil && !s.filter.match(p.Tags) {
+					continue // as the reference: recovery is judged on the whole stream, then filtered
 				}
 				res.Publications = append(res.Publications, protoPublication(p))
 			}
