@@ -378,13 +378,20 @@ func compareMagnitude(x, y decimal) int {
 
 // requestFilter is the subscribe request's tags filter, compiled; nil
 // when it has none. As the reference, a filter where the namespace does
-// not allow one (allow_tags_filter), or a malformed one, is error 107.
+// not allow one (allow_tags_filter), or a malformed one, is error 107. So
+// is a filter with delta compression: the reference makes the two
+// mutually exclusive, and a subscriber asking for both would otherwise not
+// get what it asked for without knowing why.
 func (c *Client) requestFilter(ch string, r *rule, req *protocol.SubscribeRequest) (*tagsFilter, error) {
 	if req.Tf == nil {
 		return nil, nil
 	}
 	if !r.AllowTagsFilter {
 		c.logger().Info("tags filter where the namespace does not allow it", "channel", ch)
+		return nil, newError(protocol.ErrorBadRequest)
+	}
+	if req.Delta != "" {
+		c.logger().Info("tags filter with delta compression", "channel", ch)
 		return nil, newError(protocol.ErrorBadRequest)
 	}
 	f, why := compileTagsFilter(req.Tf)
