@@ -58,6 +58,8 @@ func tokenCommand() *cobra.Command {
 			return nil
 		},
 	}
+	check, _, _ := tokenCheckCommands()
+	cmd.AddCommand(check)
 	f := cmd.Flags()
 	f.StringVarP(&configPath, "config", "c", "", "configuration file holding client.token.hmac_secret_key")
 	f.StringVar(&secret, "secret", "", "HMAC secret (instead of --config)")
