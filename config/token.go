@@ -17,14 +17,14 @@ type TokenKeys struct {
 	RSAPublicKey   string `yaml:"rsa_public_key" doc:"PEM public key for RS256/384/512"`
 	ECDSAPublicKey string `yaml:"ecdsa_public_key" doc:"PEM public key for ES256/384/512 (the algorithm must match the curve)"`
 
-	HMACPreviousSecretKey            string `yaml:"hmac_previous_secret_key" doc:"the secret being rotated out: HS* tokens signed with it stay valid next to those of 'hmac_secret_key' until 'hmac_previous_secret_key_valid_until'. See [Key rotation](authentication.md#key-rotation)"`
+	HMACPreviousSecretKey            string `yaml:"hmac_previous_secret_key" doc:"the secret being rotated out: HS* tokens signed with it stay valid next to those of 'hmac_secret_key' until 'hmac_previous_secret_key_valid_until'. See [Key rotation](#key-rotation)"`
 	HMACPreviousSecretKeyValidUntil  string `yaml:"hmac_previous_secret_key_valid_until" defaultdoc:"for as long as the previous key is configured" doc:"RFC 3339 time ('2026-12-01T00:00:00Z') after which tokens of 'hmac_previous_secret_key' are refused"`
 	RSAPreviousPublicKey             string `yaml:"rsa_previous_public_key" doc:"the PEM public key being rotated out, accepted next to 'rsa_public_key' until 'rsa_previous_public_key_valid_until'"`
 	RSAPreviousPublicKeyValidUntil   string `yaml:"rsa_previous_public_key_valid_until" defaultdoc:"for as long as the previous key is configured" doc:"RFC 3339 time after which tokens of 'rsa_previous_public_key' are refused"`
 	ECDSAPreviousPublicKey           string `yaml:"ecdsa_previous_public_key" doc:"the PEM public key being rotated out (same curve as 'ecdsa_public_key'), accepted next to it until 'ecdsa_previous_public_key_valid_until'"`
 	ECDSAPreviousPublicKeyValidUntil string `yaml:"ecdsa_previous_public_key_valid_until" defaultdoc:"for as long as the previous key is configured" doc:"RFC 3339 time after which tokens of 'ecdsa_previous_public_key' are refused"`
 
-	JWKSPublicEndpoint string `yaml:"jwks_public_endpoint" doc:"URL of an identity provider's JSON Web Key Set (Auth0, Keycloak, Cognito, Okta...): RS* and ES* tokens with a 'kid' header are verified with that key of the set. The set is fetched when a token needs it, again when a token names an unknown 'kid' (at most once per 10 s) and in the background after an hour; while the provider is down the cached keys keep working. See [Identity providers](authentication.md#identity-providers)"`
+	JWKSPublicEndpoint string `yaml:"jwks_public_endpoint" doc:"URL of an identity provider's JSON Web Key Set (Auth0, Keycloak, Cognito, Okta...): RS* and ES* tokens with a 'kid' header are verified with that key of the set. The set is fetched when a token needs it, again when a token names an unknown 'kid' (at most once per 10 s) and in the background after an hour; while the provider is down the cached keys keep working. See [Identity providers](#identity-providers)"`
 	// JWKSTLS: the TLS of an https jwks_public_endpoint (clienttls.go).
 	JWKSTLS ClientTLSFiles `yaml:"jwks_tls"`
 
