@@ -40,18 +40,25 @@ type keyFamily struct {
 	current       any // nil when the family is off
 	previous      any // nil when none
 	previousUntil time.Time
+	both          any // the key set of current and previous, boxed once
+}
+
+// withBoth fills f.both, so that verifying with both keys does not
+// allocate per token.
+func (f keyFamily) withBoth() keyFamily {
+	if f.current != nil && f.previous != nil {
+		f.both = jwt.VerificationKeySet{Keys: []jwt.VerificationKey{f.current, f.previous}}
+	}
+	return f
 }
 
 // key returns what golang-jwt verifies with: the current key alone, or
 // both keys while the previous one is still valid.
 func (f keyFamily) key(now time.Time) any {
-	if f.previous == nil || (!f.previousUntil.IsZero() && !now.Before(f.previousUntil)) {
+	if f.both == nil || (!f.previousUntil.IsZero() && !now.Before(f.previousUntil)) {
 		return f.current
 	}
-	if f.current == nil {
-		return f.previous
-	}
-	return jwt.VerificationKeySet{Keys: []jwt.VerificationKey{f.current, f.previous}}
+	return f.both
 }
 
 // NewVerifier parses the configured keys once. An error names the Config
@@ -142,6 +149,7 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 	if cfg.Issuer != "" && cfg.IssuerRegex != "" {
 		return nil, errors.New("auth: Issuer and IssuerRegex: configure one of them")
 	}
+	hmac, rsaKeys, ecdsaKeys = hmac.withBoth(), rsaKeys.withBoth(), ecdsaKeys.withBoth()
 	v := &Verifier{userIDClaim: cfg.UserIDClaim, jwks: set, now: time.Now}
 	var err error
 	if v.audRegex, err = compileClaimRegex(cfg.AudienceRegex); err != nil {
