@@ -111,3 +111,20 @@ func TestTokenCheckJWKS(t *testing.T) {
 		t.Fatalf("wrong issuer: %v", err)
 	}
 }
+
+// TestTokenMintsWithSubscriptionKeys: with client.subscription_token
+// enabled, `herald token --channel` signs with its key, and the server's
+// verifier accepts the result.
+func TestTokenMintsWithSubscriptionKeys(t *testing.T) {
+	path := checkConfig(t, "  subscription_token:\n    enabled: true\n    hmac_secret_key: \"fedcba9876543210fedcba9876543210\"\n")
+	tok, _, err := run(t, "token", "--config", path, "--user", "alice", "--channel", "news")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := run(t, "checksubtoken", "-c", path, strings.TrimSpace(tok)); err != nil || !strings.Contains(out, `"channel": "news"`) {
+		t.Fatalf("checksubtoken: %q, %v", out, err)
+	}
+	if _, _, err := run(t, "token", "--config", checkConfig(t, "  subscription_token:\n    enabled: true\n    jwks_public_endpoint: https://idp.example/jwks\n"), "--channel", "news"); err == nil || !strings.Contains(err.Error(), "client.subscription_token.hmac_secret_key") {
+		t.Fatalf("no subscription HMAC key: %v", err)
+	}
+}
