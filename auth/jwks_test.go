@@ -2,8 +2,11 @@ package auth_test
 
 import (
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -324,6 +327,84 @@ func TestJWKSConfigRefused(t *testing.T) {
 			if _, err := auth.NewVerifier(auth.Config{JWKS: &auth.JWKSConfig{URL: url}}); err == nil || !strings.Contains(err.Error(), "JWKS") {
 				t.Fatalf("NewVerifier(%q) = %v, want an error naming JWKS", url, err)
 			}
+		})
+	}
+}
+
+// TestJWKSSkipsUnusableKeys: keys a token cannot be verified with are
+// skipped, not fatal (providers publish encryption and other keys next to
+// their signing keys); a set with no usable key, or too large, is a failed
+// fetch; a published private key is used by its public half.
+func TestJWKSSkipsUnusableKeys(t *testing.T) {
+	good := newIdPKey(t, "good", jose.RS256)
+	priv := newIdPKey(t, "private", jose.ES256)
+	goodJSON, _ := good.public().MarshalJSON()
+	privJSON, _ := jose.JSONWebKey{Key: priv.priv, KeyID: "private", Use: "sig"}.MarshalJSON()
+	enc := good.public()
+	enc.KeyID, enc.Use = "enc", "enc"
+	encJSON, _ := enc.MarshalJSON()
+	noKid := good.public()
+	noKid.KeyID = ""
+	noKidJSON, _ := noKid.MarshalJSON()
+	unusable := []string{
+		string(encJSON),
+		string(noKidJSON),
+		`{"kty":"oct","kid":"hmac","k":"c2VjcmV0"}`,
+		`{"kty":"OKP","kid":"ed","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}`,
+		`{"kty":"XYZ","kid":"future"}`,
+		`"not an object"`,
+	}
+	var body atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(body.Load().(string)))
+	}))
+	defer srv.Close()
+	set := func(keys ...string) string { return `{"keys":[` + strings.Join(keys, ",") + `]}` }
+
+	body.Store(set(append(unusable, string(goodJSON), string(privJSON))...))
+	v := newVerifier(t, auth.Config{JWKS: &auth.JWKSConfig{URL: srv.URL}})
+	clk := newClock(v)
+	if _, err := v.VerifyConnectToken(good.mint(t, claims("u"), nil)); err != nil {
+		t.Fatalf("good key among unusable ones: %v", err)
+	}
+	if _, err := v.VerifyConnectToken(priv.mint(t, claims("u"), nil)); err != nil {
+		t.Fatalf("published private key: %v", err)
+	}
+	if got := metric(t, v.Collectors(), "herald_jwks_keys", nil); got != 2 {
+		t.Fatalf("herald_jwks_keys = %v, want 2", got)
+	}
+	for _, kid := range []string{"enc", "hmac", "ed"} {
+		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"sub": "u"})
+		tok.Header["kid"] = kid
+		s, _ := tok.SignedString(good.priv)
+		_, err := v.VerifyConnectToken(s)
+		wantInvalid(t, err)
+	}
+
+	for name, b := range map[string]string{
+		"only unusable keys": set(unusable...),
+		"no keys":            `{"keys":[]}`,
+		"not JSON":           `<html>`,
+		"too large":          set(string(goodJSON)) + strings.Repeat(" ", 1<<20),
+	} {
+		body.Store(b)
+		clk.Advance(auth.DefaultJWKSMaxAge)
+		// The stale key answers and triggers the refresh, which fails;
+		// the next unknown kid waits for nothing and names the failure.
+		if _, err := v.VerifyConnectToken(good.mint(t, claims("u"), nil)); err != nil {
+			t.Fatalf("%s: cached key: %v", name, err)
+		}
+		testenv.Eventually(t, name+": the failed refresh", 5*time.Second, func() bool {
+			return metric(t, v.Collectors(), "herald_jwks_up", nil) == 0
+		})
+		if _, err := v.VerifyConnectToken(good.mint(t, claims("u"), nil)); err != nil {
+			t.Fatalf("%s: cached key after the failed refresh: %v", name, err)
+		}
+		body.Store(set(string(goodJSON), string(privJSON)))
+		clk.Advance(auth.DefaultJWKSMaxAge)
+		_, _ = v.VerifyConnectToken(good.mint(t, claims("u"), nil))
+		testenv.Eventually(t, name+": the next refresh", 5*time.Second, func() bool {
+			return metric(t, v.Collectors(), "herald_jwks_up", nil) == 1
 		})
 	}
 }
