@@ -101,3 +101,14 @@ func TestTokenSectionProblems(t *testing.T) {
 		})
 	}
 }
+
+func TestShortSubscriptionSecretWarned(t *testing.T) {
+	cfg := Default()
+	cfg.Client.Token.JWKSPublicEndpoint = "https://idp.example/jwks"
+	cfg.HTTPAPI.Key = strings.Repeat("k", 32)
+	cfg.Client.SubscriptionToken.Enabled = true
+	cfg.Client.SubscriptionToken.HMACSecretKey = "short"
+	if w := strings.Join(cfg.Warnings(), "\n"); !strings.Contains(w, "client.subscription_token.hmac_secret_key is 5 characters long") {
+		t.Fatalf("warnings %q", w)
+	}
+}
