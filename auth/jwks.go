@@ -118,7 +118,12 @@ func newJWKS(c JWKSConfig) *jwks {
 	if j.log == nil {
 		j.log = slog.Default()
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// The default transport's settings (proxy from the environment,
+	// timeouts), with a TLS configuration of its own.
+	tr := &http.Transport{Proxy: http.ProxyFromEnvironment, TLSHandshakeTimeout: 10 * time.Second, IdleConnTimeout: 90 * time.Second}
+	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+		tr = dt.Clone()
+	}
 	if c.TLS != nil {
 		tr.TLSClientConfig = c.TLS.Clone()
 	}
