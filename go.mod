@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/centrifugal/fdelta v0.0.3
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/gobwas/glob v1.1.0
 	github.com/gobwas/httphead v0.1.0
 	github.com/gobwas/ws v1.5.0

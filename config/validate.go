@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/transport/guard"
 	"github.com/heraldhq/herald/transport/websocket"
@@ -99,12 +98,7 @@ func (c Config) Validate() error {
 		bad("http.idle_timeout", "%s: must not be negative (0 means the default, %s)", c.HTTP.IdleTimeout, DefaultIdleTimeout)
 	}
 	ps = append(ps, c.TransportsConfig.problems()...)
-	c.Client.Token.validate(bad)
-	if c.Client.Token.Configured() && c.Client.Token.CacheSize >= 0 {
-		if _, err := auth.NewVerifier(c.Client.Token.Auth()); err != nil {
-			bad("client.token", "%v", err)
-		}
-	}
+	c.tokenProblems(bad)
 	ps = append(ps, c.proxyProblems()...)
 	ps = append(ps, c.sqlAuthProblems()...)
 	ps = append(ps, c.tlsProblems()...)

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/api"
-	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/proxy"
@@ -70,13 +69,13 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	pair, err := cfg.TokenVerifiers(log)
+	if err != nil {
+		return nil, err
+	}
 	var tokens hub.TokenVerifier
-	if cfg.Client.Token.Configured() {
-		v, err := auth.NewVerifier(cfg.Client.Token.Auth())
-		if err != nil {
-			return nil, fmt.Errorf("client.token: %w", err)
-		}
-		tokens = v
+	if pair != nil {
+		tokens = pair
 	}
 	name := cfg.Name
 	if name == "" {
@@ -167,6 +166,9 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 		collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsScheduler, collectors.MetricsGC),
 	), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.registry.MustRegister(h.Collectors()...)
+	if pair != nil {
+		s.registry.MustRegister(pair.Collectors()...)
+	}
 	if px != nil {
 		s.registry.MustRegister(px.Collectors()...)
 	}

@@ -69,14 +69,26 @@ file is left alone unless --force is given.`,
 // cannot silently produce a file without secrets.
 func initialConfig(keys generatedKeys, now time.Time) (string, error) {
 	text := config.Example()
-	for _, r := range []struct{ empty, set string }{
-		{`    hmac_secret_key: ""`, fmt.Sprintf(`    hmac_secret_key: %q`, keys.HMACSecret)},
-		{"\n  key: \"\"", fmt.Sprintf("\n  key: %q", keys.APIKey)},
+	for _, r := range []struct{ section, empty, set string }{
+		// client.subscription_token has an hmac_secret_key too: the one
+		// to fill is the first after client.token's heading.
+		{"\n  token:\n", `    hmac_secret_key: ""`, fmt.Sprintf(`    hmac_secret_key: %q`, keys.HMACSecret)},
+		{"", "\n  key: \"\"", fmt.Sprintf("\n  key: %q", keys.APIKey)},
 	} {
-		if n := strings.Count(text, r.empty); n != 1 {
+		head, body := "", text
+		if r.section != "" {
+			i := strings.Index(text, r.section)
+			if i < 0 || strings.Count(text, r.section) != 1 {
+				return "", fmt.Errorf("config init: the example configuration has %d lines %q, want 1", strings.Count(text, r.section), strings.TrimSpace(r.section))
+			}
+			head, body = text[:i], text[i:]
+		} else if n := strings.Count(text, r.empty); n != 1 {
 			return "", fmt.Errorf("config init: the example configuration has %d lines %q, want 1", n, strings.TrimSpace(r.empty))
 		}
-		text = strings.Replace(text, r.empty, r.set, 1)
+		if !strings.Contains(body, r.empty) {
+			return "", fmt.Errorf("config init: the example configuration has no line %q", strings.TrimSpace(r.empty))
+		}
+		text = head + strings.Replace(body, r.empty, r.set, 1)
 	}
 	header := fmt.Sprintf("# Written by \"herald config init\" on %s. client.token.hmac_secret_key and\n"+
 		"# http_api.key are fresh random secrets: keep this file private.\n", now.UTC().Format(time.DateOnly))
