@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc"
 
 	"github.com/heraldhq/herald/hub"
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,10 +47,12 @@ type Router struct {
 	// transports are the connection pools: the shared one first, then
 	// one per endpoint with its own TLS.
 	transports []*http.Transport
-	limit      limiter
-	metrics    *metrics
-	log        *slog.Logger
-	tracer     trace.Tracer // nil: tracing off
+	// grpcConns are the gRPC endpoints' connections.
+	grpcConns []*grpc.ClientConn
+	limit     limiter
+	metrics   *metrics
+	log       *slog.Logger
+	tracer    trace.Tracer // nil: tracing off
 
 	connect, refresh               *endpoint
 	subscribe, publish, subRefresh map[string]*endpoint
@@ -150,6 +153,14 @@ func New(cfg Config) (*Router, error) {
 	}
 	sharedClient := client(shared)
 	for _, e := range byName {
+		if e.isGRPC() {
+			if e.grpc, err = newGRPCEndpoint(e.Endpoint); err != nil {
+				r.Close()
+				return nil, fmt.Errorf("proxy %q: %w", e.Name, err)
+			}
+			r.grpcConns = append(r.grpcConns, e.grpc.conn)
+			continue
+		}
 		e.client = sharedClient
 		if e.TLS != nil {
 			// Connections made with one endpoint's client certificate or
@@ -166,10 +177,14 @@ func New(cfg Config) (*Router, error) {
 // register.
 func (r *Router) Collectors() []prometheus.Collector { return r.metrics.collectors() }
 
-// Close drops the idle connections to the backends.
+// Close drops the idle connections to the HTTP backends and closes the
+// connections to the gRPC ones.
 func (r *Router) Close() {
 	for _, t := range r.transports {
 		t.CloseIdleConnections()
+	}
+	for _, c := range r.grpcConns {
+		_ = c.Close()
 	}
 }
 
