@@ -22,14 +22,39 @@ type ProxyConfig struct {
 // ProxyEndpointConfig is one entry of proxies (proxy.Endpoint).
 type ProxyEndpointConfig struct {
 	Name                  string            `yaml:"name" defaultdoc:"required" doc:"how events refer to the endpoint"`
-	Endpoint              string            `yaml:"endpoint" defaultdoc:"required" doc:"the 'http://' or 'https://' URL that receives the calls (POST, JSON)"`
+	Endpoint              string            `yaml:"endpoint" defaultdoc:"required" doc:"the 'http://' or 'https://' URL that receives the calls (POST, JSON), or 'grpc://host:port' for a gRPC backend implementing Centrifugo's 'proxy.proto'"`
 	Timeout               time.Duration     `yaml:"timeout" default:"1s" doc:"one call's time limit, at most '60s'; past it the client gets error 100"`
 	HTTPHeaders           []string          `yaml:"http_headers" doc:"headers of the client's HTTP request forwarded to the backend, e.g. 'Cookie', 'Authorization'"`
-	StaticHTTPHeaders     map[string]string `yaml:"static_http_headers" doc:"a mapping of headers sent with every call (they win over forwarded ones)"`
+	GRPCMetadata          []string          `yaml:"grpc_metadata" doc:"metadata keys of a 'uni_grpc' client's request forwarded to the backend (as headers to an HTTP one), e.g. 'x-tenant'"`
+	StaticHTTPHeaders     map[string]string `yaml:"static_http_headers" doc:"a mapping of headers sent with every call to an HTTP endpoint (they win over forwarded ones)"`
 	BinaryEncoding        bool              `yaml:"binary_encoding" doc:"payloads go as base64 ('b64data') instead of raw JSON ('data')"`
 	IncludeConnectionMeta bool              `yaml:"include_connection_meta" doc:"send the connection's 'meta' (from the connect result) with every later call"`
 	// TLS is for https:// endpoints only; it is on whenever the URL is.
 	TLS ClientTLSFiles `yaml:"tls"`
+	// GRPC is for grpc:// endpoints only.
+	GRPC ProxyGRPCConfig `yaml:"grpc"`
+}
+
+// ProxyGRPCConfig is proxies[].grpc, the options of a grpc:// endpoint
+// (Centrifugo v6's keys).
+type ProxyGRPCConfig struct {
+	// TLS turns TLS on; without it the connection is plaintext HTTP/2.
+	TLS              ClientTLS `yaml:"tls"`
+	CredentialsKey   string    `yaml:"credentials_key" doc:"a metadata key sent with every call, with 'credentials_value' (a shared secret for the backend, e.g. 'authorization')"`
+	CredentialsValue string    `yaml:"credentials_value" doc:"the value of 'credentials_key'"`
+	Compression      bool      `yaml:"compression" doc:"compress calls with gzip"`
+}
+
+// endpoint converts p for the proxy package (without its TLS, which
+// needs its files read: Config.ProxyTLS).
+func (p ProxyEndpointConfig) endpoint() proxy.Endpoint {
+	return proxy.Endpoint{
+		Name: p.Name, URL: p.Endpoint, Timeout: p.Timeout, HTTPHeaders: p.HTTPHeaders, GRPCMetadata: p.GRPCMetadata,
+		StaticHTTPHeaders: p.StaticHTTPHeaders, BinaryEncoding: p.BinaryEncoding,
+		IncludeConnectionMeta: p.IncludeConnectionMeta,
+		GRPCCredentialsKey:    p.GRPC.CredentialsKey, GRPCCredentialsValue: p.GRPC.CredentialsValue,
+		GRPCCompression: p.GRPC.Compression,
+	}
 }
 
 // ClientProxyConfig is client.proxy: the proxies of the client-wide events.
@@ -66,11 +91,7 @@ func (c Config) ProxyOptions() (opts proxy.Config, ok bool) {
 		RPCNamespaces: map[string]string{}, MaxInFlight: c.ProxyMaxInFlight,
 	}
 	for _, p := range c.Proxies {
-		opts.Endpoints = append(opts.Endpoints, proxy.Endpoint{
-			Name: p.Name, URL: p.Endpoint, Timeout: p.Timeout, HTTPHeaders: p.HTTPHeaders,
-			StaticHTTPHeaders: p.StaticHTTPHeaders, BinaryEncoding: p.BinaryEncoding,
-			IncludeConnectionMeta: p.IncludeConnectionMeta,
-		})
+		opts.Endpoints = append(opts.Endpoints, p.endpoint())
 	}
 	used := opts.Connect != "" || opts.Refresh != "" || opts.RPC != ""
 	add := func(ns string, o NamespaceProxyOptions) {
@@ -104,8 +125,7 @@ func (c Config) proxyProblems() Problems {
 	names := make(map[string]bool, len(c.Proxies))
 	for i, p := range c.Proxies {
 		key := fmt.Sprintf("proxies[%d]", i)
-		ep := proxy.Endpoint{Name: p.Name, URL: p.Endpoint, Timeout: p.Timeout, HTTPHeaders: p.HTTPHeaders, StaticHTTPHeaders: p.StaticHTTPHeaders}
-		for _, fp := range ep.Check() {
+		for _, fp := range p.endpoint().Check() {
 			bad(key+"."+fp.Field, "%s", fp.Message)
 		}
 		if p.Name != "" && names[p.Name] {
