@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -481,5 +483,51 @@ func TestGRPCEndpointCheck(t *testing.T) {
 	ok := proxy.Endpoint{Name: "a", URL: "grpc://localhost:1", GRPCMetadata: []string{"x-tenant"}, GRPCCredentialsKey: "authorization", GRPCCredentialsValue: "Bearer x", GRPCCompression: true}
 	if ps := ok.Check(); len(ps) != 0 {
 		t.Errorf("a valid grpc endpoint: %v", ps)
+	}
+}
+
+// TestGRPCTraceContext: with tracing on, a gRPC call carries the call
+// span's W3C trace context in its traceparent metadata, and the span is
+// recorded under the proxy's name and event.
+func TestGRPCTraceContext(t *testing.T) {
+	t.Parallel()
+	b := newGRPCBackend(t)
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	cfg := grpcConfig(b, nil)
+	cfg.TracerProvider = tp
+	n := startNode(t, cfg)
+	grpcConnected(t, n, b, "traced")
+	var span sdktrace.ReadOnlySpan
+	for _, s := range spans.Ended() {
+		if s.Name() == "proxy.connect" {
+			span = s
+		}
+	}
+	if span == nil {
+		t.Fatalf("no proxy.connect span among %d", len(spans.Ended()))
+	}
+	// grpcConnected consumed the call; make another to read its metadata.
+	b.answer("RPC", &proxyproto.RPCResponse{Result: &proxyproto.RPCResult{}})
+	c := grpcConnected(t, n, b, "traced2")
+	c.Call(`{"id":2,"rpc":{"method":"m"}}`)
+	got := b.next()
+	tp2 := got.md.Get("traceparent")
+	if len(tp2) != 1 {
+		t.Fatalf("traceparent metadata: %v", got.md)
+	}
+	var rpcSpan sdktrace.ReadOnlySpan
+	for _, s := range spans.Ended() {
+		if s.Name() == "proxy.rpc" {
+			rpcSpan = s
+		}
+	}
+	if rpcSpan == nil {
+		t.Fatal("no proxy.rpc span")
+	}
+	want := "00-" + rpcSpan.SpanContext().TraceID().String() + "-" + rpcSpan.SpanContext().SpanID().String() + "-01"
+	if tp2[0] != want {
+		t.Fatalf("traceparent %q, want the call span's %q", tp2[0], want)
 	}
 }
