@@ -13,8 +13,10 @@ test_grpc_proxy.py rely on it):
 - Publish: "px:py-readonly" is refused with error 1403; "px:py-rewrite" is
   rewritten to {"original": data, "rewritten": true, "by": user}.
 - RPC: "echo" answers {"data": data, "user": user, "secret": the
-  x-backend-key metadata}; "error" answers error 1500; "hang" never
-  answers (until Herald gives up on the call).
+  x-backend-key metadata}; "reverse" answers the request's encoding, ":"
+  and its data bytes reversed (for Protobuf clients' binary payloads);
+  "error" answers error 1500; "hang" never answers (until Herald gives up
+  on the call).
 - SubscribeUnidirectional: answers the subscription, then streams the
   publications {"n": 1} .. {"n": 3} and holds the stream open.
 """
@@ -76,6 +78,9 @@ class Backend(proxy_pb2_grpc.CentrifugoProxyServicer):
         if request.method == "echo":
             out = {"data": _json(request.data), "user": request.user, "secret": _meta(context, "x-backend-key")}
             return proxy_pb2.RPCResponse(result=proxy_pb2.RPCResult(data=json.dumps(out).encode()))
+        if request.method == "reverse":
+            out = request.encoding.encode() + b":" + bytes(reversed(request.data))
+            return proxy_pb2.RPCResponse(result=proxy_pb2.RPCResult(data=out))
         if request.method == "hang":
             # Herald's timeout cancels the call, which ends the wait.
             done = threading.Event()

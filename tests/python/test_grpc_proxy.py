@@ -274,6 +274,23 @@ def test_subscribe_publish_rpc_through_the_grpc_backend(node):
     asyncio.run(run())
 
 
+def test_protobuf_client_binary_payloads_through_the_grpc_backend(node):
+    """A Protobuf client's payloads that are not JSON go to the backend as
+    bytes (encoding "binary"), and the backend's bytes come back as they
+    are."""
+
+    async def run():
+        client, ctx = await _connect(node, data=b'{"user":"py-proto"}', use_protobuf=True)
+        try:
+            assert json.loads(ctx.data) == {"welcome": "py-proto", "client": ctx.client, "transport": "websocket"}
+            res = await client.rpc("reverse", b"\x00\x01\xfe")
+            assert res.data == b"binary:\xfe\x01\x00"
+        finally:
+            await client.disconnect()
+
+    asyncio.run(run())
+
+
 def test_hanging_grpc_backend(node):
     """A call the backend never answers ends with error 100 after the
     proxy's timeout; another client is served meanwhile."""
