@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/hub"
@@ -80,6 +81,9 @@ type NamespaceProxyOptions struct {
 	SubscribeProxy  string `yaml:"subscribe_proxy" doc:"the name of a proxy (under 'proxies') that decides this namespace's subscriptions instead of the options above; see [proxy.md](proxy.md)"`
 	PublishProxy    string `yaml:"publish_proxy" doc:"the proxy that decides this namespace's publications (it may rewrite the data)"`
 	SubRefreshProxy string `yaml:"sub_refresh_proxy" doc:"the proxy that renews subscriptions the subscribe proxy gave an 'expire_at'"`
+	// SubscribeStreamProxy is Centrifugo's subscribe_stream_proxy_name
+	// (with subscribe_stream_proxy_enabled): proxy/stream.go.
+	SubscribeStreamProxy string `yaml:"subscribe_stream_proxy" doc:"the name of a 'grpc://' proxy whose 'SubscribeUnidirectional' stream decides each subscription in this namespace and then feeds it publications for that subscriber only, instead of the channel's; see [proxy.md](proxy.md#subscribe-streams). Not together with 'subscribe_proxy'"`
 }
 
 // ProxyOptions converts the configuration for proxy.New; ok is false when
@@ -88,6 +92,7 @@ func (c Config) ProxyOptions() (opts proxy.Config, ok bool) {
 	opts = proxy.Config{
 		Connect: c.Client.Proxy.Connect, Refresh: c.Client.Proxy.Refresh, RPC: c.RPC.Proxy,
 		Subscribe: map[string]string{}, Publish: map[string]string{}, SubRefresh: map[string]string{},
+		SubscribeStream: map[string]string{},
 		RPCNamespaces: map[string]string{}, MaxInFlight: c.ProxyMaxInFlight,
 	}
 	for _, p := range c.Proxies {
@@ -98,7 +103,7 @@ func (c Config) ProxyOptions() (opts proxy.Config, ok bool) {
 		for _, x := range []struct {
 			m    map[string]string
 			name string
-		}{{opts.Subscribe, o.SubscribeProxy}, {opts.Publish, o.PublishProxy}, {opts.SubRefresh, o.SubRefreshProxy}} {
+		}{{opts.Subscribe, o.SubscribeProxy}, {opts.Publish, o.PublishProxy}, {opts.SubRefresh, o.SubRefreshProxy}, {opts.SubscribeStream, o.SubscribeStreamProxy}} {
 			if x.name != "" {
 				x.m[ns] = x.name
 				used = true
@@ -123,6 +128,7 @@ func (c Config) proxyProblems() Problems {
 		ps = append(ps, Problem{Key: key, Message: fmt.Sprintf(format, args...)})
 	}
 	names := make(map[string]bool, len(c.Proxies))
+	grpcNames := make(map[string]bool, len(c.Proxies))
 	for i, p := range c.Proxies {
 		key := fmt.Sprintf("proxies[%d]", i)
 		for _, fp := range p.endpoint().Check() {
@@ -132,6 +138,7 @@ func (c Config) proxyProblems() Problems {
 			bad(key+".name", "%q: another proxy has this name", p.Name)
 		}
 		names[p.Name] = true
+		grpcNames[p.Name] = strings.HasPrefix(p.Endpoint, "grpc://")
 		proxyTLSProblems(key, p, bad)
 	}
 	ref := func(key, name string) {
@@ -156,14 +163,25 @@ func (c Config) proxyProblems() Problems {
 		rpcNames[ns.Name] = true
 		ref(key+".proxy", ns.Proxy)
 	}
-	nsRef := func(key string, o NamespaceProxyOptions) {
+	nsRef := func(key string, o NamespaceProxyOptions, subscribeCheck string) {
 		ref(key+".subscribe_proxy", o.SubscribeProxy)
 		ref(key+".publish_proxy", o.PublishProxy)
 		ref(key+".sub_refresh_proxy", o.SubRefreshProxy)
+		ref(key+".subscribe_stream_proxy", o.SubscribeStreamProxy)
+		if s := o.SubscribeStreamProxy; s != "" {
+			switch {
+			case names[s] && !grpcNames[s]:
+				bad(key+".subscribe_stream_proxy", "proxy %q is not a grpc:// endpoint: subscribe streams are gRPC only", s)
+			case o.SubscribeProxy != "":
+				bad(key+".subscribe_stream_proxy", "set together with subscribe_proxy: the stream decides the subscriptions, choose one")
+			case subscribeCheck != "":
+				bad(key+".subscribe_stream_proxy", "set together with subscribe_check: the stream decides the subscriptions, choose one")
+			}
+		}
 	}
-	nsRef("channel.without_namespace", c.Channel.WithoutNamespace.NamespaceProxyOptions)
+	nsRef("channel.without_namespace", c.Channel.WithoutNamespace.NamespaceProxyOptions, c.Channel.WithoutNamespace.SubscribeCheck)
 	for i, ns := range c.Channel.Namespaces {
-		nsRef(fmt.Sprintf("channel.namespaces[%d]", i), ns.NamespaceProxyOptions)
+		nsRef(fmt.Sprintf("channel.namespaces[%d]", i), ns.NamespaceProxyOptions, ns.SubscribeCheck)
 	}
 	if c.ProxyMaxInFlight < -1 {
 		bad("proxy_max_in_flight", "%d: want a positive number, 0 for the default (%d) or -1 for no bound", c.ProxyMaxInFlight, proxy.DefaultMaxInFlight)

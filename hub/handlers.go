@@ -182,6 +182,13 @@ type SubscribeReply struct {
 	// subscribe result then carries no expiry. Without OnSubRefresh, or
 	// when it says expired, the client is unsubscribed with 2501.
 	ServerSideRefresh bool
+	// Stream, when set, makes the subscription a stream of its own (the
+	// subscribe-stream proxy): it is not subscribed through the engine, so
+	// no publication to the channel reaches it and it has no position,
+	// history or recovery; instead the hub runs Stream once the subscribe
+	// reply is queued, and what it delivers goes to this client only
+	// (stream.go).
+	Stream StreamFunc
 }
 
 // SubRefreshEvent is a client's sub_refresh command.

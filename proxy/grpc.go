@@ -112,6 +112,8 @@ func (e *endpoint) metadata(ctx context.Context, ci callInfo) metadata.MD {
 // proxy.proto message and converts the response back.
 func (g *grpcEndpoint) invoke(ctx context.Context, req any) (any, error) {
 	switch r := req.(type) {
+	case streamRequest:
+		return g.openStream(ctx, r)
 	case connectRequest:
 		resp, err := g.client.Connect(ctx, &proxyproto.ConnectRequest{
 			Client: r.Client, Transport: r.Transport, Protocol: r.Protocol, Encoding: r.Encoding,

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -529,5 +530,142 @@ func TestGRPCTraceContext(t *testing.T) {
 	want := "00-" + rpcSpan.SpanContext().TraceID().String() + "-" + rpcSpan.SpanContext().SpanID().String() + "-01"
 	if tp2[0] != want {
 		t.Fatalf("traceparent %q, want the call span's %q", tp2[0], want)
+	}
+}
+
+// streamBackend answers SubscribeUnidirectional with fn.
+type streamBackend struct {
+	*grpcBackend
+	fn func(*proxyproto.SubscribeRequest, grpc.ServerStreamingServer[proxyproto.StreamSubscribeResponse]) error
+}
+
+func (b *streamBackend) SubscribeUnidirectional(r *proxyproto.SubscribeRequest, st grpc.ServerStreamingServer[proxyproto.StreamSubscribeResponse]) error {
+	return b.fn(r, st)
+}
+
+// TestGRPCSubscribeStream: a namespace with a subscribe-stream proxy: the
+// stream's first message decides the subscription, its publications go to
+// that subscriber only, and the stream ends when the client unsubscribes;
+// a stream the backend ends unsubscribes the client with 2500; a refusal
+// in the first message is the client's error; no first message within
+// the timeout is error 100.
+func TestGRPCSubscribeStream(t *testing.T) {
+	t.Parallel()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := &grpcBackend{t: t, lis: lis, calls: make(chan grpcCall, 256), answers: map[string]func(context.Context, proto.Message) (proto.Message, error){}}
+	requests := make(chan *proxyproto.SubscribeRequest, 16)
+	ended := make(chan string, 16)
+	publish := make(chan []byte, 16)
+	sb := &streamBackend{grpcBackend: base, fn: func(r *proxyproto.SubscribeRequest, st grpc.ServerStreamingServer[proxyproto.StreamSubscribeResponse]) error {
+		requests <- r
+		defer func() { ended <- r.Channel }()
+		switch r.Channel {
+		case "plain:denied":
+			return st.Send(&proxyproto.StreamSubscribeResponse{SubscribeResponse: &proxyproto.SubscribeResponse{Error: &proxyproto.Error{Code: 403, Message: "no"}}})
+		case "plain:silent":
+			<-st.Context().Done()
+			return nil
+		}
+		if err := st.Send(&proxyproto.StreamSubscribeResponse{SubscribeResponse: &proxyproto.SubscribeResponse{Result: &proxyproto.SubscribeResult{Data: []byte(`{"stream":"` + r.Channel + `"}`)}}}); err != nil {
+			return err
+		}
+		for {
+			select {
+			case data := <-publish:
+				if data == nil {
+					return nil // the backend ends the stream
+				}
+				if err := st.Send(&proxyproto.StreamSubscribeResponse{Publication: &proxyproto.Publication{Data: data, Tags: map[string]string{"k": "v"}}}); err != nil {
+					return err
+				}
+			case <-st.Context().Done():
+				return nil
+			}
+		}
+	}}
+	base.srv = grpc.NewServer()
+	proxyproto.RegisterCentrifugoProxyServer(base.srv, sb)
+	go func() { _ = base.srv.Serve(lis) }()
+	t.Cleanup(base.srv.Stop)
+
+	cfg := grpcConfig(base, func(e *proxy.Endpoint) { e.Timeout = 300 * time.Millisecond })
+	cfg.Endpoints = append(cfg.Endpoints, proxy.Endpoint{Name: "streams", URL: base.url(), Timeout: 300 * time.Millisecond})
+	cfg.SubscribeStream = map[string]string{"plain": "streams"}
+	n := startNode(t, cfg)
+	c := grpcConnected(t, n, base, "viewer")
+
+	res := c.MustSubscribe(2, "plain:a", "")
+	if jsonclient.Compact(t, res["data"]) != `{"stream":"plain:a"}` {
+		t.Fatalf("subscribe result: %v", res)
+	}
+	if r := <-requests; r.Channel != "plain:a" || r.User != "viewer" || r.Transport != "websocket" {
+		t.Fatalf("stream request: %v", r)
+	}
+	publish <- []byte(`{"n":1}`)
+	m := c.Next()
+	if jsonclient.Path(m, "push", "channel") != "plain:a" || jsonclient.Compact(t, jsonclient.Path(m, "push", "pub", "data")) != `{"n":1}` || jsonclient.Path(m, "push", "pub", "tags", "k") != "v" {
+		t.Fatalf("stream publication: %v", m)
+	}
+	c.Call(`{"id":3,"unsubscribe":{"channel":"plain:a"}}`)
+	select {
+	case ch := <-ended:
+		if ch != "plain:a" {
+			t.Fatalf("stream %q ended", ch)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("unsubscribing did not end the backend's stream")
+	}
+
+	// The backend ends the stream: unsubscribe 2500.
+	c.MustSubscribe(4, "plain:b", "")
+	<-requests
+	publish <- nil
+	<-ended
+	m = c.Next()
+	if jsonclient.Path(m, "push", "channel") != "plain:b" || jsonclient.Num(jsonclient.Path(m, "push", "unsubscribe", "code")) != 2500 {
+		t.Fatalf("want unsubscribe 2500, got %v", m)
+	}
+
+	// Refused in the first message; no first message in time.
+	jsonclient.WantError(t, c.Subscribe(5, "plain:denied", ""), 403)
+	<-requests
+	<-ended
+	jsonclient.WantError(t, c.Subscribe(6, "plain:silent", ""), 100)
+	<-requests
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream that never answered was not cancelled")
+	}
+	if got := counter(t, n.router, "streams", "subscribe_stream", "failed"); got != 1 {
+		t.Fatalf("failed stream openings counted %v", got)
+	}
+}
+
+// TestSubscribeStreamConfig: a subscribe-stream proxy must be grpc://, and
+// a namespace has a subscribe proxy or a subscribe-stream proxy, not both.
+func TestSubscribeStreamConfig(t *testing.T) {
+	t.Parallel()
+	eps := []proxy.Endpoint{{Name: "http", URL: "http://localhost:1/x"}, {Name: "g", URL: "grpc://localhost:1"}}
+	for _, tc := range []struct {
+		cfg  proxy.Config
+		want string
+	}{
+		{proxy.Config{Endpoints: eps, SubscribeStream: map[string]string{"live": "http"}}, `proxy "http" is not a grpc:// endpoint`},
+		{proxy.Config{Endpoints: eps, SubscribeStream: map[string]string{"live": "g"}, Subscribe: map[string]string{"live": "g"}}, "both a subscribe proxy and a subscribe-stream proxy"},
+		{proxy.Config{Endpoints: eps, SubscribeStream: map[string]string{"live": "nope"}}, `unknown proxy "nope"`},
+	} {
+		r, err := proxy.New(tc.cfg)
+		if err == nil {
+			r.Close()
+			t.Errorf("%+v: accepted", tc.cfg)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("got %v, want %q", err, tc.want)
+		}
 	}
 }

@@ -26,6 +26,10 @@ type Config struct {
 	Subscribe  map[string]string
 	Publish    map[string]string
 	SubRefresh map[string]string
+	// SubscribeStream maps a channel namespace to the grpc:// endpoint of
+	// its subscribe-stream proxy (stream.go), which then decides its
+	// subscriptions instead of Subscribe and feeds each one.
+	SubscribeStream map[string]string
 	// RPC proxies the methods without namespace; RPCNamespaces declares
 	// the RPC namespaces (the part of a method before ':') with their
 	// endpoint, "" for none. A method in an undeclared namespace is
@@ -56,6 +60,7 @@ type Router struct {
 
 	connect, refresh               *endpoint
 	subscribe, publish, subRefresh map[string]*endpoint
+	subscribeStream                map[string]*endpoint
 	rpc                            *endpoint
 	rpcNamespaces                  map[string]*endpoint
 }
@@ -126,6 +131,17 @@ func New(cfg Config) (*Router, error) {
 	}
 	if r.subRefresh, err = pickMap("sub_refresh", cfg.SubRefresh); err != nil {
 		return nil, err
+	}
+	if r.subscribeStream, err = pickMap("subscribe_stream", cfg.SubscribeStream); err != nil {
+		return nil, err
+	}
+	for ns, e := range r.subscribeStream {
+		if !e.isGRPC() {
+			return nil, fmt.Errorf("subscribe_stream for namespace %q: proxy %q is not a grpc:// endpoint (streams are gRPC only)", ns, e.Name)
+		}
+		if r.subscribe[ns] != nil {
+			return nil, fmt.Errorf("namespace %q has both a subscribe proxy and a subscribe-stream proxy: choose one", ns)
+		}
 	}
 	if r.rpcNamespaces, err = pickMap("rpc", cfg.RPCNamespaces); err != nil {
 		return nil, err
@@ -200,7 +216,7 @@ func (r *Router) Handlers() hub.Handlers {
 	if r.refresh != nil {
 		h.OnRefresh = r.onRefresh
 	}
-	if len(r.subscribe) > 0 {
+	if len(r.subscribe) > 0 || len(r.subscribeStream) > 0 {
 		h.OnSubscribe = r.onSubscribe
 	}
 	if len(r.publish) > 0 {

@@ -79,6 +79,30 @@ proxies:
 			"proxies[2].grpc.tls: the endpoint is https://, not grpc://", "proxies[2].grpc.credentials_key: set for", "proxies[2].grpc.compression: set for",
 			"proxies[3].grpc.tls.enabled: must be true", "proxies[3].grpc.credentials_key: required with grpc.credentials_value"}},
 		{`
+proxies:
+  - name: web
+    endpoint: http://localhost/x
+  - name: g
+    endpoint: grpc://localhost:1000
+channel:
+  without_namespace:
+    subscribe_stream_proxy: web
+  namespaces:
+    - name: a
+      subscribe_proxy: g
+      subscribe_stream_proxy: g
+    - name: b
+      subscribe_check: "select true"
+      subscribe_stream_proxy: g
+    - name: c
+      subscribe_stream_proxy: nope
+sql_auth:
+  dsn: postgres://localhost/app
+`, []string{`channel.without_namespace.subscribe_stream_proxy: proxy "web" is not a grpc:// endpoint`,
+			"channel.namespaces[0].subscribe_stream_proxy: set together with subscribe_proxy",
+			"channel.namespaces[1].subscribe_stream_proxy: set together with subscribe_check",
+			`channel.namespaces[2].subscribe_stream_proxy: unknown proxy "nope"`}},
+		{`
 channel:
   without_namespace:
     subscribe_proxy: s
