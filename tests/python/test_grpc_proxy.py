@@ -118,7 +118,8 @@ def _config(endpoint):
         "rpc": {"proxy": "rpc"},
         "channel": {
             "namespaces": [
-                {"name": "px", "subscribe_proxy": "subscribe", "publish_proxy": "publish", "sub_refresh_proxy": "sub_refresh"}
+                {"name": "px", "subscribe_proxy": "subscribe", "publish_proxy": "publish", "sub_refresh_proxy": "sub_refresh"},
+                {"name": "stream", "subscribe_stream_proxy": "subscribe"},
             ]
         },
     }
@@ -287,6 +288,24 @@ def test_protobuf_client_binary_payloads_through_the_grpc_backend(node):
             assert res.data == b"binary:\xfe\x01\x00"
         finally:
             await client.disconnect()
+
+    asyncio.run(run())
+
+
+def test_subscribe_stream_feeds_one_subscription(node):
+    """A subscription in a namespace with a subscribe-stream proxy gets the
+    backend's stream: its initial data, then the publications it streams
+    to this subscriber."""
+
+    async def run():
+        alice, _ = await _connect(node, data={"user": "py-alice"})
+        try:
+            _, events, ctx = await _subscribe(alice, "stream:py-feed")
+            assert ctx.data == {"stream": "stream:py-feed", "user": "py-alice"}
+            got = [(await _next(events.publications)).pub.data for _ in range(3)]
+            assert got == [{"n": 1}, {"n": 2}, {"n": 3}]
+        finally:
+            await alice.disconnect()
 
     asyncio.run(run())
 
