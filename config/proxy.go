@@ -84,6 +84,8 @@ type NamespaceProxyOptions struct {
 	// SubscribeStreamProxy is Centrifugo's subscribe_stream_proxy_name
 	// (with subscribe_stream_proxy_enabled): proxy/stream.go.
 	SubscribeStreamProxy string `yaml:"subscribe_stream_proxy" doc:"the name of a 'grpc://' proxy whose 'SubscribeUnidirectional' stream decides each subscription in this namespace and then feeds it publications for that subscriber only, instead of the channel's; see [proxy.md](proxy.md#subscribe-streams). Not together with 'subscribe_proxy'"`
+	// SubscribeStreamBidirectional is Centrifugo v6's key of the same name.
+	SubscribeStreamBidirectional bool `yaml:"subscribe_stream_proxy_bidirectional" doc:"the streams are 'SubscribeBidirectional': a subscriber's publications to the channel go to its stream instead of the channel"`
 }
 
 // ProxyOptions converts the configuration for proxy.New; ok is false when
@@ -92,7 +94,7 @@ func (c Config) ProxyOptions() (opts proxy.Config, ok bool) {
 	opts = proxy.Config{
 		Connect: c.Client.Proxy.Connect, Refresh: c.Client.Proxy.Refresh, RPC: c.RPC.Proxy,
 		Subscribe: map[string]string{}, Publish: map[string]string{}, SubRefresh: map[string]string{},
-		SubscribeStream: map[string]string{},
+		SubscribeStream: map[string]string{}, SubscribeStreamBidirectional: map[string]bool{},
 		RPCNamespaces: map[string]string{}, MaxInFlight: c.ProxyMaxInFlight,
 	}
 	for _, p := range c.Proxies {
@@ -100,6 +102,9 @@ func (c Config) ProxyOptions() (opts proxy.Config, ok bool) {
 	}
 	used := opts.Connect != "" || opts.Refresh != "" || opts.RPC != ""
 	add := func(ns string, o NamespaceProxyOptions) {
+		if o.SubscribeStreamBidirectional {
+			opts.SubscribeStreamBidirectional[ns] = true
+		}
 		for _, x := range []struct {
 			m    map[string]string
 			name string
@@ -168,6 +173,9 @@ func (c Config) proxyProblems() Problems {
 		ref(key+".publish_proxy", o.PublishProxy)
 		ref(key+".sub_refresh_proxy", o.SubRefreshProxy)
 		ref(key+".subscribe_stream_proxy", o.SubscribeStreamProxy)
+		if o.SubscribeStreamBidirectional && o.SubscribeStreamProxy == "" {
+			bad(key+".subscribe_stream_proxy_bidirectional", "set without subscribe_stream_proxy: there is no stream")
+		}
 		if s := o.SubscribeStreamProxy; s != "" {
 			switch {
 			case names[s] && !grpcNames[s]:

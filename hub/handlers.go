@@ -189,6 +189,13 @@ type SubscribeReply struct {
 	// reply is queued, and what it delivers goes to this client only
 	// (stream.go).
 	Stream StreamFunc
+	// StreamPublish, with Stream, makes the stream bidirectional: the
+	// client's publications to the channel while subscribed go to it
+	// instead of the engine (and are allowed: the application's stream
+	// decides what to do with them). Its error is the publish command's.
+	// The hub calls it from the client's command goroutine, one call at a
+	// time.
+	StreamPublish func(ctx context.Context, data []byte) error
 }
 
 // SubRefreshEvent is a client's sub_refresh command.

@@ -25,8 +25,9 @@ var ErrStreamEnded = errors.New("hub: stream subscription ended")
 
 // subStream is a stream subscription's feed.
 type subStream struct {
-	run    StreamFunc
-	cancel context.CancelFunc // set once running
+	run     StreamFunc
+	publish func(ctx context.Context, data []byte) error // nil: unidirectional
+	cancel  context.CancelFunc                           // set once running
 }
 
 // startStream runs s's feed once its subscribe reply is queued. When the

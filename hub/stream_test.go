@@ -26,7 +26,19 @@ func startStreamHub(t *testing.T) *streamHub {
 		Namespaces: []hub.Namespace{ns("st", hub.NamespaceOptions{AllowSubscribeForClient: true, HistorySize: 10, HistoryTTL: time.Minute})},
 	}}
 	cfg.Handlers.OnSubscribe = func(ctx context.Context, c *hub.Client, ev hub.SubscribeEvent) (hub.SubscribeReply, error) {
-		return hub.SubscribeReply{Data: []byte(`{"stream":true}`), Stream: func(ctx context.Context, deliver func([]byte, map[string]string) error) error {
+		var publish func(context.Context, []byte) error
+		if ev.Channel == "st:bidi" {
+			// The client's publications go into the feed, and so come
+			// back to it; one is refused.
+			publish = func(_ context.Context, data []byte) error {
+				if string(data) == `{"bad":1}` {
+					return &hub.Error{Code: 1403, Message: "refused by the stream"}
+				}
+				sh.feed <- data
+				return nil
+			}
+		}
+		return hub.SubscribeReply{Data: []byte(`{"stream":true}`), StreamPublish: publish, Stream: func(ctx context.Context, deliver func([]byte, map[string]string) error) error {
 			for {
 				select {
 				case data := <-sh.feed:
@@ -117,4 +129,31 @@ func TestStreamEndsWithConnection(t *testing.T) {
 	if err := sh.awaitEnd(t); !errors.Is(err, context.Canceled) {
 		t.Fatalf("feed ended with %v, want its context cancelled", err)
 	}
+}
+
+// TestBidirectionalStream: with StreamPublish, the client's publications
+// to the channel go to the stream (and not to the engine), and the
+// stream's error is the publish command's; once unsubscribed, publishing
+// falls back to the namespace's permissions.
+func TestBidirectionalStream(t *testing.T) {
+	t.Parallel()
+	sh := startStreamHub(t)
+	c := sh.dial(t)
+	c.Connect("u")
+	c.MustSubscribe(2, "st:bidi", "")
+	if m := c.Call(`{"id":3,"publish":{"channel":"st:bidi","data":{"up":1}}}`); m["publish"] == nil {
+		t.Fatalf("publish into the stream: %v", m)
+	}
+	m := c.Next()
+	if jsonclient.Compact(t, jsonclient.Path(m, "push", "pub", "data")) != `{"up":1}` {
+		t.Fatalf("want the stream's echo, got %v", m)
+	}
+	jsonclient.WantError(t, c.Call(`{"id":4,"publish":{"channel":"st:bidi","data":{"bad":1}}}`), 1403)
+	// Nothing went to the channel through the engine.
+	if pubs, _, err := sh.hub.History(context.Background(), "st:bidi", nil, 10, false); err != nil || len(pubs) != 0 {
+		t.Fatalf("history of st:bidi: %v, %v", pubs, err)
+	}
+	c.Call(`{"id":5,"unsubscribe":{"channel":"st:bidi"}}`)
+	sh.awaitEnd(t)
+	jsonclient.WantError(t, c.Call(`{"id":6,"publish":{"channel":"st:bidi","data":{"up":2}}}`), 103)
 }

@@ -79,6 +79,7 @@ type grant struct {
 	// hubRefresh: the hub renews the subscription (server-side refresh).
 	hubRefresh bool
 	stream     StreamFunc // a stream subscription's feed (stream.go)
+	streamPub  func(ctx context.Context, data []byte) error
 }
 
 func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.SubscribeRequest) error {
@@ -181,7 +182,7 @@ func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req
 				}
 				return grant{}, newError(protocol.ErrorExpired)
 			}
-			return grant{chanInfo: sr.Info, data: sr.Data, expireAt: sr.ExpireAt, override: sr.Override, hubRefresh: sr.ServerSideRefresh, stream: sr.Stream}, nil
+			return grant{chanInfo: sr.Info, data: sr.Data, expireAt: sr.ExpireAt, override: sr.Override, hubRefresh: sr.ServerSideRefresh, stream: sr.Stream, streamPub: sr.StreamPublish}, nil
 		}
 	}
 	if req.Token != "" {
@@ -241,7 +242,7 @@ func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequ
 	if g.stream != nil {
 		// Its publications are the feed's only: no stream position, and
 		// no delta base shared with the channel's other subscribers.
-		s.stream = &subStream{run: g.stream}
+		s.stream = &subStream{run: g.stream, publish: g.streamPub}
 		s.pushJoinLeave = false
 		return s
 	}

@@ -657,6 +657,7 @@ func TestSubscribeStreamConfig(t *testing.T) {
 		{proxy.Config{Endpoints: eps, SubscribeStream: map[string]string{"live": "http"}}, `proxy "http" is not a grpc:// endpoint`},
 		{proxy.Config{Endpoints: eps, SubscribeStream: map[string]string{"live": "g"}, Subscribe: map[string]string{"live": "g"}}, "both a subscribe proxy and a subscribe-stream proxy"},
 		{proxy.Config{Endpoints: eps, SubscribeStream: map[string]string{"live": "nope"}}, `unknown proxy "nope"`},
+		{proxy.Config{Endpoints: eps, SubscribeStreamBidirectional: map[string]bool{"live": true}}, "bidirectional without a subscribe-stream proxy"},
 	} {
 		r, err := proxy.New(tc.cfg)
 		if err == nil {
@@ -667,5 +668,79 @@ func TestSubscribeStreamConfig(t *testing.T) {
 		if !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("got %v, want %q", err, tc.want)
 		}
+	}
+}
+
+// bidiBackend answers SubscribeBidirectional: it allows the subscription
+// and sends every publication the client makes back, upper-cased by
+// wrapping it.
+type bidiBackend struct {
+	proxyproto.UnimplementedCentrifugoProxyServer
+	first chan *proxyproto.SubscribeRequest
+	ended chan struct{}
+}
+
+func (b *bidiBackend) SubscribeBidirectional(st grpc.BidiStreamingServer[proxyproto.StreamSubscribeRequest, proxyproto.StreamSubscribeResponse]) error {
+	defer func() { b.ended <- struct{}{} }()
+	m, err := st.Recv()
+	if err != nil {
+		return err
+	}
+	b.first <- m.GetSubscribeRequest()
+	if err := st.Send(&proxyproto.StreamSubscribeResponse{SubscribeResponse: &proxyproto.SubscribeResponse{Result: &proxyproto.SubscribeResult{}}}); err != nil {
+		return err
+	}
+	for {
+		m, err := st.Recv()
+		if err != nil {
+			return nil // Herald cancelled the stream
+		}
+		if p := m.GetPublication(); p != nil {
+			out := []byte(`{"echo":` + string(p.Data) + `}`)
+			if err := st.Send(&proxyproto.StreamSubscribeResponse{Publication: &proxyproto.Publication{Data: out}}); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// TestGRPCBidirectionalStream: in a namespace with a bidirectional
+// subscribe stream, the subscribe request is the stream's first message,
+// the client's publications go to the stream, and what the backend sends
+// back reaches the client; unsubscribing ends the stream.
+func TestGRPCBidirectionalStream(t *testing.T) {
+	t.Parallel()
+	b := &bidiBackend{first: make(chan *proxyproto.SubscribeRequest, 4), ended: make(chan struct{}, 4)}
+	srv := grpc.NewServer()
+	proxyproto.RegisterCentrifugoProxyServer(srv, b)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	n := startNode(t, proxy.Config{
+		Endpoints:                    []proxy.Endpoint{{Name: "streams", URL: "grpc://" + lis.Addr().String()}},
+		SubscribeStream:              map[string]string{"plain": "streams"},
+		SubscribeStreamBidirectional: map[string]bool{"plain": true},
+	})
+	c := n.dial(nil)
+	c.Connect("bidi-user")
+	c.MustSubscribe(2, "plain:chat", "")
+	if r := <-b.first; r.GetChannel() != "plain:chat" || r.GetUser() != "bidi-user" {
+		t.Fatalf("first message: %v", r)
+	}
+	if m := c.Call(`{"id":3,"publish":{"channel":"plain:chat","data":{"text":"hi"}}}`); m["publish"] == nil {
+		t.Fatalf("publish into the stream: %v", m)
+	}
+	m := c.Next()
+	if jsonclient.Compact(t, jsonclient.Path(m, "push", "pub", "data")) != `{"echo":{"text":"hi"}}` {
+		t.Fatalf("want the backend's echo, got %v", m)
+	}
+	c.Call(`{"id":4,"unsubscribe":{"channel":"plain:chat"}}`)
+	select {
+	case <-b.ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("unsubscribing did not end the stream")
 	}
 }

@@ -30,6 +30,10 @@ type Config struct {
 	// its subscribe-stream proxy (stream.go), which then decides its
 	// subscriptions instead of Subscribe and feeds each one.
 	SubscribeStream map[string]string
+	// SubscribeStreamBidirectional lists the namespaces of SubscribeStream
+	// whose streams are bidirectional: the client's publications to the
+	// channel go to the stream.
+	SubscribeStreamBidirectional map[string]bool
 	// RPC proxies the methods without namespace; RPCNamespaces declares
 	// the RPC namespaces (the part of a method before ':') with their
 	// endpoint, "" for none. A method in an undeclared namespace is
@@ -61,6 +65,7 @@ type Router struct {
 	connect, refresh               *endpoint
 	subscribe, publish, subRefresh map[string]*endpoint
 	subscribeStream                map[string]*endpoint
+	streamBidi                     map[string]bool
 	rpc                            *endpoint
 	rpcNamespaces                  map[string]*endpoint
 }
@@ -134,6 +139,13 @@ func New(cfg Config) (*Router, error) {
 	}
 	if r.subscribeStream, err = pickMap("subscribe_stream", cfg.SubscribeStream); err != nil {
 		return nil, err
+	}
+	r.streamBidi = make(map[string]bool, len(cfg.SubscribeStreamBidirectional))
+	for ns, on := range cfg.SubscribeStreamBidirectional {
+		if on && r.subscribeStream[ns] == nil {
+			return nil, fmt.Errorf("subscribe_stream for namespace %q: bidirectional without a subscribe-stream proxy", ns)
+		}
+		r.streamBidi[ns] = on
 	}
 	for ns, e := range r.subscribeStream {
 		if !e.isGRPC() {

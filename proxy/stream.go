@@ -21,13 +21,18 @@ const eventSubscribeStream = "subscribe_stream"
 
 // streamRequest asks for a subscribe stream; its answer is a
 // streamResult.
-type streamRequest struct{ subscribeRequest }
+type streamRequest struct {
+	subscribeRequest
+	bidi bool // SubscribeBidirectional rather than SubscribeUnidirectional
+}
 
 // streamResult is the first message's subscribe result, with the open
-// stream the subscription then reads.
+// stream the subscription then reads (and, bidirectional, sends the
+// client's publications to).
 type streamResult struct {
 	subscribeResult
-	stream proxyproto.CentrifugoProxy_SubscribeUnidirectionalClient
+	recv   func() (*proxyproto.StreamSubscribeResponse, error)
+	send   func(*proxyproto.StreamSubscribeRequest) error // nil: unidirectional
 	cancel context.CancelFunc
 }
 
@@ -38,15 +43,34 @@ type streamResult struct {
 func (g *grpcEndpoint) openStream(ctx context.Context, r streamRequest) (any, error) {
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, cancel)
-	st, err := g.client.SubscribeUnidirectional(sctx, &proxyproto.SubscribeRequest{
+	sreq := &proxyproto.SubscribeRequest{
 		Client: r.Client, Transport: r.Transport, Protocol: r.Protocol, Encoding: r.Encoding,
 		User: r.User, Channel: r.Channel, Meta: r.Meta, Data: r.Data, B64Data: r.B64Data,
-	}, g.opts...)
-	if err != nil {
-		cancel()
-		return nil, err
 	}
-	first, err := st.Recv()
+	var (
+		recv func() (*proxyproto.StreamSubscribeResponse, error)
+		send func(*proxyproto.StreamSubscribeRequest) error
+	)
+	if r.bidi {
+		st, err := g.client.SubscribeBidirectional(sctx, g.opts...)
+		if err == nil {
+			// The first message carries the subscribe request.
+			err = st.Send(&proxyproto.StreamSubscribeRequest{SubscribeRequest: sreq})
+		}
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		recv, send = st.Recv, st.Send
+	} else {
+		st, err := g.client.SubscribeUnidirectional(sctx, sreq, g.opts...)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		recv = st.Recv
+	}
+	first, err := recv()
 	if !stop() || err != nil {
 		cancel()
 		if err == nil {
@@ -66,7 +90,7 @@ func (g *grpcEndpoint) openStream(ctx context.Context, r streamRequest) (any, er
 		cancel()
 		return nil, fmt.Errorf("the stream's first message carries a publication")
 	}
-	res := &streamResult{stream: st, cancel: cancel}
+	res := &streamResult{recv: recv, send: send, cancel: cancel}
 	if sr := resp.GetResult(); sr != nil {
 		res.subscribeResult = subscribeResult{
 			ExpireAt: sr.ExpireAt, Info: sr.Info, B64Info: sr.B64Info,
@@ -81,7 +105,8 @@ func (g *grpcEndpoint) openStream(ctx context.Context, r streamRequest) (any, er
 // subscribe-stream proxy. Opening the stream counts as a call (limits,
 // metrics, timeout); the stream's life after it does not.
 func (r *Router) onSubscribeStream(ctx context.Context, e *endpoint, c *hub.Client, ev hub.SubscribeEvent) (hub.SubscribeReply, error) {
-	req := streamRequest{subscribeRequest{baseRequest: e.base(c.ID(), c.Transport(), c.Protocol()), User: c.User(), Channel: ev.Channel, Meta: e.meta(c)}}
+	ns := hub.ChannelNamespace(ev.Channel)
+	req := streamRequest{subscribeRequest: subscribeRequest{baseRequest: e.base(c.ID(), c.Transport(), c.Protocol()), User: c.User(), Channel: ev.Channel, Meta: e.meta(c)}, bidi: r.streamBidi[ns]}
 	req.Data, req.B64Data = e.putData(&req.baseRequest, ev.Data)
 	return call(ctx, e, clientCall(eventSubscribeStream, c), req, func(res *streamResult) (hub.SubscribeReply, error) {
 		if res == nil {
@@ -97,13 +122,22 @@ func (r *Router) onSubscribeStream(ctx context.Context, e *endpoint, c *hub.Clie
 			res.cancel()
 			return hub.SubscribeReply{}, err
 		}
-		st, cancel := res.stream, res.cancel
+		recv, cancel := res.recv, res.cancel
+		if send := res.send; send != nil {
+			out.StreamPublish = func(_ context.Context, data []byte) error {
+				if err := send(&proxyproto.StreamSubscribeRequest{Publication: &proxyproto.Publication{Data: data}}); err != nil {
+					r.log.Warn("proxy stream publish failed", "proxy", e.Name, "client", c.ID(), "channel", ev.Channel, "error", err)
+					return errInternal()
+				}
+				return nil
+			}
+		}
 		out.Stream = func(fctx context.Context, deliver func([]byte, map[string]string) error) error {
 			defer cancel()
 			stop := context.AfterFunc(fctx, cancel)
 			defer stop()
 			for {
-				msg, err := st.Recv()
+				msg, err := recv()
 				if err != nil {
 					return fmt.Errorf("proxy %q: subscribe stream: %w", e.Name, err)
 				}

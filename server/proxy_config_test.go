@@ -96,12 +96,15 @@ channel:
       subscribe_stream_proxy: g
     - name: c
       subscribe_stream_proxy: nope
+    - name: d
+      subscribe_stream_proxy_bidirectional: true
 sql_auth:
   dsn: postgres://localhost/app
 `, []string{`channel.without_namespace.subscribe_stream_proxy: proxy "web" is not a grpc:// endpoint`,
 			"channel.namespaces[0].subscribe_stream_proxy: set together with subscribe_proxy",
 			"channel.namespaces[1].subscribe_stream_proxy: set together with subscribe_check",
-			`channel.namespaces[2].subscribe_stream_proxy: unknown proxy "nope"`}},
+			`channel.namespaces[2].subscribe_stream_proxy: unknown proxy "nope"`,
+			"channel.namespaces[3].subscribe_stream_proxy_bidirectional: set without subscribe_stream_proxy"}},
 		{`
 channel:
   without_namespace:
