@@ -19,6 +19,8 @@ test_grpc_proxy.py rely on it):
   on the call).
 - SubscribeUnidirectional: answers the subscription, then streams the
   publications {"n": 1} .. {"n": 3} and holds the stream open.
+- SubscribeBidirectional: answers the subscription, then sends every
+  publication the client makes back as {"echo": data, "user": user}.
 """
 
 import json
@@ -104,6 +106,16 @@ class Backend(proxy_pb2_grpc.CentrifugoProxyServicer):
         done = threading.Event()
         context.add_callback(done.set)
         done.wait(60)
+
+    def SubscribeBidirectional(self, request_iterator, context):
+        first = next(request_iterator).subscribe_request
+        yield proxy_pb2.StreamSubscribeResponse(
+            subscribe_response=proxy_pb2.SubscribeResponse(result=proxy_pb2.SubscribeResult())
+        )
+        for msg in request_iterator:
+            if msg.HasField("publication"):
+                out = {"echo": _json(msg.publication.data), "user": first.user}
+                yield proxy_pb2.StreamSubscribeResponse(publication=proxy_pb2.Publication(data=json.dumps(out).encode()))
 
 
 def main():

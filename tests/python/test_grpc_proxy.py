@@ -120,6 +120,7 @@ def _config(endpoint):
             "namespaces": [
                 {"name": "px", "subscribe_proxy": "subscribe", "publish_proxy": "publish", "sub_refresh_proxy": "sub_refresh"},
                 {"name": "stream", "subscribe_stream_proxy": "subscribe"},
+                {"name": "bidi", "subscribe_stream_proxy": "subscribe", "subscribe_stream_proxy_bidirectional": True},
             ]
         },
     }
@@ -304,6 +305,24 @@ def test_subscribe_stream_feeds_one_subscription(node):
             assert ctx.data == {"stream": "stream:py-feed", "user": "py-alice"}
             got = [(await _next(events.publications)).pub.data for _ in range(3)]
             assert got == [{"n": 1}, {"n": 2}, {"n": 3}]
+        finally:
+            await alice.disconnect()
+
+    asyncio.run(run())
+
+
+def test_bidirectional_stream_takes_the_subscribers_publications(node):
+    """In a namespace with bidirectional streams, what the subscriber
+    publishes goes to its stream, and the backend's answer comes back on
+    the subscription."""
+
+    async def run():
+        alice, _ = await _connect(node, data={"user": "py-alice"})
+        try:
+            _, events, _ = await _subscribe(alice, "bidi:py-chat")
+            await alice.publish("bidi:py-chat", {"text": "hi"})
+            got = (await _next(events.publications)).pub.data
+            assert got == {"echo": {"text": "hi"}, "user": "py-alice"}
         finally:
             await alice.disconnect()
 
