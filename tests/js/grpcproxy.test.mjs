@@ -3,7 +3,8 @@
 // backend generated from Centrifugo's proxy.proto (the Python one of
 // tests/python/grpc_proxy_backend.py, generated at test time with
 // grpcio-tools from the repository's copy of proxy.proto). Then the backend
-// hangs past the timeout and is killed.
+// hangs past the timeout and is killed. A subscribe-stream namespace gets its
+// publications from the backend's SubscribeUnidirectional stream.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -89,6 +90,7 @@ function config(endpoint) {
     channel: {
       namespaces: [
         { name: 'px', subscribe_proxy: 'subscribe', publish_proxy: 'publish', sub_refresh_proxy: 'sub_refresh' },
+        { name: 'stream', subscribe_stream_proxy: 'subscribe' },
       ],
     },
   };
@@ -183,6 +185,19 @@ describe('gRPC proxy to a real backend generated from proxy.proto', { skip: noPy
       assert.equal(err.code, CODES.rpcError, JSON.stringify(err));
       return true;
     });
+  });
+
+  test('a subscribe stream: the backend feeds the subscription its own publications', async () => {
+    const mia = track(user('mia'));
+    await connect(mia);
+    const sub = mia.newSubscription('stream:js-feed');
+    const pubs = new EventLog(sub, 'publication');
+    assert.deepEqual((await subscribe(sub)).data, { stream: 'stream:js-feed', user: 'mia' });
+    const got = await pubs.count(3);
+    assert.deepEqual(
+      got.map((p) => p.data),
+      [{ n: 1 }, { n: 2 }, { n: 3 }],
+    );
   });
 
   test('a backend hanging past the timeout: error 100 for that call, another client answered meanwhile', async () => {
