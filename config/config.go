@@ -41,6 +41,8 @@ type Config struct {
 	Admin        AdminConfig        `yaml:"admin"`
 	WebSocket    WebSocketConfig    `yaml:"websocket"`
 	UniWebSocket UniWebSocketConfig `yaml:"uni_websocket"`
+	// UniGRPC is the unidirectional gRPC transport (unigrpc.go).
+	UniGRPC UniGRPCConfig `yaml:"uni_grpc"`
 	// OpenTelemetry turns tracing on (opentelemetry.go).
 	OpenTelemetry OpenTelemetryConfig `yaml:"opentelemetry"`
 }

@@ -100,6 +100,7 @@ func (c Config) Validate() error {
 	ps = append(ps, c.TransportsConfig.problems()...)
 	c.tokenProblems(bad)
 	ps = append(ps, c.proxyProblems()...)
+	ps = append(ps, c.uniGRPCProblems()...)
 	ps = append(ps, c.sqlAuthProblems()...)
 	ps = append(ps, c.tlsProblems()...)
 	if len(ps) > 0 {

@@ -34,6 +34,9 @@ type subscription struct {
 	pushJoinLeave bool
 	positioned    bool
 	recoverable   bool
+	// stream, for a stream subscription, is its feed (stream.go); nil
+	// for the others.
+	stream *subStream
 	// serverSide subscriptions were made by the server at connect; they
 	// cannot be resubscribed by the client, so losing one closes the
 	// connection instead of sending an unsubscribe push.
@@ -80,6 +83,8 @@ type grant struct {
 	override *auth.SubOverride
 	// hubRefresh: the hub renews the subscription (server-side refresh).
 	hubRefresh bool
+	stream     StreamFunc // a stream subscription's feed (stream.go)
+	streamPub  func(ctx context.Context, data []byte) error
 }
 
 func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.SubscribeRequest) error {
@@ -117,10 +122,16 @@ func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.S
 	s.filter = filter
 	res, err := c.startSubscription(ctx, s, req)
 	if err != nil {
+		if s.stream != nil {
+			h.releaseStream(s.stream.run)
+		}
 		return err
 	}
 	c.queueReply(&protocol.Reply{Id: id, Subscribe: res})
 	c.finishSubscribe(ctx, s)
+	if s.stream != nil {
+		c.startStream(s)
+	}
 	return nil
 }
 
@@ -179,9 +190,12 @@ func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req
 				return grant{}, err
 			}
 			if sr.ExpireAt > 0 && sr.ExpireAt <= time.Now().Unix() {
+				if sr.Stream != nil {
+					h.releaseStream(sr.Stream)
+				}
 				return grant{}, newError(protocol.ErrorExpired)
 			}
-			return grant{chanInfo: sr.Info, data: sr.Data, expireAt: sr.ExpireAt, override: sr.Override, hubRefresh: sr.ServerSideRefresh}, nil
+			return grant{chanInfo: sr.Info, data: sr.Data, expireAt: sr.ExpireAt, override: sr.Override, hubRefresh: sr.ServerSideRefresh, stream: sr.Stream, streamPub: sr.StreamPublish}, nil
 		}
 	}
 	if req.Token != "" {
@@ -238,9 +252,17 @@ func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequ
 		set(&forceRecovery, o.ForceRecovery)
 		set(&forcePositioning, o.ForcePositioning)
 	}
-	// As the reference, a subscriber with a tags filter gets no delta: a
-	// delta is against the previous publication of the channel, which a
-	// filtered subscriber may not have received.
+	if g.stream != nil {
+		// Its publications are the feed's only: no stream position, and
+		// no delta base shared with the channel's other subscribers.
+		s.stream = &subStream{run: g.stream, publish: g.streamPub}
+		s.pushJoinLeave = false
+		return s
+	}
+	// A subscriber with a tags filter never reaches this with delta
+	// (requestFilter refuses the pair): a delta is against the previous
+	// publication of the channel, which a filtered subscriber may not
+	// have received.
 	s.delta = req.Tf == nil && r.negotiateDelta(req.Delta)
 	s.pushJoinLeave = s.joinLeave && (forcePush || (req.JoinLeave && c.hasPresencePermission(r, true)))
 	if r.HasHistory() {
@@ -276,6 +298,13 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 	s.active, s.syncing = true, true
 	c.mu.Unlock()
 
+	if s.stream != nil {
+		// Not through the engine: the feed delivers (stream.go).
+		s.syncing = false
+		res := &protocol.SubscribeResult{Data: s.data}
+		res.Expires, res.Ttl = s.ttl(time.Now())
+		return res, nil
+	}
 	if err := h.addSubscriber(ctx, c, s); err != nil {
 		// The client may try again: answered with error 100, as a command
 		// that timed out is.

@@ -60,6 +60,7 @@ type Server struct {
 	tls      *listenerTLS // the main listener's; nil: plain TCP (tls.go)
 	adminTLS *listenerTLS // nil: plain TCP
 	acmeHTTP *http.Server // the HTTP-01 challenge listener; nil without ACME
+	uniGRPC  *uniGRPC     // nil without uni_grpc (unigrpc.go)
 	acmeLn   net.Listener
 	spans    *sdktrace.TracerProvider // nil without tracing
 }
@@ -156,6 +157,9 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 		return nil, err
 	}
 	if s.adminTLS, err = newFilesTLS("admin.tls", cfg.Admin.TLS, log); err != nil {
+		return nil, err
+	}
+	if s.uniGRPC, err = s.newUniGRPC(); err != nil {
 		return nil, err
 	}
 	s.registry = prometheus.NewRegistry()
@@ -294,6 +298,17 @@ func (s *Server) Start(ctx context.Context) error {
 		_ = s.hub.Shutdown(ctx)
 		return err
 	}
+	if err := s.startUniGRPC(); err != nil {
+		_ = s.http.Close()
+		if s.admin != nil {
+			_ = s.admin.Close()
+		}
+		if s.acmeHTTP != nil {
+			_ = s.acmeHTTP.Close()
+		}
+		_ = s.hub.Shutdown(ctx)
+		return err
+	}
 	s.log.Info("herald listening", "address", ln.Addr().String(), "tls", s.tls != nil, "websocket", WebSocketPath, "websocket_poller", s.ws.Poller(), "engine", s.cfg.Engine.Type, "version", Version)
 	return nil
 }
@@ -338,6 +353,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.hub.Shutdown(ctx); err != nil {
 		errs = append(errs, err)
 	}
+	s.stopUniGRPC(ctx)
 	if err := s.ws.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("websocket: %w", err))
 	}
