@@ -14,12 +14,13 @@ import (
 func configCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "config", Short: "Write, check or print configuration"}
 	cmd.AddCommand(configInitCommand())
-	cmd.AddCommand(&cobra.Command{
+	var checkFormat string
+	check := &cobra.Command{
 		Use:   "check FILE",
-		Short: "Validate a configuration file (with the HERALD_ environment applied) and report every problem",
+		Short: "Validate a configuration file (with the HERALD_ environment applied, and CENTRIFUGO_ for a Centrifugo file) and report every problem",
 		Args:  checkArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadConfig(args[0])
+			cfg, err := loadConfigFormat(args[0], checkFormat)
 			if err != nil {
 				return err
 			}
@@ -33,7 +34,10 @@ func configCommand() *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", args[0])
 			return nil
 		},
-	})
+	}
+	addConfigFormatFlag(check, &checkFormat)
+	cmd.AddCommand(check)
+	cmd.AddCommand(configConvertCommand())
 	cmd.AddCommand(&cobra.Command{
 		Use:   "example",
 		Short: "Print a commented example configuration with every key",
@@ -81,14 +85,25 @@ func checkArgs(_ *cobra.Command, args []string) error {
 	}
 }
 
-// loadConfig reads the file (if any) over the defaults, applies the
-// HERALD_ environment, and validates.
+// loadConfig reads the file (if any, in the format it is detected to be)
+// over the defaults and applies the environment; it does not validate.
 func loadConfig(path string) (config.Config, error) {
-	cfg := config.Default()
-	if path != "" {
-		var err error
-		if cfg, err = config.Load(path); err != nil {
-			return cfg, err
+	return loadConfigFormat(path, config.FormatAuto)
+}
+
+// loadConfigFormat reads the file (if any) in format over the defaults,
+// applies the CENTRIFUGO_ environment to a Centrifugo configuration and
+// then the HERALD_ one; it does not validate.
+func loadConfigFormat(path, format string) (config.Config, error) {
+	cfg, got, err := config.LoadFile(path, format, os.Environ())
+	if err != nil {
+		return cfg, err
+	}
+	if got == config.FormatHerald {
+		for _, kv := range os.Environ() {
+			if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, config.CentrifugoEnvPrefix) {
+				fmt.Fprintf(os.Stderr, "warning: environment variable %s is read only with a Centrifugo configuration (--config-format centrifugo); this one is Herald's\n", name)
+			}
 		}
 	}
 	unknown, err := config.ApplyEnv(&cfg, os.Environ())
@@ -99,4 +114,10 @@ func loadConfig(path string) (config.Config, error) {
 		fmt.Fprintf(os.Stderr, "warning: environment variable %s names no configuration key\n", u)
 	}
 	return cfg, nil
+}
+
+// addConfigFormatFlag adds --config-format, the format of --config.
+func addConfigFormatFlag(cmd *cobra.Command, format *string) {
+	cmd.Flags().StringVar(format, "config-format", config.FormatAuto,
+		"format of the configuration file: auto (Centrifugo when it has keys only Centrifugo has, such as http_server or client.allowed_origins), herald, or centrifugo (a Centrifugo v6 file in JSON, YAML or TOML, with CENTRIFUGO_ variables; see docs/migrating-from-centrifugo.md)")
 }
