@@ -202,7 +202,7 @@ func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[stri
 		}
 		var typ reflect.Type
 		if r, ok := tb.ruleByKey[key]; ok {
-			typ = keyType(configType, r.Herald)
+			typ = heraldKeyType(r.Herald)
 		}
 		add(rel, typ)
 	})
@@ -298,4 +298,18 @@ func lookupKey(tree map[string]any, key string) any {
 		v = m[p]
 	}
 	return v
+}
+
+// heraldKeyType is the type of a Herald key as the rule tables write it,
+// "[]" for any item of a list, or nil.
+func heraldKeyType(key string) reflect.Type {
+	list, rest, ok := strings.Cut(key, "[].")
+	if !ok {
+		return keyType(configType, key)
+	}
+	t := keyType(configType, list)
+	if t == nil || t.Kind() != reflect.Slice {
+		return nil
+	}
+	return keyType(t.Elem(), rest)
 }

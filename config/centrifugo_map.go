@@ -101,7 +101,7 @@ func (m *cfMapper) walk(src map[string]any, path, rule string, dst map[string]an
 			}
 		}
 		if n, ok := m.tables.noteByKey[c.rule]; ok {
-			if n.accept == nil || !n.accept(v) {
+			if !n.accept(v) {
 				m.refuse(c.path, n.Note)
 			}
 			continue

@@ -19,13 +19,29 @@ type centrifugoRule struct {
 }
 
 // centrifugoNote is a Centrifugo key Herald has no key of that name for.
-// Values that accept allows change nothing in Herald and are taken; any
-// other value is refused with the note. A note no longer applies once
-// Herald has a key of the same name, which then maps by name.
+// Values that change nothing in Herald (off, empty, or Centrifugo's default
+// where that is what Herald does) are taken; any other value is refused
+// with the note. A note no longer applies once Herald has a key of the
+// same name, which then maps by name.
 type centrifugoNote struct {
 	Key    string
 	Note   string
-	accept func(v any) bool // nil: every value is refused
+	any    bool     // every value changes nothing (prometheus.enabled: Herald always serves /metrics)
+	values []string // values besides off ones that change nothing
+}
+
+// accept reports whether v changes nothing in Herald.
+func (n centrifugoNote) accept(v any) bool {
+	if n.any || isOff(v) {
+		return true
+	}
+	s := fmt.Sprint(v)
+	for _, w := range n.values {
+		if s == w {
+			return true
+		}
+	}
+	return false
 }
 
 // centrifugoRules are the renamed and reshaped keys.
@@ -68,32 +84,10 @@ func centrifugoRules() []centrifugoRule {
 		{Key: "engine.redis.address", Herald: "engine.redis.address", Note: "one address, 'host:port' or a 'redis://' URL (whose user, password and database number are taken too); several addresses shard in Centrifugo, which Herald does not: use Redis Cluster", apply: redisAddress},
 		{Key: "engine.redis.cluster_address", Herald: "engine.redis.addresses, engine.redis.cluster", Note: "the seed addresses of a Redis Cluster", apply: redisAddresses(true)},
 		{Key: "engine.redis.sentinel_address", Herald: "engine.redis.addresses", Note: "the Sentinel addresses", apply: redisAddresses(false)},
+		{Key: "engine.redis.tls", Herald: "engine.redis.tls", Note: "Centrifugo's TLS object has other keys than Herald's: with TLS on, write the Herald file (herald config convert) and set engine.redis.tls there", apply: refuseUnlessOff},
 		{Key: "engine.redis.user", Herald: "engine.redis.username", Note: "", apply: rename("engine.redis.username")},
 		{Key: "engine.redis.sentinel_user", Herald: "engine.redis.sentinel_username", Note: "", apply: rename("engine.redis.sentinel_username")},
 		{Key: "engine.redis.sentinel_master_name", Herald: "engine.redis.sentinel_master", Note: "", apply: rename("engine.redis.sentinel_master")},
-	}
-}
-
-// acceptAny: every value changes nothing in Herald.
-func acceptAny(any) bool { return true }
-
-// acceptOff: values that turn the option off change nothing in Herald.
-func acceptOff(v any) bool { return isOff(v) }
-
-// acceptOffOr accepts isOff values and the given ones (Centrifugo's
-// defaults, which are what Herald does).
-func acceptOffOr(values ...string) func(any) bool {
-	return func(v any) bool {
-		if isOff(v) {
-			return true
-		}
-		s := fmt.Sprint(v)
-		for _, w := range values {
-			if s == w {
-				return true
-			}
-		}
-		return false
 	}
 }
 
@@ -101,104 +95,103 @@ func acceptOffOr(values ...string) func(any) bool {
 // name for.
 func centrifugoMissing() []centrifugoNote {
 	return []centrifugoNote{
-		{Key: "http_server.internal_address", Note: "Herald has one listener for clients, the API, '/metrics' and the health checks; admin.address adds a separate one for pprof and '/metrics'. Remove it, and protect '/api' with http_api.key", accept: acceptOff},
-		{Key: "http_server.internal_port", Note: "Herald has one listener for clients, the API, '/metrics' and the health checks; admin.address adds a separate one for pprof and '/metrics'. Remove it, and protect '/api' with http_api.key", accept: acceptOff},
-		{Key: "http_server.tls", Note: "write the Herald file (herald config convert) and set tls.cert_file and tls.key_file there", accept: acceptOff},
-		{Key: "http_server.tls_autocert", Note: "write the Herald file (herald config convert) and set tls_autocert there", accept: acceptOff},
-		{Key: "http_server.tls_external", Note: "Herald has one listener: remove it", accept: acceptOff},
-		{Key: "http_server.internal_tls", Note: "Herald has one listener: remove it", accept: acceptOff},
-		{Key: "http_server.http3", Note: "Herald does not serve HTTP/3: remove it", accept: acceptOff},
-		{Key: "log.file", Note: "Herald logs to standard error: redirect it, or let the service manager collect it", accept: acceptOff},
-		{Key: "engine.redis.tls", Note: "write the Herald file (herald config convert) and set engine.redis.tls there", accept: acceptOff},
-		{Key: "engine.redis.connect_timeout", Note: "Herald uses the Redis client's timeouts: remove it", accept: acceptOff},
-		{Key: "engine.redis.io_timeout", Note: "Herald uses the Redis client's timeouts: remove it", accept: acceptOff},
-		{Key: "engine.redis.force_resp2", Note: "remove it", accept: acceptOff},
-		{Key: "engine.redis.client_name", Note: "remove it", accept: acceptOff},
-		{Key: "broker", Note: "Herald's engine is broker and presence store in one: set engine.type ('memory', 'redis', 'postgres', or 'nats' with engine.nats.presence: redis)", accept: acceptOff},
-		{Key: "presence_manager", Note: "Herald's engine is broker and presence store in one: set engine.type ('memory', 'redis', 'postgres', or 'nats' with engine.nats.presence: redis)", accept: acceptOff},
-		{Key: "map_broker", Note: "Herald has no map subscriptions: remove it", accept: acceptOff},
-		{Key: "client.token.jwks_public_endpoint", Note: "Herald in this build does not verify tokens against a JWKS endpoint: use rsa_public_key or ecdsa_public_key", accept: acceptOff},
-		{Key: "client.token.audience_regex", Note: "Herald in this build matches 'aud' exactly: use client.token.audience", accept: acceptOff},
-		{Key: "client.token.issuer_regex", Note: "Herald in this build matches 'iss' exactly: use client.token.issuer", accept: acceptOff},
-		{Key: "client.token.user_id_claim", Note: "Herald in this build reads the user from 'sub'", accept: acceptOffOr("sub")},
-		{Key: "client.subscription_token", Note: "Herald in this build checks subscription tokens with the keys of client.token: remove it, or sign subscription tokens with those keys", accept: acceptOff},
-		{Key: "client.presence_update_interval", Note: "Herald refreshes presence on its own schedule within client.presence_ttl: remove it", accept: acceptOffOr("27s")},
-		{Key: "client.concurrency", Note: "Herald handles each connection's commands in order: remove it", accept: acceptOff},
-		{Key: "client.channel_position_check_delay", Note: "Herald checks stream positions on its own schedule: remove it", accept: acceptOffOr("40s")},
-		{Key: "client.channel_position_max_time_lag", Note: "remove it", accept: acceptOff},
-		{Key: "client.connection_rate_limit", Note: "Herald limits new connections per client address: websocket.ip_rate_limit", accept: acceptOff},
-		{Key: "client.connect_include_server_time", Note: "Herald does not send the server time in connect replies: remove it", accept: acceptOff},
-		{Key: "client.insecure_skip_token_signature_verify", Note: "Herald always verifies token signatures; for development use client.insecure", accept: acceptOff},
-		{Key: "client.user_id_http_header", Note: "Herald takes the user from a token or the connect proxy: use the connect proxy with http_headers to read a header", accept: acceptOff},
-		{Key: "client.subscribe_to_user_personal_channel", Note: "Herald has no automatic personal channel: subscribe from the connect proxy ('channels' in its result) or in the token", accept: acceptOff},
-		{Key: "client.connect_code_to_unidirectional_disconnect", Note: "Herald has no code transforms: remove it", accept: acceptOff},
-		{Key: "client.allowed_delta_types", Note: "Herald sets allowed_delta_types per namespace: move it to channel.without_namespace and channel.namespaces[]", accept: acceptOff},
-		{Key: "channel.namespaces[].force_recovery_mode", Note: "Herald in this build recovers from the stream only ('stream')", accept: acceptOffOr("stream")},
-		{Key: "channel.namespaces[].delta_publish", Note: "Herald sends deltas only for publications that ask for them: remove it", accept: acceptOff},
-		{Key: "channel.namespaces[].subscribe_stream_proxy_bidirectional", Note: "Herald has no subscribe-stream proxy in this build", accept: acceptOff},
-		{Key: "channel.namespaces[].allow_tags_filter", Note: "Herald in this build has no publication tag filters", accept: acceptOff},
-		{Key: "channel.private_prefix", Note: "Herald's channel syntax is fixed ('$' private prefix): remove it", accept: acceptOffOr("$")},
-		{Key: "channel.namespace_boundary", Note: "Herald's channel syntax is fixed (':' namespace boundary): remove it", accept: acceptOffOr(":")},
-		{Key: "channel.user_boundary", Note: "Herald's channel syntax is fixed ('#' user boundary): remove it", accept: acceptOffOr("#")},
-		{Key: "channel.user_separator", Note: "Herald's channel syntax is fixed (',' user separator): remove it", accept: acceptOffOr(",")},
-		{Key: "rpc.ping.enabled", Note: "Herald has no built-in RPC ping method: remove it", accept: acceptOff},
-		{Key: "rpc.ping.method", Note: "Herald has no built-in RPC ping method: remove it", accept: acceptOffOr("ping")},
-		{Key: "rpc.namespace_boundary", Note: "Herald's RPC namespace boundary is ':': remove it", accept: acceptOffOr(":")},
-		{Key: "proxies[].grpc_metadata", Note: "Herald in this build has no gRPC transports to forward metadata from", accept: acceptOff},
-		{Key: "proxies[].emulated_headers", Note: "Herald in this build forwards transport-level headers only (http_headers)", accept: acceptOff},
-		{Key: "proxies[].http.status_to_code_transforms", Note: "Herald has no status code transforms: remove it", accept: acceptOff},
-		{Key: "proxies[].grpc.credentials_key", Note: "needs Herald's gRPC proxy, not in this build", accept: acceptOff},
-		{Key: "proxies[].grpc.credentials_value", Note: "needs Herald's gRPC proxy, not in this build", accept: acceptOff},
-		{Key: "proxies[].grpc.compression", Note: "needs Herald's gRPC proxy, not in this build", accept: acceptOff},
-		{Key: "proxies[].grpc.static_metadata", Note: "needs Herald's gRPC proxy, not in this build", accept: acceptOff},
-		{Key: "http_api.handler_prefix", Note: "Herald serves the API at '/api' in this build", accept: acceptOffOr("/api")},
-		{Key: "http_api.external", Note: "", accept: acceptAny},
-		{Key: "grpc_api", Note: "Herald in this build has no gRPC server API: use the HTTP API", accept: acceptOff},
-		{Key: "uni_grpc", Note: "Herald in this build has no unidirectional gRPC transport", accept: acceptOff},
-		{Key: "consumers", Note: "Herald in this build has no consumers: publish through the server API", accept: acceptOff},
-		{Key: "websocket.disabled", Note: "Herald always serves WebSocket at '/connection/websocket'", accept: acceptOff},
-		{Key: "websocket.handler_prefix", Note: "Herald serves WebSocket at '/connection/websocket' in this build", accept: acceptOffOr("/connection/websocket")},
-		{Key: "websocket.read_buffer_size", Note: "Herald sizes its buffers itself (see websocket.poller): remove it", accept: acceptOff},
-		{Key: "websocket.write_buffer_size", Note: "Herald sizes its buffers itself: remove it", accept: acceptOff},
-		{Key: "websocket.use_write_buffer_pool", Note: "Herald pools its buffers itself: remove it", accept: acceptAny},
-		{Key: "uni_websocket.handler_prefix", Note: "Herald serves it at '/connection/uni_websocket'", accept: acceptOffOr("/connection/uni_websocket")},
-		{Key: "uni_websocket.compression", Note: "the unidirectional WebSocket shares the websocket section's options: set websocket.compression", accept: acceptOff},
-		{Key: "uni_websocket.compression_min_size", Note: "set websocket.compression_min_size", accept: acceptOff},
-		{Key: "uni_websocket.compression_level", Note: "set websocket.compression_level", accept: acceptOffOr("1")},
-		{Key: "uni_websocket.read_buffer_size", Note: "remove it", accept: acceptOff},
-		{Key: "uni_websocket.write_buffer_size", Note: "remove it", accept: acceptOff},
-		{Key: "uni_websocket.use_write_buffer_pool", Note: "", accept: acceptAny},
-		{Key: "uni_websocket.write_timeout", Note: "set websocket.write_timeout", accept: acceptOffOr("1s", "1000ms")},
-		{Key: "uni_websocket.message_size_limit", Note: "set websocket.message_size_limit", accept: acceptOffOr("65536")},
-		{Key: "uni_websocket.join_push_messages", Note: "Herald sends one push per frame on the unidirectional WebSocket", accept: acceptOff},
-		{Key: "sse.handler_prefix", Note: "Herald serves it at '/connection/sse'", accept: acceptOffOr("/connection/sse")},
-		{Key: "http_stream.handler_prefix", Note: "Herald serves it at '/connection/http_stream'", accept: acceptOffOr("/connection/http_stream")},
-		{Key: "uni_sse.handler_prefix", Note: "Herald serves it at '/connection/uni_sse'", accept: acceptOffOr("/connection/uni_sse")},
-		{Key: "uni_http_stream.handler_prefix", Note: "Herald serves it at '/connection/uni_http_stream'", accept: acceptOffOr("/connection/uni_http_stream")},
-		{Key: "uni_sse.connect_code_to_http_response", Note: "Herald has no code transforms: remove it", accept: acceptOff},
-		{Key: "uni_http_stream.connect_code_to_http_response", Note: "Herald has no code transforms: remove it", accept: acceptOff},
-		{Key: "emulation.handler_prefix", Note: "Herald serves it at '/emulation'", accept: acceptOffOr("/emulation")},
-		{Key: "webtransport", Note: "Herald has no WebTransport: remove it", accept: acceptOff},
-		{Key: "admin.web_path", Note: "Herald serves its own admin UI: remove it", accept: acceptOff},
-		{Key: "admin.web_proxy_address", Note: "Herald serves its own admin UI: remove it", accept: acceptOff},
-		{Key: "admin.external", Note: "", accept: acceptAny},
-		{Key: "prometheus.enabled", Note: "Herald always serves '/metrics'", accept: acceptAny},
-		{Key: "prometheus.handler_prefix", Note: "Herald serves metrics at '/metrics'", accept: acceptOffOr("/metrics")},
-		{Key: "prometheus.instrument_http_handlers", Note: "remove it", accept: acceptOff},
-		{Key: "health.enabled", Note: "Herald always serves '/healthz' (alive) and '/readyz' (ready, 503 while draining), not '/health': point the probes there and remove health.enabled", accept: acceptOff},
-		{Key: "health.handler_prefix", Note: "Herald serves '/healthz' and '/readyz'", accept: acceptOffOr("/health")},
-		{Key: "swagger", Note: "Herald serves no Swagger UI: the API is described in docs/api.md", accept: acceptOff},
-		{Key: "debug.enabled", Note: "Herald serves pprof on the admin listener: set admin.address", accept: acceptOff},
-		{Key: "debug.handler_prefix", Note: "pprof is at '/debug/pprof/' on the admin listener", accept: acceptOffOr("/debug/pprof")},
-		{Key: "dev", Note: "remove it", accept: acceptOff},
-		{Key: "init", Note: "Herald has no connection init endpoint: remove it", accept: acceptOff},
-		{Key: "opentelemetry.api", Note: "Herald traces API requests whenever opentelemetry.enabled is on", accept: acceptAny},
-		{Key: "opentelemetry.consuming", Note: "Herald has no consumers to trace", accept: acceptOff},
-		{Key: "graphite", Note: "Herald exports Prometheus metrics at '/metrics' only", accept: acceptOff},
-		{Key: "usage_stats", Note: "Herald sends no usage statistics", accept: acceptAny},
-		{Key: "node.info_metrics_aggregate_interval", Note: "remove it", accept: acceptOffOr("60s", "1m0s")},
-		{Key: "pid_file", Note: "Herald writes no PID file: let the service manager track the process", accept: acceptOff},
-		{Key: "enable_unreleased_features", Note: "remove it", accept: acceptOff},
+		{Key: "http_server.internal_address", Note: "Herald has one listener for clients, the API, '/metrics' and the health checks; admin.address adds a separate one for pprof and '/metrics'. Remove it, and protect '/api' with http_api.key"},
+		{Key: "http_server.internal_port", Note: "Herald has one listener for clients, the API, '/metrics' and the health checks; admin.address adds a separate one for pprof and '/metrics'. Remove it, and protect '/api' with http_api.key"},
+		{Key: "http_server.tls", Note: "write the Herald file (herald config convert) and set tls.cert_file and tls.key_file there"},
+		{Key: "http_server.tls_autocert", Note: "write the Herald file (herald config convert) and set tls_autocert there"},
+		{Key: "http_server.tls_external", Note: "Herald has one listener: remove it"},
+		{Key: "http_server.internal_tls", Note: "Herald has one listener: remove it"},
+		{Key: "http_server.http3", Note: "Herald does not serve HTTP/3: remove it"},
+		{Key: "log.file", Note: "Herald logs to standard error: redirect it, or let the service manager collect it"},
+		{Key: "engine.redis.connect_timeout", Note: "Herald uses the Redis client's timeouts: remove it"},
+		{Key: "engine.redis.io_timeout", Note: "Herald uses the Redis client's timeouts: remove it"},
+		{Key: "engine.redis.force_resp2", Note: "remove it"},
+		{Key: "engine.redis.client_name", Note: "remove it"},
+		{Key: "broker", Note: "Herald's engine is broker and presence store in one: set engine.type ('memory', 'redis', 'postgres', or 'nats' with engine.nats.presence: redis)"},
+		{Key: "presence_manager", Note: "Herald's engine is broker and presence store in one: set engine.type ('memory', 'redis', 'postgres', or 'nats' with engine.nats.presence: redis)"},
+		{Key: "map_broker", Note: "Herald has no map subscriptions: remove it"},
+		{Key: "client.token.jwks_public_endpoint", Note: "Herald in this build does not verify tokens against a JWKS endpoint: use rsa_public_key or ecdsa_public_key"},
+		{Key: "client.token.audience_regex", Note: "Herald in this build matches 'aud' exactly: use client.token.audience"},
+		{Key: "client.token.issuer_regex", Note: "Herald in this build matches 'iss' exactly: use client.token.issuer"},
+		{Key: "client.token.user_id_claim", Note: "Herald in this build reads the user from 'sub'", values: []string{"sub"}},
+		{Key: "client.subscription_token", Note: "Herald in this build checks subscription tokens with the keys of client.token: remove it, or sign subscription tokens with those keys"},
+		{Key: "client.presence_update_interval", Note: "Herald refreshes presence on its own schedule within client.presence_ttl: remove it", values: []string{"27s"}},
+		{Key: "client.concurrency", Note: "Herald handles each connection's commands in order: remove it"},
+		{Key: "client.channel_position_check_delay", Note: "Herald checks stream positions on its own schedule: remove it", values: []string{"40s"}},
+		{Key: "client.channel_position_max_time_lag", Note: "remove it"},
+		{Key: "client.connection_rate_limit", Note: "Herald limits new connections per client address: websocket.ip_rate_limit"},
+		{Key: "client.connect_include_server_time", Note: "Herald does not send the server time in connect replies: remove it"},
+		{Key: "client.insecure_skip_token_signature_verify", Note: "Herald always verifies token signatures; for development use client.insecure"},
+		{Key: "client.user_id_http_header", Note: "Herald takes the user from a token or the connect proxy: use the connect proxy with http_headers to read a header"},
+		{Key: "client.subscribe_to_user_personal_channel", Note: "Herald has no automatic personal channel: subscribe from the connect proxy ('channels' in its result) or in the token"},
+		{Key: "client.connect_code_to_unidirectional_disconnect", Note: "Herald has no code transforms: remove it"},
+		{Key: "client.allowed_delta_types", Note: "Herald sets allowed_delta_types per namespace: move it to channel.without_namespace and channel.namespaces[]"},
+		{Key: "channel.namespaces[].force_recovery_mode", Note: "Herald in this build recovers from the stream only ('stream')", values: []string{"stream"}},
+		{Key: "channel.namespaces[].delta_publish", Note: "Herald sends deltas only for publications that ask for them: remove it"},
+		{Key: "channel.namespaces[].subscribe_stream_proxy_bidirectional", Note: "Herald has no subscribe-stream proxy in this build"},
+		{Key: "channel.namespaces[].allow_tags_filter", Note: "Herald in this build has no publication tag filters"},
+		{Key: "channel.private_prefix", Note: "Herald's channel syntax is fixed ('$' private prefix): remove it", values: []string{"$"}},
+		{Key: "channel.namespace_boundary", Note: "Herald's channel syntax is fixed (':' namespace boundary): remove it", values: []string{":"}},
+		{Key: "channel.user_boundary", Note: "Herald's channel syntax is fixed ('#' user boundary): remove it", values: []string{"#"}},
+		{Key: "channel.user_separator", Note: "Herald's channel syntax is fixed (',' user separator): remove it", values: []string{","}},
+		{Key: "rpc.ping.enabled", Note: "Herald has no built-in RPC ping method: remove it"},
+		{Key: "rpc.ping.method", Note: "Herald has no built-in RPC ping method: remove it", values: []string{"ping"}},
+		{Key: "rpc.namespace_boundary", Note: "Herald's RPC namespace boundary is ':': remove it", values: []string{":"}},
+		{Key: "proxies[].grpc_metadata", Note: "Herald in this build has no gRPC transports to forward metadata from"},
+		{Key: "proxies[].emulated_headers", Note: "Herald in this build forwards transport-level headers only (http_headers)"},
+		{Key: "proxies[].http.status_to_code_transforms", Note: "Herald has no status code transforms: remove it"},
+		{Key: "proxies[].grpc.credentials_key", Note: "needs Herald's gRPC proxy, not in this build"},
+		{Key: "proxies[].grpc.credentials_value", Note: "needs Herald's gRPC proxy, not in this build"},
+		{Key: "proxies[].grpc.compression", Note: "needs Herald's gRPC proxy, not in this build"},
+		{Key: "proxies[].grpc.static_metadata", Note: "needs Herald's gRPC proxy, not in this build"},
+		{Key: "http_api.handler_prefix", Note: "Herald serves the API at '/api' in this build", values: []string{"/api"}},
+		{Key: "http_api.external", Note: "", any: true},
+		{Key: "grpc_api", Note: "Herald in this build has no gRPC server API: use the HTTP API"},
+		{Key: "uni_grpc", Note: "Herald in this build has no unidirectional gRPC transport"},
+		{Key: "consumers", Note: "Herald in this build has no consumers: publish through the server API"},
+		{Key: "websocket.disabled", Note: "Herald always serves WebSocket at '/connection/websocket'"},
+		{Key: "websocket.handler_prefix", Note: "Herald serves WebSocket at '/connection/websocket' in this build", values: []string{"/connection/websocket"}},
+		{Key: "websocket.read_buffer_size", Note: "Herald sizes its buffers itself (see websocket.poller): remove it"},
+		{Key: "websocket.write_buffer_size", Note: "Herald sizes its buffers itself: remove it"},
+		{Key: "websocket.use_write_buffer_pool", Note: "Herald pools its buffers itself: remove it", any: true},
+		{Key: "uni_websocket.handler_prefix", Note: "Herald serves it at '/connection/uni_websocket'", values: []string{"/connection/uni_websocket"}},
+		{Key: "uni_websocket.compression", Note: "the unidirectional WebSocket shares the websocket section's options: set websocket.compression"},
+		{Key: "uni_websocket.compression_min_size", Note: "set websocket.compression_min_size"},
+		{Key: "uni_websocket.compression_level", Note: "set websocket.compression_level", values: []string{"1"}},
+		{Key: "uni_websocket.read_buffer_size", Note: "remove it"},
+		{Key: "uni_websocket.write_buffer_size", Note: "remove it"},
+		{Key: "uni_websocket.use_write_buffer_pool", Note: "", any: true},
+		{Key: "uni_websocket.write_timeout", Note: "set websocket.write_timeout", values: []string{"1s", "1000ms"}},
+		{Key: "uni_websocket.message_size_limit", Note: "set websocket.message_size_limit", values: []string{"65536"}},
+		{Key: "uni_websocket.join_push_messages", Note: "Herald sends one push per frame on the unidirectional WebSocket"},
+		{Key: "sse.handler_prefix", Note: "Herald serves it at '/connection/sse'", values: []string{"/connection/sse"}},
+		{Key: "http_stream.handler_prefix", Note: "Herald serves it at '/connection/http_stream'", values: []string{"/connection/http_stream"}},
+		{Key: "uni_sse.handler_prefix", Note: "Herald serves it at '/connection/uni_sse'", values: []string{"/connection/uni_sse"}},
+		{Key: "uni_http_stream.handler_prefix", Note: "Herald serves it at '/connection/uni_http_stream'", values: []string{"/connection/uni_http_stream"}},
+		{Key: "uni_sse.connect_code_to_http_response", Note: "Herald has no code transforms: remove it"},
+		{Key: "uni_http_stream.connect_code_to_http_response", Note: "Herald has no code transforms: remove it"},
+		{Key: "emulation.handler_prefix", Note: "Herald serves it at '/emulation'", values: []string{"/emulation"}},
+		{Key: "webtransport", Note: "Herald has no WebTransport: remove it"},
+		{Key: "admin.web_path", Note: "Herald serves its own admin UI: remove it"},
+		{Key: "admin.web_proxy_address", Note: "Herald serves its own admin UI: remove it"},
+		{Key: "admin.external", Note: "", any: true},
+		{Key: "prometheus.enabled", Note: "Herald always serves '/metrics'", any: true},
+		{Key: "prometheus.handler_prefix", Note: "Herald serves metrics at '/metrics'", values: []string{"/metrics"}},
+		{Key: "prometheus.instrument_http_handlers", Note: "remove it"},
+		{Key: "health.enabled", Note: "Herald always serves '/healthz' (alive) and '/readyz' (ready, 503 while draining), not '/health': point the probes there and remove health.enabled"},
+		{Key: "health.handler_prefix", Note: "Herald serves '/healthz' and '/readyz'", values: []string{"/health"}},
+		{Key: "swagger", Note: "Herald serves no Swagger UI: the API is described in docs/api.md"},
+		{Key: "debug.enabled", Note: "Herald serves pprof on the admin listener: set admin.address"},
+		{Key: "debug.handler_prefix", Note: "pprof is at '/debug/pprof/' on the admin listener", values: []string{"/debug/pprof"}},
+		{Key: "dev", Note: "remove it"},
+		{Key: "init", Note: "Herald has no connection init endpoint: remove it"},
+		{Key: "opentelemetry.api", Note: "Herald traces API requests whenever opentelemetry.enabled is on", any: true},
+		{Key: "opentelemetry.consuming", Note: "Herald has no consumers to trace"},
+		{Key: "graphite", Note: "Herald exports Prometheus metrics at '/metrics' only"},
+		{Key: "usage_stats", Note: "Herald sends no usage statistics", any: true},
+		{Key: "node.info_metrics_aggregate_interval", Note: "remove it", values: []string{"60s", "1m0s"}},
+		{Key: "pid_file", Note: "Herald writes no PID file: let the service manager track the process"},
+		{Key: "enable_unreleased_features", Note: "remove it"},
 	}
 }
 
@@ -460,6 +453,14 @@ func proxyNameOf(v any, unnamed string) string {
 		return unnamed
 	}
 	return s
+}
+
+// refuseUnlessOff takes a value that is off and refuses any other with
+// the rule's note.
+func refuseUnlessOff(m *cfMapper, c cfCtx, v any) {
+	if !isOff(v) {
+		m.refuse(c.path, m.tables.ruleByKey[c.rule].Note)
+	}
 }
 
 // proxyName: a *_proxy_name is read by its *_proxy_enabled rule.

@@ -48,16 +48,25 @@ func configCommand() *cobra.Command {
 	})
 	cmd.AddCommand(&cobra.Command{
 		Use:   "docs FILE",
-		Short: "Rewrite the reference tables of a Markdown file (docs/configuration.md) from the option definitions",
+		Short: "Rewrite the generated tables of a Markdown file from the option definitions: the reference tables (docs/configuration.md), the Centrifugo key map (docs/migrating-from-centrifugo.md)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			data, err := os.ReadFile(args[0])
 			if err != nil {
 				return fmt.Errorf("config docs: %w", err)
 			}
-			out, err := config.UpdateDocs(string(data))
-			if err != nil {
-				return fmt.Errorf("config docs: %s: %w", args[0], err)
+			// A file has reference tables (docs/configuration.md), the
+			// Centrifugo key map (docs/migrating-from-centrifugo.md), or both.
+			out := string(data)
+			if strings.Contains(out, "<!-- config-table:") || !config.HasCentrifugoKeyMap(out) {
+				if out, err = config.UpdateDocs(out); err != nil {
+					return fmt.Errorf("config docs: %s: %w", args[0], err)
+				}
+			}
+			if config.HasCentrifugoKeyMap(out) {
+				if out, err = config.UpdateCentrifugoKeyMap(out); err != nil {
+					return fmt.Errorf("config docs: %s: %w", args[0], err)
+				}
 			}
 			if out == string(data) {
 				return nil
