@@ -214,6 +214,17 @@ func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[stri
 				add(obj+"."+k.key, k.typ)
 			}
 		}
+		for _, k := range []string{"enabled", "insecure_skip_verify"} {
+			add("http_server.tls."+k, reflect.TypeOf(false))
+			add("engine.redis.tls."+k, reflect.TypeOf(false))
+		}
+		for _, k := range []string{"cert_pem", "key_pem", "client_ca_pem", "server_ca_pem", "server_name"} {
+			add("http_server.tls."+k, nil)
+			add("engine.redis.tls."+k, nil)
+		}
+		for _, o := range options(keyType(configType, "tls_autocert")) {
+			add("http_server.tls_autocert."+o.key, o.typ)
+		}
 		nsType := keyType(configType, "channel.without_namespace")
 		for _, k := range tb.envKeys("", nsType, "channel.namespaces[]") {
 			add("channel.without_namespace."+k.key, k.typ)
@@ -229,7 +240,14 @@ func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[stri
 // type typ: booleans by strconv.ParseBool, lists of strings separated by
 // spaces, mappings and lists of objects as JSON.
 func envValue(s string, typ reflect.Type) (any, error) {
-	if typ == nil || typ == durationType {
+	if typ == durationType {
+		// Centrifugo reads it with time.ParseDuration: a unit is required.
+		if _, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && strings.TrimSpace(s) != "0" {
+			return nil, fmt.Errorf("%q: want a duration with a unit, such as \"%ss\"", s, s)
+		}
+		return s, nil
+	}
+	if typ == nil {
 		return s, nil
 	}
 	switch typ.Kind() {

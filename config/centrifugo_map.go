@@ -118,6 +118,11 @@ func (m *cfMapper) walk(src map[string]any, path, rule string, dst map[string]an
 // sections and lists of sections so that their keys are mapped one by one.
 func (m *cfMapper) copyValue(c cfCtx, v any, typ reflect.Type) {
 	switch {
+	case typ == durationType:
+		if msg := centrifugoDuration(v); msg != "" {
+			m.refuse(c.path, msg)
+			return
+		}
 	case isSection(typ):
 		if vm, ok := v.(map[string]any); ok {
 			m.walk(vm, c.path, c.rule, ensureMap(c.dst, c.key), typ, c.item, c.itemType)
@@ -201,7 +206,11 @@ func (tb *cfTables) hasCentrifugoOnlyKey(tree map[string]any, rule string, t ref
 			if !isSection(o.typ) {
 				return isRule
 			}
-			if tb.hasCentrifugoOnlyKey(vv, r, o.typ) {
+			sub := r
+			if r == "channel.without_namespace" {
+				sub = "channel.namespaces[]" // the namespace options' rules
+			}
+			if tb.hasCentrifugoOnlyKey(vv, sub, o.typ) {
 				return true
 			}
 		case []any:
@@ -224,4 +233,16 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// centrifugoDuration checks a duration the way Centrifugo reads it: a
+// string with a unit ("300s", "1h"). Herald reads a bare number as seconds
+// and Centrifugo as nanoseconds, so a number is refused rather than given
+// either meaning.
+func centrifugoDuration(v any) string {
+	switch v.(type) {
+	case int64, float64:
+		return fmt.Sprintf("%v: write the duration with a unit, such as \"%vs\" (Centrifugo reads a bare number as nanoseconds, Herald as seconds)", v, v)
+	}
+	return ""
 }

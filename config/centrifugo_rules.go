@@ -49,6 +49,9 @@ func centrifugoRules() []centrifugoRule {
 	return []centrifugoRule{
 		{Key: "http_server.address", Herald: "address", Note: "'address' is host:port; the port comes from http_server.port (default 8000)", apply: listenAddress},
 		{Key: "http_server.port", Herald: "address", Note: "'address' is host:port; the host comes from http_server.address", apply: listenAddress},
+		{Key: "http_server.tls", Herald: "tls.cert_file, tls.key_file, tls.client_ca_file", Note: "with 'enabled: true': cert_pem and key_pem become tls.cert_file and tls.key_file, client_ca_pem becomes tls.client_ca_file with tls.client_auth: require. They must be file paths: Herald reads certificates from files (and reloads them when they change), not inline PEM", apply: listenerTLS},
+		{Key: "http_server.tls_autocert", Herald: "tls_autocert", Note: "enabled, host_whitelist, cache_dir and email as they are", apply: autocert},
+		{Key: "http_server.tls_autocert.http_addr", Herald: "tls_autocert.http_address", Note: "where the HTTP-01 challenge listener listens", apply: rename("tls_autocert.http_address")},
 		{Key: "log.level", Herald: "log.level", Note: "'trace' becomes 'debug' and 'none' becomes 'error'", apply: logLevel},
 		{Key: "node.name", Herald: "name", Note: "the node's name", apply: rename("name")},
 		{Key: "client.allowed_origins", Herald: "websocket.allowed_origins", Note: "the browser origins allowed to connect, on every transport", apply: rename("websocket.allowed_origins")},
@@ -97,8 +100,8 @@ func centrifugoMissing() []centrifugoNote {
 	return []centrifugoNote{
 		{Key: "http_server.internal_address", Note: "Herald has one listener for clients, the API, '/metrics' and the health checks; admin.address adds a separate one for pprof and '/metrics'. Remove it, and protect '/api' with http_api.key"},
 		{Key: "http_server.internal_port", Note: "Herald has one listener for clients, the API, '/metrics' and the health checks; admin.address adds a separate one for pprof and '/metrics'. Remove it, and protect '/api' with http_api.key"},
-		{Key: "http_server.tls", Note: "write the Herald file (herald config convert) and set tls.cert_file and tls.key_file there"},
-		{Key: "http_server.tls_autocert", Note: "write the Herald file (herald config convert) and set tls_autocert there"},
+		{Key: "http_server.tls_autocert.http", Note: "", any: true},
+		{Key: "http_server.tls_autocert.server_name", Note: "Herald requests certificates for the names of host_whitelist, by the name clients send: remove it"},
 		{Key: "http_server.tls_external", Note: "Herald has one listener: remove it"},
 		{Key: "http_server.internal_tls", Note: "Herald has one listener: remove it"},
 		{Key: "http_server.http3", Note: "Herald does not serve HTTP/3: remove it"},
@@ -455,6 +458,65 @@ func proxyNameOf(v any, unnamed string) string {
 	return s
 }
 
+// listenerTLS maps http_server.tls, Centrifugo's TLS object, to Herald's
+// certificate files.
+func listenerTLS(m *cfMapper, c cfCtx, v any) {
+	vm, ok := v.(map[string]any)
+	if !ok {
+		m.refuse(c.path, "want a TLS object: {enabled: true, cert_pem: FILE, key_pem: FILE}")
+		return
+	}
+	on, ok := isOn(vm["enabled"])
+	if !ok {
+		m.refuse(c.path+".enabled", "want true or false")
+		return
+	}
+	if !on {
+		return // not used, as in Centrifugo
+	}
+	file := func(key string) (string, bool) {
+		s, _ := vm[key].(string)
+		if strings.Contains(s, "-----BEGIN") || strings.Contains(s, "\n") {
+			m.refuse(c.path+"."+key, "inline PEM: Herald reads certificates from files (and reloads them when they change); write it to a file and give its path")
+			return "", false
+		}
+		return s, s != ""
+	}
+	for _, k := range sortedKeys(vm) {
+		switch k {
+		case "enabled", "server_ca_pem", "insecure_skip_verify", "server_name":
+			// Options of outgoing connections: Centrifugo does not use them for its listener either.
+		case "cert_pem":
+			if f, ok := file(k); ok {
+				setKey(m.out, "tls.cert_file", f)
+			}
+		case "key_pem":
+			if f, ok := file(k); ok {
+				setKey(m.out, "tls.key_file", f)
+			}
+		case "client_ca_pem":
+			if f, ok := file(k); ok {
+				setKey(m.out, "tls.client_ca_file", f)
+				setKey(m.out, "tls.client_auth", "require")
+			}
+		default:
+			m.refuse(c.path+"."+k, "not a key of Centrifugo's TLS object that Herald knows: remove it")
+		}
+	}
+}
+
+// autocert maps http_server.tls_autocert to tls_autocert, whose keys have
+// the same names but one.
+func autocert(m *cfMapper, c cfCtx, v any) {
+	vm, ok := v.(map[string]any)
+	if !ok {
+		m.refuse(c.path, "want a mapping of keys")
+		return
+	}
+	t := keyType(configType, "tls_autocert")
+	m.walk(vm, c.path, c.rule, ensureMap(m.out, "tls_autocert"), t, c.item, c.itemType)
+}
+
 // refuseUnlessOff takes a value that is off and refuses any other with
 // the rule's note.
 func refuseUnlessOff(m *cfMapper, c cfCtx, v any) {
@@ -481,7 +543,11 @@ func withoutNamespace(m *cfMapper, c cfCtx, v any) {
 
 // historyMetaTTL becomes the history_meta_ttl of every namespace that sets
 // none, once they are all read.
-func historyMetaTTL(m *cfMapper, _ cfCtx, v any) {
+func historyMetaTTL(m *cfMapper, c cfCtx, v any) {
+	if msg := centrifugoDuration(v); msg != "" {
+		m.refuse(c.path, msg)
+		return
+	}
 	m.after = append(m.after, func() {
 		ch := ensureMap(m.out, "channel")
 		targets := []map[string]any{ensureMap(ch, "without_namespace")}

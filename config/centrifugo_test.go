@@ -75,10 +75,11 @@ func TestCentrifugoDetection(t *testing.T) {
 		}
 	}
 	for name, cf := range map[string]string{
-		"http_server":            "http_server: {port: 9000}\n",
-		"client.allowed_origins": "client: {allowed_origins: ['https://a.example']}\n",
-		"connect proxy object":   "client: {proxy: {connect: {enabled: true, endpoint: 'http://x'}}}\n",
-		"namespace proxy flag":   "channel: {namespaces: [{name: a, subscribe_proxy_enabled: true}]}\n",
+		"http_server":              "http_server: {port: 9000}\n",
+		"client.allowed_origins":   "client: {allowed_origins: ['https://a.example']}\n",
+		"connect proxy object":     "client: {proxy: {connect: {enabled: true, endpoint: 'http://x'}}}\n",
+		"namespace proxy flag":     "channel: {namespaces: [{name: a, subscribe_proxy_enabled: true}]}\n",
+		"proxy flag, no namespace": "channel: {without_namespace: {publish_proxy_enabled: true}}\n",
 	} {
 		if !IsCentrifugo([]byte(cf), "config.yaml") {
 			t.Errorf("%s: not detected as Centrifugo's", name)
@@ -249,6 +250,16 @@ func TestCentrifugoRefusedKeysNameThemselves(t *testing.T) {
 	if !hasProblem(ps, "engine.redis.tls", "Centrifugo's TLS object has other keys") {
 		t.Errorf("engine.redis.tls: %v", ps)
 	}
+	// A duration without a unit: nanoseconds to Centrifugo, seconds to
+	// Herald; neither meaning is guessed.
+	_, ps = mapCentrifugo(map[string]any{"channel": map[string]any{"namespaces": []any{map[string]any{"name": "ns", "history_ttl": int64(300)}}}})
+	if !hasProblem(ps, "channel.namespaces[0].history_ttl", `write the duration with a unit, such as "300s"`) {
+		t.Errorf("bare number duration: %v", ps)
+	}
+	if _, err := ParseCentrifugo([]byte("{}"), "c.json", []string{"CENTRIFUGO_CLIENT_PING_INTERVAL=25"}); err == nil ||
+		!strings.Contains(err.Error(), `CENTRIFUGO_CLIENT_PING_INTERVAL: (for client.ping_interval) "25": want a duration with a unit`) {
+		t.Errorf("bare number duration in the environment: %v", err)
+	}
 	// Several addresses: Centrifugo shards, Herald does not.
 	_, ps = mapCentrifugo(map[string]any{"engine": map[string]any{"redis": map[string]any{"address": []any{"a:1", "b:2"}}}})
 	if !hasProblem(ps, "engine.redis.address", "shards") {
@@ -376,5 +387,37 @@ func TestCentrifugoConvertRoundTrip(t *testing.T) {
 		if want := parseCentrifugo(t, name); !reflect.DeepEqual(cfg, want) {
 			t.Errorf("%s: the converted file reads differently", name)
 		}
+	}
+}
+
+// TestCentrifugoTLS: the listener's TLS object and ACME, and inline PEM,
+// which Herald cannot take.
+func TestCentrifugoTLS(t *testing.T) {
+	cfg, err := ParseCentrifugo([]byte(`{"http_server": {"port": 443, "tls": {"enabled": true, "cert_pem": "/etc/c.pem", "key_pem": "/etc/k.pem", "client_ca_pem": "/etc/ca.pem", "server_name": "x"}}}`), "c.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.TLS.CertFile != "/etc/c.pem" || cfg.TLS.KeyFile != "/etc/k.pem" || cfg.TLS.ClientCAFile != "/etc/ca.pem" || cfg.TLS.ClientAuth != "require" || cfg.Address != ":443" {
+		t.Errorf("tls: %+v %q", cfg.TLS, cfg.Address)
+	}
+	// Not enabled: not used, as in Centrifugo.
+	cfg, err = ParseCentrifugo([]byte(`{"http_server": {"tls": {"enabled": false, "cert_pem": "/etc/c.pem"}}}`), "c.json", nil)
+	if err != nil || cfg.TLS.CertFile != "" {
+		t.Errorf("disabled tls: %v %+v", err, cfg.TLS)
+	}
+	_, err = ParseCentrifugo([]byte(`{"http_server": {"tls": {"enabled": true, "cert_pem": "-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----", "key_pem": "/k"}}}`), "c.json", nil)
+	if err == nil || !strings.Contains(err.Error(), "http_server.tls.cert_pem: inline PEM") {
+		t.Errorf("inline PEM: %v", err)
+	}
+	cfg, err = ParseCentrifugo([]byte(`{"http_server": {"tls_autocert": {"enabled": true, "host_whitelist": ["rt.example.com"], "cache_dir": "/var/cache/acme", "email": "ops@example.com", "http": true, "http_addr": ":8080"}}}`), "c.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := cfg.TLSAutocert; !a.Enabled || strings.Join(a.HostWhitelist, ",") != "rt.example.com" || a.CacheDir != "/var/cache/acme" || a.Email != "ops@example.com" || a.HTTPAddress != ":8080" {
+		t.Errorf("autocert: %+v", a)
+	}
+	cfg, err = ParseCentrifugo([]byte(`{}`), "c.json", []string{"CENTRIFUGO_HTTP_SERVER_TLS_ENABLED=true", "CENTRIFUGO_HTTP_SERVER_TLS_CERT_PEM=/c", "CENTRIFUGO_HTTP_SERVER_TLS_KEY_PEM=/k", "CENTRIFUGO_HTTP_SERVER_TLS_AUTOCERT_EMAIL=a@b"})
+	if err != nil || cfg.TLS.CertFile != "/c" || cfg.TLS.KeyFile != "/k" || cfg.TLSAutocert.Email != "a@b" {
+		t.Errorf("tls from the environment: %v %+v", err, cfg.TLS)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/testcerts"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/server"
 )
@@ -322,3 +324,41 @@ func TestConfigConvertCommand(t *testing.T) {
 }
 
 func writeTo(path, content string) error { return os.WriteFile(path, []byte(content), 0o600) }
+
+// TestCentrifugoTLSListener: Centrifugo's http_server.tls with certificate
+// files serves WebSocket over TLS.
+func TestCentrifugoTLSListener(t *testing.T) {
+	ca := testcerts.NewCA(t, "cf-ca")
+	pair := ca.Server("cf-server")
+	path := filepath.Join(t.TempDir(), "config.json")
+	file := `{"client": {"token": {"hmac_secret_key": "` + cfSecret + `"}}, "channel": {"without_namespace": {"allow_subscribe_for_client": true}},
+  "http_server": {"address": "127.0.0.1", "port": 0, "tls": {"enabled": true, "cert_pem": "` + pair.CertFile + `", "key_pem": "` + pair.KeyFile + `"}}}`
+	if err := writeTo(path, file); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := config.LoadFile(path, config.FormatAuto, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Shutdown.DrainWindow = 10 * time.Millisecond
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+	})
+	d := &gws.Dialer{HandshakeTimeout: 5 * time.Second, TLSClientConfig: &tls.Config{RootCAs: ca.Pool}}
+	conn := jsonclient.DialWith(t, d, "wss://"+s.Addr()+"/connection/websocket", nil)
+	c := jsonclient.New(t, jsonclient.WebSocket(conn, protocol.TypeJSON), cfSecret)
+	c.Connect("1")
+	c.MustSubscribe(2, "secure", "")
+}
