@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -361,4 +362,36 @@ func TestCentrifugoTLSListener(t *testing.T) {
 	c := jsonclient.New(t, jsonclient.WebSocket(conn, protocol.TypeJSON), cfSecret)
 	c.Connect("1")
 	c.MustSubscribe(2, "secure", "")
+}
+
+// TestServeCentrifugoFile runs `herald serve --config genconfig.toml`
+// with a CENTRIFUGO_ variable, as a deployment would, and uses the node;
+// a file with a key Herald cannot honour stops serve before it listens.
+func TestServeCentrifugoFile(t *testing.T) {
+	t.Setenv("CENTRIFUGO_CHANNEL_WITHOUT_NAMESPACE_ALLOW_SUBSCRIBE_FOR_CLIENT", "true")
+	r := startServe(t, "--config", filepath.Join("..", "..", "config", "testdata", "centrifugo", "genconfig.toml"))
+	out := r.waitFor(t, "herald listening")
+	m := regexp.MustCompile(`msg="herald listening" address=(\S+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no address in:\n%s", out)
+	}
+	conn := jsonclient.DialWith(t, &gws.Dialer{HandshakeTimeout: 5 * time.Second}, "ws://"+m[1]+"/connection/websocket", nil)
+	c := jsonclient.New(t, jsonclient.WebSocket(conn, protocol.TypeJSON), cfSecret)
+	c.Connect("1")
+	c.MustSubscribe(2, "from-serve", "")
+	r.stop(t)
+
+	bad := filepath.Join(t.TempDir(), "config.json")
+	if err := writeTo(bad, `{"client": {"allowed_origins": []}, "health": {"enabled": true}}`); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := run(t, "serve", "--config", bad)
+	if err == nil || !strings.Contains(err.Error(), "health.enabled: Herald always serves '/healthz'") {
+		t.Errorf("serve with health.enabled: %v", err)
+	}
+	// Read as Herald's, the same file names Centrifugo's keys as unknown.
+	_, _, err = run(t, "serve", "--config-format", "herald", "--config", bad)
+	if err == nil || !strings.Contains(err.Error(), "client.allowed_origins: unknown key") {
+		t.Errorf("serve --config-format herald: %v", err)
+	}
 }
