@@ -128,14 +128,21 @@ func ConvertCentrifugo(data []byte, name string, environ []string) ([]byte, erro
 // layout: TOML (Herald's files are YAML), or a key that Herald does not
 // have and Centrifugo does (http_server, client.allowed_origins, ...).
 func IsCentrifugo(data []byte, name string) bool {
+	return CentrifugoSign(data, name) != ""
+}
+
+// CentrifugoSign says what makes a file Centrifugo's ("TOML", or the
+// first key only Centrifugo has), or "" for a Herald file, so that the
+// detection can be reported.
+func CentrifugoSign(data []byte, name string) string {
 	if ext := strings.ToLower(filepath.Ext(name)); ext == ".toml" {
-		return true
+		return "TOML"
 	}
 	tree, err := decodeCentrifugo(data, name)
 	if err != nil {
-		return false
+		return ""
 	}
-	return newCFTables().hasCentrifugoOnlyKey(tree, "", configType)
+	return newCFTables().centrifugoOnlyKey(tree, "", "", configType)
 }
 
 // decodeCentrifugo parses a file into nested maps: by extension, as

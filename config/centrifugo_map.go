@@ -110,8 +110,35 @@ func (m *cfMapper) walk(src map[string]any, path, rule string, dst map[string]an
 			m.walk(vm, c.path, c.rule, nil, nil, item, itemType)
 			continue
 		}
-		m.refuse(c.path, "not a Centrifugo v6 option that Herald knows: remove it, or see docs/migrating-from-centrifugo.md for what Herald offers instead")
+		msg := "not a Centrifugo v6 option that Herald knows: remove it, or see docs/migrating-from-centrifugo.md for what Herald offers instead"
+		if s := m.nearestKey(k, c.rule, t); s != "" {
+			msg = fmt.Sprintf("not a Centrifugo v6 option that Herald knows (did you mean %q?)", join(path, s))
+		}
+		m.refuse(c.path, msg)
 	}
+}
+
+// nearestKey is the known key next to key (in Herald's section t or the
+// tables under rule's parent) that key is likely a misspelling of.
+func (m *cfMapper) nearestKey(key, rule string, t reflect.Type) string {
+	var known []option
+	if t != nil {
+		known = options(t)
+	}
+	parent := strings.TrimSuffix(rule, key)
+	add := func(k string) {
+		if rest, ok := strings.CutPrefix(k, parent); ok && rest != "" {
+			rest, _, _ = strings.Cut(rest, ".")
+			known = append(known, option{key: strings.TrimSuffix(rest, "[]")})
+		}
+	}
+	for _, r := range m.tables.rules {
+		add(r.Key)
+	}
+	for _, n := range m.tables.notes {
+		add(n.Key)
+	}
+	return nearest(key, known)
 }
 
 // copyValue puts a value under the same key in Herald's file, walking into
@@ -182,48 +209,54 @@ func keyType(t reflect.Type, key string) reflect.Type {
 	return t
 }
 
-// hasCentrifugoOnlyKey reports whether tree has a key that is Centrifugo's
-// and not Herald's, or Centrifugo's shape for a key both have (client.proxy.connect
-// as an object).
-func (tb *cfTables) hasCentrifugoOnlyKey(tree map[string]any, rule string, t reflect.Type) bool {
-	for k, v := range tree {
-		r := join(rule, k)
+// centrifugoOnlyKey returns the first key (in sorted order) of tree that
+// is Centrifugo's and not Herald's, or that has Centrifugo's shape where
+// both have it (client.proxy.connect as an object), or "".
+func (tb *cfTables) centrifugoOnlyKey(tree map[string]any, path, rule string, t reflect.Type) string {
+	for _, k := range sortedKeys(tree) {
+		v := tree[k]
+		p, r := join(path, k), join(rule, k)
 		var o option
 		herald := false
 		if t != nil {
 			o, herald = optionByKey(t, k)
 		}
 		_, isRule := tb.ruleByKey[r]
-		_, isMissing := tb.noteByKey[r]
+		_, isNote := tb.noteByKey[r]
 		if !herald {
-			if isRule || isMissing || tb.hasRuleUnder(r) {
-				return true
+			if isRule || isNote || tb.hasRuleUnder(r) {
+				return p
 			}
 			continue
 		}
 		switch vv := v.(type) {
 		case map[string]any:
 			if !isSection(o.typ) {
-				return isRule
+				if isRule {
+					return p
+				}
+				continue
 			}
 			sub := r
 			if r == "channel.without_namespace" {
 				sub = "channel.namespaces[]" // the namespace options' rules
 			}
-			if tb.hasCentrifugoOnlyKey(vv, sub, o.typ) {
-				return true
+			if found := tb.centrifugoOnlyKey(vv, p, sub, o.typ); found != "" {
+				return found
 			}
 		case []any:
 			if o.typ.Kind() == reflect.Slice && isSection(o.typ.Elem()) {
-				for _, e := range vv {
-					if em, ok := e.(map[string]any); ok && tb.hasCentrifugoOnlyKey(em, r+"[]", o.typ.Elem()) {
-						return true
+				for i, e := range vv {
+					if em, ok := e.(map[string]any); ok {
+						if found := tb.centrifugoOnlyKey(em, fmt.Sprintf("%s[%d]", p, i), r+"[]", o.typ.Elem()); found != "" {
+							return found
+						}
 					}
 				}
 			}
 		}
 	}
-	return false
+	return ""
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -74,6 +74,12 @@ func TestCentrifugoDetection(t *testing.T) {
 			t.Errorf("the Herald file %q is detected as Centrifugo's", name)
 		}
 	}
+	if got := CentrifugoSign(readTestdata(t, "genconfig.json"), "genconfig.json"); got != "admin.enabled" {
+		t.Errorf("genconfig.json: detected by %q, want admin.enabled (the first key only Centrifugo has)", got)
+	}
+	if got := CentrifugoSign([]byte("a = 1\n"), "c.toml"); got != "TOML" {
+		t.Errorf("TOML: %q", got)
+	}
 	for name, cf := range map[string]string{
 		"http_server":              "http_server: {port: 9000}\n",
 		"client.allowed_origins":   "client: {allowed_origins: ['https://a.example']}\n",
@@ -259,6 +265,13 @@ func TestCentrifugoRefusedKeysNameThemselves(t *testing.T) {
 	if _, err := ParseCentrifugo([]byte("{}"), "c.json", []string{"CENTRIFUGO_CLIENT_PING_INTERVAL=25"}); err == nil ||
 		!strings.Contains(err.Error(), `CENTRIFUGO_CLIENT_PING_INTERVAL: (for client.ping_interval) "25": want a duration with a unit`) {
 		t.Errorf("bare number duration in the environment: %v", err)
+	}
+	// A misspelt key: the nearest key, Herald's or Centrifugo's.
+	for key, want := range map[string]string{"client.tokn": `"client.token"`, "http_servr": `"http_server"`, "client.alowed_origins": `"client.allowed_origins"`} {
+		_, ps = mapCentrifugo(treeWith(key, "x"))
+		if !hasProblem(ps, key, "did you mean "+want) {
+			t.Errorf("%s: %v, want a suggestion of %s", key, ps, want)
+		}
 	}
 	// Several addresses: Centrifugo shards, Herald does not.
 	_, ps = mapCentrifugo(map[string]any{"engine": map[string]any{"redis": map[string]any{"address": []any{"a:1", "b:2"}}}})

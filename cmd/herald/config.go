@@ -104,6 +104,21 @@ func loadConfig(path string) (config.Config, error) {
 // applies the CENTRIFUGO_ environment to a Centrifugo configuration and
 // then the HERALD_ one; it does not validate.
 func loadConfigFormat(path, format string) (config.Config, error) {
+	if path != "" && (format == "" || format == config.FormatAuto) {
+		// Say when a file is taken for Centrifugo's, and why: its reading
+		// (and some defaults) differ from a Herald file's.
+		if data, err := os.ReadFile(path); err == nil {
+			format = config.FormatHerald
+			if sign := config.CentrifugoSign(data, path); sign != "" {
+				format = config.FormatCentrifugo
+				why := "it is TOML"
+				if sign != "TOML" {
+					why = "it has " + sign + ", which only Centrifugo has"
+				}
+				fmt.Fprintf(os.Stderr, "note: %s is read as a Centrifugo v6 configuration (%s); --config-format herald reads it as Herald's\n", path, why)
+			}
+		}
+	}
 	cfg, got, err := config.LoadFile(path, format, os.Environ())
 	if err != nil {
 		return cfg, err
