@@ -125,18 +125,22 @@ func ConvertCentrifugo(data []byte, name string, environ []string) ([]byte, erro
 }
 
 // IsCentrifugo reports whether a configuration file is in Centrifugo's
-// layout: TOML (Herald's files are YAML), or a key that Herald does not
-// have and Centrifugo does (http_server, client.allowed_origins, ...).
+// layout: JSON or TOML by its extension (Herald's files are YAML), or a key
+// that Herald does not have and Centrifugo does (http_server,
+// client.allowed_origins, ...).
 func IsCentrifugo(data []byte, name string) bool {
 	return CentrifugoSign(data, name) != ""
 }
 
-// CentrifugoSign says what makes a file Centrifugo's ("TOML", or the
-// first key only Centrifugo has), or "" for a Herald file, so that the
-// detection can be reported.
+// CentrifugoSign says what makes a file Centrifugo's ("JSON" or "TOML"
+// for the extension, or the first key only Centrifugo has), or "" for a
+// Herald file, so that the detection can be reported.
 func CentrifugoSign(data []byte, name string) string {
-	if ext := strings.ToLower(filepath.Ext(name)); ext == ".toml" {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".toml":
 		return "TOML"
+	case ".json":
+		return "JSON"
 	}
 	tree, err := decodeCentrifugo(data, name)
 	if err != nil {

@@ -74,8 +74,15 @@ func TestCentrifugoDetection(t *testing.T) {
 			t.Errorf("the Herald file %q is detected as Centrifugo's", name)
 		}
 	}
-	if got := CentrifugoSign(readTestdata(t, "genconfig.json"), "genconfig.json"); got != "admin.enabled" {
-		t.Errorf("genconfig.json: detected by %q, want admin.enabled (the first key only Centrifugo has)", got)
+	if got := CentrifugoSign(readTestdata(t, "genconfig.json"), "genconfig.yaml"); got != "admin.enabled" {
+		t.Errorf("genconfig.json as .yaml: detected by %q, want admin.enabled (the first key only Centrifugo has)", got)
+	}
+	// JSON is Centrifugo's even with keys both have: Herald's files are YAML.
+	if got := CentrifugoSign(readTestdata(t, "namespaces.json"), "namespaces.json"); got != "JSON" {
+		t.Errorf("namespaces.json: %q", got)
+	}
+	if got := CentrifugoSign(readTestdata(t, "namespaces.json"), "config"); got != "" {
+		t.Errorf("namespaces.json without its extension: %q, want a Herald file (every key is Herald's too)", got)
 	}
 	if got := CentrifugoSign([]byte("a = 1\n"), "c.toml"); got != "TOML" {
 		t.Errorf("TOML: %q", got)

@@ -395,3 +395,45 @@ func TestServeCentrifugoFile(t *testing.T) {
 		t.Errorf("serve --config-format herald: %v", err)
 	}
 }
+
+// TestCentrifugoNamespacesExample starts the namespace example of
+// Centrifugo's channels documentation (history, recovery, presence and
+// publishing for subscribers in namespace feed): publications from the API
+// and from a subscriber arrive, a client recovers them from the start of
+// the stream, and presence and history answer.
+func TestCentrifugoNamespacesExample(t *testing.T) {
+	s := startCentrifugo(t, "namespaces.json")
+	dial := func() *jsonclient.Client {
+		conn := jsonclient.DialWith(t, &gws.Dialer{HandshakeTimeout: 5 * time.Second}, "ws://"+s.Addr()+"/connection/websocket", nil)
+		return jsonclient.New(t, jsonclient.WebSocket(conn, protocol.TypeJSON), "my-secret-key")
+	}
+	a := dial()
+	a.Connect("alice")
+	sub := a.MustSubscribe(2, "feed:main", "")
+	epoch, _ := sub["epoch"].(string)
+	if sub["recoverable"] != true || epoch == "" {
+		t.Fatalf("force_recovery: the subscription is not recoverable: %v", sub)
+	}
+	apiPublish(t, s, "secret-api-key", "feed:main", `{"n":1}`)
+	if got := awaitPublication(t, a, "feed:main"); got != `{"n":1}` {
+		t.Errorf("publication: %s", got)
+	}
+	if m := a.Call(`{"id":3,"publish":{"channel":"feed:main","data":{"n":2}}}`); m["error"] != nil {
+		t.Fatalf("allow_publish_for_subscriber: %v", m)
+	}
+	if got := awaitPublication(t, a, "feed:main"); got != `{"n":2}` {
+		t.Errorf("publication: %s", got)
+	}
+	if m := a.Call(`{"id":4,"presence":{"channel":"feed:main"}}`); !strings.Contains(jsonclient.Compact(t, m), `"user":"alice"`) {
+		t.Errorf("presence: %v", m)
+	}
+	if m := a.Call(`{"id":5,"history":{"channel":"feed:main","limit":10}}`); len(jsonclient.Path(m, "history", "publications").([]any)) != 2 {
+		t.Errorf("history: %v", m)
+	}
+	b := dial()
+	b.Connect("bob")
+	got := b.MustSubscribe(2, "feed:main", `"recover":true,"offset":0,"epoch":"`+epoch+`"`)
+	if pubs, _ := got["publications"].([]any); got["recovered"] != true || len(pubs) != 2 {
+		t.Errorf("recovery from the start of the stream: %v", got)
+	}
+}

@@ -111,8 +111,8 @@ func loadConfigFormat(path, format string) (config.Config, error) {
 			format = config.FormatHerald
 			if sign := config.CentrifugoSign(data, path); sign != "" {
 				format = config.FormatCentrifugo
-				why := "it is TOML"
-				if sign != "TOML" {
+				why := "it is " + sign
+				if sign != "TOML" && sign != "JSON" {
 					why = "it has " + sign + ", which only Centrifugo has"
 				}
 				fmt.Fprintf(os.Stderr, "note: %s is read as a Centrifugo v6 configuration (%s); --config-format herald reads it as Herald's\n", path, why)
