@@ -64,6 +64,9 @@ func LoadFile(path, format string, environ []string) (Config, string, error) {
 		}
 		cfg, err := Parse(data)
 		if err != nil {
+			if sign := CentrifugoSign(data, path); sign != "" {
+				return Config{}, format, fmt.Errorf("config %s (read as Herald's; it looks like a Centrifugo configuration, which --config-format centrifugo reads): %w", path, err)
+			}
 			return Config{}, format, fmt.Errorf("config %s: %w", path, err)
 		}
 		return cfg, format, nil
@@ -74,7 +77,7 @@ func LoadFile(path, format string, environ []string) (Config, string, error) {
 		if name == "" {
 			name = "environment"
 		}
-		return Config{}, format, fmt.Errorf("Centrifugo configuration %s: %w", name, err)
+		return Config{}, format, fmt.Errorf("Centrifugo configuration %s:\n%w", name, err)
 	}
 	return cfg, format, nil
 }
@@ -104,8 +107,18 @@ func ConvertCentrifugo(data []byte, name string, environ []string) ([]byte, erro
 		return nil, err
 	}
 	var ps Problems
-	ps = append(ps, applyCentrifugoEnv(tree, environ)...)
+	fromEnv, eps := applyCentrifugoEnv(tree, environ)
+	ps = append(ps, eps...)
 	out, mps := mapCentrifugo(tree)
+	// A problem with a value a variable set names the variable too.
+	for i, p := range mps {
+		for key, name := range fromEnv {
+			if p.Key == key || strings.HasPrefix(p.Key, key+".") || strings.HasPrefix(key, p.Key+".") {
+				mps[i].Message += " (set by " + name + ")"
+				break
+			}
+		}
+	}
 	ps = append(ps, mps...)
 	if len(ps) > 0 {
 		return nil, ps

@@ -59,11 +59,13 @@ type envKey struct {
 	typ reflect.Type
 }
 
-// applyCentrifugoEnv sets the keys of tree that CENTRIFUGO_ variables name.
-func applyCentrifugoEnv(tree map[string]any, environ []string) Problems {
+// applyCentrifugoEnv sets the keys of tree that CENTRIFUGO_ variables name,
+// and returns which variable set which key.
+func applyCentrifugoEnv(tree map[string]any, environ []string) (map[string]string, Problems) {
 	vars := centrifugoVars(environ)
+	set := map[string]string{}
 	if len(vars) == 0 {
-		return nil
+		return set, nil
 	}
 	var ps Problems
 	bad := func(name, format string, args ...any) {
@@ -83,6 +85,7 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) Problems {
 			continue
 		}
 		setKey(tree, l.key, items)
+		set[l.key] = name
 	}
 	tb := newCFTables()
 	keys := tb.envKeys("", configType, "")
@@ -98,6 +101,7 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) Problems {
 			continue
 		}
 		setKey(tree, k.key, v)
+		set[k.key] = name
 	}
 	for _, l := range centrifugoLists {
 		list, _ := lookupKey(tree, l.key).([]any)
@@ -106,7 +110,7 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) Problems {
 			itemType = itemType.Elem()
 		}
 		itemKeys := tb.envKeys("", itemType, l.rule)
-		for _, e := range list {
+		for i, e := range list {
 			item, ok := e.(map[string]any)
 			if !ok || item["name"] == nil {
 				continue
@@ -128,6 +132,7 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) Problems {
 					continue
 				}
 				setKey(item, k.key, v)
+				set[fmt.Sprintf("%s[%d].%s", l.key, i, k.key)] = name
 			}
 		}
 	}
@@ -141,6 +146,7 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) Problems {
 			if rest, ok := strings.CutPrefix(name, centrifugoEnvName(n.Key)+"_"); ok {
 				if _, isMap := lookupKey(tree, n.Key).(map[string]any); isMap || lookupKey(tree, n.Key) == nil {
 					ensureMapPath(tree, n.Key)[strings.ToLower(rest)] = vars[name]
+					set[n.Key+"."+strings.ToLower(rest)] = name
 					delete(vars, name)
 					break
 				}
@@ -150,7 +156,7 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) Problems {
 	for _, name := range sortedKeys(vars) {
 		bad(name, "names no Centrifugo option that Herald knows: remove it (docs/migrating-from-centrifugo.md says what Herald offers)")
 	}
-	return ps
+	return set, ps
 }
 
 // centrifugoEnvKeys lists the keys variables can set below rule: Herald's

@@ -378,7 +378,8 @@ func TestCentrifugoEnv(t *testing.T) {
 		"CENTRIFUGO_CLIENT_CHANNEL_LIMIT=many":      `CENTRIFUGO_CLIENT_CHANNEL_LIMIT: (for client.channel_limit) "many": want a whole number`,
 		"CENTRIFUGO_NO_SUCH_OPTION=1":               "CENTRIFUGO_NO_SUCH_OPTION: names no Centrifugo option",
 		"CENTRIFUGO_CHANNEL_NAMESPACES={}":          "CENTRIFUGO_CHANNEL_NAMESPACES: want a JSON array",
-		"CENTRIFUGO_GRAPHITE_ENABLED=true":          "graphite: Herald exports Prometheus metrics",
+		"CENTRIFUGO_GRAPHITE_ENABLED=true":          "graphite: Herald exports Prometheus metrics at '/metrics' only (set by CENTRIFUGO_GRAPHITE_ENABLED)",
+		"CENTRIFUGO_LOG_FILE=/var/log/c.log":        "log.file: Herald logs to standard error: redirect it, or let the service manager collect it (set by CENTRIFUGO_LOG_FILE)",
 		"CENTRIFUGO_CHANNEL_NAMESPACES_NOPE_X=true": "CENTRIFUGO_CHANNEL_NAMESPACES_NOPE_X: names no Centrifugo option",
 	} {
 		_, err := ParseCentrifugo([]byte("{}"), "c.json", []string{v})
@@ -439,5 +440,39 @@ func TestCentrifugoTLS(t *testing.T) {
 	cfg, err = ParseCentrifugo([]byte(`{}`), "c.json", []string{"CENTRIFUGO_HTTP_SERVER_TLS_ENABLED=true", "CENTRIFUGO_HTTP_SERVER_TLS_CERT_PEM=/c", "CENTRIFUGO_HTTP_SERVER_TLS_KEY_PEM=/k", "CENTRIFUGO_HTTP_SERVER_TLS_AUTOCERT_EMAIL=a@b"})
 	if err != nil || cfg.TLS.CertFile != "/c" || cfg.TLS.KeyFile != "/k" || cfg.TLSAutocert.Email != "a@b" {
 		t.Errorf("tls from the environment: %v %+v", err, cfg.TLS)
+	}
+}
+
+// TestLoadFileFormats: detection, the format flag, and the hint when a
+// Centrifugo file is read as Herald's.
+func TestLoadFileFormats(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cf := write("config.yaml", "client:\n  allowed_origins: ['https://a.example']\n")
+	if cfg, format, err := LoadFile(cf, FormatAuto, nil); err != nil || format != FormatCentrifugo || cfg.WebSocket.AllowedOrigins[0] != "https://a.example" {
+		t.Errorf("auto: %v %q", err, format)
+	}
+	_, _, err := LoadFile(cf, FormatHerald, nil)
+	if err == nil || !strings.Contains(err.Error(), "--config-format centrifugo reads") || !strings.Contains(err.Error(), "client.allowed_origins: unknown key") {
+		t.Errorf("herald: %v", err)
+	}
+	herald := write("herald.yaml", "client:\n  insecure: true\n")
+	if cfg, format, err := LoadFile(herald, FormatAuto, []string{"CENTRIFUGO_CLIENT_INSECURE=false"}); err != nil || format != FormatHerald || !cfg.Client.Insecure {
+		t.Errorf("a Herald file ignores CENTRIFUGO_ variables: %v %q %v", err, format, cfg.Client.Insecure)
+	}
+	if cfg, format, err := LoadFile(herald, FormatCentrifugo, nil); err != nil || format != FormatCentrifugo || !cfg.Client.Insecure || cfg.SSE.Enabled {
+		t.Errorf("forced centrifugo: %v %q", err, format)
+	}
+	if _, _, err := LoadFile("", FormatAuto, nil); err != nil {
+		t.Errorf("no file: %v", err)
+	}
+	if _, _, err := LoadFile(herald, "xml", nil); err == nil || !strings.Contains(err.Error(), `config format "xml"`) {
+		t.Errorf("bad format: %v", err)
 	}
 }
