@@ -356,6 +356,10 @@ func (m *cfMapper) makeProxy(c cfCtx, v any, name string) {
 			body[k] = e
 		}
 	}
+	if e, _ := body["endpoint"].(string); e == "" {
+		m.refuse(c.path+".endpoint", "required: the backend URL the proxy calls")
+		return
+	}
 	t := proxyItemType()
 	d := map[string]any{}
 	m.walk(body, c.path, "proxies[]", d, t, d, t)

@@ -244,6 +244,7 @@ func TestCentrifugoRefusedKeysNameThemselves(t *testing.T) {
 		"channel.namespaces[].subscribe_stream_proxy_enabled": "subscribe-stream proxy",
 		"channel.namespaces[].subscribe_proxy_enabled":        "refers to the proxy of channel.proxy.subscribe",
 		"http_server.port":                                    "want a port number",
+		"client.proxy.connect.enabled":                        "",
 		"engine.redis.address":                                "want host:port or a redis:// URL",
 	} {
 		var value any = true
@@ -253,8 +254,12 @@ func TestCentrifugoRefusedKeysNameThemselves(t *testing.T) {
 		if key == "channel.namespaces[].subscribe_stream_proxy_enabled" && heraldKeyType("channel.namespaces[].subscribe_stream_proxy") != nil {
 			continue
 		}
+		want := strings.ReplaceAll(key, "[]", "[0]")
+		if key == "client.proxy.connect.enabled" {
+			want, msg = "client.proxy.connect.endpoint", "required"
+		}
 		_, ps := mapCentrifugo(treeWith(key, value))
-		if want := strings.ReplaceAll(key, "[]", "[0]"); !hasProblem(ps, want, msg) {
+		if !hasProblem(ps, want, msg) {
 			t.Errorf("%s: %v, want a problem for %s saying %q", key, ps, want, msg)
 		}
 	}
