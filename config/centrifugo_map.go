@@ -175,7 +175,7 @@ func (m *cfMapper) copyValue(c cfCtx, v any, typ reflect.Type) {
 	c.dst[c.key] = v
 }
 
-// set writes a value at a dotted Herald key below root.
+// setKey writes a value at a dotted Herald key below root.
 func setKey(root map[string]any, key string, v any) {
 	parts := strings.Split(key, ".")
 	for _, p := range parts[:len(parts)-1] {
