@@ -59,7 +59,7 @@ func TestCentrifugoFormatsAgree(t *testing.T) {
 }
 
 func TestCentrifugoDetection(t *testing.T) {
-	for _, name := range []string{"genconfig.json", "genconfig.yaml", "genconfig.toml", "quickstart.json", "proxy.json", "named_proxies.json"} {
+	for _, name := range []string{"genconfig.json", "genconfig.yaml", "genconfig.toml", "quickstart.json", "proxy.json", "named_proxies.json", "namespaces.json", "redis.json"} {
 		if !IsCentrifugo(readTestdata(t, name), name) {
 			t.Errorf("%s is not detected as a Centrifugo configuration", name)
 		}
@@ -398,7 +398,7 @@ func TestCentrifugoEnv(t *testing.T) {
 // that reads back as the same configuration, and is not taken for a
 // Centrifugo one.
 func TestCentrifugoConvertRoundTrip(t *testing.T) {
-	for _, name := range []string{"genconfig.json", "genconfig.toml", "quickstart.json", "proxy.json", "named_proxies.json"} {
+	for _, name := range []string{"genconfig.json", "genconfig.toml", "quickstart.json", "proxy.json", "named_proxies.json", "namespaces.json", "redis.json"} {
 		out, err := ConvertCentrifugo(readTestdata(t, name), name, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/internal/testcerts"
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/server"
 )
@@ -435,5 +437,47 @@ func TestCentrifugoNamespacesExample(t *testing.T) {
 	got := b.MustSubscribe(2, "feed:main", `"recover":true,"offset":0,"epoch":"`+epoch+`"`)
 	if pubs, _ := got["publications"].([]any); got["recovered"] != true || len(pubs) != 2 {
 		t.Errorf("recovery from the start of the stream: %v", got)
+	}
+}
+
+// TestCentrifugoRedisCluster: two nodes started from one Centrifugo file
+// with the Redis engine (Centrifugo's engine section, the address as a
+// redis:// URL pointed at the test server by CENTRIFUGO_ENGINE_REDIS_ADDRESS)
+// form a cluster: a publication over the API of one node reaches a client
+// of the other, and the history kept in Redis answers on the first.
+func TestCentrifugoRedisCluster(t *testing.T) {
+	addr := testenv.Require(t, "HERALD_TEST_REDIS_ADDR")
+	prefix := fmt.Sprintf("cfcfg%d", time.Now().UnixNano())
+	env := []string{"CENTRIFUGO_ENGINE_REDIS_ADDRESS=redis://" + addr, "CENTRIFUGO_ENGINE_REDIS_PREFIX=" + prefix}
+	n1 := startCentrifugo(t, "redis.json", env...)
+	n2 := startCentrifugo(t, "redis.json", env...)
+	c := dialCentrifugo(t, n1, "")
+	c.Connect("1")
+	c.MustSubscribe(2, "across", "")
+	apiPublish(t, n2, cfAPIKey, "across", `{"from":2}`)
+	if got := awaitPublication(t, c, "across"); got != `{"from":2}` {
+		t.Errorf("publication through Redis: %s", got)
+	}
+	// The history the namespace options keep, published through node 2,
+	// read through node 1's API.
+	req, err := http.NewRequest(http.MethodPost, "http://"+n1.Addr()+"/api/history", strings.NewReader(`{"channel":"across","limit":10}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-API-Key", cfAPIKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var reply struct {
+		Result struct {
+			Publications []struct {
+				Data json.RawMessage `json:"data"`
+			} `json:"publications"`
+		} `json:"result"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&reply); err != nil || len(reply.Result.Publications) != 1 || string(reply.Result.Publications[0].Data) != `{"from":2}` {
+		t.Errorf("history through node 1: %v %+v", err, reply)
 	}
 }
