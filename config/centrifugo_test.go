@@ -481,3 +481,43 @@ func TestLoadFileFormats(t *testing.T) {
 		t.Errorf("bad format: %v", err)
 	}
 }
+
+// TestCentrifugoTOMLTables: namespaces and proxies as TOML arrays of
+// tables read as the JSON lists do.
+func TestCentrifugoTOMLTables(t *testing.T) {
+	toml := `
+[client.token]
+hmac_secret_key = "s"
+
+[[proxies]]
+name = "subscribe1"
+endpoint = "http://localhost:3001/centrifugo/subscribe"
+timeout = "2s"
+
+[[channel.namespaces]]
+name = "feed"
+presence = true
+history_size = 10
+history_ttl = "300s"
+subscribe_proxy_enabled = true
+subscribe_proxy_name = "subscribe1"
+`
+	json := `{"client": {"token": {"hmac_secret_key": "s"}},
+  "proxies": [{"name": "subscribe1", "endpoint": "http://localhost:3001/centrifugo/subscribe", "timeout": "2s"}],
+  "channel": {"namespaces": [{"name": "feed", "presence": true, "history_size": 10, "history_ttl": "300s",
+                              "subscribe_proxy_enabled": true, "subscribe_proxy_name": "subscribe1"}]}}`
+	fromTOML, err := ParseCentrifugo([]byte(toml), "config.toml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromJSON, err := ParseCentrifugo([]byte(json), "config.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fromTOML, fromJSON) {
+		t.Errorf("TOML and JSON differ:\n%+v\n%+v", fromTOML.Channel.Namespaces, fromJSON.Channel.Namespaces)
+	}
+	if ns := fromTOML.Channel.Namespaces[0]; ns.HistorySize != 10 || ns.HistoryTTL != 300*time.Second || ns.SubscribeProxy != "subscribe1" || fromTOML.Proxies[0].Timeout != 2*time.Second {
+		t.Errorf("TOML: %+v %+v", ns, fromTOML.Proxies)
+	}
+}
