@@ -1,0 +1,87 @@
+package api
+
+import (
+	"context"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/heraldhq/herald/api/grpcapi/apiproto"
+	"github.com/heraldhq/herald/protocol"
+)
+
+// Batch runs the commands in order, or concurrently with parallel, each
+// through the same method as a single call; each reply holds its result
+// or error, in the order of the commands. A batch over MaxBatchCommands
+// runs nothing and is refused with InvalidArgument: BatchResponse has no
+// error field of its own.
+func (s *GRPCService) Batch(ctx context.Context, req *apiproto.BatchRequest) (*apiproto.BatchResponse, error) {
+	cmds := req.GetCommands()
+	if n := len(cmds); n > s.a.cfg.MaxBatchCommands {
+		return nil, status.Errorf(codes.InvalidArgument, "batch: %d commands, more than the limit of %d: send them in several batches", n, s.a.cfg.MaxBatchCommands)
+	}
+	out := &apiproto.BatchResponse{Replies: make([]*apiproto.Reply, len(cmds))}
+	limit := 1
+	if req.GetParallel() {
+		limit = maxConcurrency
+	}
+	forEach(len(cmds), limit, func(i int) {
+		out.Replies[i] = s.runCommand(ctx, cmds[i])
+	})
+	return out, nil
+}
+
+// runCommand runs the first method set in cmd, in the order of the
+// Command message's fields, as the HTTP API's batch does.
+func (s *GRPCService) runCommand(ctx context.Context, cmd *apiproto.Command) *apiproto.Reply {
+	rep := &apiproto.Reply{}
+	switch {
+	case cmd.GetPublish() != nil:
+		r, _ := s.Publish(ctx, cmd.GetPublish())
+		rep.Publish, rep.Error = r.Result, r.Error
+	case cmd.GetBroadcast() != nil:
+		r, _ := s.Broadcast(ctx, cmd.GetBroadcast())
+		rep.Broadcast, rep.Error = r.Result, r.Error
+	case cmd.GetSubscribe() != nil:
+		r, _ := s.Subscribe(ctx, cmd.GetSubscribe())
+		rep.Subscribe, rep.Error = r.Result, r.Error
+	case cmd.GetUnsubscribe() != nil:
+		r, _ := s.Unsubscribe(ctx, cmd.GetUnsubscribe())
+		rep.Unsubscribe, rep.Error = r.Result, r.Error
+	case cmd.GetDisconnect() != nil:
+		r, _ := s.Disconnect(ctx, cmd.GetDisconnect())
+		rep.Disconnect, rep.Error = r.Result, r.Error
+	case cmd.GetPresence() != nil:
+		r, _ := s.Presence(ctx, cmd.GetPresence())
+		rep.Presence, rep.Error = r.Result, r.Error
+	case cmd.GetPresenceStats() != nil:
+		r, _ := s.PresenceStats(ctx, cmd.GetPresenceStats())
+		rep.PresenceStats, rep.Error = r.Result, r.Error
+	case cmd.GetHistory() != nil:
+		r, _ := s.History(ctx, cmd.GetHistory())
+		rep.History, rep.Error = r.Result, r.Error
+	case cmd.GetHistoryRemove() != nil:
+		r, _ := s.HistoryRemove(ctx, cmd.GetHistoryRemove())
+		rep.HistoryRemove, rep.Error = r.Result, r.Error
+	case cmd.GetInfo() != nil:
+		r, _ := s.Info(ctx, cmd.GetInfo())
+		rep.Info, rep.Error = r.Result, r.Error
+	case cmd.GetRpc() != nil:
+		r, _ := s.RPC(ctx, cmd.GetRpc())
+		rep.Rpc, rep.Error = r.Result, r.Error
+	case cmd.GetRefresh() != nil:
+		r, _ := s.Refresh(ctx, cmd.GetRefresh())
+		rep.Refresh, rep.Error = r.Result, r.Error
+	case cmd.GetChannels() != nil:
+		r, _ := s.Channels(ctx, cmd.GetChannels())
+		rep.Channels, rep.Error = r.Result, r.Error
+	case cmd.GetConnections() != nil:
+		r, _ := s.Connections(ctx, cmd.GetConnections())
+		rep.Connections, rep.Error = r.Result, r.Error
+	case unavailableCommand(cmd) != "":
+		rep.Error = toPBError(notAvailable(unavailableCommand(cmd) + ": " + unavailableReason))
+	default:
+		rep.Error = toPBError(newError(protocol.ErrorMethodNotFound, "method not found: a command needs one method field (publish, broadcast, …)"))
+	}
+	return rep
+}

@@ -1,0 +1,67 @@
+package grpcapi
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/api/grpcapi/apiproto"
+	"github.com/heraldhq/herald/hub"
+)
+
+// DefaultMaxReceiveMessageSize bounds a request message when
+// Config.MaxReceiveMessageSize is 0: grpc-go's own default, 4 MiB, which
+// Centrifugo keeps too.
+const DefaultMaxReceiveMessageSize = 4 << 20
+
+// Config configures the gRPC API server.
+type Config struct {
+	// Key is the API key callers send as "authorization: apikey <KEY>";
+	// required unless Insecure.
+	Key string
+	// Insecure accepts calls without a key. For development only.
+	Insecure bool
+	// MaxReceiveMessageSize bounds one request message in bytes; a larger
+	// one is refused with ResourceExhausted before it is decoded. Zero
+	// means DefaultMaxReceiveMessageSize.
+	MaxReceiveMessageSize int
+	// TLS, when set, makes the server speak TLS only. Its NextProtos is
+	// set to h2 by grpc-go.
+	TLS *tls.Config
+	// API configures the methods: MaxBatchCommands, Logger and
+	// TracerProvider are used (see api.Config).
+	API api.Config
+}
+
+// New returns a gRPC server that serves h's API; call Serve with a
+// listener, and GracefulStop or Stop to end it.
+func New(h *hub.Hub, cfg Config) (*grpc.Server, error) {
+	if cfg.Key == "" && !cfg.Insecure {
+		return nil, errors.New("grpcapi: Key is required (or set Insecure for development)")
+	}
+	if cfg.MaxReceiveMessageSize < 0 {
+		return nil, fmt.Errorf("grpcapi: MaxReceiveMessageSize %d: must not be negative (0 means the default, %d)", cfg.MaxReceiveMessageSize, DefaultMaxReceiveMessageSize)
+	}
+	svc, err := api.NewGRPCService(h, cfg.API)
+	if err != nil {
+		return nil, err
+	}
+	size := cfg.MaxReceiveMessageSize
+	if size == 0 {
+		size = DefaultMaxReceiveMessageSize
+	}
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(size)}
+	if !cfg.Insecure {
+		opts = append(opts, grpc.UnaryInterceptor(keyAuth(cfg.Key)))
+	}
+	if cfg.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
+	}
+	s := grpc.NewServer(opts...)
+	apiproto.RegisterCentrifugoApiServer(s, svc)
+	return s, nil
+}
