@@ -30,10 +30,12 @@ type Config struct {
 	// ProxyConfig: proxies, proxy_max_in_flight and rpc (proxy.go).
 	ProxyConfig `yaml:",inline"`
 	// SQLAuth is where namespaces' SQL checks run (sqlauth.go).
-	SQLAuth  SQLAuthConfig  `yaml:"sql_auth"`
-	HTTPAPI  HTTPAPIConfig  `yaml:"http_api"`
-	HTTP     HTTPConfig     `yaml:"http"`
-	Shutdown ShutdownConfig `yaml:"shutdown"`
+	SQLAuth SQLAuthConfig `yaml:"sql_auth"`
+	HTTPAPI HTTPAPIConfig `yaml:"http_api"`
+	// GRPCAPIConfig is the gRPC server API (grpcapi.go).
+	GRPCAPIConfig GRPCAPIConfig  `yaml:"grpc_api"`
+	HTTP          HTTPConfig     `yaml:"http"`
+	Shutdown      ShutdownConfig `yaml:"shutdown"`
 	// The HTTP transports' keys (http_stream, sse, ...): transports.go.
 	TransportsConfig `yaml:",inline"`
 	// TLSConfig: tls and tls_autocert (tls.go).

@@ -63,6 +63,7 @@ type Server struct {
 	acmeHTTP *http.Server // the HTTP-01 challenge listener; nil without ACME
 	acmeLn   net.Listener
 	spans    *sdktrace.TracerProvider // nil without tracing
+	grpc     *grpcAPI                 // nil without grpc_api (grpcapi.go)
 }
 
 // New builds a node from cfg; Start makes it listen.
@@ -223,6 +224,9 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 	} else {
 		mux.Handle("/api/", api.Off(apiOffHint))
 	}
+	if err := s.newGRPCAPI(tp); err != nil {
+		return nil, err
+	}
 	// Headers must arrive within 10 s and an idle keep-alive connection is
 	// closed after http.idle_timeout, so that neither holds a descriptor
 	// for ever; request bodies are bounded by guard.ReadDeadline (the API
@@ -292,6 +296,17 @@ func (s *Server) Start(ctx context.Context) error {
 		_ = s.hub.Shutdown(ctx)
 		return err
 	}
+	if err := s.startGRPCAPI(); err != nil {
+		_ = s.http.Close()
+		if s.admin != nil {
+			_ = s.admin.Close()
+		}
+		if s.acmeHTTP != nil {
+			_ = s.acmeHTTP.Close()
+		}
+		_ = s.hub.Shutdown(ctx)
+		return err
+	}
 	s.log.Info("herald listening", "address", ln.Addr().String(), "tls", s.tls != nil, "websocket", WebSocketPath, "websocket_poller", s.ws.Poller(), "engine", s.cfg.Engine.Type, "version", Version)
 	return nil
 }
@@ -332,6 +347,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if err := s.http.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("http: %w", err))
+	}
+	if err := s.stopGRPCAPI(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	if err := s.hub.Shutdown(ctx); err != nil {
 		errs = append(errs, err)

@@ -1,0 +1,60 @@
+package config
+
+import (
+	"net"
+	"strconv"
+
+	"github.com/heraldhq/herald/api/grpcapi"
+	"github.com/heraldhq/herald/transport/tlsconf"
+)
+
+// GRPCAPIConfig is the gRPC server API (package api/grpcapi): Centrifugo's
+// api.proto service on a port of its own, with Centrifugo v6's keys.
+type GRPCAPIConfig struct {
+	Enabled               bool   `yaml:"enabled" doc:"serve the gRPC server API: Centrifugo's 'api.proto' service ('centrifugal.centrifugo.api.CentrifugoApi'), so that clients generated from Centrifugo's file work unchanged; see [api.md](api.md#grpc-api)"`
+	Address               string `yaml:"address" defaultdoc:"every interface" doc:"the address (host or IP) the gRPC API listens on; empty: every interface"`
+	Port                  int    `yaml:"port" default:"10000" doc:"the port the gRPC API listens on"`
+	Key                   string `yaml:"key" doc:"the API key callers send as the metadata 'authorization: apikey KEY'; required with 'grpc_api.enabled' unless 'http_api.insecure' is on (Herald serves no unauthenticated gRPC API, where Centrifugo would)"`
+	MaxReceiveMessageSize int    `yaml:"max_receive_message_size" default:"4194304" doc:"largest request message in bytes; a larger one is refused with the gRPC status RESOURCE_EXHAUSTED. '0' means the default (4 MiB)"`
+	// TLS of the gRPC API listener, with the same options as the main
+	// one; plaintext without cert_file.
+	TLS tlsconf.Config `yaml:"tls"`
+}
+
+// ListenAddress is where the gRPC API listens, host:port.
+func (c GRPCAPIConfig) ListenAddress() string {
+	return net.JoinHostPort(c.Address, strconv.Itoa(c.Port))
+}
+
+// GRPCAPI is the grpc_api section as package api/grpcapi takes it, with
+// the HTTP API's method limits, without TLS (the server loads the files)
+// and without a Logger.
+func (c Config) GRPCAPI() grpcapi.Config {
+	return grpcapi.Config{
+		Key: c.GRPCAPIConfig.Key, Insecure: c.HTTPAPI.Insecure && c.GRPCAPIConfig.Key == "",
+		MaxReceiveMessageSize: c.GRPCAPIConfig.MaxReceiveMessageSize, API: c.HTTPAPI.API(),
+	}
+}
+
+// grpcAPIProblems checks the grpc_api section when it is enabled.
+func (c Config) grpcAPIProblems() Problems {
+	g := c.GRPCAPIConfig
+	var ps Problems
+	bad := func(key, msg string) { ps = append(ps, Problem{Key: "grpc_api." + key, Message: msg}) }
+	if g.MaxReceiveMessageSize < 0 {
+		bad("max_receive_message_size", strconv.Itoa(g.MaxReceiveMessageSize)+": must not be negative (0 means the default, 4194304)")
+	}
+	for _, e := range g.TLS.Validate() {
+		bad("tls."+e.Field, e.Message)
+	}
+	if !g.Enabled {
+		return ps
+	}
+	if g.Key == "" && !c.HTTPAPI.Insecure {
+		bad("key", "required with grpc_api.enabled: callers send it as the metadata 'authorization: apikey KEY' (or set http_api.insecure for development)")
+	}
+	if g.Port < 0 || g.Port > 65535 {
+		bad("port", strconv.Itoa(g.Port)+": want 1 to 65535 (or 0 for a free port)")
+	}
+	return ps
+}
