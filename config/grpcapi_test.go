@@ -42,3 +42,27 @@ func TestGRPCAPIProblems(t *testing.T) {
 		t.Fatalf("listen address %q", got)
 	}
 }
+
+// TestHandlerPrefixProblems: http_api.handler_prefix must be a path of
+// its own.
+func TestHandlerPrefixProblems(t *testing.T) {
+	for prefix, ok := range map[string]bool{
+		"": true, "/api": true, "/centrifugo/api": true, "/api/": true,
+		"api": false, "/": false, "/a b": false, "/metrics": false, "/connection": false,
+		"/connection/api": false, "/debug/x": false, "/admin": false,
+	} {
+		c := Default()
+		c.Admin.UI.Enabled, c.Admin.UI.Insecure = true, true
+		c.HTTPAPI.HandlerPrefix = prefix
+		var keys []string
+		c.prefixProblems(func(key, _ string, _ ...any) { keys = append(keys, key) })
+		if ok != (len(keys) == 0) {
+			t.Errorf("handler_prefix %q: problems %v", prefix, keys)
+		}
+	}
+	c := Default()
+	c.HTTPAPI.HandlerPrefix = "/centrifugo/api/"
+	if got := c.HTTPAPI.Prefix(); got != "/centrifugo/api" {
+		t.Errorf("Prefix() = %q", got)
+	}
+}

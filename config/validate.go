@@ -72,6 +72,7 @@ func (c Config) Validate() error {
 	ps = append(ps, hubProblems(c.WebSocket.Transport().Validate(), reflect.TypeOf(c.WebSocket), "websocket", transportRenames...)...)
 	ps = append(ps, hubProblems(c.WebSocket.Admission().Validate(), reflect.TypeOf(c.WebSocket), "websocket", admissionRenames...)...)
 	c.Admin.UI.validate(bad)
+	c.prefixProblems(bad)
 	for key, ns := range c.namespaces() {
 		if ok && !history {
 			for _, o := range historyOptions(ns) {

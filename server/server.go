@@ -205,24 +205,32 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 			return nil, err
 		}
 	}
-	if cfg.HTTPAPI.Key != "" || cfg.HTTPAPI.Insecure {
+	// The API's methods are under the prefix, and the prefix itself is the
+	// single endpoint ({"method":…,"params":…}).
+	apiPrefix := cfg.HTTPAPI.Prefix()
+	switch {
+	case cfg.HTTPAPI.Disabled:
+	case cfg.HTTPAPI.Key != "" || cfg.HTTPAPI.Insecure:
 		apiCfg := cfg.HTTPAPI.API()
 		apiCfg.Logger, apiCfg.TracerProvider = log, tp
 		apiHandler, err := api.NewHandler(h, apiCfg)
 		if err != nil {
 			return nil, fmt.Errorf("http_api: %w", err)
 		}
-		var apiEntry http.Handler = http.StripPrefix("/api", apiHandler)
+		var apiEntry http.Handler = http.StripPrefix(apiPrefix, apiHandler)
 		if cfg.HTTPAPI.RequireClientCert {
 			apiEntry = requireClientCert(apiEntry)
 		}
-		mux.Handle("/api/", guard.CORS{
+		apiEntry = guard.CORS{
 			Allow:   guard.Listed(cfg.HTTPAPI.AllowedOrigins),
 			Methods: "POST",
 			Headers: "Content-Type, X-API-Key, Authorization, X-Centrifugo-Error-Mode",
-		}.Handler(apiEntry))
-	} else {
-		mux.Handle("/api/", api.Off(apiOffHint))
+		}.Handler(apiEntry)
+		mux.Handle(apiPrefix+"/", apiEntry)
+		mux.Handle(apiPrefix, apiEntry)
+	default:
+		mux.Handle(apiPrefix+"/", api.Off(apiOffHint))
+		mux.Handle(apiPrefix, api.Off(apiOffHint))
 	}
 	if err := s.newGRPCAPI(tp); err != nil {
 		return nil, err

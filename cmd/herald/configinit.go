@@ -68,7 +68,7 @@ file is left alone unless --force is given.`,
 // initialConfig is the example configuration with keys filled in. It
 // checks that each key was found exactly once, so a change to the example
 // cannot silently produce a file without secrets.
-var httpAPIKeyLine = regexp.MustCompile(`(?m)^http_api:\n(?:  #.*\n)*  key: ""`)
+var httpAPIKeyLine = regexp.MustCompile(`(?m)^http_api:\n(?:  .*\n)*?  key: ""`)
 
 func initialConfig(keys generatedKeys, now time.Time) (string, error) {
 	text := config.Example()
@@ -81,7 +81,7 @@ func initialConfig(keys generatedKeys, now time.Time) (string, error) {
 		text = strings.Replace(text, r.empty, r.set, 1)
 	}
 	// http_api's key, not grpc_api's (that API is off by default): the
-	// key line after "http_api:" and its comment lines.
+	// first key line of the http_api section.
 	if n := len(httpAPIKeyLine.FindAllStringIndex(text, -1)); n != 1 {
 		return "", fmt.Errorf("config init: the example configuration has %d http_api sections with an empty key, want 1", n)
 	}
