@@ -54,19 +54,6 @@ func toPBBroadcast(r *broadcastResult) *apiproto.BroadcastResult {
 	return out
 }
 
-// overrideJSON is SubscribeOptionOverride as the HTTP API's JSON.
-type overrideJSON struct {
-	Presence           *boolValue `json:"presence,omitempty"`
-	JoinLeave          *boolValue `json:"join_leave,omitempty"`
-	ForceRecovery      *boolValue `json:"force_recovery,omitempty"`
-	ForcePositioning   *boolValue `json:"force_positioning,omitempty"`
-	ForcePushJoinLeave *boolValue `json:"force_push_join_leave,omitempty"`
-}
-
-type boolValue struct {
-	Value bool `json:"value"`
-}
-
 func pbBool(v *apiproto.BoolValue) *boolValue {
 	if v == nil {
 		return nil

@@ -17,8 +17,9 @@ func (a *handler) subscribe(ctx context.Context, req *subscribeRequest) (*emptyR
 	if e := checkTarget(req.User, req.Client, req.Session); e != nil {
 		return nil, e
 	}
-	if len(req.Override) > 0 && string(req.Override) != "null" {
-		return nil, notAvailable("override: per-subscription overrides through the API are not supported; configure the namespace")
+	override, e := parseOverride(req.Override)
+	if e != nil {
+		return nil, e
 	}
 	info, e := optionalPayload("info", req.Info, "b64info", req.B64Info)
 	if e != nil {
@@ -28,7 +29,7 @@ func (a *handler) subscribe(ctx context.Context, req *subscribeRequest) (*emptyR
 	if e != nil {
 		return nil, e
 	}
-	opts := hub.SubscribeOptions{Info: info, Data: data, ExpireAt: req.ExpireAt}
+	opts := hub.SubscribeOptions{Info: info, Data: data, ExpireAt: req.ExpireAt, Session: req.Session, Override: override}
 	if req.RecoverSince != nil {
 		opts.RecoverSince = &hub.StreamPositionArg{Offset: req.RecoverSince.Offset, Epoch: req.RecoverSince.Epoch}
 	}
@@ -41,6 +42,9 @@ func (a *handler) subscribe(ctx context.Context, req *subscribeRequest) (*emptyR
 // refresh sets the expiry of the user's connections (or only client) on
 // every node.
 func (a *handler) refresh(ctx context.Context, req *refreshRequest) (*emptyResult, *apiError) {
+	if req.Session != "" {
+		return nil, notAvailable("session: refresh by session is not supported; use client to target one connection")
+	}
 	if e := checkTarget(req.User, req.Client, req.Session); e != nil {
 		return nil, e
 	}
