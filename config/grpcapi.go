@@ -15,6 +15,7 @@ type GRPCAPIConfig struct {
 	Address               string `yaml:"address" defaultdoc:"every interface" doc:"the address (host or IP) the gRPC API listens on; empty: every interface"`
 	Port                  int    `yaml:"port" default:"10000" doc:"the port the gRPC API listens on"`
 	Key                   string `yaml:"key" doc:"the API key callers send as the metadata 'authorization: apikey KEY'; required with 'grpc_api.enabled' unless 'http_api.insecure' is on (Herald serves no unauthenticated gRPC API, where Centrifugo would)"`
+	ErrorMode             string `yaml:"error_mode" doc:"'transport': a response's error as a gRPC status (100 INTERNAL, 102 and 104 NOT_FOUND, 107 and 108 INVALID_ARGUMENT, 112 OUT_OF_RANGE, 113 ALREADY_EXISTS) instead of inside the response with OK; a call can ask for it with the metadata 'x-centrifugo-error-mode: transport'"`
 	MaxReceiveMessageSize int    `yaml:"max_receive_message_size" default:"4194304" doc:"largest request message in bytes; a larger one is refused with the gRPC status RESOURCE_EXHAUSTED. '0' means the default (4 MiB)"`
 	// TLS of the gRPC API listener, with the same options as the main
 	// one; plaintext without cert_file.
@@ -33,6 +34,7 @@ func (c Config) GRPCAPI() grpcapi.Config {
 	return grpcapi.Config{
 		Key: c.GRPCAPIConfig.Key, Insecure: c.HTTPAPI.Insecure && c.GRPCAPIConfig.Key == "",
 		MaxReceiveMessageSize: c.GRPCAPIConfig.MaxReceiveMessageSize, API: c.HTTPAPI.API(),
+		ErrorMode: c.GRPCAPIConfig.ErrorMode,
 	}
 }
 
@@ -43,6 +45,11 @@ func (c Config) grpcAPIProblems() Problems {
 	bad := func(key, msg string) { ps = append(ps, Problem{Key: "grpc_api." + key, Message: msg}) }
 	if g.MaxReceiveMessageSize < 0 {
 		bad("max_receive_message_size", strconv.Itoa(g.MaxReceiveMessageSize)+": must not be negative (0 means the default, 4194304)")
+	}
+	switch g.ErrorMode {
+	case "", grpcapi.ErrorModeTransport:
+	default:
+		bad("error_mode", strconv.Quote(g.ErrorMode)+": want empty or 'transport'")
 	}
 	for _, e := range g.TLS.Validate() {
 		bad("tls."+e.Field, e.Message)

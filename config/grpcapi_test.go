@@ -22,7 +22,8 @@ func TestGRPCAPIProblems(t *testing.T) {
 	c.GRPCAPIConfig.Enabled = true
 	c.GRPCAPIConfig.Port = 65536
 	c.GRPCAPIConfig.MaxReceiveMessageSize = -1
-	if got := keys(c); !slices.Equal(got, []string{"grpc_api.max_receive_message_size", "grpc_api.key", "grpc_api.port"}) {
+	c.GRPCAPIConfig.ErrorMode = "http"
+	if got := keys(c); !slices.Equal(got, []string{"grpc_api.max_receive_message_size", "grpc_api.error_mode", "grpc_api.key", "grpc_api.port"}) {
 		t.Fatalf("enabled without a key or port: %v", got)
 	}
 	c = Default()

@@ -2,11 +2,13 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -14,7 +16,9 @@ import (
 	"github.com/heraldhq/herald/api/grpcapi/apiproto"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/testcerts"
 	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/transport/tlsconf"
 )
 
 const grpcTestKey = "grpc-test-key"
@@ -106,5 +110,36 @@ func TestGRPCAPIPostgresCluster(t *testing.T) {
 	un, err := g2.UpdateUserStatus(ctx, &apiproto.UpdateUserStatusRequest{Users: []string{"bob"}})
 	if err != nil || un.GetError().GetCode() != 108 {
 		t.Fatalf("update_user_status: want error 108, got %v, %v", un, err)
+	}
+}
+
+// TestGRPCAPITLS: with grpc_api.tls the gRPC API serves TLS from the
+// certificate files (and reloads them with the other listeners'); a
+// plaintext client is not served.
+func TestGRPCAPITLS(t *testing.T) {
+	ca := testcerts.NewCA(t, "grpc-api")
+	pair := ca.Server("grpc-api")
+	cfg := config.Default()
+	cfg.GRPCAPIConfig = config.GRPCAPIConfig{
+		Enabled: true, Address: "127.0.0.1", Key: grpcTestKey,
+		TLS: tlsconf.Config{CertFile: pair.CertFile, KeyFile: pair.KeyFile},
+	}
+	s := startServer(t, cfg)
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	ctx := withKey(t.Context(), grpcTestKey)
+
+	conn, err := grpc.NewClient(s.GRPCAPIAddr(), grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: ca.Pool})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	if res, err := apiproto.NewCentrifugoApiClient(conn).Info(ctx, &apiproto.InfoRequest{}); err != nil || len(res.GetResult().GetNodes()) != 1 {
+		t.Fatalf("info over TLS: %v, %v", res, err)
+	}
+	if _, err := grpcClient(t, s).Info(ctx, &apiproto.InfoRequest{}); status.Code(err) != codes.Unavailable {
+		t.Fatalf("plaintext client: want Unavailable, got %v", err)
+	}
+	if err := s.ReloadTLS(); err != nil {
+		t.Fatalf("reload: %v", err)
 	}
 }

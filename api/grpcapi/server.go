@@ -25,6 +25,13 @@ type Config struct {
 	Key string
 	// Insecure accepts calls without a key. For development only.
 	Insecure bool
+	// ErrorMode is "" (errors inside responses, with status OK) or
+	// "transport" (errors as gRPC statuses: 100 Internal, 102 and 104
+	// NotFound, 107 and 108 InvalidArgument, 112 OutOfRange, 113
+	// AlreadyExists, any other Internal). A call can ask for the transport
+	// mode with the metadata "x-centrifugo-error-mode: transport". Batch
+	// replies keep their errors either way.
+	ErrorMode string
 	// MaxReceiveMessageSize bounds one request message in bytes; a larger
 	// one is refused with ResourceExhausted before it is decoded. Zero
 	// means DefaultMaxReceiveMessageSize.
@@ -46,6 +53,11 @@ func New(h *hub.Hub, cfg Config) (*grpc.Server, error) {
 	if cfg.MaxReceiveMessageSize < 0 {
 		return nil, fmt.Errorf("grpcapi: MaxReceiveMessageSize %d: must not be negative (0 means the default, %d)", cfg.MaxReceiveMessageSize, DefaultMaxReceiveMessageSize)
 	}
+	switch cfg.ErrorMode {
+	case "", ErrorModeTransport:
+	default:
+		return nil, fmt.Errorf("grpcapi: ErrorMode %q: want \"\" or %q", cfg.ErrorMode, ErrorModeTransport)
+	}
 	svc, err := api.NewGRPCService(h, cfg.API)
 	if err != nil {
 		return nil, err
@@ -54,10 +66,14 @@ func New(h *hub.Hub, cfg Config) (*grpc.Server, error) {
 	if size == 0 {
 		size = DefaultMaxReceiveMessageSize
 	}
-	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(size)}
+	// The key is checked first; the error mode applies to what the
+	// method answered.
+	var chain []grpc.UnaryServerInterceptor
 	if !cfg.Insecure {
-		opts = append(opts, grpc.UnaryInterceptor(keyAuth(cfg.Key)))
+		chain = append(chain, keyAuth(cfg.Key))
 	}
+	chain = append(chain, transportErrors(cfg.ErrorMode == ErrorModeTransport))
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(size), grpc.ChainUnaryInterceptor(chain...)}
 	if cfg.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
 	}

@@ -303,3 +303,42 @@ func TestTLS(t *testing.T) {
 		t.Fatalf("plaintext client: want Unavailable, got %v", err)
 	}
 }
+
+// TestTransportErrorMode: in transport error mode (configured, or asked
+// for per call) a response's error is the gRPC status of its code; batch
+// replies keep theirs.
+func TestTransportErrorMode(t *testing.T) {
+	h := startHub(t)
+	ctx := ctx5s(t)
+	perCall := dial(t, serve(t, h, grpcapi.Config{Key: testKey}))
+	always := dial(t, serve(t, h, grpcapi.Config{Key: testKey, ErrorMode: grpcapi.ErrorModeTransport}))
+	ask := metadata.AppendToOutgoingContext(ctx, "x-centrifugo-error-mode", "transport")
+
+	res, err := perCall.Publish(ctx, &apiproto.PublishRequest{Channel: "news"})
+	if err != nil || res.GetError().GetCode() != uint32(protocol.ErrorBadRequest) {
+		t.Fatalf("default mode: %v, %v", res, err)
+	}
+	for name, c := range map[string]struct {
+		client apiproto.CentrifugoApiClient
+		ctx    context.Context
+	}{"per call": {perCall, ask}, "configured": {always, ctx}} {
+		_, err := c.client.Publish(c.ctx, &apiproto.PublishRequest{Channel: "news"})
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "data required") {
+			t.Errorf("%s: publish without data: %v", name, err)
+		}
+		_, err = c.client.History(c.ctx, &apiproto.HistoryRequest{Channel: "nope:x"})
+		if status.Code(err) != codes.NotFound {
+			t.Errorf("%s: history of an unknown namespace: %v", name, err)
+		}
+		b, err := c.client.Batch(c.ctx, &apiproto.BatchRequest{Commands: []*apiproto.Command{{Publish: &apiproto.PublishRequest{Channel: "news"}}}})
+		if err != nil || b.Replies[0].GetError().GetCode() != uint32(protocol.ErrorBadRequest) {
+			t.Errorf("%s: batch: %v, %v", name, b, err)
+		}
+		if _, err := c.client.Info(c.ctx, &apiproto.InfoRequest{}); err != nil {
+			t.Errorf("%s: info: %v", name, err)
+		}
+	}
+	if _, err := grpcapi.New(h, grpcapi.Config{Key: testKey, ErrorMode: "http"}); err == nil {
+		t.Error("error mode \"http\" was accepted")
+	}
+}
