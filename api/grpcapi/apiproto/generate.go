@@ -11,6 +11,7 @@ package apiproto
 //	protoc-gen-go-grpc  v1.6.2   (go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2)
 //
 // generate_test.go regenerates into a temporary directory and compares,
-// when protoc and both plugins are on PATH.
+// when protoc and both plugins are on PATH; scripts/test.sh installs them
+// (its "generated code" step) so that the check always runs there.
 
 //go:generate protoc --go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative api.proto
