@@ -16,6 +16,7 @@ type GRPCAPIConfig struct {
 	Port                  int    `yaml:"port" default:"10000" doc:"the port the gRPC API listens on"`
 	Key                   string `yaml:"key" doc:"the API key callers send as the metadata 'authorization: apikey KEY'; required with 'grpc_api.enabled' unless 'http_api.insecure' is on (Herald serves no unauthenticated gRPC API, where Centrifugo would)"`
 	ErrorMode             string `yaml:"error_mode" doc:"'transport': a response's error as a gRPC status (100 INTERNAL, 102 and 104 NOT_FOUND, 107 and 108 INVALID_ARGUMENT, 112 OUT_OF_RANGE, 113 ALREADY_EXISTS) instead of inside the response with OK; a call can ask for it with the metadata 'x-centrifugo-error-mode: transport'"`
+	Reflection            bool   `yaml:"reflection" doc:"serve the gRPC reflection service, so that tools such as grpcurl list and call the methods without 'api.proto'; it needs the key like every method"`
 	MaxReceiveMessageSize int    `yaml:"max_receive_message_size" default:"4194304" doc:"largest request message in bytes; a larger one is refused with the gRPC status RESOURCE_EXHAUSTED. '0' means the default (4 MiB)"`
 	// TLS of the gRPC API listener, with the same options as the main
 	// one; plaintext without cert_file.
@@ -34,7 +35,7 @@ func (c Config) GRPCAPI() grpcapi.Config {
 	return grpcapi.Config{
 		Key: c.GRPCAPIConfig.Key, Insecure: c.HTTPAPI.Insecure && c.GRPCAPIConfig.Key == "",
 		MaxReceiveMessageSize: c.GRPCAPIConfig.MaxReceiveMessageSize, API: c.HTTPAPI.API(),
-		ErrorMode: c.GRPCAPIConfig.ErrorMode,
+		ErrorMode: c.GRPCAPIConfig.ErrorMode, Reflection: c.GRPCAPIConfig.Reflection,
 	}
 }
 

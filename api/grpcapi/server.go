@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/reflection"
 
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/api/grpcapi/apiproto"
@@ -32,6 +33,10 @@ type Config struct {
 	// mode with the metadata "x-centrifugo-error-mode: transport". Batch
 	// replies keep their errors either way.
 	ErrorMode string
+	// Reflection serves the gRPC reflection service, so that tools such as
+	// grpcurl can list and call the methods without api.proto. It is
+	// behind the key like every method.
+	Reflection bool
 	// MaxReceiveMessageSize bounds one request message in bytes; a larger
 	// one is refused with ResourceExhausted before it is decoded. Zero
 	// means DefaultMaxReceiveMessageSize.
@@ -74,10 +79,16 @@ func New(h *hub.Hub, cfg Config) (*grpc.Server, error) {
 	}
 	chain = append(chain, transportErrors(cfg.ErrorMode == ErrorModeTransport))
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(size), grpc.ChainUnaryInterceptor(chain...)}
+	if !cfg.Insecure {
+		opts = append(opts, grpc.StreamInterceptor(keyAuthStream(cfg.Key)))
+	}
 	if cfg.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
 	}
 	s := grpc.NewServer(opts...)
 	apiproto.RegisterCentrifugoApiServer(s, svc)
+	if cfg.Reflection {
+		reflection.Register(s)
+	}
 	return s, nil
 }

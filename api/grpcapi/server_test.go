@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
 	"github.com/heraldhq/herald/api"
@@ -340,5 +342,43 @@ func TestTransportErrorMode(t *testing.T) {
 	}
 	if _, err := grpcapi.New(h, grpcapi.Config{Key: testKey, ErrorMode: "http"}); err == nil {
 		t.Error("error mode \"http\" was accepted")
+	}
+}
+
+// TestReflection: with Reflection the reflection service lists the
+// CentrifugoApi service to a caller with the key, and refuses one
+// without it.
+func TestReflection(t *testing.T) {
+	h := startHub(t)
+	addr := serve(t, h, grpcapi.Config{Key: testKey, Reflection: true})
+	list := func(opts ...grpc.DialOption) ([]string, error) {
+		conn, err := grpc.NewClient(addr, append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(ctx5s(t))
+		if err != nil {
+			return nil, err
+		}
+		if err := stream.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+			return nil, err
+		}
+		res, err := stream.Recv()
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for _, s := range res.GetListServicesResponse().GetService() {
+			names = append(names, s.GetName())
+		}
+		return names, stream.CloseSend()
+	}
+	names, err := list(grpc.WithPerRPCCredentials(keyAuth(testKey)))
+	if err != nil || !slices.Contains(names, "centrifugal.centrifugo.api.CentrifugoApi") {
+		t.Fatalf("services %v, %v", names, err)
+	}
+	if _, err := list(); status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("without a key: want Unauthenticated, got %v", err)
 	}
 }
