@@ -210,3 +210,54 @@ def test_oversized_message_refused(stubs, api_pb):
     assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     history = call(grpc_a.History, pb2.HistoryRequest(channel="big"))
     assert history.offset == 0, "the refused publication reached the channel"
+
+
+@pytest.fixture
+def tls_node(testserver_binary, tmp_path):
+    """One node whose gRPC API serves TLS with a self-signed certificate
+    for 127.0.0.1 made by openssl; yields (grpc address, certificate PEM)."""
+    if not shutil.which("openssl"):
+        _skip_or_fail("openssl is not installed")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=30,
+    )
+    grpc_port = _free_port()
+    config = {
+        "name": "grpc-py-tls",
+        "grpc_api": {
+            "enabled": True, "address": "127.0.0.1", "port": grpc_port, "key": GRPC_KEY,
+            "tls": {"cert_file": str(cert), "key_file": str(key)},
+        },
+        "client": {"token": {"hmac_secret_key": TOKEN_SECRET}},
+    }
+    path = tmp_path / "tls.yaml"
+    path.write_text(json.dumps(config))
+    log = open(tmp_path / "tls.log", "w")
+    addr = f"127.0.0.1:{_free_port()}"
+    proc = subprocess.Popen(
+        [str(testserver_binary), "serve", "--config", str(path), "--address", addr], stdout=log, stderr=log
+    )
+    node = Node(proc, log, addr, "")
+    try:
+        if not _wait_ready(addr, proc):
+            pytest.fail(f"herald did not start: see {tmp_path}")
+        yield f"127.0.0.1:{grpc_port}", cert.read_bytes()
+    finally:
+        node.stop()
+
+
+def test_tls(tls_node, api_pb):
+    pb2, pb2_grpc = api_pb
+    addr, cert = tls_node
+    creds = grpc.ssl_channel_credentials(root_certificates=cert)
+    with grpc.secure_channel(addr, creds) as ch:
+        info = call(pb2_grpc.CentrifugoApiStub(ch).Info, pb2.InfoRequest())
+        assert [n.name for n in info.nodes] == ["grpc-py-tls"]
+    with grpc.insecure_channel(addr) as ch:
+        with pytest.raises(grpc.RpcError) as err:
+            pb2_grpc.CentrifugoApiStub(ch).Info(pb2.InfoRequest(), metadata=AUTH, timeout=TIMEOUT)
+        assert err.value.code() == grpc.StatusCode.UNAVAILABLE
