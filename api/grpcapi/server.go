@@ -77,6 +77,9 @@ func New(h *hub.Hub, cfg Config) (*grpc.Server, error) {
 	if !cfg.Insecure {
 		chain = append(chain, keyAuth(cfg.Key))
 	}
+	if tr := svc.TraceInterceptor(); tr != nil {
+		chain = append(chain, tr)
+	}
 	chain = append(chain, transportErrors(cfg.ErrorMode == ErrorModeTransport))
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(size), grpc.ChainUnaryInterceptor(chain...)}
 	if !cfg.Insecure {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -380,5 +382,34 @@ func TestReflection(t *testing.T) {
 	}
 	if _, err := list(); status.Code(err) != codes.Unauthenticated {
 		t.Fatalf("without a key: want Unauthenticated, got %v", err)
+	}
+}
+
+// TestSpans: with a tracer provider every call is a server span named
+// after the method, continuing the caller's traceparent, and an error in
+// the response marks it.
+func TestSpans(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	h := startHub(t)
+	c := dial(t, serve(t, h, grpcapi.Config{Key: testKey, API: api.Config{TracerProvider: tp}}))
+	const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	ctx := metadata.AppendToOutgoingContext(ctx5s(t), "traceparent", parent)
+	if _, err := c.PresenceStats(ctx, &apiproto.PresenceStatsRequest{Channel: "news"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Publish(ctx, &apiproto.PublishRequest{Channel: "news"}); err != nil {
+		t.Fatal(err)
+	}
+	ended := rec.Ended()
+	if len(ended) != 2 {
+		t.Fatalf("%d spans, want 2", len(ended))
+	}
+	if s := ended[0]; s.Name() != "api.presence_stats" || s.Parent().TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" || s.Status().Code.String() == "Error" {
+		t.Errorf("presence_stats span: %s, parent %s, status %v", s.Name(), s.Parent().TraceID(), s.Status())
+	}
+	if s := ended[1]; s.Name() != "api.publish" || s.Status().Code.String() != "Error" || !strings.Contains(s.Status().Description, "data required") {
+		t.Errorf("publish span: %s, status %v", s.Name(), s.Status())
 	}
 }
