@@ -180,6 +180,16 @@ func TestMethods(t *testing.T) {
 		t.Fatalf("connections: %v without its channel", conns.Result)
 	}
 
+	// A server-side subscription with an override of the namespace.
+	sub, err := c.Subscribe(ctx, &apiproto.SubscribeRequest{User: "ann", Channel: "forced",
+		Override: &apiproto.SubscribeOptionOverride{ForceRecovery: &apiproto.BoolValue{Value: true}}})
+	if err != nil || sub.Error != nil {
+		t.Fatalf("subscribe: %v, %v", sub, err)
+	}
+	if m := ws.Next(); jsonclient.Path(m, "push", "subscribe", "recoverable") != true {
+		t.Fatalf("subscribe with force_recovery: %v", m)
+	}
+
 	// The HTTP API's checks, with its codes and messages.
 	bad, err := c.Publish(ctx, &apiproto.PublishRequest{Channel: "news"})
 	if err != nil || bad.GetError().GetCode() != uint32(protocol.ErrorBadRequest) || !strings.Contains(bad.Error.Message, "data required") {
