@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,4 +143,45 @@ func TestGRPCAPITLS(t *testing.T) {
 	if err := s.ReloadTLS(); err != nil {
 		t.Fatalf("reload: %v", err)
 	}
+}
+
+// TestSessionTargetsAcrossNodes: unsubscribe and disconnect with the
+// session of an HTTP-streaming connection held by node 1, sent to node 2's
+// HTTP and gRPC APIs, act on that connection only.
+func TestSessionTargetsAcrossNodes(t *testing.T) {
+	c := startPGCluster(t, 2, func(cfg *config.Config) {
+		cfg.GRPCAPIConfig = config.GRPCAPIConfig{Enabled: true, Address: "127.0.0.1", Key: grpcTestKey}
+		cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{AllowSubscribeForClient: true}
+	})
+	n1, n2 := c.nodes[0], c.nodes[1]
+	testenv.Eventually(t, "both nodes to know each other", 15*time.Second, func() bool {
+		return len(n1.Hub().Nodes()) == 2 && len(n2.Hub().Nodes()) == 2
+	})
+	s1 := mustOpenStream(t, n1, HTTPStreamPath, "alice")
+	s2 := mustOpenStream(t, n1, HTTPStreamPath, "alice")
+	for _, s := range []*httpStreamClient{s1, s2} {
+		s.emulate(n1, `{"id":2,"subscribe":{"channel":"room"}}`)
+		s.awaitMessage(`{"id":2,"subscribe":{`)
+	}
+
+	if body := apiCall(t, n2, "unsubscribe", `{"user":"alice","channel":"room","session":"`+s1.session+`"}`); body != `{"result":{}}` {
+		t.Fatalf("unsubscribe by session: %s", body)
+	}
+	s1.awaitMessage(`"unsubscribe":{"code":2000`)
+	// s2 is still subscribed: a publication reaches it first.
+	apiCall(t, n2, "publish", `{"channel":"room","data":{"n":1}}`)
+	if msg := string(s2.next()); !strings.Contains(msg, `"pub":{"data":{"n":1}`) {
+		t.Fatalf("s2 after s1's unsubscribe: %s", msg)
+	}
+
+	res, err := grpcClient(t, n2).Disconnect(withKey(t.Context(), grpcTestKey), &apiproto.DisconnectRequest{
+		User: "alice", Session: s2.session, Disconnect: &apiproto.Disconnect{Code: 4011, Reason: "by session"},
+	})
+	if err != nil || res.Error != nil {
+		t.Fatalf("disconnect by session over gRPC: %v, %v", res, err)
+	}
+	s2.awaitMessage(`{"push":{"disconnect":{"code":4011,"reason":"by session"}}}`)
+	// s1, unsubscribed but not disconnected, still answers commands.
+	s1.emulate(n2, `{"id":3,"subscribe":{"channel":"other"}}`)
+	s1.awaitMessage(`{"id":3,"subscribe":{`)
 }
