@@ -2,9 +2,11 @@ package api
 
 import (
 	"context"
+	"sync/atomic"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/heraldhq/herald/api/grpcapi/apiproto"
 	"github.com/heraldhq/herald/protocol"
@@ -14,7 +16,9 @@ import (
 // through the same method as a single call; each reply holds its result
 // or error, in the order of the commands. A batch over MaxBatchCommands
 // runs nothing and is refused with InvalidArgument: BatchResponse has no
-// error field of its own.
+// error field of its own. The replies are bounded by MaxBatchResponseSize
+// as over HTTP: the reply that passes it is error 106, and commands not
+// started by then do not run (error 106 too).
 func (s *GRPCService) Batch(ctx context.Context, req *apiproto.BatchRequest) (*apiproto.BatchResponse, error) {
 	cmds := req.GetCommands()
 	if n := len(cmds); n > s.a.cfg.MaxBatchCommands {
@@ -25,8 +29,22 @@ func (s *GRPCService) Batch(ctx context.Context, req *apiproto.BatchRequest) (*a
 	if req.GetParallel() {
 		limit = maxConcurrency
 	}
+	size := s.a.cfg.MaxBatchResponseSize
+	notRun := toPBError(newError(protocol.ErrorLimitExceeded, "limit exceeded: the batch's replies reached the limit of %d bytes (http_api.max_batch_response_size): command not run; send fewer or smaller reads per batch", size))
+	dropped := toPBError(newError(protocol.ErrorLimitExceeded, "limit exceeded: this reply would take the batch's replies past the limit of %d bytes (http_api.max_batch_response_size): the command ran, its reply is dropped", size))
+	var total atomic.Int64
+	var over atomic.Bool
 	forEach(len(cmds), limit, func(i int) {
-		out.Replies[i] = s.runCommand(ctx, cmds[i])
+		if over.Load() {
+			out.Replies[i] = &apiproto.Reply{Error: notRun}
+			return
+		}
+		rep := s.runCommand(ctx, cmds[i])
+		if total.Add(int64(proto.Size(rep))) > size {
+			over.Store(true)
+			rep = &apiproto.Reply{Error: dropped}
+		}
+		out.Replies[i] = rep
 	})
 	return out, nil
 }

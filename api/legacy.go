@@ -100,11 +100,37 @@ func (a *handler) serveLegacy(w http.ResponseWriter, ctx context.Context, x *exc
 		a.writeLegacy(w, x, []legacyReply{{Error: badRequest("%d commands, more than the limit of %d (http_api.max_batch_commands): send them in several requests", n, a.cfg.MaxBatchCommands)}})
 		return
 	}
-	replies := make([]legacyReply, len(cmds))
-	for i, cmd := range cmds {
-		replies[i] = a.runLegacy(ctx, &cmd)
+	// The replies are bounded as a batch's are (batchstream.go): the one
+	// that would pass MaxBatchResponseSize is error 106, and the commands
+	// after it do not run.
+	limit := a.cfg.MaxBatchResponseSize
+	notRun := newError(protocol.ErrorLimitExceeded, "limit exceeded: the replies reached the limit of %d bytes (http_api.max_batch_response_size): command not run; send fewer or smaller reads per request", limit)
+	dropped := newError(protocol.ErrorLimitExceeded, "limit exceeded: this reply would take the replies past the limit of %d bytes (http_api.max_batch_response_size): the command ran, its reply is dropped", limit)
+	over := false
+	for i := range cmds {
+		if i > 0 {
+			x.out.WriteByte('\n')
+		}
+		if over {
+			if !a.encode(w, x, &legacyReply{ID: cmds[i].ID, Error: notRun}) {
+				return
+			}
+			continue
+		}
+		mark := x.out.Len()
+		rep := a.runLegacy(ctx, &cmds[i])
+		if !a.encode(w, x, &rep) {
+			return
+		}
+		if int64(x.out.Len()) > limit {
+			over = true
+			x.out.Truncate(mark)
+			if !a.encode(w, x, &legacyReply{ID: cmds[i].ID, Error: dropped}) {
+				return
+			}
+		}
 	}
-	a.writeLegacy(w, x, replies)
+	writeJSON(w, http.StatusOK, x.out.Bytes())
 }
 
 // runLegacy runs one command of the single endpoint through the method of

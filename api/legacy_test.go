@@ -82,3 +82,20 @@ func TestLegacyEndpointRefusals(t *testing.T) {
 	n.expect(t, "history", `{"channel":"chat"}`, `{"result":{"publications":[],"epoch":"`+epochOf(t, n, "chat")+`","offset":0}}`)
 	c.expectOpen()
 }
+
+// TestLegacyEndpointResponseLimit: the replies are bounded by
+// MaxBatchResponseSize as a batch's are: the reply that would pass it is
+// error 106, and later commands do not run.
+func TestLegacyEndpointResponseLimit(t *testing.T) {
+	n := startNode(t, api.Config{MaxBatchResponseSize: 100})
+	got := n.legacy(t, `{"id":1,"method":"publish","params":{"channel":"chat","data":1}}`+
+		`{"id":2,"method":"info"}`+
+		`{"id":3,"method":"publish","params":{"channel":"chat","data":3}}`)
+	lines := strings.Split(got, "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], `{"id":1,"result":{"offset":1`) ||
+		!strings.HasPrefix(lines[1], `{"id":2,"error":{"code":106,"message":"limit exceeded: this reply would take the replies past the limit of 100 bytes`) ||
+		!strings.HasPrefix(lines[2], `{"id":3,"error":{"code":106,"message":"limit exceeded: the replies reached the limit of 100 bytes (http_api.max_batch_response_size): command not run`) {
+		t.Fatalf("replies:\n%s", got)
+	}
+	n.expect(t, "history", `{"channel":"chat"}`, `{"result":{"publications":[],"epoch":"`+epochOf(t, n, "chat")+`","offset":1}}`)
+}

@@ -224,6 +224,18 @@ func TestBatch(t *testing.T) {
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "limit of 3") {
 		t.Fatalf("batch over the limit: %v", err)
 	}
+	// The replies are bounded by max_batch_response_size.
+	small := dial(t, serve(t, h, grpcapi.Config{Key: testKey, API: api.Config{MaxBatchResponseSize: 30}}))
+	res, err = small.Batch(ctx, &apiproto.BatchRequest{Commands: []*apiproto.Command{
+		{Publish: &apiproto.PublishRequest{Channel: "a", Data: []byte(`2`)}},
+		{Info: &apiproto.InfoRequest{}},
+		{Publish: &apiproto.PublishRequest{Channel: "a", Data: []byte(`3`)}},
+	}})
+	if err != nil || res.Replies[0].GetPublish().GetOffset() != 2 ||
+		res.Replies[1].GetError().GetCode() != uint32(protocol.ErrorLimitExceeded) || !strings.Contains(res.Replies[1].Error.Message, "reply is dropped") ||
+		res.Replies[2].GetError().GetCode() != uint32(protocol.ErrorLimitExceeded) || !strings.Contains(res.Replies[2].Error.Message, "command not run") {
+		t.Fatalf("batch over the response limit: %v, %v", res, err)
+	}
 	empty, err := c.Batch(ctx, &apiproto.BatchRequest{Commands: []*apiproto.Command{{}}})
 	if err != nil || empty.Replies[0].GetError().GetCode() != uint32(protocol.ErrorMethodNotFound) {
 		t.Fatalf("empty command: %v, %v", empty, err)
