@@ -1,6 +1,8 @@
 // Package api is Herald's server HTTP API: the Centrifugo-compatible
 // endpoint that backends (for example the `cent` Python library) call to
 // publish, read history and presence, and disconnect or unsubscribe users.
+// GRPCService serves the same methods as Centrifugo's gRPC API service
+// (api.proto); package api/grpcapi runs it on a gRPC server.
 //
 // # Mounting
 //
