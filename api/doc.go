@@ -66,7 +66,7 @@
 //     never hits every anonymous connection. A session is the emulation
 //     session of an HTTP-streaming or SSE connection (the connect reply's
 //     session); WebSocket connections have none, so session never matches
-//     them. refresh answers 108 to session.
+//     them.
 //   - publish and broadcast accept and ignore delta, version and
 //     version_epoch: publications are delivered in full. idempotency_key
 //     is honoured across the cluster for hub.Config.IdempotencyWindow

@@ -42,9 +42,6 @@ func (a *handler) subscribe(ctx context.Context, req *subscribeRequest) (*emptyR
 // refresh sets the expiry of the user's connections (or only client) on
 // every node.
 func (a *handler) refresh(ctx context.Context, req *refreshRequest) (*emptyResult, *apiError) {
-	if req.Session != "" {
-		return nil, notAvailable("session: refresh by session is not supported; use client to target one connection")
-	}
 	if e := checkTarget(req.User, req.Client, req.Session); e != nil {
 		return nil, e
 	}
@@ -52,7 +49,13 @@ func (a *handler) refresh(ctx context.Context, req *refreshRequest) (*emptyResul
 	if e != nil {
 		return nil, e
 	}
-	if err := a.hub.RefreshUser(ctx, req.User, req.Client, req.Expired, req.ExpireAt, info); err != nil {
+	var err error
+	if req.Session != "" {
+		err = a.hub.RefreshSession(ctx, req.User, req.Client, req.Session, req.Expired, req.ExpireAt, info)
+	} else {
+		err = a.hub.RefreshUser(ctx, req.User, req.Client, req.Expired, req.ExpireAt, info)
+	}
+	if err != nil {
 		return nil, a.fromHub(ctx, "refresh", "", "", err)
 	}
 	return &emptyResult{}, nil

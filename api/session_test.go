@@ -22,7 +22,7 @@ func (n *node) dialSession(t *testing.T, user, session string) *jsonclient.Clien
 	return c
 }
 
-// TestSessionTargets: subscribe, unsubscribe and disconnect with session
+// TestSessionTargets: subscribe, unsubscribe, disconnect and refresh with session
 // act on the connection with that session only; a session nobody has
 // acts on nobody.
 func TestSessionTargets(t *testing.T) {
@@ -39,6 +39,7 @@ func TestSessionTargets(t *testing.T) {
 	if m := s1.Next(); jsonclient.Path(m, "push", "unsubscribe") == nil {
 		t.Fatalf("sess-1: want the unsubscribe push, got %v", m)
 	}
+	n.expect(t, "refresh", `{"user":"alice","session":"other","expired":true}`, `{"result":{}}`)
 	n.expect(t, "disconnect", `{"user":"alice","session":"other"}`, `{"result":{}}`)
 	n.expect(t, "disconnect", `{"user":"alice","session":"sess-1","disconnect":{"code":4010,"reason":"by session"}}`, `{"result":{}}`)
 	s1.ExpectClose(4010, "by session")
@@ -49,6 +50,12 @@ func TestSessionTargets(t *testing.T) {
 	if m := ws.ReadOne(); jsonclient.Path(m, "push", "pub") == nil {
 		t.Fatalf("ws: want the publication, got %v", m)
 	}
+	ws.expectOpen()
+
+	// refresh with expired closes the session's connection only.
+	s2 := n.dialSession(t, "alice", "sess-2")
+	n.expect(t, "refresh", `{"user":"alice","session":"sess-2","expired":true}`, `{"result":{}}`)
+	s2.ExpectClose(3005, "connection expired")
 	ws.expectOpen()
 }
 

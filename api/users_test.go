@@ -106,7 +106,6 @@ func TestServerSideErrors(t *testing.T) {
 		{"subscribe", `{"user":"u"}`, 107, "channel required"},
 		{"subscribe", `{"channel":"chat"}`, 107, "user required (or client or session, for an anonymous connection)"},
 		{"subscribe", `{"channel":"nope:x","user":"u"}`, 102, "unknown channel"},
-		{"refresh", `{"user":"u","session":"s"}`, 108, "not available: session: refresh by session is not supported"},
 		{"subscribe", `{"channel":"chat","user":"u","override":{"presense":{"value":true}}}`, 107, "override: json: unknown field \"presense\""},
 		{"subscribe", `{"channel":"chat","user":"u","override":{"presence":true}}`, 107, "override.presence: want object, got bool"},
 		{"refresh", `{}`, 107, "user required (or client or session, for an anonymous connection)"},

@@ -213,6 +213,17 @@ func (h *Hub) RefreshUser(ctx context.Context, user, client string, expired bool
 	}})
 }
 
+// RefreshSession is RefreshUser for the connection of user whose session
+// is session (see DisconnectSession).
+func (h *Hub) RefreshSession(ctx context.Context, user, client, session string, expired bool, expireAt int64, info []byte) error {
+	if session == "" {
+		return errors.New("hub: RefreshSession needs a session")
+	}
+	return h.sendControl(ctx, controlMessage{Refresh: &controlRefresh{
+		User: user, Client: client, Session: session, Expired: expired, ExpireAt: expireAt, Info: info,
+	}})
+}
+
 // CheckChannel reports whether ch is a channel the configuration allows:
 // nil, or the *Error a client would get (107 too long or malformed, 102
 // unknown namespace).

@@ -133,6 +133,7 @@ func streamPositionToWire(p *StreamPositionArg) *streamPositionWire {
 type controlRefresh struct {
 	User     string `json:"user"`
 	Client   string `json:"client,omitempty"`
+	Session  string `json:"session,omitempty"`
 	Expired  bool   `json:"expired,omitempty"`
 	ExpireAt int64  `json:"expire_at,omitempty"`
 	Info     []byte `json:"info,omitempty"`
@@ -243,7 +244,7 @@ func (h *Hub) handleControl(data []byte) {
 	case m.Refresh != nil:
 		r := m.Refresh
 		for _, c := range h.users.clients(r.User) {
-			if r.Client == "" || r.Client == c.id {
+			if c.targeted(r.Client, r.Session) {
 				c.runServerTask(func(context.Context) { c.serverRefresh(r) })
 			}
 		}
