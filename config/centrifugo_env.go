@@ -220,13 +220,14 @@ func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[stri
 				add(obj+"."+k.key, k.typ)
 			}
 		}
-		for _, k := range []string{"enabled", "insecure_skip_verify"} {
-			add("http_server.tls."+k, reflect.TypeOf(false))
-			add("engine.redis.tls."+k, reflect.TypeOf(false))
-		}
-		for _, k := range []string{"cert_pem", "key_pem", "client_ca_pem", "server_ca_pem", "server_name"} {
-			add("http_server.tls."+k, nil)
-			add("engine.redis.tls."+k, nil)
+		tlsObjects := []string{"http_server.tls", "grpc_api.tls", "uni_grpc.tls", "engine.redis.tls"}
+		for _, obj := range tlsObjects {
+			for _, k := range []string{"enabled", "insecure_skip_verify"} {
+				add(obj+"."+k, reflect.TypeOf(false))
+			}
+			for _, k := range []string{"cert_pem", "key_pem", "client_ca_pem", "server_ca_pem", "server_name"} {
+				add(obj+"."+k, nil)
+			}
 		}
 		for _, o := range options(keyType(configType, "tls_autocert")) {
 			add("http_server.tls_autocert."+o.key, o.typ)

@@ -49,7 +49,9 @@ func centrifugoRules() []centrifugoRule {
 	return []centrifugoRule{
 		{Key: "http_server.address", Herald: "address", Note: "'address' is host:port; the port comes from http_server.port (default 8000)", apply: listenAddress},
 		{Key: "http_server.port", Herald: "address", Note: "'address' is host:port; the host comes from http_server.address", apply: listenAddress},
-		{Key: "http_server.tls", Herald: "tls.cert_file, tls.key_file, tls.client_ca_file", Note: "with 'enabled: true': cert_pem and key_pem become tls.cert_file and tls.key_file, client_ca_pem becomes tls.client_ca_file with tls.client_auth: require. They must be file paths: Herald reads certificates from files (and reloads them when they change), not inline PEM", apply: listenerTLS},
+		{Key: "http_server.tls", Herald: "tls.cert_file, tls.key_file, tls.client_ca_file", Note: "with 'enabled: true': cert_pem and key_pem become tls.cert_file and tls.key_file, client_ca_pem becomes tls.client_ca_file with tls.client_auth: require. They must be file paths: Herald reads certificates from files (and reloads them when they change), not inline PEM", apply: listenerTLS("tls")},
+		{Key: "grpc_api.tls", Herald: "grpc_api.tls.cert_file, .key_file, .client_ca_file", Note: "as http_server.tls, for the gRPC API's listener", apply: listenerTLS("grpc_api.tls")},
+		{Key: "uni_grpc.tls", Herald: "uni_grpc.tls.cert_file, .key_file, .client_ca_file", Note: "as http_server.tls, for the uni_grpc listener", apply: listenerTLS("uni_grpc.tls")},
 		{Key: "http_server.tls_autocert", Herald: "tls_autocert", Note: "enabled, host_whitelist, cache_dir and email as they are", apply: autocert},
 		{Key: "http_server.tls_autocert.http_addr", Herald: "tls_autocert.http_address", Note: "where the HTTP-01 challenge listener listens", apply: rename("tls_autocert.http_address")},
 		{Key: "log.level", Herald: "log.level", Note: "'trace' becomes 'debug' and 'none' becomes 'error'", apply: logLevel},
@@ -462,49 +464,53 @@ func proxyNameOf(v any, unnamed string) string {
 	return s
 }
 
-// listenerTLS maps http_server.tls, Centrifugo's TLS object, to Herald's
-// certificate files.
-func listenerTLS(m *cfMapper, c cfCtx, v any) {
-	vm, ok := v.(map[string]any)
-	if !ok {
-		m.refuse(c.path, "want a TLS object: {enabled: true, cert_pem: FILE, key_pem: FILE}")
-		return
-	}
-	on, ok := isOn(vm["enabled"])
-	if !ok {
-		m.refuse(c.path+".enabled", "want true or false")
-		return
-	}
-	if !on {
-		return // not used, as in Centrifugo
-	}
-	file := func(key string) (string, bool) {
-		s, _ := vm[key].(string)
-		if strings.Contains(s, "-----BEGIN") || strings.Contains(s, "\n") {
-			m.refuse(c.path+"."+key, "inline PEM: Herald reads certificates from files (and reloads them when they change); write it to a file and give its path")
-			return "", false
+// listenerTLS maps Centrifugo's TLS object of a listener (http_server.tls,
+// grpc_api.tls, uni_grpc.tls) to Herald's certificate files under prefix.
+// Centrifugo v6 names them cert_pem, key_pem and client_ca_pem (a path, or
+// inline PEM, which Herald refuses); v5 named them *_pem_file.
+func listenerTLS(prefix string) func(m *cfMapper, c cfCtx, v any) {
+	return func(m *cfMapper, c cfCtx, v any) {
+		vm, ok := v.(map[string]any)
+		if !ok {
+			m.refuse(c.path, "want a TLS object: {enabled: true, cert_pem: FILE, key_pem: FILE}")
+			return
 		}
-		return s, s != ""
-	}
-	for _, k := range sortedKeys(vm) {
-		switch k {
-		case "enabled", "server_ca_pem", "insecure_skip_verify", "server_name":
-			// Options of outgoing connections: Centrifugo does not use them for its listener either.
-		case "cert_pem":
-			if f, ok := file(k); ok {
-				setKey(m.out, "tls.cert_file", f)
+		on, ok := isOn(vm["enabled"])
+		if !ok {
+			m.refuse(c.path+".enabled", "want true or false")
+			return
+		}
+		if !on {
+			return // not used, as in Centrifugo
+		}
+		file := func(key string) (string, bool) {
+			s, _ := vm[key].(string)
+			if strings.Contains(s, "-----BEGIN") || strings.Contains(s, "\n") {
+				m.refuse(c.path+"."+key, "inline PEM: Herald reads certificates from files (and reloads them when they change); write it to a file and give its path")
+				return "", false
 			}
-		case "key_pem":
-			if f, ok := file(k); ok {
-				setKey(m.out, "tls.key_file", f)
+			return s, s != ""
+		}
+		for _, k := range sortedKeys(vm) {
+			switch k {
+			case "enabled", "server_ca_pem", "server_ca_pem_file", "insecure_skip_verify", "server_name":
+				// Options of outgoing connections: Centrifugo does not use them for its listener either.
+			case "cert_pem", "cert_pem_file":
+				if f, ok := file(k); ok {
+					setKey(m.out, prefix+".cert_file", f)
+				}
+			case "key_pem", "key_pem_file":
+				if f, ok := file(k); ok {
+					setKey(m.out, prefix+".key_file", f)
+				}
+			case "client_ca_pem", "client_ca_pem_file":
+				if f, ok := file(k); ok {
+					setKey(m.out, prefix+".client_ca_file", f)
+					setKey(m.out, prefix+".client_auth", "require")
+				}
+			default:
+				m.refuse(c.path+"."+k, "not a key of Centrifugo's TLS object that Herald knows: remove it")
 			}
-		case "client_ca_pem":
-			if f, ok := file(k); ok {
-				setKey(m.out, "tls.client_ca_file", f)
-				setKey(m.out, "tls.client_auth", "require")
-			}
-		default:
-			m.refuse(c.path+"."+k, "not a key of Centrifugo's TLS object that Herald knows: remove it")
 		}
 	}
 }

@@ -446,6 +446,19 @@ func TestCentrifugoTLS(t *testing.T) {
 	if err != nil || cfg.TLS.CertFile != "/c" || cfg.TLS.KeyFile != "/k" || cfg.TLSAutocert.Email != "a@b" {
 		t.Errorf("tls from the environment: %v %+v", err, cfg.TLS)
 	}
+	// The gRPC listeners take Centrifugo's TLS object too (they used to be
+	// refused key by key: cert_pem is not a key of Herald's TLS options).
+	cfg, err = ParseCentrifugo([]byte(`{"grpc_api": {"tls": {"enabled": true, "cert_pem": "/g/c.pem", "key_pem": "/g/k.pem"}}, "uni_grpc": {"tls": {"enabled": true, "cert_pem_file": "/u/c.pem", "key_pem_file": "/u/k.pem", "client_ca_pem": "/u/ca.pem"}}}`), "c.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, u := cfg.GRPCAPIConfig.TLS, cfg.UniGRPC.TLS; g.CertFile != "/g/c.pem" || g.KeyFile != "/g/k.pem" || u.CertFile != "/u/c.pem" || u.KeyFile != "/u/k.pem" || u.ClientCAFile != "/u/ca.pem" || u.ClientAuth != "require" {
+		t.Errorf("gRPC listeners' tls: %+v %+v", g, u)
+	}
+	cfg, err = ParseCentrifugo([]byte(`{}`), "c.json", []string{"CENTRIFUGO_GRPC_API_TLS_ENABLED=true", "CENTRIFUGO_GRPC_API_TLS_CERT_PEM=/c", "CENTRIFUGO_GRPC_API_TLS_KEY_PEM=/k"})
+	if err != nil || cfg.GRPCAPIConfig.TLS.CertFile != "/c" || cfg.GRPCAPIConfig.TLS.KeyFile != "/k" {
+		t.Errorf("grpc_api tls from the environment: %v %+v", err, cfg.GRPCAPIConfig.TLS)
+	}
 }
 
 // TestLoadFileFormats: detection, the format flag, and the hint when a

@@ -71,6 +71,7 @@ func (c Config) Validate() error {
 	ps = append(ps, hubProblems(c.WebSocket.Transport().Validate(), reflect.TypeOf(c.WebSocket), "websocket", transportRenames...)...)
 	ps = append(ps, hubProblems(c.WebSocket.Admission().Validate(), reflect.TypeOf(c.WebSocket), "websocket", admissionRenames...)...)
 	c.Admin.UI.validate(bad)
+	c.prefixProblems(bad)
 	for key, ns := range c.namespaces() {
 		if ok && !history {
 			for _, o := range historyOptions(ns) {
@@ -103,6 +104,7 @@ func (c Config) Validate() error {
 	ps = append(ps, c.uniGRPCProblems()...)
 	ps = append(ps, c.sqlAuthProblems()...)
 	ps = append(ps, c.tlsProblems()...)
+	ps = append(ps, c.grpcAPIProblems()...)
 	if len(ps) > 0 {
 		return ps
 	}

@@ -63,6 +63,7 @@ type Server struct {
 	uniGRPC  *uniGRPC     // nil without uni_grpc (unigrpc.go)
 	acmeLn   net.Listener
 	spans    *sdktrace.TracerProvider // nil without tracing
+	grpc     *grpcAPI                 // nil without grpc_api (grpcapi.go)
 }
 
 // New builds a node from cfg; Start makes it listen.
@@ -210,24 +211,35 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 			return nil, err
 		}
 	}
-	if cfg.HTTPAPI.Key != "" || cfg.HTTPAPI.Insecure {
+	// The API's methods are under the prefix, and the prefix itself is the
+	// single endpoint ({"method":…,"params":…}).
+	apiPrefix := cfg.HTTPAPI.Prefix()
+	switch {
+	case cfg.HTTPAPI.Disabled:
+	case cfg.HTTPAPI.Key != "" || cfg.HTTPAPI.Insecure:
 		apiCfg := cfg.HTTPAPI.API()
 		apiCfg.Logger, apiCfg.TracerProvider = log, tp
 		apiHandler, err := api.NewHandler(h, apiCfg)
 		if err != nil {
 			return nil, fmt.Errorf("http_api: %w", err)
 		}
-		var apiEntry http.Handler = http.StripPrefix("/api", apiHandler)
+		var apiEntry http.Handler = http.StripPrefix(apiPrefix, apiHandler)
 		if cfg.HTTPAPI.RequireClientCert {
 			apiEntry = requireClientCert(apiEntry)
 		}
-		mux.Handle("/api/", guard.CORS{
+		apiEntry = guard.CORS{
 			Allow:   guard.Listed(cfg.HTTPAPI.AllowedOrigins),
 			Methods: "POST",
 			Headers: "Content-Type, X-API-Key, Authorization, X-Centrifugo-Error-Mode",
-		}.Handler(apiEntry))
-	} else {
-		mux.Handle("/api/", api.Off(apiOffHint))
+		}.Handler(apiEntry)
+		mux.Handle(apiPrefix+"/", apiEntry)
+		mux.Handle(apiPrefix, apiEntry)
+	default:
+		mux.Handle(apiPrefix+"/", api.Off(apiOffHint))
+		mux.Handle(apiPrefix, api.Off(apiOffHint))
+	}
+	if err := s.newGRPCAPI(tp); err != nil {
+		return nil, err
 	}
 	// Headers must arrive within 10 s and an idle keep-alive connection is
 	// closed after http.idle_timeout, so that neither holds a descriptor
@@ -298,7 +310,8 @@ func (s *Server) Start(ctx context.Context) error {
 		_ = s.hub.Shutdown(ctx)
 		return err
 	}
-	if err := s.startUniGRPC(); err != nil {
+	// The gRPC listeners come last: a failure closes what started before.
+	closeStarted := func() {
 		_ = s.http.Close()
 		if s.admin != nil {
 			_ = s.admin.Close()
@@ -306,6 +319,15 @@ func (s *Server) Start(ctx context.Context) error {
 		if s.acmeHTTP != nil {
 			_ = s.acmeHTTP.Close()
 		}
+	}
+	if err := s.startUniGRPC(); err != nil {
+		closeStarted()
+		_ = s.hub.Shutdown(ctx)
+		return err
+	}
+	if err := s.startGRPCAPI(); err != nil {
+		closeStarted()
+		s.stopUniGRPC(ctx)
 		_ = s.hub.Shutdown(ctx)
 		return err
 	}
@@ -349,6 +371,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if err := s.http.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("http: %w", err))
+	}
+	if err := s.stopGRPCAPI(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	if err := s.hub.Shutdown(ctx); err != nil {
 		errs = append(errs, err)

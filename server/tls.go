@@ -96,6 +96,11 @@ func (s *Server) ReloadTLS() error {
 			errs = append(errs, fmt.Errorf("uni_grpc.tls.%w", err))
 		}
 	}
+	if s.grpc != nil && s.grpc.tls != nil {
+		if err := s.grpc.tls.files.Reload(); err != nil {
+			errs = append(errs, fmt.Errorf("grpc_api.tls.%w", err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
