@@ -78,6 +78,10 @@ type NamespaceOptions struct {
 	// negotiated one receives each publication as a delta against the
 	// previous one it received, when that is smaller.
 	AllowedDeltaTypes []string `yaml:"allowed_delta_types" doc:"delta encodings subscribers of these channels may ask for; only 'fossil' (empty: none). A subscriber that asks 'delta: \"fossil\"' here gets 'delta: true' in its subscribe result, the first publication in full and the next ones as Fossil deltas against the previous one it received, whenever smaller; asking elsewhere is not an error, the subscription just goes without delta. See [protocol.md](protocol.md#delta-compression)"`
+	// SubscriptionType makes the namespace's channels maps (mapoptions.go)
+	// instead of streams; Map configures them.
+	SubscriptionType SubscriptionType `yaml:"subscription_type" default:"stream" doc:"what the channels are: 'stream' (publications in order), or 'map', 'map_clients' or 'map_users' (keyed state that subscribers read as a snapshot then follow live; see [protocol.md](protocol.md#map-subscriptions)). A client must subscribe with the matching type (centrifuge-js 'newMapSubscription' for 'map'), otherwise error 107"`
+	Map              MapOptions       `yaml:"map"`
 }
 
 // DefaultJoinLeaveMaxSubscribers is NamespaceOptions.JoinLeaveMaxSubscribers

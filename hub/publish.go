@@ -13,12 +13,18 @@ import (
 // handlePublish publishes a client's publication: decided by OnPublish,
 // else by the namespace's publish permission.
 func (c *Client) handlePublish(ctx context.Context, id uint32, req *protocol.PublishRequest) error {
+	if req.Type != 0 || req.Key != "" || req.Removed {
+		return c.handleMapPublish(ctx, id, req)
+	}
 	if req.Channel == "" || len(req.Data) == 0 {
 		return newDisconnect(protocol.DisconnectBadRequest)
 	}
 	r, s, err := c.channelCommand(req.Channel)
 	if err != nil {
 		return err
+	}
+	if r.isMap() {
+		return newError(protocol.ErrorBadRequest) // a map channel takes map publications only
 	}
 	data, pubRule := req.Data, r
 	decided := false
@@ -58,6 +64,10 @@ func (h *Hub) publish(ctx context.Context, ch string, r *rule, pub *engine.Publi
 
 // publishKeyed is publish with an idempotency key (none when empty).
 func (h *Hub) publishKeyed(ctx context.Context, ch string, r *rule, pub *engine.Publication, key string) (engine.StreamPosition, error) {
+	if r.isMap() {
+		// A publication without a key would corrupt subscribers' maps.
+		return engine.StreamPosition{}, newError(protocol.ErrorBadRequest)
+	}
 	if e := r.checkPublicationData(pub.Data); e != nil {
 		return engine.StreamPosition{}, e
 	}

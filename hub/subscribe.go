@@ -78,6 +78,15 @@ type grant struct {
 }
 
 func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.SubscribeRequest) error {
+	switch req.Type {
+	case requestTypeStream:
+	case requestTypeMap, requestTypeMapClients, requestTypeMapUsers:
+		return c.handleMapSubscribe(ctx, id, req)
+	default:
+		// A type Herald does not implement is refused, never taken for a
+		// stream subscription.
+		return newError(protocol.ErrorBadRequest)
+	}
 	h := c.hub
 	ch := req.Channel
 	if ch == "" {
@@ -93,6 +102,9 @@ func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.S
 	r, e := h.channels.resolve(ch)
 	if e != nil {
 		return e
+	}
+	if r.isMap() {
+		return newError(protocol.ErrorBadRequest) // a map channel takes map subscriptions only
 	}
 	if e := r.checkSubscriber(c.proto); e != nil {
 		return e
@@ -119,6 +131,9 @@ func (c *Client) newServerSideSubscription(req *protocol.SubscribeRequest, g gra
 	r, e := c.hub.channels.resolve(req.Channel)
 	if e != nil {
 		return nil, e
+	}
+	if r.isMap() {
+		return nil, newError(protocol.ErrorBadRequest) // no server-side map subscriptions
 	}
 	if e := r.checkSubscriber(c.proto); e != nil {
 		return nil, e
@@ -279,6 +294,10 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 	if recovering {
 		hreq.Since = &engine.StreamPosition{Offset: req.Offset, Epoch: req.Epoch}
 		hreq.Limit = h.client.RecoveryMaxPublicationLimit
+		if s.rule.isMap() {
+			// A map flow goes live only with at most a page left to read.
+			hreq.Limit = orDefault(s.rule.Map.MaxPageSize, DefaultMapMaxPageSize)
+		}
 	}
 	pubs, pos, err := h.engine.History(ctx, s.channel, hreq)
 	if err != nil {

@@ -1,0 +1,153 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/protocol"
+)
+
+// Publish request type (PublishRequest.type) of a map publish or remove.
+const publishTypeMap = 1
+
+// handleMapPublish sets or removes a key of a map channel for a client,
+// as its namespace's map permissions allow.
+func (c *Client) handleMapPublish(ctx context.Context, id uint32, req *protocol.PublishRequest) error {
+	if req.Channel == "" {
+		return newDisconnect(protocol.DisconnectBadRequest)
+	}
+	if req.Type != publishTypeMap {
+		return newError(protocol.ErrorBadRequest) // not a publish type Herald implements
+	}
+	r, s, err := c.channelCommand(req.Channel)
+	if err != nil {
+		return err
+	}
+	if r.SubscriptionType != SubscriptionMap {
+		// Streams take plain publications; map_clients and map_users keys
+		// are the server's.
+		return newError(protocol.ErrorBadRequest)
+	}
+	m := r.Map
+	subscribed := s != nil
+	if req.Removed {
+		if len(req.Data) > 0 {
+			return newError(protocol.ErrorBadRequest)
+		}
+		if !permitted(c.User(), m.AllowRemoveForAnonymous, m.AllowRemoveForClient, m.AllowRemoveForSubscriber && subscribed) && !c.hub.client.Insecure {
+			return newError(protocol.ErrorPermissionDenied)
+		}
+	} else if !permitted(c.User(), m.AllowPublishForAnonymous, m.AllowPublishForClient, m.AllowPublishForSubscriber && subscribed) && !c.hub.client.Insecure {
+		return newError(protocol.ErrorPermissionDenied)
+	}
+	key := req.Key
+	switch m.ClientKey {
+	case MapKeyClientID:
+		key = c.id
+	case MapKeyUserID:
+		key = c.User()
+	}
+	if e := checkMapKey(key); e != nil {
+		return e
+	}
+	var chanInfo []byte
+	if s != nil {
+		chanInfo = s.chanInfo
+	}
+	pub := &engine.Publication{Key: key, Removed: req.Removed, Info: c.clientInfo(chanInfo)}
+	if !req.Removed {
+		pub.Data = req.Data
+	}
+	if _, err := c.hub.mapPublish(ctx, req.Channel, r, pub); err != nil {
+		return err
+	}
+	c.queueReply(&protocol.Reply{Id: id, Publish: &protocol.PublishResult{}})
+	return nil
+}
+
+// checkMapKey refuses an empty key, one longer than MaxMapKeyLength, and
+// one with control characters (keys reach engine keys and logs).
+func checkMapKey(key string) *Error {
+	if key == "" || len(key) > MaxMapKeyLength || hasControl(key) {
+		return newError(protocol.ErrorBadRequest)
+	}
+	return nil
+}
+
+// mapPublish records a change of a map channel with its namespace's
+// options.
+func (h *Hub) mapPublish(ctx context.Context, ch string, r *rule, pub *engine.Publication) (engine.StreamPosition, error) {
+	return h.mapPublishWith(ctx, ch, r, pub, r.Map.publishOptions())
+}
+
+func (h *Hub) mapPublishWith(ctx context.Context, ch string, r *rule, pub *engine.Publication, opts engine.MapPublishOptions) (engine.StreamPosition, error) {
+	if !pub.Removed {
+		if e := r.checkPublicationData(pub.Data); e != nil {
+			return engine.StreamPosition{}, e
+		}
+	}
+	if e := h.shedPublish(); e != nil {
+		return engine.StreamPosition{}, e
+	}
+	mb := h.mapBroker()
+	if mb == nil {
+		return engine.StreamPosition{}, newError(protocol.ErrorNotAvailable)
+	}
+	start := time.Now()
+	defer func() { h.metrics.publishDuration.Observe(time.Since(start).Seconds()) }()
+	sp, err := mb.MapPublish(ctx, ch, pub, opts)
+	if err != nil {
+		return sp, fmt.Errorf("map publish to %q: %w", ch, err)
+	}
+	h.published.Add(1)
+	return sp, nil
+}
+
+// MapPublish sets key of the map channel ch to data, as the server (no
+// client info), with the channel's namespace options. The namespace must
+// be a map one; data must be of its publication data format.
+func (h *Hub) MapPublish(ctx context.Context, ch, key string, data []byte) (engine.StreamPosition, error) {
+	r, err := h.mapRule(ch, key)
+	if err != nil {
+		return engine.StreamPosition{}, err
+	}
+	return h.mapPublish(ctx, ch, r, &engine.Publication{Key: key, Data: data})
+}
+
+// MapRemove removes key from the map channel ch, as MapPublish.
+func (h *Hub) MapRemove(ctx context.Context, ch, key string) (engine.StreamPosition, error) {
+	r, err := h.mapRule(ch, key)
+	if err != nil {
+		return engine.StreamPosition{}, err
+	}
+	return h.mapPublish(ctx, ch, r, &engine.Publication{Key: key, Removed: true})
+}
+
+func (h *Hub) mapRule(ch, key string) (*rule, error) {
+	if e := h.channels.checkLength(ch); e != nil {
+		return nil, e
+	}
+	r, e := h.channels.resolve(ch)
+	if e != nil {
+		return nil, e
+	}
+	if !r.isMap() {
+		return nil, newError(protocol.ErrorBadRequest)
+	}
+	if e := checkMapKey(key); e != nil {
+		return nil, e
+	}
+	return r, nil
+}
+
+// removeMapClientKey removes the key named by the client's id from a map
+// channel it left (MapOptions.RemoveClientOnUnsubscribe).
+func (c *Client) removeMapClientKey(ctx context.Context, s *subscription) {
+	opts := s.rule.Map.publishOptions()
+	opts.SkipMissingRemove = true // most clients never set their key
+	if _, err := c.hub.mapPublishWith(ctx, s.channel, s.rule, &engine.Publication{Key: c.id, Removed: true}, opts); err != nil {
+		c.logger().Error("remove the client's map key", "channel", s.channel, "error", err)
+	}
+}
