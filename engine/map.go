@@ -53,6 +53,11 @@ type MapPublishOptions struct {
 	// SkipMissingRemove makes the removal of a key that is not in the
 	// state do nothing.
 	SkipMissingRemove bool
+	// TouchIfExists makes the publication of a key that is in the state
+	// only restart its KeyTTL: its value stays, nothing is appended or
+	// delivered, and the current position is returned. Presence kept as a
+	// map refreshes its keys this way.
+	TouchIfExists bool
 }
 
 // Valid reports whether o keeps a stream.

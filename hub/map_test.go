@@ -282,6 +282,7 @@ func TestMapBadInput(t *testing.T) {
 		{"empty key", `"publish":{"channel":"mm:b","type":1,"data":{}}`, 107},
 		{"key with a control character", `"publish":{"channel":"mm:b","type":1,"key":"a\nb","data":{}}`, 107},
 		{"removal with data", `"publish":{"channel":"mm:b","type":1,"key":"k","removed":true,"data":{}}`, 107},
+		{"value without data", `"publish":{"channel":"mm:b","type":1,"key":"k"}`, 107},
 		{"unknown publish type", `"publish":{"channel":"mm:b","type":7,"key":"k","data":{}}`, 107},
 		{"stream publish to a map channel", `"publish":{"channel":"mm:b","data":{}}`, 107},
 		{"map publish to a stream channel", `"publish":{"channel":"ss:c","type":1,"key":"k","data":{}}`, 107},
@@ -370,4 +371,77 @@ func num0(v any) int64 {
 		return 0
 	}
 	return jsonclient.Num(v)
+}
+
+func TestMapPresence(t *testing.T) {
+	t.Parallel()
+	mapNS := func(typ hub.SubscriptionType) hub.NamespaceOptions {
+		return hub.NamespaceOptions{AllowSubscribeForClient: true, SubscriptionType: typ, Map: hub.MapOptions{Mode: hub.MapRecoverable, KeyTTL: time.Minute}}
+	}
+	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{
+		ns("game", hub.NamespaceOptions{AllowSubscribeForClient: true, MapClientsPresenceChannelPrefix: "clients:", MapUsersPresenceChannelPrefix: "users:"}),
+		ns("clients", mapNS(hub.SubscriptionMapClients)),
+		ns("users", mapNS(hub.SubscriptionMapUsers)),
+	}}})
+	a1, a2 := n.dial(t), n.dial(t)
+	a1.Connect("alice")
+	a2.Connect("alice")
+	a1.MustSubscribe(2, "game:1", "")
+	a2.MustSubscribe(2, "game:1", "")
+
+	watcher := n.dial(t)
+	watcher.Connect("w")
+	// A map_clients channel is subscribed with type 2, map_users with 3.
+	// The keys are set just after the subscribe replies: read the state
+	// until it holds want keys.
+	syncTyped := func(ch string, typ, want int) (map[string]any, map[string]any) {
+		var res map[string]any
+		entries := map[string]any{}
+		for deadline := time.Now().Add(5 * time.Second); len(entries) < want && time.Now().Before(deadline); {
+			res = mustMapResult(t, watcher.Call(fmt.Sprintf(`{"id":%d,"subscribe":{"channel":%q,"type":%d,"phase":2}}`, 10+typ, ch, typ)))
+			state, _ := res["state"].([]any)
+			for _, p := range state {
+				m := p.(map[string]any)
+				entries[m["key"].(string)] = m["info"]
+			}
+		}
+		live := mustMapResult(t, watcher.Call(fmt.Sprintf(`{"id":%d,"subscribe":{"channel":%q,"type":%d,"phase":1,"offset":%d,"epoch":%q}}`, 20+typ, ch, typ, num0(res["offset"]), res["epoch"])))
+		return entries, live
+	}
+	clients, _ := syncTyped("clients:game:1", 2, 2)
+	if len(clients) != 2 {
+		t.Fatalf("map_clients state: %v, want the two connections", clients)
+	}
+	for key, info := range clients {
+		if jsonclient.Path(info.(map[string]any), "client") != key || jsonclient.Path(info.(map[string]any), "user") != "alice" {
+			t.Fatalf("map_clients entry %s: info %v", key, info)
+		}
+	}
+	users, _ := syncTyped("users:game:1", 3, 1)
+	if len(users) != 1 || users["alice"] == nil {
+		t.Fatalf("map_users state: %v, want alice once", users)
+	}
+	jsonclient.WantError(t, watcher.Call(`{"id":40,"subscribe":{"channel":"clients:game:2","type":1,"phase":2}}`), 107)
+	jsonclient.WantError(t, watcher.Call(`{"id":41,"publish":{"channel":"clients:game:1","type":1,"key":"x","data":{}}}`), 107)
+
+	// A connection that leaves is removed from map_clients; alice stays
+	// in map_users while she has a connection.
+	if m := a1.Call(`{"id":3,"unsubscribe":{"channel":"game:1"}}`); m["unsubscribe"] == nil {
+		t.Fatalf("unsubscribe: %v", m)
+	}
+	var removed []map[string]any
+	deadline := time.Now().Add(5 * time.Second)
+	for len(removed) == 0 && time.Now().Before(deadline) {
+		for _, p := range jsonclient.PushesOf(watcher.Drain(), "clients:game:1", "pub") {
+			if p["removed"] == true {
+				removed = append(removed, p)
+			}
+		}
+	}
+	if len(removed) != 1 {
+		t.Fatalf("no removal of the connection that left")
+	}
+	if pubs := jsonclient.PushesOf(watcher.Drain(), "users:game:1", "pub"); len(pubs) != 0 {
+		t.Fatalf("map_users changes while alice stays: %v", pubs)
+	}
 }

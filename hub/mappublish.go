@@ -32,10 +32,10 @@ func (c *Client) handleMapPublish(ctx context.Context, id uint32, req *protocol.
 	}
 	m := r.Map
 	subscribed := s != nil
+	if req.Removed == (len(req.Data) > 0) {
+		return newError(protocol.ErrorBadRequest) // a removal without data, a value with
+	}
 	if req.Removed {
-		if len(req.Data) > 0 {
-			return newError(protocol.ErrorBadRequest)
-		}
 		if !permitted(c.User(), m.AllowRemoveForAnonymous, m.AllowRemoveForClient, m.AllowRemoveForSubscriber && subscribed) && !c.hub.client.Insecure {
 			return newError(protocol.ErrorPermissionDenied)
 		}
@@ -83,7 +83,7 @@ func (h *Hub) mapPublish(ctx context.Context, ch string, r *rule, pub *engine.Pu
 }
 
 func (h *Hub) mapPublishWith(ctx context.Context, ch string, r *rule, pub *engine.Publication, opts engine.MapPublishOptions) (engine.StreamPosition, error) {
-	if !pub.Removed {
+	if len(pub.Data) > 0 { // a key may carry its Info alone (presence)
 		if e := r.checkPublicationData(pub.Data); e != nil {
 			return engine.StreamPosition{}, e
 		}

@@ -373,6 +373,9 @@ func (c *Client) finishSubscribe(ctx context.Context, s *subscription) {
 
 func (c *Client) join(ctx context.Context, s *subscription) {
 	h := c.hub
+	if s.rule.hasMapPresence() {
+		c.touchMapPresence(ctx, s)
+	}
 	if !s.presence && !s.joinLeave {
 		return
 	}

@@ -108,6 +108,9 @@ func (c *Client) announceLeave(ctx context.Context, s *subscription) {
 	if s.rule.Map.RemoveClientOnUnsubscribe {
 		c.removeMapClientKey(ctx, s)
 	}
+	if s.rule.hasMapPresence() {
+		c.leaveMapPresence(ctx, s)
+	}
 	if !s.presence && !s.joinLeave {
 		return
 	}

@@ -14,6 +14,7 @@ func (s *suite) maps(t *testing.T) {
 	t.Run("StatePages", s.testMapStatePages)
 	t.Run("RemoveAndLive", s.testMapRemove)
 	t.Run("SkipMissingRemove", s.testMapSkipMissingRemove)
+	t.Run("TouchIfExists", s.testMapTouch)
 	t.Run("KeyTTL", s.testMapKeyTTL)
 	t.Run("SnapshotThenStreamNoGap", s.testMapNoGap)
 	t.Run("Clear", s.testMapClear)
@@ -307,5 +308,40 @@ func (s *suite) testMapBadCalls(t *testing.T) {
 	}
 	if _, err := mb.MapState(ctx(t), ch, engine.MapStateRequest{Limit: 0}); err == nil {
 		t.Error("MapState with limit 0: no error")
+	}
+}
+
+// testMapTouch checks that TouchIfExists sets a missing key as a change,
+// and for a present key only restarts its TTL: no change, no delivery,
+// and the key outlives its first TTL.
+func (s *suite) testMapTouch(t *testing.T) {
+	n := s.start(t)
+	ch := channel(t, "m")
+	n.subscribe(t, ch)
+	opts := mapOpts(10)
+	opts.KeyTTL = 1500 * time.Millisecond
+	opts.TouchIfExists = true
+	first := n.mapPublish(t, ch, "k", []byte(`1`), opts)
+	if first.Offset != 1 {
+		t.Fatalf("touch of a missing key at %+v, want the change at offset 1", first)
+	}
+	deadline := time.Now().Add(2500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if sp := n.mapPublish(t, ch, "k", []byte(`2`), opts); sp != first {
+			t.Fatalf("touch of a present key at %+v, want the unchanged %+v", sp, first)
+		}
+		time.Sleep(300 * time.Millisecond) // touching is what is tested: at a steady pace, within the TTL
+	}
+	got, pos, _ := n.readState(t, ch, 10)
+	if string(got["k"]) != "1" || pos != first {
+		t.Fatalf("after touching past the first TTL: %s at %+v, want {k:1} at %+v", stateString(got), pos, first)
+	}
+	if pubs := n.rec.pubsOf(ch); len(pubs) != 1 {
+		t.Fatalf("%d deliveries, want the first change only", len(pubs))
+	}
+	// Untouched, it expires.
+	live := n.rec.awaitPubs(t, ch, 2)
+	if d := pubDiff(&engine.Publication{Key: "k", Removed: true}, live[1].pub); d != "" {
+		t.Fatalf("after the touches stop: %s", d)
 	}
 }

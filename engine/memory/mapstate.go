@@ -64,6 +64,16 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 			return sp, nil
 		}
 	}
+	if !pub.Removed && opts.TouchIfExists {
+		if k := mc.key(pub.Key); k != nil && !k.expired(now) {
+			if opts.KeyTTL > 0 {
+				k.expireAt = after(now, opts.KeyTTL)
+				sh.maps.expiry.schedule(&k.timer, k.expireAt, k)
+			}
+			_, sp := sh.history.read(ch, engine.HistoryRequest{}, now, after(now, metaTTL(opts.MetaTTL, e.opts.HistoryMetaTTL)))
+			return sp, nil
+		}
+	}
 	return e.applyMapChange(h, sh, ch, pub, opts, now), nil
 }
 
@@ -219,6 +229,11 @@ func (e *Engine) expireMapKeys(sh *shard, now int64, budget int) int {
 		}
 		mc := sh.maps.channels[k.ch]
 		if mc == nil || mc.keys[k.pub.Key] != k {
+			continue
+		}
+		if !k.expired(now) {
+			// Touched since this deadline was set: wait for the new one.
+			sh.maps.expiry.schedule(&k.timer, k.expireAt, k)
 			continue
 		}
 		e.applyMapChange(h, sh, k.ch, &engine.Publication{Key: k.pub.Key, Removed: true}, mc.opts, now)

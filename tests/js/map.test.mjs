@@ -26,6 +26,14 @@ before(async () => {
           allow_subscribe_for_client: true,
           map: { mode: 'ephemeral', key_ttl: '1s', allow_publish_for_subscriber: true, client_key: 'client_id' },
         },
+        {
+          name: 'game',
+          allow_subscribe_for_client: true,
+          map_clients_presence_channel_prefix: 'clients:',
+          map_users_presence_channel_prefix: 'users:',
+        },
+        { name: 'clients', subscription_type: 'map_clients', allow_subscribe_for_client: true, map: { mode: 'recoverable', key_ttl: '60s' } },
+        { name: 'users', subscription_type: 'map_users', allow_subscribe_for_client: true, map: { mode: 'recoverable', key_ttl: '60s' } },
       ],
     },
   });
@@ -122,4 +130,32 @@ test('bad input gets the protocol error and leaves the connection working', asyn
   plain.subscribe();
   assert.equal((await refused).code, 107);
   await c.mapPublish('board:bad', 'fine', { v: 1 });
+});
+
+test('presence as a map: newMapClientsSubscription and newMapUsersSubscription follow who is in a channel', async () => {
+  const watcher = await client('watcher');
+  const clientsSub = watcher.newMapClientsSubscription('clients:game:lobby');
+  const usersSub = watcher.newMapUsersSubscription('users:game:lobby');
+  const clientUpdates = new EventLog(clientsSub, 'update');
+  const userUpdates = new EventLog(usersSub, 'update');
+  const synced = Promise.all([waitEvent(clientsSub, 'sync'), waitEvent(usersSub, 'sync')]);
+  clientsSub.subscribe();
+  usersSub.subscribe();
+  await synced;
+
+  const player = await client('player');
+  const sub = player.newSubscription('game:lobby');
+  const subscribed = waitEvent(sub, 'subscribed');
+  sub.subscribe();
+  await subscribed;
+  const [joined] = await clientUpdates.count(1);
+  assert.equal(joined.key, player._client);
+  assert.equal(joined.info?.user, 'player');
+  const [user] = await userUpdates.count(1);
+  assert.equal(user.key, 'player', 'map_users: one key per user');
+
+  sub.unsubscribe();
+  const [, left] = await clientUpdates.count(2);
+  assert.equal(left.key, player._client);
+  assert.equal(left.removed, true);
 });
