@@ -68,7 +68,7 @@ func (r RedisConfig) Addrs() []string {
 // engines lists the engines and what each keeps.
 var engines = map[string]struct{ history, presence, maps bool }{
 	"memory":   {history: true, presence: true, maps: true},
-	"postgres": {history: true, presence: true},
+	"postgres": {history: true, presence: true, maps: true},
 	"redis":    {history: true, presence: true},
 	"nats":     {history: false, presence: false},
 }
