@@ -69,7 +69,7 @@ func (r RedisConfig) Addrs() []string {
 var engines = map[string]struct{ history, presence, maps bool }{
 	"memory":   {history: true, presence: true, maps: true},
 	"postgres": {history: true, presence: true, maps: true},
-	"redis":    {history: true, presence: true},
+	"redis":    {history: true, presence: true, maps: true},
 	"nats":     {history: false, presence: false},
 }
 

@@ -79,7 +79,7 @@ func (c Config) Validate() error {
 			}
 		}
 		if ok && !engines[c.Engine.Type].maps && isMapType(ns.SubscriptionType) {
-			bad(key+".subscription_type", "engine %q keeps no map state, so channels cannot be maps (use the memory or postgres engine)", c.Engine.Type)
+			bad(key+".subscription_type", "engine %q keeps no map state, so channels cannot be maps (use the memory, redis or postgres engine)", c.Engine.Type)
 		}
 		if ok && !presence && ns.Presence {
 			bad(key+".presence", "engine %q keeps no presence (set engine.nats.presence: redis, or use another engine)", c.Engine.Type)

@@ -215,11 +215,11 @@ func checkMapEngine(cfg ChannelConfig, e engine.Engine, prefix string) error {
 	}
 	var ps optionProblems
 	if cfg.WithoutNamespace.isMap() {
-		ps.add(joinField(prefix, "WithoutNamespace"), "SubscriptionType", fmt.Sprintf("%s: the engine (%T) keeps no map state; map channels need an engine that keeps map state (memory or PostgreSQL)", cfg.WithoutNamespace.SubscriptionType, e))
+		ps.add(joinField(prefix, "WithoutNamespace"), "SubscriptionType", fmt.Sprintf("%s: the engine (%T) keeps no map state; map channels need an engine that keeps map state (memory, Redis or PostgreSQL)", cfg.WithoutNamespace.SubscriptionType, e))
 	}
 	for i, ns := range cfg.Namespaces {
 		if ns.isMap() {
-			ps.add(joinField(prefix, fmt.Sprintf("Namespaces[%d]", i)), "SubscriptionType", fmt.Sprintf("%s: the engine (%T) keeps no map state; map channels need an engine that keeps map state (memory or PostgreSQL)", ns.SubscriptionType, e))
+			ps.add(joinField(prefix, fmt.Sprintf("Namespaces[%d]", i)), "SubscriptionType", fmt.Sprintf("%s: the engine (%T) keeps no map state; map channels need an engine that keeps map state (memory, Redis or PostgreSQL)", ns.SubscriptionType, e))
 		}
 	}
 	return ps.err()
