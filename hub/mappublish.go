@@ -126,15 +126,9 @@ func (h *Hub) MapRemove(ctx context.Context, ch, key string) (engine.StreamPosit
 }
 
 func (h *Hub) mapRule(ch, key string) (*rule, error) {
-	if e := h.channels.checkLength(ch); e != nil {
-		return nil, e
-	}
-	r, e := h.channels.resolve(ch)
-	if e != nil {
-		return nil, e
-	}
-	if !r.isMap() {
-		return nil, newError(protocol.ErrorBadRequest)
+	r, err := h.mapChannelRule(ch)
+	if err != nil {
+		return nil, err
 	}
 	if e := checkMapKey(key); e != nil {
 		return nil, e

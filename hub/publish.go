@@ -66,7 +66,7 @@ func (h *Hub) publish(ctx context.Context, ch string, r *rule, pub *engine.Publi
 func (h *Hub) publishKeyed(ctx context.Context, ch string, r *rule, pub *engine.Publication, key string) (engine.StreamPosition, error) {
 	if r.isMap() {
 		// A publication without a key would corrupt subscribers' maps.
-		return engine.StreamPosition{}, newError(protocol.ErrorBadRequest)
+		return engine.StreamPosition{}, &Error{Code: uint32(protocol.ErrorBadRequest), Message: fmt.Sprintf("bad request: channel %q is in a map namespace: set keys with map_publish", ch)}
 	}
 	if e := r.checkPublicationData(pub.Data); e != nil {
 		return engine.StreamPosition{}, e
