@@ -55,6 +55,8 @@ type NamespaceProxyOptions struct {
 	SubscribeProxy  string `yaml:"subscribe_proxy" doc:"the name of a proxy (under 'proxies') that decides this namespace's subscriptions instead of the options above; see [proxy.md](proxy.md)"`
 	PublishProxy    string `yaml:"publish_proxy" doc:"the proxy that decides this namespace's publications (it may rewrite the data)"`
 	SubRefreshProxy string `yaml:"sub_refresh_proxy" doc:"the proxy that renews subscriptions the subscribe proxy gave an 'expire_at'"`
+	MapPublishProxy string `yaml:"map_publish_proxy" doc:"the proxy that decides clients' map publish commands in a map namespace, instead of 'map.allow_publish_*' and 'map.client_key' (it may replace the key and the data); see [proxy.md](proxy.md#map-publish-and-map-remove)"`
+	MapRemoveProxy  string `yaml:"map_remove_proxy" doc:"the proxy that decides clients' map remove commands, instead of 'map.allow_remove_*' and 'map.client_key' (it may replace the key)"`
 }
 
 // ProxyOptions converts the configuration for proxy.New; ok is false when
@@ -63,6 +65,7 @@ func (c Config) ProxyOptions() (opts proxy.Config, ok bool) {
 	opts = proxy.Config{
 		Connect: c.Client.Proxy.Connect, Refresh: c.Client.Proxy.Refresh, RPC: c.RPC.Proxy,
 		Subscribe: map[string]string{}, Publish: map[string]string{}, SubRefresh: map[string]string{},
+		MapPublish: map[string]string{}, MapRemove: map[string]string{},
 		RPCNamespaces: map[string]string{}, MaxInFlight: c.ProxyMaxInFlight,
 	}
 	for _, p := range c.Proxies {
@@ -77,7 +80,8 @@ func (c Config) ProxyOptions() (opts proxy.Config, ok bool) {
 		for _, x := range []struct {
 			m    map[string]string
 			name string
-		}{{opts.Subscribe, o.SubscribeProxy}, {opts.Publish, o.PublishProxy}, {opts.SubRefresh, o.SubRefreshProxy}} {
+		}{{opts.Subscribe, o.SubscribeProxy}, {opts.Publish, o.PublishProxy}, {opts.SubRefresh, o.SubRefreshProxy},
+			{opts.MapPublish, o.MapPublishProxy}, {opts.MapRemove, o.MapRemoveProxy}} {
 			if x.name != "" {
 				x.m[ns] = x.name
 				used = true
@@ -140,6 +144,8 @@ func (c Config) proxyProblems() Problems {
 		ref(key+".subscribe_proxy", o.SubscribeProxy)
 		ref(key+".publish_proxy", o.PublishProxy)
 		ref(key+".sub_refresh_proxy", o.SubRefreshProxy)
+		ref(key+".map_publish_proxy", o.MapPublishProxy)
+		ref(key+".map_remove_proxy", o.MapRemoveProxy)
 	}
 	nsRef("channel.without_namespace", c.Channel.WithoutNamespace.NamespaceProxyOptions)
 	for i, ns := range c.Channel.Namespaces {

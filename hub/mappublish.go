@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,6 +12,25 @@ import (
 
 // Publish request type (PublishRequest.type) of a map publish or remove.
 const publishTypeMap = 1
+
+// MapPublishEvent is a client's map publish (or, with Removed, map
+// remove) command. Key is the key the client sent.
+type MapPublishEvent struct {
+	Channel string
+	Key     string
+	Data    []byte
+	Removed bool
+}
+
+// MapPublishReply is the application's verdict on a map publish or
+// remove command.
+type MapPublishReply struct {
+	// Key, when not empty, is set or removed instead of the client's key.
+	Key string
+	// Data, when not nil, is set instead of the client's data (ignored for
+	// a removal).
+	Data []byte
+}
 
 // handleMapPublish sets or removes a key of a map channel for a client,
 // as its namespace's map permissions allow.
@@ -35,19 +55,36 @@ func (c *Client) handleMapPublish(ctx context.Context, id uint32, req *protocol.
 	if req.Removed == (len(req.Data) > 0) {
 		return newError(protocol.ErrorBadRequest) // a removal without data, a value with
 	}
-	if req.Removed {
-		if !permitted(c.User(), m.AllowRemoveForAnonymous, m.AllowRemoveForClient, m.AllowRemoveForSubscriber && subscribed) && !c.hub.client.Insecure {
+	key, data := req.Key, req.Data
+	decided := false
+	if fn := c.hub.cfg.Handlers.OnMapPublish; fn != nil {
+		mr, err := fn(ctx, c, MapPublishEvent{Channel: req.Channel, Key: req.Key, Data: req.Data, Removed: req.Removed})
+		if decided = !errors.Is(err, ErrUseDefault); decided {
+			if err != nil {
+				return err
+			}
+			if mr.Key != "" {
+				key = mr.Key
+			}
+			if mr.Data != nil && !req.Removed {
+				data = mr.Data
+			}
+		}
+	}
+	if !decided {
+		if req.Removed {
+			if !permitted(c.User(), m.AllowRemoveForAnonymous, m.AllowRemoveForClient, m.AllowRemoveForSubscriber && subscribed) && !c.hub.client.Insecure {
+				return newError(protocol.ErrorPermissionDenied)
+			}
+		} else if !permitted(c.User(), m.AllowPublishForAnonymous, m.AllowPublishForClient, m.AllowPublishForSubscriber && subscribed) && !c.hub.client.Insecure {
 			return newError(protocol.ErrorPermissionDenied)
 		}
-	} else if !permitted(c.User(), m.AllowPublishForAnonymous, m.AllowPublishForClient, m.AllowPublishForSubscriber && subscribed) && !c.hub.client.Insecure {
-		return newError(protocol.ErrorPermissionDenied)
-	}
-	key := req.Key
-	switch m.ClientKey {
-	case MapKeyClientID:
-		key = c.id
-	case MapKeyUserID:
-		key = c.User()
+		switch m.ClientKey {
+		case MapKeyClientID:
+			key = c.id
+		case MapKeyUserID:
+			key = c.User()
+		}
 	}
 	if e := checkMapKey(key); e != nil {
 		return e
@@ -58,7 +95,7 @@ func (c *Client) handleMapPublish(ctx context.Context, id uint32, req *protocol.
 	}
 	pub := &engine.Publication{Key: key, Removed: req.Removed, Info: c.clientInfo(chanInfo)}
 	if !req.Removed {
-		pub.Data = req.Data
+		pub.Data = data
 	}
 	if _, err := c.hub.mapPublish(ctx, req.Channel, r, pub); err != nil {
 		return err

@@ -25,6 +25,10 @@ type Config struct {
 	Subscribe  map[string]string
 	Publish    map[string]string
 	SubRefresh map[string]string
+	// MapPublish and MapRemove map a namespace to the endpoint of its
+	// clients' map publish and map remove commands.
+	MapPublish map[string]string
+	MapRemove  map[string]string
 	// RPC proxies the methods without namespace; RPCNamespaces declares
 	// the RPC namespaces (the part of a method before ':') with their
 	// endpoint, "" for none. A method in an undeclared namespace is
@@ -53,6 +57,7 @@ type Router struct {
 
 	connect, refresh               *endpoint
 	subscribe, publish, subRefresh map[string]*endpoint
+	mapPublish, mapRemove          map[string]*endpoint
 	rpc                            *endpoint
 	rpcNamespaces                  map[string]*endpoint
 }
@@ -124,6 +129,12 @@ func New(cfg Config) (*Router, error) {
 	if r.subRefresh, err = pickMap("sub_refresh", cfg.SubRefresh); err != nil {
 		return nil, err
 	}
+	if r.mapPublish, err = pickMap("map_publish", cfg.MapPublish); err != nil {
+		return nil, err
+	}
+	if r.mapRemove, err = pickMap("map_remove", cfg.MapRemove); err != nil {
+		return nil, err
+	}
 	if r.rpcNamespaces, err = pickMap("rpc", cfg.RPCNamespaces); err != nil {
 		return nil, err
 	}
@@ -193,6 +204,9 @@ func (r *Router) Handlers() hub.Handlers {
 	}
 	if len(r.subRefresh) > 0 {
 		h.OnSubRefresh = r.onSubRefresh
+	}
+	if len(r.mapPublish) > 0 || len(r.mapRemove) > 0 {
+		h.OnMapPublish = r.onMapPublish
 	}
 	if r.rpc != nil || r.hasRPCNamespaceProxy() {
 		h.OnRPC = r.onRPC
