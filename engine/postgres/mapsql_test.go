@@ -1,7 +1,11 @@
 package postgres
 
 import (
+	"context"
+	"fmt"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/heraldhq/herald/engine"
 )
@@ -64,5 +68,120 @@ func TestTransactionalMapPublish(t *testing.T) {
 	}
 	if len(pubs) != 3 || pubs[2].Key != "a" || !pubs[2].Removed {
 		t.Fatalf("stream after the transaction: %d changes", len(pubs))
+	}
+}
+
+// TestMapTable checks herald.map_table: the table's rows are the map's
+// state, and a subscriber that pages through the state while writers
+// change the table (some transactions rolled back), then applies the
+// change stream from the first page's position, ends with exactly the
+// table's rows, each key once.
+func TestMapTable(t *testing.T) {
+	dsn := testDSN(t)
+	schema := testSchema(t, dsn)
+	rec := newRecorder()
+	e := startEngine(t, testOptions(dsn, schema), rec)
+	conn := sqlConn(t, dsn)
+	ctx := t.Context()
+	tbl := schema + ".items"
+	sqlExec(t, conn, `CREATE TABLE `+tbl+` (id int PRIMARY KEY, board int NOT NULL, title text, secret text)`)
+	sqlExec(t, conn, `INSERT INTO `+tbl+` SELECT i, 1 + i % 2, 'item ' || i, 'x' FROM generate_series(1, 400) i`)
+	var copied int64
+	if err := conn.QueryRow(ctx, `SELECT `+schema+`.map_table($1, 'mt:{board}', 'id', ARRAY['id','title'])`, tbl).Scan(&copied); err != nil {
+		t.Fatal(err)
+	}
+	if copied != 400 {
+		t.Fatalf("map_table copied %d rows, want 400", copied)
+	}
+	ch := "mt:1"
+
+	// Writers on their own connection while the subscriber reads.
+	done := make(chan error, 1)
+	go func() {
+		w, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer w.Close(context.Background())
+		for i := 0; i < 150; i++ {
+			stmts := []string{
+				fmt.Sprintf(`UPDATE %s SET title = 'changed %d' WHERE id = %d`, tbl, i, 2+2*(i%200)),
+				fmt.Sprintf(`INSERT INTO %s VALUES (%d, 1, 'new %d', 'x')`, tbl, 1000+2*i, i),
+				fmt.Sprintf(`DELETE FROM %s WHERE id = %d`, tbl, 398-2*(i%150)),
+				fmt.Sprintf(`UPDATE %s SET board = 2 WHERE id = %d`, tbl, 1000+2*i-2), // moves a key to mt:2
+			}
+			end := "COMMIT"
+			if i%7 == 0 {
+				end = "ROLLBACK"
+			}
+			if _, err := w.Exec(ctx, "BEGIN; "+stmts[i%4]+"; "+end); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+
+	state := map[string]string{}
+	var first engine.StreamPosition
+	cursor := ""
+	for pages := 0; ; pages++ {
+		page, err := e.MapState(ctx, ch, engine.MapStateRequest{Cursor: cursor, Limit: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pages == 0 {
+			first = page.Position
+		}
+		for _, p := range page.Entries {
+			if _, dup := state[p.Key]; dup {
+				t.Fatalf("key %s on two pages", p.Key)
+			}
+			state[p.Key] = string(p.Data)
+		}
+		if cursor = page.Cursor; cursor == "" {
+			break
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	pubs, top, err := e.History(ctx, ch, engine.HistoryRequest{Since: &first, Limit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if top.Epoch != first.Epoch || (len(pubs) > 0 && pubs[0].Offset != first.Offset+1) {
+		t.Fatalf("stream after %+v does not follow on: %d changes, top %+v", first, len(pubs), top)
+	}
+	for _, p := range pubs {
+		if p.Removed {
+			delete(state, p.Key)
+		} else {
+			state[p.Key] = string(p.Data)
+		}
+	}
+	rows, err := conn.Query(ctx, `SELECT id::text, jsonb_build_object('id', id, 'title', title)::text FROM `+tbl+` WHERE board = 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
+		want[k] = v
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(state) != len(want) {
+		t.Fatalf("snapshot plus stream holds %d keys, the table %d rows", len(state), len(want))
+	}
+	for k, v := range want {
+		if state[k] != v {
+			t.Fatalf("key %s: %q, the table has %q", k, state[k], v)
+		}
 	}
 }

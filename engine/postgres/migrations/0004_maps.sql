@@ -83,7 +83,7 @@ BEGIN
     END IF;
     IF (p_removed AND p_skip_missing) OR (NOT p_removed AND p_touch) THEN
         -- The stream row's lock first, as every change takes it.
-        PERFORM {{schema}}.touch(p_channel, p_meta_ttl_ms);
+        PERFORM {{schema}}.touch(p_channel, coalesce(nullif(p_meta_ttl_ms, 0), 2592000000));
         PERFORM 1 FROM {{schema}}.streams WHERE channel = p_channel FOR UPDATE;
         IF p_removed AND NOT EXISTS (SELECT 1 FROM {{schema}}.map_state m
                 WHERE m.channel = p_channel AND m.key = p_key AND (m.expire_at IS NULL OR m.expire_at > now())) THEN
