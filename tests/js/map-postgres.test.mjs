@@ -2,9 +2,11 @@
 // through one node reach a subscriber of the other and a late subscriber's
 // snapshot; herald.map_publish and herald.map_remove in an application's
 // transaction are delivered if and only if it commits; the state outlives
-// every node (persistent mode).
+// every node (persistent mode); a table made a live map with
+// herald.map_table reaches a subscriber that joins while writers change
+// it with every row exactly once.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
@@ -39,6 +41,16 @@ function sql(statements) {
     stdio: 'pipe',
     timeout: 60_000,
   }).toString();
+}
+
+/** sqlAsync is sql without blocking the event loop (for concurrent writers). */
+function sqlAsync(statements) {
+  return new Promise((resolve, reject) => {
+    const p = spawn('psql', [DSN, '-q', '-v', 'ON_ERROR_STOP=1', '-1', '-c', statements], { stdio: 'pipe' });
+    let err = '';
+    p.stderr.on('data', (d) => (err += d));
+    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`psql exited ${code}: ${err}`))));
+  });
 }
 
 before(async () => {
@@ -116,4 +128,48 @@ test('the state of a persistent map outlives every node', { skip }, async () => 
   nodeB = await startHerald(config);
   const late = await synced(nodeB, 'board:durable');
   assert.deepEqual(late.entries, { kept: { v: 'kept' } });
+});
+
+test('a table as a live map: a subscriber joining while writers change it gets every row exactly once', { skip }, async () => {
+  sql(`CREATE TABLE ${schema}.cards (id int PRIMARY KEY, board int NOT NULL, title text, secret text);
+       INSERT INTO ${schema}.cards SELECT i, 7, 'card ' || i, 's' FROM generate_series(1, 500) i;
+       SELECT ${schema}.map_table('${schema}.cards', 'board:{board}', 'id', ARRAY['title']);`);
+  // Writers run while the subscriber reads its snapshot (5 pages of 100).
+  const writers = (async () => {
+    for (let i = 0; i < 40; i++) {
+      await sqlAsync(`UPDATE ${schema}.cards SET title = 'edited ${i}' WHERE id = ${1 + ((i * 37) % 500)};
+                      INSERT INTO ${schema}.cards VALUES (${1000 + i}, 7, 'added ${i}', 's');
+                      DELETE FROM ${schema}.cards WHERE id = ${500 - i};`);
+    }
+  })();
+  const c = await client(nodeB, 'reader');
+  const sub = c.newMapSubscription('board:7', { pageSize: 100 });
+  const state = new Map();
+  let syncs = 0;
+  sub.on('sync', (ctx) => {
+    syncs++;
+    state.clear();
+    for (const e of ctx.entries) {
+      assert.ok(!state.has(e.key), `key ${e.key} twice in the snapshot`);
+      state.set(e.key, e.data.title);
+    }
+  });
+  sub.on('update', (u) => {
+    if (u.removed) state.delete(u.key);
+    else state.set(u.key, u.data.title);
+  });
+  const synced = waitEvent(sub, 'sync');
+  sub.subscribe();
+  await synced;
+  await writers;
+  // A marker change after the writers: once it is in, so is everything before it.
+  const marker = waitEvent(sub, 'update', { filter: (u) => u.key === '1' && u.data?.title === 'marker' });
+  sql(`UPDATE ${schema}.cards SET title = 'marker' WHERE id = 1`);
+  await marker;
+  const rows = JSON.parse(sql(`COPY (SELECT coalesce(json_object_agg(id, title), '{}') FROM ${schema}.cards WHERE board = 7) TO STDOUT`));
+  assert.equal(syncs, 1);
+  assert.equal(state.size, Object.keys(rows).length);
+  for (const [id, title] of Object.entries(rows)) {
+    assert.equal(state.get(id), title, `row ${id}`);
+  }
 });
