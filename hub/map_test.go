@@ -278,6 +278,7 @@ func TestMapBadInput(t *testing.T) {
 		{"map_users type for a map channel", `"subscribe":{"channel":"mm:c","type":3,"phase":2}`, 107},
 		{"map subscription to a stream channel", `"subscribe":{"channel":"ss:c","type":1,"phase":2}`, 107},
 		{"unknown subscription type", `"subscribe":{"channel":"ss:c","type":9}`, 107},
+		{"tags filter on a map subscription", `"subscribe":{"channel":"mm:c","type":1,"phase":2,"tf":{"key":"a","cmp":"eq","val":"b"}}`, 107},
 		{"key too long", `"publish":{"channel":"mm:b","type":1,"key":"` + long + `","data":{}}`, 107},
 		{"empty key", `"publish":{"channel":"mm:b","type":1,"data":{}}`, 107},
 		{"key with a control character", `"publish":{"channel":"mm:b","type":1,"key":"a\nb","data":{}}`, 107},

@@ -49,6 +49,11 @@ func (c *Client) handleMapSubscribe(ctx context.Context, id uint32, req *protoco
 	if len(req.Cursor) > MaxMapKeyLength {
 		return newError(protocol.ErrorBadRequest)
 	}
+	if req.Tf != nil {
+		// A tags filter is not applied to map subscriptions: refused
+		// rather than ignored.
+		return newError(protocol.ErrorBadRequest)
+	}
 	if err := c.checkSubscriptionSlot(ch); err != nil {
 		return err
 	}
