@@ -20,10 +20,28 @@ type mapShard struct {
 }
 
 // mapChannel is one map channel's keys and the stream options of its last
-// change, which its keys' expiry removals use.
+// change, which its keys' expiry removals use. sorted lists the keys in
+// order for paging; it is rebuilt on the first read after a key was added
+// or removed (dirty), not on every page, so paging through n keys costs
+// O(n log n) once rather than per page.
 type mapChannel struct {
-	keys map[string]*mapKey
-	opts engine.MapPublishOptions
+	keys   map[string]*mapKey
+	opts   engine.MapPublishOptions
+	sorted []string
+	dirty  bool
+}
+
+// ordered returns the channel's keys in order.
+func (mc *mapChannel) ordered() []string {
+	if mc.dirty || len(mc.sorted) != len(mc.keys) {
+		mc.sorted = mc.sorted[:0]
+		for key := range mc.keys {
+			mc.sorted = append(mc.sorted, key)
+		}
+		slices.SortFunc(mc.sorted, strings.Compare)
+		mc.dirty = false
+	}
+	return mc.sorted
 }
 
 // mapKey is one key's latest publication and, with a key TTL, when it
@@ -93,6 +111,7 @@ func (e *Engine) applyMapChange(h engine.Handler, sh *shard, ch string, pub *eng
 		if k := mc.key(p.Key); k != nil {
 			k.cancel()
 			delete(mc.keys, p.Key)
+			mc.dirty = true
 			if len(mc.keys) == 0 {
 				delete(m.channels, ch)
 			}
@@ -109,6 +128,7 @@ func (e *Engine) applyMapChange(h engine.Handler, sh *shard, ch string, pub *eng
 		if k == nil {
 			k = &mapKey{ch: ch}
 			mc.keys[p.Key] = k
+			mc.dirty = true
 		}
 		k.pub = &p
 		k.expireAt = 0
@@ -150,20 +170,19 @@ func (e *Engine) MapState(ctx context.Context, ch string, req engine.MapStateReq
 	if mc == nil {
 		return page, nil
 	}
-	keys := make([]string, 0, min(len(mc.keys), 1024))
-	for key, k := range mc.keys {
-		if key > req.Cursor && !k.expired(now) {
-			keys = append(keys, key)
+	sorted := mc.ordered()
+	i, _ := slices.BinarySearch(sorted, req.Cursor)
+	if i < len(sorted) && sorted[i] == req.Cursor {
+		i++
+	}
+	page.Entries = make([]*engine.Publication, 0, min(req.Limit, len(sorted)-i))
+	for ; i < len(sorted) && len(page.Entries) < req.Limit; i++ {
+		if k := mc.keys[sorted[i]]; !k.expired(now) {
+			page.Entries = append(page.Entries, k.pub)
 		}
 	}
-	slices.SortFunc(keys, strings.Compare)
-	if len(keys) > req.Limit {
-		keys = keys[:req.Limit]
-		page.Cursor = keys[len(keys)-1]
-	}
-	page.Entries = make([]*engine.Publication, len(keys))
-	for i, key := range keys {
-		page.Entries[i] = mc.keys[key].pub
+	if i < len(sorted) {
+		page.Cursor = sorted[i-1] // the last key looked at: the next page starts after it
 	}
 	return page, nil
 }
