@@ -22,7 +22,8 @@ var _ engine.MapBroker = (*Engine)(nil)
 //	<prefix>:mv:{<ch>}  hash: key -> "<offset>:<encoded publication>"
 //	<prefix>:mk:{<ch>}  sorted set of the keys, all scored 0: read in key order (ZRANGEBYLEX)
 //	<prefix>:mx:{<ch>}  sorted set: keys with a TTL, scored by expiry (ms, Redis clock)
-//	<prefix>:mo:{<ch>}  hash: the stream options of the last change ("s" size, "t" ttl ms, "m" meta ttl ms)
+//	<prefix>:mo:{<ch>}  hash: the stream options of the last change ("s" size, "t" ttl ms, "m" meta ttl ms),
+//	                    kept as long as the stream's meta
 //
 // and, across channels, <prefix>:mexp, a sorted set of the channels with
 // keys to expire, scored by the earliest expiry: the janitor of every node
@@ -81,6 +82,7 @@ else
   end
 end
 redis.call('hset', KEYS[6], 's', ARGV[2], 't', ARGV[3], 'm', ARGV[4])
+redis.call('pexpire', KEYS[6], ARGV[4])
 return {offset, epoch, earliest()}
 `)
 
