@@ -1,6 +1,7 @@
 package enginetest
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"sync"
@@ -17,6 +18,7 @@ func (s *suite) maps(t *testing.T) {
 	t.Run("TouchIfExists", s.testMapTouch)
 	t.Run("KeyTTL", s.testMapKeyTTL)
 	t.Run("SnapshotThenStreamNoGap", s.testMapNoGap)
+	t.Run("LargeValue", s.testMapLargeValue)
 	t.Run("Clear", s.testMapClear)
 	t.Run("BadCalls", s.testMapBadCalls)
 }
@@ -343,5 +345,32 @@ func (s *suite) testMapTouch(t *testing.T) {
 	live := n.rec.awaitPubs(t, ch, 2)
 	if d := pubDiff(&engine.Publication{Key: "k", Removed: true}, live[1].pub); d != "" {
 		t.Fatalf("after the touches stop: %s", d)
+	}
+}
+
+// testMapLargeValue checks a value too large for one notification or
+// message (64 KiB, binary) on every path: live on another node when the
+// engine is a cluster, in the state, and in the stream.
+func (s *suite) testMapLargeValue(t *testing.T) {
+	sub := s.start(t)
+	pub := sub
+	if s.caps.Cluster {
+		pub = s.start(t)
+	}
+	ch := channel(t, "m")
+	sub.subscribe(t, ch)
+	large := bytes.Repeat([]byte{0xff, 'x', 0}, 64<<10/3)
+	sp := pub.mapPublish(t, ch, "big", large, mapOpts(10))
+	live := sub.rec.awaitPubs(t, ch, 1)
+	if d := pubDiff(&engine.Publication{Key: "big", Data: large}, live[0].pub); d != "" || live[0].pos != sp {
+		t.Fatalf("live: %s at %+v, want at %+v", d, live[0].pos, sp)
+	}
+	got, _, _ := pub.readState(t, ch, 10)
+	if !bytes.Equal(got["big"], large) {
+		t.Fatalf("state holds %d bytes, want %d", len(got["big"]), len(large))
+	}
+	pubs, _ := sub.history(t, ch, engine.HistoryRequest{Limit: -1})
+	if len(pubs) != 1 || !bytes.Equal(pubs[0].Data, large) || pubs[0].Key != "big" {
+		t.Fatalf("stream: %d changes", len(pubs))
 	}
 }
