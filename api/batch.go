@@ -74,6 +74,18 @@ func (a *handler) runCommand(ctx context.Context, raw json.RawMessage, rep *repl
 		rep.Channels, e = a.channels(ctx, cmd.Channels)
 	case cmd.Connections != nil:
 		rep.Connections, e = a.connections(ctx, cmd.Connections)
+	case cmd.MapPublish != nil:
+		rep.MapPublish, e = a.mapPublish(ctx, cmd.MapPublish)
+	case cmd.MapRemove != nil:
+		rep.MapRemove, e = a.mapRemove(ctx, cmd.MapRemove)
+	case cmd.MapReadState != nil:
+		rep.MapReadState, e = a.mapReadState(ctx, cmd.MapReadState)
+	case cmd.MapReadStream != nil:
+		rep.MapReadStream, e = a.mapReadStream(ctx, cmd.MapReadStream)
+	case cmd.MapStats != nil:
+		rep.MapStats, e = a.mapStats(ctx, cmd.MapStats)
+	case cmd.MapClear != nil:
+		rep.MapClear, e = a.mapClear(ctx, cmd.MapClear)
 	default:
 		e = newError(protocol.ErrorMethodNotFound, "method not found: a command needs one method-named field (publish, broadcast, …)")
 	}
@@ -112,6 +124,18 @@ func (cmd *command) method() string {
 		return "channels"
 	case cmd.Connections != nil:
 		return "connections"
+	case cmd.MapPublish != nil:
+		return "map_publish"
+	case cmd.MapRemove != nil:
+		return "map_remove"
+	case cmd.MapReadState != nil:
+		return "map_read_state"
+	case cmd.MapReadStream != nil:
+		return "map_read_stream"
+	case cmd.MapStats != nil:
+		return "map_stats"
+	case cmd.MapClear != nil:
+		return "map_clear"
 	}
 	return "unknown"
 }

@@ -90,6 +90,13 @@ func NewHandler(h *hub.Hub, cfg Config) (http.Handler, error) {
 		"connections":    endpointOf((*handler).connections),
 		"info":           endpointOf((*handler).info),
 		"rpc":            endpointOf((*handler).rpc),
+
+		"map_publish":     endpointOf((*handler).mapPublish),
+		"map_remove":      endpointOf((*handler).mapRemove),
+		"map_read_state":  endpointOf((*handler).mapReadState),
+		"map_read_stream": endpointOf((*handler).mapReadStream),
+		"map_stats":       endpointOf((*handler).mapStats),
+		"map_clear":       endpointOf((*handler).mapClear),
 	}
 	return a, nil
 }

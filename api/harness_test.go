@@ -40,6 +40,7 @@ func testChannels() hub.ChannelConfig {
 			{Name: "plain", NamespaceOptions: hub.NamespaceOptions{AllowSubscribeForClient: true}},
 			{Name: "strict", NamespaceOptions: hub.NamespaceOptions{AllowSubscribeForClient: true, ChannelRegex: `^[a-z]+$`}},
 			{Name: "bin", NamespaceOptions: hub.NamespaceOptions{HistorySize: 100, HistoryTTL: 5 * time.Minute, PublicationDataFormat: hub.DataFormatBinary}},
+			{Name: "board", NamespaceOptions: hub.NamespaceOptions{SubscriptionType: hub.SubscriptionMap, Map: hub.MapOptions{Mode: hub.MapPersistent, MinPageSize: 1, MaxPageSize: 500}}},
 		},
 	}
 }

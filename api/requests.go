@@ -133,4 +133,11 @@ type command struct {
 	Refresh       *refreshRequest     `json:"refresh"`
 	Channels      *channelsRequest    `json:"channels"`
 	Connections   *connectionsRequest `json:"connections"`
+
+	MapPublish    *mapPublishRequest    `json:"map_publish"`
+	MapRemove     *mapRemoveRequest     `json:"map_remove"`
+	MapReadState  *mapReadStateRequest  `json:"map_read_state"`
+	MapReadStream *mapReadStreamRequest `json:"map_read_stream"`
+	MapStats      *channelRequest       `json:"map_stats"`
+	MapClear      *channelRequest       `json:"map_clear"`
 }

@@ -110,6 +110,13 @@ type reply struct {
 	Refresh       *emptyResult         `json:"refresh,omitempty"`
 	Channels      *channelsResult      `json:"channels,omitempty"`
 	Connections   *connectionsResult   `json:"connections,omitempty"`
+
+	MapPublish    *publishResult       `json:"map_publish,omitempty"`
+	MapRemove     *publishResult       `json:"map_remove,omitempty"`
+	MapReadState  *mapReadStateResult  `json:"map_read_state,omitempty"`
+	MapReadStream *mapReadStreamResult `json:"map_read_stream,omitempty"`
+	MapStats      *mapStatsResult      `json:"map_stats,omitempty"`
+	MapClear      *emptyResult         `json:"map_clear,omitempty"`
 }
 
 type batchResult struct {

@@ -50,6 +50,8 @@ func fillFields(t *testing.T, v reflect.Value) {
 			f.SetString("x")
 		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
 			f.Set(reflect.ValueOf([]string{"x"}).Convert(f.Type()))
+		case f.Kind() == reflect.Struct && v.Type().Field(i).Tag.Get("yaml") != "":
+			fillFields(t, f) // a section of the hub's options (map)
 		case f.Kind() == reflect.Struct:
 			// Nested sections (the token keys) are not hub options.
 		default:

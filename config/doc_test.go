@@ -21,7 +21,7 @@ func TestConfigurationDocCoversEveryKey(t *testing.T) {
 		nsOptions[k] = true
 	}
 	for _, key := range yamlKeys(reflect.TypeOf(Config{}), "") {
-		leaf := key[strings.LastIndex(key, ".")+1:]
+		leaf := strings.TrimPrefix(strings.TrimPrefix(key, "channel.without_namespace."), "channel.namespaces.")
 		if strings.HasPrefix(key, "channel.without_namespace.") || strings.HasPrefix(key, "channel.namespaces.") {
 			if nsOptions[leaf] || leaf == "name" {
 				if !strings.Contains(text, "`"+leaf+"`") {

@@ -66,10 +66,10 @@ func (r RedisConfig) Addrs() []string {
 }
 
 // engines lists the engines and what each keeps.
-var engines = map[string]struct{ history, presence bool }{
-	"memory":   {history: true, presence: true},
-	"postgres": {history: true, presence: true},
-	"redis":    {history: true, presence: true},
+var engines = map[string]struct{ history, presence, maps bool }{
+	"memory":   {history: true, presence: true, maps: true},
+	"postgres": {history: true, presence: true, maps: true},
+	"redis":    {history: true, presence: true, maps: true},
 	"nats":     {history: false, presence: false},
 }
 

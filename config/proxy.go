@@ -85,7 +85,9 @@ type NamespaceProxyOptions struct {
 	// (with subscribe_stream_proxy_enabled): proxy/stream.go.
 	SubscribeStreamProxy string `yaml:"subscribe_stream_proxy" doc:"the name of a 'grpc://' proxy whose 'SubscribeUnidirectional' stream decides each subscription in this namespace and then feeds it publications for that subscriber only, instead of the channel's; see [proxy.md](proxy.md#subscribe-streams). Not together with 'subscribe_proxy'"`
 	// SubscribeStreamBidirectional is Centrifugo v6's key of the same name.
-	SubscribeStreamBidirectional bool `yaml:"subscribe_stream_proxy_bidirectional" doc:"the streams are 'SubscribeBidirectional': a subscriber's publications to the channel go to its stream instead of the channel"`
+	SubscribeStreamBidirectional bool   `yaml:"subscribe_stream_proxy_bidirectional" doc:"the streams are 'SubscribeBidirectional': a subscriber's publications to the channel go to its stream instead of the channel"`
+	MapPublishProxy              string `yaml:"map_publish_proxy" doc:"the proxy that decides clients' map publish commands in a map namespace, instead of 'map.allow_publish_*' and 'map.client_key' (it may replace the key and the data); see [proxy.md](proxy.md#map-publish-and-map-remove)"`
+	MapRemoveProxy               string `yaml:"map_remove_proxy" doc:"the proxy that decides clients' map remove commands, instead of 'map.allow_remove_*' and 'map.client_key' (it may replace the key)"`
 }
 
 // ProxyOptions converts the configuration for proxy.New; ok is false when
@@ -95,6 +97,7 @@ func (c Config) ProxyOptions() (opts proxy.Config, ok bool) {
 		Connect: c.Client.Proxy.Connect, Refresh: c.Client.Proxy.Refresh, RPC: c.RPC.Proxy,
 		Subscribe: map[string]string{}, Publish: map[string]string{}, SubRefresh: map[string]string{},
 		SubscribeStream: map[string]string{}, SubscribeStreamBidirectional: map[string]bool{},
+		MapPublish: map[string]string{}, MapRemove: map[string]string{},
 		RPCNamespaces: map[string]string{}, MaxInFlight: c.ProxyMaxInFlight,
 	}
 	for _, p := range c.Proxies {
@@ -108,7 +111,8 @@ func (c Config) ProxyOptions() (opts proxy.Config, ok bool) {
 		for _, x := range []struct {
 			m    map[string]string
 			name string
-		}{{opts.Subscribe, o.SubscribeProxy}, {opts.Publish, o.PublishProxy}, {opts.SubRefresh, o.SubRefreshProxy}, {opts.SubscribeStream, o.SubscribeStreamProxy}} {
+		}{{opts.Subscribe, o.SubscribeProxy}, {opts.Publish, o.PublishProxy}, {opts.SubRefresh, o.SubRefreshProxy},
+			{opts.SubscribeStream, o.SubscribeStreamProxy}, {opts.MapPublish, o.MapPublishProxy}, {opts.MapRemove, o.MapRemoveProxy}} {
 			if x.name != "" {
 				x.m[ns] = x.name
 				used = true
@@ -186,6 +190,8 @@ func (c Config) proxyProblems() Problems {
 				bad(key+".subscribe_stream_proxy", "set together with subscribe_check: the stream decides the subscriptions, choose one")
 			}
 		}
+		ref(key+".map_publish_proxy", o.MapPublishProxy)
+		ref(key+".map_remove_proxy", o.MapRemoveProxy)
 	}
 	nsRef("channel.without_namespace", c.Channel.WithoutNamespace.NamespaceProxyOptions, c.Channel.WithoutNamespace.SubscribeCheck)
 	for i, ns := range c.Channel.Namespaces {

@@ -78,6 +78,9 @@ func (c Config) Validate() error {
 				bad(key+"."+o, "engine %q keeps no history, so channels cannot have history, positioning or recovery (use the redis, postgres or memory engine)", c.Engine.Type)
 			}
 		}
+		if ok && !engines[c.Engine.Type].maps && isMapType(ns.SubscriptionType) {
+			bad(key+".subscription_type", "engine %q keeps no map state, so channels cannot be maps (use the memory, redis or postgres engine)", c.Engine.Type)
+		}
 		if ok && !presence && ns.Presence {
 			bad(key+".presence", "engine %q keeps no presence (set engine.nats.presence: redis, or use another engine)", c.Engine.Type)
 		}
@@ -218,4 +221,9 @@ func historyOptions(ns NamespaceOptions) []string {
 		}
 	}
 	return out
+}
+
+// isMapType reports whether t makes a namespace's channels maps.
+func isMapType(t hub.SubscriptionType) bool {
+	return t == hub.SubscriptionMap || t == hub.SubscriptionMapClients || t == hub.SubscriptionMapUsers
 }

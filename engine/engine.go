@@ -41,6 +41,11 @@ type Publication struct {
 	// publications read from history, by History or by an engine refilling
 	// a gap in live delivery, may come without it, depending on the engine.
 	ExceptClient string
+	// Key and Removed are set on the publications of map channels (see
+	// MapBroker): the key the publication sets, or removes when Removed.
+	// Engines carry both with live delivery and history.
+	Key     string
+	Removed bool
 }
 
 // StreamPosition names a place in a channel's stream. Epoch changes whenever

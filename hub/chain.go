@@ -13,7 +13,7 @@ import (
 //	hub.Config{Handlers: hub.Chain(sqlChecks.Handlers(), proxyRouter.Handlers(), appHandlers)}
 //
 // Deciding handlers (OnConnecting, OnRefresh, OnSubscribe, OnSubRefresh,
-// OnPublish, OnPresence, OnHistory, OnRPC, OnSend) are asked in order. A
+// OnPublish, OnMapPublish, OnPresence, OnHistory, OnRPC, OnSend) are asked in order. A
 // handler that returns ErrUseDefault (OnRPC: calls reply with it) passes
 // the command on to the next one; the first other answer decides it, an
 // allowance as much as a refusal (an *Error, a *Disconnect or any other
@@ -36,6 +36,7 @@ func Chain(sets ...Handlers) Handlers {
 		subscribe    []func(context.Context, *Client, SubscribeEvent) (SubscribeReply, error)
 		subRefresh   []func(context.Context, *Client, SubRefreshEvent) (SubRefreshReply, error)
 		publish      []func(context.Context, *Client, PublishEvent) (PublishReply, error)
+		mapPublish   []func(context.Context, *Client, MapPublishEvent) (MapPublishReply, error)
 		rpc          []func(context.Context, *Client, RPCEvent, func(RPCReply, error))
 		presence     []func(context.Context, *Client, PresenceEvent) error
 		history      []func(context.Context, *Client, HistoryEvent) error
@@ -61,6 +62,9 @@ func Chain(sets ...Handlers) Handlers {
 		}
 		if s.OnPublish != nil {
 			publish = append(publish, s.OnPublish)
+		}
+		if s.OnMapPublish != nil {
+			mapPublish = append(mapPublish, s.OnMapPublish)
 		}
 		if s.OnRPC != nil {
 			rpc = append(rpc, s.OnRPC)
@@ -88,6 +92,7 @@ func Chain(sets ...Handlers) Handlers {
 		OnSubscribe:    chainDecision(subscribe),
 		OnSubRefresh:   chainDecision(subRefresh),
 		OnPublish:      chainDecision(publish),
+		OnMapPublish:   chainDecision(mapPublish),
 		OnRPC:          chainRPC(rpc),
 		OnPresence:     chainCheck(presence),
 		OnHistory:      chainCheck(history),

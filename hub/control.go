@@ -311,8 +311,13 @@ func (h *Hub) presenceLoop() {
 			c := k.(*Client)
 			for _, s := range c.presenceSubs() {
 				ctx, cancel := context.WithTimeout(h.ctx, h.client.CommandTimeout)
-				if err := h.engine.AddPresence(ctx, s.channel, c.clientInfo(s.chanInfo), h.client.PresenceTTL); err != nil && h.ctx.Err() == nil {
-					h.log.Warn("refresh presence", "channel", s.channel, "error", err)
+				if s.presence {
+					if err := h.engine.AddPresence(ctx, s.channel, c.clientInfo(s.chanInfo), h.client.PresenceTTL); err != nil && h.ctx.Err() == nil {
+						h.log.Warn("refresh presence", "channel", s.channel, "error", err)
+					}
+				}
+				if s.rule.hasMapPresence() {
+					c.touchMapPresence(ctx, s)
 				}
 				cancel()
 			}
@@ -326,7 +331,7 @@ func (c *Client) presenceSubs() []*subscription {
 	defer c.mu.Unlock()
 	var out []*subscription
 	for _, s := range c.subs {
-		if s.presence && s.active && !s.syncing {
+		if (s.presence || s.rule.hasMapPresence()) && s.active && !s.syncing {
 			out = append(out, s)
 		}
 	}

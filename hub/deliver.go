@@ -39,7 +39,7 @@ func (d *delivery) encoded(t protocol.Type) []byte {
 	}
 	if !d.jsonDone {
 		d.jsonDone = true
-		if pub := d.push.Pub; pub != nil && !protocol.ValidJSONPayload(pub.Data) {
+		if pub := d.push.Pub; pub != nil && !jsonDeliverable(pub.Data, pub.Key) {
 			d.jsonFailed = true
 			return nil
 		}
@@ -220,5 +220,5 @@ func protoClientInfo(i *engine.ClientInfo) *protocol.ClientInfo {
 }
 
 func protoPublication(p *engine.Publication) *protocol.Publication {
-	return &protocol.Publication{Data: p.Data, Info: protoClientInfo(p.Info), Offset: p.Offset, Tags: p.Tags}
+	return &protocol.Publication{Data: p.Data, Info: protoClientInfo(p.Info), Offset: p.Offset, Tags: p.Tags, Key: p.Key, Removed: p.Removed}
 }

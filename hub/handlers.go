@@ -55,6 +55,11 @@ type Handlers struct {
 	// namespace publish permission; it may reject the publication, or
 	// rewrite its data.
 	OnPublish func(ctx context.Context, c *Client, ev PublishEvent) (PublishReply, error)
+	// OnMapPublish decides a map publish or remove command (ev.Removed).
+	// When set, it replaces the namespace's map publish and remove
+	// permissions and its client_key; it may reject the change, or replace
+	// its key or data.
+	OnMapPublish func(ctx context.Context, c *Client, ev MapPublishEvent) (MapPublishReply, error)
 	// OnRPC answers rpc commands. It may call reply before it returns or
 	// later from any goroutine (hand the call to a worker pool, say); the
 	// client's next command waits for the reply, so replies stay in order.

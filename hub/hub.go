@@ -74,6 +74,7 @@ type Hub struct {
 	client   ClientConfig
 	channels *channelRules
 	engine   engine.Engine
+	maps     engine.MapBroker // the engine's map part; nil without one
 	log      *slog.Logger
 	nodeID   string
 	started  time.Time
@@ -125,6 +126,9 @@ func New(cfg Config) (*Hub, error) {
 		return nil, errors.New("hub: Config.Engine is required (memory.New() for one node)")
 	}
 	rules, err := compileChannels(cfg.Channels, "Channels")
+	if err == nil {
+		err = checkMapEngine(cfg.Channels, cfg.Engine, "Channels")
+	}
 	var clientProblems optionProblems
 	cfg.Client.check("Client", &clientProblems)
 	if err := errors.Join(err, clientProblems.err()); err != nil {
@@ -148,6 +152,7 @@ func New(cfg Config) (*Hub, error) {
 		client:   cfg.Client.withDefaults(),
 		channels: rules,
 		engine:   cfg.Engine,
+		maps:     findMapBroker(cfg.Engine),
 		log:      log,
 		nodeID:   cfg.Engine.NodeID(),
 		started:  time.Now(),

@@ -97,6 +97,7 @@ func compileRule(name string, o NamespaceOptions, field string, ps *optionProble
 		ps.add(field, "PublicationDataFormat", fmt.Sprintf("%q: want %s, %s or %s", o.PublicationDataFormat, DataFormatJSON, DataFormatJSONObject, DataFormatBinary))
 	}
 	checkDeltaTypes(o.AllowedDeltaTypes, joinField(field, "AllowedDeltaTypes"), ps)
+	checkMapOptions(o, field, ps)
 	switch o.QueuePolicy {
 	case "", QueueClose, QueueDropOldest:
 	default:

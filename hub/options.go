@@ -90,6 +90,15 @@ type NamespaceOptions struct {
 	// negotiated one receives each publication as a delta against the
 	// previous one it received, when that is smaller.
 	AllowedDeltaTypes []string `yaml:"allowed_delta_types" doc:"delta encodings subscribers of these channels may ask for; only 'fossil' (empty: none). A subscriber that asks 'delta: \"fossil\"' here gets 'delta: true' in its subscribe result, the first publication in full and the next ones as Fossil deltas against the previous one it received, whenever smaller; asking elsewhere is not an error, the subscription just goes without delta. See [protocol.md](protocol.md#delta-compression)"`
+	// SubscriptionType makes the namespace's channels maps (mapoptions.go)
+	// instead of streams; Map configures them.
+	SubscriptionType SubscriptionType `yaml:"subscription_type" default:"stream" doc:"what the channels are: 'stream' (publications in order), or 'map', 'map_clients' or 'map_users' (keyed state that subscribers read as a snapshot then follow live; see [protocol.md](protocol.md#map-subscriptions)). A client must subscribe with the matching type (centrifuge-js 'newMapSubscription' for 'map'), otherwise error 107"`
+	Map              MapOptions       `yaml:"map"`
+	// MapClientsPresenceChannelPrefix and MapUsersPresenceChannelPrefix
+	// keep the channel's subscribers as keys of a map_clients or
+	// map_users channel named by the prefix and the channel (mappresence.go).
+	MapClientsPresenceChannelPrefix string `yaml:"map_clients_presence_channel_prefix" doc:"each subscriber of a channel here is a key (its connection id, with its info) of the channel named by this prefix and the channel, which must be in a 'map_clients' namespace: presence that subscribers of that channel follow as a map. The key goes when the client leaves; the 'key_ttl' of that namespace must be longer than a third of 'client.presence_ttl' (keys are refreshed that often)"`
+	MapUsersPresenceChannelPrefix   string `yaml:"map_users_presence_channel_prefix" doc:"the same per user: the key is the user id (anonymous clients are left out), in a 'map_users' namespace; it expires 'key_ttl' after the user's last connection left"`
 }
 
 // DefaultJoinLeaveMaxSubscribers is NamespaceOptions.JoinLeaveMaxSubscribers

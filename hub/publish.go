@@ -13,6 +13,9 @@ import (
 // handlePublish publishes a client's publication: decided by OnPublish,
 // else by the namespace's publish permission.
 func (c *Client) handlePublish(ctx context.Context, id uint32, req *protocol.PublishRequest) error {
+	if req.Type != 0 || req.Key != "" || req.Removed {
+		return c.handleMapPublish(ctx, id, req)
+	}
 	if req.Channel == "" || len(req.Data) == 0 {
 		return newDisconnect(protocol.DisconnectBadRequest)
 	}
@@ -20,8 +23,8 @@ func (c *Client) handlePublish(ctx context.Context, id uint32, req *protocol.Pub
 	if err != nil {
 		return err
 	}
-	if err := c.checkPublishType(req); err != nil {
-		return err
+	if r.isMap() {
+		return newError(protocol.ErrorBadRequest) // a map channel takes map publications only
 	}
 	if s != nil && s.stream != nil && s.stream.publish != nil {
 		// A bidirectional stream subscription: the publication is the
@@ -70,6 +73,10 @@ func (h *Hub) publish(ctx context.Context, ch string, r *rule, pub *engine.Publi
 
 // publishKeyed is publish with an idempotency key (none when empty).
 func (h *Hub) publishKeyed(ctx context.Context, ch string, r *rule, pub *engine.Publication, key string) (engine.StreamPosition, error) {
+	if r.isMap() {
+		// A publication without a key would corrupt subscribers' maps.
+		return engine.StreamPosition{}, &Error{Code: uint32(protocol.ErrorBadRequest), Message: fmt.Sprintf("bad request: channel %q is in a map namespace: set keys with map_publish", ch)}
+	}
 	if e := r.checkPublicationData(pub.Data); e != nil {
 		return engine.StreamPosition{}, e
 	}

@@ -115,10 +115,10 @@ func TestNothingSilentlyIgnored(t *testing.T) {
 				t.Fatalf("result %v", res)
 			}
 		},
-		"type": func(t *testing.T) { // map kinds and shared poll: error 103
+		"type": func(t *testing.T) { // map kinds on a stream channel (honoured on map channels: map tests), shared poll and unknown types: error 107
 			c := conn(t)
 			for i, typ := range []string{"1", "2", "3", "4", "99"} {
-				jsonclient.WantError(t, c.Subscribe(2+i, "fl:ty", `"type":`+typ), 103)
+				jsonclient.WantError(t, c.Subscribe(2+i, "fl:ty", `"type":`+typ), 107)
 			}
 		},
 		"phase":  func(t *testing.T) { jsonclient.WantError(t, conn(t).Subscribe(2, "fl:x", `"phase":2`), 107) },
@@ -129,8 +129,8 @@ func TestNothingSilentlyIgnored(t *testing.T) {
 	pub := map[string]func(t *testing.T){
 		"channel": func(t *testing.T) { publishCheck(t, conn(t), "fl:pc") },
 		"data":    func(t *testing.T) { publishCheck(t, conn(t), "fl:pd") },
-		"type": func(t *testing.T) { // map publication: error 103
-			jsonclient.WantError(t, conn(t).Call(`{"id":2,"publish":{"channel":"fl:pt","data":{},"type":1}}`), 103)
+		"type": func(t *testing.T) { // a map publication to a stream channel (honoured on map channels: map tests): error 107
+			jsonclient.WantError(t, conn(t).Call(`{"id":2,"publish":{"channel":"fl:pt","data":{},"type":1}}`), 107)
 		},
 		"key": func(t *testing.T) {
 			jsonclient.WantError(t, conn(t).Call(`{"id":2,"publish":{"channel":"fl:pk","data":{},"key":"k"}}`), 107)

@@ -88,6 +88,15 @@ type grant struct {
 }
 
 func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.SubscribeRequest) error {
+	switch req.Type {
+	case requestTypeStream:
+	case requestTypeMap, requestTypeMapClients, requestTypeMapUsers:
+		return c.handleMapSubscribe(ctx, id, req)
+	default:
+		// A type Herald does not implement is refused, never taken for a
+		// stream subscription.
+		return newError(protocol.ErrorBadRequest)
+	}
 	h := c.hub
 	ch := req.Channel
 	if ch == "" {
@@ -103,6 +112,9 @@ func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.S
 	r, e := h.channels.resolve(ch)
 	if e != nil {
 		return e
+	}
+	if r.isMap() {
+		return newError(protocol.ErrorBadRequest) // a map channel takes map subscriptions only
 	}
 	if e := r.checkSubscriber(c.proto); e != nil {
 		return e
@@ -143,6 +155,9 @@ func (c *Client) newServerSideSubscription(req *protocol.SubscribeRequest, g gra
 	r, e := c.hub.channels.resolve(req.Channel)
 	if e != nil {
 		return nil, e
+	}
+	if r.isMap() {
+		return nil, newError(protocol.ErrorBadRequest) // no server-side map subscriptions
 	}
 	if e := r.checkSubscriber(c.proto); e != nil {
 		return nil, e
@@ -335,6 +350,10 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 		if recovering {
 			hreq.Since = &engine.StreamPosition{Offset: req.Offset, Epoch: req.Epoch}
 			hreq.Limit = h.client.RecoveryMaxPublicationLimit
+			if s.rule.isMap() {
+				// A map flow goes live only with at most a page left to read.
+				hreq.Limit = orDefault(s.rule.Map.MaxPageSize, DefaultMapMaxPageSize)
+			}
 		}
 		pubs, pos, err = h.engine.History(ctx, s.channel, hreq)
 		ok = recovering && recovered(req, pubs, pos)
@@ -415,6 +434,9 @@ func (c *Client) finishSubscribe(ctx context.Context, s *subscription) {
 
 func (c *Client) join(ctx context.Context, s *subscription) {
 	h := c.hub
+	if s.rule.hasMapPresence() {
+		c.touchMapPresence(ctx, s)
+	}
 	if !s.presence && !s.joinLeave {
 		return
 	}

@@ -108,6 +108,12 @@ func (c *Client) leave(ctx context.Context, s *subscription) {
 // publishes the leave event.
 func (c *Client) announceLeave(ctx context.Context, s *subscription) {
 	h := c.hub
+	if s.rule.Map.RemoveClientOnUnsubscribe {
+		c.removeMapClientKey(ctx, s)
+	}
+	if s.rule.hasMapPresence() {
+		c.leaveMapPresence(ctx, s)
+	}
 	if !s.presence && !s.joinLeave {
 		return
 	}

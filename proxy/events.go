@@ -17,6 +17,8 @@ const (
 	eventSubscribe  = "subscribe"
 	eventPublish    = "publish"
 	eventSubRefresh = "sub_refresh"
+	eventMapPublish = "map_publish"
+	eventMapRemove  = "map_remove"
 	eventRPC        = "rpc"
 )
 

@@ -34,6 +34,10 @@ type Config struct {
 	// whose streams are bidirectional: the client's publications to the
 	// channel go to the stream.
 	SubscribeStreamBidirectional map[string]bool
+	// MapPublish and MapRemove map a namespace to the endpoint of its
+	// clients' map publish and map remove commands.
+	MapPublish map[string]string
+	MapRemove  map[string]string
 	// RPC proxies the methods without namespace; RPCNamespaces declares
 	// the RPC namespaces (the part of a method before ':') with their
 	// endpoint, "" for none. A method in an undeclared namespace is
@@ -66,6 +70,7 @@ type Router struct {
 	subscribe, publish, subRefresh map[string]*endpoint
 	subscribeStream                map[string]*endpoint
 	streamBidi                     map[string]bool
+	mapPublish, mapRemove          map[string]*endpoint
 	rpc                            *endpoint
 	rpcNamespaces                  map[string]*endpoint
 }
@@ -155,6 +160,12 @@ func New(cfg Config) (*Router, error) {
 			return nil, fmt.Errorf("namespace %q has both a subscribe proxy and a subscribe-stream proxy: choose one", ns)
 		}
 	}
+	if r.mapPublish, err = pickMap("map_publish", cfg.MapPublish); err != nil {
+		return nil, err
+	}
+	if r.mapRemove, err = pickMap("map_remove", cfg.MapRemove); err != nil {
+		return nil, err
+	}
 	if r.rpcNamespaces, err = pickMap("rpc", cfg.RPCNamespaces); err != nil {
 		return nil, err
 	}
@@ -236,6 +247,9 @@ func (r *Router) Handlers() hub.Handlers {
 	}
 	if len(r.subRefresh) > 0 {
 		h.OnSubRefresh = r.onSubRefresh
+	}
+	if len(r.mapPublish) > 0 || len(r.mapRemove) > 0 {
+		h.OnMapPublish = r.onMapPublish
 	}
 	if r.rpc != nil || r.hasRPCNamespaceProxy() {
 		h.OnRPC = r.onRPC

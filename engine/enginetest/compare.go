@@ -26,6 +26,8 @@ func pubDiff(want, got *engine.Publication) string {
 		return fmt.Sprintf("tags %v, want %v", got.Tags, want.Tags)
 	case want.ExceptClient != got.ExceptClient:
 		return fmt.Sprintf("except client %q, want %q", got.ExceptClient, want.ExceptClient)
+	case want.Key != got.Key || want.Removed != got.Removed:
+		return fmt.Sprintf("key %q removed %v, want %q removed %v", got.Key, got.Removed, want.Key, want.Removed)
 	}
 	return ""
 }

@@ -56,6 +56,8 @@ type Capabilities struct {
 	// without it return engine.ErrIdempotencyUnsupported, which the suite
 	// checks instead).
 	Idempotency bool
+	// Maps: the engine implements engine.MapBroker.
+	Maps bool
 }
 
 const (
@@ -103,6 +105,12 @@ func Run(t *testing.T, newEngine func(t *testing.T) engine.Engine, caps Capabili
 			return
 		}
 		s.idempotency(t)
+	})
+	t.Run("Maps", func(t *testing.T) {
+		if !caps.Maps {
+			t.Skip("engine keeps no map state")
+		}
+		s.maps(t)
 	})
 	t.Run("Lifecycle", s.lifecycle)
 	t.Run("Reconnect", func(t *testing.T) {

@@ -66,6 +66,16 @@ func (h *historyShard) remove(ch string, now int64) {
 	s.pubs.clear()
 }
 
+// drop forgets ch's stream: the next one starts with a new epoch.
+func (h *historyShard) drop(ch string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s := h.streams[ch]; s != nil {
+		s.cancel()
+		delete(h.streams, ch)
+	}
+}
+
 // sweep handles at most budget due deadlines and returns how many it
 // handled.
 func (h *historyShard) sweep(now int64, budget int) int {

@@ -65,6 +65,7 @@ type shard struct {
 	history  historyShard
 	presence presenceShard
 	idem     idempotencyCache // under pubMu
+	maps     mapShard         // under pubMu
 }
 
 // New returns an engine with opts' zero fields set to their defaults. It
@@ -170,6 +171,7 @@ func (e *Engine) sweep() int {
 		sh.pubMu.Lock()
 		n += sh.idem.expire(now, e.opts.JanitorBatch, &e.idemHeld)
 		sh.pubMu.Unlock()
+		n += e.expireMapKeys(sh, now, e.opts.JanitorBatch)
 	}
 	return n
 }

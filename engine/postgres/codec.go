@@ -27,6 +27,7 @@ import (
 //	'n' token                                    header, unique per payload
 //	'p' channel offset epoch time ntags {key value} hasinfo [user client conninfo chaninfo] data
 //	'x' the fields of 'p', then except-client      a publication with Publication.ExceptClient
+//	'k' the fields of 'x', then key removed        a map change (Publication.Key, Removed '1' or '0')
 //	'j' / 'l' channel user client conninfo chaninfo
 //	'c' data
 //	'r' channel offset epoch spill-id             a record stored in the spill table
@@ -45,6 +46,7 @@ const (
 	kindHeader  = 'n'
 	kindPub     = 'p'
 	kindExcept  = 'x' // decoded as kindPub
+	kindMap     = 'k' // decoded as kindPub
 	kindJoin    = 'j'
 	kindLeave   = 'l'
 	kindControl = 'c'
@@ -93,7 +95,10 @@ func appendHeader(dst []byte, token string) []byte {
 // is the position the publication was given.
 func appendPub(dst []byte, ch string, offset uint64, epoch string, pub *engine.Publication, raw bool) []byte {
 	kind := byte(kindPub)
-	if pub.ExceptClient != "" {
+	switch {
+	case pub.Key != "":
+		kind = kindMap
+	case pub.ExceptClient != "":
 		kind = kindExcept
 	}
 	dst = append(dst, kind)
@@ -113,8 +118,16 @@ func appendPub(dst []byte, ch string, offset uint64, epoch string, pub *engine.P
 		dst = appendInfo(dst, pub.Info, raw)
 	}
 	dst = appendField(dst, pub.Data, raw)
-	if kind == kindExcept {
+	if kind == kindExcept || kind == kindMap {
 		dst = appendField(dst, pub.ExceptClient, raw)
+	}
+	if kind == kindMap {
+		dst = appendField(dst, pub.Key, raw)
+		removed := "0"
+		if pub.Removed {
+			removed = "1"
+		}
+		dst = appendField(dst, removed, true)
 	}
 	return dst
 }
@@ -283,6 +296,8 @@ func (d *decoder) next() (record, error) {
 		if err = d.pub(&r); err == nil {
 			r.pub.ExceptClient, err = d.ownedStr()
 		}
+	case kindMap:
+		err = d.mapChange(&r)
 	case kindJoin, kindLeave:
 		if r.channel, err = d.str(); err == nil {
 			r.info, err = d.info()
@@ -300,7 +315,7 @@ func (d *decoder) next() (record, error) {
 	if err != nil {
 		return record{}, fmt.Errorf("record %q: %w", r.kind, err)
 	}
-	if r.kind == kindExcept {
+	if r.kind == kindExcept || r.kind == kindMap {
 		r.kind = kindPub // one kind of publication from here on
 	}
 	return r, nil
@@ -355,6 +370,29 @@ func (d *decoder) pub(r *record) error {
 		return err
 	}
 	r.pub = p
+	return nil
+}
+
+// mapChange decodes the fields of a kindMap record.
+func (d *decoder) mapChange(r *record) error {
+	err := d.pub(r)
+	if err == nil {
+		r.pub.ExceptClient, err = d.ownedStr()
+	}
+	if err == nil {
+		r.pub.Key, err = d.ownedStr()
+	}
+	if err != nil {
+		return err
+	}
+	removed, _, err := d.field()
+	if err != nil {
+		return err
+	}
+	if removed != "0" && removed != "1" {
+		return fmt.Errorf("%w: removed %q", errMalformed, removed)
+	}
+	r.pub.Removed = removed == "1"
 	return nil
 }
 

@@ -127,3 +127,36 @@ func TestCodecExceptClient(t *testing.T) {
 		}
 	}
 }
+
+// TestCodecMapChange checks that a map change (kind 'k') keeps its key,
+// its removal flag and its except-client, and that a bad removal flag is
+// refused.
+func TestCodecMapChange(t *testing.T) {
+	pubs := []*engine.Publication{
+		{Key: "k\xff1", Data: []byte(`{"v":1}`), Info: &engine.ClientInfo{User: "u", Client: "c"}, Time: 7},
+		{Key: "k2", Removed: true, ExceptClient: "c2"},
+	}
+	for _, raw := range []bool{false, true} {
+		var buf []byte
+		buf = appendHeader(buf, "t")
+		for i, p := range pubs {
+			buf = appendPub(buf, "m", uint64(i+1), "e", p, raw)
+		}
+		d := decoder{s: string(buf)}
+		for i, want := range pubs {
+			r, err := d.next()
+			if err != nil {
+				t.Fatalf("raw=%v change %d: %v", raw, i, err)
+			}
+			got := r.pub
+			if r.kind != kindPub || got.Key != want.Key || got.Removed != want.Removed || got.ExceptClient != want.ExceptClient || !bytes.Equal(got.Data, want.Data) || !sameInfo(got.Info, want.Info) {
+				t.Fatalf("raw=%v change %d: %+v, want %+v", raw, i, got, want)
+			}
+		}
+	}
+	bad := string(appendPub(nil, "m", 1, "e", &engine.Publication{Key: "k"}, true))
+	bad = strings.TrimSuffix(bad, "1:0") + "1:x"
+	if _, err := (&decoder{s: bad}).next(); err == nil {
+		t.Fatal("a map change with removal flag x was decoded")
+	}
+}

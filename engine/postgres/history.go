@@ -62,7 +62,7 @@ func (e *Engine) History(ctx context.Context, ch string, req engine.HistoryReque
 		var top int64
 		var off *int64
 		var r historyRow
-		if err := rows.Scan(&top, &sp.Epoch, &off, &r.timeMS, &r.data, &r.clientID, &r.userID, &r.connInfo, &r.chanInfo, &r.tags); err != nil {
+		if err := rows.Scan(&top, &sp.Epoch, &off, &r.timeMS, &r.data, &r.clientID, &r.userID, &r.connInfo, &r.chanInfo, &r.tags, &r.key, &r.removed); err != nil {
 			return nil, engine.StreamPosition{}, fmt.Errorf("history %q: read row: %w", ch, err)
 		}
 		sp.Offset = uint64(top)
@@ -113,10 +113,19 @@ type historyRow struct {
 	connInfo []byte
 	chanInfo []byte
 	tags     *string
+	key      *string // map changes
+	removed  *bool
 }
 
 func (r *historyRow) publication() (*engine.Publication, error) {
 	p := &engine.Publication{Offset: uint64(r.offset), Data: r.data}
+	if r.key != nil {
+		p.Key = *r.key
+		p.Removed = r.removed != nil && *r.removed
+		if p.Removed {
+			p.Data = nil
+		}
+	}
 	if r.timeMS != nil {
 		p.Time = *r.timeMS
 	}
@@ -136,7 +145,7 @@ func (r *historyRow) publication() (*engine.Publication, error) {
 }
 
 func (r *historyRow) fields() []any {
-	return []any{&r.offset, &r.timeMS, &r.data, &r.clientID, &r.userID, &r.connInfo, &r.chanInfo, &r.tags}
+	return []any{&r.offset, &r.timeMS, &r.data, &r.clientID, &r.userID, &r.connInfo, &r.chanInfo, &r.tags, &r.key, &r.removed}
 }
 
 // scanHistoryRow reads a row of historyColumns.

@@ -50,6 +50,9 @@ func (e *Engine) runJanitor() {
 		if err == nil {
 			err = e.sweep("idempotency keys", e.sql.sweepIdempotency, sweepSpillBatch)
 		}
+		if err == nil {
+			err = e.sweep("expired map keys", e.mapSQL.sweepKeys, sweepMapKeysBatch)
+		}
 		if err == nil && time.Since(lastStreams) >= e.opts.StreamSweepInterval {
 			lastStreams = time.Now()
 			err = e.sweep("expired history", e.sql.sweepPubs, sweepStreamsBatch)

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -39,6 +40,7 @@ type Engine struct {
 	opts    Config
 	log     *slog.Logger
 	sql     *statements
+	mapSQL  mapStatements
 	pubPool *pgxpool.Pool
 	qPool   *pgxpool.Pool
 	listenC *pgx.ConnConfig
@@ -77,11 +79,12 @@ func New(ctx context.Context, opts Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{
-		opts:  opts,
-		log:   opts.Logger.With("engine", "postgres", "node", opts.NodeID),
-		sql:   newStatements(opts.Schema, opts.NodeID),
-		seed:  maphash.MakeSeed(),
-		token: randomToken(6),
+		opts:   opts,
+		log:    opts.Logger.With("engine", "postgres", "node", opts.NodeID),
+		sql:    newStatements(opts.Schema, opts.NodeID),
+		mapSQL: newMapStatements(func(s string) string { return strings.ReplaceAll(s, "{{schema}}", opts.Schema) }),
+		seed:   maphash.MakeSeed(),
+		token:  randomToken(6),
 	}
 	e.metrics = newMetrics(opts.NodeID, e.dispatchDepth)
 	if e.pubPool, err = newPool(ctx, opts.DSN, int32(opts.PoolSize), "herald-publish:"+opts.NodeID); err != nil {

@@ -53,7 +53,7 @@ type statements struct {
 
 // historyColumns are the columns every history read returns, in the order
 // scanHistoryRow expects.
-const historyColumns = `h.pub_offset, h.time_ms, h.data, h.client_id, h.user_id, h.conn_info, h.chan_info, h.tags::text`
+const historyColumns = `h.pub_offset, h.time_ms, h.data, h.client_id, h.user_id, h.conn_info, h.chan_info, h.tags::text, h.map_key, h.removed`
 
 func newStatements(schema, nodeID string) *statements {
 	q := func(s string) string { return strings.ReplaceAll(s, "{{schema}}", schema) }

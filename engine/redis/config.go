@@ -26,6 +26,8 @@ const (
 	// silent before the engine pings it; one that stays silent for three
 	// intervals after a ping is replaced.
 	DefaultHealthInterval = 2 * time.Second
+	// DefaultMapExpiryInterval is Config.MapExpiryInterval's default.
+	DefaultMapExpiryInterval = time.Second
 	// DefaultReadTimeout bounds each background read (gap repair, replay)
 	// before it is retried.
 	DefaultReadTimeout  = 10 * time.Second
@@ -93,10 +95,14 @@ type Config struct {
 
 	HistoryMetaTTL time.Duration
 	HealthInterval time.Duration
-	ReadTimeout    time.Duration
-	ReconnectMin   time.Duration
-	ReconnectMax   time.Duration
-	ReplayBatch    int
+	// MapExpiryInterval is how often the node removes map keys whose TTL
+	// passed (engine.MapPublishOptions.KeyTTL); zero means
+	// DefaultMapExpiryInterval.
+	MapExpiryInterval time.Duration
+	ReadTimeout       time.Duration
+	ReconnectMin      time.Duration
+	ReconnectMax      time.Duration
+	ReplayBatch       int
 
 	// Logger receives warnings (reconnects, publications that history no
 	// longer held when a gap was repaired); nil means slog.Default().
@@ -135,6 +141,7 @@ func (o Config) withDefaults() (Config, error) {
 	setInt(&o.ReplayBatch, DefaultReplayBatch)
 	setDur(&o.HistoryMetaTTL, DefaultHistoryMetaTTL)
 	setDur(&o.HealthInterval, DefaultHealthInterval)
+	setDur(&o.MapExpiryInterval, DefaultMapExpiryInterval)
 	setDur(&o.ReadTimeout, DefaultReadTimeout)
 	setDur(&o.ReconnectMin, DefaultReconnectMin)
 	setDur(&o.ReconnectMax, DefaultReconnectMax)

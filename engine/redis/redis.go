@@ -173,6 +173,7 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 		e.workers.Go(func() { d.Run(h) })
 	}
 	e.workers.Go(e.runHealth)
+	e.workers.Go(e.runMapJanitor)
 	if e.opts.SentinelMaster != "" {
 		e.watchSentinels()
 	}

@@ -50,7 +50,10 @@ return {offset, epoch}
 
 // luaAppend is the body publishScript and idemPublishHistoryScript share:
 // it leaves the new publication's offset, id and epoch in locals.
-var luaAppend = replaceAll(luaEnsureMeta, "EPOCH", "5", "METATTL", "4") + `
+var luaAppend = replaceAll(luaEnsureMeta, "EPOCH", "5", "METATTL", "4") + luaAppendBody
+
+// luaAppendBody is luaAppend after the meta is ensured (epoch is set).
+const luaAppendBody = `
 local offset = redis.call('hincrby', KEYS[2], 's', 1)
 local id = string.format('%d', offset)
 redis.call('xadd', KEYS[1], 'MAXLEN', ARGV[2], id .. '-0', 'd', ARGV[1])

@@ -114,10 +114,10 @@ function suite(name, skip, nodes) {
       other.unsubscribe();
     });
 
-    test('a shared poll subscription is refused with 103, not taken for a stream', async () => {
+    test('a shared poll subscription is refused with 107, not taken for a stream', async () => {
       const s = client.newSharedPollSubscription('plain:votes');
       const ctx = await refused(s);
-      assert.equal(ctx.code, 103, JSON.stringify(ctx));
+      assert.equal(ctx.code, 107, JSON.stringify(ctx));
       client.removeSharedPollSubscription(s);
       assert.equal(client.state, 'connected');
     });

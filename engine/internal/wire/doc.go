@@ -9,7 +9,8 @@
 // skips fields it does not know and fields can be added later:
 //
 //	Publication = 1: data bytes, 2: info ClientInfo, 3: tag Tag (repeated), 4: time int64 (Unix ms),
-//	              5: except_client string (written only when set)
+//	              5: except_client string (written only when set),
+//	              6: key string, 7: removed bool (a map change; written only when set)
 //	ClientInfo  = 1: user string, 2: client string, 3: conn_info bytes, 4: chan_info bytes
 //	Tag         = 1: key string, 2: value string
 //

@@ -17,6 +17,9 @@ const (
 	// pubExcept is written only when set, so a publication without it
 	// encodes as it did before the field existed.
 	pubExcept protowire.Number = 5
+	// pubKey and pubRemoved are a map change's (written only when set).
+	pubKey     protowire.Number = 6
+	pubRemoved protowire.Number = 7
 
 	tagKey   protowire.Number = 1
 	tagValue protowire.Number = 2
@@ -39,6 +42,12 @@ func AppendPublication(dst []byte, pub *engine.Publication) []byte {
 	if pub.ExceptClient != "" {
 		size += sizeBytesField(pubExcept, len(pub.ExceptClient))
 	}
+	if pub.Key != "" {
+		size += sizeBytesField(pubKey, len(pub.Key))
+	}
+	if pub.Removed {
+		size += protowire.SizeTag(pubRemoved) + 1
+	}
 	dst = slices.Grow(dst, size)
 	dst = protowire.AppendTag(dst, pubData, protowire.BytesType)
 	dst = protowire.AppendBytes(dst, pub.Data)
@@ -60,6 +69,14 @@ func AppendPublication(dst []byte, pub *engine.Publication) []byte {
 	if pub.ExceptClient != "" {
 		dst = protowire.AppendTag(dst, pubExcept, protowire.BytesType)
 		dst = protowire.AppendString(dst, pub.ExceptClient)
+	}
+	if pub.Key != "" {
+		dst = protowire.AppendTag(dst, pubKey, protowire.BytesType)
+		dst = protowire.AppendString(dst, pub.Key)
+	}
+	if pub.Removed {
+		dst = protowire.AppendTag(dst, pubRemoved, protowire.VarintType)
+		dst = protowire.AppendVarint(dst, 1)
 	}
 	return dst
 }
@@ -95,6 +112,10 @@ func DecodePublication(b []byte) (*engine.Publication, error) {
 			pub.Time = int64(f.Varint)
 		case pubExcept:
 			pub.ExceptClient = string(f.Bytes)
+		case pubKey:
+			pub.Key = string(f.Bytes)
+		case pubRemoved:
+			pub.Removed = f.Varint != 0
 		}
 	}
 	return pub, nil

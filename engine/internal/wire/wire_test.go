@@ -173,3 +173,21 @@ func TestExceptClient(t *testing.T) {
 		t.Errorf("ExceptClient encodes as %x, want %x followed by field 5", enc, without)
 	}
 }
+
+func TestMapChange(t *testing.T) {
+	for _, want := range []*engine.Publication{
+		{Data: []byte(`{"v":1}`), Time: 5, Key: "k1"},
+		{Time: 6, Key: "k2", Removed: true},
+	} {
+		enc := wire.AppendPublication(nil, want)
+		got, err := wire.DecodePublication(enc)
+		if err != nil || got.Key != want.Key || got.Removed != want.Removed || string(got.Data) != string(want.Data) {
+			t.Fatalf("decoded %+v, %v; want %+v", got, err, want)
+		}
+		plain := *want
+		plain.Key, plain.Removed = "", false
+		if without := wire.AppendPublication(nil, &plain); string(enc[:len(without)]) != string(without) {
+			t.Errorf("a map change does not start with the plain encoding: %x, %x", enc, without)
+		}
+	}
+}

@@ -1,0 +1,210 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/protocol"
+)
+
+// The map methods, named as in Centrifugo's server API: map_publish,
+// map_remove, map_read_state, map_read_stream, map_stats and map_clear.
+
+type mapPublishRequest struct {
+	Channel string          `json:"channel"`
+	Key     string          `json:"key"`
+	Data    json.RawMessage `json:"data"`
+	B64Data string          `json:"b64data"`
+	// Options of the reference Herald does not implement: refused with
+	// 107 when set, never ignored.
+	KeyMode        string            `json:"key_mode"`
+	IdempotencyKey string            `json:"idempotency_key"`
+	Tags           map[string]string `json:"tags"`
+	Version        uint64            `json:"version"`
+	VersionEpoch   string            `json:"version_epoch"`
+	Score          int64             `json:"score"`
+	Delta          bool              `json:"delta"`
+	StreamData     json.RawMessage   `json:"stream_data"`
+	B64StreamData  string            `json:"b64stream_data"`
+}
+
+type mapRemoveRequest struct {
+	Channel        string            `json:"channel"`
+	Key            string            `json:"key"`
+	IdempotencyKey string            `json:"idempotency_key"`
+	Tags           map[string]string `json:"tags"`
+}
+
+type mapReadStateRequest struct {
+	Channel string `json:"channel"`
+	Cursor  string `json:"cursor"`
+	Limit   int64  `json:"limit"`
+	Key     string `json:"key"`
+	Asc     bool   `json:"asc"`
+}
+
+type mapReadStreamRequest struct {
+	Channel string          `json:"channel"`
+	Since   *streamPosition `json:"since"`
+	Limit   int64           `json:"limit"`
+	Reverse bool            `json:"reverse"`
+}
+
+type mapPublication struct {
+	Key     string            `json:"key"`
+	Data    rawJSON           `json:"data,omitempty"`
+	Removed bool              `json:"removed,omitempty"`
+	Info    *clientInfo       `json:"info,omitempty"`
+	Offset  uint64            `json:"offset,omitempty"`
+	Tags    map[string]string `json:"tags,omitempty"`
+}
+
+type mapReadStateResult struct {
+	Publications []mapPublication `json:"publications"`
+	Offset       uint64           `json:"offset"`
+	Epoch        string           `json:"epoch"`
+	Cursor       string           `json:"cursor,omitempty"`
+}
+
+type mapReadStreamResult struct {
+	Publications []mapPublication `json:"publications"`
+	Offset       uint64           `json:"offset"`
+	Epoch        string           `json:"epoch"`
+}
+
+type mapStatsResult struct {
+	NumKeys int `json:"num_keys"`
+}
+
+func toMapPublication(p *engine.Publication) mapPublication {
+	mp := mapPublication{Key: p.Key, Data: p.Data, Removed: p.Removed, Offset: p.Offset, Tags: p.Tags}
+	if p.Info != nil {
+		ci := toClientInfo(p.Info)
+		mp.Info = &ci
+	}
+	return mp
+}
+
+// unsupported names the first option set that Herald does not implement.
+func unsupported(opts map[string]bool) *apiError {
+	for _, name := range []string{"key_mode", "idempotency_key", "tags", "version", "version_epoch", "score", "delta", "stream_data", "b64stream_data", "key", "asc"} {
+		if opts[name] {
+			return badRequest("%s: not supported by Herald's map channels", name)
+		}
+	}
+	return nil
+}
+
+func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*publishResult, *apiError) {
+	if req.Channel == "" {
+		return nil, badRequest("channel required")
+	}
+	if req.Key == "" {
+		return nil, badRequest("key required")
+	}
+	if e := unsupported(map[string]bool{
+		"key_mode": req.KeyMode != "", "idempotency_key": req.IdempotencyKey != "", "tags": len(req.Tags) > 0,
+		"version": req.Version != 0, "version_epoch": req.VersionEpoch != "", "score": req.Score != 0,
+		"delta": req.Delta, "stream_data": len(req.StreamData) > 0, "b64stream_data": req.B64StreamData != "",
+	}); e != nil {
+		return nil, e
+	}
+	data, e := payload(req.Data, req.B64Data)
+	if e != nil {
+		return nil, e
+	}
+	sp, err := a.hub.MapPublish(ctx, req.Channel, req.Key, data)
+	if err != nil {
+		return nil, a.fromMapHub(ctx, "map_publish", req.Channel, err)
+	}
+	return &publishResult{Offset: sp.Offset, Epoch: sp.Epoch}, nil
+}
+
+func (a *handler) mapRemove(ctx context.Context, req *mapRemoveRequest) (*publishResult, *apiError) {
+	if req.Channel == "" {
+		return nil, badRequest("channel required")
+	}
+	if req.Key == "" {
+		return nil, badRequest("key required")
+	}
+	if e := unsupported(map[string]bool{"idempotency_key": req.IdempotencyKey != "", "tags": len(req.Tags) > 0}); e != nil {
+		return nil, e
+	}
+	sp, err := a.hub.MapRemove(ctx, req.Channel, req.Key)
+	if err != nil {
+		return nil, a.fromMapHub(ctx, "map_remove", req.Channel, err)
+	}
+	return &publishResult{Offset: sp.Offset, Epoch: sp.Epoch}, nil
+}
+
+func (a *handler) mapReadState(ctx context.Context, req *mapReadStateRequest) (*mapReadStateResult, *apiError) {
+	if e := unsupported(map[string]bool{"key": req.Key != "", "asc": req.Asc}); e != nil {
+		return nil, e
+	}
+	if req.Limit < 0 {
+		return nil, badRequest("limit: want 0 (the namespace's default page size) or a positive number, got %d", req.Limit)
+	}
+	page, err := a.hub.MapState(ctx, req.Channel, req.Cursor, int(min(req.Limit, 1<<31-1)))
+	if err != nil {
+		return nil, a.fromMapHub(ctx, "map_read_state", req.Channel, err)
+	}
+	res := &mapReadStateResult{Publications: make([]mapPublication, len(page.Entries)), Offset: page.Position.Offset, Epoch: page.Position.Epoch, Cursor: page.Cursor}
+	for i, p := range page.Entries {
+		res.Publications[i] = toMapPublication(p)
+	}
+	return res, nil
+}
+
+func (a *handler) mapReadStream(ctx context.Context, req *mapReadStreamRequest) (*mapReadStreamResult, *apiError) {
+	if req.Limit < -1 {
+		return nil, badRequest("limit: want -1 (all), 0 (position only) or a positive number, got %d", req.Limit)
+	}
+	var since *engine.StreamPosition
+	if s := req.Since; s != nil {
+		since = &engine.StreamPosition{Offset: s.Offset, Epoch: s.Epoch}
+	}
+	pubs, pos, err := a.hub.MapStream(ctx, req.Channel, since, int(min(req.Limit, 1<<31-1)), req.Reverse)
+	if err != nil {
+		var he *hub.Error
+		if errors.As(err, &he) && he.Code == uint32(protocol.ErrorUnrecoverablePosition) {
+			return nil, newError(protocol.ErrorUnrecoverablePosition, "unrecoverable position: since.epoch %q is not the stream's epoch %q", since.Epoch, pos.Epoch)
+		}
+		return nil, a.fromMapHub(ctx, "map_read_stream", req.Channel, err)
+	}
+	res := &mapReadStreamResult{Publications: make([]mapPublication, len(pubs)), Offset: pos.Offset, Epoch: pos.Epoch}
+	for i, p := range pubs {
+		res.Publications[i] = toMapPublication(p)
+	}
+	return res, nil
+}
+
+func (a *handler) mapStats(ctx context.Context, req *channelRequest) (*mapStatsResult, *apiError) {
+	st, err := a.hub.MapStats(ctx, req.Channel)
+	if err != nil {
+		return nil, a.fromMapHub(ctx, "map_stats", req.Channel, err)
+	}
+	return &mapStatsResult{NumKeys: st.NumKeys}, nil
+}
+
+func (a *handler) mapClear(ctx context.Context, req *channelRequest) (*emptyResult, *apiError) {
+	if err := a.hub.MapClear(ctx, req.Channel); err != nil {
+		return nil, a.fromMapHub(ctx, "map_clear", req.Channel, err)
+	}
+	return &emptyResult{}, nil
+}
+
+// fromMapHub is fromHub for the map methods, whose 107 may be about the
+// namespace or the key, not the channel's name.
+func (a *handler) fromMapHub(ctx context.Context, method, ch string, err error) *apiError {
+	var he *hub.Error
+	if errors.As(err, &he) && protocol.ErrorCode(he.Code) == protocol.ErrorBadRequest && he.Message == protocol.ErrorBadRequest.Message() {
+		return badRequest("bad request: the channel must be in a map namespace, and the key at most %d bytes without control characters, the limit at most the namespace's map.max_page_size, the data of its publication_data_format", hub.MaxMapKeyLength)
+	}
+	if errors.As(err, &he) && protocol.ErrorCode(he.Code) == protocol.ErrorNotAvailable {
+		return notAvailable("map channels: the engine keeps no map state")
+	}
+	return a.fromHub(ctx, method, ch, "", err)
+}

@@ -1,0 +1,97 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// MapBroker is implemented by engines that keep the state of map channels:
+// a set of keys, each with its latest publication, next to the channel's
+// stream, which records every change to the state (Publication.Key set,
+// Publication.Removed for a removal). A subscriber reads the state page by
+// page with MapState, then the stream from the position the first page
+// returned: applying the stream's changes over the pages, key by key, gives
+// the state as of the end of the stream, with no change missed.
+//
+// Engines that cannot keep map state do not implement it; the hub refuses
+// to start with map namespaces on them.
+type MapBroker interface {
+	// MapPublish sets pub.Key to pub (or removes the key when pub.Removed),
+	// appends the change to the channel's stream and delivers it live like
+	// Publish, atomically: a MapState read sees the change if and only if
+	// its position is at or past the change's offset. Removing a key that
+	// is not there still appends and delivers the removal (a subscriber
+	// may hold the key from a stale snapshot), unless
+	// opts.SkipMissingRemove is set, in which case nothing happens and the
+	// current position is returned.
+	MapPublish(ctx context.Context, channel string, pub *Publication, opts MapPublishOptions) (StreamPosition, error)
+	// MapState reads a page of the channel's state, in key order, and the
+	// stream's position at the time of the read.
+	MapState(ctx context.Context, channel string, req MapStateRequest) (MapStatePage, error)
+	// MapStats counts the channel's keys.
+	MapStats(ctx context.Context, channel string) (MapStats, error)
+	// MapClear drops the channel's state and stream; the stream starts
+	// again with a new epoch, so subscribers notice and read the state
+	// again.
+	MapClear(ctx context.Context, channel string) error
+}
+
+// MapPublishOptions says how a map change is kept.
+type MapPublishOptions struct {
+	// StreamSize and StreamTTL keep the change stream (both positive):
+	// subscribers join the live flow through it, so it is required.
+	StreamSize int
+	StreamTTL  time.Duration
+	// MetaTTL is how long the stream's position and the state outlive
+	// the last change (0: the engine's default for history meta).
+	MetaTTL time.Duration
+	// KeyTTL, when positive, removes the key that long after this change
+	// unless it is published again meanwhile; the removal is a change
+	// like any other (in the stream, delivered live, Info nil).
+	KeyTTL time.Duration
+	// SkipMissingRemove makes the removal of a key that is not in the
+	// state do nothing.
+	SkipMissingRemove bool
+	// TouchIfExists makes the publication of a key that is in the state
+	// only restart its KeyTTL: its value stays, nothing is appended or
+	// delivered, and the current position is returned. Presence kept as a
+	// map refreshes its keys this way.
+	TouchIfExists bool
+}
+
+// Valid reports whether o keeps a stream.
+func (o MapPublishOptions) Valid() bool { return o.StreamSize > 0 && o.StreamTTL > 0 }
+
+// MapStateRequest selects a page of a map channel's state.
+type MapStateRequest struct {
+	// Cursor is "" for the first page, then the previous page's Cursor.
+	Cursor string
+	// Limit is the most entries a page holds (positive).
+	Limit int
+	// MetaTTL keeps the stream's position (see HistoryRequest.MetaTTL).
+	MetaTTL time.Duration
+}
+
+// MapStatePage is one page of a map channel's state.
+type MapStatePage struct {
+	// Entries are the keys' publications in key order; Offset of each is
+	// the offset of the change that set it.
+	Entries []*Publication
+	// Cursor reads the next page; "" on the last page.
+	Cursor string
+	// Position is the stream's top when the page was read.
+	Position StreamPosition
+}
+
+// MapStats describes a map channel.
+type MapStats struct {
+	NumKeys int
+}
+
+// ErrMapUnsupported is returned where a map operation reaches an engine
+// that does not keep map state.
+var ErrMapUnsupported = errors.New("map channels are not supported by this engine")
+
+// ErrBadCursor is returned by MapState for a cursor the engine did not make.
+var ErrBadCursor = errors.New("bad map state cursor")

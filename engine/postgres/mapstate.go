@@ -1,0 +1,178 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/heraldhq/herald/engine"
+)
+
+var _ engine.MapBroker = (*Engine)(nil)
+
+// sweepMapKeysBatch bounds the expired map keys one sweep statement
+// removes.
+const sweepMapKeysBatch = 200
+
+// mapStatements are the map channels' SQL (schema version 4).
+type mapStatements struct {
+	change     string
+	statePos   string
+	statePage  string
+	stats      string
+	clearLock  string
+	clearState string
+	clearPubs  string
+	clearTop   string
+	sweepKeys  string
+}
+
+func newMapStatements(q func(string) string) mapStatements {
+	return mapStatements{
+		change: q(`SELECT change_offset, change_epoch FROM {{schema}}.map_change(
+			$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`),
+		statePos: q(`SELECT top_offset, epoch FROM {{schema}}.streams WHERE channel = $1`),
+		statePage: q(`SELECT key, pub_offset, time_ms, data, client_id, user_id, conn_info, chan_info
+			  FROM {{schema}}.map_state
+			 WHERE channel = $1 AND key > $2 AND (expire_at IS NULL OR expire_at > now())
+			 ORDER BY key LIMIT $3`),
+		stats: q(`SELECT count(*) FROM {{schema}}.map_state
+			 WHERE channel = $1 AND (expire_at IS NULL OR expire_at > now())`),
+		clearLock:  q(`SELECT 1 FROM {{schema}}.streams WHERE channel = $1 FOR UPDATE`),
+		clearState: q(`DELETE FROM {{schema}}.map_state WHERE channel = $1`),
+		clearPubs:  q(`DELETE FROM {{schema}}.history WHERE channel = $1`),
+		clearTop:   q(`DELETE FROM {{schema}}.streams WHERE channel = $1`),
+		// One row per removed key, so the janitor's sweep sees how many.
+		sweepKeys: q(`SELECT 1 FROM generate_series(1, {{schema}}.expire_map_keys($1))`),
+	}
+}
+
+// MapPublish records a change of a map channel in one statement
+// (map_change): the stream position, the history row, the state row and
+// the notification commit together.
+func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publication, opts engine.MapPublishOptions) (engine.StreamPosition, error) {
+	switch {
+	case pub == nil:
+		return engine.StreamPosition{}, fmt.Errorf("map publish %q: nil publication", ch)
+	case pub.Key == "":
+		return engine.StreamPosition{}, fmt.Errorf("map publish %q: empty key", ch)
+	case !opts.Valid():
+		return engine.StreamPosition{}, fmt.Errorf("map publish %q: StreamSize and StreamTTL must both be positive", ch)
+	}
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
+		return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, err)
+	}
+	var data []byte
+	var field *string
+	if !pub.Removed {
+		data = pub.Data
+		if data == nil {
+			data = []byte{}
+		}
+		f := string(appendField(nil, data, false))
+		field = &f
+	}
+	var user, client *string
+	var connInfo, chanInfo []byte
+	if info := pub.Info; info != nil {
+		user, client = &info.User, &info.Client
+		connInfo, chanInfo = info.ConnInfo, info.ChanInfo
+	}
+	var off int64
+	var sp engine.StreamPosition
+	err := e.qPool.QueryRow(ctx, e.mapSQL.change, ch, pub.Key, data, field, pub.Removed,
+		int32(opts.StreamSize), ceilMS(opts.StreamTTL), ceilMS(orDefault(opts.MetaTTL, e.opts.HistoryMetaTTL)),
+		ceilMS(opts.KeyTTL), user, client, connInfo, chanInfo, opts.SkipMissingRemove, opts.TouchIfExists,
+	).Scan(&off, &sp.Epoch)
+	if err != nil {
+		return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, err)
+	}
+	sp.Offset = uint64(off)
+	return sp, nil
+}
+
+// MapState reads a page of ch's state and the stream's position in one
+// snapshot, which map_change's locking makes agree.
+func (e *Engine) MapState(ctx context.Context, ch string, req engine.MapStateRequest) (engine.MapStatePage, error) {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
+		return engine.MapStatePage{}, fmt.Errorf("map state %q: %w", ch, err)
+	}
+	if req.Limit <= 0 {
+		return engine.MapStatePage{}, fmt.Errorf("map state %q: limit %d, want a positive one", ch, req.Limit)
+	}
+	if _, err := e.qPool.Exec(ctx, e.sql.touch, ch, ceilMS(orDefault(req.MetaTTL, e.opts.HistoryMetaTTL))); err != nil {
+		return engine.MapStatePage{}, fmt.Errorf("map state %q: touch stream: %w", ch, err)
+	}
+	var page engine.MapStatePage
+	err := pgx.BeginTxFunc(ctx, e.qPool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var top int64
+		if err := tx.QueryRow(ctx, e.mapSQL.statePos, ch).Scan(&top, &page.Position.Epoch); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return errors.New("stream vanished while it was read")
+			}
+			return err
+		}
+		page.Position.Offset = uint64(top)
+		rows, err := tx.Query(ctx, e.mapSQL.statePage, ch, req.Cursor, req.Limit+1)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r historyRow
+			var key string
+			if err := rows.Scan(&key, &r.offset, &r.timeMS, &r.data, &r.clientID, &r.userID, &r.connInfo, &r.chanInfo); err != nil {
+				return err
+			}
+			p, err := r.publication()
+			if err != nil {
+				return err
+			}
+			p.Key = key
+			page.Entries = append(page.Entries, p)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return engine.MapStatePage{}, fmt.Errorf("map state %q: %w", ch, err)
+	}
+	if len(page.Entries) > req.Limit {
+		page.Entries = page.Entries[:req.Limit]
+		page.Cursor = page.Entries[req.Limit-1].Key
+	}
+	return page, nil
+}
+
+// MapStats counts ch's keys that have not expired.
+func (e *Engine) MapStats(ctx context.Context, ch string) (engine.MapStats, error) {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
+		return engine.MapStats{}, fmt.Errorf("map stats %q: %w", ch, err)
+	}
+	var n int64
+	if err := e.qPool.QueryRow(ctx, e.mapSQL.stats, ch).Scan(&n); err != nil {
+		return engine.MapStats{}, fmt.Errorf("map stats %q: %w", ch, err)
+	}
+	return engine.MapStats{NumKeys: int(n)}, nil
+}
+
+// MapClear drops ch's state, stream and position; the next read or change
+// starts a new epoch.
+func (e *Engine) MapClear(ctx context.Context, ch string) error {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
+		return fmt.Errorf("map clear %q: %w", ch, err)
+	}
+	err := pgx.BeginFunc(ctx, e.qPool, func(tx pgx.Tx) error {
+		for _, stmt := range []string{e.mapSQL.clearLock, e.mapSQL.clearState, e.mapSQL.clearPubs, e.mapSQL.clearTop} {
+			if _, err := tx.Exec(ctx, stmt, ch); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("map clear %q: %w", ch, err)
+	}
+	return nil
+}

@@ -1,0 +1,337 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/internal/wire"
+)
+
+var _ engine.MapBroker = (*Engine)(nil)
+
+// Map channels keep, next to the channel's stream and meta and in the
+// same hash tag (so one script changes them together):
+//
+//	<prefix>:mv:{<ch>}  hash: key -> "<offset>:<encoded publication>"
+//	<prefix>:mk:{<ch>}  sorted set of the keys, all scored 0: read in key order (ZRANGEBYLEX)
+//	<prefix>:mx:{<ch>}  sorted set: keys with a TTL, scored by expiry (ms, Redis clock)
+//	<prefix>:mo:{<ch>}  hash: the stream options of the last change ("s" size, "t" ttl ms, "m" meta ttl ms),
+//	                    kept as long as the stream's meta
+//
+// and, across channels, <prefix>:mexp, a sorted set of the channels with
+// keys to expire, scored by the earliest expiry: the janitor of every node
+// reads it (it is not in a channel's slot, so it is written apart from the
+// change; a channel missing from it after a race is put back by its next
+// change with a TTL).
+func (k keyspace) mapKeys(ch string) []string {
+	return []string{k.stream(ch), k.meta(ch), k.tagged("mv", ch), k.tagged("mk", ch), k.tagged("mx", ch), k.tagged("mo", ch)}
+}
+
+func (k keyspace) mapExpiring() string { return k.prefix + ":mexp" }
+
+// mapChangeScript records a change of a map channel: the stream entry and
+// its publication (as publishScript), then the state.
+//
+//	KEYS: stream, meta, values, keys, expiry, options
+//	ARGV: body, size, ttl ms, meta ttl ms, epoch candidate, pub/sub channel,
+//	      key, removed ('1'), key ttl ms, skip missing ('1'), touch ('1'), only if due ('1')
+//	returns {offset, epoch, earliest expiry of the channel's keys or -1}
+var mapChangeScript = goredis.NewScript(luaNow + replaceAll(luaEnsureMeta, "EPOCH", "5", "METATTL", "4") + `
+local key = ARGV[7]
+local removed = ARGV[8] == '1'
+local keyTTL = tonumber(ARGV[9])
+local exp = redis.call('zscore', KEYS[5], key)
+local alive = redis.call('hexists', KEYS[3], key) == 1 and ((not exp) or tonumber(exp) > now)
+local function earliest()
+  local first = redis.call('zrange', KEYS[5], 0, 0, 'WITHSCORES')
+  if #first > 0 then return tonumber(first[2]) end
+  return -1
+end
+local function unchanged()
+  return {tonumber(redis.call('hget', KEYS[2], 's') or '0'), epoch, earliest()}
+end
+if ARGV[12] == '1' and ((not exp) or tonumber(exp) > now) then
+  return unchanged()
+end
+if removed and ARGV[10] == '1' and not alive then
+  return unchanged()
+end
+if (not removed) and ARGV[11] == '1' and alive then
+  if keyTTL > 0 then redis.call('zadd', KEYS[5], now + keyTTL, key) end
+  return unchanged()
+end
+` + luaAppendBody + `
+if removed then
+  redis.call('hdel', KEYS[3], key)
+  redis.call('zrem', KEYS[4], key)
+  redis.call('zrem', KEYS[5], key)
+else
+  redis.call('hset', KEYS[3], key, id .. ':' .. ARGV[1])
+  redis.call('zadd', KEYS[4], 0, key)
+  if keyTTL > 0 then
+    redis.call('zadd', KEYS[5], now + keyTTL, key)
+  else
+    redis.call('zrem', KEYS[5], key)
+  end
+end
+redis.call('hset', KEYS[6], 's', ARGV[2], 't', ARGV[3], 'm', ARGV[4])
+redis.call('pexpire', KEYS[6], ARGV[4])
+return {offset, epoch, earliest()}
+`)
+
+// mapStateScript reads a page of the state in key order and the stream's
+// position, creating the position when there is none.
+//
+//	KEYS: stream, meta, values, keys, expiry
+//	ARGV: epoch candidate, meta ttl ms, cursor ('' for the first page), limit
+//	returns {top offset, epoch, more (0/1), key, value, key, value, ...}
+var mapStateScript = goredis.NewScript(luaNow + replaceAll(luaEnsureMeta, "EPOCH", "1", "METATTL", "2") + `
+local min = '-'
+if ARGV[3] ~= '' then min = '(' .. ARGV[3] end
+local limit = tonumber(ARGV[4])
+local keys = redis.call('zrangebylex', KEYS[4], min, '+', 'LIMIT', 0, limit + 1)
+local out = {tonumber(redis.call('hget', KEYS[2], 's') or '0'), epoch, 0}
+local n = #keys
+if n > limit then
+  out[3] = 1
+  n = limit
+end
+for i = 1, n do
+  local exp = redis.call('zscore', KEYS[5], keys[i])
+  if (not exp) or tonumber(exp) > now then
+    local v = redis.call('hget', KEYS[3], keys[i])
+    if v then
+      out[#out + 1] = keys[i]
+      out[#out + 1] = v
+    end
+  end
+end
+if out[3] == 1 then out[#out + 1] = keys[n] end
+return out
+`)
+
+// mapStatsScript counts the keys that have not expired.
+//
+//	KEYS: keys, expiry
+var mapStatsScript = goredis.NewScript(luaNow + `
+return redis.call('zcard', KEYS[1]) - redis.call('zcount', KEYS[2], '-inf', now)
+`)
+
+// MapPublish records a change of a map channel in one script call.
+func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publication, opts engine.MapPublishOptions) (engine.StreamPosition, error) {
+	switch {
+	case pub == nil:
+		return engine.StreamPosition{}, fmt.Errorf("map publish %q: nil publication", ch)
+	case pub.Key == "":
+		return engine.StreamPosition{}, fmt.Errorf("map publish %q: empty key", ch)
+	case !opts.Valid():
+		return engine.StreamPosition{}, fmt.Errorf("map publish %q: StreamSize and StreamTTL must both be positive", ch)
+	case ch == "":
+		return engine.StreamPosition{}, fmt.Errorf("map publish: %w", errEmptyChannel)
+	}
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
+		return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, err)
+	}
+	p := *pub
+	p.Time = time.Now().UnixMilli()
+	if p.Removed {
+		p.Data = nil
+	}
+	sp, err := e.mapChange(ctx, ch, &p, opts, false)
+	if err != nil {
+		return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, err)
+	}
+	return sp, nil
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// mapChange runs mapChangeScript and keeps the channel's place in the
+// expiry index.
+func (e *Engine) mapChange(ctx context.Context, ch string, p *engine.Publication, opts engine.MapPublishOptions, onlyIfDue bool) (engine.StreamPosition, error) {
+	buf := e.bufs.Get()
+	defer e.bufs.Put(buf)
+	*buf = wire.AppendPublication(*buf, p)
+	args := []any{*buf, opts.StreamSize, millis(opts.StreamTTL), millis(e.metaTTL(opts.MetaTTL)), newEpoch(), e.keys.pubsubChannel(ch),
+		p.Key, flag(p.Removed), millis(opts.KeyTTL), flag(opts.SkipMissingRemove), flag(opts.TouchIfExists), flag(onlyIfDue)}
+	v, err := mapChangeScript.Run(ctx, e.client, e.keys.mapKeys(ch), args...).Result()
+	if err != nil {
+		return engine.StreamPosition{}, err
+	}
+	r, ok := v.([]any)
+	if !ok || len(r) != 3 {
+		return engine.StreamPosition{}, fmt.Errorf("%w: %v", errReply, v)
+	}
+	offset, ok1 := r[0].(int64)
+	epoch, ok2 := r[1].(string)
+	next, ok3 := r[2].(int64)
+	if !ok1 || !ok2 || !ok3 {
+		return engine.StreamPosition{}, fmt.Errorf("%w: %v", errReply, v)
+	}
+	if next >= 0 && (opts.KeyTTL > 0 || onlyIfDue) {
+		if err := e.client.ZAdd(ctx, e.keys.mapExpiring(), goredis.Z{Score: float64(next), Member: ch}).Err(); err != nil {
+			return engine.StreamPosition{}, fmt.Errorf("expiry index: %w", err)
+		}
+	}
+	return engine.StreamPosition{Offset: uint64(offset), Epoch: epoch}, nil
+}
+
+// MapState reads a page of ch's state with its stream position in one
+// script call.
+func (e *Engine) MapState(ctx context.Context, ch string, req engine.MapStateRequest) (engine.MapStatePage, error) {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
+		return engine.MapStatePage{}, fmt.Errorf("map state %q: %w", ch, err)
+	}
+	if req.Limit <= 0 {
+		return engine.MapStatePage{}, fmt.Errorf("map state %q: limit %d, want a positive one", ch, req.Limit)
+	}
+	keys := e.keys.mapKeys(ch)[:5]
+	v, err := mapStateScript.Run(ctx, e.client, keys, newEpoch(), millis(e.metaTTL(req.MetaTTL)), req.Cursor, req.Limit).Result()
+	if err != nil {
+		return engine.MapStatePage{}, fmt.Errorf("map state %q: %w", ch, err)
+	}
+	r, ok := v.([]any)
+	if !ok || len(r) < 3 {
+		return engine.MapStatePage{}, fmt.Errorf("map state %q: %w: %v", ch, errReply, v)
+	}
+	top, _ := r[0].(int64)
+	epoch, _ := r[1].(string)
+	more, _ := r[2].(int64)
+	page := engine.MapStatePage{Position: engine.StreamPosition{Offset: uint64(top), Epoch: epoch}}
+	rest := r[3:]
+	if more == 1 {
+		if len(rest)%2 != 1 {
+			return engine.MapStatePage{}, fmt.Errorf("map state %q: %w: odd reply", ch, errReply)
+		}
+		page.Cursor, _ = rest[len(rest)-1].(string)
+		rest = rest[:len(rest)-1]
+	}
+	for i := 0; i+1 < len(rest); i += 2 {
+		key, _ := rest[i].(string)
+		val, _ := rest[i+1].(string)
+		off, body, ok := strings.Cut(val, ":")
+		o, err := strconv.ParseUint(off, 10, 64)
+		if !ok || err != nil {
+			return engine.MapStatePage{}, fmt.Errorf("map state %q: key %q: %w: bad value", ch, key, errReply)
+		}
+		p, err := wire.DecodePublication([]byte(body))
+		if err != nil {
+			return engine.MapStatePage{}, fmt.Errorf("map state %q: key %q: %w", ch, key, err)
+		}
+		p.Offset, p.Key = o, key
+		page.Entries = append(page.Entries, p)
+	}
+	return page, nil
+}
+
+// MapStats counts ch's keys that have not expired.
+func (e *Engine) MapStats(ctx context.Context, ch string) (engine.MapStats, error) {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
+		return engine.MapStats{}, fmt.Errorf("map stats %q: %w", ch, err)
+	}
+	keys := e.keys.mapKeys(ch)
+	n, err := mapStatsScript.Run(ctx, e.client, []string{keys[3], keys[4]}).Int64()
+	if err != nil {
+		return engine.MapStats{}, fmt.Errorf("map stats %q: %w", ch, err)
+	}
+	return engine.MapStats{NumKeys: int(n)}, nil
+}
+
+// MapClear drops ch's state, stream and position.
+func (e *Engine) MapClear(ctx context.Context, ch string) error {
+	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
+		return fmt.Errorf("map clear %q: %w", ch, err)
+	}
+	// One slot: one DEL is atomic even in Redis Cluster.
+	if err := e.client.Del(ctx, e.keys.mapKeys(ch)...).Err(); err != nil {
+		return fmt.Errorf("map clear %q: %w", ch, err)
+	}
+	return nil
+}
+
+// mapExpiryBatch bounds the channels and keys one janitor tick handles.
+const mapExpiryBatch = 100
+
+// runMapJanitor removes expired keys as changes, on every node; a key
+// removed by another node first is skipped by the script (only if due).
+func (e *Engine) runMapJanitor() {
+	t := time.NewTicker(e.opts.MapExpiryInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.bgCtx.Done():
+			return
+		case <-t.C:
+		}
+		if err := e.expireMapKeys(e.bgCtx); err != nil && e.bgCtx.Err() == nil {
+			e.log.Warn("expire map keys", "error", err)
+		}
+	}
+}
+
+func (e *Engine) expireMapKeys(ctx context.Context) error {
+	now, err := e.client.Time(ctx).Result()
+	if err != nil {
+		return err
+	}
+	ms := strconv.FormatInt(now.UnixMilli(), 10)
+	chans, err := e.client.ZRangeByScore(ctx, e.keys.mapExpiring(), &goredis.ZRangeBy{Min: "-inf", Max: ms, Count: mapExpiryBatch}).Result()
+	if err != nil {
+		return err
+	}
+	for _, ch := range chans {
+		keys := e.keys.mapKeys(ch)
+		due, err := e.client.ZRangeByScore(ctx, keys[4], &goredis.ZRangeBy{Min: "-inf", Max: ms, Count: mapExpiryBatch}).Result()
+		if err != nil {
+			return err
+		}
+		vals, err := e.client.HMGet(ctx, keys[5], "s", "t", "m").Result()
+		if err != nil {
+			return err
+		}
+		opts := engine.MapPublishOptions{StreamSize: 100, StreamTTL: time.Minute}
+		if n, err := strconv.Atoi(fmt.Sprint(vals[0])); err == nil && n > 0 {
+			opts.StreamSize = n
+		}
+		if n, err := strconv.ParseInt(fmt.Sprint(vals[1]), 10, 64); err == nil && n > 0 {
+			opts.StreamTTL = time.Duration(n) * time.Millisecond
+		}
+		if n, err := strconv.ParseInt(fmt.Sprint(vals[2]), 10, 64); err == nil && n > 0 {
+			opts.MetaTTL = time.Duration(n) * time.Millisecond
+		}
+		for _, key := range due {
+			p := &engine.Publication{Key: key, Removed: true, Time: time.Now().UnixMilli()}
+			if _, err := e.mapChange(ctx, ch, p, opts, true); err != nil {
+				return fmt.Errorf("channel %q: %w", ch, err)
+			}
+		}
+		// The channel's next expiry, or out of the index when it has none
+		// left (a race with a change that adds one is settled by that
+		// change's own index update, which follows its script).
+		first, err := e.client.ZRangeWithScores(ctx, keys[4], 0, 0).Result()
+		if err != nil {
+			return err
+		}
+		if len(first) == 0 {
+			err = e.client.ZRem(ctx, e.keys.mapExpiring(), ch).Err()
+		} else {
+			err = e.client.ZAdd(ctx, e.keys.mapExpiring(), goredis.Z{Score: first[0].Score, Member: ch}).Err()
+		}
+		if err != nil && !errors.Is(err, goredis.Nil) {
+			return err
+		}
+	}
+	return nil
+}

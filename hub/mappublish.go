@@ -1,0 +1,184 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/protocol"
+)
+
+// Publish request type (PublishRequest.type) of a map publish or remove.
+const publishTypeMap = 1
+
+// MapPublishEvent is a client's map publish (or, with Removed, map
+// remove) command. Key is the key the client sent.
+type MapPublishEvent struct {
+	Channel string
+	Key     string
+	Data    []byte
+	Removed bool
+}
+
+// MapPublishReply is the application's verdict on a map publish or
+// remove command.
+type MapPublishReply struct {
+	// Key, when not empty, is set or removed instead of the client's key.
+	Key string
+	// Data, when not nil, is set instead of the client's data (ignored for
+	// a removal).
+	Data []byte
+}
+
+// handleMapPublish sets or removes a key of a map channel for a client,
+// as its namespace's map permissions allow.
+func (c *Client) handleMapPublish(ctx context.Context, id uint32, req *protocol.PublishRequest) error {
+	if req.Channel == "" {
+		return newDisconnect(protocol.DisconnectBadRequest)
+	}
+	if req.Type != publishTypeMap {
+		return newError(protocol.ErrorBadRequest) // not a publish type Herald implements
+	}
+	r, s, err := c.channelCommand(req.Channel)
+	if err != nil {
+		return err
+	}
+	if r.SubscriptionType != SubscriptionMap {
+		// Streams take plain publications; map_clients and map_users keys
+		// are the server's.
+		return newError(protocol.ErrorBadRequest)
+	}
+	m := r.Map
+	subscribed := s != nil
+	if req.Removed == (len(req.Data) > 0) {
+		return newError(protocol.ErrorBadRequest) // a removal without data, a value with
+	}
+	key, data := req.Key, req.Data
+	decided := false
+	if fn := c.hub.cfg.Handlers.OnMapPublish; fn != nil {
+		mr, err := fn(ctx, c, MapPublishEvent{Channel: req.Channel, Key: req.Key, Data: req.Data, Removed: req.Removed})
+		if decided = !errors.Is(err, ErrUseDefault); decided {
+			if err != nil {
+				return err
+			}
+			if mr.Key != "" {
+				key = mr.Key
+			}
+			if mr.Data != nil && !req.Removed {
+				data = mr.Data
+			}
+		}
+	}
+	if !decided {
+		if req.Removed {
+			if !permitted(c.User(), m.AllowRemoveForAnonymous, m.AllowRemoveForClient, m.AllowRemoveForSubscriber && subscribed) && !c.hub.client.Insecure {
+				return newError(protocol.ErrorPermissionDenied)
+			}
+		} else if !permitted(c.User(), m.AllowPublishForAnonymous, m.AllowPublishForClient, m.AllowPublishForSubscriber && subscribed) && !c.hub.client.Insecure {
+			return newError(protocol.ErrorPermissionDenied)
+		}
+		switch m.ClientKey {
+		case MapKeyClientID:
+			key = c.id
+		case MapKeyUserID:
+			key = c.User()
+		}
+	}
+	if e := checkMapKey(key); e != nil {
+		return e
+	}
+	var chanInfo []byte
+	if s != nil {
+		chanInfo = s.chanInfo
+	}
+	pub := &engine.Publication{Key: key, Removed: req.Removed, Info: c.clientInfo(chanInfo)}
+	if !req.Removed {
+		pub.Data = data
+	}
+	if _, err := c.hub.mapPublish(ctx, req.Channel, r, pub); err != nil {
+		return err
+	}
+	c.queueReply(&protocol.Reply{Id: id, Publish: &protocol.PublishResult{}})
+	return nil
+}
+
+// checkMapKey refuses an empty key, one longer than MaxMapKeyLength, and
+// one with control characters (keys reach engine keys and logs).
+func checkMapKey(key string) *Error {
+	if key == "" || len(key) > MaxMapKeyLength || hasControl(key) {
+		return newError(protocol.ErrorBadRequest)
+	}
+	return nil
+}
+
+// mapPublish records a change of a map channel with its namespace's
+// options.
+func (h *Hub) mapPublish(ctx context.Context, ch string, r *rule, pub *engine.Publication) (engine.StreamPosition, error) {
+	return h.mapPublishWith(ctx, ch, r, pub, r.Map.publishOptions())
+}
+
+func (h *Hub) mapPublishWith(ctx context.Context, ch string, r *rule, pub *engine.Publication, opts engine.MapPublishOptions) (engine.StreamPosition, error) {
+	if len(pub.Data) > 0 { // a key may carry its Info alone (presence)
+		if e := r.checkPublicationData(pub.Data); e != nil {
+			return engine.StreamPosition{}, e
+		}
+	}
+	if e := h.shedPublish(); e != nil {
+		return engine.StreamPosition{}, e
+	}
+	mb := h.mapBroker()
+	if mb == nil {
+		return engine.StreamPosition{}, newError(protocol.ErrorNotAvailable)
+	}
+	start := time.Now()
+	defer func() { h.metrics.publishDuration.Observe(time.Since(start).Seconds()) }()
+	sp, err := mb.MapPublish(ctx, ch, pub, opts)
+	if err != nil {
+		return sp, fmt.Errorf("map publish to %q: %w", ch, err)
+	}
+	h.published.Add(1)
+	return sp, nil
+}
+
+// MapPublish sets key of the map channel ch to data, as the server (no
+// client info), with the channel's namespace options. The namespace must
+// be a map one; data must be of its publication data format.
+func (h *Hub) MapPublish(ctx context.Context, ch, key string, data []byte) (engine.StreamPosition, error) {
+	r, err := h.mapRule(ch, key)
+	if err != nil {
+		return engine.StreamPosition{}, err
+	}
+	return h.mapPublish(ctx, ch, r, &engine.Publication{Key: key, Data: data})
+}
+
+// MapRemove removes key from the map channel ch, as MapPublish.
+func (h *Hub) MapRemove(ctx context.Context, ch, key string) (engine.StreamPosition, error) {
+	r, err := h.mapRule(ch, key)
+	if err != nil {
+		return engine.StreamPosition{}, err
+	}
+	return h.mapPublish(ctx, ch, r, &engine.Publication{Key: key, Removed: true})
+}
+
+func (h *Hub) mapRule(ch, key string) (*rule, error) {
+	r, err := h.mapChannelRule(ch)
+	if err != nil {
+		return nil, err
+	}
+	if e := checkMapKey(key); e != nil {
+		return nil, e
+	}
+	return r, nil
+}
+
+// removeMapClientKey removes the key named by the client's id from a map
+// channel it left (MapOptions.RemoveClientOnUnsubscribe).
+func (c *Client) removeMapClientKey(ctx context.Context, s *subscription) {
+	opts := s.rule.Map.publishOptions()
+	opts.SkipMissingRemove = true // most clients never set their key
+	if _, err := c.hub.mapPublishWith(ctx, s.channel, s.rule, &engine.Publication{Key: c.id, Removed: true}, opts); err != nil {
+		c.logger().Error("remove the client's map key", "channel", s.channel, "error", err)
+	}
+}

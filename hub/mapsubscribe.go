@@ -1,0 +1,194 @@
+package hub
+
+import (
+	"context"
+
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/protocol"
+)
+
+// Map subscribe phases (SubscribeRequest.phase and SubscribeResult.phase).
+// A client reads the state page by page (phaseState), then the changes
+// made since the first page (phaseStream), until the server answers with
+// phaseLive: from that reply on the client is subscribed and receives the
+// channel's changes as publications with a key.
+const (
+	phaseLive   = 0
+	phaseStream = 1
+	phaseState  = 2
+)
+
+// handleMapSubscribe answers one request of a map subscribe flow. Each
+// request is authorized as a subscribe is; only the last one, which
+// answers with phaseLive, registers the subscription.
+func (c *Client) handleMapSubscribe(ctx context.Context, id uint32, req *protocol.SubscribeRequest) error {
+	h := c.hub
+	ch := req.Channel
+	if ch == "" {
+		c.logger().Info("map subscribe without channel")
+		return newDisconnect(protocol.DisconnectBadRequest)
+	}
+	if e := h.channels.checkLength(ch); e != nil {
+		return e
+	}
+	r, e := h.channels.resolve(ch)
+	if e != nil {
+		return e
+	}
+	if r.requestType() != req.Type {
+		// Every subscriber of a channel uses its namespace's type.
+		return newError(protocol.ErrorBadRequest)
+	}
+	if e := r.checkSubscriber(c.proto); e != nil {
+		return e
+	}
+	limit, e := r.Map.pageLimit(req.Limit)
+	if e != nil {
+		return e
+	}
+	if len(req.Cursor) > MaxMapKeyLength {
+		return newError(protocol.ErrorBadRequest)
+	}
+	if req.Tf != nil {
+		// A tags filter is not applied to map subscriptions: refused
+		// rather than ignored.
+		return newError(protocol.ErrorBadRequest)
+	}
+	if err := c.checkSubscriptionSlot(ch); err != nil {
+		return err
+	}
+	g, err := c.authorizeSubscribe(ctx, ch, r, req)
+	if err != nil {
+		return err
+	}
+	mb := h.mapBroker()
+	if mb == nil {
+		return newError(protocol.ErrorNotAvailable)
+	}
+	var res *protocol.SubscribeResult
+	switch req.Phase {
+	case phaseState:
+		res, err = c.mapStatePage(ctx, mb, r, req, limit)
+	case phaseStream:
+		var s *subscription
+		res, s, err = c.mapStreamPage(ctx, r, req, g, limit)
+		if err == nil && s != nil {
+			res.Type = req.Type
+			c.queueReply(&protocol.Reply{Id: id, Subscribe: res})
+			c.finishSubscribe(ctx, s)
+			return nil
+		}
+	default:
+		return newError(protocol.ErrorBadRequest)
+	}
+	if err != nil {
+		return err
+	}
+	res.Type = req.Type
+	c.queueReply(&protocol.Reply{Id: id, Subscribe: res})
+	return nil
+}
+
+// mapStatePage answers a state request with a page of the state. The
+// position is the stream's at the time of the read: the client keeps the
+// first page's and reads the stream from it once the pages end.
+func (c *Client) mapStatePage(ctx context.Context, mb engine.MapBroker, r *rule, req *protocol.SubscribeRequest, limit int) (*protocol.SubscribeResult, error) {
+	page, err := mb.MapState(ctx, req.Channel, engine.MapStateRequest{Cursor: req.Cursor, Limit: limit, MetaTTL: r.Map.MetaTTL})
+	if err != nil {
+		return nil, err
+	}
+	res := &protocol.SubscribeResult{
+		Phase:  phaseState,
+		Cursor: page.Cursor,
+		Epoch:  page.Position.Epoch,
+		Offset: page.Position.Offset,
+		State:  make([]*protocol.Publication, 0, len(page.Entries)),
+	}
+	for _, p := range page.Entries {
+		if !c.canDecode(p) {
+			continue // as in delivery: see deliverLocked
+		}
+		res.State = append(res.State, protoPublication(p))
+	}
+	return res, nil
+}
+
+// mapStreamPage answers a stream request: a page of changes after the
+// client's position while more than a page remains, otherwise the live
+// reply, for which the subscription is registered first (holding back live
+// publications) so that no change falls between the stream read and live
+// delivery. It returns the subscription when it went live.
+func (c *Client) mapStreamPage(ctx context.Context, r *rule, req *protocol.SubscribeRequest, g grant, limit int) (*protocol.SubscribeResult, *subscription, error) {
+	h := c.hub
+	if req.Epoch == "" {
+		return nil, nil, newError(protocol.ErrorBadRequest)
+	}
+	since := engine.StreamPosition{Offset: req.Offset, Epoch: req.Epoch}
+	pubs, top, err := h.engine.History(ctx, req.Channel, engine.HistoryRequest{Since: &since, Limit: limit + 1, MetaTTL: r.Map.MetaTTL})
+	if err != nil {
+		return nil, nil, err
+	}
+	if top.Epoch != req.Epoch {
+		if req.Recover {
+			return nil, nil, newError(protocol.ErrorUnrecoverablePosition)
+		}
+		// The client reads the state again when the epoch changed.
+		return &protocol.SubscribeResult{Phase: phaseStream, Epoch: top.Epoch, Offset: top.Offset}, nil, nil
+	}
+	if req.Offset > top.Offset || (req.Offset < top.Offset && (len(pubs) == 0 || pubs[0].Offset != req.Offset+1)) {
+		// The stream no longer holds the changes after the position.
+		return nil, nil, newError(protocol.ErrorUnrecoverablePosition)
+	}
+	if len(pubs) > limit {
+		pubs = pubs[:limit]
+		res := &protocol.SubscribeResult{Phase: phaseStream, Epoch: top.Epoch, Offset: pubs[len(pubs)-1].Offset}
+		res.Publications = c.mapPublications(pubs)
+		return res, nil, nil
+	}
+	s := c.newSubscription(req.Channel, r, req, g)
+	s.delta = false // map subscriptions go without delta compression
+	s.positioned, s.recoverable = true, true
+	live := &protocol.SubscribeRequest{Channel: req.Channel, Recover: true, Offset: req.Offset, Epoch: req.Epoch, Flag: req.Flag | flagRejectUnrecovered}
+	res, err := c.startSubscription(ctx, s, live)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.mu.Lock()
+	res.Offset = s.offset // the top, also after a recovery (the map client's convention)
+	c.mu.Unlock()
+	res.Phase = phaseLive
+	res.Recovered = req.Recover
+	res.WasRecovering = req.Recover
+	res.Recoverable = r.Map.mode() != MapEphemeral
+	return res, s, nil
+}
+
+func (c *Client) mapPublications(pubs []*engine.Publication) []*protocol.Publication {
+	out := make([]*protocol.Publication, 0, len(pubs))
+	for _, p := range pubs {
+		if c.canDecode(p) {
+			out = append(out, protoPublication(p))
+		}
+	}
+	return out
+}
+
+// mapBroker is the engine's map part, nil when it keeps no map state (New
+// refuses map namespaces then).
+func (h *Hub) mapBroker() engine.MapBroker { return h.maps }
+
+// findMapBroker returns the map part of e, or of the engine e wraps (as
+// the tracing wrapper does), or nil.
+func findMapBroker(e engine.Engine) engine.MapBroker {
+	for range 8 { // wrappers do not nest deeper
+		if mb, ok := e.(engine.MapBroker); ok {
+			return mb
+		}
+		u, ok := e.(interface{ Unwrap() engine.Engine })
+		if !ok {
+			return nil
+		}
+		e = u.Unwrap()
+	}
+	return nil
+}

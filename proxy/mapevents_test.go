@@ -1,0 +1,81 @@
+package proxy_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/engine/memory"
+	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/hub/hubtest"
+	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/proxy"
+)
+
+// TestMapPublishAndRemove: a map namespace with map publish and remove
+// proxies asks the backend instead of its map permissions (which allow
+// nothing here); the backend may replace the key and the data, refuse,
+// and a result field Herald does not implement fails the command.
+func TestMapPublishAndRemove(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t)
+	r, err := proxy.New(proxy.Config{
+		Logger: discard(),
+		Endpoints: []proxy.Endpoint{
+			{Name: "mp", URL: b.url("/map_publish"), Timeout: 2 * time.Second},
+			{Name: "mr", URL: b.url("/map_remove"), Timeout: 2 * time.Second},
+		},
+		MapPublish: map[string]string{"board": "mp"},
+		MapRemove:  map[string]string{"board": "mr"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	v, err := auth.NewVerifier(auth.Config{HMACSecretKey: testSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapNS := hub.NamespaceOptions{AllowSubscribeForClient: true, SubscriptionType: hub.SubscriptionMap, Map: hub.MapOptions{Mode: hub.MapPersistent}}
+	h := hubtest.Start(t, hub.Config{
+		Engine: memory.New(memory.Config{}), Tokens: v, Logger: discard(), Handlers: r.Handlers(),
+		Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{{Name: "board", NamespaceOptions: mapNS}, {Name: "other", NamespaceOptions: mapNS}}},
+	})
+	n := &node{t: t, hub: h, router: r}
+	c := n.dial(nil)
+	c.Connect("u1")
+
+	b.answer("/map_publish", `{"result":{"key":"u1:pos","data":{"x":2}}}`)
+	if m := c.Call(`{"id":2,"publish":{"channel":"board:a","type":1,"key":"pos","data":{"x":1}}}`); m["publish"] == nil {
+		t.Fatalf("map publish: %v", m)
+	}
+	req := b.next()
+	if req.body["channel"] != "board:a" || req.body["key"] != "pos" || req.body["user"] != "u1" || jsonclient.Compact(t, req.body["data"]) != `{"x":1}` {
+		t.Fatalf("map publish request: %v", req.body)
+	}
+	page, err := h.MapState(t.Context(), "board:a", "", 0)
+	if err != nil || len(page.Entries) != 1 || page.Entries[0].Key != "u1:pos" || string(page.Entries[0].Data) != `{"x":2}` {
+		t.Fatalf("state after the proxy's rewrite: %+v, %v", page.Entries, err)
+	}
+
+	b.answer("/map_remove", `{"result":{"key":"u1:pos"}}`)
+	if m := c.Call(`{"id":3,"publish":{"channel":"board:a","type":1,"key":"pos","removed":true}}`); m["publish"] == nil {
+		t.Fatalf("map remove: %v", m)
+	}
+	if req := b.next(); req.path != "/map_remove" || req.body["key"] != "pos" {
+		t.Fatalf("map remove request: %s %v", req.path, req.body)
+	}
+	if st, err := h.MapStats(t.Context(), "board:a"); err != nil || st.NumKeys != 0 {
+		t.Fatalf("keys after the remove: %+v, %v", st, err)
+	}
+
+	b.answer("/map_publish", `{"error":{"code":1001,"message":"not yours"}}`)
+	jsonclient.WantError(t, c.Call(`{"id":4,"publish":{"channel":"board:a","type":1,"key":"k","data":{}}}`), 1001)
+	b.next()
+	b.answer("/map_publish", `{"result":{"score":10}}`)
+	jsonclient.WantError(t, c.Call(`{"id":5,"publish":{"channel":"board:a","type":1,"key":"k","data":{}}}`), 100)
+	b.next()
+	// A namespace without the proxy keeps its map permissions (none).
+	jsonclient.WantError(t, c.Call(`{"id":6,"publish":{"channel":"other:a","type":1,"key":"k","data":{}}}`), 103)
+	b.noCall()
+}
