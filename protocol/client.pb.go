@@ -1,15 +1,17 @@
 // Client protocol v2 messages, wire-compatible with Centrifugo clients.
 //
-// Field numbers and types follow the protocol notes (shared/docs/protocol.md, section 2); they
-// must never change, because existing SDKs encode them. Reserved numbers are
+// Field numbers and types are those of Centrifugo's client protocol v2
+// (docs/protocol.md describes what Herald implements of it); they must
+// never change, because existing SDKs encode them. Reserved numbers are
 // ones the protocol used in v1 or keeps free; reusing them would let old
 // clients' bytes be read as something else.
 //
-// Left out on purpose (a compatible server may omit them, see the doc's
-// version caveat and section 9): ConnectRequest.dict=8 and profile=9,
-// ConnectResult.dict=13, the Dictionary message, and the shared-poll fields
-// of SubRefreshRequest (3-5), whose types are not settled. Protobuf decoders
-// skip such fields when a client sends them.
+// Left out on purpose (a compatible server may omit them):
+// ConnectRequest.dict=8 and profile=9, ConnectResult.dict=13, the
+// Dictionary message, and the shared-poll fields of SubRefreshRequest
+// (3-5), whose numbers differ between centrifuge-js and the published
+// client.proto (docs/protocol.md, "Subscription types and fields Herald
+// refuses"). Protobuf decoders skip such fields when a client sends them.
 //
 // Regenerate with `go generate ./protocol` (see generate.go for the tools).
 

@@ -10,5 +10,10 @@ package protocol
 //
 // Only the marshal, unmarshal and size vtproto features are generated: the
 // pool feature would make callers responsible for returning messages.
+//
+// generate_test.go runs the go:generate line below into a temporary
+// directory and compares (internal/protogen), when protoc and the plugins
+// are on PATH; scripts/test.sh installs them (its "generated code" step)
+// so that the check always runs there.
 
 //go:generate protoc --go_out=. --go_opt=paths=source_relative --go-vtproto_out=. --go-vtproto_opt=paths=source_relative,features=marshal+unmarshal+size client.proto

@@ -278,12 +278,15 @@ install_gotestsum() {
 	return 1
 }
 
-# generated_code regenerates the gRPC API's Go code from its api.proto
-# (api/grpcapi/apiproto) and compares it with the committed files, with the
-# protoc plugins pinned in its generate.go (installed into .tmp/bin) and
-# Debian's protoc.
+# generated_code regenerates the Go code of every .proto file (the client
+# protocol, the gRPC API, the gRPC proxy and uni_grpc) with its package's
+# go:generate line and compares it with the committed files, with the
+# protoc plugins pinned in the generate.go files (installed into .tmp/bin)
+# and Debian's protoc.
 PROTOC_GEN_GO_VERSION=v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
+PROTOC_GEN_GO_VTPROTO_VERSION=v0.6.0
+GENERATED_PACKAGES=(./protocol ./api/grpcapi/apiproto ./proxy/proxyproto ./transport/unigrpc/unistream)
 generated_code() {
 	if ! command -v protoc >/dev/null; then
 		is_root && command -v apt-get >/dev/null || { echo "protoc is missing: install protobuf-compiler"; return 1; }
@@ -294,8 +297,10 @@ generated_code() {
 		"google.golang.org/protobuf/cmd/protoc-gen-go@$PROTOC_GEN_GO_VERSION" || return 1
 	run 10m protoc-gen-go-grpc-install.log "$ROOT" env GOBIN="$BIN" go install \
 		"google.golang.org/grpc/cmd/protoc-gen-go-grpc@$PROTOC_GEN_GO_GRPC_VERSION" || return 1
+	run 10m protoc-gen-go-vtproto-install.log "$ROOT" env GOBIN="$BIN" go install \
+		"github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto@$PROTOC_GEN_GO_VTPROTO_VERSION" || return 1
 	run 5m generated-code.log "$ROOT" env PATH="$BIN:$PATH" HERALD_TEST_REQUIRE_PROTOC=1 \
-		go test -count=1 -run '^TestGeneratedCodeIsCurrent$' ./api/grpcapi/apiproto
+		go test -count=1 -run '^TestGeneratedCodeIsCurrent$' "${GENERATED_PACKAGES[@]}"
 }
 
 # The bench module (bench/go.mod): herald-bench, its load engine and the

@@ -2,7 +2,7 @@
 // without tokens, subscribe, publish and call RPC, all decided by a gRPC
 // backend generated from Centrifugo's proxy.proto (the Python one of
 // tests/python/grpc_proxy_backend.py, generated at test time with
-// grpcio-tools from the repository's copy of proxy.proto). Then the backend
+// grpcio-tools from the repository's proxy.proto). Then the backend
 // hangs past the timeout and is killed. A subscribe-stream namespace gets its
 // publications from the backend's SubscribeUnidirectional stream.
 import assert from 'node:assert/strict';

@@ -1,9 +1,9 @@
 """centrifuge-python through Herald's gRPC proxy, with no token anywhere.
 
 The backend (grpc_proxy_backend.py) is a Python gRPC server whose code
-grpcio-tools generates at test time from the repository's copy of
-Centrifugo's proxy.proto, as a team's backend generated from Centrifugo's
-file would be. Herald (the real `herald serve`) proxies every event to it
+grpcio-tools generates at test time from the repository's proxy.proto
+(Centrifugo's interface, with its names and numbers), as a team's backend
+generated from Centrifugo's file would be. Herald (the real `herald serve`) proxies every event to it
 over grpc://; the tests check what clients get when the backend answers,
 refuses, rewrites, hangs and is killed.
 """

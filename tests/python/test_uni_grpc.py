@@ -1,8 +1,8 @@
 """A uni_grpc client generated with grpcio-tools from Centrifugo's unistream.proto.
 
-The client code is generated at test time from the repository's copy of
-unistream.proto, as a team's consumer generated from Centrifugo's file
-would be. It connects to a real `herald serve` with uni_grpc on, and
+The client code is generated at test time from the repository's
+unistream.proto (Centrifugo's interface, with its names and numbers), as
+a team's consumer generated from Centrifugo's file would be. It connects to a real `herald serve` with uni_grpc on, and
 receives the connect push, the publications the HTTP API makes, and the
 disconnect push when the server disconnects the user.
 """
