@@ -35,7 +35,11 @@ type Env struct {
 	Name  string // the consumer's name
 	Node  string // this node's unique name, for consumer-group membership
 	Apply Applier
-	Log   *slog.Logger
+	// Reject counts and logs a message the source itself finds malformed
+	// (say, without its payload field), to be moved aside like one Apply
+	// refused.
+	Reject func(err error) *DeadLetter
+	Log    *slog.Logger
 	// Lag records the messages waiting in one part of the source (an
 	// outbox partition, a stream), as the source knows them; the metric
 	// is their sum.
@@ -167,6 +171,11 @@ func (g *Group) run(ctx context.Context, m *member) {
 			m.mu.Unlock()
 			g.metrics.up.WithLabelValues(name).Set(1)
 		},
+	}
+	env.Reject = func(err error) *DeadLetter {
+		g.metrics.failed.WithLabelValues(name).Inc()
+		env.Log.Error("consumer: message moved aside", "error", err)
+		return &DeadLetter{Err: err}
 	}
 	env.Down = func(err error) {
 		m.mu.Lock()

@@ -242,7 +242,7 @@ func (s *RedisStreamSource) applyAll(ctx context.Context, env *Env, rdb *redis.C
 		var err error
 		payload, ok := m.Values[s.cfg.PayloadValue].(string)
 		if !ok {
-			err = &DeadLetter{Err: fmt.Errorf("%w: no %q field", ErrMalformed, s.cfg.PayloadValue)}
+			err = env.Reject(fmt.Errorf("%w: no %q field", ErrMalformed, s.cfg.PayloadValue))
 		} else {
 			method, _ := m.Values[s.cfg.MethodValue].(string)
 			err = env.Apply(ctx, method, []byte(payload))
