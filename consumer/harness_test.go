@@ -236,3 +236,13 @@ func publishCmd(channel string, n int, key string) string {
 	}
 	return fmt.Sprintf(`{"channel":%q,"data":{"n":%d},"idempotency_key":%q}`, channel, n, key)
 }
+
+// await waits for ch to close, at most 20s.
+func await(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("not within 20s: %s", what)
+	}
+}

@@ -104,11 +104,18 @@ func (s *JetStreamSource) Run(ctx context.Context, env *Env) error {
 	if s.cfg.DeliverPolicy == "all" {
 		policy = jetstream.DeliverAllPolicy
 	}
-	cons, err := js.CreateOrUpdateConsumer(ctx, s.cfg.StreamName, jetstream.ConsumerConfig{
-		Durable: s.cfg.DurableConsumerName, FilterSubjects: s.cfg.Subjects,
-		DeliverPolicy: policy, AckPolicy: jetstream.AckExplicitPolicy,
+	cc := jetstream.ConsumerConfig{
+		Durable: s.cfg.DurableConsumerName, DeliverPolicy: policy, AckPolicy: jetstream.AckExplicitPolicy,
 		MaxAckPending: s.cfg.MaxAckPending, AckWait: s.cfg.AckWait,
-	})
+	}
+	// One subject goes as FilterSubject, which servers before 2.10 (as
+	// Debian 12 ships) take; several need FilterSubjects (2.10+).
+	if len(s.cfg.Subjects) == 1 {
+		cc.FilterSubject = s.cfg.Subjects[0]
+	} else {
+		cc.FilterSubjects = s.cfg.Subjects
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctx, s.cfg.StreamName, cc)
 	if err != nil {
 		return fmt.Errorf("nats_jetstream: consumer %q on stream %q: %w", s.cfg.DurableConsumerName, s.cfg.StreamName, err)
 	}

@@ -206,7 +206,7 @@ func TestPostgresOutboxNodeKilledMidBatch(t *testing.T) {
 		return nil
 	})
 	ga := runGroup(t, o.config("outbox", 1, "node_a"), xa, "a")
-	<-stuck
+	await(t, stuck, "node a applying its 10th command")
 	sub.waitFor(t, 9, 5*time.Second)
 	gb := runGroup(t, o.config("outbox", 1, "node_b"), n.exec, "b")
 	// b waits for the lock a holds.
@@ -292,7 +292,7 @@ func TestPostgresOutboxStopCommitsApplied(t *testing.T) {
 		return nil
 	})
 	g := runGroup(t, o.config("outbox", 1, "a"), x, "a")
-	<-stuck
+	await(t, stuck, "node a applying its 6th command")
 	stopGroup(t, g)
 	if got := o.count(t, o.table); got != 15 {
 		t.Fatalf("%d rows left after the stop, want 15 (5 applied and deleted)", got)

@@ -154,7 +154,7 @@ func TestRedisStreamNodeKilledMidBatch(t *testing.T) {
 		return nil
 	})
 	ga := runGroup(t, r.config("streams", proxy.Addr(), "s"), xa, "a")
-	<-stuck
+	await(t, stuck, "node a applying its 10th command")
 	proxy.Blackhole()
 	gb := runGroup(t, r.config("streams", "", "s"), n.exec, "b")
 	equal(t, sub.waitFor(t, 40, 15*time.Second), nums(40))
