@@ -43,6 +43,8 @@ type Config struct {
 	UniWebSocket UniWebSocketConfig `yaml:"uni_websocket"`
 	// OpenTelemetry turns tracing on (opentelemetry.go).
 	OpenTelemetry OpenTelemetryConfig `yaml:"opentelemetry"`
+	// ConsumerList: the asynchronous consumers (consumers.go).
+	ConsumerList []ConsumerConfig `yaml:"consumers" doc:"asynchronous consumers of server API commands from a PostgreSQL outbox table, Redis Streams or NATS JetStream, in Centrifugo's formats ([consumers.md](consumers.md)), a list with the keys below"`
 }
 
 // LogConfig selects the log format and level.

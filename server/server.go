@@ -19,6 +19,7 @@ import (
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/consumer"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/proxy"
 	"github.com/heraldhq/herald/sqlauth"
@@ -58,11 +59,12 @@ type Server struct {
 	proxy    *proxy.Router       // nil without proxies
 	sqlAuth  *sqlauth.Authorizer // nil without SQL checks
 
-	tls      *listenerTLS // the main listener's; nil: plain TCP (tls.go)
-	adminTLS *listenerTLS // nil: plain TCP
-	acmeHTTP *http.Server // the HTTP-01 challenge listener; nil without ACME
-	acmeLn   net.Listener
-	spans    *sdktrace.TracerProvider // nil without tracing
+	tls       *listenerTLS // the main listener's; nil: plain TCP (tls.go)
+	adminTLS  *listenerTLS // nil: plain TCP
+	acmeHTTP  *http.Server // the HTTP-01 challenge listener; nil without ACME
+	acmeLn    net.Listener
+	spans     *sdktrace.TracerProvider // nil without tracing
+	consumers *consumer.Group          // nil without enabled consumers
 }
 
 // New builds a node from cfg; Start makes it listen.
@@ -223,6 +225,12 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 	} else {
 		mux.Handle("/api/", api.Off(apiOffHint))
 	}
+	if s.consumers, err = newConsumers(cfg, h, log, tp); err != nil {
+		return nil, err
+	}
+	if s.consumers != nil {
+		s.registry.MustRegister(s.consumers.Collectors()...)
+	}
 	// Headers must arrive within 10 s and an idle keep-alive connection is
 	// closed after http.idle_timeout, so that neither holds a descriptor
 	// for ever; request bodies are bounded by guard.ReadDeadline (the API
@@ -292,6 +300,9 @@ func (s *Server) Start(ctx context.Context) error {
 		_ = s.hub.Shutdown(ctx)
 		return err
 	}
+	if s.consumers != nil {
+		s.consumers.Start()
+	}
 	s.log.Info("herald listening", "address", ln.Addr().String(), "tls", s.tls != nil, "websocket", WebSocketPath, "websocket_poller", s.ws.Poller(), "engine", s.cfg.Engine.Type, "version", Version)
 	return nil
 }
@@ -332,6 +343,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if err := s.http.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("http: %w", err))
+	}
+	// Before the hub: a consumer acknowledges only what the hub applied.
+	if s.consumers != nil {
+		if err := s.consumers.Stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := s.hub.Shutdown(ctx); err != nil {
 		errs = append(errs, err)
@@ -379,7 +396,14 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeStatus(w, http.StatusOK, map[string]any{"status": "ready", "node": s.hub.NodeID()})
+	body := map[string]any{"status": "ready", "node": s.hub.NodeID()}
+	if s.consumers != nil {
+		// Reported, not a reason for 503: every node reads the same
+		// sources, so a source down would take all of them out of the
+		// load balancer while clients could still be served.
+		body["consumers"] = s.consumers.Health()
+	}
+	writeStatus(w, http.StatusOK, body)
 }
 
 func writeStatus(w http.ResponseWriter, code int, body any) {
