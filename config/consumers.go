@@ -13,13 +13,25 @@ import (
 type ConsumerConfig struct {
 	Name            string                      `yaml:"name" defaultdoc:"required" doc:"the consumer's name, unique: it labels the metrics and the '/readyz' entry"`
 	Enabled         bool                        `yaml:"enabled" doc:"run this consumer; a disabled one is still checked"`
-	Type            string                      `yaml:"type" defaultdoc:"required" doc:"'postgresql' (an outbox table), 'redis_stream' or 'nats_jetstream'; the section of that name configures it ([consumers.md](consumers.md))"`
+	Type            string                      `yaml:"type" defaultdoc:"required" doc:"'postgresql' (an outbox table), 'redis_stream', 'nats_jetstream' or 'kafka'; the section of that name configures it ([consumers.md](consumers.md))"`
 	MaxRetries      int                         `yaml:"max_retries" default:"5" doc:"retries of a command that failed with an error that may pass (100, 111) before the message is moved aside; '-1': none. A command that cannot succeed (malformed, unknown method, bad request) is moved aside at once"`
 	RetryMinBackoff time.Duration               `yaml:"retry_min_backoff" default:"100ms" doc:"wait before the first retry; it doubles for each next one"`
 	RetryMaxBackoff time.Duration               `yaml:"retry_max_backoff" default:"5s" doc:"longest wait between retries"`
 	Postgres        PostgresConsumerConfig      `yaml:"postgresql"`
 	RedisStream     RedisStreamConsumerConfig   `yaml:"redis_stream"`
 	NatsJetStream   NatsJetStreamConsumerConfig `yaml:"nats_jetstream"`
+	Kafka           KafkaConsumerConfig         `yaml:"kafka"`
+}
+
+// KafkaConsumerConfig is consumers[].kafka (consumer.KafkaConfig).
+type KafkaConsumerConfig struct {
+	Brokers         []string      `yaml:"brokers" doc:"seed brokers, e.g. 'kafka:9092'"`
+	Topics          []string      `yaml:"topics" doc:"the topics to read; each partition is read in order by one node at a time"`
+	ConsumerGroup   string        `yaml:"consumer_group" doc:"the consumer group the nodes share"`
+	MaxPollRecords  int           `yaml:"max_poll_records" default:"100" doc:"most records applied, then committed, at once"`
+	FetchMaxWait    time.Duration `yaml:"fetch_max_wait" default:"500ms" doc:"longest a fetch waits for records"`
+	MethodHeader    string        `yaml:"method_header" default:"centrifugo-method" doc:"the header holding the method; without it the record is the '{\"method\",\"payload\"}' envelope"`
+	DeadLetterTopic string        `yaml:"dead_letter_topic" doc:"records moved aside are produced here with the headers 'herald-error' and 'herald-source'; empty: they are only logged and counted"`
 }
 
 // PostgresConsumerConfig is consumers[].postgresql (consumer.PostgresConfig).
@@ -90,6 +102,11 @@ func (cc ConsumerConfig) consumer() consumer.Config {
 			Address: r.Address, Username: r.Username, Password: r.Password, DB: r.DB, Streams: r.Streams,
 			ConsumerGroup: r.ConsumerGroup, VisibilityTimeout: r.VisibilityTimeout, PayloadValue: r.PayloadValue,
 			MethodValue: r.MethodValue, DeadLetterSuffix: r.DeadLetterSuffix,
+		},
+		Kafka: consumer.KafkaConfig{
+			Brokers: cc.Kafka.Brokers, Topics: cc.Kafka.Topics, ConsumerGroup: cc.Kafka.ConsumerGroup,
+			MaxPollRecords: cc.Kafka.MaxPollRecords, FetchMaxWait: cc.Kafka.FetchMaxWait,
+			MethodHeader: cc.Kafka.MethodHeader, DeadLetterTopic: cc.Kafka.DeadLetterTopic,
 		},
 		JetStream: consumer.JetStreamConfig{
 			URL: j.URL, StreamName: j.StreamName, Subjects: j.Subjects, DurableConsumerName: j.DurableConsumerName,

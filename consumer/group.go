@@ -60,6 +60,7 @@ type Config struct {
 	Postgres    PostgresConfig
 	RedisStream RedisStreamConfig
 	JetStream   JetStreamConfig
+	Kafka       KafkaConfig
 }
 
 // NewSource returns the source a Config describes, checked but not yet
@@ -72,8 +73,10 @@ func NewSource(c Config) (Source, error) {
 		return NewRedisStreamSource(c.RedisStream)
 	case TypeJetStream:
 		return NewJetStreamSource(c.JetStream)
+	case TypeKafka:
+		return NewKafkaSource(c.Kafka)
 	}
-	return nil, fmt.Errorf("type %q: want %q, %q or %q", c.Type, TypePostgres, TypeRedisStream, TypeJetStream)
+	return nil, fmt.Errorf("type %q: want %q, %q, %q or %q", c.Type, TypePostgres, TypeRedisStream, TypeJetStream, TypeKafka)
 }
 
 // Group runs consumers.

@@ -90,13 +90,13 @@ consumers:
     postgresql:
       outbox_table_name: "x; drop table y"
   - name: a
-    type: kafka
+    type: sqs
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = cfg.Validate()
-	for _, want := range []string{"consumers[0]: postgresql.dsn: required", "postgresql.outbox_table_name", `consumers[1].name: "a" is used twice`, `consumers[1]: type "kafka"`} {
+	for _, want := range []string{"consumers[0]: postgresql.dsn: required", "postgresql.outbox_table_name", `consumers[1].name: "a" is used twice`, `consumers[1]: type "sqs"`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate: %v\nwant it to say %q", err, want)
 		}
