@@ -53,8 +53,8 @@ type Env struct {
 // Config is one consumer.
 type Config struct {
 	Name string
-	// Type is TypePostgres, TypeRedisStream or TypeJetStream; the
-	// matching section below is used.
+	// Type is TypePostgres, TypeRedisStream, TypeJetStream or TypeKafka;
+	// the matching section below is used.
 	Type        string
 	Retry       Retry
 	Postgres    PostgresConfig

@@ -47,6 +47,7 @@ func startNode(t *testing.T) *node {
 type subscriber struct {
 	mu   sync.Mutex
 	got  []string
+	at   []time.Time // when each arrived
 	more chan struct{}
 }
 
@@ -90,6 +91,7 @@ func subscribe(t *testing.T, h *hub.Hub, channel string) *subscriber {
 				}
 				s.mu.Lock()
 				s.got = append(s.got, data.String())
+				s.at = append(s.at, time.Now())
 				s.mu.Unlock()
 				select {
 				case s.more <- struct{}{}:
