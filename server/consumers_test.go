@@ -102,3 +102,81 @@ consumers:
 		}
 	}
 }
+
+// TestConsumersTwoNodes: two nodes on the Redis engine run the same
+// consumer; a producer writes every command twice (same idempotency key);
+// the subscribers on both nodes receive each publication once and in
+// order. Then node 1 shuts down: node 2 takes the stream over and applies
+// what follows.
+func TestConsumersTwoNodes(t *testing.T) {
+	addr := testenv.Require(t, "HERALD_TEST_REDIS_ADDR")
+	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
+	stream := "herald_test_server_consumers_" + suffix
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() {
+		_ = rdb.Del(context.Background(), stream, stream+":herald_lease:herald").Err()
+		_ = rdb.Close()
+	})
+	newNode := func() *Server {
+		cfg, err := config.Parse([]byte(`
+engine:
+  type: redis
+  redis:
+    address: ` + addr + `
+    prefix: herald-consumers-` + suffix + `
+consumers:
+  - name: events
+    enabled: true
+    type: redis_stream
+    redis_stream:
+      address: ` + addr + `
+      streams: [` + stream + `]
+      consumer_group: herald
+      visibility_timeout: 1s
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{AllowSubscribeForClient: true}
+		s := startServer(t, cfg)
+		t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+		return s
+	}
+	s1, s2 := newNode(), newNode()
+	c1, c2 := connectClient(t, s1, "u"), connectClient(t, s2, "u")
+	c1.MustSubscribe(2, "news", "")
+	c2.MustSubscribe(2, "news", "")
+	produce := func(from, to int) {
+		for i := from; i <= to; i++ {
+			for range 2 {
+				if err := rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: stream, Values: map[string]any{
+					"method": "publish", "payload": `{"channel":"news","data":{"n":` + strconv.Itoa(i) + `},"idempotency_key":"k` + strconv.Itoa(i) + `"}`,
+				}}).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	expect := func(c interface{ Next() map[string]any }, from, to int) {
+		t.Helper()
+		for i := from; i <= to; i++ {
+			m := c.Next()
+			push, _ := m["push"].(map[string]any)
+			pub, _ := push["pub"].(map[string]any)
+			data, _ := json.Marshal(pub["data"])
+			if want := `{"n":` + strconv.Itoa(i) + `}`; string(data) != want {
+				t.Fatalf("message %v, want the publication %s", m, want)
+			}
+		}
+	}
+	produce(1, 20)
+	expect(c1, 1, 20)
+	expect(c2, 1, 20)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s1.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	produce(21, 30)
+	expect(c2, 21, 30)
+}
