@@ -12,6 +12,10 @@
 //
 // so that POST /api/publish reaches the handler as "/publish".
 //
+// NewExecutor runs the same methods without HTTP, for callers inside the
+// node (the asynchronous consumers of package consumer): the same checks,
+// errors and idempotency window, no API key.
+//
 // # Requests
 //
 // Every method is POST with a JSON object body whose keys are the field
