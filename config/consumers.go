@@ -50,8 +50,8 @@ type PostgresConsumerConfig struct {
 // RedisStreamConsumerConfig is consumers[].redis_stream
 // (consumer.RedisStreamConfig).
 type RedisStreamConsumerConfig struct {
-	Address           string        `yaml:"address" default:"127.0.0.1:6379" doc:"a standalone Redis server"`
-	Username          string        `yaml:"username" doc:"Redis ACL credentials: the user name"`
+	Address           []string      `yaml:"address" defaultdoc:"'127.0.0.1:6379'" doc:"one standalone Redis server, as a list of one as in Centrifugo: 'host:port' or 'redis://[user:password@]host:port[/db]'"`
+	User              string        `yaml:"user" doc:"Redis ACL credentials: the user name"`
 	Password          string        `yaml:"password" doc:"Redis ACL credentials: the password"`
 	DB                int           `yaml:"db" doc:"database number"`
 	Streams           []string      `yaml:"streams" doc:"the streams to read; each is read in order by one node at a time"`
@@ -99,7 +99,7 @@ func (cc ConsumerConfig) consumer() consumer.Config {
 			UseTryLock: p.UseTryLock, DeadLetterTableName: p.DeadLetterTableName,
 		},
 		RedisStream: consumer.RedisStreamConfig{
-			Address: r.Address, Username: r.Username, Password: r.Password, DB: r.DB, Streams: r.Streams,
+			Address: first(r.Address), User: r.User, Password: r.Password, DB: r.DB, Streams: r.Streams,
 			ConsumerGroup: r.ConsumerGroup, VisibilityTimeout: r.VisibilityTimeout, PayloadValue: r.PayloadValue,
 			MethodValue: r.MethodValue, DeadLetterSuffix: r.DeadLetterSuffix,
 		},
@@ -114,6 +114,14 @@ func (cc ConsumerConfig) consumer() consumer.Config {
 			AckWait: j.AckWait, DeadLetterSubject: j.DeadLetterSubject,
 		},
 	}
+}
+
+// first is a list's first item, or "".
+func first(l []string) string {
+	if len(l) == 0 {
+		return ""
+	}
+	return l[0]
 }
 
 // consumerProblems checks every consumer, enabled or not, as the consumer
@@ -131,6 +139,9 @@ func (c Config) consumerProblems() Problems {
 		names[cc.Name] = true
 		if cc.RetryMinBackoff < 0 || cc.RetryMaxBackoff < 0 {
 			ps = append(ps, Problem{Key: key + ".retry_min_backoff", Message: "backoffs must not be negative"})
+		}
+		if len(cc.RedisStream.Address) > 1 {
+			ps = append(ps, Problem{Key: key + ".redis_stream.address", Message: "one standalone server: Redis Cluster and sharding over several servers are not available for consumers"})
 		}
 		if _, err := consumer.NewSource(cc.consumer()); err != nil {
 			ps = append(ps, Problem{Key: key, Message: err.Error()})

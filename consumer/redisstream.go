@@ -14,8 +14,11 @@ import (
 // RedisStreamConfig is a Redis Streams consumer, with Centrifugo's keys
 // (a standalone server only).
 type RedisStreamConfig struct {
+	// Address is one standalone server: "host:port" or a URL,
+	// "redis://[user:password@]host:port[/db]" (Centrifugo's form);
+	// empty: 127.0.0.1:6379.
 	Address  string
-	Username string
+	User     string
 	Password string
 	DB       int
 	// Streams are read each in order, by one node at a time: the node
@@ -59,7 +62,10 @@ type RedisStreamSource struct {
 func NewRedisStreamSource(cfg RedisStreamConfig) (*RedisStreamSource, error) {
 	var errs []error
 	if cfg.Address == "" {
-		errs = append(errs, errors.New("redis_stream.address: required"))
+		cfg.Address = "127.0.0.1:6379"
+	}
+	if _, err := cfg.options(); err != nil {
+		errs = append(errs, err)
 	}
 	if len(cfg.Streams) == 0 {
 		errs = append(errs, errors.New("redis_stream.streams: at least one stream is required"))
@@ -96,14 +102,37 @@ func NewRedisStreamSource(cfg RedisStreamConfig) (*RedisStreamSource, error) {
 // Close implements Source.
 func (s *RedisStreamSource) Close() {}
 
+// options are the client's options: the address's, then the fields set.
+func (c RedisStreamConfig) options() (*redis.Options, error) {
+	opts := &redis.Options{Addr: c.Address}
+	if strings.Contains(c.Address, "://") {
+		var err error
+		if opts, err = redis.ParseURL(c.Address); err != nil {
+			return nil, fmt.Errorf("redis_stream.address: %w", err)
+		}
+	}
+	if c.User != "" {
+		opts.Username = c.User
+	}
+	if c.Password != "" {
+		opts.Password = c.Password
+	}
+	if c.DB != 0 {
+		opts.DB = c.DB
+	}
+	opts.PoolSize = 2*len(c.Streams) + 2
+	// XREADGROUP blocks up to a second: the read must wait longer.
+	opts.ReadTimeout = 3 * time.Second
+	return opts, nil
+}
+
 // Run implements Source.
 func (s *RedisStreamSource) Run(ctx context.Context, env *Env) error {
-	rdb := redis.NewClient(&redis.Options{
-		Addr: s.cfg.Address, Username: s.cfg.Username, Password: s.cfg.Password, DB: s.cfg.DB,
-		PoolSize: 2*len(s.cfg.Streams) + 2,
-		// XREADGROUP blocks up to a second: the read must wait longer.
-		ReadTimeout: 3 * time.Second,
-	})
+	opts, err := s.cfg.options()
+	if err != nil {
+		return err
+	}
+	rdb := redis.NewClient(opts)
 	defer rdb.Close()
 	for _, st := range s.cfg.Streams {
 		// From the stream's start: messages a producer wrote before the

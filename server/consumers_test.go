@@ -34,7 +34,7 @@ consumers:
     enabled: true
     type: redis_stream
     redis_stream:
-      address: ` + addr + `
+      address: ["redis://` + addr + `"]
       streams: [` + stream + `]
       consumer_group: herald
 `))
@@ -91,12 +91,24 @@ consumers:
       outbox_table_name: "x; drop table y"
   - name: a
     type: sqs
+  - name: r
+    type: redis_stream
+    redis_stream:
+      address: ["redis://a:6379", "redis://b:6379"]
+      streams: [s]
+      consumer_group: g
+  - name: u
+    type: redis_stream
+    redis_stream:
+      address: ["redis://a:notaport/x"]
+      streams: [s]
+      consumer_group: g
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = cfg.Validate()
-	for _, want := range []string{"consumers[0]: postgresql.dsn: required", "postgresql.outbox_table_name", `consumers[1].name: "a" is used twice`, `consumers[1]: type "sqs"`} {
+	for _, want := range []string{"consumers[0]: postgresql.dsn: required", "postgresql.outbox_table_name", `consumers[1].name: "a" is used twice`, `consumers[1]: type "sqs"`, "consumers[2].redis_stream.address: one standalone server", "consumers[3]: redis_stream.address:"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate: %v\nwant it to say %q", err, want)
 		}
@@ -129,7 +141,7 @@ consumers:
     enabled: true
     type: redis_stream
     redis_stream:
-      address: ` + addr + `
+      address: ["redis://` + addr + `"]
       streams: [` + stream + `]
       consumer_group: herald
       visibility_timeout: 1s
