@@ -257,3 +257,38 @@ func TestJetStreamServerRestart(t *testing.T) {
 	eventually(t, 10*time.Second, "healthy", func() bool { return g.Health()["js"] == "" })
 	sub.settle(t, 10, 200*time.Millisecond)
 }
+
+// TestJetStreamStopAcknowledgesApplied: a node stopped in the middle of a
+// batch acknowledges exactly what it applied and gives the rest back
+// (Nak), so that the next node applies it at once, not after ack_wait; with
+// max_ack_pending 1, in order. (With more, JetStream redelivers the
+// messages given back after those never delivered: order is only kept
+// with 1, as docs/consumers.md says.)
+func TestJetStreamStopAcknowledgesApplied(t *testing.T) {
+	s := startJetStream(t)
+	n := startNode(t)
+	sub := subscribe(t, n.hub, "news")
+	for i := 1; i <= 20; i++ {
+		s.write(t, "commands.a", "publish", publishCmd("news", i, ""))
+	}
+	stuck := make(chan struct{})
+	x := &hookExec{next: n.exec}
+	seen := 0
+	x.set(func(ctx context.Context, _ string, _ []byte) error {
+		if seen++; seen == 6 {
+			close(stuck)
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	})
+	cfg := s.config("js", "", 1)
+	cfg.JetStream.AckWait = time.Minute // only a Nak brings the rest back in time
+	g := runGroup(t, cfg, x, "a")
+	await(t, stuck, "node a applying its 6th command")
+	stopGroup(t, g)
+	equal(t, sub.waitFor(t, 5, time.Second), nums(5))
+	runGroup(t, cfg, n.exec, "b")
+	equal(t, sub.waitFor(t, 20, 10*time.Second), nums(20))
+	sub.settle(t, 20, 200*time.Millisecond)
+}

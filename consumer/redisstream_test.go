@@ -248,3 +248,37 @@ func TestRedisStreamServerRestart(t *testing.T) {
 	eventually(t, 10*time.Second, "healthy again", func() bool { return g.Health()["streams"] == "" })
 	sub.settle(t, 10, 200*time.Millisecond)
 }
+
+// TestRedisStreamStopAcknowledgesApplied: a node stopped in the middle of
+// a read acknowledges exactly what it applied and releases the stream's
+// lease; the next node claims the rest at once and applies it in order.
+func TestRedisStreamStopAcknowledgesApplied(t *testing.T) {
+	r := newRedisStreams(t, "")
+	n := startNode(t)
+	sub := subscribe(t, n.hub, "news")
+	for i := 1; i <= 20; i++ {
+		r.write(t, "s", "publish", publishCmd("news", i, ""))
+	}
+	stuck := make(chan struct{})
+	x := &hookExec{next: n.exec}
+	seen := 0
+	x.set(func(ctx context.Context, _ string, _ []byte) error {
+		if seen++; seen == 6 {
+			close(stuck)
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	})
+	g := runGroup(t, r.config("streams", "", "s"), x, "a")
+	await(t, stuck, "node a applying its 6th command")
+	stopGroup(t, g)
+	p, err := r.rdb.XPending(context.Background(), r.prefix+"s", "herald").Result()
+	if err != nil || p.Count != 15 {
+		t.Fatalf("pending after the stop: %+v %v, want the 15 not applied", p, err)
+	}
+	equal(t, sub.waitFor(t, 5, time.Second), nums(5))
+	runGroup(t, r.config("streams", "", "s"), n.exec, "b")
+	equal(t, sub.waitFor(t, 20, 5*time.Second), nums(20))
+	sub.settle(t, 20, 200*time.Millisecond)
+}
