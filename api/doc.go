@@ -19,6 +19,10 @@
 // the method by name in any case or by Centrifugo's enum number
 // (legacy.go). Mount the bare prefix too (mux.Handle("/api", …)).
 //
+// NewExecutor runs the same methods without HTTP, for callers inside the
+// node (the asynchronous consumers of package consumer): the same checks,
+// errors and idempotency window, no API key.
+//
 // # Requests
 //
 // Every method is POST with a JSON object body whose keys are the field

@@ -48,6 +48,8 @@ type Config struct {
 	UniGRPC UniGRPCConfig `yaml:"uni_grpc"`
 	// OpenTelemetry turns tracing on (opentelemetry.go).
 	OpenTelemetry OpenTelemetryConfig `yaml:"opentelemetry"`
+	// ConsumerList: the asynchronous consumers (consumers.go).
+	ConsumerList []ConsumerConfig `yaml:"consumers" doc:"asynchronous consumers of server API commands from a PostgreSQL outbox table, Redis Streams, NATS JetStream or Kafka, in Centrifugo's formats ([consumers.md](consumers.md)), a list with the keys below"`
 }
 
 // LogConfig selects the log format and level.

@@ -108,6 +108,7 @@ func (c Config) Validate() error {
 	ps = append(ps, c.sqlAuthProblems()...)
 	ps = append(ps, c.tlsProblems()...)
 	ps = append(ps, c.grpcAPIProblems()...)
+	ps = append(ps, c.consumerProblems()...)
 	if len(ps) > 0 {
 		return ps
 	}

@@ -264,6 +264,39 @@ python_install() {
 # gotestsum runs go test and counts the tests; without it (it is fetched
 # from the Go module proxy) plain go test runs and only packages count.
 GOTESTSUM=""
+# install_kafka fetches Apache Kafka's broker (kafka_2.13 and its
+# dependencies) from Maven Central for the Kafka consumer's tests
+# (package consumer), which run it in KRaft mode with java from
+# HERALD_TEST_KAFKA_LIBS; Debian's default-jre-headless and maven, as root.
+KAFKA_VERSION=4.1.1
+install_kafka() {
+	local dir="$ROOT/.tmp/kafka-$KAFKA_VERSION"
+	export HERALD_TEST_KAFKA_LIBS="$dir/libs"
+	if [[ -f "$dir/libs/kafka_2.13-$KAFKA_VERSION.jar" ]]; then
+		echo "kafka $KAFKA_VERSION already in .tmp/kafka-$KAFKA_VERSION"
+		return 0
+	fi
+	if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
+		if ! is_root || ! command -v apt-get >/dev/null; then
+			echo "no java or mvn and no root apt-get to install them: the Kafka consumer's tests will fail"
+			return 1
+		fi
+		echo "java or mvn is missing: installing Debian's default-jre-headless and maven (log in .tmp/logs/apt-kafka.log)"
+		apt_install default-jre-headless maven >>"$LOGS/apt-kafka.log" 2>&1 </dev/null || return 1
+	fi
+	mkdir -p "$dir"
+	cat >"$dir/pom.xml" <<EOF
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>herald.test</groupId><artifactId>kafka-broker</artifactId><version>1</version><packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$KAFKA_VERSION</version></dependency>
+  </dependencies>
+</project>
+EOF
+	run 10m kafka-fetch.log "$dir" mvn -q -B dependency:copy-dependencies -DoutputDirectory="$dir/libs"
+}
+
 install_gotestsum() {
 	if [[ -x "$BIN/gotestsum" ]] && "$BIN/gotestsum" --version 2>/dev/null | grep -q "$GOTESTSUM_VERSION"; then
 		GOTESTSUM="$BIN/gotestsum"
@@ -708,6 +741,7 @@ if [[ -d tests/python ]]; then
 	step "python venv" python_install
 fi
 step "gotestsum" install_gotestsum
+step "kafka" install_kafka
 step "go mod tidy" go_mod_tidy
 step "generated code" generated_code
 step "go vet" go_vet

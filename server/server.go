@@ -18,6 +18,7 @@ import (
 
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/consumer"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/proxy"
 	"github.com/heraldhq/herald/sqlauth"
@@ -57,13 +58,14 @@ type Server struct {
 	proxy    *proxy.Router       // nil without proxies
 	sqlAuth  *sqlauth.Authorizer // nil without SQL checks
 
-	tls      *listenerTLS // the main listener's; nil: plain TCP (tls.go)
-	adminTLS *listenerTLS // nil: plain TCP
-	acmeHTTP *http.Server // the HTTP-01 challenge listener; nil without ACME
-	uniGRPC  *uniGRPC     // nil without uni_grpc (unigrpc.go)
-	acmeLn   net.Listener
-	spans    *sdktrace.TracerProvider // nil without tracing
-	grpc     *grpcAPI                 // nil without grpc_api (grpcapi.go)
+	tls       *listenerTLS // the main listener's; nil: plain TCP (tls.go)
+	adminTLS  *listenerTLS // nil: plain TCP
+	acmeHTTP  *http.Server // the HTTP-01 challenge listener; nil without ACME
+	uniGRPC   *uniGRPC     // nil without uni_grpc (unigrpc.go)
+	acmeLn    net.Listener
+	spans     *sdktrace.TracerProvider // nil without tracing
+	grpc      *grpcAPI                 // nil without grpc_api (grpcapi.go)
+	consumers *consumer.Group          // nil without enabled consumers
 }
 
 // New builds a node from cfg; Start makes it listen.
@@ -241,6 +243,12 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 	if err := s.newGRPCAPI(tp); err != nil {
 		return nil, err
 	}
+	if s.consumers, err = newConsumers(cfg, h, log, tp); err != nil {
+		return nil, err
+	}
+	if s.consumers != nil {
+		s.registry.MustRegister(s.consumers.Collectors()...)
+	}
 	// Headers must arrive within 10 s and an idle keep-alive connection is
 	// closed after http.idle_timeout, so that neither holds a descriptor
 	// for ever; request bodies are bounded by guard.ReadDeadline (the API
@@ -331,6 +339,9 @@ func (s *Server) Start(ctx context.Context) error {
 		_ = s.hub.Shutdown(ctx)
 		return err
 	}
+	if s.consumers != nil {
+		s.consumers.Start()
+	}
 	s.log.Info("herald listening", "address", ln.Addr().String(), "tls", s.tls != nil, "websocket", WebSocketPath, "websocket_poller", s.ws.Poller(), "engine", s.cfg.Engine.Type, "version", Version)
 	return nil
 }
@@ -374,6 +385,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if err := s.stopGRPCAPI(ctx); err != nil {
 		errs = append(errs, err)
+	}
+	// Before the hub: a consumer acknowledges only what the hub applied.
+	if s.consumers != nil {
+		if err := s.consumers.Stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := s.hub.Shutdown(ctx); err != nil {
 		errs = append(errs, err)
@@ -422,7 +439,14 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeStatus(w, http.StatusOK, map[string]any{"status": "ready", "node": s.hub.NodeID()})
+	body := map[string]any{"status": "ready", "node": s.hub.NodeID()}
+	if s.consumers != nil {
+		// Reported, not a reason for 503: every node reads the same
+		// sources, so a source down would take all of them out of the
+		// load balancer while clients could still be served.
+		body["consumers"] = s.consumers.Health()
+	}
+	writeStatus(w, http.StatusOK, body)
 }
 
 func writeStatus(w http.ResponseWriter, code int, body any) {

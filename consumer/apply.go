@@ -1,0 +1,113 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+)
+
+// Executor applies API commands; *api.Executor is one.
+type Executor interface {
+	Execute(ctx context.Context, method string, body []byte) (any, error)
+}
+
+// Retry bounds the attempts at one command.
+type Retry struct {
+	// MaxRetries is how many times a command whose failure may pass is
+	// tried again before it is moved aside.
+	MaxRetries int
+	// MinBackoff is the wait before the first retry; each next one
+	// doubles, up to MaxBackoff.
+	MinBackoff time.Duration
+	MaxBackoff time.Duration
+}
+
+// Defaults of Retry.
+const (
+	DefaultMaxRetries = 5
+	DefaultMinBackoff = 100 * time.Millisecond
+	DefaultMaxBackoff = 5 * time.Second
+)
+
+func (r Retry) withDefaults() Retry {
+	if r.MaxRetries == 0 {
+		r.MaxRetries = DefaultMaxRetries
+	}
+	if r.MaxRetries < 0 {
+		r.MaxRetries = 0
+	}
+	if r.MinBackoff <= 0 {
+		r.MinBackoff = DefaultMinBackoff
+	}
+	if r.MaxBackoff < r.MinBackoff {
+		r.MaxBackoff = max(DefaultMaxBackoff, r.MinBackoff)
+	}
+	return r
+}
+
+// Applier applies one message of a source: the method given apart (or
+// "") and the data, decoded as Decode says. It returns nil when the
+// command was applied, a *DeadLetter when it failed for good (the source
+// moves the message aside and goes on), or the context's error when the
+// consumer is stopping (the source must not acknowledge the message).
+type Applier func(ctx context.Context, method string, data []byte) error
+
+// DeadLetter is the failure of a message that is to be moved aside.
+type DeadLetter struct {
+	Err error
+}
+
+func (d *DeadLetter) Error() string { return "dead letter: " + d.Err.Error() }
+func (d *DeadLetter) Unwrap() error { return d.Err }
+
+// temporary is implemented by *api.Error.
+type temporary interface{ Temporary() bool }
+
+// applier returns the Applier of one consumer.
+func applier(name string, exec Executor, retry Retry, m *metrics, log *slog.Logger) Applier {
+	retry = retry.withDefaults()
+	return func(ctx context.Context, method string, data []byte) error {
+		cmd, err := Decode(method, data)
+		if err != nil {
+			m.failed.WithLabelValues(name).Inc()
+			log.Error("consumer: message moved aside", "consumer", name, "error", err)
+			return &DeadLetter{Err: err}
+		}
+		backoff := retry.MinBackoff
+		for attempt := 0; ; attempt++ {
+			_, err := exec.Execute(ctx, cmd.Method, cmd.Payload)
+			if err == nil {
+				m.applied.WithLabelValues(name).Inc()
+				return nil
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			var t temporary
+			if !errors.As(err, &t) || !t.Temporary() || attempt >= retry.MaxRetries {
+				m.failed.WithLabelValues(name).Inc()
+				log.Error("consumer: command failed, moved aside", "consumer", name, "method", cmd.Method, "attempts", attempt+1, "error", err)
+				return &DeadLetter{Err: err}
+			}
+			m.retried.WithLabelValues(name).Inc()
+			log.Warn("consumer: command failed, retrying", "consumer", name, "method", cmd.Method, "attempt", attempt+1, "backoff", backoff, "error", err)
+			if err := sleep(ctx, backoff); err != nil {
+				return err
+			}
+			backoff = min(2*backoff, retry.MaxBackoff)
+		}
+	}
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,37 @@
+package consumer
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// metrics are a Group's Prometheus metrics, labelled by consumer name.
+type metrics struct {
+	applied *prometheus.CounterVec
+	failed  *prometheus.CounterVec
+	retried *prometheus.CounterVec
+	lag     *prometheus.GaugeVec
+	up      *prometheus.GaugeVec
+}
+
+func newMetrics() *metrics {
+	label := []string{"consumer"}
+	return &metrics{
+		applied: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_consumer_applied_total", Help: "Commands a consumer applied.",
+		}, label),
+		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_consumer_failed_total", Help: "Messages a consumer moved aside (dead-lettered): malformed, refused, or failing after every retry.",
+		}, label),
+		retried: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_consumer_retried_total", Help: "Retries of commands that failed with an error that may pass.",
+		}, label),
+		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "herald_consumer_lag", Help: "Messages waiting to be applied, as the source last reported them (PostgreSQL: rows left in the outbox partitions this node read, counted up to 10000 each).",
+		}, label),
+		up: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "herald_consumer_up", Help: "1 while the consumer reads its source, 0 while it cannot reach it.",
+		}, label),
+	}
+}
+
+func (m *metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.applied, m.failed, m.retried, m.lag, m.up}
+}

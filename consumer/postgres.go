@@ -1,0 +1,329 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// PostgresConfig is a PostgreSQL outbox consumer, with Centrifugo's keys.
+// The outbox table has Centrifugo's shape:
+//
+//	CREATE TABLE centrifugo_outbox (
+//		id BIGSERIAL PRIMARY KEY,
+//		method text NOT NULL,
+//		payload JSONB NOT NULL,
+//		partition INTEGER NOT NULL default 0,
+//		created_at TIMESTAMP WITH TIME ZONE DEFAULT CURRENT_TIMESTAMP NOT NULL
+//	);
+type PostgresConfig struct {
+	DSN             string
+	OutboxTableName string
+	// NumPartitions: partitions 0 to NumPartitions-1 are read, each in
+	// order, under an advisory lock so that one node at a time reads it.
+	NumPartitions                int
+	PartitionSelectLimit         int
+	PartitionPollInterval        time.Duration
+	PartitionNotificationChannel string
+	PartitionNotificationDSN     string
+	// UseTryLock skips a partition another node holds instead of waiting
+	// for its lock.
+	UseTryLock bool
+	// DeadLetterTableName receives the rows moved aside; created if
+	// missing. Empty: OutboxTableName + "_dead_letter".
+	DeadLetterTableName string
+}
+
+// Defaults of PostgresConfig.
+const (
+	DefaultPartitionSelectLimit  = 100
+	DefaultPartitionPollInterval = 300 * time.Millisecond
+	// maxCountedLag bounds the rows counted for the lag metric.
+	maxCountedLag = 10000
+)
+
+// tableName is a table, optionally schema-qualified, written as SQL
+// takes it unquoted (so it folds to lower case as the producer's SQL does).
+var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
+
+// PostgresSource reads an outbox table.
+type PostgresSource struct {
+	cfg       PostgresConfig
+	lockNames []string
+}
+
+// NewPostgresSource checks cfg and applies its defaults.
+func NewPostgresSource(cfg PostgresConfig) (*PostgresSource, error) {
+	var errs []error
+	if cfg.DSN == "" {
+		errs = append(errs, errors.New("postgresql.dsn: required"))
+	} else if _, err := pgxpool.ParseConfig(cfg.DSN); err != nil {
+		errs = append(errs, fmt.Errorf("postgresql.dsn: %w", err))
+	}
+	if cfg.PartitionNotificationDSN != "" {
+		if _, err := pgx.ParseConfig(cfg.PartitionNotificationDSN); err != nil {
+			errs = append(errs, fmt.Errorf("postgresql.partition_notification_dsn: %w", err))
+		}
+	}
+	if !tableName.MatchString(cfg.OutboxTableName) {
+		errs = append(errs, fmt.Errorf("postgresql.outbox_table_name: %q: want a table name, optionally schema-qualified (letters, digits, _)", cfg.OutboxTableName))
+	}
+	if cfg.DeadLetterTableName == "" {
+		cfg.DeadLetterTableName = cfg.OutboxTableName + "_dead_letter"
+	} else if !tableName.MatchString(cfg.DeadLetterTableName) {
+		errs = append(errs, fmt.Errorf("postgresql.dead_letter_table_name: %q: want a table name, optionally schema-qualified (letters, digits, _)", cfg.DeadLetterTableName))
+	}
+	if cfg.NumPartitions == 0 {
+		cfg.NumPartitions = 1
+	}
+	if cfg.NumPartitions < 0 || cfg.NumPartitions > 1024 {
+		errs = append(errs, fmt.Errorf("postgresql.num_partitions: %d: want 1 to 1024", cfg.NumPartitions))
+	}
+	if cfg.PartitionSelectLimit == 0 {
+		cfg.PartitionSelectLimit = DefaultPartitionSelectLimit
+	}
+	if cfg.PartitionSelectLimit < 0 {
+		errs = append(errs, fmt.Errorf("postgresql.partition_select_limit: %d: must be positive", cfg.PartitionSelectLimit))
+	}
+	if cfg.PartitionPollInterval == 0 {
+		cfg.PartitionPollInterval = DefaultPartitionPollInterval
+	}
+	if cfg.PartitionPollInterval < 0 {
+		errs = append(errs, fmt.Errorf("postgresql.partition_poll_interval: %s: must be positive", cfg.PartitionPollInterval))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	s := &PostgresSource{cfg: cfg}
+	for p := range cfg.NumPartitions {
+		// The lock's name is the table's and the partition's, so that every
+		// node (and Centrifugo's consumers would use their own) agrees.
+		s.lockNames = append(s.lockNames, "herald_outbox_"+cfg.OutboxTableName+"_"+strconv.Itoa(p))
+	}
+	return s, nil
+}
+
+// Close implements Source.
+func (s *PostgresSource) Close() {}
+
+// Run implements Source: one reader per partition, woken by NOTIFY (when
+// partition_notification_channel is set) or every partition_poll_interval.
+func (s *PostgresSource) Run(ctx context.Context, env *Env) error {
+	pcfg, err := pgxpool.ParseConfig(s.cfg.DSN)
+	if err != nil {
+		return err
+	}
+	// A connection per partition holds its lock during a batch; one more
+	// serves the dead-letter table's creation and the lag counts.
+	pcfg.MaxConns = int32(s.cfg.NumPartitions + 1)
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return fmt.Errorf("postgresql: %w", err)
+	}
+	defer pool.Close()
+	ddl := `CREATE TABLE IF NOT EXISTS ` + s.cfg.DeadLetterTableName + ` (
+		id bigint NOT NULL, method text NOT NULL, payload text NOT NULL, partition integer NOT NULL,
+		error text NOT NULL, failed_at timestamptz NOT NULL DEFAULT now())`
+	if _, err := pool.Exec(ctx, ddl); err != nil {
+		return fmt.Errorf("postgresql: create %s: %w", s.cfg.DeadLetterTableName, err)
+	}
+	env.Up()
+
+	wake := make([]chan struct{}, s.cfg.NumPartitions)
+	for i := range wake {
+		wake[i] = make(chan struct{}, 1)
+	}
+	var wg sync.WaitGroup
+	if s.cfg.PartitionNotificationChannel != "" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.listen(ctx, env, wake)
+		}()
+	}
+	for p := range s.cfg.NumPartitions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.readPartition(ctx, env, pool, p, wake[p])
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// readPartition applies partition p's rows until ctx is done.
+func (s *PostgresSource) readPartition(ctx context.Context, env *Env, pool *pgxpool.Pool, p int, wake <-chan struct{}) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		n, err := s.batch(ctx, env, pool, p)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			env.Down(fmt.Errorf("postgresql: partition %d: %w", p, err))
+			env.Log.Warn("consumer: outbox partition failed, retrying", "partition", p, "error", err, "backoff", backoff)
+			if sleep(ctx, backoff) != nil {
+				return
+			}
+			backoff = min(2*backoff, 5*time.Second)
+			continue
+		}
+		backoff = 100 * time.Millisecond
+		env.Up()
+		if n == s.cfg.PartitionSelectLimit {
+			continue // there may be more right away
+		}
+		t := time.NewTimer(s.cfg.PartitionPollInterval)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		case <-wake:
+		}
+		t.Stop()
+	}
+}
+
+type outboxRow struct {
+	id      int64
+	method  string
+	payload []byte
+}
+
+// batch applies up to partition_select_limit rows of partition p in one
+// transaction that holds the partition's lock, then deletes those applied
+// (and moves those refused to the dead-letter table) and commits. A node
+// killed before the commit deletes nothing: its rows are read again by
+// the next holder of the lock. It returns the rows read.
+func (s *PostgresSource) batch(ctx context.Context, env *Env, pool *pgxpool.Pool, p int) (int, error) {
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if err != nil {
+		return 0, fmt.Errorf("begin: %w", err)
+	}
+	// The end of the transaction must not depend on ctx: a stopping node
+	// still commits what it applied.
+	end, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	defer func() { _ = tx.Rollback(end) }()
+	if s.cfg.UseTryLock {
+		var got bool
+		if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock(hashtext($1))", s.lockNames[p]).Scan(&got); err != nil {
+			return 0, fmt.Errorf("lock partition: %w", err)
+		}
+		if !got {
+			return 0, nil // another node reads it
+		}
+	} else if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", s.lockNames[p]); err != nil {
+		return 0, fmt.Errorf("lock partition: %w", err)
+	}
+	rows, err := tx.Query(ctx, `SELECT id, method, payload FROM `+s.cfg.OutboxTableName+
+		` WHERE partition = $1 ORDER BY id LIMIT $2`, p, s.cfg.PartitionSelectLimit)
+	if err != nil {
+		return 0, fmt.Errorf("select: %w", err)
+	}
+	batch, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (outboxRow, error) {
+		var o outboxRow
+		err := r.Scan(&o.id, &o.method, &o.payload)
+		return o, err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("select: %w", err)
+	}
+	done := make([]int64, 0, len(batch))
+	for _, row := range batch {
+		err := env.Apply(ctx, row.method, row.payload)
+		var dl *DeadLetter
+		if errors.As(err, &dl) {
+			if _, err := tx.Exec(end, `INSERT INTO `+s.cfg.DeadLetterTableName+
+				` (id, method, payload, partition, error) VALUES ($1, $2, $3, $4, $5)`,
+				row.id, row.method, string(row.payload), p, dl.Err.Error()); err != nil {
+				return 0, fmt.Errorf("move row %d to %s: %w", row.id, s.cfg.DeadLetterTableName, err)
+			}
+		} else if err != nil {
+			break // stopping: the rest stay for later
+		}
+		done = append(done, row.id)
+	}
+	if len(done) > 0 {
+		if _, err := tx.Exec(end, `DELETE FROM `+s.cfg.OutboxTableName+` WHERE id = ANY($1)`, done); err != nil {
+			return 0, fmt.Errorf("delete applied rows: %w", err)
+		}
+	}
+	left := int64(0)
+	if len(batch) == s.cfg.PartitionSelectLimit {
+		if err := tx.QueryRow(end, `SELECT count(*) FROM (SELECT 1 FROM `+s.cfg.OutboxTableName+
+			` WHERE partition = $1 LIMIT $2) AS t`, p, maxCountedLag).Scan(&left); err != nil {
+			return 0, fmt.Errorf("count rows left: %w", err)
+		}
+	}
+	if err := tx.Commit(end); err != nil {
+		return 0, fmt.Errorf("commit: %w", err)
+	}
+	env.Lag(strconv.Itoa(p), left)
+	return len(batch), nil
+}
+
+// listen wakes partitions' readers on NOTIFY: the payload is the
+// partition number, as Centrifugo's producers send it.
+func (s *PostgresSource) listen(ctx context.Context, env *Env, wake []chan struct{}) {
+	dsn := s.cfg.PartitionNotificationDSN
+	if dsn == "" {
+		dsn = s.cfg.DSN
+	}
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := s.listenOnce(ctx, dsn, wake, func() { backoff = 100 * time.Millisecond })
+		if ctx.Err() != nil {
+			return
+		}
+		env.Log.Warn("consumer: outbox LISTEN connection failed, polling meanwhile", "error", err, "backoff", backoff)
+		if sleep(ctx, backoff) != nil {
+			return
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+func (s *PostgresSource) listenOnce(ctx context.Context, dsn string, wake []chan struct{}, listening func()) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_ = conn.Close(c)
+	}()
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.cfg.PartitionNotificationChannel}.Sanitize()); err != nil {
+		return err
+	}
+	listening()
+	// Rows written while no one listened are found by this pass.
+	for _, w := range wake {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		p, err := strconv.Atoi(n.Payload)
+		if err != nil || p < 0 || p >= len(wake) {
+			continue // not one of ours: polling covers it
+		}
+		select {
+		case wake[p] <- struct{}{}:
+		default:
+		}
+	}
+}
