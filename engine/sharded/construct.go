@@ -1,0 +1,56 @@
+package sharded
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/postgres"
+	"github.com/heraldhq/herald/engine/redis"
+)
+
+// NewPostgres connects one PostgreSQL engine per configuration, in shard
+// order, and returns them as one engine. Every shard gets the NodeID of
+// the first configuration (a random one when it is empty), since a node
+// has one identity on every shard. When any shard cannot be reached, the
+// ones already connected are closed and the error names the shard.
+func NewPostgres(ctx context.Context, shards []postgres.Config) (*Engine, error) {
+	return build(shards, func(c postgres.Config) string { return c.NodeID }, func(c *postgres.Config, id string) { c.NodeID = id },
+		func(c postgres.Config) (engine.Engine, error) { return postgres.New(ctx, c) })
+}
+
+// NewRedis is NewPostgres for Redis: one Redis engine (standalone,
+// Sentinel or Cluster) per configuration.
+func NewRedis(ctx context.Context, shards []redis.Config) (*Engine, error) {
+	return build(shards, func(c redis.Config) string { return c.NodeID }, func(c *redis.Config, id string) { c.NodeID = id },
+		func(c redis.Config) (engine.Engine, error) { return redis.New(ctx, c) })
+}
+
+// build makes one engine per configuration with a shared node id.
+func build[C any](cfgs []C, id func(C) string, setID func(*C, string), mk func(C) (engine.Engine, error)) (*Engine, error) {
+	if len(cfgs) == 0 {
+		return nil, errors.New("sharded engine: no shards")
+	}
+	node := id(cfgs[0])
+	if node == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails since Go 1.24
+		node = "node-" + hex.EncodeToString(b[:])
+	}
+	engines := make([]engine.Engine, 0, len(cfgs))
+	for i, c := range cfgs {
+		setID(&c, node)
+		e, err := mk(c)
+		if err != nil {
+			for _, done := range engines {
+				_ = done.Close()
+			}
+			return nil, fmt.Errorf("sharded engine: connect %w", wrap(err, i))
+		}
+		engines = append(engines, e)
+	}
+	return New(engines)
+}
