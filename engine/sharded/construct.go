@@ -17,9 +17,20 @@ import (
 // the first configuration (a random one when it is empty), since a node
 // has one identity on every shard. When any shard cannot be reached, the
 // ones already connected are closed and the error names the shard.
+//
+// It also records in each database which shard of how many it is, so that
+// publish() from SQL refuses channels of other shards.
 func NewPostgres(ctx context.Context, shards []postgres.Config) (*Engine, error) {
-	return build(shards, func(c postgres.Config) string { return c.NodeID }, func(c *postgres.Config, id string) { c.NodeID = id },
+	e, err := build(shards, func(c postgres.Config) string { return c.NodeID }, func(c *postgres.Config, id string) { c.NodeID = id },
 		func(c postgres.Config) (engine.Engine, error) { return postgres.New(ctx, c) })
+	if err != nil {
+		return nil, err
+	}
+	if len(shards) > 1 {
+		// After Start, which migrates the schemas.
+		e.started = func(ctx context.Context) error { return writeLayout(ctx, shards) }
+	}
+	return e, nil
 }
 
 // NewRedis is NewPostgres for Redis: one Redis engine (standalone,

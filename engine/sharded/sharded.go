@@ -32,6 +32,9 @@ import (
 // Engine is an engine.Engine over several shard engines.
 type Engine struct {
 	shards []engine.Engine
+	// started, when set, runs once every shard has started (the
+	// PostgreSQL shards' layout record).
+	started func(context.Context) error
 }
 
 var (
@@ -92,6 +95,9 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 		if err := s.Start(ctx, h); err != nil {
 			return fmt.Errorf("sharded engine: start %w", wrap(err, i))
 		}
+	}
+	if e.started != nil {
+		return e.started(ctx)
 	}
 	return nil
 }

@@ -1,5 +1,5 @@
--- Herald PostgreSQL engine, schema version 4: shard_of, the channel
--- placement of the sharded engine.
+-- Herald PostgreSQL engine, schema version 4: the placement of the sharded
+-- engine (shard_of) and the refusal of publications for another shard.
 --
 -- shard_of(channel, n) is the shard, in [0, n), that owns channel when a
 -- cluster spreads its channels over n databases (engine.postgres.shards):
@@ -30,4 +30,61 @@ BEGIN
     END LOOP;
     RETURN v_b::integer;
 END
+$fn$;
+
+-- shard_layout says which shard of how many this database is, when the
+-- cluster is sharded: the sharded engine writes it on every start (and
+-- it is absent with one database). publish() and publish_bytes() read it
+-- to refuse a channel that another shard owns: published here, it would
+-- reach no node, since every node listens for a channel on its shard only.
+CREATE TABLE {{schema}}.shard_layout (
+    id     boolean PRIMARY KEY DEFAULT true CHECK (id),
+    shard  integer NOT NULL,
+    shards integer NOT NULL,
+    CHECK (shards >= 1 AND shard >= 0 AND shard < shards)
+);
+
+-- check_shard raises an error naming the right shard when channel belongs
+-- to another shard than this database.
+CREATE FUNCTION {{schema}}.check_shard(p_channel text) RETURNS void
+LANGUAGE plpgsql STABLE AS $fn$
+DECLARE
+    v_shard  integer;
+    v_shards integer;
+    v_home   integer;
+BEGIN
+    SELECT shard, shards INTO v_shard, v_shards FROM {{schema}}.shard_layout;
+    IF NOT FOUND OR v_shards <= 1 OR p_channel IS NULL THEN
+        RETURN;
+    END IF;
+    v_home := {{schema}}.shard_of(p_channel, v_shards);
+    IF v_home <> v_shard THEN
+        RAISE EXCEPTION 'herald publish: channel "%" belongs to shard % of %, and this database is shard %',
+            p_channel, v_home, v_shards, v_shard
+            USING HINT = format('publish on the database of shard %s (engine.postgres.shards[%s]); {{schema}}.shard_of(channel, %s) names a channel''s shard', v_home, v_home, v_shards);
+    END IF;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION {{schema}}.publish(
+    channel text, data jsonb, history_size integer DEFAULT 0,
+    history_ttl interval DEFAULT '0', tags jsonb DEFAULT NULL,
+    history_meta_ttl interval DEFAULT '30 days')
+RETURNS bigint
+LANGUAGE sql VOLATILE AS $fn$
+    SELECT {{schema}}.check_shard(channel);
+    SELECT {{schema}}.publish_field(channel, convert_to(data::text, 'UTF8'),
+                                    {{schema}}.ns(data::text), history_size,
+                                    history_ttl, tags, history_meta_ttl)
+$fn$;
+
+CREATE OR REPLACE FUNCTION {{schema}}.publish_bytes(
+    channel text, data bytea, history_size integer DEFAULT 0,
+    history_ttl interval DEFAULT '0', tags jsonb DEFAULT NULL,
+    history_meta_ttl interval DEFAULT '30 days')
+RETURNS bigint
+LANGUAGE sql VOLATILE AS $fn$
+    SELECT {{schema}}.check_shard(channel);
+    SELECT {{schema}}.publish_field(channel, data, {{schema}}.nb(data), history_size,
+                                    history_ttl, tags, history_meta_ttl)
 $fn$;
