@@ -2,8 +2,14 @@ package sharded
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/engine/enginetest"
@@ -25,7 +31,58 @@ func TestConformanceRedis(t *testing.T) {
 		}
 		return e
 	}
-	enginetest.Run(t, newNode, enginetest.Capabilities{History: true, Presence: true, Cluster: true, Idempotency: true})
+	enginetest.Run(t, newNode, enginetest.Capabilities{
+		History: true, Presence: true, Cluster: true, Idempotency: true,
+		Faulty: func(t *testing.T) (engine.Engine, engine.Engine, func()) {
+			a, b := newNode(t), newNode(t)
+			return a, b, func() { killSubscribers(t, addr, b.NodeID()) }
+		},
+	})
+}
+
+// killSubscribers kills node's pub/sub connections on the Redis server at
+// addr (both shards of the Redis suite are there), as a network failure
+// would, and returns once the node holds as many subscriptions there as
+// before: its connections and subscriptions are back.
+func killSubscribers(t *testing.T, addr, node string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	c := goredis.NewClient(&goredis.Options{Addr: addr, Protocol: 2})
+	defer c.Close()
+	// Connections are named "herald:<node id>" (docs/engines.md).
+	subs := func() (ids []string, total int) {
+		list, err := c.Do(ctx, "client", "list", "type", "pubsub").Text()
+		if err != nil {
+			t.Fatalf("CLIENT LIST: %v", err)
+		}
+		for line := range strings.Lines(list) {
+			f := map[string]string{}
+			for kv := range strings.FieldsSeq(line) {
+				k, v, _ := strings.Cut(kv, "=")
+				f[k] = v
+			}
+			if f["name"] == "herald:"+node {
+				ids = append(ids, f["id"])
+				n, _ := strconv.Atoi(f["sub"])
+				total += n
+			}
+		}
+		return ids, total
+	}
+	ids, before := subs()
+	if len(ids) == 0 {
+		t.Fatalf("node %s has no pub/sub connection to kill", node)
+	}
+	for _, id := range ids {
+		if err := c.Do(ctx, "client", "kill", "id", id).Err(); err != nil {
+			t.Fatalf("CLIENT KILL %s: %v", id, err)
+		}
+	}
+	testenv.Eventually(t, "the node's subscriptions to be back", 30*time.Second, func() bool {
+		now, total := subs()
+		return len(now) > 0 && total >= before
+	})
 }
 
 // TestConformancePostgres runs the engine suite against two PostgreSQL
@@ -41,7 +98,67 @@ func TestConformancePostgres(t *testing.T) {
 		}
 		return e
 	}
-	enginetest.Run(t, newNode, enginetest.Capabilities{History: true, Presence: true, Cluster: true, Idempotency: true})
+	enginetest.Run(t, newNode, enginetest.Capabilities{
+		History: true, Presence: true, Cluster: true, Idempotency: true,
+		Faulty: func(t *testing.T) (engine.Engine, engine.Engine, func()) {
+			a, b := newNode(t), newNode(t)
+			return a, b, func() { terminateListeners(t, shards, b.(*Engine)) }
+		},
+	})
+}
+
+// terminateListeners terminates e's listening connection on every shard,
+// as a network failure would, and returns once each has reconnected.
+func terminateListeners(t *testing.T, shards []pgShard, e *Engine) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	before := reconnects(t, e)
+	dsns := map[string]bool{}
+	for _, s := range shards {
+		dsns[s.dsn] = true
+	}
+	killed := 0
+	for dsn := range dsns {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		err = conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`,
+			"herald-listen:"+e.NodeID()).Scan(&n)
+		_ = conn.Close(ctx)
+		if err != nil {
+			t.Fatalf("terminate listeners: %v", err)
+		}
+		killed += n
+	}
+	if killed != len(shards) {
+		t.Fatalf("terminated %d listening connections of node %s, want one per shard (%d)", killed, e.NodeID(), len(shards))
+	}
+	testenv.Eventually(t, "every shard's listener to reconnect", 30*time.Second, func() bool {
+		return reconnects(t, e) >= before+float64(len(shards))
+	})
+}
+
+// reconnects sums the shards' listener_reconnects_total.
+func reconnects(t *testing.T, e *Engine) float64 {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(e.Collectors()...)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, mf := range mfs {
+		if strings.HasSuffix(mf.GetName(), "listener_reconnects_total") {
+			for _, m := range mf.GetMetric() {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
 }
 
 // TestSpreads checks that a sharded engine really uses every shard: a
