@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"fmt"
+	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 
@@ -93,5 +95,64 @@ func TestPostgresShards(t *testing.T) {
 			}
 		}
 		_ = conn.Close(t.Context())
+	}
+}
+
+// TestRedisShards runs two nodes on two Redis servers of the test's own,
+// listed in engine.redis.address: the nodes see each other, and clients on
+// either node get the publications of channels on both shards.
+func TestRedisShards(t *testing.T) {
+	bin := testenv.Binary(t, "redis-server")
+	var addrs config.StringList
+	for range 2 {
+		port := testenv.FreePort(t)
+		p := testenv.StartProcess(t, exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"))
+		addrs = append(addrs, p.WaitListening(t, port, 10*time.Second))
+	}
+	cfg := config.Default()
+	cfg.HTTPAPI.Key = "k"
+	cfg.Engine.Type = "redis"
+	cfg.Engine.Redis.Address = addrs
+	cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{
+		AllowSubscribeForClient: true, HistorySize: 10, HistoryTTL: time.Duration(time.Minute), ForceRecovery: true,
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var nodes []*Server
+	for _, name := range []string{"node1", "node2"} {
+		cfg.Name = name
+		s := startServer(t, cfg)
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = s.Shutdown(ctx)
+		})
+		nodes = append(nodes, s)
+	}
+	if e, ok := nodes[0].Hub().Engine().(*sharded.Engine); !ok || e.Shards() != 2 {
+		t.Fatalf("engine %T, want a sharded engine of 2 shards", nodes[0].Hub().Engine())
+	}
+	var info struct {
+		Nodes []struct{} `json:"nodes"`
+	}
+	testenv.Eventually(t, "node 2's API to list both nodes", 15*time.Second, func() bool {
+		mustAPI(t, nodes[1], "info", struct{}{}, &info)
+		return len(info.Nodes) == 2
+	})
+	a := mustDial(t, nodes[1], "alice")
+	for s := range 2 {
+		var ch string
+		for i := 0; ch == ""; i++ {
+			if c := fmt.Sprintf("room%d", i); sharded.ShardOf(c, 2) == s {
+				ch = c
+			}
+		}
+		a.mustSubscribe(t, ch)
+		mustAPI(t, nodes[0], "publish", map[string]any{"channel": ch, "data": map[string]int{"shard": s}}, nil)
+		p := a.awaitPush(t, "publication on "+ch, 10*time.Second, func(p *wsPush) bool { return p.Channel == ch && p.Pub != nil })
+		if want := fmt.Sprintf(`{"shard":%d}`, s); p.Pub.Offset != 1 || string(p.Pub.Data) != want {
+			t.Errorf("%s: offset %d %s, want offset 1 %s", ch, p.Pub.Offset, p.Pub.Data, want)
+		}
 	}
 }
