@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/engine/postgres"
@@ -21,7 +22,8 @@ import (
 // It also records in each database which shard of how many it is, so that
 // publish() from SQL refuses channels of other shards.
 func NewPostgres(ctx context.Context, shards []postgres.Config) (*Engine, error) {
-	e, err := build(shards, func(c postgres.Config) string { return c.NodeID }, func(c *postgres.Config, id string) { c.NodeID = id },
+	e, err := build(shards, func(c postgres.Config) string { return c.NodeID },
+		func(c *postgres.Config, id string, shard int) { c.NodeID, c.Logger = id, shardLogger(c.Logger, shard) },
 		func(c postgres.Config) (engine.Engine, error) { return postgres.New(ctx, c) })
 	if err != nil {
 		return nil, err
@@ -36,12 +38,23 @@ func NewPostgres(ctx context.Context, shards []postgres.Config) (*Engine, error)
 // NewRedis is NewPostgres for Redis: one Redis engine (standalone,
 // Sentinel or Cluster) per configuration.
 func NewRedis(ctx context.Context, shards []redis.Config) (*Engine, error) {
-	return build(shards, func(c redis.Config) string { return c.NodeID }, func(c *redis.Config, id string) { c.NodeID = id },
+	return build(shards, func(c redis.Config) string { return c.NodeID },
+		func(c *redis.Config, id string, shard int) { c.NodeID, c.Logger = id, shardLogger(c.Logger, shard) },
 		func(c redis.Config) (engine.Engine, error) { return redis.New(ctx, c) })
 }
 
-// build makes one engine per configuration with a shared node id.
-func build[C any](cfgs []C, id func(C) string, setID func(*C, string), mk func(C) (engine.Engine, error)) (*Engine, error) {
+// shardLogger names the shard in every record of its engine's logger, so
+// that a log says which database or server is in trouble.
+func shardLogger(l *slog.Logger, shard int) *slog.Logger {
+	if l == nil {
+		return nil
+	}
+	return l.With(slog.Int("shard", shard))
+}
+
+// build makes one engine per configuration with a shared node id and a
+// logger that names the shard.
+func build[C any](cfgs []C, id func(C) string, set func(c *C, id string, shard int), mk func(C) (engine.Engine, error)) (*Engine, error) {
 	if len(cfgs) == 0 {
 		return nil, errors.New("sharded engine: no shards")
 	}
@@ -53,7 +66,7 @@ func build[C any](cfgs []C, id func(C) string, setID func(*C, string), mk func(C
 	}
 	engines := make([]engine.Engine, 0, len(cfgs))
 	for i, c := range cfgs {
-		setID(&c, node)
+		set(&c, node, i)
 		e, err := mk(c)
 		if err != nil {
 			for _, done := range engines {
