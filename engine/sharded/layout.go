@@ -11,7 +11,7 @@ import (
 )
 
 // writeLayout records in every PostgreSQL shard which shard of how many
-// it is (the shard_layout table of schema version 4), so that publish()
+// it is (the shard_layout table of schema version 6), so that publish()
 // called from SQL on a database refuses the channels of other shards
 // instead of publishing where no node listens for them. It logs a change
 // of layout, which moves channels between shards (docs/engines.md,

@@ -1,4 +1,4 @@
--- Herald PostgreSQL engine, schema version 4: the placement of the sharded
+-- Herald PostgreSQL engine, schema version 6: the placement of the sharded
 -- engine (shard_of) and the refusal of publications for another shard.
 --
 -- shard_of(channel, n) is the shard, in [0, n), that owns channel when a
