@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/centrifugal/fdelta v0.0.3
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/gobwas/glob v1.1.0
 	github.com/gobwas/httphead v0.1.0
 	github.com/gobwas/ws v1.5.0
@@ -12,6 +13,7 @@ require (
 	github.com/gorilla/websocket v1.5.3
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/nats-io/nats.go v1.55.0
+	github.com/pelletier/go-toml/v2 v2.2.4
 	github.com/planetscale/vtprotobuf v0.6.1-0.20240319094008-0393e58bdf10
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3

@@ -1,6 +1,8 @@
 // Package api is Herald's server HTTP API: the Centrifugo-compatible
 // endpoint that backends (for example the `cent` Python library) call to
 // publish, read history and presence, and disconnect or unsubscribe users.
+// GRPCService serves the same methods as Centrifugo's gRPC API service
+// (api.proto); package api/grpcapi runs it on a gRPC server.
 //
 // # Mounting
 //
@@ -10,7 +12,12 @@
 //
 //	mux.Handle("/api/", http.StripPrefix("/api", handler))
 //
-// so that POST /api/publish reaches the handler as "/publish".
+// so that POST /api/publish reaches the handler as "/publish". The prefix
+// itself ("/" or "" after stripping) is the single endpoint: a body of one
+// or more {"id":…,"method":…,"params":{…}} commands, answered with one
+// {"id":…,"result":…} or {"id":…,"error":…} line each, always HTTP 200,
+// the method by name in any case or by Centrifugo's enum number
+// (legacy.go). Mount the bare prefix too (mux.Handle("/api", …)).
 //
 // # Requests
 //
@@ -50,15 +57,16 @@
 //
 // # Differences from Centrifugo
 //
-//   - rpc answers 108: Herald has no API RPC extensions. subscribe refuses
-//     `override` with 108 (configure the namespace instead).
+//   - rpc answers 108: Herald has no API RPC extensions.
 //   - unsubscribe does not check the channel's namespace (unknown
 //     namespaces have no subscribers, so nothing happens); an empty channel
 //     means every channel.
-//   - disconnect, unsubscribe, subscribe and refresh need user, or client for an anonymous
-//     connection, so that a forgotten field never hits every anonymous
-//     connection; `session` is refused with 108, because ignoring it would
-//     act on more connections than asked.
+//   - disconnect, unsubscribe, subscribe and refresh need user, or client
+//     or session for an anonymous connection, so that a forgotten field
+//     never hits every anonymous connection. A session is the emulation
+//     session of an HTTP-streaming or SSE connection (the connect reply's
+//     session); WebSocket connections have none, so session never matches
+//     them.
 //   - publish and broadcast accept and ignore delta, version and
 //     version_epoch: publications are delivered in full. idempotency_key
 //     is honoured across the cluster for hub.Config.IdempotencyWindow

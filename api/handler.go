@@ -160,7 +160,9 @@ func (a *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimPrefix(r.URL.Path, "/")
 	run, known := a.methods[name]
 	isBatch := name == "batch"
-	if !known && !isBatch {
+	// The prefix itself is the single endpoint (legacy.go).
+	isLegacy := name == ""
+	if !known && !isBatch && !isLegacy {
 		a.writeError(w, r, x, newError(protocol.ErrorMethodNotFound, "method not found: %q", name), http.StatusNotFound)
 		return
 	}
@@ -193,6 +195,12 @@ func (a *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.logger(r.Context()).Warn("api: clear the body read deadline", "error", err)
 	}
 
+	if isLegacy {
+		r, span := a.traceRequest(r, "legacy")
+		a.serveLegacy(w, r.Context(), x, body)
+		endSpan(span, nil)
+		return
+	}
 	r, span := a.traceRequest(r, name)
 	if isBatch {
 		a.serveBatch(w, r, x, body)

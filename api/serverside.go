@@ -17,8 +17,9 @@ func (a *handler) subscribe(ctx context.Context, req *subscribeRequest) (*emptyR
 	if e := checkTarget(req.User, req.Client, req.Session); e != nil {
 		return nil, e
 	}
-	if len(req.Override) > 0 && string(req.Override) != "null" {
-		return nil, notAvailable("override: per-subscription overrides through the API are not supported; configure the namespace")
+	override, e := parseOverride(req.Override)
+	if e != nil {
+		return nil, e
 	}
 	info, e := optionalPayload("info", req.Info, "b64info", req.B64Info)
 	if e != nil {
@@ -28,7 +29,7 @@ func (a *handler) subscribe(ctx context.Context, req *subscribeRequest) (*emptyR
 	if e != nil {
 		return nil, e
 	}
-	opts := hub.SubscribeOptions{Info: info, Data: data, ExpireAt: req.ExpireAt}
+	opts := hub.SubscribeOptions{Info: info, Data: data, ExpireAt: req.ExpireAt, Session: req.Session, Override: override}
 	if req.RecoverSince != nil {
 		opts.RecoverSince = &hub.StreamPositionArg{Offset: req.RecoverSince.Offset, Epoch: req.RecoverSince.Epoch}
 	}
@@ -48,7 +49,13 @@ func (a *handler) refresh(ctx context.Context, req *refreshRequest) (*emptyResul
 	if e != nil {
 		return nil, e
 	}
-	if err := a.hub.RefreshUser(ctx, req.User, req.Client, req.Expired, req.ExpireAt, info); err != nil {
+	var err error
+	if req.Session != "" {
+		err = a.hub.RefreshSession(ctx, req.User, req.Client, req.Session, req.Expired, req.ExpireAt, info)
+	} else {
+		err = a.hub.RefreshUser(ctx, req.User, req.Client, req.Expired, req.ExpireAt, info)
+	}
+	if err != nil {
 		return nil, a.fromHub(ctx, "refresh", "", "", err)
 	}
 	return &emptyResult{}, nil

@@ -27,7 +27,13 @@ func (a *handler) disconnect(ctx context.Context, req *disconnectRequest) (*empt
 		}
 		code, reason = protocol.DisconnectCode(d.Code), d.Reason
 	}
-	if err := a.hub.DisconnectUser(ctx, req.User, req.Client, req.Whitelist, uint32(code), reason); err != nil {
+	var err error
+	if req.Session != "" {
+		err = a.hub.DisconnectSession(ctx, req.User, req.Client, req.Session, uint32(code), reason)
+	} else {
+		err = a.hub.DisconnectUser(ctx, req.User, req.Client, req.Whitelist, uint32(code), reason)
+	}
+	if err != nil {
 		return nil, a.fromHub(ctx, "disconnect", "", "", err)
 	}
 	return &emptyResult{}, nil
@@ -40,21 +46,26 @@ func (a *handler) unsubscribe(ctx context.Context, req *unsubscribeRequest) (*em
 	if e := checkTarget(req.User, req.Client, req.Session); e != nil {
 		return nil, e
 	}
-	if err := a.hub.UnsubscribeUser(ctx, req.User, req.Channel, req.Client); err != nil {
+	var err error
+	if req.Session != "" {
+		err = a.hub.UnsubscribeSession(ctx, req.User, req.Channel, req.Client, req.Session)
+	} else {
+		err = a.hub.UnsubscribeUser(ctx, req.User, req.Channel, req.Client)
+	}
+	if err != nil {
 		return nil, a.fromHub(ctx, "unsubscribe", req.Channel, "", err)
 	}
 	return &emptyResult{}, nil
 }
 
 // checkTarget refuses requests that would act on more connections than
-// meant: no user and no client would hit every anonymous connection, and
-// sessions do not exist in Herald, so a session filter cannot be honoured.
+// meant: no user, no client and no session would hit every anonymous
+// connection. A session is the emulation session of an HTTP-streaming or
+// SSE connection (the connect reply's session); other connections have
+// none, so a session targets only such a connection.
 func checkTarget(user, client, session string) *apiError {
-	if session != "" {
-		return notAvailable("session: Herald has no connection sessions; use client to target one connection")
-	}
-	if user == "" && client == "" {
-		return badRequest("user required (or client, for an anonymous connection)")
+	if user == "" && client == "" && session == "" {
+		return badRequest("user required (or client or session, for an anonymous connection)")
 	}
 	return nil
 }

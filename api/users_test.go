@@ -40,8 +40,7 @@ func TestDisconnectErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{`{}`, 107, "user required (or client, for an anonymous connection)"},
-		{`{"user":"u","session":"s"}`, 108, "not available: session: Herald has no connection sessions; use client to target one connection"},
+		{`{}`, 107, "user required (or client or session, for an anonymous connection)"},
 		{`{"user":"u","disconnect":{"code":1000,"reason":"x"}}`, 107, "disconnect.code: want 3000–4999, got 1000"},
 		{`{"user":"u","disconnect":{"code":5000}}`, 107, "disconnect.code: want 3000–4999, got 5000"},
 		{`{"user":"u","disconnect":{"code":4000,"reason":"` + strings.Repeat("r", 124) + `"}}`, 107, "disconnect.reason: at most 123 bytes (the WebSocket close frame limit), got 124"},
@@ -88,8 +87,8 @@ func TestUnsubscribeErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{`{"channel":"chat"}`, 107, "user required (or client, for an anonymous connection)"},
-		{`{"user":"u","channel":"chat","session":"s"}`, 108, "not available: session: Herald has no connection sessions; use client to target one connection"},
+		{`{"channel":"chat"}`, 107, "user required (or client or session, for an anonymous connection)"},
+		{`{"user":"u","channel":5}`, 107, "channel: want string, got number"},
 	} {
 		if got := n.expectError(t, "unsubscribe", c.body, c.code); got != c.msg {
 			t.Errorf("%s: message %q, want %q", c.body, got, c.msg)
@@ -105,9 +104,11 @@ func TestServerSideErrors(t *testing.T) {
 		msg          string
 	}{
 		{"subscribe", `{"user":"u"}`, 107, "channel required"},
-		{"subscribe", `{"channel":"chat"}`, 107, "user required (or client, for an anonymous connection)"},
+		{"subscribe", `{"channel":"chat"}`, 107, "user required (or client or session, for an anonymous connection)"},
 		{"subscribe", `{"channel":"nope:x","user":"u"}`, 102, "unknown channel"},
-		{"refresh", `{}`, 107, "user required (or client, for an anonymous connection)"},
+		{"subscribe", `{"channel":"chat","user":"u","override":{"presense":{"value":true}}}`, 107, "override: json: unknown field \"presense\""},
+		{"subscribe", `{"channel":"chat","user":"u","override":{"presence":true}}`, 107, "override.presence: want object, got bool"},
+		{"refresh", `{}`, 107, "user required (or client or session, for an anonymous connection)"},
 		{"rpc", `{"method":"m","params":{}}`, 108, "not available: rpc: the server API has no RPC methods"},
 	} {
 		if got := n.expectError(t, c.method, c.body, c.code); !strings.HasPrefix(got, c.msg) {

@@ -34,6 +34,10 @@ type cachedToken struct {
 	tok ConnectToken // owned by the cache: handed out only as clones
 	// exp is the token's exp in unix nanoseconds, 0 for a token without one.
 	exp int64
+	// drop is when the entry stops being served, without the token being
+	// expired (a previous key's validity ends), in unix nanoseconds; 0
+	// for never.
+	drop int64
 }
 
 // maxCachedTokenLen bounds the tokens the cache takes, and with it the
@@ -67,6 +71,11 @@ func (c *tokenCache) get(key [sha256.Size]byte, now time.Time) (tok ConnectToken
 		c.mu.Unlock()
 		return ConnectToken{}, false, true
 	}
+	if ok && e.drop != 0 && now.UnixNano() >= e.drop {
+		// Verified again, with the keys valid now.
+		delete(c.entries, key)
+		ok = false
+	}
 	c.mu.Unlock()
 	if !ok {
 		return ConnectToken{}, false, false
@@ -76,11 +85,15 @@ func (c *tokenCache) get(key [sha256.Size]byte, now time.Time) (tok ConnectToken
 }
 
 // put stores a copy of tok, so the caller may keep and change its own.
-func (c *tokenCache) put(key [sha256.Size]byte, tok ConnectToken, exp time.Time) {
+// A non-zero until is when the entry must be verified again.
+func (c *tokenCache) put(key [sha256.Size]byte, tok ConnectToken, exp, until time.Time) {
 	var e cachedToken
 	e.tok = tok.clone()
 	if !exp.IsZero() {
 		e.exp = exp.UnixNano()
+	}
+	if !until.IsZero() {
+		e.drop = until.UnixNano()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 )
@@ -18,12 +19,40 @@ type Config struct {
 	HMACSecretKey  string // shared secret for HS256/384/512
 	RSAPublicKey   string // PEM (PKIX, PKCS#1 or certificate) for RS256/384/512
 	ECDSAPublicKey string // PEM (PKIX or certificate) for the ES* matching its curve
-	Audience       string // required aud value; checked only when set
-	Issuer         string // required iss value; checked only when set
+
+	// The previous keys keep tokens signed before a key rotation valid
+	// until their ValidUntil (the zero time: for as long as they are
+	// configured), next to the current key of the same family.
+	HMACPreviousSecretKey            string
+	HMACPreviousSecretKeyValidUntil  time.Time
+	RSAPreviousPublicKey             string
+	RSAPreviousPublicKeyValidUntil   time.Time
+	ECDSAPreviousPublicKey           string
+	ECDSAPreviousPublicKeyValidUntil time.Time
+
+	// JWKS fetches RS* and ES* keys from an identity provider's JSON Web
+	// Key Set; nil without one (see JWKSConfig).
+	JWKS *JWKSConfig
+
+	Audience      string // required aud value; checked only when set
+	AudienceRegex string // regular expression one aud value must match; not with Audience
+	Issuer        string // required iss value; checked only when set
+	IssuerRegex   string // regular expression iss must match; not with Issuer
+	// UserIDClaim names the claim holding the user ID instead of sub
+	// (identity providers often put their own user ID elsewhere); it must
+	// be a string when present.
+	UserIDClaim string
+
 	// ConnectTokenCacheSize is how many verified connection tokens the
 	// Verifier remembers until they expire, so that the same token
 	// presented again skips the signature check; 0 turns the cache off.
 	ConnectTokenCacheSize int
+}
+
+// Configured reports whether c has any key, so that a Verifier built
+// from it can accept a token.
+func (c Config) Configured() bool {
+	return c.HMACSecretKey != "" || c.RSAPublicKey != "" || c.ECDSAPublicKey != "" || c.JWKS != nil
 }
 
 // parseRSAPublicKey wraps golang-jwt's parser with a friendlier message for

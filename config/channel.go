@@ -1,9 +1,6 @@
 package config
 
-import (
-	"github.com/heraldhq/herald/auth"
-	"github.com/heraldhq/herald/hub"
-)
+import "github.com/heraldhq/herald/hub"
 
 // The client and channel sections are the hub's own option types, whose
 // struct tags carry the keys, defaults and docs: the file format adds only
@@ -15,33 +12,10 @@ import (
 type ClientConfig struct {
 	hub.ClientConfig `yaml:",inline"`
 	Token            TokenConfig `yaml:"token"`
+	// SubscriptionToken: keys of their own for subscription tokens (token.go).
+	SubscriptionToken SubscriptionTokenConfig `yaml:"subscription_token"`
 	// Proxy names the proxies of connect and refresh (proxy.go).
 	Proxy ClientProxyConfig `yaml:"proxy"`
-}
-
-// TokenConfig holds the keys that connection and subscription JWTs are
-// checked with.
-type TokenConfig struct {
-	HMACSecretKey  string `yaml:"hmac_secret_key" doc:"secret for HS256/384/512 connection and subscription JWTs"`
-	RSAPublicKey   string `yaml:"rsa_public_key" doc:"PEM public key for RS256/384/512"`
-	ECDSAPublicKey string `yaml:"ecdsa_public_key" doc:"PEM public key for ES256/384/512 (the algorithm must match the curve)"`
-	Audience       string `yaml:"audience" doc:"when set, tokens must carry this 'aud'"`
-	Issuer         string `yaml:"issuer" doc:"when set, tokens must carry this 'iss'"`
-	// TokenCacheConfig: cache_size (accept.go).
-	TokenCacheConfig `yaml:",inline"`
-}
-
-// Auth is the token configuration for auth.NewVerifier.
-func (t TokenConfig) Auth() auth.Config {
-	return auth.Config{
-		HMACSecretKey: t.HMACSecretKey, RSAPublicKey: t.RSAPublicKey, ECDSAPublicKey: t.ECDSAPublicKey,
-		Audience: t.Audience, Issuer: t.Issuer, ConnectTokenCacheSize: t.CacheSize,
-	}
-}
-
-// Configured reports whether any token key is set.
-func (t TokenConfig) Configured() bool {
-	return t.HMACSecretKey != "" || t.RSAPublicKey != "" || t.ECDSAPublicKey != ""
 }
 
 // ChannelConfig is the channel section: hub.ChannelConfig, whose

@@ -62,9 +62,17 @@ func (c ClientTLS) problems(key string, bad func(key, format string, args ...any
 }
 
 // ProxyTLS returns the TLS configuration of proxy endpoint i (nil when its
-// tls section is empty), reading the files.
+// tls section is empty, or for a grpc:// endpoint when grpc.tls is not
+// enabled), reading the files.
 func (c Config) ProxyTLS(i int) (*tls.Config, error) {
 	p := c.Proxies[i]
+	if p.GRPC.TLS.Enabled {
+		cfg, err := p.GRPC.TLS.Config()
+		if err != nil {
+			return nil, fmt.Errorf("proxies[%d].grpc.tls: %w", i, err)
+		}
+		return cfg, nil
+	}
 	if !p.TLS.set() {
 		return nil, nil
 	}
@@ -75,13 +83,28 @@ func (c Config) ProxyTLS(i int) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// proxyTLSProblems checks proxy endpoint p's tls section under key.
+// proxyTLSProblems checks proxy endpoint p's tls and grpc.tls sections
+// under key.
 func proxyTLSProblems(key string, p ProxyEndpointConfig, bad func(key, format string, args ...any)) {
+	u, err := url.Parse(p.Endpoint)
+	scheme := ""
+	if err == nil {
+		scheme = u.Scheme
+	}
+	if p.GRPC.TLS.Enabled || p.GRPC.TLS.set() {
+		if scheme != "" && scheme != "grpc" {
+			bad(key+".grpc.tls", "the endpoint is %s://, not grpc://; use tls for an https:// endpoint", scheme)
+		}
+		p.GRPC.TLS.problems(key+".grpc.tls", bad)
+	}
 	if !p.TLS.set() {
 		return
 	}
-	if u, err := url.Parse(p.Endpoint); err == nil && u.Scheme == "http" {
+	switch scheme {
+	case "http":
 		bad(key+".tls", "the endpoint is http://, so it has no TLS; use an https:// URL")
+	case "grpc":
+		bad(key+".tls", "for a grpc:// endpoint, TLS is set under grpc.tls (with enabled: true)")
 	}
 	p.TLS.problems(key+".tls", bad)
 }
@@ -101,6 +124,9 @@ func (c Config) clientTLSWarnings() []string {
 	for i, p := range c.Proxies {
 		if p.TLS.InsecureSkipVerify {
 			warn(fmt.Sprintf("proxies[%d].tls", i))
+		}
+		if p.GRPC.TLS.Enabled && p.GRPC.TLS.InsecureSkipVerify {
+			warn(fmt.Sprintf("proxies[%d].grpc.tls", i))
 		}
 	}
 	return w

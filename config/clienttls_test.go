@@ -76,6 +76,19 @@ proxies:
       ca_file: /nonexistent/ca.pem
   - name: default
     endpoint: https://backend/connect
+  - name: grpc-tls
+    endpoint: grpc://backend:10001
+    grpc:
+      tls:
+        enabled: true
+        ca_file: ` + ca.File + `
+        server_name: backend.internal
+  - name: grpc-plain
+    endpoint: grpc://backend:10001
+    grpc:
+      tls:
+        enabled: true
+        ca_file: /nonexistent/grpc-ca.pem
 client:
   proxy:
     connect: secure
@@ -99,6 +112,12 @@ client:
 	}
 	if tc, err := cfg.ProxyTLS(1); tc != nil || err != nil {
 		t.Fatalf("proxies[1] without tls: %+v, %v, want nil", tc, err)
+	}
+	if tc, err := cfg.ProxyTLS(2); err != nil || tc == nil || tc.ServerName != "backend.internal" || tc.RootCAs == nil {
+		t.Fatalf("proxies[2].grpc.tls: %+v, %v", tc, err)
+	}
+	if _, err := cfg.ProxyTLS(3); err == nil || !strings.Contains(err.Error(), "proxies[3].grpc.tls: ca_file: open /nonexistent/grpc-ca.pem") {
+		t.Fatalf("proxies[3].grpc.tls: %v, want the unreadable ca_file named", err)
 	}
 }
 

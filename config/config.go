@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -30,10 +31,12 @@ type Config struct {
 	// ProxyConfig: proxies, proxy_max_in_flight and rpc (proxy.go).
 	ProxyConfig `yaml:",inline"`
 	// SQLAuth is where namespaces' SQL checks run (sqlauth.go).
-	SQLAuth  SQLAuthConfig  `yaml:"sql_auth"`
-	HTTPAPI  HTTPAPIConfig  `yaml:"http_api"`
-	HTTP     HTTPConfig     `yaml:"http"`
-	Shutdown ShutdownConfig `yaml:"shutdown"`
+	SQLAuth SQLAuthConfig `yaml:"sql_auth"`
+	HTTPAPI HTTPAPIConfig `yaml:"http_api"`
+	// GRPCAPIConfig is the gRPC server API (grpcapi.go).
+	GRPCAPIConfig GRPCAPIConfig  `yaml:"grpc_api"`
+	HTTP          HTTPConfig     `yaml:"http"`
+	Shutdown      ShutdownConfig `yaml:"shutdown"`
 	// The HTTP transports' keys (http_stream, sse, ...): transports.go.
 	TransportsConfig `yaml:",inline"`
 	// TLSConfig: tls and tls_autocert (tls.go).
@@ -41,6 +44,8 @@ type Config struct {
 	Admin        AdminConfig        `yaml:"admin"`
 	WebSocket    WebSocketConfig    `yaml:"websocket"`
 	UniWebSocket UniWebSocketConfig `yaml:"uni_websocket"`
+	// UniGRPC is the unidirectional gRPC transport (unigrpc.go).
+	UniGRPC UniGRPCConfig `yaml:"uni_grpc"`
 	// OpenTelemetry turns tracing on (opentelemetry.go).
 	OpenTelemetry OpenTelemetryConfig `yaml:"opentelemetry"`
 }
@@ -76,8 +81,11 @@ func (c HTTPConfig) IdleTimeoutOrDefault() time.Duration {
 
 // HTTPAPIConfig configures the server API under /api (package api).
 type HTTPAPIConfig struct {
-	Key                  string        `yaml:"key" doc:"the API key, sent as 'X-API-Key: KEY' or 'Authorization: apikey KEY'; without a key the API is off, and '/api/' requests get '403' with a JSON error that says so"`
-	Insecure             bool          `yaml:"insecure" doc:"development only: the API without a key"`
+	Key      string `yaml:"key" doc:"the API key, sent as 'X-API-Key: KEY' or 'Authorization: apikey KEY'; without a key the API is off, and '/api/' requests get '403' with a JSON error that says so"`
+	Insecure bool   `yaml:"insecure" doc:"development only: the API without a key"`
+	// Disabled and HandlerPrefix are wiring (the server mounts the API).
+	Disabled             bool          `yaml:"disabled" doc:"serve no HTTP API at all, not even the '403' that explains how to turn it on (requests under 'handler_prefix' get '404')"`
+	HandlerPrefix        string        `yaml:"handler_prefix" default:"/api" doc:"where the API is served: 'POST PREFIX/<method>' and the single endpoint 'POST PREFIX' with '{\"method\":…,\"params\":…}'"`
 	ErrorMode            string        `yaml:"error_mode" doc:"'transport': errors as HTTP statuses (500, 404, 400, 416, 409) with the error object as body, instead of 200 with '{\"error\":…}'"`
 	MaxBodySize          int64         `yaml:"max_body_size" default:"1048576" doc:"largest request body in bytes; larger answers 413. The body is read as it arrives: a declared 'Content-Length' reserves no memory"`
 	BodyReadTimeout      time.Duration `yaml:"body_read_timeout" default:"10s" doc:"longest a request body may take to arrive, from the start of the request; a body still arriving then answers '408' and the connection is closed. It also bounds a body sent to the other endpoints ('/healthz', '/metrics', …), which read none: the connection is closed after the answer. '0' means the default"`
@@ -88,6 +96,19 @@ type HTTPAPIConfig struct {
 	IdempotencyWindow time.Duration `yaml:"idempotency_window" default:"5m" doc:"how long 'publish' and 'broadcast' remember an 'idempotency_key', per channel and across the cluster: a repeat within the window returns the first result and delivers nothing (at most 24h)"`
 	AllowedOrigins    []string      `yaml:"allowed_origins" doc:"browser origins allowed to call the API (CORS); '*' allows any"`
 	RequireClientCert bool          `yaml:"require_client_cert" doc:"answer '/api/' requests '403' unless the connection presented a client certificate that verified against 'tls.client_ca_file' (mutual TLS for the API; set 'tls.client_auth: optional' so that clients without a certificate still reach the other endpoints)"`
+}
+
+// DefaultAPIPrefix is http_api.handler_prefix when it is empty.
+const DefaultAPIPrefix = "/api"
+
+// Prefix is http_api.handler_prefix without a trailing slash, with its
+// default applied.
+func (c HTTPAPIConfig) Prefix() string {
+	p := strings.TrimSuffix(c.HandlerPrefix, "/")
+	if p == "" {
+		return DefaultAPIPrefix
+	}
+	return p
 }
 
 // BodyReadTimeoutOrDefault is http_api.body_read_timeout with its default

@@ -1,6 +1,7 @@
 package config
 
 //go:generate go run ../cmd/herald config docs ../docs/configuration.md
+//go:generate go run ../cmd/herald config docs ../docs/migrating-from-centrifugo.md
 
 // Adding an option
 //

@@ -60,6 +60,8 @@ func yamlKeys(t reflect.Type, prefix string) []string {
 // never show a key or value the server refuses. A block that is only part
 // of a configuration (an excerpt that does not stand as a file) is marked
 // by the line `<!-- fragment -->` right before it, and only has to parse.
+// A block marked `<!-- centrifugo -->` is a Centrifugo configuration and is
+// read as `herald serve` reads one.
 func TestDocYAMLBlocksAreValid(t *testing.T) {
 	files, err := filepath.Glob("../docs/*.md")
 	if err != nil {
@@ -77,7 +79,12 @@ func TestDocYAMLBlocksAreValid(t *testing.T) {
 			if f == "../README.md" {
 				readme++
 			}
-			cfg, err := Parse([]byte(block.body))
+			var cfg Config
+			if block.centrifugo {
+				cfg, err = ParseCentrifugo([]byte(block.body), "config.yaml", nil)
+			} else {
+				cfg, err = Parse([]byte(block.body))
+			}
 			if err == nil && !block.fragment {
 				err = cfg.Validate()
 			}
@@ -93,13 +100,17 @@ func TestDocYAMLBlocksAreValid(t *testing.T) {
 
 // yamlBlock is a ```yaml fenced block of a Markdown text.
 type yamlBlock struct {
-	body     string
-	line     int  // of the opening fence, from 1
-	fragment bool // preceded by <!-- fragment -->
+	body       string
+	line       int  // of the opening fence, from 1
+	fragment   bool // preceded by <!-- fragment -->
+	centrifugo bool // preceded by <!-- centrifugo -->
 }
 
 // fragmentMarker before a yaml block says that it is an excerpt.
 const fragmentMarker = "<!-- fragment -->"
+
+// centrifugoMarker before a yaml block says that it is a Centrifugo file.
+const centrifugoMarker = "<!-- centrifugo -->"
 
 // yamlBlocks returns the ```yaml fenced blocks of a Markdown text.
 func yamlBlocks(doc string) []yamlBlock {
@@ -121,9 +132,10 @@ func yamlBlocks(doc string) []yamlBlock {
 		}
 		if line == "```yaml" {
 			out = append(out, yamlBlock{
-				body:     strings.Join(body, "\n") + "\n",
-				line:     open + 1,
-				fragment: prev == fragmentMarker,
+				body:       strings.Join(body, "\n") + "\n",
+				line:       open + 1,
+				fragment:   prev == fragmentMarker,
+				centrifugo: prev == centrifugoMarker,
 			})
 		}
 		prev = ""
@@ -157,5 +169,21 @@ func TestReferenceTablesAreCurrent(t *testing.T) {
 	}
 	if want != string(doc) {
 		t.Fatalf("the reference tables of docs/configuration.md are out of date: run %s", DocsCommand)
+	}
+}
+
+// TestCentrifugoKeyMapIsCurrent: the key map of
+// docs/migrating-from-centrifugo.md is the one the rule tables make.
+func TestCentrifugoKeyMapIsCurrent(t *testing.T) {
+	doc, err := os.ReadFile("../docs/migrating-from-centrifugo.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := UpdateCentrifugoKeyMap(string(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want != string(doc) {
+		t.Fatalf("the key map of docs/migrating-from-centrifugo.md is out of date: run go generate ./config (or: herald config docs docs/migrating-from-centrifugo.md)")
 	}
 }

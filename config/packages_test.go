@@ -64,6 +64,10 @@ func TestPackageConfigsConvertEveryOption(t *testing.T) {
 	requireSetExcept(t, "api.Config", reflect.ValueOf(cfg.HTTPAPI.API()), "Logger", "TracerProvider")
 	requireSetExcept(t, "websocket.Config", reflect.ValueOf(cfg.WebSocket.Transport()), "CheckOrigin", "OriginHint", "Workers", "Logger")
 	requireSetExcept(t, "guard.Config", reflect.ValueOf(cfg.WebSocket.Admission()), "TrustedProxies", "Pending", "Logger")
+	fillFields(t, reflect.ValueOf(&cfg.GRPCAPIConfig).Elem())
+	// Insecure follows http_api.insecure when grpc_api.key is empty (its
+	// own test below); TLS is loaded by the server from grpc_api.tls.
+	requireSetExcept(t, "grpcapi.Config", reflect.ValueOf(cfg.GRPCAPI()), "Insecure", "TLS")
 }
 
 func requireSetExcept(t *testing.T, what string, v reflect.Value, except ...string) {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/hub"
@@ -22,14 +23,39 @@ type ProxyConfig struct {
 // ProxyEndpointConfig is one entry of proxies (proxy.Endpoint).
 type ProxyEndpointConfig struct {
 	Name                  string            `yaml:"name" defaultdoc:"required" doc:"how events refer to the endpoint"`
-	Endpoint              string            `yaml:"endpoint" defaultdoc:"required" doc:"the 'http://' or 'https://' URL that receives the calls (POST, JSON)"`
+	Endpoint              string            `yaml:"endpoint" defaultdoc:"required" doc:"the 'http://' or 'https://' URL that receives the calls (POST, JSON), or 'grpc://host:port' for a gRPC backend implementing Centrifugo's 'proxy.proto'"`
 	Timeout               time.Duration     `yaml:"timeout" default:"1s" doc:"one call's time limit, at most '60s'; past it the client gets error 100"`
 	HTTPHeaders           []string          `yaml:"http_headers" doc:"headers of the client's HTTP request forwarded to the backend, e.g. 'Cookie', 'Authorization'"`
-	StaticHTTPHeaders     map[string]string `yaml:"static_http_headers" doc:"a mapping of headers sent with every call (they win over forwarded ones)"`
+	GRPCMetadata          []string          `yaml:"grpc_metadata" doc:"metadata keys of a 'uni_grpc' client's request forwarded to the backend (as headers to an HTTP one), e.g. 'x-tenant'"`
+	StaticHTTPHeaders     map[string]string `yaml:"static_http_headers" doc:"a mapping of headers sent with every call to an HTTP endpoint (they win over forwarded ones)"`
 	BinaryEncoding        bool              `yaml:"binary_encoding" doc:"payloads go as base64 ('b64data') instead of raw JSON ('data')"`
 	IncludeConnectionMeta bool              `yaml:"include_connection_meta" doc:"send the connection's 'meta' (from the connect result) with every later call"`
 	// TLS is for https:// endpoints only; it is on whenever the URL is.
 	TLS ClientTLSFiles `yaml:"tls"`
+	// GRPC is for grpc:// endpoints only.
+	GRPC ProxyGRPCConfig `yaml:"grpc"`
+}
+
+// ProxyGRPCConfig is proxies[].grpc, the options of a grpc:// endpoint
+// (Centrifugo v6's keys).
+type ProxyGRPCConfig struct {
+	// TLS turns TLS on; without it the connection is plaintext HTTP/2.
+	TLS              ClientTLS `yaml:"tls"`
+	CredentialsKey   string    `yaml:"credentials_key" doc:"a metadata key sent with every call, with 'credentials_value' (a shared secret for the backend, e.g. 'authorization')"`
+	CredentialsValue string    `yaml:"credentials_value" doc:"the value of 'credentials_key'"`
+	Compression      bool      `yaml:"compression" doc:"compress calls with gzip"`
+}
+
+// endpoint converts p for the proxy package (without its TLS, which
+// needs its files read: Config.ProxyTLS).
+func (p ProxyEndpointConfig) endpoint() proxy.Endpoint {
+	return proxy.Endpoint{
+		Name: p.Name, URL: p.Endpoint, Timeout: p.Timeout, HTTPHeaders: p.HTTPHeaders, GRPCMetadata: p.GRPCMetadata,
+		StaticHTTPHeaders: p.StaticHTTPHeaders, BinaryEncoding: p.BinaryEncoding,
+		IncludeConnectionMeta: p.IncludeConnectionMeta,
+		GRPCCredentialsKey:    p.GRPC.CredentialsKey, GRPCCredentialsValue: p.GRPC.CredentialsValue,
+		GRPCCompression: p.GRPC.Compression,
+	}
 }
 
 // ClientProxyConfig is client.proxy: the proxies of the client-wide events.
@@ -55,6 +81,11 @@ type NamespaceProxyOptions struct {
 	SubscribeProxy  string `yaml:"subscribe_proxy" doc:"the name of a proxy (under 'proxies') that decides this namespace's subscriptions instead of the options above; see [proxy.md](proxy.md)"`
 	PublishProxy    string `yaml:"publish_proxy" doc:"the proxy that decides this namespace's publications (it may rewrite the data)"`
 	SubRefreshProxy string `yaml:"sub_refresh_proxy" doc:"the proxy that renews subscriptions the subscribe proxy gave an 'expire_at'"`
+	// SubscribeStreamProxy is Centrifugo's subscribe_stream_proxy_name
+	// (with subscribe_stream_proxy_enabled): proxy/stream.go.
+	SubscribeStreamProxy string `yaml:"subscribe_stream_proxy" doc:"the name of a 'grpc://' proxy whose 'SubscribeUnidirectional' stream decides each subscription in this namespace and then feeds it publications for that subscriber only, instead of the channel's; see [proxy.md](proxy.md#subscribe-streams). Not together with 'subscribe_proxy'"`
+	// SubscribeStreamBidirectional is Centrifugo v6's key of the same name.
+	SubscribeStreamBidirectional bool `yaml:"subscribe_stream_proxy_bidirectional" doc:"the streams are 'SubscribeBidirectional': a subscriber's publications to the channel go to its stream instead of the channel"`
 }
 
 // ProxyOptions converts the configuration for proxy.New; ok is false when
@@ -63,21 +94,21 @@ func (c Config) ProxyOptions() (opts proxy.Config, ok bool) {
 	opts = proxy.Config{
 		Connect: c.Client.Proxy.Connect, Refresh: c.Client.Proxy.Refresh, RPC: c.RPC.Proxy,
 		Subscribe: map[string]string{}, Publish: map[string]string{}, SubRefresh: map[string]string{},
+		SubscribeStream: map[string]string{}, SubscribeStreamBidirectional: map[string]bool{},
 		RPCNamespaces: map[string]string{}, MaxInFlight: c.ProxyMaxInFlight,
 	}
 	for _, p := range c.Proxies {
-		opts.Endpoints = append(opts.Endpoints, proxy.Endpoint{
-			Name: p.Name, URL: p.Endpoint, Timeout: p.Timeout, HTTPHeaders: p.HTTPHeaders,
-			StaticHTTPHeaders: p.StaticHTTPHeaders, BinaryEncoding: p.BinaryEncoding,
-			IncludeConnectionMeta: p.IncludeConnectionMeta,
-		})
+		opts.Endpoints = append(opts.Endpoints, p.endpoint())
 	}
 	used := opts.Connect != "" || opts.Refresh != "" || opts.RPC != ""
 	add := func(ns string, o NamespaceProxyOptions) {
+		if o.SubscribeStreamBidirectional {
+			opts.SubscribeStreamBidirectional[ns] = true
+		}
 		for _, x := range []struct {
 			m    map[string]string
 			name string
-		}{{opts.Subscribe, o.SubscribeProxy}, {opts.Publish, o.PublishProxy}, {opts.SubRefresh, o.SubRefreshProxy}} {
+		}{{opts.Subscribe, o.SubscribeProxy}, {opts.Publish, o.PublishProxy}, {opts.SubRefresh, o.SubRefreshProxy}, {opts.SubscribeStream, o.SubscribeStreamProxy}} {
 			if x.name != "" {
 				x.m[ns] = x.name
 				used = true
@@ -102,16 +133,17 @@ func (c Config) proxyProblems() Problems {
 		ps = append(ps, Problem{Key: key, Message: fmt.Sprintf(format, args...)})
 	}
 	names := make(map[string]bool, len(c.Proxies))
+	grpcNames := make(map[string]bool, len(c.Proxies))
 	for i, p := range c.Proxies {
 		key := fmt.Sprintf("proxies[%d]", i)
-		ep := proxy.Endpoint{Name: p.Name, URL: p.Endpoint, Timeout: p.Timeout, HTTPHeaders: p.HTTPHeaders, StaticHTTPHeaders: p.StaticHTTPHeaders}
-		for _, fp := range ep.Check() {
+		for _, fp := range p.endpoint().Check() {
 			bad(key+"."+fp.Field, "%s", fp.Message)
 		}
 		if p.Name != "" && names[p.Name] {
 			bad(key+".name", "%q: another proxy has this name", p.Name)
 		}
 		names[p.Name] = true
+		grpcNames[p.Name] = strings.HasPrefix(p.Endpoint, "grpc://")
 		proxyTLSProblems(key, p, bad)
 	}
 	ref := func(key, name string) {
@@ -136,14 +168,28 @@ func (c Config) proxyProblems() Problems {
 		rpcNames[ns.Name] = true
 		ref(key+".proxy", ns.Proxy)
 	}
-	nsRef := func(key string, o NamespaceProxyOptions) {
+	nsRef := func(key string, o NamespaceProxyOptions, subscribeCheck string) {
 		ref(key+".subscribe_proxy", o.SubscribeProxy)
 		ref(key+".publish_proxy", o.PublishProxy)
 		ref(key+".sub_refresh_proxy", o.SubRefreshProxy)
+		ref(key+".subscribe_stream_proxy", o.SubscribeStreamProxy)
+		if o.SubscribeStreamBidirectional && o.SubscribeStreamProxy == "" {
+			bad(key+".subscribe_stream_proxy_bidirectional", "set without subscribe_stream_proxy: there is no stream")
+		}
+		if s := o.SubscribeStreamProxy; s != "" {
+			switch {
+			case names[s] && !grpcNames[s]:
+				bad(key+".subscribe_stream_proxy", "proxy %q is not a grpc:// endpoint: subscribe streams are gRPC only", s)
+			case o.SubscribeProxy != "":
+				bad(key+".subscribe_stream_proxy", "set together with subscribe_proxy: the stream decides the subscriptions, choose one")
+			case subscribeCheck != "":
+				bad(key+".subscribe_stream_proxy", "set together with subscribe_check: the stream decides the subscriptions, choose one")
+			}
+		}
 	}
-	nsRef("channel.without_namespace", c.Channel.WithoutNamespace.NamespaceProxyOptions)
+	nsRef("channel.without_namespace", c.Channel.WithoutNamespace.NamespaceProxyOptions, c.Channel.WithoutNamespace.SubscribeCheck)
 	for i, ns := range c.Channel.Namespaces {
-		nsRef(fmt.Sprintf("channel.namespaces[%d]", i), ns.NamespaceProxyOptions)
+		nsRef(fmt.Sprintf("channel.namespaces[%d]", i), ns.NamespaceProxyOptions, ns.SubscribeCheck)
 	}
 	if c.ProxyMaxInFlight < -1 {
 		bad("proxy_max_in_flight", "%d: want a positive number, 0 for the default (%d) or -1 for no bound", c.ProxyMaxInFlight, proxy.DefaultMaxInFlight)

@@ -22,7 +22,9 @@ func (c Config) shortSecretWarnings() []string {
 		why        string
 	}{
 		{"client.token.hmac_secret_key", c.Client.Token.HMACSecretKey, minHMACSecretLen, "whoever guesses it can sign a connection token for any user"},
+		{"client.subscription_token.hmac_secret_key", c.Client.SubscriptionToken.HMACSecretKey, minHMACSecretLen, "whoever guesses it can sign a subscription token to any channel"},
 		{"http_api.key", c.HTTPAPI.Key, minAPIKeyLen, "whoever guesses it can publish to any channel and disconnect users"},
+		{"grpc_api.key", c.GRPCAPIConfig.Key, minAPIKeyLen, "whoever guesses it can publish to any channel and disconnect users"},
 	} {
 		if s.value == "" || len(s.value) >= s.min {
 			continue

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/transport/guard"
 	"github.com/heraldhq/herald/transport/websocket"
@@ -72,6 +71,7 @@ func (c Config) Validate() error {
 	ps = append(ps, hubProblems(c.WebSocket.Transport().Validate(), reflect.TypeOf(c.WebSocket), "websocket", transportRenames...)...)
 	ps = append(ps, hubProblems(c.WebSocket.Admission().Validate(), reflect.TypeOf(c.WebSocket), "websocket", admissionRenames...)...)
 	c.Admin.UI.validate(bad)
+	c.prefixProblems(bad)
 	for key, ns := range c.namespaces() {
 		if ok && !history {
 			for _, o := range historyOptions(ns) {
@@ -100,15 +100,12 @@ func (c Config) Validate() error {
 		bad("http.idle_timeout", "%s: must not be negative (0 means the default, %s)", c.HTTP.IdleTimeout, DefaultIdleTimeout)
 	}
 	ps = append(ps, c.TransportsConfig.problems()...)
-	c.Client.Token.validate(bad)
-	if c.Client.Token.Configured() && c.Client.Token.CacheSize >= 0 {
-		if _, err := auth.NewVerifier(c.Client.Token.Auth()); err != nil {
-			bad("client.token", "%v", err)
-		}
-	}
+	c.tokenProblems(bad)
 	ps = append(ps, c.proxyProblems()...)
+	ps = append(ps, c.uniGRPCProblems()...)
 	ps = append(ps, c.sqlAuthProblems()...)
 	ps = append(ps, c.tlsProblems()...)
+	ps = append(ps, c.grpcAPIProblems()...)
 	if len(ps) > 0 {
 		return ps
 	}

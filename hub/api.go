@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/protocol"
 )
@@ -130,6 +131,28 @@ func (h *Hub) DisconnectUser(ctx context.Context, user, client string, whitelist
 	}})
 }
 
+// DisconnectSession closes the connection of user whose session is
+// session (ConnInfo.Session: the HTTP-streaming and SSE emulation session
+// that the connect reply names), on whichever node holds it; with client
+// set, only if it is that connection too.
+func (h *Hub) DisconnectSession(ctx context.Context, user, client, session string, code uint32, reason string) error {
+	if session == "" {
+		return errors.New("hub: DisconnectSession needs a session")
+	}
+	return h.sendControl(ctx, controlMessage{Disconnect: &controlDisconnect{
+		User: user, Client: client, Session: session, Code: code, Reason: reason,
+	}})
+}
+
+// UnsubscribeSession is UnsubscribeUser for the connection of user whose
+// session is session (see DisconnectSession).
+func (h *Hub) UnsubscribeSession(ctx context.Context, user, ch, client, session string) error {
+	if session == "" {
+		return errors.New("hub: UnsubscribeSession needs a session")
+	}
+	return h.sendControl(ctx, controlMessage{Unsubscribe: &controlUnsubscribe{User: user, Channel: ch, Client: client, Session: session}})
+}
+
 // UnsubscribeUser removes user (or only its connection client) from ch
 // on every node; the clients get an unsubscribe push. An empty ch means
 // every channel.
@@ -153,6 +176,13 @@ type SubscribeOptions struct {
 	ExpireAt int64
 	// RecoverSince sends the client what it missed after this position.
 	RecoverSince *StreamPositionArg
+	// Session, when set, subscribes only the connection with that session
+	// (see DisconnectSession).
+	Session string
+	// Override replaces the namespace's presence, join/leave and
+	// recovery options for this subscription, as a subscription token's
+	// override claim does.
+	Override *auth.SubOverride
 }
 
 // StreamPositionArg is a stream position given by the server API.
@@ -170,6 +200,7 @@ func (h *Hub) SubscribeUser(ctx context.Context, user, ch, client string, opts S
 	return h.sendControl(ctx, controlMessage{Subscribe: &controlSubscribe{
 		User: user, Channel: ch, Client: client, Info: opts.Info, Data: opts.Data,
 		ExpireAt: opts.ExpireAt, RecoverSince: streamPositionToWire(opts.RecoverSince),
+		Session: opts.Session, Override: opts.Override,
 	}})
 }
 
@@ -179,6 +210,17 @@ func (h *Hub) SubscribeUser(ctx context.Context, user, ch, client string, opts S
 func (h *Hub) RefreshUser(ctx context.Context, user, client string, expired bool, expireAt int64, info []byte) error {
 	return h.sendControl(ctx, controlMessage{Refresh: &controlRefresh{
 		User: user, Client: client, Expired: expired, ExpireAt: expireAt, Info: info,
+	}})
+}
+
+// RefreshSession is RefreshUser for the connection of user whose session
+// is session (see DisconnectSession).
+func (h *Hub) RefreshSession(ctx context.Context, user, client, session string, expired bool, expireAt int64, info []byte) error {
+	if session == "" {
+		return errors.New("hub: RefreshSession needs a session")
+	}
+	return h.sendControl(ctx, controlMessage{Refresh: &controlRefresh{
+		User: user, Client: client, Session: session, Expired: expired, ExpireAt: expireAt, Info: info,
 	}})
 }
 

@@ -184,6 +184,7 @@ func (c *Client) close(d *Disconnect) {
 	c.subs = nil
 	for _, s := range subs {
 		s.active = false
+		s.endStream()
 	}
 	if c.timer != nil {
 		c.timer.Stop()

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/protocol"
 )
@@ -107,6 +108,8 @@ type controlSubscribe struct {
 	User         string              `json:"user"`
 	Channel      string              `json:"channel"`
 	Client       string              `json:"client,omitempty"`
+	Session      string              `json:"session,omitempty"`
+	Override     *auth.SubOverride   `json:"override,omitempty"`
 	Info         []byte              `json:"info,omitempty"`
 	Data         []byte              `json:"data,omitempty"`
 	ExpireAt     int64               `json:"expire_at,omitempty"`
@@ -130,6 +133,7 @@ func streamPositionToWire(p *StreamPositionArg) *streamPositionWire {
 type controlRefresh struct {
 	User     string `json:"user"`
 	Client   string `json:"client,omitempty"`
+	Session  string `json:"session,omitempty"`
 	Expired  bool   `json:"expired,omitempty"`
 	ExpireAt int64  `json:"expire_at,omitempty"`
 	Info     []byte `json:"info,omitempty"`
@@ -138,6 +142,7 @@ type controlRefresh struct {
 type controlDisconnect struct {
 	User      string   `json:"user"`
 	Client    string   `json:"client,omitempty"`
+	Session   string   `json:"session,omitempty"`
 	Whitelist []string `json:"whitelist,omitempty"`
 	Code      uint32   `json:"code"`
 	Reason    string   `json:"reason"`
@@ -147,6 +152,7 @@ type controlUnsubscribe struct {
 	User    string `json:"user"`
 	Channel string `json:"channel"`
 	Client  string `json:"client,omitempty"`
+	Session string `json:"session,omitempty"`
 }
 
 // sendControl sends m to every node, this one included.
@@ -190,14 +196,14 @@ func (h *Hub) handleControl(data []byte) {
 	case m.Disconnect != nil:
 		d := m.Disconnect
 		for _, c := range h.users.clients(d.User) {
-			if (d.Client == "" || d.Client == c.id) && !slices.Contains(d.Whitelist, c.id) {
+			if c.targeted(d.Client, d.Session) && !slices.Contains(d.Whitelist, c.id) {
 				go c.close(&Disconnect{Code: d.Code, Reason: d.Reason})
 			}
 		}
 	case m.Unsubscribe != nil:
 		u := m.Unsubscribe
 		for _, c := range h.users.clients(u.User) {
-			if u.Client != "" && u.Client != c.id {
+			if !c.targeted(u.Client, u.Session) {
 				continue
 			}
 			ch := u.Channel
@@ -212,7 +218,7 @@ func (h *Hub) handleControl(data []byte) {
 	case m.Subscribe != nil:
 		s := m.Subscribe
 		for _, c := range h.users.clients(s.User) {
-			if s.Client == "" || s.Client == c.id {
+			if c.targeted(s.Client, s.Session) {
 				c.runServerTask(func(ctx context.Context) { c.serverSubscribe(ctx, s) })
 			}
 		}
@@ -238,7 +244,7 @@ func (h *Hub) handleControl(data []byte) {
 	case m.Refresh != nil:
 		r := m.Refresh
 		for _, c := range h.users.clients(r.User) {
-			if r.Client == "" || r.Client == c.id {
+			if c.targeted(r.Client, r.Session) {
 				c.runServerTask(func(context.Context) { c.serverRefresh(r) })
 			}
 		}

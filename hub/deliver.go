@@ -23,6 +23,7 @@ type delivery struct {
 	jsonFailed bool
 	delta      *deltaStep // nil unless the channel has delta subscribers
 	dx         deltaEncodings
+	matches    map[*tagsFilter]bool // results of shared tags filters (tagsfilter.go)
 }
 
 // encoded returns the push encoded for t, or nil when it cannot be (a
@@ -58,7 +59,7 @@ func (e engineHandler) HandlePublication(ch string, pub *engine.Publication, sp 
 	n := 0
 	except := pub.ExceptClient
 	h.subs.each(ch, func(c *Client, s *subscription) {
-		if except != "" && c.id == except {
+		if except != "" && c.id == except || s.filter != nil && !d.passes(s.filter, pub.Tags) {
 			c.skipPublication(s, sp)
 			return
 		}

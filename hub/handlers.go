@@ -182,6 +182,20 @@ type SubscribeReply struct {
 	// subscribe result then carries no expiry. Without OnSubRefresh, or
 	// when it says expired, the client is unsubscribed with 2501.
 	ServerSideRefresh bool
+	// Stream, when set, makes the subscription a stream of its own (the
+	// subscribe-stream proxy): it is not subscribed through the engine, so
+	// no publication to the channel reaches it and it has no position,
+	// history or recovery; instead the hub runs Stream once the subscribe
+	// reply is queued, and what it delivers goes to this client only
+	// (stream.go).
+	Stream StreamFunc
+	// StreamPublish, with Stream, makes the stream bidirectional: the
+	// client's publications to the channel while subscribed go to it
+	// instead of the engine (and are allowed: the application's stream
+	// decides what to do with them). Its error is the publish command's.
+	// The hub calls it from the client's command goroutine, one call at a
+	// time.
+	StreamPublish func(ctx context.Context, data []byte) error
 }
 
 // SubRefreshEvent is a client's sub_refresh command.

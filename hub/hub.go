@@ -84,6 +84,7 @@ type Hub struct {
 
 	subs     registry
 	deltas   deltaChannels // delta compression bases (delta.go)
+	filters  filterTable   // registered subscriptions' tags filters (tagsfilter.go)
 	interest interest
 	users    userIndex
 	nodes    nodeRegistry

@@ -89,6 +89,7 @@ func compileRule(name string, o NamespaceOptions, field string, ps *optionProble
 	} else if (o.ForceRecovery || o.AllowRecovery) && !o.HasHistory() {
 		ps.add(field, "ForceRecovery", "ForceRecovery and AllowRecovery need history: set HistorySize and HistoryTTL")
 	}
+	checkRecoveryMode(o, field, ps)
 	if o.JoinLeaveMaxSubscribers < -1 {
 		ps.add(field, "JoinLeaveMaxSubscribers", fmt.Sprintf("%d: want -1 (no bound), 0 (the default, %d) or a positive number", o.JoinLeaveMaxSubscribers, DefaultJoinLeaveMaxSubscribers))
 	}

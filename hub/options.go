@@ -36,6 +36,14 @@ type NamespaceOptions struct {
 	AllowPositioning bool `yaml:"allow_positioning" doc:"clients may ask for positioning"`
 	ForceRecovery    bool `yaml:"force_recovery" doc:"every subscription is recoverable: on resubscribe the client gets what it missed (needs history)"`
 	AllowRecovery    bool `yaml:"allow_recovery" doc:"clients may ask for recovery (needs history)"`
+	// ForceRecoveryMode is how subscriptions recover (cacherecovery.go):
+	// RecoveryStream replays what the client missed; RecoveryCache gives
+	// only the latest publication.
+	ForceRecoveryMode RecoveryMode `yaml:"force_recovery_mode" default:"stream" doc:"how subscribers recover: 'stream' replays the publications they missed; 'cache' gives only the channel's latest publication, for channels whose every publication is the whole state (prices, statuses); with 'history_size: 1' it makes the channel a latest-value store. See [protocol.md](protocol.md#cache-recovery)"`
+	// AutoCacheRecover gives the latest publication on every subscribe,
+	// without the client asking for recovery, server-side subscriptions
+	// (and so unidirectional clients) included.
+	AutoCacheRecover bool `yaml:"auto_cache_recover" doc:"with 'force_recovery' and 'force_recovery_mode: cache': every subscription, server-side ones and unidirectional clients' included, gets the latest publication on (re)subscribe without asking for recovery"`
 
 	AllowSubscribeForClient    bool `yaml:"allow_subscribe_for_client" doc:"authenticated clients may subscribe without a token"`
 	AllowSubscribeForAnonymous bool `yaml:"allow_subscribe_for_anonymous" doc:"so may anonymous ones (together with the option above)"`
@@ -72,6 +80,10 @@ type NamespaceOptions struct {
 	// (DataFormatJSON by default): publish refuses data of another format,
 	// from clients and the server API alike, so that no publication can
 	// reach a subscriber that cannot decode it.
+	// AllowTagsFilter lets subscribers give a tags filter
+	// (SubscribeRequest.tf) so that only the publications whose tags pass
+	// it reach them (tagsfilter.go).
+	AllowTagsFilter       bool       `yaml:"allow_tags_filter" doc:"subscribers may give a tags filter ('tagsFilter' in centrifuge-js) and then receive only the publications whose tags pass it; elsewhere a filter is refused with error 107. See [protocol.md](protocol.md#tags-filter)"`
 	PublicationDataFormat DataFormat `yaml:"publication_data_format" default:"json" doc:"what publications in these channels carry: 'json' accepts one JSON value in valid UTF-8; 'json_object' only a JSON object; 'binary' any bytes, and then only Protobuf clients may subscribe (a JSON client gets error 107). Data of another format is refused at publish time with error 107, from clients and the server API alike; see [protocol.md](protocol.md#payloads-json-and-binary)"`
 	// AllowedDeltaTypes lists the delta encodings subscribers may ask for
 	// (SubscribeRequest.delta); only DeltaFossil exists. A subscriber that

@@ -20,6 +20,18 @@ func (c *Client) handlePublish(ctx context.Context, id uint32, req *protocol.Pub
 	if err != nil {
 		return err
 	}
+	if err := c.checkPublishType(req); err != nil {
+		return err
+	}
+	if s != nil && s.stream != nil && s.stream.publish != nil {
+		// A bidirectional stream subscription: the publication is the
+		// stream's (stream.go), not the channel's.
+		if err := s.stream.publish(ctx, req.Data); err != nil {
+			return err
+		}
+		c.queueReply(&protocol.Reply{Id: id, Publish: &protocol.PublishResult{}})
+		return nil
+	}
 	data, pubRule := req.Data, r
 	decided := false
 	if fn := c.hub.cfg.Handlers.OnPublish; fn != nil {

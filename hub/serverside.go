@@ -22,7 +22,7 @@ func (c *Client) serverSubscribe(ctx context.Context, cs *controlSubscribe) {
 	if cs.RecoverSince != nil {
 		req.Recover, req.Offset, req.Epoch = true, cs.RecoverSince.Offset, cs.RecoverSince.Epoch
 	}
-	s, err := c.newServerSideSubscription(req, grant{chanInfo: cs.Info, expireAt: cs.ExpireAt})
+	s, err := c.newServerSideSubscription(req, grant{chanInfo: cs.Info, expireAt: cs.ExpireAt, override: cs.Override})
 	if err != nil {
 		c.logger().Warn("server-side subscribe to a channel the configuration does not allow", "channel", cs.Channel, "error", err)
 		return
@@ -77,4 +77,10 @@ func (c *Client) serverRefresh(r *controlRefresh) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.renewLocked(nil, RefreshReply{ExpireAt: r.ExpireAt, Info: r.Info}, time.Now())
+}
+
+// targeted reports whether a server API call for client and session (each
+// empty for any) is meant for c.
+func (c *Client) targeted(client, session string) bool {
+	return (client == "" || client == c.id) && (session == "" || session == c.conn.Session)
 }

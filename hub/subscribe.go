@@ -34,6 +34,9 @@ type subscription struct {
 	pushJoinLeave bool
 	positioned    bool
 	recoverable   bool
+	// stream, for a stream subscription, is its feed (stream.go); nil
+	// for the others.
+	stream *subStream
 	// serverSide subscriptions were made by the server at connect; they
 	// cannot be resubscribed by the client, so losing one closes the
 	// connection instead of sending an unsubscribe push.
@@ -54,6 +57,11 @@ type subscription struct {
 	// data the client holds, the base a delta must have (delta.go).
 	delta     bool
 	deltaHave deltaRef
+	// filter is the subscriber's tags filter (tagsfilter.go), nil for the
+	// subscriptions that take every publication. Set before the
+	// subscription is registered (addSubscriber interns it) and fixed
+	// after, so the fan-out reads it without the client's mutex.
+	filter *tagsFilter
 }
 
 type bufferedPub struct {
@@ -75,6 +83,8 @@ type grant struct {
 	override *auth.SubOverride
 	// hubRefresh: the hub renews the subscription (server-side refresh).
 	hubRefresh bool
+	stream     StreamFunc // a stream subscription's feed (stream.go)
+	streamPub  func(ctx context.Context, data []byte) error
 }
 
 func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.SubscribeRequest) error {
@@ -97,17 +107,31 @@ func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.S
 	if e := r.checkSubscriber(c.proto); e != nil {
 		return e
 	}
+	if err := c.checkSubscriptionType(ch, req); err != nil {
+		return err
+	}
+	filter, err := c.requestFilter(ch, r, req)
+	if err != nil {
+		return err
+	}
 	g, err := c.authorizeSubscribe(ctx, ch, r, req)
 	if err != nil {
 		return err
 	}
 	s := c.newSubscription(ch, r, req, g)
+	s.filter = filter
 	res, err := c.startSubscription(ctx, s, req)
 	if err != nil {
+		if s.stream != nil {
+			h.releaseStream(s.stream.run)
+		}
 		return err
 	}
 	c.queueReply(&protocol.Reply{Id: id, Subscribe: res})
 	c.finishSubscribe(ctx, s)
+	if s.stream != nil {
+		c.startStream(s)
+	}
 	return nil
 }
 
@@ -166,9 +190,12 @@ func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req
 				return grant{}, err
 			}
 			if sr.ExpireAt > 0 && sr.ExpireAt <= time.Now().Unix() {
+				if sr.Stream != nil {
+					h.releaseStream(sr.Stream)
+				}
 				return grant{}, newError(protocol.ErrorExpired)
 			}
-			return grant{chanInfo: sr.Info, data: sr.Data, expireAt: sr.ExpireAt, override: sr.Override, hubRefresh: sr.ServerSideRefresh}, nil
+			return grant{chanInfo: sr.Info, data: sr.Data, expireAt: sr.ExpireAt, override: sr.Override, hubRefresh: sr.ServerSideRefresh, stream: sr.Stream, streamPub: sr.StreamPublish}, nil
 		}
 	}
 	if req.Token != "" {
@@ -225,7 +252,18 @@ func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequ
 		set(&forceRecovery, o.ForceRecovery)
 		set(&forcePositioning, o.ForcePositioning)
 	}
-	s.delta = r.negotiateDelta(req.Delta)
+	if g.stream != nil {
+		// Its publications are the feed's only: no stream position, and
+		// no delta base shared with the channel's other subscribers.
+		s.stream = &subStream{run: g.stream, publish: g.streamPub}
+		s.pushJoinLeave = false
+		return s
+	}
+	// A subscriber with a tags filter never reaches this with delta
+	// (requestFilter refuses the pair): a delta is against the previous
+	// publication of the channel, which a filtered subscriber may not
+	// have received.
+	s.delta = req.Tf == nil && r.negotiateDelta(req.Delta)
 	s.pushJoinLeave = s.joinLeave && (forcePush || (req.JoinLeave && c.hasPresencePermission(r, true)))
 	if r.HasHistory() {
 		historyAllowed := c.hasHistoryPermission(r, true)
@@ -260,6 +298,13 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 	s.active, s.syncing = true, true
 	c.mu.Unlock()
 
+	if s.stream != nil {
+		// Not through the engine: the feed delivers (stream.go).
+		s.syncing = false
+		res := &protocol.SubscribeResult{Data: s.data}
+		res.Expires, res.Ttl = s.ttl(time.Now())
+		return res, nil
+	}
 	if err := h.addSubscriber(ctx, c, s); err != nil {
 		// The client may try again: answered with error 100, as a command
 		// that timed out is.
@@ -274,13 +319,26 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 	if !s.positioned {
 		return res, nil
 	}
-	hreq := engine.HistoryRequest{MetaTTL: s.rule.HistoryMetaTTL}
-	recovering := req.Recover && s.recoverable
-	if recovering {
-		hreq.Since = &engine.StreamPosition{Offset: req.Offset, Epoch: req.Epoch}
-		hreq.Limit = h.client.RecoveryMaxPublicationLimit
+	cache := s.rule.cacheRecovery()
+	recovering := (req.Recover || cache && s.rule.AutoCacheRecover) && s.recoverable
+	var (
+		pubs []*engine.Publication
+		pos  engine.StreamPosition
+		ok   bool
+		err  error
+	)
+	if recovering && cache {
+		res.WasRecovering = true // also when the namespace recovered on its own
+		pubs, pos, ok, err = c.recoverCache(ctx, s, req)
+	} else {
+		hreq := engine.HistoryRequest{MetaTTL: s.rule.HistoryMetaTTL}
+		if recovering {
+			hreq.Since = &engine.StreamPosition{Offset: req.Offset, Epoch: req.Epoch}
+			hreq.Limit = h.client.RecoveryMaxPublicationLimit
+		}
+		pubs, pos, err = h.engine.History(ctx, s.channel, hreq)
+		ok = recovering && recovered(req, pubs, pos)
 	}
-	pubs, pos, err := h.engine.History(ctx, s.channel, hreq)
 	if err != nil {
 		c.leaveChannel(s)
 		return nil, err
@@ -289,13 +347,16 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 	res.Recoverable = s.recoverable
 	res.Epoch, res.Offset = pos.Epoch, pos.Offset
 	if recovering {
-		if recovered(req, pubs, pos) {
+		if ok {
 			res.Recovered = true
 			res.Offset = req.Offset
 			res.Publications = make([]*protocol.Publication, 0, len(pubs))
 			for _, p := range pubs {
 				if !c.canDecode(p) {
 					continue // as in delivery: see deliverLocked
+				}
+				if s.filter != nil && !s.filter.match(p.Tags) {
+					continue // as the reference: recovery is judged on the whole stream, then filtered
 				}
 				res.Publications = append(res.Publications, protoPublication(p))
 			}

@@ -21,6 +21,7 @@ func (c *Client) handleUnsubscribe(ctx context.Context, id uint32, req *protocol
 	if s != nil {
 		delete(c.subs, req.Channel)
 		s.active = false
+		s.endStream()
 	}
 	c.mu.Unlock()
 	c.queueReply(&protocol.Reply{Id: id, Unsubscribe: &protocol.UnsubscribeResult{}})
@@ -57,6 +58,7 @@ func (c *Client) unsubscribeIf(ch string, only *subscription, code protocol.Unsu
 	}
 	delete(c.subs, ch)
 	s.active = false
+	s.endStream()
 	if msg, err := protocol.AppendPush(c.proto, nil, &protocol.Push{
 		Channel: ch, Unsubscribe: &protocol.Unsubscribe{Code: uint32(code), Reason: code.Reason()},
 	}); err == nil {
@@ -84,6 +86,7 @@ func (c *Client) dropSubscription(s *subscription) {
 		delete(c.subs, s.channel)
 	}
 	s.active = false
+	s.endStream()
 	c.mu.Unlock()
 }
 

@@ -25,7 +25,8 @@ type endpoint struct {
 	Endpoint
 	forward []string // canonical names of the headers to forward
 	r       *Router
-	client  *http.Client // the router's, or the endpoint's own for its TLS
+	client  *http.Client  // the router's, or the endpoint's own for its TLS
+	grpc    *grpcEndpoint // set for a grpc:// endpoint, which has no client
 }
 
 // callInfo is what a call needs from the client besides the body.
@@ -105,8 +106,17 @@ func call[T, R any](ctx context.Context, e *endpoint, ci callInfo, req any, conv
 	return out, nil
 }
 
-// roundTrip posts req and decodes the response; any error is a failure.
+// roundTrip sends req to e's backend, over HTTP or gRPC, and returns its
+// answer; any error is a failure.
 func roundTrip[T any](ctx context.Context, e *endpoint, ci callInfo, req any) (*envelope[T], error) {
+	if e.grpc != nil {
+		return grpcRoundTrip[T](ctx, e, ci, req)
+	}
+	return httpRoundTrip[T](ctx, e, ci, req)
+}
+
+// httpRoundTrip posts req and decodes the response.
+func httpRoundTrip[T any](ctx context.Context, e *endpoint, ci callInfo, req any) (*envelope[T], error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
@@ -182,9 +192,17 @@ func (e *endpoint) base(id, transport string, proto protocol.Type) baseRequest {
 // putData places a client's payload: raw JSON in data, or base64 in
 // b64data with binary encoding or when it is not JSON (a Protobuf
 // client's bytes), in which case the request's encoding says "binary".
+// A gRPC request's data is bytes, so there only binary encoding uses
+// b64data.
 func (e *endpoint) putData(b *baseRequest, data []byte) (json.RawMessage, string) {
 	if len(data) == 0 {
 		return nil, ""
+	}
+	if e.grpc != nil && !e.BinaryEncoding {
+		if !json.Valid(data) {
+			b.Encoding = "binary"
+		}
+		return json.RawMessage(data), ""
 	}
 	if e.BinaryEncoding || !json.Valid(data) {
 		b.Encoding = "binary"
@@ -220,6 +238,11 @@ func payload(raw json.RawMessage, b64 string, proto protocol.Type, field string)
 	}
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
+	}
+	// Over HTTP raw came out of a JSON document; a gRPC backend's bytes
+	// may be anything.
+	if proto == protocol.TypeJSON && !json.Valid(raw) {
+		return nil, fmt.Errorf("%s is not JSON, which a JSON client cannot receive", field)
 	}
 	return []byte(raw), nil
 }

@@ -1,8 +1,12 @@
-// Package proxy calls the application's backend over HTTP to decide client
-// events, as Centrifugo's proxy does: connect (authentication without a
-// JWT), refresh, subscribe, publish, sub_refresh and rpc. Requests and
-// responses are Centrifugo's JSON shapes, so a backend written for
-// Centrifugo's proxy works unchanged; docs/proxy.md describes them.
+// Package proxy calls the application's backend over HTTP or gRPC to
+// decide client events, as Centrifugo's proxy does: connect
+// (authentication without a JWT), refresh, subscribe, publish,
+// sub_refresh and rpc. Requests and responses are Centrifugo's JSON shapes
+// over HTTP, and its proxy.proto (package proxyproto) over gRPC, so a
+// backend written for Centrifugo's proxy works unchanged; docs/proxy.md
+// describes them. Both kinds of endpoint share the events, the limits and
+// the handling of answers and failures (call.go); only the round trip
+// differs (call.go for HTTP, grpc.go for gRPC).
 //
 // A Router holds the named endpoints and which of them each event (and
 // each channel or RPC namespace) uses; Router.Handlers are its

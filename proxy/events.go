@@ -99,6 +99,9 @@ func (r *Router) onRefresh(ctx context.Context, c *hub.Client, ev hub.RefreshEve
 // onSubscribe asks the backend of the channel's namespace; without one,
 // or when the client sent a subscription token, the hub decides.
 func (r *Router) onSubscribe(ctx context.Context, c *hub.Client, ev hub.SubscribeEvent) (hub.SubscribeReply, error) {
+	if se := r.subscribeStream[hub.ChannelNamespace(ev.Channel)]; se != nil {
+		return r.onSubscribeStream(ctx, se, c, ev)
+	}
 	e := r.subscribe[hub.ChannelNamespace(ev.Channel)]
 	if e == nil || ev.Token != "" {
 		return hub.SubscribeReply{}, hub.ErrUseDefault

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc"
 
 	"github.com/heraldhq/herald/hub"
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,6 +26,14 @@ type Config struct {
 	Subscribe  map[string]string
 	Publish    map[string]string
 	SubRefresh map[string]string
+	// SubscribeStream maps a channel namespace to the grpc:// endpoint of
+	// its subscribe-stream proxy (stream.go), which then decides its
+	// subscriptions instead of Subscribe and feeds each one.
+	SubscribeStream map[string]string
+	// SubscribeStreamBidirectional lists the namespaces of SubscribeStream
+	// whose streams are bidirectional: the client's publications to the
+	// channel go to the stream.
+	SubscribeStreamBidirectional map[string]bool
 	// RPC proxies the methods without namespace; RPCNamespaces declares
 	// the RPC namespaces (the part of a method before ':') with their
 	// endpoint, "" for none. A method in an undeclared namespace is
@@ -46,13 +55,17 @@ type Router struct {
 	// transports are the connection pools: the shared one first, then
 	// one per endpoint with its own TLS.
 	transports []*http.Transport
-	limit      limiter
-	metrics    *metrics
-	log        *slog.Logger
-	tracer     trace.Tracer // nil: tracing off
+	// grpcConns are the gRPC endpoints' connections.
+	grpcConns []*grpc.ClientConn
+	limit     limiter
+	metrics   *metrics
+	log       *slog.Logger
+	tracer    trace.Tracer // nil: tracing off
 
 	connect, refresh               *endpoint
 	subscribe, publish, subRefresh map[string]*endpoint
+	subscribeStream                map[string]*endpoint
+	streamBidi                     map[string]bool
 	rpc                            *endpoint
 	rpcNamespaces                  map[string]*endpoint
 }
@@ -124,6 +137,24 @@ func New(cfg Config) (*Router, error) {
 	if r.subRefresh, err = pickMap("sub_refresh", cfg.SubRefresh); err != nil {
 		return nil, err
 	}
+	if r.subscribeStream, err = pickMap("subscribe_stream", cfg.SubscribeStream); err != nil {
+		return nil, err
+	}
+	r.streamBidi = make(map[string]bool, len(cfg.SubscribeStreamBidirectional))
+	for ns, on := range cfg.SubscribeStreamBidirectional {
+		if on && r.subscribeStream[ns] == nil {
+			return nil, fmt.Errorf("subscribe_stream for namespace %q: bidirectional without a subscribe-stream proxy", ns)
+		}
+		r.streamBidi[ns] = on
+	}
+	for ns, e := range r.subscribeStream {
+		if !e.isGRPC() {
+			return nil, fmt.Errorf("subscribe_stream for namespace %q: proxy %q is not a grpc:// endpoint (streams are gRPC only)", ns, e.Name)
+		}
+		if r.subscribe[ns] != nil {
+			return nil, fmt.Errorf("namespace %q has both a subscribe proxy and a subscribe-stream proxy: choose one", ns)
+		}
+	}
 	if r.rpcNamespaces, err = pickMap("rpc", cfg.RPCNamespaces); err != nil {
 		return nil, err
 	}
@@ -150,6 +181,14 @@ func New(cfg Config) (*Router, error) {
 	}
 	sharedClient := client(shared)
 	for _, e := range byName {
+		if e.isGRPC() {
+			if e.grpc, err = newGRPCEndpoint(e.Endpoint); err != nil {
+				r.Close()
+				return nil, fmt.Errorf("proxy %q: %w", e.Name, err)
+			}
+			r.grpcConns = append(r.grpcConns, e.grpc.conn)
+			continue
+		}
 		e.client = sharedClient
 		if e.TLS != nil {
 			// Connections made with one endpoint's client certificate or
@@ -166,10 +205,14 @@ func New(cfg Config) (*Router, error) {
 // register.
 func (r *Router) Collectors() []prometheus.Collector { return r.metrics.collectors() }
 
-// Close drops the idle connections to the backends.
+// Close drops the idle connections to the HTTP backends and closes the
+// connections to the gRPC ones.
 func (r *Router) Close() {
 	for _, t := range r.transports {
 		t.CloseIdleConnections()
+	}
+	for _, c := range r.grpcConns {
+		_ = c.Close()
 	}
 }
 
@@ -185,7 +228,7 @@ func (r *Router) Handlers() hub.Handlers {
 	if r.refresh != nil {
 		h.OnRefresh = r.onRefresh
 	}
-	if len(r.subscribe) > 0 {
+	if len(r.subscribe) > 0 || len(r.subscribeStream) > 0 {
 		h.OnSubscribe = r.onSubscribe
 	}
 	if len(r.publish) > 0 {

@@ -278,6 +278,26 @@ install_gotestsum() {
 	return 1
 }
 
+# generated_code regenerates the gRPC API's Go code from its api.proto
+# (api/grpcapi/apiproto) and compares it with the committed files, with the
+# protoc plugins pinned in its generate.go (installed into .tmp/bin) and
+# Debian's protoc.
+PROTOC_GEN_GO_VERSION=v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
+generated_code() {
+	if ! command -v protoc >/dev/null; then
+		is_root && command -v apt-get >/dev/null || { echo "protoc is missing: install protobuf-compiler"; return 1; }
+		apt_install protobuf-compiler >>"$LOGS/apt-protoc.log" 2>&1 </dev/null || return 1
+	fi
+	# One go install per module: versioned arguments must share one.
+	run 10m protoc-gen-go-install.log "$ROOT" env GOBIN="$BIN" go install \
+		"google.golang.org/protobuf/cmd/protoc-gen-go@$PROTOC_GEN_GO_VERSION" || return 1
+	run 10m protoc-gen-go-grpc-install.log "$ROOT" env GOBIN="$BIN" go install \
+		"google.golang.org/grpc/cmd/protoc-gen-go-grpc@$PROTOC_GEN_GO_GRPC_VERSION" || return 1
+	run 5m generated-code.log "$ROOT" env PATH="$BIN:$PATH" HERALD_TEST_REQUIRE_PROTOC=1 \
+		go test -count=1 -run '^TestGeneratedCodeIsCurrent$' ./api/grpcapi/apiproto
+}
+
 # The bench module (bench/go.mod): herald-bench, its load engine and the
 # benchmark programs. The root module's ./... stops at its go.mod.
 BENCH_MODULE="$ROOT/bench"
@@ -684,6 +704,7 @@ if [[ -d tests/python ]]; then
 fi
 step "gotestsum" install_gotestsum
 step "go mod tidy" go_mod_tidy
+step "generated code" generated_code
 step "go vet" go_vet
 step "go vet darwin" go_other_os darwin
 step "go vet windows" go_other_os windows

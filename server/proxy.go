@@ -40,7 +40,7 @@ func newProxy(cfg config.Config, log *slog.Logger, tp trace.TracerProvider) (*pr
 func proxyHeaderKeeper(cfg config.Config) func(http.Header) map[string][]string {
 	var names []string
 	for _, p := range cfg.Proxies {
-		for _, h := range p.HTTPHeaders {
+		for _, h := range slices.Concat(p.HTTPHeaders, p.GRPCMetadata) {
 			if n := http.CanonicalHeaderKey(h); !slices.Contains(names, n) {
 				names = append(names, n)
 			}

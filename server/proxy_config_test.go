@@ -33,13 +33,13 @@ proxies:
 		{`
 proxies:
   - name: a
-    endpoint: grpc://localhost:1000
+    endpoint: ftp://localhost:1000
   - name: b
     endpoint: "http://"
   - name: c
     endpoint: "::nope"
   - endpoint: http://localhost/x
-`, []string{"proxies[0].endpoint: \"grpc://localhost:1000\": want an http:// or https:// URL", "proxies[1].endpoint: \"http://\": the URL has no host",
+`, []string{"proxies[0].endpoint: \"ftp://localhost:1000\": want an http://, https:// or grpc:// URL", "proxies[1].endpoint: \"http://\": the URL has no host",
 			"proxies[2].endpoint: \"::nope\" is not a URL", "proxies[3].name: required"}},
 		{`
 proxies:
@@ -53,6 +53,58 @@ proxies:
       Content-Type: text/plain
 `, []string{"proxies[0].timeout: 1m1s: longer than 1m0s", `proxies[1].http_headers[0]: "Bad Header" is not a valid HTTP header name`,
 			"proxies[1].static_http_headers.Content-Type: Content-Type is always application/json"}},
+		{`
+proxies:
+  - name: a
+    endpoint: grpc://localhost
+  - name: b
+    endpoint: grpc://localhost:1000
+    tls: {ca_file: ca.pem}
+    static_http_headers: {X-Key: k}
+    grpc_metadata: [X-Tenant]
+  - name: c
+    endpoint: https://localhost/x
+    grpc:
+      tls: {enabled: true}
+      credentials_key: authorization
+      compression: true
+  - name: d
+    endpoint: grpc://localhost:1000
+    grpc:
+      tls: {ca_file: ca.pem}
+      credentials_value: v
+`, []string{`proxies[0].endpoint: "grpc://localhost": a grpc:// endpoint needs a port`,
+			"proxies[1].tls: for a grpc:// endpoint, TLS is set under grpc.tls", "proxies[1].static_http_headers: HTTP headers do not apply to a grpc:// endpoint",
+			`proxies[1].grpc_metadata[0]: "X-Tenant" is not a valid gRPC metadata key`,
+			"proxies[2].grpc.tls: the endpoint is https://, not grpc://", "proxies[2].grpc.credentials_key: set for", "proxies[2].grpc.compression: set for",
+			"proxies[3].grpc.tls.enabled: must be true", "proxies[3].grpc.credentials_key: required with grpc.credentials_value"}},
+		{`
+proxies:
+  - name: web
+    endpoint: http://localhost/x
+  - name: g
+    endpoint: grpc://localhost:1000
+channel:
+  without_namespace:
+    subscribe_stream_proxy: web
+  namespaces:
+    - name: a
+      subscribe_proxy: g
+      subscribe_stream_proxy: g
+    - name: b
+      subscribe_check: "select true"
+      subscribe_stream_proxy: g
+    - name: c
+      subscribe_stream_proxy: nope
+    - name: d
+      subscribe_stream_proxy_bidirectional: true
+sql_auth:
+  dsn: postgres://localhost/app
+`, []string{`channel.without_namespace.subscribe_stream_proxy: proxy "web" is not a grpc:// endpoint`,
+			"channel.namespaces[0].subscribe_stream_proxy: set together with subscribe_proxy",
+			"channel.namespaces[1].subscribe_stream_proxy: set together with subscribe_check",
+			`channel.namespaces[2].subscribe_stream_proxy: unknown proxy "nope"`,
+			"channel.namespaces[3].subscribe_stream_proxy_bidirectional: set without subscribe_stream_proxy"}},
 		{`
 channel:
   without_namespace:
@@ -99,9 +151,18 @@ proxies:
     static_http_headers: {X-Key: k}
     binary_encoding: true
     include_connection_meta: true
+  - name: grpc-app
+    endpoint: grpc://app.example.com:10000
+    http_headers: [Cookie]
+    grpc_metadata: [x-tenant]
+    grpc:
+      tls: {enabled: true, server_name: app.internal}
+      credentials_key: authorization
+      credentials_value: Bearer k
+      compression: true
 client:
   allow_anonymous_connect_without_token: false
-  proxy: {connect: app, refresh: app}
+  proxy: {connect: app, refresh: grpc-app}
 `
 	cfg, err := config.Parse([]byte(ok))
 	if err != nil {

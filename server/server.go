@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/api"
-	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/proxy"
@@ -61,8 +60,10 @@ type Server struct {
 	tls      *listenerTLS // the main listener's; nil: plain TCP (tls.go)
 	adminTLS *listenerTLS // nil: plain TCP
 	acmeHTTP *http.Server // the HTTP-01 challenge listener; nil without ACME
+	uniGRPC  *uniGRPC     // nil without uni_grpc (unigrpc.go)
 	acmeLn   net.Listener
 	spans    *sdktrace.TracerProvider // nil without tracing
+	grpc     *grpcAPI                 // nil without grpc_api (grpcapi.go)
 }
 
 // New builds a node from cfg; Start makes it listen.
@@ -70,13 +71,13 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	pair, err := cfg.TokenVerifiers(log)
+	if err != nil {
+		return nil, err
+	}
 	var tokens hub.TokenVerifier
-	if cfg.Client.Token.Configured() {
-		v, err := auth.NewVerifier(cfg.Client.Token.Auth())
-		if err != nil {
-			return nil, fmt.Errorf("client.token: %w", err)
-		}
-		tokens = v
+	if pair != nil {
+		tokens = pair
 	}
 	name := cfg.Name
 	if name == "" {
@@ -159,6 +160,9 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 	if s.adminTLS, err = newFilesTLS("admin.tls", cfg.Admin.TLS, log); err != nil {
 		return nil, err
 	}
+	if s.uniGRPC, err = s.newUniGRPC(); err != nil {
+		return nil, err
+	}
 	s.registry = prometheus.NewRegistry()
 	// The scheduler's latency histogram (go_sched_latencies_seconds) and
 	// GC metrics, next to the defaults: under load they tell CPU starvation
@@ -167,6 +171,9 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 		collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsScheduler, collectors.MetricsGC),
 	), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.registry.MustRegister(h.Collectors()...)
+	if pair != nil {
+		s.registry.MustRegister(pair.Collectors()...)
+	}
 	if px != nil {
 		s.registry.MustRegister(px.Collectors()...)
 	}
@@ -204,24 +211,35 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 			return nil, err
 		}
 	}
-	if cfg.HTTPAPI.Key != "" || cfg.HTTPAPI.Insecure {
+	// The API's methods are under the prefix, and the prefix itself is the
+	// single endpoint ({"method":…,"params":…}).
+	apiPrefix := cfg.HTTPAPI.Prefix()
+	switch {
+	case cfg.HTTPAPI.Disabled:
+	case cfg.HTTPAPI.Key != "" || cfg.HTTPAPI.Insecure:
 		apiCfg := cfg.HTTPAPI.API()
 		apiCfg.Logger, apiCfg.TracerProvider = log, tp
 		apiHandler, err := api.NewHandler(h, apiCfg)
 		if err != nil {
 			return nil, fmt.Errorf("http_api: %w", err)
 		}
-		var apiEntry http.Handler = http.StripPrefix("/api", apiHandler)
+		var apiEntry http.Handler = http.StripPrefix(apiPrefix, apiHandler)
 		if cfg.HTTPAPI.RequireClientCert {
 			apiEntry = requireClientCert(apiEntry)
 		}
-		mux.Handle("/api/", guard.CORS{
+		apiEntry = guard.CORS{
 			Allow:   guard.Listed(cfg.HTTPAPI.AllowedOrigins),
 			Methods: "POST",
 			Headers: "Content-Type, X-API-Key, Authorization, X-Centrifugo-Error-Mode",
-		}.Handler(apiEntry))
-	} else {
-		mux.Handle("/api/", api.Off(apiOffHint))
+		}.Handler(apiEntry)
+		mux.Handle(apiPrefix+"/", apiEntry)
+		mux.Handle(apiPrefix, apiEntry)
+	default:
+		mux.Handle(apiPrefix+"/", api.Off(apiOffHint))
+		mux.Handle(apiPrefix, api.Off(apiOffHint))
+	}
+	if err := s.newGRPCAPI(tp); err != nil {
+		return nil, err
 	}
 	// Headers must arrive within 10 s and an idle keep-alive connection is
 	// closed after http.idle_timeout, so that neither holds a descriptor
@@ -292,6 +310,27 @@ func (s *Server) Start(ctx context.Context) error {
 		_ = s.hub.Shutdown(ctx)
 		return err
 	}
+	// The gRPC listeners come last: a failure closes what started before.
+	closeStarted := func() {
+		_ = s.http.Close()
+		if s.admin != nil {
+			_ = s.admin.Close()
+		}
+		if s.acmeHTTP != nil {
+			_ = s.acmeHTTP.Close()
+		}
+	}
+	if err := s.startUniGRPC(); err != nil {
+		closeStarted()
+		_ = s.hub.Shutdown(ctx)
+		return err
+	}
+	if err := s.startGRPCAPI(); err != nil {
+		closeStarted()
+		s.stopUniGRPC(ctx)
+		_ = s.hub.Shutdown(ctx)
+		return err
+	}
 	s.log.Info("herald listening", "address", ln.Addr().String(), "tls", s.tls != nil, "websocket", WebSocketPath, "websocket_poller", s.ws.Poller(), "engine", s.cfg.Engine.Type, "version", Version)
 	return nil
 }
@@ -333,9 +372,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.http.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("http: %w", err))
 	}
+	if err := s.stopGRPCAPI(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if err := s.hub.Shutdown(ctx); err != nil {
 		errs = append(errs, err)
 	}
+	s.stopUniGRPC(ctx)
 	if err := s.ws.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("websocket: %w", err))
 	}

@@ -91,6 +91,16 @@ func (s *Server) ReloadTLS() error {
 			errs = append(errs, fmt.Errorf("admin.tls.%w", err))
 		}
 	}
+	if s.uniGRPC != nil && s.uniGRPC.tls != nil {
+		if err := s.uniGRPC.tls.files.Reload(); err != nil {
+			errs = append(errs, fmt.Errorf("uni_grpc.tls.%w", err))
+		}
+	}
+	if s.grpc != nil && s.grpc.tls != nil {
+		if err := s.grpc.tls.files.Reload(); err != nil {
+			errs = append(errs, fmt.Errorf("grpc_api.tls.%w", err))
+		}
+	}
 	return errors.Join(errs...)
 }
 

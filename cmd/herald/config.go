@@ -14,12 +14,13 @@ import (
 func configCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "config", Short: "Write, check or print configuration"}
 	cmd.AddCommand(configInitCommand())
-	cmd.AddCommand(&cobra.Command{
+	var checkFormat string
+	check := &cobra.Command{
 		Use:   "check FILE",
-		Short: "Validate a configuration file (with the HERALD_ environment applied) and report every problem",
+		Short: "Validate a configuration file (with the HERALD_ environment applied, and CENTRIFUGO_ for a Centrifugo file) and report every problem",
 		Args:  checkArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadConfig(args[0])
+			cfg, err := loadConfigFormat(args[0], checkFormat)
 			if err != nil {
 				return err
 			}
@@ -33,7 +34,10 @@ func configCommand() *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", args[0])
 			return nil
 		},
-	})
+	}
+	addConfigFormatFlag(check, &checkFormat)
+	cmd.AddCommand(check)
+	cmd.AddCommand(configConvertCommand())
 	cmd.AddCommand(&cobra.Command{
 		Use:   "example",
 		Short: "Print a commented example configuration with every key",
@@ -44,16 +48,25 @@ func configCommand() *cobra.Command {
 	})
 	cmd.AddCommand(&cobra.Command{
 		Use:   "docs FILE",
-		Short: "Rewrite the reference tables of a Markdown file (docs/configuration.md) from the option definitions",
+		Short: "Rewrite the generated tables of a Markdown file from the option definitions: the reference tables (docs/configuration.md), the Centrifugo key map (docs/migrating-from-centrifugo.md)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			data, err := os.ReadFile(args[0])
 			if err != nil {
 				return fmt.Errorf("config docs: %w", err)
 			}
-			out, err := config.UpdateDocs(string(data))
-			if err != nil {
-				return fmt.Errorf("config docs: %s: %w", args[0], err)
+			// A file has reference tables (docs/configuration.md), the
+			// Centrifugo key map (docs/migrating-from-centrifugo.md), or both.
+			out := string(data)
+			if strings.Contains(out, "<!-- config-table:") || !config.HasCentrifugoKeyMap(out) {
+				if out, err = config.UpdateDocs(out); err != nil {
+					return fmt.Errorf("config docs: %s: %w", args[0], err)
+				}
+			}
+			if config.HasCentrifugoKeyMap(out) {
+				if out, err = config.UpdateCentrifugoKeyMap(out); err != nil {
+					return fmt.Errorf("config docs: %s: %w", args[0], err)
+				}
 			}
 			if out == string(data) {
 				return nil
@@ -81,14 +94,40 @@ func checkArgs(_ *cobra.Command, args []string) error {
 	}
 }
 
-// loadConfig reads the file (if any) over the defaults, applies the
-// HERALD_ environment, and validates.
+// loadConfig reads the file (if any, in the format it is detected to be)
+// over the defaults and applies the environment; it does not validate.
 func loadConfig(path string) (config.Config, error) {
-	cfg := config.Default()
-	if path != "" {
-		var err error
-		if cfg, err = config.Load(path); err != nil {
-			return cfg, err
+	return loadConfigFormat(path, config.FormatAuto)
+}
+
+// loadConfigFormat reads the file (if any) in format over the defaults,
+// applies the CENTRIFUGO_ environment to a Centrifugo configuration and
+// then the HERALD_ one; it does not validate.
+func loadConfigFormat(path, format string) (config.Config, error) {
+	if path != "" && (format == "" || format == config.FormatAuto) {
+		// Say when a file is taken for Centrifugo's, and why: its reading
+		// (and some defaults) differ from a Herald file's.
+		if data, err := os.ReadFile(path); err == nil {
+			format = config.FormatHerald
+			if sign := config.CentrifugoSign(data, path); sign != "" {
+				format = config.FormatCentrifugo
+				why := "it is " + sign
+				if sign != "TOML" && sign != "JSON" {
+					why = "it has " + sign + ", which only Centrifugo has"
+				}
+				fmt.Fprintf(os.Stderr, "note: %s is read as a Centrifugo v6 configuration (%s); --config-format herald reads it as Herald's\n", path, why)
+			}
+		}
+	}
+	cfg, got, err := config.LoadFile(path, format, os.Environ())
+	if err != nil {
+		return cfg, err
+	}
+	if got == config.FormatHerald {
+		for _, kv := range os.Environ() {
+			if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, config.CentrifugoEnvPrefix) {
+				fmt.Fprintf(os.Stderr, "warning: environment variable %s is read only with a Centrifugo configuration (--config-format centrifugo); this one is Herald's\n", name)
+			}
 		}
 	}
 	unknown, err := config.ApplyEnv(&cfg, os.Environ())
@@ -99,4 +138,10 @@ func loadConfig(path string) (config.Config, error) {
 		fmt.Fprintf(os.Stderr, "warning: environment variable %s names no configuration key\n", u)
 	}
 	return cfg, nil
+}
+
+// addConfigFormatFlag adds --config-format, the format of --config.
+func addConfigFormatFlag(cmd *cobra.Command, format *string) {
+	cmd.Flags().StringVar(format, "config-format", config.FormatAuto,
+		"format of the configuration file: auto (Centrifugo when it has keys only Centrifugo has, such as http_server or client.allowed_origins), herald, or centrifugo (a Centrifugo v6 file in JSON, YAML or TOML, with CENTRIFUGO_ variables; see docs/migrating-from-centrifugo.md)")
 }

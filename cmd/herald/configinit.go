@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -64,20 +65,41 @@ file is left alone unless --force is given.`,
 	return cmd
 }
 
+// httpAPIKeyLine is the http_api section's empty key line in the example.
+var httpAPIKeyLine = regexp.MustCompile(`(?m)^http_api:\n(?:  .*\n)*?  key: ""`)
+
 // initialConfig is the example configuration with keys filled in. It
 // checks that each key was found exactly once, so a change to the example
 // cannot silently produce a file without secrets.
 func initialConfig(keys generatedKeys, now time.Time) (string, error) {
 	text := config.Example()
-	for _, r := range []struct{ empty, set string }{
-		{`    hmac_secret_key: ""`, fmt.Sprintf(`    hmac_secret_key: %q`, keys.HMACSecret)},
-		{"\n  key: \"\"", fmt.Sprintf("\n  key: %q", keys.APIKey)},
+	for _, r := range []struct{ section, empty, set string }{
+		// client.subscription_token has an hmac_secret_key too: the one
+		// to fill is the first after client.token's heading.
+		{"\n  token:\n", `    hmac_secret_key: ""`, fmt.Sprintf(`    hmac_secret_key: %q`, keys.HMACSecret)},
 	} {
-		if n := strings.Count(text, r.empty); n != 1 {
+		head, body := "", text
+		if r.section != "" {
+			i := strings.Index(text, r.section)
+			if i < 0 || strings.Count(text, r.section) != 1 {
+				return "", fmt.Errorf("config init: the example configuration has %d lines %q, want 1", strings.Count(text, r.section), strings.TrimSpace(r.section))
+			}
+			head, body = text[:i], text[i:]
+		} else if n := strings.Count(text, r.empty); n != 1 {
 			return "", fmt.Errorf("config init: the example configuration has %d lines %q, want 1", n, strings.TrimSpace(r.empty))
 		}
-		text = strings.Replace(text, r.empty, r.set, 1)
+		if !strings.Contains(body, r.empty) {
+			return "", fmt.Errorf("config init: the example configuration has no line %q", strings.TrimSpace(r.empty))
+		}
+		text = head + strings.Replace(body, r.empty, r.set, 1)
 	}
+	// http_api's key, not grpc_api's (that API is off by default): the
+	// first key line of the http_api section.
+	if n := len(httpAPIKeyLine.FindAllStringIndex(text, -1)); n != 1 {
+		return "", fmt.Errorf("config init: the example configuration has %d http_api sections with an empty key, want 1", n)
+	}
+	m := httpAPIKeyLine.FindString(text)
+	text = strings.Replace(text, m, strings.TrimSuffix(m, `""`)+fmt.Sprintf("%q", keys.APIKey), 1)
 	header := fmt.Sprintf("# Written by \"herald config init\" on %s. client.token.hmac_secret_key and\n"+
 		"# http_api.key are fresh random secrets: keep this file private.\n", now.UTC().Format(time.DateOnly))
 	return header + text, nil

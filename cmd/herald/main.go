@@ -26,5 +26,7 @@ func newRoot() *cobra.Command {
 	}
 	root.SetVersionTemplate("herald {{.Version}}\n")
 	root.AddCommand(serveCommand(), configCommand(), migrateCommand(), tokenCommand(), versionCommand(), healthCommand(), benchCommand())
+	_, checkToken, checkSubToken := tokenCheckCommands()
+	root.AddCommand(checkToken, checkSubToken)
 	return root
 }

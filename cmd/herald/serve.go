@@ -18,7 +18,7 @@ import (
 
 func serveCommand() *cobra.Command {
 	var (
-		configPath                       string
+		configPath, configFormat         string
 		address, name, level, format     string
 		secret, engineType, adminAddress string
 		insecure, ephemeralKeys          bool
@@ -28,7 +28,7 @@ func serveCommand() *cobra.Command {
 		Short: "Run a Herald node (memory engine, port 8000, /connection/websocket unless configured)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(configPath)
+			cfg, err := loadConfigFormat(configPath, configFormat)
 			if err != nil {
 				return err
 			}
@@ -105,7 +105,8 @@ func serveCommand() *cobra.Command {
 			return srv.Shutdown(sctx)
 		},
 	}
-	cmd.Flags().StringVarP(&configPath, "config", "c", "", "YAML configuration file (see docs/configuration.md)")
+	cmd.Flags().StringVarP(&configPath, "config", "c", "", "configuration file: Herald's YAML (see docs/configuration.md) or a Centrifugo v6 file")
+	addConfigFormatFlag(cmd, &configFormat)
 	f := cmd.Flags()
 	f.StringVar(&address, "address", ":8000", "address to listen on (address); a run with generated keys and no address set listens on 127.0.0.1:8000")
 	f.StringVar(&name, "name", "", "node name (name)")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -24,15 +23,20 @@ func tokenCommand() *cobra.Command {
 		Short: "Mint a connection token (or, with --channel, a subscription token)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			key := "client.token.hmac_secret_key"
 			if secret == "" && configPath != "" {
 				cfg, err := config.Load(configPath)
 				if err != nil {
 					return err
 				}
 				secret = cfg.Client.Token.HMACSecretKey
+				if channel != "" && cfg.Client.SubscriptionToken.Enabled {
+					// The server checks subscription tokens with these keys only.
+					secret, key = cfg.Client.SubscriptionToken.HMACSecretKey, "client.subscription_token.hmac_secret_key"
+				}
 			}
 			if secret == "" {
-				return errors.New("no HMAC secret: pass --secret or --config with client.token.hmac_secret_key")
+				return fmt.Errorf("no HMAC secret: pass --secret or --config with %s", key)
 			}
 			if info != "" && !json.Valid([]byte(info)) {
 				return fmt.Errorf("--info %q: not valid JSON", info)
@@ -58,6 +62,8 @@ func tokenCommand() *cobra.Command {
 			return nil
 		},
 	}
+	check, _, _ := tokenCheckCommands()
+	cmd.AddCommand(check)
 	f := cmd.Flags()
 	f.StringVarP(&configPath, "config", "c", "", "configuration file holding client.token.hmac_secret_key")
 	f.StringVar(&secret, "secret", "", "HMAC secret (instead of --config)")

@@ -159,11 +159,14 @@ def start_node(testserver_binary, tmp_path):
     """Starts nodes with the given API settings; stops them after the test."""
     nodes = []
 
-    def start(api=None, channels=None):
+    def start(api=None, channels=None, client=None):
         api = {"key": API_KEY, **(api or {})}
+        # A test's client section adds to the HMAC key every test signs with.
+        client = dict(client or {})
+        client["token"] = {"hmac_secret_key": TOKEN_SECRET, **client.get("token", {})}
         config = {
             "http_api": api,
-            "client": {"token": {"hmac_secret_key": TOKEN_SECRET}},
+            "client": client,
             "name": "python-node",
             "channel": channels or DEFAULT_CHANNELS,
         }

@@ -124,7 +124,9 @@ export async function startHerald(config = {}, { port: fixedPort } = {}) {
   const full = {
     log: { level: 'warn', format: 'text' },
     ...config,
-    client: { ...(config.client ?? {}), token: { hmac_secret_key: SECRET } },
+    // A test's own client.token keys (a JWKS endpoint) are added to the
+    // HMAC key every test mints with.
+    client: { ...(config.client ?? {}), token: { hmac_secret_key: SECRET, ...(config.client?.token ?? {}) } },
   };
   // Another process may grab the probed port before herald binds it: try
   // again with a new one.

@@ -1,0 +1,182 @@
+package api
+
+import (
+	"encoding/json"
+
+	"github.com/heraldhq/herald/api/grpcapi/apiproto"
+	"github.com/heraldhq/herald/hub"
+)
+
+// Conversions between the generated protobuf messages and the HTTP API's
+// request and result types, so that both APIs run the same methods.
+// Payloads (data, info) are bytes in protobuf and are passed through as
+// they are: over gRPC a publication may be binary without base64, as in
+// Centrifugo.
+
+func toPBError(e *apiError) *apiproto.Error {
+	if e == nil {
+		return nil
+	}
+	return &apiproto.Error{Code: e.Code, Message: e.Message}
+}
+
+func fromPBPublish(r *apiproto.PublishRequest) *publishRequest {
+	return &publishRequest{
+		Channel: r.GetChannel(), Data: r.GetData(), B64Data: r.GetB64Data(),
+		SkipHistory: r.GetSkipHistory(), Tags: r.GetTags(), IdempotencyKey: r.GetIdempotencyKey(),
+		Delta: r.GetDelta(), Version: r.GetVersion(), VersionEpoch: r.GetVersionEpoch(),
+	}
+}
+
+func fromPBBroadcast(r *apiproto.BroadcastRequest) *broadcastRequest {
+	return &broadcastRequest{
+		Channels: r.GetChannels(), Data: r.GetData(), B64Data: r.GetB64Data(),
+		SkipHistory: r.GetSkipHistory(), Tags: r.GetTags(), IdempotencyKey: r.GetIdempotencyKey(),
+		Delta: r.GetDelta(), Version: r.GetVersion(), VersionEpoch: r.GetVersionEpoch(),
+	}
+}
+
+func toPBPublish(r *publishResult) *apiproto.PublishResult {
+	if r == nil {
+		return nil
+	}
+	return &apiproto.PublishResult{Offset: r.Offset, Epoch: r.Epoch}
+}
+
+func toPBBroadcast(r *broadcastResult) *apiproto.BroadcastResult {
+	if r == nil {
+		return nil
+	}
+	out := &apiproto.BroadcastResult{Responses: make([]*apiproto.PublishResponse, len(r.Responses))}
+	for i, p := range r.Responses {
+		out.Responses[i] = &apiproto.PublishResponse{Error: toPBError(p.Error), Result: toPBPublish(p.Result)}
+	}
+	return out
+}
+
+func pbBool(v *apiproto.BoolValue) *boolValue {
+	if v == nil {
+		return nil
+	}
+	return &boolValue{Value: v.GetValue()}
+}
+
+func fromPBSubscribe(r *apiproto.SubscribeRequest) (*subscribeRequest, *apiError) {
+	out := &subscribeRequest{
+		Channel: r.GetChannel(), User: r.GetUser(), ExpireAt: r.GetExpireAt(),
+		Info: r.GetInfo(), B64Info: r.GetB64Info(), Client: r.GetClient(),
+		Data: r.GetData(), B64Data: r.GetB64Data(), Session: r.GetSession(),
+	}
+	if p := r.GetRecoverSince(); p != nil {
+		out.RecoverSince = &streamPosition{Offset: p.GetOffset(), Epoch: p.GetEpoch()}
+	}
+	if o := r.GetOverride(); o != nil {
+		b, err := json.Marshal(overrideJSON{
+			Presence: pbBool(o.GetPresence()), JoinLeave: pbBool(o.GetJoinLeave()),
+			ForceRecovery: pbBool(o.GetForceRecovery()), ForcePositioning: pbBool(o.GetForcePositioning()),
+			ForcePushJoinLeave: pbBool(o.GetForcePushJoinLeave()),
+		})
+		if err != nil {
+			return nil, badRequest("override: %v", err)
+		}
+		out.Override = b
+	}
+	return out, nil
+}
+
+func fromPBUnsubscribe(r *apiproto.UnsubscribeRequest) *unsubscribeRequest {
+	return &unsubscribeRequest{Channel: r.GetChannel(), User: r.GetUser(), Client: r.GetClient(), Session: r.GetSession()}
+}
+
+func fromPBDisconnect(r *apiproto.DisconnectRequest) *disconnectRequest {
+	out := &disconnectRequest{User: r.GetUser(), Client: r.GetClient(), Whitelist: r.GetWhitelist(), Session: r.GetSession()}
+	if d := r.GetDisconnect(); d != nil {
+		out.Disconnect = &disconnectObject{Code: d.GetCode(), Reason: d.GetReason()}
+	}
+	return out
+}
+
+func fromPBRefresh(r *apiproto.RefreshRequest) *refreshRequest {
+	return &refreshRequest{
+		User: r.GetUser(), Client: r.GetClient(), Expired: r.GetExpired(),
+		ExpireAt: r.GetExpireAt(), Info: r.GetInfo(), Session: r.GetSession(),
+	}
+}
+
+func fromPBHistory(r *apiproto.HistoryRequest) *historyRequest {
+	out := &historyRequest{Channel: r.GetChannel(), Limit: r.GetLimit(), Reverse: r.GetReverse()}
+	if p := r.GetSince(); p != nil {
+		out.Since = &streamPosition{Offset: p.GetOffset(), Epoch: p.GetEpoch()}
+	}
+	return out
+}
+
+func toPBClientInfo(ci clientInfo) *apiproto.ClientInfo {
+	return &apiproto.ClientInfo{User: ci.User, Client: ci.Client, ConnInfo: ci.ConnInfo, ChanInfo: ci.ChanInfo}
+}
+
+func toPBPresence(r *presenceResult) *apiproto.PresenceResult {
+	if r == nil {
+		return nil
+	}
+	out := &apiproto.PresenceResult{Presence: make(map[string]*apiproto.ClientInfo, len(r.Presence))}
+	for id, ci := range r.Presence {
+		out.Presence[id] = toPBClientInfo(ci)
+	}
+	return out
+}
+
+func toPBPresenceStats(r *presenceStatsResult) *apiproto.PresenceStatsResult {
+	if r == nil {
+		return nil
+	}
+	return &apiproto.PresenceStatsResult{NumClients: r.NumClients, NumUsers: r.NumUsers}
+}
+
+func toPBHistory(r *historyResult) *apiproto.HistoryResult {
+	if r == nil {
+		return nil
+	}
+	out := &apiproto.HistoryResult{Publications: make([]*apiproto.Publication, len(r.Publications)), Epoch: r.Epoch, Offset: r.Offset}
+	for i, p := range r.Publications {
+		pb := &apiproto.Publication{Data: p.Data, Offset: p.Offset, Tags: p.Tags}
+		if p.Info != nil {
+			pb.Info = toPBClientInfo(*p.Info)
+		}
+		out.Publications[i] = pb
+	}
+	return out
+}
+
+func toPBInfo(r *infoResult) *apiproto.InfoResult {
+	if r == nil {
+		return nil
+	}
+	out := &apiproto.InfoResult{Nodes: make([]*apiproto.NodeResult, len(r.Nodes))}
+	for i, n := range r.Nodes {
+		out.Nodes[i] = &apiproto.NodeResult{
+			Uid: n.UID, Name: n.Name, Version: n.Version, NumClients: n.NumClients,
+			NumUsers: n.NumUsers, NumChannels: n.NumChannels, Uptime: n.Uptime, NumSubs: n.NumSubs,
+		}
+	}
+	return out
+}
+
+func toPBChannels(r *channelsResult) *apiproto.ChannelsResult {
+	if r == nil {
+		return nil
+	}
+	out := &apiproto.ChannelsResult{Channels: make(map[string]*apiproto.ChannelInfo, len(r.Channels))}
+	for ch, ci := range r.Channels {
+		out.Channels[ch] = &apiproto.ChannelInfo{NumClients: ci.NumClients}
+	}
+	return out
+}
+
+func toPBConnection(c hub.ConnectionInfo) *apiproto.ConnectionInfo {
+	state := &apiproto.ConnectionState{Channels: make(map[string]*apiproto.ChannelContext, len(c.Channels)), Meta: c.Meta}
+	for _, ch := range c.Channels {
+		state.Channels[ch] = &apiproto.ChannelContext{}
+	}
+	return &apiproto.ConnectionInfo{User: c.User, Transport: c.Transport, Protocol: c.Protocol, State: state}
+}

@@ -1,0 +1,17 @@
+// Package apiproto is the generated Go code of api.proto, Centrifugo's
+// server API definition that Herald's gRPC API serves.
+package apiproto
+
+// Generated code (api.pb.go, api_grpc.pb.go) is committed; CI does not run
+// protoc. Regenerate after editing api.proto with the tools this code was
+// generated with:
+//
+//	protoc              3.21.12 (Debian package protobuf-compiler)
+//	protoc-gen-go       v1.36.12 (go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12)
+//	protoc-gen-go-grpc  v1.6.2   (go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2)
+//
+// generate_test.go regenerates into a temporary directory and compares,
+// when protoc and both plugins are on PATH; scripts/test.sh installs them
+// (its "generated code" step) so that the check always runs there.
+
+//go:generate protoc --go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative api.proto

@@ -1,0 +1,340 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// Centrifugo's environment variables, by its naming rules: CENTRIFUGO_ and
+// the key in upper case with '_' for '.' (CENTRIFUGO_CLIENT_TOKEN_HMAC_SECRET_KEY);
+// lists of strings separated by spaces; lists of objects (namespaces,
+// proxies) as a JSON array in one variable (CENTRIFUGO_CHANNEL_NAMESPACES),
+// or one option of a named item (CENTRIFUGO_CHANNEL_NAMESPACES_CHAT_PRESENCE,
+// the name in upper case with '_' for '.' and '-'); mappings as JSON. A
+// variable overrides the file. A CENTRIFUGO_ variable that names no key
+// Herald knows is refused like an unknown key of the file.
+
+// centrifugoLists are the lists of objects, with the key their items'
+// rules are written under.
+var centrifugoLists = []struct{ key, rule string }{
+	{"channel.namespaces", "channel.namespaces[]"},
+	{"rpc.namespaces", "rpc.namespaces[]"},
+	{"proxies", "proxies[]"},
+	{"consumers", "consumers[]"},
+}
+
+// centrifugoProxyObjects are Centrifugo's unnamed proxies, each an object
+// with a proxies item's keys.
+var centrifugoProxyObjects = []string{
+	"client.proxy.connect", "client.proxy.refresh",
+	"channel.proxy.subscribe", "channel.proxy.publish", "channel.proxy.sub_refresh", "channel.proxy.subscribe_stream",
+	"rpc.proxy",
+}
+
+// centrifugoVars returns the CENTRIFUGO_ variables of environ.
+func centrifugoVars(environ []string) map[string]string {
+	vars := map[string]string{}
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok && strings.HasPrefix(k, CentrifugoEnvPrefix) {
+			vars[k] = v
+		}
+	}
+	return vars
+}
+
+// centrifugoEnvName is the variable of a dotted key.
+func centrifugoEnvName(key string) string {
+	return CentrifugoEnvPrefix + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(key))
+}
+
+// envKey is a key a variable can set, with the type its value decodes to
+// (nil: kept as a string).
+type envKey struct {
+	key string
+	typ reflect.Type
+}
+
+// applyCentrifugoEnv sets the keys of tree that CENTRIFUGO_ variables name,
+// and returns which variable set which key.
+func applyCentrifugoEnv(tree map[string]any, environ []string) (map[string]string, Problems) {
+	vars := centrifugoVars(environ)
+	set := map[string]string{}
+	if len(vars) == 0 {
+		return set, nil
+	}
+	var ps Problems
+	bad := func(name, format string, args ...any) {
+		ps = append(ps, Problem{Key: name, Message: fmt.Sprintf(format, args...)})
+	}
+	// Whole lists first, so that a variable for one item applies to them.
+	for _, l := range centrifugoLists {
+		name := centrifugoEnvName(l.key)
+		val, ok := vars[name]
+		if !ok {
+			continue
+		}
+		delete(vars, name)
+		items, err := decodeJSON(val)
+		if _, isList := items.([]any); err != nil || !isList {
+			bad(name, "want a JSON array of objects, as Centrifugo reads it (%v)", errOr(err, "not an array"))
+			continue
+		}
+		setKey(tree, l.key, items)
+		set[l.key] = name
+	}
+	tb := newCFTables()
+	keys := tb.envKeys("", configType, "")
+	for _, name := range sortedKeys(vars) {
+		k, ok := keys[name]
+		if !ok {
+			continue
+		}
+		v, err := envValue(vars[name], k.typ)
+		delete(vars, name)
+		if err != nil {
+			bad(name, "(for %s) %v", k.key, err)
+			continue
+		}
+		setKey(tree, k.key, v)
+		set[k.key] = name
+	}
+	for _, l := range centrifugoLists {
+		list, _ := lookupKey(tree, l.key).([]any)
+		itemType := keyType(configType, l.key)
+		if itemType != nil {
+			itemType = itemType.Elem()
+		}
+		itemKeys := tb.envKeys("", itemType, l.rule)
+		for i, e := range list {
+			item, ok := e.(map[string]any)
+			if !ok || item["name"] == nil {
+				continue
+			}
+			prefix := centrifugoEnvName(l.key+"."+fmt.Sprint(item["name"])) + "_"
+			for _, name := range sortedKeys(vars) {
+				opt, ok := strings.CutPrefix(name, prefix)
+				if !ok {
+					continue
+				}
+				k, ok := itemKeys[CentrifugoEnvPrefix+opt]
+				if !ok {
+					continue
+				}
+				v, err := envValue(vars[name], k.typ)
+				delete(vars, name)
+				if err != nil {
+					bad(name, "(for %s) %v", k.key, err)
+					continue
+				}
+				setKey(item, k.key, v)
+				set[fmt.Sprintf("%s[%d].%s", l.key, i, k.key)] = name
+			}
+		}
+	}
+	// A variable below a section Herald does not have (CENTRIFUGO_GRAPHITE_ENABLED)
+	// is refused with the section's note.
+	for _, name := range sortedKeys(vars) {
+		for _, n := range tb.notes {
+			if strings.Contains(n.Key, "[]") {
+				continue
+			}
+			if rest, ok := strings.CutPrefix(name, centrifugoEnvName(n.Key)+"_"); ok {
+				if _, isMap := lookupKey(tree, n.Key).(map[string]any); isMap || lookupKey(tree, n.Key) == nil {
+					ensureMapPath(tree, n.Key)[strings.ToLower(rest)] = vars[name]
+					set[n.Key+"."+strings.ToLower(rest)] = name
+					delete(vars, name)
+					break
+				}
+			}
+		}
+	}
+	for _, name := range sortedKeys(vars) {
+		bad(name, "names no Centrifugo option that Herald knows: remove it (docs/migrating-from-centrifugo.md says what Herald offers)")
+	}
+	return set, ps
+}
+
+// centrifugoEnvKeys lists the keys variables can set below rule: Herald's
+// keys of type t (which map by name) and the keys of the rule tables, by
+// variable name (without the item part for list items).
+func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[string]envKey {
+	keys := map[string]envKey{}
+	add := func(key string, typ reflect.Type) {
+		name := centrifugoEnvName(key)
+		if _, dup := keys[name]; !dup {
+			keys[name] = envKey{key: key, typ: typ}
+		}
+	}
+	var heraldKeys func(t reflect.Type, prefix string)
+	heraldKeys = func(t reflect.Type, prefix string) {
+		if t == nil || t.Kind() != reflect.Struct {
+			return
+		}
+		for _, o := range options(t) {
+			key := join(prefix, o.key)
+			if isSection(o.typ) {
+				heraldKeys(o.typ, key)
+				continue
+			}
+			add(key, o.typ)
+		}
+	}
+	heraldKeys(t, prefix)
+	// The keys of the tables below rule, relative to it; list items' keys
+	// are set through their own variables.
+	tableKeys := func(each func(key string)) {
+		for _, r := range tb.rules {
+			each(r.Key)
+		}
+		for _, n := range tb.notes {
+			each(n.Key)
+		}
+	}
+	tableKeys(func(key string) {
+		rel := key
+		if rule != "" {
+			var ok bool
+			if rel, ok = strings.CutPrefix(key, rule+"."); !ok {
+				return
+			}
+		}
+		if strings.Contains(rel, "[]") {
+			return
+		}
+		var typ reflect.Type
+		if r, ok := tb.ruleByKey[key]; ok {
+			typ = heraldKeyType(r.Herald)
+		}
+		add(rel, typ)
+	})
+	if rule == "" {
+		proxyKeys := tb.envKeys("", proxyItemType(), "proxies[]")
+		for _, obj := range centrifugoProxyObjects {
+			add(obj+".enabled", reflect.TypeOf(false))
+			for _, k := range proxyKeys {
+				add(obj+"."+k.key, k.typ)
+			}
+		}
+		tlsObjects := []string{"http_server.tls", "grpc_api.tls", "uni_grpc.tls", "engine.redis.tls"}
+		for _, obj := range tlsObjects {
+			for _, k := range []string{"enabled", "insecure_skip_verify"} {
+				add(obj+"."+k, reflect.TypeOf(false))
+			}
+			for _, k := range []string{"cert_pem", "key_pem", "client_ca_pem", "server_ca_pem", "server_name"} {
+				add(obj+"."+k, nil)
+			}
+		}
+		for _, o := range options(keyType(configType, "tls_autocert")) {
+			add("http_server.tls_autocert."+o.key, o.typ)
+		}
+		nsType := keyType(configType, "channel.without_namespace")
+		for _, k := range tb.envKeys("", nsType, "channel.namespaces[]") {
+			add("channel.without_namespace."+k.key, k.typ)
+		}
+		for _, k := range tb.envKeys("", nil, "rpc.namespaces[]") {
+			add("rpc.without_namespace."+k.key, k.typ)
+		}
+	}
+	return keys
+}
+
+// envValue decodes a variable's value as Centrifugo does for a key of
+// type typ: booleans by strconv.ParseBool, lists of strings separated by
+// spaces, mappings and lists of objects as JSON.
+func envValue(s string, typ reflect.Type) (any, error) {
+	if typ == durationType {
+		// Centrifugo reads it with time.ParseDuration: a unit is required.
+		if _, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && strings.TrimSpace(s) != "0" {
+			return nil, fmt.Errorf("%q: want a duration with a unit, such as \"%ss\"", s, s)
+		}
+		return s, nil
+	}
+	if typ == nil {
+		return s, nil
+	}
+	switch typ.Kind() {
+	case reflect.String:
+		return s, nil
+	case reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q: want true or false", s)
+		}
+		return b, nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, err := strconv.ParseInt(s, 0, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q: want a whole number", s)
+		}
+		return n, nil
+	case reflect.Float32, reflect.Float64:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q: want a number", s)
+		}
+		return f, nil
+	case reflect.Slice:
+		if typ.Elem().Kind() == reflect.String {
+			items := []any{}
+			for _, f := range strings.Fields(s) {
+				items = append(items, f)
+			}
+			return items, nil
+		}
+	}
+	v, err := decodeJSON(s)
+	if err != nil {
+		return nil, fmt.Errorf("want JSON: %v", err)
+	}
+	return v, nil
+}
+
+func decodeJSON(s string) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return normalize(v), nil
+}
+
+func errOr(err error, msg string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return msg
+}
+
+// lookupKey returns the value at a dotted key of tree, or nil.
+func lookupKey(tree map[string]any, key string) any {
+	var v any = tree
+	for _, p := range strings.Split(key, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[p]
+	}
+	return v
+}
+
+// heraldKeyType is the type of a Herald key as the rule tables write it,
+// "[]" for any item of a list, or nil.
+func heraldKeyType(key string) reflect.Type {
+	list, rest, ok := strings.Cut(key, "[].")
+	if !ok {
+		return keyType(configType, key)
+	}
+	t := keyType(configType, list)
+	if t == nil || t.Kind() != reflect.Slice {
+		return nil
+	}
+	return keyType(t.Elem(), rest)
+}

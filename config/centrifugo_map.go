@@ -1,0 +1,281 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// configType is the type the Herald file decodes into.
+var configType = reflect.TypeOf(Config{})
+
+// How a Centrifugo key becomes Herald's, in this order:
+//
+//  1. a rule of centrifugoRules for the key (a rename such as
+//     client.allowed_origins -> websocket.allowed_origins, or a conversion
+//     such as http_server.port + address -> address);
+//  2. a Herald key of the same name at the same place: the value is copied.
+//     Options added to Herald under Centrifugo's names therefore work with
+//     Centrifugo files as soon as they exist, without a rule;
+//  3. a note of centrifugoMissing for the key: values that change nothing
+//     in Herald are accepted (prometheus.enabled: Herald always serves
+//     /metrics), any other is refused with the note, which says what to do;
+//  4. anything else is refused as a key Herald does not know.
+//
+// Keys are written with "[]" for any item of a list:
+// channel.namespaces[].subscribe_proxy_enabled.
+
+// cfCtx is where the walk is: the key, the Centrifugo mapping holding it
+// and the Herald mapping it fills.
+type cfCtx struct {
+	src      map[string]any // the Centrifugo mapping the key is in
+	key      string
+	path     string         // the key as the file has it: channel.namespaces[2].presence
+	rule     string         // the key as the tables have it: channel.namespaces[].presence
+	dst      map[string]any // the Herald mapping that corresponds to src (nil: none)
+	item     map[string]any // the Herald list item being filled (a namespace, a proxy), or nil
+	itemType reflect.Type   // its type
+}
+
+// cfMapper translates one Centrifugo tree into a Herald one.
+type cfMapper struct {
+	tables  *cfTables
+	out     map[string]any
+	ps      Problems
+	proxies []any // proxies made from Centrifugo's unnamed ones (client.proxy.connect, ...)
+	defined map[string]bool
+	needed  map[string]string // a generated proxy's name -> the key that needs it
+	after   []func()          // conversions that need the whole file read first
+}
+
+// mapCentrifugo translates a Centrifugo tree into a Herald tree, or says
+// which keys it cannot take and why.
+func mapCentrifugo(tree map[string]any) (map[string]any, Problems) {
+	m := &cfMapper{
+		tables: newCFTables(),
+		out: map[string]any{
+			// Centrifugo's defaults where they differ from Herald's: the
+			// HTTP-streaming and SSE transports are off unless enabled.
+			"http_stream": map[string]any{"enabled": false},
+			"sse":         map[string]any{"enabled": false},
+		},
+		defined: map[string]bool{},
+		needed:  map[string]string{},
+	}
+	m.walk(tree, "", "", m.out, configType, nil, nil)
+	for _, f := range m.after {
+		f()
+	}
+	if len(m.proxies) > 0 {
+		list, _ := m.out["proxies"].([]any)
+		m.out["proxies"] = append(list, m.proxies...)
+	}
+	for _, name := range sortedKeys(m.needed) {
+		if !m.defined[name] {
+			m.refuse(m.needed[name], fmt.Sprintf("refers to the proxy of %s, which is not configured: set its endpoint or name a proxy of 'proxies'", name))
+		}
+	}
+	slices.SortStableFunc(m.ps, func(a, b Problem) int { return strings.Compare(a.Key, b.Key) })
+	return m.out, m.ps
+}
+
+func (m *cfMapper) refuse(path, msg string) {
+	m.ps = append(m.ps, Problem{Key: path, Message: msg})
+}
+
+// walk maps the keys of src into dst, the Herald mapping of type t (nil
+// when Herald has no such section).
+func (m *cfMapper) walk(src map[string]any, path, rule string, dst map[string]any, t reflect.Type, item map[string]any, itemType reflect.Type) {
+	for _, k := range sortedKeys(src) {
+		v := src[k]
+		c := cfCtx{src: src, key: k, path: join(path, k), rule: join(rule, k), dst: dst, item: item, itemType: itemType}
+		if r, ok := m.tables.ruleByKey[c.rule]; ok {
+			r.apply(m, c, v)
+			continue
+		}
+		if t != nil && dst != nil {
+			if o, ok := optionByKey(t, k); ok {
+				m.copyValue(c, v, o.typ)
+				continue
+			}
+		}
+		if n, ok := m.tables.noteByKey[c.rule]; ok {
+			if !n.accept(v) {
+				m.refuse(c.path, n.Note)
+			}
+			continue
+		}
+		if vm, ok := v.(map[string]any); ok && m.tables.hasRuleUnder(c.rule) {
+			m.walk(vm, c.path, c.rule, nil, nil, item, itemType)
+			continue
+		}
+		msg := "not a Centrifugo v6 option that Herald knows: remove it, or see docs/migrating-from-centrifugo.md for what Herald offers instead"
+		if s := m.nearestKey(k, c.rule, t); s != "" {
+			msg = fmt.Sprintf("not a Centrifugo v6 option that Herald knows (did you mean %q?)", join(path, s))
+		}
+		m.refuse(c.path, msg)
+	}
+}
+
+// nearestKey is the known key next to key (in Herald's section t or the
+// tables under rule's parent) that key is likely a misspelling of.
+func (m *cfMapper) nearestKey(key, rule string, t reflect.Type) string {
+	var known []option
+	if t != nil {
+		known = options(t)
+	}
+	parent := strings.TrimSuffix(rule, key)
+	add := func(k string) {
+		if rest, ok := strings.CutPrefix(k, parent); ok && rest != "" {
+			rest, _, _ = strings.Cut(rest, ".")
+			known = append(known, option{key: strings.TrimSuffix(rest, "[]")})
+		}
+	}
+	for _, r := range m.tables.rules {
+		add(r.Key)
+	}
+	for _, n := range m.tables.notes {
+		add(n.Key)
+	}
+	return nearest(key, known)
+}
+
+// copyValue puts a value under the same key in Herald's file, walking into
+// sections and lists of sections so that their keys are mapped one by one.
+func (m *cfMapper) copyValue(c cfCtx, v any, typ reflect.Type) {
+	switch {
+	case typ == durationType:
+		if msg := centrifugoDuration(v); msg != "" {
+			m.refuse(c.path, msg)
+			return
+		}
+	case isSection(typ):
+		if vm, ok := v.(map[string]any); ok {
+			m.walk(vm, c.path, c.rule, ensureMap(c.dst, c.key), typ, c.item, c.itemType)
+			return
+		}
+	case typ.Kind() == reflect.Slice && isSection(typ.Elem()):
+		if list, ok := v.([]any); ok {
+			out := make([]any, 0, len(list))
+			for i, e := range list {
+				em, ok := e.(map[string]any)
+				if !ok {
+					out = append(out, e) // Herald's decoding names the item
+					continue
+				}
+				d := map[string]any{}
+				m.walk(em, fmt.Sprintf("%s[%d]", c.path, i), c.rule+"[]", d, typ.Elem(), d, typ.Elem())
+				out = append(out, d)
+			}
+			c.dst[c.key] = out
+			return
+		}
+	}
+	c.dst[c.key] = v
+}
+
+// setKey writes a value at a dotted Herald key below root.
+func setKey(root map[string]any, key string, v any) {
+	parts := strings.Split(key, ".")
+	for _, p := range parts[:len(parts)-1] {
+		root = ensureMap(root, p)
+	}
+	root[parts[len(parts)-1]] = v
+}
+
+func ensureMap(m map[string]any, key string) map[string]any {
+	if sub, ok := m[key].(map[string]any); ok {
+		return sub
+	}
+	sub := map[string]any{}
+	m[key] = sub
+	return sub
+}
+
+// keyType is the type of a dotted key below the struct type t, or nil when
+// t has no such key.
+func keyType(t reflect.Type, key string) reflect.Type {
+	for _, part := range strings.Split(key, ".") {
+		if t == nil || t.Kind() != reflect.Struct {
+			return nil
+		}
+		o, ok := optionByKey(t, part)
+		if !ok {
+			return nil
+		}
+		t = o.typ
+	}
+	return t
+}
+
+// centrifugoOnlyKey returns the first key (in sorted order) of tree that
+// is Centrifugo's and not Herald's, or that has Centrifugo's shape where
+// both have it (client.proxy.connect as an object), or "".
+func (tb *cfTables) centrifugoOnlyKey(tree map[string]any, path, rule string, t reflect.Type) string {
+	for _, k := range sortedKeys(tree) {
+		v := tree[k]
+		p, r := join(path, k), join(rule, k)
+		var o option
+		herald := false
+		if t != nil {
+			o, herald = optionByKey(t, k)
+		}
+		_, isRule := tb.ruleByKey[r]
+		_, isNote := tb.noteByKey[r]
+		if !herald {
+			if isRule || isNote || tb.hasRuleUnder(r) {
+				return p
+			}
+			continue
+		}
+		switch vv := v.(type) {
+		case map[string]any:
+			if !isSection(o.typ) {
+				if isRule {
+					return p
+				}
+				continue
+			}
+			sub := r
+			if r == "channel.without_namespace" {
+				sub = "channel.namespaces[]" // the namespace options' rules
+			}
+			if found := tb.centrifugoOnlyKey(vv, p, sub, o.typ); found != "" {
+				return found
+			}
+		case []any:
+			if o.typ.Kind() == reflect.Slice && isSection(o.typ.Elem()) {
+				for i, e := range vv {
+					if em, ok := e.(map[string]any); ok {
+						if found := tb.centrifugoOnlyKey(em, fmt.Sprintf("%s[%d]", p, i), r+"[]", o.typ.Elem()); found != "" {
+							return found
+						}
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// centrifugoDuration checks a duration the way Centrifugo reads it: a
+// string with a unit ("300s", "1h"). Herald reads a bare number as seconds
+// and Centrifugo as nanoseconds, so a number is refused rather than given
+// either meaning.
+func centrifugoDuration(v any) string {
+	switch v.(type) {
+	case int64, float64:
+		return fmt.Sprintf("%v: write the duration with a unit, such as \"%vs\" (Centrifugo reads a bare number as nanoseconds, Herald as seconds)", v, v)
+	}
+	return ""
+}

@@ -1,0 +1,69 @@
+package config
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestGRPCAPIProblems: an enabled gRPC API needs a key (or
+// http_api.insecure) and a port; a disabled one is not checked for them.
+func TestGRPCAPIProblems(t *testing.T) {
+	keys := func(c Config) []string {
+		var out []string
+		for _, p := range c.grpcAPIProblems() {
+			out = append(out, p.Key)
+		}
+		return out
+	}
+	c := Default()
+	if got := keys(c); len(got) != 0 {
+		t.Fatalf("default: %v", got)
+	}
+	c.GRPCAPIConfig.Enabled = true
+	c.GRPCAPIConfig.Port = 65536
+	c.GRPCAPIConfig.MaxReceiveMessageSize = -1
+	c.GRPCAPIConfig.ErrorMode = "http"
+	if got := keys(c); !slices.Equal(got, []string{"grpc_api.max_receive_message_size", "grpc_api.error_mode", "grpc_api.key", "grpc_api.port"}) {
+		t.Fatalf("enabled without a key or port: %v", got)
+	}
+	c = Default()
+	c.GRPCAPIConfig.Enabled = true
+	c.HTTPAPI.Insecure = true
+	if got := keys(c); len(got) != 0 {
+		t.Fatalf("enabled with http_api.insecure: %v", got)
+	}
+	if g := c.GRPCAPI(); !g.Insecure {
+		t.Fatalf("http_api.insecure without grpc_api.key: %+v", g)
+	}
+	c.GRPCAPIConfig.Key = "k"
+	if g := c.GRPCAPI(); g.Insecure || g.Key != "k" {
+		t.Fatalf("a grpc_api.key is required even with http_api.insecure: %+v", g)
+	}
+	if got := c.GRPCAPIConfig.ListenAddress(); got != ":10000" {
+		t.Fatalf("listen address %q", got)
+	}
+}
+
+// TestHandlerPrefixProblems: http_api.handler_prefix must be a path of
+// its own.
+func TestHandlerPrefixProblems(t *testing.T) {
+	for prefix, ok := range map[string]bool{
+		"": true, "/api": true, "/centrifugo/api": true, "/api/": true,
+		"api": false, "/": false, "/a b": false, "/metrics": false, "/connection": false,
+		"/connection/api": false, "/debug/x": false, "/admin": false,
+	} {
+		c := Default()
+		c.Admin.UI.Enabled, c.Admin.UI.Insecure = true, true
+		c.HTTPAPI.HandlerPrefix = prefix
+		var keys []string
+		c.prefixProblems(func(key, _ string, _ ...any) { keys = append(keys, key) })
+		if ok != (len(keys) == 0) {
+			t.Errorf("handler_prefix %q: problems %v", prefix, keys)
+		}
+	}
+	c := Default()
+	c.HTTPAPI.HandlerPrefix = "/centrifugo/api/"
+	if got := c.HTTPAPI.Prefix(); got != "/centrifugo/api" {
+		t.Errorf("Prefix() = %q", got)
+	}
+}

@@ -1,0 +1,423 @@
+package hub
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/heraldhq/herald/protocol"
+)
+
+// Bounds of a subscription's tags filter (SubscribeRequest.tf). The
+// reference has none besides the message size; Herald bounds what one
+// subscription may make every publication of its channel cost. A filter
+// over a bound is refused with error 107, as a malformed one is.
+const (
+	maxFilterDepth    = 8    // nesting of and/or/not
+	maxFilterNodes    = 64   // nodes in the whole tree
+	maxFilterValues   = 128  // values in all in/nin lists together
+	maxFilterValueLen = 1024 // bytes of one key or value
+)
+
+// Leaf comparisons, as client.proto documents FilterNode.cmp.
+const (
+	cmpEq  = "eq"
+	cmpNeq = "neq"
+	cmpIn  = "in"
+	cmpNin = "nin"
+	cmpEx  = "ex"
+	cmpNex = "nex"
+	cmpSw  = "sw"
+	cmpEw  = "ew"
+	cmpCt  = "ct"
+	cmpLt  = "lt"
+	cmpLte = "lte"
+	cmpGt  = "gt"
+	cmpGte = "gte"
+)
+
+// Branch operations (FilterNode.op); the empty op is a leaf.
+const (
+	opAnd = "and"
+	opOr  = "or"
+	opNot = "not"
+)
+
+// tagsFilter is a validated filter with the canonical form that names it:
+// subscribers whose filters have the same canonical form share one
+// evaluation per publication (see delivery.matches).
+type tagsFilter struct {
+	root      *protocol.FilterNode
+	canonical string
+	// refs counts the registered subscriptions that use this filter
+	// (filterTable); a filter in use by one only is evaluated directly.
+	refs atomic.Int32
+}
+
+// filterTable interns the filters of registered subscriptions, so that the
+// subscriptions of a node with the same filter hold one copy of it and
+// share its evaluation (delivery.passes).
+type filterTable struct {
+	mu sync.Mutex
+	m  map[string]*tagsFilter
+}
+
+// intern returns the table's filter of f's canonical form, counting one
+// more user; nil for nil.
+func (t *filterTable) intern(f *tagsFilter) *tagsFilter {
+	if f == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = make(map[string]*tagsFilter)
+	}
+	if have, ok := t.m[f.canonical]; ok {
+		have.refs.Add(1)
+		return have
+	}
+	f.refs.Store(1)
+	t.m[f.canonical] = f
+	return f
+}
+
+// release counts one user less of the filter of s (nil or without filter:
+// nothing), dropping the filter with its last user.
+func (t *filterTable) release(s *subscription) {
+	if s == nil || s.filter == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s.filter.refs.Add(-1) == 0 && t.m[s.filter.canonical] == s.filter {
+		delete(t.m, s.filter.canonical)
+	}
+}
+
+// compileTagsFilter validates f and returns it with its canonical form,
+// or the reason it is refused (for the log; the client gets 107).
+func compileTagsFilter(f *protocol.FilterNode) (*tagsFilter, string) {
+	nodes, values := 0, 0
+	if why := checkFilterNode(f, 1, &nodes, &values); why != "" {
+		return nil, why
+	}
+	var b strings.Builder
+	canonicalFilter(&b, f)
+	return &tagsFilter{root: f, canonical: b.String()}, ""
+}
+
+func checkFilterNode(f *protocol.FilterNode, depth int, nodes, values *int) string {
+	if depth > maxFilterDepth {
+		return "tags filter nested too deep"
+	}
+	if *nodes++; *nodes > maxFilterNodes {
+		return "tags filter has too many nodes"
+	}
+	if len(f.Key) > maxFilterValueLen || len(f.Val) > maxFilterValueLen {
+		return "tags filter key or value too long"
+	}
+	switch f.Op {
+	case "":
+		if len(f.Nodes) > 0 {
+			return "tags filter leaf with child nodes"
+		}
+		return checkFilterLeaf(f, values)
+	case opAnd, opOr:
+		if len(f.Nodes) == 0 {
+			return "tags filter " + f.Op + " without child nodes"
+		}
+	case opNot:
+		if len(f.Nodes) != 1 {
+			return "tags filter not must have exactly one child node"
+		}
+	default:
+		return "unknown tags filter op"
+	}
+	if f.Key != "" || f.Cmp != "" || f.Val != "" || len(f.Vals) > 0 {
+		return "tags filter " + f.Op + " with leaf fields"
+	}
+	for _, n := range f.Nodes {
+		if n == nil {
+			return "tags filter with an empty node"
+		}
+		if why := checkFilterNode(n, depth+1, nodes, values); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+func checkFilterLeaf(f *protocol.FilterNode, values *int) string {
+	switch f.Cmp {
+	case cmpEq, cmpNeq, cmpSw, cmpEw, cmpCt, cmpLt, cmpLte, cmpGt, cmpGte:
+		if f.Val == "" || len(f.Vals) > 0 {
+			return "tags filter " + f.Cmp + " needs val and no vals"
+		}
+	case cmpIn, cmpNin:
+		if len(f.Vals) == 0 || f.Val != "" {
+			return "tags filter " + f.Cmp + " needs vals and no val"
+		}
+		if *values += len(f.Vals); *values > maxFilterValues {
+			return "tags filter has too many values"
+		}
+		for _, v := range f.Vals {
+			if len(v) > maxFilterValueLen {
+				return "tags filter value too long"
+			}
+		}
+	case cmpEx, cmpNex:
+		if f.Val != "" || len(f.Vals) > 0 {
+			return "tags filter " + f.Cmp + " takes no value"
+		}
+	case "":
+		return "tags filter leaf without cmp"
+	default:
+		return "unknown tags filter comparison"
+	}
+	if f.Key == "" && f.Cmp != cmpEx && f.Cmp != cmpNex {
+		return "tags filter leaf without key"
+	}
+	return ""
+}
+
+// canonicalFilter writes f so that filters meaning the same thing in the
+// same written order read the same, and in/nin lists in any order too.
+// Lengths prefix every string, so no value can forge a boundary.
+func canonicalFilter(b *strings.Builder, f *protocol.FilterNode) {
+	str := func(s string) {
+		b.WriteString(itoa(len(s)))
+		b.WriteByte(':')
+		b.WriteString(s)
+	}
+	b.WriteByte('(')
+	str(f.Op)
+	str(f.Key)
+	str(f.Cmp)
+	str(f.Val)
+	if len(f.Vals) > 0 {
+		vals := slices.Clone(f.Vals)
+		slices.Sort(vals)
+		for _, v := range slices.Compact(vals) {
+			str(v)
+		}
+	}
+	for _, n := range f.Nodes {
+		canonicalFilter(b, n)
+	}
+	b.WriteByte(')')
+}
+
+func itoa(n int) string {
+	var buf [20]byte
+	i := len(buf)
+	for {
+		i--
+		buf[i] = byte('0' + n%10)
+		if n /= 10; n == 0 {
+			break
+		}
+	}
+	return string(buf[i:])
+}
+
+// match reports whether a publication with tags passes the filter. The
+// filter was validated, so every op and cmp is known.
+func (t *tagsFilter) match(tags map[string]string) bool { return matchNode(t.root, tags) }
+
+func matchNode(f *protocol.FilterNode, tags map[string]string) bool {
+	switch f.Op {
+	case opAnd:
+		for _, n := range f.Nodes {
+			if !matchNode(n, tags) {
+				return false
+			}
+		}
+		return true
+	case opOr:
+		for _, n := range f.Nodes {
+			if matchNode(n, tags) {
+				return true
+			}
+		}
+		return false
+	case opNot:
+		return !matchNode(f.Nodes[0], tags)
+	}
+	v, ok := tags[f.Key]
+	switch f.Cmp {
+	case cmpEq:
+		return ok && v == f.Val
+	case cmpNeq:
+		return !ok || v != f.Val
+	case cmpIn: // as the reference: a missing tag reads as ""
+		return slices.Contains(f.Vals, v)
+	case cmpNin:
+		return !slices.Contains(f.Vals, v)
+	case cmpEx:
+		return ok
+	case cmpNex:
+		return !ok
+	case cmpSw:
+		return ok && strings.HasPrefix(v, f.Val)
+	case cmpEw:
+		return ok && strings.HasSuffix(v, f.Val)
+	case cmpCt:
+		return ok && strings.Contains(v, f.Val)
+	}
+	// Numeric: as the reference, a missing or non-numeric tag value, or a
+	// filter value that is not a number, does not match.
+	if !ok {
+		return false
+	}
+	x, okx := parseDecimal(v)
+	y, oky := parseDecimal(f.Val)
+	if !okx || !oky {
+		return false
+	}
+	c := compareDecimal(x, y)
+	switch f.Cmp {
+	case cmpLt:
+		return c < 0
+	case cmpLte:
+		return c <= 0
+	case cmpGt:
+		return c > 0
+	default: // gte
+		return c >= 0
+	}
+}
+
+// decimal is a parsed decimal number: its sign and its digits without
+// leading zeros before the point or trailing zeros after it, slices of
+// the string it was read from (no allocation).
+type decimal struct {
+	neg         bool
+	whole, frac string
+}
+
+// parseDecimal reads [+-]digits[.digits] (at least one digit), exactly:
+// tag values such as prices compare without float rounding.
+func parseDecimal(s string) (decimal, bool) {
+	var d decimal
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		d.neg = s[0] == '-'
+		s = s[1:]
+	}
+	ip, fp, dot := strings.Cut(s, ".")
+	if ip == "" && fp == "" || dot && fp == "" {
+		return d, false // no digits, or "5."
+	}
+	if !allDigits(ip) || !allDigits(fp) {
+		return d, false
+	}
+	d.whole = strings.TrimLeft(ip, "0")
+	d.frac = strings.TrimRight(fp, "0")
+	if d.whole == "" && d.frac == "" {
+		d.neg = false // -0 == 0
+	}
+	return d, true
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// compareDecimal returns -1, 0 or 1 as x is less than, equal to or
+// greater than y.
+func compareDecimal(x, y decimal) int {
+	if x.neg != y.neg {
+		if x.neg {
+			return -1
+		}
+		return 1
+	}
+	c := compareMagnitude(x, y)
+	if x.neg {
+		return -c
+	}
+	return c
+}
+
+func compareMagnitude(x, y decimal) int {
+	if len(x.whole) != len(y.whole) {
+		if len(x.whole) < len(y.whole) {
+			return -1
+		}
+		return 1
+	}
+	if c := strings.Compare(x.whole, y.whole); c != 0 {
+		return c
+	}
+	// Same integer part: compare the fractions digit by digit, the shorter
+	// padded with zeros.
+	n := max(len(x.frac), len(y.frac))
+	for i := 0; i < n; i++ {
+		a, b := byte('0'), byte('0')
+		if i < len(x.frac) {
+			a = x.frac[i]
+		}
+		if i < len(y.frac) {
+			b = y.frac[i]
+		}
+		if a != b {
+			if a < b {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+// requestFilter is the subscribe request's tags filter, compiled; nil
+// when it has none. As the reference, a filter where the namespace does
+// not allow one (allow_tags_filter), or a malformed one, is error 107. So
+// is a filter with delta compression: the reference makes the two
+// mutually exclusive, and a subscriber asking for both would otherwise not
+// get what it asked for without knowing why.
+func (c *Client) requestFilter(ch string, r *rule, req *protocol.SubscribeRequest) (*tagsFilter, error) {
+	if req.Tf == nil {
+		return nil, nil
+	}
+	if !r.AllowTagsFilter {
+		c.logger().Info("tags filter where the namespace does not allow it", "channel", ch)
+		return nil, newError(protocol.ErrorBadRequest)
+	}
+	if req.Delta != "" {
+		c.logger().Info("tags filter with delta compression", "channel", ch)
+		return nil, newError(protocol.ErrorBadRequest)
+	}
+	f, why := compileTagsFilter(req.Tf)
+	if f == nil {
+		c.logger().Info("invalid tags filter", "channel", ch, "reason", why)
+		return nil, newError(protocol.ErrorBadRequest)
+	}
+	return f, nil
+}
+
+// passes reports whether the delivered publication, with tags, passes f.
+// Each distinct filter is evaluated once per publication, whatever the
+// number of subscribers that share it (interned: one *tagsFilter); a filter
+// of one subscriber is evaluated directly, cheaper than remembering the
+// result. The fan-out goroutine alone uses d.
+func (d *delivery) passes(f *tagsFilter, tags map[string]string) bool {
+	if f.refs.Load() < 2 {
+		return f.match(tags)
+	}
+	if m, ok := d.matches[f]; ok {
+		return m
+	}
+	if d.matches == nil {
+		d.matches = make(map[*tagsFilter]bool, 4)
+	}
+	m := f.match(tags)
+	d.matches[f] = m
+	return m
+}

@@ -1,0 +1,14 @@
+// Package unistream is the Go code generated from Centrifugo's uni_grpc
+// protocol (unistream.proto): the server Herald's uni_grpc transport
+// implements, and the client a Go consumer uses.
+package unistream
+
+// Generated code (unistream.pb.go, unistream_grpc.pb.go) is committed; CI
+// does not run protoc. Regenerate after updating unistream.proto with the
+// tools this code was generated with:
+//
+//	protoc              3.21.12 (Debian package protobuf-compiler)
+//	protoc-gen-go       v1.36.12 (go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12)
+//	protoc-gen-go-grpc  v1.6.0   (go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.0)
+
+//go:generate protoc --go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative unistream.proto
