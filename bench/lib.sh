@@ -25,6 +25,12 @@
 #   NODE_GOMAXPROCS=, NODE_CPUS=   the nodes' GOMAXPROCS and taskset CPU list (unset: all),
 #                                  leaving the load tool unconstrained
 #   PING_INTERVAL=25s PONG_TIMEOUT=8s  the nodes' client.ping_interval and pong_timeout (the defaults)
+#   SHARDS=1                       with postgres or redis: shards of the engine (the largest
+#                                  number a script uses). PostgreSQL shards are
+#                                  BENCH_POSTGRES_SHARD_DSNS (space-separated DSNs, separate
+#                                  clusters), else the test services' PostgreSQL 15 and 18;
+#                                  with SHARDS above 1, every Redis shard is a redis-server the
+#                                  run starts on BASE_PORT+900+i. A script may use fewer (SHARDS_N).
 #   BASE_PORT=18200                first node's port; node i listens on BASE_PORT+i
 #   RESULTS=bench/results          where result folders go
 set -euo pipefail
@@ -49,6 +55,13 @@ ENGINE_SCHEMA="herald_bench_$$"
 
 NODE_PIDS=()
 NODE_PORTS=()
+# The engine's shards: SHARD_DSNS (PostgreSQL) or SHARD_ADDRS (Redis),
+# of which engine_yaml uses the first SHARDS_N.
+SHARDS=${SHARDS:-1}
+SHARDS_N=$SHARDS
+SHARD_DSNS=()
+SHARD_ADDRS=()
+SHARD_REDIS_PIDS=()
 
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 die() {
@@ -63,7 +76,7 @@ start_run() {
 	RUN="$RESULTS/$name-$(date +%Y%m%d-%H%M%S)"
 	WORK="$ROOT/.tmp/bench/$name"
 	mkdir -p "$RUN" "$WORK"
-	trap stop_all EXIT
+	trap 'stop_all; stop_shards' EXIT
 	trap 'exit 130' INT TERM
 	log "building herald and herald-bench"
 	# herald-bench lives in the bench module (bench/go.mod), herald in the root one.
@@ -79,10 +92,16 @@ engine_prepare() {
 	case "$ENGINE" in
 	memory) ;;
 	postgres | redis)
+		if [[ "$ENGINE" == redis ]] && ((SHARDS > 1)); then
+			# Redis servers of the run's own, one per shard.
+			shards_prepare
+			return
+		fi
 		if [[ "$ENGINE" == postgres && -n "${BENCH_POSTGRES_DSN:-}" ]]; then
 			# A PostgreSQL of the run's own, away from the test services
 			# (which tests restart).
 			export HERALD_TEST_POSTGRES_DSN=$BENCH_POSTGRES_DSN
+			shards_prepare
 			return
 		fi
 		"$ROOT/scripts/services.sh" start >&2
@@ -90,18 +109,77 @@ engine_prepare() {
 		;;
 	*) die "ENGINE=$ENGINE: want memory, postgres or redis" ;;
 	esac
+	shards_prepare
+}
+
+# shards_prepare fills SHARD_DSNS or SHARD_ADDRS with SHARDS shards,
+# starting the Redis servers of shards above one.
+shards_prepare() {
+	[[ "$SHARDS" =~ ^[1-9][0-9]*$ ]] || die "SHARDS: want a positive integer, got $SHARDS"
+	case "$ENGINE" in
+	postgres)
+		if [[ -n "${BENCH_POSTGRES_SHARD_DSNS:-}" ]]; then
+			read -r -a SHARD_DSNS <<<"$BENCH_POSTGRES_SHARD_DSNS"
+		else
+			SHARD_DSNS=("$HERALD_TEST_POSTGRES_DSN")
+			if ((SHARDS > 1)) && [[ -n "${HERALD_TEST_POSTGRES18_DSN:-}" ]]; then
+				SHARD_DSNS+=("$HERALD_TEST_POSTGRES18_DSN")
+			fi
+		fi
+		((${#SHARD_DSNS[@]} >= SHARDS)) ||
+			die "SHARDS=$SHARDS: only ${#SHARD_DSNS[@]} PostgreSQL clusters (set BENCH_POSTGRES_SHARD_DSNS)"
+		;;
+	redis)
+		if ((SHARDS == 1)); then
+			SHARD_ADDRS=("$HERALD_TEST_REDIS_ADDR")
+			return
+		fi
+		command -v redis-server >/dev/null || die "SHARDS=$SHARDS with redis needs redis-server"
+		local i port
+		for ((i = 0; i < SHARDS; i++)); do
+			port=$((BASE_PORT + 900 + i))
+			redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no >"$RUN/redis-shard$i.log" 2>&1 &
+			SHARD_REDIS_PIDS+=($!)
+			SHARD_ADDRS+=("127.0.0.1:$port")
+			for _ in $(seq 100); do
+				(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+				sleep 0.05
+			done
+		done
+		log "Redis shards: ${SHARD_ADDRS[*]} (pids ${SHARD_REDIS_PIDS[*]})"
+		;;
+	esac
+}
+
+# stop_shards stops the Redis servers shards_prepare started (by pid).
+stop_shards() {
+	local pid
+	for pid in "${SHARD_REDIS_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	SHARD_REDIS_PIDS=()
+}
+
+# yaml_list ITEM...: a YAML flow list of quoted strings.
+yaml_list() {
+	local out="" x
+	for x in "$@"; do
+		out+="${out:+, }\"$x\""
+	done
+	echo "[$out]"
 }
 
 # engine_yaml prints the engine section of a node's configuration (the
-# keys of server/engine.go: engine.postgres.dsn and .schema,
-# engine.redis.address and .prefix).
+# keys of server/engine.go: engine.postgres.shards and .schema,
+# engine.redis.address and .prefix), with the first SHARDS_N shards.
 engine_yaml() {
 	case "$ENGINE" in
 	memory) printf 'engine:\n  type: memory\n' ;;
-	postgres) printf 'engine:\n  type: postgres\n  postgres:\n    dsn: "%s"\n    schema: "%s"\n' \
-		"$HERALD_TEST_POSTGRES_DSN" "$ENGINE_SCHEMA" ;;
-	redis) printf 'engine:\n  type: redis\n  redis:\n    address: "%s"\n    prefix: "%s"\n' \
-		"$HERALD_TEST_REDIS_ADDR" "$ENGINE_SCHEMA" ;;
+	postgres) printf 'engine:\n  type: postgres\n  postgres:\n    shards: %s\n    schema: "%s"\n' \
+		"$(yaml_list "${SHARD_DSNS[@]:0:$SHARDS_N}")" "$ENGINE_SCHEMA" ;;
+	redis) printf 'engine:\n  type: redis\n  redis:\n    address: %s\n    prefix: "%s"\n' \
+		"$(yaml_list "${SHARD_ADDRS[@]:0:$SHARDS_N}")" "$ENGINE_SCHEMA" ;;
 	esac
 }
 
@@ -115,9 +193,12 @@ history_yaml() {
 # engine_cleanup drops the run's PostgreSQL schema; the nodes have stopped.
 # Redis keys under the run's prefix are left to their TTLs.
 engine_cleanup() {
+	local dsn
 	if [[ "$ENGINE" == postgres ]] && command -v psql >/dev/null; then
-		psql -q "$HERALD_TEST_POSTGRES_DSN" -c "SET client_min_messages = warning; DROP SCHEMA IF EXISTS $ENGINE_SCHEMA CASCADE" >&2 ||
-			log "could not drop schema $ENGINE_SCHEMA"
+		for dsn in "${SHARD_DSNS[@]:0:$SHARDS_N}"; do
+			psql -q "$dsn" -c "SET client_min_messages = warning; DROP SCHEMA IF EXISTS $ENGINE_SCHEMA CASCADE" >&2 ||
+				log "could not drop schema $ENGINE_SCHEMA"
+		done
 	fi
 }
 

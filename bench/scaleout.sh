@@ -27,6 +27,17 @@
 #   bench/scaleout.sh                                       the full curve (~5 min)
 #   NODES="1 2" RATES=200 STEP=3s bench/scaleout.sh         a smoke run
 #   BENCH_POSTGRES_DSN=postgres://… bench/scaleout.sh       a PostgreSQL of its own
+#   SHARDS=1,2 bench/scaleout.sh                            the curve on 1 and 2 shards
+#   ENGINE=redis SHARDS=1,2 bench/scaleout.sh               the same on Redis
+#
+# Shards (SHARDS, a comma-separated list of shard counts; lib.sh says where
+# the shards are): with N shards, N herald-bench processes run at once,
+# each on a channel of its own shard at rate/N with subscribers/N, so that
+# the load spreads over the shards as many channels would; achieved rates
+# and copies are summed, p99 is the largest of the N. "store CPU" is then
+# the CPU of every shard's server processes together (PostgreSQL
+# postmasters and their children, or redis-server), on this machine. With
+# ENGINE=redis the listener columns are empty and there is no probe.
 #
 # Environment (defaults): NODES ("1 2 4 8 16"), RATES (500,2000),
 # SUBS_PER_NODE (200), MAX_SUBS (3200), STEP (10s), WARMUP (3s), BASELINE
@@ -36,7 +47,14 @@
 #
 # Writes scaleout.md (the table), probe.md, the herald-bench CSVs and every
 # node's log and final metrics (kN/) into the run folder.
-ENGINE=postgres
+ENGINE=${ENGINE:-postgres}
+[[ "$ENGINE" == postgres || "$ENGINE" == redis ]] || die "ENGINE=$ENGINE: want postgres or redis"
+IFS=, read -r -a SHARD_LIST <<<"${SHARDS:-1}"
+SHARDS=1
+for n in "${SHARD_LIST[@]}"; do
+	[[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "error: SHARDS: want positive integers, got $n" >&2; exit 1; }
+	((n > SHARDS)) && SHARDS=$n
+done
 source "$(dirname "$0")/lib.sh"
 
 NODES=${NODES:-1 2 4 8 16}
@@ -81,30 +99,55 @@ ticks() {
 	fi
 }
 
-# PostgreSQL's server processes: the postmaster is the parent of any
-# backend. Empty PG_MASTER when the server is not visible in /proc here.
+# The store's server processes: for PostgreSQL the postmaster of a
+# cluster, the parent of any backend; for Redis the redis-server. Empty
+# when a server is not visible in /proc here. PG_MASTER is the first
+# shard's (the probe's), STORE_PIDS every shard's.
 PG_MASTER=""
-find_postmaster() {
+STORE_PIDS=()
+find_postmaster() { # DSN: prints the postmaster's pid, if it is here
 	local cp s ppid
 	# The checkpointer lives as long as the server and any role sees its pid.
-	cp=$(psql -Atq "$HERALD_TEST_POSTGRES_DSN" -c "select pid from pg_stat_activity where backend_type = 'checkpointer'" 2>/dev/null) || return 0
+	cp=$(psql -Atq "$1" -c "select pid from pg_stat_activity where backend_type = 'checkpointer'" 2>/dev/null) || return 0
 	s=$(cat "/proc/$cp/stat" 2>/dev/null) || return 0
 	read -r _ ppid _ <<<"${s##*) }"
 	if [[ "$(cat "/proc/$ppid/comm" 2>/dev/null)" =~ ^(postgres|postmaster)$ ]]; then
-		PG_MASTER=$ppid
+		echo "$ppid"
 	fi
 }
+find_redis() { # HOST:PORT: prints the redis-server's pid, if it is here
+	local pid
+	pid=$(redis-cli -h "${1%:*}" -p "${1##*:}" info server 2>/dev/null | awk -F: '/^process_id:/ {print $2}' | tr -d '\r')
+	[[ -n "$pid" && -e "/proc/$pid" ]] && echo "$pid"
+	return 0
+}
+# find_stores N: STORE_PIDS of the first N shards; empty unless all are here.
+find_stores() {
+	local i pid
+	STORE_PIDS=()
+	for ((i = 0; i < $1; i++)); do
+		if [[ "$ENGINE" == postgres ]]; then
+			pid=$(find_postmaster "${SHARD_DSNS[$i]}")
+		else
+			pid=$(find_redis "${SHARD_ADDRS[$i]}")
+		fi
+		[[ -n "$pid" ]] || {
+			STORE_PIDS=()
+			return
+		}
+		STORE_PIDS+=("$pid")
+	done
+}
 
-# pg_ticks: CPU of the postmaster, its live children and those it reaped.
+# pg_ticks: CPU of the stores' server processes, their live children and
+# those they reaped.
 pg_ticks() {
-	[[ -n "$PG_MASTER" ]] || {
-		echo 0
-		return
-	}
-	local t c
-	t=$(ticks "$PG_MASTER" children)
-	for c in $(pgrep -P "$PG_MASTER"); do
-		t=$((t + $(ticks "$c")))
+	local t=0 c m
+	for m in "${STORE_PIDS[@]}"; do
+		t=$((t + $(ticks "$m" children)))
+		for c in $(pgrep -P "$m"); do
+			t=$((t + $(ticks "$c")))
+		done
 	done
 	echo "$t"
 }
@@ -195,6 +238,7 @@ probe() {
 		log "probe skipped: needs pgbench and PostgreSQL on this machine"
 		return
 	fi
+	STORE_PIDS=("$PG_MASTER") # pg_ticks of the probe's server alone
 	log "probe: notifying commits with and without idle listeners on another channel; LISTEN/UNLISTEN churn"
 	echo "NOTIFY herald_probe_target, 'x';" >"$WORK/notify.sql"
 	printf 'LISTEN herald_probe_churn;\nUNLISTEN herald_probe_churn;\n' >"$WORK/churn.sql"
@@ -246,12 +290,14 @@ cleanup_probe() {
 
 start_run scaleout
 stop_bench() {
-	[[ -n "$BENCH_PID" ]] || return 0
-	kill -INT "$BENCH_PID" 2>/dev/null || true
-	wait "$BENCH_PID" 2>/dev/null || true
+	local p
+	for p in $BENCH_PID; do
+		kill -INT "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
 	BENCH_PID=""
 }
-trap 'cleanup_probe; stop_bench; stop_all' EXIT
+trap 'cleanup_probe; stop_bench; stop_all; stop_shards' EXIT
 # Each node holds up to PoolSize + QueryPoolSize + 1 connections (2 + 4 + 1
 # by default); the largest K runs K+1 nodes, and psql and the probe need a
 # few more.
@@ -261,29 +307,41 @@ for k in $NODES; do
 	((k > max_k)) && max_k=$k
 done
 need=$((7 * (max_k + 1) + 12))
-have=$(psql -Atq "$HERALD_TEST_POSTGRES_DSN" -c "select current_setting('max_connections')::int - (select count(*) from pg_stat_activity)") ||
-	die "cannot reach PostgreSQL at the bench DSN"
-((have >= need)) || die "PostgreSQL has $have free connections; NODES up to $max_k needs $need (raise max_connections)"
-find_postmaster
-if [[ -z "$PG_MASTER" ]]; then
-	log "PostgreSQL is not visible in /proc here: its CPU columns will say n/a"
+if [[ "$ENGINE" == postgres ]]; then
+	for dsn in "${SHARD_DSNS[@]:0:$SHARDS}"; do
+		have=$(psql -Atq "$dsn" -c "select current_setting('max_connections')::int - (select count(*) from pg_stat_activity)") ||
+			die "cannot reach PostgreSQL at a bench DSN"
+		((have >= need)) || die "PostgreSQL has $have free connections; NODES up to $max_k needs $need (raise max_connections)"
+	done
+	PG_MASTER=$(find_postmaster "$HERALD_TEST_POSTGRES_DSN")
+fi
+find_stores "$SHARDS"
+if ((${#STORE_PIDS[@]} == 0)); then
+	log "the $ENGINE servers are not all visible in /proc here: the store CPU columns will say n/a"
 fi
 
 TABLE="$RUN/scaleout.md"
 {
-	echo "# Scale-out curve"
+	echo "# Scale-out curve ($ENGINE)"
 	echo
-	echo "One PostgreSQL, K nodes with subscribers + 1 idle node (K+1 listening connections), one channel, 128-byte publications through node 1's API."
+	echo "N $ENGINE shards, K nodes with subscribers + 1 idle node (K+1 listening connections per shard), one channel per shard, 128-byte publications through node 1's API."
 	echo "CPU figures are per publication, after subtracting each process's idle rate (measured for ${BASELINE}s per K)."
 	echo "Step ${STEP_S}s after ${WARMUP_S}s warm-up; subscribers: $SUBS_PER_NODE per node, at most $MAX_SUBS."
 	echo
-	echo "| nodes | rate/s | achieved/s | subscribers | PG CPU µs/pub | PG CPU % | listener records/s (all nodes) | client copies/s | p99 all copies | missing | idle node records/pub | idle node µs/pub | node 1 µs/pub | load avg |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| shards | nodes | rate/s | achieved/s | subscribers | store CPU µs/pub | store CPU % | listener records/s (all nodes) | client copies/s | p99 all copies | missing | idle node records/pub | idle node µs/pub | node 1 µs/pub | load avg |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$TABLE"
 
 IFS=, read -r -a rate_list <<<"$RATES"
+for SHARDS_N in "${SHARD_LIST[@]}"; do
+find_stores "$SHARDS_N"
+# One channel per shard, each owned by its shard.
+shard_channels=()
+for ((s = 0; s < SHARDS_N; s++)); do
+	shard_channels+=("$("$BENCH" shard-channel --shards "$SHARDS_N" --shard "$s" --prefix scaleout)")
+done
 for k in $NODES; do
-	log "K=$k: starting $k nodes and one idle node"
+	log "N=$SHARDS_N K=$k: starting $k nodes and one idle node"
 	for ((i = 1; i <= k + 1; i++)); do
 		start_node "$i"
 	done
@@ -297,7 +355,9 @@ for k in $NODES; do
 	# A checkpoint now (when the role may) rather than during a step: the
 	# probe's and the previous K's commits left WAL behind, and the
 	# checkpointer's CPU would otherwise land on the first step.
-	psql -q "$HERALD_TEST_POSTGRES_DSN" -c CHECKPOINT >/dev/null 2>&1 || true
+	for dsn in "${SHARD_DSNS[@]:0:$SHARDS_N}"; do
+		psql -q "$dsn" -c CHECKPOINT >/dev/null 2>&1 || true
+	done
 	# Idle rates of PostgreSQL and of the two nodes whose CPU is reported.
 	b_pg0=$(pg_ticks) b_id0=$(ticks "$idle_pid") b_n10=$(ticks "$n1_pid") bt0=$(now)
 	sleep "$BASELINE"
@@ -308,8 +368,8 @@ for k in $NODES; do
 	n1_idle=$(calc "($b_n11-$b_n10)/$bdt" 3)
 
 	for rate in "${rate_list[@]}"; do
-		csv="$RUN/k$k-r$rate.csv"
-		log "K=$k rate=$rate: $subs subscribers"
+		tag="n$SHARDS_N-k$k-r$rate"
+		log "N=$SHARDS_N K=$k rate=$rate: $subs subscribers"
 		# Nothing is published between runs, so the counters are read now;
 		# herald-bench runs in the background so that CPU is read once its
 		# subscribers are connected: the window holds the warm-up, the step
@@ -317,23 +377,30 @@ for k in $NODES; do
 		pubs0=$(metric_sum "$(node_port 1)" '^herald_engine_publish_duration_seconds_count')
 		recv0=$(nodes_sum 1 "$idle" '^herald_postgres_listener_lag_seconds_count')
 		irecv0=$(metric_sum "$(node_port "$idle")" '^herald_postgres_listener_lag_seconds_count')
-		cmd=(timeout -s INT -k 10 "$RUN_TIMEOUT" "$BENCH" latency
-			--url "$urls" --secret "$SECRET" --format "$FORMAT"
-			--subscribers "$subs" --channel scaleout
-			--api "$(node_api 1)" --api-key "$API_KEY" --api-conns "$API_CONNS"
-			--payload 128 --rates "$rate" --step "$STEP" --down=false --warmup "$WARMUP"
-			--csv "$csv")
-		printf '%q ' "${cmd[@]}" | sed "s|$ROOT/||g" >>"$RUN/commands.txt"
-		echo >>"$RUN/commands.txt"
-		"${cmd[@]}" >"$RUN/k$k-r$rate.md" 2>"$RUN/k$k-r$rate.log" &
-		BENCH_PID=$!
-		for _ in $(seq $((RUN_TIMEOUT * 20))); do
-			grep -q 'subscribers connected' "$RUN/k$k-r$rate.log" 2>/dev/null && break
-			kill -0 "$BENCH_PID" 2>/dev/null || break
-			sleep 0.05
+		# One herald-bench per shard, each on its shard's channel.
+		BENCH_PID=""
+		for ((s = 0; s < SHARDS_N; s++)); do
+			cmd=(timeout -s INT -k 10 "$RUN_TIMEOUT" "$BENCH" latency
+				--url "$urls" --secret "$SECRET" --format "$FORMAT"
+				--subscribers $((subs / SHARDS_N)) --channel "${shard_channels[$s]}"
+				--api "$(node_api 1)" --api-key "$API_KEY" --api-conns $(((API_CONNS + SHARDS_N - 1) / SHARDS_N))
+				--payload 128 --rates "$(calc "$rate/$SHARDS_N" 2)" --step "$STEP" --down=false --warmup "$WARMUP"
+				--csv "$RUN/$tag-s$s.csv")
+			printf '%q ' "${cmd[@]}" | sed "s|$ROOT/||g" >>"$RUN/commands.txt"
+			echo >>"$RUN/commands.txt"
+			"${cmd[@]}" >"$RUN/$tag-s$s.md" 2>"$RUN/$tag-s$s.log" &
+			BENCH_PID+=" $!"
+		done
+		for ((s = 0; s < SHARDS_N; s++)); do
+			for _ in $(seq $((RUN_TIMEOUT * 20))); do
+				grep -q 'subscribers connected' "$RUN/$tag-s$s.log" 2>/dev/null && break
+				sleep 0.05
+			done
 		done
 		pg0=$(pg_ticks) id0=$(ticks "$idle_pid") n10=$(ticks "$n1_pid") t0=$(now)
-		wait "$BENCH_PID" || log "K=$k rate=$rate: herald-bench failed (see k$k-r$rate.log)"
+		for p in $BENCH_PID; do
+			wait "$p" || log "N=$SHARDS_N K=$k rate=$rate: a herald-bench failed (see $tag-s*.log)"
+		done
 		BENCH_PID=""
 		pg1=$(pg_ticks) id1=$(ticks "$idle_pid") n11=$(ticks "$n1_pid") t1=$(now)
 		pubs1=$(metric_sum "$(node_port 1)" '^herald_engine_publish_duration_seconds_count')
@@ -342,42 +409,52 @@ for k in $NODES; do
 		load=$(cut -d' ' -f1 /proc/loadavg)
 		pubs=$((pubs1 - pubs0))
 		dt=$(calc "$t1-$t0" 3)
-		if ((pubs <= 0)) || [[ ! -s "$csv" ]]; then
-			echo "| $k | $rate | failed | $subs | | | | | | | | | | $load |" >>"$TABLE"
+		csvs=()
+		for ((s = 0; s < SHARDS_N; s++)); do
+			[[ -s "$RUN/$tag-s$s.csv" ]] && csvs+=("$RUN/$tag-s$s.csv")
+		done
+		if ((pubs <= 0)) || ((${#csvs[@]} < SHARDS_N)); then
+			echo "| $SHARDS_N | $k | $rate | failed | $subs | | | | | | | | | | $load |" >>"$TABLE"
 			continue
 		fi
-		achieved=$(csv_col "$csv" achieved_rate)
+		# Sums over the shards' loads; the p99 is the worst of them.
+		achieved=0 copies=0 p99us=0 missing=0
+		for c in "${csvs[@]}"; do
+			achieved=$(calc "$achieved+$(csv_col "$c" achieved_rate)" 3)
+			copies=$(calc "$copies+$(csv_col "$c" deliveries_per_s)" 3)
+			missing=$((missing + $(csv_col "$c" missing)))
+			p99us=$(calc "($(csv_col "$c" all_p99_us) > $p99us) ? $(csv_col "$c" all_p99_us) : $p99us" 0)
+		done
 		per_pub() { calc "(($2-$1) - $3*$dt)*1e6/$CLK_TCK/$pubs" 1; }
-		if [[ -n "$PG_MASTER" ]]; then
+		if ((${#STORE_PIDS[@]} > 0)); then
 			pg_us=$(per_pub "$pg0" "$pg1" "$pg_idle")
 			pg_pct=$(calc "$pg_us*$achieved/1e4" 0)
 		else
 			pg_us=n/a pg_pct=n/a
 		fi
 		recv_s=$(calc "($recv1-$recv0)/$pubs*$achieved" 0)
-		copies=$(csv_col "$csv" deliveries_per_s)
-		p99=$(calc "$(csv_col "$csv" all_p99_us)/1000" 1)
-		missing=$(csv_col "$csv" missing)
-		echo "| $k | $rate | $(calc "$achieved" 0) | $subs | $pg_us | $pg_pct | $recv_s | $(calc "$copies" 0) | $p99 ms | $missing | $(calc "($irecv1-$irecv0)/$pubs" 2) | $(per_pub "$id0" "$id1" "$id_idle") | $(per_pub "$n10" "$n11" "$n1_idle") | $load |" >>"$TABLE"
+		p99=$(calc "$p99us/1000" 1)
+		echo "| $SHARDS_N | $k | $rate | $(calc "$achieved" 0) | $subs | $pg_us | $pg_pct | $recv_s | $(calc "$copies" 0) | $p99 ms | $missing | $(calc "($irecv1-$irecv0)/$pubs" 2) | $(per_pub "$id0" "$id1" "$id_idle") | $(per_pub "$n10" "$n11" "$n1_idle") | $load |" >>"$TABLE"
 	done
 
 	# stop_all keeps each node's final metrics in the run folder and drops
 	# the schema; file them under this K.
 	stop_all
-	mkdir -p "$RUN/k$k"
-	mv "$RUN"/node*.log "$RUN"/node*.metrics.txt "$RUN/k$k/" 2>/dev/null || true
+	mkdir -p "$RUN/n$SHARDS_N-k$k"
+	mv "$RUN"/node*.log "$RUN"/node*.metrics.txt "$RUN/n$SHARDS_N-k$k/" 2>/dev/null || true
+done
 done
 
 {
 	echo
-	echo "PostgreSQL idle CPU is measured per K over ${BASELINE}s; PG CPU % is the share of one core at the achieved rate."
+	echo "Store idle CPU is measured per K over ${BASELINE}s; store CPU % is the share of one core at the achieved rate."
 	echo "Machine: see machine.txt; exact commands: commands.txt."
 } >>"$TABLE"
 cat "$TABLE"
 # The probe runs last: the hundreds of thousands of notifying commits it
 # leaves behind in PostgreSQL's queue and WAL doubled the next step's
 # PostgreSQL CPU when it ran first.
-if ((PROBE)); then
+if ((PROBE)) && [[ "$ENGINE" == postgres ]]; then
 	probe
 fi
 log "done: ${RUN#"$ROOT"/}"

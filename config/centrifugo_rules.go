@@ -86,7 +86,7 @@ func centrifugoRules() []centrifugoRule {
 		{Key: "admin.insecure", Herald: "admin.ui.insecure", Note: "", apply: rename("admin.ui.insecure")},
 		{Key: "admin.handler_prefix", Herald: "admin.ui.path", Note: "empty (Centrifugo's default, the UI at '/') becomes Herald's default, '/admin'", apply: adminPath},
 		{Key: "http_api.disabled", Herald: "http_api.key", Note: "true: the API is off (Herald's API is off without a key)", apply: apiDisabled},
-		{Key: "engine.redis.address", Herald: "engine.redis.address", Note: "one address, 'host:port' or a 'redis://' URL (whose user, password and database number are taken too); several addresses shard in Centrifugo, which Herald does not: use Redis Cluster", apply: redisAddress},
+		{Key: "engine.redis.address", Herald: "engine.redis.address", Note: "'host:port' or a 'redis://' URL (whose user, password and database number are taken too); several addresses are shards, as in Centrifugo, but Herald places channels on them by its own hash, so existing streams are not found", apply: redisAddress},
 		{Key: "engine.redis.cluster_address", Herald: "engine.redis.addresses, engine.redis.cluster", Note: "the seed addresses of a Redis Cluster", apply: redisAddresses(true)},
 		{Key: "engine.redis.sentinel_address", Herald: "engine.redis.addresses", Note: "the Sentinel addresses", apply: redisAddresses(false)},
 		{Key: "engine.redis.tls", Herald: "engine.redis.tls", Note: "Centrifugo's TLS object has other keys than Herald's: with TLS on, write the Herald file (herald config convert) and set engine.redis.tls there", apply: refuseUnlessOff},
@@ -597,28 +597,32 @@ func apiDisabled(m *cfMapper, c cfCtx, v any) {
 	}
 }
 
-// redisAddress maps engine.redis.address: a string or a list of one, as
-// 'host:port' or a redis:// URL.
+// redisAddress maps engine.redis.address: a string or a list, as
+// 'host:port' or redis:// URLs; several are shards, in Herald as in
+// Centrifugo (docs/engines.md, "Sharding").
 func redisAddress(m *cfMapper, c cfCtx, v any) {
 	addrs, ok := stringList(v)
 	if !ok {
 		m.refuse(c.path, "want an address or a list of addresses")
 		return
 	}
-	switch len(addrs) {
-	case 0:
-		return
-	case 1:
-	default:
-		m.refuse(c.path, "several addresses: Centrifugo shards channels over them, Herald does not; use one server, Sentinel (sentinel_address) or Redis Cluster (cluster_address)")
+	if len(addrs) == 0 {
 		return
 	}
-	hostPort, err := m.redisURL(addrs[0])
-	if err != nil {
-		m.refuse(c.path, err.Error())
+	out := make([]any, 0, len(addrs))
+	for _, a := range addrs {
+		hostPort, err := m.redisURL(a)
+		if err != nil {
+			m.refuse(c.path, err.Error())
+			return
+		}
+		out = append(out, hostPort)
+	}
+	if len(out) == 1 {
+		setKey(m.out, "engine.redis.address", out[0])
 		return
 	}
-	setKey(m.out, "engine.redis.address", hostPort)
+	setKey(m.out, "engine.redis.address", out)
 }
 
 func redisAddresses(cluster bool) func(m *cfMapper, c cfCtx, v any) {

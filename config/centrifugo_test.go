@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -134,7 +135,7 @@ func TestCentrifugoKeyMap(t *testing.T) {
 		"address":             {cfg.Address, "127.0.0.1:9001"},
 		"log.level":           {cfg.Log.Level, "debug"},
 		"name":                {cfg.Name, "n1"},
-		"redis address":       {cfg.Engine.Redis.Address, "10.0.0.1:6380"},
+		"redis address":       {strings.Join(cfg.Engine.Redis.Address, ","), "10.0.0.1:6380"},
 		"redis user":          {cfg.Engine.Redis.Username, "u"},
 		"redis password":      {cfg.Engine.Redis.Password, "p"},
 		"redis db":            {cfg.Engine.Redis.DB, 2},
@@ -285,10 +286,13 @@ func TestCentrifugoRefusedKeysNameThemselves(t *testing.T) {
 			t.Errorf("%s: %v, want a suggestion of %s", key, ps, want)
 		}
 	}
-	// Several addresses: Centrifugo shards, Herald does not.
-	_, ps = mapCentrifugo(map[string]any{"engine": map[string]any{"redis": map[string]any{"address": []any{"a:1", "b:2"}}}})
-	if !hasProblem(ps, "engine.redis.address", "shards") {
+	// Several addresses: shards, in Herald as in Centrifugo.
+	out, ps := mapCentrifugo(map[string]any{"engine": map[string]any{"type": "redis", "redis": map[string]any{"address": []any{"a:1", "redis://b:2"}}}})
+	if len(ps) > 0 {
 		t.Errorf("two redis addresses: %v", ps)
+	}
+	if got := fmt.Sprint(out["engine"].(map[string]any)["redis"].(map[string]any)["address"]); got != "[a:1 b:2]" {
+		t.Errorf("two redis addresses: engine.redis.address %s, want [a:1 b:2]", got)
 	}
 }
 

@@ -95,6 +95,13 @@ func decodeNode(n *yaml.Node, v reflect.Value, path string) Problems {
 			ps = append(ps, decodeNode(val, v.FieldByIndex(o.index), key)...)
 		}
 		return ps
+	case t == stringListType && n.Kind == yaml.ScalarNode && !null:
+		var one string
+		if err := n.Decode(&one); err != nil {
+			return Problems{{Key: path, Line: n.Line, Message: typeMessage(reflect.TypeOf(one), n)}}
+		}
+		v.Set(reflect.ValueOf(StringList{one}))
+		return nil
 	case t.Kind() == reflect.Slice:
 		if null {
 			v.Set(reflect.Zero(t))

@@ -13,6 +13,7 @@ type EngineConfig struct {
 // PostgresConfig connects the PostgreSQL engine (postgres.Config).
 type PostgresConfig struct {
 	DSN                  string        `yaml:"dsn" defaultdoc:"required for 'postgres'" doc:"the database to publish to and read history and presence from, e.g. 'postgres://user:pass@host:5432/db'; may go through a transaction-mode pooler"`
+	Shards               []string      `yaml:"shards" doc:"instead of 'dsn': several databases, each channel kept by one of them; every node lists the same ones in the same order, and the list is fixed for the cluster's data (see 'Sharding' in [engines.md](engines.md))"`
 	ListenDSN            string        `yaml:"listen_dsn" defaultdoc:"'dsn'" doc:"a direct session connection for the node's one LISTEN connection, when 'dsn' goes through a transaction-mode pooler"`
 	Schema               string        `yaml:"schema" default:"herald" doc:"the schema of Herald's tables and functions"`
 	PoolSize             int           `yaml:"pool_size" default:"2" doc:"publishing connections per node (batches grow with fewer)"`
@@ -26,7 +27,7 @@ type PostgresConfig struct {
 // RedisConfig connects the Redis engine: standalone, Sentinel or Cluster
 // (redis.Config).
 type RedisConfig struct {
-	Address          string        `yaml:"address" default:"127.0.0.1:6379" doc:"a standalone Redis server"`
+	Address          StringList    `yaml:"address" default:"127.0.0.1:6379" doc:"a standalone Redis server; a list of several is several shards, each channel kept by one of them (see 'Sharding' in [engines.md](engines.md)); not with 'addresses'"`
 	Addresses        []string      `yaml:"addresses" doc:"Sentinel or Cluster seed addresses, instead of 'address'"`
 	SentinelMaster   string        `yaml:"sentinel_master" doc:"the Sentinel master name; with 'addresses', Herald follows failovers"`
 	SentinelUsername string        `yaml:"sentinel_username" doc:"Sentinel credentials: the user name"`
@@ -54,15 +55,37 @@ type NATSConfig struct {
 	TLS      ClientTLS `yaml:"tls"`
 }
 
-// Addrs are the addresses to connect to: addresses, else address.
+// Addrs are the addresses of the first (or only) shard: addresses, else
+// the first of address.
 func (r RedisConfig) Addrs() []string {
 	if len(r.Addresses) > 0 {
 		return r.Addresses
 	}
-	if r.Address != "" {
-		return []string{r.Address}
+	if len(r.Address) > 0 && r.Address[0] != "" {
+		return []string{r.Address[0]}
 	}
 	return []string{"127.0.0.1:6379"}
+}
+
+// Shards are the addresses of each shard: one shard per entry of address
+// when there are several, else the one that Addrs names.
+func (r RedisConfig) Shards() [][]string {
+	if len(r.Addresses) == 0 && len(r.Address) > 1 {
+		out := make([][]string, len(r.Address))
+		for i, a := range r.Address {
+			out[i] = []string{a}
+		}
+		return out
+	}
+	return [][]string{r.Addrs()}
+}
+
+// DSNs are the PostgreSQL shards' DSNs: shards, else the one dsn.
+func (p PostgresConfig) DSNs() []string {
+	if len(p.Shards) > 0 {
+		return p.Shards
+	}
+	return []string{p.DSN}
 }
 
 // engines lists the engines and what each keeps.

@@ -41,7 +41,7 @@ func (c Config) sqlChecks() map[string]sqlauth.Checks {
 func (c Config) sqlAuthDSNs() (dsn, listen string) {
 	dsn, listen = c.SQLAuth.DSN, c.SQLAuth.ListenDSN
 	if dsn == "" && c.Engine.Type == "postgres" {
-		dsn = c.Engine.Postgres.DSN
+		dsn = c.Engine.Postgres.DSNs()[0] // with shards, shard 0's database
 		if listen == "" {
 			listen = c.Engine.Postgres.ListenDSN
 		}

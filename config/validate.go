@@ -85,9 +85,10 @@ func (c Config) Validate() error {
 			bad(key+".presence", "engine %q keeps no presence (set engine.nats.presence: redis, or use another engine)", c.Engine.Type)
 		}
 	}
-	if c.Engine.Type == "postgres" && c.Engine.Postgres.DSN == "" {
+	if c.Engine.Type == "postgres" && c.Engine.Postgres.DSN == "" && len(c.Engine.Postgres.Shards) == 0 {
 		bad("engine.postgres.dsn", "required with engine.type postgres, e.g. postgres://user:pass@host:5432/db")
 	}
+	c.Engine.shardProblems(bad)
 	c.Engine.Redis.TLS.problems("engine.redis.tls", bad)
 	c.Engine.NATS.TLS.problems("engine.nats.tls", bad)
 	switch c.Engine.NATS.Presence {

@@ -71,7 +71,7 @@ func networkedEngines() map[string]func(*testing.T, *config.Config) {
 		},
 		"redis": func(t *testing.T, c *config.Config) {
 			c.Engine.Type = "redis"
-			c.Engine.Redis.Address = testenv.Require(t, "HERALD_TEST_REDIS_ADDR")
+			c.Engine.Redis.Address = config.StringList{testenv.Require(t, "HERALD_TEST_REDIS_ADDR")}
 			c.Engine.Redis.Prefix = "herald-server-test-" + time.Now().Format("150405.000000")
 		},
 		"nats": func(t *testing.T, c *config.Config) {

@@ -34,7 +34,7 @@ func TestEngineTLSFromConfig(t *testing.T) {
 			cfg.Channel.WithoutNamespace.AllowSubscribeForClient = true
 			cfg.Channel.WithoutNamespace.Presence = true
 			cfg.Engine.Type = typ
-			cfg.Engine.Redis.Address = testenv.StartTLSRedis(t, ca)
+			cfg.Engine.Redis.Address = config.StringList{testenv.StartTLSRedis(t, ca)}
 			cfg.Engine.Redis.TLS = section
 			if typ == "nats" {
 				cfg.Engine.NATS.URL = testenv.StartTLSNATS(t, ca)
@@ -78,7 +78,7 @@ func TestEngineTLSRefused(t *testing.T) {
 			cfg.Address = "127.0.0.1:0"
 			cfg.Client.Token.HMACSecretKey = "secret"
 			cfg.Engine.Type = "redis"
-			cfg.Engine.Redis.Address = addr
+			cfg.Engine.Redis.Address = config.StringList{addr}
 			cfg.Engine.Redis.TLS = config.ClientTLS{Enabled: true, ClientTLSFiles: config.ClientTLSFiles{CAFile: c.ca, CertFile: client.CertFile, KeyFile: client.KeyFile}}
 			s, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			if err == nil {

@@ -242,7 +242,7 @@ func watchControlPlane(t *testing.T, engine string, cfg config.Config) *controlW
 			}
 		})
 	case "redis":
-		rc := goredis.NewClient(&goredis.Options{Addr: cfg.Engine.Redis.Address, Protocol: 2})
+		rc := goredis.NewClient(&goredis.Options{Addr: cfg.Engine.Redis.Address[0], Protocol: 2})
 		ps := rc.PSubscribe(t.Context(), cfg.Engine.Redis.Prefix+":node:*", cfg.Engine.Redis.Prefix+":control")
 		if _, err := ps.Receive(t.Context()); err != nil {
 			t.Fatal(err)

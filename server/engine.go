@@ -15,6 +15,7 @@ import (
 	"github.com/heraldhq/herald/engine/nats"
 	"github.com/heraldhq/herald/engine/postgres"
 	"github.com/heraldhq/herald/engine/redis"
+	"github.com/heraldhq/herald/engine/sharded"
 )
 
 // redisOptions converts engine.redis for the Redis engine and presence,
@@ -40,12 +41,23 @@ func newEngine(cfg config.Config, base string, log *slog.Logger) (engine.Engine,
 	switch cfg.Engine.Type {
 	case "postgres":
 		p := cfg.Engine.Postgres
-		e, err := postgres.New(ctx, postgres.Config{
-			DSN: p.DSN, ListenDSN: p.ListenDSN, Schema: p.Schema, NodeID: node,
-			PoolSize: p.PoolSize, QueryPoolSize: p.QueryPoolSize,
-			SynchronousCommitOff: p.SynchronousCommitOff, SkipMigrate: p.SkipMigrate, Logger: log,
-			ListenerPing: p.ListenerPing, WriteTimeout: p.WriteTimeout,
-		})
+		shards := make([]postgres.Config, 0, len(p.DSNs()))
+		for _, dsn := range p.DSNs() {
+			shards = append(shards, postgres.Config{
+				DSN: dsn, ListenDSN: p.ListenDSN, Schema: p.Schema, NodeID: node,
+				PoolSize: p.PoolSize, QueryPoolSize: p.QueryPoolSize,
+				SynchronousCommitOff: p.SynchronousCommitOff, SkipMigrate: p.SkipMigrate, Logger: log,
+				ListenerPing: p.ListenerPing, WriteTimeout: p.WriteTimeout,
+			})
+		}
+		if len(shards) > 1 {
+			e, err := sharded.NewPostgres(ctx, shards)
+			if err != nil {
+				return nil, fmt.Errorf("engine postgres: %w", err)
+			}
+			return sharded.WithMaps(e), nil
+		}
+		e, err := postgres.New(ctx, shards[0])
 		if err != nil {
 			return nil, fmt.Errorf("engine postgres: %w", err)
 		}
@@ -54,6 +66,18 @@ func newEngine(cfg config.Config, base string, log *slog.Logger) (engine.Engine,
 		opts, err := redisOptions(cfg.Engine.Redis, node, log)
 		if err != nil {
 			return nil, err
+		}
+		if addrs := cfg.Engine.Redis.Shards(); len(addrs) > 1 {
+			shards := make([]redis.Config, len(addrs))
+			for i, a := range addrs {
+				shards[i] = opts
+				shards[i].Addrs = a
+			}
+			e, err := sharded.NewRedis(ctx, shards)
+			if err != nil {
+				return nil, fmt.Errorf("engine redis: %w", err)
+			}
+			return sharded.WithMaps(e), nil
 		}
 		e, err := redis.New(ctx, opts)
 		if err != nil {

@@ -29,7 +29,7 @@ func TestHTTPStreamEmulationAcrossNodes(t *testing.T) {
 			cfg.Channel.WithoutNamespace.NamespaceOptions = channels
 			cfg.Shutdown.DrainWindow = time.Duration(50 * time.Millisecond)
 			cfg.Engine.Type = "redis"
-			cfg.Engine.Redis.Address = testenv.Require(t, "HERALD_TEST_REDIS_ADDR")
+			cfg.Engine.Redis.Address = config.StringList{testenv.Require(t, "HERALD_TEST_REDIS_ADDR")}
 			cfg.Engine.Redis.Prefix = "herald-httpstream-test-" + time.Now().Format("150405.000000")
 			var nodes []*Server
 			for _, name := range []string{"node1", "node2"} {

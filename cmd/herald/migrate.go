@@ -23,13 +23,14 @@ func migrateCommand() *cobra.Command {
 		Short: "Create or migrate the PostgreSQL engine's schema (or print its SQL with --sql)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			dsns := []string{dsn}
 			if configPath != "" {
 				cfg, err := loadConfig(configPath)
 				if err != nil {
 					return err
 				}
 				if dsn == "" {
-					dsn = cfg.Engine.Postgres.DSN
+					dsns = cfg.Engine.Postgres.DSNs() // every shard's database
 				}
 				if schema == "" {
 					schema = cfg.Engine.Postgres.Schema
@@ -46,20 +47,28 @@ func migrateCommand() *cobra.Command {
 				fmt.Fprint(cmd.OutOrStdout(), sql)
 				return nil
 			}
-			if dsn == "" {
-				return errors.New("no database: pass --dsn, or --config with engine.postgres.dsn")
+			if dsns[0] == "" {
+				return errors.New("no database: pass --dsn, or --config with engine.postgres.dsn (or shards)")
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			if err := postgres.Migrate(ctx, dsn, schema); err != nil {
-				return err
+			for i, d := range dsns {
+				if err := postgres.Migrate(ctx, d, schema); err != nil {
+					if len(dsns) > 1 {
+						return fmt.Errorf("shard %d: %w", i, err)
+					}
+					return err
+				}
+				if len(dsns) > 1 {
+					fmt.Fprintf(cmd.OutOrStdout(), "shard %d: ", i)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "schema %s is up to date\n", schema)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "schema %s is up to date\n", schema)
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&configPath, "config", "c", "", "configuration file (engine.postgres.dsn and schema)")
+	f.StringVarP(&configPath, "config", "c", "", "configuration file (engine.postgres.dsn or shards, and schema)")
 	f.StringVar(&dsn, "dsn", "", "PostgreSQL connection string")
 	f.StringVar(&schema, "schema", "", "schema name (default herald)")
 	f.BoolVar(&printSQL, "sql", false, "print the migrations' SQL instead of running them")

@@ -1,0 +1,118 @@
+package sharded
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	goredis "github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/heraldhq/herald/engine/postgres"
+	"github.com/heraldhq/herald/engine/redis"
+	"github.com/heraldhq/herald/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func randomToken(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails since Go 1.24
+	return hex.EncodeToString(b)
+}
+
+// pgShard is one PostgreSQL shard of a test: a database and a schema of
+// the test's own, dropped when the test ends.
+type pgShard struct{ dsn, schema string }
+
+// pgShards returns two shards on the two test clusters (PostgreSQL 15 and
+// 18) when both are configured, else two schemas of one database. The
+// caller holds the machine-wide PostgreSQL lock.
+func pgShards(t testing.TB) []pgShard {
+	t.Helper()
+	dsn := testenv.Require(t, "HERALD_TEST_POSTGRES_DSN")
+	testenv.LockPostgres(t)
+	second := os.Getenv("HERALD_TEST_POSTGRES18_DSN")
+	if second == "" {
+		second = dsn
+	}
+	return []pgShard{newPGShard(t, dsn), newPGShard(t, second)}
+}
+
+func newPGShard(t testing.TB, dsn string) pgShard {
+	schema := "herald_t_" + randomToken(6)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return pgShard{dsn: dsn, schema: schema}
+}
+
+// pgConfigs are the shards' engine configurations, quick to notice
+// failures, for a node whose id is node ("" for a random one).
+func pgConfigs(shards []pgShard, node string) []postgres.Config {
+	out := make([]postgres.Config, len(shards))
+	for i, s := range shards {
+		out[i] = postgres.Config{
+			DSN: s.dsn, Schema: s.schema, NodeID: node,
+			JanitorInterval: 50 * time.Millisecond, StreamSweepInterval: 200 * time.Millisecond,
+			ListenerPing: time.Second, ReconnectMin: 20 * time.Millisecond, ReconnectMax: 500 * time.Millisecond,
+			WriteTimeout: 2 * time.Second, Logger: testenv.Logger(),
+		}
+	}
+	return out
+}
+
+// redisConfigs are one configuration per address, each with a prefix of
+// the test's own whose keys are deleted when t ends.
+func redisConfigs(t testing.TB, addrs ...string) []redis.Config {
+	t.Helper()
+	out := make([]redis.Config, len(addrs))
+	for i, addr := range addrs {
+		prefix := "herald_t_" + randomToken(6)
+		t.Cleanup(func() { deletePrefix(t, addr, prefix) })
+		out[i] = redis.Config{
+			Addrs: []string{addr}, Prefix: prefix, HistoryMetaTTL: 10 * time.Minute,
+			HealthInterval: 200 * time.Millisecond, ReconnectMin: 10 * time.Millisecond, ReconnectMax: 200 * time.Millisecond,
+			Logger: testenv.Logger(),
+		}
+	}
+	return out
+}
+
+// deletePrefix removes every key of a test's prefix; a server that is
+// gone (a test's own) has nothing to delete.
+func deletePrefix(t testing.TB, addr, prefix string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := goredis.NewClient(&goredis.Options{Addr: addr, Protocol: 2, MaxRetries: -1})
+	defer c.Close()
+	if c.Ping(ctx).Err() != nil {
+		return
+	}
+	keys, err := c.Keys(ctx, prefix+":*").Result()
+	if err != nil {
+		t.Errorf("list test keys: %v", err)
+		return
+	}
+	if len(keys) > 0 {
+		if err := c.Del(ctx, keys...).Err(); err != nil {
+			t.Errorf("delete test keys: %v", err)
+		}
+	}
+}
