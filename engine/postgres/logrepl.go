@@ -157,7 +157,7 @@ func (e *Engine) prepareSlot(ctx context.Context, lock *pgx.Conn) error {
 		return fmt.Errorf("create publication %s: %w", pub, err)
 	}
 	var retained *int64
-	var lost bool
+	var lost, dropped bool
 	err = lock.QueryRow(ctx, `SELECT (pg_current_wal_lsn() - restart_lsn)::bigint, coalesce(wal_status = 'lost', false)
 		FROM pg_replication_slots WHERE slot_name = $1`, lc.Slot).Scan(&retained, &lost)
 	switch {
@@ -168,14 +168,28 @@ func (e *Engine) prepareSlot(ctx context.Context, lock *pgx.Conn) error {
 		if err := e.dropSlot(ctx, lock); err != nil {
 			return err
 		}
+		dropped = true
 	default:
 		e.logical.retained.Set(float64(*retained))
 		return nil
 	}
+	// A slot that published before and is gone now (dropped by hand, or
+	// left behind on the old primary by a failover) lost the changes
+	// since its last confirmed position: say so as loudly as a drop.
+	var before bool
+	if err := lock.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+e.opts.Schema+`.logical_progress WHERE slot = $1)`, lc.Slot).Scan(&before); err != nil {
+		return fmt.Errorf("read logical_progress: %w", err)
+	}
 	if _, err := lock.Exec(ctx, `SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, lc.Slot); err != nil {
 		return fmt.Errorf("create logical replication slot %s: %w", lc.Slot, err)
 	}
-	e.log.Info("created logical replication slot", "slot", lc.Slot)
+	if before && !dropped {
+		e.logical.missing.Inc()
+		e.log.Error("logical replication slot was MISSING (dropped outside Herald, or not carried over by a failover) and is created again: "+
+			"row changes since its last confirmed position are NOT delivered to logical table streams", "slot", lc.Slot)
+	} else {
+		e.log.Info("created logical replication slot", "slot", lc.Slot)
+	}
 	return nil
 }
 

@@ -8,6 +8,7 @@ type logicalMetrics struct {
 	retained     prometheus.Gauge
 	lag          prometheus.Gauge
 	dropped      prometheus.Counter
+	missing      prometheus.Counter
 	transactions prometheus.Counter
 	changes      prometheus.Counter
 	skipped      prometheus.Counter
@@ -33,6 +34,8 @@ func newLogicalMetrics(nodeID string) *logicalMetrics {
 			"WAL written since the slot's confirmed position (pg_current_wal_lsn() - confirmed_flush_lsn), read by the owning node."),
 		dropped: counter("logical_slot_dropped_total",
 			"Times the logical replication slot was dropped for holding back more WAL than the limit (changes were lost)."),
+		missing: counter("logical_slot_missing_total",
+			"Times the slot that had published was found missing (dropped outside Herald, or lost in a failover) and created again (changes were lost)."),
 		transactions: counter("logical_transactions_total", "Decoded transactions with changes of streamed tables, published."),
 		changes:      counter("logical_changes_total", "Row changes decoded from the logical replication slot."),
 		skipped: counter("logical_replayed_skipped_total",
@@ -42,5 +45,5 @@ func newLogicalMetrics(nodeID string) *logicalMetrics {
 }
 
 func (m *logicalMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.owner, m.retained, m.lag, m.dropped, m.transactions, m.changes, m.skipped, m.errors}
+	return []prometheus.Collector{m.owner, m.retained, m.lag, m.dropped, m.missing, m.transactions, m.changes, m.skipped, m.errors}
 }

@@ -194,6 +194,26 @@ func TestLogicalSlotOverLimitDropped(t *testing.T) {
 	if got[1].New["id"] != float64(3) {
 		t.Fatalf("after the new slot: %+v, want the insert of 3", got[1])
 	}
+	if testutil.ToFloat64(b.logical.missing) != 0 {
+		t.Error("a slot Herald dropped itself was also counted missing")
+	}
+
+	// A slot dropped behind Herald's back (or not carried over by a
+	// failover) is as loud.
+	closeEngine(t, b)
+	// The stopped node's walsender may take a moment to exit.
+	testenv.Eventually(t, "the slot dropped by hand", 10*time.Second, func() bool {
+		_, err := conn.Exec(ctx, `SELECT pg_drop_replication_slot('herald_streams')`)
+		return err == nil
+	})
+	var logsC testenv.LockedBuffer
+	opts.NodeID = "node-c"
+	opts.Logger = slog.New(slog.NewTextHandler(&logsC, &slog.HandlerOptions{Level: slog.LevelError}))
+	c := startEngine(t, opts, newRecorder())
+	testenv.Eventually(t, "the missing slot counted", 30*time.Second, func() bool { return testutil.ToFloat64(c.logical.missing) == 1 })
+	if !strings.Contains(logsC.String(), "slot was MISSING") || !strings.Contains(logsC.String(), "level=ERROR") {
+		t.Fatalf("missing slot: metric %v, logs %q", testutil.ToFloat64(c.logical.missing), logsC.String())
+	}
 }
 
 // TestStreamTableModes checks both modes' tags and the errors of bad
