@@ -189,7 +189,20 @@ func TestLogicalSlotOverLimitDropped(t *testing.T) {
 		t.Fatalf("no error log for the dropped slot: %q", logs.String())
 	}
 	awaitSlotActive(t, conn, "herald_streams")
-	sqlExec(t, conn, `INSERT INTO items VALUES (3)`)
+	// A session that skips triggers is streamed all the same.
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO items VALUES (3)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
 	got := changesOf(t, rec.awaitN(t, "items", 2))
 	if got[1].New["id"] != float64(3) {
 		t.Fatalf("after the new slot: %+v, want the insert of 3", got[1])
