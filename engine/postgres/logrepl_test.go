@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -23,12 +25,12 @@ func logicalOptions(dsn, schema, node string) Config {
 }
 
 // TestLogicalStreamExactlyOnce streams a table written by plain SQL
-// (outside Herald) through the slot, stops the node that consumes it in
+// (outside Herald), kills (SIGKILL) the process that consumes the slot in
 // the middle of the writes, and checks that a subscriber sees every row
 // change once, in commit order, with contiguous offsets, as the standby
 // node takes over. The consumers confirm no position while the test
 // runs (StatusInterval is an hour), so the standby is sent again every
-// transaction the stopped node published, and must skip each.
+// transaction the killed node published, and must skip each.
 func TestLogicalStreamExactlyOnce(t *testing.T) {
 	dsn := logicalCluster(t)
 	schema := "herald"
@@ -44,12 +46,29 @@ func TestLogicalStreamExactlyOnce(t *testing.T) {
 	sqlExec(t, conn, `SELECT herald.stream_table('orders', 'lorders:{customer}', ARRAY['id','status','body','big'], 100000, '1 hour',
 		mode => 'logical', tags => ARRAY['status'])`)
 
-	optsA := logicalOptions(dsn, schema, "node-a")
-	optsA.Logical.StatusInterval = time.Hour
-	a := startEngine(t, optsA, newRecorder())
+	// Node a is a process of its own (this test binary running
+	// TestLogicalConsumerProcess), so that it can be killed.
+	var childLog testenv.LockedBuffer
+	child := exec.Command(os.Args[0], "-test.run=^TestLogicalConsumerProcess$", "-test.count=1", "-test.v")
+	child.Env = append(os.Environ(), childDSNVar+"="+dsn)
+	child.Stdout, child.Stderr = &childLog, &childLog
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	kill := func() {
+		if !killed {
+			killed = true
+			_ = child.Process.Kill()
+			_ = child.Wait()
+		}
+	}
+	t.Cleanup(kill)
 	awaitSlotActive(t, conn, "herald_streams")
-	if testutil.ToFloat64(a.logical.owner) != 1 {
-		t.Fatal("node a started first and does not own the slot")
+	var app string
+	if err := conn.QueryRow(ctx, `SELECT a.application_name FROM pg_replication_slots s JOIN pg_stat_activity a ON a.pid = s.active_pid
+		WHERE s.slot_name = 'herald_streams'`).Scan(&app); err != nil || app != "herald-logical:node-a" {
+		t.Fatalf("the slot is consumed by %q (%v), want node a's process; its output:\n%s", app, err, childLog.String())
 	}
 	optsB := logicalOptions(dsn, schema, "node-b")
 	optsB.Logical.StatusInterval = time.Hour
@@ -73,7 +92,7 @@ func TestLogicalStreamExactlyOnce(t *testing.T) {
 			// Wait until node a published some, then stop it while the
 			// writes go on.
 			rec.awaitN(t, "lorders:1", len(want)/2)
-			go func() { _ = a.Close() }()
+			kill()
 		}
 		tx, err := writer.Begin(ctx)
 		if err != nil {
@@ -104,7 +123,6 @@ func TestLogicalStreamExactlyOnce(t *testing.T) {
 		}
 	}
 	got := rec.awaitN(t, "lorders:1", len(want))
-	closeEngine(t, a)
 	for i, c := range changesOf(t, got) {
 		row := c.New
 		if c.Op == "delete" {
@@ -150,6 +168,28 @@ func TestLogicalStreamExactlyOnce(t *testing.T) {
 	}
 	if testutil.ToFloat64(b.logical.skipped) == 0 {
 		t.Error("node b skipped no transaction, though node a confirmed none of those it published")
+	}
+}
+
+// childDSNVar gives TestLogicalConsumerProcess its database.
+const childDSNVar = "HERALD_TEST_LOGICAL_CHILD_DSN"
+
+// TestLogicalConsumerProcess is node a of TestLogicalStreamExactlyOnce, run
+// in a process of its own that the test kills; alone it does nothing.
+func TestLogicalConsumerProcess(t *testing.T) {
+	dsn := os.Getenv(childDSNVar)
+	if dsn == "" {
+		t.Skip("the consumer process of TestLogicalStreamExactlyOnce, which runs it")
+	}
+	opts := logicalOptions(dsn, "herald", "node-a")
+	opts.Logical.StatusInterval = time.Hour
+	opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	startEngine(t, opts, newRecorder())
+	// Until the test kills the process.
+	select {
+	case <-t.Context().Done():
+	case <-time.After(2 * time.Minute):
+		t.Fatal("not killed within 2 minutes")
 	}
 }
 
