@@ -48,19 +48,27 @@ func (e *Engine) runLogical() {
 	ctx := e.bgCtx
 	lc := e.opts.Logical
 	backoff := e.opts.ReconnectMin
+	// As the other background tasks, the consumer logs the first failure
+	// of a streak, not every retry.
+	failing := false
 	for {
-		owned, err := e.consumeLogical(ctx)
+		var streamed bool
+		owned, err := e.consumeLogical(ctx, &streamed)
 		if ctx.Err() != nil {
 			return
 		}
-		wait := lc.CheckInterval
-		switch {
-		case err != nil:
-			e.logical.errors.Inc()
-			e.log.Warn("logical replication consumer stopped; retrying", "slot", lc.Slot, "owner", owned, "err", err)
-			wait, backoff = backoff, min(backoff*2, e.opts.ReconnectMax)
-		case owned:
+		if streamed {
+			failing = false // it worked for a while: a new streak
 			backoff = e.opts.ReconnectMin
+		}
+		wait := lc.CheckInterval
+		if err != nil {
+			e.logical.errors.Inc()
+			if !failing {
+				e.log.Warn("logical replication consumer stopped; retrying", "slot", lc.Slot, "owner", owned, "err", err)
+			}
+			failing = true
+			wait, backoff = backoff, min(backoff*2, e.opts.ReconnectMax)
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -74,8 +82,8 @@ func (e *Engine) runLogical() {
 
 // consumeLogical takes the slot's ownership lock if it is free and
 // consumes the slot until ctx ends or an error. It reports whether this
-// node owned the slot.
-func (e *Engine) consumeLogical(ctx context.Context) (bool, error) {
+// node owned the slot, and sets streamed once replication started.
+func (e *Engine) consumeLogical(ctx context.Context, streamed *bool) (bool, error) {
 	lc := e.opts.Logical
 	cfg, err := pgx.ParseConfig(lc.DSN)
 	if err != nil {
@@ -120,6 +128,7 @@ func (e *Engine) consumeLogical(ctx context.Context) (bool, error) {
 		PluginArgs: []string{"proto_version '1'", "publication_names '" + e.opts.Schema + "_streams'"},
 	})
 	if err == nil {
+		*streamed = true
 		e.log.Info("consuming logical replication slot", "slot", lc.Slot)
 		err = e.streamLogical(ctx, lock, rc)
 	} else {

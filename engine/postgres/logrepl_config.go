@@ -62,7 +62,10 @@ func (l LogicalConfig) withDefaults(o Config) (LogicalConfig, error) {
 	if !slotPattern.MatchString(l.Slot) {
 		return l, fmt.Errorf("postgres engine: logical slot %q: want lowercase letters, digits and '_', at most 63", l.Slot)
 	}
-	if l.MaxRetainedBytes <= 0 {
+	switch {
+	case l.MaxRetainedBytes < 0:
+		return l, fmt.Errorf("postgres engine: logical max retained bytes %d: want 0 (the default, %d) or more", l.MaxRetainedBytes, DefaultLogicalMaxRetained)
+	case l.MaxRetainedBytes == 0:
 		l.MaxRetainedBytes = DefaultLogicalMaxRetained
 	}
 	setDur(&l.CheckInterval, DefaultLogicalCheckInterval)

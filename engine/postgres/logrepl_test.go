@@ -309,3 +309,14 @@ func TestStreamTableModes(t *testing.T) {
 		}
 	}
 }
+
+// TestLogicalConfigRefused: a bad slot name or a negative limit is an
+// error of New naming it, not a silent default.
+func TestLogicalConfigRefused(t *testing.T) {
+	for _, l := range []LogicalConfig{{Slot: "Bad-Name"}, {MaxRetainedBytes: -1}} {
+		_, err := New(context.Background(), Config{DSN: "postgres://127.0.0.1:1/x", Logical: l})
+		if err == nil || !strings.Contains(err.Error(), "logical") {
+			t.Errorf("%+v: %v, want an error naming the logical option", l, err)
+		}
+	}
+}
