@@ -320,3 +320,32 @@ func TestLogicalConfigRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestLogicalDroppedTable: changes of a table dropped before they are
+// published are skipped, and the stream goes on with the next ones.
+func TestLogicalDroppedTable(t *testing.T) {
+	dsn := logicalCluster(t)
+	conn := sqlConn(t, dsn)
+	ctx := t.Context()
+	rec := newRecorder()
+	observer := startEngine(t, testOptions(dsn, "herald"), rec)
+	if err := observer.Subscribe(ctx, "kept"); err != nil {
+		t.Fatal(err)
+	}
+	opts := logicalOptions(dsn, "herald", "node-a")
+	a := startEngine(t, opts, newRecorder())
+	awaitSlotActive(t, conn, "herald_streams")
+	closeEngine(t, a)
+	for _, tbl := range []string{"gone", "kept"} {
+		sqlExec(t, conn, `CREATE TABLE `+tbl+` (id int PRIMARY KEY)`)
+		sqlExec(t, conn, `SELECT herald.stream_table($1::regclass, $1::text, mode => 'logical')`, tbl)
+	}
+	sqlExec(t, conn, `INSERT INTO gone VALUES (1)`)
+	sqlExec(t, conn, `DROP TABLE gone`)
+	sqlExec(t, conn, `INSERT INTO kept VALUES (2)`)
+	opts.NodeID = "node-b"
+	startEngine(t, opts, newRecorder())
+	if got := changesOf(t, rec.awaitN(t, "kept", 1)); got[0].New["id"] != float64(2) {
+		t.Fatalf("kept: %+v", got[0])
+	}
+}

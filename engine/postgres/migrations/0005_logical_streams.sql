@@ -173,6 +173,9 @@ BEGIN
     FOR i IN 1 .. coalesce(cardinality(p_rels), 0) LOOP
         SELECT * INTO s FROM {{schema}}.table_streams WHERE table_oid = p_rels[i] AND mode = 'logical';
         CONTINUE WHEN NOT FOUND;
+        -- A table dropped since the change was made can no longer type
+        -- its row; failing here would stop the stream for good.
+        CONTINUE WHEN NOT EXISTS (SELECT 1 FROM pg_class WHERE oid = p_rels[i]);
         v_old := NULL;
         v_new := NULL;
         IF p_olds[i] IS NOT NULL THEN
