@@ -349,3 +349,40 @@ func TestLogicalDroppedTable(t *testing.T) {
 		t.Fatalf("kept: %+v", got[0])
 	}
 }
+
+// TestLogicalSlotOverLimitWhileConsuming: the owner itself notices its
+// slot passing the limit (here because it confirms nothing: StatusInterval
+// is an hour), stops, drops the slot loudly and streams from a new one.
+func TestLogicalSlotOverLimitWhileConsuming(t *testing.T) {
+	dsn := logicalCluster(t)
+	conn := sqlConn(t, dsn)
+	ctx := t.Context()
+	rec := newRecorder()
+	observer := startEngine(t, testOptions(dsn, "herald"), rec)
+	if err := observer.Subscribe(ctx, "items"); err != nil {
+		t.Fatal(err)
+	}
+	sqlExec(t, conn, `CREATE TABLE items (id int PRIMARY KEY)`)
+	sqlExec(t, conn, `SELECT herald.stream_table('items', 'items', mode => 'logical')`)
+	opts := logicalOptions(dsn, "herald", "node-a")
+	opts.Logical.MaxRetainedBytes = 4 << 20
+	opts.Logical.StatusInterval = time.Hour
+	var logs testenv.LockedBuffer
+	opts.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelError}))
+	a := startEngine(t, opts, newRecorder())
+	awaitSlotActive(t, conn, "herald_streams")
+	sqlExec(t, conn, `CREATE TABLE filler (x text)`)
+	sqlExec(t, conn, `INSERT INTO filler SELECT md5(g::text) || repeat('x', 1000) FROM generate_series(1, 10000) g`)
+	testenv.Eventually(t, "the slot dropped", 30*time.Second, func() bool { return testutil.ToFloat64(a.logical.dropped) == 1 })
+	if !strings.Contains(logs.String(), "DROPPED logical replication slot") {
+		t.Fatalf("no error log for the dropped slot: %q", logs.String())
+	}
+	if !strings.Contains(logs.String(), "retained_bytes=") {
+		t.Errorf("the drop's log does not say how much the slot held back: %q", logs.String())
+	}
+	awaitSlotActive(t, conn, "herald_streams")
+	sqlExec(t, conn, `INSERT INTO items VALUES (1)`)
+	if got := changesOf(t, rec.awaitN(t, "items", 1)); got[0].New["id"] != float64(1) {
+		t.Fatalf("after the new slot: %+v", got[0])
+	}
+}
