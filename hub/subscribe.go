@@ -322,7 +322,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 			res.Recovered = true
 			res.Offset = req.Offset
 			res.Publications = make([]*protocol.Publication, 0, len(pubs))
-			for _, p := range pubs {
+			for _, p := range h.rowFilter(ctx, s.channel, c.User(), pubs) {
 				if !c.canDecode(p) {
 					continue // as in delivery: see deliverLocked
 				}
