@@ -58,7 +58,7 @@ func TestRowCheck(t *testing.T) {
 	check := &ownerCheck{}
 	n := startNode(t, hub.Config{RowCheck: check, Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{
 		ns("rc", hub.NamespaceOptions{AllowSubscribeForClient: true, AllowHistoryForSubscriber: true, ForceRecovery: true,
-			HistorySize: 100, HistoryTTL: time.Minute}),
+			HistorySize: 100, HistoryTTL: time.Minute, AllowedDeltaTypes: []string{hub.DeltaFossil}}),
 		ns("open", hub.NamespaceOptions{AllowSubscribeForClient: true}),
 	}}})
 	u1, u1b, u2 := n.dial(t), n.dial(t), n.dial(t)
@@ -66,7 +66,11 @@ func TestRowCheck(t *testing.T) {
 	u1b.Connect("u1")
 	u2.Connect("u2")
 	for _, c := range []*rawClient{u1, u1b, u2} {
-		c.MustSubscribe(2, "rc:orders", "")
+		// A delta is against the channel's previous publication, which
+		// the user may not have been sent: none is negotiated.
+		if res := c.MustSubscribe(2, "rc:orders", `"delta":"fossil"`); res["delta"] == true {
+			t.Fatalf("delta negotiated under a row check: %v", res)
+		}
 		c.MustSubscribe(3, "open:x", "")
 	}
 	var sp engine.StreamPosition

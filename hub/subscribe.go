@@ -240,8 +240,9 @@ func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequ
 	}
 	// As the reference, a subscriber with a tags filter gets no delta: a
 	// delta is against the previous publication of the channel, which a
-	// filtered subscriber may not have received.
-	s.delta = req.Tf == nil && r.negotiateDelta(req.Delta)
+	// filtered subscriber may not have received. For the same reason a
+	// channel under a row check (rowcheck.go) negotiates no delta.
+	s.delta = req.Tf == nil && !c.hub.rowChecked(s.channel) && r.negotiateDelta(req.Delta)
 	s.pushJoinLeave = s.joinLeave && (forcePush || (req.JoinLeave && c.hasPresencePermission(r, true)))
 	if r.HasHistory() {
 		historyAllowed := c.hasHistoryPermission(r, true)
