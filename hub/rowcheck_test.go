@@ -121,3 +121,24 @@ func TestRowCheck(t *testing.T) {
 		t.Fatalf("after recovery u2 got %s", got)
 	}
 }
+
+// TestRowCheckCacheRecovery: cache recovery gives the latest publication
+// the user may see, not the channel's latest.
+func TestRowCheckCacheRecovery(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{RowCheck: &ownerCheck{}, Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{
+		ns("rc", hub.NamespaceOptions{AllowSubscribeForClient: true, ForceRecovery: true, ForceRecoveryMode: hub.RecoveryCache,
+			HistorySize: 10, HistoryTTL: time.Minute}),
+	}}})
+	for i, owner := range []string{"u1", "u2", "u1", "u2"} {
+		if _, err := n.hub.Publish(context.Background(), "rc:c", fmt.Appendf(nil, `{"n":%d,"owner":%q}`, i+1, owner), hub.PublishOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := n.dial(t)
+	c.Connect("u1")
+	res := c.MustSubscribe(2, "rc:c", `"recover":true`)
+	if fmt.Sprint(pubOffsets(t, res["publications"])) != "[3]" {
+		t.Fatalf("u1's cache recovery: %v, want its latest row (offset 3)", res)
+	}
+}
