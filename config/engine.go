@@ -22,6 +22,18 @@ type PostgresConfig struct {
 	SkipMigrate          bool          `yaml:"skip_migrate" doc:"do not create or migrate the schema on start; run 'herald migrate' (or apply 'herald migrate --sql') yourself"`
 	ListenerPing         time.Duration `yaml:"listener_ping" default:"5s" doc:"a quiet listening connection is pinged after this long and given as long again to answer, so one that died silently (no reset) is noticed within twice this"`
 	WriteTimeout         time.Duration `yaml:"write_timeout" default:"10s" doc:"bounds one publishing transaction (a publish call waits at most twice this), each read made for delivery and each listener reconnect attempt; also the server-side 'idle_in_transaction_session_timeout' of publishing transactions"`
+	// Logical is Herald's own (Centrifugo has no table streams).
+	Logical PostgresLogicalConfig `yaml:"logical"`
+}
+
+// PostgresLogicalConfig runs the consumer of the tables streamed with
+// stream_table(..., mode => 'logical') (postgres.LogicalConfig).
+type PostgresLogicalConfig struct {
+	Enabled          bool          `yaml:"enabled" doc:"consume the replication slot that feeds the tables streamed in logical mode (one node at a time does; the others take over when it stops). Needs 'wal_level = logical' and a user with the REPLICATION attribute. See [postgres.md](postgres.md#logical-replication-streams)"`
+	DSN              string        `yaml:"dsn" defaultdoc:"'listen_dsn', else 'dsn'" doc:"a direct connection (not a transaction-mode pooler) for the replication connection and the slot's ownership lock"`
+	Slot             string        `yaml:"slot" defaultdoc:"'<schema>_streams'" doc:"the replication slot's name"`
+	MaxRetainedBytes int64         `yaml:"max_retained_bytes" default:"1073741824" doc:"the most WAL the slot may hold back (1 GiB); past it the slot is dropped with an error log and 'herald_postgres_logical_slot_dropped_total', losing the changes it held, so the disk never fills"`
+	CheckInterval    time.Duration `yaml:"check_interval" default:"5s" doc:"how often the owner reads the slot's lag and the other nodes try to take the slot over"`
 }
 
 // RedisConfig connects the Redis engine: standalone, Sentinel or Cluster

@@ -15,6 +15,9 @@ func (e EngineConfig) shardProblems(bad func(key, format string, args ...any)) {
 		if p.ListenDSN != "" {
 			bad("engine.postgres.listen_dsn", "not with shards: each shard's DSN is also its listening connection's")
 		}
+		if p.Logical.DSN != "" {
+			bad("engine.postgres.logical.dsn", "not with shards: each shard's stream tables are read through a replication connection to that shard's DSN")
+		}
 		listProblems("engine.postgres.shards", p.Shards, bad)
 	}
 	r := e.Redis

@@ -51,6 +51,7 @@ func TestShardProblems(t *testing.T) {
 		{"engine: {type: postgres, postgres: {shards: ['postgres://a/x', 'postgres://a/x']}}", "engine.postgres.shards[1]: the same as engine.postgres.shards[0]"},
 		{"engine: {type: postgres, postgres: {shards: ['postgres://a/x', '']}}", "engine.postgres.shards[1]: empty"},
 		{"engine: {type: postgres, postgres: {listen_dsn: 'postgres://c/x', shards: ['postgres://a/x', 'postgres://b/x']}}", "engine.postgres.listen_dsn: not with shards"},
+		{"engine: {type: postgres, postgres: {logical: {dsn: 'postgres://c/x'}, shards: ['postgres://a/x', 'postgres://b/x']}}", "engine.postgres.logical.dsn: not with shards"},
 		{"engine: {type: redis, redis: {address: [a:1, b:1], addresses: [c:1]}}", "engine.redis.address: several addresses are shards"},
 		{"engine: {type: redis, redis: {address: [a:1, a:1]}}", "engine.redis.address[1]: the same as engine.redis.address[0]"},
 		{"engine: {type: nats, nats: {presence: redis}, redis: {address: [a:1, b:1]}}", "engine.redis.address: engine.nats.presence: redis keeps presence in one"},

@@ -21,14 +21,15 @@ type SQLAuthConfig struct {
 type NamespaceSQLChecks struct {
 	SubscribeCheck string `yaml:"subscribe_check" doc:"a SQL query that decides this namespace's subscriptions, called with the user as '$1' and the channel as '$2', answering one boolean: '\"select app.can_subscribe($1, $2)\"'. 'true' allows, 'false' answers error 103, a failing query error 100. Cached for 'sql_auth.cache_ttl'; a client's subscription token is still checked by the token instead. Not together with 'subscribe_proxy'. See [postgres.md](postgres.md#authorization-in-sql)"`
 	PublishCheck   string `yaml:"publish_check" doc:"the same for publications; not together with 'publish_proxy'"`
+	RowCheck       string `yaml:"row_check" doc:"a SQL query that decides, per publication and user, whether the user's connections receive it (live, in recovery and in history), called with the user as '$1', the channel as '$2' and the publication's data as '$3' (text): '\"select app.can_see($1, $2, $3::jsonb)\"'. Run once per publication per distinct user subscribed on a node, cached for 'sql_auth.cache_ttl'; a failing query sends the publication to nobody. Herald's own (Centrifugo has none). See [postgres.md](postgres.md#row-checks)"`
 }
 
 // sqlChecks maps namespace names to their checks; empty when none has one.
 func (c Config) sqlChecks() map[string]sqlauth.Checks {
 	out := map[string]sqlauth.Checks{}
 	add := func(name string, o NamespaceSQLChecks) {
-		if o.SubscribeCheck != "" || o.PublishCheck != "" {
-			out[name] = sqlauth.Checks{Subscribe: o.SubscribeCheck, Publish: o.PublishCheck}
+		if o.SubscribeCheck != "" || o.PublishCheck != "" || o.RowCheck != "" {
+			out[name] = sqlauth.Checks{Subscribe: o.SubscribeCheck, Publish: o.PublishCheck, Row: o.RowCheck}
 		}
 	}
 	add("", c.Channel.WithoutNamespace.NamespaceSQLChecks)

@@ -48,7 +48,7 @@ func checkRecoveryMode(o NamespaceOptions, field string, ps *optionProblems) {
 // when the client is at the top of an empty history.
 func (c *Client) recoverCache(ctx context.Context, s *subscription, req *protocol.SubscribeRequest) ([]*engine.Publication, engine.StreamPosition, bool, error) {
 	limit := 1
-	if s.filter != nil {
+	if s.filter != nil || c.hub.rowChecked(s.channel) {
 		limit = c.hub.client.RecoveryMaxPublicationLimit
 	}
 	pubs, pos, err := c.hub.engine.History(ctx, s.channel, engine.HistoryRequest{Limit: limit, Reverse: true, MetaTTL: s.rule.HistoryMetaTTL})
@@ -65,7 +65,7 @@ func (c *Client) recoverCache(ctx context.Context, s *subscription, req *protoco
 	if sameState {
 		return nil, pos, true, nil
 	}
-	for _, p := range pubs { // newest first
+	for _, p := range c.hub.rowFilter(ctx, s.channel, c.User(), pubs) { // newest first
 		if s.filter == nil || s.filter.match(p.Tags) {
 			return []*engine.Publication{p}, pos, true, nil
 		}

@@ -58,8 +58,10 @@ func (e engineHandler) HandlePublication(ch string, pub *engine.Publication, sp 
 	d.delta = h.deltas.advance(ch, pub, sp)
 	n := 0
 	except := pub.ExceptClient
+	visible := h.rowVerdicts(ch, pub) // nil: no row check
 	h.subs.each(ch, func(c *Client, s *subscription) {
-		if except != "" && c.id == except || s.filter != nil && !d.passes(s.filter, pub.Tags) {
+		if except != "" && c.id == except || s.filter != nil && !d.passes(s.filter, pub.Tags) ||
+			visible != nil && !visible[c.User()] {
 			c.skipPublication(s, sp)
 			return
 		}

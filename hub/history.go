@@ -38,6 +38,7 @@ func (c *Client) handleHistory(ctx context.Context, id uint32, req *protocol.His
 	if err != nil {
 		return err
 	}
+	pubs = c.hub.rowFilter(ctx, req.Channel, c.User(), pubs)
 	res := &protocol.HistoryResult{Epoch: pos.Epoch, Offset: pos.Offset, Publications: make([]*protocol.Publication, 0, len(pubs))}
 	for _, p := range pubs {
 		if !c.canDecode(p) {

@@ -57,6 +57,9 @@ type Config struct {
 	// Emulation bounds the requests of the emulation endpoint
 	// (HandleEmulation); zero fields take the defaults.
 	Emulation EmulationLimits
+	// RowCheck, when set, decides per publication which users of the
+	// namespaces it checks may see it (rowcheck.go).
+	RowCheck RowChecker
 	// Logger receives the hub's logs; nil means slog.Default().
 	Logger *slog.Logger
 }

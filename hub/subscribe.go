@@ -278,7 +278,9 @@ func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequ
 	// (requestFilter refuses the pair): a delta is against the previous
 	// publication of the channel, which a filtered subscriber may not
 	// have received.
-	s.delta = req.Tf == nil && r.negotiateDelta(req.Delta)
+	// For the same reason a channel under a row check (rowcheck.go)
+	// negotiates no delta.
+	s.delta = req.Tf == nil && !c.hub.rowChecked(s.channel) && r.negotiateDelta(req.Delta)
 	s.pushJoinLeave = s.joinLeave && (forcePush || (req.JoinLeave && c.hasPresencePermission(r, true)))
 	if r.HasHistory() {
 		historyAllowed := c.hasHistoryPermission(r, true)
@@ -370,7 +372,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 			res.Recovered = true
 			res.Offset = req.Offset
 			res.Publications = make([]*protocol.Publication, 0, len(pubs))
-			for _, p := range pubs {
+			for _, p := range h.rowFilter(ctx, s.channel, c.User(), pubs) {
 				if !c.canDecode(p) {
 					continue // as in delivery: see deliverLocked
 				}

@@ -48,6 +48,8 @@ func newEngine(cfg config.Config, base string, log *slog.Logger) (engine.Engine,
 				PoolSize: p.PoolSize, QueryPoolSize: p.QueryPoolSize,
 				SynchronousCommitOff: p.SynchronousCommitOff, SkipMigrate: p.SkipMigrate, Logger: log,
 				ListenerPing: p.ListenerPing, WriteTimeout: p.WriteTimeout,
+				Logical: postgres.LogicalConfig{Enabled: p.Logical.Enabled, DSN: p.Logical.DSN, Slot: p.Logical.Slot,
+					MaxRetainedBytes: p.Logical.MaxRetainedBytes, CheckInterval: p.Logical.CheckInterval},
 			})
 		}
 		if len(shards) > 1 {

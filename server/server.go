@@ -134,6 +134,9 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 		chain = append(chain, px.Handlers())
 	}
 	hcfg.Handlers = hub.Chain(chain...)
+	if sa != nil && sa.HasRowChecks() {
+		hcfg.RowCheck = sa
+	}
 	keepHeader := proxyHeaderKeeper(cfg)
 	h, err := hub.New(hcfg)
 	if err != nil {

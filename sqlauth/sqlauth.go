@@ -48,6 +48,8 @@ const (
 type Checks struct {
 	Subscribe string
 	Publish   string
+	// Row decides per publication which users see it (rowcheck.go).
+	Row string
 }
 
 // Config configures an Authorizer: what New takes.

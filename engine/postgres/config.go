@@ -124,6 +124,9 @@ type Config struct {
 	ReconnectMin time.Duration
 	ReconnectMax time.Duration
 
+	// Logical configures the consumer of logical replication streams.
+	Logical LogicalConfig
+
 	// Logger receives warnings (notification queue filling, listener
 	// reconnects, gaps that could not be repaired); nil means
 	// slog.Default().
@@ -179,6 +182,9 @@ func (o Config) withDefaults() (Config, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Logical, err = o.Logical.withDefaults(o); err != nil {
+		return o, err
 	}
 	return o, nil
 }

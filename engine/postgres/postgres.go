@@ -45,6 +45,7 @@ type Engine struct {
 	qPool   *pgxpool.Pool
 	listenC *pgx.ConnConfig
 	metrics *metrics
+	logical *logicalMetrics
 	seed    maphash.Seed
 
 	// token and seq make every notification payload unique (see codec.go).
@@ -87,6 +88,7 @@ func New(ctx context.Context, opts Config) (*Engine, error) {
 		token:  randomToken(6),
 	}
 	e.metrics = newMetrics(opts.NodeID, e.dispatchDepth)
+	e.logical = newLogicalMetrics(opts.NodeID)
 	if e.pubPool, err = newPool(ctx, opts.DSN, int32(opts.PoolSize), "herald-publish:"+opts.NodeID); err != nil {
 		return nil, fmt.Errorf("postgres engine: publishing pool: %w", err)
 	}
@@ -148,7 +150,9 @@ func (e *Engine) NodeID() string { return e.opts.NodeID }
 
 // Collectors returns the engine's Prometheus collectors for the server to
 // register.
-func (e *Engine) Collectors() []prometheus.Collector { return e.metrics.collectors() }
+func (e *Engine) Collectors() []prometheus.Collector {
+	return append(e.metrics.collectors(), e.logical.collectors()...)
+}
 
 // Start migrates the schema (unless Config.SkipMigrate), opens the
 // listening connection and starts delivering to h. It returns once
@@ -189,6 +193,9 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	}
 	e.workers.Go(e.runJanitor)
 	e.workers.Go(e.runMonitor)
+	if e.opts.Logical.Enabled {
+		e.workers.Go(e.runLogical)
+	}
 	e.life.Ready.Store(true)
 	return nil
 }
