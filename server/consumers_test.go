@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/testenv"
@@ -118,34 +120,77 @@ consumers:
 // TestConsumersTwoNodes: two nodes on the Redis engine run the same
 // consumer; a producer writes every command twice (same idempotency key);
 // the subscribers on both nodes receive each publication once and in
-// order. Then node 1 shuts down: node 2 takes the stream over and applies
-// what follows.
+// order. Then node 1 shuts down: node 2 takes the source over and applies
+// what follows. Once with Redis Streams, once with a PostgreSQL outbox
+// (two nodes competing for its partition's advisory lock).
 func TestConsumersTwoNodes(t *testing.T) {
-	addr := testenv.Require(t, "HERALD_TEST_REDIS_ADDR")
-	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
-	stream := "herald_test_server_consumers_" + suffix
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	t.Cleanup(func() {
-		_ = rdb.Del(context.Background(), stream, stream+":herald_lease:herald").Err()
-		_ = rdb.Close()
+	t.Run("redis_stream", func(t *testing.T) {
+		addr := testenv.Require(t, "HERALD_TEST_REDIS_ADDR")
+		stream := "herald_test_server_consumers_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+		rdb := redis.NewClient(&redis.Options{Addr: addr})
+		t.Cleanup(func() {
+			_ = rdb.Del(context.Background(), stream, stream+":herald_lease:herald").Err()
+			_ = rdb.Close()
+		})
+		consumersTwoNodes(t, addr, `
+    type: redis_stream
+    redis_stream:
+      address: ["redis://`+addr+`"]
+      streams: [`+stream+`]
+      consumer_group: herald
+      visibility_timeout: 1s
+`, func(method, payload string) error {
+			return rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: stream, Values: map[string]any{"method": method, "payload": payload}}).Err()
+		})
 	})
+	t.Run("postgresql", func(t *testing.T) {
+		addr := testenv.Require(t, "HERALD_TEST_REDIS_ADDR")
+		dsn := testenv.Require(t, "HERALD_TEST_POSTGRES_DSN")
+		table := "herald_test_outbox_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+		ctx := context.Background()
+		db, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_, _ = db.Exec(context.Background(), "DROP TABLE IF EXISTS "+table+", "+table+"_dead_letter")
+			_ = db.Close(context.Background())
+		})
+		// Centrifugo's outbox table, as a producer written for it has.
+		if _, err := db.Exec(ctx, `CREATE TABLE `+table+` (
+			id BIGSERIAL PRIMARY KEY, method text NOT NULL, payload JSONB NOT NULL,
+			partition INTEGER NOT NULL default 0,
+			created_at TIMESTAMP WITH TIME ZONE DEFAULT CURRENT_TIMESTAMP NOT NULL)`); err != nil {
+			t.Fatal(err)
+		}
+		consumersTwoNodes(t, addr, `
+    type: postgresql
+    postgresql:
+      dsn: "`+dsn+`"
+      outbox_table_name: `+table+`
+      num_partitions: 1
+      partition_poll_interval: 100ms
+`, func(method, payload string) error {
+			_, err := db.Exec(ctx, "INSERT INTO "+table+" (method, payload) VALUES ($1, $2)", method, payload)
+			return err
+		})
+	})
+}
+
+// consumersTwoNodes runs TestConsumersTwoNodes with the consumer entry
+// source (YAML under "- name: events\n    enabled: true") and its producer.
+func consumersTwoNodes(t *testing.T, redisAddr, source string, produceOne func(method, payload string) error) {
+	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
 	newNode := func() *Server {
 		cfg, err := config.Parse([]byte(`
 engine:
   type: redis
   redis:
-    address: ` + addr + `
+    address: ` + redisAddr + `
     prefix: herald-consumers-` + suffix + `
 consumers:
   - name: events
-    enabled: true
-    type: redis_stream
-    redis_stream:
-      address: ["redis://` + addr + `"]
-      streams: [` + stream + `]
-      consumer_group: herald
-      visibility_timeout: 1s
-`))
+    enabled: true` + source))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,9 +206,7 @@ consumers:
 	produce := func(from, to int) {
 		for i := from; i <= to; i++ {
 			for range 2 {
-				if err := rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: stream, Values: map[string]any{
-					"method": "publish", "payload": `{"channel":"news","data":{"n":` + strconv.Itoa(i) + `},"idempotency_key":"k` + strconv.Itoa(i) + `"}`,
-				}}).Err(); err != nil {
+				if err := produceOne("publish", `{"channel":"news","data":{"n":`+strconv.Itoa(i)+`},"idempotency_key":"k`+strconv.Itoa(i)+`"}`); err != nil {
 					t.Fatal(err)
 				}
 			}
