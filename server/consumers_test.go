@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
@@ -174,6 +177,48 @@ func TestConsumersTwoNodes(t *testing.T) {
 			_, err := db.Exec(ctx, "INSERT INTO "+table+" (method, payload) VALUES ($1, $2)", method, payload)
 			return err
 		})
+	})
+}
+
+// TestConsumersTwoNodesJetStream is TestConsumersTwoNodes with a durable
+// JetStream consumer, on a nats-server with JetStream of the test's own
+// (the shared test server runs without it).
+func TestConsumersTwoNodesJetStream(t *testing.T) {
+	addr := testenv.Require(t, "HERALD_TEST_REDIS_ADDR")
+	port := testenv.FreePort(t)
+	cmd := exec.Command(testenv.Binary(t, "nats-server"), "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-sd", t.TempDir())
+	testenv.StartProcess(t, cmd).WaitListening(t, port, 10*time.Second)
+	url := "nats://127.0.0.1:" + strconv.Itoa(port)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "COMMANDS", Subjects: []string{"commands.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	consumersTwoNodes(t, addr, `
+    type: nats_jetstream
+    nats_jetstream:
+      url: `+url+`
+      stream_name: COMMANDS
+      subjects: [commands.>]
+      durable_consumer_name: herald
+      deliver_policy: all
+      max_ack_pending: 1
+      ack_wait: 1s
+`, func(method, payload string) error {
+		m := nats.NewMsg("commands.a")
+		m.Header.Set("centrifugo-method", method)
+		m.Data = []byte(payload)
+		_, err := js.PublishMsg(context.Background(), m)
+		return err
 	})
 }
 
