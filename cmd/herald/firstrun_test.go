@@ -259,7 +259,7 @@ func TestFirstRunBannerTLS(t *testing.T) {
 		{true, []string{"wss://127.0.0.1:8443/connection/websocket", "https://127.0.0.1:8443/api/publish"}, []string{"ws://", "http://"}},
 		{false, []string{"ws://127.0.0.1:8443/connection/websocket", "http://127.0.0.1:8443/api/publish"}, []string{"wss://", "https://"}},
 	} {
-		out := firstRunBanner(keys, "tok", "127.0.0.1:8443", "herald", c.secure)
+		out := firstRunBanner(keys, "tok", "127.0.0.1:8443", config.Default().Paths(), "herald", c.secure)
 		for _, w := range c.want {
 			if !strings.Contains(out, w) {
 				t.Errorf("secure=%v: want %q in the banner:\n%s", c.secure, w, out)
