@@ -105,3 +105,47 @@ func TestPathProblems(t *testing.T) {
 		})
 	}
 }
+
+// TestCentrifugoPaths: a Centrifugo file's handler_prefix keys are taken
+// by name (also from CENTRIFUGO_ variables), and a collision in it is
+// refused naming both of its keys.
+func TestCentrifugoPaths(t *testing.T) {
+	file := []byte(`{
+  "websocket": {"handler_prefix": "/rt/ws"},
+  "http_stream": {"enabled": true, "handler_prefix": "/rt/stream"},
+  "uni_sse": {"enabled": true, "handler_prefix": "/rt/uni_sse"},
+  "emulation": {"handler_prefix": "/rt/emulation"},
+  "http_api": {"handler_prefix": "/rt/api"},
+  "admin": {"enabled": true, "insecure": true, "handler_prefix": "/rt/admin"},
+  "prometheus": {"enabled": true, "handler_prefix": "/rt/metrics"},
+  "health": {"enabled": true}
+}`)
+	cfg, err := ParseCentrifugo(file, "config.json", []string{"CENTRIFUGO_SSE_ENABLED=true", "CENTRIFUGO_SSE_HANDLER_PREFIX=/rt/sse"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Paths()
+	for got, want := range map[string]string{
+		p.WebSocket: "/rt/ws", p.HTTPStream: "/rt/stream", p.SSE: "/rt/sse", p.UniSSE: "/rt/uni_sse",
+		p.Emulation: "/rt/emulation", p.API: "/rt/api", p.AdminUI: "/rt/admin", p.Metrics: "/rt/metrics", p.Health: "/health",
+	} {
+		if got != want {
+			t.Errorf("path %q, want %q", got, want)
+		}
+	}
+	if !cfg.Health.Enabled {
+		t.Error("health.enabled not taken")
+	}
+
+	bad := []byte(`{"websocket": {"handler_prefix": "/rt"}, "sse": {"enabled": true, "handler_prefix": "/rt"}}`)
+	cfg, err = ParseCentrifugo(bad, "config.json", nil)
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err == nil || !strings.Contains(err.Error(), "sse.handler_prefix") || !strings.Contains(err.Error(), "websocket.handler_prefix") {
+		t.Fatalf("two endpoints at /rt: %v, want both keys named", err)
+	}
+}

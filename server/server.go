@@ -336,7 +336,7 @@ func (s *Server) Start(ctx context.Context) error {
 		_ = s.hub.Shutdown(ctx)
 		return err
 	}
-	s.log.Info("herald listening", "address", ln.Addr().String(), "tls", s.tls != nil, "websocket", s.paths.WebSocket, "websocket_poller", s.ws.Poller(), "engine", s.cfg.Engine.Type, "version", Version)
+	s.log.Info("herald listening", "address", ln.Addr().String(), "tls", s.tls != nil, "websocket", s.paths.WebSocket, "api", s.paths.API, "metrics", s.paths.Metrics, "websocket_poller", s.ws.Poller(), "engine", s.cfg.Engine.Type, "version", Version)
 	return nil
 }
 

@@ -273,6 +273,22 @@ func TestFirstRunBannerTLS(t *testing.T) {
 	}
 }
 
+// TestFirstRunBannerPaths: the banner's client URL and curl command follow
+// websocket.handler_prefix and http_api.handler_prefix.
+func TestFirstRunBannerPaths(t *testing.T) {
+	cfg := config.Default()
+	cfg.WebSocket.HandlerPrefix, cfg.HTTPAPI.HandlerPrefix = "/rt/ws", "/rt/api/"
+	out := firstRunBanner(generatedKeys{HMACSecret: "s", APIKey: "k"}, "tok", "127.0.0.1:8000", cfg.Paths(), "herald", false)
+	for _, w := range []string{"'ws://127.0.0.1:8000/rt/ws'", "http://127.0.0.1:8000/rt/api/publish "} {
+		if !strings.Contains(out, w) {
+			t.Errorf("want %q in the banner:\n%s", w, out)
+		}
+	}
+	if strings.Contains(out, "/connection/websocket") || strings.Contains(out, ":8000/api/") {
+		t.Errorf("the banner names a default path:\n%s", out)
+	}
+}
+
 func TestHeraldCommand(t *testing.T) {
 	for _, c := range []struct{ exe, arg0, want string }{
 		{"/tmp/go-build1234/b001/exe/herald", "/tmp/go-build1234/b001/exe/herald", "go run ./cmd/herald"},
