@@ -164,7 +164,7 @@ type WebSocketConfig struct {
 // /connection/uni_websocket. It shares the websocket section's limits,
 // origins, admission and compression.
 type UniWebSocketConfig struct {
-	Enabled       bool   `yaml:"enabled" doc:"serve the unidirectional WebSocket endpoint '/connection/uni_websocket' (the client sends one connect request and then only receives; see [protocol.md](protocol.md#unidirectional-websocket)). It shares the 'websocket' section's message size limit, timeouts, allowed origins, admission limits and compression"`
+	Enabled       bool   `yaml:"enabled" doc:"serve the unidirectional WebSocket endpoint at 'uni_websocket.handler_prefix' ('/connection/uni_websocket') (the client sends one connect request and then only receives; see [protocol.md](protocol.md#unidirectional-websocket)). It shares the 'websocket' section's message size limit, timeouts, allowed origins, admission limits and compression"`
 	HandlerPrefix string `yaml:"handler_prefix" default:"/connection/uni_websocket" doc:"the path of the unidirectional WebSocket endpoint"`
 }
 

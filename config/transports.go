@@ -14,11 +14,11 @@ type TransportsConfig struct {
 	// The bidirectional fallbacks are on by default, so that a browser
 	// client configured with fallbacks works out of the box; the
 	// unidirectional streams are off, as in Centrifugo.
-	HTTPStream    HTTPTransportConfig `yaml:"http_stream" default:"{enabled: true, handler_prefix: /connection/http_stream}" doc:"the HTTP-streaming transport, '/connection/http_stream', with '/emulation' for its commands; on by default"`
-	SSE           HTTPTransportConfig `yaml:"sse" default:"{enabled: true, handler_prefix: /connection/sse}" doc:"the Server-Sent Events transport, '/connection/sse' (the connect command in the 'cf_connect' query parameter or the POST body), with '/emulation' for its commands; on by default"`
-	UniHTTPStream HTTPTransportConfig `yaml:"uni_http_stream" default:"{handler_prefix: /connection/uni_http_stream}" doc:"the unidirectional HTTP stream, '/connection/uni_http_stream': one connect request, then pushes; off by default"`
-	UniSSE        HTTPTransportConfig `yaml:"uni_sse" default:"{handler_prefix: /connection/uni_sse}" doc:"the unidirectional SSE stream, '/connection/uni_sse'; off by default"`
-	Emulation     EmulationConfig     `yaml:"emulation" doc:"'/emulation', where HTTP-streaming and SSE clients send their commands after connecting; served when 'http_stream' or 'sse' is on"`
+	HTTPStream    HTTPTransportConfig `yaml:"http_stream" default:"{enabled: true, handler_prefix: /connection/http_stream}" doc:"the HTTP-streaming transport, at 'handler_prefix' ('/connection/http_stream'), with the emulation endpoint for its commands; on by default"`
+	SSE           HTTPTransportConfig `yaml:"sse" default:"{enabled: true, handler_prefix: /connection/sse}" doc:"the Server-Sent Events transport, at 'handler_prefix' ('/connection/sse') (the connect command in the 'cf_connect' query parameter or the POST body), with the emulation endpoint for its commands; on by default"`
+	UniHTTPStream HTTPTransportConfig `yaml:"uni_http_stream" default:"{handler_prefix: /connection/uni_http_stream}" doc:"the unidirectional HTTP stream, at 'handler_prefix' ('/connection/uni_http_stream'): one connect request, then pushes; off by default"`
+	UniSSE        HTTPTransportConfig `yaml:"uni_sse" default:"{handler_prefix: /connection/uni_sse}" doc:"the unidirectional SSE stream, at 'handler_prefix' ('/connection/uni_sse'); off by default"`
+	Emulation     EmulationConfig     `yaml:"emulation" doc:"the emulation endpoint ('handler_prefix', '/emulation'), where HTTP-streaming and SSE clients send their commands after connecting; served when 'http_stream' or 'sse' is on"`
 }
 
 // HTTPTransportConfig is one HTTP transport's settings. Writes use
