@@ -1,8 +1,6 @@
 package config
 
-import (
-	"strings"
-)
+import "strings"
 
 // AdminUIConfig turns on the admin web UI (package admin): on the admin
 // listener when admin.address is set, else under Path on the main one.
@@ -37,10 +35,5 @@ func (u AdminUIConfig) validate(bad func(key, format string, args ...any)) {
 	}
 	if u.TokenSecret != "" && len(u.TokenSecret) < 16 {
 		bad("admin.ui.token_secret", "too short: use at least 16 characters (32 random bytes is better)")
-	}
-	if p := u.Path; p != "" && (!strings.HasPrefix(p, "/") || p == "/" || strings.ContainsAny(p, " ?#{}") ||
-		p == "/api" || strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/connection/") ||
-		p == "/metrics" || p == "/healthz" || p == "/readyz" || strings.HasPrefix(p, "/debug/")) {
-		bad("admin.ui.path", "%q: want a path of its own starting with /, such as /admin", p)
 	}
 }

@@ -50,6 +50,10 @@ type Config struct {
 	OpenTelemetry OpenTelemetryConfig `yaml:"opentelemetry"`
 	// ConsumerList: the asynchronous consumers (consumers.go).
 	ConsumerList []ConsumerConfig `yaml:"consumers" doc:"asynchronous consumers of server API commands from a PostgreSQL outbox table, Redis Streams, NATS JetStream or Kafka, in Centrifugo's formats ([consumers.md](consumers.md)), a list with the keys below"`
+	// Prometheus and Health: where the metrics and Centrifugo's health
+	// endpoint are served (paths.go).
+	Prometheus PrometheusConfig `yaml:"prometheus"`
+	Health     HealthConfig     `yaml:"health"`
 }
 
 // LogConfig selects the log format and level.
@@ -152,6 +156,8 @@ type WebSocketConfig struct {
 	Compression                  bool          `yaml:"compression" doc:"accept permessage-deflate (RFC 7692) from clients that offer it, always without context takeover. A client that does not offer it is served uncompressed. Applies to '/connection/uni_websocket' too"`
 	CompressionMinSize           int           `yaml:"compression_min_size" doc:"smallest outgoing message, in bytes, that is compressed on a connection that negotiated compression; smaller ones go out uncompressed. '0': every message"`
 	CompressionLevel             int           `yaml:"compression_level" default:"1" doc:"deflate level of outgoing messages, '1' (fastest) to '9' (smallest); '0' means the default"`
+	// HandlerPrefix is wiring (the server mounts the endpoint; paths.go).
+	HandlerPrefix string `yaml:"handler_prefix" default:"/connection/websocket" doc:"the path of the WebSocket endpoint, as Centrifugo's; clients connect to 'ws://HOST:PORT' followed by it"`
 	// WebSocketAcceptConfig: net_http_upgrade (accept.go).
 	WebSocketAcceptConfig `yaml:",inline"`
 }
@@ -160,7 +166,8 @@ type WebSocketConfig struct {
 // /connection/uni_websocket. It shares the websocket section's limits,
 // origins, admission and compression.
 type UniWebSocketConfig struct {
-	Enabled bool `yaml:"enabled" doc:"serve the unidirectional WebSocket endpoint '/connection/uni_websocket' (the client sends one connect request and then only receives; see [protocol.md](protocol.md#unidirectional-websocket)). It shares the 'websocket' section's message size limit, timeouts, allowed origins, admission limits and compression"`
+	Enabled       bool   `yaml:"enabled" doc:"serve the unidirectional WebSocket endpoint at 'uni_websocket.handler_prefix' ('/connection/uni_websocket') (the client sends one connect request and then only receives; see [protocol.md](protocol.md#unidirectional-websocket)). It shares the 'websocket' section's message size limit, timeouts, allowed origins, admission limits and compression"`
+	HandlerPrefix string `yaml:"handler_prefix" default:"/connection/uni_websocket" doc:"the path of the unidirectional WebSocket endpoint"`
 }
 
 // Default is the configuration `herald serve` runs with when given no

@@ -50,13 +50,14 @@ func TestHandlerPrefixProblems(t *testing.T) {
 	for prefix, ok := range map[string]bool{
 		"": true, "/api": true, "/centrifugo/api": true, "/api/": true,
 		"api": false, "/": false, "/a b": false, "/metrics": false, "/connection": false,
-		"/connection/api": false, "/debug/x": false, "/admin": false,
+		"/connection/api": true, "/connection/websocket": false, "/emulation/x": true, "/admin": false,
+		"/admin/x": false, "/healthz": false, "/api/../x": false,
 	} {
 		c := Default()
 		c.Admin.UI.Enabled, c.Admin.UI.Insecure = true, true
 		c.HTTPAPI.HandlerPrefix = prefix
 		var keys []string
-		c.prefixProblems(func(key, _ string, _ ...any) { keys = append(keys, key) })
+		c.pathProblems(func(key, _ string, _ ...any) { keys = append(keys, key) })
 		if ok != (len(keys) == 0) {
 			t.Errorf("handler_prefix %q: problems %v", prefix, keys)
 		}

@@ -14,26 +14,30 @@ type TransportsConfig struct {
 	// The bidirectional fallbacks are on by default, so that a browser
 	// client configured with fallbacks works out of the box; the
 	// unidirectional streams are off, as in Centrifugo.
-	HTTPStream    HTTPTransportConfig `yaml:"http_stream" default:"{enabled: true}" doc:"the HTTP-streaming transport, '/connection/http_stream', with '/emulation' for its commands; on by default"`
-	SSE           HTTPTransportConfig `yaml:"sse" default:"{enabled: true}" doc:"the Server-Sent Events transport, '/connection/sse' (the connect command in the 'cf_connect' query parameter or the POST body), with '/emulation' for its commands; on by default"`
-	UniHTTPStream HTTPTransportConfig `yaml:"uni_http_stream" doc:"the unidirectional HTTP stream, '/connection/uni_http_stream': one connect request, then pushes; off by default"`
-	UniSSE        HTTPTransportConfig `yaml:"uni_sse" doc:"the unidirectional SSE stream, '/connection/uni_sse'; off by default"`
-	Emulation     EmulationConfig     `yaml:"emulation" doc:"'/emulation', where HTTP-streaming and SSE clients send their commands after connecting; served when 'http_stream' or 'sse' is on"`
+	HTTPStream    HTTPTransportConfig `yaml:"http_stream" default:"{enabled: true, handler_prefix: /connection/http_stream}" doc:"the HTTP-streaming transport, at 'handler_prefix' ('/connection/http_stream'), with the emulation endpoint for its commands; on by default"`
+	SSE           HTTPTransportConfig `yaml:"sse" default:"{enabled: true, handler_prefix: /connection/sse}" doc:"the Server-Sent Events transport, at 'handler_prefix' ('/connection/sse') (the connect command in the 'cf_connect' query parameter or the POST body), with the emulation endpoint for its commands; on by default"`
+	UniHTTPStream HTTPTransportConfig `yaml:"uni_http_stream" default:"{handler_prefix: /connection/uni_http_stream}" doc:"the unidirectional HTTP stream, at 'handler_prefix' ('/connection/uni_http_stream'): one connect request, then pushes; off by default"`
+	UniSSE        HTTPTransportConfig `yaml:"uni_sse" default:"{handler_prefix: /connection/uni_sse}" doc:"the unidirectional SSE stream, at 'handler_prefix' ('/connection/uni_sse'); off by default"`
+	Emulation     EmulationConfig     `yaml:"emulation" doc:"the emulation endpoint ('handler_prefix', '/emulation'), where HTTP-streaming and SSE clients send their commands after connecting; served when 'http_stream' or 'sse' is on"`
 }
 
 // HTTPTransportConfig is one HTTP transport's settings. Writes use
 // websocket.write_timeout and browsers' origins are checked against
 // websocket.allowed_origins, as for WebSocket.
 type HTTPTransportConfig struct {
-	Enabled            bool  `yaml:"enabled" doc:"serve the transport's endpoint"`
-	MaxRequestBodySize int64 `yaml:"max_request_body_size" default:"65536" doc:"largest request that opens a stream (the connect command: the POST body, or the 'cf_connect' query parameter of SSE), in bytes; larger is answered '413'. '0' means the default"`
+	Enabled bool `yaml:"enabled" doc:"serve the transport's endpoint"`
+	// HandlerPrefix is wiring (the server mounts the endpoint; paths.go).
+	HandlerPrefix      string `yaml:"handler_prefix" doc:"the path of the transport's endpoint, as Centrifugo's"`
+	MaxRequestBodySize int64  `yaml:"max_request_body_size" default:"65536" doc:"largest request that opens a stream (the connect command: the POST body, or the 'cf_connect' query parameter of SSE), in bytes; larger is answered '413'. '0' means the default"`
 }
 
 // EmulationConfig tunes the emulation endpoint.
 type EmulationConfig struct {
 	// EmulationLimits are hub.Config.Emulation.
 	hub.EmulationLimits `yaml:",inline"`
-	MaxRequestBodySize  int64 `yaml:"max_request_body_size" default:"65536" doc:"largest emulation request (the commands an HTTP-streaming or SSE client sends after connecting), in bytes; larger is answered '413'. '0' means the default"`
+	// HandlerPrefix is wiring (the server mounts the endpoint; paths.go).
+	HandlerPrefix      string `yaml:"handler_prefix" default:"/emulation" doc:"the path of the emulation endpoint, as Centrifugo's"`
+	MaxRequestBodySize int64  `yaml:"max_request_body_size" default:"65536" doc:"largest emulation request (the commands an HTTP-streaming or SSE client sends after connecting), in bytes; larger is answered '413'. '0' means the default"`
 }
 
 // problems checks the HTTP transports' settings for Config.Validate.

@@ -71,7 +71,7 @@ func (c Config) Validate() error {
 	ps = append(ps, hubProblems(c.WebSocket.Transport().Validate(), reflect.TypeOf(c.WebSocket), "websocket", transportRenames...)...)
 	ps = append(ps, hubProblems(c.WebSocket.Admission().Validate(), reflect.TypeOf(c.WebSocket), "websocket", admissionRenames...)...)
 	c.Admin.UI.validate(bad)
-	c.prefixProblems(bad)
+	c.pathProblems(bad) // paths.go
 	for key, ns := range c.namespaces() {
 		if ok && !history {
 			for _, o := range historyOptions(ns) {

@@ -34,22 +34,24 @@ import (
 // Version is Herald's version, sent to clients in the connect reply.
 const Version = "0.1.0"
 
-// WebSocketPath is where clients connect, as in Centrifugo.
+// WebSocketPath is where clients connect by default
+// (websocket.handler_prefix), as in Centrifugo.
 const WebSocketPath = "/connection/websocket"
 
-// UniWebSocketPath is the unidirectional WebSocket endpoint, as in
-// Centrifugo (uni_websocket.enabled).
+// UniWebSocketPath is the unidirectional WebSocket endpoint's default path
+// (uni_websocket.handler_prefix), as in Centrifugo.
 const UniWebSocketPath = "/connection/uni_websocket"
 
 // Server is one running Herald node.
 type Server struct {
-	cfg  config.Config
-	log  *slog.Logger
-	hub  *hub.Hub
-	ws   *websocket.Server
-	http *http.Server
-	ln   net.Listener
-	done chan error
+	cfg   config.Config
+	paths config.Paths // where each endpoint is mounted
+	log   *slog.Logger
+	hub   *hub.Hub
+	ws    *websocket.Server
+	http  *http.Server
+	ln    net.Listener
+	done  chan error
 
 	registry *prometheus.Registry
 	admin    *http.Server
@@ -156,7 +158,7 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 		return nil, fmt.Errorf("websocket: %w", err)
 	}
 	s := &Server{
-		cfg: cfg, log: log, hub: h, ws: ws, proxy: px, sqlAuth: sa, spans: spans,
+		cfg: cfg, paths: cfg.Paths(), log: log, hub: h, ws: ws, proxy: px, sqlAuth: sa, spans: spans,
 		done: make(chan error, 1),
 	}
 	if s.tls, err = newMainTLS(cfg, log); err != nil {
@@ -195,22 +197,25 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 	s.adm = adm
 	s.registry.MustRegister(adm.Collectors()...)
 	upgrades := http.NewServeMux()
-	upgrades.Handle(WebSocketPath, ws)
+	upgrades.Handle(s.paths.WebSocket, ws)
 	if cfg.UniWebSocket.Enabled {
-		upgrades.Handle(UniWebSocketPath, ws.UniHandler(func(c *websocket.UniConn, r *http.Request) websocket.UniReceiver {
+		upgrades.Handle(s.paths.UniWebSocket, ws.UniHandler(func(c *websocket.UniConn, r *http.Request) websocket.UniReceiver {
 			return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportUniWebSocket, Unidirectional: true, Header: r.Header, Admission: guard.TakeTicket(r)})
 		}))
 	}
 	mux := http.NewServeMux()
 	wsEntry := adm.Handler(upgrades)
-	mux.Handle(WebSocketPath, wsEntry)
+	mux.Handle(s.paths.WebSocket, wsEntry)
 	if cfg.UniWebSocket.Enabled {
-		mux.Handle(UniWebSocketPath, wsEntry)
+		mux.Handle(s.paths.UniWebSocket, wsEntry)
 	}
 	s.mountHTTPTransports(mux)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /healthz", s.healthz)
-	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.Handle("GET "+s.paths.Metrics, promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET "+config.HealthzPath, s.healthz)
+	mux.HandleFunc("GET "+config.ReadyzPath, s.readyz)
+	if cfg.Health.Enabled {
+		mux.HandleFunc(s.paths.Health, centrifugoHealth)
+	}
 	if cfg.Admin.UI.Enabled && cfg.Admin.Address == "" {
 		if err := s.mountAdminUI(mux); err != nil {
 			return nil, err
@@ -218,7 +223,7 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 	}
 	// The API's methods are under the prefix, and the prefix itself is the
 	// single endpoint ({"method":…,"params":…}).
-	apiPrefix := cfg.HTTPAPI.Prefix()
+	apiPrefix := s.paths.API
 	switch {
 	case cfg.HTTPAPI.Disabled:
 	case cfg.HTTPAPI.Key != "" || cfg.HTTPAPI.Insecure:
@@ -271,9 +276,9 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 // accept loop reads itself (see guard.Listener).
 func (s *Server) upgradePaths() []string {
 	if s.cfg.UniWebSocket.Enabled {
-		return []string{WebSocketPath, UniWebSocketPath}
+		return []string{s.paths.WebSocket, s.paths.UniWebSocket}
 	}
-	return []string{WebSocketPath}
+	return []string{s.paths.WebSocket}
 }
 
 // Hub is the node's hub, for embedding and tests.
@@ -345,7 +350,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.consumers != nil {
 		s.consumers.Start()
 	}
-	s.log.Info("herald listening", "address", ln.Addr().String(), "tls", s.tls != nil, "websocket", WebSocketPath, "websocket_poller", s.ws.Poller(), "engine", s.cfg.Engine.Type, "version", Version)
+	s.log.Info("herald listening", "address", ln.Addr().String(), "tls", s.tls != nil, "websocket", s.paths.WebSocket, "api", s.paths.API, "metrics", s.paths.Metrics, "websocket_poller", s.ws.Poller(), "engine", s.cfg.Engine.Type, "version", Version)
 	return nil
 }
 
@@ -452,6 +457,13 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	writeStatus(w, http.StatusOK, body)
 }
 
+// centrifugoHealth is Centrifugo's health endpoint (health.enabled): 200
+// with an empty JSON object, whatever the method, as Centrifugo answers.
+func centrifugoHealth(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte("{}"))
+}
+
 func writeStatus(w http.ResponseWriter, code int, body any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
@@ -466,7 +478,7 @@ func (s *Server) startAdmin() error {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	mux.Handle(s.paths.Metrics, promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	if s.cfg.Admin.UI.Enabled {
 		if err := s.mountAdminUI(mux); err != nil {
 			return err

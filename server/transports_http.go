@@ -30,23 +30,24 @@ func (s *Server) mountHTTPTransports(mux *http.ServeMux) {
 		return httpstream.NewServer(s.hub, cfg)
 	}
 	if t.HTTPStream.Enabled {
-		mux.Handle(HTTPStreamPath, s.adm.Handler(server(t.HTTPStream).HTTPStream()))
+		mux.Handle(s.paths.HTTPStream, s.adm.Handler(server(t.HTTPStream).HTTPStream()))
 	}
 	if t.SSE.Enabled {
-		mux.Handle(SSEPath, s.adm.Handler(server(t.SSE).SSE()))
+		mux.Handle(s.paths.SSE, s.adm.Handler(server(t.SSE).SSE()))
 	}
 	if t.HTTPStream.Enabled || t.SSE.Enabled {
-		mux.Handle(EmulationPath, httpstream.NewServer(s.hub, base).Emulation())
+		mux.Handle(s.paths.Emulation, httpstream.NewServer(s.hub, base).Emulation())
 	}
 	if t.UniHTTPStream.Enabled {
-		mux.Handle(UniHTTPStreamPath, s.adm.Handler(server(t.UniHTTPStream).UniHTTPStream()))
+		mux.Handle(s.paths.UniHTTPStream, s.adm.Handler(server(t.UniHTTPStream).UniHTTPStream()))
 	}
 	if t.UniSSE.Enabled {
-		mux.Handle(UniSSEPath, s.adm.Handler(server(t.UniSSE).UniSSE()))
+		mux.Handle(s.paths.UniSSE, s.adm.Handler(server(t.UniSSE).UniSSE()))
 	}
 }
 
-// Where the HTTP transports are mounted, as in Centrifugo.
+// Where the HTTP transports are mounted by default (their handler_prefix
+// keys), as in Centrifugo.
 const (
 	HTTPStreamPath    = "/connection/http_stream"
 	SSEPath           = "/connection/sse"

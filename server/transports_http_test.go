@@ -49,7 +49,7 @@ func openStream(t *testing.T, s *Server, path, user string) (*httpStreamClient, 
 	connect := `{"id":1,"connect":{"token":"` + token(t, user) + `"}}`
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	var req *http.Request
-	if path == SSEPath {
+	if path == s.paths.SSE {
 		req, _ = http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.Addr()+path+"?cf_connect="+url.QueryEscape(connect), nil)
 	} else {
 		req, _ = http.NewRequestWithContext(ctx, http.MethodPost, "http://"+s.Addr()+path, strings.NewReader(connect))
@@ -67,7 +67,7 @@ func openStream(t *testing.T, s *Server, path, user string) (*httpStreamClient, 
 		cancel()
 		return nil, resp
 	}
-	c := &httpStreamClient{t: t, resp: resp, rd: bufio.NewReader(resp.Body), sse: path == SSEPath || path == UniSSEPath, cancel: cancel}
+	c := &httpStreamClient{t: t, resp: resp, rd: bufio.NewReader(resp.Body), sse: path == s.paths.SSE || path == s.paths.UniSSE, cancel: cancel}
 	t.Cleanup(c.close)
 	return c, resp
 }
@@ -137,7 +137,7 @@ func (c *httpStreamClient) awaitMessage(want string) {
 func (c *httpStreamClient) emulate(s *Server, commands ...string) {
 	c.t.Helper()
 	body, _ := json.Marshal(map[string]string{"session": c.session, "node": c.node, "data": strings.Join(commands, "\n")})
-	req, _ := http.NewRequestWithContext(c.t.Context(), http.MethodPost, "http://"+s.Addr()+EmulationPath, bytes.NewReader(body))
+	req, _ := http.NewRequestWithContext(c.t.Context(), http.MethodPost, "http://"+s.Addr()+s.paths.Emulation, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Close = true
 	resp, err := http.DefaultClient.Do(req)

@@ -384,12 +384,12 @@ func TestServeCentrifugoFile(t *testing.T) {
 	r.stop(t)
 
 	bad := filepath.Join(t.TempDir(), "config.json")
-	if err := writeTo(bad, `{"client": {"allowed_origins": []}, "health": {"enabled": true}}`); err != nil {
+	if err := writeTo(bad, `{"client": {"allowed_origins": []}, "debug": {"enabled": true}}`); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err := run(t, "serve", "--config", bad)
-	if err == nil || !strings.Contains(err.Error(), "health.enabled: Herald always serves '/healthz'") {
-		t.Errorf("serve with health.enabled: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "debug.enabled: Herald serves pprof on the admin listener") {
+		t.Errorf("serve with debug.enabled: %v", err)
 	}
 	// Read as Herald's, the same file names Centrifugo's keys as unknown.
 	_, _, err = run(t, "serve", "--config-format", "herald", "--config", bad)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/server"
 )
 
 // The first run: with no keys configured, `herald serve` makes up keys
@@ -102,12 +101,13 @@ func heraldCommand(executable, arg0 string) string {
 // listening before the publication is sent), all working against this very
 // process; and how to keep the keys and open the node to other machines.
 // secure is whether the listener serves TLS: then the URLs are https and
-// wss.
-func firstRunBanner(keys generatedKeys, token, listenAddr, herald string, secure bool) string {
+// wss. paths are the configured endpoints (websocket.handler_prefix,
+// http_api.handler_prefix).
+func firstRunBanner(keys generatedKeys, token, listenAddr string, paths config.Paths, herald string, secure bool) string {
 	hostPort := reachableHost(listenAddr)
-	httpURL, wsURL := "http://"+hostPort, "ws://"+hostPort+server.WebSocketPath
+	httpURL, wsURL := "http://"+hostPort, "ws://"+hostPort+paths.WebSocket
 	if secure {
-		httpURL, wsURL = "https://"+hostPort, "wss://"+hostPort+server.WebSocketPath
+		httpURL, wsURL = "https://"+hostPort, "wss://"+hostPort+paths.WebSocket
 	}
 	rule := strings.Repeat("=", 78)
 	var b strings.Builder
@@ -145,7 +145,7 @@ func firstRunBanner(keys generatedKeys, token, listenAddr, herald string, secure
 	p("")
 	p("2. Once it prints \"connected as\", publish to channel %q from another terminal:", demoChannel)
 	p("")
-	p("  curl -sS -X POST %s/api/publish -H 'X-API-Key: %s' -H 'Content-Type: application/json' -d '{\"channel\":\"%s\",\"data\":{\"text\":\"hello\"}}'", httpURL, keys.APIKey, demoChannel)
+	p("  curl -sS -X POST %s%s/publish -H 'X-API-Key: %s' -H 'Content-Type: application/json' -d '{\"channel\":\"%s\",\"data\":{\"text\":\"hello\"}}'", httpURL, paths.API, keys.APIKey, demoChannel)
 	p("")
 	p("Listening on %s. With no address configured, a run with generated keys", listenAddr)
 	p("listens on loopback only; to accept other machines, pass --address :8000")

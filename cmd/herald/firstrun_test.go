@@ -259,7 +259,7 @@ func TestFirstRunBannerTLS(t *testing.T) {
 		{true, []string{"wss://127.0.0.1:8443/connection/websocket", "https://127.0.0.1:8443/api/publish"}, []string{"ws://", "http://"}},
 		{false, []string{"ws://127.0.0.1:8443/connection/websocket", "http://127.0.0.1:8443/api/publish"}, []string{"wss://", "https://"}},
 	} {
-		out := firstRunBanner(keys, "tok", "127.0.0.1:8443", "herald", c.secure)
+		out := firstRunBanner(keys, "tok", "127.0.0.1:8443", config.Default().Paths(), "herald", c.secure)
 		for _, w := range c.want {
 			if !strings.Contains(out, w) {
 				t.Errorf("secure=%v: want %q in the banner:\n%s", c.secure, w, out)
@@ -270,6 +270,22 @@ func TestFirstRunBannerTLS(t *testing.T) {
 				t.Errorf("secure=%v: the banner has %q:\n%s", c.secure, a, out)
 			}
 		}
+	}
+}
+
+// TestFirstRunBannerPaths: the banner's client URL and curl command follow
+// websocket.handler_prefix and http_api.handler_prefix.
+func TestFirstRunBannerPaths(t *testing.T) {
+	cfg := config.Default()
+	cfg.WebSocket.HandlerPrefix, cfg.HTTPAPI.HandlerPrefix = "/rt/ws", "/rt/api/"
+	out := firstRunBanner(generatedKeys{HMACSecret: "s", APIKey: "k"}, "tok", "127.0.0.1:8000", cfg.Paths(), "herald", false)
+	for _, w := range []string{"'ws://127.0.0.1:8000/rt/ws'", "http://127.0.0.1:8000/rt/api/publish "} {
+		if !strings.Contains(out, w) {
+			t.Errorf("want %q in the banner:\n%s", w, out)
+		}
+	}
+	if strings.Contains(out, "/connection/websocket") || strings.Contains(out, ":8000/api/") {
+		t.Errorf("the banner names a default path:\n%s", out)
 	}
 }
 

@@ -90,7 +90,7 @@ func serveCommand() *cobra.Command {
 				}
 				// One write, so log lines cannot land inside the banner.
 				exe, _ := os.Executable()
-				_, _ = io.WriteString(cmd.ErrOrStderr(), firstRunBanner(*generated, token, srv.Addr(), heraldCommand(exe, os.Args[0]), cfg.TLSEnabled()))
+				_, _ = io.WriteString(cmd.ErrOrStderr(), firstRunBanner(*generated, token, srv.Addr(), cfg.Paths(), heraldCommand(exe, os.Args[0]), cfg.TLSEnabled()))
 			}
 			select {
 			case <-ctx.Done():

@@ -168,6 +168,26 @@ func TestChartRenders(t *testing.T) {
 	}
 }
 
+// TestChartMetricsPath: the ServiceMonitor scrapes the path the node
+// serves its metrics at, config.prometheus.handler_prefix.
+func TestChartMetricsPath(t *testing.T) {
+	manifest, err := render(t, map[string]any{
+		"serviceMonitor": map[string]any{"enabled": true},
+		"config":         map[string]any{"prometheus": map[string]any{"handler_prefix": "/internal/metrics/"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := decode(t, manifest)
+	if o.monitor == nil {
+		t.Fatal("no ServiceMonitor")
+	}
+	endpoints, _ := o.monitor["spec"].(map[string]any)["endpoints"].([]any)
+	if len(endpoints) != 1 || endpoints[0].(map[string]any)["path"] != "/internal/metrics" {
+		t.Errorf("ServiceMonitor endpoints %v: want path /internal/metrics", endpoints)
+	}
+}
+
 // TestChartRefuses checks that values Herald or a cluster cannot run with
 // fail the render with a message naming them.
 func TestChartRefuses(t *testing.T) {

@@ -141,6 +141,9 @@ export async function startHerald(config = {}, { port: fixedPort } = {}) {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const herald = new Herald(proc, port, dir);
+    if (config.websocket?.handler_prefix) {
+      herald.url = `ws://127.0.0.1:${port}${config.websocket.handler_prefix}`;
+    }
     try {
       await waitListening(herald);
       return herald;

@@ -51,17 +51,18 @@ export function quietFetch(url, init) {
  * `transport` ('websocket', 'http_stream' or 'sse') on the node or proxy at
  * port, with the emulation endpoint at emulationPort (default: port).
  * Node has no EventSource: the `eventsource` package stands in.
- * protocol 'protobuf' uses the SDK's Protobuf build.
+ * protocol 'protobuf' uses the SDK's Protobuf build. paths are the node's
+ * endpoints when its configuration moves them (the handler_prefix keys).
  */
-export function transportClient(port, transport, { protocol = 'json', emulationPort = port, ...options } = {}) {
+export function transportClient(port, transport, { protocol = 'json', emulationPort = port, paths = PATHS, ...options } = {}) {
   const scheme = transport === 'websocket' ? 'ws' : 'http';
-  const endpoint = `${scheme}://127.0.0.1:${port}${PATHS[transport]}`;
+  const endpoint = `${scheme}://127.0.0.1:${port}${paths[transport]}`;
   const Client = protocol === 'protobuf' ? ProtobufCentrifuge : Centrifuge;
   return new Client([{ transport, endpoint }], {
     websocket: WebSocket,
     eventsource: EventSource,
     fetch: quietFetch,
-    emulationEndpoint: `${httpBase(emulationPort)}${PATHS.emulation}`,
+    emulationEndpoint: `${httpBase(emulationPort)}${paths.emulation}`,
     minReconnectDelay: 100,
     maxReconnectDelay: 1000,
     timeout: 5000,
@@ -88,8 +89,8 @@ export function codec(protocol) {
  * api calls the server API method of the node at port and resolves with
  * its result, or rejects with its error.
  */
-export async function api(port, method, params, { timeoutMs = 10_000 } = {}) {
-  const res = await fetch(`${httpBase(port)}/api/${method}`, {
+export async function api(port, method, params, { timeoutMs = 10_000, prefix = '/api' } = {}) {
+  const res = await fetch(`${httpBase(port)}${prefix}/${method}`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', 'X-API-Key': API_KEY },
     body: JSON.stringify(params),
