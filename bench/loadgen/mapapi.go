@@ -17,8 +17,9 @@ type MapEntry struct {
 }
 
 // AppendMapPublishBatch appends the server API body of a batch of
-// map_publish commands to channel (one command per entry).
-func AppendMapPublishBatch(dst []byte, channel string, entries []MapEntry) []byte {
+// map_publish commands to channel (one command per entry); parallel lets
+// the server run them concurrently (the keys are independent).
+func AppendMapPublishBatch(dst []byte, channel string, entries []MapEntry, parallel bool) []byte {
 	ch := strconv.Quote(channel)
 	dst = append(dst, `{"commands":[`...)
 	for i, e := range entries {
@@ -33,13 +34,17 @@ func AppendMapPublishBatch(dst []byte, channel string, entries []MapEntry) []byt
 		dst = append(dst, e.Data...)
 		dst = append(dst, `}}`...)
 	}
-	return append(dst, `]}`...)
+	dst = append(dst, ']')
+	if parallel {
+		dst = append(dst, `,"parallel":true`...)
+	}
+	return append(dst, '}')
 }
 
-// MapPublish sends one map_publish, or a batch of them when entries has
-// more than one, and returns how many the server accepted and the first
-// error.
-func (p *APIPublisher) MapPublish(ctx context.Context, channel string, entries []MapEntry) (int, error) {
+// MapPublish sends one map_publish, or a batch of them (parallel or in
+// order) when entries has more than one, and returns how many the server
+// accepted and the first error.
+func (p *APIPublisher) MapPublish(ctx context.Context, channel string, entries []MapEntry, parallel bool) (int, error) {
 	var body []byte
 	method := "batch"
 	if len(entries) == 1 {
@@ -51,7 +56,7 @@ func (p *APIPublisher) MapPublish(ctx context.Context, channel string, entries [
 		body = append(body, `,"data":`...)
 		body = append(append(body, entries[0].Data...), '}')
 	} else {
-		body = AppendMapPublishBatch(nil, channel, entries)
+		body = AppendMapPublishBatch(nil, channel, entries, parallel)
 	}
 	raw, err := p.post(ctx, method, body)
 	if err != nil {

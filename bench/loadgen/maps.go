@@ -30,6 +30,7 @@ type MapsConfig struct {
 	Keys     []int
 	Payload  int   // bytes of each value
 	Batch    int   // map_publish commands per API batch while filling
+	Parallel bool  // the fill batches are parallel batches
 	FillConc int   // API batches in flight while filling
 	PageSize int32 // state and stream page size (the namespace's map.max_page_size)
 
@@ -212,7 +213,7 @@ func fillMap(ctx context.Context, cfg MapsConfig, api *APIPublisher, channel str
 				for i := first; i < min(n, first+cfg.Batch); i++ {
 					entries = append(entries, MapEntry{Key: mapKey(i), Data: mapValue(-1, start, cfg.Payload)})
 				}
-				if ok, err := api.MapPublish(ctx, channel, entries); err != nil || ok != len(entries) {
+				if ok, err := api.MapPublish(ctx, channel, entries, cfg.Parallel); err != nil || ok != len(entries) {
 					errs <- fmt.Errorf("fill keys from %d: %d of %d accepted: %w", first, ok, len(entries), err)
 					cancel()
 					return
@@ -358,7 +359,7 @@ func measureUpdates(ctx context.Context, cfg MapsConfig, api *APIPublisher, chan
 		data := mapValue(i, due, cfg.Payload)
 		pubs.Go(func() {
 			defer func() { <-sem }()
-			if _, err := api.MapPublish(ctx, channel, []MapEntry{{Key: key, Data: data}}); err != nil {
+			if _, err := api.MapPublish(ctx, channel, []MapEntry{{Key: key, Data: data}}, false); err != nil {
 				failed.Add(1)
 				firstErr.CompareAndSwap(nil, &err)
 			}

@@ -23,7 +23,7 @@ func benchMapsCommand() *cobra.Command {
 		Long: `For each size of --keys, on its own channel (--channel plus the size, in a
 namespace of subscription_type map):
   fill     set every key through the server API (--api): batches of --batch
-           map_publish commands, --fill-concurrency in flight; the servers'
+           map_publish commands (--parallel), --fill-concurrency in flight; the servers'
            RSS (--server-pid) and the engine store's size (--store-cmd) before
            and after
   snapshot one fresh subscriber reads every state page (--page-size, the
@@ -80,6 +80,7 @@ Prints a Markdown table (--json: JSON lines). The first --url is used.`,
 	fs.StringVar(&cfg.APIKey, "api-key", "", "server API key")
 	fs.IntVar(&cfg.Payload, "payload", 64, "bytes of each value (a JSON object)")
 	fs.IntVar(&cfg.Batch, "batch", 500, "map_publish commands per API batch while filling")
+	fs.BoolVar(&cfg.Parallel, "parallel", true, "fill batches are parallel batches (the server runs their commands concurrently)")
 	fs.IntVar(&cfg.FillConc, "fill-concurrency", 4, "API batches in flight while filling")
 	fs.IntVar(&pageSize, "page-size", 1000, "state and stream page size (the namespace's map.max_page_size)")
 	fs.IntVar(&cfg.Subscribers, "subscribers", 10, "live subscribers during the updates")
@@ -88,7 +89,7 @@ Prints a Markdown table (--json: JSON lines). The first --url is used.`,
 	fs.IntVar(&cfg.APIConns, "api-conns", 8, "map_publish calls in flight during the updates")
 	fs.DurationVar(&cfg.Grace, "grace", 2*time.Second, "wait at most this long after the last update for late copies")
 	fs.DurationVar(&cfg.MaxLag, "max-lag", 10*time.Second, "stop the updates when the publisher falls this far behind")
-	fs.DurationVar(&cfg.FillTimeout, "fill-timeout", 30*time.Minute, "give up a fill after this long")
+	fs.DurationVar(&cfg.FillTimeout, "fill-timeout", time.Hour, "give up a fill after this long")
 	fs.DurationVar(&cfg.SnapshotTimeout, "snapshot-timeout", 10*time.Minute, "give up a snapshot read (or a live subscriber's setup) after this long")
 	fs.StringVar(&cfg.StoreCmd, "store-cmd", "", "shell command printing the engine store's size in bytes, run before and after each fill")
 	return cmd
