@@ -29,6 +29,9 @@ type MapClient struct {
 	nextID uint32
 	// OnPub receives every publication pushed after the live reply.
 	OnPub func(channel string, pub *protocol.Publication, at time.Time)
+	// AfterStatePage, when set, runs after each state page is read (tests
+	// change the map there, so that the stream has pages to read).
+	AfterStatePage func(page int) error
 }
 
 // MapSync is what a map subscribe read before it went live.
@@ -180,6 +183,11 @@ func (c *MapClient) SubscribeMap(ctx context.Context, channel string, limit int3
 		s.StatePages++
 		for _, p := range res.State {
 			keys[p.Key] = struct{}{}
+		}
+		if c.AfterStatePage != nil {
+			if err := c.AfterStatePage(s.StatePages); err != nil {
+				return s, err
+			}
 		}
 		if res.Cursor == "" || !allState {
 			break

@@ -366,7 +366,8 @@ func measureUpdates(ctx context.Context, cfg MapsConfig, api *APIPublisher, chan
 		})
 	}
 	pubs.Wait()
-	elapsed := time.Since(start)
+	// The last update is due an interval before the step ends.
+	elapsed := max(time.Since(start), cfg.Step)
 	r.Sent, r.PublishErrs = sent.Load(), failed.Load()
 	r.Achieved = float64(r.Sent-r.PublishErrs) / elapsed.Seconds()
 	// Await the copies, at most Grace.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,7 @@ channel:
       map:
         mode: persistent
         max_page_size: 100
+        stream_size: 1000
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -119,5 +121,46 @@ func TestMapsErrorsNameTheCause(t *testing.T) {
 	cfg.StoreCmd, cfg.Rate = "", 0
 	if _, err := loadgen.RunMaps(ctx, cfg, func(string) {}); err == nil || !strings.Contains(err.Error(), "must be positive") {
 		t.Errorf("rate 0: got %v", err)
+	}
+}
+
+// TestMapClientStreamPages: changes made while the state is read come as
+// stream pages before the live reply, and the client applies them (new
+// keys added, removed keys gone).
+func TestMapClientStreamPages(t *testing.T) {
+	noLeaks(t)
+	s := startMapHerald(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	api := loadgen.NewAPIPublisher("http://"+s.Addr()+"/api", "api-key", 2, 10*time.Second)
+	defer api.Close()
+	const channel = "maps:paged"
+	fill := func(from, to int) {
+		var entries []loadgen.MapEntry
+		for i := from; i < to; i++ {
+			entries = append(entries, loadgen.MapEntry{Key: "key" + strconv.Itoa(i), Data: []byte(`{"n":-1}`)})
+		}
+		if ok, err := api.MapPublish(ctx, channel, entries, false); err != nil || ok != len(entries) {
+			t.Fatalf("fill %d..%d: %d accepted, %v", from, to, ok, err)
+		}
+	}
+	fill(0, 150)
+	c, err := loadgen.DialMap(ctx, wsURL(s), protocol.TypeJSON, secret, "paged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.AfterStatePage = func(page int) error {
+		if page == 1 {
+			fill(150, 400) // 250 changes: three stream pages of 100
+		}
+		return nil
+	}
+	sync, err := c.SubscribeMap(ctx, channel, 100, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sync.Keys != 400 || sync.Changes != 250 || sync.StreamPages < 2 {
+		t.Errorf("synced %+v; want 400 keys, 250 changes in 2 or more stream pages", sync)
 	}
 }

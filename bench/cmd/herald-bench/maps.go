@@ -31,7 +31,7 @@ namespace of subscription_type map):
   updates  --subscribers go live, then map_publish to random keys at --rate for
            --step; p50/p99/max publish-to-receive of the first copy of each
            update, from its intended send time
-Prints a Markdown table (--json: JSON lines). The first --url is used.`,
+Prints a Markdown table (--json: JSON lines).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pc, err := f.pool()
@@ -40,6 +40,9 @@ Prints a Markdown table (--json: JSON lines). The first --url is used.`,
 			}
 			if cfg.Keys, err = loadgen.ParseKeys(keys); err != nil {
 				return err
+			}
+			if len(pc.URLs) != 1 {
+				return fmt.Errorf("--url: want one URL, got %d", len(pc.URLs))
 			}
 			if cfg.APIURL == "" {
 				return fmt.Errorf("give --api, the server API the maps are filled through")
@@ -73,7 +76,13 @@ Prints a Markdown table (--json: JSON lines). The first --url is used.`,
 		},
 	}
 	fs := cmd.Flags()
-	f.register(fs)
+	// Of the client flags, those one client at a time uses.
+	fs.StringSliceVar(&f.urls, "url", []string{"ws://127.0.0.1:8000/connection/websocket"}, "the target WebSocket URL")
+	fs.StringVar(&f.secret, "secret", "", "HMAC secret to mint connection tokens (empty: connect without a token)")
+	fs.StringVarP(&f.configPath, "config", "c", "", "read the HMAC secret from this Herald configuration file")
+	fs.StringVar(&f.format, "format", "json", "client protocol encoding: json or protobuf")
+	fs.IntSliceVar(&f.pids, "server-pid", nil, "server process ids whose RSS is read before and after each fill (repeat or comma-separate)")
+	fs.BoolVar(&f.jsonOut, "json", false, "machine-readable output: one JSON line per map size")
 	fs.StringVar(&keys, "keys", "10000,1000000", "map sizes, comma-separated (1e6 is accepted)")
 	fs.StringVar(&cfg.Channel, "channel", "maps:bench", "channel prefix in a map namespace; each size adds its number")
 	fs.StringVar(&cfg.APIURL, "api", "", "the server API, e.g. http://127.0.0.1:8000/api")
