@@ -47,11 +47,23 @@ store_cmd() {
 	esac
 }
 
+status=0
 record_command "$BENCH" maps \
 	--url "$(node_url 1)" --secret "$SECRET" --format "$FORMAT" \
 	--api "$(node_api 1)" --api-key "$API_KEY" --channel "maps:bench" \
 	--keys "$KEYS" --payload "$PAYLOAD" --batch "$BATCH" --fill-concurrency "$FILL_CONC" \
 	--page-size "$PAGE_SIZE" --subscribers "$SUBSCRIBERS" --rate "$RATE" --step "$STEP" \
 	--server-pid "$(node_pids)" --store-cmd "$(store_cmd)" \
-	| tee "$RUN/maps.md"
+	| tee "$RUN/maps.md" || status=$?
+
+# Persistent map keys carry no TTL: delete the run's Redis keys (its own
+# prefix) once the node has stopped. PostgreSQL's schema is dropped by stop_all.
+stop_all
+if [[ "$ENGINE" == redis ]]; then
+	for addr in "${SHARD_ADDRS[@]:0:$SHARDS_N}"; do
+		redis-cli -h "${addr%:*}" -p "${addr##*:}" --scan --pattern "$ENGINE_SCHEMA:*" |
+			xargs -r -n 500 redis-cli -h "${addr%:*}" -p "${addr##*:}" DEL >/dev/null
+	done
+fi
 log "done: ${RUN#"$ROOT"/}"
+exit "$status"
