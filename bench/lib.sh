@@ -32,6 +32,8 @@
 #                                  with SHARDS above 1, every Redis shard is a redis-server the
 #                                  run starts on BASE_PORT+900+i. A script may use fewer (SHARDS_N).
 #   BASE_PORT=18200                first node's port; node i listens on BASE_PORT+i
+#   NODE_CHANNEL_YAML=             more keys of the nodes' channel section, indented two
+#                                  spaces (e.g. namespaces:), set by scripts that need them
 #   RESULTS=bench/results          where result folders go
 set -euo pipefail
 
@@ -236,6 +238,7 @@ channel:
     allow_subscribe_for_client: true
     allow_publish_for_client: true
 $(history_yaml)
+${NODE_CHANNEL_YAML:-}
 http_api:
   key: "$API_KEY"
 websocket:

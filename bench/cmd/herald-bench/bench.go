@@ -30,6 +30,7 @@ func newRoot() *cobra.Command {
   latency     publish at stepped rates and measure publish-to-receive latency
   throughput  find the highest rate at which a p99 latency still holds
   overload    overload past capacity; check no reading client is closed and the server recovers
+  maps        fill map channels, read their snapshot, and measure update latency
 
 Connections are spread over worker processes (this binary re-executed), each
 under the open-files limit, over several target URLs and over several local
@@ -37,7 +38,7 @@ source addresses (127.0.0.x), so one machine can hold hundreds of thousands.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(benchConnsCommand(), benchLatencyCommand(), benchThroughputCommand(), benchOverloadCommand(), benchSoakCommand(), benchWorkerCommand(), benchShardChannelCommand())
+	root.AddCommand(benchConnsCommand(), benchLatencyCommand(), benchThroughputCommand(), benchOverloadCommand(), benchSoakCommand(), benchWorkerCommand(), benchShardChannelCommand(), benchMapsCommand())
 	return root
 }
 

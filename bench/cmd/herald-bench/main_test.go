@@ -25,7 +25,7 @@ func TestCommandsAndFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []string{"conns", "latency", "throughput"} {
+	for _, c := range []string{"conns", "latency", "throughput", "maps"} {
 		if !strings.Contains(out, c) {
 			t.Errorf("herald-bench --help lacks %s:\n%s", c, out)
 		}
@@ -39,6 +39,7 @@ func TestCommandsAndFlags(t *testing.T) {
 		"conns":      {"--url", "--source", "--secret", "--hold", "--settle", "--server-pid"},
 		"latency":    {"--subscribers", "--rates", "--step", "--p99-limit", "--csv", "--png", "--title"},
 		"throughput": {"--p99", "--probe", "--api"},
+		"maps":       {"--keys", "--rate", "--step", "--subscribers", "--page-size", "--store-cmd", "--api"},
 	} {
 		out, err := run(t, cmd, "--help")
 		if err != nil {
@@ -53,6 +54,15 @@ func TestCommandsAndFlags(t *testing.T) {
 	if _, err := run(t, "latency", "--format", "xml", "--rates", "1", "--api", "http://127.0.0.1:1/api"); err == nil ||
 		!strings.Contains(err.Error(), `--format "xml": want json or protobuf`) {
 		t.Errorf("want the format error, got %v", err)
+	}
+	for args, want := range map[string]string{
+		"--keys 0 --api http://127.0.0.1:1/api":      "want whole numbers",
+		"--keys 10":                                  "give --api",
+		"--page-size 0 --api http://127.0.0.1:1/api": "--page-size 0",
+	} {
+		if _, err := run(t, append([]string{"maps"}, strings.Fields(args)...)...); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("maps %s: want an error containing %q, got %v", args, want, err)
+		}
 	}
 }
 

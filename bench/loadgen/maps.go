@@ -1,0 +1,403 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heraldhq/herald/protocol"
+)
+
+// MapsConfig is a map subscription benchmark: for each size of Keys, fill
+// a map channel through the server API, read it whole with one fresh
+// subscriber, then measure update latency under a steady write rate.
+type MapsConfig struct {
+	URL     string // client WebSocket URL
+	Format  protocol.Type
+	Secret  string
+	APIURL  string // server API base, http://host:port/api
+	APIKey  string
+	Channel string // channel prefix in a map namespace; each size gets Channel + size
+
+	Keys     []int
+	Payload  int   // bytes of each value
+	Batch    int   // map_publish commands per API batch while filling
+	Parallel bool  // the fill batches are parallel batches
+	FillConc int   // API batches in flight while filling
+	PageSize int32 // state and stream page size (the namespace's map.max_page_size)
+
+	Subscribers int           // live subscribers during the update phase
+	Rate        float64       // map_publish per second during the update phase
+	Step        time.Duration // how long the update phase lasts
+	APIConns    int           // map_publish calls in flight during the update phase
+	Grace       time.Duration // wait this long after the last update for late copies
+	MaxLag      time.Duration // stop the update phase when the publisher falls this far behind
+
+	FillTimeout     time.Duration // bound of one fill
+	SnapshotTimeout time.Duration // bound of one snapshot read
+
+	ServerPIDs []int  // servers whose RSS is sampled
+	StoreCmd   string // shell command printing the engine store's size in bytes (empty: not measured)
+}
+
+// MapsResult is one size's measurements.
+type MapsResult struct {
+	Keys         int           `json:"keys"`
+	Fill         time.Duration `json:"fill_ns"`
+	RSSBefore    int64         `json:"rss_before"`
+	RSSFilled    int64         `json:"rss_filled"`
+	StoreBefore  int64         `json:"store_before"` // -1: not measured
+	StoreFilled  int64         `json:"store_filled"`
+	Snapshot     time.Duration `json:"snapshot_ns"` // dial to live reply
+	Sync         MapSync       `json:"sync"`
+	Rate         float64       `json:"rate"`
+	Sent         int64         `json:"sent"`
+	PublishErrs  int64         `json:"publish_errors"`
+	Achieved     float64       `json:"achieved_rate"`
+	Missing      int64         `json:"missing"` // updates no subscriber received
+	First        Percentiles   `json:"first"`   // publish-to-receive of the first copy
+	Stopped      string        `json:"stopped,omitempty"`
+	Subscribers  int           `json:"subscribers"`
+	RSSAfterRead int64         `json:"rss_after_read"`
+}
+
+// ParseKeys parses a comma-separated list of map sizes (10000,1e6 and
+// 1000000 are all accepted).
+func ParseKeys(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.TrimSpace(f)
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || v < 1 || v > 1e9 || v != float64(int(v)) {
+			return nil, fmt.Errorf("keys %q: want whole numbers from 1 to 1e9, comma-separated", s)
+		}
+		out = append(out, int(v))
+	}
+	return out, nil
+}
+
+// mapKey is the name of key i of a map.
+func mapKey(i int) string { return fmt.Sprintf("k%09d", i) }
+
+// mapValue is a JSON value of about size bytes carrying an update's
+// sequence number and intended send time (n -1 while filling).
+func mapValue(n int64, at time.Time, size int) []byte {
+	b := fmt.Appendf(nil, `{"n":%d,"t":%d,"p":"`, n, at.UnixNano())
+	for len(b) < size-2 {
+		b = append(b, 'x')
+	}
+	return append(b, `"}`...)
+}
+
+// parseMapValue reads what mapValue wrote.
+func parseMapValue(data []byte) (n int64, at time.Time, err error) {
+	var v struct {
+		N *int64 `json:"n"`
+		T int64  `json:"t"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return 0, time.Time{}, err
+	}
+	if v.N == nil {
+		return 0, time.Time{}, errors.New(`no "n" in the value`)
+	}
+	return *v.N, time.Unix(0, v.T), nil
+}
+
+// RunMaps runs every size in turn; progress gets each result as it is done.
+func RunMaps(ctx context.Context, cfg MapsConfig, progress func(string)) ([]MapsResult, error) {
+	if cfg.Batch < 1 || cfg.FillConc < 1 || cfg.APIConns < 1 || cfg.PageSize < 1 || cfg.Rate <= 0 || cfg.Subscribers < 0 {
+		return nil, errors.New("batch, fill concurrency, API connections, page size and rate must be positive")
+	}
+	api := NewAPIPublisher(cfg.APIURL, cfg.APIKey, max(cfg.FillConc, cfg.APIConns), time.Minute)
+	defer api.Close()
+	var out []MapsResult
+	for _, n := range cfg.Keys {
+		r, err := runMapSize(ctx, cfg, api, n, progress)
+		out = append(out, r)
+		if err != nil {
+			return out, fmt.Errorf("%d keys: %w", n, err)
+		}
+	}
+	return out, nil
+}
+
+func runMapSize(ctx context.Context, cfg MapsConfig, api *APIPublisher, n int, progress func(string)) (MapsResult, error) {
+	r := MapsResult{Keys: n, Rate: cfg.Rate, Subscribers: cfg.Subscribers, StoreBefore: -1, StoreFilled: -1}
+	channel := cfg.Channel + strconv.Itoa(n)
+	var err error
+	if r.RSSBefore, err = serverRSS(cfg.ServerPIDs); err != nil {
+		return r, err
+	}
+	if r.StoreBefore, err = storeSize(ctx, cfg.StoreCmd); err != nil {
+		return r, err
+	}
+	progress(fmt.Sprintf("%d keys: filling %s", n, channel))
+	if r.Fill, err = fillMap(ctx, cfg, api, channel, n); err != nil {
+		return r, err
+	}
+	if r.RSSFilled, err = serverRSS(cfg.ServerPIDs); err != nil {
+		return r, err
+	}
+	if r.StoreFilled, err = storeSize(ctx, cfg.StoreCmd); err != nil {
+		return r, err
+	}
+	progress(fmt.Sprintf("%d keys: filled in %v; reading the snapshot", n, r.Fill.Round(time.Millisecond)))
+	if r.Snapshot, r.Sync, err = readSnapshot(ctx, cfg, channel); err != nil {
+		return r, err
+	}
+	if r.Sync.Keys != n {
+		return r, fmt.Errorf("the snapshot has %d keys, want %d", r.Sync.Keys, n)
+	}
+	if r.RSSAfterRead, err = serverRSS(cfg.ServerPIDs); err != nil {
+		return r, err
+	}
+	progress(fmt.Sprintf("%d keys: snapshot (%d state pages) and live in %v; updates at %.0f/s for %v to %d subscribers",
+		n, r.Sync.StatePages, r.Snapshot.Round(time.Millisecond), cfg.Rate, cfg.Step, cfg.Subscribers))
+	return r, measureUpdates(ctx, cfg, api, channel, n, &r)
+}
+
+// serverRSS sums the servers' RSS (0 without any).
+func serverRSS(pids []int) (int64, error) {
+	var sum int64
+	for _, pid := range pids {
+		s, err := ReadProc(pid, 0)
+		if err != nil {
+			return 0, err
+		}
+		sum += s.RSS
+	}
+	return sum, nil
+}
+
+// storeSize runs cmd (sh -c, at most a minute) and reads the byte count it
+// prints; -1 without a command.
+func storeSize(ctx context.Context, cmd string) (int64, error) {
+	if cmd == "" {
+		return -1, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "sh", "-c", cmd).Output()
+	if err != nil {
+		return 0, fmt.Errorf("store size command: %w", err)
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("store size command printed %q, want a byte count", strings.TrimSpace(string(out)))
+	}
+	return v, nil
+}
+
+// fillMap sets keys 0..n-1 in batches, FillConc batches in flight.
+func fillMap(ctx context.Context, cfg MapsConfig, api *APIPublisher, channel string, n int) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.FillTimeout)
+	defer cancel()
+	batches := make(chan int)
+	errs := make(chan error, cfg.FillConc)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range cfg.FillConc {
+		wg.Go(func() {
+			entries := make([]MapEntry, 0, cfg.Batch)
+			for first := range batches {
+				entries = entries[:0]
+				for i := first; i < min(n, first+cfg.Batch); i++ {
+					entries = append(entries, MapEntry{Key: mapKey(i), Data: mapValue(-1, start, cfg.Payload)})
+				}
+				if ok, err := api.MapPublish(ctx, channel, entries, cfg.Parallel); err != nil || ok != len(entries) {
+					errs <- fmt.Errorf("fill keys from %d: %d of %d accepted: %w", first, ok, len(entries), err)
+					cancel()
+					return
+				}
+			}
+		})
+	}
+feed:
+	for first := 0; first < n; first += cfg.Batch {
+		select {
+		case batches <- first:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(batches)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("fill: %w", err)
+	}
+	return time.Since(start), nil
+}
+
+// readSnapshot times one fresh subscriber from dial to the live reply,
+// reading every state page.
+func readSnapshot(ctx context.Context, cfg MapsConfig, channel string) (time.Duration, MapSync, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.SnapshotTimeout)
+	defer cancel()
+	start := time.Now()
+	c, err := DialMap(ctx, cfg.URL, cfg.Format, cfg.Secret, "bench-snapshot")
+	if err != nil {
+		return 0, MapSync{}, err
+	}
+	defer c.Close()
+	s, err := c.SubscribeMap(ctx, channel, cfg.PageSize, true)
+	if err != nil {
+		return 0, s, fmt.Errorf("snapshot: %w", err)
+	}
+	return time.Since(start), s, nil
+}
+
+// firstCopies records, per update, the first copy any subscriber got.
+type firstCopies struct {
+	mu   sync.Mutex
+	seen map[int64]struct{}
+	hist *Histogram
+	bad  error
+}
+
+func newFirstCopies() *firstCopies {
+	return &firstCopies{seen: map[int64]struct{}{}, hist: NewHistogram()}
+}
+
+// note records one received publication.
+func (f *firstCopies) note(pub *protocol.Publication, at time.Time) {
+	n, sent, err := parseMapValue(pub.Data)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err != nil {
+		if f.bad == nil {
+			f.bad = fmt.Errorf("key %q: %w", pub.Key, err)
+		}
+		return
+	}
+	if n < 0 {
+		return // a fill value
+	}
+	if _, ok := f.seen[n]; ok {
+		return
+	}
+	f.seen[n] = struct{}{}
+	f.hist.Record(at.Sub(sent))
+}
+
+func (f *firstCopies) count() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return int64(len(f.seen))
+}
+
+// measureUpdates connects the live subscribers, publishes at cfg.Rate for
+// cfg.Step to random keys and records the first copy of each update.
+func measureUpdates(ctx context.Context, cfg MapsConfig, api *APIPublisher, channel string, n int, r *MapsResult) error {
+	first := newFirstCopies()
+	liveCtx, stopLive := context.WithCancel(ctx)
+	var readers sync.WaitGroup
+	// Stop the readers before waiting for them, on every return.
+	defer func() { stopLive(); readers.Wait() }()
+	readErrs := make(chan error, cfg.Subscribers)
+	for i := range cfg.Subscribers {
+		dctx, cancel := context.WithTimeout(ctx, cfg.SnapshotTimeout)
+		c, err := DialMap(dctx, cfg.URL, cfg.Format, cfg.Secret, "bench-live-"+strconv.Itoa(i))
+		if err == nil {
+			c.OnPub = func(_ string, pub *protocol.Publication, at time.Time) { first.note(pub, at) }
+			_, err = c.SubscribeMap(dctx, channel, cfg.PageSize, false)
+			if err != nil {
+				c.Close()
+			}
+		}
+		cancel()
+		if err != nil {
+			return fmt.Errorf("live subscriber %d: %w", i, err)
+		}
+		readers.Go(func() {
+			defer c.Close()
+			if err := c.ReadLive(liveCtx); err != nil {
+				readErrs <- fmt.Errorf("live subscriber %d: %w", i, err)
+			}
+		})
+	}
+
+	total := int64(cfg.Rate * cfg.Step.Seconds())
+	interval := time.Duration(float64(time.Second) / cfg.Rate)
+	sem := make(chan struct{}, cfg.APIConns)
+	var pubs sync.WaitGroup
+	var sent, failed atomic.Int64
+	var firstErr atomic.Pointer[error]
+	start := time.Now()
+	for i := range total {
+		due := start.Add(time.Duration(i) * interval)
+		if lag := time.Since(due); lag > cfg.MaxLag {
+			r.Stopped = fmt.Sprintf("the publisher fell %v behind", lag.Round(time.Millisecond))
+			break
+		}
+		if d := time.Until(due); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		sent.Add(1)
+		key := mapKey(rand.IntN(n))
+		data := mapValue(i, due, cfg.Payload)
+		pubs.Go(func() {
+			defer func() { <-sem }()
+			if _, err := api.MapPublish(ctx, channel, []MapEntry{{Key: key, Data: data}}, false); err != nil {
+				failed.Add(1)
+				firstErr.CompareAndSwap(nil, &err)
+			}
+		})
+	}
+	pubs.Wait()
+	// The last update is due an interval before the step ends.
+	elapsed := max(time.Since(start), cfg.Step)
+	r.Sent, r.PublishErrs = sent.Load(), failed.Load()
+	r.Achieved = float64(r.Sent-r.PublishErrs) / elapsed.Seconds()
+	// Await the copies, at most Grace.
+	deadline := time.Now().Add(cfg.Grace)
+	for cfg.Subscribers > 0 && first.count() < r.Sent-r.PublishErrs && time.Now().Before(deadline) {
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case err := <-readErrs:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	stopLive()
+	readers.Wait()
+	close(readErrs)
+	if err := <-readErrs; err != nil {
+		return err
+	}
+	first.mu.Lock()
+	defer first.mu.Unlock()
+	if first.bad != nil {
+		return first.bad
+	}
+	if cfg.Subscribers > 0 {
+		r.Missing = r.Sent - r.PublishErrs - int64(len(first.seen))
+	}
+	r.First = first.hist.Percentiles()
+	if p := firstErr.Load(); p != nil {
+		return fmt.Errorf("%d of %d updates failed, the first: %w", r.PublishErrs, r.Sent, *p)
+	}
+	return nil
+}
