@@ -46,7 +46,7 @@ func TestPostgresShards(t *testing.T) {
 		}
 	})
 	n1, n2 := c.nodes[0], c.nodes[1]
-	if e, ok := n1.Hub().Engine().(*sharded.Engine); !ok || e.Shards() != 2 {
+	if e, ok := n1.Hub().Engine().(*sharded.MapEngine); !ok || e.Shards() != 2 {
 		t.Fatalf("engine %T, want a sharded engine of 2 shards", n1.Hub().Engine())
 	}
 	var info struct {
@@ -130,7 +130,7 @@ func TestRedisShards(t *testing.T) {
 		})
 		nodes = append(nodes, s)
 	}
-	if e, ok := nodes[0].Hub().Engine().(*sharded.Engine); !ok || e.Shards() != 2 {
+	if e, ok := nodes[0].Hub().Engine().(*sharded.MapEngine); !ok || e.Shards() != 2 {
 		t.Fatalf("engine %T, want a sharded engine of 2 shards", nodes[0].Hub().Engine())
 	}
 	var info struct {
