@@ -159,7 +159,13 @@ func (e *Engine) prepareSlot(ctx context.Context, lock *pgx.Conn) error {
 	pub := e.opts.Schema + "_streams"
 	_, err := lock.Exec(ctx, `DO $do$ BEGIN
 		IF NOT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = '`+pub+`') THEN
-			CREATE PUBLICATION `+pub+`;
+			-- stream_table() creates it too: concurrently, the second
+			-- creation fails on the catalog's unique index.
+			BEGIN
+				CREATE PUBLICATION `+pub+`;
+			EXCEPTION WHEN duplicate_object OR unique_violation THEN
+				NULL;
+			END;
 		END IF;
 	END $do$`)
 	if err != nil {

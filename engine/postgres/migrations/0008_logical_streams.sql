@@ -245,7 +245,13 @@ BEGIN
         RETURN;
     END IF;
     IF NOT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = '{{schema}}_streams') THEN
-        EXECUTE format('CREATE PUBLICATION %I', '{{schema}}_streams');
+        -- A node starting creates it too (logrepl.go): whoever comes
+        -- second finds it made, which is what it wanted.
+        BEGIN
+            EXECUTE format('CREATE PUBLICATION %I', '{{schema}}_streams');
+        EXCEPTION WHEN duplicate_object OR unique_violation THEN
+            NULL;
+        END;
     END IF;
     IF NOT EXISTS (SELECT 1 FROM pg_publication_rel pr JOIN pg_publication p ON p.oid = pr.prpubid
                     WHERE p.pubname = '{{schema}}_streams' AND pr.prrelid = tbl) THEN
