@@ -5,7 +5,10 @@
 # all-copies p99 stays within P99), publishes at FACTOR times it for
 # DURATION, then at 100 msg/s for 10 one-second steps. It fails when a
 # subscriber was closed, an accepted publication did not reach every
-# subscriber, or the node took more than RECOVERY_LIMIT to recover.
+# subscriber, or latency had not recovered RECOVERY_LIMIT (10s) after the
+# overload. On one machine that time is mostly the subscribers' own
+# backlog: what waits in their socket buffers while the load tool, sharing
+# the CPUs, reads it (the node's RSS stays flat, its queues are small).
 #
 #   bench/overload.sh                      capacity search, 2x for 30 s
 #   CAPACITY=2000 bench/overload.sh        skip the search
@@ -17,7 +20,7 @@ CAPACITY=${CAPACITY:-0}
 FACTOR=${FACTOR:-2}
 DURATION=${DURATION:-30s}
 P99=${P99:-100ms}
-RECOVERY_LIMIT=${RECOVERY_LIMIT:-5s}
+RECOVERY_LIMIT=${RECOVERY_LIMIT:-10s}
 
 start_run overload
 start_node 1

@@ -607,7 +607,7 @@ soak() {
 # subscribers; herald-bench measures the node's capacity, publishes at twice
 # it for HERALD_OVERLOAD_DURATION (30s), then at 100 msg/s. It fails when a
 # subscriber (every one reads) was closed, a publication the node accepted
-# did not reach every subscriber, or the node had not recovered 5 s after
+# did not reach every subscriber, or latency had not recovered 10 s after
 # the overload. Results: .tmp/overload/.
 overload() {
 	local rc=0
