@@ -9,6 +9,7 @@ import (
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/jackc/pgx/v5"
 )
 
 // TestTwoNodesDeliver runs two whole servers on each networked engine and
@@ -67,7 +68,24 @@ func networkedEngines() map[string]func(*testing.T, *config.Config) {
 			c.Engine.Type = "postgres"
 			c.Engine.Postgres.DSN = testenv.Require(t, "HERALD_TEST_POSTGRES_DSN")
 			testenv.LockPostgres(t)
-			c.Engine.Postgres.Schema = "herald_server_test_" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
+			schema := "herald_server_test_" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
+			c.Engine.Postgres.Schema = schema
+			dsn := c.Engine.Postgres.DSN
+			// Registered before the nodes start, so it runs after they
+			// stop: each test leaves no schema behind.
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				conn, err := pgx.Connect(ctx, dsn)
+				if err != nil {
+					t.Errorf("drop schema %s: %v", schema, err)
+					return
+				}
+				defer conn.Close(context.Background())
+				if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+					t.Errorf("drop schema %s: %v", schema, err)
+				}
+			})
 		},
 		"redis": func(t *testing.T, c *config.Config) {
 			c.Engine.Type = "redis"
