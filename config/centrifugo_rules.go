@@ -590,54 +590,48 @@ func apiDisabled(m *cfMapper, c cfCtx, v any) {
 // 'host:port' or redis:// URLs; several are shards, in Herald as in
 // Centrifugo (docs/engines.md, "Sharding").
 func redisAddress(m *cfMapper, c cfCtx, v any) {
-	addrs, ok := stringList(v)
-	if !ok {
-		m.refuse(c.path, "want an address or a list of addresses")
-		return
-	}
-	if len(addrs) == 0 {
-		return
-	}
-	out := make([]any, 0, len(addrs))
-	for _, a := range addrs {
-		hostPort, err := m.redisURL(a)
-		if err != nil {
-			m.refuse(c.path, err.Error())
-			return
-		}
-		out = append(out, hostPort)
-	}
-	if len(out) == 1 {
+	out, ok := m.redisHostPorts(c, v, "want an address or a list of addresses")
+	switch {
+	case !ok || len(out) == 0:
+	case len(out) == 1:
 		setKey(m.out, "engine.redis.address", out[0])
-		return
+	default:
+		setKey(m.out, "engine.redis.address", out)
 	}
-	setKey(m.out, "engine.redis.address", out)
 }
 
 func redisAddresses(cluster bool) func(m *cfMapper, c cfCtx, v any) {
 	return func(m *cfMapper, c cfCtx, v any) {
-		addrs, ok := stringList(v)
-		if !ok {
-			m.refuse(c.path, "want a list of addresses")
+		out, ok := m.redisHostPorts(c, v, "want a list of addresses")
+		if !ok || len(out) == 0 {
 			return
-		}
-		if len(addrs) == 0 {
-			return
-		}
-		out := make([]any, 0, len(addrs))
-		for _, a := range addrs {
-			hp, err := m.redisURL(a)
-			if err != nil {
-				m.refuse(c.path, err.Error())
-				return
-			}
-			out = append(out, hp)
 		}
 		setKey(m.out, "engine.redis.addresses", out)
 		if cluster {
 			setKey(m.out, "engine.redis.cluster", true)
 		}
 	}
+}
+
+// redisHostPorts reads a string or a list of Redis addresses ('host:port'
+// or redis:// URLs) as host:port values; false, with the problem reported,
+// when one cannot be read.
+func (m *cfMapper) redisHostPorts(c cfCtx, v any, want string) ([]any, bool) {
+	addrs, ok := stringList(v)
+	if !ok {
+		m.refuse(c.path, want)
+		return nil, false
+	}
+	out := make([]any, 0, len(addrs))
+	for _, a := range addrs {
+		hostPort, err := m.redisURL(a)
+		if err != nil {
+			m.refuse(c.path, err.Error())
+			return nil, false
+		}
+		out = append(out, hostPort)
+	}
+	return out, true
 }
 
 // redisURL reads 'host:port' or 'redis://user:password@host:port/db',

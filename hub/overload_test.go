@@ -16,16 +16,23 @@ import (
 
 // cpuTransport stands for a socket that drains: each write costs CPU in
 // proportion to its size, as the kernel's TCP work does on loopback, and
-// completes. It counts the publications it received and records its close.
+// completes; or, with perFrame, it stands for a client on a slow link that
+// reads steadily: every write completes, each after perFrame. It counts the
+// publications it received and records its close.
 type cpuTransport struct {
-	pubs   atomic.Int64
-	closed chan uint32 // buffered 1
+	perFrame time.Duration
+	pubs     atomic.Int64
+	closed   chan uint32 // buffered 1
 }
 
 func (t *cpuTransport) Protocol() protocol.Type { return protocol.TypeJSON }
 
 func (t *cpuTransport) WriteFrame(frame []byte) error {
-	spin(10*time.Microsecond + time.Duration(len(frame))*2*time.Nanosecond)
+	if t.perFrame > 0 {
+		time.Sleep(t.perFrame) // the link's pace, not a wait for an event
+	} else {
+		spin(10*time.Microsecond + time.Duration(len(frame))*2*time.Nanosecond)
+	}
 	t.pubs.Add(int64(bytes.Count(frame, []byte(`"pub"`))))
 	return nil
 }
@@ -192,29 +199,6 @@ func TestOverloadSpareReadingClients(t *testing.T) {
 	}
 }
 
-// steadyTransport stands for a client on a slow link that reads steadily:
-// every write completes, each after perFrame.
-type steadyTransport struct {
-	perFrame time.Duration
-	pubs     atomic.Int64
-	closed   chan uint32 // buffered 1
-}
-
-func (t *steadyTransport) Protocol() protocol.Type { return protocol.TypeJSON }
-
-func (t *steadyTransport) WriteFrame(frame []byte) error {
-	time.Sleep(t.perFrame) // the link's pace, not a wait for an event
-	t.pubs.Add(int64(bytes.Count(frame, []byte(`"pub"`))))
-	return nil
-}
-
-func (t *steadyTransport) Close(code uint32, _ string) {
-	select {
-	case t.closed <- code:
-	default:
-	}
-}
-
 // TestSlowReaderBehindIsNotClosed: a client that reads steadily but is far
 // behind holds a queue of many frames over client.queue_max_size; each of
 // its writes completes in 100 ms. It is reading, so it is not closed as
@@ -231,7 +215,7 @@ func TestSlowReaderBehindIsNotClosed(t *testing.T) {
 			QueueMaxSize: 32 << 10, NodeQueueMaxSize: 64 << 20,
 		},
 	}).hub
-	tr := &steadyTransport{perFrame: 100 * time.Millisecond, closed: make(chan uint32, 1)}
+	tr := &cpuTransport{perFrame: 100 * time.Millisecond, closed: make(chan uint32, 1)}
 	c := h.NewClient(tr, "127.0.0.1:1")
 	c.HandleFrame([]byte(`{"id":1,"connect":{}}`))
 	c.HandleFrame([]byte(`{"id":2,"subscribe":{"channel":"s"}}`))
