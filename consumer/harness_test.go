@@ -248,3 +248,31 @@ func await(t *testing.T, ch <-chan struct{}, what string) {
 		t.Fatalf("not within 20s: %s", what)
 	}
 }
+
+// orderedTwoGroups is the second half of every source's two-node ordering
+// test: each partition p's producer goroutine writes commands 1..each of
+// channel "p<p>" at once with the others (write(p, i)); every subscriber
+// then gets its channel's publications complete and in order, and the two
+// groups applied each command exactly once between them.
+func orderedTwoGroups(t *testing.T, subs []*subscriber, each int, name string, groups [2]*consumer.Group, wait time.Duration, write func(p, i int)) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for p := range subs {
+		wg.Go(func() {
+			for i := 1; i <= each; i++ {
+				write(p, i)
+			}
+		})
+	}
+	wg.Wait()
+	for p := range subs {
+		equal(t, subs[p].waitFor(t, each, wait), nums(each))
+	}
+	applied := counter(t, groups[0], "herald_consumer_applied_total", name) + counter(t, groups[1], "herald_consumer_applied_total", name)
+	if want := len(subs) * each; applied != float64(want) {
+		t.Fatalf("the nodes applied %v commands, want %d", applied, want)
+	}
+	for p := range subs {
+		subs[p].settle(t, each, 0)
+	}
+}

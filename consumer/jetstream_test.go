@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -123,27 +122,9 @@ func TestJetStreamOrderTwoNodes(t *testing.T) {
 	}
 	ga := runGroup(t, s.config("js", "", 1), n.exec, "a")
 	gb := runGroup(t, s.config("js", "", 1), n.exec, "b")
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 1; i <= each; i++ {
-				s.write(t, "commands.p"+strconv.Itoa(p), "publish", publishCmd("p"+strconv.Itoa(p), i, ""))
-			}
-		}()
-	}
-	wg.Wait()
-	for p := range parts {
-		equal(t, subs[p].waitFor(t, each, 30*time.Second), nums(each))
-	}
-	applied := counter(t, ga, "herald_consumer_applied_total", "js") + counter(t, gb, "herald_consumer_applied_total", "js")
-	if applied != parts*each {
-		t.Fatalf("the nodes applied %v commands, want %d", applied, parts*each)
-	}
-	for p := range parts {
-		subs[p].settle(t, each, 0)
-	}
+	orderedTwoGroups(t, subs, each, "js", [2]*consumer.Group{ga, gb}, 30*time.Second, func(p, i int) {
+		s.write(t, "commands.p"+strconv.Itoa(p), "publish", publishCmd("p"+strconv.Itoa(p), i, ""))
+	})
 }
 
 // TestJetStreamNodeKilledMidBatch: node a loses the network while applying

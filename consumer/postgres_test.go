@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -158,28 +157,10 @@ func TestPostgresOutboxOrderTwoNodes(t *testing.T) {
 	}
 	ga := runGroup(t, o.config("outbox", parts, "a"), n.exec, "a")
 	gb := runGroup(t, o.config("outbox", parts, "b"), n.exec, "b")
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 1; i <= each; i++ {
-				// The envelope form, with the method inside.
-				o.write(t, p, "", fmt.Sprintf(`{"method":"publish","payload":%s}`, publishCmd("p"+strconv.Itoa(p), i, "")))
-			}
-		}()
-	}
-	wg.Wait()
-	for p := range parts {
-		equal(t, subs[p].waitFor(t, each, 20*time.Second), nums(each))
-	}
-	applied := counter(t, ga, "herald_consumer_applied_total", "outbox") + counter(t, gb, "herald_consumer_applied_total", "outbox")
-	if applied != parts*each {
-		t.Fatalf("the nodes applied %v commands, want %d", applied, parts*each)
-	}
-	for p := range parts {
-		subs[p].settle(t, each, 0)
-	}
+	orderedTwoGroups(t, subs, each, "outbox", [2]*consumer.Group{ga, gb}, 20*time.Second, func(p, i int) {
+		// The envelope form, with the method inside.
+		o.write(t, p, "", fmt.Sprintf(`{"method":"publish","payload":%s}`, publishCmd("p"+strconv.Itoa(p), i, "")))
+	})
 }
 
 // TestPostgresOutboxNodeKilledMidBatch: node a dies (its connection is

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -106,27 +105,9 @@ func TestRedisStreamOrderTwoNodes(t *testing.T) {
 	}
 	ga := runGroup(t, r.config("streams", "", streams...), n.exec, "a")
 	gb := runGroup(t, r.config("streams", "", streams...), n.exec, "b")
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 1; i <= each; i++ {
-				r.write(t, "s"+strconv.Itoa(p), "publish", publishCmd("p"+strconv.Itoa(p), i, ""))
-			}
-		}()
-	}
-	wg.Wait()
-	for p := range parts {
-		equal(t, subs[p].waitFor(t, each, 20*time.Second), nums(each))
-	}
-	applied := counter(t, ga, "herald_consumer_applied_total", "streams") + counter(t, gb, "herald_consumer_applied_total", "streams")
-	if applied != parts*each {
-		t.Fatalf("the nodes applied %v commands, want %d", applied, parts*each)
-	}
-	for p := range parts {
-		subs[p].settle(t, each, 0)
-	}
+	orderedTwoGroups(t, subs, each, "streams", [2]*consumer.Group{ga, gb}, 20*time.Second, func(p, i int) {
+		r.write(t, "s"+strconv.Itoa(p), "publish", publishCmd("p"+strconv.Itoa(p), i, ""))
+	})
 }
 
 // TestRedisStreamNodeKilledMidBatch: node a loses the network (its
