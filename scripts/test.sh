@@ -18,6 +18,7 @@
 #   go test -race again for the tests that use PostgreSQL, on PostgreSQL 18
 #     (scripts/pg18.sh; scripts/services.sh starts it with the others)
 #   go test -race ./... in the bench module
+#   go test (no -race) of the tests that count allocations
 #   go test -fuzz, each fuzz target for a few seconds (HERALD_FUZZ_TIME)
 #   node --test                    (tests/js, against a built herald binary,
 #                                   and a browser test in Debian's chromium)
@@ -424,6 +425,15 @@ go_tests_bench() {
 	go_test_packages go-test-bench ./...
 }
 
+# go_tests_allocs runs the tests that count allocations without the race
+# detector, which changes what allocates (they skip under -race).
+go_tests_allocs() {
+	local rc=0
+	run 5m go-test-allocs.log "$ROOT" go test -count=1 -run 'Allocations' ./hub/... || rc=$?
+	if ((rc == 0)); then COUNT_PASSED=1; else COUNT_FAILED=1; fi
+	return "$rc"
+}
+
 # The packages whose tests serve clients through the WebSocket transport
 # (their helpers read HERALD_TEST_WS_POLLER).
 WS_TEST_PACKAGES=(./transport/... ./server/... ./hub/... ./api/...)
@@ -755,6 +765,7 @@ step "go test portable" go_tests_portable
 step "go test pgbouncer" go_tests_pgbouncer
 step "go test postgres18" go_tests_postgres18
 step "go test bench" go_tests_bench
+step "go test allocs" go_tests_allocs
 step "go fuzz" go_fuzz
 if [[ -x "$HERALD_BIN" && -d tests/js/node_modules ]]; then
 	step "node tests" node_tests
