@@ -119,7 +119,7 @@ func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.S
 	if e := r.checkSubscriber(c.proto); e != nil {
 		return e
 	}
-	if err := c.checkSubscriptionType(ch, req); err != nil {
+	if err := c.checkStreamFields(ch, req); err != nil {
 		return err
 	}
 	filter, err := c.requestFilter(ch, r, req)
