@@ -171,30 +171,57 @@ func (c *Conn) writeHeaderLocked(h ws.Header, payload []byte) error {
 // writeAll writes b: first without waiting (tryWrite), which is all a
 // socket with room in its buffer needs, then what is left with the write
 // deadline. The deadline bounds progress, not the whole write: a peer that
-// took at least minWriteProgress bytes (or the rest) within WriteTimeout is
-// reading, however far behind it is, and gets another WriteTimeout. So a
-// client that reads steadily is never cut for the size of what waits for it,
-// and one that stops reading is cut after WriteTimeout; a write, and so a
-// Close waiting for it, lasts at most len(b)/minWriteProgress WriteTimeouts.
+// took at least minWriteProgress bytes within WriteTimeout is reading,
+// however far behind it is, and gets another WriteTimeout. So a client that
+// reads steadily is never cut for the size of what waits for it, and one
+// that stops reading is cut after WriteTimeout.
+//
+// What the peer took is counted by the kernel where it can be (Delivered),
+// not by what this write got into the socket: a full send buffer wakes its
+// writer only once a good part of it has drained, and a busy node runs the
+// woken writer late, so a write can get nothing in for a whole
+// WriteTimeout while its peer reads hundreds of kilobytes of what was
+// already queued.
 func (c *Conn) writeAll(b []byte) error {
 	n, err := c.tryWrite(b)
 	if err != nil {
 		return err
 	}
+	if n == len(b) {
+		return nil
+	}
+	// The deadline armed below must not outlive this write: tryWrite goes
+	// through the raw socket, which fails at once, without writing, once
+	// a deadline has passed.
+	defer c.nc.SetWriteDeadline(time.Time{}) //nolint:errcheck // the write's own error is what counts
 	for b = b[n:]; len(b) > 0; {
 		if err := c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout)); err != nil {
 			return err
 		}
+		took, known := c.Delivered()
 		n, err := c.nc.Write(b)
 		b = b[n:]
 		if err == nil {
 			return nil
 		}
-		if !errors.Is(err, os.ErrDeadlineExceeded) || n < minWriteProgress {
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return err
+		}
+		if n < minWriteProgress && !c.tookSince(took, known) {
 			return err
 		}
 	}
 	return nil
+}
+
+// tookSince reports whether the peer has taken at least minWriteProgress
+// bytes since Delivered said took (known: it could say).
+func (c *Conn) tookSince(took uint64, known bool) bool {
+	if !known {
+		return false
+	}
+	now, ok := c.Delivered()
+	return ok && now-took >= minWriteProgress
 }
 
 // minWriteProgress is what a peer must take within one WriteTimeout to

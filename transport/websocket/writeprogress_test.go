@@ -42,8 +42,26 @@ func TestWriteTimeoutBoundsProgress(t *testing.T) {
 		if d := time.Since(start); d < 2*timeout {
 			t.Fatalf("the write took %v: the frame fit in the socket buffers, the test proves nothing", d)
 		}
-		if n := <-got; n < int64(len(frame)) {
+		n := <-got
+		if n < int64(len(frame)) {
 			t.Fatalf("the client read %d bytes of a %d-byte frame", n, len(frame))
+		}
+		// The deadline that bounded that write must not outlive it: a
+		// write after it has passed, to a socket with room, succeeds
+		// (it once failed at once with "i/o timeout", closing with 3009
+		// every client whose socket had filled up a second before).
+		time.Sleep(2 * timeout) // past the deadline the slow write set
+		small := []byte("after")
+		if err := s.c.WriteFrame(small); err != nil {
+			t.Fatalf("a write %v after a slow one failed: %v", 2*timeout, err)
+		}
+		const bigHeader = 10 // 2 bytes and a 64-bit length
+		if _, err := io.CopyN(io.Discard, rc.nc, int64(len(frame))+bigHeader-n); err != nil {
+			t.Fatal(err)
+		}
+		hdr := make([]byte, 2+len(small))
+		if _, err := io.ReadFull(rc.nc, hdr); err != nil || !bytes.Equal(hdr[2:], small) {
+			t.Fatalf("the client got %q, %v after the slow write", hdr, err)
 		}
 	})
 	t.Run("stopped reader", func(t *testing.T) {
