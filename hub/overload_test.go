@@ -204,6 +204,9 @@ func TestOverloadSpareReadingClients(t *testing.T) {
 // its writes completes in 100 ms. It is reading, so it is not closed as
 // slow, however long the whole queue takes to write (it used to be, once a
 // flush of many frames had lasted 500 ms), and it gets every publication.
+// Its queue peaks at about 4 times the limit, under the 16 times at which
+// a client that reads slower than its channels publish is closed
+// (TestReaderSlowerThanItsChannelsIsClosed).
 func TestSlowReaderBehindIsNotClosed(t *testing.T) {
 	t.Parallel()
 	channels := openChannels()
@@ -212,7 +215,7 @@ func TestSlowReaderBehindIsNotClosed(t *testing.T) {
 		Channels: channels,
 		Client: hub.ClientConfig{
 			AllowAnonymousConnectWithoutToken: true, PingInterval: time.Hour,
-			QueueMaxSize: 32 << 10, NodeQueueMaxSize: 64 << 20,
+			QueueMaxSize: 128 << 10, NodeQueueMaxSize: 64 << 20,
 		},
 	}).hub
 	tr := &cpuTransport{perFrame: 100 * time.Millisecond, closed: make(chan uint32, 1)}
@@ -224,8 +227,8 @@ func TestSlowReaderBehindIsNotClosed(t *testing.T) {
 		time.Sleep(time.Millisecond) // the subscribe command runs on the client's goroutine
 	}
 	// 1.5 s of publications, 1 MB/s against the 640 KiB/s the client
-	// takes: the queue passes 32 KiB at once and grows while frames of 64
-	// KiB go out, a flush lasting ever longer.
+	// takes: the queue passes 128 KiB and grows while frames of 64 KiB go
+	// out, a flush lasting ever longer.
 	data := []byte(`{"pad":"` + strings.Repeat("x", 1000) + `"}`)
 	const n = 1500
 	for range n {

@@ -22,6 +22,17 @@ type Transport interface {
 	Close(code uint32, reason string)
 }
 
+// DeliveryReporter is a Transport that can tell whether its client is
+// reading: Delivered is how many bytes the client has taken from the
+// connection so far, as the kernel counts them (TCP's acknowledged bytes),
+// and false when it cannot say. A write that waits says only that the
+// socket's buffer is full, which a node too busy to run its writers in time
+// also causes; with this the hub closes as slow only a client that takes
+// nothing (slowLocked).
+type DeliveryReporter interface {
+	Delivered() (uint64, bool)
+}
+
 // Transport names, as Centrifugo names them in its proxy requests and
 // metrics.
 const (

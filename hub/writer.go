@@ -70,13 +70,18 @@ type writeQueue struct {
 	// frame in turn, so only a frame that has waited long says the client is
 	// not reading (slowLocked). Atomic: the writer sets it between frames
 	// without the client's lock.
-	lastWrite   atomic.Int64
-	flushing    bool
-	processing  bool
-	slow        bool // over the queue limit: closing, nothing more is queued
-	writing     bool // a write to the transport is in progress, since lastWrite
-	droppable   bool // the queue may hold droppable messages (QueueDropOldest)
-	replyQueued bool // the queue holds a reply to a command: no coalescing wait
+	lastWrite atomic.Int64
+	// delivered is what DeliveryReporter last said the client had taken,
+	// first seen at deliveredAt and asked at deliveryAsked (hub.mono()).
+	delivered     uint64
+	deliveredAt   int64
+	deliveryAsked int64
+	flushing      bool
+	processing    bool
+	slow          bool // over the queue limit: closing, nothing more is queued
+	writing       bool // a write to the transport is in progress, since lastWrite
+	droppable     bool // the queue may hold droppable messages (QueueDropOldest)
+	replyQueued   bool // the queue holds a reply to a command: no coalescing wait
 }
 
 // queued is an encoded message waiting in a client's queue. droppable
@@ -148,25 +153,68 @@ func (c *Client) enqueueQueuedLocked(q queued) {
 // reads steadily but is behind takes a long queue in many frames, each of
 // which completes.
 //
+// A blocked write is not proof enough where the transport can count what
+// the client takes (DeliveryReporter): a full send buffer wakes its writer
+// only once a good part of it has drained, and a node whose CPUs are busy
+// runs the woken writer late, so a write can wait for a second while its
+// client reads hundreds of kilobytes. There the client is slow when it has
+// taken nothing for slowWriteStall while a write waits.
+//
 // A client whose writes complete keeps its queue: NodeQueueMaxSize sheds
 // publishing on this node before the queues grow much past it
 // (publish.go). Publications from other nodes cannot be shed here, so when
 // the node's queues pass twice NodeQueueMaxSize, a client whose queue is
 // over overloadQueueFactor times QueueMaxSize is closed as well: the node
-// bounds its memory with the clients that hold most of it.
+// bounds its memory with the clients that hold most of it. And a client
+// that reads, but slower than its channels publish, is closed once its
+// queue passes slowQueueFactor times QueueMaxSize, whatever the node's
+// state: far more than a busy node leaves with any one client, which it
+// cannot hold for ever.
 const (
 	slowWriteStall      = 500 * time.Millisecond
 	overloadQueueFactor = 4
+	slowQueueFactor     = 16
+	// deliveryAskEvery spaces the kernel queries (a system call each)
+	// of a client whose queue is over the limit and grows with every
+	// publication.
+	deliveryAskEvery = 10 * time.Millisecond
 )
 
 // slowLocked reports whether a client whose queue is over limit is to be
 // closed as slow.
 func (c *Client) slowLocked(limit int) bool {
-	if c.writing && c.hub.mono()-c.lastWrite.Load() >= int64(slowWriteStall) {
+	if c.queued > slowQueueFactor*limit {
 		return true
+	}
+	if c.writing {
+		now := c.hub.mono()
+		if since := c.lastWrite.Load(); now-since >= int64(slowWriteStall) && !c.takingLocked(now, since) {
+			return true
+		}
 	}
 	node := c.hub.client.NodeQueueMaxSize
 	return node >= 0 && c.queued > overloadQueueFactor*limit && c.hub.queuedTotal.Load() > 2*int64(node)
+}
+
+// takingLocked reports whether a client whose write has waited since
+// `since` took bytes within the last slowWriteStall, as far as its
+// transport can tell (false when it cannot).
+func (c *Client) takingLocked(now, since int64) bool {
+	r, ok := c.transport.(DeliveryReporter)
+	if !ok {
+		return false
+	}
+	if now-c.deliveryAsked >= int64(deliveryAskEvery) {
+		n, known := r.Delivered()
+		if !known {
+			return false
+		}
+		c.deliveryAsked = now
+		if n != c.delivered || c.deliveredAt == 0 {
+			c.delivered, c.deliveredAt = n, now
+		}
+	}
+	return now-max(c.deliveredAt, since) < int64(slowWriteStall)
 }
 
 // dropOldestLocked removes droppable messages, oldest first, until the
