@@ -72,6 +72,9 @@ type ShutdownConfig struct {
 // API, metrics and health checks.
 type HTTPConfig struct {
 	IdleTimeout time.Duration `yaml:"idle_timeout" default:"120s" doc:"a keep-alive connection that sends no new request for this long is closed, so that idle connections do not hold file descriptors for ever. WebSocket connections are not affected (they have 'client.ping_interval'). '0' means the default"`
+	// NotSentLowat keeps what waits for a client in the node's queues, not
+	// the kernel's (server/sockopt_unix.go).
+	NotSentLowat int `yaml:"tcp_notsent_lowat" default:"65536" doc:"bytes that may wait unsent in the kernel's send buffer of one connection of the main listener (TCP_NOTSENT_LOWAT, Linux and macOS); past them its writer waits. A client that falls behind then waits in the node's write queue, where 'client.queue_max_size' and 'client.node_queue_max_size' see it and shed or drop, instead of in megabytes of socket buffer that the node cannot see: after an overload the node recovers in a second instead of several. Bytes already sent are not counted, so it does not limit a link's speed. '0': the kernel's default (no limit)"`
 }
 
 // DefaultIdleTimeout is http.idle_timeout when it is 0.
@@ -144,7 +147,7 @@ type AdminConfig struct {
 // connections on every transport.
 type WebSocketConfig struct {
 	MessageSizeLimit             int64         `yaml:"message_size_limit" default:"65536" doc:"largest incoming message in bytes; a larger one closes the connection with 1009"`
-	WriteTimeout                 time.Duration `yaml:"write_timeout" default:"1s" doc:"a write to one client fails (the connection closes with 3009) when the client took less than 16 KiB of it within this long: a client that stopped reading is cut, one that reads steadily however far behind is not"`
+	WriteTimeout                 time.Duration `yaml:"write_timeout" default:"1s" doc:"a write to one client fails (the connection closes with 3009) when the client took less than 16 KiB within this long (on Linux as the kernel counts what it took, elsewhere of the write itself): a client that stopped reading is cut, one that reads steadily however far behind is not"`
 	ReadTimeout                  time.Duration `yaml:"read_timeout" default:"10s" doc:"longest a started message may take to arrive completely"`
 	AllowedOrigins               []string      `yaml:"allowed_origins" defaultdoc:"same origin" doc:"browser origins allowed to connect, e.g. 'https://app.example.com'; '*' allows any; empty: same origin only. Other origins get '403', and a warning naming the origin is logged (at most once a minute per origin)"`
 	Poller                       string        `yaml:"poller" default:"auto" doc:"how connections are read. 'epoll' (Linux only): a readiness loop with a fixed pool of workers; an idle connection holds no goroutine and no buffer. 'portable' (any system): a goroutine and a read buffer (4 KiB, more while a large message arrives) per connection, so an idle connection costs more memory; it also reads connections that are not plain TCP sockets. 'auto' is 'epoll' on Linux and 'portable' elsewhere, and 'portable' when the listener serves TLS ('epoll' needs the plain socket). 'epoll' on another system or with TLS is a configuration error"`

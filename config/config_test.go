@@ -36,6 +36,16 @@ func TestParseConfigReportsProblemsByKey(t *testing.T) {
 	}
 }
 
+func TestNegativeNotSentLowatIsRefused(t *testing.T) {
+	cfg, err := Parse([]byte("http:\n  tcp_notsent_lowat: -1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "http.tcp_notsent_lowat: -1: must not be negative") {
+		t.Fatalf("got %v", err)
+	}
+}
+
 func TestValidateReportsEveryProblem(t *testing.T) {
 	cfg, err := Parse([]byte(`
 engine: {type: postgress}

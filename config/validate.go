@@ -102,6 +102,9 @@ func (c Config) Validate() error {
 	if c.HTTP.IdleTimeout < 0 {
 		bad("http.idle_timeout", "%s: must not be negative (0 means the default, %s)", c.HTTP.IdleTimeout, DefaultIdleTimeout)
 	}
+	if c.HTTP.NotSentLowat < 0 {
+		bad("http.tcp_notsent_lowat", "%d: must not be negative (0 leaves the kernel's default)", c.HTTP.NotSentLowat)
+	}
 	ps = append(ps, c.TransportsConfig.problems()...)
 	c.tokenProblems(bad)
 	ps = append(ps, c.proxyProblems()...)

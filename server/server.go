@@ -294,6 +294,9 @@ func (s *Server) Start(ctx context.Context) error {
 		_ = s.hub.Shutdown(ctx)
 		return fmt.Errorf("listen on %s: %w", s.cfg.Address, err)
 	}
+	if n := s.cfg.HTTP.NotSentLowat; n > 0 {
+		ln = lowatListener{ln, n}
+	}
 	s.ln = ln
 	var serving net.Listener = ln
 	if s.tls != nil {
