@@ -209,47 +209,14 @@ func TestOverloadSpareReadingClients(t *testing.T) {
 // (TestReaderSlowerThanItsChannelsIsClosed).
 func TestSlowReaderBehindIsNotClosed(t *testing.T) {
 	t.Parallel()
-	channels := openChannels()
-	channels.WithoutNamespace.AllowSubscribeForAnonymous = true
-	h := startNodeMem(t, hub.Config{
-		Channels: channels,
-		Client: hub.ClientConfig{
-			AllowAnonymousConnectWithoutToken: true, PingInterval: time.Hour,
-			QueueMaxSize: 128 << 10, NodeQueueMaxSize: 64 << 20,
-		},
-	}).hub
 	tr := &cpuTransport{perFrame: 100 * time.Millisecond, closed: make(chan uint32, 1)}
-	c := h.NewClient(tr, "127.0.0.1:1")
-	c.HandleFrame([]byte(`{"id":1,"connect":{}}`))
-	c.HandleFrame([]byte(`{"id":2,"subscribe":{"channel":"s"}}`))
-	t.Cleanup(c.HandleClose)
-	for h.NumSubscriptions() < 1 {
-		time.Sleep(time.Millisecond) // the subscribe command runs on the client's goroutine
-	}
+	h := slowReaderNode(t, 128<<10, tr, nil)
 	// 1.5 s of publications, 1 MB/s against the 640 KiB/s the client
 	// takes: the queue passes 128 KiB and grows while frames of 64 KiB go
 	// out, a flush lasting ever longer.
-	data := []byte(`{"pad":"` + strings.Repeat("x", 1000) + `"}`)
 	const n = 1500
-	for range n {
-		if _, err := h.Publish(context.Background(), "s", data, hub.PublishOptions{}); err != nil {
-			t.Fatalf("publish: %v", err)
-		}
-		select {
-		case code := <-tr.closed:
-			t.Fatalf("the client that reads steadily was closed with %d after %d publications", code, tr.pubs.Load())
-		case <-time.After(time.Millisecond): // the publishing pace
-		}
+	if code := publishPaced(t, h, n, tr.closed); code != 0 {
+		t.Fatalf("the client that reads steadily was closed with %d after %d publications", code, tr.pubs.Load())
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for tr.pubs.Load() < n {
-		select {
-		case code := <-tr.closed:
-			t.Fatalf("the client that reads steadily was closed with %d after %d of %d publications", code, tr.pubs.Load(), n)
-		case <-time.After(10 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("got %d of %d publications", tr.pubs.Load(), n)
-		}
-	}
+	awaitEvery(t, &tr.pubs, n, tr.closed, "the client that reads steadily")
 }

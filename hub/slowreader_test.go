@@ -123,15 +123,22 @@ func TestBlockedWriteToTakingClientIsNotSlow(t *testing.T) {
 	if code := publishPaced(t, h, n, tr.closed); code != 0 {
 		t.Fatalf("a client that keeps taking bytes was closed with %d after %d publications", code, tr.pubs.Load())
 	}
+	awaitEvery(t, &tr.pubs, n, tr.closed, "a client that keeps taking bytes")
+}
+
+// awaitEvery waits until pubs counts n publications, failing if closed
+// reports a close first or 20 s pass.
+func awaitEvery(t *testing.T, pubs *atomic.Int64, n int64, closed <-chan uint32, who string) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
-	for tr.pubs.Load() < n {
+	for pubs.Load() < n {
 		select {
-		case code := <-tr.closed:
-			t.Fatalf("a client that keeps taking bytes was closed with %d after %d of %d publications", code, tr.pubs.Load(), n)
+		case code := <-closed:
+			t.Fatalf("%s was closed with %d after %d of %d publications", who, code, pubs.Load(), n)
 		case <-time.After(10 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("got %d of %d publications", tr.pubs.Load(), n)
+			t.Fatalf("%s got %d of %d publications", who, pubs.Load(), n)
 		}
 	}
 }

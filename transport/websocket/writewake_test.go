@@ -2,7 +2,6 @@ package websocket
 
 import (
 	"bytes"
-	"io"
 	"testing"
 	"time"
 )
@@ -22,28 +21,15 @@ func TestWriteTimeoutCountsWhatThePeerTakes(t *testing.T) {
 		t.Skip("this system does not count what the peer took")
 	}
 	frame := bytes.Repeat([]byte("x"), 3<<20)
-	got := make(chan int64, 1)
-	go func() {
-		// 8 KiB every 5 ms, about 1.6 MB/s: the frame takes about 2 s,
-		// and the kernel's send buffer (megabytes) drains a third in
-		// about as long as it takes to fill it twice over.
-		var n int64
-		buf := make([]byte, 8<<10)
-		for n < int64(len(frame)) {
-			k, err := io.ReadFull(rc.nc, buf)
-			n += int64(k)
-			if err != nil {
-				break
-			}
-			time.Sleep(5 * time.Millisecond) // the reader's pace
-		}
-		got <- n
-	}()
+	// 8 KiB every 5 ms, about 1.6 MB/s: the frame takes about 2 s, and the
+	// kernel's send buffer (megabytes) drains a third in about as long as
+	// it takes to fill it twice over.
+	got := readPaced(rc.nc, int64(len(frame))+bigHeader, 8<<10)
 	start := time.Now()
 	if err := s.c.WriteFrame(frame); err != nil {
 		t.Fatalf("WriteFrame to a client that reads steadily failed after %v: %v", time.Since(start), err)
 	}
-	if n := <-got; n < int64(len(frame)) {
+	if n := <-got; n < int64(len(frame))+bigHeader {
 		t.Fatalf("the client read %d bytes of a %d-byte frame", n, len(frame))
 	}
 }
