@@ -31,6 +31,17 @@
 #                                  clusters), else the test services' PostgreSQL 15 and 18;
 #                                  with SHARDS above 1, every Redis shard is a redis-server the
 #                                  run starts on BASE_PORT+900+i. A script may use fewer (SHARDS_N).
+#   PG_SHARD_CLUSTERS=auto         with postgres: where the shards' clusters come from. auto: the
+#                                  run starts private clusters when SHARDS needs more than
+#                                  BENCH_POSTGRES_SHARD_DSNS (or the test services' two) give;
+#                                  private: always (also for SHARDS=1, so that 1, 2 and 4
+#                                  shards run on alike clusters); given: never. A private
+#                                  cluster is a fresh initdb of PG_SHARD_BIN in the run's work
+#                                  folder on BASE_PORT+950+i (loopback, trust authentication, a
+#                                  herald database, the services' settings: fsync on,
+#                                  shared_buffers 128MB), stopped and deleted at exit.
+#   PG_SHARD_BIN=/usr/lib/postgresql/15/bin  the private clusters' PostgreSQL
+#   PG_SHARD_MAX_CONNECTIONS=200   the private clusters' max_connections
 #   BASE_PORT=18200                first node's port; node i listens on BASE_PORT+i
 #   NODE_CHANNEL_YAML=             more keys of the nodes' channel section, indented two
 #                                  spaces (e.g. namespaces:), set by scripts that need them
@@ -64,6 +75,12 @@ SHARDS_N=$SHARDS
 SHARD_DSNS=()
 SHARD_ADDRS=()
 SHARD_REDIS_PIDS=()
+# Private PostgreSQL clusters (pg_private_start): their data folders, in
+# shard order, and the folder that holds them.
+PG_SHARD_BIN=${PG_SHARD_BIN:-/usr/lib/postgresql/15/bin}
+PG_SHARD_MAX_CONNECTIONS=${PG_SHARD_MAX_CONNECTIONS:-200}
+PG_PRIVATE_DATA=()
+PG_PRIVATE_BASE=""
 
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 die() {
@@ -94,6 +111,11 @@ engine_prepare() {
 	case "$ENGINE" in
 	memory) ;;
 	postgres | redis)
+		if [[ "$ENGINE" == postgres ]] && pg_private_wanted; then
+			# Clusters of the run's own, one per shard.
+			pg_private_start
+			return
+		fi
 		if [[ "$ENGINE" == redis ]] && ((SHARDS > 1)); then
 			# Redis servers of the run's own, one per shard.
 			shards_prepare
@@ -120,6 +142,7 @@ shards_prepare() {
 	[[ "$SHARDS" =~ ^[1-9][0-9]*$ ]] || die "SHARDS: want a positive integer, got $SHARDS"
 	case "$ENGINE" in
 	postgres)
+		((${#PG_PRIVATE_DATA[@]} == 0)) || return 0 # pg_private_start set SHARD_DSNS
 		if [[ -n "${BENCH_POSTGRES_SHARD_DSNS:-}" ]]; then
 			read -r -a SHARD_DSNS <<<"$BENCH_POSTGRES_SHARD_DSNS"
 		else
@@ -137,30 +160,169 @@ shards_prepare() {
 			return
 		fi
 		command -v redis-server >/dev/null || die "SHARDS=$SHARDS with redis needs redis-server"
-		local i port
+		local i
 		for ((i = 0; i < SHARDS; i++)); do
-			port=$((BASE_PORT + 900 + i))
-			redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no >"$RUN/redis-shard$i.log" 2>&1 &
-			SHARD_REDIS_PIDS+=($!)
-			SHARD_ADDRS+=("127.0.0.1:$port")
-			for _ in $(seq 100); do
-				(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-				sleep 0.05
-			done
+			SHARD_ADDRS+=("127.0.0.1:$((BASE_PORT + 900 + i))")
+			redis_shard_up "$i"
 		done
 		log "Redis shards: ${SHARD_ADDRS[*]} (pids ${SHARD_REDIS_PIDS[*]})"
 		;;
 	esac
 }
 
-# stop_shards stops the Redis servers shards_prepare started (by pid).
+# redis_shard_up I starts (again) the redis-server of Redis shard I (no
+# persistence: a restarted shard comes back empty, as after a crash of a
+# cache) and waits until it accepts connections.
+redis_shard_up() {
+	local i=$1 port=$((BASE_PORT + 900 + $1))
+	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+		die "port $port is taken (another run?); set BASE_PORT to move the shards"
+	fi
+	redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no >>"$RUN/redis-shard$i.log" 2>&1 &
+	SHARD_REDIS_PIDS[i]=$!
+	for _ in $(seq 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+		sleep 0.05
+	done
+	die "Redis shard $i did not start on port $port (log: redis-shard$i.log)"
+}
+
+# pg_as runs a PostgreSQL server command as the postgres OS user when we
+# are root (the server refuses to run as root).
+pg_as() {
+	if (($(id -u) == 0)); then
+		runuser -u postgres -- "$@"
+	else
+		"$@"
+	fi
+}
+
+# pg_private_wanted reports whether the run starts PostgreSQL clusters of
+# its own (PG_SHARD_CLUSTERS, see the header).
+pg_private_wanted() {
+	[[ "$SHARDS" =~ ^[1-9][0-9]*$ ]] || die "SHARDS: want a positive integer, got $SHARDS"
+	local given=2 dsns
+	case "${PG_SHARD_CLUSTERS:-auto}" in
+	private) return 0 ;;
+	given) return 1 ;;
+	auto)
+		if [[ -n "${BENCH_POSTGRES_SHARD_DSNS:-}" ]]; then
+			read -r -a dsns <<<"$BENCH_POSTGRES_SHARD_DSNS"
+			given=${#dsns[@]}
+		elif [[ -n "${BENCH_POSTGRES_DSN:-}" ]]; then
+			given=1
+			[[ -n "${HERALD_TEST_POSTGRES18_DSN:-}" ]] && given=2
+		fi
+		((SHARDS > given))
+		;;
+	*) die "PG_SHARD_CLUSTERS=$PG_SHARD_CLUSTERS: want auto, private or given" ;;
+	esac
+}
+
+# pg_private_start makes SHARDS PostgreSQL clusters of the run's own (one
+# initdb, copied), starts them and fills SHARD_DSNS. HERALD_TEST_POSTGRES_DSN
+# becomes the first one's (scripts read it for probes).
+pg_private_start() {
+	local i port
+	[[ -x "$PG_SHARD_BIN/initdb" && -x "$PG_SHARD_BIN/pg_ctl" ]] ||
+		die "private PostgreSQL clusters need initdb and pg_ctl in PG_SHARD_BIN=$PG_SHARD_BIN"
+	command -v psql >/dev/null || die "private PostgreSQL clusters need psql"
+	PG_PRIVATE_BASE="$WORK/pg-$$"
+	# The postgres user must reach the data (not so under a private home).
+	if (($(id -u) == 0)) && ! runuser -u postgres -- test -x "$WORK" 2>/dev/null; then
+		PG_PRIVATE_BASE=$(mktemp -d /var/tmp/herald-bench-pg.XXXXXX)
+	fi
+	rm -rf "$PG_PRIVATE_BASE"
+	mkdir -p "$PG_PRIVATE_BASE"
+	if (($(id -u) == 0)); then chown postgres: "$PG_PRIVATE_BASE"; fi
+	log "PostgreSQL shards: initdb ($PG_SHARD_BIN) of $SHARDS private clusters"
+	pg_as "$PG_SHARD_BIN/initdb" -D "$PG_PRIVATE_BASE/template" -U herald --auth=trust \
+		--encoding=UTF8 --locale=C --no-sync >"$RUN/pg-initdb.log" 2>&1 </dev/null ||
+		{ tail -n 20 "$RUN/pg-initdb.log" >&2; die "initdb failed"; }
+	# The test services' settings (scripts/servicelib.sh): TCP on loopback
+	# only, no socket folder; the rest (fsync, shared_buffers) the defaults.
+	cat >>"$PG_PRIVATE_BASE/template/postgresql.conf" <<CONF
+
+# herald bench/lib.sh private shard
+listen_addresses = '127.0.0.1'
+max_connections = $PG_SHARD_MAX_CONNECTIONS
+unix_socket_directories = ''
+CONF
+	for ((i = 0; i < SHARDS; i++)); do
+		port=$((BASE_PORT + 950 + i))
+		PG_PRIVATE_DATA+=("$PG_PRIVATE_BASE/shard$i")
+		cp -a "$PG_PRIVATE_BASE/template" "${PG_PRIVATE_DATA[i]}"
+		echo "port = $port" >>"${PG_PRIVATE_DATA[i]}/postgresql.conf"
+		pg_shard_up "$i"
+		psql -X -q "postgres://herald@127.0.0.1:$port/postgres?sslmode=disable" -c "create database herald" >&2 ||
+			die "PostgreSQL shard $i: could not create the herald database"
+		SHARD_DSNS+=("postgres://herald@127.0.0.1:$port/herald?sslmode=disable")
+	done
+	rm -rf "$PG_PRIVATE_BASE/template"
+	export HERALD_TEST_POSTGRES_DSN=${SHARD_DSNS[0]}
+	log "PostgreSQL shards: ${SHARD_DSNS[*]}"
+}
+
+# pg_shard_up I starts (again) private cluster I and waits until it
+# answers; pg_shard_down I stops it (fast: sessions are cut, as in a
+# failover).
+pg_shard_up() {
+	local i=$1 port=$((BASE_PORT + 950 + $1))
+	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+		die "port $port is taken (another run?); set BASE_PORT to move the shards"
+	fi
+	# The server's log stays beside the data (the postgres user may not
+	# reach the results); stop_shards copies it into the run folder.
+	local logf="$PG_PRIVATE_BASE/pg-shard$i.log"
+	pg_as "$PG_SHARD_BIN/pg_ctl" -D "${PG_PRIVATE_DATA[i]}" -l "$logf" -w -t 60 start >/dev/null 2>&1 </dev/null ||
+		{ tail -n 20 "$logf" >&2; die "PostgreSQL shard $i did not start"; }
+}
+pg_shard_down() {
+	pg_as "$PG_SHARD_BIN/pg_ctl" -D "${PG_PRIVATE_DATA[$1]}" -m fast -w -t 60 stop >/dev/null 2>&1 </dev/null
+}
+
+# shard_stop I / shard_start I stop and start shard I of the run's own
+# (a private PostgreSQL cluster or a Redis server the run started).
+shard_stop() {
+	if [[ "$ENGINE" == postgres ]]; then
+		((${#PG_PRIVATE_DATA[@]} > $1)) || die "shard $1 is not a private cluster (PG_SHARD_CLUSTERS=private)"
+		pg_shard_down "$1" || die "PostgreSQL shard $1 did not stop"
+	else
+		local pid=${SHARD_REDIS_PIDS[$1]:-}
+		[[ -n "$pid" ]] || die "Redis shard $1 is not a server of this run (SHARDS above 1)"
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		unset 'SHARD_REDIS_PIDS[$1]'
+	fi
+}
+shard_start() {
+	if [[ "$ENGINE" == postgres ]]; then
+		pg_shard_up "$1"
+	else
+		redis_shard_up "$1"
+	fi
+}
+
+# stop_shards stops the Redis servers shards_prepare started (by pid) and
+# the private PostgreSQL clusters, and deletes the clusters' data.
 stop_shards() {
-	local pid
+	local pid d
 	for pid in "${SHARD_REDIS_PIDS[@]}"; do
 		kill -TERM "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 	done
 	SHARD_REDIS_PIDS=()
+	for d in "${PG_PRIVATE_DATA[@]}"; do
+		if [[ -s "$d/postmaster.pid" ]]; then
+			pg_as "$PG_SHARD_BIN/pg_ctl" -D "$d" -m immediate -w -t 60 stop >/dev/null 2>&1 </dev/null || log "could not stop the PostgreSQL cluster in $d"
+		fi
+	done
+	PG_PRIVATE_DATA=()
+	if [[ -n "$PG_PRIVATE_BASE" ]]; then
+		cp "$PG_PRIVATE_BASE"/pg-shard*.log "$RUN/" 2>/dev/null || true
+		rm -rf "$PG_PRIVATE_BASE"
+		PG_PRIVATE_BASE=""
+	fi
 }
 
 # yaml_list ITEM...: a YAML flow list of quoted strings.

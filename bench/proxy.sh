@@ -28,7 +28,7 @@ BACKEND_OUT="$WORK/backend.out"
 rm -f "$BACKEND_OUT"
 node "$JS/lib/proxybackend.mjs" >"$BACKEND_OUT" 2>"$RUN/backend.log" &
 BACKEND_PID=$!
-trap 'kill -TERM "$BACKEND_PID" 2>/dev/null || true; stop_all' EXIT
+trap 'kill -TERM "$BACKEND_PID" 2>/dev/null || true; stop_all; stop_shards' EXIT
 BACKEND_PORT=""
 for _ in $(seq 100); do
 	BACKEND_PORT=$(sed -n 's/.*"port":\([0-9]*\).*/\1/p' "$BACKEND_OUT" 2>/dev/null)

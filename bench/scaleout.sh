@@ -29,9 +29,17 @@
 #   BENCH_POSTGRES_DSN=postgres://… bench/scaleout.sh       a PostgreSQL of its own
 #   SHARDS=1,2 bench/scaleout.sh                            the curve on 1 and 2 shards
 #   ENGINE=redis SHARDS=1,2 bench/scaleout.sh               the same on Redis
+#   PG_SHARD_CLUSTERS=private SHARDS=1,2,4 bench/scaleout.sh  1, 2 and 4 PostgreSQL clusters of the run's own
+#   ENGINE=redis SHARDS=1,2,4 bench/scaleout.sh             1, 2 and 4 Redis servers of the run's own
 #
 # Shards (SHARDS, a comma-separated list of shard counts; lib.sh says where
-# the shards are): with N shards, N herald-bench processes run at once,
+# the shards are). PostgreSQL: the clusters of BENCH_POSTGRES_SHARD_DSNS, or
+# when it (or the test services' two) gives fewer than the largest count,
+# or with PG_SHARD_CLUSTERS=private, private clusters the run starts (one
+# initdb per shard on BASE_PORT+950+i, stopped and deleted at exit); for a
+# comparison of counts use private, so that every count runs on alike
+# clusters. Redis: with a largest count above 1, every shard is a
+# redis-server of the run's own. With N shards, N herald-bench processes run at once,
 # each on a channel of its own shard at rate/N with subscribers/N, so that
 # the load spreads over the shards as many channels would; achieved rates
 # and copies are summed, p99 is the largest of the N. "store CPU" is then
@@ -43,7 +51,9 @@
 # SUBS_PER_NODE (200), MAX_SUBS (3200), STEP (10s), WARMUP (3s), BASELINE
 # (3, seconds of idle measurement per K), API_CONNS (32), PROBE (1),
 # PROBE_SECS (5), PROBE_LISTENERS (8), and lib.sh's BASE_PORT, RESULTS,
-# FORMAT, HISTORY, BENCH_POSTGRES_DSN.
+# FORMAT, HISTORY, BENCH_POSTGRES_DSN, BENCH_POSTGRES_SHARD_DSNS,
+# PG_SHARD_CLUSTERS, PG_SHARD_BIN, PG_SHARD_MAX_CONNECTIONS. The probe runs
+# on the first shard.
 #
 # Writes scaleout.md (the table), probe.md, the herald-bench CSVs and every
 # node's log and final metrics (kN/) into the run folder.

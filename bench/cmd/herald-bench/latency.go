@@ -89,8 +89,14 @@ func stepLine(r loadgen.StepResult) string {
 	if r.Down {
 		dir = "down"
 	}
-	return fmt.Sprintf("step %2d %-4s %6.0f/s offered %6.0f/s achieved  all p50 %v p99 %v max %v  first p99 %v  missing %d dup %d",
+	line := fmt.Sprintf("step %2d %-4s %6.0f/s offered %6.0f/s achieved  all p50 %v p99 %v max %v  first p99 %v  missing %d dup %d",
 		r.Index, dir, r.Rate, r.Achieved, r.All.P50, r.All.P99, r.All.Max, r.First.P99, r.Missing, r.Duplicates)
+	// Failed publishes say what the server answered (e.g. the temporary
+	// error of an engine shard that is down).
+	if r.Errors > 0 {
+		line += fmt.Sprintf("  publish errors %d (first: %s)", r.Errors, r.FirstError)
+	}
+	return line
 }
 
 func writeLatencyOutputs(out io.Writer, jsonOut bool, res loadgen.SweepResult, csvPath, pngPath, title string) error {
