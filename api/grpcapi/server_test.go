@@ -3,6 +3,8 @@ package grpcapi_test
 import (
 	"context"
 	"crypto/tls"
+	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"slices"
@@ -386,6 +388,11 @@ func TestReflection(t *testing.T) {
 			return nil, err
 		}
 		if err := stream.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+			if errors.Is(err, io.EOF) {
+				// The server ended the stream first (refused it): its
+				// status comes with Recv, as grpc-go's SendMsg says.
+				_, err = stream.Recv()
+			}
 			return nil, err
 		}
 		res, err := stream.Recv()
