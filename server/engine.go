@@ -69,11 +69,13 @@ func newEngine(cfg config.Config, base string, log *slog.Logger) (engine.Engine,
 		if err != nil {
 			return nil, err
 		}
-		if addrs := cfg.Engine.Redis.Shards(); len(addrs) > 1 {
-			shards := make([]redis.Config, len(addrs))
-			for i, a := range addrs {
+		if list := cfg.Engine.Redis.RedisShards(); len(list) > 1 || len(cfg.Engine.Redis.Shards) > 0 {
+			// Each shard is its own deployment (standalone or Sentinel);
+			// credentials, TLS and the rest are engine.redis's.
+			shards := make([]redis.Config, len(list))
+			for i, s := range list {
 				shards[i] = opts
-				shards[i].Addrs = a
+				shards[i].Addrs, shards[i].SentinelMaster, shards[i].DB = s.Addrs, s.SentinelMaster, s.DB
 			}
 			e, err := sharded.NewRedis(ctx, shards)
 			if err != nil {
