@@ -364,3 +364,45 @@ func TestSentinelShardsConformance(t *testing.T) {
 		},
 	})
 }
+
+// TestSameServerShardsRefused checks that NewRedis refuses two shards that
+// are one Redis server under one prefix, whichever way they reach it: the
+// same address twice, or two Sentinels of one set listed as two shards
+// (how Centrifugo's sentinel_address reads Sentinels written one per
+// entry). The same server under two prefixes is two stores.
+func TestSameServerShardsRefused(t *testing.T) {
+	addr := testenv.Require(t, "HERALD_TEST_REDIS_ADDR")
+	set := sharedSentinelSet(t)
+	if len(set.sentinels) < 2 {
+		t.Fatalf("HERALD_TEST_REDIS_SENTINEL_ADDRS names %d Sentinels, want at least 2", len(set.sentinels))
+	}
+	base := redisConfigs(t, addr)[0]
+	viaSentinel := func(s string) redis.Config {
+		c := base
+		c.Addrs, c.SentinelMaster = []string{s}, set.master
+		return c
+	}
+	for name, cfgs := range map[string][]redis.Config{
+		"one address twice":        {base, base},
+		"two Sentinels of one set": {viaSentinel(set.sentinels[0]), viaSentinel(set.sentinels[1])},
+	} {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		e, err := NewRedis(ctx, cfgs)
+		cancel()
+		if err == nil {
+			_ = e.Close()
+			t.Errorf("%s: NewRedis succeeded, want shards 0 and 1 refused as one server", name)
+		} else if !strings.Contains(err.Error(), "shards 0 and 1 are one Redis server") {
+			t.Errorf("%s: %v, want shards 0 and 1 refused as one server", name, err)
+		}
+	}
+	other := base
+	other.Prefix = base.Prefix + "_2"
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	e, err := NewRedis(ctx, []redis.Config{base, other})
+	if err != nil {
+		t.Fatalf("one server under two prefixes: %v", err)
+	}
+	_ = e.Close()
+}
