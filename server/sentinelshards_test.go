@@ -14,6 +14,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/engine/redis"
 	"github.com/heraldhq/herald/engine/sharded"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/testenv"
@@ -112,5 +113,42 @@ func deleteSentinelPrefix(t *testing.T, sentinels []string, master, prefix strin
 		if err := c.Del(ctx, keys...).Err(); err != nil {
 			t.Errorf("delete test keys: %v", err)
 		}
+	}
+}
+
+// TestRedisOneShard checks that engine.redis.shards with one item is the
+// unsharded engine on that item's deployment (a Sentinel set here), not on
+// engine.redis.address's default.
+func TestRedisOneShard(t *testing.T) {
+	sentinels := strings.Split(testenv.Require(t, "HERALD_TEST_REDIS_SENTINEL_ADDRS"), ",")
+	master := testenv.Require(t, "HERALD_TEST_REDIS_SENTINEL_MASTER")
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails since Go 1.24
+	prefix := "herald_t_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() { deleteSentinelPrefix(t, sentinels, master, prefix) })
+	cfg := config.Default()
+	cfg.HTTPAPI.Key = "k"
+	cfg.Engine.Type = "redis"
+	cfg.Engine.Redis.Prefix = prefix
+	cfg.Engine.Redis.Shards = []config.RedisShardConfig{{Addresses: sentinels, SentinelMaster: master}}
+	cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{HistorySize: 10, HistoryTTL: time.Duration(time.Minute)}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, cfg)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+	})
+	if _, ok := s.Hub().Engine().(*redis.Engine); !ok {
+		t.Fatalf("engine %T, want the Redis engine", s.Hub().Engine())
+	}
+	var res struct {
+		Offset uint64 `json:"offset"`
+	}
+	mustAPI(t, s, "publish", map[string]any{"channel": "one", "data": map[string]int{"n": 1}}, &res)
+	if res.Offset != 1 {
+		t.Errorf("publish: offset %d, want 1 (history on the shard)", res.Offset)
 	}
 }
