@@ -154,3 +154,25 @@ func TestCentrifugoSentinelShards(t *testing.T) {
 		}
 	}
 }
+
+// TestCentrifugoClusterAddress checks Centrifugo's cluster_address: one
+// entry, its seeds separated by commas, is Herald's one Cluster; several
+// entries, which Centrifugo reads as several Clusters, are refused naming
+// the key.
+func TestCentrifugoClusterAddress(t *testing.T) {
+	cfg, err := ParseCentrifugo([]byte(`{"engine": {"type": "redis", "redis": {"cluster_address": ["10.0.0.1:7000, 10.0.0.2:7000,10.0.0.3:7000"]}}}`), "config.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Error(err)
+	}
+	r := cfg.Engine.Redis
+	if want := []string{"10.0.0.1:7000", "10.0.0.2:7000", "10.0.0.3:7000"}; !r.Cluster || !reflect.DeepEqual(r.Addresses, want) {
+		t.Errorf("cluster %v, addresses %q; want a Cluster with seeds %q", r.Cluster, r.Addresses, want)
+	}
+	_, err = ParseCentrifugo([]byte(`{"engine": {"type": "redis", "redis": {"cluster_address": ["10.0.0.1:7000", "10.0.1.1:7000"]}}}`), "config.json", nil)
+	if err == nil || !strings.Contains(err.Error(), "engine.redis.cluster_address: 2 entries are 2 Redis Clusters") {
+		t.Errorf("two Clusters: %v, want a problem naming engine.redis.cluster_address", err)
+	}
+}
