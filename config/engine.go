@@ -39,7 +39,7 @@ type PostgresLogicalConfig struct {
 // RedisConfig connects the Redis engine: standalone, Sentinel or Cluster
 // (redis.Config).
 type RedisConfig struct {
-	Address          StringList    `yaml:"address" default:"127.0.0.1:6379" doc:"a standalone Redis server; a list of several is several shards, each channel kept by one of them (see 'Sharding' in [engines.md](engines.md)); not with 'addresses'"`
+	Address          StringList    `yaml:"address" defaultdoc:"'127.0.0.1:6379'" example:"[127.0.0.1:6379]" doc:"a standalone Redis server; a list of several is several shards, each channel kept by one of them (see 'Sharding' in [engines.md](engines.md)); not with 'addresses'"`
 	Addresses        []string      `yaml:"addresses" doc:"Sentinel or Cluster seed addresses, instead of 'address'"`
 	SentinelMaster   string        `yaml:"sentinel_master" doc:"the Sentinel master name; with 'addresses', Herald follows failovers"`
 	SentinelUsername string        `yaml:"sentinel_username" doc:"Sentinel credentials: the user name"`
@@ -58,7 +58,7 @@ type RedisConfig struct {
 	TLS ClientTLS `yaml:"tls"`
 	// Shards is Herald's own shape (Centrifugo lists Sentinel shards in
 	// sentinel_address, one shared master name; the importer converts).
-	Shards []RedisShardConfig `yaml:"shards" doc:"instead of 'address'/'addresses': several Redis deployments, each channel kept by one of them; each item is a standalone server ('address') or a Sentinel set ('addresses' and 'sentinel_master'), with its own 'db'; the other keys of engine.redis apply to every shard. Every node lists the same shards in the same order (see 'Sharding' in [engines.md](engines.md))" example:"[{addresses: ['10.0.1.1:26379', '10.0.1.2:26379', '10.0.1.3:26379'], sentinel_master: shard-a}, {addresses: ['10.0.2.1:26379', '10.0.2.2:26379', '10.0.2.3:26379'], sentinel_master: shard-b}]"`
+	Shards []RedisShardConfig `yaml:"shards" doc:"instead of 'address'/'addresses': several Redis deployments, each channel kept by one of them; each item is a standalone server ('address') or a Sentinel set ('addresses' and 'sentinel_master'), with its own 'db'; the other keys of engine.redis apply to every shard. Every node lists the same shards in the same order (see 'Sharding' in [engines.md](engines.md))"`
 }
 
 // RedisShardConfig is one item of engine.redis.shards: one standalone

@@ -40,7 +40,7 @@ func (e EngineConfig) shardProblems(bad func(key, format string, args ...any)) {
 // keys that name one deployment beside the list.
 func (r RedisConfig) shardListProblems(natsPresence bool, bad func(key, format string, args ...any)) {
 	const key = "engine.redis.shards"
-	if len(r.Address) > 1 || len(r.Address) == 1 && r.Address[0] != "127.0.0.1:6379" {
+	if len(r.Address) > 0 {
 		bad("engine.redis.address", "not with shards: list a standalone server as a shard's address")
 	}
 	if len(r.Addresses) > 0 {

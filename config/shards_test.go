@@ -59,6 +59,7 @@ func TestShardProblems(t *testing.T) {
 		{"engine: {type: nats, nats: {presence: redis}, redis: {address: [a:1, b:1]}}", "engine.redis.address: engine.nats.presence: redis keeps presence in one"},
 		{"engine: {type: redis, redis: {addresses: [s:1], shards: [{address: a:1}]}}", "engine.redis.addresses: not with shards"},
 		{"engine: {type: redis, redis: {address: c:1, shards: [{address: a:1}]}}", "engine.redis.address: not with shards"},
+		{"engine: {type: redis, redis: {address: 127.0.0.1:6379, shards: [{address: a:1}]}}", "engine.redis.address: not with shards"},
 		{"engine: {type: redis, redis: {sentinel_master: m, shards: [{address: a:1}]}}", "engine.redis.sentinel_master: not with shards"},
 		{"engine: {type: redis, redis: {db: 1, shards: [{address: a:1}]}}", "engine.redis.db: not with shards"},
 		{"engine: {type: redis, redis: {cluster: true, shards: [{address: a:1}]}}", "engine.redis.cluster: not with shards"},
@@ -85,7 +86,7 @@ func TestShardProblems(t *testing.T) {
 		"engine: {type: redis, redis: {address: [a:1, b:1]}}",
 		// One Sentinel set may watch the masters of several shards.
 		"engine: {type: redis, redis: {shards: [{addresses: [s:1, s:2], sentinel_master: a}, {addresses: [s:1, s:2], sentinel_master: b}, {address: c:1, db: 2}]}}",
-		"engine: {type: redis, redis: {address: 127.0.0.1:6379, min_replicas: 1, shards: [{addresses: [s:1], sentinel_master: a}]}}",
+		"engine: {type: redis, redis: {password: p, min_replicas: 1, shards: [{addresses: [s:1], sentinel_master: a}]}}",
 	} {
 		cfg, err := Parse([]byte(ok))
 		if err != nil {
