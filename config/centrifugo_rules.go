@@ -87,8 +87,8 @@ func centrifugoRules() []centrifugoRule {
 		{Key: "admin.handler_prefix", Herald: "admin.ui.path", Note: "the admin UI and its API move with it; empty or '/' (Centrifugo's default, the UI at '/') becomes Herald's default, '/admin', since Herald serves other endpoints beside it", apply: adminPath},
 		{Key: "http_api.disabled", Herald: "http_api.key", Note: "true: the API is off (Herald's API is off without a key)", apply: apiDisabled},
 		{Key: "engine.redis.address", Herald: "engine.redis.address", Note: "'host:port' or a 'redis://' URL (whose user, password and database number are taken too); several addresses are shards, as in Centrifugo, but Herald places channels on them by its own hash, so existing streams are not found", apply: redisAddress},
-		{Key: "engine.redis.cluster_address", Herald: "engine.redis.addresses, engine.redis.cluster", Note: "the seed addresses of a Redis Cluster", apply: redisAddresses(true)},
-		{Key: "engine.redis.sentinel_address", Herald: "engine.redis.addresses", Note: "the Sentinel addresses", apply: redisAddresses(false)},
+		{Key: "engine.redis.cluster_address", Herald: "engine.redis.addresses, engine.redis.cluster", Note: "one entry, the seed addresses of a Redis Cluster separated by commas; Centrifugo reads each entry as a Cluster of its own (a shard), which Herald refuses: its shards are standalone servers or Sentinel sets", apply: clusterAddress},
+		{Key: "engine.redis.sentinel_address", Herald: "engine.redis.addresses, engine.redis.shards", Note: "as in Centrifugo, each entry is one shard, its Sentinels separated by commas ('s1:26379,s2:26379'): one entry becomes addresses; several become shards, each with sentinel_master_name and db (Herald places channels on them by its own hash, so existing streams are not found). Centrifugo also reads several entries of one Sentinel each as shards: if they are the Sentinels of one set, write them as one entry", apply: sentinelAddress},
 		{Key: "engine.redis.tls", Herald: "engine.redis.tls", Note: "Centrifugo's TLS object has other keys than Herald's: with TLS on, write the Herald file (herald config convert) and set engine.redis.tls there", apply: refuseUnlessOff},
 		{Key: "engine.redis.user", Herald: "engine.redis.username", Note: "", apply: rename("engine.redis.username")},
 		{Key: "engine.redis.sentinel_user", Herald: "engine.redis.sentinel_username", Note: "", apply: rename("engine.redis.sentinel_username")},
@@ -600,16 +600,81 @@ func redisAddress(m *cfMapper, c cfCtx, v any) {
 	}
 }
 
-func redisAddresses(cluster bool) func(m *cfMapper, c cfCtx, v any) {
-	return func(m *cfMapper, c cfCtx, v any) {
-		out, ok := m.redisHostPorts(c, v, "want a list of addresses")
-		if !ok || len(out) == 0 {
-			return
+// clusterAddress maps engine.redis.cluster_address, which Centrifugo reads
+// as one Redis Cluster per entry, each entry its seed nodes separated by
+// commas. Herald takes one Cluster.
+func clusterAddress(m *cfMapper, c cfCtx, v any) {
+	shards, ok := m.commaShards(c, v, "want one entry, the Cluster's seed addresses separated by commas")
+	switch {
+	case !ok || len(shards) == 0:
+	case len(shards) > 1:
+		m.refuse(c.path, fmt.Sprintf("%d entries are %d Redis Clusters, shards in Centrifugo; Herald's shards are standalone servers or Sentinel sets: give one Cluster's seed addresses in one entry, separated by commas", len(shards), len(shards)))
+	default:
+		setKey(m.out, "engine.redis.addresses", shards[0])
+		setKey(m.out, "engine.redis.cluster", true)
+	}
+}
+
+// commaShards reads a list of shards, each entry addresses separated by
+// commas, as Centrifugo's cluster_address and sentinel_address are.
+func (m *cfMapper) commaShards(c cfCtx, v any, want string) ([][]any, bool) {
+	entries, ok := stringList(v)
+	if !ok {
+		m.refuse(c.path, want)
+		return nil, false
+	}
+	var shards [][]any
+	for _, e := range entries {
+		var parts []any
+		for _, p := range strings.Split(e, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				parts = append(parts, p)
+			}
 		}
-		setKey(m.out, "engine.redis.addresses", out)
-		if cluster {
-			setKey(m.out, "engine.redis.cluster", true)
+		if len(parts) == 0 {
+			m.refuse(c.path, fmt.Sprintf("%q: no address", e))
+			return nil, false
 		}
+		out, ok := m.redisHostPorts(c, parts, want)
+		if !ok {
+			return nil, false
+		}
+		shards = append(shards, out)
+	}
+	return shards, true
+}
+
+// sentinelAddress maps engine.redis.sentinel_address, which Centrifugo
+// reads as one shard per entry, each entry the shard's Sentinels separated
+// by commas, all shards with the one sentinel_master_name and db. One
+// entry is engine.redis.addresses; several are engine.redis.shards, which
+// take the master name and database once the whole file is read.
+func sentinelAddress(m *cfMapper, c cfCtx, v any) {
+	shards, ok := m.commaShards(c, v, "want a list of shards, each its Sentinels' addresses separated by commas")
+	switch {
+	case !ok || len(shards) == 0:
+	case len(shards) == 1:
+		setKey(m.out, "engine.redis.addresses", shards[0])
+	default:
+		m.after = append(m.after, func() {
+			r := ensureMap(ensureMap(m.out, "engine"), "redis")
+			list := make([]any, len(shards))
+			for i, addrs := range shards {
+				item := map[string]any{"addresses": addrs}
+				if name, ok := r["sentinel_master"]; ok {
+					item["sentinel_master"] = name
+				}
+				if db, ok := r["db"]; ok {
+					item["db"] = db
+				}
+				list[i] = item
+			}
+			// Centrifugo reads no address when sentinel_address is set.
+			delete(r, "sentinel_master")
+			delete(r, "db")
+			delete(r, "address")
+			r["shards"] = list
+		})
 	}
 }
 

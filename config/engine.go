@@ -39,7 +39,7 @@ type PostgresLogicalConfig struct {
 // RedisConfig connects the Redis engine: standalone, Sentinel or Cluster
 // (redis.Config).
 type RedisConfig struct {
-	Address          StringList    `yaml:"address" default:"127.0.0.1:6379" doc:"a standalone Redis server; a list of several is several shards, each channel kept by one of them (see 'Sharding' in [engines.md](engines.md)); not with 'addresses'"`
+	Address          StringList    `yaml:"address" defaultdoc:"'127.0.0.1:6379'" example:"[127.0.0.1:6379]" doc:"a standalone Redis server; a list of several is several shards, each channel kept by one of them (see 'Sharding' in [engines.md](engines.md)); not with 'addresses'"`
 	Addresses        []string      `yaml:"addresses" doc:"Sentinel or Cluster seed addresses, instead of 'address'"`
 	SentinelMaster   string        `yaml:"sentinel_master" doc:"the Sentinel master name; with 'addresses', Herald follows failovers"`
 	SentinelUsername string        `yaml:"sentinel_username" doc:"Sentinel credentials: the user name"`
@@ -56,6 +56,27 @@ type RedisConfig struct {
 	// TLS applies to every connection: the server, Sentinels and Cluster
 	// nodes.
 	TLS ClientTLS `yaml:"tls"`
+	// Shards is Herald's own shape (Centrifugo lists Sentinel shards in
+	// sentinel_address, one shared master name; the importer converts).
+	Shards []RedisShardConfig `yaml:"shards" doc:"instead of 'address'/'addresses': several Redis deployments, each channel kept by one of them; each item is a standalone server ('address') or a Sentinel set ('addresses' and 'sentinel_master'), with its own 'db'; the other keys of engine.redis apply to every shard. Every node lists the same shards in the same order (see 'Sharding' in [engines.md](engines.md))"`
+}
+
+// RedisShardConfig is one item of engine.redis.shards: one standalone
+// server or one master behind Sentinels.
+type RedisShardConfig struct {
+	Address        string   `yaml:"address" doc:"a standalone Redis server, 'host:port'; not with 'addresses'"`
+	Addresses      []string `yaml:"addresses" doc:"the Sentinels of this shard's master, 'host:port' each; with 'sentinel_master'"`
+	SentinelMaster string   `yaml:"sentinel_master" doc:"the name the Sentinels at 'addresses' know this shard's master by"`
+	DB             int      `yaml:"db" doc:"this shard's database number"`
+}
+
+// RedisShard is one shard's deployment, as the Redis engine takes it:
+// Addrs are a standalone server's address, or Sentinels when
+// SentinelMaster is set.
+type RedisShard struct {
+	Addrs          []string
+	SentinelMaster string
+	DB             int
 }
 
 // NATSConfig connects the NATS engine, which carries publications between
@@ -79,17 +100,28 @@ func (r RedisConfig) Addrs() []string {
 	return []string{"127.0.0.1:6379"}
 }
 
-// Shards are the addresses of each shard: one shard per entry of address
-// when there are several, else the one that Addrs names.
-func (r RedisConfig) Shards() [][]string {
-	if len(r.Addresses) == 0 && len(r.Address) > 1 {
-		out := make([][]string, len(r.Address))
-		for i, a := range r.Address {
-			out[i] = []string{a}
+// RedisShards are the deployments of each shard: the items of shards;
+// else one per entry of address when there are several; else the one that
+// Addrs, sentinel_master and db name.
+func (r RedisConfig) RedisShards() []RedisShard {
+	if len(r.Shards) > 0 {
+		out := make([]RedisShard, len(r.Shards))
+		for i, s := range r.Shards {
+			out[i] = RedisShard{Addrs: s.Addresses, SentinelMaster: s.SentinelMaster, DB: s.DB}
+			if len(s.Addresses) == 0 {
+				out[i].Addrs = []string{s.Address}
+			}
 		}
 		return out
 	}
-	return [][]string{r.Addrs()}
+	if len(r.Addresses) == 0 && len(r.Address) > 1 {
+		out := make([]RedisShard, len(r.Address))
+		for i, a := range r.Address {
+			out[i] = RedisShard{Addrs: []string{a}, DB: r.DB}
+		}
+		return out
+	}
+	return []RedisShard{{Addrs: r.Addrs(), SentinelMaster: r.SentinelMaster, DB: r.DB}}
 }
 
 // DSNs are the PostgreSQL shards' DSNs: shards, else the one dsn.

@@ -69,21 +69,24 @@ func newEngine(cfg config.Config, base string, log *slog.Logger) (engine.Engine,
 		if err != nil {
 			return nil, err
 		}
-		if addrs := cfg.Engine.Redis.Shards(); len(addrs) > 1 {
-			shards := make([]redis.Config, len(addrs))
-			for i, a := range addrs {
-				shards[i] = opts
-				shards[i].Addrs = a
-			}
+		// Each shard is its own deployment (standalone or Sentinel);
+		// credentials, TLS and the rest are engine.redis's.
+		list := cfg.Engine.Redis.RedisShards()
+		shards := make([]redis.Config, len(list))
+		for i, s := range list {
+			shards[i] = opts
+			shards[i].Addrs, shards[i].SentinelMaster, shards[i].DB = s.Addrs, s.SentinelMaster, s.DB
+		}
+		if len(shards) > 1 {
 			e, err := sharded.NewRedis(ctx, shards)
 			if err != nil {
 				return nil, fmt.Errorf("engine redis: %w", err)
 			}
 			return sharded.WithMaps(e), nil
 		}
-		e, err := redis.New(ctx, opts)
+		e, err := redis.New(ctx, shards[0])
 		if err != nil {
-			return nil, fmt.Errorf("engine redis at %s: %w", strings.Join(cfg.Engine.Redis.Addrs(), ","), err)
+			return nil, fmt.Errorf("engine redis at %s: %w", strings.Join(shards[0].Addrs, ","), err)
 		}
 		return e, nil
 	case "nats":

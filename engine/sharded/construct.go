@@ -37,10 +37,33 @@ func NewPostgres(ctx context.Context, shards []postgres.Config) (*Engine, error)
 
 // NewRedis is NewPostgres for Redis: one Redis engine (standalone,
 // Sentinel or Cluster) per configuration.
+//
+// Two shards on one Redis server with one prefix would share their streams
+// and control channels (every control message delivered once per shard):
+// NewRedis refuses them, naming both, as happens when the Sentinels of one
+// set are listed as shards of their own.
 func NewRedis(ctx context.Context, shards []redis.Config) (*Engine, error) {
-	return build(shards, func(c redis.Config) string { return c.NodeID },
+	e, err := build(shards, func(c redis.Config) string { return c.NodeID },
 		func(c *redis.Config, id string, shard int) { c.NodeID, c.Logger = id, shardLogger(c.Logger, shard) },
 		func(c redis.Config) (engine.Engine, error) { return redis.New(ctx, c) })
+	if err != nil || len(shards) < 2 {
+		return e, err
+	}
+	seen := map[string]int{}
+	for i, s := range e.shards {
+		d, err := s.(*redis.Engine).Deployment(ctx)
+		if err != nil {
+			_ = e.Close()
+			return nil, fmt.Errorf("sharded engine: %w", wrap(err, i))
+		}
+		if j, dup := seen[d]; dup && d != "" {
+			_ = e.Close()
+			return nil, fmt.Errorf("sharded engine: shards %d and %d are one Redis server with one prefix (run_id and prefix %q): "+
+				"each shard must be a store of its own; the Sentinels of one set belong in one shard's addresses", j, i, d)
+		}
+		seen[d] = i
+	}
+	return e, nil
 }
 
 // shardLogger names the shard in every record of its engine's logger, so
