@@ -48,7 +48,12 @@ const (
 	// which the engine logs a warning.
 	DefaultQueueWarnUsage = 0.25
 	DefaultReconnectMin   = 50 * time.Millisecond
-	DefaultReconnectMax   = 5 * time.Second
+	// DefaultReconnectMax is short because every second the listener is
+	// away after the database answers again is a second of publications
+	// (from other nodes, or SQL) that it must repair from history, or,
+	// without history, that its subscribers miss; a refused connection
+	// attempt a second costs a down server nothing.
+	DefaultReconnectMax = time.Second
 )
 
 // notifyChannels is the number of PostgreSQL notification channels, named

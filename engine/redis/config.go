@@ -32,7 +32,10 @@ const (
 	// before it is retried.
 	DefaultReadTimeout  = 10 * time.Second
 	DefaultReconnectMin = 50 * time.Millisecond
-	DefaultReconnectMax = 5 * time.Second
+	// DefaultReconnectMax is short for the reason the PostgreSQL
+	// engine's is: the time away after the server returns is repaired
+	// from history or, without it, missed.
+	DefaultReconnectMax = time.Second
 	// DefaultReplayBatch is the most publications one replay read returns.
 	DefaultReplayBatch = 1000
 	// DefaultReplicaTimeout bounds the wait for replicas when MinReplicas
