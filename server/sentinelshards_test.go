@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/engine/redis"
-	"github.com/heraldhq/herald/engine/sharded"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/testenv"
 )
@@ -32,10 +30,7 @@ func TestRedisSentinelShards(t *testing.T) {
 	p := testenv.StartProcess(t, exec.Command(testenv.Binary(t, "redis-server"), "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"))
 	standalone := p.WaitListening(t, port, 10*time.Second)
 
-	var b [6]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails since Go 1.24
-	prefix := "herald_t_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() { deleteSentinelPrefix(t, sentinels, master, prefix) })
+	prefix := sentinelPrefix(t, sentinels, master)
 
 	cfg := config.Default()
 	cfg.HTTPAPI.Key = "k"
@@ -45,48 +40,7 @@ func TestRedisSentinelShards(t *testing.T) {
 		{Addresses: sentinels, SentinelMaster: master},
 		{Address: standalone, DB: 1},
 	}
-	cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{
-		AllowSubscribeForClient: true, HistorySize: 10, HistoryTTL: time.Duration(time.Minute), ForceRecovery: true,
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	var nodes []*Server
-	for _, name := range []string{"node1", "node2"} {
-		cfg.Name = name
-		s := startServer(t, cfg)
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			_ = s.Shutdown(ctx)
-		})
-		nodes = append(nodes, s)
-	}
-	if e, ok := nodes[0].Hub().Engine().(*sharded.MapEngine); !ok || e.Shards() != 2 {
-		t.Fatalf("engine %T, want a sharded engine of 2 shards", nodes[0].Hub().Engine())
-	}
-	var info struct {
-		Nodes []struct{} `json:"nodes"`
-	}
-	testenv.Eventually(t, "node 2's API to list both nodes", 15*time.Second, func() bool {
-		mustAPI(t, nodes[1], "info", struct{}{}, &info)
-		return len(info.Nodes) == 2
-	})
-	a := mustDial(t, nodes[1], "alice")
-	for s := range 2 {
-		var ch string
-		for i := 0; ch == ""; i++ {
-			if c := fmt.Sprintf("room%d", i); sharded.ShardOf(c, 2) == s {
-				ch = c
-			}
-		}
-		a.mustSubscribe(t, ch)
-		mustAPI(t, nodes[0], "publish", map[string]any{"channel": ch, "data": map[string]int{"shard": s}}, nil)
-		p := a.awaitPush(t, "publication on "+ch, 10*time.Second, func(p *wsPush) bool { return p.Channel == ch && p.Pub != nil })
-		if want := fmt.Sprintf(`{"shard":%d}`, s); p.Pub.Offset != 1 || string(p.Pub.Data) != want {
-			t.Errorf("%s: offset %d %s, want offset 1 %s", ch, p.Pub.Offset, p.Pub.Data, want)
-		}
-	}
+	checkTwoShardNodes(t, cfg)
 	// The standalone shard keeps its keys in database 1, as configured.
 	c := goredis.NewClient(&goredis.Options{Addr: standalone, DB: 1, Protocol: 2})
 	defer c.Close()
@@ -95,6 +49,16 @@ func TestRedisSentinelShards(t *testing.T) {
 	if keys, err := c.Keys(ctx, prefix+":*").Result(); err != nil || len(keys) == 0 {
 		t.Errorf("database 1 of the standalone shard: keys %v, %v; want the shard's", keys, err)
 	}
+}
+
+// sentinelPrefix is a fresh key prefix whose keys are deleted from the
+// Sentinel set's master when the test ends.
+func sentinelPrefix(t *testing.T, sentinels []string, master string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails since Go 1.24
+	prefix := "herald_t_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() { deleteSentinelPrefix(t, sentinels, master, prefix) })
+	return prefix
 }
 
 // deleteSentinelPrefix removes a test's keys from the Sentinel set's
@@ -122,10 +86,7 @@ func deleteSentinelPrefix(t *testing.T, sentinels []string, master, prefix strin
 func TestRedisOneShard(t *testing.T) {
 	sentinels := strings.Split(testenv.Require(t, "HERALD_TEST_REDIS_SENTINEL_ADDRS"), ",")
 	master := testenv.Require(t, "HERALD_TEST_REDIS_SENTINEL_MASTER")
-	var b [6]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails since Go 1.24
-	prefix := "herald_t_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() { deleteSentinelPrefix(t, sentinels, master, prefix) })
+	prefix := sentinelPrefix(t, sentinels, master)
 	cfg := config.Default()
 	cfg.HTTPAPI.Key = "k"
 	cfg.Engine.Type = "redis"

@@ -119,6 +119,14 @@ func TestRedisShards(t *testing.T) {
 	cfg.HTTPAPI.Key = "k"
 	cfg.Engine.Type = "redis"
 	cfg.Engine.Redis.Address = addrs
+	checkTwoShardNodes(t, cfg)
+}
+
+// checkTwoShardNodes starts two nodes on cfg, whose engine has two shards:
+// the nodes see each other, and a client on node 2 gets, with offset 1,
+// a publication made through node 1's API on a channel of each shard.
+func checkTwoShardNodes(t *testing.T, cfg config.Config) {
+	t.Helper()
 	cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{
 		AllowSubscribeForClient: true, HistorySize: 10, HistoryTTL: time.Duration(time.Minute), ForceRecovery: true,
 	}

@@ -22,15 +22,7 @@ import (
 func TestConformanceRedis(t *testing.T) {
 	addr := testenv.Require(t, "HERALD_TEST_REDIS_ADDR")
 	cfgs := redisConfigs(t, addr, addr)
-	newNode := func(t *testing.T) engine.Engine {
-		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		defer cancel()
-		e, err := NewRedis(ctx, append([]redis.Config(nil), cfgs...))
-		if err != nil {
-			t.Fatalf("NewRedis: %v", err)
-		}
-		return WithMaps(e)
-	}
+	newNode := redisNodes(cfgs)
 	enginetest.Run(t, newNode, enginetest.Capabilities{
 		History: true, Presence: true, Cluster: true, Idempotency: true, Maps: true,
 		Faulty: func(t *testing.T) (engine.Engine, engine.Engine, func()) {
@@ -206,4 +198,17 @@ func channelOn(t testing.TB, n, s int, prefix string) string {
 	}
 	t.Fatalf("no channel on shard %d of %d in 1000 tries", s, n)
 	return ""
+}
+
+// redisNodes makes nodes of a sharded Redis engine over cfgs, with maps.
+func redisNodes(cfgs []redis.Config) func(*testing.T) engine.Engine {
+	return func(t *testing.T) engine.Engine {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		e, err := NewRedis(ctx, append([]redis.Config(nil), cfgs...))
+		if err != nil {
+			t.Fatalf("NewRedis: %v", err)
+		}
+		return WithMaps(e)
+	}
 }

@@ -338,15 +338,7 @@ func TestSentinelShardsConformance(t *testing.T) {
 		s.awaitReady(t, c)
 		cfgs, clients = append(cfgs, s.config(t, c)), append(clients, c)
 	}
-	newNode := func(t *testing.T) engine.Engine {
-		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		defer cancel()
-		e, err := NewRedis(ctx, append([]redis.Config(nil), cfgs...))
-		if err != nil {
-			t.Fatalf("NewRedis: %v", err)
-		}
-		return WithMaps(e)
-	}
+	newNode := redisNodes(cfgs)
 	enginetest.Run(t, newNode, enginetest.Capabilities{
 		History: true, Presence: true, Cluster: true, Idempotency: true, Maps: true,
 		Faulty: func(t *testing.T) (engine.Engine, engine.Engine, func()) {
