@@ -194,11 +194,14 @@ func (c *Conn) writeAll(b []byte) error {
 	// through the raw socket, which fails at once, without writing, once
 	// a deadline has passed.
 	defer c.nc.SetWriteDeadline(time.Time{}) //nolint:errcheck // the write's own error is what counts
+	// took is what the peer had taken when the current WriteTimeout
+	// began: read once here, then at each deadline, whose reading also
+	// starts the next window.
+	took, known := c.Delivered()
 	for b = b[n:]; len(b) > 0; {
 		if err := c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout)); err != nil {
 			return err
 		}
-		took, known := c.Delivered()
 		n, err := c.nc.Write(b)
 		b = b[n:]
 		if err == nil {
@@ -207,21 +210,13 @@ func (c *Conn) writeAll(b []byte) error {
 		if !errors.Is(err, os.ErrDeadlineExceeded) {
 			return err
 		}
-		if n < minWriteProgress && !c.tookSince(took, known) {
+		before, counted := took, known
+		took, known = c.Delivered()
+		if n < minWriteProgress && !(counted && known && took-before >= minWriteProgress) {
 			return err
 		}
 	}
 	return nil
-}
-
-// tookSince reports whether the peer has taken at least minWriteProgress
-// bytes since Delivered said took (known: it could say).
-func (c *Conn) tookSince(took uint64, known bool) bool {
-	if !known {
-		return false
-	}
-	now, ok := c.Delivered()
-	return ok && now-took >= minWriteProgress
 }
 
 // minWriteProgress is what a peer must take within one WriteTimeout to
