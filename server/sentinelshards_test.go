@@ -64,20 +64,9 @@ func sentinelPrefix(t *testing.T, sentinels []string, master string) string {
 // deleteSentinelPrefix removes a test's keys from the Sentinel set's
 // master of the moment.
 func deleteSentinelPrefix(t *testing.T, sentinels []string, master, prefix string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	c := goredis.NewFailoverClient(&goredis.FailoverOptions{SentinelAddrs: sentinels, MasterName: master, Protocol: 2, MaxRetries: -1})
 	defer c.Close()
-	keys, err := c.Keys(ctx, prefix+":*").Result()
-	if err != nil {
-		t.Errorf("list test keys: %v", err)
-		return
-	}
-	if len(keys) > 0 {
-		if err := c.Del(ctx, keys...).Err(); err != nil {
-			t.Errorf("delete test keys: %v", err)
-		}
-	}
+	testenv.DeleteRedisKeys(t, c, prefix)
 }
 
 // TestRedisOneShard checks that engine.redis.shards with one item is the

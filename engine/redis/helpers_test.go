@@ -39,30 +39,9 @@ func testOptions(t testing.TB) Config {
 
 // deletePrefix removes every key of a test's prefix.
 func deletePrefix(t testing.TB, addr, prefix string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	c := goredis.NewClient(&goredis.Options{Addr: addr, Protocol: 2})
 	defer c.Close()
-	iter := c.Scan(ctx, 0, prefix+":*", 1000).Iterator()
-	var batch []string
-	flush := func() {
-		if len(batch) > 0 {
-			if err := c.Del(ctx, batch...).Err(); err != nil {
-				t.Errorf("delete test keys: %v", err)
-			}
-			batch = batch[:0]
-		}
-	}
-	for iter.Next(ctx) {
-		batch = append(batch, iter.Val())
-		if len(batch) == 1000 {
-			flush()
-		}
-	}
-	flush()
-	if err := iter.Err(); err != nil {
-		t.Errorf("scan test keys: %v", err)
-	}
+	testenv.DeleteRedisKeys(t, c, prefix)
 }
 
 // newTestEngine makes an engine that is closed when t ends.

@@ -98,21 +98,12 @@ func redisConfigs(t testing.TB, addrs ...string) []redis.Config {
 // deletePrefix removes every key of a test's prefix; a server that is
 // gone (a test's own) has nothing to delete.
 func deletePrefix(t testing.TB, addr, prefix string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	c := goredis.NewClient(&goredis.Options{Addr: addr, Protocol: 2, MaxRetries: -1})
 	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	if c.Ping(ctx).Err() != nil {
 		return
 	}
-	keys, err := c.Keys(ctx, prefix+":*").Result()
-	if err != nil {
-		t.Errorf("list test keys: %v", err)
-		return
-	}
-	if len(keys) > 0 {
-		if err := c.Del(ctx, keys...).Err(); err != nil {
-			t.Errorf("delete test keys: %v", err)
-		}
-	}
+	testenv.DeleteRedisKeys(t, c, prefix)
 }
