@@ -178,17 +178,115 @@ func TestBlockedWriteToIdleClientIsSlow(t *testing.T) {
 	}
 }
 
-// TestReaderSlowerThanItsChannelsIsClosed: a client on a slow link takes
-// 640 KiB/s, every write completing, while its channel publishes 1 MB/s.
-// It reads, but its queue would grow without end: it is closed with 3008
-// once the queue passes 16 times client.queue_max_size, whatever the
-// node's state.
+// halfPaceTransport stands for a client on a link that takes half of what
+// its channel publishes, whatever the machine's speed: a write of a frame
+// completes once the channel has published twice the publications the
+// client has taken with it, and the kernel's count of what the client took
+// grows with every publication (DeliveryReporter), so that its writes,
+// however long they wait, never look stalled. Paced by the publisher's
+// count rather than by the clock, a busy machine slows both sides alike.
+type halfPaceTransport struct {
+	mu        sync.Mutex
+	cond      *sync.Cond
+	published int64       // publications made to the client's channel
+	taken     int64       // publications written to the client
+	released  bool        // the link no longer holds writes back
+	closed    chan uint32 // buffered 1
+}
+
+func newHalfPaceTransport() *halfPaceTransport {
+	t := &halfPaceTransport{closed: make(chan uint32, 1)}
+	t.cond = sync.NewCond(&t.mu)
+	return t
+}
+
+func (t *halfPaceTransport) Protocol() protocol.Type { return protocol.TypeJSON }
+
+func (t *halfPaceTransport) WriteFrame(frame []byte) error {
+	n := int64(strings.Count(string(frame), `"pub"`))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for !t.released && t.published < 2*(t.taken+n) {
+		t.cond.Wait()
+	}
+	t.taken += n
+	return nil
+}
+
+// Delivered is half a publication's bytes for every publication made.
+func (t *halfPaceTransport) Delivered() (uint64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return uint64(t.published) * 512, true
+}
+
+// publishing counts a publication about to be made.
+func (t *halfPaceTransport) publishing() {
+	t.mu.Lock()
+	t.published++
+	t.mu.Unlock()
+	t.cond.Broadcast()
+}
+
+// release lets every write complete at once.
+func (t *halfPaceTransport) release() {
+	t.mu.Lock()
+	t.released = true
+	t.mu.Unlock()
+	t.cond.Broadcast()
+}
+
+func (t *halfPaceTransport) Close(code uint32, _ string) {
+	t.release()
+	select {
+	case t.closed <- code:
+	default:
+	}
+}
+
+// TestReaderSlowerThanItsChannelsIsClosed: a client reads, every write
+// completing, but it takes half of what its channel publishes. Its queue
+// would grow without end: it is closed with 3008 once the queue passes 16
+// times client.queue_max_size, whatever the node's state, and by that
+// bound, not by the stall of a write.
+//
+// The client used to be paced by the clock (100 ms a frame, about 630
+// publications a second) against a publisher paced by the clock too (one
+// publication a millisecond), so that it was slower than its channel only
+// where the publisher made its 1,000 a second: under -race on a busy
+// machine the publisher made 450 to 560 a second, the client kept up, its
+// queue stayed small, and the test failed with "closed with 0".
 func TestReaderSlowerThanItsChannelsIsClosed(t *testing.T) {
 	t.Parallel()
-	tr := &cpuTransport{perFrame: 100 * time.Millisecond, closed: make(chan uint32, 1)}
-	h := slowReaderNode(t, 16<<10, tr, nil)
-	code := publishPaced(t, h, 1500, tr.closed)
-	if code != uint32(protocol.DisconnectSlow) {
-		t.Fatalf("a client reading slower than its channel publish was closed with %d, want %d", code, protocol.DisconnectSlow)
+	const limit = 16 << 10
+	tr := newHalfPaceTransport()
+	cut := make(chan hub.BackpressureEvent, 1)
+	h := slowReaderNode(t, limit, tr, cut)
+	data := []byte(`{"pad":"` + strings.Repeat("x", 1000) + `"}`)
+	// The queue reaches half of what was published each time the client
+	// takes what it was handed: past 16 times the limit (about 260
+	// publications of 1 KB) within 1,100 publications.
+	var ev hub.BackpressureEvent
+	for i := 0; ; i++ {
+		if i == 2000 {
+			t.Fatalf("a client taking half of what its channel publishes was not closed after %d publications", i)
+		}
+		tr.publishing()
+		if _, err := h.Publish(context.Background(), "s", data, hub.PublishOptions{}); err != nil {
+			t.Fatalf("publish: %v", err)
+		}
+		select {
+		case ev = <-cut:
+		default:
+			continue
+		}
+		break
+	}
+	if ev.QueuedBytes <= 16*limit {
+		t.Fatalf("closed at %d bytes queued, not by the bound of 16 times the limit (%d)", ev.QueuedBytes, 16*limit)
+	}
+	tr.release() // the writes handed over before the close end at once
+	if code := recv(t, tr.closed, "the close of the client slower than its channel"); code != uint32(protocol.DisconnectSlow) {
+		t.Fatalf("a client reading slower than its channel publishes was closed with %d, want %d", code, protocol.DisconnectSlow)
 	}
 }
