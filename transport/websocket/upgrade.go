@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gobwas/httphead"
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsflate"
 
@@ -40,6 +41,7 @@ func (s *Server) upgrade(w http.ResponseWriter, r *http.Request, uni bool, accep
 		http.Error(w, "origin not allowed", http.StatusForbidden)
 		return
 	}
+	hr := handshakeRequest(r, uni)
 	up := ws.HTTPUpgrader{Timeout: s.cfg.WriteTimeout}
 	if !uni {
 		up.Protocol = func(p string) bool { return p == SubprotocolJSON || p == SubprotocolProtobuf }
@@ -48,9 +50,19 @@ func (s *Server) upgrade(w http.ResponseWriter, r *http.Request, uni bool, accep
 	var ext wsflate.Extension
 	if s.flate != nil {
 		ext.Parameters = deflateParams
-		up.Negotiate = ext.Negotiate
+		up.Negotiate = func(offer httphead.Option) (httphead.Option, error) {
+			accept, err := ext.Negotiate(offer)
+			if err != nil {
+				// An offer whose parameters are unknown or invalid is
+				// declined, not the handshake failed (RFC 7692, section
+				// 5: the server declines an offer it cannot accept); the
+				// upgrader would answer it with 500.
+				return httphead.Option{}, nil
+			}
+			return accept, nil
+		}
 	}
-	nc, rw, hs, err := up.Upgrade(r, w)
+	nc, rw, hs, err := up.Upgrade(hr, w)
 	if err != nil {
 		// The upgrader has answered with an HTTP error already.
 		s.log.Debug("websocket upgrade failed", "remote", r.RemoteAddr, "error", err)
