@@ -27,7 +27,7 @@ func newMetrics() *metrics {
 			Name: "herald_consumer_lag", Help: "Messages waiting to be applied, as the source last reported them (PostgreSQL: rows left in the outbox partitions this node read, counted up to 10000 each).",
 		}, label),
 		up: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "herald_consumer_up", Help: "1 while the consumer reads its source, 0 while it cannot reach it.",
+			Name: "herald_consumer_up", Help: "1 while the consumer reads its source, 0 while it cannot reach it or a part of it (an outbox partition) cannot make progress.",
 		}, label),
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -128,13 +129,14 @@ func (s *PostgresSource) Run(ctx context.Context, env *Env) error {
 		return fmt.Errorf("postgresql: %w", err)
 	}
 	defer pool.Close()
-	ddl := `CREATE TABLE IF NOT EXISTS ` + s.cfg.DeadLetterTableName + ` (
-		id bigint NOT NULL, method text NOT NULL, payload text NOT NULL, partition integer NOT NULL,
-		error text NOT NULL, failed_at timestamptz NOT NULL DEFAULT now())`
-	if _, err := pool.Exec(ctx, ddl); err != nil {
-		return fmt.Errorf("postgresql: create %s: %w", s.cfg.DeadLetterTableName, err)
+	if err := s.checkOutbox(ctx, pool); err != nil {
+		return err
+	}
+	if err := s.prepareDeadLetter(ctx, pool); err != nil {
+		return err
 	}
 	env.Up()
+	health := &partitionHealth{env: env, down: map[int]error{}}
 
 	wake := make([]chan struct{}, s.cfg.NumPartitions)
 	for i := range wake {
@@ -152,15 +154,19 @@ func (s *PostgresSource) Run(ctx context.Context, env *Env) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.readPartition(ctx, env, pool, p, wake[p])
+			s.readPartition(ctx, env, health, pool, p, wake[p])
 		}()
 	}
 	wg.Wait()
 	return nil
 }
 
-// readPartition applies partition p's rows until ctx is done.
-func (s *PostgresSource) readPartition(ctx context.Context, env *Env, pool *pgxpool.Pool, p int, wake <-chan struct{}) {
+// readPartition applies partition p's rows until ctx is done. A batch
+// that fails (the database unreachable, a row that cannot be moved aside)
+// is retried with a backoff, and the partition is down meanwhile: it
+// shows in the consumer's health and in herald_consumer_up until it makes
+// progress again.
+func (s *PostgresSource) readPartition(ctx context.Context, env *Env, health *partitionHealth, pool *pgxpool.Pool, p int, wake <-chan struct{}) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		n, err := s.batch(ctx, env, pool, p)
@@ -168,7 +174,7 @@ func (s *PostgresSource) readPartition(ctx context.Context, env *Env, pool *pgxp
 			if ctx.Err() != nil {
 				return
 			}
-			env.Down(fmt.Errorf("postgresql: partition %d: %w", p, err))
+			health.set(p, fmt.Errorf("postgresql: partition %d: %w", p, err))
 			env.Log.Warn("consumer: outbox partition failed, retrying", "partition", p, "error", err, "backoff", backoff)
 			if sleep(ctx, backoff) != nil {
 				return
@@ -177,7 +183,7 @@ func (s *PostgresSource) readPartition(ctx context.Context, env *Env, pool *pgxp
 			continue
 		}
 		backoff = 100 * time.Millisecond
-		env.Up()
+		health.set(p, nil)
 		if n == s.cfg.PartitionSelectLimit {
 			continue // there may be more right away
 		}
@@ -191,6 +197,43 @@ func (s *PostgresSource) readPartition(ctx context.Context, env *Env, pool *pgxp
 	}
 }
 
+// partitionHealth is the consumer's health made of its partitions': up
+// only while none is failing. One partition that cannot make progress
+// keeps the consumer down, whatever the others do.
+type partitionHealth struct {
+	env  *Env
+	mu   sync.Mutex
+	down map[int]error // failing partitions and why
+}
+
+// set records partition p's last outcome (nil: it made progress) and
+// reports the consumer's health: the failure of the lowest failing
+// partition, or up.
+func (h *partitionHealth) set(p int, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil {
+		h.down[p] = err
+	} else {
+		delete(h.down, p)
+	}
+	if len(h.down) == 0 {
+		h.env.Up()
+		return
+	}
+	first := -1
+	for q := range h.down {
+		if first < 0 || q < first {
+			first = q
+		}
+	}
+	err = h.down[first]
+	if len(h.down) > 1 {
+		err = fmt.Errorf("%w (and %d more partitions failing)", err, len(h.down)-1)
+	}
+	h.env.Down(err)
+}
+
 type outboxRow struct {
 	id      int64
 	method  string
@@ -201,7 +244,11 @@ type outboxRow struct {
 // transaction that holds the partition's lock, then deletes those applied
 // (and moves those refused to the dead-letter table) and commits. A node
 // killed before the commit deletes nothing: its rows are read again by
-// the next holder of the lock. It returns the rows read.
+// the next holder of the lock. A row that cannot be moved aside ends the
+// batch there: the rows applied before it are deleted and committed all
+// the same (they were delivered, and must not be again), and the error is
+// returned, so that the partition retries from that row, down meanwhile.
+// It returns the rows read.
 func (s *PostgresSource) batch(ctx context.Context, env *Env, pool *pgxpool.Pool, p int) (int, error) {
 	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
@@ -237,14 +284,14 @@ func (s *PostgresSource) batch(ctx context.Context, env *Env, pool *pgxpool.Pool
 		return 0, fmt.Errorf("select: %w", err)
 	}
 	done := make([]int64, 0, len(batch))
+	var stuck error
 	for _, row := range batch {
 		err := env.Apply(ctx, row.method, row.payload)
 		var dl *DeadLetter
 		if errors.As(err, &dl) {
-			if _, err := tx.Exec(end, `INSERT INTO `+s.cfg.DeadLetterTableName+
-				` (id, method, payload, partition, error) VALUES ($1, $2, $3, $4, $5)`,
-				row.id, row.method, string(row.payload), p, dl.Err.Error()); err != nil {
-				return 0, fmt.Errorf("move row %d to %s: %w", row.id, s.cfg.DeadLetterTableName, err)
+			if err := s.deadLetter(end, tx, p, row, dl); err != nil {
+				stuck = fmt.Errorf("move row %d to %s: %w", row.id, s.cfg.DeadLetterTableName, err)
+				break
 			}
 		} else if err != nil {
 			break // stopping: the rest stay for later
@@ -256,18 +303,48 @@ func (s *PostgresSource) batch(ctx context.Context, env *Env, pool *pgxpool.Pool
 			return 0, fmt.Errorf("delete applied rows: %w", err)
 		}
 	}
-	left := int64(0)
-	if len(batch) == s.cfg.PartitionSelectLimit {
-		if err := tx.QueryRow(end, `SELECT count(*) FROM (SELECT 1 FROM `+s.cfg.OutboxTableName+
-			` WHERE partition = $1 LIMIT $2) AS t`, p, maxCountedLag).Scan(&left); err != nil {
-			return 0, fmt.Errorf("count rows left: %w", err)
-		}
-	}
 	if err := tx.Commit(end); err != nil {
 		return 0, fmt.Errorf("commit: %w", err)
 	}
-	env.Lag(strconv.Itoa(p), left)
+	if stuck != nil {
+		return len(done), stuck
+	}
+	if len(batch) == s.cfg.PartitionSelectLimit {
+		// Counted after the commit: the count failing must not undo the
+		// batch.
+		var left int64
+		if err := pool.QueryRow(end, `SELECT count(*) FROM (SELECT 1 FROM `+s.cfg.OutboxTableName+
+			` WHERE partition = $1 LIMIT $2) AS t`, p, maxCountedLag).Scan(&left); err != nil {
+			env.Log.Warn("consumer: outbox lag not counted", "partition", p, "error", err)
+		} else {
+			env.Lag(strconv.Itoa(p), left)
+		}
+	} else {
+		env.Lag(strconv.Itoa(p), 0)
+	}
 	return len(batch), nil
+}
+
+// deadLetter moves row aside in a savepoint of tx, so that a failure
+// leaves tx usable for committing the rows applied before it.
+func (s *PostgresSource) deadLetter(ctx context.Context, tx pgx.Tx, p int, row outboxRow, dl *DeadLetter) error {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := sp.Exec(ctx, `INSERT INTO `+s.cfg.DeadLetterTableName+
+		` (id, method, payload, partition, error) VALUES ($1, $2, $3, $4, $5)`,
+		row.id, row.method, row.payload, p, textValue(dl.Err.Error())); err != nil {
+		_ = sp.Rollback(ctx)
+		return err
+	}
+	return sp.Commit(ctx)
+}
+
+// textValue is s as a PostgreSQL text column holds it: valid UTF-8 and no
+// NUL. An error's text may quote the refused payload's bytes.
+func textValue(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\\x00")
 }
 
 // listen wakes partitions' readers on NOTIFY: the payload is the

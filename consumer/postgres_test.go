@@ -23,7 +23,10 @@ type outbox struct {
 	chans string // the NOTIFY channel
 }
 
-func newOutbox(t *testing.T) *outbox {
+func newOutbox(t *testing.T) *outbox { return newOutboxOf(t, "JSONB") }
+
+// newOutboxOf is an outbox table whose payload column is of payloadType.
+func newOutboxOf(t *testing.T, payloadType string) *outbox {
 	t.Helper()
 	dsn := testenv.Require(t, "HERALD_TEST_POSTGRES_DSN")
 	testenv.LockPostgres(t)
@@ -38,7 +41,7 @@ func newOutbox(t *testing.T) *outbox {
 	o.exec(t, `CREATE TABLE `+o.table+` (
 		id BIGSERIAL PRIMARY KEY,
 		method text NOT NULL,
-		payload JSONB NOT NULL,
+		payload `+payloadType+` NOT NULL,
 		partition INTEGER NOT NULL default 0,
 		created_at TIMESTAMP WITH TIME ZONE DEFAULT CURRENT_TIMESTAMP NOT NULL)`)
 	t.Cleanup(func() {
