@@ -11,8 +11,10 @@ import asyncio
 import json
 
 from cent import Client as Cent, PublishRequest
-from centrifuge import Client, ClientEventHandler, SubscriptionEventHandler
+from centrifuge import Client
 from websockets.sync.client import connect
+
+from test_proxy import Events, SubEvents, _next
 
 WAIT = 10.0
 
@@ -40,43 +42,23 @@ def test_json_subprotocol_is_json(node):
     assert chosen == "centrifuge-json"
 
 
-class _Events(ClientEventHandler):
-    def __init__(self):
-        self.connected = asyncio.Queue()
-
-    async def on_connected(self, ctx):
-        await self.connected.put(ctx)
-
-
-class _SubEvents(SubscriptionEventHandler):
-    def __init__(self):
-        self.subscribed = asyncio.Queue()
-        self.publications = asyncio.Queue()
-
-    async def on_subscribed(self, ctx):
-        await self.subscribed.put(ctx)
-
-    async def on_publication(self, ctx):
-        await self.publications.put(ctx)
-
-
 def _default_client_roundtrip(node, **kwargs):
     """centrifuge-python connects, subscribes and receives a publication
     made through the server API."""
 
     async def run():
-        events = _Events()
+        events = Events()
         client = Client(node.ws_url, token=node.token("py-default"), events=events, proxy=None, **kwargs)
         await client.connect()
         try:
-            await asyncio.wait_for(events.connected.get(), WAIT)
-            sub_events = _SubEvents()
+            await _next(events.connected)
+            sub_events = SubEvents()
             sub = client.new_subscription("py-news", events=sub_events)
             await sub.subscribe()
-            await asyncio.wait_for(sub_events.subscribed.get(), WAIT)
+            await _next(sub_events.subscribed)
             with Cent(node.api_url, node.api_key, timeout=5) as cent:
                 await asyncio.to_thread(cent.publish, PublishRequest(channel="py-news", data={"n": 1}))
-            ctx = await asyncio.wait_for(sub_events.publications.get(), WAIT)
+            ctx = await _next(sub_events.publications)
             data = ctx.pub.data
             if isinstance(data, (bytes, bytearray)):
                 data = json.loads(data)  # a Protobuf client gets the JSON's bytes
