@@ -139,8 +139,8 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) (map[string]strin
 	// A variable below a section Herald does not have (CENTRIFUGO_GRAPHITE_ENABLED)
 	// is refused with the section's note.
 	for _, name := range sortedKeys(vars) {
-		for _, n := range tb.notes {
-			if strings.Contains(n.Key, "[]") {
+		for _, n := range tb.rows {
+			if n.writes() || strings.Contains(n.Key, "[]") {
 				continue
 			}
 			if rest, ok := strings.CutPrefix(name, centrifugoEnvName(n.Key)+"_"); ok {
@@ -185,33 +185,25 @@ func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[stri
 		}
 	}
 	heraldKeys(t, prefix)
-	// The keys of the tables below rule, relative to it; list items' keys
+	// The keys of the table below rule, relative to it; list items' keys
 	// are set through their own variables.
-	tableKeys := func(each func(key string)) {
-		for _, r := range tb.rules {
-			each(r.Key)
-		}
-		for _, n := range tb.notes {
-			each(n.Key)
-		}
-	}
-	tableKeys(func(key string) {
-		rel := key
+	for _, r := range tb.rows {
+		rel := r.Key
 		if rule != "" {
 			var ok bool
-			if rel, ok = strings.CutPrefix(key, rule+"."); !ok {
-				return
+			if rel, ok = strings.CutPrefix(r.Key, rule+"."); !ok {
+				continue
 			}
 		}
 		if strings.Contains(rel, "[]") {
-			return
+			continue
 		}
 		var typ reflect.Type
-		if r, ok := tb.ruleByKey[key]; ok {
+		if r.writes() {
 			typ = heraldKeyType(r.Herald)
 		}
 		add(rel, typ)
-	})
+	}
 	if rule == "" {
 		proxyKeys := tb.envKeys("", proxyItemType(), "proxies[]")
 		for _, obj := range centrifugoProxyObjects {
