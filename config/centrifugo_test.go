@@ -235,13 +235,13 @@ func TestCentrifugoRefusedKeysNameThemselves(t *testing.T) {
 		}
 	}
 	for key, msg := range map[string]string{
-		"no_such_section":                                     "not a Centrifugo v6 option",
-		"client.no_such_key":                                  "not a Centrifugo v6 option",
-		"channel.namespaces[].no_such":                        "not a Centrifugo v6 option",
-		"channel.namespaces[].subscribe_proxy_enabled":        "refers to the proxy of channel.proxy.subscribe",
-		"http_server.port":                                    "want a port number",
-		"client.proxy.connect.enabled":                        "",
-		"engine.redis.address":                                "want host:port or a redis:// URL",
+		"no_such_section":                              "not a Centrifugo v6 option",
+		"client.no_such_key":                           "not a Centrifugo v6 option",
+		"channel.namespaces[].no_such":                 "not a Centrifugo v6 option",
+		"channel.namespaces[].subscribe_proxy_enabled": "refers to the proxy of channel.proxy.subscribe",
+		"http_server.port":                             "want a port number",
+		"client.proxy.connect.enabled":                 "",
+		"engine.redis.address":                         "want host:port or a redis:// URL",
 	} {
 		var value any = true
 		if key == "http_server.port" || key == "engine.redis.address" {
