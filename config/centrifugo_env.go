@@ -27,14 +27,6 @@ var centrifugoLists = []struct{ key, rule string }{
 	{"consumers", "consumers[]"},
 }
 
-// centrifugoProxyObjects are Centrifugo's unnamed proxies, each an object
-// with a proxies item's keys.
-var centrifugoProxyObjects = []string{
-	"client.proxy.connect", "client.proxy.refresh",
-	"channel.proxy.subscribe", "channel.proxy.publish", "channel.proxy.sub_refresh", "channel.proxy.subscribe_stream",
-	"rpc.proxy",
-}
-
 // centrifugoVars returns the CENTRIFUGO_ variables of environ.
 func centrifugoVars(environ []string) map[string]string {
 	vars := map[string]string{}
@@ -206,19 +198,25 @@ func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[stri
 	}
 	if rule == "" {
 		proxyKeys := tb.envKeys("", proxyItemType(), "proxies[]")
-		for _, obj := range centrifugoProxyObjects {
-			add(obj+".enabled", reflect.TypeOf(false))
-			for _, k := range proxyKeys {
-				add(obj+"."+k.key, k.typ)
+		// The objects whose keys a converter reads one by one (Centrifugo's
+		// unnamed proxies, its TLS objects) have a variable for each key.
+		for _, r := range tb.rows {
+			if strings.Contains(r.Key, "[]") {
+				continue
 			}
-		}
-		tlsObjects := []string{"http_server.tls", "grpc_api.tls", "uni_grpc.tls", "engine.redis.tls"}
-		for _, obj := range tlsObjects {
-			for _, k := range []string{"enabled", "insecure_skip_verify"} {
-				add(obj+"."+k, reflect.TypeOf(false))
-			}
-			for _, k := range []string{"cert_pem", "key_pem", "client_ca_pem", "server_ca_pem", "server_name"} {
-				add(obj+"."+k, nil)
+			switch {
+			case r.convertedBy(clientProxy, defaultProxy):
+				add(r.Key+".enabled", reflect.TypeOf(false))
+				for _, k := range proxyKeys {
+					add(r.Key+"."+k.key, k.typ)
+				}
+			case r.convertedBy(listenerTLS, clientTLS):
+				for _, k := range []string{"enabled", "insecure_skip_verify"} {
+					add(r.Key+"."+k, reflect.TypeOf(false))
+				}
+				for _, k := range []string{"cert_pem", "key_pem", "client_ca_pem", "server_ca_pem", "server_name"} {
+					add(r.Key+"."+k, nil)
+				}
 			}
 		}
 		for _, o := range options(keyType(configType, "tls_autocert")) {

@@ -321,6 +321,20 @@ func (r centrifugoKey) apply(m *cfMapper, c cfCtx, v any) {
 	r.Convert(m, c, v)
 }
 
+// convertedBy reports whether the row's converter is one of fns.
+func (r centrifugoKey) convertedBy(fns ...cfConverter) bool {
+	if r.Convert == nil {
+		return false
+	}
+	p := reflect.ValueOf(r.Convert).Pointer()
+	for _, f := range fns {
+		if reflect.ValueOf(f).Pointer() == p {
+			return true
+		}
+	}
+	return false
+}
+
 // takes reports whether v, the value of a dropped or refused key, changes
 // nothing in Herald.
 func (r centrifugoKey) takes(v any) bool {
