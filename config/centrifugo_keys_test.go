@@ -209,6 +209,12 @@ func TestCentrifugoFormerlyRefusedKeys(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", name, c[0], c[1])
 		}
 	}
+	// The TLS object from the environment, as Centrifugo names its keys.
+	cfg, err = ParseCentrifugo([]byte(`{"engine": {"type": "redis"}}`), "c.json", []string{
+		"CENTRIFUGO_ENGINE_REDIS_TLS_ENABLED=true", "CENTRIFUGO_ENGINE_REDIS_TLS_SERVER_CA_PEM=/ca.pem", "CENTRIFUGO_ENGINE_REDIS_TLS_INSECURE_SKIP_VERIFY=1"})
+	if r := cfg.Engine.Redis.TLS; err != nil || !r.Enabled || r.CAFile != "/ca.pem" || !r.InsecureSkipVerify {
+		t.Errorf("engine.redis.tls from the environment: %v %+v", err, r)
+	}
 	_, ps := mapCentrifugo(map[string]any{"engine": map[string]any{"redis": map[string]any{"tls": map[string]any{"enabled": true, "cert_pem": "-----BEGIN CERTIFICATE-----\nMII"}}}})
 	if !hasProblem(ps, "engine.redis.tls.cert_pem", "inline PEM") {
 		t.Errorf("inline PEM in engine.redis.tls: %v", ps)
