@@ -106,23 +106,33 @@ func (m *cfMapper) makeProxy(c cfCtx, v any, name string) {
 	m.defined[name] = true
 }
 
+// enabledObject reads a Centrifugo object with an 'enabled' key (a proxy,
+// a TLS object); nil when it is not enabled, and so not used, as in
+// Centrifugo, or when it is not an object (refused: want says what to write).
+func (m *cfMapper) enabledObject(c cfCtx, v any, want string) map[string]any {
+	vm, ok := v.(map[string]any)
+	if !ok {
+		m.refuse(c.path, want)
+		return nil
+	}
+	on, ok := isOn(vm["enabled"])
+	if !ok {
+		m.refuse(c.path+".enabled", "want true or false")
+		return nil
+	}
+	if !on {
+		return nil
+	}
+	return vm
+}
+
 // clientProxy maps client.proxy.connect or refresh: an object with
 // 'enabled' in Centrifugo, a proxy's name in Herald. The proxy is named
 // after the key, which is also the Herald key that names it.
 func clientProxy(m *cfMapper, c cfCtx, v any) {
 	key := c.row.Key
-	vm, ok := v.(map[string]any)
-	if !ok {
-		m.refuse(c.path, "want Centrifugo's proxy object: {enabled: true, endpoint: ...}")
+	if m.enabledObject(c, v, "want Centrifugo's proxy object: {enabled: true, endpoint: ...}") == nil {
 		return
-	}
-	on, ok := isOn(vm["enabled"])
-	if !ok {
-		m.refuse(c.path+".enabled", "want true or false")
-		return
-	}
-	if !on {
-		return // configured but not enabled: Centrifugo does not use it either
 	}
 	m.makeProxy(c, v, key)
 	setKey(m.out, key, key)
@@ -240,17 +250,8 @@ func tlsKey(key string, listener bool) (herald string, file, known bool) {
 // Centrifugo. A certificate given inline (PEM) is refused: Herald reads
 // certificates from files, and reloads them when they change.
 func (m *cfMapper) convertTLS(c cfCtx, v any, listener bool) {
-	vm, ok := v.(map[string]any)
-	if !ok {
-		m.refuse(c.path, "want a TLS object: {enabled: true, cert_pem: FILE, key_pem: FILE}")
-		return
-	}
-	on, ok := isOn(vm["enabled"])
-	if !ok {
-		m.refuse(c.path+".enabled", "want true or false")
-		return
-	}
-	if !on {
+	vm := m.enabledObject(c, v, "want a TLS object: {enabled: true, cert_pem: FILE, key_pem: FILE}")
+	if vm == nil {
 		return
 	}
 	root, prefix, _ := m.heraldTarget(c)
