@@ -148,10 +148,12 @@ func defaultProxy(m *cfMapper, c cfCtx, v any) {
 	m.makeProxy(c, v, c.row.Key)
 }
 
-// namespaceProxy maps <event>_proxy_enabled (with <event>_proxy_name) of a
-// channel namespace to Herald's <event>_proxy.
-func namespaceProxy(m *cfMapper, c cfCtx, v any) {
-	event := strings.TrimSuffix(c.key, "_proxy_enabled")
+// proxyEnabled maps <event>_proxy_enabled (with <event>_proxy_name) of a
+// channel namespace, and proxy_enabled (with proxy_name) of an RPC one or
+// of rpc.without_namespace, to the Herald key of the row, which names the
+// proxy: the one proxy_name names, or the section's unnamed one
+// (channel.proxy.<event>, rpc.proxy).
+func proxyEnabled(m *cfMapper, c cfCtx, v any) {
 	on, ok := isOn(v)
 	if !ok {
 		m.refuse(c.path, "want true or false")
@@ -160,34 +162,18 @@ func namespaceProxy(m *cfMapper, c cfCtx, v any) {
 	if !on {
 		return
 	}
-	_, herald, _ := m.heraldTarget(c)
-	name := proxyNameOf(c.src[event+"_proxy_name"], "channel.proxy."+event)
-	if name == "channel.proxy."+event {
+	prefix := strings.TrimSuffix(c.key, "proxy_enabled")
+	section, _, _ := strings.Cut(c.row.Key, ".")
+	unnamed := section + ".proxy"
+	if event := strings.TrimSuffix(prefix, "_"); event != "" {
+		unnamed += "." + event
+	}
+	name := proxyNameOf(c.src[prefix+"proxy_name"], unnamed)
+	if name == unnamed {
 		m.needed[name] = c.path
 	}
-	c.item[herald] = name
-}
-
-// rpcProxy maps proxy_enabled (with proxy_name) of an RPC namespace, or of
-// rpc.without_namespace.
-func rpcProxy(m *cfMapper, c cfCtx, v any) {
-	on, ok := isOn(v)
-	if !ok {
-		m.refuse(c.path, "want true or false")
-		return
-	}
-	if !on {
-		return
-	}
-	name := proxyNameOf(c.src["proxy_name"], "rpc.proxy")
-	if name == "rpc.proxy" {
-		m.needed[name] = c.path
-	}
-	if c.item != nil {
-		c.item["proxy"] = name
-		return
-	}
-	setKey(m.out, "rpc.proxy", name)
+	root, herald, _ := m.heraldTarget(c)
+	setKey(root, herald, name)
 }
 
 // proxyNameOf is the Herald proxy a Centrifugo *_proxy_name refers to:
