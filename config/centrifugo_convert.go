@@ -35,6 +35,10 @@ func rename(m *cfMapper, c cfCtx, v any) {
 		m.refuse(c.path, fmt.Sprintf("the key table maps it to %s, which Herald does not have", c.row.Herald))
 		return
 	}
+	if _, isMap := v.(map[string]any); isSection(typ) && !isMap && v != nil {
+		m.refuse(c.path, "want a mapping of keys")
+		return
+	}
 	parent, last := root, herald
 	if i := strings.LastIndex(herald, "."); i >= 0 {
 		parent = ensureMapPath(root, herald[:i])
@@ -267,18 +271,6 @@ func (m *cfMapper) convertTLS(c cfCtx, v any, listener bool) {
 	if !listener {
 		setKey(root, prefix+".enabled", true)
 	}
-}
-
-// autocert maps http_server.tls_autocert to tls_autocert, whose keys have
-// the same names but one.
-func autocert(m *cfMapper, c cfCtx, v any) {
-	vm, ok := v.(map[string]any)
-	if !ok {
-		m.refuse(c.path, "want a mapping of keys")
-		return
-	}
-	t := keyType(configType, "tls_autocert")
-	m.walk(vm, c.path, c.rule, ensureMap(m.out, "tls_autocert"), t, c.item, c.itemType)
 }
 
 // proxyName: a *_proxy_name is read by its *_proxy_enabled rule.

@@ -129,7 +129,7 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "http_server.internal_tls", Action: cfRefuse, Note: "Herald has one listener: remove it"},
 		{Key: "http_server.port", Herald: "address", Action: cfConvert, Convert: listenAddress, Note: "'address' is host:port; the host comes from http_server.address"},
 		{Key: "http_server.tls", Herald: "tls", Action: cfConvert, Convert: listenerTLS, Note: "with 'enabled: true': cert_pem and key_pem become tls.cert_file and tls.key_file, client_ca_pem becomes tls.client_ca_file with tls.client_auth: require. They must be file paths: Herald reads certificates from files (and reloads them when they change), not inline PEM"},
-		{Key: "http_server.tls_autocert", Herald: "tls_autocert", Action: cfConvert, Convert: autocert, Note: "enabled, host_whitelist, cache_dir and email as they are"},
+		{Key: "http_server.tls_autocert", Herald: "tls_autocert", Action: cfRename, Note: "enabled, host_whitelist, cache_dir and email as they are"},
 		{Key: "http_server.tls_autocert.http", Action: cfDrop, Note: "Herald always answers the HTTP-01 challenge, on tls_autocert.http_address"},
 		{Key: "http_server.tls_autocert.http_addr", Herald: "tls_autocert.http_address", Action: cfRename, Note: "where the HTTP-01 challenge listener listens"},
 		{Key: "http_server.tls_autocert.server_name", Action: cfRefuse, Note: "Herald requests certificates for the names of host_whitelist, by the name clients send: remove it"},
