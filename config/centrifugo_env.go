@@ -151,8 +151,8 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) (map[string]strin
 	return set, ps
 }
 
-// centrifugoEnvKeys lists the keys variables can set below rule: Herald's
-// keys of type t (which map by name) and the keys of the rule tables, by
+// envKeys lists the keys variables can set below rule: Herald's
+// keys of type t (which map by name) and the keys of the key table, by
 // variable name (without the item part for list items).
 func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[string]envKey {
 	keys := map[string]envKey{}
@@ -315,7 +315,7 @@ func lookupKey(tree map[string]any, key string) any {
 	return v
 }
 
-// heraldKeyType is the type of a Herald key as the rule tables write it,
+// heraldKeyType is the type of a Herald key as the key table writes it,
 // "[]" for any item of a list, or nil.
 func heraldKeyType(key string) reflect.Type {
 	list, rest, ok := strings.Cut(key, "[].")
