@@ -15,8 +15,8 @@ import (
 // Centrifugo v6 configuration files are read as they are: a file in
 // Centrifugo's layout (JSON, YAML or TOML) with the CENTRIFUGO_ environment
 // applied is translated into the Herald file it means (centrifugo_map.go,
-// with the rules of centrifugo_rules.go), and that file is then read like any
-// other. `herald config convert` writes the translation out.
+// driven by the key table of centrifugo_keys.go), and that file is then
+// read like any other. `herald config convert` writes the translation out.
 
 // The formats a configuration file can be read in.
 const (

@@ -6,7 +6,7 @@ import (
 )
 
 // The key map of docs/migrating-from-centrifugo.md is generated from the
-// rule tables (centrifugo_rules.go) between two markers:
+// key table (centrifugo_keys.go) between two markers:
 //
 //	<!-- centrifugo-key-map -->
 //	(generated)
@@ -34,37 +34,39 @@ func UpdateCentrifugoKeyMap(doc string) (string, error) {
 	return doc[:i+len(keyMapOpen)] + "\n\n" + centrifugoKeyMap() + "\n" + doc[i+j:], nil
 }
 
-// centrifugoKeyMap renders both tables.
+// centrifugoKeyMap renders the key table (centrifugo_keys.go).
 func centrifugoKeyMap() string {
-	tb := newCFTables()
 	var b strings.Builder
-	b.WriteString("Keys that Herald names or shapes differently:\n\n")
-	b.WriteString("| Centrifugo key | Herald key | how |\n|---|---|---|\n")
-	for _, r := range tb.rules {
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", r.Key, codeList(r.Herald), cell(r.Note))
-	}
-	b.WriteString("\nKeys that Herald has no key of that name for. The values in the second column change nothing " +
-		"in Herald and are taken; any other value is refused at start with the note of the third column. " +
-		"When Herald gains a key of the same name, it maps by name instead:\n\n")
-	b.WriteString("| Centrifugo key | taken when | otherwise |\n|---|---|---|\n")
-	for _, n := range tb.notes {
-		if heraldKeyType(n.Key) != nil {
-			continue // Herald has the key by now: it maps by name
+	b.WriteString("| Centrifugo key | Herald key | conversion | note |\n|---|---|---|---|\n")
+	for _, r := range newCFTables().rows {
+		herald := "none"
+		if r.Herald != "" {
+			herald = codeList(r.Herald)
 		}
-		taken := "off or empty"
-		switch {
-		case n.any:
-			taken = "any value"
-		case len(n.values) > 0:
-			taken += ", or " + codeList(strings.Join(n.values, ", "))
-		}
-		note := n.Note
-		if n.any && note == "" {
-			note = "(every value is taken)"
-		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", n.Key, taken, cell(note))
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", r.Key, herald, r.Action.doc(r), cell(r.Note))
 	}
 	return b.String()
+}
+
+// doc says in the key map what the importer does with the key of r.
+func (a cfAction) doc(r centrifugoKey) string {
+	switch a {
+	case cfRename:
+		if r.Herald == r.Key {
+			return "taken as it is"
+		}
+		return "renamed"
+	case cfConvert:
+		return "converted"
+	case cfDrop:
+		return "not needed: any value is taken"
+	case cfRefuse:
+		if len(r.Takes) > 0 {
+			return "refused unless off, empty or " + codeList(strings.Join(r.Takes, ", "))
+		}
+		return "refused unless off or empty"
+	}
+	return fmt.Sprintf("action %d", int(a))
 }
 
 // codeList writes "a, b" as "`a`, `b`".

@@ -27,14 +27,6 @@ var centrifugoLists = []struct{ key, rule string }{
 	{"consumers", "consumers[]"},
 }
 
-// centrifugoProxyObjects are Centrifugo's unnamed proxies, each an object
-// with a proxies item's keys.
-var centrifugoProxyObjects = []string{
-	"client.proxy.connect", "client.proxy.refresh",
-	"channel.proxy.subscribe", "channel.proxy.publish", "channel.proxy.sub_refresh", "channel.proxy.subscribe_stream",
-	"rpc.proxy",
-}
-
 // centrifugoVars returns the CENTRIFUGO_ variables of environ.
 func centrifugoVars(environ []string) map[string]string {
 	vars := map[string]string{}
@@ -139,8 +131,8 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) (map[string]strin
 	// A variable below a section Herald does not have (CENTRIFUGO_GRAPHITE_ENABLED)
 	// is refused with the section's note.
 	for _, name := range sortedKeys(vars) {
-		for _, n := range tb.notes {
-			if strings.Contains(n.Key, "[]") {
+		for _, n := range tb.rows {
+			if n.writes() || strings.Contains(n.Key, "[]") {
 				continue
 			}
 			if rest, ok := strings.CutPrefix(name, centrifugoEnvName(n.Key)+"_"); ok {
@@ -159,8 +151,8 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) (map[string]strin
 	return set, ps
 }
 
-// centrifugoEnvKeys lists the keys variables can set below rule: Herald's
-// keys of type t (which map by name) and the keys of the rule tables, by
+// envKeys lists the keys variables can set below rule: Herald's
+// keys of type t (which map by name) and the keys of the key table, by
 // variable name (without the item part for list items).
 func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[string]envKey {
 	keys := map[string]envKey{}
@@ -185,48 +177,46 @@ func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[stri
 		}
 	}
 	heraldKeys(t, prefix)
-	// The keys of the tables below rule, relative to it; list items' keys
+	// The keys of the table below rule, relative to it; list items' keys
 	// are set through their own variables.
-	tableKeys := func(each func(key string)) {
-		for _, r := range tb.rules {
-			each(r.Key)
-		}
-		for _, n := range tb.notes {
-			each(n.Key)
-		}
-	}
-	tableKeys(func(key string) {
-		rel := key
+	for _, r := range tb.rows {
+		rel := r.Key
 		if rule != "" {
 			var ok bool
-			if rel, ok = strings.CutPrefix(key, rule+"."); !ok {
-				return
+			if rel, ok = strings.CutPrefix(r.Key, rule+"."); !ok {
+				continue
 			}
 		}
 		if strings.Contains(rel, "[]") {
-			return
+			continue
 		}
 		var typ reflect.Type
-		if r, ok := tb.ruleByKey[key]; ok {
+		if r.writes() {
 			typ = heraldKeyType(r.Herald)
 		}
 		add(rel, typ)
-	})
+	}
 	if rule == "" {
 		proxyKeys := tb.envKeys("", proxyItemType(), "proxies[]")
-		for _, obj := range centrifugoProxyObjects {
-			add(obj+".enabled", reflect.TypeOf(false))
-			for _, k := range proxyKeys {
-				add(obj+"."+k.key, k.typ)
+		// The objects whose keys a converter reads one by one (Centrifugo's
+		// unnamed proxies, its TLS objects) have a variable for each key.
+		for _, r := range tb.rows {
+			if strings.Contains(r.Key, "[]") {
+				continue
 			}
-		}
-		tlsObjects := []string{"http_server.tls", "grpc_api.tls", "uni_grpc.tls", "engine.redis.tls"}
-		for _, obj := range tlsObjects {
-			for _, k := range []string{"enabled", "insecure_skip_verify"} {
-				add(obj+"."+k, reflect.TypeOf(false))
-			}
-			for _, k := range []string{"cert_pem", "key_pem", "client_ca_pem", "server_ca_pem", "server_name"} {
-				add(obj+"."+k, nil)
+			switch {
+			case r.convertedBy(clientProxy, defaultProxy):
+				add(r.Key+".enabled", reflect.TypeOf(false))
+				for _, k := range proxyKeys {
+					add(r.Key+"."+k.key, k.typ)
+				}
+			case r.convertedBy(listenerTLS, clientTLS):
+				for _, k := range []string{"enabled", "insecure_skip_verify"} {
+					add(r.Key+"."+k, reflect.TypeOf(false))
+				}
+				for _, k := range []string{"cert_pem", "key_pem", "client_ca_pem", "server_ca_pem", "server_name"} {
+					add(r.Key+"."+k, nil)
+				}
 			}
 		}
 		for _, o := range options(keyType(configType, "tls_autocert")) {
@@ -325,7 +315,7 @@ func lookupKey(tree map[string]any, key string) any {
 	return v
 }
 
-// heraldKeyType is the type of a Herald key as the rule tables write it,
+// heraldKeyType is the type of a Herald key as the key table writes it,
 // "[]" for any item of a list, or nil.
 func heraldKeyType(key string) reflect.Type {
 	list, rest, ok := strings.Cut(key, "[].")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -12,15 +13,16 @@ var configType = reflect.TypeOf(Config{})
 
 // How a Centrifugo key becomes Herald's, in this order:
 //
-//  1. a rule of centrifugoRules for the key (a rename such as
-//     client.allowed_origins -> websocket.allowed_origins, or a conversion
-//     such as http_server.port + address -> address);
+//  1. a row of the key table (centrifugo_keys.go) that renames or converts
+//     it (client.allowed_origins -> websocket.allowed_origins, or
+//     http_server.port + address -> address);
 //  2. a Herald key of the same name at the same place: the value is copied.
 //     Options added to Herald under Centrifugo's names therefore work with
-//     Centrifugo files as soon as they exist, without a rule;
-//  3. a note of centrifugoMissing for the key: values that change nothing
-//     in Herald are accepted (prometheus.enabled: Herald always serves
-//     /metrics), any other is refused with the note, which says what to do;
+//     Centrifugo files as soon as they exist, without a row;
+//  3. a row that drops the key (any value is taken: Herald needs no
+//     setting for it) or refuses it (values that change nothing in Herald
+//     are taken, prometheus.enabled: false; any other is refused with the
+//     row's note, which says what to do);
 //  4. anything else is refused as a key Herald does not know.
 //
 // Keys are written with "[]" for any item of a list:
@@ -32,7 +34,8 @@ type cfCtx struct {
 	src      map[string]any // the Centrifugo mapping the key is in
 	key      string
 	path     string         // the key as the file has it: channel.namespaces[2].presence
-	rule     string         // the key as the tables have it: channel.namespaces[].presence
+	rule     string         // the key as the table has it: channel.namespaces[].presence
+	row      centrifugoKey  // the table's row for rule, when there is one
 	dst      map[string]any // the Herald mapping that corresponds to src (nil: none)
 	item     map[string]any // the Herald list item being filled (a namespace, a proxy), or nil
 	itemType reflect.Type   // its type
@@ -90,8 +93,10 @@ func (m *cfMapper) walk(src map[string]any, path, rule string, dst map[string]an
 	for _, k := range sortedKeys(src) {
 		v := src[k]
 		c := cfCtx{src: src, key: k, path: join(path, k), rule: join(rule, k), dst: dst, item: item, itemType: itemType}
-		if r, ok := m.tables.ruleByKey[c.rule]; ok {
-			r.apply(m, c, v)
+		row, hasRow := m.tables.byKey[c.rule]
+		c.row = row
+		if hasRow && row.writes() {
+			row.apply(m, c, v)
 			continue
 		}
 		if t != nil && dst != nil {
@@ -100,9 +105,9 @@ func (m *cfMapper) walk(src map[string]any, path, rule string, dst map[string]an
 				continue
 			}
 		}
-		if n, ok := m.tables.noteByKey[c.rule]; ok {
-			if !n.accept(v) {
-				m.refuse(c.path, n.Note)
+		if hasRow {
+			if !row.takes(v) {
+				m.refuse(c.path, row.Note)
 			}
 			continue
 		}
@@ -132,11 +137,8 @@ func (m *cfMapper) nearestKey(key, rule string, t reflect.Type) string {
 			known = append(known, option{key: strings.TrimSuffix(rest, "[]")})
 		}
 	}
-	for _, r := range m.tables.rules {
+	for _, r := range m.tables.rows {
 		add(r.Key)
-	}
-	for _, n := range m.tables.notes {
-		add(n.Key)
 	}
 	return nearest(key, known)
 }
@@ -221,10 +223,10 @@ func (tb *cfTables) centrifugoOnlyKey(tree map[string]any, path, rule string, t 
 		if t != nil {
 			o, herald = optionByKey(t, k)
 		}
-		_, isRule := tb.ruleByKey[r]
-		_, isNote := tb.noteByKey[r]
+		row, isRow := tb.byKey[r]
+		isRule := isRow && row.writes()
 		if !herald {
-			if isRule || isNote || tb.hasRuleUnder(r) {
+			if isRow || tb.hasRuleUnder(r) {
 				return p
 			}
 			continue
@@ -278,4 +280,114 @@ func centrifugoDuration(v any) string {
 		return fmt.Sprintf("%v: write the duration with a unit, such as \"%vs\" (Centrifugo reads a bare number as nanoseconds, Herald as seconds)", v, v)
 	}
 	return ""
+}
+
+// cfTables is the key table indexed by key.
+type cfTables struct {
+	rows  []centrifugoKey
+	byKey map[string]centrifugoKey
+}
+
+func newCFTables() *cfTables {
+	t := &cfTables{rows: centrifugoKeys(), byKey: map[string]centrifugoKey{}}
+	for _, r := range t.rows {
+		t.byKey[r.Key] = r
+	}
+	return t
+}
+
+// hasRuleUnder reports whether the table has a key below rule, so that a
+// section Herald does not have is walked for them.
+func (t *cfTables) hasRuleUnder(rule string) bool {
+	for _, r := range t.rows {
+		if strings.HasPrefix(r.Key, rule+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// writes reports whether the row writes a Herald key (a rename or a
+// conversion), which it does before a Herald key of the same name is
+// looked for.
+func (r centrifugoKey) writes() bool { return r.Action == cfRename || r.Action == cfConvert }
+
+// apply writes the value of a renamed or converted key.
+func (r centrifugoKey) apply(m *cfMapper, c cfCtx, v any) {
+	if r.Action == cfRename {
+		rename(m, c, v)
+		return
+	}
+	r.Convert(m, c, v)
+}
+
+// convertedBy reports whether the row's converter is one of fns.
+func (r centrifugoKey) convertedBy(fns ...cfConverter) bool {
+	if r.Convert == nil {
+		return false
+	}
+	p := reflect.ValueOf(r.Convert).Pointer()
+	for _, f := range fns {
+		if reflect.ValueOf(f).Pointer() == p {
+			return true
+		}
+	}
+	return false
+}
+
+// takes reports whether v, the value of a dropped or refused key, changes
+// nothing in Herald.
+func (r centrifugoKey) takes(v any) bool {
+	if r.Action == cfDrop || isOff(v) {
+		return true
+	}
+	s := fmt.Sprint(v)
+	for _, w := range r.Takes {
+		if s == w {
+			return true
+		}
+	}
+	return false
+}
+
+// isOff reports whether a value is the zero of its kind: absent, false,
+// empty, 0, or a mapping of such values ({"enabled": false}).
+func isOff(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !x
+	case string:
+		return x == "" || x == "false" || x == "0"
+	case int64:
+		return x == 0
+	case float64:
+		return x == 0
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		for _, e := range x {
+			if !isOff(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// isOn reads a boolean the way Centrifugo does (strconv.ParseBool for
+// environment values).
+func isOn(v any) (on bool, ok bool) {
+	switch x := v.(type) {
+	case nil:
+		return false, true
+	case bool:
+		return x, true
+	case string:
+		b, err := strconv.ParseBool(x)
+		return b, err == nil
+	}
+	return false, false
 }

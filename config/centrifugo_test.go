@@ -222,14 +222,10 @@ func TestCentrifugoProxies(t *testing.T) {
 // TestCentrifugoRefusedKeysNameThemselves: every key Herald cannot honour
 // is refused with its own name and a note, never dropped.
 func TestCentrifugoRefusedKeysNameThemselves(t *testing.T) {
-	tb := newCFTables()
-	for _, n := range tb.notes {
-		if heraldKeyType(n.Key) != nil {
-			continue // Herald has the key by now: it maps by name
-		}
+	for _, n := range newCFTables().rows {
 		value := any("not-a-default")
-		if n.accept(value) {
-			continue // every value changes nothing (prometheus.enabled)
+		if n.writes() || n.takes(value) {
+			continue // mapped, or every value changes nothing (prometheus.enabled)
 		}
 		tree := treeWith(n.Key, value)
 		_, ps := mapCentrifugo(tree)
@@ -239,21 +235,17 @@ func TestCentrifugoRefusedKeysNameThemselves(t *testing.T) {
 		}
 	}
 	for key, msg := range map[string]string{
-		"no_such_section":                                     "not a Centrifugo v6 option",
-		"client.no_such_key":                                  "not a Centrifugo v6 option",
-		"channel.namespaces[].no_such":                        "not a Centrifugo v6 option",
-		"channel.namespaces[].subscribe_stream_proxy_enabled": "subscribe-stream proxy",
-		"channel.namespaces[].subscribe_proxy_enabled":        "refers to the proxy of channel.proxy.subscribe",
-		"http_server.port":                                    "want a port number",
-		"client.proxy.connect.enabled":                        "",
-		"engine.redis.address":                                "want host:port or a redis:// URL",
+		"no_such_section":                              "not a Centrifugo v6 option",
+		"client.no_such_key":                           "not a Centrifugo v6 option",
+		"channel.namespaces[].no_such":                 "not a Centrifugo v6 option",
+		"channel.namespaces[].subscribe_proxy_enabled": "refers to the proxy of channel.proxy.subscribe",
+		"http_server.port":                             "want a port number",
+		"client.proxy.connect.enabled":                 "",
+		"engine.redis.address":                         "want host:port or a redis:// URL",
 	} {
 		var value any = true
 		if key == "http_server.port" || key == "engine.redis.address" {
 			value = "ftp://x"
-		}
-		if key == "channel.namespaces[].subscribe_stream_proxy_enabled" && heraldKeyType("channel.namespaces[].subscribe_stream_proxy") != nil {
-			continue
 		}
 		want := strings.ReplaceAll(key, "[]", "[0]")
 		if key == "client.proxy.connect.enabled" {
@@ -264,14 +256,9 @@ func TestCentrifugoRefusedKeysNameThemselves(t *testing.T) {
 			t.Errorf("%s: %v, want a problem for %s saying %q", key, ps, want, msg)
 		}
 	}
-	// Centrifugo's TLS object under a Herald section of another shape.
-	_, ps := mapCentrifugo(map[string]any{"engine": map[string]any{"redis": map[string]any{"tls": map[string]any{"enabled": true}}}})
-	if !hasProblem(ps, "engine.redis.tls", "Centrifugo's TLS object has other keys") {
-		t.Errorf("engine.redis.tls: %v", ps)
-	}
 	// A duration without a unit: nanoseconds to Centrifugo, seconds to
 	// Herald; neither meaning is guessed.
-	_, ps = mapCentrifugo(map[string]any{"channel": map[string]any{"namespaces": []any{map[string]any{"name": "ns", "history_ttl": int64(300)}}}})
+	_, ps := mapCentrifugo(map[string]any{"channel": map[string]any{"namespaces": []any{map[string]any{"name": "ns", "history_ttl": int64(300)}}}})
 	if !hasProblem(ps, "channel.namespaces[0].history_ttl", `write the duration with a unit, such as "300s"`) {
 		t.Errorf("bare number duration: %v", ps)
 	}

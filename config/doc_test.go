@@ -173,7 +173,7 @@ func TestReferenceTablesAreCurrent(t *testing.T) {
 }
 
 // TestCentrifugoKeyMapIsCurrent: the key map of
-// docs/migrating-from-centrifugo.md is the one the rule tables make.
+// docs/migrating-from-centrifugo.md is the one the key table makes.
 func TestCentrifugoKeyMapIsCurrent(t *testing.T) {
 	doc, err := os.ReadFile("../docs/migrating-from-centrifugo.md")
 	if err != nil {

@@ -1,0 +1,187 @@
+package config
+
+// The Centrifugo import is driven by one table: a row per Centrifugo v6
+// key that Herald names, shapes or refuses differently from its own key of
+// the same name. centrifugo_map.go walks a Centrifugo file with it,
+// centrifugo_env.go reads the CENTRIFUGO_ variables with it, and
+// centrifugo_docs.go prints the key map of docs/migrating-from-centrifugo.md
+// from it. A key with no row whose name is a Herald key at the same place
+// is copied as it is.
+//
+// To map a Centrifugo key: add its row here, in key order. A value that
+// must change on the way (a unit, a shape, a key split in two) needs a
+// converter (centrifugo_convert.go) named in the row's Convert; a rename
+// needs none. TestCentrifugoKeysMatchHerald checks every row against
+// Config's keys, so a row cannot name a Herald key that does not exist,
+// nor refuse a key Herald has.
+
+// cfAction is what the importer does with a Centrifugo key.
+type cfAction int
+
+const (
+	// cfRename copies the value, as it is, to the Herald key of the row
+	// (relative to the list item for a key with "[]").
+	cfRename cfAction = iota + 1
+	// cfConvert hands the value to the row's converter, which writes the
+	// Herald keys of the row.
+	cfConvert
+	// cfDrop takes any value and writes nothing: Herald needs no setting
+	// for it (Note says why).
+	cfDrop
+	// cfRefuse takes a value that changes nothing in Herald (off, empty,
+	// or one of Takes) and refuses any other with Note, which says what
+	// to do instead.
+	cfRefuse
+)
+
+// cfConverter writes what the value v of the Centrifugo key at c means in
+// Herald's tree, or reports why it cannot (m.refuse).
+type cfConverter func(m *cfMapper, c cfCtx, v any)
+
+// centrifugoKey is one row of the table.
+type centrifugoKey struct {
+	Key     string      // Centrifugo's key, dotted as in its config file; "[]" is any item of a list
+	Herald  string      // the Herald key(s) it becomes, ", " between them ("[]" as in Key); "" for none
+	Action  cfAction    // what the importer does with it
+	Convert cfConverter // for cfConvert
+	Note    string      // for the key map of the docs; for cfRefuse, the message of the refusal
+	Takes   []string    // for cfRefuse: values besides off ones that change nothing in Herald
+}
+
+// centrifugoKeys is the table, in key order.
+func centrifugoKeys() []centrifugoKey {
+	return []centrifugoKey{
+		{Key: "admin.enabled", Herald: "admin.ui.enabled", Action: cfRename, Note: "the admin web UI"},
+		{Key: "admin.external", Action: cfDrop, Note: "Herald serves the admin UI on its one listener (and pprof on admin.address)"},
+		{Key: "admin.handler_prefix", Herald: "admin.ui.path", Action: cfConvert, Convert: adminPath, Note: "the admin UI and its API move with it; empty or '/' (Centrifugo's default, the UI at '/') becomes Herald's default, '/admin', since Herald serves other endpoints beside it"},
+		{Key: "admin.insecure", Herald: "admin.ui.insecure", Action: cfRename, Note: ""},
+		{Key: "admin.password", Herald: "admin.ui.password", Action: cfRename, Note: "at least 8 characters in Herald"},
+		{Key: "admin.secret", Herald: "admin.ui.token_secret", Action: cfRename, Note: "the HMAC key of admin tokens; at least 16 characters in Herald"},
+		{Key: "admin.web_path", Action: cfRefuse, Note: "Herald serves its own admin UI: remove it"},
+		{Key: "admin.web_proxy_address", Action: cfRefuse, Note: "Herald serves its own admin UI: remove it"},
+		{Key: "broker", Action: cfRefuse, Note: "Herald's engine is broker and presence store in one: set engine.type ('memory', 'redis', 'postgres', or 'nats' with engine.nats.presence: redis)"},
+		{Key: "channel.history_meta_ttl", Herald: "channel.namespaces[].history_meta_ttl", Action: cfConvert, Convert: historyMetaTTL, Note: "Herald sets it per namespace: it becomes the history_meta_ttl of channel.without_namespace and of every namespace that sets none"},
+		{Key: "channel.namespace_boundary", Action: cfRefuse, Note: "Herald's channel syntax is fixed (':' namespace boundary): remove it", Takes: []string{":"}},
+		{Key: "channel.namespaces[].allow_tags_filter", Herald: "channel.namespaces[].allow_tags_filter", Action: cfRename, Note: "publication tag filters of subscriptions"},
+		{Key: "channel.namespaces[].delta_publish", Action: cfRefuse, Note: "Herald sends deltas only for publications that ask for them: remove it"},
+		{Key: "channel.namespaces[].force_recovery_mode", Herald: "channel.namespaces[].force_recovery_mode", Action: cfRename, Note: "'stream' or 'cache', as in Centrifugo"},
+		{Key: "channel.namespaces[].publish_proxy_enabled", Herald: "channel.namespaces[].publish_proxy", Action: cfConvert, Convert: proxyEnabled, Note: "as subscribe_proxy_enabled"},
+		{Key: "channel.namespaces[].publish_proxy_name", Herald: "channel.namespaces[].publish_proxy", Action: cfConvert, Convert: proxyName, Note: "read with publish_proxy_enabled"},
+		{Key: "channel.namespaces[].sub_refresh_proxy_enabled", Herald: "channel.namespaces[].sub_refresh_proxy", Action: cfConvert, Convert: proxyEnabled, Note: "as subscribe_proxy_enabled"},
+		{Key: "channel.namespaces[].sub_refresh_proxy_name", Herald: "channel.namespaces[].sub_refresh_proxy", Action: cfConvert, Convert: proxyName, Note: "read with sub_refresh_proxy_enabled"},
+		{Key: "channel.namespaces[].subscribe_proxy_enabled", Herald: "channel.namespaces[].subscribe_proxy", Action: cfConvert, Convert: proxyEnabled, Note: "true: 'subscribe_proxy' names 'subscribe_proxy_name', or the proxy of channel.proxy.subscribe. Also under channel.without_namespace"},
+		{Key: "channel.namespaces[].subscribe_proxy_name", Herald: "channel.namespaces[].subscribe_proxy", Action: cfConvert, Convert: proxyName, Note: "read with subscribe_proxy_enabled (alone it is not used, as in Centrifugo)"},
+		{Key: "channel.namespaces[].subscribe_stream_proxy_bidirectional", Herald: "channel.namespaces[].subscribe_stream_proxy_bidirectional", Action: cfRename, Note: ""},
+		{Key: "channel.namespaces[].subscribe_stream_proxy_enabled", Herald: "channel.namespaces[].subscribe_stream_proxy", Action: cfConvert, Convert: proxyEnabled, Note: "as subscribe_proxy_enabled"},
+		{Key: "channel.namespaces[].subscribe_stream_proxy_name", Herald: "channel.namespaces[].subscribe_stream_proxy", Action: cfConvert, Convert: proxyName, Note: "read with subscribe_stream_proxy_enabled"},
+		{Key: "channel.private_prefix", Action: cfRefuse, Note: "Herald's channel syntax is fixed ('$' private prefix): remove it", Takes: []string{"$"}},
+		{Key: "channel.proxy.publish", Herald: "proxies[]", Action: cfConvert, Convert: defaultProxy, Note: "becomes a proxy named 'channel.proxy.publish'"},
+		{Key: "channel.proxy.sub_refresh", Herald: "proxies[]", Action: cfConvert, Convert: defaultProxy, Note: "becomes a proxy named 'channel.proxy.sub_refresh'"},
+		{Key: "channel.proxy.subscribe", Herald: "proxies[]", Action: cfConvert, Convert: defaultProxy, Note: "becomes a proxy named 'channel.proxy.subscribe', used by the namespaces that enable the subscribe proxy without naming one"},
+		{Key: "channel.proxy.subscribe_stream", Herald: "proxies[]", Action: cfConvert, Convert: defaultProxy, Note: "becomes a proxy named 'channel.proxy.subscribe_stream'"},
+		{Key: "channel.user_boundary", Action: cfRefuse, Note: "Herald's channel syntax is fixed ('#' user boundary): remove it", Takes: []string{"#"}},
+		{Key: "channel.user_separator", Action: cfRefuse, Note: "Herald's channel syntax is fixed (',' user separator): remove it", Takes: []string{","}},
+		{Key: "channel.without_namespace", Herald: "channel.without_namespace", Action: cfConvert, Convert: withoutNamespace, Note: "the namespace options, mapped as those of channel.namespaces[]"},
+		{Key: "client.allowed_delta_types", Action: cfRefuse, Note: "Herald sets allowed_delta_types per namespace: move it to channel.without_namespace and channel.namespaces[]"},
+		{Key: "client.allowed_origins", Herald: "websocket.allowed_origins", Action: cfRename, Note: "the browser origins allowed to connect, on every transport"},
+		{Key: "client.channel_position_check_delay", Action: cfRefuse, Note: "Herald checks stream positions on its own schedule: remove it", Takes: []string{"40s"}},
+		{Key: "client.channel_position_max_time_lag", Action: cfRefuse, Note: "remove it"},
+		{Key: "client.concurrency", Action: cfRefuse, Note: "Herald handles each connection's commands in order: remove it"},
+		{Key: "client.connect_code_to_unidirectional_disconnect", Action: cfRefuse, Note: "Herald has no code transforms: remove it"},
+		{Key: "client.connect_include_server_time", Action: cfRefuse, Note: "Herald does not send the server time in connect replies: remove it"},
+		{Key: "client.connection_rate_limit", Action: cfRefuse, Note: "Herald limits new connections per client address: websocket.ip_rate_limit"},
+		{Key: "client.insecure_skip_token_signature_verify", Action: cfRefuse, Note: "Herald always verifies token signatures; for development use client.insecure"},
+		{Key: "client.presence_update_interval", Action: cfRefuse, Note: "Herald refreshes presence on its own schedule within client.presence_ttl: remove it", Takes: []string{"27s"}},
+		{Key: "client.proxy.connect", Herald: "proxies[], client.proxy.connect", Action: cfConvert, Convert: clientProxy, Note: "with 'enabled: true', becomes a proxy named 'client.proxy.connect' that client.proxy.connect names; without, it is not used, as in Centrifugo"},
+		{Key: "client.proxy.refresh", Herald: "proxies[], client.proxy.refresh", Action: cfConvert, Convert: clientProxy, Note: "as client.proxy.connect, named 'client.proxy.refresh'"},
+		{Key: "client.subscribe_to_user_personal_channel", Action: cfRefuse, Note: "Herald has no automatic personal channel: subscribe from the connect proxy ('channels' in its result) or in the token"},
+		{Key: "client.subscription_token", Herald: "client.subscription_token", Action: cfRename, Note: "with 'enabled: true', subscription tokens are verified with its keys instead of those of client.token, as in Centrifugo"},
+		{Key: "client.token.audience_regex", Herald: "client.token.audience_regex", Action: cfRename, Note: ""},
+		{Key: "client.token.issuer_regex", Herald: "client.token.issuer_regex", Action: cfRename, Note: ""},
+		{Key: "client.token.jwks_public_endpoint", Herald: "client.token.jwks_public_endpoint", Action: cfRename, Note: "tokens are verified against the keys of a JWKS endpoint"},
+		{Key: "client.token.user_id_claim", Herald: "client.token.user_id_claim", Action: cfRename, Note: ""},
+		{Key: "client.user_id_http_header", Action: cfRefuse, Note: "Herald takes the user from a token or the connect proxy: use the connect proxy with http_headers to read a header"},
+		{Key: "consumers", Herald: "consumers", Action: cfRename, Note: "PostgreSQL outbox, Redis Streams, NATS JetStream and Kafka consumers, in Centrifugo's formats"},
+		{Key: "debug.enabled", Action: cfRefuse, Note: "Herald serves pprof on the admin listener: set admin.address"},
+		{Key: "debug.handler_prefix", Action: cfRefuse, Note: "pprof is at '/debug/pprof/' on the admin listener", Takes: []string{"/debug/pprof"}},
+		{Key: "dev", Action: cfRefuse, Note: "remove it"},
+		{Key: "enable_unreleased_features", Action: cfRefuse, Note: "remove it"},
+		{Key: "engine.redis.address", Herald: "engine.redis.address", Action: cfConvert, Convert: redisAddress, Note: "'host:port' or a 'redis://' URL (whose user, password and database number are taken too); several addresses are shards, as in Centrifugo, but Herald places channels on them by its own hash, so existing streams are not found"},
+		{Key: "engine.redis.client_name", Action: cfRefuse, Note: "remove it"},
+		{Key: "engine.redis.cluster_address", Herald: "engine.redis.addresses, engine.redis.cluster", Action: cfConvert, Convert: clusterAddress, Note: "one entry, the seed addresses of a Redis Cluster separated by commas; Centrifugo reads each entry as a Cluster of its own (a shard), which Herald refuses: its shards are standalone servers or Sentinel sets"},
+		{Key: "engine.redis.connect_timeout", Action: cfRefuse, Note: "Herald uses the Redis client's timeouts: remove it"},
+		{Key: "engine.redis.force_resp2", Action: cfRefuse, Note: "remove it"},
+		{Key: "engine.redis.io_timeout", Action: cfRefuse, Note: "Herald uses the Redis client's timeouts: remove it"},
+		{Key: "engine.redis.sentinel_address", Herald: "engine.redis.addresses, engine.redis.shards", Action: cfConvert, Convert: sentinelAddress, Note: "as in Centrifugo, each entry is one shard, its Sentinels separated by commas ('s1:26379,s2:26379'): one entry becomes addresses; several become shards, each with sentinel_master_name and db (Herald places channels on them by its own hash, so existing streams are not found). Centrifugo also reads several entries of one Sentinel each as shards: if they are the Sentinels of one set, write them as one entry"},
+		{Key: "engine.redis.sentinel_master_name", Herald: "engine.redis.sentinel_master", Action: cfRename, Note: ""},
+		{Key: "engine.redis.sentinel_user", Herald: "engine.redis.sentinel_username", Action: cfRename, Note: ""},
+		{Key: "engine.redis.tls", Herald: "engine.redis.tls", Action: cfConvert, Convert: clientTLS, Note: "with 'enabled: true': server_ca_pem becomes ca_file, cert_pem and key_pem become cert_file and key_file (file paths: Herald reads certificates from files, not inline PEM); server_name and insecure_skip_verify as they are"},
+		{Key: "engine.redis.user", Herald: "engine.redis.username", Action: cfRename, Note: ""},
+		{Key: "graphite", Action: cfRefuse, Note: "Herald exports Prometheus metrics only, at prometheus.handler_prefix"},
+		{Key: "grpc_api", Herald: "grpc_api", Action: cfRename, Note: "the gRPC server API, Centrifugo's api.proto"},
+		{Key: "grpc_api.tls", Herald: "grpc_api.tls", Action: cfConvert, Convert: listenerTLS, Note: "as http_server.tls, for the gRPC API's listener"},
+		{Key: "http_api.disabled", Herald: "http_api.disabled", Action: cfRename, Note: "true: no HTTP API at all, as in Centrifugo"},
+		{Key: "http_api.external", Action: cfDrop, Note: "Herald serves the API on its one listener"},
+		{Key: "http_server.address", Herald: "address", Action: cfConvert, Convert: listenAddress, Note: "'address' is host:port; the port comes from http_server.port (default 8000)"},
+		{Key: "http_server.http3", Action: cfRefuse, Note: "Herald does not serve HTTP/3: remove it"},
+		{Key: "http_server.internal_address", Action: cfRefuse, Note: "Herald has one listener for clients, the API, '/metrics' and the health checks; admin.address adds a separate one for pprof and '/metrics'. Remove it, and protect '/api' with http_api.key"},
+		{Key: "http_server.internal_port", Action: cfRefuse, Note: "Herald has one listener for clients, the API, '/metrics' and the health checks; admin.address adds a separate one for pprof and '/metrics'. Remove it, and protect '/api' with http_api.key"},
+		{Key: "http_server.internal_tls", Action: cfRefuse, Note: "Herald has one listener: remove it"},
+		{Key: "http_server.port", Herald: "address", Action: cfConvert, Convert: listenAddress, Note: "'address' is host:port; the host comes from http_server.address"},
+		{Key: "http_server.tls", Herald: "tls", Action: cfConvert, Convert: listenerTLS, Note: "with 'enabled: true': cert_pem and key_pem become tls.cert_file and tls.key_file, client_ca_pem becomes tls.client_ca_file with tls.client_auth: require. They must be file paths: Herald reads certificates from files (and reloads them when they change), not inline PEM"},
+		{Key: "http_server.tls_autocert", Herald: "tls_autocert", Action: cfRename, Note: "enabled, host_whitelist, cache_dir and email as they are"},
+		{Key: "http_server.tls_autocert.http", Action: cfDrop, Note: "Herald always answers the HTTP-01 challenge, on tls_autocert.http_address"},
+		{Key: "http_server.tls_autocert.http_addr", Herald: "tls_autocert.http_address", Action: cfRename, Note: "where the HTTP-01 challenge listener listens"},
+		{Key: "http_server.tls_autocert.server_name", Action: cfRefuse, Note: "Herald requests certificates for the names of host_whitelist, by the name clients send: remove it"},
+		{Key: "http_server.tls_external", Action: cfRefuse, Note: "Herald has one listener: remove it"},
+		{Key: "init", Action: cfRefuse, Note: "Herald has no connection init endpoint: remove it"},
+		{Key: "log.file", Action: cfRefuse, Note: "Herald logs to standard error: redirect it, or let the service manager collect it"},
+		{Key: "log.level", Herald: "log.level", Action: cfConvert, Convert: logLevel, Note: "'trace' becomes 'debug' and 'none' becomes 'error'"},
+		{Key: "map_broker", Action: cfRefuse, Note: "Herald's engine keeps the state of map channels too: set engine.type ('memory', 'redis' or 'postgres'; the 'nats' engine has no maps)"},
+		{Key: "node.info_metrics_aggregate_interval", Action: cfRefuse, Note: "remove it", Takes: []string{"60s", "1m0s"}},
+		{Key: "node.name", Herald: "name", Action: cfRename, Note: "the node's name"},
+		{Key: "opentelemetry.api", Action: cfDrop, Note: "Herald traces API requests whenever opentelemetry.enabled is on"},
+		{Key: "opentelemetry.consuming", Action: cfDrop, Note: "Herald runs consumed commands through the server API, which it traces whenever opentelemetry.enabled is on"},
+		{Key: "pid_file", Action: cfRefuse, Note: "Herald writes no PID file: let the service manager track the process"},
+		{Key: "presence_manager", Action: cfRefuse, Note: "Herald's engine is broker and presence store in one: set engine.type ('memory', 'redis', 'postgres', or 'nats' with engine.nats.presence: redis)"},
+		{Key: "prometheus.enabled", Action: cfDrop, Note: "Herald always serves the metrics, at prometheus.handler_prefix"},
+		{Key: "prometheus.instrument_http_handlers", Action: cfRefuse, Note: "remove it"},
+		{Key: "proxies[].emulated_headers", Action: cfRefuse, Note: "Herald fills the headers that http_headers names from the headers a client sends in its connect command when its HTTP request lacks them: list them in http_headers"},
+		{Key: "proxies[].grpc.compression", Herald: "proxies[].grpc.compression", Action: cfRename, Note: ""},
+		{Key: "proxies[].grpc.credentials_key", Herald: "proxies[].grpc.credentials_key", Action: cfRename, Note: ""},
+		{Key: "proxies[].grpc.credentials_value", Herald: "proxies[].grpc.credentials_value", Action: cfRename, Note: ""},
+		{Key: "proxies[].grpc.static_metadata", Action: cfRefuse, Note: "Herald's gRPC proxy sends no static metadata besides credentials_key and credentials_value: use those for a shared secret"},
+		{Key: "proxies[].grpc.tls", Herald: "proxies[].grpc.tls", Action: cfConvert, Convert: clientTLS, Note: "as engine.redis.tls, for a 'grpc://' proxy's connection"},
+		{Key: "proxies[].grpc_metadata", Herald: "proxies[].grpc_metadata", Action: cfRename, Note: ""},
+		{Key: "proxies[].http.static_headers", Herald: "proxies[].static_http_headers", Action: cfRename, Note: "headers sent with every call"},
+		{Key: "proxies[].http.status_to_code_transforms", Action: cfRefuse, Note: "Herald has no status code transforms: remove it"},
+		{Key: "rpc.namespace_boundary", Action: cfRefuse, Note: "Herald's RPC namespace boundary is ':': remove it", Takes: []string{":"}},
+		{Key: "rpc.namespaces[].proxy_enabled", Herald: "rpc.namespaces[].proxy", Action: cfConvert, Convert: proxyEnabled, Note: "true: 'proxy' names 'proxy_name', or the proxy of rpc.proxy"},
+		{Key: "rpc.namespaces[].proxy_name", Herald: "rpc.namespaces[].proxy", Action: cfConvert, Convert: proxyName, Note: "read with proxy_enabled"},
+		{Key: "rpc.ping.enabled", Action: cfRefuse, Note: "Herald has no built-in RPC ping method: remove it"},
+		{Key: "rpc.ping.method", Action: cfRefuse, Note: "Herald has no built-in RPC ping method: remove it", Takes: []string{"ping"}},
+		{Key: "rpc.proxy", Herald: "proxies[]", Action: cfConvert, Convert: defaultProxy, Note: "becomes a proxy named 'rpc.proxy', used by the RPC namespaces that enable the proxy without naming one"},
+		{Key: "rpc.without_namespace.proxy_enabled", Herald: "rpc.proxy", Action: cfConvert, Convert: proxyEnabled, Note: "true: 'rpc.proxy' names rpc.without_namespace.proxy_name, or the proxy of rpc.proxy"},
+		{Key: "rpc.without_namespace.proxy_name", Herald: "rpc.proxy", Action: cfConvert, Convert: proxyName, Note: "read with rpc.without_namespace.proxy_enabled"},
+		{Key: "swagger", Action: cfRefuse, Note: "Herald serves no Swagger UI: the API is described in docs/api.md"},
+		{Key: "uni_grpc", Herald: "uni_grpc", Action: cfRename, Note: "the unidirectional gRPC transport"},
+		{Key: "uni_grpc.tls", Herald: "uni_grpc.tls", Action: cfConvert, Convert: listenerTLS, Note: "as http_server.tls, for the uni_grpc listener"},
+		{Key: "uni_http_stream.connect_code_to_http_response", Action: cfRefuse, Note: "Herald has no code transforms: remove it"},
+		{Key: "uni_sse.connect_code_to_http_response", Action: cfRefuse, Note: "Herald has no code transforms: remove it"},
+		{Key: "uni_websocket.compression", Action: cfRefuse, Note: "the unidirectional WebSocket shares the websocket section's options: set websocket.compression"},
+		{Key: "uni_websocket.compression_level", Action: cfRefuse, Note: "set websocket.compression_level", Takes: []string{"1"}},
+		{Key: "uni_websocket.compression_min_size", Action: cfRefuse, Note: "set websocket.compression_min_size"},
+		{Key: "uni_websocket.join_push_messages", Action: cfRefuse, Note: "Herald sends one push per frame on the unidirectional WebSocket"},
+		{Key: "uni_websocket.message_size_limit", Action: cfRefuse, Note: "set websocket.message_size_limit", Takes: []string{"65536"}},
+		{Key: "uni_websocket.read_buffer_size", Action: cfRefuse, Note: "remove it"},
+		{Key: "uni_websocket.use_write_buffer_pool", Action: cfDrop, Note: "Herald pools its buffers itself"},
+		{Key: "uni_websocket.write_buffer_size", Action: cfRefuse, Note: "remove it"},
+		{Key: "uni_websocket.write_timeout", Action: cfRefuse, Note: "set websocket.write_timeout", Takes: []string{"1s", "1000ms"}},
+		{Key: "usage_stats", Action: cfDrop, Note: "Herald sends no usage statistics"},
+		{Key: "websocket.disabled", Action: cfRefuse, Note: "Herald always serves WebSocket, at websocket.handler_prefix"},
+		{Key: "websocket.read_buffer_size", Action: cfRefuse, Note: "Herald sizes its buffers itself (see websocket.poller): remove it"},
+		{Key: "websocket.use_write_buffer_pool", Action: cfDrop, Note: "Herald pools its buffers itself"},
+		{Key: "websocket.write_buffer_size", Action: cfRefuse, Note: "Herald sizes its buffers itself: remove it"},
+		{Key: "webtransport", Action: cfRefuse, Note: "Herald has no WebTransport: remove it"},
+	}
+}
