@@ -30,6 +30,11 @@ func notAvailable(what string) *apiError {
 	return newError(protocol.ErrorNotAvailable, "not available: %s", what)
 }
 
+// unavailableError answers a method of the table Herald does not have.
+func unavailableError(name string) *apiError {
+	return notAvailable(name + ": Herald does not have this method")
+}
+
 func internalError() *apiError {
 	return &apiError{Code: uint32(protocol.ErrorInternal), Message: protocol.ErrorInternal.Message()}
 }

@@ -51,11 +51,11 @@ func NewExecutor(h *hub.Hub, cfg Config) (*Executor, error) {
 // from receiving it twice. The result is what the HTTP API would answer
 // inside {"result":…}.
 func (x *Executor) Execute(ctx context.Context, method string, body []byte) (any, error) {
-	run, ok := x.a.methods[method]
-	if !ok {
+	m := x.a.methods.route(method)
+	if m == nil {
 		return nil, &Error{Code: uint32(protocol.ErrorMethodNotFound), Message: fmt.Sprintf("method not found: %q", method)}
 	}
-	res, e, notJSON := run(x.a, ctx, body)
+	res, e, notJSON := x.a.call(ctx, m, body)
 	if notJSON {
 		return nil, &Error{Code: uint32(protocol.ErrorBadRequest), Message: "request is not JSON"}
 	}

@@ -10,7 +10,6 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/heraldhq/herald/api"
-	"github.com/heraldhq/herald/api/grpcapi/apiproto"
 	"github.com/heraldhq/herald/hub"
 )
 
@@ -89,7 +88,7 @@ func New(h *hub.Hub, cfg Config) (*grpc.Server, error) {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
 	}
 	s := grpc.NewServer(opts...)
-	apiproto.RegisterCentrifugoApiServer(s, svc)
+	svc.Register(s)
 	if cfg.Reflection {
 		reflection.Register(s)
 	}
