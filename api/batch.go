@@ -3,8 +3,8 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"reflect"
 	"net/http"
+	"reflect"
 
 	"github.com/heraldhq/herald/protocol"
 )
