@@ -73,18 +73,17 @@ func (s *GRPCService) Register(r grpc.ServiceRegistrar) {
 // build makes the service description: Batch, and an rpc per row that
 // api.proto has.
 func (s *GRPCService) build() error {
-	svc := apiproto.File_api_proto.Services().ByName("CentrifugoApi")
-	command := (&apiproto.Command{}).ProtoReflect().Descriptor()
+	svc := apiService()
 	s.desc = grpc.ServiceDesc{
 		ServiceName: string(svc.FullName()),
 		HandlerType: (*any)(nil),
 		Streams:     []grpc.StreamDesc{},
 		Metadata:    apiproto.File_api_proto.Path(),
 	}
-	byInput := map[protoreflect.FullName]protoreflect.MethodDescriptor{}
+	// Every rpc must be served: the ones left here at the end have no row.
+	left := map[protoreflect.FullName]bool{}
 	for i := range svc.Methods().Len() {
-		md := svc.Methods().Get(i)
-		byInput[md.Input().FullName()] = md
+		left[svc.Methods().Get(i).FullName()] = true
 	}
 	add := func(md protoreflect.MethodDescriptor, serve func(context.Context, proto.Message) (proto.Message, error)) (*rpc, error) {
 		r := &rpc{fullName: "/" + string(svc.FullName()) + "/" + string(md.Name())}
@@ -96,7 +95,7 @@ func (s *GRPCService) build() error {
 			return nil, err
 		}
 		s.desc.Methods = append(s.desc.Methods, grpc.MethodDesc{MethodName: string(md.Name()), Handler: r.handler(serve)})
-		delete(byInput, md.Input().FullName())
+		delete(left, md.FullName())
 		return r, nil
 	}
 	if _, err := add(svc.Methods().ByName("Batch"), func(ctx context.Context, in proto.Message) (proto.Message, error) {
@@ -109,16 +108,12 @@ func (s *GRPCService) build() error {
 		if m.pb == nil && !m.unavailable {
 			continue
 		}
-		fd := command.Fields().ByName(protoreflect.Name(m.name))
-		if fd == nil || fd.Message() == nil {
-			return fmt.Errorf("method %s: api.proto's Command has no field %s", m.name, m.name)
-		}
-		md, ok := byInput[fd.Message().FullName()]
-		if !ok {
-			return fmt.Errorf("method %s: api.proto has no rpc taking %s", m.name, fd.Message().FullName())
+		md, err := rpcOf(m)
+		if err != nil {
+			return err
 		}
 		var r *rpc
-		r, err := add(md, func(ctx context.Context, in proto.Message) (proto.Message, error) {
+		r, err = add(md, func(ctx context.Context, in proto.Message) (proto.Message, error) {
 			out := r.resp.New()
 			res, e := s.run(ctx, r.m, in)
 			fill(out, res, e, out.Descriptor().Fields().ByName("result"), r.m)
@@ -130,10 +125,31 @@ func (s *GRPCService) build() error {
 		r.m = m
 		s.rpcs[m.name] = r
 	}
-	for name := range byInput {
-		return fmt.Errorf("api.proto's rpc taking %s has no row in the method table", name)
+	for name := range left {
+		return fmt.Errorf("api.proto's rpc %s has no row in the method table", name)
 	}
 	return nil
+}
+
+// apiService is api.proto's service.
+func apiService() protoreflect.ServiceDescriptor {
+	return apiproto.File_api_proto.Services().ByName("CentrifugoApi")
+}
+
+// rpcOf is the rpc of m: the one whose request is the type of the batch
+// Command's field named after m.
+func rpcOf(m *method) (protoreflect.MethodDescriptor, error) {
+	fd := (&apiproto.Command{}).ProtoReflect().Descriptor().Fields().ByName(protoreflect.Name(m.name))
+	if fd == nil || fd.Message() == nil {
+		return nil, fmt.Errorf("method %s: api.proto's Command has no field %s", m.name, m.name)
+	}
+	methods := apiService().Methods()
+	for i := range methods.Len() {
+		if md := methods.Get(i); md.Input().FullName() == fd.Message().FullName() {
+			return md, nil
+		}
+	}
+	return nil, fmt.Errorf("method %s: api.proto has no rpc taking %s", m.name, fd.Message().FullName())
 }
 
 // handler is the grpc.MethodDesc handler of the rpc: it decodes the
