@@ -34,7 +34,7 @@ type batchStream struct {
 	// notRun and dropped are the refusals: a command that did not run,
 	// and one whose reply did not fit. They are not counted against the
 	// limit: at most MaxBatchCommands of them, about 250 bytes each.
-	notRun, dropped *apiError
+	notRun, dropped *Error
 }
 
 // streamBatch runs cmds and streams {"replies":[…]} to w.

@@ -172,7 +172,7 @@ func (r *rpc) handler(serve func(context.Context, proto.Message) (proto.Message,
 }
 
 // run runs m for a protobuf request: its result message, or its error.
-func (s *GRPCService) run(ctx context.Context, m *method, in proto.Message) (proto.Message, *apiError) {
+func (s *GRPCService) run(ctx context.Context, m *method, in proto.Message) (proto.Message, *Error) {
 	if m.unavailable {
 		return nil, unavailableError(m.name)
 	}
@@ -182,9 +182,9 @@ func (s *GRPCService) run(ctx context.Context, m *method, in proto.Message) (pro
 // fill sets the error and the result (into field res, when the message
 // has it) of a response or batch reply. A method whose result has no
 // fields answers an empty result on success.
-func fill(out protoreflect.Message, res proto.Message, e *apiError, resField protoreflect.FieldDescriptor, m *method) {
+func fill(out protoreflect.Message, res proto.Message, e *Error, resField protoreflect.FieldDescriptor, m *method) {
 	if e != nil {
-		out.Set(out.Descriptor().Fields().ByName("error"), protoreflect.ValueOfMessage(toPBError(e).ProtoReflect()))
+		out.Set(out.Descriptor().Fields().ByName("error"), protoreflect.ValueOfMessage(e.Proto().ProtoReflect()))
 	}
 	if resField == nil {
 		return

@@ -30,8 +30,8 @@ func (s *GRPCService) Batch(ctx context.Context, req *apiproto.BatchRequest) (*a
 		limit = maxConcurrency
 	}
 	size := s.a.cfg.MaxBatchResponseSize
-	notRun := toPBError(newError(protocol.ErrorLimitExceeded, "limit exceeded: the batch's replies reached the limit of %d bytes (http_api.max_batch_response_size): command not run; send fewer or smaller reads per batch", size))
-	dropped := toPBError(newError(protocol.ErrorLimitExceeded, "limit exceeded: this reply would take the batch's replies past the limit of %d bytes (http_api.max_batch_response_size): the command ran, its reply is dropped", size))
+	notRun := newError(protocol.ErrorLimitExceeded, "limit exceeded: the batch's replies reached the limit of %d bytes (http_api.max_batch_response_size): command not run; send fewer or smaller reads per batch", size).Proto()
+	dropped := newError(protocol.ErrorLimitExceeded, "limit exceeded: this reply would take the batch's replies past the limit of %d bytes (http_api.max_batch_response_size): the command ran, its reply is dropped", size).Proto()
 	var total atomic.Int64
 	var over atomic.Bool
 	forEach(len(cmds), limit, func(i int) {
@@ -69,6 +69,6 @@ func (s *GRPCService) runCommand(ctx context.Context, cmd *apiproto.Command) *ap
 		fill(out, res, e, out.Descriptor().Fields().ByName(fd.Name()), r.m)
 		return rep
 	}
-	rep.Error = toPBError(newError(protocol.ErrorMethodNotFound, "method not found: a command needs one method field (publish, broadcast, …)"))
+	rep.Error = newError(protocol.ErrorMethodNotFound, "method not found: a command needs one method field (publish, broadcast, …)").Proto()
 	return rep
 }

@@ -15,13 +15,6 @@ import (
 // they are: over gRPC a publication may be binary without base64, as in
 // Centrifugo.
 
-func toPBError(e *apiError) *apiproto.Error {
-	if e == nil {
-		return nil
-	}
-	return &apiproto.Error{Code: e.Code, Message: e.Message}
-}
-
 func fromPBPublish(r *apiproto.PublishRequest) *publishRequest {
 	return &publishRequest{
 		Channel: r.GetChannel(), Data: r.GetData(), B64Data: r.GetB64Data(),
@@ -51,7 +44,7 @@ func toPBBroadcast(r *broadcastResult) *apiproto.BroadcastResult {
 	}
 	out := &apiproto.BroadcastResult{Responses: make([]*apiproto.PublishResponse, len(r.Responses))}
 	for i, p := range r.Responses {
-		out.Responses[i] = &apiproto.PublishResponse{Error: toPBError(p.Error), Result: toPBPublish(p.Result)}
+		out.Responses[i] = &apiproto.PublishResponse{Error: p.Error.Proto(), Result: toPBPublish(p.Result)}
 	}
 	return out
 }
@@ -63,7 +56,7 @@ func pbBool(v *apiproto.BoolValue) *boolValue {
 	return &boolValue{Value: v.GetValue()}
 }
 
-func fromPBSubscribe(r *apiproto.SubscribeRequest) (*subscribeRequest, *apiError) {
+func fromPBSubscribe(r *apiproto.SubscribeRequest) (*subscribeRequest, *Error) {
 	out := &subscribeRequest{
 		Channel: r.GetChannel(), User: r.GetUser(), ExpireAt: r.GetExpireAt(),
 		Info: r.GetInfo(), B64Info: r.GetB64Info(), Client: r.GetClient(),
@@ -209,7 +202,7 @@ func fromPBChannels(r *apiproto.ChannelsRequest) *channelsRequest {
 // Centrifugo's answer does (a map by client id, not pages): it reads the
 // HTTP API's pages until the last. Centrifugo's expression filter is not
 // supported.
-func grpcConnections(a *handler, ctx context.Context, req *apiproto.ConnectionsRequest) (*apiproto.ConnectionsResult, *apiError) {
+func grpcConnections(a *handler, ctx context.Context, req *apiproto.ConnectionsRequest) (*apiproto.ConnectionsResult, *Error) {
 	if req.GetExpression() != "" {
 		return nil, notAvailable("expression: connection filter expressions are not supported; filter by user")
 	}

@@ -77,7 +77,7 @@ func NewHandler(h *hub.Hub, cfg Config) (http.Handler, error) {
 
 // call decodes body into m's request type with encoding/json and runs m.
 // notJSON reports a body that is not JSON at all (plain 400).
-func (a *handler) call(ctx context.Context, m *method, body []byte) (result any, e *apiError, notJSON bool) {
+func (a *handler) call(ctx context.Context, m *method, body []byte) (result any, e *Error, notJSON bool) {
 	req := m.newReq()
 	if e, notJSON := decode(body, req); e != nil || notJSON {
 		return nil, e, notJSON
@@ -90,7 +90,7 @@ func (a *handler) call(ctx context.Context, m *method, body []byte) (result any,
 }
 
 // decode reads body into v; an empty body is {}.
-func decode(body []byte, v any) (e *apiError, notJSON bool) {
+func decode(body []byte, v any) (e *Error, notJSON bool) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, false
 	}
@@ -235,12 +235,12 @@ func (a *handler) writeResult(w http.ResponseWriter, x *exchange, res any) {
 
 // writeError answers e: {"error":e} with 200, or in transport error mode
 // the bare e with its status. status, when not 0, is used in both modes.
-func (a *handler) writeError(w http.ResponseWriter, r *http.Request, x *exchange, e *apiError, status int) {
+func (a *handler) writeError(w http.ResponseWriter, r *http.Request, x *exchange, e *Error, status int) {
 	transport := a.transportMode(r)
 	if status == 0 {
 		status = http.StatusOK
 		if transport {
-			status = httpStatus(e.Code)
+			status = e.HTTPStatus()
 		}
 	}
 	if !transport {

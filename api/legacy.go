@@ -34,9 +34,9 @@ type legacyCommand struct {
 
 // legacyReply is the reply to one legacyCommand.
 type legacyReply struct {
-	ID     uint32    `json:"id,omitempty"`
-	Error  *apiError `json:"error,omitempty"`
-	Result any       `json:"result,omitempty"`
+	ID     uint32 `json:"id,omitempty"`
+	Error  *Error `json:"error,omitempty"`
+	Result any    `json:"result,omitempty"`
 }
 
 // legacyMethod reads a command's method: a name in any case or the

@@ -47,18 +47,18 @@ const noMethodType = -1
 
 // runner runs a method on a request made by its newReq. The result is a
 // non-nil pointer to the method's result type, or nil.
-type runner func(a *handler, ctx context.Context, req any) (any, *apiError)
+type runner func(a *handler, ctx context.Context, req any) (any, *Error)
 
 // endpoint is the row of a method run by run: the one function a new
 // method needs besides its row. The row is batchable, with no
 // Command.MethodType; its options are set with the methods below.
-func endpoint[Req, Res any](name, doc string, run func(*handler, context.Context, *Req) (*Res, *apiError)) method {
+func endpoint[Req, Res any](name, doc string, run func(*handler, context.Context, *Req) (*Res, *Error)) method {
 	return method{
 		name: name, doc: doc, methodType: noMethodType, batchable: true,
 		req:    reflect.TypeFor[Req](),
 		res:    reflect.TypeFor[Res](),
 		newReq: func() any { return new(Req) },
-		run: func(a *handler, ctx context.Context, req any) (any, *apiError) {
+		run: func(a *handler, ctx context.Context, req any) (any, *Error) {
 			res, e := run(a, ctx, req.(*Req))
 			if res == nil {
 				return nil, e
@@ -100,17 +100,17 @@ type pbBinding struct {
 	// req and res are the types the conversions take and give, which a
 	// test checks against the row's.
 	req, res reflect.Type
-	call     func(run runner, a *handler, ctx context.Context, in proto.Message) (proto.Message, *apiError)
+	call     func(run runner, a *handler, ctx context.Context, in proto.Message) (proto.Message, *Error)
 	// empty: a success answers an empty result message.
 	empty bool
 }
 
 // pb converts with from and to. to nil answers an empty result message
 // on success, as Centrifugo's methods whose result has no fields do.
-func pb[P proto.Message, Req, Res any, R proto.Message](from func(P) (*Req, *apiError), to func(*Res) R) *pbBinding {
+func pb[P proto.Message, Req, Res any, R proto.Message](from func(P) (*Req, *Error), to func(*Res) R) *pbBinding {
 	return &pbBinding{
 		req: reflect.TypeFor[Req](), res: reflect.TypeFor[Res](), empty: to == nil,
-		call: func(run runner, a *handler, ctx context.Context, in proto.Message) (proto.Message, *apiError) {
+		call: func(run runner, a *handler, ctx context.Context, in proto.Message) (proto.Message, *Error) {
 			req, e := from(in.(P))
 			if e != nil {
 				return nil, e
@@ -125,23 +125,23 @@ func pb[P proto.Message, Req, Res any, R proto.Message](from func(P) (*Req, *api
 }
 
 // pbEmpty converts the request with from; the result is empty.
-func pbEmpty[P proto.Message, Req any](from func(P) (*Req, *apiError)) *pbBinding {
+func pbEmpty[P proto.Message, Req any](from func(P) (*Req, *Error)) *pbBinding {
 	return pb[P, Req, emptyResult, proto.Message](from, nil)
 }
 
 // pbCustom runs call instead of the method: for an rpc whose answer is
 // not the HTTP method's (Connections).
-func pbCustom[P proto.Message, R proto.Message](call func(a *handler, ctx context.Context, in P) (R, *apiError)) *pbBinding {
+func pbCustom[P proto.Message, R proto.Message](call func(a *handler, ctx context.Context, in P) (R, *Error)) *pbBinding {
 	return &pbBinding{
-		call: func(_ runner, a *handler, ctx context.Context, in proto.Message) (proto.Message, *apiError) {
+		call: func(_ runner, a *handler, ctx context.Context, in proto.Message) (proto.Message, *Error) {
 			return call(a, ctx, in.(P))
 		},
 	}
 }
 
 // plain adapts a conversion that cannot fail.
-func plain[P, Req any](from func(P) *Req) func(P) (*Req, *apiError) {
-	return func(p P) (*Req, *apiError) { return from(p), nil }
+func plain[P, Req any](from func(P) *Req) func(P) (*Req, *Error) {
+	return func(p P) (*Req, *Error) { return from(p), nil }
 }
 
 // methodSet is the method table with what is derived from it: the lookups
@@ -160,7 +160,7 @@ type methodSet struct {
 func newMethodSet() *methodSet {
 	s := &methodSet{rows: methodTable(), byName: map[string]*method{}, byType: map[int]*method{}}
 	cmdFields := []reflect.StructField{}
-	replyFields := []reflect.StructField{{Name: "Error", Type: reflect.TypeFor[*apiError](), Tag: `json:"error,omitempty"`}}
+	replyFields := []reflect.StructField{{Name: "Error", Type: reflect.TypeFor[*Error](), Tag: `json:"error,omitempty"`}}
 	for i := range s.rows {
 		m := &s.rows[i]
 		s.byName[m.name] = m

@@ -14,7 +14,7 @@ import (
 // endpoint. docs/openapi.json is this document.
 func OpenAPI() []byte {
 	g := &openAPI{schemas: map[string]any{}}
-	errorRef := g.schema(reflect.TypeFor[apiError]())
+	errorRef := g.schema(reflect.TypeFor[Error]())
 	paths := map[string]any{}
 	commandProps := map[string]any{}
 	replyProps := map[string]any{"error": errorRef}

@@ -21,7 +21,7 @@ type publishResult struct {
 
 // publishResponse is one channel's outcome in a broadcast.
 type publishResponse struct {
-	Error  *apiError      `json:"error,omitempty"`
+	Error  *Error         `json:"error,omitempty"`
 	Result *publishResult `json:"result,omitempty"`
 }
 
@@ -96,7 +96,7 @@ type infoResult struct {
 // errorReply is a batch reply that holds only its error. The replies
 // with results are of the type the method table makes (method.go).
 type errorReply struct {
-	Error *apiError `json:"error"`
+	Error *Error `json:"error"`
 }
 
 // rawJSON is a payload stored as bytes: JSON is embedded as it is, and

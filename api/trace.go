@@ -38,7 +38,7 @@ func (a *handler) traceCommand(ctx context.Context, method string) (context.Cont
 }
 
 // endSpan ends span (nil with tracing off) with the API error, if any.
-func endSpan(span trace.Span, e *apiError) {
+func endSpan(span trace.Span, e *Error) {
 	if span == nil {
 		return
 	}

@@ -22,7 +22,7 @@ func TestTracingOffIsFree(t *testing.T) {
 		}
 		endSpan(span, nil)
 		_, span = a.traceCommand(ctx, "publish")
-		endSpan(span, &apiError{Code: 100})
+		endSpan(span, &Error{Code: 100})
 	}); n != 0 {
 		t.Errorf("%v allocations per request with tracing off, want 0", n)
 	}
