@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/heraldhq/herald/internal/docmarker"
 )
 
 //go:generate go test -run ^TestGenerated -update
@@ -19,46 +21,13 @@ import (
 // "index" is every row, with its number at the single endpoint, its gRPC
 // rpc and its properties.
 
-const (
-	docTableOpen  = "<!-- api-table:"
-	docTableClose = "<!-- end api-table -->"
-)
-
 // docsCommand is how to regenerate the docs, for the test that finds them
 // out of date.
 const docsCommand = "go generate ./api"
 
 // updateDocs rewrites the generated tables of a Markdown document.
 func updateDocs(doc string) (string, error) {
-	var b strings.Builder
-	rest := doc
-	found := 0
-	for {
-		i := strings.Index(rest, docTableOpen)
-		if i < 0 {
-			b.WriteString(rest)
-			break
-		}
-		end := strings.Index(rest[i:], "-->")
-		closeAt := strings.Index(rest[i:], docTableClose)
-		if end < 0 || closeAt < 0 {
-			return "", fmt.Errorf("marker %q: unterminated, or no %s after it", rest[i:min(len(rest), i+40)], docTableClose)
-		}
-		name := strings.TrimSpace(rest[i+len(docTableOpen) : i+end])
-		table, err := docTable(name)
-		if err != nil {
-			return "", err
-		}
-		b.WriteString(rest[:i+end+len("-->")])
-		b.WriteString("\n\n" + table + "\n")
-		b.WriteString(docTableClose)
-		rest = rest[i+closeAt+len(docTableClose):]
-		found++
-	}
-	if found == 0 {
-		return "", fmt.Errorf("no %s markers found", docTableOpen)
-	}
-	return b.String(), nil
+	return docmarker.Rewrite(doc, "api-table", docTable)
 }
 
 // docTable renders the table the marker names.
@@ -90,7 +59,7 @@ func docTable(name string) (string, error) {
 				yes(m.batchable && !m.unavailable), yes(m.clusterWide), yes(m.idempotent))
 		}
 	default:
-		return "", fmt.Errorf("marker %q: no such table (want methods or index)", name)
+		return "", fmt.Errorf("no such table (want methods or index)")
 	}
 	return b.String(), nil
 }

@@ -38,34 +38,31 @@ func (e *Error) Temporary() bool { return e.Code.Temporary() }
 // HTTPStatus is the status of the error in the HTTP API's transport error
 // mode, as Centrifugo's MapErrorToHTTPCode gives it.
 func (e *Error) HTTPStatus() int {
-	switch e.Code {
-	case protocol.ErrorUnknownChannel, protocol.ErrorMethodNotFound:
-		return http.StatusNotFound
-	case protocol.ErrorBadRequest, protocol.ErrorNotAvailable:
-		return http.StatusBadRequest
-	case protocol.ErrorUnrecoverablePosition:
-		return http.StatusRequestedRangeNotSatisfiable
-	case protocol.ErrorConcurrentPagination:
-		return http.StatusConflict
-	}
-	return http.StatusInternalServerError
+	status, _ := transportStatus(e.Code)
+	return status
 }
 
 // GRPCCode is the status code of the error in the gRPC API's transport
-// error mode, as Centrifugo's documentation lists it: it groups the codes
-// as the HTTP statuses do.
+// error mode, as Centrifugo's documentation lists it.
 func (e *Error) GRPCCode() codes.Code {
-	switch e.HTTPStatus() {
-	case http.StatusNotFound:
-		return codes.NotFound
-	case http.StatusBadRequest:
-		return codes.InvalidArgument
-	case http.StatusRequestedRangeNotSatisfiable:
-		return codes.OutOfRange
-	case http.StatusConflict:
-		return codes.AlreadyExists
+	_, code := transportStatus(e.Code)
+	return code
+}
+
+// transportStatus is how the transport error modes answer code: the HTTP
+// status and the gRPC code, which group the codes alike.
+func transportStatus(code protocol.ErrorCode) (int, codes.Code) {
+	switch code {
+	case protocol.ErrorUnknownChannel, protocol.ErrorMethodNotFound:
+		return http.StatusNotFound, codes.NotFound
+	case protocol.ErrorBadRequest, protocol.ErrorNotAvailable:
+		return http.StatusBadRequest, codes.InvalidArgument
+	case protocol.ErrorUnrecoverablePosition:
+		return http.StatusRequestedRangeNotSatisfiable, codes.OutOfRange
+	case protocol.ErrorConcurrentPagination:
+		return http.StatusConflict, codes.AlreadyExists
 	}
-	return codes.Internal
+	return http.StatusInternalServerError, codes.Internal
 }
 
 // GRPCStatus is the error as a gRPC status (the transport error mode).
