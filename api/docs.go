@@ -53,7 +53,7 @@ func docTable(name string) (string, error) {
 			}
 			doc := m.doc
 			if m.unavailable {
-				doc += ": not in Herald, answers 108"
+				doc += ": not in Herald (error 108 at `POST /api` and over gRPC)"
 			}
 			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", m.name, doc, number, rpc,
 				yes(m.batchable && !m.unavailable), yes(m.clusterWide), yes(m.idempotent))
