@@ -112,7 +112,7 @@ func (s *GRPCService) build() error {
 		if err != nil {
 			return err
 		}
-		var r *rpc
+		var r *rpc // set below, before the server can call serve
 		r, err = add(md, func(ctx context.Context, in proto.Message) (proto.Message, error) {
 			out := r.resp.New()
 			res, e := s.run(ctx, r.m, in)
@@ -179,8 +179,8 @@ func (s *GRPCService) run(ctx context.Context, m *method, in proto.Message) (pro
 	return m.pb.call(m.run, s.a, ctx, in)
 }
 
-// fill sets the error and the result (into field res, when the message
-// has it) of a response or batch reply. A method whose result has no
+// fill sets the error and the result (into resField, when the message
+// has one) of a response or batch reply. A method whose result has no
 // fields answers an empty result on success.
 func fill(out protoreflect.Message, res proto.Message, e *Error, resField protoreflect.FieldDescriptor, m *method) {
 	if e != nil {
