@@ -34,7 +34,7 @@ type batchStream struct {
 	// notRun and dropped are the refusals: a command that did not run,
 	// and one whose reply did not fit. They are not counted against the
 	// limit: at most MaxBatchCommands of them, about 250 bytes each.
-	notRun, dropped *apiError
+	notRun, dropped *Error
 }
 
 // streamBatch runs cmds and streams {"replies":[…]} to w.
@@ -50,12 +50,12 @@ func (a *handler) streamBatch(w http.ResponseWriter, ctx context.Context, x *exc
 	x.out.WriteString(`{"replies":[`)
 	if !parallel || len(cmds) <= 1 {
 		for _, raw := range cmds {
-			var rep reply
+			var rep any
 			ran := !b.over.Load()
 			if ran {
-				a.runCommand(ctx, raw, &rep)
+				rep = a.runCommand(ctx, raw)
 			}
-			b.add(&rep, ran)
+			b.add(rep, ran)
 		}
 	} else {
 		a.parallelBatch(ctx, b, cmds)
@@ -68,7 +68,7 @@ func (a *handler) streamBatch(w http.ResponseWriter, ctx context.Context, x *exc
 // not yet written at a time, so that finished replies waiting for an
 // earlier slow one stay few.
 func (a *handler) parallelBatch(ctx context.Context, b *batchStream, cmds []json.RawMessage) {
-	replies := make([]reply, len(cmds))
+	replies := make([]any, len(cmds))
 	ran := make([]bool, len(cmds))
 	done := make([]chan struct{}, len(cmds))
 	for i := range done {
@@ -83,15 +83,15 @@ func (a *handler) parallelBatch(ctx context.Context, b *batchStream, cmds []json
 				defer close(done[i])
 				if !b.over.Load() {
 					ran[i] = true
-					a.runCommand(ctx, cmds[i], &replies[i])
+					replies[i] = a.runCommand(ctx, cmds[i])
 				}
 			})
 		}
 	})
 	for i := range cmds {
 		<-done[i]
-		b.add(&replies[i], ran[i])
-		replies[i] = reply{} // let the written reply go
+		b.add(replies[i], ran[i])
+		replies[i] = nil // let the written reply go
 		<-window
 	}
 	wg.Wait()
@@ -100,25 +100,25 @@ func (a *handler) parallelBatch(ctx context.Context, b *batchStream, cmds []json
 // add writes the next reply, or the refusal that replaces it: when its
 // command did not run, when an earlier reply reached the limit, or when
 // it would pass the limit itself.
-func (b *batchStream) add(rep *reply, ran bool) {
+func (b *batchStream) add(rep any, ran bool) {
 	out := &b.x.out
 	if b.next > 0 {
 		out.WriteByte(',')
 	}
 	mark := out.Len()
 	if !ran {
-		rep = &reply{Error: b.notRun}
+		rep = &errorReply{Error: b.notRun}
 	}
 	if err := b.x.enc.Encode(rep); err != nil {
 		out.Truncate(mark)
-		_ = b.x.enc.Encode(&reply{Error: internalError()})
+		_ = b.x.enc.Encode(&errorReply{Error: internalError()})
 	}
 	out.Truncate(out.Len() - 1) // the encoder's newline
 	size := int64(out.Len() - mark)
 	if ran && (b.over.Load() || b.written+size+1 > b.limit) {
 		b.over.Store(true)
 		out.Truncate(mark)
-		_ = b.x.enc.Encode(&reply{Error: b.dropped})
+		_ = b.x.enc.Encode(&errorReply{Error: b.dropped})
 		out.Truncate(out.Len() - 1)
 	} else if ran {
 		b.written += size + 1

@@ -15,7 +15,7 @@ const clusterWait = 2 * time.Second
 
 // channels lists the channels with subscribers on any live node, with
 // their subscriber counts over the cluster.
-func (a *handler) channels(ctx context.Context, req *channelsRequest) (*channelsResult, *apiError) {
+func (a *handler) channels(ctx context.Context, req *channelsRequest) (*channelsResult, *Error) {
 	ctx, cancel := context.WithTimeout(ctx, clusterWait)
 	defer cancel()
 	all, missing, err := a.hub.ClusterChannels(ctx, req.Pattern)
@@ -32,7 +32,7 @@ func (a *handler) channels(ctx context.Context, req *channelsRequest) (*channels
 
 // connections lists live connections across the cluster, a page at a
 // time, by user, channel, both or neither.
-func (a *handler) connections(ctx context.Context, req *connectionsRequest) (*connectionsResult, *apiError) {
+func (a *handler) connections(ctx context.Context, req *connectionsRequest) (*connectionsResult, *Error) {
 	limit := req.Limit
 	switch {
 	case limit == 0:
@@ -69,7 +69,7 @@ func partial(missing []string) (bool, []string) {
 
 // info describes every live node of the cluster, from the nodes'
 // heartbeats.
-func (a *handler) info(_ context.Context, _ *infoRequest) (*infoResult, *apiError) {
+func (a *handler) info(_ context.Context, _ *infoRequest) (*infoResult, *Error) {
 	nodes := a.hub.Nodes()
 	res := &infoResult{Nodes: make([]nodeResult, len(nodes))}
 	for i, n := range nodes {

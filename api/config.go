@@ -29,46 +29,49 @@ const DefaultMaxBatchResponseSize = 16 << 20
 // the bare error object with an HTTP status per code.
 const ErrorModeTransport = "transport"
 
-// Config configures the API handler.
+// Config configures the API handler. It is also the http_api section of
+// the configuration file (package config inlines it): the yaml, default
+// and doc tags are the file's key, default and documentation, and the
+// default tags are the Default* values above (a test keeps them equal).
 type Config struct {
 	// Key is the API key callers must present; required unless Insecure.
-	Key string
+	Key string `yaml:"key" doc:"the API key, sent as 'X-API-Key: KEY' or 'Authorization: apikey KEY'; without a key the API is off, and '/api/' requests get '403' with a JSON error that says so"`
 	// Insecure accepts every request without a key. For development only.
-	Insecure bool
+	Insecure bool `yaml:"insecure" doc:"development only: the API without a key"`
 	// ErrorMode is "" (errors as HTTP 200 with {"error":…}) or
 	// "transport" (errors as HTTP statuses). A request can ask for the
 	// transport mode with the header X-Centrifugo-Error-Mode: transport.
-	ErrorMode string
+	ErrorMode string `yaml:"error_mode" doc:"'transport': errors as HTTP statuses (500, 404, 400, 416, 409) with the error object as body, instead of 200 with '{\"error\":…}'"`
 	// MaxBodySize bounds a request body in bytes; a larger one gets 413.
 	// Zero means DefaultMaxBodySize (1 MiB).
-	MaxBodySize int64
+	MaxBodySize int64 `yaml:"max_body_size" default:"1048576" doc:"largest request body in bytes; larger answers 413. The body is read as it arrives: a declared 'Content-Length' reserves no memory"`
 	// BodyReadTimeout bounds how long the body may take to arrive,
 	// counted from the start of the request's handling; a body still
 	// arriving then is answered 408 and the connection closed. Zero means
 	// DefaultBodyReadTimeout (10s). It needs a net/http server underneath
 	// (http.ResponseController); elsewhere it is not applied.
-	BodyReadTimeout time.Duration
+	BodyReadTimeout time.Duration `yaml:"body_read_timeout" default:"10s" doc:"longest a request body may take to arrive, from the start of the request; a body still arriving then answers '408' and the connection is closed. It also bounds a body sent to the other endpoints ('/healthz', '/metrics', …), which read none: the connection is closed after the answer. '0' means the default"`
 	// MaxBatchCommands bounds the commands of one batch request; a larger
 	// batch is answered with error 107 and none of its commands run. Zero
 	// means DefaultMaxBatchCommands (1000).
-	MaxBatchCommands int
+	MaxBatchCommands int `yaml:"max_batch_commands" default:"1000" doc:"most commands in one 'batch' request; a larger batch answers error 107 naming the limit, and none of its commands run. '0' means the default"`
 	// MaxBatchResponseSize bounds the encoded replies of one batch, in
 	// bytes. Replies are streamed as they are ready; the reply that would
 	// pass the bound and every later one are error 106 naming it, and in
 	// a sequential batch their commands do not run. Zero means
 	// DefaultMaxBatchResponseSize (16 MiB).
-	MaxBatchResponseSize int64
+	MaxBatchResponseSize int64 `yaml:"max_batch_response_size" default:"16777216" doc:"most bytes of replies in one 'batch' response (16 MiB). Replies are streamed as they are ready; the reply that would pass the limit and every later one are error 106 naming it, and in a sequential batch their commands do not run. '0' means the default"`
 	// AllowKeyInQuery also accepts the key in the api_key query
 	// parameter, as Centrifugo does. Off by default: URLs end up in access
 	// logs, proxies' logs and shell history, and the key with them.
-	AllowKeyInQuery bool
+	AllowKeyInQuery bool `yaml:"allow_key_in_query" doc:"also accept the key as '?api_key=KEY', as Centrifugo does. Off by default because URLs, and the key with them, end up in access logs and proxies' logs"`
 	// Logger receives internal errors; nil means slog.Default().
-	Logger *slog.Logger
+	Logger *slog.Logger `yaml:"-"`
 	// TracerProvider, when set, traces every request (a server span per
 	// method, continuing a traceparent the caller sent) and every command
 	// of a batch (a child span each); the hub's calls under them carry
 	// the span in their context. Nil means no tracing, at no cost.
-	TracerProvider trace.TracerProvider
+	TracerProvider trace.TracerProvider `yaml:"-"`
 }
 
 // Validate reports the fields that have no meaning, each an

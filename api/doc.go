@@ -23,6 +23,17 @@
 // node (the asynchronous consumers of package consumer): the same checks,
 // errors and idempotency window, no API key.
 //
+// # Methods
+//
+// Every method is one row of the method table (methods.go): its name, its
+// number in Centrifugo's Command.MethodType, the function that runs it
+// on its request type, its gRPC conversion, and its properties and doc
+// lines. The /api/<method> routes, the single endpoint, the batch, the
+// gRPC service (GRPCService), docs/api.md's method tables and the OpenAPI
+// document (OpenAPI) are produced from it; Centrifugo's methods that
+// Herald does not have are rows too, and answer 108 at the single
+// endpoint and over gRPC. Errors are *Error.
+//
 // # Requests
 //
 // Every method is POST with a JSON object body whose keys are the field

@@ -8,46 +8,143 @@ import (
 	"net/http"
 	"strings"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/heraldhq/herald/api/grpcapi/apiproto"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/protocol"
 )
 
-// apiError is the error object of a reply: {"code":N,"message":"…"}.
-type apiError struct {
-	Code    uint32 `json:"code"`
-	Message string `json:"message"`
+// Error is an API error: the code and message of a reply's error object,
+// {"code":N,"message":"…"}, over HTTP (a method's answer, a batch reply,
+// a line of the single endpoint, a broadcast's channel), over gRPC (the
+// response's Error message, or in transport error mode its status) and
+// from an Executor. Test it with errors.As or the predicates below.
+type Error struct {
+	Code    protocol.ErrorCode `json:"code"`
+	Message string             `json:"message"`
 }
 
-func newError(code protocol.ErrorCode, format string, args ...any) *apiError {
-	return &apiError{Code: uint32(code), Message: fmt.Sprintf(format, args...)}
+func (e *Error) Error() string { return fmt.Sprintf("api error %d: %s", e.Code, e.Message) }
+
+// Temporary reports whether running the command again may succeed: an
+// internal error (100: the engine failed or timed out) or a limit hit
+// (111), as protocol.ErrorCode.Temporary says. Every other code is about
+// the command itself (bad request, unknown channel or method, feature
+// off) and repeats on every attempt.
+func (e *Error) Temporary() bool { return e.Code.Temporary() }
+
+// HTTPStatus is the status of the error in the HTTP API's transport error
+// mode, as Centrifugo's MapErrorToHTTPCode gives it.
+func (e *Error) HTTPStatus() int {
+	status, _ := transportStatus(e.Code)
+	return status
 }
 
-func badRequest(format string, args ...any) *apiError {
+// GRPCCode is the status code of the error in the gRPC API's transport
+// error mode, as Centrifugo's documentation lists it.
+func (e *Error) GRPCCode() codes.Code {
+	_, code := transportStatus(e.Code)
+	return code
+}
+
+// transportStatus is how the transport error modes answer code: the HTTP
+// status and the gRPC code, which group the codes alike.
+func transportStatus(code protocol.ErrorCode) (int, codes.Code) {
+	switch code {
+	case protocol.ErrorUnknownChannel, protocol.ErrorMethodNotFound:
+		return http.StatusNotFound, codes.NotFound
+	case protocol.ErrorBadRequest, protocol.ErrorNotAvailable:
+		return http.StatusBadRequest, codes.InvalidArgument
+	case protocol.ErrorUnrecoverablePosition:
+		return http.StatusRequestedRangeNotSatisfiable, codes.OutOfRange
+	case protocol.ErrorConcurrentPagination:
+		return http.StatusConflict, codes.AlreadyExists
+	}
+	return http.StatusInternalServerError, codes.Internal
+}
+
+// GRPCStatus is the error as a gRPC status (the transport error mode).
+func (e *Error) GRPCStatus() *status.Status { return status.New(e.GRPCCode(), e.Message) }
+
+// Proto is the error as api.proto's Error message; nil for nil.
+func (e *Error) Proto() *apiproto.Error {
+	if e == nil {
+		return nil
+	}
+	return &apiproto.Error{Code: uint32(e.Code), Message: e.Message}
+}
+
+// FromProto is the error of api.proto's Error message; nil for nil.
+func FromProto(pe *apiproto.Error) *Error {
+	if pe == nil {
+		return nil
+	}
+	return &Error{Code: protocol.ErrorCode(pe.GetCode()), Message: pe.GetMessage()}
+}
+
+// ResponseError is the error of an api.proto response (every response
+// but BatchResponse has one), or nil.
+func ResponseError(resp any) *Error {
+	if r, ok := resp.(interface{ GetError() *apiproto.Error }); ok {
+		return FromProto(r.GetError())
+	}
+	return nil
+}
+
+// CodeOf is the code of the API error in err's chain, if there is one.
+func CodeOf(err error) (protocol.ErrorCode, bool) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code, true
+	}
+	return 0, false
+}
+
+func hasCode(err error, code protocol.ErrorCode) bool {
+	c, ok := CodeOf(err)
+	return ok && c == code
+}
+
+// IsInternal reports an internal error (100) in err's chain.
+func IsInternal(err error) bool { return hasCode(err, protocol.ErrorInternal) }
+
+// IsUnknownChannel reports an unknown channel (102) in err's chain.
+func IsUnknownChannel(err error) bool { return hasCode(err, protocol.ErrorUnknownChannel) }
+
+// IsMethodNotFound reports an unknown method (104) in err's chain.
+func IsMethodNotFound(err error) bool { return hasCode(err, protocol.ErrorMethodNotFound) }
+
+// IsLimitExceeded reports a limit exceeded (106) in err's chain.
+func IsLimitExceeded(err error) bool { return hasCode(err, protocol.ErrorLimitExceeded) }
+
+// IsBadRequest reports a bad request (107) in err's chain.
+func IsBadRequest(err error) bool { return hasCode(err, protocol.ErrorBadRequest) }
+
+// IsNotAvailable reports a method or feature that is not available (108)
+// in err's chain.
+func IsNotAvailable(err error) bool { return hasCode(err, protocol.ErrorNotAvailable) }
+
+func newError(code protocol.ErrorCode, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func badRequest(format string, args ...any) *Error {
 	return newError(protocol.ErrorBadRequest, format, args...)
 }
 
-func notAvailable(what string) *apiError {
+func notAvailable(what string) *Error {
 	return newError(protocol.ErrorNotAvailable, "not available: %s", what)
 }
 
-func internalError() *apiError {
-	return &apiError{Code: uint32(protocol.ErrorInternal), Message: protocol.ErrorInternal.Message()}
+// unavailableError answers a method of the table Herald does not have.
+func unavailableError(name string) *Error {
+	return notAvailable(name + ": Herald does not have this method")
 }
 
-// httpStatus maps an error code to the status of the transport error mode,
-// as Centrifugo's MapErrorToHTTPCode does.
-func httpStatus(code uint32) int {
-	switch protocol.ErrorCode(code) {
-	case protocol.ErrorUnknownChannel, protocol.ErrorMethodNotFound:
-		return http.StatusNotFound
-	case protocol.ErrorBadRequest, protocol.ErrorNotAvailable:
-		return http.StatusBadRequest
-	case protocol.ErrorUnrecoverablePosition:
-		return http.StatusRequestedRangeNotSatisfiable
-	case protocol.ErrorConcurrentPagination:
-		return http.StatusConflict
-	}
-	return http.StatusInternalServerError
+func internalError() *Error {
+	return &Error{Code: protocol.ErrorInternal, Message: protocol.ErrorInternal.Message()}
 }
 
 // fromHub turns an error of a hub call about ch into the reply's error.
@@ -55,7 +152,7 @@ func httpStatus(code uint32) int {
 // name the field or, for 108, the feature that is off. Anything else (an
 // engine failure) is logged and answered with 100, so that internals
 // never reach the caller.
-func (a *handler) fromHub(ctx context.Context, method, ch, feature string, err error) *apiError {
+func (a *handler) fromHub(ctx context.Context, method, ch, feature string, err error) *Error {
 	var he *hub.Error
 	if errors.As(err, &he) {
 		switch protocol.ErrorCode(he.Code) {
@@ -70,7 +167,7 @@ func (a *handler) fromHub(ctx context.Context, method, ch, feature string, err e
 				return notAvailable(fmt.Sprintf("%s is off in the namespace of channel %q", feature, ch))
 			}
 		}
-		return &apiError{Code: he.Code, Message: he.Message}
+		return &Error{Code: protocol.ErrorCode(he.Code), Message: he.Message}
 	}
 	a.logger(ctx).Error("api: hub call failed", "method", method, "channel", ch, "error", err)
 	return internalError()
@@ -87,7 +184,7 @@ func namespaceOf(ch string) string {
 // body that is not JSON is a transport-level problem (plain 400, nil
 // here); JSON with a value of the wrong type is a bad request naming the
 // field.
-func decodeError(err error) *apiError {
+func decodeError(err error) *Error {
 	var te *json.UnmarshalTypeError
 	if !errors.As(err, &te) {
 		return nil

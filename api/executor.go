@@ -2,28 +2,10 @@ package api
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/protocol"
 )
-
-// Error is the error of a command run by an Executor: the code and
-// message the HTTP API would answer with.
-type Error struct {
-	Code    uint32
-	Message string
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("api error %d: %s", e.Code, e.Message) }
-
-// Temporary reports whether running the command again may succeed: an
-// internal error (100: the engine failed or timed out) or a limit hit
-// (111), as protocol.ErrorCode.Temporary says. Every other code is about the command itself (bad request,
-// unknown channel or method, feature off) and repeats on every attempt.
-func (e *Error) Temporary() bool {
-	return protocol.ErrorCode(e.Code).Temporary()
-}
 
 // Executor runs API commands without HTTP, through the same code as the
 // HTTP API (decoding, checks, idempotency window, errors), for callers
@@ -51,21 +33,21 @@ func NewExecutor(h *hub.Hub, cfg Config) (*Executor, error) {
 // from receiving it twice. The result is what the HTTP API would answer
 // inside {"result":…}.
 func (x *Executor) Execute(ctx context.Context, method string, body []byte) (any, error) {
-	run, ok := x.a.methods[method]
-	if !ok {
-		return nil, &Error{Code: uint32(protocol.ErrorMethodNotFound), Message: fmt.Sprintf("method not found: %q", method)}
+	m := x.a.methods.route(method)
+	if m == nil {
+		return nil, newError(protocol.ErrorMethodNotFound, "method not found: %q", method)
 	}
-	res, e, notJSON := run(x.a, ctx, body)
+	res, e, notJSON := x.a.call(ctx, m, body)
 	if notJSON {
-		return nil, &Error{Code: uint32(protocol.ErrorBadRequest), Message: "request is not JSON"}
+		return nil, badRequest("request is not JSON")
 	}
 	if e != nil {
-		return nil, &Error{Code: e.Code, Message: e.Message}
+		return nil, e
 	}
 	if b, ok := res.(*broadcastResult); ok {
 		for _, r := range b.Responses {
 			if r.Error != nil {
-				return res, &Error{Code: r.Error.Code, Message: r.Error.Message}
+				return res, r.Error
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/protocol"
 )
 
 // TestExecutor: the executor runs the API's methods without HTTP and
@@ -32,7 +33,7 @@ func TestExecutor(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		method, body string
-		code         uint32
+		code         protocol.ErrorCode
 		temporary    bool
 	}{
 		{"no_such", `{}`, 104, false},

@@ -3,26 +3,44 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/heraldhq/herald/api/grpcapi/apiproto"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/protocol"
 )
 
 // GRPCService is Centrifugo's gRPC API service (centrifugal.centrifugo.api.
-// CentrifugoApi) over the same executor as the HTTP API: every method runs
-// the HTTP API's method of the same name, with its checks, limits,
-// idempotency and error codes, and answers its error inside the response's
-// error field, as Centrifugo does. Methods Herald does not have (user
-// status, blocking, token revocation, push notifications) answer 108 "not
-// available". Authentication is the gRPC server's (package api/grpcapi),
-// not the service's.
+// CentrifugoApi) over the same methods as the HTTP API: every rpc runs
+// the method table's row of the same name, with its checks, limits,
+// idempotency and error codes, and answers its error inside the
+// response's error field, as Centrifugo does. The rows Herald does not
+// have (user status, blocking, token revocation, push notifications)
+// answer 108 "not available". Authentication is the gRPC server's
+// (package api/grpcapi), not the service's.
+//
+// The service is built from the method table and api.proto's descriptor
+// rather than from the generated CentrifugoApiServer interface: an rpc is
+// the row whose name is the batch Command's field of the rpc's request
+// type.
 type GRPCService struct {
-	apiproto.UnsafeCentrifugoApiServer
-	a *handler
+	a    *handler
+	desc grpc.ServiceDesc
+	// rpcs are the rows of the table by name, for the batch.
+	rpcs map[string]*rpc
 }
 
-var _ apiproto.CentrifugoApiServer = (*GRPCService)(nil)
+// rpc is one method of the service.
+type rpc struct {
+	m        *method
+	fullName string // "/centrifugal.centrifugo.api.CentrifugoApi/Publish"
+	req      protoreflect.MessageType
+	resp     protoreflect.MessageType
+}
 
 // NewGRPCService returns the service for h. cfg's Key and Insecure are not
 // used (the gRPC server checks the key); MaxBatchCommands, Logger and
@@ -36,116 +54,145 @@ func NewGRPCService(h *hub.Hub, cfg Config) (*GRPCService, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &handler{hub: h, cfg: cfg, log: cfg.Logger}
+	a := &handler{hub: h, cfg: cfg, log: cfg.Logger, methods: newMethodSet()}
 	if cfg.TracerProvider != nil {
 		a.tracer = cfg.TracerProvider.Tracer(tracerName)
 	}
-	return &GRPCService{a: a}, nil
-}
-
-func (s *GRPCService) Publish(ctx context.Context, req *apiproto.PublishRequest) (*apiproto.PublishResponse, error) {
-	res, e := s.a.publish(ctx, fromPBPublish(req))
-	return &apiproto.PublishResponse{Result: toPBPublish(res), Error: toPBError(e)}, nil
-}
-
-func (s *GRPCService) Broadcast(ctx context.Context, req *apiproto.BroadcastRequest) (*apiproto.BroadcastResponse, error) {
-	res, e := s.a.broadcast(ctx, fromPBBroadcast(req))
-	return &apiproto.BroadcastResponse{Result: toPBBroadcast(res), Error: toPBError(e)}, nil
-}
-
-func (s *GRPCService) Subscribe(ctx context.Context, req *apiproto.SubscribeRequest) (*apiproto.SubscribeResponse, error) {
-	r, e := fromPBSubscribe(req)
-	if e == nil {
-		_, e = s.a.subscribe(ctx, r)
+	s := &GRPCService{a: a, rpcs: map[string]*rpc{}}
+	if err := s.build(); err != nil {
+		return nil, fmt.Errorf("api: gRPC service: %w", err)
 	}
-	return &apiproto.SubscribeResponse{Result: okOr[apiproto.SubscribeResult](e), Error: toPBError(e)}, nil
+	return s, nil
 }
 
-func (s *GRPCService) Unsubscribe(ctx context.Context, req *apiproto.UnsubscribeRequest) (*apiproto.UnsubscribeResponse, error) {
-	_, e := s.a.unsubscribe(ctx, fromPBUnsubscribe(req))
-	return &apiproto.UnsubscribeResponse{Result: okOr[apiproto.UnsubscribeResult](e), Error: toPBError(e)}, nil
+// Register registers the service on a gRPC server.
+func (s *GRPCService) Register(r grpc.ServiceRegistrar) {
+	r.RegisterService(&s.desc, s)
 }
 
-func (s *GRPCService) Disconnect(ctx context.Context, req *apiproto.DisconnectRequest) (*apiproto.DisconnectResponse, error) {
-	_, e := s.a.disconnect(ctx, fromPBDisconnect(req))
-	return &apiproto.DisconnectResponse{Result: okOr[apiproto.DisconnectResult](e), Error: toPBError(e)}, nil
-}
-
-func (s *GRPCService) Refresh(ctx context.Context, req *apiproto.RefreshRequest) (*apiproto.RefreshResponse, error) {
-	_, e := s.a.refresh(ctx, fromPBRefresh(req))
-	return &apiproto.RefreshResponse{Result: okOr[apiproto.RefreshResult](e), Error: toPBError(e)}, nil
-}
-
-func (s *GRPCService) Presence(ctx context.Context, req *apiproto.PresenceRequest) (*apiproto.PresenceResponse, error) {
-	res, e := s.a.presence(ctx, &channelRequest{Channel: req.GetChannel()})
-	return &apiproto.PresenceResponse{Result: toPBPresence(res), Error: toPBError(e)}, nil
-}
-
-func (s *GRPCService) PresenceStats(ctx context.Context, req *apiproto.PresenceStatsRequest) (*apiproto.PresenceStatsResponse, error) {
-	res, e := s.a.presenceStats(ctx, &channelRequest{Channel: req.GetChannel()})
-	return &apiproto.PresenceStatsResponse{Result: toPBPresenceStats(res), Error: toPBError(e)}, nil
-}
-
-func (s *GRPCService) History(ctx context.Context, req *apiproto.HistoryRequest) (*apiproto.HistoryResponse, error) {
-	res, e := s.a.history(ctx, fromPBHistory(req))
-	return &apiproto.HistoryResponse{Result: toPBHistory(res), Error: toPBError(e)}, nil
-}
-
-func (s *GRPCService) HistoryRemove(ctx context.Context, req *apiproto.HistoryRemoveRequest) (*apiproto.HistoryRemoveResponse, error) {
-	_, e := s.a.historyRemove(ctx, &channelRequest{Channel: req.GetChannel()})
-	return &apiproto.HistoryRemoveResponse{Result: okOr[apiproto.HistoryRemoveResult](e), Error: toPBError(e)}, nil
-}
-
-func (s *GRPCService) Info(ctx context.Context, _ *apiproto.InfoRequest) (*apiproto.InfoResponse, error) {
-	res, e := s.a.info(ctx, &infoRequest{})
-	return &apiproto.InfoResponse{Result: toPBInfo(res), Error: toPBError(e)}, nil
-}
-
-func (s *GRPCService) RPC(ctx context.Context, req *apiproto.RPCRequest) (*apiproto.RPCResponse, error) {
-	_, e := s.a.rpc(ctx, &rpcRequest{Method: req.GetMethod(), Params: req.GetParams()})
-	return &apiproto.RPCResponse{Error: toPBError(e)}, nil
-}
-
-func (s *GRPCService) Channels(ctx context.Context, req *apiproto.ChannelsRequest) (*apiproto.ChannelsResponse, error) {
-	res, e := s.a.channels(ctx, &channelsRequest{Pattern: req.GetPattern()})
-	return &apiproto.ChannelsResponse{Result: toPBChannels(res), Error: toPBError(e)}, nil
-}
-
-// Connections lists every matching connection of the cluster, as
-// Centrifugo's answer does (a map by client id, not pages): it reads the
-// HTTP API's pages until the last. Centrifugo's expression filter is not
-// supported.
-func (s *GRPCService) Connections(ctx context.Context, req *apiproto.ConnectionsRequest) (*apiproto.ConnectionsResponse, error) {
-	if req.GetExpression() != "" {
-		return &apiproto.ConnectionsResponse{Error: toPBError(notAvailable("expression: connection filter expressions are not supported; filter by user"))}, nil
+// build makes the service description: Batch, and an rpc per row that
+// api.proto has.
+func (s *GRPCService) build() error {
+	svc := apiService()
+	s.desc = grpc.ServiceDesc{
+		ServiceName: string(svc.FullName()),
+		HandlerType: (*any)(nil),
+		Streams:     []grpc.StreamDesc{},
+		Metadata:    apiproto.File_api_proto.Path(),
 	}
-	out := &apiproto.ConnectionsResult{Connections: map[string]*apiproto.ConnectionInfo{}}
-	q := &connectionsRequest{User: req.GetUser(), Limit: hub.MaxConnectionsPage}
-	for {
-		res, e := s.a.connections(ctx, q)
-		if e != nil {
-			return &apiproto.ConnectionsResponse{Error: toPBError(e)}, nil
+	// Every rpc must be served: the ones left here at the end have no row.
+	left := map[protoreflect.FullName]bool{}
+	for i := range svc.Methods().Len() {
+		left[svc.Methods().Get(i).FullName()] = true
+	}
+	add := func(md protoreflect.MethodDescriptor, serve func(context.Context, proto.Message) (proto.Message, error)) (*rpc, error) {
+		r := &rpc{fullName: "/" + string(svc.FullName()) + "/" + string(md.Name())}
+		var err error
+		if r.req, err = protoregistry.GlobalTypes.FindMessageByName(md.Input().FullName()); err != nil {
+			return nil, err
 		}
-		if res.Partial {
-			// A node that did not answer would make the map silently
-			// incomplete: say so instead.
-			return &apiproto.ConnectionsResponse{Error: toPBError(newError(protocol.ErrorInternal, "connections: nodes %v did not answer in time", res.MissingNodes))}, nil
+		if r.resp, err = protoregistry.GlobalTypes.FindMessageByName(md.Output().FullName()); err != nil {
+			return nil, err
 		}
-		for _, c := range res.Connections {
-			out.Connections[c.Client] = toPBConnection(c)
+		s.desc.Methods = append(s.desc.Methods, grpc.MethodDesc{MethodName: string(md.Name()), Handler: r.handler(serve)})
+		delete(left, md.FullName())
+		return r, nil
+	}
+	if _, err := add(svc.Methods().ByName("Batch"), func(ctx context.Context, in proto.Message) (proto.Message, error) {
+		return s.Batch(ctx, in.(*apiproto.BatchRequest))
+	}); err != nil {
+		return err
+	}
+	for i := range s.a.methods.rows {
+		m := &s.a.methods.rows[i]
+		if m.pb == nil && !m.unavailable {
+			continue
 		}
-		if res.NextCursor == "" {
-			return &apiproto.ConnectionsResponse{Result: out}, nil
+		md, err := rpcOf(m)
+		if err != nil {
+			return err
 		}
-		q.Cursor = res.NextCursor
+		var r *rpc // set below, before the server can call serve
+		r, err = add(md, func(ctx context.Context, in proto.Message) (proto.Message, error) {
+			out := r.resp.New()
+			res, e := s.run(ctx, r.m, in)
+			fill(out, res, e, out.Descriptor().Fields().ByName("result"), r.m)
+			return out.Interface(), nil
+		})
+		if err != nil {
+			return err
+		}
+		r.m = m
+		s.rpcs[m.name] = r
+	}
+	for name := range left {
+		return fmt.Errorf("api.proto's rpc %s has no row in the method table", name)
+	}
+	return nil
+}
+
+// apiService is api.proto's service.
+func apiService() protoreflect.ServiceDescriptor {
+	return apiproto.File_api_proto.Services().ByName("CentrifugoApi")
+}
+
+// rpcOf is the rpc of m: the one whose request is the type of the batch
+// Command's field named after m.
+func rpcOf(m *method) (protoreflect.MethodDescriptor, error) {
+	fd := (&apiproto.Command{}).ProtoReflect().Descriptor().Fields().ByName(protoreflect.Name(m.name))
+	if fd == nil || fd.Message() == nil {
+		return nil, fmt.Errorf("method %s: api.proto's Command has no field %s", m.name, m.name)
+	}
+	methods := apiService().Methods()
+	for i := range methods.Len() {
+		if md := methods.Get(i); md.Input().FullName() == fd.Message().FullName() {
+			return md, nil
+		}
+	}
+	return nil, fmt.Errorf("method %s: api.proto has no rpc taking %s", m.name, fd.Message().FullName())
+}
+
+// handler is the grpc.MethodDesc handler of the rpc: it decodes the
+// request and runs serve behind the server's interceptors, as generated
+// code does.
+func (r *rpc) handler(serve func(context.Context, proto.Message) (proto.Message, error)) func(any, context.Context, func(any) error, grpc.UnaryServerInterceptor) (any, error) {
+	return func(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+		in := r.req.New().Interface()
+		if err := dec(in); err != nil {
+			return nil, err
+		}
+		if interceptor == nil {
+			return serve(ctx, in)
+		}
+		info := &grpc.UnaryServerInfo{Server: srv, FullMethod: r.fullName}
+		return interceptor(ctx, in, info, func(ctx context.Context, req any) (any, error) {
+			return serve(ctx, req.(proto.Message))
+		})
 	}
 }
 
-// okOr returns an empty result when e is nil, nil otherwise: a response
-// carries either its result or its error.
-func okOr[T any](e *apiError) *T {
+// run runs m for a protobuf request: its result message, or its error.
+func (s *GRPCService) run(ctx context.Context, m *method, in proto.Message) (proto.Message, *Error) {
+	if m.unavailable {
+		return nil, unavailableError(m.name)
+	}
+	return m.pb.call(m.run, s.a, ctx, in)
+}
+
+// fill sets the error and the result (into resField, when the message
+// has one) of a response or batch reply. A method whose result has no
+// fields answers an empty result on success.
+func fill(out protoreflect.Message, res proto.Message, e *Error, resField protoreflect.FieldDescriptor, m *method) {
 	if e != nil {
-		return nil
+		out.Set(out.Descriptor().Fields().ByName("error"), protoreflect.ValueOfMessage(e.Proto().ProtoReflect()))
 	}
-	return new(T)
+	if resField == nil {
+		return
+	}
+	switch {
+	case res != nil && res.ProtoReflect().IsValid():
+		out.Set(resField, protoreflect.ValueOfMessage(res.ProtoReflect()))
+	case e == nil && m.pb != nil && m.pb.empty:
+		out.Set(resField, out.NewField(resField))
+	}
 }

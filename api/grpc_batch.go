@@ -30,8 +30,8 @@ func (s *GRPCService) Batch(ctx context.Context, req *apiproto.BatchRequest) (*a
 		limit = maxConcurrency
 	}
 	size := s.a.cfg.MaxBatchResponseSize
-	notRun := toPBError(newError(protocol.ErrorLimitExceeded, "limit exceeded: the batch's replies reached the limit of %d bytes (http_api.max_batch_response_size): command not run; send fewer or smaller reads per batch", size))
-	dropped := toPBError(newError(protocol.ErrorLimitExceeded, "limit exceeded: this reply would take the batch's replies past the limit of %d bytes (http_api.max_batch_response_size): the command ran, its reply is dropped", size))
+	notRun := newError(protocol.ErrorLimitExceeded, "limit exceeded: the batch's replies reached the limit of %d bytes (http_api.max_batch_response_size): command not run; send fewer or smaller reads per batch", size).Proto()
+	dropped := newError(protocol.ErrorLimitExceeded, "limit exceeded: this reply would take the batch's replies past the limit of %d bytes (http_api.max_batch_response_size): the command ran, its reply is dropped", size).Proto()
 	var total atomic.Int64
 	var over atomic.Bool
 	forEach(len(cmds), limit, func(i int) {
@@ -53,53 +53,22 @@ func (s *GRPCService) Batch(ctx context.Context, req *apiproto.BatchRequest) (*a
 // Command message's fields, as the HTTP API's batch does.
 func (s *GRPCService) runCommand(ctx context.Context, cmd *apiproto.Command) *apiproto.Reply {
 	rep := &apiproto.Reply{}
-	switch {
-	case cmd.GetPublish() != nil:
-		r, _ := s.Publish(ctx, cmd.GetPublish())
-		rep.Publish, rep.Error = r.Result, r.Error
-	case cmd.GetBroadcast() != nil:
-		r, _ := s.Broadcast(ctx, cmd.GetBroadcast())
-		rep.Broadcast, rep.Error = r.Result, r.Error
-	case cmd.GetSubscribe() != nil:
-		r, _ := s.Subscribe(ctx, cmd.GetSubscribe())
-		rep.Subscribe, rep.Error = r.Result, r.Error
-	case cmd.GetUnsubscribe() != nil:
-		r, _ := s.Unsubscribe(ctx, cmd.GetUnsubscribe())
-		rep.Unsubscribe, rep.Error = r.Result, r.Error
-	case cmd.GetDisconnect() != nil:
-		r, _ := s.Disconnect(ctx, cmd.GetDisconnect())
-		rep.Disconnect, rep.Error = r.Result, r.Error
-	case cmd.GetPresence() != nil:
-		r, _ := s.Presence(ctx, cmd.GetPresence())
-		rep.Presence, rep.Error = r.Result, r.Error
-	case cmd.GetPresenceStats() != nil:
-		r, _ := s.PresenceStats(ctx, cmd.GetPresenceStats())
-		rep.PresenceStats, rep.Error = r.Result, r.Error
-	case cmd.GetHistory() != nil:
-		r, _ := s.History(ctx, cmd.GetHistory())
-		rep.History, rep.Error = r.Result, r.Error
-	case cmd.GetHistoryRemove() != nil:
-		r, _ := s.HistoryRemove(ctx, cmd.GetHistoryRemove())
-		rep.HistoryRemove, rep.Error = r.Result, r.Error
-	case cmd.GetInfo() != nil:
-		r, _ := s.Info(ctx, cmd.GetInfo())
-		rep.Info, rep.Error = r.Result, r.Error
-	case cmd.GetRpc() != nil:
-		r, _ := s.RPC(ctx, cmd.GetRpc())
-		rep.Rpc, rep.Error = r.Result, r.Error
-	case cmd.GetRefresh() != nil:
-		r, _ := s.Refresh(ctx, cmd.GetRefresh())
-		rep.Refresh, rep.Error = r.Result, r.Error
-	case cmd.GetChannels() != nil:
-		r, _ := s.Channels(ctx, cmd.GetChannels())
-		rep.Channels, rep.Error = r.Result, r.Error
-	case cmd.GetConnections() != nil:
-		r, _ := s.Connections(ctx, cmd.GetConnections())
-		rep.Connections, rep.Error = r.Result, r.Error
-	case unavailableCommand(cmd) != "":
-		rep.Error = toPBError(notAvailable(unavailableCommand(cmd) + ": " + unavailableReason))
-	default:
-		rep.Error = toPBError(newError(protocol.ErrorMethodNotFound, "method not found: a command needs one method field (publish, broadcast, …)"))
+	msg := cmd.ProtoReflect()
+	fields := msg.Descriptor().Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if !msg.Has(fd) {
+			continue
+		}
+		r := s.rpcs[string(fd.Name())]
+		if r == nil {
+			break
+		}
+		res, e := s.run(ctx, r.m, msg.Get(fd).Message().Interface())
+		out := rep.ProtoReflect()
+		fill(out, res, e, out.Descriptor().Fields().ByName(fd.Name()), r.m)
+		return rep
 	}
+	rep.Error = newError(protocol.ErrorMethodNotFound, "method not found: a command needs one method field (publish, broadcast, …)").Proto()
 	return rep
 }

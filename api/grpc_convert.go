@@ -1,10 +1,12 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/heraldhq/herald/api/grpcapi/apiproto"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/protocol"
 )
 
 // Conversions between the generated protobuf messages and the HTTP API's
@@ -12,13 +14,6 @@ import (
 // Payloads (data, info) are bytes in protobuf and are passed through as
 // they are: over gRPC a publication may be binary without base64, as in
 // Centrifugo.
-
-func toPBError(e *apiError) *apiproto.Error {
-	if e == nil {
-		return nil
-	}
-	return &apiproto.Error{Code: e.Code, Message: e.Message}
-}
 
 func fromPBPublish(r *apiproto.PublishRequest) *publishRequest {
 	return &publishRequest{
@@ -49,7 +44,7 @@ func toPBBroadcast(r *broadcastResult) *apiproto.BroadcastResult {
 	}
 	out := &apiproto.BroadcastResult{Responses: make([]*apiproto.PublishResponse, len(r.Responses))}
 	for i, p := range r.Responses {
-		out.Responses[i] = &apiproto.PublishResponse{Error: toPBError(p.Error), Result: toPBPublish(p.Result)}
+		out.Responses[i] = &apiproto.PublishResponse{Error: p.Error.Proto(), Result: toPBPublish(p.Result)}
 	}
 	return out
 }
@@ -61,7 +56,7 @@ func pbBool(v *apiproto.BoolValue) *boolValue {
 	return &boolValue{Value: v.GetValue()}
 }
 
-func fromPBSubscribe(r *apiproto.SubscribeRequest) (*subscribeRequest, *apiError) {
+func fromPBSubscribe(r *apiproto.SubscribeRequest) (*subscribeRequest, *Error) {
 	out := &subscribeRequest{
 		Channel: r.GetChannel(), User: r.GetUser(), ExpireAt: r.GetExpireAt(),
 		Info: r.GetInfo(), B64Info: r.GetB64Info(), Client: r.GetClient(),
@@ -179,4 +174,56 @@ func toPBConnection(c hub.ConnectionInfo) *apiproto.ConnectionInfo {
 		state.Channels[ch] = &apiproto.ChannelContext{}
 	}
 	return &apiproto.ConnectionInfo{User: c.User, Transport: c.Transport, Protocol: c.Protocol, State: state}
+}
+
+func fromPBPresence(r *apiproto.PresenceRequest) *channelRequest {
+	return &channelRequest{Channel: r.GetChannel()}
+}
+
+func fromPBPresenceStats(r *apiproto.PresenceStatsRequest) *channelRequest {
+	return &channelRequest{Channel: r.GetChannel()}
+}
+
+func fromPBHistoryRemove(r *apiproto.HistoryRemoveRequest) *channelRequest {
+	return &channelRequest{Channel: r.GetChannel()}
+}
+
+func fromPBInfo(*apiproto.InfoRequest) *infoRequest { return &infoRequest{} }
+
+func fromPBRPC(r *apiproto.RPCRequest) *rpcRequest {
+	return &rpcRequest{Method: r.GetMethod(), Params: r.GetParams()}
+}
+
+func fromPBChannels(r *apiproto.ChannelsRequest) *channelsRequest {
+	return &channelsRequest{Pattern: r.GetPattern()}
+}
+
+// grpcConnections lists every matching connection of the cluster, as
+// Centrifugo's answer does (a map by client id, not pages): it reads the
+// HTTP API's pages until the last. Centrifugo's expression filter is not
+// supported.
+func grpcConnections(a *handler, ctx context.Context, req *apiproto.ConnectionsRequest) (*apiproto.ConnectionsResult, *Error) {
+	if req.GetExpression() != "" {
+		return nil, notAvailable("expression: connection filter expressions are not supported; filter by user")
+	}
+	out := &apiproto.ConnectionsResult{Connections: map[string]*apiproto.ConnectionInfo{}}
+	q := &connectionsRequest{User: req.GetUser(), Limit: hub.MaxConnectionsPage}
+	for {
+		res, e := a.connections(ctx, q)
+		if e != nil {
+			return nil, e
+		}
+		if res.Partial {
+			// A node that did not answer would make the map silently
+			// incomplete: say so instead.
+			return nil, newError(protocol.ErrorInternal, "connections: nodes %v did not answer in time", res.MissingNodes)
+		}
+		for _, c := range res.Connections {
+			out.Connections[c.Client] = toPBConnection(c)
+		}
+		if res.NextCursor == "" {
+			return out, nil
+		}
+		q.Cursor = res.NextCursor
+	}
 }

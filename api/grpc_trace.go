@@ -10,8 +10,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
-
-	"github.com/heraldhq/herald/api/grpcapi/apiproto"
 )
 
 // TraceInterceptor traces every gRPC call as the HTTP API traces its
@@ -29,11 +27,7 @@ func (s *GRPCService) TraceInterceptor() grpc.UnaryServerInterceptor {
 		ctx, span := s.a.tracer.Start(ctx, "api."+method, trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attribute.String("herald.api.method", method), attribute.String("rpc.system", "grpc")))
 		resp, err := next(ctx, req)
-		var e *apiError
-		if r, ok := resp.(interface{ GetError() *apiproto.Error }); ok && r.GetError() != nil {
-			e = &apiError{Code: r.GetError().GetCode(), Message: r.GetError().GetMessage()}
-		}
-		endSpan(span, e)
+		endSpan(span, ResponseError(resp))
 		return resp, err
 	}
 }

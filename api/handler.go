@@ -28,16 +28,12 @@ type handler struct {
 	key     []byte
 	log     *slog.Logger
 	tracer  trace.Tracer // nil: tracing off
-	methods map[string]endpoint
+	methods *methodSet
 	// exchanges recycles the per-request buffers: a backend that
 	// publishes in a loop should not make a new body and response buffer
 	// for every request.
 	exchanges sync.Pool
 }
-
-// endpoint decodes a body and runs one method. notJSON reports a body that
-// is not JSON at all (plain 400).
-type endpoint func(a *handler, ctx context.Context, body []byte) (result any, e *apiError, notJSON bool)
 
 // exchange holds one request's reusable buffers. Nothing decoded from
 // body aliases it (encoding/json copies strings and RawMessages), so the
@@ -75,50 +71,26 @@ func NewHandler(h *hub.Hub, cfg Config) (http.Handler, error) {
 		x.enc.SetEscapeHTML(false)
 		return x
 	}
-	a.methods = map[string]endpoint{
-		"publish":        endpointOf((*handler).publish),
-		"broadcast":      endpointOf((*handler).broadcast),
-		"subscribe":      endpointOf((*handler).subscribe),
-		"unsubscribe":    endpointOf((*handler).unsubscribe),
-		"disconnect":     endpointOf((*handler).disconnect),
-		"refresh":        endpointOf((*handler).refresh),
-		"presence":       endpointOf((*handler).presence),
-		"presence_stats": endpointOf((*handler).presenceStats),
-		"history":        endpointOf((*handler).history),
-		"history_remove": endpointOf((*handler).historyRemove),
-		"channels":       endpointOf((*handler).channels),
-		"connections":    endpointOf((*handler).connections),
-		"info":           endpointOf((*handler).info),
-		"rpc":            endpointOf((*handler).rpc),
-
-		"map_publish":     endpointOf((*handler).mapPublish),
-		"map_remove":      endpointOf((*handler).mapRemove),
-		"map_read_state":  endpointOf((*handler).mapReadState),
-		"map_read_stream": endpointOf((*handler).mapReadStream),
-		"map_stats":       endpointOf((*handler).mapStats),
-		"map_clear":       endpointOf((*handler).mapClear),
-	}
+	a.methods = newMethodSet()
 	return a, nil
 }
 
-// endpointOf adapts a typed method to an endpoint: the body is decoded
-// into the method's request type with encoding/json.
-func endpointOf[Req, Res any](run func(*handler, context.Context, *Req) (*Res, *apiError)) endpoint {
-	return func(a *handler, ctx context.Context, body []byte) (any, *apiError, bool) {
-		var req Req
-		if e, notJSON := decode(body, &req); e != nil || notJSON {
-			return nil, e, notJSON
-		}
-		res, e := run(a, ctx, &req)
-		if e != nil {
-			return nil, e, false
-		}
-		return res, nil, false
+// call decodes body into m's request type with encoding/json and runs m.
+// notJSON reports a body that is not JSON at all (plain 400).
+func (a *handler) call(ctx context.Context, m *method, body []byte) (result any, e *Error, notJSON bool) {
+	req := m.newReq()
+	if e, notJSON := decode(body, req); e != nil || notJSON {
+		return nil, e, notJSON
 	}
+	res, e := m.run(a, ctx, req)
+	if e != nil {
+		return nil, e, false
+	}
+	return res, nil, false
 }
 
 // decode reads body into v; an empty body is {}.
-func decode(body []byte, v any) (e *apiError, notJSON bool) {
+func decode(body []byte, v any) (e *Error, notJSON bool) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, false
 	}
@@ -165,7 +137,8 @@ func (a *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := a.exchanges.Get().(*exchange)
 	defer a.release(x)
 	name := strings.TrimPrefix(r.URL.Path, "/")
-	run, known := a.methods[name]
+	m := a.methods.route(name)
+	known := m != nil
 	isBatch := name == "batch"
 	// The prefix itself is the single endpoint (legacy.go).
 	isLegacy := name == ""
@@ -214,7 +187,7 @@ func (a *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		endSpan(span, nil)
 		return
 	}
-	res, e, notJSON := run(a, r.Context(), body)
+	res, e, notJSON := a.call(r.Context(), m, body)
 	if notJSON {
 		endSpan(span, badRequest("request body is not JSON"))
 	} else {
@@ -262,12 +235,12 @@ func (a *handler) writeResult(w http.ResponseWriter, x *exchange, res any) {
 
 // writeError answers e: {"error":e} with 200, or in transport error mode
 // the bare e with its status. status, when not 0, is used in both modes.
-func (a *handler) writeError(w http.ResponseWriter, r *http.Request, x *exchange, e *apiError, status int) {
+func (a *handler) writeError(w http.ResponseWriter, r *http.Request, x *exchange, e *Error, status int) {
 	transport := a.transportMode(r)
 	if status == 0 {
 		status = http.StatusOK
 		if transport {
-			status = httpStatus(e.Code)
+			status = e.HTTPStatus()
 		}
 	}
 	if !transport {

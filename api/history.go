@@ -11,7 +11,7 @@ import (
 
 // history reads the channel's stream. A missing limit (0) returns the
 // position only, -1 every publication; since is exclusive.
-func (a *handler) history(ctx context.Context, req *historyRequest) (*historyResult, *apiError) {
+func (a *handler) history(ctx context.Context, req *historyRequest) (*historyResult, *Error) {
 	if req.Limit < -1 {
 		return nil, badRequest("limit: want -1 (all), 0 (position only) or a positive number, got %d", req.Limit)
 	}
@@ -43,7 +43,7 @@ func (a *handler) history(ctx context.Context, req *historyRequest) (*historyRes
 
 // historyRemove drops the channel's publications; its offset and epoch
 // stay, so clients' positions remain comparable.
-func (a *handler) historyRemove(ctx context.Context, req *channelRequest) (*emptyResult, *apiError) {
+func (a *handler) historyRemove(ctx context.Context, req *channelRequest) (*emptyResult, *Error) {
 	if err := a.hub.RemoveHistory(ctx, req.Channel); err != nil {
 		return nil, a.fromHub(ctx, "history_remove", req.Channel, "history", err)
 	}

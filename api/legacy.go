@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -35,43 +34,25 @@ type legacyCommand struct {
 
 // legacyReply is the reply to one legacyCommand.
 type legacyReply struct {
-	ID     uint32    `json:"id,omitempty"`
-	Error  *apiError `json:"error,omitempty"`
-	Result any       `json:"result,omitempty"`
+	ID     uint32 `json:"id,omitempty"`
+	Error  *Error `json:"error,omitempty"`
+	Result any    `json:"result,omitempty"`
 }
 
-// legacyMethods returns the names of Centrifugo's Command.MethodType
-// values, indexed by number (13 is unused). From 15 on they are methods
-// Herald does not have (legacyUnavailableFrom): they answer 108.
-func legacyMethods() []string {
-	return []string{
-		0: "publish", 1: "broadcast", 2: "unsubscribe", 3: "disconnect", 4: "presence",
-		5: "presence_stats", 6: "history", 7: "history_remove", 8: "channels", 9: "info",
-		10: "rpc", 11: "subscribe", 12: "refresh", 14: "connections",
-		15: "update_user_status", 16: "get_user_status", 17: "delete_user_status",
-		18: "block_user", 19: "unblock_user", 20: "revoke_token", 21: "invalidate_user_tokens",
-		22: "device_register", 23: "device_update", 24: "device_remove", 25: "device_list",
-		26: "device_topic_list", 27: "device_topic_update", 28: "user_topic_list",
-		29: "user_topic_update", 30: "send_push_notification", 31: "update_push_status",
-		32: "cancel_push",
-	}
-}
-
-const legacyUnavailableFrom = 15
-
-// legacyMethodName reads a command's method: a name in any case or an
-// enum number. ok is false when it is neither.
-func legacyMethodName(raw json.RawMessage) (string, bool) {
-	var name string
+// legacyMethod reads a command's method: a name in any case or the
+// number of Centrifugo's Command.MethodType (the table's methodType). It
+// returns the name, and the row when the table has one; ok is false when
+// raw is neither a name nor a known number.
+func (s *methodSet) legacyMethod(raw json.RawMessage) (name string, m *method, ok bool) {
 	if err := json.Unmarshal(raw, &name); err == nil {
-		return strings.ToLower(name), name != ""
+		name = strings.ToLower(name)
+		return name, s.byName[name], name != ""
 	}
 	n, err := strconv.Atoi(string(bytes.TrimSpace(raw)))
-	names := legacyMethods()
-	if err != nil || n < 0 || n >= len(names) || names[n] == "" {
-		return "", false
+	if m := s.byType[n]; err == nil && m != nil {
+		return m.name, m, true
 	}
-	return names[n], true
+	return "", nil, false
 }
 
 // serveLegacy answers the single endpoint. body holds the commands.
@@ -141,25 +122,24 @@ func (a *handler) runLegacy(ctx context.Context, cmd *legacyCommand) legacyReply
 		rep.Error = newError(protocol.ErrorMethodNotFound, "method required: a method name such as \"publish\", or its number")
 		return rep
 	}
-	name, ok := legacyMethodName(cmd.Method)
+	name, m, ok := a.methods.legacyMethod(cmd.Method)
 	if !ok {
 		rep.Error = newError(protocol.ErrorMethodNotFound, "method not found: %s (want a method name such as \"publish\", or its number)", bytes.TrimSpace(cmd.Method))
 		return rep
 	}
-	run, known := a.methods[name]
 	switch {
 	case name == "batch":
 		rep.Error = badRequest("method batch: send several commands one after another in the body instead, or POST to /api/batch")
 		return rep
-	case !known && slices.Contains(legacyMethods()[legacyUnavailableFrom:], name):
-		rep.Error = notAvailable(name + ": Herald does not have this method")
+	case m != nil && m.unavailable:
+		rep.Error = unavailableError(name)
 		return rep
-	case !known:
+	case m == nil:
 		rep.Error = newError(protocol.ErrorMethodNotFound, "method not found: %q", name)
 		return rep
 	}
 	ctx, span := a.traceLegacy(ctx, name)
-	res, e, notJSON := run(a, ctx, cmd.Params)
+	res, e, notJSON := a.call(ctx, m, cmd.Params)
 	if notJSON {
 		e = badRequest("params: not a JSON object")
 	}

@@ -89,7 +89,7 @@ func toMapPublication(p *engine.Publication) mapPublication {
 }
 
 // unsupported names the first option set that Herald does not implement.
-func unsupported(opts map[string]bool) *apiError {
+func unsupported(opts map[string]bool) *Error {
 	for _, name := range []string{"key_mode", "idempotency_key", "tags", "version", "version_epoch", "score", "delta", "stream_data", "b64stream_data", "key", "asc"} {
 		if opts[name] {
 			return badRequest("%s: not supported by Herald's map channels", name)
@@ -98,7 +98,7 @@ func unsupported(opts map[string]bool) *apiError {
 	return nil
 }
 
-func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*publishResult, *apiError) {
+func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*publishResult, *Error) {
 	if req.Channel == "" {
 		return nil, badRequest("channel required")
 	}
@@ -123,7 +123,7 @@ func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*publ
 	return &publishResult{Offset: sp.Offset, Epoch: sp.Epoch}, nil
 }
 
-func (a *handler) mapRemove(ctx context.Context, req *mapRemoveRequest) (*publishResult, *apiError) {
+func (a *handler) mapRemove(ctx context.Context, req *mapRemoveRequest) (*publishResult, *Error) {
 	if req.Channel == "" {
 		return nil, badRequest("channel required")
 	}
@@ -140,7 +140,7 @@ func (a *handler) mapRemove(ctx context.Context, req *mapRemoveRequest) (*publis
 	return &publishResult{Offset: sp.Offset, Epoch: sp.Epoch}, nil
 }
 
-func (a *handler) mapReadState(ctx context.Context, req *mapReadStateRequest) (*mapReadStateResult, *apiError) {
+func (a *handler) mapReadState(ctx context.Context, req *mapReadStateRequest) (*mapReadStateResult, *Error) {
 	if e := unsupported(map[string]bool{"key": req.Key != "", "asc": req.Asc}); e != nil {
 		return nil, e
 	}
@@ -158,7 +158,7 @@ func (a *handler) mapReadState(ctx context.Context, req *mapReadStateRequest) (*
 	return res, nil
 }
 
-func (a *handler) mapReadStream(ctx context.Context, req *mapReadStreamRequest) (*mapReadStreamResult, *apiError) {
+func (a *handler) mapReadStream(ctx context.Context, req *mapReadStreamRequest) (*mapReadStreamResult, *Error) {
 	if req.Limit < -1 {
 		return nil, badRequest("limit: want -1 (all), 0 (position only) or a positive number, got %d", req.Limit)
 	}
@@ -181,7 +181,7 @@ func (a *handler) mapReadStream(ctx context.Context, req *mapReadStreamRequest) 
 	return res, nil
 }
 
-func (a *handler) mapStats(ctx context.Context, req *channelRequest) (*mapStatsResult, *apiError) {
+func (a *handler) mapStats(ctx context.Context, req *channelRequest) (*mapStatsResult, *Error) {
 	st, err := a.hub.MapStats(ctx, req.Channel)
 	if err != nil {
 		return nil, a.fromMapHub(ctx, "map_stats", req.Channel, err)
@@ -189,7 +189,7 @@ func (a *handler) mapStats(ctx context.Context, req *channelRequest) (*mapStatsR
 	return &mapStatsResult{NumKeys: st.NumKeys}, nil
 }
 
-func (a *handler) mapClear(ctx context.Context, req *channelRequest) (*emptyResult, *apiError) {
+func (a *handler) mapClear(ctx context.Context, req *channelRequest) (*emptyResult, *Error) {
 	if err := a.hub.MapClear(ctx, req.Channel); err != nil {
 		return nil, a.fromMapHub(ctx, "map_clear", req.Channel, err)
 	}
@@ -198,7 +198,7 @@ func (a *handler) mapClear(ctx context.Context, req *channelRequest) (*emptyResu
 
 // fromMapHub is fromHub for the map methods, whose 107 may be about the
 // namespace or the key, not the channel's name.
-func (a *handler) fromMapHub(ctx context.Context, method, ch string, err error) *apiError {
+func (a *handler) fromMapHub(ctx context.Context, method, ch string, err error) *Error {
 	var he *hub.Error
 	if errors.As(err, &he) && protocol.ErrorCode(he.Code) == protocol.ErrorBadRequest && he.Message == protocol.ErrorBadRequest.Message() {
 		return badRequest("bad request: the channel must be in a map namespace, and the key at most %d bytes without control characters, the limit at most the namespace's map.max_page_size, the data of its publication_data_format", hub.MaxMapKeyLength)

@@ -18,8 +18,8 @@ func Off(how string) http.Handler {
 		msg += ": " + how
 	}
 	reply := struct {
-		Error apiError `json:"error"`
-	}{apiError{Code: uint32(protocol.ErrorNotAvailable), Message: msg}}
+		Error Error `json:"error"`
+	}{Error{Code: protocol.ErrorNotAvailable, Message: msg}}
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusForbidden)

@@ -20,7 +20,7 @@ func TestOffAnswersWhyAndHow(t *testing.T) {
 			t.Fatalf("%s: Content-Type %q", method, ct)
 		}
 		var reply struct {
-			Error *apiError `json:"error"`
+			Error *Error `json:"error"`
 		}
 		if err := json.Unmarshal(rec.Body.Bytes(), &reply); err != nil || reply.Error == nil {
 			t.Fatalf("%s: body %q: %v", method, rec.Body, err)

@@ -33,7 +33,7 @@ func (b *boolValue) ptr() *bool {
 
 // parseOverride reads subscribe's override; nil when absent. An unknown
 // option is refused, naming it, rather than silently left out.
-func parseOverride(raw json.RawMessage) (*auth.SubOverride, *apiError) {
+func parseOverride(raw json.RawMessage) (*auth.SubOverride, *Error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/heraldhq/herald/engine"
 )
 
-func (a *handler) presence(ctx context.Context, req *channelRequest) (*presenceResult, *apiError) {
+func (a *handler) presence(ctx context.Context, req *channelRequest) (*presenceResult, *Error) {
 	m, err := a.hub.Presence(ctx, req.Channel)
 	if err != nil {
 		return nil, a.fromHub(ctx, "presence", req.Channel, "presence", err)
@@ -18,7 +18,7 @@ func (a *handler) presence(ctx context.Context, req *channelRequest) (*presenceR
 	return res, nil
 }
 
-func (a *handler) presenceStats(ctx context.Context, req *channelRequest) (*presenceStatsResult, *apiError) {
+func (a *handler) presenceStats(ctx context.Context, req *channelRequest) (*presenceStatsResult, *Error) {
 	st, err := a.hub.PresenceStats(ctx, req.Channel)
 	if err != nil {
 		return nil, a.fromHub(ctx, "presence_stats", req.Channel, "presence", err)

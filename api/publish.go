@@ -8,7 +8,7 @@ import (
 	"github.com/heraldhq/herald/hub"
 )
 
-func (a *handler) publish(ctx context.Context, req *publishRequest) (*publishResult, *apiError) {
+func (a *handler) publish(ctx context.Context, req *publishRequest) (*publishResult, *Error) {
 	if req.Channel == "" {
 		return nil, badRequest("channel required")
 	}
@@ -25,7 +25,7 @@ func (a *handler) publish(ctx context.Context, req *publishRequest) (*publishRes
 
 // broadcast publishes the same data to every channel, concurrently; each
 // channel's outcome is its own response, in the order of the request.
-func (a *handler) broadcast(ctx context.Context, req *broadcastRequest) (*broadcastResult, *apiError) {
+func (a *handler) broadcast(ctx context.Context, req *broadcastRequest) (*broadcastResult, *Error) {
 	if len(req.Channels) == 0 {
 		return nil, badRequest("channels required")
 	}
@@ -56,7 +56,7 @@ func (a *handler) broadcast(ctx context.Context, req *broadcastRequest) (*broadc
 
 // payload returns the publication's bytes: b64data decoded when set,
 // otherwise data (JSON, already validated with the body).
-func payload(data json.RawMessage, b64 string) ([]byte, *apiError) {
+func payload(data json.RawMessage, b64 string) ([]byte, *Error) {
 	if b64 != "" {
 		b, err := base64.StdEncoding.DecodeString(b64)
 		if err != nil {

@@ -115,29 +115,3 @@ type batchRequest struct {
 	Commands []json.RawMessage `json:"commands"`
 	Parallel bool              `json:"parallel"`
 }
-
-// command is one entry of a batch: exactly one method-named field is set;
-// the first set one in this order is run.
-type command struct {
-	Publish       *publishRequest     `json:"publish"`
-	Broadcast     *broadcastRequest   `json:"broadcast"`
-	Subscribe     *subscribeRequest   `json:"subscribe"`
-	Unsubscribe   *unsubscribeRequest `json:"unsubscribe"`
-	Disconnect    *disconnectRequest  `json:"disconnect"`
-	Presence      *channelRequest     `json:"presence"`
-	PresenceStats *channelRequest     `json:"presence_stats"`
-	History       *historyRequest     `json:"history"`
-	HistoryRemove *channelRequest     `json:"history_remove"`
-	Info          *infoRequest        `json:"info"`
-	RPC           *rpcRequest         `json:"rpc"`
-	Refresh       *refreshRequest     `json:"refresh"`
-	Channels      *channelsRequest    `json:"channels"`
-	Connections   *connectionsRequest `json:"connections"`
-
-	MapPublish    *mapPublishRequest    `json:"map_publish"`
-	MapRemove     *mapRemoveRequest     `json:"map_remove"`
-	MapReadState  *mapReadStateRequest  `json:"map_read_state"`
-	MapReadStream *mapReadStreamRequest `json:"map_read_stream"`
-	MapStats      *channelRequest       `json:"map_stats"`
-	MapClear      *channelRequest       `json:"map_clear"`
-}

@@ -21,7 +21,7 @@ type publishResult struct {
 
 // publishResponse is one channel's outcome in a broadcast.
 type publishResponse struct {
-	Error  *apiError      `json:"error,omitempty"`
+	Error  *Error         `json:"error,omitempty"`
 	Result *publishResult `json:"result,omitempty"`
 }
 
@@ -93,34 +93,10 @@ type infoResult struct {
 	Nodes []nodeResult `json:"nodes"`
 }
 
-// reply is one entry of a batch answer: the method-named result or error.
-type reply struct {
-	Error         *apiError            `json:"error,omitempty"`
-	Publish       *publishResult       `json:"publish,omitempty"`
-	Broadcast     *broadcastResult     `json:"broadcast,omitempty"`
-	Subscribe     *emptyResult         `json:"subscribe,omitempty"`
-	Unsubscribe   *emptyResult         `json:"unsubscribe,omitempty"`
-	Disconnect    *emptyResult         `json:"disconnect,omitempty"`
-	Presence      *presenceResult      `json:"presence,omitempty"`
-	PresenceStats *presenceStatsResult `json:"presence_stats,omitempty"`
-	History       *historyResult       `json:"history,omitempty"`
-	HistoryRemove *emptyResult         `json:"history_remove,omitempty"`
-	Info          *infoResult          `json:"info,omitempty"`
-	RPC           *emptyResult         `json:"rpc,omitempty"`
-	Refresh       *emptyResult         `json:"refresh,omitempty"`
-	Channels      *channelsResult      `json:"channels,omitempty"`
-	Connections   *connectionsResult   `json:"connections,omitempty"`
-
-	MapPublish    *publishResult       `json:"map_publish,omitempty"`
-	MapRemove     *publishResult       `json:"map_remove,omitempty"`
-	MapReadState  *mapReadStateResult  `json:"map_read_state,omitempty"`
-	MapReadStream *mapReadStreamResult `json:"map_read_stream,omitempty"`
-	MapStats      *mapStatsResult      `json:"map_stats,omitempty"`
-	MapClear      *emptyResult         `json:"map_clear,omitempty"`
-}
-
-type batchResult struct {
-	Replies []reply `json:"replies"`
+// errorReply is a batch reply that holds only its error. The replies
+// with results are of the type the method table makes (method.go).
+type errorReply struct {
+	Error *Error `json:"error"`
 }
 
 // rawJSON is a payload stored as bytes: JSON is embedded as it is, and

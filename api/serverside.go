@@ -10,7 +10,7 @@ import (
 
 // subscribe subscribes the user's connections (or only client) on every
 // node; each gets a subscribe push.
-func (a *handler) subscribe(ctx context.Context, req *subscribeRequest) (*emptyResult, *apiError) {
+func (a *handler) subscribe(ctx context.Context, req *subscribeRequest) (*emptyResult, *Error) {
 	if req.Channel == "" {
 		return nil, badRequest("channel required")
 	}
@@ -41,7 +41,7 @@ func (a *handler) subscribe(ctx context.Context, req *subscribeRequest) (*emptyR
 
 // refresh sets the expiry of the user's connections (or only client) on
 // every node.
-func (a *handler) refresh(ctx context.Context, req *refreshRequest) (*emptyResult, *apiError) {
+func (a *handler) refresh(ctx context.Context, req *refreshRequest) (*emptyResult, *Error) {
 	if e := checkTarget(req.User, req.Client, req.Session); e != nil {
 		return nil, e
 	}
@@ -61,12 +61,12 @@ func (a *handler) refresh(ctx context.Context, req *refreshRequest) (*emptyResul
 	return &emptyResult{}, nil
 }
 
-func (a *handler) rpc(_ context.Context, _ *rpcRequest) (*emptyResult, *apiError) {
+func (a *handler) rpc(_ context.Context, _ *rpcRequest) (*emptyResult, *Error) {
 	return nil, notAvailable("rpc: the server API has no RPC methods")
 }
 
 // optionalPayload returns raw JSON, or base64-decoded bytes, or nil.
-func optionalPayload(name string, raw json.RawMessage, b64name, b64 string) ([]byte, *apiError) {
+func optionalPayload(name string, raw json.RawMessage, b64name, b64 string) ([]byte, *Error) {
 	if b64 != "" {
 		b, err := base64.StdEncoding.DecodeString(b64)
 		if err != nil {

@@ -30,16 +30,15 @@ func (a *handler) traceRequest(r *http.Request, method string) (*http.Request, t
 
 // traceCommand starts the span of one batch command, a child of the
 // batch's span; nil with tracing off.
-func (a *handler) traceCommand(ctx context.Context, cmd *command) (context.Context, trace.Span) {
+func (a *handler) traceCommand(ctx context.Context, method string) (context.Context, trace.Span) {
 	if a.tracer == nil {
 		return ctx, nil
 	}
-	method := cmd.method()
 	return a.tracer.Start(ctx, "api."+method, trace.WithAttributes(attribute.String("herald.api.method", method)))
 }
 
 // endSpan ends span (nil with tracing off) with the API error, if any.
-func endSpan(span trace.Span, e *apiError) {
+func endSpan(span trace.Span, e *Error) {
 	if span == nil {
 		return
 	}

@@ -12,7 +12,7 @@ const maxCloseReason = 123
 // disconnect closes the user's connections on every node, or only the
 // connection client; whitelisted client ids stay. Without a disconnect
 // object the code is 3503 "force disconnect", as in Centrifugo.
-func (a *handler) disconnect(ctx context.Context, req *disconnectRequest) (*emptyResult, *apiError) {
+func (a *handler) disconnect(ctx context.Context, req *disconnectRequest) (*emptyResult, *Error) {
 	if e := checkTarget(req.User, req.Client, req.Session); e != nil {
 		return nil, e
 	}
@@ -42,7 +42,7 @@ func (a *handler) disconnect(ctx context.Context, req *disconnectRequest) (*empt
 // unsubscribe removes the user (or only its connection client) from the
 // channel (every channel when empty) on every node; the clients get an
 // unsubscribe push with 2000.
-func (a *handler) unsubscribe(ctx context.Context, req *unsubscribeRequest) (*emptyResult, *apiError) {
+func (a *handler) unsubscribe(ctx context.Context, req *unsubscribeRequest) (*emptyResult, *Error) {
 	if e := checkTarget(req.User, req.Client, req.Session); e != nil {
 		return nil, e
 	}
@@ -63,7 +63,7 @@ func (a *handler) unsubscribe(ctx context.Context, req *unsubscribeRequest) (*em
 // connection. A session is the emulation session of an HTTP-streaming or
 // SSE connection (the connect reply's session); other connections have
 // none, so a session targets only such a connection.
-func checkTarget(user, client, session string) *apiError {
+func checkTarget(user, client, session string) *Error {
 	if user == "" && client == "" && session == "" {
 		return badRequest("user required (or client or session, for an anonymous connection)")
 	}

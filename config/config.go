@@ -88,19 +88,14 @@ func (c HTTPConfig) IdleTimeoutOrDefault() time.Duration {
 	return c.IdleTimeout
 }
 
-// HTTPAPIConfig configures the server API under /api (package api).
+// HTTPAPIConfig configures the server API under /api (package api). Its
+// options are api.Config's own, with their names, defaults and docs;
+// the fields here are the server's wiring.
 type HTTPAPIConfig struct {
-	Key      string `yaml:"key" doc:"the API key, sent as 'X-API-Key: KEY' or 'Authorization: apikey KEY'; without a key the API is off, and '/api/' requests get '403' with a JSON error that says so"`
-	Insecure bool   `yaml:"insecure" doc:"development only: the API without a key"`
+	api.Config `yaml:",inline"`
 	// Disabled and HandlerPrefix are wiring (the server mounts the API).
-	Disabled             bool          `yaml:"disabled" doc:"serve no HTTP API at all, not even the '403' that explains how to turn it on (requests under 'handler_prefix' get '404')"`
-	HandlerPrefix        string        `yaml:"handler_prefix" default:"/api" doc:"where the API is served: 'POST PREFIX/<method>' and the single endpoint 'POST PREFIX' with '{\"method\":…,\"params\":…}'"`
-	ErrorMode            string        `yaml:"error_mode" doc:"'transport': errors as HTTP statuses (500, 404, 400, 416, 409) with the error object as body, instead of 200 with '{\"error\":…}'"`
-	MaxBodySize          int64         `yaml:"max_body_size" default:"1048576" doc:"largest request body in bytes; larger answers 413. The body is read as it arrives: a declared 'Content-Length' reserves no memory"`
-	BodyReadTimeout      time.Duration `yaml:"body_read_timeout" default:"10s" doc:"longest a request body may take to arrive, from the start of the request; a body still arriving then answers '408' and the connection is closed. It also bounds a body sent to the other endpoints ('/healthz', '/metrics', …), which read none: the connection is closed after the answer. '0' means the default"`
-	MaxBatchCommands     int           `yaml:"max_batch_commands" default:"1000" doc:"most commands in one 'batch' request; a larger batch answers error 107 naming the limit, and none of its commands run. '0' means the default"`
-	MaxBatchResponseSize int64         `yaml:"max_batch_response_size" default:"16777216" doc:"most bytes of replies in one 'batch' response (16 MiB). Replies are streamed as they are ready; the reply that would pass the limit and every later one are error 106 naming it, and in a sequential batch their commands do not run. '0' means the default"`
-	AllowKeyInQuery      bool          `yaml:"allow_key_in_query" doc:"also accept the key as '?api_key=KEY', as Centrifugo does. Off by default because URLs, and the key with them, end up in access logs and proxies' logs"`
+	Disabled      bool   `yaml:"disabled" doc:"serve no HTTP API at all, not even the '403' that explains how to turn it on (requests under 'handler_prefix' get '404')"`
+	HandlerPrefix string `yaml:"handler_prefix" default:"/api" doc:"where the API is served: 'POST PREFIX/<method>' and the single endpoint 'POST PREFIX' with '{\"method\":…,\"params\":…}'"`
 	// IdempotencyWindow is hub.Config.IdempotencyWindow.
 	IdempotencyWindow time.Duration `yaml:"idempotency_window" default:"5m" doc:"how long 'publish' and 'broadcast' remember an 'idempotency_key', per channel and across the cluster: a repeat within the window returns the first result and delivers nothing (at most 24h)"`
 	AllowedOrigins    []string      `yaml:"allowed_origins" doc:"browser origins allowed to call the API (CORS); '*' allows any"`

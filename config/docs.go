@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+
+	"github.com/heraldhq/herald/internal/docmarker"
 )
 
 // The reference tables of docs/configuration.md are generated between
@@ -19,11 +21,6 @@ import (
 // it. The word "namespace" makes the table of a namespace's options, by
 // their own names.
 
-const (
-	tableOpen  = "<!-- config-table:"
-	tableClose = "<!-- end config-table -->"
-)
-
 // DocsCommand is how to regenerate the tables, for the messages that say
 // they are out of date.
 const DocsCommand = "go generate ./config (or: herald config docs docs/configuration.md)"
@@ -31,38 +28,7 @@ const DocsCommand = "go generate ./config (or: herald config docs docs/configura
 // UpdateDocs rewrites the generated tables of a Markdown document, doc,
 // from the option definitions, and returns the result.
 func UpdateDocs(doc string) (string, error) {
-	var b strings.Builder
-	rest := doc
-	found := 0
-	for {
-		i := strings.Index(rest, tableOpen)
-		if i < 0 {
-			b.WriteString(rest)
-			break
-		}
-		end := strings.Index(rest[i:], "-->")
-		if end < 0 {
-			return "", fmt.Errorf("unterminated marker %q", rest[i:min(len(rest), i+60)])
-		}
-		spec := strings.TrimSpace(rest[i+len(tableOpen) : i+end])
-		closeAt := strings.Index(rest[i:], tableClose)
-		if closeAt < 0 {
-			return "", fmt.Errorf("marker %q: no %s after it", spec, tableClose)
-		}
-		table, err := referenceTable(spec)
-		if err != nil {
-			return "", fmt.Errorf("marker %q: %w", spec, err)
-		}
-		b.WriteString(rest[:i+end+len("-->")])
-		b.WriteString("\n\n" + table + "\n")
-		b.WriteString(tableClose)
-		rest = rest[i+closeAt+len(tableClose):]
-		found++
-	}
-	if found == 0 {
-		return "", fmt.Errorf("no %s markers found", tableOpen)
-	}
-	return b.String(), nil
+	return docmarker.Rewrite(doc, "config-table", referenceTable)
 }
 
 // row is one line of a reference table.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"net"
+	"reflect"
 	"strconv"
 
 	"github.com/heraldhq/herald/api/grpcapi"
@@ -9,17 +10,17 @@ import (
 )
 
 // GRPCAPIConfig is the gRPC server API (package api/grpcapi): Centrifugo's
-// api.proto service on a port of its own, with Centrifugo v6's keys.
+// api.proto service on a port of its own, with Centrifugo v6's keys. Its
+// options are grpcapi.Config's own, with their names, defaults and docs;
+// the fields here are the server's wiring.
 type GRPCAPIConfig struct {
-	Enabled               bool   `yaml:"enabled" doc:"serve the gRPC server API: Centrifugo's 'api.proto' service ('centrifugal.centrifugo.api.CentrifugoApi'), so that clients generated from Centrifugo's file work unchanged; see [api.md](api.md#grpc-api)"`
-	Address               string `yaml:"address" defaultdoc:"every interface" doc:"the address (host or IP) the gRPC API listens on; empty: every interface"`
-	Port                  int    `yaml:"port" default:"10000" doc:"the port the gRPC API listens on; '0': a free port the system picks (for tests)"`
-	Key                   string `yaml:"key" doc:"the API key callers send as the metadata 'authorization: apikey KEY'; required with 'grpc_api.enabled' unless 'http_api.insecure' is on (Herald serves no unauthenticated gRPC API, where Centrifugo would)"`
-	ErrorMode             string `yaml:"error_mode" doc:"'transport': a response's error as a gRPC status (100 INTERNAL, 102 and 104 NOT_FOUND, 107 and 108 INVALID_ARGUMENT, 112 OUT_OF_RANGE, 113 ALREADY_EXISTS) instead of inside the response with OK; a call can ask for it with the metadata 'x-centrifugo-error-mode: transport'"`
-	Reflection            bool   `yaml:"reflection" doc:"serve the gRPC reflection service, so that tools such as grpcurl list and call the methods without 'api.proto'; it needs the key like every method"`
-	MaxReceiveMessageSize int    `yaml:"max_receive_message_size" default:"4194304" doc:"largest request message in bytes; a larger one is refused with the gRPC status RESOURCE_EXHAUSTED. '0' means the default (4 MiB)"`
+	Enabled        bool   `yaml:"enabled" doc:"serve the gRPC server API: Centrifugo's 'api.proto' service ('centrifugal.centrifugo.api.CentrifugoApi'), so that clients generated from Centrifugo's file work unchanged; see [api.md](api.md#grpc-api)"`
+	Address        string `yaml:"address" defaultdoc:"every interface" doc:"the address (host or IP) the gRPC API listens on; empty: every interface"`
+	Port           int    `yaml:"port" default:"10000" doc:"the port the gRPC API listens on; '0': a free port the system picks (for tests)"`
+	grpcapi.Config `yaml:",inline"`
 	// TLS of the gRPC API listener, with the same options as the main
-	// one; plaintext without cert_file.
+	// one; plaintext without cert_file. The server loads it into
+	// grpcapi.Config.TLS.
 	TLS tlsconf.Config `yaml:"tls"`
 }
 
@@ -32,11 +33,10 @@ func (c GRPCAPIConfig) ListenAddress() string {
 // the HTTP API's method limits, without TLS (the server loads the files)
 // and without a Logger.
 func (c Config) GRPCAPI() grpcapi.Config {
-	return grpcapi.Config{
-		Key: c.GRPCAPIConfig.Key, Insecure: c.HTTPAPI.Insecure && c.GRPCAPIConfig.Key == "",
-		MaxReceiveMessageSize: c.GRPCAPIConfig.MaxReceiveMessageSize, API: c.HTTPAPI.API(),
-		ErrorMode: c.GRPCAPIConfig.ErrorMode, Reflection: c.GRPCAPIConfig.Reflection,
-	}
+	g := c.GRPCAPIConfig.Config
+	g.Insecure = c.HTTPAPI.Insecure && g.Key == ""
+	g.API = c.HTTPAPI.API()
+	return g
 }
 
 // grpcAPIProblems checks the grpc_api section when it is enabled.
@@ -44,14 +44,7 @@ func (c Config) grpcAPIProblems() Problems {
 	g := c.GRPCAPIConfig
 	var ps Problems
 	bad := func(key, msg string) { ps = append(ps, Problem{Key: "grpc_api." + key, Message: msg}) }
-	if g.MaxReceiveMessageSize < 0 {
-		bad("max_receive_message_size", strconv.Itoa(g.MaxReceiveMessageSize)+": must not be negative (0 means the default, 4194304)")
-	}
-	switch g.ErrorMode {
-	case "", grpcapi.ErrorModeTransport:
-	default:
-		bad("error_mode", strconv.Quote(g.ErrorMode)+": want empty or 'transport'")
-	}
+	ps = append(ps, hubProblems(g.Config.Validate(), reflect.TypeOf(g), "grpc_api")...)
 	for _, e := range g.TLS.Validate() {
 		bad("tls."+e.Field, e.Message)
 	}

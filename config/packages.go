@@ -13,15 +13,9 @@ import (
 // sections' fields to those packages' fields, so what is checked is what
 // the server runs.
 
-// API is the http_api section as package api takes it, without a Logger.
-func (c HTTPAPIConfig) API() api.Config {
-	return api.Config{
-		Key: c.Key, Insecure: c.Insecure, ErrorMode: c.ErrorMode,
-		MaxBodySize: c.MaxBodySize, BodyReadTimeout: c.BodyReadTimeout,
-		MaxBatchCommands: c.MaxBatchCommands, MaxBatchResponseSize: c.MaxBatchResponseSize,
-		AllowKeyInQuery: c.AllowKeyInQuery,
-	}
-}
+// API is the http_api section as package api takes it, without a Logger:
+// the section's options are api.Config's own.
+func (c HTTPAPIConfig) API() api.Config { return c.Config }
 
 // Transport is the websocket section as the WebSocket transport takes it,
 // without CheckOrigin, OriginHint and Logger, which the server sets.

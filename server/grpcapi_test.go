@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/heraldhq/herald/api/grpcapi"
 	"github.com/heraldhq/herald/api/grpcapi/apiproto"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
@@ -46,7 +47,7 @@ func withKey(ctx context.Context, key string) context.Context {
 // disconnects the user on node 2; a wrong key is refused.
 func TestGRPCAPIPostgresCluster(t *testing.T) {
 	c := startPGCluster(t, 2, func(cfg *config.Config) {
-		cfg.GRPCAPIConfig = config.GRPCAPIConfig{Enabled: true, Address: "127.0.0.1", Port: 0, Key: grpcTestKey}
+		cfg.GRPCAPIConfig = config.GRPCAPIConfig{Enabled: true, Address: "127.0.0.1", Port: 0, Config: grpcapi.Config{Key: grpcTestKey}}
 		cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{
 			AllowSubscribeForClient: true, Presence: true,
 			HistorySize: 10, HistoryTTL: time.Duration(time.Minute),
@@ -122,7 +123,7 @@ func TestGRPCAPITLS(t *testing.T) {
 	pair := ca.Server("grpc-api")
 	cfg := config.Default()
 	cfg.GRPCAPIConfig = config.GRPCAPIConfig{
-		Enabled: true, Address: "127.0.0.1", Key: grpcTestKey,
+		Enabled: true, Address: "127.0.0.1", Config: grpcapi.Config{Key: grpcTestKey},
 		TLS: tlsconf.Config{CertFile: pair.CertFile, KeyFile: pair.KeyFile},
 	}
 	s := startServer(t, cfg)
@@ -150,7 +151,7 @@ func TestGRPCAPITLS(t *testing.T) {
 // HTTP and gRPC APIs, act on that connection only.
 func TestSessionTargetsAcrossNodes(t *testing.T) {
 	c := startPGCluster(t, 2, func(cfg *config.Config) {
-		cfg.GRPCAPIConfig = config.GRPCAPIConfig{Enabled: true, Address: "127.0.0.1", Key: grpcTestKey}
+		cfg.GRPCAPIConfig = config.GRPCAPIConfig{Enabled: true, Address: "127.0.0.1", Config: grpcapi.Config{Key: grpcTestKey}}
 		cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{AllowSubscribeForClient: true}
 	})
 	n1, n2 := c.nodes[0], c.nodes[1]

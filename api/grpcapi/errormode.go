@@ -5,12 +5,9 @@ import (
 	"strings"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 
-	"github.com/heraldhq/herald/api/grpcapi/apiproto"
-	"github.com/heraldhq/herald/protocol"
+	"github.com/heraldhq/herald/api"
 )
 
 // ErrorModeTransport answers a response's error as a gRPC status instead
@@ -22,12 +19,6 @@ const ErrorModeTransport = "transport"
 // errorModeHeader asks for the transport error mode on one call.
 const errorModeHeader = "x-centrifugo-error-mode"
 
-// responseWithError is every response of api.proto that has an error
-// field (all but BatchResponse, whose replies keep their own errors).
-type responseWithError interface {
-	GetError() *apiproto.Error
-}
-
 // transportErrors turns the error of a response into a gRPC status in
 // transport error mode: always when always is set, else when the call
 // asks for it.
@@ -37,12 +28,11 @@ func transportErrors(always bool) grpc.UnaryServerInterceptor {
 		if err != nil {
 			return resp, err
 		}
-		r, ok := resp.(responseWithError)
-		if !ok || r.GetError() == nil || !(always || askedForTransportErrors(ctx)) {
+		e := api.ResponseError(resp)
+		if e == nil || !(always || askedForTransportErrors(ctx)) {
 			return resp, nil
 		}
-		e := r.GetError()
-		return nil, status.Error(grpcCode(e.GetCode()), e.GetMessage())
+		return nil, e.GRPCStatus().Err()
 	}
 }
 
@@ -54,20 +44,4 @@ func askedForTransportErrors(ctx context.Context) bool {
 		}
 	}
 	return false
-}
-
-// grpcCode maps an error code to the status of the transport error mode,
-// as Centrifugo's documentation lists it.
-func grpcCode(code uint32) codes.Code {
-	switch protocol.ErrorCode(code) {
-	case protocol.ErrorUnknownChannel, protocol.ErrorMethodNotFound:
-		return codes.NotFound
-	case protocol.ErrorBadRequest, protocol.ErrorNotAvailable:
-		return codes.InvalidArgument
-	case protocol.ErrorUnrecoverablePosition:
-		return codes.OutOfRange
-	case protocol.ErrorConcurrentPagination:
-		return codes.AlreadyExists
-	}
-	return codes.Internal
 }
