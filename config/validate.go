@@ -2,9 +2,7 @@ package config
 
 import (
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
 	"strings"
 	"time"
 
@@ -25,9 +23,9 @@ func (c Config) Validate() error {
 	bad := func(key, format string, args ...any) {
 		ps = append(ps, Problem{Key: key, Message: fmt.Sprintf(format, args...)})
 	}
-	history, presence, ok := c.engineCaps()
+	caps, ok := c.engineCaps()
 	if !ok {
-		bad("engine.type", "unknown engine %q (available: %s)", c.Engine.Type, strings.Join(slices.Sorted(maps.Keys(engines)), ", "))
+		bad("engine.type", "unknown engine %q (available: %s)", c.Engine.Type, strings.Join(Engines().Names(), ", "))
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
@@ -73,15 +71,15 @@ func (c Config) Validate() error {
 	c.Admin.UI.validate(bad)
 	c.pathProblems(bad) // paths.go
 	for key, ns := range c.namespaces() {
-		if ok && !history {
+		if ok && !caps.History {
 			for _, o := range historyOptions(ns) {
 				bad(key+"."+o, "engine %q keeps no history, so channels cannot have history, positioning or recovery (use the redis, postgres or memory engine)", c.Engine.Type)
 			}
 		}
-		if ok && !engines[c.Engine.Type].maps && isMapType(ns.SubscriptionType) {
+		if ok && !caps.Maps && isMapType(ns.SubscriptionType) {
 			bad(key+".subscription_type", "engine %q keeps no map state, so channels cannot be maps (use the memory, redis or postgres engine)", c.Engine.Type)
 		}
-		if ok && !presence && ns.Presence {
+		if ok && !caps.Presence && ns.Presence {
 			bad(key+".presence", "engine %q keeps no presence (set engine.nats.presence: redis, or use another engine)", c.Engine.Type)
 		}
 	}
