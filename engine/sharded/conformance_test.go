@@ -86,7 +86,7 @@ func TestConformancePostgres(t *testing.T) {
 		defer cancel()
 		e, err := newPostgres(ctx, pgConfigs(shards, ""))
 		if err != nil {
-			t.Fatalf("NewPostgres: %v", err)
+			t.Fatalf("newPostgres: %v", err)
 		}
 		return WithMaps(e)
 	}
@@ -207,7 +207,7 @@ func redisNodes(cfgs []redis.Config) func(*testing.T) engine.Engine {
 		defer cancel()
 		e, err := newRedis(ctx, append([]redis.Config(nil), cfgs...))
 		if err != nil {
-			t.Fatalf("NewRedis: %v", err)
+			t.Fatalf("newRedis: %v", err)
 		}
 		return WithMaps(e)
 	}
