@@ -151,3 +151,19 @@ func (n NATSConfig) presenceFrom() string {
 	}
 	return n.Presence
 }
+
+// enginesWith names the registered engines that has accepts, for messages
+// that suggest one: "memory, postgres or redis".
+func enginesWith(has func(engine.Kind) bool) string {
+	reg := Engines()
+	var names []string
+	for _, n := range reg.Names() {
+		if k, _ := reg.Lookup(n); has(k) {
+			names = append(names, n)
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
