@@ -16,7 +16,10 @@ package config
 //     Options the hub (or another library package) takes are fields of
 //     that package's option type (hub.ClientConfig, hub.NamespaceOptions),
 //     tagged there; the config types embed those types inline, so the new
-//     field reaches the library with no conversion. Options of the file
+//     field reaches the library with no conversion. An engine's options
+//     are its package's Config (postgres.Config, redis.Config,
+//     nats.Config), which engine.<name> embeds: a field of that Config
+//     with tags is the whole change. Options of the file
 //     only (keys, listeners) are fields of the config types. A new section
 //     is a struct field without tags of its own; a list of sections is a
 //     slice of structs.

@@ -2,12 +2,11 @@ package config
 
 import (
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/transport/guard"
 	"github.com/heraldhq/herald/transport/websocket"
@@ -25,9 +24,9 @@ func (c Config) Validate() error {
 	bad := func(key, format string, args ...any) {
 		ps = append(ps, Problem{Key: key, Message: fmt.Sprintf(format, args...)})
 	}
-	history, presence, ok := c.engineCaps()
+	caps, ok := c.engineCaps()
 	if !ok {
-		bad("engine.type", "unknown engine %q (available: %s)", c.Engine.Type, strings.Join(slices.Sorted(maps.Keys(engines)), ", "))
+		bad("engine.type", "unknown engine %q (available: %s)", c.Engine.Type, strings.Join(Engines().Names(), ", "))
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
@@ -73,15 +72,15 @@ func (c Config) Validate() error {
 	c.Admin.UI.validate(bad)
 	c.pathProblems(bad) // paths.go
 	for key, ns := range c.namespaces() {
-		if ok && !history {
+		if ok && !caps.History {
 			for _, o := range historyOptions(ns) {
-				bad(key+"."+o, "engine %q keeps no history, so channels cannot have history, positioning or recovery (use the redis, postgres or memory engine)", c.Engine.Type)
+				bad(key+"."+o, "engine %q keeps no history, so channels cannot have history, positioning or recovery (use the %s engine)", c.Engine.Type, enginesWith(func(k engine.Kind) bool { return k.Caps.History }))
 			}
 		}
-		if ok && !engines[c.Engine.Type].maps && isMapType(ns.SubscriptionType) {
-			bad(key+".subscription_type", "engine %q keeps no map state, so channels cannot be maps (use the memory, redis or postgres engine)", c.Engine.Type)
+		if ok && !caps.Maps && isMapType(ns.SubscriptionType) {
+			bad(key+".subscription_type", "engine %q keeps no map state, so channels cannot be maps (use the %s engine)", c.Engine.Type, enginesWith(func(k engine.Kind) bool { return k.Caps.Maps }))
 		}
-		if ok && !presence && ns.Presence {
+		if ok && !caps.Presence && ns.Presence {
 			bad(key+".presence", "engine %q keeps no presence (set engine.nats.presence: redis, or use another engine)", c.Engine.Type)
 		}
 	}
@@ -91,10 +90,10 @@ func (c Config) Validate() error {
 	c.Engine.shardProblems(bad)
 	c.Engine.Redis.TLS.problems("engine.redis.tls", bad)
 	c.Engine.NATS.TLS.problems("engine.nats.tls", bad)
-	switch c.Engine.NATS.Presence {
-	case "", "none", "redis":
-	default:
-		bad("engine.nats.presence", "%q: want none or redis", c.Engine.NATS.Presence)
+	if p := c.Engine.NATS.Presence; p != "" && p != "none" {
+		if k, ok := Engines().Lookup(p); !ok || !k.KeepsPresenceAlone() {
+			bad("engine.nats.presence", "%q: want none or %s", p, enginesWith(engine.Kind.KeepsPresenceAlone))
+		}
 	}
 	if w := c.HTTPAPI.IdempotencyWindow; w < 0 || w > 24*time.Hour {
 		bad("http_api.idempotency_window", "%s: want 0 (the default, %s) to 24h", w, hub.DefaultIdempotencyWindow)

@@ -43,38 +43,42 @@ var ErrNoHistory = errors.New("nats engine keeps no history")
 // is nil.
 var ErrNoPresence = errors.New("nats engine has no presence store configured")
 
-// Config configures an Engine.
+// Config configures an Engine. It is also the engine.nats section of
+// Herald's configuration file: the yaml, default and doc tags are that
+// file's keys, defaults (which withDefaults applies to zero fields, as a
+// test checks) and documentation; fields tagged yaml:"-" are not in the
+// file, set by the program or left to their defaults.
 type Config struct {
 	// URL is the server URL, or several separated by commas (nats.Connect
 	// syntax, credentials may be embedded). Required.
-	URL string
+	URL string `yaml:"url" default:"nats://127.0.0.1:4222" doc:"the NATS server"`
 	// Prefix starts every subject the engine uses, so several Herald
 	// clusters (or tests) can share one NATS: dot-separated tokens of
 	// letters, digits, '_' and '-'.
-	Prefix string
+	Prefix string `yaml:"prefix" default:"herald" doc:"starts every subject"`
 	// NodeID names this node's connection ("herald:<NodeID>" in the
 	// server's monitoring); empty means a random id.
-	NodeID string
+	NodeID string `yaml:"-"`
 	// Presence, when set, serves the PresenceManager methods, typically a
 	// *redis.Presence. The engine does not close it.
-	Presence engine.PresenceManager
+	Presence engine.PresenceManager `yaml:"-"`
 	// TLS, when set, connects with TLS (nats.Secure); ServerName, when
 	// empty, is the host of the URL.
-	TLS *tls.Config
+	TLS *tls.Config `yaml:"-"`
 	// ConnOptions are passed to nats.Connect after the engine's own, for
 	// credentials and other settings.
-	ConnOptions []nats.Option
+	ConnOptions []nats.Option `yaml:"-"`
 
-	PingInterval    time.Duration
-	ReconnectWait   time.Duration
-	DialTimeout     time.Duration
-	FlushTimeout    time.Duration
-	FragmentTimeout time.Duration
-	MaxMessageSize  int
+	PingInterval    time.Duration `yaml:"-"`
+	ReconnectWait   time.Duration `yaml:"-"`
+	DialTimeout     time.Duration `yaml:"-"`
+	FlushTimeout    time.Duration `yaml:"-"`
+	FragmentTimeout time.Duration `yaml:"-"`
+	MaxMessageSize  int           `yaml:"-"`
 
 	// Logger receives warnings (disconnects, messages dropped for slow
 	// consumers); nil means slog.Default().
-	Logger *slog.Logger
+	Logger *slog.Logger `yaml:"-"`
 }
 
 var prefixPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)

@@ -49,42 +49,49 @@ const (
 // standalone server; SentinelMaster set makes Addrs the Sentinels of that
 // master; Cluster (or more than one address without SentinelMaster) makes
 // Addrs the seed nodes of a Redis Cluster.
+//
+// It is also the engine.redis section of Herald's configuration file: the
+// yaml, default and doc tags are that file's keys, defaults (which
+// withDefaults applies to zero fields, as a test checks) and
+// documentation; fields tagged yaml:"-" are not in the file, set by the
+// program (the file's addresses, shards and TLS files are read into
+// Addrs and TLS) or left to their defaults.
 type Config struct {
 	// Addrs lists host:port addresses. Required.
-	Addrs []string
+	Addrs []string `yaml:"-"`
 	// SentinelMaster is the name of the master the Sentinels at Addrs
 	// watch; empty means no Sentinel.
-	SentinelMaster string
+	SentinelMaster string `yaml:"sentinel_master" doc:"the Sentinel master name; with 'addresses', Herald follows failovers"`
 	// SentinelUsername and SentinelPassword authenticate to the Sentinels
 	// when they need it.
-	SentinelUsername string
-	SentinelPassword string
+	SentinelUsername string `yaml:"sentinel_username" doc:"Sentinel credentials: the user name"`
+	SentinelPassword string `yaml:"sentinel_password" doc:"Sentinel credentials: the password"`
 	// Cluster forces Redis Cluster mode with a single seed address.
-	Cluster bool
+	Cluster bool `yaml:"cluster" doc:"'addresses' are a Redis Cluster"`
 	// Username and Password authenticate to Redis (ACL user or
 	// requirepass).
-	Username string
-	Password string
+	Username string `yaml:"username" doc:"Redis ACL credentials: the user name"`
+	Password string `yaml:"password" doc:"Redis ACL credentials: the password"`
 	// DB selects the database of a standalone or Sentinel-managed server;
 	// Redis Cluster has only database 0.
-	DB int
+	DB int `yaml:"db" doc:"database number (standalone and Sentinel)"`
 	// TLS, when set, dials with TLS.
-	TLS *tls.Config
-	// PoolSize is the number of command connections; zero keeps
-	// go-redis's default (10 per GOMAXPROCS). The subscribing connections
-	// come on top.
-	PoolSize int
+	TLS *tls.Config `yaml:"-"`
 
 	// Prefix starts every key and pub/sub channel the engine uses, so
 	// several Herald clusters (or tests) can share one Redis. It may hold
 	// letters, digits and "_.:-".
-	Prefix string
+	Prefix string `yaml:"prefix" default:"herald" doc:"starts every key and pub/sub channel, so several Herald clusters can share a server"`
 	// NodeID is this node's id (engine.Broker.NodeID): the address of its
 	// own control channel, and its connection name in CLIENT LIST
 	// ("herald:<NodeID>"); empty means a random id.
-	NodeID string
+	NodeID string `yaml:"-"`
 	// PubSubShards is the number of subscribing connections.
-	PubSubShards int
+	PubSubShards int `yaml:"pubsub_shards" default:"4" doc:"connections that a node's channel subscriptions are spread over"`
+	// PoolSize is the number of command connections; zero keeps
+	// go-redis's default (10 per GOMAXPROCS). The subscribing connections
+	// come on top.
+	PoolSize int `yaml:"pool_size" defaultdoc:"go-redis default" doc:"command connections per node (0: the go-redis default)"`
 
 	// MinReplicas, when positive, makes Publish with history wait (WAIT)
 	// until that many replicas have the publication, at most
@@ -93,23 +100,23 @@ type Config struct {
 	// replica. Redis replicates asynchronously, so without it a failover
 	// can lose the last publications the old master acknowledged. Not
 	// with Redis Cluster, where WAIT cannot follow a script to its master.
-	MinReplicas    int
-	ReplicaTimeout time.Duration
+	MinReplicas    int           `yaml:"min_replicas" doc:"with 1 or more, a publication with history is acknowledged (and sent to subscribers) only once that many replicas have it, so a Sentinel failover cannot lose it; otherwise the publish fails. Not with Redis Cluster ([engines.md](engines.md))"`
+	ReplicaTimeout time.Duration `yaml:"replica_timeout" default:"1s" doc:"how long a publication waits for 'min_replicas'"`
 
-	HistoryMetaTTL time.Duration
-	HealthInterval time.Duration
+	HistoryMetaTTL time.Duration `yaml:"-"`
+	HealthInterval time.Duration `yaml:"-"`
 	// MapExpiryInterval is how often the node removes map keys whose TTL
 	// passed (engine.MapPublishOptions.KeyTTL); zero means
 	// DefaultMapExpiryInterval.
-	MapExpiryInterval time.Duration
-	ReadTimeout       time.Duration
-	ReconnectMin      time.Duration
-	ReconnectMax      time.Duration
-	ReplayBatch       int
+	MapExpiryInterval time.Duration `yaml:"-"`
+	ReadTimeout       time.Duration `yaml:"-"`
+	ReconnectMin      time.Duration `yaml:"-"`
+	ReconnectMax      time.Duration `yaml:"-"`
+	ReplayBatch       int           `yaml:"-"`
 
 	// Logger receives warnings (reconnects, publications that history no
 	// longer held when a gap was repaired); nil means slog.Default().
-	Logger *slog.Logger
+	Logger *slog.Logger `yaml:"-"`
 }
 
 var prefixPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)

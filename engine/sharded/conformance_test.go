@@ -84,9 +84,9 @@ func TestConformancePostgres(t *testing.T) {
 	newNode := func(t *testing.T) engine.Engine {
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		defer cancel()
-		e, err := NewPostgres(ctx, pgConfigs(shards, ""))
+		e, err := newPostgres(ctx, pgConfigs(shards, ""))
 		if err != nil {
-			t.Fatalf("NewPostgres: %v", err)
+			t.Fatalf("newPostgres: %v", err)
 		}
 		return WithMaps(e)
 	}
@@ -158,7 +158,7 @@ func reconnects(t *testing.T, e *Engine) float64 {
 func TestSpreads(t *testing.T) {
 	addr := testenv.Require(t, "HERALD_TEST_REDIS_ADDR")
 	cfgs := redisConfigs(t, addr, addr)
-	e := enginetest.NewEngine(t, func(ctx context.Context) (*Engine, error) { return NewRedis(ctx, cfgs) })
+	e := enginetest.NewEngine(t, func(ctx context.Context) (*Engine, error) { return newRedis(ctx, cfgs) })
 	enginetest.StartEngine(t, e, nopHandler{})
 	for s := range 2 {
 		ch := channelOn(t, 2, s, "spread")
@@ -205,9 +205,9 @@ func redisNodes(cfgs []redis.Config) func(*testing.T) engine.Engine {
 	return func(t *testing.T) engine.Engine {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
-		e, err := NewRedis(ctx, append([]redis.Config(nil), cfgs...))
+		e, err := newRedis(ctx, append([]redis.Config(nil), cfgs...))
 		if err != nil {
-			t.Fatalf("NewRedis: %v", err)
+			t.Fatalf("newRedis: %v", err)
 		}
 		return WithMaps(e)
 	}

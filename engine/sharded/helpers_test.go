@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"os"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
+	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/engine/postgres"
 	"github.com/heraldhq/herald/engine/redis"
 	"github.com/heraldhq/herald/internal/testenv"
@@ -106,4 +108,30 @@ func deletePrefix(t testing.TB, addr, prefix string) {
 		return
 	}
 	testenv.DeleteRedisKeys(t, c, prefix)
+}
+
+// newPostgres and newRedis make a sharded engine of that kind over cfgs,
+// as Open does for several stores, with the node id and logger of the
+// first configuration.
+func newPostgres(ctx context.Context, cfgs []postgres.Config) (*Engine, error) {
+	return buildKind(ctx, postgres.Kind(), cfgs, func(c postgres.Config) engine.Wiring {
+		return engine.Wiring{NodeID: c.NodeID, Logger: c.Logger}
+	})
+}
+
+func newRedis(ctx context.Context, cfgs []redis.Config) (*Engine, error) {
+	return buildKind(ctx, redis.Kind(), cfgs, func(c redis.Config) engine.Wiring {
+		return engine.Wiring{NodeID: c.NodeID, Logger: c.Logger}
+	})
+}
+
+func buildKind[C any](ctx context.Context, kind engine.Kind, cfgs []C, wiring func(C) engine.Wiring) (*Engine, error) {
+	if len(cfgs) == 0 {
+		return nil, errors.New("no shards")
+	}
+	stores := make([]any, len(cfgs))
+	for i, c := range cfgs {
+		stores[i] = c
+	}
+	return build(ctx, kind, stores, wiring(cfgs[0]))
 }

@@ -25,7 +25,7 @@ func TestShardRestartPostgres(t *testing.T) {
 	restart := strings.Fields(testenv.Require(t, "HERALD_TEST_POSTGRES18_RESTART"))
 	shards := pgShards(t)
 	mk := func() *Engine {
-		return enginetest.NewEngine(t, func(ctx context.Context) (*Engine, error) { return NewPostgres(ctx, pgConfigs(shards, "")) })
+		return enginetest.NewEngine(t, func(ctx context.Context) (*Engine, error) { return newPostgres(ctx, pgConfigs(shards, "")) })
 	}
 	subRec := newRecorder()
 	sub, pub := mk(), mk()

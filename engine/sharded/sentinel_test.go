@@ -167,7 +167,7 @@ func TestSentinelShards(t *testing.T) {
 	rec := enginetest.NewRecorder()
 	mk := func() *Engine {
 		return enginetest.NewEngine(t, func(ctx context.Context) (*Engine, error) {
-			return NewRedis(ctx, append([]redis.Config(nil), cfgs...))
+			return newRedis(ctx, append([]redis.Config(nil), cfgs...))
 		})
 	}
 	sub, pub := mk(), mk()
@@ -357,7 +357,7 @@ func TestSentinelShardsConformance(t *testing.T) {
 	})
 }
 
-// TestSameServerShardsRefused checks that NewRedis refuses two shards that
+// TestSameServerShardsRefused checks that Open refuses two shards that
 // are one Redis server under one prefix, whichever way they reach it: the
 // same address twice, or two Sentinels of one set listed as two shards
 // (how Centrifugo's sentinel_address reads Sentinels written one per
@@ -379,12 +379,12 @@ func TestSameServerShardsRefused(t *testing.T) {
 		"two Sentinels of one set": {viaSentinel(set.sentinels[0]), viaSentinel(set.sentinels[1])},
 	} {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		e, err := NewRedis(ctx, cfgs)
+		e, err := newRedis(ctx, cfgs)
 		cancel()
 		if err == nil {
 			_ = e.Close()
-			t.Errorf("%s: NewRedis succeeded, want shards 0 and 1 refused as one server", name)
-		} else if !strings.Contains(err.Error(), "shards 0 and 1 are one Redis server") {
+			t.Errorf("%s: Open succeeded, want shards 0 and 1 refused as one server", name)
+		} else if !strings.Contains(err.Error(), "shards 0 and 1 are one redis store") {
 			t.Errorf("%s: %v, want shards 0 and 1 refused as one server", name, err)
 		}
 	}
@@ -392,7 +392,7 @@ func TestSameServerShardsRefused(t *testing.T) {
 	other.Prefix = base.Prefix + "_2"
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	e, err := NewRedis(ctx, []redis.Config{base, other})
+	e, err := newRedis(ctx, []redis.Config{base, other})
 	if err != nil {
 		t.Fatalf("one server under two prefixes: %v", err)
 	}

@@ -130,7 +130,7 @@ func TestShardDownRedis(t *testing.T) {
 	cfgs := redisConfigs(t, a.addr(), b.addr())
 	subRec := newRecorder()
 	mk := func() *Engine {
-		return enginetest.NewEngine(t, func(ctx context.Context) (*Engine, error) { return NewRedis(ctx, cfgs) })
+		return enginetest.NewEngine(t, func(ctx context.Context) (*Engine, error) { return newRedis(ctx, cfgs) })
 	}
 	sub, pub := mk(), mk()
 	enginetest.StartEngine(t, sub, subRec)

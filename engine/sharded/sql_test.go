@@ -73,7 +73,7 @@ func TestShardOfMatchesSQL(t *testing.T) {
 func TestPublishFromSQLOnItsShard(t *testing.T) {
 	shards := pgShards(t)
 	rec := newRecorder()
-	e := enginetest.NewEngine(t, func(ctx context.Context) (*Engine, error) { return NewPostgres(ctx, pgConfigs(shards, "")) })
+	e := enginetest.NewEngine(t, func(ctx context.Context) (*Engine, error) { return newPostgres(ctx, pgConfigs(shards, "")) })
 	enginetest.StartEngine(t, e, rec)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()

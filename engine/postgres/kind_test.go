@@ -1,0 +1,19 @@
+package postgres
+
+import (
+	"testing"
+
+	"github.com/heraldhq/herald/engine/enginetest"
+)
+
+// TestKind: the registry's view of the engine matches the engine, and the
+// defaults the configuration file documents are the engine's.
+func TestKind(t *testing.T) {
+	enginetest.CheckKind(t, Kind(), (*Engine)(nil))
+	given := Config{DSN: "postgres://localhost/db"}
+	got, err := given.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	enginetest.CheckDefaultTags(t, given, got)
+}
