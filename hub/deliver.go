@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/hub/internal/tagsfilter"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -23,7 +24,7 @@ type delivery struct {
 	jsonFailed bool
 	delta      *deltaStep // nil unless the channel has delta subscribers
 	dx         deltaEncodings
-	matches    map[*tagsFilter]bool // results of shared tags filters (tagsfilter.go)
+	matches    tagsfilter.Memo // results of shared tags filters
 }
 
 // encoded returns the push encoded for t, or nil when it cannot be (a
@@ -60,7 +61,7 @@ func (e engineHandler) HandlePublication(ch string, pub *engine.Publication, sp 
 	except := pub.ExceptClient
 	visible := h.rowVerdicts(ch, pub) // nil: no row check
 	h.subs.each(ch, func(c *Client, s *subscription) {
-		if except != "" && c.id == except || s.filter != nil && !d.passes(s.filter, pub.Tags) ||
+		if except != "" && c.id == except || s.filter != nil && !d.matches.Passes(s.filter, pub.Tags) ||
 			visible != nil && !visible[c.User()] {
 			c.skipPublication(s, sp)
 			return

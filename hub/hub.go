@@ -21,6 +21,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/hub/internal/tagsfilter"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -87,8 +88,8 @@ type Hub struct {
 	emulation  emulationGate
 
 	subs     registry
-	deltas   deltaChannels // delta compression bases (delta.go)
-	filters  filterTable   // registered subscriptions' tags filters (tagsfilter.go)
+	deltas   deltaChannels    // delta compression bases (delta.go)
+	filters  tagsfilter.Table // registered subscriptions' tags filters
 	interest interest
 	users    userIndex
 	nodes    nodeRegistry

@@ -7,6 +7,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/hub/internal/tagsfilter"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -61,7 +62,7 @@ type subscription struct {
 	// subscriptions that take every publication. Set before the
 	// subscription is registered (addSubscriber interns it) and fixed
 	// after, so the fan-out reads it without the client's mutex.
-	filter *tagsFilter
+	filter *tagsfilter.Filter
 }
 
 type bufferedPub struct {
@@ -376,7 +377,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 				if !c.canDecode(p) {
 					continue // as in delivery: see deliverLocked
 				}
-				if s.filter != nil && !s.filter.match(p.Tags) {
+				if s.filter != nil && !s.filter.Match(p.Tags) {
 					continue // as the reference: recovery is judged on the whole stream, then filtered
 				}
 				res.Publications = append(res.Publications, protoPublication(p))
@@ -453,4 +454,30 @@ func (c *Client) join(ctx context.Context, s *subscription) {
 			c.logger().Error("publish join", "channel", s.channel, "error", err)
 		}
 	}
+}
+
+// requestFilter is the subscribe request's tags filter, compiled; nil
+// when it has none. As the reference, a filter where the namespace does
+// not allow one (allow_tags_filter), or a malformed one, is error 107. So
+// is a filter with delta compression: the reference makes the two
+// mutually exclusive, and a subscriber asking for both would otherwise not
+// get what it asked for without knowing why.
+func (c *Client) requestFilter(ch string, r *rule, req *protocol.SubscribeRequest) (*tagsfilter.Filter, error) {
+	if req.Tf == nil {
+		return nil, nil
+	}
+	if !r.AllowTagsFilter {
+		c.logger().Info("tags filter where the namespace does not allow it", "channel", ch)
+		return nil, newError(protocol.ErrorBadRequest)
+	}
+	if req.Delta != "" {
+		c.logger().Info("tags filter with delta compression", "channel", ch)
+		return nil, newError(protocol.ErrorBadRequest)
+	}
+	f, why := tagsfilter.Compile(req.Tf)
+	if f == nil {
+		c.logger().Info("invalid tags filter", "channel", ch, "reason", why)
+		return nil, newError(protocol.ErrorBadRequest)
+	}
+	return f, nil
 }
