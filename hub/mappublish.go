@@ -73,10 +73,10 @@ func (c *Client) handleMapPublish(ctx context.Context, id uint32, req *protocol.
 	}
 	if !decided {
 		if req.Removed {
-			if !permitted(c.User(), m.AllowRemoveForAnonymous, m.AllowRemoveForClient, m.AllowRemoveForSubscriber && subscribed) && !c.hub.client.Insecure {
+			if !c.hasPermission(m.removeGrant(), subscribed) {
 				return newError(protocol.ErrorPermissionDenied)
 			}
-		} else if !permitted(c.User(), m.AllowPublishForAnonymous, m.AllowPublishForClient, m.AllowPublishForSubscriber && subscribed) && !c.hub.client.Insecure {
+		} else if !c.hasPermission(m.publishGrant(), subscribed) {
 			return newError(protocol.ErrorPermissionDenied)
 		}
 		switch m.ClientKey {

@@ -51,7 +51,7 @@ func (c *Client) handlePublish(ctx context.Context, id uint32, req *protocol.Pub
 			}
 		}
 	}
-	if !decided && !c.hasPublishPermission(r, s != nil) {
+	if !decided && !c.hasPermission(r.publishGrant(), s != nil) {
 		return newError(protocol.ErrorPermissionDenied)
 	}
 	var chanInfo []byte

@@ -282,9 +282,9 @@ func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequ
 	// For the same reason a channel under a row check (rowcheck.go)
 	// negotiates no delta.
 	s.delta = req.Tf == nil && !c.hub.rowChecked(s.channel) && r.negotiateDelta(req.Delta)
-	s.pushJoinLeave = s.joinLeave && (forcePush || (req.JoinLeave && c.hasPresencePermission(r, true)))
+	s.pushJoinLeave = s.joinLeave && (forcePush || (req.JoinLeave && c.hasPermission(r.presenceGrant(), true)))
 	if r.HasHistory() {
-		historyAllowed := c.hasHistoryPermission(r, true)
+		historyAllowed := c.hasPermission(r.historyGrant(), true)
 		s.recoverable = forceRecovery || (req.Recoverable && (r.AllowRecovery || historyAllowed))
 		s.positioned = s.recoverable || forcePositioning || (req.Positioned && (r.AllowPositioning || historyAllowed))
 	}
