@@ -234,8 +234,8 @@ func (h *Hub) CheckChannel(ch string) error {
 
 // Nodes lists the live nodes of the cluster, this one included.
 func (h *Hub) Nodes() []NodeInfo {
-	h.nodes.update(h.localNodeInfo())
-	return h.nodes.list()
+	h.nodes.Update(h.localNodeInfo())
+	return h.nodes.List()
 }
 
 // Uptime is how long this hub has run.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/hub/internal/clusterstate"
 	"github.com/heraldhq/herald/hub/internal/tagsfilter"
 	"github.com/heraldhq/herald/protocol"
 )
@@ -92,10 +93,10 @@ type Hub struct {
 	filters  tagsfilter.Table // registered subscriptions' tags filters
 	interest interest
 	users    userIndex
-	nodes    nodeRegistry
-	process  processSampler // CPU and memory for the heartbeat
-	writeq   chan *Client   // clients waiting for a writer (writer.go)
-	coalesce coalescer      // clients waiting for their write interval (coalesce.go)
+	nodes    clusterstate.Registry
+	process  clusterstate.Sampler // CPU and memory for the heartbeat
+	writeq   chan *Client         // clients waiting for a writer (writer.go)
+	coalesce coalescer            // clients waiting for their write interval (coalesce.go)
 	// queuedTotal is the bytes waiting in every client's write queue
 	// (writer.go); past ClientConfig.NodeQueueMaxSize publishing is shed.
 	queuedTotal atomic.Int64
@@ -121,7 +122,7 @@ type Hub struct {
 	// connected yet (*Client → interface{ Release() }), outside the Client
 	// so that an authenticated connection carries no room for it.
 	admissions sync.Map
-	surveys    sync.Map // survey id → *pendingSurvey, for the surveys this node asked
+	surveys    sync.Map // survey id → *clusterstate.Survey, for the surveys this node asked
 }
 
 // New checks cfg and returns a Hub that is not started yet.
@@ -168,7 +169,6 @@ func New(cfg Config) (*Hub, error) {
 	h.subs.init()
 	h.interest.init(h)
 	h.users.init()
-	h.nodes.init()
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.writeq = make(chan *Client, writeQueueLen)
 	h.coalesce.init()
@@ -228,7 +228,7 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 	if err := h.bg.wait(ctx); err != nil {
 		return fmt.Errorf("hub: shutdown: waiting for engine calls: %w", err)
 	}
-	h.nodes.remove(h.nodeID)
+	h.nodes.Remove(h.nodeID)
 	if err := h.engine.Close(); err != nil {
 		return fmt.Errorf("hub: close engine: %w", err)
 	}
