@@ -229,33 +229,7 @@ func (c *Client) enqueueDeltaLocked(s *subscription, p bufferedPub) {
 		msg, isDelta = p.diff, true
 	}
 	s.deltaHave = p.ref
-	c.enqueueQueuedLocked(queued{msg: msg, droppable: s.rule.QueuePolicy == QueueDropOldest, sub: s, delta: isDelta})
-}
-
-// dropDeltaChainsLocked finishes a drop from the queue: deltas queued
-// after a dropped publication of their subscription lose their base, so
-// they are dropped too, up to the next full publication; a subscription
-// whose chain is still broken at the end gets its next publication in
-// full. It returns the messages kept and how many more it dropped.
-func (c *Client) dropDeltaChainsLocked(q []queued, broken map[*subscription]bool) ([]queued, int) {
-	dropped := 0
-	kept := q[:0]
-	for _, m := range q {
-		if m.sub != nil && broken[m.sub] {
-			if m.delta {
-				c.queued -= len(m.msg)
-				dropped++
-				continue
-			}
-			delete(broken, m.sub)
-		}
-		kept = append(kept, m)
-	}
-	clear(q[len(kept):])
-	for s := range broken {
-		s.deltaHave = deltaRef{}
-	}
-	return kept, dropped
+	c.enqueueQueuedLocked(queued{Msg: msg, Droppable: s.rule.QueuePolicy == QueueDropOldest, Sub: s, Delta: isDelta})
 }
 
 // recoveredDeltas rewrites recovered publications for a delta

@@ -23,6 +23,7 @@ import (
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/hub/internal/clusterstate"
 	"github.com/heraldhq/herald/hub/internal/tagsfilter"
+	"github.com/heraldhq/herald/hub/internal/writequeue"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -88,15 +89,16 @@ type Hub struct {
 	sessionKey []byte
 	emulation  emulationGate
 
-	subs     registry
-	deltas   deltaChannels    // delta compression bases (delta.go)
-	filters  tagsfilter.Table // registered subscriptions' tags filters
-	interest interest
-	users    userIndex
-	nodes    clusterstate.Registry
-	process  clusterstate.Sampler // CPU and memory for the heartbeat
-	writeq   chan *Client         // clients waiting for a writer (writer.go)
-	coalesce coalescer            // clients waiting for their write interval (coalesce.go)
+	subs        registry
+	deltas      deltaChannels    // delta compression bases (delta.go)
+	filters     tagsfilter.Table // registered subscriptions' tags filters
+	interest    interest
+	users       userIndex
+	nodes       clusterstate.Registry
+	process     clusterstate.Sampler             // CPU and memory for the heartbeat
+	writeq      chan *Client                     // clients waiting for a writer (writer.go)
+	queueArrays writequeue.Arrays[*subscription] // clients' queue arrays, recycled (writer.go)
+	coalesce    coalescer                        // clients waiting for their write interval (coalesce.go)
 	// queuedTotal is the bytes waiting in every client's write queue
 	// (writer.go); past ClientConfig.NodeQueueMaxSize publishing is shed.
 	queuedTotal atomic.Int64
