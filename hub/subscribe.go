@@ -58,11 +58,20 @@ type subscription struct {
 	// data the client holds, the base a delta must have (delta.go).
 	delta     bool
 	deltaHave deltaRef
-	// filter is the subscriber's tags filter (tagsfilter.go), nil for the
+	// filter is the subscriber's tags filter (hub/internal/tagsfilter), nil for the
 	// subscriptions that take every publication. Set before the
 	// subscription is registered (addSubscriber interns it) and fixed
 	// after, so the fan-out reads it without the client's mutex.
 	filter *tagsfilter.Filter
+}
+
+// channelInfo is the chan_info of the client's publications in the
+// subscription's channel: the subscription's, none without one.
+func (s *subscription) channelInfo() []byte {
+	if s == nil {
+		return nil
+	}
+	return s.chanInfo
 }
 
 type bufferedPub struct {
