@@ -146,7 +146,7 @@ func (c *Client) Meta() []byte {
 
 // Send pushes an asynchronous message to the client (the message push).
 func (c *Client) Send(data []byte) error {
-	msg, err := protocol.AppendPush(c.proto, nil, &protocol.Push{Message: &protocol.Message{Data: data}})
+	msg, err := c.encodePush(&protocol.Push{Message: &protocol.Message{Data: data}})
 	if err != nil {
 		return err
 	}

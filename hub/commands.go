@@ -150,7 +150,7 @@ func asDisconnect(err error) *Disconnect {
 
 // queueReply encodes r and queues it.
 func (c *Client) queueReply(r *protocol.Reply) {
-	msg, err := protocol.AppendReply(c.proto, nil, r)
+	msg, err := c.encodeReply(r)
 	if err != nil {
 		c.logger().Error("encode reply", "error", err)
 		go c.close(newDisconnect(protocol.DisconnectServerError))

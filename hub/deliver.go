@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/engine"
-	"github.com/heraldhq/herald/hub/internal/tagsfilter"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -12,42 +11,6 @@ import (
 // local subscribers. Encoding happens once per publication and protocol,
 // and every subscriber's queue shares the encoded bytes.
 type engineHandler struct{ h *Hub }
-
-// delivery is one publication or join/leave event on its way to local
-// subscribers, with its encodings made on first use.
-type delivery struct {
-	push       *protocol.Push
-	jsonMsg    []byte
-	protoMsg   []byte
-	jsonDone   bool
-	protoDone  bool
-	jsonFailed bool
-	delta      *deltaStep // nil unless the channel has delta subscribers
-	dx         deltaEncodings
-	matches    tagsfilter.Memo // results of shared tags filters
-}
-
-// encoded returns the push encoded for t, or nil when it cannot be (a
-// binary payload for a JSON client). It is called only from the goroutine
-// that runs the fan-out.
-func (d *delivery) encoded(t protocol.Type) []byte {
-	if t == protocol.TypeProtobuf {
-		if !d.protoDone {
-			d.protoMsg, _ = protocol.AppendPush(t, nil, d.push)
-			d.protoDone = true
-		}
-		return d.protoMsg
-	}
-	if !d.jsonDone {
-		d.jsonDone = true
-		if pub := d.push.Pub; pub != nil && !jsonDeliverable(pub.Data, pub.Key) {
-			d.jsonFailed = true
-			return nil
-		}
-		d.jsonMsg, _ = protocol.AppendPush(t, nil, d.push)
-	}
-	return d.jsonMsg
-}
 
 func (e engineHandler) HandlePublication(ch string, pub *engine.Publication, sp engine.StreamPosition) {
 	h := e.h
@@ -213,15 +176,4 @@ func (c *Client) deliverJoinLeave(s *subscription, d *delivery) bool {
 		return true
 	}
 	return false
-}
-
-func protoClientInfo(i *engine.ClientInfo) *protocol.ClientInfo {
-	if i == nil {
-		return nil
-	}
-	return &protocol.ClientInfo{User: i.User, Client: i.Client, ConnInfo: i.ConnInfo, ChanInfo: i.ChanInfo}
-}
-
-func protoPublication(p *engine.Publication) *protocol.Publication {
-	return &protocol.Publication{Data: p.Data, Info: protoClientInfo(p.Info), Offset: p.Offset, Tags: p.Tags, Key: p.Key, Removed: p.Removed}
 }

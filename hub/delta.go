@@ -4,11 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"unicode/utf8"
 
-	"github.com/centrifugal/fdelta"
 	"github.com/heraldhq/herald/engine"
-	"github.com/heraldhq/herald/protocol"
 )
 
 // Delta compression, as the reference server does it: a subscriber that
@@ -145,80 +142,6 @@ type deltaStep struct {
 	ref      deltaRef
 }
 
-// deltaEncodings are a delivery's encodings for delta subscribers, made on
-// first use by the goroutine that runs the fan-out.
-type deltaEncodings struct {
-	jsonFull     []byte // data as a JSON string
-	jsonFullDone bool
-	patch        []byte // nil when no delta is worth sending
-	patchDone    bool
-	diff         [2][]byte // by deltaIndex(t)
-	diffDone     [2]bool
-}
-
-func deltaIndex(t protocol.Type) int {
-	if t == protocol.TypeProtobuf {
-		return 1
-	}
-	return 0
-}
-
-// deltaMsgs returns the publication for a delta subscriber using t: in
-// full, and as a delta against d.delta.base (nil when there is no base or
-// the delta is not smaller). full is nil when the data cannot be sent to t.
-func (d *delivery) deltaMsgs(t protocol.Type) (full, diff []byte) {
-	x := &d.dx
-	if t == protocol.TypeProtobuf {
-		full = d.encoded(t) // the same bytes as without delta
-	} else if full = d.encoded(t); full != nil {
-		if !x.jsonFullDone {
-			x.jsonFullDone = true
-			x.jsonFull = d.encodeData(t, protocol.AppendJSONString(nil, d.push.Pub.Data), false)
-		}
-		full = x.jsonFull
-	}
-	if full == nil || d.delta == nil || !d.delta.base.valid() {
-		return full, nil
-	}
-	if !x.patchDone {
-		x.patchDone = true
-		data, base := d.push.Pub.Data, d.delta.baseData
-		if len(data) <= maxDeltaPayload && len(base) <= maxDeltaPayload {
-			if p := fdelta.Create(base, data); len(p) < len(data) {
-				x.patch = p
-			}
-		}
-	}
-	if x.patch == nil {
-		return full, nil
-	}
-	i := deltaIndex(t)
-	if !x.diffDone[i] {
-		x.diffDone[i] = true
-		if t == protocol.TypeProtobuf {
-			x.diff[i] = d.encodeData(t, x.patch, true)
-		} else if utf8.Valid(x.patch) {
-			// A JSON string carries text: a delta cutting a multi-byte
-			// character in two cannot travel, and the payload goes in full.
-			x.diff[i] = d.encodeData(t, protocol.AppendJSONString(nil, x.patch), true)
-		}
-	}
-	return full, x.diff[i]
-}
-
-// encodeData encodes the delivery's push with data in place of the
-// publication's data.
-func (d *delivery) encodeData(t protocol.Type, data []byte, delta bool) []byte {
-	msg, _ := protocol.AppendPush(t, nil, &protocol.Push{Channel: d.push.Channel, Pub: withData(d.push.Pub, data, delta)})
-	return msg
-}
-
-// withData is p carrying data instead of its own (protoPublication's
-// fields: the hub sets no others).
-func withData(p *protocol.Publication, data []byte, delta bool) *protocol.Publication {
-	return &protocol.Publication{Data: data, Info: p.Info, Offset: p.Offset, Tags: p.Tags, Delta: delta}
-}
-
 // enqueueDeltaLocked queues a publication for a delta subscription: the
 // delta when the client holds its base, else the full one. The queue keeps
 // which it is, so that dropping one (QueueDropOldest) also drops the
@@ -230,31 +153,4 @@ func (c *Client) enqueueDeltaLocked(s *subscription, p bufferedPub) {
 	}
 	s.deltaHave = p.ref
 	c.enqueueQueuedLocked(queued{Msg: msg, Droppable: s.rule.QueuePolicy == QueueDropOldest, Sub: s, Delta: isDelta})
-}
-
-// recoveredDeltas rewrites recovered publications for a delta
-// subscription as the reference does: the first in full, each next one as
-// a delta against the previous when smaller; over JSON every data is a
-// JSON string. It returns the reference of the last one's data, and the
-// data.
-func recoveredDeltas(t protocol.Type, pubs []*protocol.Publication, epoch string) (deltaRef, []byte) {
-	var prev []byte
-	for i, p := range pubs {
-		data := p.Data
-		out, delta := data, false
-		if i > 0 && len(data) <= maxDeltaPayload && len(prev) <= maxDeltaPayload {
-			if patch := fdelta.Create(prev, data); len(patch) < len(data) && (t == protocol.TypeProtobuf || utf8.Valid(patch)) {
-				out, delta = patch, true
-			}
-		}
-		if t == protocol.TypeJSON {
-			out = protocol.AppendJSONString(nil, out)
-		}
-		pubs[i] = withData(p, out, delta)
-		prev = data
-	}
-	if len(pubs) == 0 {
-		return deltaRef{}, nil
-	}
-	return deltaRef{epoch: epoch, offset: pubs[len(pubs)-1].Offset}, prev
 }

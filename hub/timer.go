@@ -75,7 +75,7 @@ func (c *Client) onTimer() {
 			return
 		}
 		if nowNs >= c.nextPing {
-			msg, _ := protocol.AppendReply(c.proto, nil, &protocol.Reply{})
+			msg, _ := c.encodeReply(&protocol.Reply{})
 			c.enqueueLocked(msg)
 			h.metrics.sent["ping"].Inc()
 			if c.pongDeadline == 0 && !c.conn.Unidirectional {
