@@ -48,24 +48,24 @@ func surveyOpFor(op string) (surveyOp, bool) {
 	return nil, false
 }
 
-// SurveyResult is what the nodes answered: Answers by node id, and the
+// surveyResult is what the nodes answered: Answers by node id, and the
 // nodes that did not answer in time or failed (Missing), so that a caller
 // can mark its result partial.
-type SurveyResult struct {
+type surveyResult struct {
 	Answers map[string]json.RawMessage
 	Missing []string
 }
 
 // survey asks every live node, this one included, to answer op with data,
 // and waits for them until ctx ends.
-func (h *Hub) survey(ctx context.Context, op string, data any) (SurveyResult, error) {
+func (h *Hub) survey(ctx context.Context, op string, data any) (surveyResult, error) {
 	fn, ok := surveyOpFor(op)
 	if !ok {
-		return SurveyResult{}, fmt.Errorf("survey: unknown op %q", op)
+		return surveyResult{}, fmt.Errorf("survey: unknown op %q", op)
 	}
 	raw, err := json.Marshal(data)
 	if err != nil {
-		return SurveyResult{}, fmt.Errorf("survey %s: encode: %w", op, err)
+		return surveyResult{}, fmt.Errorf("survey %s: encode: %w", op, err)
 	}
 	var want []string
 	for _, n := range h.nodes.List() {
@@ -77,18 +77,18 @@ func (h *Hub) survey(ctx context.Context, op string, data any) (SurveyResult, er
 	// This node answers directly, not through the engine.
 	local, err := fn(ctx, h, raw)
 	if err != nil {
-		return SurveyResult{}, fmt.Errorf("survey %s on this node: %w", op, err)
+		return surveyResult{}, fmt.Errorf("survey %s on this node: %w", op, err)
 	}
 	localRaw, err := json.Marshal(local)
 	if err != nil {
-		return SurveyResult{}, fmt.Errorf("survey %s: encode answer: %w", op, err)
+		return surveyResult{}, fmt.Errorf("survey %s: encode answer: %w", op, err)
 	}
 	if len(want) > 0 {
 		id := uuid.NewString()
 		h.surveys.Store(id, p)
 		defer h.surveys.Delete(id)
 		if err := h.sendControl(ctx, controlMessage{Survey: &controlSurvey{ID: id, Op: op, Data: raw}}); err != nil {
-			return SurveyResult{}, fmt.Errorf("survey %s: %w", op, err)
+			return surveyResult{}, fmt.Errorf("survey %s: %w", op, err)
 		}
 		select {
 		case <-p.Done():
@@ -96,7 +96,7 @@ func (h *Hub) survey(ctx context.Context, op string, data any) (SurveyResult, er
 		}
 	}
 	answers, missing, failed := p.Result()
-	res := SurveyResult{Answers: answers, Missing: missing}
+	res := surveyResult{Answers: answers, Missing: missing}
 	res.Answers[h.nodeID] = localRaw
 	for n, e := range failed {
 		h.log.Warn("survey: a node failed to answer", "op", op, "node", n, "error", e)
