@@ -264,18 +264,6 @@ func (h *Hub) presenceLoop() {
 	}
 }
 
-func (c *Client) presenceSubs() []*subscription {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []*subscription
-	for _, s := range c.subs {
-		if (s.presence || s.rule.hasMapPresence()) && s.active && !s.syncing {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // forgetNodes tells an engine that keeps records owned by nodes
 // (engine.NodeForgetter) that these nodes are gone, off the caller's
 // goroutine. Every live node does it: the call is idempotent, and cheap

@@ -24,7 +24,7 @@ type queued = writequeue.Item[*subscription]
 // writeQueue is the client's write side: encoded messages waiting to be
 // written, whether a writer is flushing them, and the close that follows
 // them. processing holds writes back while commands run, since holdSince
-// until holdUntil (Unix nanoseconds) at the latest (exec.go).
+// until holdUntil (Unix nanoseconds) at the latest (command_exec.go).
 type writeQueue struct {
 	queue        []queued
 	queued       int
@@ -32,7 +32,7 @@ type writeQueue struct {
 	holdUntil    int64
 	holdSince    int64
 	// lastWrite is hub.mono() when the last frame's write began
-	// (coalesce.go, and slow-client detection). A flush writes the queue in
+	// (delivery_coalesce.go, and slow-client detection). A flush writes the queue in
 	// frames of at most writequeue.MaxFrameBytes; a socket that drains completes each
 	// frame in turn, so only a frame that has waited long says the client is
 	// not reading (slowLocked). Atomic: the writer sets it between frames
@@ -52,7 +52,7 @@ type writeQueue struct {
 }
 
 // enqueueLocked queues an encoded message. Messages queued while the
-// client runs commands are written together when they are done (exec.go),
+// client runs commands are written together when they are done (command_exec.go),
 // so replies and the pushes they cause share one frame.
 func (c *Client) enqueueLocked(msg []byte) { c.enqueueMsgLocked(msg, false) }
 
@@ -119,7 +119,7 @@ func (c *Client) enqueueQueuedLocked(q queued) {
 //
 // A client whose writes complete keeps its queue: NodeQueueMaxSize sheds
 // publishing on this node before the queues grow much past it
-// (publish.go). Publications from other nodes cannot be shed here, so when
+// (command_publish.go). Publications from other nodes cannot be shed here, so when
 // the node's queues pass twice NodeQueueMaxSize, a client whose queue is
 // over overloadQueueFactor times QueueMaxSize is closed as well: the node
 // bounds its memory with the clients that hold most of it. And a client
@@ -327,4 +327,17 @@ func (c *Client) writeFrame(frame []byte) error {
 	m.bytesOut.Add(float64(len(frame)))
 	m.framesOut.Inc()
 	return c.transport.WriteFrame(frame)
+}
+
+// enqueueDeltaLocked queues a publication for a delta subscription: the
+// delta when the client holds its base, else the full one. The queue keeps
+// which it is, so that dropping one (QueueDropOldest) also drops the
+// deltas built on it (delivery_writer.go).
+func (c *Client) enqueueDeltaLocked(s *subscription, p bufferedPub) {
+	msg, isDelta := p.msg, false
+	if p.diff != nil && s.deltaHave.valid() && s.deltaHave == p.base {
+		msg, isDelta = p.diff, true
+	}
+	s.deltaHave = p.ref
+	c.enqueueQueuedLocked(queued{Msg: msg, Droppable: s.rule.QueuePolicy == QueueDropOldest, Sub: s, Delta: isDelta})
 }

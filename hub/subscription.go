@@ -35,7 +35,7 @@ type subscription struct {
 	pushJoinLeave bool
 	positioned    bool
 	recoverable   bool
-	// stream, for a stream subscription, is its feed (stream.go); nil
+	// stream, for a stream subscription, is its feed (subscription_stream.go); nil
 	// for the others.
 	stream *subStream
 	// serverSide subscriptions were made by the server at connect; they
@@ -55,7 +55,7 @@ type subscription struct {
 	epoch  string
 	// delta is set when the subscription negotiated delta compression
 	// (fixed before it is registered); deltaHave names the publication
-	// data the client holds, the base a delta must have (delta.go).
+	// data the client holds, the base a delta must have (delivery_delta.go).
 	delta     bool
 	deltaHave deltaRef
 	// filter is the subscriber's tags filter (hub/internal/tagsfilter), nil for the
@@ -93,7 +93,7 @@ type grant struct {
 	override *auth.SubOverride
 	// hubRefresh: the hub renews the subscription (server-side refresh).
 	hubRefresh bool
-	stream     StreamFunc // a stream subscription's feed (stream.go)
+	stream     StreamFunc // a stream subscription's feed (subscription_stream.go)
 	streamPub  func(ctx context.Context, data []byte) error
 }
 
@@ -205,7 +205,7 @@ func (c *Client) checkSubscriptionSlot(ch string) error {
 
 // authorizeSubscribe applies the permission order of the reference server:
 // the application's OnSubscribe, subscription token, then the namespace's
-// permissions (permissions.go).
+// permissions (command_permissions.go).
 func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req *protocol.SubscribeRequest) (grant, error) {
 	h := c.hub
 	if fn := h.cfg.Handlers.OnSubscribe; fn != nil {
@@ -326,7 +326,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 	c.mu.Unlock()
 
 	if s.stream != nil {
-		// Not through the engine: the feed delivers (stream.go).
+		// Not through the engine: the feed delivers (subscription_stream.go).
 		s.syncing = false
 		res := &protocol.SubscribeResult{Data: s.data}
 		res.Expires, res.Ttl = s.ttl(time.Now())
@@ -489,4 +489,18 @@ func (c *Client) requestFilter(ch string, r *rule, req *protocol.SubscribeReques
 		return nil, newError(protocol.ErrorBadRequest)
 	}
 	return f, nil
+}
+
+// presenceSubs lists the subscriptions whose presence the client keeps
+// alive (a channel's or a map presence).
+func (c *Client) presenceSubs() []*subscription {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*subscription
+	for _, s := range c.subs {
+		if (s.presence || s.rule.hasMapPresence()) && s.active && !s.syncing {
+			out = append(out, s)
+		}
+	}
+	return out
 }

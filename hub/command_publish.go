@@ -48,7 +48,7 @@ func (c *Client) handlePublish(ctx context.Context, id uint32, req *protocol.Pub
 func (c *Client) publishToStream(ctx context.Context, req *protocol.PublishRequest, r *rule, s *subscription) error {
 	if s != nil && s.stream != nil && s.stream.publish != nil {
 		// A bidirectional stream subscription: the publication is the
-		// stream's (stream.go), not the channel's.
+		// stream's (subscription_stream.go), not the channel's.
 		return s.stream.publish(ctx, req.Data)
 	}
 	data, pubRule := req.Data, r

@@ -14,7 +14,7 @@ import (
 
 // timers are the client's runtime timer and its deadlines, in Unix
 // nanoseconds; 0 means not pending. Expiry deadlines are in expiry
-// (refresh.go).
+// (lifecycle_refresh.go).
 type timers struct {
 	timer        *time.Timer
 	staleAt      int64

@@ -141,16 +141,3 @@ type deltaStep struct {
 	baseData []byte
 	ref      deltaRef
 }
-
-// enqueueDeltaLocked queues a publication for a delta subscription: the
-// delta when the client holds its base, else the full one. The queue keeps
-// which it is, so that dropping one (QueueDropOldest) also drops the
-// deltas built on it (writer.go).
-func (c *Client) enqueueDeltaLocked(s *subscription, p bufferedPub) {
-	msg, isDelta := p.msg, false
-	if p.diff != nil && s.deltaHave.valid() && s.deltaHave == p.base {
-		msg, isDelta = p.diff, true
-	}
-	s.deltaHave = p.ref
-	c.enqueueQueuedLocked(queued{Msg: msg, Droppable: s.rule.QueuePolicy == QueueDropOldest, Sub: s, Delta: isDelta})
-}
