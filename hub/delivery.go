@@ -54,31 +54,28 @@ func (h *Hub) joinLeaveTarget(ch string) bool {
 }
 
 func (e engineHandler) HandleJoin(ch string, info *engine.ClientInfo) {
-	if !e.h.joinLeaveTarget(ch) {
-		return
+	if e.h.joinLeaveTarget(ch) {
+		e.h.fanOutJoinLeave(ch, &protocol.Push{Channel: ch, Join: &protocol.Join{Info: protoClientInfo(info)}}, "join")
 	}
-	d := &delivery{push: &protocol.Push{Channel: ch, Join: &protocol.Join{Info: protoClientInfo(info)}}}
-	n := 0
-	e.h.subs.each(ch, func(c *Client, s *subscription) {
-		if c.deliverJoinLeave(s, d) {
-			n++
-		}
-	})
-	e.h.metrics.sent["join"].Add(float64(n))
 }
 
 func (e engineHandler) HandleLeave(ch string, info *engine.ClientInfo) {
-	if !e.h.joinLeaveTarget(ch) {
-		return
+	if e.h.joinLeaveTarget(ch) {
+		e.h.fanOutJoinLeave(ch, &protocol.Push{Channel: ch, Leave: &protocol.Leave{Info: protoClientInfo(info)}}, "leave")
 	}
-	d := &delivery{push: &protocol.Push{Channel: ch, Leave: &protocol.Leave{Info: protoClientInfo(info)}}}
+}
+
+// fanOutJoinLeave pushes a join or leave event to the local subscribers
+// of ch that asked for them, and counts them under kind.
+func (h *Hub) fanOutJoinLeave(ch string, push *protocol.Push, kind string) {
+	d := &delivery{push: push}
 	n := 0
-	e.h.subs.each(ch, func(c *Client, s *subscription) {
+	h.subs.each(ch, func(c *Client, s *subscription) {
 		if c.deliverJoinLeave(s, d) {
 			n++
 		}
 	})
-	e.h.metrics.sent["leave"].Add(float64(n))
+	h.metrics.sent[kind].Add(float64(n))
 }
 
 func (e engineHandler) HandleControl(data []byte) { e.h.handleControl(data) }
