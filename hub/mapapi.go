@@ -59,7 +59,7 @@ func (h *Hub) MapStream(ctx context.Context, ch string, since *engine.StreamPosi
 	if err != nil {
 		return nil, engine.StreamPosition{}, err
 	}
-	maxLimit := orDefault(r.Map.MaxPageSize, DefaultMapMaxPageSize)
+	maxLimit := orDefault(r.Map.MaxPageSize, defaultMapMaxPageSize)
 	mr := *r
 	mr.HistoryMetaTTL = r.Map.MetaTTL
 	return h.history(ctx, ch, &mr, since, limit, reverse, maxLimit)

@@ -364,7 +364,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 			hreq.Limit = h.client.RecoveryMaxPublicationLimit
 			if s.rule.isMap() {
 				// A map flow goes live only with at most a page left to read.
-				hreq.Limit = orDefault(s.rule.Map.MaxPageSize, DefaultMapMaxPageSize)
+				hreq.Limit = orDefault(s.rule.Map.MaxPageSize, defaultMapMaxPageSize)
 			}
 		}
 		pubs, pos, err = h.engine.History(ctx, s.channel, hreq)
