@@ -7,6 +7,15 @@
 // An application embeds a Hub to get a real-time server inside its own
 // process: it authenticates clients itself (Handlers.OnConnecting), answers
 // RPC calls (Handlers.OnRPC) and publishes from its own code (Hub.Publish).
+//
+// Layout: a Client's methods live in files named after what they own: the
+// connection's lifecycle (client.go, lifecycle_*.go), command handling
+// (command*.go), subscriptions (subscription*.go) and delivery
+// (delivery*.go, where everything sent to a client is encoded). The parts
+// that need none of the hub's internals are leaf packages under internal/:
+// the tags filter (tagsfilter), the permission rules (permission), the
+// cluster bookkeeping (clusterstate) and the write queue's mechanics
+// (writequeue).
 package hub
 
 import (
