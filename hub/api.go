@@ -51,7 +51,11 @@ func (h *Hub) Publish(ctx context.Context, ch string, data []byte, opts PublishO
 	if len(opts.IdempotencyKey) > MaxIdempotencyKey {
 		return engine.StreamPosition{}, &Error{Code: uint32(protocol.ErrorBadRequest), Message: fmt.Sprintf("idempotency_key: %d bytes, at most %d", len(opts.IdempotencyKey), MaxIdempotencyKey)}
 	}
-	sp, err := h.publishKeyed(ctx, ch, pubRule, &engine.Publication{Data: data, Info: opts.Info, Tags: opts.Tags, ExceptClient: opts.ExceptClient}, opts.IdempotencyKey)
+	if r.isMap() {
+		// A publication without a key would corrupt subscribers' maps.
+		return engine.StreamPosition{}, &Error{Code: uint32(protocol.ErrorBadRequest), Message: fmt.Sprintf("bad request: channel %q is in a map namespace: set keys with map_publish", ch)}
+	}
+	sp, err := h.publish(ctx, ch, pubRule, &engine.Publication{Data: data, Info: opts.Info, Tags: opts.Tags, ExceptClient: opts.ExceptClient}, opts.IdempotencyKey)
 	if errors.Is(err, engine.ErrIdempotencyUnsupported) {
 		return sp, &Error{Code: uint32(protocol.ErrorNotAvailable), Message: "not available: idempotency_key needs an engine that remembers keys (memory, redis or postgres)"}
 	}
@@ -234,8 +238,8 @@ func (h *Hub) CheckChannel(ch string) error {
 
 // Nodes lists the live nodes of the cluster, this one included.
 func (h *Hub) Nodes() []NodeInfo {
-	h.nodes.update(h.localNodeInfo())
-	return h.nodes.list()
+	h.nodes.Update(h.localNodeInfo())
+	return h.nodes.List()
 }
 
 // Uptime is how long this hub has run.

@@ -2,8 +2,10 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,14 +29,21 @@ const (
 // it publications. An idle client holds no buffer and no goroutine: its
 // write queue is nil and one runtime timer covers pings and expiry.
 //
+// Its methods are grouped by what they own, in files named after it:
+// the connection's lifecycle in client.go and lifecycle_*.go (connect,
+// timers, expiry and refresh, close), command handling in command*.go (the
+// dispatch and one file per command), subscriptions in subscription*.go,
+// and delivery to the client in delivery*.go (fan-out, encoding, the write
+// queue and its writers).
+//
 // Its state is split by responsibility into structs embedded by value (no
 // pointer, no allocation of their own), each defined in the file that
-// works on it: identity here, subscriptions in subscribe.go, commandQueue
-// in exec.go, writeQueue in writer.go, timers in timer.go, and expiry (in
-// identity and in every subscription) in refresh.go. One mutex, mu,
-// guards them all: they change together (a connect sets state, expiry and
-// timers at once) and a client is never busy enough for one lock to
-// contend.
+// works on it: identity here, subscriptions in subscription.go,
+// commandQueue in command_exec.go, writeQueue in delivery_writer.go,
+// timers in lifecycle_timer.go, and expiry (in identity and in every
+// subscription) in lifecycle_refresh.go. One mutex, mu, guards them all:
+// they change together (a connect sets state, expiry and timers at once)
+// and a client is never busy enough for one lock to contend.
 type Client struct {
 	// What the transport opened; never changes.
 	hub       *Hub
@@ -146,7 +155,7 @@ func (c *Client) Meta() []byte {
 
 // Send pushes an asynchronous message to the client (the message push).
 func (c *Client) Send(data []byte) error {
-	msg, err := protocol.AppendPush(c.proto, nil, &protocol.Push{Message: &protocol.Message{Data: data}})
+	msg, err := c.encodePush(&protocol.Push{Message: &protocol.Message{Data: data}})
 	if err != nil {
 		return err
 	}
@@ -256,4 +265,38 @@ func (c *Client) clientInfo(chanInfo []byte) *engine.ClientInfo {
 
 func (c *Client) logger() *slog.Logger {
 	return c.hub.log.With("client", c.id, "remote", c.conn.RemoteAddr)
+}
+
+// connectionInfo describes c if it is connected and, when channel is not
+// empty, subscribed to it.
+func (c *Client) connectionInfo(channel string) (ConnectionInfo, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != stateConnected {
+		return ConnectionInfo{}, false
+	}
+	if channel != "" {
+		if _, ok := c.subs[channel]; !ok {
+			return ConnectionInfo{}, false
+		}
+	}
+	chans := make([]string, 0, len(c.subs))
+	for ch := range c.subs {
+		chans = append(chans, ch)
+	}
+	slices.Sort(chans)
+	return ConnectionInfo{
+		Client: c.id, User: c.user, Transport: c.conn.Transport, Protocol: c.proto.String(),
+		Node: c.hub.nodeID, ConnectedAt: c.connectedAt, Channels: chans,
+		Info: jsonOrNil(c.info), Meta: jsonOrNil(c.meta),
+	}, true
+}
+
+// jsonOrNil passes b on when it is JSON (connection info and meta usually
+// are), and leaves it out otherwise, since the answer is JSON.
+func jsonOrNil(b []byte) json.RawMessage {
+	if len(b) == 0 || !json.Valid(b) {
+		return nil
+	}
+	return json.RawMessage(b)
 }

@@ -177,37 +177,3 @@ func surveyConnections(_ context.Context, h *Hub, data json.RawMessage) (any, er
 	}
 	return out, nil
 }
-
-// connectionInfo describes c if it is connected and, when channel is not
-// empty, subscribed to it.
-func (c *Client) connectionInfo(channel string) (ConnectionInfo, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.state != stateConnected {
-		return ConnectionInfo{}, false
-	}
-	if channel != "" {
-		if _, ok := c.subs[channel]; !ok {
-			return ConnectionInfo{}, false
-		}
-	}
-	chans := make([]string, 0, len(c.subs))
-	for ch := range c.subs {
-		chans = append(chans, ch)
-	}
-	slices.Sort(chans)
-	return ConnectionInfo{
-		Client: c.id, User: c.user, Transport: c.conn.Transport, Protocol: c.proto.String(),
-		Node: c.hub.nodeID, ConnectedAt: c.connectedAt, Channels: chans,
-		Info: jsonOrNil(c.info), Meta: jsonOrNil(c.meta),
-	}, true
-}
-
-// jsonOrNil passes b on when it is JSON (connection info and meta usually
-// are), and leaves it out otherwise, since the answer is JSON.
-func jsonOrNil(b []byte) json.RawMessage {
-	if len(b) == 0 || !json.Valid(b) {
-		return nil
-	}
-	return json.RawMessage(b)
-}

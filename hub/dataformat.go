@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -70,17 +69,4 @@ func (r *rule) checkSubscriber(t protocol.Type) *Error {
 
 func dataError(why string) *Error {
 	return &Error{Code: uint32(protocol.ErrorBadRequest), Message: fmt.Sprintf("%s: %s", protocol.ErrorBadRequest.Message(), why)}
-}
-
-// canDecode reports whether the client can receive p: any publication on
-// Protobuf, JSON data on JSON.
-func (c *Client) canDecode(p *engine.Publication) bool {
-	return c.proto != protocol.TypeJSON || jsonDeliverable(p.Data, p.Key)
-}
-
-// jsonDeliverable reports whether a publication's data can go to a JSON
-// client: JSON, or nothing at all for a map change (a removal, or a key
-// whose value is its Info alone).
-func jsonDeliverable(data []byte, key string) bool {
-	return (key != "" && len(data) == 0) || protocol.ValidJSONPayload(data)
 }

@@ -144,7 +144,7 @@ func (h *Hub) HandleEmulation(ctx context.Context, req EmulationRequest) error {
 	key := h.sessionKey
 	if node != h.nodeID {
 		var alive bool
-		if key, alive = h.nodes.sessionKey(node); !alive {
+		if key, alive = h.nodes.SessionKey(node); !alive {
 			return fmt.Errorf("%w: %q", ErrUnknownNode, req.Node)
 		}
 	}

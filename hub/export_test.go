@@ -13,3 +13,7 @@ func (h *Hub) PinWriteInterval(d time.Duration) {
 // QueuedBytes is the bytes waiting in the write queues of all the hub's
 // clients.
 func (h *Hub) QueuedBytes() int64 { return h.queuedTotal.Load() }
+
+// WriteInterval is the node's current write coalescing interval (the
+// metric client_write_coalesce_seconds reports it).
+func (h *Hub) WriteInterval() time.Duration { return h.writeInterval() }

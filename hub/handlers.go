@@ -192,7 +192,7 @@ type SubscribeReply struct {
 	// no publication to the channel reaches it and it has no position,
 	// history or recovery; instead the hub runs Stream once the subscribe
 	// reply is queued, and what it delivers goes to this client only
-	// (stream.go).
+	// (subscription_stream.go).
 	Stream StreamFunc
 	// StreamPublish, with Stream, makes the stream bidirectional: the
 	// client's publications to the channel while subscribed go to it

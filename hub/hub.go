@@ -7,6 +7,15 @@
 // An application embeds a Hub to get a real-time server inside its own
 // process: it authenticates clients itself (Handlers.OnConnecting), answers
 // RPC calls (Handlers.OnRPC) and publishes from its own code (Hub.Publish).
+//
+// Layout: a Client's methods live in files named after what they own: the
+// connection's lifecycle (client.go, lifecycle_*.go), command handling
+// (command*.go), subscriptions (subscription*.go) and delivery
+// (delivery*.go, where everything sent to a client is encoded). The parts
+// that need none of the hub's internals are leaf packages under internal/:
+// the tags filter (tagsfilter), the permission rules (permission), the
+// cluster bookkeeping (clusterstate) and the write queue's mechanics
+// (writequeue).
 package hub
 
 import (
@@ -21,6 +30,9 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/hub/internal/clusterstate"
+	"github.com/heraldhq/herald/hub/internal/tagsfilter"
+	"github.com/heraldhq/herald/hub/internal/writequeue"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -86,17 +98,18 @@ type Hub struct {
 	sessionKey []byte
 	emulation  emulationGate
 
-	subs     registry
-	deltas   deltaChannels // delta compression bases (delta.go)
-	filters  filterTable   // registered subscriptions' tags filters (tagsfilter.go)
-	interest interest
-	users    userIndex
-	nodes    nodeRegistry
-	process  processSampler // CPU and memory for the heartbeat
-	writeq   chan *Client   // clients waiting for a writer (writer.go)
-	coalesce coalescer      // clients waiting for their write interval (coalesce.go)
+	subs        registry
+	deltas      deltaChannels    // delta compression bases (delivery_delta.go)
+	filters     tagsfilter.Table // registered subscriptions' tags filters
+	interest    interest
+	users       userIndex
+	nodes       clusterstate.Registry
+	process     clusterstate.Sampler             // CPU and memory for the heartbeat
+	writeq      chan *Client                     // clients waiting for a writer (delivery_writer.go)
+	queueArrays writequeue.Arrays[*subscription] // clients' queue arrays, recycled (delivery_writer.go)
+	coalesce    coalescer                        // clients waiting for their write interval (delivery_coalesce.go)
 	// queuedTotal is the bytes waiting in every client's write queue
-	// (writer.go); past ClientConfig.NodeQueueMaxSize publishing is shed.
+	// (delivery_writer.go); past ClientConfig.NodeQueueMaxSize publishing is shed.
 	queuedTotal atomic.Int64
 	metrics     *metrics
 	clients     atomic.Int64 // connected clients
@@ -120,7 +133,7 @@ type Hub struct {
 	// connected yet (*Client → interface{ Release() }), outside the Client
 	// so that an authenticated connection carries no room for it.
 	admissions sync.Map
-	surveys    sync.Map // survey id → *pendingSurvey, for the surveys this node asked
+	surveys    sync.Map // survey id → *clusterstate.Survey, for the surveys this node asked
 }
 
 // New checks cfg and returns a Hub that is not started yet.
@@ -167,7 +180,6 @@ func New(cfg Config) (*Hub, error) {
 	h.subs.init()
 	h.interest.init(h)
 	h.users.init()
-	h.nodes.init()
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.writeq = make(chan *Client, writeQueueLen)
 	h.coalesce.init()
@@ -227,7 +239,7 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 	if err := h.bg.wait(ctx); err != nil {
 		return fmt.Errorf("hub: shutdown: waiting for engine calls: %w", err)
 	}
-	h.nodes.remove(h.nodeID)
+	h.nodes.Remove(h.nodeID)
 	if err := h.engine.Close(); err != nil {
 		return fmt.Errorf("hub: close engine: %w", err)
 	}

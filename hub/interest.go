@@ -146,10 +146,12 @@ func notify(ci *chanInterest, err error) {
 // addSubscriber registers s and returns once the engine delivers its
 // channel to this node.
 func (h *Hub) addSubscriber(ctx context.Context, c *Client, s *subscription) error {
-	s.filter = h.filters.intern(s.filter)
+	s.filter = h.filters.Intern(s.filter)
 	_, replaced := h.subs.add(c, s)
 	h.deltas.swap(s.channel, s, replaced)
-	h.filters.release(replaced)
+	if replaced != nil {
+		h.filters.Release(replaced.filter)
+	}
 	if err := h.interest.await(ctx, s.channel); err != nil {
 		h.removeSubscriber(c, s.channel)
 		return err
@@ -162,7 +164,9 @@ func (h *Hub) addSubscriber(ctx context.Context, c *Client, s *subscription) err
 func (h *Hub) removeSubscriber(c *Client, ch string) {
 	removed, last := h.subs.remove(c, ch)
 	h.deltas.swap(ch, nil, removed)
-	h.filters.release(removed)
+	if removed != nil {
+		h.filters.Release(removed.filter)
+	}
 	if last {
 		h.interest.changed(ch)
 	}

@@ -10,7 +10,7 @@ import (
 
 // The server side of map channels, for the server API: read the state
 // and the change stream, count and clear. MapPublish and MapRemove are in
-// mappublish.go.
+// command_mappublish.go.
 
 // mapChannelRule resolves ch for a server call on a map channel: error
 // 107 for a channel whose namespace is not a map one.
@@ -59,7 +59,7 @@ func (h *Hub) MapStream(ctx context.Context, ch string, since *engine.StreamPosi
 	if err != nil {
 		return nil, engine.StreamPosition{}, err
 	}
-	maxLimit := orDefault(r.Map.MaxPageSize, DefaultMapMaxPageSize)
+	maxLimit := orDefault(r.Map.MaxPageSize, defaultMapMaxPageSize)
 	mr := *r
 	mr.HistoryMetaTTL = r.Map.MetaTTL
 	return h.history(ctx, ch, &mr, since, limit, reverse, maxLimit)

@@ -56,13 +56,13 @@ const (
 
 // Map page-size defaults (MapOptions).
 const (
-	DefaultMapPageSize    = 100
-	DefaultMapMinPageSize = 100
-	DefaultMapMaxPageSize = 1000
-	// DefaultMapStreamSize and DefaultMapStreamTTL keep the change stream
+	defaultMapPageSize    = 100
+	defaultMapMinPageSize = 100
+	defaultMapMaxPageSize = 1000
+	// defaultMapStreamSize and defaultMapStreamTTL keep the change stream
 	// subscribers join the live flow through, in every mode.
-	DefaultMapStreamSize = 100
-	DefaultMapStreamTTL  = time.Minute
+	defaultMapStreamSize = 100
+	defaultMapStreamTTL  = time.Minute
 	// MaxMapKeyLength bounds a map key, in bytes.
 	MaxMapKeyLength = 1024
 )
@@ -123,8 +123,8 @@ func (o MapOptions) mode() MapMode {
 // publishOptions are the engine options of a change.
 func (o MapOptions) publishOptions() engine.MapPublishOptions {
 	return engine.MapPublishOptions{
-		StreamSize: orDefault(o.StreamSize, DefaultMapStreamSize),
-		StreamTTL:  orDefaultDuration(o.StreamTTL, DefaultMapStreamTTL),
+		StreamSize: orDefault(o.StreamSize, defaultMapStreamSize),
+		StreamTTL:  orDefaultDuration(o.StreamTTL, defaultMapStreamTTL),
 		MetaTTL:    o.MetaTTL,
 		KeyTTL:     o.KeyTTL,
 	}
@@ -133,14 +133,14 @@ func (o MapOptions) publishOptions() engine.MapPublishOptions {
 // pageLimit is the page size for a client's limit, or error 107 for one
 // above the maximum or below zero.
 func (o MapOptions) pageLimit(requested int32) (int, *Error) {
-	maxSize := orDefault(o.MaxPageSize, DefaultMapMaxPageSize)
+	maxSize := orDefault(o.MaxPageSize, defaultMapMaxPageSize)
 	switch {
 	case requested < 0 || int(requested) > maxSize:
 		return 0, newError(protocol.ErrorBadRequest)
 	case requested == 0:
-		return min(orDefault(o.DefaultPageSize, DefaultMapPageSize), maxSize), nil
+		return min(orDefault(o.DefaultPageSize, defaultMapPageSize), maxSize), nil
 	}
-	return min(max(int(requested), orDefault(o.MinPageSize, DefaultMapMinPageSize)), maxSize), nil
+	return min(max(int(requested), orDefault(o.MinPageSize, defaultMapMinPageSize)), maxSize), nil
 }
 
 func orDefault(v, d int) int {
@@ -194,8 +194,8 @@ func checkMapOptions(o NamespaceOptions, field string, ps *optionProblems) {
 	if m.StreamTTL < 0 || m.MetaTTL < 0 || m.KeyTTL < 0 {
 		ps.add(mf, "StreamTTL", "StreamTTL, MetaTTL and KeyTTL must not be negative")
 	}
-	if orDefault(m.MinPageSize, DefaultMapMinPageSize) > orDefault(m.MaxPageSize, DefaultMapMaxPageSize) {
-		ps.add(mf, "MinPageSize", fmt.Sprintf("%d is above MaxPageSize %d", orDefault(m.MinPageSize, DefaultMapMinPageSize), orDefault(m.MaxPageSize, DefaultMapMaxPageSize)))
+	if orDefault(m.MinPageSize, defaultMapMinPageSize) > orDefault(m.MaxPageSize, defaultMapMaxPageSize) {
+		ps.add(mf, "MinPageSize", fmt.Sprintf("%d is above MaxPageSize %d", orDefault(m.MinPageSize, defaultMapMinPageSize), orDefault(m.MaxPageSize, defaultMapMaxPageSize)))
 	}
 	switch m.ClientKey {
 	case "", MapKeyClientID, MapKeyUserID:

@@ -121,8 +121,8 @@ func newMetrics(h *Hub) *metrics {
 		gauge("client_users", "Distinct users connected to this node.", func() float64 { return float64(h.NumUsers()) }),
 		gauge("client_subscriptions", "Client subscriptions on this node.", func() float64 { return float64(h.NumSubscriptions()) }),
 		gauge("channels", "Channels with subscribers on this node.", func() float64 { return float64(h.NumChannels()) }),
-		gauge("client_write_coalesce_seconds", "The node's current write coalescing interval: 0 while every message is written at once; it grows while writes take a large share of the CPUs (client.write_coalesce bounds it).", func() float64 { return h.WriteInterval().Seconds() }),
-		gauge("cluster_nodes", "Live nodes of the cluster, this one included.", func() float64 { return float64(len(h.nodes.list())) }),
+		gauge("client_write_coalesce_seconds", "The node's current write coalescing interval: 0 while every message is written at once; it grows while writes take a large share of the CPUs (client.write_coalesce bounds it).", func() float64 { return h.writeInterval().Seconds() }),
+		gauge("cluster_nodes", "Live nodes of the cluster, this one included.", func() float64 { return float64(len(h.nodes.List())) }),
 	}
 	return m
 }

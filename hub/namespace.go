@@ -5,18 +5,14 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/heraldhq/herald/hub/internal/permission"
 	"github.com/heraldhq/herald/protocol"
 )
 
 // Channel name syntax, as Centrifugo's defaults: "ns:name" selects a
-// namespace, a leading "$" makes a channel private (token required), and
-// "name#u1,u2" limits a channel to the listed users.
-const (
-	namespaceBoundary = ":"
-	userBoundary      = "#"
-	userSeparator     = ","
-	privatePrefix     = "$"
-)
+// namespace; a leading "$" makes a channel private (token required) and
+// "name#u1,u2" limits a channel to the listed users (hub/internal/permission).
+const namespaceBoundary = ":"
 
 var namespaceNameRe = regexp.MustCompile(`^[-a-zA-Z0-9_]{2,}$`)
 
@@ -115,7 +111,7 @@ func (r *channelRules) resolve(ch string) (*rule, *Error) {
 	if hasControl(ch) {
 		return nil, newError(protocol.ErrorBadRequest)
 	}
-	name := strings.TrimPrefix(ch, privatePrefix)
+	name := strings.TrimPrefix(ch, permission.PrivatePrefix)
 	nr := r.global
 	rest := name
 	if ns, after, ok := strings.Cut(name, namespaceBoundary); ok {
@@ -167,29 +163,9 @@ func hasControl(s string) bool {
 // it ("" for the channels without namespace), for applications that route
 // by namespace (the proxy). It does not check that the namespace exists.
 func ChannelNamespace(ch string) string {
-	ns, _, ok := strings.Cut(strings.TrimPrefix(ch, privatePrefix), namespaceBoundary)
+	ns, _, ok := strings.Cut(strings.TrimPrefix(ch, permission.PrivatePrefix), namespaceBoundary)
 	if !ok {
 		return ""
 	}
 	return ns
 }
-
-// isPrivate reports whether ch needs a subscription token.
-func isPrivate(ch string) bool { return strings.HasPrefix(ch, privatePrefix) }
-
-// userAllowed reports whether ch is a user-limited channel that lists user.
-func userAllowed(ch, user string) bool {
-	i := strings.LastIndex(ch, userBoundary)
-	if i < 0 || user == "" {
-		return false
-	}
-	for _, u := range strings.Split(ch[i+1:], userSeparator) {
-		if u == user {
-			return true
-		}
-	}
-	return false
-}
-
-// isUserLimited reports whether ch names its allowed users.
-func isUserLimited(ch string) bool { return strings.Contains(ch, userBoundary) }

@@ -36,7 +36,7 @@ type NamespaceOptions struct {
 	AllowPositioning bool `yaml:"allow_positioning" doc:"clients may ask for positioning"`
 	ForceRecovery    bool `yaml:"force_recovery" doc:"every subscription is recoverable: on resubscribe the client gets what it missed (needs history)"`
 	AllowRecovery    bool `yaml:"allow_recovery" doc:"clients may ask for recovery (needs history)"`
-	// ForceRecoveryMode is how subscriptions recover (cacherecovery.go):
+	// ForceRecoveryMode is how subscriptions recover (subscription_cacherecovery.go):
 	// RecoveryStream replays what the client missed; RecoveryCache gives
 	// only the latest publication.
 	ForceRecoveryMode RecoveryMode `yaml:"force_recovery_mode" default:"stream" doc:"how subscribers recover: 'stream' replays the publications they missed; 'cache' gives only the channel's latest publication, for channels whose every publication is the whole state (prices, statuses); with 'history_size: 1' it makes the channel a latest-value store. See [protocol.md](protocol.md#cache-recovery)"`
@@ -82,7 +82,7 @@ type NamespaceOptions struct {
 	// reach a subscriber that cannot decode it.
 	// AllowTagsFilter lets subscribers give a tags filter
 	// (SubscribeRequest.tf) so that only the publications whose tags pass
-	// it reach them (tagsfilter.go).
+	// it reach them (hub/internal/tagsfilter).
 	AllowTagsFilter       bool       `yaml:"allow_tags_filter" doc:"subscribers may give a tags filter ('tagsFilter' in centrifuge-js) and then receive only the publications whose tags pass it; elsewhere a filter is refused with error 107. See [protocol.md](protocol.md#tags-filter)"`
 	PublicationDataFormat DataFormat `yaml:"publication_data_format" default:"json" doc:"what publications in these channels carry: 'json' accepts one JSON value in valid UTF-8; 'json_object' only a JSON object; 'binary' any bytes, and then only Protobuf clients may subscribe (a JSON client gets error 107). Data of another format is refused at publish time with error 107, from clients and the server API alike; see [protocol.md](protocol.md#payloads-json-and-binary)"`
 	// AllowedDeltaTypes lists the delta encodings subscribers may ask for
@@ -96,7 +96,7 @@ type NamespaceOptions struct {
 	Map              MapOptions       `yaml:"map"`
 	// MapClientsPresenceChannelPrefix and MapUsersPresenceChannelPrefix
 	// keep the channel's subscribers as keys of a map_clients or
-	// map_users channel named by the prefix and the channel (mappresence.go).
+	// map_users channel named by the prefix and the channel (subscription_mappresence.go).
 	MapClientsPresenceChannelPrefix string `yaml:"map_clients_presence_channel_prefix" doc:"each subscriber of a channel here is a key (its connection id, with its info) of the channel named by this prefix and the channel, which must be in a 'map_clients' namespace: presence that subscribers of that channel follow as a map. The key goes when the client leaves; the 'key_ttl' of that namespace must be longer than a third of 'client.presence_ttl' (keys are refreshed that often)"`
 	MapUsersPresenceChannelPrefix   string `yaml:"map_users_presence_channel_prefix" doc:"the same per user: the key is the user id (anonymous clients are left out), in a 'map_users' namespace; it expires 'key_ttl' after the user's last connection left"`
 }
@@ -189,7 +189,7 @@ type ClientConfig struct {
 	// (DefaultWriteCoalesce, 4ms): a connection is written at most once
 	// per the node's current interval, which is zero while the node has
 	// CPU to spare and grows, up to this, while writes take a large share
-	// of it (coalesce.go). A connection that receives less than one
+	// of it (delivery_coalesce.go). A connection that receives less than one
 	// message per interval is never delayed. WriteCoalesceOff turns
 	// coalescing off: every message is written as soon as a writer takes it.
 	WriteCoalesce    time.Duration `yaml:"write_coalesce" default:"4ms" doc:"the longest a message may wait so that it goes out in one write with others to the same connection (at most 1s). Coalescing adapts to load: while the node has CPU to spare every message is written at once; while writes to sockets take a large share of its CPUs, a connection is written at most once per an interval that grows up to this bound, and shrinks back when the load falls. A connection that receives less than one message per interval is never delayed. The current interval is the metric 'herald_client_write_coalesce_seconds'; see [architecture.md](architecture.md#the-connection-path)"`

@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	"github.com/google/uuid"
+
+	"github.com/heraldhq/herald/hub/internal/clusterstate"
 )
 
 // Surveys: questions to every node of the cluster, for the server API's
@@ -47,89 +48,57 @@ func surveyOpFor(op string) (surveyOp, bool) {
 	return nil, false
 }
 
-// pendingSurvey collects the answers of one survey.
-type pendingSurvey struct {
-	mu      sync.Mutex
-	answers map[string]json.RawMessage // by node id
-	errs    map[string]string
-	want    map[string]bool
-	done    chan struct{} // closed when every wanted node answered
-}
-
-func (p *pendingSurvey) add(node string, data json.RawMessage, errText string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.want[node] {
-		return // a node that joined after the survey started, or a repeat
-	}
-	delete(p.want, node)
-	if errText != "" {
-		p.errs[node] = errText
-	} else {
-		p.answers[node] = data
-	}
-	if len(p.want) == 0 {
-		close(p.done)
-	}
-}
-
-// SurveyResult is what the nodes answered: Answers by node id, and the
+// surveyResult is what the nodes answered: Answers by node id, and the
 // nodes that did not answer in time or failed (Missing), so that a caller
 // can mark its result partial.
-type SurveyResult struct {
+type surveyResult struct {
 	Answers map[string]json.RawMessage
 	Missing []string
 }
 
 // survey asks every live node, this one included, to answer op with data,
 // and waits for them until ctx ends.
-func (h *Hub) survey(ctx context.Context, op string, data any) (SurveyResult, error) {
+func (h *Hub) survey(ctx context.Context, op string, data any) (surveyResult, error) {
 	fn, ok := surveyOpFor(op)
 	if !ok {
-		return SurveyResult{}, fmt.Errorf("survey: unknown op %q", op)
+		return surveyResult{}, fmt.Errorf("survey: unknown op %q", op)
 	}
 	raw, err := json.Marshal(data)
 	if err != nil {
-		return SurveyResult{}, fmt.Errorf("survey %s: encode: %w", op, err)
+		return surveyResult{}, fmt.Errorf("survey %s: encode: %w", op, err)
 	}
-	p := &pendingSurvey{
-		answers: map[string]json.RawMessage{}, errs: map[string]string{},
-		want: map[string]bool{}, done: make(chan struct{}),
-	}
-	for _, n := range h.nodes.list() {
+	var want []string
+	for _, n := range h.nodes.List() {
 		if n.ID != h.nodeID {
-			p.want[n.ID] = true
+			want = append(want, n.ID)
 		}
 	}
+	p := clusterstate.NewSurvey(want)
 	// This node answers directly, not through the engine.
 	local, err := fn(ctx, h, raw)
 	if err != nil {
-		return SurveyResult{}, fmt.Errorf("survey %s on this node: %w", op, err)
+		return surveyResult{}, fmt.Errorf("survey %s on this node: %w", op, err)
 	}
 	localRaw, err := json.Marshal(local)
 	if err != nil {
-		return SurveyResult{}, fmt.Errorf("survey %s: encode answer: %w", op, err)
+		return surveyResult{}, fmt.Errorf("survey %s: encode answer: %w", op, err)
 	}
-	if len(p.want) > 0 {
+	if len(want) > 0 {
 		id := uuid.NewString()
 		h.surveys.Store(id, p)
 		defer h.surveys.Delete(id)
 		if err := h.sendControl(ctx, controlMessage{Survey: &controlSurvey{ID: id, Op: op, Data: raw}}); err != nil {
-			return SurveyResult{}, fmt.Errorf("survey %s: %w", op, err)
+			return surveyResult{}, fmt.Errorf("survey %s: %w", op, err)
 		}
 		select {
-		case <-p.done:
+		case <-p.Done():
 		case <-ctx.Done():
 		}
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	res := SurveyResult{Answers: p.answers, Missing: make([]string, 0, len(p.want)+len(p.errs))}
+	answers, missing, failed := p.Result()
+	res := surveyResult{Answers: answers, Missing: missing}
 	res.Answers[h.nodeID] = localRaw
-	for n := range p.want {
-		res.Missing = append(res.Missing, n)
-	}
-	for n, e := range p.errs {
+	for n, e := range failed {
 		h.log.Warn("survey: a node failed to answer", "op", op, "node", n, "error", e)
 		res.Missing = append(res.Missing, n)
 	}
@@ -165,6 +134,6 @@ func (h *Hub) takeSurveyReply(from string, r *controlSurveyReply) {
 		return
 	}
 	if v, ok := h.surveys.Load(r.ID); ok {
-		v.(*pendingSurvey).add(from, r.Data, r.Error)
+		v.(*clusterstate.Survey).Add(from, r.Data, r.Error)
 	}
 }

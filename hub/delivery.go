@@ -12,42 +12,6 @@ import (
 // and every subscriber's queue shares the encoded bytes.
 type engineHandler struct{ h *Hub }
 
-// delivery is one publication or join/leave event on its way to local
-// subscribers, with its encodings made on first use.
-type delivery struct {
-	push       *protocol.Push
-	jsonMsg    []byte
-	protoMsg   []byte
-	jsonDone   bool
-	protoDone  bool
-	jsonFailed bool
-	delta      *deltaStep // nil unless the channel has delta subscribers
-	dx         deltaEncodings
-	matches    map[*tagsFilter]bool // results of shared tags filters (tagsfilter.go)
-}
-
-// encoded returns the push encoded for t, or nil when it cannot be (a
-// binary payload for a JSON client). It is called only from the goroutine
-// that runs the fan-out.
-func (d *delivery) encoded(t protocol.Type) []byte {
-	if t == protocol.TypeProtobuf {
-		if !d.protoDone {
-			d.protoMsg, _ = protocol.AppendPush(t, nil, d.push)
-			d.protoDone = true
-		}
-		return d.protoMsg
-	}
-	if !d.jsonDone {
-		d.jsonDone = true
-		if pub := d.push.Pub; pub != nil && !jsonDeliverable(pub.Data, pub.Key) {
-			d.jsonFailed = true
-			return nil
-		}
-		d.jsonMsg, _ = protocol.AppendPush(t, nil, d.push)
-	}
-	return d.jsonMsg
-}
-
 func (e engineHandler) HandlePublication(ch string, pub *engine.Publication, sp engine.StreamPosition) {
 	h := e.h
 	if pub.Time > 0 {
@@ -60,7 +24,7 @@ func (e engineHandler) HandlePublication(ch string, pub *engine.Publication, sp 
 	except := pub.ExceptClient
 	visible := h.rowVerdicts(ch, pub) // nil: no row check
 	h.subs.each(ch, func(c *Client, s *subscription) {
-		if except != "" && c.id == except || s.filter != nil && !d.passes(s.filter, pub.Tags) ||
+		if except != "" && c.id == except || s.filter != nil && !d.matches.Passes(s.filter, pub.Tags) ||
 			visible != nil && !visible[c.User()] {
 			c.skipPublication(s, sp)
 			return
@@ -90,31 +54,28 @@ func (h *Hub) joinLeaveTarget(ch string) bool {
 }
 
 func (e engineHandler) HandleJoin(ch string, info *engine.ClientInfo) {
-	if !e.h.joinLeaveTarget(ch) {
-		return
+	if e.h.joinLeaveTarget(ch) {
+		e.h.fanOutJoinLeave(ch, &protocol.Push{Channel: ch, Join: &protocol.Join{Info: protoClientInfo(info)}}, "join")
 	}
-	d := &delivery{push: &protocol.Push{Channel: ch, Join: &protocol.Join{Info: protoClientInfo(info)}}}
-	n := 0
-	e.h.subs.each(ch, func(c *Client, s *subscription) {
-		if c.deliverJoinLeave(s, d) {
-			n++
-		}
-	})
-	e.h.metrics.sent["join"].Add(float64(n))
 }
 
 func (e engineHandler) HandleLeave(ch string, info *engine.ClientInfo) {
-	if !e.h.joinLeaveTarget(ch) {
-		return
+	if e.h.joinLeaveTarget(ch) {
+		e.h.fanOutJoinLeave(ch, &protocol.Push{Channel: ch, Leave: &protocol.Leave{Info: protoClientInfo(info)}}, "leave")
 	}
-	d := &delivery{push: &protocol.Push{Channel: ch, Leave: &protocol.Leave{Info: protoClientInfo(info)}}}
+}
+
+// fanOutJoinLeave pushes a join or leave event to the local subscribers
+// of ch that asked for them, and counts them under kind.
+func (h *Hub) fanOutJoinLeave(ch string, push *protocol.Push, kind string) {
+	d := &delivery{push: push}
 	n := 0
-	e.h.subs.each(ch, func(c *Client, s *subscription) {
+	h.subs.each(ch, func(c *Client, s *subscription) {
 		if c.deliverJoinLeave(s, d) {
 			n++
 		}
 	})
-	e.h.metrics.sent["leave"].Add(float64(n))
+	h.metrics.sent[kind].Add(float64(n))
 }
 
 func (e engineHandler) HandleControl(data []byte) { e.h.handleControl(data) }
@@ -212,15 +173,4 @@ func (c *Client) deliverJoinLeave(s *subscription, d *delivery) bool {
 		return true
 	}
 	return false
-}
-
-func protoClientInfo(i *engine.ClientInfo) *protocol.ClientInfo {
-	if i == nil {
-		return nil
-	}
-	return &protocol.ClientInfo{User: i.User, Client: i.Client, ConnInfo: i.ConnInfo, ChanInfo: i.ChanInfo}
-}
-
-func protoPublication(p *engine.Publication) *protocol.Publication {
-	return &protocol.Publication{Data: p.Data, Info: protoClientInfo(p.Info), Offset: p.Offset, Tags: p.Tags, Key: p.Key, Removed: p.Removed}
 }

@@ -9,8 +9,8 @@ import (
 )
 
 // Command execution: handleCommand dispatches one command to its handler
-// (connect.go, subscribe.go, publish.go, presence.go, history.go, rpc.go,
-// send.go, refresh.go) and turns the handler's error into the reply or the
+// (lifecycle_connect.go, subscription.go, command_publish.go, command_presence.go, command_history.go, command_rpc.go,
+// command_send.go, lifecycle_refresh.go) and turns the handler's error into the reply or the
 // disconnect.
 
 // handleCommand runs one command. Replies are queued; a non-nil result
@@ -150,7 +150,7 @@ func asDisconnect(err error) *Disconnect {
 
 // queueReply encodes r and queues it.
 func (c *Client) queueReply(r *protocol.Reply) {
-	msg, err := protocol.AppendReply(c.proto, nil, r)
+	msg, err := c.encodeReply(r)
 	if err != nil {
 		c.logger().Error("encode reply", "error", err)
 		go c.close(newDisconnect(protocol.DisconnectServerError))

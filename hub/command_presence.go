@@ -23,7 +23,7 @@ func (c *Client) presenceCommand(ctx context.Context, ch string, stats bool) err
 			return err
 		}
 	}
-	if !c.hasPresencePermission(r, s != nil) {
+	if !c.hasPermission(r.presenceGrant(), s != nil) {
 		return newError(protocol.ErrorPermissionDenied)
 	}
 	return nil

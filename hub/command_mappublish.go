@@ -32,24 +32,10 @@ type MapPublishReply struct {
 	Data []byte
 }
 
-// handleMapPublish sets or removes a key of a map channel for a client,
-// as its namespace's map permissions allow.
-func (c *Client) handleMapPublish(ctx context.Context, id uint32, req *protocol.PublishRequest) error {
-	if req.Channel == "" {
-		return newDisconnect(protocol.DisconnectBadRequest)
-	}
-	if req.Type != publishTypeMap {
-		return newError(protocol.ErrorBadRequest) // not a publish type Herald implements
-	}
-	r, s, err := c.channelCommand(req.Channel)
-	if err != nil {
-		return err
-	}
-	if r.SubscriptionType != SubscriptionMap {
-		// Streams take plain publications; map_clients and map_users keys
-		// are the server's.
-		return newError(protocol.ErrorBadRequest)
-	}
+// publishToMap sets or removes a key of a map channel for a client
+// (handlePublish decided it is one): decided by OnMapPublish, else by the
+// namespace's map permissions.
+func (c *Client) publishToMap(ctx context.Context, req *protocol.PublishRequest, r *rule, s *subscription) error {
 	m := r.Map
 	subscribed := s != nil
 	if req.Removed == (len(req.Data) > 0) {
@@ -73,10 +59,10 @@ func (c *Client) handleMapPublish(ctx context.Context, id uint32, req *protocol.
 	}
 	if !decided {
 		if req.Removed {
-			if !permitted(c.User(), m.AllowRemoveForAnonymous, m.AllowRemoveForClient, m.AllowRemoveForSubscriber && subscribed) && !c.hub.client.Insecure {
+			if !c.hasPermission(m.removeGrant(), subscribed) {
 				return newError(protocol.ErrorPermissionDenied)
 			}
-		} else if !permitted(c.User(), m.AllowPublishForAnonymous, m.AllowPublishForClient, m.AllowPublishForSubscriber && subscribed) && !c.hub.client.Insecure {
+		} else if !c.hasPermission(m.publishGrant(), subscribed) {
 			return newError(protocol.ErrorPermissionDenied)
 		}
 		switch m.ClientKey {
@@ -89,19 +75,12 @@ func (c *Client) handleMapPublish(ctx context.Context, id uint32, req *protocol.
 	if e := checkMapKey(key); e != nil {
 		return e
 	}
-	var chanInfo []byte
-	if s != nil {
-		chanInfo = s.chanInfo
-	}
-	pub := &engine.Publication{Key: key, Removed: req.Removed, Info: c.clientInfo(chanInfo)}
+	pub := &engine.Publication{Key: key, Removed: req.Removed, Info: c.clientInfo(s.channelInfo())}
 	if !req.Removed {
 		pub.Data = data
 	}
-	if _, err := c.hub.mapPublish(ctx, req.Channel, r, pub); err != nil {
-		return err
-	}
-	c.queueReply(&protocol.Reply{Id: id, Publish: &protocol.PublishResult{}})
-	return nil
+	_, err := c.hub.mapPublish(ctx, req.Channel, r, pub)
+	return err
 }
 
 // checkMapKey refuses an empty key, one longer than MaxMapKeyLength, and

@@ -14,7 +14,7 @@ import (
 // are written once here, on the connection's or the subscription's
 // expiry: renewed by the client with a new token or by the application's
 // handler, or by the hub itself when the grant asked for server-side
-// refresh, or by the server API (serverside.go).
+// refresh, or by the server API (command_serverside.go).
 
 // serverRefreshRetry is how long after a failed server-side refresh the
 // hub tries again; the connection or subscription stays until its expiry

@@ -1,19 +1,11 @@
 package hub
 
 import (
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/heraldhq/herald/hub/internal/writequeue"
 	"github.com/heraldhq/herald/protocol"
-)
-
-// A frame carries at most this many messages or bytes (unless a single
-// message is larger), so that one busy channel cannot build frames larger
-// than clients accept.
-const (
-	maxFrameMessages = 128
-	maxFrameBytes    = 64 << 10
 )
 
 // The writer pool: enough writers that a few clients blocked on a full
@@ -25,39 +17,14 @@ const (
 	writeQueueLen = 16384
 )
 
-// frameBufs holds frame buffers between flushes, so an idle client keeps
-// none.
-var frameBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
-
-// queueArrays recycles clients' queues. A flush hands the client's whole
-// queue to the writer and the client starts a new one; allocated afresh,
-// and grown by append one message at a time, those slices were 90% of a
-// busy node's allocation (532 MB in 10 s at 1,000 msg/s to 500
-// subscribers), and so what set its GC's pace. A queue starts in a pooled
-// array of queueArrayLen; one that outgrows it was reallocated by append
-// and is left to the collector. An idle client holds none.
-var queueArrays = sync.Pool{New: func() any { return new([queueArrayLen]queued) }}
-
-const queueArrayLen = 16
-
-// newQueue is an empty queue in a pooled array.
-func newQueue() []queued { return queueArrays.Get().(*[queueArrayLen]queued)[:0] }
-
-// recycleQueue returns a written queue's array to queueArrays, without its
-// messages, if it is one of theirs.
-func recycleQueue(q []queued) {
-	if cap(q) != queueArrayLen {
-		return
-	}
-	a := (*[queueArrayLen]queued)(q[:queueArrayLen])
-	clear(a[:])
-	queueArrays.Put(a)
-}
+// queued is an encoded message waiting in a client's queue; its Sub is the
+// delta subscription it belongs to (hub/internal/writequeue).
+type queued = writequeue.Item[*subscription]
 
 // writeQueue is the client's write side: encoded messages waiting to be
 // written, whether a writer is flushing them, and the close that follows
 // them. processing holds writes back while commands run, since holdSince
-// until holdUntil (Unix nanoseconds) at the latest (exec.go).
+// until holdUntil (Unix nanoseconds) at the latest (command_exec.go).
 type writeQueue struct {
 	queue        []queued
 	queued       int
@@ -65,8 +32,8 @@ type writeQueue struct {
 	holdUntil    int64
 	holdSince    int64
 	// lastWrite is hub.mono() when the last frame's write began
-	// (coalesce.go, and slow-client detection). A flush writes the queue in
-	// frames of at most maxFrameBytes; a socket that drains completes each
+	// (delivery_coalesce.go, and slow-client detection). A flush writes the queue in
+	// frames of at most writequeue.MaxFrameBytes; a socket that drains completes each
 	// frame in turn, so only a frame that has waited long says the client is
 	// not reading (slowLocked). Atomic: the writer sets it between frames
 	// without the client's lock.
@@ -84,18 +51,8 @@ type writeQueue struct {
 	replyQueued   bool // the queue holds a reply to a command: no coalescing wait
 }
 
-// queued is an encoded message waiting in a client's queue. droppable
-// marks publications of namespaces with QueueDropOldest; sub is set for
-// publications of delta subscriptions, delta when msg is a delta.
-type queued struct {
-	msg       []byte
-	droppable bool
-	delta     bool
-	sub       *subscription
-}
-
 // enqueueLocked queues an encoded message. Messages queued while the
-// client runs commands are written together when they are done (exec.go),
+// client runs commands are written together when they are done (command_exec.go),
 // so replies and the pushes they cause share one frame.
 func (c *Client) enqueueLocked(msg []byte) { c.enqueueMsgLocked(msg, false) }
 
@@ -103,7 +60,7 @@ func (c *Client) enqueueLocked(msg []byte) { c.enqueueMsgLocked(msg, false) }
 // the oldest droppable publications, or else closes the client with 3008
 // if it is slow (slowLocked).
 func (c *Client) enqueueMsgLocked(msg []byte, droppable bool) {
-	c.enqueueQueuedLocked(queued{msg: msg, droppable: droppable})
+	c.enqueueQueuedLocked(queued{Msg: msg, Droppable: droppable})
 }
 
 func (c *Client) enqueueQueuedLocked(q queued) {
@@ -113,11 +70,11 @@ func (c *Client) enqueueQueuedLocked(q queued) {
 	before := c.queued
 	defer func() { c.hub.queuedTotal.Add(int64(c.queued - before)) }()
 	if c.queue == nil {
-		c.queue = newQueue()
+		c.queue = c.hub.queueArrays.New()
 	}
 	c.queue = append(c.queue, q)
-	c.queued += len(q.msg)
-	c.droppable = c.droppable || q.droppable
+	c.queued += len(q.Msg)
+	c.droppable = c.droppable || q.Droppable
 	if limit := c.hub.client.QueueMaxSize; c.queued > limit {
 		over := c.queued
 		if c.droppable {
@@ -146,7 +103,7 @@ func (c *Client) enqueueQueuedLocked(q queued) {
 // every byte at once, and closing them would punish clients for the
 // node's slowness (they reconnect, resubscribe and recover: more load). A
 // client is slow when its queue is over the limit and its socket does not
-// drain: the write of one frame (at most maxFrameBytes, or one larger
+// drain: the write of one frame (at most writequeue.MaxFrameBytes, or one larger
 // message) to it has been blocked for slowWriteStall (a socket that drains
 // completes a write at once; only a full socket buffer makes a write wait).
 // It is the frame's time that counts, not the whole flush's: a client that
@@ -162,7 +119,7 @@ func (c *Client) enqueueQueuedLocked(q queued) {
 //
 // A client whose writes complete keeps its queue: NodeQueueMaxSize sheds
 // publishing on this node before the queues grow much past it
-// (publish.go). Publications from other nodes cannot be shed here, so when
+// (command_publish.go). Publications from other nodes cannot be shed here, so when
 // the node's queues pass twice NodeQueueMaxSize, a client whose queue is
 // over overloadQueueFactor times QueueMaxSize is closed as well: the node
 // bounds its memory with the clients that hold most of it. And a client
@@ -218,38 +175,15 @@ func (c *Client) takingLocked(now, since int64) bool {
 }
 
 // dropOldestLocked removes droppable messages, oldest first, until the
-// queue is within limit, and returns how many it removed.
+// queue is within limit (and the deltas that lost their base with them),
+// and returns how many it removed. A subscription whose delta chain is
+// still broken gets its next publication in full.
 func (c *Client) dropOldestLocked(limit int) int {
-	dropped := 0
-	var broken map[*subscription]bool // delta chains cut by a drop
-	kept := c.queue[:0]
-	for _, q := range c.queue {
-		if q.droppable && c.queued > limit {
-			c.queued -= len(q.msg)
-			dropped++
-			if q.sub != nil {
-				if broken == nil {
-					broken = make(map[*subscription]bool)
-				}
-				broken[q.sub] = true
-			}
-			continue
-		}
-		kept = append(kept, q)
-	}
-	clear(c.queue[len(kept):])
-	c.queue = kept
-	c.droppable = false // what is left is rechecked at the next drop
-	for _, q := range kept {
-		if q.droppable {
-			c.droppable = true
-			break
-		}
-	}
-	if broken != nil {
-		var more int
-		c.queue, more = c.dropDeltaChainsLocked(c.queue, broken)
-		dropped += more
+	var dropped int
+	var broken map[*subscription]bool
+	c.queue, c.queued, dropped, broken, c.droppable = writequeue.DropOldest(c.queue, c.queued, limit)
+	for s := range broken {
+		s.deltaHave = deltaRef{}
 	}
 	return dropped
 }
@@ -321,8 +255,8 @@ func (h *Hub) writerLoop() {
 // flushLoop writes queued messages, batched into frames, until the queue is
 // empty; then it closes the transport if a close is pending.
 func (c *Client) flushLoop() {
-	bp := frameBufs.Get().(*[]byte)
-	defer frameBufs.Put(bp)
+	f := writequeue.NewFramer()
+	defer f.Release()
 	wrote := false
 	for {
 		c.mu.Lock()
@@ -362,8 +296,8 @@ func (c *Client) flushLoop() {
 		c.lastWrite.Store(start)
 		c.mu.Unlock()
 		wrote = true
-		err := c.writeFrames(bp, q)
-		recycleQueue(q)
+		err := writequeue.Frames(f, c.proto, q, c.writeFrame)
+		c.hub.queueArrays.Recycle(q)
 		end := c.hub.mono()
 		c.hub.wrote(end, time.Duration(end-start))
 		if err != nil {
@@ -387,31 +321,23 @@ func (c *Client) flushLoop() {
 	}
 }
 
-func (c *Client) writeFrames(bp *[]byte, q []queued) error {
-	buf := (*bp)[:0]
-	n := 0
-	for _, e := range q {
-		m := e.msg
-		if n > 0 && (n == maxFrameMessages || len(buf)+len(m) > maxFrameBytes) {
-			if err := c.writeFrame(buf); err != nil {
-				return err
-			}
-			buf, n = buf[:0], 0
-		}
-		buf = protocol.AppendMessage(c.proto, buf, m)
-		n++
-	}
-	err := c.writeFrame(buf)
-	if cap(buf) <= 256<<10 {
-		*bp = buf[:0]
-	}
-	return err
-}
-
 func (c *Client) writeFrame(frame []byte) error {
 	c.lastWrite.Store(c.hub.mono())
 	m := c.hub.metrics
 	m.bytesOut.Add(float64(len(frame)))
 	m.framesOut.Inc()
 	return c.transport.WriteFrame(frame)
+}
+
+// enqueueDeltaLocked queues a publication for a delta subscription: the
+// delta when the client holds its base, else the full one. The queue keeps
+// which it is, so that dropping one (QueueDropOldest) also drops the
+// deltas built on it (delivery_writer.go).
+func (c *Client) enqueueDeltaLocked(s *subscription, p bufferedPub) {
+	msg, isDelta := p.msg, false
+	if p.diff != nil && s.deltaHave.valid() && s.deltaHave == p.base {
+		msg, isDelta = p.diff, true
+	}
+	s.deltaHave = p.ref
+	c.enqueueQueuedLocked(queued{Msg: msg, Droppable: s.rule.QueuePolicy == QueueDropOldest, Sub: s, Delta: isDelta})
 }

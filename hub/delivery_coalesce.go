@@ -92,9 +92,9 @@ func (q *coalescer) init() {
 // intervals that must not jump with the wall clock.
 func (h *Hub) mono() int64 { return int64(time.Since(h.started)) }
 
-// WriteInterval is the node's current write coalescing interval: zero
+// writeInterval is the node's current write coalescing interval: zero
 // while the node writes every message at once.
-func (h *Hub) WriteInterval() time.Duration {
+func (h *Hub) writeInterval() time.Duration {
 	return time.Duration(h.coalesce.interval.Load())
 }
 

@@ -81,7 +81,7 @@ func (c *Client) deliverStream(s *subscription, data []byte, tags map[string]str
 	if c.proto == protocol.TypeJSON && !protocol.ValidJSONPayload(data) {
 		return errors.New("hub: stream publication data is not JSON, which a JSON client cannot receive")
 	}
-	msg, err := protocol.AppendPush(c.proto, nil, &protocol.Push{Channel: s.channel, Pub: &protocol.Publication{Data: data, Tags: tags}})
+	msg, err := c.encodePush(&protocol.Push{Channel: s.channel, Pub: &protocol.Publication{Data: data, Tags: tags}})
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/hub/internal/permission"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -193,7 +194,7 @@ func (c *Client) serverSideChannels(cred credentials, req *protocol.ConnectReque
 		}
 	}
 	for ch := range req.Subs {
-		if seen[ch] || isPrivate(ch) || h.channels.checkLength(ch) != nil {
+		if seen[ch] || permission.Private(ch) || h.channels.checkLength(ch) != nil {
 			continue
 		}
 		r, e := h.channels.resolve(ch)

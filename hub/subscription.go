@@ -7,6 +7,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/hub/internal/tagsfilter"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -34,7 +35,7 @@ type subscription struct {
 	pushJoinLeave bool
 	positioned    bool
 	recoverable   bool
-	// stream, for a stream subscription, is its feed (stream.go); nil
+	// stream, for a stream subscription, is its feed (subscription_stream.go); nil
 	// for the others.
 	stream *subStream
 	// serverSide subscriptions were made by the server at connect; they
@@ -54,14 +55,23 @@ type subscription struct {
 	epoch  string
 	// delta is set when the subscription negotiated delta compression
 	// (fixed before it is registered); deltaHave names the publication
-	// data the client holds, the base a delta must have (delta.go).
+	// data the client holds, the base a delta must have (delivery_delta.go).
 	delta     bool
 	deltaHave deltaRef
-	// filter is the subscriber's tags filter (tagsfilter.go), nil for the
+	// filter is the subscriber's tags filter (hub/internal/tagsfilter), nil for the
 	// subscriptions that take every publication. Set before the
 	// subscription is registered (addSubscriber interns it) and fixed
 	// after, so the fan-out reads it without the client's mutex.
-	filter *tagsFilter
+	filter *tagsfilter.Filter
+}
+
+// channelInfo is the chan_info of the client's publications in the
+// subscription's channel: the subscription's, none without one.
+func (s *subscription) channelInfo() []byte {
+	if s == nil {
+		return nil
+	}
+	return s.chanInfo
 }
 
 type bufferedPub struct {
@@ -83,7 +93,7 @@ type grant struct {
 	override *auth.SubOverride
 	// hubRefresh: the hub renews the subscription (server-side refresh).
 	hubRefresh bool
-	stream     StreamFunc // a stream subscription's feed (stream.go)
+	stream     StreamFunc // a stream subscription's feed (subscription_stream.go)
 	streamPub  func(ctx context.Context, data []byte) error
 }
 
@@ -195,7 +205,7 @@ func (c *Client) checkSubscriptionSlot(ch string) error {
 
 // authorizeSubscribe applies the permission order of the reference server:
 // the application's OnSubscribe, subscription token, then the namespace's
-// permissions (permissions.go).
+// permissions (command_permissions.go).
 func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req *protocol.SubscribeRequest) (grant, error) {
 	h := c.hub
 	if fn := h.cfg.Handlers.OnSubscribe; fn != nil {
@@ -281,9 +291,9 @@ func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequ
 	// For the same reason a channel under a row check (rowcheck.go)
 	// negotiates no delta.
 	s.delta = req.Tf == nil && !c.hub.rowChecked(s.channel) && r.negotiateDelta(req.Delta)
-	s.pushJoinLeave = s.joinLeave && (forcePush || (req.JoinLeave && c.hasPresencePermission(r, true)))
+	s.pushJoinLeave = s.joinLeave && (forcePush || (req.JoinLeave && c.hasPermission(r.presenceGrant(), true)))
 	if r.HasHistory() {
-		historyAllowed := c.hasHistoryPermission(r, true)
+		historyAllowed := c.hasPermission(r.historyGrant(), true)
 		s.recoverable = forceRecovery || (req.Recoverable && (r.AllowRecovery || historyAllowed))
 		s.positioned = s.recoverable || forcePositioning || (req.Positioned && (r.AllowPositioning || historyAllowed))
 	}
@@ -316,7 +326,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 	c.mu.Unlock()
 
 	if s.stream != nil {
-		// Not through the engine: the feed delivers (stream.go).
+		// Not through the engine: the feed delivers (subscription_stream.go).
 		s.syncing = false
 		res := &protocol.SubscribeResult{Data: s.data}
 		res.Expires, res.Ttl = s.ttl(time.Now())
@@ -354,7 +364,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 			hreq.Limit = h.client.RecoveryMaxPublicationLimit
 			if s.rule.isMap() {
 				// A map flow goes live only with at most a page left to read.
-				hreq.Limit = orDefault(s.rule.Map.MaxPageSize, DefaultMapMaxPageSize)
+				hreq.Limit = orDefault(s.rule.Map.MaxPageSize, defaultMapMaxPageSize)
 			}
 		}
 		pubs, pos, err = h.engine.History(ctx, s.channel, hreq)
@@ -376,7 +386,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 				if !c.canDecode(p) {
 					continue // as in delivery: see deliverLocked
 				}
-				if s.filter != nil && !s.filter.match(p.Tags) {
+				if s.filter != nil && !s.filter.Match(p.Tags) {
 					continue // as the reference: recovery is judged on the whole stream, then filtered
 				}
 				res.Publications = append(res.Publications, protoPublication(p))
@@ -453,4 +463,44 @@ func (c *Client) join(ctx context.Context, s *subscription) {
 			c.logger().Error("publish join", "channel", s.channel, "error", err)
 		}
 	}
+}
+
+// requestFilter is the subscribe request's tags filter, compiled; nil
+// when it has none. As the reference, a filter where the namespace does
+// not allow one (allow_tags_filter), or a malformed one, is error 107. So
+// is a filter with delta compression: the reference makes the two
+// mutually exclusive, and a subscriber asking for both would otherwise not
+// get what it asked for without knowing why.
+func (c *Client) requestFilter(ch string, r *rule, req *protocol.SubscribeRequest) (*tagsfilter.Filter, error) {
+	if req.Tf == nil {
+		return nil, nil
+	}
+	if !r.AllowTagsFilter {
+		c.logger().Info("tags filter where the namespace does not allow it", "channel", ch)
+		return nil, newError(protocol.ErrorBadRequest)
+	}
+	if req.Delta != "" {
+		c.logger().Info("tags filter with delta compression", "channel", ch)
+		return nil, newError(protocol.ErrorBadRequest)
+	}
+	f, why := tagsfilter.Compile(req.Tf)
+	if f == nil {
+		c.logger().Info("invalid tags filter", "channel", ch, "reason", why)
+		return nil, newError(protocol.ErrorBadRequest)
+	}
+	return f, nil
+}
+
+// presenceSubs lists the subscriptions whose presence the client keeps
+// alive (a channel's or a map presence).
+func (c *Client) presenceSubs() []*subscription {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*subscription
+	for _, s := range c.subs {
+		if (s.presence || s.rule.hasMapPresence()) && s.active && !s.syncing {
+			out = append(out, s)
+		}
+	}
+	return out
 }

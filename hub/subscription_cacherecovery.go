@@ -66,7 +66,7 @@ func (c *Client) recoverCache(ctx context.Context, s *subscription, req *protoco
 		return nil, pos, true, nil
 	}
 	for _, p := range c.hub.rowFilter(ctx, s.channel, c.User(), pubs) { // newest first
-		if s.filter == nil || s.filter.match(p.Tags) {
+		if s.filter == nil || s.filter.Match(p.Tags) {
 			return []*engine.Publication{p}, pos, true, nil
 		}
 	}

@@ -39,11 +39,11 @@ func (c *Client) serverSubscribe(ctx context.Context, cs *controlSubscribe) {
 		Recoverable: res.Recoverable, Epoch: res.Epoch, Offset: res.Offset, Positioned: res.Positioned, Data: cs.Data,
 	}}
 	msgs := make([][]byte, 0, 1+len(res.Publications))
-	if msg, err := protocol.AppendPush(c.proto, nil, push); err == nil {
+	if msg, err := c.encodePush(push); err == nil {
 		msgs = append(msgs, msg)
 	}
 	for _, p := range res.Publications {
-		if msg, err := protocol.AppendPush(c.proto, nil, &protocol.Push{Channel: cs.Channel, Pub: p}); err == nil {
+		if msg, err := c.encodePush(&protocol.Push{Channel: cs.Channel, Pub: p}); err == nil {
 			msgs = append(msgs, msg)
 		}
 	}

@@ -1,4 +1,9 @@
-package hub
+// Package tagsfilter compiles, validates and evaluates the tags filter of
+// a subscription (SubscribeRequest.tf, client.proto's FilterNode), and
+// interns the filters of a node's subscriptions so that subscribers with
+// the same filter share one evaluation per publication. It knows nothing
+// of clients or channels: the hub holds a Table and a Memo per delivery.
+package tagsfilter
 
 import (
 	"slices"
@@ -44,35 +49,39 @@ const (
 	opNot = "not"
 )
 
-// tagsFilter is a validated filter with the canonical form that names it:
+// Filter is a validated filter with the canonical form that names it:
 // subscribers whose filters have the same canonical form share one
-// evaluation per publication (see delivery.matches).
-type tagsFilter struct {
+// evaluation per publication (Memo).
+type Filter struct {
 	root      *protocol.FilterNode
 	canonical string
 	// refs counts the registered subscriptions that use this filter
-	// (filterTable); a filter in use by one only is evaluated directly.
+	// (Table); a filter in use by one only is evaluated directly.
 	refs atomic.Int32
 }
 
-// filterTable interns the filters of registered subscriptions, so that the
+// Canonical is the filter's canonical form: filters that mean the same in
+// the same written order have the same one.
+func (f *Filter) Canonical() string { return f.canonical }
+
+// Table interns the filters of registered subscriptions, so that the
 // subscriptions of a node with the same filter hold one copy of it and
-// share its evaluation (delivery.passes).
-type filterTable struct {
+// share its evaluation (Memo). The zero Table is ready to use.
+type Table struct {
 	mu sync.Mutex
-	m  map[string]*tagsFilter
+	m  map[string]*Filter
 }
 
-// intern returns the table's filter of f's canonical form, counting one
+// Intern returns the table's filter of f's canonical form, counting one
 // more user; nil for nil.
-func (t *filterTable) intern(f *tagsFilter) *tagsFilter {
+func (t *Table) Intern(f *Filter) *Filter {
 	if f == nil {
 		return nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.m == nil {
-		t.m = make(map[string]*tagsFilter)
+		t.m = make(map[string]*Filter)
 	}
 	if have, ok := t.m[f.canonical]; ok {
 		have.refs.Add(1)
@@ -83,29 +92,42 @@ func (t *filterTable) intern(f *tagsFilter) *tagsFilter {
 	return f
 }
 
-// release counts one user less of the filter of s (nil or without filter:
-// nothing), dropping the filter with its last user.
-func (t *filterTable) release(s *subscription) {
-	if s == nil || s.filter == nil {
+// Release counts one user less of f (nil: nothing), dropping the filter
+// with its last user.
+func (t *Table) Release(f *Filter) {
+	if f == nil {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if s.filter.refs.Add(-1) == 0 && t.m[s.filter.canonical] == s.filter {
-		delete(t.m, s.filter.canonical)
+	if f.refs.Add(-1) == 0 && t.m[f.canonical] == f {
+		delete(t.m, f.canonical)
 	}
 }
 
-// compileTagsFilter validates f and returns it with its canonical form,
-// or the reason it is refused (for the log; the client gets 107).
-func compileTagsFilter(f *protocol.FilterNode) (*tagsFilter, string) {
+// Counts is the number of distinct filters the table holds, and the
+// number of users they have together.
+func (t *Table) Counts() (filters, users int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, f := range t.m {
+		filters++
+		users += int(f.refs.Load())
+	}
+	return filters, users
+}
+
+// Compile validates f and returns it with its canonical form, or the
+// reason it is refused (for the log; the hub answers the client with
+// error 107).
+func Compile(f *protocol.FilterNode) (*Filter, string) {
 	nodes, values := 0, 0
 	if why := checkFilterNode(f, 1, &nodes, &values); why != "" {
 		return nil, why
 	}
 	var b strings.Builder
 	canonicalFilter(&b, f)
-	return &tagsFilter{root: f, canonical: b.String()}, ""
+	return &Filter{root: f, canonical: b.String()}, ""
 }
 
 func checkFilterNode(f *protocol.FilterNode, depth int, nodes, values *int) string {
@@ -222,9 +244,9 @@ func itoa(n int) string {
 	return string(buf[i:])
 }
 
-// match reports whether a publication with tags passes the filter. The
+// Match reports whether a publication with tags passes the filter. The
 // filter was validated, so every op and cmp is known.
-func (t *tagsFilter) match(tags map[string]string) bool { return matchNode(t.root, tags) }
+func (f *Filter) Match(tags map[string]string) bool { return matchNode(f.root, tags) }
 
 func matchNode(f *protocol.FilterNode, tags map[string]string) bool {
 	switch f.Op {
@@ -376,48 +398,29 @@ func compareMagnitude(x, y decimal) int {
 	return 0
 }
 
-// requestFilter is the subscribe request's tags filter, compiled; nil
-// when it has none. As the reference, a filter where the namespace does
-// not allow one (allow_tags_filter), or a malformed one, is error 107. So
-// is a filter with delta compression: the reference makes the two
-// mutually exclusive, and a subscriber asking for both would otherwise not
-// get what it asked for without knowing why.
-func (c *Client) requestFilter(ch string, r *rule, req *protocol.SubscribeRequest) (*tagsFilter, error) {
-	if req.Tf == nil {
-		return nil, nil
-	}
-	if !r.AllowTagsFilter {
-		c.logger().Info("tags filter where the namespace does not allow it", "channel", ch)
-		return nil, newError(protocol.ErrorBadRequest)
-	}
-	if req.Delta != "" {
-		c.logger().Info("tags filter with delta compression", "channel", ch)
-		return nil, newError(protocol.ErrorBadRequest)
-	}
-	f, why := compileTagsFilter(req.Tf)
-	if f == nil {
-		c.logger().Info("invalid tags filter", "channel", ch, "reason", why)
-		return nil, newError(protocol.ErrorBadRequest)
-	}
-	return f, nil
+// Memo remembers, for one publication, the result of each filter shared by
+// several subscriptions, so that each distinct filter is evaluated once
+// whatever the number of subscribers that share it (interned: one
+// *Filter). The zero Memo is ready; it allocates only when a shared filter
+// is met. One goroutine uses a Memo.
+type Memo struct {
+	m map[*Filter]bool
 }
 
-// passes reports whether the delivered publication, with tags, passes f.
-// Each distinct filter is evaluated once per publication, whatever the
-// number of subscribers that share it (interned: one *tagsFilter); a filter
+// Passes reports whether the publication, with tags, passes f. A filter
 // of one subscriber is evaluated directly, cheaper than remembering the
-// result. The fan-out goroutine alone uses d.
-func (d *delivery) passes(f *tagsFilter, tags map[string]string) bool {
+// result.
+func (m *Memo) Passes(f *Filter, tags map[string]string) bool {
 	if f.refs.Load() < 2 {
-		return f.match(tags)
+		return f.Match(tags)
 	}
-	if m, ok := d.matches[f]; ok {
-		return m
+	if r, ok := m.m[f]; ok {
+		return r
 	}
-	if d.matches == nil {
-		d.matches = make(map[*tagsFilter]bool, 4)
+	if m.m == nil {
+		m.m = make(map[*Filter]bool, 4)
 	}
-	m := f.match(tags)
-	d.matches[f] = m
-	return m
+	r := f.Match(tags)
+	m.m[f] = r
+	return r
 }

@@ -1,4 +1,4 @@
-package hub
+package tagsfilter
 
 import (
 	"strings"
@@ -74,11 +74,11 @@ func TestTagsFilterOperators(t *testing.T) {
 		{branch("and", branch("or", leaf("a", "ex", ""), leaf("ticker", "sw", "A")), branch("not", leaf("price", "lt", "100"))), true},
 	}
 	for _, c := range cases {
-		f, why := compileTagsFilter(c.f)
+		f, why := Compile(c.f)
 		if f == nil {
 			t.Fatalf("%v refused: %s", c.f, why)
 		}
-		if got := f.match(tags); got != c.want {
+		if got := f.Match(tags); got != c.want {
 			t.Errorf("%v: match %v, want %v", c.f, got, c.want)
 		}
 	}
@@ -121,7 +121,7 @@ func TestTagsFilterRefused(t *testing.T) {
 		"key too long":      leaf(long, "eq", "v"),
 		"in value too long": leaf("k", "in", "", long),
 	} {
-		if f, _ := compileTagsFilter(f); f != nil {
+		if f, _ := Compile(f); f != nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
@@ -130,7 +130,7 @@ func TestTagsFilterRefused(t *testing.T) {
 	for i := 1; i < maxFilterDepth; i++ {
 		ok = branch("not", ok)
 	}
-	if f, why := compileTagsFilter(ok); f == nil {
+	if f, why := Compile(ok); f == nil {
 		t.Fatalf("depth %d refused: %s", maxFilterDepth, why)
 	}
 }
@@ -141,7 +141,7 @@ func TestTagsFilterRefused(t *testing.T) {
 func TestTagsFilterCanonical(t *testing.T) {
 	t.Parallel()
 	c := func(f *protocol.FilterNode) string {
-		tf, why := compileTagsFilter(f)
+		tf, why := Compile(f)
 		if tf == nil {
 			t.Fatal(why)
 		}

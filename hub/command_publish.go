@@ -10,30 +10,46 @@ import (
 	"github.com/heraldhq/herald/protocol"
 )
 
-// handlePublish publishes a client's publication: decided by OnPublish,
-// else by the namespace's publish permission.
+// handlePublish publishes a client's publication, to a stream channel or
+// (PublishRequest.type map) to a map channel. The map/stream decision is
+// made here once: a stream channel takes plain publications, a map
+// channel map ones, and the keys of map_clients and map_users channels are
+// the server's.
 func (c *Client) handlePublish(ctx context.Context, id uint32, req *protocol.PublishRequest) error {
-	if req.Type != 0 || req.Key != "" || req.Removed {
-		return c.handleMapPublish(ctx, id, req)
-	}
-	if req.Channel == "" || len(req.Data) == 0 {
+	toMap := req.Type != 0 || req.Key != "" || req.Removed
+	if req.Channel == "" || !toMap && len(req.Data) == 0 {
 		return newDisconnect(protocol.DisconnectBadRequest)
+	}
+	if toMap && req.Type != publishTypeMap {
+		return newError(protocol.ErrorBadRequest) // not a publish type Herald implements
 	}
 	r, s, err := c.channelCommand(req.Channel)
 	if err != nil {
 		return err
 	}
-	if r.isMap() {
-		return newError(protocol.ErrorBadRequest) // a map channel takes map publications only
+	if toMap != r.isMap() || toMap && r.SubscriptionType != SubscriptionMap {
+		return newError(protocol.ErrorBadRequest)
 	}
+	if toMap {
+		err = c.publishToMap(ctx, req, r, s)
+	} else {
+		err = c.publishToStream(ctx, req, r, s)
+	}
+	if err != nil {
+		return err
+	}
+	c.queueReply(&protocol.Reply{Id: id, Publish: &protocol.PublishResult{}})
+	return nil
+}
+
+// publishToStream publishes a client's publication to a stream channel
+// (or to its bidirectional stream subscription): decided by OnPublish,
+// else by the namespace's publish permission.
+func (c *Client) publishToStream(ctx context.Context, req *protocol.PublishRequest, r *rule, s *subscription) error {
 	if s != nil && s.stream != nil && s.stream.publish != nil {
 		// A bidirectional stream subscription: the publication is the
-		// stream's (stream.go), not the channel's.
-		if err := s.stream.publish(ctx, req.Data); err != nil {
-			return err
-		}
-		c.queueReply(&protocol.Reply{Id: id, Publish: &protocol.PublishResult{}})
-		return nil
+		// stream's (subscription_stream.go), not the channel's.
+		return s.stream.publish(ctx, req.Data)
 	}
 	data, pubRule := req.Data, r
 	decided := false
@@ -51,32 +67,18 @@ func (c *Client) handlePublish(ctx context.Context, id uint32, req *protocol.Pub
 			}
 		}
 	}
-	if !decided && !c.hasPublishPermission(r, s != nil) {
+	if !decided && !c.hasPermission(r.publishGrant(), s != nil) {
 		return newError(protocol.ErrorPermissionDenied)
 	}
-	var chanInfo []byte
-	if s != nil {
-		chanInfo = s.chanInfo
-	}
-	pub := &engine.Publication{Data: data, Info: c.clientInfo(chanInfo)}
-	if _, err := c.hub.publish(ctx, req.Channel, pubRule, pub); err != nil {
-		return err
-	}
-	c.queueReply(&protocol.Reply{Id: id, Publish: &protocol.PublishResult{}})
-	return nil
+	pub := &engine.Publication{Data: data, Info: c.clientInfo(s.channelInfo())}
+	_, err := c.hub.publish(ctx, req.Channel, pubRule, pub, "")
+	return err
 }
 
-// publish sends pub to ch with the namespace's history options.
-func (h *Hub) publish(ctx context.Context, ch string, r *rule, pub *engine.Publication) (engine.StreamPosition, error) {
-	return h.publishKeyed(ctx, ch, r, pub, "")
-}
-
-// publishKeyed is publish with an idempotency key (none when empty).
-func (h *Hub) publishKeyed(ctx context.Context, ch string, r *rule, pub *engine.Publication, key string) (engine.StreamPosition, error) {
-	if r.isMap() {
-		// A publication without a key would corrupt subscribers' maps.
-		return engine.StreamPosition{}, &Error{Code: uint32(protocol.ErrorBadRequest), Message: fmt.Sprintf("bad request: channel %q is in a map namespace: set keys with map_publish", ch)}
-	}
+// publish sends pub to the stream channel ch (its callers checked that it
+// is not a map channel) with the namespace's history options and an
+// idempotency key (none when empty).
+func (h *Hub) publish(ctx context.Context, ch string, r *rule, pub *engine.Publication, key string) (engine.StreamPosition, error) {
 	if e := r.checkPublicationData(pub.Data); e != nil {
 		return engine.StreamPosition{}, e
 	}

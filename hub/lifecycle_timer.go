@@ -14,7 +14,7 @@ import (
 
 // timers are the client's runtime timer and its deadlines, in Unix
 // nanoseconds; 0 means not pending. Expiry deadlines are in expiry
-// (refresh.go).
+// (lifecycle_refresh.go).
 type timers struct {
 	timer        *time.Timer
 	staleAt      int64
@@ -75,7 +75,7 @@ func (c *Client) onTimer() {
 			return
 		}
 		if nowNs >= c.nextPing {
-			msg, _ := protocol.AppendReply(c.proto, nil, &protocol.Reply{})
+			msg, _ := c.encodeReply(&protocol.Reply{})
 			c.enqueueLocked(msg)
 			h.metrics.sent["ping"].Inc()
 			if c.pongDeadline == 0 && !c.conn.Unidirectional {

@@ -1,4 +1,4 @@
-package hub
+package clusterstate
 
 import (
 	rtmetrics "runtime/metrics"
@@ -20,9 +20,9 @@ var cpuSampleNames = []string{
 	"/memory/classes/total:bytes",
 }
 
-// processSampler turns the runtime's cumulative CPU seconds into a usage
-// between two samples.
-type processSampler struct {
+// Sampler turns the runtime's cumulative CPU seconds into a usage between
+// two samples. The zero Sampler is ready to use.
+type Sampler struct {
 	mu      sync.Mutex
 	lastCPU float64
 	lastAt  time.Time
@@ -34,10 +34,10 @@ type processSampler struct {
 
 const minSampleWindow = time.Second
 
-// sample returns the CPU used since the previous call, in percent of one
+// Sample returns the CPU used since the previous call, in percent of one
 // core (200 is two cores busy), and the bytes of memory the Go runtime
 // holds from the OS. The first call reports the average since start.
-func (p *processSampler) sample(started time.Time) (cpu float64, mem uint64) {
+func (p *Sampler) Sample(started time.Time) (cpu float64, mem uint64) {
 	s := make([]rtmetrics.Sample, len(cpuSampleNames))
 	for i, n := range cpuSampleNames {
 		s[i].Name = n

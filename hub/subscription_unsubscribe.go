@@ -59,7 +59,7 @@ func (c *Client) unsubscribeIf(ch string, only *subscription, code protocol.Unsu
 	delete(c.subs, ch)
 	s.active = false
 	s.endStream()
-	if msg, err := protocol.AppendPush(c.proto, nil, &protocol.Push{
+	if msg, err := c.encodePush(&protocol.Push{
 		Channel: ch, Unsubscribe: &protocol.Unsubscribe{Code: uint32(code), Reason: code.Reason()},
 	}); err == nil {
 		c.enqueueLocked(msg)
