@@ -90,7 +90,7 @@ type jwksServer struct {
 	srv     *httptest.Server
 	fetches atomic.Int64
 
-	mu   sync.Mutex
+	mu       sync.Mutex
 	keys     []jose.JSONWebKey
 	down     bool
 	gate     chan struct{}

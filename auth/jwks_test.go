@@ -418,7 +418,7 @@ func TestJWKSCrossHostRedirectRefused(t *testing.T) {
 	k2 := newIdPKey(t, "b", jose.RS256)
 	srv := newJWKSServer(t, k1)
 	other := newJWKSServer(t, k2) // httptest's TLS servers share a certificate: trusted too
-	var logs lockedBuffer
+	var logs testenv.LockedBuffer
 	cfg := srv.config("client.token")
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	v := newVerifier(t, auth.Config{JWKS: cfg})
@@ -453,23 +453,4 @@ func TestJWKSCrossHostRedirectRefused(t *testing.T) {
 	if _, err := v.VerifyConnectToken(k2.mint(t, claims("u"), nil)); err != nil {
 		t.Fatalf("redirect within the host: %v", err)
 	}
-}
-
-// lockedBuffer is a log destination the fetch goroutine writes while the
-// test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
