@@ -127,7 +127,7 @@ func newJWKS(c JWKSConfig) *jwks {
 	if c.TLS != nil {
 		tr.TLSClientConfig = c.TLS.Clone()
 	}
-	j.client = &http.Client{Transport: tr, Timeout: j.fetchTimeout}
+	j.client = &http.Client{Transport: tr, Timeout: j.fetchTimeout, CheckRedirect: sameHostRedirect}
 	j.metrics = newJWKSMetrics(c.Name)
 	return j
 }
@@ -201,6 +201,12 @@ func (j *jwks) store(keys map[string]jose.JSONWebKey, err error) {
 		if !j.fetched.IsZero() {
 			last = j.fetched.UTC().Format(time.RFC3339)
 		}
+		var redirect *crossHostRedirectError
+		if errors.As(err, &redirect) {
+			j.log.Warn("JWKS endpoint redirected to another host: refused, keeping the cached keys",
+				"token", j.name, "url", j.url, "redirect_url", redirect.to, "cached_keys", len(j.keys), "last_success", last)
+			return
+		}
 		j.log.Warn("JWKS endpoint unavailable: keeping the cached keys",
 			"token", j.name, "url", j.url, "error", err, "cached_keys", len(j.keys), "last_success", last)
 		return
@@ -241,6 +247,30 @@ func (j *jwks) fetch() (map[string]jose.JSONWebKey, error) {
 		return nil, fmt.Errorf("GET %s: key set larger than %d bytes", j.url, maxJWKSBody)
 	}
 	return parseJWKS(body)
+}
+
+// crossHostRedirectError is a redirect sameHostRedirect refused.
+type crossHostRedirectError struct{ from, to string }
+
+func (e *crossHostRedirectError) Error() string {
+	return fmt.Sprintf("%s redirected to %s, another host (or from https to http): refused", e.from, e.to)
+}
+
+// sameHostRedirect follows a redirect only to the host (and port) of the
+// configured URL, and never from https to http: the key set decides which
+// tokens the node accepts, so whoever the endpoint points to must not get
+// to replace it. (The proxy client follows no redirect at all, since a
+// proxy endpoint answers itself; key sets do move within their host, so
+// those redirects are still followed, up to the client's usual ten.)
+func sameHostRedirect(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	if req.URL.Host != first.Host || first.Scheme == "https" && req.URL.Scheme != "https" {
+		return &crossHostRedirectError{from: first.String(), to: req.URL.String()}
+	}
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	return nil
 }
 
 // parseJWKS keeps the keys a token can be verified with: public RSA and EC

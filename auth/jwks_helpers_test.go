@@ -80,6 +80,9 @@ func (k idpKey) mint(t testing.TB, claims map[string]any, extra map[jose.HeaderK
 	return tok
 }
 
+// jwksPath is where the key set is configured to be.
+const jwksPath = "/.well-known/jwks.json"
+
 // jwksServer is the provider's key set endpoint over HTTPS with a
 // certificate of its own CA. It counts the fetches, can hold them until
 // released, and can be made to fail.
@@ -87,10 +90,11 @@ type jwksServer struct {
 	srv     *httptest.Server
 	fetches atomic.Int64
 
-	mu   sync.Mutex
-	keys []jose.JSONWebKey
-	down bool
-	gate chan struct{}
+	mu       sync.Mutex
+	keys     []jose.JSONWebKey
+	down     bool
+	gate     chan struct{}
+	redirect string // answer jwksPath with a redirect to it, when set
 }
 
 func newJWKSServer(t testing.TB, keys ...idpKey) *jwksServer {
@@ -99,7 +103,7 @@ func newJWKSServer(t testing.TB, keys ...idpKey) *jwksServer {
 	s.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.fetches.Add(1)
 		s.mu.Lock()
-		gate, down := s.gate, s.down
+		gate, down, redirect := s.gate, s.down, s.redirect
 		set := jose.JSONWebKeySet{Keys: s.keys}
 		s.mu.Unlock()
 		if gate != nil {
@@ -108,6 +112,10 @@ func newJWKSServer(t testing.TB, keys ...idpKey) *jwksServer {
 			case <-r.Context().Done():
 				return
 			}
+		}
+		if redirect != "" && r.URL.Path == jwksPath {
+			http.Redirect(w, r, redirect, http.StatusFound)
+			return
 		}
 		if down {
 			http.Error(w, "maintenance", http.StatusServiceUnavailable)
@@ -136,6 +144,13 @@ func (s *jwksServer) setDown(down bool) {
 	s.down = down
 }
 
+// redirectTo makes the endpoint answer with a redirect to url.
+func (s *jwksServer) redirectTo(url string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.redirect = url
+}
+
 // hold makes fetches wait until the returned function is called.
 func (s *jwksServer) hold() (release func()) {
 	gate := make(chan struct{})
@@ -156,7 +171,7 @@ func (s *jwksServer) tls() *tls.Config {
 }
 
 func (s *jwksServer) config(name string) *auth.JWKSConfig {
-	return &auth.JWKSConfig{URL: s.srv.URL + "/.well-known/jwks.json", TLS: s.tls(), Name: name}
+	return &auth.JWKSConfig{URL: s.srv.URL + jwksPath, TLS: s.tls(), Name: name}
 }
 
 // metric returns the value of a gauge or counter of the Verifier, the

@@ -408,3 +408,49 @@ func TestJWKSSkipsUnusableKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestJWKSCrossHostRedirectRefused: an endpoint that redirects to another
+// host does not get to replace the key set with what that host serves; the
+// refusal is logged with both URLs and the cached keys stay. A redirect
+// within the host is followed.
+func TestJWKSCrossHostRedirectRefused(t *testing.T) {
+	k1 := newIdPKey(t, "a", jose.RS256)
+	k2 := newIdPKey(t, "b", jose.RS256)
+	srv := newJWKSServer(t, k1)
+	other := newJWKSServer(t, k2) // httptest's TLS servers share a certificate: trusted too
+	var logs testenv.LockedBuffer
+	cfg := srv.config("client.token")
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	v := newVerifier(t, auth.Config{JWKS: cfg})
+	clk := newClock(v)
+	if _, err := v.VerifyConnectToken(k1.mint(t, claims("u"), nil)); err != nil {
+		t.Fatal(err)
+	}
+
+	otherURL := other.srv.URL + jwksPath
+	srv.redirectTo(otherURL)
+	clk.Advance(auth.DefaultJWKSMinRefreshInterval)
+	_, err := v.VerifyConnectToken(k2.mint(t, claims("u"), nil))
+	wantInvalid(t, err)
+	if !strings.Contains(err.Error(), otherURL) {
+		t.Errorf("error %q does not name the redirect", err)
+	}
+	if n := other.fetches.Load(); n != 0 {
+		t.Fatalf("the other host was fetched %d times", n)
+	}
+	if _, err := v.VerifyConnectToken(k1.mint(t, claims("u"), nil)); err != nil {
+		t.Fatalf("cached key after a refused redirect: %v", err)
+	}
+	line := logs.String()
+	if !strings.Contains(line, "JWKS endpoint redirected to another host") || !strings.Contains(line, cfg.URL) || !strings.Contains(line, otherURL) {
+		t.Errorf("log does not name both URLs: %s", line)
+	}
+
+	// Within the host, the redirect is followed.
+	srv.redirectTo("/keys/current.json")
+	srv.publish(k1, k2)
+	clk.Advance(auth.DefaultJWKSMinRefreshInterval)
+	if _, err := v.VerifyConnectToken(k2.mint(t, claims("u"), nil)); err != nil {
+		t.Fatalf("redirect within the host: %v", err)
+	}
+}

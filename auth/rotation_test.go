@@ -144,9 +144,19 @@ func TestUserIDClaim(t *testing.T) {
 	if err != nil || st.User != "42" {
 		t.Fatalf("subscription token: %+v, %v; want user 42", st, err)
 	}
-	tok, err = v.VerifyConnectToken(hs256(t, jwt.MapClaims{"sub": "auth0|abc"}))
-	if err != nil || tok.User != "" {
-		t.Fatalf("without the claim: %+v, %v; want the anonymous user", tok, err)
+	// Without the claim (or with null) the user is anonymous, even with a
+	// sub: Centrifugo reads the user from that claim only (VerifyConnectToken
+	// and VerifySubscribeToken in its internal/jwtverify/token_verifier_jwt.go
+	// take gjson's value of the claim, "" when absent, with no fallback).
+	for _, c := range []jwt.MapClaims{{"sub": "auth0|abc"}, {"sub": "auth0|abc", "user_id": nil}} {
+		tok, err = v.VerifyConnectToken(hs256(t, c))
+		if err != nil || tok.User != "" {
+			t.Fatalf("%v: %+v, %v; want the anonymous user", c, tok, err)
+		}
+	}
+	st, err = v.VerifySubscribeToken(hs256(t, jwt.MapClaims{"sub": "auth0|abc", "channel": "c"}))
+	if err != nil || st.User != "" {
+		t.Fatalf("subscription token without the claim: %+v, %v; want the anonymous user", st, err)
 	}
 	for _, bad := range []any{42, true, []string{"42"}, map[string]any{"id": "42"}} {
 		_, err := v.VerifyConnectToken(hs256(t, jwt.MapClaims{"sub": "x", "user_id": bad}))

@@ -5,18 +5,35 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 )
 
 // Centrifugo's environment variables, by its naming rules: CENTRIFUGO_ and
 // the key in upper case with '_' for '.' (CENTRIFUGO_CLIENT_TOKEN_HMAC_SECRET_KEY);
-// lists of strings separated by spaces; lists of objects (namespaces,
-// proxies) as a JSON array in one variable (CENTRIFUGO_CHANNEL_NAMESPACES),
-// or one option of a named item (CENTRIFUGO_CHANNEL_NAMESPACES_CHAT_PRESENCE,
-// the name in upper case with '_' for '.' and '-'); mappings as JSON. A
-// variable overrides the file. A CENTRIFUGO_ variable that names no key
-// Herald knows is refused like an unknown key of the file.
+// lists of strings separated by spaces; mappings as JSON. A variable
+// overrides the file; one whose value is empty is not set, and leaves the
+// file's value as it is. A CENTRIFUGO_ variable that names no key Herald
+// knows is refused like an unknown key of the file, except the ones
+// Centrifugo itself passes over (Kubernetes' service variables and its
+// CENTRIFUGO_VAR_ ones).
+//
+// The lists of named objects (namespaces, RPC namespaces, proxies,
+// consumers) are given either as a JSON array, which replaces the file's
+// list, or as names separated by spaces, which are added to the file's
+// list; then each option of an item has its own variable,
+// CENTRIFUGO_CHANNEL_NAMESPACES_<NAME>_<OPTION>, the name in upper case with
+// '_' for '.' and '-'. Two items whose names meet in one variable
+// (chat-room, chat_room) both take it.
+//
+// All of this is how Centrifugo 6 reads its environment:
+// internal/config/config.go (GetConfig: the per-item envconfig.Process
+// calls, one per item, with the prefix from configtypes.NameForEnv),
+// internal/configtypes/types.go (decodeToNamedSlice: empty leaves the list,
+// "[...]" is JSON, anything else names separated by spaces appended to the
+// list) and internal/config/envconfig/envconfig.go (processField: an empty
+// value is not set; names upper-cased), in github.com/centrifugal/centrifugo.
 
 // centrifugoLists are the lists of objects, with the key their items'
 // rules are written under.
@@ -71,13 +88,15 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) (map[string]strin
 			continue
 		}
 		delete(vars, name)
-		items, err := decodeJSON(val)
-		if _, isList := items.([]any); err != nil || !isList {
-			bad(name, "want a JSON array of objects, as Centrifugo reads it (%v)", errOr(err, "not an array"))
+		items, err := envList(val, lookupKey(tree, l.key))
+		if err != nil {
+			bad(name, "%v", err)
 			continue
 		}
-		setKey(tree, l.key, items)
-		set[l.key] = name
+		if items != nil {
+			setKey(tree, l.key, items)
+			set[l.key] = name
+		}
 	}
 	tb := newCFTables()
 	keys := tb.envKeys("", configType, "")
@@ -86,8 +105,12 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) (map[string]strin
 		if !ok {
 			continue
 		}
-		v, err := envValue(vars[name], k.typ)
+		val := vars[name]
 		delete(vars, name)
+		if val == "" {
+			continue
+		}
+		v, err := envValue(val, k.typ)
 		if err != nil {
 			bad(name, "(for %s) %v", k.key, err)
 			continue
@@ -95,6 +118,10 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) (map[string]strin
 		setKey(tree, k.key, v)
 		set[k.key] = name
 	}
+	// Every item whose variable name matches takes the variable, as each
+	// of Centrifugo's items reads its own prefix: so a variable is used up
+	// only after all items had it.
+	used := map[string]bool{}
 	for _, l := range centrifugoLists {
 		list, _ := lookupKey(tree, l.key).([]any)
 		itemType := keyType(configType, l.key)
@@ -117,8 +144,11 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) (map[string]strin
 				if !ok {
 					continue
 				}
+				used[name] = true
+				if vars[name] == "" {
+					continue
+				}
 				v, err := envValue(vars[name], k.typ)
-				delete(vars, name)
 				if err != nil {
 					bad(name, "(for %s) %v", k.key, err)
 					continue
@@ -128,6 +158,9 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) (map[string]strin
 			}
 		}
 	}
+	for name := range used {
+		delete(vars, name)
+	}
 	// A variable below a section Herald does not have (CENTRIFUGO_GRAPHITE_ENABLED)
 	// is refused with the section's note.
 	for _, name := range sortedKeys(vars) {
@@ -136,6 +169,10 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) (map[string]strin
 				continue
 			}
 			if rest, ok := strings.CutPrefix(name, centrifugoEnvName(n.Key)+"_"); ok {
+				if vars[name] == "" {
+					delete(vars, name)
+					break
+				}
 				if _, isMap := lookupKey(tree, n.Key).(map[string]any); isMap || lookupKey(tree, n.Key) == nil {
 					ensureMapPath(tree, n.Key)[strings.ToLower(rest)] = vars[name]
 					set[n.Key+"."+strings.ToLower(rest)] = name
@@ -146,9 +183,50 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) (map[string]strin
 		}
 	}
 	for _, name := range sortedKeys(vars) {
+		if centrifugoPassesOver(name) {
+			continue
+		}
 		bad(name, "names no Centrifugo option that Herald knows: remove it (docs/migrating-from-centrifugo.md says what Herald offers)")
 	}
 	return set, ps
+}
+
+// envList is the list of named objects a variable gives, added to (or
+// replacing) the file's list current: nil when the value is empty, which
+// leaves the file's list as it is.
+func envList(val string, current any) ([]any, error) {
+	if val == "" {
+		return nil, nil
+	}
+	trimmed := strings.TrimSpace(val)
+	if strings.HasPrefix(trimmed, "[") || strings.HasPrefix(trimmed, "{") {
+		items, err := decodeJSON(val)
+		list, isList := items.([]any)
+		if err != nil || !isList {
+			return nil, fmt.Errorf("want a JSON array of objects, or names separated by spaces, as Centrifugo reads it (%v)", errOr(err, "not an array"))
+		}
+		return list, nil
+	}
+	// Centrifugo splits at each space; runs of spaces (or tabs) would give
+	// it an empty name, which its validation refuses: here they separate.
+	old, _ := current.([]any)
+	list := append([]any{}, old...)
+	for _, n := range strings.Fields(val) {
+		list = append(list, map[string]any{"name": n})
+	}
+	return list, nil
+}
+
+// kubernetesVar matches the variables Kubernetes sets for a service named
+// centrifugo (CENTRIFUGO_PORT, CENTRIFUGO_SERVICE_HOST, ...), the rule of
+// Centrifugo's internal/config/config.go (k8sEnvRegex).
+var kubernetesVar = regexp.MustCompile(`^CENTRIFUGO(?:_[A-Z0-9_]+)?_(PORT|SERVICE_)`)
+
+// centrifugoPassesOver reports whether Centrifugo, too, would neither use
+// nor warn about a variable that names no option: Kubernetes' service
+// variables and CENTRIFUGO_VAR_ ones (which its files may refer to).
+func centrifugoPassesOver(name string) bool {
+	return kubernetesVar.MatchString(name) || strings.HasPrefix(name, CentrifugoEnvPrefix+"VAR_")
 }
 
 // envKeys lists the keys variables can set below rule: Herald's
