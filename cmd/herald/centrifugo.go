@@ -30,6 +30,21 @@ func isCentrifugoName(arg0 string) bool {
 	return base == centrifugoName
 }
 
+// centrifugoArgs says whether a command line (os.Args) is Centrifugo's,
+// and its arguments: those after the program name centrifugo, or after
+// herald's first argument centrifugo.
+func centrifugoArgs(osArgs []string) ([]string, bool) {
+	switch {
+	case len(osArgs) == 0:
+		return nil, false
+	case isCentrifugoName(osArgs[0]):
+		return osArgs[1:], true
+	case len(osArgs) > 1 && osArgs[1] == centrifugoName:
+		return osArgs[2:], true
+	}
+	return nil, false
+}
+
 // centrifugoFlag is one flag of Centrifugo's root command: the
 // configuration key it sets, its shorthand and its default as Centrifugo
 // declares them.

@@ -290,3 +290,24 @@ func TestCentrifugoName(t *testing.T) {
 		}
 	}
 }
+
+// TestCentrifugoArgs: `herald centrifugo ARGS`, what a compose command
+// becomes with the image's entrypoint, is Centrifugo's command line too.
+func TestCentrifugoArgs(t *testing.T) {
+	for _, c := range []struct {
+		osArgs []string
+		want   string
+		ok     bool
+	}{
+		{[]string{"/usr/local/bin/centrifugo", "-c", "config.json"}, "-c config.json", true},
+		{[]string{"/herald", "centrifugo", "gentoken", "-u", "42"}, "gentoken -u 42", true},
+		{[]string{"/herald", "centrifugo"}, "", true},
+		{[]string{"/herald", "serve", "centrifugo"}, "", false},
+		{[]string{"herald"}, "", false},
+	} {
+		got, ok := centrifugoArgs(c.osArgs)
+		if ok != c.ok || strings.Join(got, " ") != c.want || (ok && got == nil) {
+			t.Errorf("centrifugoArgs(%q) = %q, %v", c.osArgs, got, ok)
+		}
+	}
+}

@@ -11,9 +11,14 @@ import (
 )
 
 func main() {
-	if isCentrifugoName(os.Args[0]) {
+	// Under the name centrifugo, or as `herald centrifugo ARGS` (what a
+	// compose file's `command: centrifugo -c config.json` becomes with the
+	// image's entrypoint /herald), the command line is Centrifugo's.
+	if args, ok := centrifugoArgs(os.Args); ok {
+		root := centrifugoRoot()
+		root.SetArgs(args)
 		// Centrifugo prints its errors to standard output, unprefixed.
-		if err := centrifugoRoot().Execute(); err != nil {
+		if err := root.Execute(); err != nil {
 			fmt.Fprintln(os.Stdout, err)
 			os.Exit(1)
 		}
