@@ -189,6 +189,22 @@ func TestCentrifugoCommandLine(t *testing.T) {
 		}
 	})
 
+	t.Run("tests/centrifugo-cli.sh", func(t *testing.T) {
+		for _, tool := range []string{"bash", "curl", "timeout", "tail"} {
+			if _, err := exec.LookPath(tool); err != nil {
+				t.Skipf("no %s for the script", tool)
+			}
+		}
+		script, err := filepath.Abs(filepath.Join("..", "..", "tests", "centrifugo-cli.sh"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code := runIn(t, dir, "bash", script, b.herald)
+		if code != 0 || !strings.HasPrefix(out, "ok: ") {
+			t.Errorf("centrifugo-cli.sh: exit %d\n%s%s", code, out, errOut)
+		}
+	})
+
 	t.Run("herald keeps its commands", func(t *testing.T) {
 		out, _, code := runIn(t, dir, b.herald, "version")
 		if code != 0 || !strings.HasPrefix(out, "herald ") {
@@ -308,6 +324,45 @@ func TestCentrifugoArgs(t *testing.T) {
 		got, ok := centrifugoArgs(c.osArgs)
 		if ok != c.ok || strings.Join(got, " ") != c.want || (ok && got == nil) {
 			t.Errorf("centrifugoArgs(%q) = %q, %v", c.osArgs, got, ok)
+		}
+	}
+}
+
+// centrifugoFlagTable is the flag table of docs/cli-centrifugo.md, made
+// from the flag list.
+func centrifugoFlagTable() string {
+	var b strings.Builder
+	b.WriteString("| flag | short | Centrifugo's default | meaning |\n|---|---|---|---|\n")
+	for _, f := range centrifugoFlags {
+		short, def := "", f.def
+		if f.short != "" {
+			short = "`-" + f.short + "`"
+		}
+		if f.boolean {
+			def = "false"
+		}
+		if def != "" {
+			def = "`" + def + "`"
+		}
+		b.WriteString("| `--" + f.key + "` | " + short + " | " + def + " | " + f.usage + " |\n")
+	}
+	return b.String()
+}
+
+// TestCentrifugoCLIDocs: docs/cli-centrifugo.md lists every flag as the
+// code declares it, and every subcommand of the centrifugo name.
+func TestCentrifugoCLIDocs(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli-centrifugo.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	if table := centrifugoFlagTable(); !strings.Contains(doc, table) {
+		t.Errorf("docs/cli-centrifugo.md: the flag table is not the code's; want:\n%s", table)
+	}
+	for _, c := range centrifugoRoot().Commands() {
+		if !strings.Contains(doc, "`"+c.Name()+"`") && c.Name() != "help" && c.Name() != "completion" {
+			t.Errorf("docs/cli-centrifugo.md does not describe %s", c.Name())
 		}
 	}
 }
