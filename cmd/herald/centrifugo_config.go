@@ -124,24 +124,47 @@ func cfGenConfigCommand(format string) *cobra.Command {
 }
 
 // cfDefaultTree is what defaultconfig and defaultenv print: Centrifugo's
-// defaults of the keys a deployment usually sets. It is not Centrifugo's
-// complete list; every key in it is read by Herald's import with
-// Centrifugo's meaning (a test checks that the output passes checkconfig).
+// defaults of the keys its root flags set and of the sections a deployment
+// usually writes. It is not Centrifugo's complete list (Herald has no table
+// of Centrifugo's 758 keys with their defaults); every key in it is read by
+// Herald's import with Centrifugo's meaning (a test checks that the output
+// passes checkconfig). broker and presence_manager are left out until the
+// import takes them.
 func cfDefaultTree() map[string]any {
+	off := func() map[string]any { return map[string]any{"enabled": false} }
 	return map[string]any{
-		"http_server": map[string]any{"address": "", "port": 8000},
-		"log":         map[string]any{"level": "info"},
+		"pid_file":    "",
+		"http_server": map[string]any{"address": "", "port": 8000, "internal_address": "", "internal_port": ""},
+		"log":         map[string]any{"level": "info", "file": ""},
 		"engine":      map[string]any{"type": "memory"},
 		"client": map[string]any{
-			"insecure":        false,
-			"allowed_origins": []any{},
-			"token":           map[string]any{"hmac_secret_key": ""},
+			"insecure":                       false,
+			"allowed_origins":                []any{},
+			"token":                          map[string]any{"hmac_secret_key": ""},
+			"ping_interval":                  "25s",
+			"pong_timeout":                   "8s",
+			"history_max_publication_limit":  300,
+			"recovery_max_publication_limit": 300,
 		},
-		"channel":    map[string]any{"namespaces": []any{}},
-		"http_api":   map[string]any{"key": "", "insecure": false},
-		"admin":      map[string]any{"enabled": false, "password": "", "secret": ""},
-		"prometheus": map[string]any{"enabled": false},
-		"health":     map[string]any{"enabled": false},
+		"channel":         map[string]any{"namespaces": []any{}, "max_length": 255},
+		"rpc":             map[string]any{"namespaces": []any{}},
+		"proxies":         []any{},
+		"consumers":       []any{},
+		"http_api":        map[string]any{"key": "", "insecure": false, "external": false},
+		"grpc_api":        map[string]any{"enabled": false, "port": 10000},
+		"uni_grpc":        map[string]any{"enabled": false, "port": 11000},
+		"admin":           map[string]any{"enabled": false, "password": "", "secret": "", "insecure": false, "external": false},
+		"websocket":       map[string]any{"disabled": false},
+		"prometheus":      off(),
+		"health":          off(),
+		"debug":           off(),
+		"swagger":         off(),
+		"sse":             off(),
+		"http_stream":     off(),
+		"uni_websocket":   off(),
+		"uni_sse":         off(),
+		"uni_http_stream": off(),
+		"init":            off(),
 	}
 }
 
@@ -212,7 +235,7 @@ func cfDefaultConfigCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "defaultconfig",
-		Short: "Generate full configuration file with defaults",
+		Short: "Generate a configuration file with the defaults of the common keys",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !dryRun {
@@ -252,7 +275,7 @@ func cfDefaultEnvCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "defaultenv",
-		Short: "Generate full environment var list with defaults",
+		Short: "Generate the environment variables of the common keys, with their defaults",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tree, over, err := cfBaseTree(base)
