@@ -237,6 +237,11 @@ func addCentrifugoRoot(root *cobra.Command) {
 	var configPath string
 	root.Flags().StringVarP(&configPath, "config", "c", "", "run a node as centrifugo -c does: a Centrifugo v6 file (or Herald's, without Centrifugo's flags)")
 	addCentrifugoFlags(root.Flags())
+	// Hidden, so that herald's help stays Herald's; centrifugo --help lists them.
+	for _, f := range centrifugoFlags {
+		_ = root.Flags().MarkHidden(f.key)
+	}
+	root.Long = root.Short + "\n\nherald -c FILE with Centrifugo's root flags (http_server.port, client.insecure and the others centrifugo --help lists) runs a node as centrifugo -c FILE does: docs/cli-centrifugo.md."
 	root.Args = cobra.NoArgs
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().NFlag() == 0 {
