@@ -73,6 +73,11 @@ func TestImage(t *testing.T) {
 				dirs = append(dirs, rel)
 			case d.Type().IsRegular():
 				files = append(files, rel)
+			case rel == "usr/local/bin/centrifugo" && d.Type() == fs.ModeSymlink:
+				// The binary's second name, Centrifugo's command line.
+				if target, err := os.Readlink(p); err != nil || target != "/herald" {
+					t.Errorf("%s: links to %q (%v), want /herald", rel, target, err)
+				}
 			default:
 				t.Errorf("%s: a %s; the image holds only regular files and directories", rel, d.Type())
 			}
@@ -86,7 +91,7 @@ func TestImage(t *testing.T) {
 			t.Errorf("files %q, want only %q", files, want)
 		}
 		slices.Sort(dirs)
-		if want := []string{"etc", "etc/ssl", "etc/ssl/certs", "var", "var/lib", "var/lib/herald"}; !slices.Equal(dirs, want) {
+		if want := []string{"centrifugo", "etc", "etc/ssl", "etc/ssl/certs", "usr", "usr/local", "usr/local/bin", "var", "var/lib", "var/lib/herald"}; !slices.Equal(dirs, want) {
 			t.Errorf("directories %q, want %q", dirs, want)
 		}
 		bin, err := elf.Open(filepath.Join(rootfs, "herald"))

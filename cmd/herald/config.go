@@ -104,6 +104,12 @@ func loadConfig(path string) (config.Config, error) {
 // applies the CENTRIFUGO_ environment to a Centrifugo configuration and
 // then the HERALD_ one; it does not validate.
 func loadConfigFormat(path, format string) (config.Config, error) {
+	return loadConfigEnv(path, format, os.Environ())
+}
+
+// loadConfigEnv is loadConfigFormat with the environment given, which
+// Centrifugo's flags add to (centrifugo.go).
+func loadConfigEnv(path, format string, environ []string) (config.Config, error) {
 	if path != "" && (format == "" || format == config.FormatAuto) {
 		// Say when a file is taken for Centrifugo's, and why: its reading
 		// (and some defaults) differ from a Herald file's.
@@ -119,18 +125,18 @@ func loadConfigFormat(path, format string) (config.Config, error) {
 			}
 		}
 	}
-	cfg, got, err := config.LoadFile(path, format, os.Environ())
+	cfg, got, err := config.LoadFile(path, format, environ)
 	if err != nil {
 		return cfg, err
 	}
 	if got == config.FormatHerald {
-		for _, kv := range os.Environ() {
+		for _, kv := range environ {
 			if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, config.CentrifugoEnvPrefix) {
 				fmt.Fprintf(os.Stderr, "warning: environment variable %s is read only with a Centrifugo configuration (--config-format centrifugo); this one is Herald's\n", name)
 			}
 		}
 	}
-	unknown, err := config.ApplyEnv(&cfg, os.Environ())
+	unknown, err := config.ApplyEnv(&cfg, environ)
 	if err != nil {
 		return cfg, fmt.Errorf("environment: %w", err)
 	}

@@ -6,9 +6,24 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald/config"
 )
 
 func main() {
+	// Under the name centrifugo, or as `herald centrifugo ARGS` (what a
+	// compose file's `command: centrifugo -c config.json` becomes with the
+	// image's entrypoint /herald), the command line is Centrifugo's.
+	if args, ok := centrifugoArgs(os.Args); ok {
+		root := centrifugoRoot()
+		root.SetArgs(args)
+		// Centrifugo prints its errors to standard output, unprefixed.
+		if err := root.Execute(); err != nil {
+			fmt.Fprintln(os.Stdout, err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := newRoot().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "herald:", err)
 		os.Exit(1)
@@ -28,5 +43,7 @@ func newRoot() *cobra.Command {
 	root.AddCommand(serveCommand(), configCommand(), migrateCommand(), tokenCommand(), versionCommand(), healthCommand(), benchCommand())
 	_, checkToken, checkSubToken := tokenCheckCommands()
 	root.AddCommand(checkToken, checkSubToken)
+	root.AddCommand(centrifugoSubcommands(config.FormatAuto)...)
+	addCentrifugoRoot(root)
 	return root
 }

@@ -49,60 +49,9 @@ func serveCommand() *cobra.Command {
 			if f.Changed("insecure") {
 				cfg.Client.Insecure = insecure
 			}
-			// With nothing about authentication configured the node would
-			// refuse every connection and keep its API off: make up keys
-			// for this run instead, unless told not to.
-			var generated *generatedKeys
-			if ephemeralKeys && cfg.AuthUnconfigured() {
-				keys := newGeneratedKeys()
-				generated = &keys
-				cfg.Client.Token.HMACSecretKey = keys.HMACSecret
-				cfg.HTTPAPI.Key = keys.APIKey
-				cfg.Address = loopbackWhenUnset(cfg.Address, addressChosen(cfg, configPath, f.Changed("address"), os.LookupEnv))
-			}
-			if err := cfg.Validate(); err != nil {
-				return fmt.Errorf("configuration:\n%w", err)
-			}
-			log := newLogger(cmd.ErrOrStderr(), cfg.Log)
-			for _, w := range cfg.Warnings() {
-				log.Warn(w)
-			}
-			if generated != nil {
-				log.Warn("no client.token key and no http_api.key are configured: using random keys generated for this run only; " +
-					"they change at every start (config init writes permanent ones, --ephemeral-keys=false turns this off)")
-			}
-			logFileLimit(log)
-			srv, err := server.New(cfg, log)
-			if err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			reloadOnHangup(ctx, srv, log)
-			if err := srv.Start(ctx); err != nil {
-				return err
-			}
-			if generated != nil {
-				// After Start, so the printed commands name the real port.
-				token, err := demoToken(generated.HMACSecret, time.Now())
-				if err != nil {
-					return err
-				}
-				// One write, so log lines cannot land inside the banner.
-				exe, _ := os.Executable()
-				_, _ = io.WriteString(cmd.ErrOrStderr(), firstRunBanner(*generated, token, srv.Addr(), cfg.Paths(), heraldCommand(exe, os.Args[0]), cfg.TLSEnabled()))
-			}
-			select {
-			case <-ctx.Done():
-				log.Info("shutting down")
-			case err := <-srv.Done():
-				if err != nil {
-					return fmt.Errorf("http server: %w", err)
-				}
-			}
-			sctx, cancel := context.WithTimeout(context.Background(), cfg.Shutdown.Timeout)
-			defer cancel()
-			return srv.Shutdown(sctx)
+			return runNode(cmd, cfg, nodeOptions{
+				ephemeralKeys: ephemeralKeys, configPath: configPath, addressFlag: f.Changed("address"),
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&configPath, "config", "c", "", "configuration file: Herald's YAML (see docs/configuration.md) or a Centrifugo v6 file")
@@ -118,6 +67,72 @@ func serveCommand() *cobra.Command {
 	f.BoolVar(&ephemeralKeys, "ephemeral-keys", true, "with no client.token key and no http_api.key configured, generate random ones for this run and print them with a token and examples (false: refuse every connection, API off)")
 	f.BoolVar(&insecure, "insecure", false, "development only: no authentication or permission checks (client.insecure)")
 	return cmd
+}
+
+// nodeOptions are what serve's flags say beyond the configuration.
+type nodeOptions struct {
+	ephemeralKeys bool   // generate keys for this run when none are configured
+	configPath    string // the file read, "" for none
+	addressFlag   bool   // the listen address was given on the command line
+}
+
+// runNode validates cfg, starts a node with it and runs it until a signal
+// or the server stops; herald serve and Centrifugo's root command share it.
+func runNode(cmd *cobra.Command, cfg config.Config, opts nodeOptions) error {
+	// With nothing about authentication configured the node would
+	// refuse every connection and keep its API off: make up keys
+	// for this run instead, unless told not to.
+	var generated *generatedKeys
+	if opts.ephemeralKeys && cfg.AuthUnconfigured() {
+		keys := newGeneratedKeys()
+		generated = &keys
+		cfg.Client.Token.HMACSecretKey = keys.HMACSecret
+		cfg.HTTPAPI.Key = keys.APIKey
+		cfg.Address = loopbackWhenUnset(cfg.Address, addressChosen(cfg, opts.configPath, opts.addressFlag, os.LookupEnv))
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	log := newLogger(cmd.ErrOrStderr(), cfg.Log)
+	for _, w := range cfg.Warnings() {
+		log.Warn(w)
+	}
+	if generated != nil {
+		log.Warn("no client.token key and no http_api.key are configured: using random keys generated for this run only; " +
+			"they change at every start (config init writes permanent ones, --ephemeral-keys=false turns this off)")
+	}
+	logFileLimit(log)
+	srv, err := server.New(cfg, log)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	reloadOnHangup(ctx, srv, log)
+	if err := srv.Start(ctx); err != nil {
+		return err
+	}
+	if generated != nil {
+		// After Start, so the printed commands name the real port.
+		token, err := demoToken(generated.HMACSecret, time.Now())
+		if err != nil {
+			return err
+		}
+		// One write, so log lines cannot land inside the banner.
+		exe, _ := os.Executable()
+		_, _ = io.WriteString(cmd.ErrOrStderr(), firstRunBanner(*generated, token, srv.Addr(), cfg.Paths(), heraldCommand(exe, os.Args[0]), cfg.TLSEnabled()))
+	}
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-srv.Done():
+		if err != nil {
+			return fmt.Errorf("http server: %w", err)
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.Shutdown.Timeout)
+	defer cancel()
+	return srv.Shutdown(sctx)
 }
 
 func newLogger(w io.Writer, cfg config.LogConfig) *slog.Logger {

@@ -40,7 +40,9 @@ IMAGE=${1:-localhost/herald:$VERSION}
 
 CONTEXT=$(mktemp -d)
 trap 'rm -rf "$CONTEXT"' EXIT
-mkdir -p "$CONTEXT/data" "$CONTEXT/var/lib"
+mkdir -p "$CONTEXT/data" "$CONTEXT/var/lib" "$CONTEXT/usr/local/bin" "$CONTEXT/centrifugo"
+# The binary's second name: under it the command line is Centrifugo's.
+ln -s /herald "$CONTEXT/usr/local/bin/centrifugo"
 echo "building herald $VERSION ($REVISION) for linux/$GOARCH"
 CGO_ENABLED=0 GOOS=linux GOARCH=$GOARCH go build -trimpath -buildvcs=false \
 	-ldflags "-s -w -X main.buildCommit=$REVISION" -o "$CONTEXT/herald" ./cmd/herald

@@ -1,0 +1,429 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/server"
+)
+
+// Centrifugo's configuration subcommands (checkconfig, genconfig,
+// defaultconfig, defaultenv, configdoc) and version and serve, with its
+// flags and output shapes.
+
+// cfLoad reads the -c file of a Centrifugo subcommand with the CENTRIFUGO_
+// environment. A missing file is not an error, as in Centrifugo: the
+// environment alone makes the configuration, and notFound says so.
+func cfLoad(cmd *cobra.Command, path, format string) (cfg config.Config, notFound bool, err error) {
+	if path != "" {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			path, format, notFound = "", config.FormatCentrifugo, true
+		}
+	}
+	cfg, err = loadConfigEnv(path, format, os.Environ())
+	if err != nil {
+		return cfg, notFound, fmt.Errorf("error getting config: %w", err)
+	}
+	return cfg, notFound, nil
+}
+
+func cfCheckConfigCommand(format string) *cobra.Command {
+	var (
+		path   string
+		strict bool
+	)
+	cmd := &cobra.Command{
+		Use:   "checkconfig",
+		Short: "Check configuration file",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, notFound, err := cfLoad(cmd, path, format)
+			if err != nil {
+				return err
+			}
+			if notFound {
+				return errors.New("config file not found")
+			}
+			if err := cfg.Validate(); err != nil {
+				return fmt.Errorf("error validating config: %w", err)
+			}
+			for _, w := range cfg.Warnings() {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&path, "config", "c", "config.json", "path to config file to check")
+	// Herald refuses a key it does not know whether or not this is given.
+	cmd.Flags().BoolVarP(&strict, "strict", "s", false, "strict check - fail on unknown fields")
+	return cmd
+}
+
+// cfGenConfigTree is the file Centrifugo's genconfig writes: new random
+// token key, admin password and secret and API key, admin off.
+func cfGenConfigTree() map[string]any {
+	return map[string]any{
+		"client": map[string]any{
+			"token":           map[string]any{"hmac_secret_key": randomKey()},
+			"allowed_origins": []any{},
+		},
+		"admin":    map[string]any{"enabled": false, "password": randomKey()[:22], "secret": randomKey()},
+		"http_api": map[string]any{"key": randomKey()},
+	}
+}
+
+func cfGenConfigCommand(format string) *cobra.Command {
+	var path string
+	cmd := &cobra.Command{
+		Use:   "genconfig",
+		Short: "Generate minimal configuration file to start with",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := os.Stat(path); err == nil {
+				return fmt.Errorf("error: output config file already exists: %s", path)
+			}
+			b, err := encodeCentrifugo(cfGenConfigTree(), path)
+			if err != nil {
+				return fmt.Errorf("error: %w", err)
+			}
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				return fmt.Errorf("error: %w", err)
+			}
+			// What was written must start a node, or it is not left behind.
+			cfg, _, err := cfLoad(cmd, path, format)
+			if err == nil {
+				if verr := cfg.Validate(); verr != nil {
+					err = fmt.Errorf("error validating config: %w", verr)
+				}
+			}
+			if err != nil {
+				_ = os.Remove(path)
+				return err
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&path, "config", "c", "config.json", "path to output config file")
+	return cmd
+}
+
+// cfDefaultTree is what defaultconfig and defaultenv print: Centrifugo's
+// defaults of the keys its root flags set and of the sections a deployment
+// usually writes. It is not Centrifugo's complete list (Herald has no table
+// of Centrifugo's 758 keys with their defaults); every key in it is read by
+// Herald's import with Centrifugo's meaning (a test checks that the output
+// passes checkconfig). broker and presence_manager are left out until the
+// import takes them.
+func cfDefaultTree() map[string]any {
+	off := func() map[string]any { return map[string]any{"enabled": false} }
+	return map[string]any{
+		"pid_file":    "",
+		"http_server": map[string]any{"address": "", "port": 8000, "internal_address": "", "internal_port": ""},
+		"log":         map[string]any{"level": "info", "file": ""},
+		"engine":      map[string]any{"type": "memory"},
+		"client": map[string]any{
+			"insecure":                       false,
+			"allowed_origins":                []any{},
+			"token":                          map[string]any{"hmac_secret_key": ""},
+			"ping_interval":                  "25s",
+			"pong_timeout":                   "8s",
+			"history_max_publication_limit":  300,
+			"recovery_max_publication_limit": 300,
+		},
+		"channel":         map[string]any{"namespaces": []any{}, "max_length": 255},
+		"rpc":             map[string]any{"namespaces": []any{}},
+		"proxies":         []any{},
+		"consumers":       []any{},
+		"http_api":        map[string]any{"key": "", "insecure": false, "external": false},
+		"grpc_api":        map[string]any{"enabled": false, "port": 10000},
+		"uni_grpc":        map[string]any{"enabled": false, "port": 11000},
+		"admin":           map[string]any{"enabled": false, "password": "", "secret": "", "insecure": false, "external": false},
+		"websocket":       map[string]any{"disabled": false},
+		"prometheus":      off(),
+		"health":          off(),
+		"debug":           off(),
+		"swagger":         off(),
+		"sse":             off(),
+		"http_stream":     off(),
+		"uni_websocket":   off(),
+		"uni_sse":         off(),
+		"uni_http_stream": off(),
+		"init":            off(),
+	}
+}
+
+// cfBaseTree is cfDefaultTree with the keys of a base file (-b) over it.
+func cfBaseTree(base string) (map[string]any, map[string]any, error) {
+	tree := cfDefaultTree()
+	if base == "" {
+		return tree, nil, nil
+	}
+	data, err := os.ReadFile(base)
+	if err != nil {
+		return nil, nil, err
+	}
+	over := map[string]any{}
+	switch strings.ToLower(filepath.Ext(base)) {
+	case ".toml":
+		err = toml.Unmarshal(data, &over)
+	case ".yaml", ".yml":
+		err = yaml.Unmarshal(data, &over)
+	default:
+		err = json.Unmarshal(data, &over)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("base config %s: %w", base, err)
+	}
+	mergeTree(tree, over)
+	return tree, over, nil
+}
+
+// mergeTree sets the keys of over in dst, section by section.
+func mergeTree(dst, over map[string]any) {
+	for k, v := range over {
+		sub, isMap := v.(map[string]any)
+		cur, curMap := dst[k].(map[string]any)
+		if isMap && curMap {
+			mergeTree(cur, sub)
+			continue
+		}
+		dst[k] = v
+	}
+}
+
+// encodeCentrifugo writes tree in the format name's extension says, the
+// formats Centrifugo reads.
+func encodeCentrifugo(tree map[string]any, name string) ([]byte, error) {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".json":
+		b, err := json.MarshalIndent(tree, "", "  ")
+		return append(b, '\n'), err
+	case ".toml":
+		return toml.Marshal(tree)
+	case ".yaml", ".yml":
+		var b bytes.Buffer
+		enc := yaml.NewEncoder(&b)
+		enc.SetIndent(2)
+		if err := enc.Encode(tree); err != nil {
+			return nil, err
+		}
+		return b.Bytes(), enc.Close()
+	}
+	return nil, errors.New("output config file must have one of supported extensions: json, toml, yaml, yml")
+}
+
+func cfDefaultConfigCommand() *cobra.Command {
+	var (
+		path, base string
+		dryRun     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "defaultconfig",
+		Short: "Generate a configuration file with the defaults of the common keys",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !dryRun {
+				if _, err := os.Stat(path); err == nil {
+					return errors.New("error: target file already exists")
+				}
+			}
+			tree, _, err := cfBaseTree(base)
+			if err != nil {
+				return fmt.Errorf("error: %w", err)
+			}
+			b, err := encodeCentrifugo(tree, path)
+			if err != nil {
+				return fmt.Errorf("error: %w", err)
+			}
+			if dryRun {
+				fmt.Fprintln(cmd.OutOrStdout(), string(b))
+				return nil
+			}
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				return fmt.Errorf("error: %w", err)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&path, "config", "c", "config.json", "path to default config file to generate")
+	f.StringVarP(&base, "base", "b", "", "path to the base config file to use")
+	f.BoolVarP(&dryRun, "dry-run", "d", false, "dry run mode (do not write file and just print generated config to stdout)")
+	return cmd
+}
+
+func cfDefaultEnvCommand() *cobra.Command {
+	var (
+		base        string
+		nonZeroOnly bool
+	)
+	cmd := &cobra.Command{
+		Use:   "defaultenv",
+		Short: "Generate the environment variables of the common keys, with their defaults",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tree, over, err := cfBaseTree(base)
+			if err != nil {
+				return fmt.Errorf("error: %w", err)
+			}
+			vars := map[string]string{}
+			flattenEnv(tree, config.CentrifugoEnvPrefix, vars)
+			inBase := map[string]string{}
+			flattenEnv(over, config.CentrifugoEnvPrefix, inBase)
+			names := make([]string, 0, len(vars))
+			for name := range vars {
+				if !nonZeroOnly || isNonZero(inBase, name) {
+					names = append(names, name)
+				}
+			}
+			sort.Strings(names)
+			for _, name := range names {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s=%s\n", name, vars[name])
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&base, "base", "b", "", "path to the base config file to use")
+	cmd.Flags().BoolVar(&nonZeroOnly, "base-non-zero-only", false, "only output environment variables for values which were non zero in base config file")
+	return cmd
+}
+
+// isNonZero reports whether the base file set the variable's key to
+// something other than its type's zero value.
+func isNonZero(inBase map[string]string, name string) bool {
+	v, ok := inBase[name]
+	return ok && v != `""` && v != "0" && v != "false"
+}
+
+// flattenEnv writes the variables of tree as Centrifugo's defaultenv
+// writes them: strings quoted, lists of strings separated by spaces,
+// lists of objects and mappings as quoted JSON, an empty list as "".
+func flattenEnv(tree map[string]any, prefix string, out map[string]string) {
+	for k, v := range tree {
+		name := prefix + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(k))
+		switch v := v.(type) {
+		case map[string]any:
+			flattenEnv(v, name+"_", out)
+		case []any:
+			out[name] = envList(v)
+		case string:
+			out[name] = strconv.Quote(v)
+		default:
+			out[name] = fmt.Sprint(v)
+		}
+	}
+}
+
+func envList(v []any) string {
+	if len(v) == 0 {
+		return `""`
+	}
+	words := make([]string, 0, len(v))
+	for _, item := range v {
+		s, ok := item.(string)
+		if !ok {
+			b, _ := json.Marshal(v)
+			return strconv.Quote(string(b))
+		}
+		words = append(words, s)
+	}
+	return strings.Join(words, " ")
+}
+
+// cfConfigDocCommand prints the Centrifugo key map, what each Centrifugo
+// key becomes in Herald, generated from the import's key table. Centrifugo
+// serves its documentation as HTML and opens a browser; this always
+// prints Markdown (-m is accepted for scripts that pass it).
+func cfConfigDocCommand() *cobra.Command {
+	var (
+		markdown  bool
+		section   string
+		port      int
+		baseLevel int
+	)
+	cmd := &cobra.Command{
+		Use:   "configdoc",
+		Short: "Show configuration documentation generated from source code (the Centrifugo key map, as Markdown)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			const open, end = "<!-- centrifugo-key-map -->", "<!-- end centrifugo-key-map -->"
+			doc, err := config.UpdateCentrifugoKeyMap(open + "\n" + end)
+			if err != nil {
+				return fmt.Errorf("error: %w", err)
+			}
+			doc = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(doc, open), end))
+			if section != "" {
+				var kept []string
+				for i, line := range strings.Split(doc, "\n") {
+					if i < 2 || strings.HasPrefix(line, "| `"+section) {
+						kept = append(kept, line)
+					}
+				}
+				doc = strings.Join(kept, "\n")
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), doc)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVarP(&markdown, "markdown", "m", false, "output markdown to stdout (always the case here)")
+	f.StringVarP(&section, "section", "s", "", "filter by top-level section name")
+	f.IntVarP(&port, "port", "p", 6060, "accepted for Centrifugo's command line; nothing is served")
+	f.IntVarP(&baseLevel, "base-level", "l", 0, "accepted for Centrifugo's command line")
+	return cmd
+}
+
+// cfVersionCommand says what runs under the name centrifugo: Herald, with
+// its version, so that no script mistakes it for a Centrifugo release.
+func cfVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Version information",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintf(cmd.OutOrStdout(), "Herald v%s, Centrifugo v6 command line (Go version: %s)\n", server.Version, runtime.Version())
+		},
+	}
+}
+
+// cfServeCommand is Centrifugo's serve: a static file server for
+// development (herald serve, which runs a node, keeps its name under the
+// name herald).
+func cfServeCommand() *cobra.Command {
+	var (
+		dir, addr string
+		port      int
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run static file server (for development only)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			address := net.JoinHostPort(addr, strconv.Itoa(port))
+			fmt.Fprintf(cmd.OutOrStdout(), "start serving %s on %s\n", dir, address)
+			srv := &http.Server{Addr: address, Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 10 * time.Second}
+			return srv.ListenAndServe()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&dir, "dir", "d", "./", "path to directory")
+	f.IntVarP(&port, "port", "p", 3000, "port to serve on")
+	f.StringVarP(&addr, "address", "a", "", "interface to serve on (default: all interfaces)")
+	return cmd
+}
