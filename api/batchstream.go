@@ -46,8 +46,8 @@ func (a *handler) streamBatch(w http.ResponseWriter, ctx context.Context, x *exc
 	limit := a.cfg.MaxBatchResponseSize
 	b := &batchStream{
 		w: w, x: x, limit: limit, n: len(cmds),
-		notRun:  newError(protocol.ErrorLimitExceeded, "limit exceeded: the batch's replies reached the limit of %d bytes (http_api.max_batch_response_size): command not run; send fewer or smaller reads per batch", limit),
-		dropped: newError(protocol.ErrorLimitExceeded, "limit exceeded: this reply would take the batch's replies past the limit of %d bytes (http_api.max_batch_response_size): the command ran, its reply is dropped", limit),
+		notRun:   newError(protocol.ErrorLimitExceeded, "limit exceeded: the batch's replies reached the limit of %d bytes (http_api.max_batch_response_size): command not run; send fewer or smaller reads per batch", limit),
+		dropped:  newError(protocol.ErrorLimitExceeded, "limit exceeded: this reply would take the batch's replies past the limit of %d bytes (http_api.max_batch_response_size): the command ran, its reply is dropped", limit),
 		maxReply: a.cfg.MaxResponseSize,
 		tooLarge: a.responseTooLarge("command's", ": the command ran, its reply is dropped; ask for less"),
 	}

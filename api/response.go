@@ -45,8 +45,6 @@ func resultHint(method string) string {
 		return ": use a narrower pattern"
 	case "connections", "map_read_state", "map_read_stream":
 		return ": ask with a smaller limit"
-	case "batch":
-		return ": send fewer commands per batch"
 	}
 	return ""
 }
