@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -15,6 +19,8 @@ import (
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/api/grpcapi/apiproto"
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
 )
 
@@ -123,6 +129,12 @@ func TestPresenceResponseBounded(t *testing.T) {
 		c.subscribe("big:room")
 	}
 	limitError(t, "presence", n.call(t, "presence", `{"channel":"big:room"}`), "presence_stats")
+	// connections pages by count; a page of large connections is
+	// bounded too.
+	limitError(t, "connections", n.call(t, "connections", `{"channel":"big:room","limit":1000}`), "smaller limit")
+	if got := n.call(t, "connections", `{"channel":"big:room","limit":2}`); strings.Count(got, `"client"`) != 2 {
+		t.Fatalf("a page of 2 connections: %.300s", got)
+	}
 	n.expect(t, "presence_stats", `{"channel":"big:room"}`, fmt.Sprintf(`{"result":{"num_clients":%d,"num_users":%d}}`, clients, clients))
 }
 
@@ -195,4 +207,41 @@ func grpcClient(t *testing.T, h *hub.Hub, cfg api.Config) apiproto.CentrifugoApi
 		}
 	})
 	return apiproto.NewCentrifugoApiClient(conn)
+}
+
+// readCounter counts the publications the engine's History returns.
+type readCounter struct {
+	engine.Engine
+	read atomic.Int64
+}
+
+func (e *readCounter) History(ctx context.Context, ch string, req engine.HistoryRequest) ([]*engine.Publication, engine.StreamPosition, error) {
+	pubs, pos, err := e.Engine.History(ctx, ch, req)
+	e.read.Add(int64(len(pubs)))
+	return pubs, pos, err
+}
+
+// TestHistoryStopsReadingAtTheLimit: history with limit -1 does not load
+// the whole stream to refuse it: it reads the engine a page at a time
+// and stops within a page of the limit (it read all 2,000 publications,
+// 8 MB, for a 256 KiB limit before).
+func TestHistoryStopsReadingAtTheLimit(t *testing.T) {
+	eng := &readCounter{Engine: memory.New(memory.Config{})}
+	// The wrapper hides the memory engine's map state: no map namespace.
+	channels := testChannels()
+	channels.Namespaces = slices.DeleteFunc(channels.Namespaces, func(ns hub.Namespace) bool { return ns.SubscriptionType == hub.SubscriptionMap })
+	h := startHub(t, hub.Config{Engine: eng, Channels: channels})
+	fillStream(t, h, "big:feed", 2000, 4<<10)
+	handler, err := api.NewHandler(h, api.Config{Insecure: true, MaxResponseSize: responseLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	handler.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/history", strings.NewReader(`{"channel":"big:feed","limit":-1}`)))
+	limitError(t, "history", rec.Body.String(), "page with since")
+	// 64 publications of 4 KB fit in 256 KiB; the page that passes the
+	// limit is read whole.
+	if got, most := eng.read.Load(), int64(responseLimit/(4<<10)+256); got > most {
+		t.Fatalf("the engine returned %d publications for a read refused at the limit, want at most %d", got, most)
+	}
 }
