@@ -245,3 +245,20 @@ func TestHistoryStopsReadingAtTheLimit(t *testing.T) {
 		t.Fatalf("the engine returned %d publications for a read refused at the limit, want at most %d", got, most)
 	}
 }
+
+// TestChannelsResponseBounded: channels whose names pass MaxResponseSize
+// are error 106 pointing at a narrower pattern.
+func TestChannelsResponseBounded(t *testing.T) {
+	const limit = 1 << 10
+	n := startNode(t, api.Config{MaxResponseSize: limit})
+	for i := range 8 {
+		n.dial(t, fmt.Sprint("u", i)).subscribe(fmt.Sprintf("big:%03d%s", i, strings.Repeat("c", 200)))
+	}
+	body := n.call(t, "channels", `{}`)
+	if !strings.Contains(body, `"code":106`) || !strings.Contains(body, "narrower pattern") || !strings.Contains(body, "max_response_size") || len(body) > limit {
+		t.Fatalf("channels past the limit: %s", body)
+	}
+	if got := n.call(t, "channels", `{"pattern":"big:000*"}`); !strings.Contains(got, `"num_clients":1`) {
+		t.Fatalf("channels with a narrower pattern: %s", got)
+	}
+}
