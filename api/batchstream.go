@@ -35,6 +35,10 @@ type batchStream struct {
 	// and one whose reply did not fit. They are not counted against the
 	// limit: at most MaxBatchCommands of them, about 250 bytes each.
 	notRun, dropped *Error
+	// maxReply is Config.MaxResponseSize; tooLarge refuses a reply past
+	// it.
+	maxReply int64
+	tooLarge *Error
 }
 
 // streamBatch runs cmds and streams {"replies":[…]} to w.
@@ -42,8 +46,10 @@ func (a *handler) streamBatch(w http.ResponseWriter, ctx context.Context, x *exc
 	limit := a.cfg.MaxBatchResponseSize
 	b := &batchStream{
 		w: w, x: x, limit: limit, n: len(cmds),
-		notRun:  newError(protocol.ErrorLimitExceeded, "limit exceeded: the batch's replies reached the limit of %d bytes (http_api.max_batch_response_size): command not run; send fewer or smaller reads per batch", limit),
-		dropped: newError(protocol.ErrorLimitExceeded, "limit exceeded: this reply would take the batch's replies past the limit of %d bytes (http_api.max_batch_response_size): the command ran, its reply is dropped", limit),
+		notRun:   newError(protocol.ErrorLimitExceeded, "limit exceeded: the batch's replies reached the limit of %d bytes (http_api.max_batch_response_size): command not run; send fewer or smaller reads per batch", limit),
+		dropped:  newError(protocol.ErrorLimitExceeded, "limit exceeded: this reply would take the batch's replies past the limit of %d bytes (http_api.max_batch_response_size): the command ran, its reply is dropped", limit),
+		maxReply: a.cfg.MaxResponseSize,
+		tooLarge: a.responseTooLarge("command's", ": the command ran, its reply is dropped; ask for less"),
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
@@ -115,6 +121,14 @@ func (b *batchStream) add(rep any, ran bool) {
 	}
 	out.Truncate(out.Len() - 1) // the encoder's newline
 	size := int64(out.Len() - mark)
+	if ran && size > b.maxReply {
+		// One reply past MaxResponseSize: refused as the same call
+		// alone would be, without counting against the batch.
+		out.Truncate(mark)
+		_ = b.x.enc.Encode(&errorReply{Error: b.tooLarge})
+		out.Truncate(out.Len() - 1)
+		size, ran = 0, false
+	}
 	if ran && (b.over.Load() || b.written+size+1 > b.limit) {
 		b.over.Store(true)
 		out.Truncate(mark)

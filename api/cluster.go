@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -21,6 +22,12 @@ func (a *handler) channels(ctx context.Context, req *channelsRequest) (*channels
 	all, missing, err := a.hub.ClusterChannels(ctx, req.Pattern)
 	if err != nil {
 		return nil, a.fromHub(ctx, "channels", "", "", err)
+	}
+	var size int64
+	for ch := range all {
+		if size += int64(len(ch)) + entryOverhead; size > a.cfg.MaxResponseSize {
+			return nil, a.responseTooLarge("channels", fmt.Sprintf(" with its %d channels: use a narrower pattern", len(all)))
+		}
 	}
 	res := &channelsResult{Channels: make(map[string]channelInfo, len(all))}
 	for ch, n := range all {

@@ -25,6 +25,11 @@ const DefaultMaxBatchCommands = 1000
 // Config.MaxBatchResponseSize is 0.
 const DefaultMaxBatchResponseSize = 16 << 20
 
+// DefaultMaxResponseSize bounds the result of one method call when
+// Config.MaxResponseSize is 0: the batch's bound, so that a read that fits
+// in a batch fits alone.
+const DefaultMaxResponseSize = DefaultMaxBatchResponseSize
+
 // ErrorModeTransport selects the transport error mode: errors are sent as
 // the bare error object with an HTTP status per code.
 const ErrorModeTransport = "transport"
@@ -61,6 +66,13 @@ type Config struct {
 	// a sequential batch their commands do not run. Zero means
 	// DefaultMaxBatchResponseSize (16 MiB).
 	MaxBatchResponseSize int64 `yaml:"max_batch_response_size" default:"16777216" doc:"most bytes of replies in one 'batch' response (16 MiB). Replies are streamed as they are ready; the reply that would pass the limit and every later one are error 106 naming it, and in a sequential batch their commands do not run. '0' means the default"`
+	// MaxResponseSize bounds the result of one method call, in bytes,
+	// over HTTP, the single endpoint, a batch and gRPC: a history,
+	// presence or channels answer that would pass it is error 106 naming
+	// the limit and how to ask for less, and history stops reading the
+	// stream once it is passed instead of loading it whole. Zero means
+	// DefaultMaxResponseSize (16 MiB).
+	MaxResponseSize int64 `yaml:"max_response_size" default:"16777216" doc:"most bytes of one method's result (16 MiB), over HTTP, the single endpoint, a batch and the gRPC API; a result that would pass it (a 'history' with 'limit: -1' of a large stream, the 'presence' of a crowded channel, 'channels' of a large cluster) is error 106 naming the limit and how to ask for less ('history': a smaller 'limit', paging with 'since'). '0' means the default"`
 	// AllowKeyInQuery also accepts the key in the api_key query
 	// parameter, as Centrifugo does. Off by default: URLs end up in access
 	// logs, proxies' logs and shell history, and the key with them.
@@ -97,6 +109,9 @@ func (c Config) Validate() error {
 	if c.MaxBatchCommands < 0 {
 		bad("MaxBatchCommands", "%d: must not be negative (0 means the default, %d)", c.MaxBatchCommands, DefaultMaxBatchCommands)
 	}
+	if c.MaxResponseSize < 0 {
+		bad("MaxResponseSize", "%d: must not be negative (0 means the default, %d)", c.MaxResponseSize, DefaultMaxResponseSize)
+	}
 	if c.MaxBatchResponseSize < 0 {
 		bad("MaxBatchResponseSize", "%d: must not be negative (0 means the default, %d)", c.MaxBatchResponseSize, DefaultMaxBatchResponseSize)
 	}
@@ -118,6 +133,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxBatchResponseSize == 0 {
 		c.MaxBatchResponseSize = DefaultMaxBatchResponseSize
+	}
+	if c.MaxResponseSize == 0 {
+		c.MaxResponseSize = DefaultMaxResponseSize
 	}
 	if c.MaxBodySize == 0 {
 		c.MaxBodySize = DefaultMaxBodySize

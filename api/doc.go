@@ -60,6 +60,12 @@
 //
 // # Responses
 //
+// Every method's result is bounded by Config.MaxResponseSize, over HTTP,
+// the single endpoint, a batch (each reply) and gRPC: a result that would
+// pass it is error 106 naming the limit and how to ask for less
+// (response.go). history reads the stream a page at a time and stops
+// there, so a limit of -1 on a long stream never loads it whole.
+//
 // By default every answered request is HTTP 200 with {"result":{…}} or
 // {"error":{"code":N,"message":"…"}}; results without fields are {}. In
 // transport error mode (Config.ErrorMode "transport", or the request header

@@ -43,8 +43,8 @@ type rpc struct {
 }
 
 // NewGRPCService returns the service for h. cfg's Key and Insecure are not
-// used (the gRPC server checks the key); MaxBatchCommands, Logger and
-// TracerProvider are.
+// used (the gRPC server checks the key); MaxBatchCommands,
+// MaxBatchResponseSize, MaxResponseSize, Logger and TracerProvider are.
 func NewGRPCService(h *hub.Hub, cfg Config) (*GRPCService, error) {
 	if h == nil {
 		return nil, errors.New("api: hub is required")
@@ -116,7 +116,9 @@ func (s *GRPCService) build() error {
 		r, err = add(md, func(ctx context.Context, in proto.Message) (proto.Message, error) {
 			out := r.resp.New()
 			res, e := s.run(ctx, r.m, in)
-			fill(out, res, e, out.Descriptor().Fields().ByName("result"), r.m)
+			resField := out.Descriptor().Fields().ByName("result")
+			fill(out, res, e, resField, r.m)
+			s.bound(out, resField, r.m)
 			return out.Interface(), nil
 		})
 		if err != nil {
@@ -195,4 +197,15 @@ func fill(out protoreflect.Message, res proto.Message, e *Error, resField protor
 	case e == nil && m.pb != nil && m.pb.empty:
 		out.Set(resField, out.NewField(resField))
 	}
+}
+
+// bound replaces the result of out (a response or batch reply) with
+// error 106 when out is larger than Config.MaxResponseSize, as the HTTP
+// API does: gRPC would otherwise hold and send it whole.
+func (s *GRPCService) bound(out protoreflect.Message, resField protoreflect.FieldDescriptor, m *method) {
+	if resField == nil || !out.Has(resField) || int64(proto.Size(out.Interface())) <= s.a.cfg.MaxResponseSize {
+		return
+	}
+	out.Clear(resField)
+	out.Set(out.Descriptor().Fields().ByName("error"), protoreflect.ValueOfMessage(s.a.resultTooLarge(m.name).Proto().ProtoReflect()))
 }

@@ -66,7 +66,9 @@ func (s *GRPCService) runCommand(ctx context.Context, cmd *apiproto.Command) *ap
 		}
 		res, e := s.run(ctx, r.m, msg.Get(fd).Message().Interface())
 		out := rep.ProtoReflect()
-		fill(out, res, e, out.Descriptor().Fields().ByName(fd.Name()), r.m)
+		resField := out.Descriptor().Fields().ByName(fd.Name())
+		fill(out, res, e, resField, r.m)
+		s.bound(out, resField, r.m)
 		return rep
 	}
 	rep.Error = newError(protocol.ErrorMethodNotFound, "method not found: a command needs one method field (publish, broadcast, …)").Proto()

@@ -3,6 +3,9 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/heraldhq/herald/api/grpcapi/apiproto"
 	"github.com/heraldhq/herald/hub"
@@ -208,6 +211,7 @@ func grpcConnections(a *handler, ctx context.Context, req *apiproto.ConnectionsR
 	}
 	out := &apiproto.ConnectionsResult{Connections: map[string]*apiproto.ConnectionInfo{}}
 	q := &connectionsRequest{User: req.GetUser(), Limit: hub.MaxConnectionsPage}
+	var size int64
 	for {
 		res, e := a.connections(ctx, q)
 		if e != nil {
@@ -219,7 +223,14 @@ func grpcConnections(a *handler, ctx context.Context, req *apiproto.ConnectionsR
 			return nil, newError(protocol.ErrorInternal, "connections: nodes %v did not answer in time", res.MissingNodes)
 		}
 		for _, c := range res.Connections {
-			out.Connections[c.Client] = toPBConnection(c)
+			pc := toPBConnection(c)
+			// The map is built whole (api.proto's result has no
+			// cursor): stop once it passes the response limit rather
+			// than after the last page.
+			if size += int64(proto.Size(pc)+len(c.Client)) + entryOverhead; size > a.cfg.MaxResponseSize {
+				return nil, a.responseTooLarge("connections", fmt.Sprintf(" after %d connections: filter by user, or use the HTTP API's connections, which pages", len(out.Connections)))
+			}
+			out.Connections[c.Client] = pc
 		}
 		if res.NextCursor == "" {
 			return out, nil

@@ -199,7 +199,7 @@ func (a *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case e != nil:
 		a.writeError(w, r, x, e, 0)
 	default:
-		a.writeResult(w, x, res)
+		a.writeResult(w, r, x, m.name, res)
 	}
 }
 
@@ -223,10 +223,16 @@ func (a *handler) transportMode(r *http.Request) bool {
 	return a.cfg.ErrorMode == ErrorModeTransport || r.Header.Get("X-Centrifugo-Error-Mode") == ErrorModeTransport
 }
 
-// writeResult answers {"result":res}.
-func (a *handler) writeResult(w http.ResponseWriter, x *exchange, res any) {
+// writeResult answers {"result":res}, or error 106 when res is larger
+// than Config.MaxResponseSize.
+func (a *handler) writeResult(w http.ResponseWriter, r *http.Request, x *exchange, method string, res any) {
 	x.out.WriteString(`{"result":`)
 	if !a.encode(w, x, res) {
+		return
+	}
+	if int64(x.out.Len()) > a.cfg.MaxResponseSize {
+		x.out.Reset()
+		a.writeError(w, r, x, a.resultTooLarge(method), 0)
 		return
 	}
 	x.out.WriteByte('}')

@@ -27,7 +27,8 @@ const (
 )
 
 // testChannels: channels without a namespace keep history and presence
-// and anyone may subscribe; "plain:" channels have neither.
+// and anyone may subscribe; "plain:" channels have neither; "big:"
+// channels keep 5,000 publications.
 func testChannels() hub.ChannelConfig {
 	return hub.ChannelConfig{
 		WithoutNamespace: hub.NamespaceOptions{
@@ -40,6 +41,7 @@ func testChannels() hub.ChannelConfig {
 			{Name: "plain", NamespaceOptions: hub.NamespaceOptions{AllowSubscribeForClient: true}},
 			{Name: "strict", NamespaceOptions: hub.NamespaceOptions{AllowSubscribeForClient: true, ChannelRegex: `^[a-z]+$`}},
 			{Name: "bin", NamespaceOptions: hub.NamespaceOptions{HistorySize: 100, HistoryTTL: 5 * time.Minute, PublicationDataFormat: hub.DataFormatBinary}},
+			{Name: "big", NamespaceOptions: hub.NamespaceOptions{AllowSubscribeForClient: true, Presence: true, HistorySize: 5000, HistoryTTL: 5 * time.Minute}},
 			{Name: "board", NamespaceOptions: hub.NamespaceOptions{SubscriptionType: hub.SubscriptionMap, Map: hub.MapOptions{Mode: hub.MapPersistent, MinPageSize: 1, MaxPageSize: 500}}},
 		},
 	}

@@ -37,6 +37,9 @@ type legacyReply struct {
 	ID     uint32 `json:"id,omitempty"`
 	Error  *Error `json:"error,omitempty"`
 	Result any    `json:"result,omitempty"`
+	// method is the command's method, for the error of a result past
+	// Config.MaxResponseSize.
+	method string
 }
 
 // legacyMethod reads a command's method: a name in any case or the
@@ -103,6 +106,12 @@ func (a *handler) serveLegacy(w http.ResponseWriter, ctx context.Context, x *exc
 		if !a.encode(w, x, &rep) {
 			return
 		}
+		if rep.Result != nil && int64(x.out.Len()-mark) > a.cfg.MaxResponseSize {
+			x.out.Truncate(mark)
+			if !a.encode(w, x, &legacyReply{ID: cmds[i].ID, Error: a.resultTooLarge(rep.method)}) {
+				return
+			}
+		}
 		if int64(x.out.Len()) > limit {
 			over = true
 			x.out.Truncate(mark)
@@ -144,7 +153,7 @@ func (a *handler) runLegacy(ctx context.Context, cmd *legacyCommand) legacyReply
 		e = badRequest("params: not a JSON object")
 	}
 	endSpan(span, e)
-	rep.Result, rep.Error = res, e
+	rep.Result, rep.Error, rep.method = res, e, name
 	return rep
 }
 

@@ -26,13 +26,13 @@ func methodTable() []method {
 			describe("`user` (or `client`, `session`), `disconnect` {`code`, `reason`}, `whitelist` (client ids to spare)", "`{}`; default code 3503 \"force disconnect\""),
 		endpoint("presence", "the clients subscribed to a channel", (*handler).presence).legacy(4).retryable().
 			grpc(pb(plain(fromPBPresence), toPBPresence)).
-			describe("`channel`", "`presence`: client id → {`client`, `user`, `conn_info`, `chan_info`}"),
+			describe("`channel`", "`presence`: client id → {`client`, `user`, `conn_info`, `chan_info`}; past `http_api.max_response_size`, error 106 (use `presence_stats`, or `connections` with the channel, which pages)"),
 		endpoint("presence_stats", "how many clients and users a channel has", (*handler).presenceStats).legacy(5).retryable().
 			grpc(pb(plain(fromPBPresenceStats), toPBPresenceStats)).
 			describe("`channel`", "`num_clients`, `num_users`"),
 		endpoint("history", "a channel's publications and stream position", (*handler).history).legacy(6).retryable().
 			grpc(pb(plain(fromPBHistory), toPBHistory)).
-			describe("`channel`, `limit` (0: position only, -1: all), `since` {`offset`, `epoch`}, `reverse`", "`publications` [{`data`, `info`, `offset`, `tags`}], `epoch`, `offset`"),
+			describe("`channel`, `limit` (0: position only, -1: all), `since` {`offset`, `epoch`}, `reverse`", "`publications` [{`data`, `info`, `offset`, `tags`}], `epoch`, `offset`; publications past `http_api.max_response_size` are error 106 naming how many fit (page with `since`)"),
 		endpoint("history_remove", "remove a channel's publications", (*handler).historyRemove).legacy(7).retryable().
 			grpc(pbEmpty(plain(fromPBHistoryRemove))).
 			describe("`channel`", "`{}`; publications go, the position stays"),

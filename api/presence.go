@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/heraldhq/herald/engine"
 )
@@ -10,6 +11,12 @@ func (a *handler) presence(ctx context.Context, req *channelRequest) (*presenceR
 	m, err := a.hub.Presence(ctx, req.Channel)
 	if err != nil {
 		return nil, a.fromHub(ctx, "presence", req.Channel, "presence", err)
+	}
+	var size int64
+	for id, ci := range m {
+		if size += int64(len(id)) + clientInfoSize(ci); size > a.cfg.MaxResponseSize {
+			return nil, a.responseTooLarge("presence", fmt.Sprintf(" with its %d clients: use presence_stats, or connections with the channel (paged)", len(m)))
+		}
 	}
 	res := &presenceResult{Presence: make(map[string]clientInfo, len(m))}
 	for id, ci := range m {
