@@ -59,9 +59,6 @@ func (c Config) Validate() error {
 	if (c.Admin.MutexProfileFraction > 0 || c.Admin.BlockProfileRate > 0) && c.Admin.Address == "" {
 		bad("admin.address", "must be set for admin.mutex_profile_fraction or admin.block_profile_rate: the profiles are served on the admin listener")
 	}
-	if c.Client.PingInterval > 0 && c.Client.PongTimeout > 0 && c.Client.PongTimeout >= c.Client.PingInterval {
-		bad("client.pong_timeout", "%s must be shorter than client.ping_interval (%s)", c.Client.PongTimeout, c.Client.PingInterval)
-	}
 	if c.Shutdown.Timeout > 0 && c.Shutdown.DrainWindow >= c.Shutdown.Timeout {
 		bad("shutdown.drain_window", "%s must be shorter than shutdown.timeout (%s)", c.Shutdown.DrainWindow, c.Shutdown.Timeout)
 	}
