@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/transport/guard"
-	"github.com/heraldhq/herald/transport/websocket"
 )
 
 // Validate checks what the types alone cannot. It reports every problem
@@ -39,17 +37,6 @@ func (c Config) Validate() error {
 	default:
 		bad("log.format", "%q: want text or json", c.Log.Format)
 	}
-	if c.WebSocket.MessageSizeLimit < 0 {
-		bad("websocket.message_size_limit", "%d: must not be negative", c.WebSocket.MessageSizeLimit)
-	}
-	if _, err := websocket.Poller(c.WebSocket.Poller).Resolve(); err != nil {
-		bad("websocket.poller", "%v", err)
-	}
-	for _, e := range c.WebSocket.TrustedProxies {
-		if _, err := guard.ParseTrustedProxies([]string{e}); err != nil {
-			bad("websocket.trusted_proxies", "%q: want an IP address or a CIDR prefix such as 10.0.0.0/8", e)
-		}
-	}
 	if c.Admin.MutexProfileFraction < 0 {
 		bad("admin.mutex_profile_fraction", "%d: must not be negative", c.Admin.MutexProfileFraction)
 	}
@@ -65,8 +52,8 @@ func (c Config) Validate() error {
 	ps = append(ps, hubProblems(c.Client.ClientConfig.Validate(), reflect.TypeOf(c.Client), "client")...)
 	ps = append(ps, hubProblems(c.Channel.Hub().Validate(), reflect.TypeOf(c.Channel), "channel")...)
 	ps = append(ps, hubProblems(c.HTTPAPI.API().Validate(), reflect.TypeOf(c.HTTPAPI), "http_api")...)
-	ps = append(ps, hubProblems(c.WebSocket.Transport().Validate(), reflect.TypeOf(c.WebSocket), "websocket", transportRenames...)...)
-	ps = append(ps, hubProblems(c.WebSocket.Admission().Validate(), reflect.TypeOf(c.WebSocket), "websocket", admissionRenames...)...)
+	ps = append(ps, hubProblems(c.WebSocket.Transport().Validate(), reflect.TypeOf(c.WebSocket), "websocket")...)
+	ps = append(ps, hubProblems(c.WebSocket.Admission().Validate(), reflect.TypeOf(c.WebSocket), "websocket")...)
 	c.Admin.UI.validate(bad)
 	c.pathProblems(bad) // paths.go
 	for key, ns := range c.namespaces() {

@@ -40,3 +40,33 @@ func All(err error) []*Error {
 	walk(err)
 	return out
 }
+
+// Prefix returns err with the Field of each *Error in it put below
+// prefix ("DSN" below "Postgres" is "Postgres.DSN"), for a type that
+// validates a section of its own; other errors are kept as they are. Nil
+// stays nil.
+func Prefix(prefix string, err error) error {
+	switch e := err.(type) {
+	case nil:
+		return nil
+	case *Error:
+		return &Error{Field: joinField(prefix, e.Field), Message: e.Message}
+	case interface{ Unwrap() []error }:
+		var errs []error
+		for _, e := range e.Unwrap() {
+			errs = append(errs, Prefix(prefix, e))
+		}
+		return errors.Join(errs...)
+	}
+	return err
+}
+
+func joinField(prefix, field string) string {
+	switch {
+	case prefix == "":
+		return field
+	case field == "" || field[0] == '[':
+		return prefix + field
+	}
+	return prefix + "." + field
+}
