@@ -52,9 +52,7 @@ func (c Config) grpcAPIProblems() Problems {
 	default:
 		bad("error_mode", strconv.Quote(g.ErrorMode)+": want empty or 'transport'")
 	}
-	for _, e := range g.TLS.Validate() {
-		bad("tls."+e.Field, e.Message)
-	}
+	ps = append(ps, tlsOptionProblems("grpc_api.tls", g.TLS.Validate())...)
 	if !g.Enabled {
 		return ps
 	}
