@@ -73,8 +73,8 @@ func (c Config) Validate() error {
 		bad("engine.postgres.dsn", "required with engine.type postgres, e.g. postgres://user:pass@host:5432/db")
 	}
 	c.Engine.shardProblems(bad)
-	c.Engine.Redis.TLS.problems("engine.redis.tls", bad)
-	c.Engine.NATS.TLS.problems("engine.nats.tls", bad)
+	ps = append(ps, clientTLSProblems("engine.redis.tls", c.Engine.Redis.TLS.Validate())...)
+	ps = append(ps, clientTLSProblems("engine.nats.tls", c.Engine.NATS.TLS.Validate())...)
 	switch c.Engine.NATS.Presence {
 	case "", "none", "redis":
 	default:
