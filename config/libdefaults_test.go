@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/consumer"
+	"github.com/heraldhq/herald/proxy"
 	"github.com/heraldhq/herald/transport/guard"
+	"github.com/heraldhq/herald/transport/httpstream"
 	"github.com/heraldhq/herald/transport/websocket"
 )
 
@@ -29,6 +31,10 @@ func TestLibraryDefaultsAgreeWithTags(t *testing.T) {
 		// guard.Config resolves its defaults into limits of its own; the
 		// two that have a value are its constants.
 		{"guard.Config", guard.Config{MaxUnauthenticated: guard.DefaultMaxUnauthenticated, Rate: guard.DefaultRate}},
+		// The HTTP transports and the proxy apply theirs inside New.
+		{"httpstream.StreamOptions", httpstream.StreamOptions{MaxRequestBodySize: httpstream.DefaultMaxRequestBodySize}},
+		{"httpstream.EmulationOptions", httpstream.EmulationOptions{MaxRequestBodySize: httpstream.DefaultMaxEmulationBodySize}},
+		{"proxy.Endpoint", proxy.Endpoint{Timeout: proxy.DefaultTimeout}},
 	} {
 		lib := reflect.ValueOf(c.lib)
 		tagged := reflect.New(lib.Type()).Elem()
