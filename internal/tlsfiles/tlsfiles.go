@@ -54,7 +54,7 @@ func (f Files) Validate() error {
 // Client is a connection's TLS that is off unless Enabled (the tls
 // section of the Redis and NATS engines and of a grpc:// proxy).
 type Client struct {
-	Enabled bool  `yaml:"enabled" doc:"connect with TLS"`
+	Enabled bool `yaml:"enabled" doc:"connect with TLS"`
 	Files   `yaml:",inline"`
 }
 
