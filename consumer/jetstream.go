@@ -52,10 +52,8 @@ type JetStreamSource struct {
 // Validate reports every problem of c, each an *optionerr.Error naming
 // the field. A zero field takes its default and is not a problem.
 func (c JetStreamConfig) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, &optionerr.Error{Field: field, Message: fmt.Sprintf(format, args...)})
-	}
+	var errs optionerr.List
+	bad := errs.Add
 	if c.StreamName == "" {
 		bad("StreamName", "required")
 	}

@@ -51,10 +51,8 @@ type KafkaSource struct {
 // Validate reports every problem of c, each an *optionerr.Error naming
 // the field. A zero field takes its default and is not a problem.
 func (c KafkaConfig) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, &optionerr.Error{Field: field, Message: fmt.Sprintf(format, args...)})
-	}
+	var errs optionerr.List
+	bad := errs.Add
 	if len(c.Brokers) == 0 {
 		bad("Brokers", "at least one broker is required")
 	}

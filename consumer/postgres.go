@@ -65,10 +65,8 @@ type PostgresSource struct {
 // Validate reports every problem of c, each an *optionerr.Error naming
 // the field. A zero field takes its default and is not a problem.
 func (c PostgresConfig) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, &optionerr.Error{Field: field, Message: fmt.Sprintf(format, args...)})
-	}
+	var errs optionerr.List
+	bad := errs.Add
 	if c.DSN == "" {
 		bad("DSN", "required")
 	} else if _, err := pgxpool.ParseConfig(c.DSN); err != nil {

@@ -64,10 +64,8 @@ type RedisStreamSource struct {
 // Validate reports every problem of c, each an *optionerr.Error naming
 // the field. A zero field takes its default and is not a problem.
 func (c RedisStreamConfig) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, &optionerr.Error{Field: field, Message: fmt.Sprintf(format, args...)})
-	}
+	var errs optionerr.List
+	bad := errs.Add
 	if len(c.Address) > 1 {
 		bad("Address", "one standalone server: Redis Cluster and sharding over several servers are not available for consumers")
 	} else if _, err := c.options(); err != nil {

@@ -98,10 +98,8 @@ func (e Endpoint) tlsConfig() (*tls.Config, error) {
 // Validate reports every problem of e, each an *optionerr.Error naming
 // the Go field (package config names the key). It reads no file.
 func (e Endpoint) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, &optionerr.Error{Field: field, Message: fmt.Sprintf(format, args...)})
-	}
+	var errs optionerr.List
+	bad := errs.Add
 	if e.Name == "" {
 		bad("Name", "required: the name events refer to the proxy by")
 	}

@@ -4,7 +4,10 @@
 // format was wrong, whichever package checked it.
 package optionerr
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Error is a problem with one option of a configuration. Field is the
 // option's Go path from the struct validated, such as
@@ -70,3 +73,16 @@ func joinField(prefix, field string) string {
 	}
 	return prefix + "." + field
 }
+
+// List gathers the problems of one Validate: Add one per bad field, and
+// return Err.
+type List []error
+
+// Add records a problem with field, its message formatted as fmt.Sprintf.
+func (l *List) Add(field, format string, args ...any) {
+	*l = append(*l, &Error{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// Err joins the problems (and any other error appended); nil when there
+// are none.
+func (l List) Err() error { return errors.Join(l...) }

@@ -87,10 +87,8 @@ type limits struct {
 // name its own keys instead). New refuses such a Config with the same
 // errors. A missing Pending is New's to report: it is not a setting.
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, &optionerr.Error{Field: field, Message: fmt.Sprintf(format, args...)})
-	}
+	var errs optionerr.List
+	bad := errs.Add
 	if m := c.MaxUnauthenticated; m < -1 {
 		bad("MaxUnauthenticated", "%d: want a positive number, 0 for the default or -1 for no bound", m)
 	}

@@ -29,10 +29,8 @@ func (c Config) Enabled() bool { return c.CertFile != "" || c.KeyFile != "" }
 // listener starts. Every problem is an *optionerr.Error naming the Go
 // field (package config names the key), joined.
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, &optionerr.Error{Field: field, Message: fmt.Sprintf(format, args...)})
-	}
+	var errs optionerr.List
+	bad := errs.Add
 	if _, err := c.minVersion(); err != nil {
 		bad("MinVersion", "%v", err)
 	}
