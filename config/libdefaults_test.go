@@ -54,4 +54,7 @@ func TestLibraryDefaultsAgreeWithTags(t *testing.T) {
 			t.Errorf("%s: no option with a default tag: is it still tagged?", c.name)
 		}
 	}
+	if got := Default().ProxyMaxInFlight; got != proxy.DefaultMaxInFlight {
+		t.Errorf("proxy_max_in_flight: the tag's default is %d, proxy.New applies %d", got, proxy.DefaultMaxInFlight)
+	}
 }
