@@ -113,7 +113,7 @@ func TestCentrifugoEnvNames(t *testing.T) {
 	if len(cfg.Channel.Namespaces) != 2 || chat.HistorySize != 10 || chat.HistoryTTL != time.Minute || chat.Presence || !feed.Presence {
 		t.Errorf("namespaces: %+v", cfg.Channel.Namespaces)
 	}
-	if len(cfg.Proxies) != 1 || cfg.Proxies[0].Name != "p1" || cfg.Proxies[0].Endpoint != "http://backend/p1" || cfg.Proxies[0].Timeout != 2*time.Second {
+	if len(cfg.Proxies) != 1 || cfg.Proxies[0].Name != "p1" || cfg.Proxies[0].URL != "http://backend/p1" || cfg.Proxies[0].Timeout != 2*time.Second {
 		t.Errorf("proxies: %+v", cfg.Proxies)
 	}
 	if got := fmt.Sprintf("%+v", cfg.RPC.Namespaces); !strings.Contains(got, "calc") || !strings.Contains(got, "p1") {

@@ -182,11 +182,11 @@ func TestCentrifugoProxies(t *testing.T) {
 		names[p.Name] = p
 	}
 	connect, ok := names["client.proxy.connect"]
-	if !ok || cfg.Client.Proxy.Connect != "client.proxy.connect" || connect.Endpoint != "https://your_backend/centrifugo/connect" ||
+	if !ok || cfg.Client.Proxy.Connect != "client.proxy.connect" || connect.URL != "https://your_backend/centrifugo/connect" ||
 		len(connect.HTTPHeaders) != 6 || connect.Timeout != time.Second {
 		t.Errorf("connect proxy: %q %+v", cfg.Client.Proxy.Connect, connect)
 	}
-	if cfg.Channel.Namespaces[0].SubscribeProxy != "channel.proxy.subscribe" || names["channel.proxy.subscribe"].Endpoint != "http://localhost:3000/centrifugo/subscribe" {
+	if cfg.Channel.Namespaces[0].SubscribeProxy != "channel.proxy.subscribe" || names["channel.proxy.subscribe"].URL != "http://localhost:3000/centrifugo/subscribe" {
 		t.Errorf("subscribe proxy: %+v %+v", cfg.Channel.Namespaces[0].NamespaceProxyOptions, names)
 	}
 
@@ -213,7 +213,7 @@ func TestCentrifugoProxies(t *testing.T) {
 		names[p.Name] = p
 	}
 	if cfg.Client.Proxy.Connect != "" || cfg.Client.Proxy.Refresh != "client.proxy.refresh" || names["client.proxy.refresh"].Timeout != 3*time.Second ||
-		names["client.proxy.refresh"].StaticHTTPHeaders["X-A"] != "1" || cfg.RPC.Proxy != "rpc.proxy" || names["rpc.proxy"].Endpoint != "http://b/rpc" ||
+		names["client.proxy.refresh"].StaticHTTPHeaders["X-A"] != "1" || cfg.RPC.Proxy != "rpc.proxy" || names["rpc.proxy"].URL != "http://b/rpc" ||
 		cfg.Channel.WithoutNamespace.PublishProxy != "channel.proxy.publish" || !names["channel.proxy.publish"].IncludeConnectionMeta || len(cfg.Proxies) != 3 {
 		t.Errorf("proxies: %+v %+v %+v", cfg.Client.Proxy, cfg.RPC, cfg.Proxies)
 	}
@@ -359,7 +359,7 @@ func TestCentrifugoEnv(t *testing.T) {
 	for _, p := range cfg.Proxies {
 		names[p.Name] = p
 	}
-	if cfg.Client.Proxy.Connect != "client.proxy.connect" || names["client.proxy.connect"].Endpoint != "http://backend/connect" ||
+	if cfg.Client.Proxy.Connect != "client.proxy.connect" || names["client.proxy.connect"].URL != "http://backend/connect" ||
 		len(names["client.proxy.connect"].HTTPHeaders) != 2 || names["p1"].Timeout != 2*time.Second || names["p1"].StaticHTTPHeaders["X-Key"] != "v" {
 		t.Errorf("proxies: %+v", cfg.Proxies)
 	}

@@ -16,7 +16,9 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/transport/guard"
 	"github.com/heraldhq/herald/transport/tlsconf"
+	"github.com/heraldhq/herald/transport/websocket"
 )
 
 // Config is the whole configuration of `herald serve`; docs/configuration.md
@@ -139,26 +141,28 @@ type AdminConfig struct {
 }
 
 // WebSocketConfig tunes the WebSocket transport and the admission of new
-// connections on every transport.
+// connections on every transport: the options of websocket.Config and
+// guard.Config, tagged there, and the keys only the file has.
 type WebSocketConfig struct {
-	MessageSizeLimit             int64         `yaml:"message_size_limit" default:"65536" doc:"largest incoming message in bytes; a larger one closes the connection with 1009"`
-	WriteTimeout                 time.Duration `yaml:"write_timeout" default:"1s" doc:"a write to one client fails (the connection closes with 3009) when the client took less than 16 KiB within this long (on Linux as the kernel counts what it took, elsewhere of the write itself): a client that stopped reading is cut, one that reads steadily however far behind is not"`
-	ReadTimeout                  time.Duration `yaml:"read_timeout" default:"10s" doc:"longest a started message may take to arrive completely"`
-	AllowedOrigins               []string      `yaml:"allowed_origins" defaultdoc:"same origin" doc:"browser origins allowed to connect, e.g. 'https://app.example.com'; '*' allows any; empty: same origin only. Other origins get '403', and a warning naming the origin is logged (at most once a minute per origin)"`
-	Poller                       string        `yaml:"poller" default:"auto" doc:"how connections are read. 'epoll' (Linux only): a readiness loop with a fixed pool of workers; an idle connection holds no goroutine and no buffer. 'portable' (any system): a goroutine and a read buffer (4 KiB, more while a large message arrives) per connection, so an idle connection costs more memory; it also reads connections that are not plain TCP sockets. 'auto' is 'epoll' on Linux and 'portable' elsewhere, and 'portable' when the listener serves TLS ('epoll' needs the plain socket). 'epoll' on another system or with TLS is a configuration error"`
-	MaxUnauthenticated           int           `yaml:"max_unauthenticated" default:"10000" doc:"most connections this node holds that have not authenticated yet (upgraded, no successful 'connect'). Over it, new upgrade requests are answered '503' before the upgrade and the TCP connection is closed. '-1': no bound; '0': the default"`
-	MaxUnauthenticatedPerAddress int           `yaml:"max_unauthenticated_per_address" default:"0" defaultdoc:"a tenth of 'max_unauthenticated'" doc:"most of those connections one client address may hold, so that one address cannot fill 'max_unauthenticated' and lock everyone else out; over it, that address is answered '429'. '0': a tenth of 'max_unauthenticated' (at least 1); '-1': no bound (also off when 'ip_rate_limit' is '-1')"`
-	IPRateLimit                  float64       `yaml:"ip_rate_limit" default:"1000" doc:"new connections per second one client address may open (an IPv6 address counts by its '/64'). Over it, upgrade requests are answered '429' before the upgrade. The address is the TCP peer's unless the peer is in 'websocket.trusted_proxies'. '-1': no limit (behind a proxy that hides client addresses, load tests); '0': the default"`
-	IPRateBurst                  int           `yaml:"ip_rate_burst" defaultdoc:"twice 'ip_rate_limit'" doc:"connections one address may open at once before 'ip_rate_limit' applies (0: twice 'ip_rate_limit')"`
-	TrustedProxies               []string      `yaml:"trusted_proxies" doc:"addresses or CIDR prefixes (e.g. '10.0.0.0/8') of reverse proxies in front of the node. A connection from one counts against the rightmost 'X-Forwarded-For' address that is not itself a trusted proxy; from anywhere else 'X-Forwarded-For' is ignored, since a client can send any value"`
-	Compression                  bool          `yaml:"compression" doc:"accept permessage-deflate (RFC 7692) from clients that offer it, always without context takeover. A client that does not offer it is served uncompressed. Applies to '/connection/uni_websocket' too"`
-	CompressionMinSize           int           `yaml:"compression_min_size" doc:"smallest outgoing message, in bytes, that is compressed on a connection that negotiated compression; smaller ones go out uncompressed. '0': every message"`
-	CompressionLevel             int           `yaml:"compression_level" default:"1" doc:"deflate level of outgoing messages, '1' (fastest) to '9' (smallest); '0' means the default"`
+	// WebSocketTransport: message_size_limit, the timeouts, poller and
+	// compression.
+	WebSocketTransport `yaml:",inline"`
+	AllowedOrigins     []string `yaml:"allowed_origins" defaultdoc:"same origin" doc:"browser origins allowed to connect, e.g. 'https://app.example.com'; '*' allows any; empty: same origin only. Other origins get '403', and a warning naming the origin is logged (at most once a minute per origin)"`
+	// ConnectionAdmission: the bounds on unauthenticated connections, the
+	// per-address rate and the trusted proxies.
+	ConnectionAdmission `yaml:",inline"`
 	// HandlerPrefix is wiring (the server mounts the endpoint; paths.go).
 	HandlerPrefix string `yaml:"handler_prefix" default:"/connection/websocket" doc:"the path of the WebSocket endpoint, as Centrifugo's; clients connect to 'ws://HOST:PORT' followed by it"`
 	// WebSocketAcceptConfig: net_http_upgrade (accept.go).
 	WebSocketAcceptConfig `yaml:",inline"`
 }
+
+// WebSocketTransport and ConnectionAdmission name the library types
+// WebSocketConfig embeds, which are both called Config in their packages.
+type (
+	WebSocketTransport  = websocket.Config
+	ConnectionAdmission = guard.Config
+)
 
 // UniWebSocketConfig configures the unidirectional WebSocket endpoint,
 // /connection/uni_websocket. It shares the websocket section's limits,

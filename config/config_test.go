@@ -71,7 +71,7 @@ channel:
 		`engine.type: unknown engine "postgress"`,
 		`log.level: "loud": want debug, info, warn or error`,
 		`websocket.poller: "kqueue": want "auto", "epoll" or "portable"`,
-		`client.pong_timeout: 10s must be shorter than client.ping_interval (5s)`,
+		`client.pong_timeout: 10s must be shorter than ping_interval (5s)`,
 		`channel.namespaces[0].name: "bad name!": must match`,
 	} {
 		if !strings.Contains(err.Error(), want) {

@@ -45,9 +45,7 @@ func (c Config) grpcAPIProblems() Problems {
 	var ps Problems
 	bad := func(key, msg string) { ps = append(ps, Problem{Key: "grpc_api." + key, Message: msg}) }
 	ps = append(ps, hubProblems(g.Config.Validate(), reflect.TypeOf(g), "grpc_api")...)
-	for _, e := range g.TLS.Validate() {
-		bad("tls."+e.Field, e.Message)
-	}
+	ps = append(ps, tlsOptionProblems("grpc_api.tls", g.TLS.Validate())...)
 	if !g.Enabled {
 		return ps
 	}

@@ -17,42 +17,19 @@ import (
 // the section's options are api.Config's own.
 func (c HTTPAPIConfig) API() api.Config { return c.Config }
 
-// Transport is the websocket section as the WebSocket transport takes it,
-// without CheckOrigin, OriginHint and Logger, which the server sets.
-func (c WebSocketConfig) Transport() websocket.Config {
-	return websocket.Config{
-		MaxMessageSize:     c.MessageSizeLimit,
-		WriteTimeout:       c.WriteTimeout,
-		ReadTimeout:        c.ReadTimeout,
-		Poller:             websocket.Poller(c.Poller),
-		Compression:        c.Compression,
-		CompressionMinSize: c.CompressionMinSize,
-		CompressionLevel:   c.CompressionLevel,
-	}
-}
+// Transport is the websocket section as the WebSocket transport takes it;
+// the server sets CheckOrigin, OriginHint and Logger.
+func (c WebSocketConfig) Transport() websocket.Config { return c.WebSocketTransport }
 
-// transportRenames maps websocket.Config's field names to the websocket
-// section's where they differ, for hubProblems.
-var transportRenames = []string{"MaxMessageSize", "MessageSizeLimit"}
-
-// Admission is the websocket section's admission limits as
+// Admission is the websocket section's admission options as
 // transport/guard takes them, with the keys named in its warnings; the
-// server adds TrustedProxies (guard.ParseTrustedProxies), Pending and
-// Logger.
+// server sets Pending and Logger.
 func (c WebSocketConfig) Admission() guard.Config {
-	return guard.Config{
-		MaxUnauthenticated:           c.MaxUnauthenticated,
-		MaxUnauthenticatedPerAddress: c.MaxUnauthenticatedPerAddress,
-		Rate:                         c.IPRateLimit,
-		Burst:                        c.IPRateBurst,
-		Names: guard.Names{
-			MaxUnauthenticated:           "websocket.max_unauthenticated",
-			MaxUnauthenticatedPerAddress: "websocket.max_unauthenticated_per_address",
-			Rate:                         "websocket.ip_rate_limit",
-		},
+	a := c.ConnectionAdmission
+	a.Names = guard.Names{
+		MaxUnauthenticated:           "websocket.max_unauthenticated",
+		MaxUnauthenticatedPerAddress: "websocket.max_unauthenticated_per_address",
+		Rate:                         "websocket.ip_rate_limit",
 	}
+	return a
 }
-
-// admissionRenames maps guard.Config's field names to the websocket
-// section's, for hubProblems.
-var admissionRenames = []string{"Rate", "IPRateLimit", "Burst", "IPRateBurst"}

@@ -23,8 +23,8 @@ func TestPackageOptionsCheckedOnce(t *testing.T) {
 	cfg.WebSocket.CompressionMinSize = -1
 	cfg.WebSocket.MaxUnauthenticated = -2
 	cfg.WebSocket.MaxUnauthenticatedPerAddress = -2
-	cfg.WebSocket.IPRateLimit = -0.5
-	cfg.WebSocket.IPRateBurst = -1
+	cfg.WebSocket.Rate = -0.5
+	cfg.WebSocket.Burst = -1
 	var ps Problems
 	if err := cfg.Validate(); err != nil {
 		ps = err.(Problems)
@@ -55,15 +55,13 @@ func TestPackageOptionsCheckedOnce(t *testing.T) {
 }
 
 // TestPackageConfigsConvertEveryOption fails when a field of api.Config
-// websocket.Config or guard.Config that the file can set is not carried
-// over by API, Transport or Admission (the server runs, and Validate checks, what they return).
+// that the file can set is not carried over by API (the server runs, and
+// Validate checks, what it returns). websocket.Config and guard.Config
+// need no such test: the websocket section embeds them.
 func TestPackageConfigsConvertEveryOption(t *testing.T) {
 	var cfg Config
 	fillFields(t, reflect.ValueOf(&cfg.HTTPAPI).Elem())
-	fillFields(t, reflect.ValueOf(&cfg.WebSocket).Elem())
 	requireSetExcept(t, "api.Config", reflect.ValueOf(cfg.HTTPAPI.API()), "Logger", "TracerProvider")
-	requireSetExcept(t, "websocket.Config", reflect.ValueOf(cfg.WebSocket.Transport()), "CheckOrigin", "OriginHint", "Workers", "Logger")
-	requireSetExcept(t, "guard.Config", reflect.ValueOf(cfg.WebSocket.Admission()), "TrustedProxies", "Pending", "Logger")
 	fillFields(t, reflect.ValueOf(&cfg.GRPCAPIConfig).Elem())
 	// Insecure follows http_api.insecure when grpc_api.key is empty (its
 	// own test below); TLS is loaded by the server from grpc_api.tls.

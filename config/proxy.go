@@ -2,8 +2,8 @@ package config
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
-	"time"
 
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/proxy"
@@ -20,43 +20,9 @@ type ProxyConfig struct {
 	RPC RPCConfig `yaml:"rpc"`
 }
 
-// ProxyEndpointConfig is one entry of proxies (proxy.Endpoint).
-type ProxyEndpointConfig struct {
-	Name                  string            `yaml:"name" defaultdoc:"required" doc:"how events refer to the endpoint"`
-	Endpoint              string            `yaml:"endpoint" defaultdoc:"required" doc:"the 'http://' or 'https://' URL that receives the calls (POST, JSON), or 'grpc://host:port' for a gRPC backend implementing Centrifugo's 'proxy.proto'"`
-	Timeout               time.Duration     `yaml:"timeout" default:"1s" doc:"one call's time limit, at most '60s'; past it the client gets error 100"`
-	HTTPHeaders           []string          `yaml:"http_headers" doc:"headers of the client's HTTP request forwarded to the backend, e.g. 'Cookie', 'Authorization'"`
-	GRPCMetadata          []string          `yaml:"grpc_metadata" doc:"metadata keys of a 'uni_grpc' client's request forwarded to the backend (as headers to an HTTP one), e.g. 'x-tenant'"`
-	StaticHTTPHeaders     map[string]string `yaml:"static_http_headers" doc:"a mapping of headers sent with every call to an HTTP endpoint (they win over forwarded ones)"`
-	BinaryEncoding        bool              `yaml:"binary_encoding" doc:"payloads go as base64 ('b64data') instead of raw JSON ('data')"`
-	IncludeConnectionMeta bool              `yaml:"include_connection_meta" doc:"send the connection's 'meta' (from the connect result) with every later call"`
-	// TLS is for https:// endpoints only; it is on whenever the URL is.
-	TLS ClientTLSFiles `yaml:"tls"`
-	// GRPC is for grpc:// endpoints only.
-	GRPC ProxyGRPCConfig `yaml:"grpc"`
-}
-
-// ProxyGRPCConfig is proxies[].grpc, the options of a grpc:// endpoint
-// (Centrifugo v6's keys).
-type ProxyGRPCConfig struct {
-	// TLS turns TLS on; without it the connection is plaintext HTTP/2.
-	TLS              ClientTLS `yaml:"tls"`
-	CredentialsKey   string    `yaml:"credentials_key" doc:"a metadata key sent with every call, with 'credentials_value' (a shared secret for the backend, e.g. 'authorization')"`
-	CredentialsValue string    `yaml:"credentials_value" doc:"the value of 'credentials_key'"`
-	Compression      bool      `yaml:"compression" doc:"compress calls with gzip"`
-}
-
-// endpoint converts p for the proxy package (without its TLS, which
-// needs its files read: Config.ProxyTLS).
-func (p ProxyEndpointConfig) endpoint() proxy.Endpoint {
-	return proxy.Endpoint{
-		Name: p.Name, URL: p.Endpoint, Timeout: p.Timeout, HTTPHeaders: p.HTTPHeaders, GRPCMetadata: p.GRPCMetadata,
-		StaticHTTPHeaders: p.StaticHTTPHeaders, BinaryEncoding: p.BinaryEncoding,
-		IncludeConnectionMeta: p.IncludeConnectionMeta,
-		GRPCCredentialsKey:    p.GRPC.CredentialsKey, GRPCCredentialsValue: p.GRPC.CredentialsValue,
-		GRPCCompression: p.GRPC.Compression,
-	}
-}
+// ProxyEndpointConfig is one entry of proxies: proxy.Endpoint, tagged
+// there, its TLS files included (proxy.New reads them).
+type ProxyEndpointConfig = proxy.Endpoint
 
 // ClientProxyConfig is client.proxy: the proxies of the client-wide events.
 type ClientProxyConfig struct {
@@ -100,9 +66,7 @@ func (c Config) ProxyOptions() (opts proxy.Config, ok bool) {
 		MapPublish: map[string]string{}, MapRemove: map[string]string{},
 		RPCNamespaces: map[string]string{}, MaxInFlight: c.ProxyMaxInFlight,
 	}
-	for _, p := range c.Proxies {
-		opts.Endpoints = append(opts.Endpoints, p.endpoint())
-	}
+	opts.Endpoints = append(opts.Endpoints, c.Proxies...)
 	used := opts.Connect != "" || opts.Refresh != "" || opts.RPC != ""
 	add := func(ns string, o NamespaceProxyOptions) {
 		if o.SubscribeStreamBidirectional {
@@ -140,15 +104,12 @@ func (c Config) proxyProblems() Problems {
 	grpcNames := make(map[string]bool, len(c.Proxies))
 	for i, p := range c.Proxies {
 		key := fmt.Sprintf("proxies[%d]", i)
-		for _, fp := range p.endpoint().Check() {
-			bad(key+"."+fp.Field, "%s", fp.Message)
-		}
+		ps = append(ps, hubProblems(p.Validate(), reflect.TypeOf(p), key)...)
 		if p.Name != "" && names[p.Name] {
 			bad(key+".name", "%q: another proxy has this name", p.Name)
 		}
 		names[p.Name] = true
-		grpcNames[p.Name] = strings.HasPrefix(p.Endpoint, "grpc://")
-		proxyTLSProblems(key, p, bad)
+		grpcNames[p.Name] = strings.HasPrefix(p.URL, "grpc://")
 	}
 	ref := func(key, name string) {
 		if name != "" && !names[name] {

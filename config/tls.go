@@ -1,6 +1,9 @@
 package config
 
 import (
+	"reflect"
+
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/transport/tlsconf"
 	"github.com/heraldhq/herald/transport/websocket"
 )
@@ -22,22 +25,18 @@ func (c TLSConfig) TLSEnabled() bool { return c.TLS.Enabled() || c.TLSAutocert.E
 // anything listens.
 func (c Config) tlsProblems() Problems {
 	var ps Problems
-	add := func(section string, errs []*tlsconf.FieldError) {
-		for _, e := range errs {
-			ps = append(ps, Problem{Key: section + "." + e.Field, Message: e.Message})
-		}
-	}
+	add := func(section string, err error) { ps = append(ps, tlsOptionProblems(section, err)...) }
 	if c.TLSAutocert.Enabled {
-		add("tls_autocert", c.TLSAutocert.Validate())
+		ps = append(ps, hubProblems(c.TLSAutocert.Validate(), reflect.TypeOf(c.TLSAutocert), "tls_autocert")...)
 		if c.TLS.Enabled() {
 			ps = append(ps, Problem{Key: "tls.cert_file", Message: "set with tls_autocert.enabled: use either certificate files or ACME, not both"})
 		}
 		// The files are unused; the policy still applies.
 		policy := c.TLS
 		policy.CertFile, policy.KeyFile = "", ""
-		for _, e := range policy.Validate() {
-			if e.Field != "cert_file" {
-				add("tls", []*tlsconf.FieldError{e})
+		for _, p := range tlsOptionProblems("tls", policy.Validate()) {
+			if p.Key != "tls.cert_file" {
+				ps = append(ps, p)
 			}
 		}
 	} else {
@@ -57,6 +56,39 @@ func (c Config) tlsProblems() Problems {
 		case c.TLS.ClientCAFile == "" || c.TLS.ClientAuth == "" || c.TLS.ClientAuth == "none":
 			ps = append(ps, Problem{Key: "http_api.require_client_cert", Message: "needs tls.client_ca_file and tls.client_auth optional (only the API asks for a certificate) or require"})
 		}
+	}
+	return ps
+}
+
+// tlsOptionProblems translates the problems tlsconf.Config.Validate
+// reports (Go fields) into the keys of the tls section at section.
+func tlsOptionProblems(section string, err error) Problems {
+	return hubProblems(err, reflect.TypeOf(tlsconf.Config{}), section)
+}
+
+// TLSError is err, from tlsconf.New, NewAutocert or Files.Reload for the
+// tls section at section ("admin.tls", or "tls_autocert" whose errors
+// may also be about the tls section's policy), with its problems named by
+// their keys, for the messages of a listener that fails to start or to
+// reload.
+func TLSError(section string, err error) error {
+	if err == nil {
+		return nil
+	}
+	files, acme := reflect.TypeOf(tlsconf.Config{}), reflect.TypeOf(tlsconf.AutocertConfig{})
+	if section != "tls_autocert" {
+		return hubProblems(err, files, section)
+	}
+	var ps Problems
+	for _, oe := range hub.OptionErrors(err) {
+		if _, ok := optionByGoName(acme, oe.Field); ok {
+			ps = append(ps, hubProblems(oe, acme, section)...)
+		} else {
+			ps = append(ps, hubProblems(oe, files, "tls")...)
+		}
+	}
+	if len(ps) == 0 {
+		ps = Problems{{Key: section, Message: err.Error()}}
 	}
 	return ps
 }

@@ -124,8 +124,8 @@ func verifier(key string, cfg auth.Config, keys TokenKeys, log *slog.Logger) (*a
 	}
 	if cfg.JWKS != nil {
 		cfg.JWKS.Logger = log
-		if keys.JWKSTLS.set() {
-			tc, err := keys.JWKSTLS.Files().Config()
+		if keys.JWKSTLS.IsSet() {
+			tc, err := keys.JWKSTLS.Config()
 			if err != nil {
 				return nil, fmt.Errorf("%s.jwks_tls: %w", key, err)
 			}
@@ -169,10 +169,12 @@ func (t TokenKeys) problems(key string, bad func(key, format string, args ...any
 	if t.Issuer != "" && t.IssuerRegex != "" {
 		bad(key+".issuer_regex", "not together with %s.issuer: configure one of them", key)
 	}
-	if t.JWKSTLS.set() && t.JWKSPublicEndpoint == "" {
+	if t.JWKSTLS.IsSet() && t.JWKSPublicEndpoint == "" {
 		bad(key+".jwks_tls", "set without %s.jwks_public_endpoint", key)
 	}
-	t.JWKSTLS.problems(key+".jwks_tls", bad)
+	for _, p := range clientTLSProblems(key+".jwks_tls", t.JWKSTLS.Validate()) {
+		bad(p.Key, "%s", p.Message)
+	}
 }
 
 // tokenProblems checks client.token and client.subscription_token, then

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/transport/httpstream"
@@ -27,8 +28,9 @@ type TransportsConfig struct {
 type HTTPTransportConfig struct {
 	Enabled bool `yaml:"enabled" doc:"serve the transport's endpoint"`
 	// HandlerPrefix is wiring (the server mounts the endpoint; paths.go).
-	HandlerPrefix      string `yaml:"handler_prefix" doc:"the path of the transport's endpoint, as Centrifugo's"`
-	MaxRequestBodySize int64  `yaml:"max_request_body_size" default:"65536" doc:"largest request that opens a stream (the connect command: the POST body, or the 'cf_connect' query parameter of SSE), in bytes; larger is answered '413'. '0' means the default"`
+	HandlerPrefix string `yaml:"handler_prefix" doc:"the path of the transport's endpoint, as Centrifugo's"`
+	// StreamOptions: max_request_body_size.
+	httpstream.StreamOptions `yaml:",inline"`
 }
 
 // EmulationConfig tunes the emulation endpoint.
@@ -36,28 +38,21 @@ type EmulationConfig struct {
 	// EmulationLimits are hub.Config.Emulation.
 	hub.EmulationLimits `yaml:",inline"`
 	// HandlerPrefix is wiring (the server mounts the endpoint; paths.go).
-	HandlerPrefix      string `yaml:"handler_prefix" default:"/emulation" doc:"the path of the emulation endpoint, as Centrifugo's"`
-	MaxRequestBodySize int64  `yaml:"max_request_body_size" default:"65536" doc:"largest emulation request (the commands an HTTP-streaming or SSE client sends after connecting), in bytes; larger is answered '413'. '0' means the default"`
+	HandlerPrefix string `yaml:"handler_prefix" default:"/emulation" doc:"the path of the emulation endpoint, as Centrifugo's"`
+	// EmulationOptions: max_request_body_size.
+	httpstream.EmulationOptions `yaml:",inline"`
 }
 
 // problems checks the HTTP transports' settings for Config.Validate.
 func (t TransportsConfig) problems() Problems {
 	var ps Problems
 	for _, s := range []struct {
-		key  string
-		size int64
-	}{
-		{"http_stream", t.HTTPStream.MaxRequestBodySize},
-		{"sse", t.SSE.MaxRequestBodySize},
-		{"uni_http_stream", t.UniHTTPStream.MaxRequestBodySize},
-		{"uni_sse", t.UniSSE.MaxRequestBodySize},
-		{"emulation", t.Emulation.MaxRequestBodySize},
-	} {
-		if s.size < 0 {
-			ps = append(ps, Problem{Key: s.key + ".max_request_body_size",
-				Message: fmt.Sprintf("%d: must not be negative (0 means the default, %d)", s.size, httpstream.DefaultMaxRequestBodySize)})
-		}
+		key string
+		c   HTTPTransportConfig
+	}{{"http_stream", t.HTTPStream}, {"sse", t.SSE}, {"uni_http_stream", t.UniHTTPStream}, {"uni_sse", t.UniSSE}} {
+		ps = append(ps, hubProblems(s.c.StreamOptions.Validate(), reflect.TypeOf(s.c), s.key)...)
 	}
+	ps = append(ps, hubProblems(t.Emulation.EmulationOptions.Validate(), reflect.TypeOf(t.Emulation), "emulation")...)
 	for key, burst := range map[string]int{
 		"emulation.per_address_burst": t.Emulation.PerAddressBurst,
 		"emulation.per_session_burst": t.Emulation.PerSessionBurst,

@@ -32,9 +32,7 @@ func (c Config) uniGRPCProblems() Problems {
 	if g.MaxReceiveMessageSize < 0 {
 		bad("max_receive_message_size", strconv.Itoa(g.MaxReceiveMessageSize)+": must not be negative (0 means gRPC's default, 4194304)")
 	}
-	for _, e := range g.TLS.Validate() {
-		bad("tls."+e.Field, e.Message)
-	}
+	ps = append(ps, tlsOptionProblems("uni_grpc.tls", g.TLS.Validate())...)
 	if g.Enabled && (g.Port < 1 || g.Port > 65535) {
 		bad("port", strconv.Itoa(g.Port)+": want 1 to 65535")
 	}

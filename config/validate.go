@@ -8,8 +8,6 @@ import (
 
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/transport/guard"
-	"github.com/heraldhq/herald/transport/websocket"
 )
 
 // Validate checks what the types alone cannot. It reports every problem
@@ -38,17 +36,6 @@ func (c Config) Validate() error {
 	default:
 		bad("log.format", "%q: want text or json", c.Log.Format)
 	}
-	if c.WebSocket.MessageSizeLimit < 0 {
-		bad("websocket.message_size_limit", "%d: must not be negative", c.WebSocket.MessageSizeLimit)
-	}
-	if _, err := websocket.Poller(c.WebSocket.Poller).Resolve(); err != nil {
-		bad("websocket.poller", "%v", err)
-	}
-	for _, e := range c.WebSocket.TrustedProxies {
-		if _, err := guard.ParseTrustedProxies([]string{e}); err != nil {
-			bad("websocket.trusted_proxies", "%q: want an IP address or a CIDR prefix such as 10.0.0.0/8", e)
-		}
-	}
 	if c.Admin.MutexProfileFraction < 0 {
 		bad("admin.mutex_profile_fraction", "%d: must not be negative", c.Admin.MutexProfileFraction)
 	}
@@ -58,17 +45,14 @@ func (c Config) Validate() error {
 	if (c.Admin.MutexProfileFraction > 0 || c.Admin.BlockProfileRate > 0) && c.Admin.Address == "" {
 		bad("admin.address", "must be set for admin.mutex_profile_fraction or admin.block_profile_rate: the profiles are served on the admin listener")
 	}
-	if c.Client.PingInterval > 0 && c.Client.PongTimeout > 0 && c.Client.PongTimeout >= c.Client.PingInterval {
-		bad("client.pong_timeout", "%s must be shorter than client.ping_interval (%s)", c.Client.PongTimeout, c.Client.PingInterval)
-	}
 	if c.Shutdown.Timeout > 0 && c.Shutdown.DrainWindow >= c.Shutdown.Timeout {
 		bad("shutdown.drain_window", "%s must be shorter than shutdown.timeout (%s)", c.Shutdown.DrainWindow, c.Shutdown.Timeout)
 	}
 	ps = append(ps, hubProblems(c.Client.ClientConfig.Validate(), reflect.TypeOf(c.Client), "client")...)
 	ps = append(ps, hubProblems(c.Channel.Hub().Validate(), reflect.TypeOf(c.Channel), "channel")...)
 	ps = append(ps, hubProblems(c.HTTPAPI.API().Validate(), reflect.TypeOf(c.HTTPAPI), "http_api")...)
-	ps = append(ps, hubProblems(c.WebSocket.Transport().Validate(), reflect.TypeOf(c.WebSocket), "websocket", transportRenames...)...)
-	ps = append(ps, hubProblems(c.WebSocket.Admission().Validate(), reflect.TypeOf(c.WebSocket), "websocket", admissionRenames...)...)
+	ps = append(ps, hubProblems(c.WebSocket.Transport().Validate(), reflect.TypeOf(c.WebSocket), "websocket")...)
+	ps = append(ps, hubProblems(c.WebSocket.Admission().Validate(), reflect.TypeOf(c.WebSocket), "websocket")...)
 	c.Admin.UI.validate(bad)
 	c.pathProblems(bad) // paths.go
 	for key, ns := range c.namespaces() {
@@ -88,8 +72,8 @@ func (c Config) Validate() error {
 		bad("engine.postgres.dsn", "required with engine.type postgres, e.g. postgres://user:pass@host:5432/db")
 	}
 	c.Engine.shardProblems(bad)
-	c.Engine.Redis.TLS.problems("engine.redis.tls", bad)
-	c.Engine.NATS.TLS.problems("engine.nats.tls", bad)
+	ps = append(ps, clientTLSProblems("engine.redis.tls", c.Engine.Redis.TLS.Validate())...)
+	ps = append(ps, clientTLSProblems("engine.nats.tls", c.Engine.NATS.TLS.Validate())...)
 	if p := c.Engine.NATS.Presence; p != "" && p != "none" {
 		if k, ok := Engines().Lookup(p); !ok || !k.KeepsPresenceAlone() {
 			bad("engine.nats.presence", "%q: want none or %s", p, enginesWith(engine.Kind.KeepsPresenceAlone))

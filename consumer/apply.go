@@ -3,8 +3,11 @@ package consumer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/heraldhq/herald/internal/optionerr"
 )
 
 // Executor applies API commands; *api.Executor is one.
@@ -16,11 +19,24 @@ type Executor interface {
 type Retry struct {
 	// MaxRetries is how many times a command whose failure may pass is
 	// tried again before it is moved aside.
-	MaxRetries int
+	MaxRetries int `yaml:"max_retries" default:"5" doc:"retries of a command that failed with an error that may pass (100, 111) before the message is moved aside; '-1': none. A command that cannot succeed (malformed, unknown method, bad request) is moved aside at once"`
 	// MinBackoff is the wait before the first retry; each next one
 	// doubles, up to MaxBackoff.
-	MinBackoff time.Duration
-	MaxBackoff time.Duration
+	MinBackoff time.Duration `yaml:"retry_min_backoff" default:"100ms" doc:"wait before the first retry; it doubles for each next one"`
+	MaxBackoff time.Duration `yaml:"retry_max_backoff" default:"5s" doc:"longest wait between retries"`
+}
+
+// validate refuses negative backoffs, which WithDefaults would otherwise
+// silently replace.
+func (r Retry) validate() error {
+	var errs []error
+	if r.MinBackoff < 0 {
+		errs = append(errs, &optionerr.Error{Field: "MinBackoff", Message: fmt.Sprintf("%s: must not be negative", r.MinBackoff)})
+	}
+	if r.MaxBackoff < 0 {
+		errs = append(errs, &optionerr.Error{Field: "MaxBackoff", Message: fmt.Sprintf("%s: must not be negative", r.MaxBackoff)})
+	}
+	return errors.Join(errs...)
 }
 
 // Defaults of Retry.
@@ -30,7 +46,8 @@ const (
 	DefaultMaxBackoff = 5 * time.Second
 )
 
-func (r Retry) withDefaults() Retry {
+// WithDefaults returns r with its zero fields set to their defaults.
+func (r Retry) WithDefaults() Retry {
 	if r.MaxRetries == 0 {
 		r.MaxRetries = DefaultMaxRetries
 	}
@@ -66,7 +83,7 @@ type temporary interface{ Temporary() bool }
 
 // applier returns the Applier of one consumer.
 func applier(name string, exec Executor, retry Retry, m *metrics, log *slog.Logger) Applier {
-	retry = retry.withDefaults()
+	retry = retry.WithDefaults()
 	return func(ctx context.Context, method string, data []byte) error {
 		cmd, err := Decode(method, data)
 		if err != nil {

@@ -38,26 +38,27 @@ func TestDecode(t *testing.T) {
 }
 
 // TestNewGroupNamesEveryProblem: a group is refused with every problem of
-// its consumers, each naming the consumer and the key.
+// its consumers, each naming the consumer and the Go field (package
+// config names the key).
 func TestNewGroupNamesEveryProblem(t *testing.T) {
 	_, err := consumer.NewGroup([]consumer.Config{
 		{Name: "a", Type: consumer.TypePostgres, Postgres: consumer.PostgresConfig{DSN: "postgres://x/y", OutboxTableName: "t; drop"}},
 		{Name: "a", Type: consumer.TypeRedisStream},
-		{Name: "b", Type: consumer.TypeRedisStream, RedisStream: consumer.RedisStreamConfig{Address: "x:1", ConsumerGroup: "g"}},
+		{Name: "b", Type: consumer.TypeRedisStream, RedisStream: consumer.RedisStreamConfig{Address: []string{"x:1"}, ConsumerGroup: "g"}},
 		{Name: "c", Type: consumer.TypeJetStream, JetStream: consumer.JetStreamConfig{StreamName: "s", DurableConsumerName: "d", DeliverPolicy: "last"}},
 		{Name: "d", Type: consumer.TypeKafka, Kafka: consumer.KafkaConfig{Brokers: []string{"k:9092"}}},
 		{Name: "e", Type: "sqs"},
 		{Type: consumer.TypeKafka},
 	}, nil, "node", nil)
 	for _, want := range []string{
-		`consumers[0] (a): postgresql.outbox_table_name: "t; drop"`,
+		`consumers[0] (a): Postgres.OutboxTableName: "t; drop"`,
 		`consumers[1].name: "a" is used twice`,
-		"consumers[2] (b): redis_stream.streams: at least one stream is required",
-		`consumers[3] (c): nats_jetstream.deliver_policy: "last"`,
-		"consumers[4] (d): kafka.topics: at least one topic is required",
-		"kafka.consumer_group: required",
-		`consumers[5] (e): type "sqs"`,
-		"consumers[6].name: required",
+		"consumers[2] (b): RedisStream.Streams: at least one stream is required",
+		`consumers[3] (c): JetStream.DeliverPolicy: "last"`,
+		"consumers[4] (d): Kafka.Topics: at least one topic is required",
+		"Kafka.ConsumerGroup: required",
+		`consumers[5] (e): Type: "sqs"`,
+		"consumers[6] (): Name: required",
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("NewGroup: %v\nwant it to say %q", err, want)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/heraldhq/herald/internal/optionerr"
 )
 
 // Consumer types, as Centrifugo names them.
@@ -50,21 +52,47 @@ type Env struct {
 	Down func(err error)
 }
 
-// Config is one consumer.
+// Config is one consumer. It is also the file format's entry of
+// consumers (package config decodes it from the yaml tags, which hold each
+// key's default and doc line), so an option is declared here once.
 type Config struct {
-	Name string
+	Name string `yaml:"name" defaultdoc:"required" doc:"the consumer's name, unique: it labels the metrics and the '/readyz' entry"`
 	// Type is TypePostgres, TypeRedisStream, TypeJetStream or TypeKafka;
 	// the matching section below is used.
-	Type        string
-	Retry       Retry
-	Postgres    PostgresConfig
-	RedisStream RedisStreamConfig
-	JetStream   JetStreamConfig
-	Kafka       KafkaConfig
+	Type        string            `yaml:"type" defaultdoc:"required" doc:"'postgresql' (an outbox table), 'redis_stream', 'nats_jetstream' or 'kafka'; the section of that name configures it ([consumers.md](consumers.md))"`
+	Retry       `yaml:",inline"`  // max_retries, retry_min_backoff, retry_max_backoff
+	Postgres    PostgresConfig    `yaml:"postgresql"`
+	RedisStream RedisStreamConfig `yaml:"redis_stream"`
+	JetStream   JetStreamConfig   `yaml:"nats_jetstream"`
+	Kafka       KafkaConfig       `yaml:"kafka"`
+}
+
+// Validate reports every problem of c, each an *optionerr.Error naming
+// the Go field ("Postgres.DSN"), as NewSource and NewGroup would refuse
+// it. Only the section of c.Type is checked.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Name == "" {
+		errs = append(errs, &optionerr.Error{Field: "Name", Message: "required"})
+	}
+	errs = append(errs, c.Retry.validate())
+	switch c.Type {
+	case TypePostgres:
+		errs = append(errs, optionerr.Prefix("Postgres", c.Postgres.Validate()))
+	case TypeRedisStream:
+		errs = append(errs, optionerr.Prefix("RedisStream", c.RedisStream.Validate()))
+	case TypeJetStream:
+		errs = append(errs, optionerr.Prefix("JetStream", c.JetStream.Validate()))
+	case TypeKafka:
+		errs = append(errs, optionerr.Prefix("Kafka", c.Kafka.Validate()))
+	default:
+		errs = append(errs, unknownType(c.Type))
+	}
+	return errors.Join(errs...)
 }
 
 // NewSource returns the source a Config describes, checked but not yet
-// connected.
+// connected. The name is the Group's to check.
 func NewSource(c Config) (Source, error) {
 	switch c.Type {
 	case TypePostgres:
@@ -76,7 +104,11 @@ func NewSource(c Config) (Source, error) {
 	case TypeKafka:
 		return NewKafkaSource(c.Kafka)
 	}
-	return nil, fmt.Errorf("type %q: want %q, %q, %q or %q", c.Type, TypePostgres, TypeRedisStream, TypeJetStream, TypeKafka)
+	return nil, unknownType(c.Type)
+}
+
+func unknownType(t string) error {
+	return &optionerr.Error{Field: "Type", Message: fmt.Sprintf("%q: want %q, %q, %q or %q", t, TypePostgres, TypeRedisStream, TypeJetStream, TypeKafka)}
 }
 
 // Group runs consumers.
@@ -109,15 +141,15 @@ func NewGroup(cfgs []Config, exec Executor, node string, log *slog.Logger) (*Gro
 	names := map[string]bool{}
 	var errs []error
 	for i, c := range cfgs {
-		if c.Name == "" {
-			errs = append(errs, fmt.Errorf("consumers[%d].name: required", i))
-			continue
-		}
-		if names[c.Name] {
+		if c.Name != "" && names[c.Name] {
 			errs = append(errs, fmt.Errorf("consumers[%d].name: %q is used twice", i, c.Name))
 			continue
 		}
 		names[c.Name] = true
+		if err := c.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("consumers[%d] (%s): %w", i, c.Name, err))
+			continue
+		}
 		s, err := NewSource(c)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("consumers[%d] (%s): %w", i, c.Name, err))

@@ -8,32 +8,35 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/heraldhq/herald/internal/optionerr"
 )
 
 // JetStreamConfig is a NATS JetStream consumer, with Centrifugo's keys.
 type JetStreamConfig struct {
-	URL                 string
-	StreamName          string
-	Subjects            []string
-	DurableConsumerName string
-	DeliverPolicy       string // "new" or "all"
+	URL                 string   `yaml:"url" default:"nats://127.0.0.1:4222" doc:"the NATS server"`
+	StreamName          string   `yaml:"stream_name" doc:"the stream to read"`
+	Subjects            []string `yaml:"subjects" doc:"subjects of the stream to read (all: empty)"`
+	DurableConsumerName string   `yaml:"durable_consumer_name" doc:"the durable pull consumer, created or updated on start and shared by the nodes"`
+	DeliverPolicy       string   `yaml:"deliver_policy" default:"new" doc:"'new': messages from the consumer's creation; 'all': the whole stream"`
 	// MaxAckPending bounds the messages delivered and not yet acknowledged,
 	// across the nodes. 1 applies the stream's messages strictly in order
 	// across nodes; more lets nodes apply messages side by side.
-	MaxAckPending int
-	MethodHeader  string
+	MaxAckPending int    `yaml:"max_ack_pending" default:"100" doc:"messages delivered and not yet acknowledged, across the nodes; '1' applies them strictly in order across nodes"`
+	MethodHeader  string `yaml:"method_header" default:"centrifugo-method" doc:"the header holding the method; without it the message is the '{\"method\",\"payload\"}' envelope"`
 	// AckWait is how long a delivered message may stay unacknowledged
 	// before JetStream delivers it again (to another node when its node
 	// died).
-	AckWait time.Duration
+	AckWait time.Duration `yaml:"ack_wait" default:"30s" doc:"a message not acknowledged within this is delivered again (to another node when its node died)"`
 	// DeadLetterSubject receives the messages moved aside, with the
 	// headers Herald-Error and the original ones; empty: they are only
 	// terminated (JetStream then publishes its MSG_TERMINATED advisory).
-	DeadLetterSubject string
+	DeadLetterSubject string `yaml:"dead_letter_subject" doc:"messages moved aside are published here (a subject a stream captures) with the header 'Herald-Error'; empty: they are only terminated"`
 }
 
 // Defaults of JetStreamConfig.
 const (
+	DefaultDeliverPolicy = "new"
 	DefaultMaxAckPending = 100
 	DefaultMethodHeader  = "centrifugo-method"
 	DefaultAckWait       = 30 * time.Second
@@ -46,44 +49,57 @@ type JetStreamSource struct {
 	cfg JetStreamConfig
 }
 
+// Validate reports every problem of c, each an *optionerr.Error naming
+// the field. A zero field takes its default and is not a problem.
+func (c JetStreamConfig) Validate() error {
+	var errs optionerr.List
+	bad := errs.Add
+	if c.StreamName == "" {
+		bad("StreamName", "required")
+	}
+	if c.DurableConsumerName == "" {
+		bad("DurableConsumerName", "required")
+	}
+	switch c.DeliverPolicy {
+	case "", "new", "all":
+	default:
+		bad("DeliverPolicy", "%q: want \"new\" or \"all\"", c.DeliverPolicy)
+	}
+	if c.MaxAckPending < 0 {
+		bad("MaxAckPending", "%d: must be positive", c.MaxAckPending)
+	}
+	if c.AckWait != 0 && c.AckWait < time.Second {
+		bad("AckWait", "%s: at least 1s", c.AckWait)
+	}
+	return errors.Join(errs...)
+}
+
+// WithDefaults returns c with its zero fields set to their defaults.
+func (c JetStreamConfig) WithDefaults() JetStreamConfig {
+	if c.URL == "" {
+		c.URL = nats.DefaultURL
+	}
+	if c.DeliverPolicy == "" {
+		c.DeliverPolicy = DefaultDeliverPolicy
+	}
+	if c.MaxAckPending == 0 {
+		c.MaxAckPending = DefaultMaxAckPending
+	}
+	if c.MethodHeader == "" {
+		c.MethodHeader = DefaultMethodHeader
+	}
+	if c.AckWait == 0 {
+		c.AckWait = DefaultAckWait
+	}
+	return c
+}
+
 // NewJetStreamSource checks cfg and applies its defaults.
 func NewJetStreamSource(cfg JetStreamConfig) (*JetStreamSource, error) {
-	var errs []error
-	if cfg.URL == "" {
-		cfg.URL = nats.DefaultURL
-	}
-	if cfg.StreamName == "" {
-		errs = append(errs, errors.New("nats_jetstream.stream_name: required"))
-	}
-	if cfg.DurableConsumerName == "" {
-		errs = append(errs, errors.New("nats_jetstream.durable_consumer_name: required"))
-	}
-	switch cfg.DeliverPolicy {
-	case "":
-		cfg.DeliverPolicy = "new"
-	case "new", "all":
-	default:
-		errs = append(errs, fmt.Errorf("nats_jetstream.deliver_policy: %q: want \"new\" or \"all\"", cfg.DeliverPolicy))
-	}
-	if cfg.MaxAckPending == 0 {
-		cfg.MaxAckPending = DefaultMaxAckPending
-	}
-	if cfg.MaxAckPending < 0 {
-		errs = append(errs, fmt.Errorf("nats_jetstream.max_ack_pending: %d: must be positive", cfg.MaxAckPending))
-	}
-	if cfg.MethodHeader == "" {
-		cfg.MethodHeader = DefaultMethodHeader
-	}
-	if cfg.AckWait == 0 {
-		cfg.AckWait = DefaultAckWait
-	}
-	if cfg.AckWait < time.Second {
-		errs = append(errs, fmt.Errorf("nats_jetstream.ack_wait: %s: at least 1s", cfg.AckWait))
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &JetStreamSource{cfg: cfg}, nil
+	return &JetStreamSource{cfg: cfg.WithDefaults()}, nil
 }
 
 // Close implements Source.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/heraldhq/herald/internal/optionerr"
 )
 
 // TypeKafka is the Kafka consumer's type.
@@ -14,21 +16,21 @@ const TypeKafka = "kafka"
 
 // KafkaConfig is a Kafka consumer, with Centrifugo's keys.
 type KafkaConfig struct {
-	Brokers        []string
-	Topics         []string
-	ConsumerGroup  string
-	MaxPollRecords int
-	FetchMaxWait   time.Duration
-	MethodHeader   string
+	Brokers        []string      `yaml:"brokers" doc:"seed brokers, e.g. 'kafka:9092'"`
+	Topics         []string      `yaml:"topics" doc:"the topics to read; each partition is read in order by one node at a time"`
+	ConsumerGroup  string        `yaml:"consumer_group" doc:"the consumer group the nodes share"`
+	MaxPollRecords int           `yaml:"max_poll_records" default:"100" doc:"most records applied, then committed, at once"`
+	FetchMaxWait   time.Duration `yaml:"fetch_max_wait" default:"500ms" doc:"longest a fetch waits for records"`
+	MethodHeader   string        `yaml:"method_header" default:"centrifugo-method" doc:"the header holding the method; without it the record is the '{\"method\",\"payload\"}' envelope"`
 	// DeadLetterTopic receives the records moved aside, with the header
 	// herald-error and the original ones; empty: they are only logged
 	// and counted.
-	DeadLetterTopic string
+	DeadLetterTopic string `yaml:"dead_letter_topic" doc:"records moved aside are produced here with the headers 'herald-error' and 'herald-source'; empty: they are only logged and counted"`
 	// SessionTimeout and RebalanceTimeout are the group's (franz-go's
 	// defaults when 0): a member that died is replaced after
-	// SessionTimeout.
-	SessionTimeout   time.Duration
-	RebalanceTimeout time.Duration
+	// SessionTimeout. Not in the file: tests shorten them.
+	SessionTimeout   time.Duration `yaml:"-"`
+	RebalanceTimeout time.Duration `yaml:"-"`
 }
 
 // Defaults of KafkaConfig.
@@ -46,37 +48,49 @@ type KafkaSource struct {
 	cfg KafkaConfig
 }
 
+// Validate reports every problem of c, each an *optionerr.Error naming
+// the field. A zero field takes its default and is not a problem.
+func (c KafkaConfig) Validate() error {
+	var errs optionerr.List
+	bad := errs.Add
+	if len(c.Brokers) == 0 {
+		bad("Brokers", "at least one broker is required")
+	}
+	if len(c.Topics) == 0 {
+		bad("Topics", "at least one topic is required")
+	}
+	if c.ConsumerGroup == "" {
+		bad("ConsumerGroup", "required")
+	}
+	if c.MaxPollRecords < 0 {
+		bad("MaxPollRecords", "%d: must be positive", c.MaxPollRecords)
+	}
+	if c.FetchMaxWait < 0 {
+		bad("FetchMaxWait", "%s: must be positive", c.FetchMaxWait)
+	}
+	return errors.Join(errs...)
+}
+
+// WithDefaults returns c with its zero fields set to their defaults.
+func (c KafkaConfig) WithDefaults() KafkaConfig {
+	if c.MaxPollRecords == 0 {
+		c.MaxPollRecords = DefaultMaxPollRecords
+	}
+	if c.FetchMaxWait == 0 {
+		c.FetchMaxWait = DefaultFetchMaxWait
+	}
+	if c.MethodHeader == "" {
+		c.MethodHeader = DefaultMethodHeader
+	}
+	return c
+}
+
 // NewKafkaSource checks cfg and applies its defaults.
 func NewKafkaSource(cfg KafkaConfig) (*KafkaSource, error) {
-	var errs []error
-	if len(cfg.Brokers) == 0 {
-		errs = append(errs, errors.New("kafka.brokers: at least one broker is required"))
-	}
-	if len(cfg.Topics) == 0 {
-		errs = append(errs, errors.New("kafka.topics: at least one topic is required"))
-	}
-	if cfg.ConsumerGroup == "" {
-		errs = append(errs, errors.New("kafka.consumer_group: required"))
-	}
-	if cfg.MaxPollRecords == 0 {
-		cfg.MaxPollRecords = DefaultMaxPollRecords
-	}
-	if cfg.MaxPollRecords < 0 {
-		errs = append(errs, fmt.Errorf("kafka.max_poll_records: %d: must be positive", cfg.MaxPollRecords))
-	}
-	if cfg.FetchMaxWait == 0 {
-		cfg.FetchMaxWait = DefaultFetchMaxWait
-	}
-	if cfg.FetchMaxWait < 0 {
-		errs = append(errs, fmt.Errorf("kafka.fetch_max_wait: %s: must be positive", cfg.FetchMaxWait))
-	}
-	if cfg.MethodHeader == "" {
-		cfg.MethodHeader = DefaultMethodHeader
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &KafkaSource{cfg: cfg}, nil
+	return &KafkaSource{cfg: cfg.WithDefaults()}, nil
 }
 
 // Close implements Source.

@@ -12,6 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/heraldhq/herald/internal/optionerr"
 )
 
 // PostgresConfig is a PostgreSQL outbox consumer, with Centrifugo's keys.
@@ -25,25 +27,26 @@ import (
 //		created_at TIMESTAMP WITH TIME ZONE DEFAULT CURRENT_TIMESTAMP NOT NULL
 //	);
 type PostgresConfig struct {
-	DSN             string
-	OutboxTableName string
+	DSN             string `yaml:"dsn" doc:"the database holding the outbox table, any database, e.g. 'postgres://user:pass@host:5432/app'"`
+	OutboxTableName string `yaml:"outbox_table_name" doc:"the outbox table, optionally schema-qualified, with Centrifugo's columns: 'id' (bigserial), 'method', 'payload' (JSONB), 'partition'"`
 	// NumPartitions: partitions 0 to NumPartitions-1 are read, each in
 	// order, under an advisory lock so that one node at a time reads it.
-	NumPartitions                int
-	PartitionSelectLimit         int
-	PartitionPollInterval        time.Duration
-	PartitionNotificationChannel string
-	PartitionNotificationDSN     string
+	NumPartitions                int           `yaml:"num_partitions" default:"1" doc:"partitions 0 to N-1 are read, each in order by one node at a time (an advisory lock per partition)"`
+	PartitionSelectLimit         int           `yaml:"partition_select_limit" default:"100" doc:"most rows applied, then deleted, in one transaction of a partition"`
+	PartitionPollInterval        time.Duration `yaml:"partition_poll_interval" default:"300ms" doc:"how often an idle partition is polled"`
+	PartitionNotificationChannel string        `yaml:"partition_notification_channel" doc:"a channel the producer NOTIFYs with the partition number after inserting; readers wake at once instead of at the next poll"`
+	PartitionNotificationDSN     string        `yaml:"partition_notification_dsn" defaultdoc:"'dsn'" doc:"a direct session connection for LISTEN, when 'dsn' goes through a transaction-mode pooler"`
 	// UseTryLock skips a partition another node holds instead of waiting
 	// for its lock.
-	UseTryLock bool
+	UseTryLock bool `yaml:"use_try_lock" doc:"skip a partition another node holds (pg_try_advisory_xact_lock) instead of waiting for its lock"`
 	// DeadLetterTableName receives the rows moved aside; created if
 	// missing. Empty: OutboxTableName + "_dead_letter".
-	DeadLetterTableName string
+	DeadLetterTableName string `yaml:"dead_letter_table_name" defaultdoc:"outbox table + '_dead_letter'" doc:"the table that receives the rows moved aside, with the error; created if missing"`
 }
 
 // Defaults of PostgresConfig.
 const (
+	DefaultNumPartitions         = 1
 	DefaultPartitionSelectLimit  = 100
 	DefaultPartitionPollInterval = 300 * time.Millisecond
 	// maxCountedLag bounds the rows counted for the lag metric.
@@ -60,48 +63,62 @@ type PostgresSource struct {
 	lockNames []string
 }
 
-// NewPostgresSource checks cfg and applies its defaults.
-func NewPostgresSource(cfg PostgresConfig) (*PostgresSource, error) {
-	var errs []error
-	if cfg.DSN == "" {
-		errs = append(errs, errors.New("postgresql.dsn: required"))
-	} else if _, err := pgxpool.ParseConfig(cfg.DSN); err != nil {
-		errs = append(errs, fmt.Errorf("postgresql.dsn: %w", err))
+// Validate reports every problem of c, each an *optionerr.Error naming
+// the field. A zero field takes its default and is not a problem.
+func (c PostgresConfig) Validate() error {
+	var errs optionerr.List
+	bad := errs.Add
+	if c.DSN == "" {
+		bad("DSN", "required")
+	} else if _, err := pgxpool.ParseConfig(c.DSN); err != nil {
+		bad("DSN", "%v", err)
 	}
-	if cfg.PartitionNotificationDSN != "" {
-		if _, err := pgx.ParseConfig(cfg.PartitionNotificationDSN); err != nil {
-			errs = append(errs, fmt.Errorf("postgresql.partition_notification_dsn: %w", err))
+	if c.PartitionNotificationDSN != "" {
+		if _, err := pgx.ParseConfig(c.PartitionNotificationDSN); err != nil {
+			bad("PartitionNotificationDSN", "%v", err)
 		}
 	}
-	if !tableName.MatchString(cfg.OutboxTableName) {
-		errs = append(errs, fmt.Errorf("postgresql.outbox_table_name: %q: want a table name, optionally schema-qualified (letters, digits, _)", cfg.OutboxTableName))
+	if !tableName.MatchString(c.OutboxTableName) {
+		bad("OutboxTableName", "%q: want a table name, optionally schema-qualified (letters, digits, _)", c.OutboxTableName)
 	}
-	if cfg.DeadLetterTableName == "" {
-		cfg.DeadLetterTableName = cfg.OutboxTableName + "_dead_letter"
-	} else if !tableName.MatchString(cfg.DeadLetterTableName) {
-		errs = append(errs, fmt.Errorf("postgresql.dead_letter_table_name: %q: want a table name, optionally schema-qualified (letters, digits, _)", cfg.DeadLetterTableName))
+	if c.DeadLetterTableName != "" && !tableName.MatchString(c.DeadLetterTableName) {
+		bad("DeadLetterTableName", "%q: want a table name, optionally schema-qualified (letters, digits, _)", c.DeadLetterTableName)
 	}
-	if cfg.NumPartitions == 0 {
-		cfg.NumPartitions = 1
+	if c.NumPartitions < 0 || c.NumPartitions > 1024 {
+		bad("NumPartitions", "%d: want 1 to 1024", c.NumPartitions)
 	}
-	if cfg.NumPartitions < 0 || cfg.NumPartitions > 1024 {
-		errs = append(errs, fmt.Errorf("postgresql.num_partitions: %d: want 1 to 1024", cfg.NumPartitions))
+	if c.PartitionSelectLimit < 0 {
+		bad("PartitionSelectLimit", "%d: must be positive", c.PartitionSelectLimit)
 	}
-	if cfg.PartitionSelectLimit == 0 {
-		cfg.PartitionSelectLimit = DefaultPartitionSelectLimit
+	if c.PartitionPollInterval < 0 {
+		bad("PartitionPollInterval", "%s: must be positive", c.PartitionPollInterval)
 	}
-	if cfg.PartitionSelectLimit < 0 {
-		errs = append(errs, fmt.Errorf("postgresql.partition_select_limit: %d: must be positive", cfg.PartitionSelectLimit))
+	return errors.Join(errs...)
+}
+
+// WithDefaults returns c with its zero fields set to their defaults.
+func (c PostgresConfig) WithDefaults() PostgresConfig {
+	if c.DeadLetterTableName == "" {
+		c.DeadLetterTableName = c.OutboxTableName + "_dead_letter"
 	}
-	if cfg.PartitionPollInterval == 0 {
-		cfg.PartitionPollInterval = DefaultPartitionPollInterval
+	if c.NumPartitions == 0 {
+		c.NumPartitions = DefaultNumPartitions
 	}
-	if cfg.PartitionPollInterval < 0 {
-		errs = append(errs, fmt.Errorf("postgresql.partition_poll_interval: %s: must be positive", cfg.PartitionPollInterval))
+	if c.PartitionSelectLimit == 0 {
+		c.PartitionSelectLimit = DefaultPartitionSelectLimit
 	}
-	if err := errors.Join(errs...); err != nil {
+	if c.PartitionPollInterval == 0 {
+		c.PartitionPollInterval = DefaultPartitionPollInterval
+	}
+	return c
+}
+
+// NewPostgresSource checks cfg and applies its defaults.
+func NewPostgresSource(cfg PostgresConfig) (*PostgresSource, error) {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.WithDefaults()
 	s := &PostgresSource{cfg: cfg}
 	for p := range cfg.NumPartitions {
 		// The lock's name is the table's and the partition's, so that every

@@ -9,35 +9,38 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald/internal/optionerr"
 )
 
 // RedisStreamConfig is a Redis Streams consumer, with Centrifugo's keys
 // (a standalone server only).
 type RedisStreamConfig struct {
-	// Address is one standalone server: "host:port" or a URL,
-	// "redis://[user:password@]host:port[/db]" (Centrifugo's form);
-	// empty: 127.0.0.1:6379.
-	Address  string
-	User     string
-	Password string
-	DB       int
+	// Address is one standalone server, a list of one as in Centrifugo's
+	// file: "host:port" or a URL, "redis://[user:password@]host:port[/db]";
+	// empty: DefaultRedisAddress.
+	Address  []string `yaml:"address" defaultdoc:"'127.0.0.1:6379'" doc:"one standalone Redis server, as a list of one as in Centrifugo: 'host:port' or 'redis://[user:password@]host:port[/db]'"`
+	User     string   `yaml:"user" doc:"Redis ACL credentials: the user name"`
+	Password string   `yaml:"password" doc:"Redis ACL credentials: the password"`
+	DB       int      `yaml:"db" doc:"database number"`
 	// Streams are read each in order, by one node at a time: the node
 	// that holds the stream's lease (see RedisStreamSource).
-	Streams       []string
-	ConsumerGroup string
+	Streams       []string `yaml:"streams" doc:"the streams to read; each is read in order by one node at a time"`
+	ConsumerGroup string   `yaml:"consumer_group" doc:"the consumer group (created from the stream's start if missing)"`
 	// VisibilityTimeout is the lease: a node that stops renewing it (it
 	// died) loses the stream after this long, and the next holder claims
 	// the messages it left unacknowledged.
-	VisibilityTimeout time.Duration
-	PayloadValue      string // the field holding the request (or the envelope)
-	MethodValue       string // the field holding the method, when given apart
+	VisibilityTimeout time.Duration `yaml:"visibility_timeout" default:"30s" doc:"a node that stops renewing its stream lease (it died) loses the stream after this long; the next node claims what it left unacknowledged"`
+	PayloadValue      string        `yaml:"payload_value" default:"payload" doc:"the field holding the request (or the '{\"method\",\"payload\"}' envelope)"`
+	MethodValue       string        `yaml:"method_value" default:"method" doc:"the field holding the method; without it the payload is the envelope"`
 	// DeadLetterSuffix names the stream receiving a stream's messages that
 	// were moved aside: the stream's name followed by it.
-	DeadLetterSuffix string
+	DeadLetterSuffix string `yaml:"dead_letter_suffix" default:":dead_letter" doc:"messages moved aside go to the stream named by the stream's name and this, with the fields 'herald_error' and 'herald_id'"`
 }
 
 // Defaults of RedisStreamConfig.
 const (
+	DefaultRedisAddress      = "127.0.0.1:6379"
 	DefaultVisibilityTimeout = 30 * time.Second
 	DefaultPayloadValue      = "payload"
 	DefaultMethodValue       = "method"
@@ -58,45 +61,59 @@ type RedisStreamSource struct {
 	cfg RedisStreamConfig
 }
 
-// NewRedisStreamSource checks cfg and applies its defaults.
-func NewRedisStreamSource(cfg RedisStreamConfig) (*RedisStreamSource, error) {
-	var errs []error
-	if cfg.Address == "" {
-		cfg.Address = "127.0.0.1:6379"
+// Validate reports every problem of c, each an *optionerr.Error naming
+// the field. A zero field takes its default and is not a problem.
+func (c RedisStreamConfig) Validate() error {
+	var errs optionerr.List
+	bad := errs.Add
+	if len(c.Address) > 1 {
+		bad("Address", "one standalone server: Redis Cluster and sharding over several servers are not available for consumers")
+	} else if _, err := c.options(); err != nil {
+		bad("Address", "%v", err)
 	}
-	if _, err := cfg.options(); err != nil {
-		errs = append(errs, err)
+	if len(c.Streams) == 0 {
+		bad("Streams", "at least one stream is required")
 	}
-	if len(cfg.Streams) == 0 {
-		errs = append(errs, errors.New("redis_stream.streams: at least one stream is required"))
-	}
-	for i, s := range cfg.Streams {
+	for i, s := range c.Streams {
 		if s == "" {
-			errs = append(errs, fmt.Errorf("redis_stream.streams[%d]: empty", i))
+			bad(fmt.Sprintf("Streams[%d]", i), "empty")
 		}
 	}
-	if cfg.ConsumerGroup == "" {
-		errs = append(errs, errors.New("redis_stream.consumer_group: required"))
+	if c.ConsumerGroup == "" {
+		bad("ConsumerGroup", "required")
 	}
-	if cfg.VisibilityTimeout == 0 {
-		cfg.VisibilityTimeout = DefaultVisibilityTimeout
+	if c.VisibilityTimeout != 0 && c.VisibilityTimeout < 300*time.Millisecond {
+		bad("VisibilityTimeout", "%s: at least 300ms", c.VisibilityTimeout)
 	}
-	if cfg.VisibilityTimeout < 300*time.Millisecond {
-		errs = append(errs, fmt.Errorf("redis_stream.visibility_timeout: %s: at least 300ms", cfg.VisibilityTimeout))
+	return errors.Join(errs...)
+}
+
+// WithDefaults returns c with its zero fields set to their defaults.
+func (c RedisStreamConfig) WithDefaults() RedisStreamConfig {
+	if len(c.Address) == 0 || c.Address[0] == "" {
+		c.Address = []string{DefaultRedisAddress}
 	}
-	if cfg.PayloadValue == "" {
-		cfg.PayloadValue = DefaultPayloadValue
+	if c.VisibilityTimeout == 0 {
+		c.VisibilityTimeout = DefaultVisibilityTimeout
 	}
-	if cfg.MethodValue == "" {
-		cfg.MethodValue = DefaultMethodValue
+	if c.PayloadValue == "" {
+		c.PayloadValue = DefaultPayloadValue
 	}
-	if cfg.DeadLetterSuffix == "" {
-		cfg.DeadLetterSuffix = DefaultDeadLetterSuffix
+	if c.MethodValue == "" {
+		c.MethodValue = DefaultMethodValue
 	}
-	if err := errors.Join(errs...); err != nil {
+	if c.DeadLetterSuffix == "" {
+		c.DeadLetterSuffix = DefaultDeadLetterSuffix
+	}
+	return c
+}
+
+// NewRedisStreamSource checks cfg and applies its defaults.
+func NewRedisStreamSource(cfg RedisStreamConfig) (*RedisStreamSource, error) {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &RedisStreamSource{cfg: cfg}, nil
+	return &RedisStreamSource{cfg: cfg.WithDefaults()}, nil
 }
 
 // Close implements Source.
@@ -104,11 +121,15 @@ func (s *RedisStreamSource) Close() {}
 
 // options are the client's options: the address's, then the fields set.
 func (c RedisStreamConfig) options() (*redis.Options, error) {
-	opts := &redis.Options{Addr: c.Address}
-	if strings.Contains(c.Address, "://") {
+	addr := DefaultRedisAddress
+	if len(c.Address) > 0 && c.Address[0] != "" {
+		addr = c.Address[0]
+	}
+	opts := &redis.Options{Addr: addr}
+	if strings.Contains(addr, "://") {
 		var err error
-		if opts, err = redis.ParseURL(c.Address); err != nil {
-			return nil, fmt.Errorf("redis_stream.address: %w", err)
+		if opts, err = redis.ParseURL(addr); err != nil {
+			return nil, err
 		}
 	}
 	if c.User != "" {

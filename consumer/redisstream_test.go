@@ -66,7 +66,7 @@ func (r *redisStreams) config(name, addr string, streams ...string) consumer.Con
 	return consumer.Config{Name: name, Type: consumer.TypeRedisStream,
 		Retry: consumer.Retry{MaxRetries: 2, MinBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond},
 		RedisStream: consumer.RedisStreamConfig{
-			Address: addr, Streams: full, ConsumerGroup: "herald", VisibilityTimeout: time.Second,
+			Address: []string{addr}, Streams: full, ConsumerGroup: "herald", VisibilityTimeout: time.Second,
 		}}
 }
 

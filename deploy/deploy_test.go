@@ -23,6 +23,7 @@ import (
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/server"
+	"github.com/heraldhq/herald/transport/websocket"
 )
 
 // TestMain fails the run if any goroutine outlives the tests.
@@ -43,7 +44,7 @@ func exposedMetrics(t *testing.T) map[string]bool {
 	cfg := config.Default()
 	cfg.Address = "127.0.0.1:0"
 	cfg.Client.Insecure = true
-	cfg.WebSocket.Poller = testenv.WebSocketPoller()
+	cfg.WebSocket.Poller = websocket.Poller(testenv.WebSocketPoller())
 	cfg.Shutdown.DrainWindow = time.Duration(10 * time.Millisecond)
 	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

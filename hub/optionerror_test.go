@@ -56,7 +56,7 @@ func TestValidateNamesGoFields(t *testing.T) {
 // the hub itself, naming the Go field, in Validate and in New alike.
 func TestClientConfigValidate(t *testing.T) {
 	t.Parallel()
-	bad := hub.ClientConfig{ChannelLimit: -1, WriteCoalesce: 2 * time.Second, CommandRateLimit: -3}
+	bad := hub.ClientConfig{ChannelLimit: -1, WriteCoalesce: 2 * time.Second, CommandRateLimit: -3, PingInterval: 5 * time.Second, PongTimeout: 10 * time.Second}
 	got := map[string]string{}
 	for _, oe := range hub.OptionErrors(bad.Validate()) {
 		got[oe.Field] = oe.Message
@@ -65,6 +65,7 @@ func TestClientConfigValidate(t *testing.T) {
 		"ChannelLimit":     "-1: must not be negative",
 		"WriteCoalesce":    "2s: want the longest coalescing interval, up to 1s",
 		"CommandRateLimit": "-3: want commands per second",
+		"PongTimeout":      "10s must be shorter than PingInterval (5s)",
 	} {
 		if !strings.Contains(got[field], want) {
 			t.Errorf("%s: got %q, want it to contain %q", field, got[field], want)

@@ -267,6 +267,12 @@ func (c ClientConfig) check(prefix string, ps *optionProblems) {
 	if c.CommandRateLimit < 0 || math.IsNaN(c.CommandRateLimit) || math.IsInf(c.CommandRateLimit, 0) {
 		ps.add(prefix, "CommandRateLimit", fmt.Sprintf("%v: want commands per second, or 0 for no limit", c.CommandRateLimit))
 	}
+	// A pong that may arrive after the next ping is due would let a dead
+	// connection outlive a whole interval; zero takes the defaults, which
+	// are in order.
+	if c.PingInterval > 0 && c.PongTimeout > 0 && c.PongTimeout >= c.PingInterval {
+		ps.add(prefix, "PongTimeout", fmt.Sprintf("%s must be shorter than PingInterval (%s)", c.PongTimeout, c.PingInterval))
+	}
 	if d := c.WriteCoalesce; d < 0 || d > MaxWriteCoalesce {
 		ps.add(prefix, "WriteCoalesce", fmt.Sprintf("%s: want the longest coalescing interval, up to %s (0: the default, %s; WriteCoalesceOff turns coalescing off)", d, MaxWriteCoalesce, DefaultWriteCoalesce))
 	}

@@ -61,7 +61,7 @@ func newGRPCEndpoint(e Endpoint) (*grpcEndpoint, error) {
 		// The same bound on an answer as over HTTP.
 		opts: []grpc.CallOption{grpc.MaxCallRecvMsgSize(maxResponseSize)},
 	}
-	if e.GRPCCompression {
+	if e.GRPC.Compression {
 		g.opts = append(g.opts, grpc.UseCompressor(gzip.Name))
 	}
 	return g, nil
@@ -102,8 +102,8 @@ func (e *endpoint) metadata(ctx context.Context, ci callInfo) metadata.MD {
 	for k, vs := range h {
 		md[strings.ToLower(k)] = vs
 	}
-	if e.GRPCCredentialsKey != "" {
-		md.Set(e.GRPCCredentialsKey, e.GRPCCredentialsValue)
+	if e.GRPC.CredentialsKey != "" {
+		md.Set(e.GRPC.CredentialsKey, e.GRPC.CredentialsValue)
 	}
 	return md
 }

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/optionerr"
 	"github.com/heraldhq/herald/internal/testcerts"
 	"github.com/heraldhq/herald/internal/tlsfiles"
 	"github.com/heraldhq/herald/proxy"
@@ -188,7 +189,7 @@ func TestGRPCEvents(t *testing.T) {
 	b := newGRPCBackend(t)
 	n := startNode(t, grpcConfig(b, func(e *proxy.Endpoint) {
 		e.HTTPHeaders = []string{"X-User", "Cookie"}
-		e.GRPCCredentialsKey, e.GRPCCredentialsValue = "x-backend-secret", "s3cret"
+		e.GRPC.CredentialsKey, e.GRPC.CredentialsValue = "x-backend-secret", "s3cret"
 		e.IncludeConnectionMeta = true
 	}))
 
@@ -458,31 +459,32 @@ func TestGRPCTLS(t *testing.T) {
 	jsonclient.WantError(t, plain.dial(nil).Call(`{"id":1,"connect":{}}`), 100)
 }
 
-// TestGRPCEndpointCheck: what a grpc:// endpoint refuses, naming the key.
+// TestGRPCEndpointCheck: what a grpc:// endpoint refuses, naming the Go
+// field (package config names the key).
 func TestGRPCEndpointCheck(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		e     proxy.Endpoint
 		field string
 	}{
-		{proxy.Endpoint{Name: "a", URL: "grpc://localhost"}, "endpoint"},
-		{proxy.Endpoint{Name: "a", URL: "grpc://localhost:1/svc"}, "endpoint"},
-		{proxy.Endpoint{Name: "a", URL: "grpc://localhost:1", StaticHTTPHeaders: map[string]string{"X-A": "b"}}, "static_http_headers"},
-		{proxy.Endpoint{Name: "a", URL: "http://localhost:1", GRPCCredentialsKey: "k", GRPCCredentialsValue: "v"}, "grpc.credentials_key"},
-		{proxy.Endpoint{Name: "a", URL: "http://localhost:1", GRPCCompression: true}, "grpc.compression"},
-		{proxy.Endpoint{Name: "a", URL: "grpc://localhost:1", GRPCCredentialsKey: "Bad Key"}, "grpc.credentials_key"},
-		{proxy.Endpoint{Name: "a", URL: "grpc://localhost:1", GRPCCredentialsValue: "v"}, "grpc.credentials_key"},
-		{proxy.Endpoint{Name: "a", URL: "grpc://localhost:1", GRPCMetadata: []string{"grpc-timeout"}}, "grpc_metadata[0]"},
-		{proxy.Endpoint{Name: "a", URL: "ftp://localhost:1"}, "endpoint"},
+		{proxy.Endpoint{Name: "a", URL: "grpc://localhost"}, "URL"},
+		{proxy.Endpoint{Name: "a", URL: "grpc://localhost:1/svc"}, "URL"},
+		{proxy.Endpoint{Name: "a", URL: "grpc://localhost:1", StaticHTTPHeaders: map[string]string{"X-A": "b"}}, "StaticHTTPHeaders"},
+		{proxy.Endpoint{Name: "a", URL: "http://localhost:1", GRPC: proxy.GRPCOptions{CredentialsKey: "k", CredentialsValue: "v"}}, "GRPC.CredentialsKey"},
+		{proxy.Endpoint{Name: "a", URL: "http://localhost:1", GRPC: proxy.GRPCOptions{Compression: true}}, "GRPC.Compression"},
+		{proxy.Endpoint{Name: "a", URL: "grpc://localhost:1", GRPC: proxy.GRPCOptions{CredentialsKey: "Bad Key"}}, "GRPC.CredentialsKey"},
+		{proxy.Endpoint{Name: "a", URL: "grpc://localhost:1", GRPC: proxy.GRPCOptions{CredentialsValue: "v"}}, "GRPC.CredentialsKey"},
+		{proxy.Endpoint{Name: "a", URL: "grpc://localhost:1", GRPCMetadata: []string{"grpc-timeout"}}, "GRPCMetadata[0]"},
+		{proxy.Endpoint{Name: "a", URL: "ftp://localhost:1"}, "URL"},
 	}
 	for _, tc := range cases {
-		ps := tc.e.Check()
+		ps := optionerr.All(tc.e.Validate())
 		if len(ps) != 1 || ps[0].Field != tc.field {
 			t.Errorf("%+v: want one problem with %s, got %v", tc.e, tc.field, ps)
 		}
 	}
-	ok := proxy.Endpoint{Name: "a", URL: "grpc://localhost:1", GRPCMetadata: []string{"x-tenant"}, GRPCCredentialsKey: "authorization", GRPCCredentialsValue: "Bearer x", GRPCCompression: true}
-	if ps := ok.Check(); len(ps) != 0 {
+	ok := proxy.Endpoint{Name: "a", URL: "grpc://localhost:1", GRPCMetadata: []string{"x-tenant"}, GRPC: proxy.GRPCOptions{CredentialsKey: "authorization", CredentialsValue: "Bearer x", Compression: true}}
+	if ps := ok.Validate(); ps != nil {
 		t.Errorf("a valid grpc endpoint: %v", ps)
 	}
 }

@@ -92,9 +92,14 @@ func New(cfg Config) (*Router, error) {
 		r.limit.max = int64(cfg.MaxInFlight)
 	}
 	for i, ep := range cfg.Endpoints {
-		if ps := ep.Check(); len(ps) > 0 {
-			return nil, fmt.Errorf("proxy %d (%q): %s: %s", i, ep.Name, ps[0].Field, ps[0].Message)
+		if err := ep.Validate(); err != nil {
+			return nil, fmt.Errorf("proxy %d (%q): %w", i, ep.Name, err)
 		}
+		tc, err := ep.tlsConfig()
+		if err != nil {
+			return nil, fmt.Errorf("proxy %q: %w", ep.Name, err)
+		}
+		ep.TLS = tc
 		if byName[ep.Name] != nil {
 			return nil, fmt.Errorf("proxy %q: defined twice", ep.Name)
 		}

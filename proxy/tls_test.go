@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heraldhq/herald/internal/optionerr"
 	"github.com/heraldhq/herald/internal/testcerts"
 	"github.com/heraldhq/herald/internal/tlsfiles"
 	"github.com/heraldhq/herald/proxy"
@@ -102,11 +103,11 @@ func TestEndpointTLS(t *testing.T) {
 // which would otherwise be ignored.
 func TestEndpointTLSNeedsHTTPS(t *testing.T) {
 	e := proxy.Endpoint{Name: "p", URL: "http://backend.internal/connect", TLS: &tls.Config{}}
-	ps := e.Check()
-	if len(ps) != 1 || ps[0].Field != "tls" || !strings.Contains(ps[0].Message, "https://") {
+	ps := optionerr.All(e.Validate())
+	if len(ps) != 1 || ps[0].Field != "TLS" || !strings.Contains(ps[0].Message, "https://") {
 		t.Fatalf("problems: %+v, want one for tls", ps)
 	}
-	if _, err := proxy.New(proxy.Config{Endpoints: []proxy.Endpoint{e}}); err == nil || !strings.Contains(err.Error(), "tls") {
-		t.Fatalf("New: %v, want an error naming tls", err)
+	if _, err := proxy.New(proxy.Config{Endpoints: []proxy.Endpoint{e}}); err == nil || !strings.Contains(err.Error(), "TLS") {
+		t.Fatalf("New: %v, want an error naming TLS", err)
 	}
 }

@@ -60,7 +60,7 @@ func TestUnauthenticatedCap(t *testing.T) {
 	cfg := config.Default()
 	cfg.Shutdown.DrainWindow = time.Duration(100 * time.Millisecond)
 	cfg.WebSocket.MaxUnauthenticated = limit
-	cfg.WebSocket.IPRateLimit = -1
+	cfg.WebSocket.Rate = -1
 	cfg.Client.StaleCloseDelay = time.Duration(time.Minute) // only the test frees slots
 	s := startServer(t, cfg)
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
@@ -185,8 +185,8 @@ func authenticateRaw(t *testing.T, conn *gws.Conn, user string) {
 func TestIPRateLimit(t *testing.T) {
 	cfg := config.Default()
 	cfg.Shutdown.DrainWindow = time.Duration(100 * time.Millisecond)
-	cfg.WebSocket.IPRateLimit = 0.001
-	cfg.WebSocket.IPRateBurst = 3
+	cfg.WebSocket.Rate = 0.001
+	cfg.WebSocket.Burst = 3
 	s := startServer(t, cfg)
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 
@@ -236,7 +236,7 @@ func TestUnauthenticatedCapConcurrent(t *testing.T) {
 	cfg := config.Default()
 	cfg.Shutdown.DrainWindow = time.Duration(100 * time.Millisecond)
 	cfg.WebSocket.MaxUnauthenticated = limit
-	cfg.WebSocket.IPRateLimit = -1
+	cfg.WebSocket.Rate = -1
 	cfg.Client.StaleCloseDelay = time.Duration(time.Minute)
 	s := startServer(t, cfg)
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })

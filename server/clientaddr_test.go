@@ -37,8 +37,8 @@ func TestIPRateLimitBehindProxy(t *testing.T) {
 	start := func(trusted []string) *Server {
 		cfg := config.Default()
 		cfg.Shutdown.DrainWindow = time.Duration(100 * time.Millisecond)
-		cfg.WebSocket.IPRateLimit = 0.001
-		cfg.WebSocket.IPRateBurst = 1
+		cfg.WebSocket.Rate = 0.001
+		cfg.WebSocket.Burst = 1
 		cfg.WebSocket.TrustedProxies = trusted
 		s := startServer(t, cfg)
 		t.Cleanup(func() { _ = s.Shutdown(context.Background()) })

@@ -38,8 +38,8 @@ func BenchmarkConnect(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			cfg := config.Default()
 			cfg.Address = "127.0.0.1:0"
-			cfg.WebSocket.Poller = testenv.WebSocketPoller()
-			cfg.WebSocket.IPRateLimit = -1 // every client comes from 127.0.0.1
+			cfg.WebSocket.Poller = websocket.Poller(testenv.WebSocketPoller())
+			cfg.WebSocket.Rate = -1 // every client comes from 127.0.0.1
 			cfg.Client.Token.HMACSecretKey = "secret"
 			cfg.Client.Token.CacheSize = bc.cache
 			cfg.WebSocket.NetHTTPUpgrade = bc.netHTTP

@@ -113,7 +113,7 @@ consumers:
 		t.Fatal(err)
 	}
 	err = cfg.Validate()
-	for _, want := range []string{"consumers[0]: postgresql.dsn: required", "postgresql.outbox_table_name", `consumers[1].name: "a" is used twice`, `consumers[1]: type "sqs"`, "consumers[2].redis_stream.address: one standalone server", "consumers[3]: redis_stream.address:"} {
+	for _, want := range []string{"consumers[0].postgresql.dsn: required", "consumers[0].postgresql.outbox_table_name", `consumers[1].name: "a" is used twice`, `consumers[1].type: "sqs"`, "consumers[2].redis_stream.address: one standalone server", "consumers[3].redis_stream.address: parse"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate: %v\nwant it to say %q", err, want)
 		}

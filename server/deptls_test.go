@@ -26,7 +26,7 @@ import (
 func TestEngineTLSFromConfig(t *testing.T) {
 	ca := testcerts.NewCA(t, "herald-test")
 	client := ca.Client("herald")
-	section := config.ClientTLS{Enabled: true, ClientTLSFiles: config.ClientTLSFiles{CAFile: ca.File, CertFile: client.CertFile, KeyFile: client.KeyFile}}
+	section := config.ClientTLS{Enabled: true, Files: config.ClientTLSFiles{CAFile: ca.File, CertFile: client.CertFile, KeyFile: client.KeyFile}}
 	for _, typ := range []string{"redis", "nats"} {
 		t.Run(typ, func(t *testing.T) {
 			cfg := config.Default()
@@ -79,7 +79,7 @@ func TestEngineTLSRefused(t *testing.T) {
 			cfg.Client.Token.HMACSecretKey = "secret"
 			cfg.Engine.Type = "redis"
 			cfg.Engine.Redis.Address = config.StringList{addr}
-			cfg.Engine.Redis.TLS = config.ClientTLS{Enabled: true, ClientTLSFiles: config.ClientTLSFiles{CAFile: c.ca, CertFile: client.CertFile, KeyFile: client.KeyFile}}
+			cfg.Engine.Redis.TLS = config.ClientTLS{Enabled: true, Files: config.ClientTLSFiles{CAFile: c.ca, CertFile: client.CertFile, KeyFile: client.KeyFile}}
 			s, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			if err == nil {
 				_ = s.Shutdown(context.Background())

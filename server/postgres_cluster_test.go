@@ -299,7 +299,7 @@ func TestPostgresPayloadSizes(t *testing.T) {
 			HistorySize:             10, HistoryTTL: time.Duration(time.Minute), ForceRecovery: true,
 		}}}}
 		cfg.HTTPAPI.MaxBodySize = 4 * maxPayload
-		cfg.WebSocket.MessageSizeLimit = 4 * maxPayload
+		cfg.WebSocket.MaxMessageSize = 4 * maxPayload
 		cfg.Client.QueueMaxSize = 16 * maxPayload
 	})
 	cl, err := dialClient(t.Context(), c.nodes[1], "alice", 4*maxPayload)

@@ -19,14 +19,8 @@ func newProxy(cfg config.Config, log *slog.Logger, tp trace.TracerProvider) (*pr
 	if !used {
 		return nil, nil
 	}
+	// proxy.New reads the endpoints' TLS files.
 	opts.Logger, opts.TracerProvider = log, tp
-	for i := range opts.Endpoints {
-		tls, err := cfg.ProxyTLS(i)
-		if err != nil {
-			return nil, fmt.Errorf("proxy %q: %w", opts.Endpoints[i].Name, err)
-		}
-		opts.Endpoints[i].TLS = tls
-	}
 	r, err := proxy.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)

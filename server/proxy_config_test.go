@@ -39,8 +39,8 @@ proxies:
   - name: c
     endpoint: "::nope"
   - endpoint: http://localhost/x
-`, []string{"proxies[0].endpoint: \"ftp://localhost:1000\": want an http://, https:// or grpc:// URL", "proxies[1].endpoint: \"http://\": the URL has no host",
-			"proxies[2].endpoint: \"::nope\" is not a URL", "proxies[3].name: required"}},
+`, []string{"proxies[0].endpoint: \"ftp://localhost:1000\": want an http://, https:// or grpc:// endpoint", "proxies[1].endpoint: \"http://\": the endpoint has no host",
+			"proxies[2].endpoint: \"::nope\" cannot be parsed", "proxies[3].name: required"}},
 		{`
 proxies:
   - name: a
@@ -74,10 +74,10 @@ proxies:
       tls: {ca_file: ca.pem}
       credentials_value: v
 `, []string{`proxies[0].endpoint: "grpc://localhost": a grpc:// endpoint needs a port`,
-			"proxies[1].tls: for a grpc:// endpoint, TLS is set under grpc.tls", "proxies[1].static_http_headers: HTTP headers do not apply to a grpc:// endpoint",
+			"proxies[1].tls: for a grpc:// endpoint, TLS is set under grpc", "proxies[1].static_http_headers: HTTP headers do not apply to a grpc:// endpoint",
 			`proxies[1].grpc_metadata[0]: "X-Tenant" is not a valid gRPC metadata key`,
 			"proxies[2].grpc.tls: the endpoint is https://, not grpc://", "proxies[2].grpc.credentials_key: set for", "proxies[2].grpc.compression: set for",
-			"proxies[3].grpc.tls.enabled: must be true", "proxies[3].grpc.credentials_key: required with grpc.credentials_value"}},
+			"proxies[3].grpc.tls.enabled: must be true", "proxies[3].grpc.credentials_key: required with credentials_value"}},
 		{`
 proxies:
   - name: web

@@ -25,7 +25,7 @@ func startServer(t *testing.T, cfg config.Config) *Server {
 	t.Helper()
 	cfg.Address = "127.0.0.1:0"
 	if cfg.WebSocket.Poller == "" {
-		cfg.WebSocket.Poller = testenv.WebSocketPoller()
+		cfg.WebSocket.Poller = websocket.Poller(testenv.WebSocketPoller())
 	}
 	cfg.Client.Token.HMACSecretKey = "secret"
 	s, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -248,7 +248,7 @@ func TestWebSocketPoller(t *testing.T) {
 	for _, p := range pollers {
 		t.Run(p, func(t *testing.T) {
 			cfg := config.Default()
-			cfg.WebSocket.Poller = p
+			cfg.WebSocket.Poller = websocket.Poller(p)
 			s := startServer(t, cfg)
 			t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 			if got := s.ws.Poller(); string(got) != p {
@@ -286,7 +286,7 @@ func TestAPIOffExplains(t *testing.T) {
 func TestRefusedOriginLogNamesKey(t *testing.T) {
 	cfg := config.Default()
 	cfg.Address = "127.0.0.1:0"
-	cfg.WebSocket.Poller = testenv.WebSocketPoller()
+	cfg.WebSocket.Poller = websocket.Poller(testenv.WebSocketPoller())
 	cfg.Client.Token.HMACSecretKey = "secret"
 	var logs testenv.LockedBuffer
 	s, err := New(cfg, slog.New(slog.NewTextHandler(&logs, nil)))

@@ -37,7 +37,7 @@ func newMainTLS(cfg config.Config, log *slog.Logger) (*listenerTLS, error) {
 	if cfg.TLSAutocert.Enabled {
 		a, err := tlsconf.NewAutocert(cfg.TLSAutocert, cfg.TLS, log)
 		if err != nil {
-			return nil, fmt.Errorf("tls_autocert.%w", err)
+			return nil, config.TLSError("tls_autocert", err)
 		}
 		return &listenerTLS{conf: a.TLSConfig(httpProtos...), acme: a}, nil
 	}
@@ -51,7 +51,7 @@ func newFilesTLS(key string, cfg tlsconf.Config, log *slog.Logger) (*listenerTLS
 	}
 	f, err := tlsconf.New(cfg, log.With("listener", key))
 	if err != nil {
-		return nil, fmt.Errorf("%s.%w", key, err)
+		return nil, config.TLSError(key, err)
 	}
 	return &listenerTLS{conf: f.TLSConfig(httpProtos...), files: f}, nil
 }
@@ -83,22 +83,22 @@ func (s *Server) ReloadTLS() error {
 	var errs []error
 	if s.tls != nil && s.tls.files != nil {
 		if err := s.tls.files.Reload(); err != nil {
-			errs = append(errs, fmt.Errorf("tls.%w", err))
+			errs = append(errs, config.TLSError("tls", err))
 		}
 	}
 	if s.adminTLS != nil {
 		if err := s.adminTLS.files.Reload(); err != nil {
-			errs = append(errs, fmt.Errorf("admin.tls.%w", err))
+			errs = append(errs, config.TLSError("admin.tls", err))
 		}
 	}
 	if s.uniGRPC != nil && s.uniGRPC.tls != nil {
 		if err := s.uniGRPC.tls.files.Reload(); err != nil {
-			errs = append(errs, fmt.Errorf("uni_grpc.tls.%w", err))
+			errs = append(errs, config.TLSError("uni_grpc.tls", err))
 		}
 	}
 	if s.grpc != nil && s.grpc.tls != nil {
 		if err := s.grpc.tls.files.Reload(); err != nil {
-			errs = append(errs, fmt.Errorf("grpc_api.tls.%w", err))
+			errs = append(errs, config.TLSError("grpc_api.tls", err))
 		}
 	}
 	return errors.Join(errs...)

@@ -16,17 +16,17 @@ import (
 func (s *Server) mountHTTPTransports(mux *http.ServeMux) {
 	t := s.cfg.TransportsConfig
 	base := httpstream.Config{
-		MaxEmulationBodySize: t.Emulation.MaxRequestBodySize,
-		WriteTimeout:         s.cfg.WebSocket.WriteTimeout,
-		CheckOrigin:          guard.Origins(s.cfg.WebSocket.AllowedOrigins),
-		Logger:               s.log,
+		Emulation:    t.Emulation.EmulationOptions,
+		WriteTimeout: s.cfg.WebSocket.WriteTimeout,
+		CheckOrigin:  guard.Origins(s.cfg.WebSocket.AllowedOrigins),
+		Logger:       s.log,
 		// Emulation's per-address rate limit counts the client behind a
 		// trusted proxy, as admission does.
 		ClientAddr: s.adm.ClientAddr,
 	}
 	server := func(c config.HTTPTransportConfig) *httpstream.Server {
 		cfg := base
-		cfg.MaxRequestBodySize = c.MaxRequestBodySize
+		cfg.StreamOptions = c.StreamOptions
 		return httpstream.NewServer(s.hub, cfg)
 	}
 	if t.HTTPStream.Enabled {

@@ -236,8 +236,8 @@ func TestHTTPTransportsUni(t *testing.T) {
 // the drain ends the open ones with 3001.
 func TestHTTPTransportsAdmission(t *testing.T) {
 	cfg := config.Default()
-	cfg.WebSocket.IPRateLimit = 0.001
-	cfg.WebSocket.IPRateBurst = 2
+	cfg.WebSocket.Rate = 0.001
+	cfg.WebSocket.Burst = 2
 	cfg.Shutdown.DrainWindow = time.Duration(time.Second)
 	s := startServer(t, cfg)
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })

@@ -149,7 +149,7 @@ func TestUniGRPCThroughGRPCProxy(t *testing.T) {
 	cfg.UniGRPC.Enabled = true
 	cfg.UniGRPC.Address = "127.0.0.1"
 	cfg.UniGRPC.Port = freeTCPPort(t)
-	cfg.Proxies = []config.ProxyEndpointConfig{{Name: "auth", Endpoint: "grpc://" + lis.Addr().String(), Timeout: time.Second, GRPCMetadata: []string{"x-tenant"}}}
+	cfg.Proxies = []config.ProxyEndpointConfig{{Name: "auth", URL: "grpc://" + lis.Addr().String(), Timeout: time.Second, GRPCMetadata: []string{"x-tenant"}}}
 	cfg.Client.Proxy.Connect = "auth"
 	s := startServer(t, cfg)
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })

@@ -4,7 +4,10 @@
 // format was wrong, whichever package checked it.
 package optionerr
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Error is a problem with one option of a configuration. Field is the
 // option's Go path from the struct validated, such as
@@ -40,3 +43,46 @@ func All(err error) []*Error {
 	walk(err)
 	return out
 }
+
+// Prefix returns err with the Field of each *Error in it put below
+// prefix ("DSN" below "Postgres" is "Postgres.DSN"), for a type that
+// validates a section of its own; other errors are kept as they are. Nil
+// stays nil.
+func Prefix(prefix string, err error) error {
+	switch e := err.(type) {
+	case nil:
+		return nil
+	case *Error:
+		return &Error{Field: joinField(prefix, e.Field), Message: e.Message}
+	case interface{ Unwrap() []error }:
+		var errs []error
+		for _, e := range e.Unwrap() {
+			errs = append(errs, Prefix(prefix, e))
+		}
+		return errors.Join(errs...)
+	}
+	return err
+}
+
+func joinField(prefix, field string) string {
+	switch {
+	case prefix == "":
+		return field
+	case field == "" || field[0] == '[':
+		return prefix + field
+	}
+	return prefix + "." + field
+}
+
+// List gathers the problems of one Validate: Add one per bad field, and
+// return Err.
+type List []error
+
+// Add records a problem with field, its message formatted as fmt.Sprintf.
+func (l *List) Add(field, format string, args ...any) {
+	*l = append(*l, &Error{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// Err joins the problems (and any other error appended); nil when there
+// are none.
+func (l List) Err() error { return errors.Join(l...) }

@@ -26,3 +26,20 @@ func TestAll(t *testing.T) {
 		t.Fatalf("Error: %q", s)
 	}
 }
+
+// TestPrefix puts every *Error of a joined error below a section, and
+// keeps other errors and nil as they are.
+func TestPrefix(t *testing.T) {
+	other := errors.New("other")
+	err := Prefix("Postgres", errors.Join(&Error{Field: "DSN", Message: "required"}, other, &Error{Field: "[2]", Message: "empty"}))
+	got := All(err)
+	if len(got) != 2 || got[0].Field != "Postgres.DSN" || got[1].Field != "Postgres[2]" || got[0].Message != "required" {
+		t.Fatalf("Prefix: %v", got)
+	}
+	if !errors.Is(err, other) {
+		t.Fatalf("Prefix lost the other error: %v", err)
+	}
+	if Prefix("X", nil) != nil {
+		t.Fatal("Prefix(nil) is not nil")
+	}
+}

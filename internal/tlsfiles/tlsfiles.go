@@ -10,43 +10,77 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/heraldhq/herald/internal/optionerr"
 )
 
-// Files names what a client-side TLS configuration is made of.
+// Files names what a client-side TLS configuration is made of. The yaml,
+// default and doc tags are the keys of Herald's configuration file
+// (package config decodes its client tls sections into this type).
 type Files struct {
 	// CAFile is a PEM file of the certificate authorities that sign the
 	// server's certificate; empty means the system's roots.
-	CAFile string
+	CAFile string `yaml:"ca_file" defaultdoc:"the system's roots" doc:"PEM file of the certificate authorities that sign the server's certificate"`
 	// CertFile and KeyFile are the PEM client certificate and its key,
 	// for servers that verify clients; both or neither.
-	CertFile string
-	KeyFile  string
+	CertFile string `yaml:"cert_file" doc:"PEM client certificate, for servers that verify clients (with 'key_file')"`
+	KeyFile  string `yaml:"key_file" doc:"PEM private key of 'cert_file'"`
 	// ServerName is the name the server's certificate must carry; empty
 	// means the host the client dials, which every client library used
 	// here fills in.
-	ServerName string
+	ServerName string `yaml:"server_name" defaultdoc:"the host dialled" doc:"the name the server's certificate must carry, when it differs from the host in the address"`
 	// InsecureSkipVerify accepts any server certificate: the connection
 	// is encrypted but anyone on the path can impersonate the server.
-	InsecureSkipVerify bool
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify" doc:"accept any server certificate: the connection is encrypted but not authenticated; for tests only"`
 }
 
-// Check reports what is wrong with f without reading the files: a client
-// certificate without its key or a key without its certificate.
-func (f Files) Check() error {
+// IsSet reports whether any field is set.
+func (f Files) IsSet() bool { return f != Files{} }
+
+// Validate reports what is wrong with f without reading the files (a
+// configuration is checked on machines that do not have them): a client
+// certificate without its key or a key without its certificate. Each
+// problem is an *optionerr.Error naming the Go field.
+func (f Files) Validate() error {
 	switch {
 	case f.CertFile != "" && f.KeyFile == "":
-		return errors.New("key_file is required with cert_file")
+		return &optionerr.Error{Field: "KeyFile", Message: "required with CertFile: the client certificate's private key"}
 	case f.KeyFile != "" && f.CertFile == "":
-		return errors.New("cert_file is required with key_file")
+		return &optionerr.Error{Field: "CertFile", Message: "required with KeyFile: the client certificate"}
 	}
 	return nil
+}
+
+// Client is a connection's TLS that is off unless Enabled (the tls
+// section of the Redis and NATS engines and of a grpc:// proxy).
+type Client struct {
+	Enabled bool `yaml:"enabled" doc:"connect with TLS"`
+	Files   `yaml:",inline"`
+}
+
+// Validate reports the problems of c's files, and files set while TLS is
+// off: a configuration that sets them expects TLS.
+func (c Client) Validate() error {
+	var errs []error
+	if !c.Enabled && c.IsSet() {
+		errs = append(errs, &optionerr.Error{Field: "Enabled", Message: "must be true for the other keys of the section to apply"})
+	}
+	return errors.Join(append(errs, c.Files.Validate())...)
+}
+
+// Config reads the files of an enabled Client; nil when TLS is off.
+func (c Client) Config() (*tls.Config, error) {
+	if !c.Enabled {
+		return nil, nil
+	}
+	return c.Files.Config()
 }
 
 // Config reads the files and returns the TLS configuration they describe.
 // TLS 1.2 is the minimum: every server Herald connects to supports it, and
 // older versions have known weaknesses.
 func (f Files) Config() (*tls.Config, error) {
-	if err := f.Check(); err != nil {
+	if err := f.Validate(); err != nil {
 		return nil, err
 	}
 	c := &tls.Config{

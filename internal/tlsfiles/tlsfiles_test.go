@@ -93,8 +93,8 @@ func TestErrors(t *testing.T) {
 		f    tlsfiles.Files
 		want string
 	}{
-		{tlsfiles.Files{CertFile: cli.CertFile}, "key_file is required"},
-		{tlsfiles.Files{KeyFile: cli.KeyFile}, "cert_file is required"},
+		{tlsfiles.Files{CertFile: cli.CertFile}, "KeyFile: required"},
+		{tlsfiles.Files{KeyFile: cli.KeyFile}, "CertFile: required"},
 		{tlsfiles.Files{CAFile: "/nonexistent/ca.pem"}, "ca_file: open /nonexistent/ca.pem"},
 		{tlsfiles.Files{CAFile: notPEM}, "no PEM certificate"},
 		{tlsfiles.Files{CertFile: cli.CertFile, KeyFile: ca.File}, "key_file"},

@@ -63,7 +63,7 @@ func New(cfg Config) (*Admission, error) {
 		Help: "New connections (WebSocket upgrades and HTTP streams) refused before they open, by reason: cap (503, too many unauthenticated connections on the node), address_cap (429, too many from one address) or ip_rate (429, one address opens them too fast).",
 	}, []string{"reason"})
 	a := &Admission{
-		lim: lim, pending: cfg.Pending, trusted: cfg.TrustedProxies,
+		lim: lim, pending: cfg.Pending, trusted: lim.trusted,
 		names: cfg.Names.withDefaults(), log: cfg.Logger,
 		refusedCap:     refused.WithLabelValues("cap"),
 		refusedAddress: refused.WithLabelValues("address_cap"),

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -26,7 +27,7 @@ func TestConfigResolve(t *testing.T) {
 		{Config{MaxUnauthenticatedPerAddress: 7, Rate: -1}, limits{maxPending: 10000}},
 	} {
 		got, err := tc.cfg.resolve()
-		if err != nil || got != tc.want {
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%+v: got %+v, %v; want %+v", tc.cfg, got, err, tc.want)
 		}
 	}
@@ -43,6 +44,7 @@ func TestConfigResolve(t *testing.T) {
 		// Rate -1 turns the others off, but a wrong value is still wrong.
 		{Config{Rate: -1, Burst: -1}, "Burst"},
 		{Config{Rate: -1, MaxUnauthenticatedPerAddress: -2}, "MaxUnauthenticatedPerAddress"},
+		{Config{TrustedProxies: []string{"10.0.0.0/8", "proxy.local"}}, "TrustedProxies[1]"},
 	} {
 		_, err := tc.cfg.resolve()
 		if oes := optionerr.All(err); len(oes) != 1 || oes[0].Field != tc.field {
@@ -51,6 +53,10 @@ func TestConfigResolve(t *testing.T) {
 		if _, err := New(tc.cfg); err == nil {
 			t.Errorf("New(%+v) accepted it", tc.cfg)
 		}
+	}
+	if l, err := (Config{Rate: -1, TrustedProxies: []string{"10.0.0.1", "10.1.0.0/16"}}).resolve(); err != nil ||
+		len(l.trusted) != 2 || l.trusted[0].String() != "10.0.0.1/32" || l.trusted[1].String() != "10.1.0.0/16" {
+		t.Errorf("trusted proxies: %v, %v; want 10.0.0.1/32 and 10.1.0.0/16", l.trusted, err)
 	}
 	if _, err := New(Config{}); err == nil || !strings.Contains(err.Error(), "Pending") {
 		t.Errorf("New without Pending: %v, want an error naming Pending", err)

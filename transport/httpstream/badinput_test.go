@@ -11,7 +11,7 @@ import (
 )
 
 func TestEmulationBadInput(t *testing.T) {
-	e := newEnv(t, Config{MaxEmulationBodySize: 1024}, nil)
+	e := newEnv(t, Config{Emulation: EmulationOptions{MaxRequestBodySize: 1024}}, nil)
 	cs := e.open(http.MethodPost, pathHTTPStream, "application/json", connectAndSubscribe(t, protocol.TypeJSON))
 	session, node := checkSession(t, e, cs)
 	cmd := commands(t, protocol.TypeJSON, &protocol.Command{Id: 3, Subscribe: &protocol.SubscribeRequest{Channel: "x"}})
@@ -54,7 +54,7 @@ func TestEmulationBadInput(t *testing.T) {
 }
 
 func TestStreamBadInput(t *testing.T) {
-	e := newEnv(t, Config{MaxRequestBodySize: 512}, nil)
+	e := newEnv(t, Config{StreamOptions: StreamOptions{MaxRequestBodySize: 512}}, nil)
 	big := commands(t, protocol.TypeJSON, &protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Token: strings.Repeat("x", 600)}})
 	for _, tt := range []struct {
 		name, path string

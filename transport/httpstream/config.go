@@ -1,23 +1,23 @@
 package httpstream
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
 
+	"github.com/heraldhq/herald/internal/optionerr"
 	"github.com/heraldhq/herald/transport/guard"
 )
 
 // Config tunes a Server. The zero value is usable: every zero field takes
 // the default given with it.
 type Config struct {
-	// MaxRequestBodySize bounds the body that opens a stream (the first
-	// commands, or a unidirectional connect request), in bytes; a larger
-	// one is answered 413. Default 65536.
-	MaxRequestBodySize int64
-	// MaxEmulationBodySize bounds an emulation request's body, in bytes;
-	// a larger one is answered 413. Default 65536.
-	MaxEmulationBodySize int64
+	// StreamOptions bound the request that opens a stream.
+	StreamOptions
+	// Emulation bounds the emulation requests.
+	Emulation EmulationOptions
 	// WriteTimeout bounds each write to a stream, flush included. A client
 	// that does not read for this long is cut off (the hub then counts a
 	// write error, 3009), as on WebSocket. Default 1s.
@@ -44,6 +44,47 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// StreamOptions are the options of a stream endpoint. They are also the
+// file format's (package config decodes them from the yaml tags, which
+// hold each key's default and doc line).
+type StreamOptions struct {
+	// MaxRequestBodySize bounds the body that opens a stream (the first
+	// commands, or a unidirectional connect request), in bytes; a larger
+	// one is answered 413. Default 65536.
+	MaxRequestBodySize int64 `yaml:"max_request_body_size" default:"65536" doc:"largest request that opens a stream (the connect command: the POST body, or the 'cf_connect' query parameter of SSE), in bytes; larger is answered '413'. '0' means the default"`
+}
+
+// EmulationOptions are the options of the emulation endpoint, also the
+// file format's as StreamOptions are.
+type EmulationOptions struct {
+	// MaxRequestBodySize bounds an emulation request's body, in bytes; a
+	// larger one is answered 413. Default 65536.
+	MaxRequestBodySize int64 `yaml:"max_request_body_size" default:"65536" doc:"largest emulation request (the commands an HTTP-streaming or SSE client sends after connecting), in bytes; larger is answered '413'. '0' means the default"`
+}
+
+// Validate reports a negative size, an *optionerr.Error naming the field.
+func (o StreamOptions) Validate() error {
+	return bodySizeProblem(o.MaxRequestBodySize, DefaultMaxRequestBodySize)
+}
+
+// Validate reports a negative size, an *optionerr.Error naming the field.
+func (o EmulationOptions) Validate() error {
+	return bodySizeProblem(o.MaxRequestBodySize, DefaultMaxEmulationBodySize)
+}
+
+func bodySizeProblem(size, def int64) error {
+	if size < 0 {
+		return &optionerr.Error{Field: "MaxRequestBodySize", Message: fmt.Sprintf("%d: must not be negative (0 means the default, %d)", size, def)}
+	}
+	return nil
+}
+
+// Validate reports the fields that have no meaning, joined, each an
+// *optionerr.Error naming the Go field.
+func (c Config) Validate() error {
+	return errors.Join(c.StreamOptions.Validate(), optionerr.Prefix("Emulation", c.Emulation.Validate()))
+}
+
 // Defaults for the zero fields of Config.
 const (
 	DefaultMaxRequestBodySize   = 64 << 10
@@ -55,8 +96,8 @@ func (c Config) withDefaults() Config {
 	if c.MaxRequestBodySize <= 0 {
 		c.MaxRequestBodySize = DefaultMaxRequestBodySize
 	}
-	if c.MaxEmulationBodySize <= 0 {
-		c.MaxEmulationBodySize = DefaultMaxEmulationBodySize
+	if c.Emulation.MaxRequestBodySize <= 0 {
+		c.Emulation.MaxRequestBodySize = DefaultMaxEmulationBodySize
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = DefaultWriteTimeout

@@ -25,7 +25,7 @@ type emulationJSON struct {
 // the session (on this node, or sent to the node that holds it), 404 for a
 // session or node that does not exist (a session its node did not make is
 // refused here, without reaching another node), 400 for a malformed body,
-// 413 for one over Config.MaxEmulationBodySize or, bound for another node,
+// 413 for one over Config.Emulation.MaxRequestBodySize or, bound for another node,
 // over hub.MaxForwardedEmulation, 429 over the hub's emulation rate
 // limits (hub.EmulationLimits). The replies arrive on the session's
 // stream.
@@ -36,7 +36,7 @@ func (s *Server) Emulation() http.Handler {
 			http.Error(w, "emulation: want POST", http.StatusMethodNotAllowed)
 			return
 		}
-		body, ok := readBody(w, r, s.cfg.MaxEmulationBodySize, "emulation")
+		body, ok := readBody(w, r, s.cfg.Emulation.MaxRequestBodySize, "emulation")
 		if !ok {
 			return
 		}

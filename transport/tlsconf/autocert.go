@@ -3,6 +3,7 @@ package tlsconf
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -12,6 +13,8 @@ import (
 
 	"golang.org/x/crypto/acme"
 	"golang.org/x/crypto/acme/autocert"
+
+	"github.com/heraldhq/herald/internal/optionerr"
 )
 
 // AutocertConfig obtains and renews certificates over ACME (Let's Encrypt
@@ -38,7 +41,7 @@ type Autocert struct {
 // are requested on the first handshake for a host name.
 func NewAutocert(ac AutocertConfig, policy Config, log *slog.Logger) (*Autocert, error) {
 	if len(ac.HostWhitelist) == 0 {
-		return nil, &FieldError{Field: "host_whitelist", Message: "required: the host names to request certificates for"}
+		return nil, &optionerr.Error{Field: "HostWhitelist", Message: "required: the host names to request certificates for"}
 	}
 	p, err := policy.policy()
 	if err != nil {
@@ -47,11 +50,11 @@ func NewAutocert(ac AutocertConfig, policy Config, log *slog.Logger) (*Autocert,
 	if policy.ClientCAFile != "" {
 		data, err := os.ReadFile(policy.ClientCAFile)
 		if err != nil {
-			return nil, &FieldError{Field: "client_ca_file", Message: err.Error()}
+			return nil, &optionerr.Error{Field: "ClientCAFile", Message: err.Error()}
 		}
 		p.ClientCAs = x509.NewCertPool()
 		if !p.ClientCAs.AppendCertsFromPEM(data) {
-			return nil, &FieldError{Field: "client_ca_file", Message: policy.ClientCAFile + ": no PEM certificate found"}
+			return nil, &optionerr.Error{Field: "ClientCAFile", Message: policy.ClientCAFile + ": no PEM certificate found"}
 		}
 	}
 	m := &autocert.Manager{
@@ -67,11 +70,11 @@ func NewAutocert(ac AutocertConfig, policy Config, log *slog.Logger) (*Autocert,
 		if ac.DirectoryCAFile != "" {
 			data, err := os.ReadFile(ac.DirectoryCAFile)
 			if err != nil {
-				return nil, &FieldError{Field: "directory_ca_file", Message: err.Error()}
+				return nil, &optionerr.Error{Field: "DirectoryCAFile", Message: err.Error()}
 			}
 			roots := x509.NewCertPool()
 			if !roots.AppendCertsFromPEM(data) {
-				return nil, &FieldError{Field: "directory_ca_file", Message: ac.DirectoryCAFile + ": no PEM certificate found"}
+				return nil, &optionerr.Error{Field: "DirectoryCAFile", Message: ac.DirectoryCAFile + ": no PEM certificate found"}
 			}
 			c.HTTPClient = &http.Client{
 				Timeout:   time.Minute,
@@ -117,27 +120,28 @@ func (a *Autocert) HTTPHandler(fallback http.Handler) http.Handler {
 	})
 }
 
-// Validate checks ac; every problem is a *FieldError.
-func (ac AutocertConfig) Validate() []*FieldError {
+// Validate checks ac; every problem is an *optionerr.Error naming the Go
+// field (package config names the key), joined.
+func (ac AutocertConfig) Validate() error {
 	if !ac.Enabled {
 		return nil
 	}
-	var errs []*FieldError
+	var errs []error
 	if len(ac.HostWhitelist) == 0 {
-		errs = append(errs, &FieldError{Field: "host_whitelist", Message: "required with enabled: the host names to request certificates for"})
+		errs = append(errs, &optionerr.Error{Field: "HostWhitelist", Message: "required with Enabled: the host names to request certificates for"})
 	}
 	if ac.HTTPAddress == "" {
-		errs = append(errs, &FieldError{Field: "http_address", Message: "required with enabled: ACME servers check the HTTP-01 challenge on port 80"})
+		errs = append(errs, &optionerr.Error{Field: "HTTPAddress", Message: "required with Enabled: ACME servers check the HTTP-01 challenge on port 80"})
 	}
 	if ac.DirectoryCAFile != "" {
 		if _, err := os.Stat(ac.DirectoryCAFile); err != nil {
-			errs = append(errs, &FieldError{Field: "directory_ca_file", Message: err.Error()})
+			errs = append(errs, &optionerr.Error{Field: "DirectoryCAFile", Message: err.Error()})
 		}
 	}
 	if ac.CacheDir != "" {
 		if fi, err := os.Stat(ac.CacheDir); err == nil && !fi.IsDir() {
-			errs = append(errs, &FieldError{Field: "cache_dir", Message: fmt.Sprintf("%s is not a directory", ac.CacheDir)})
+			errs = append(errs, &optionerr.Error{Field: "CacheDir", Message: fmt.Sprintf("%s is not a directory", ac.CacheDir)})
 		}
 	}
-	return errs
+	return errors.Join(errs...)
 }

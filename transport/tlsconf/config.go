@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/heraldhq/herald/internal/optionerr"
 )
 
 // Config is the TLS of one listener. The yaml, default and doc tags are the
@@ -22,64 +24,54 @@ type Config struct {
 // Enabled reports whether the listener serves TLS from files.
 func (c Config) Enabled() bool { return c.CertFile != "" || c.KeyFile != "" }
 
-// FieldError is a problem with one option of Config; Field is its key
-// (cert_file, min_version, ...), so that the caller can name it in full.
-type FieldError struct {
-	Field   string
-	Message string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
-
 // Validate checks the options and loads the files once, so that a wrong
 // path or a key that does not match its certificate is reported before the
-// listener starts. Every problem is a *FieldError.
-func (c Config) Validate() []*FieldError {
-	var errs []*FieldError
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, &FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
-	}
+// listener starts. Every problem is an *optionerr.Error naming the Go
+// field (package config names the key), joined.
+func (c Config) Validate() error {
+	var errs optionerr.List
+	bad := errs.Add
 	if _, err := c.minVersion(); err != nil {
-		bad("min_version", "%v", err)
+		bad("MinVersion", "%v", err)
 	}
 	for _, name := range c.CipherSuites {
 		if _, err := cipherSuite(name); err != nil {
-			bad("cipher_suites", "%v", err)
+			bad("CipherSuites", "%v", err)
 		}
 	}
 	if _, err := c.clientAuth(); err != nil {
-		bad("client_auth", "%v", err)
+		bad("ClientAuth", "%v", err)
 	}
 	if !c.Enabled() {
 		if c.ClientCAFile != "" || c.ClientAuth != "" && c.ClientAuth != "none" {
-			bad("cert_file", "required with client_ca_file or client_auth (client certificates need TLS)")
+			bad("CertFile", "required with ClientCAFile or ClientAuth (client certificates need TLS)")
 		}
-		return errs
+		return errors.Join(errs...)
 	}
 	if c.CertFile == "" {
-		bad("cert_file", "required with key_file")
+		bad("CertFile", "required with KeyFile")
 	}
 	if c.KeyFile == "" {
-		bad("key_file", "required with cert_file")
+		bad("KeyFile", "required with CertFile")
 	}
 	if auth, err := c.clientAuth(); err == nil && auth != tls.NoClientCert && c.ClientCAFile == "" {
-		bad("client_ca_file", "required with client_auth %q: the CA that client certificates are verified against", c.ClientAuth)
+		bad("ClientCAFile", "required with ClientAuth %q: the CA that client certificates are verified against", c.ClientAuth)
 	}
 	if c.ClientAuth == "none" || c.ClientAuth == "" {
 		if c.ClientCAFile != "" {
-			bad("client_auth", "%q with client_ca_file set: want optional or require, or remove client_ca_file", c.ClientAuth)
+			bad("ClientAuth", "%q with ClientCAFile set: want optional or require, or remove ClientCAFile", c.ClientAuth)
 		}
 	}
 	if len(errs) == 0 {
 		if _, err := load(c); err != nil {
-			var fe *FieldError
+			var fe *optionerr.Error
 			if !errors.As(err, &fe) {
-				fe = &FieldError{Field: "cert_file", Message: err.Error()}
+				fe = &optionerr.Error{Field: "CertFile", Message: err.Error()}
 			}
 			errs = append(errs, fe)
 		}
 	}
-	return errs
+	return errors.Join(errs...)
 }
 
 func (c Config) minVersion() (uint16, error) {
@@ -134,17 +126,17 @@ func cipherSuite(name string) (uint16, error) {
 func (c Config) policy() (*tls.Config, error) {
 	v, err := c.minVersion()
 	if err != nil {
-		return nil, &FieldError{Field: "min_version", Message: err.Error()}
+		return nil, &optionerr.Error{Field: "MinVersion", Message: err.Error()}
 	}
 	auth, err := c.clientAuth()
 	if err != nil {
-		return nil, &FieldError{Field: "client_auth", Message: err.Error()}
+		return nil, &optionerr.Error{Field: "ClientAuth", Message: err.Error()}
 	}
 	conf := &tls.Config{MinVersion: v, ClientAuth: auth}
 	for _, name := range c.CipherSuites {
 		id, err := cipherSuite(name)
 		if err != nil {
-			return nil, &FieldError{Field: "cipher_suites", Message: err.Error()}
+			return nil, &optionerr.Error{Field: "CipherSuites", Message: err.Error()}
 		}
 		conf.CipherSuites = append(conf.CipherSuites, id)
 	}

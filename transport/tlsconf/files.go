@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/heraldhq/herald/internal/optionerr"
 )
 
 // CheckInterval is how often, at most, Files looks at the files'
@@ -170,17 +172,17 @@ func load(cfg Config) (*loaded, error) {
 		return nil, fileError(cfg, err)
 	}
 	if time.Now().After(cert.Leaf.NotAfter) {
-		return nil, &FieldError{Field: "cert_file", Message: fmt.Sprintf("%s: the certificate expired at %s", cfg.CertFile, cert.Leaf.NotAfter.UTC().Format(time.RFC3339))}
+		return nil, &optionerr.Error{Field: "CertFile", Message: fmt.Sprintf("%s: the certificate expired at %s", cfg.CertFile, cert.Leaf.NotAfter.UTC().Format(time.RFC3339))}
 	}
 	conf.Certificates = []tls.Certificate{cert}
 	if cfg.ClientCAFile != "" {
 		data, err := os.ReadFile(cfg.ClientCAFile)
 		if err != nil {
-			return nil, &FieldError{Field: "client_ca_file", Message: err.Error()}
+			return nil, &optionerr.Error{Field: "ClientCAFile", Message: err.Error()}
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(data) {
-			return nil, &FieldError{Field: "client_ca_file", Message: cfg.ClientCAFile + ": no PEM certificate found"}
+			return nil, &optionerr.Error{Field: "ClientCAFile", Message: cfg.ClientCAFile + ": no PEM certificate found"}
 		}
 		conf.ClientCAs = pool
 	}
@@ -190,21 +192,21 @@ func load(cfg Config) (*loaded, error) {
 // fileError names the option whose file is at fault. tls.LoadX509KeyPair
 // does not say which file it could not use: a certificate file without a
 // certificate is at fault, else the key.
-func fileError(cfg Config, err error) *FieldError {
+func fileError(cfg Config, err error) *optionerr.Error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
-		field := "cert_file"
+		field := "CertFile"
 		if pe.Path == cfg.KeyFile {
-			field = "key_file"
+			field = "KeyFile"
 		} else if pe.Path == cfg.ClientCAFile {
-			field = "client_ca_file"
+			field = "ClientCAFile"
 		}
-		return &FieldError{Field: field, Message: err.Error()}
+		return &optionerr.Error{Field: field, Message: err.Error()}
 	}
 	if data, rerr := os.ReadFile(cfg.CertFile); rerr == nil && !hasCertificate(data) {
-		return &FieldError{Field: "cert_file", Message: cfg.CertFile + ": " + err.Error()}
+		return &optionerr.Error{Field: "CertFile", Message: cfg.CertFile + ": " + err.Error()}
 	}
-	return &FieldError{Field: "key_file", Message: cfg.KeyFile + ": " + err.Error() + " (with cert_file " + cfg.CertFile + ")"}
+	return &optionerr.Error{Field: "KeyFile", Message: cfg.KeyFile + ": " + err.Error() + " (with CertFile " + cfg.CertFile + ")"}
 }
 
 // hasCertificate reports whether data holds a parsable certificate.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/internal/optionerr"
 	"github.com/heraldhq/herald/internal/testcerts"
 )
 
@@ -150,9 +151,9 @@ func TestReloadNow(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = f.Reload()
-	var fe *FieldError
-	if !errors.As(err, &fe) || fe.Field != "cert_file" {
-		t.Fatalf("reload of a broken certificate: %v, want an error naming cert_file", err)
+	var fe *optionerr.Error
+	if !errors.As(err, &fe) || fe.Field != "CertFile" {
+		t.Fatalf("reload of a broken certificate: %v, want an error naming CertFile", err)
 	}
 	// Also past a modification time check.
 	later := time.Now().Add(2 * time.Second)
@@ -180,27 +181,27 @@ func TestBadFilesNameTheKey(t *testing.T) {
 		field string
 		text  string
 	}{
-		{"missing cert", Config{CertFile: missing, KeyFile: good.KeyFile}, "cert_file", "no such file"},
-		{"missing key", Config{CertFile: good.CertFile, KeyFile: missing}, "key_file", "no such file"},
-		{"garbage cert", Config{CertFile: garbage, KeyFile: good.KeyFile}, "cert_file", "garbage.pem"},
-		{"garbage key", Config{CertFile: good.CertFile, KeyFile: garbage}, "key_file", "garbage.pem"},
-		{"key of another certificate", Config{CertFile: good.CertFile, KeyFile: other.KeyFile}, "key_file", "does not match"},
-		{"expired", Config{CertFile: expired.CertFile, KeyFile: expired.KeyFile}, "cert_file", "expired"},
-		{"key without cert", Config{KeyFile: good.KeyFile}, "cert_file", "required"},
-		{"cert without key", Config{CertFile: good.CertFile}, "key_file", "required"},
-		{"garbage CA", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, ClientCAFile: garbage, ClientAuth: "require"}, "client_ca_file", "no PEM certificate"},
-		{"client auth without CA", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, ClientAuth: "require"}, "client_ca_file", "required"},
-		{"CA without client auth", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, ClientCAFile: ca.File}, "client_auth", "optional or require"},
-		{"unknown client auth", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, ClientAuth: "yes"}, "client_auth", "want none, optional or require"},
-		{"old version", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, MinVersion: "1.1"}, "min_version", "want 1.2 or 1.3"},
-		{"insecure suite", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, CipherSuites: []string{"TLS_RSA_WITH_RC4_128_SHA"}}, "cipher_suites", "insecure"},
-		{"TLS 1.3 suite", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, CipherSuites: []string{"TLS_AES_128_GCM_SHA256"}}, "cipher_suites", "TLS 1.3"},
-		{"unknown suite", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, CipherSuites: []string{"TLS_FAST"}}, "cipher_suites", "unknown"},
+		{"missing cert", Config{CertFile: missing, KeyFile: good.KeyFile}, "CertFile", "no such file"},
+		{"missing key", Config{CertFile: good.CertFile, KeyFile: missing}, "KeyFile", "no such file"},
+		{"garbage cert", Config{CertFile: garbage, KeyFile: good.KeyFile}, "CertFile", "garbage.pem"},
+		{"garbage key", Config{CertFile: good.CertFile, KeyFile: garbage}, "KeyFile", "garbage.pem"},
+		{"key of another certificate", Config{CertFile: good.CertFile, KeyFile: other.KeyFile}, "KeyFile", "does not match"},
+		{"expired", Config{CertFile: expired.CertFile, KeyFile: expired.KeyFile}, "CertFile", "expired"},
+		{"key without cert", Config{KeyFile: good.KeyFile}, "CertFile", "required"},
+		{"cert without key", Config{CertFile: good.CertFile}, "KeyFile", "required"},
+		{"garbage CA", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, ClientCAFile: garbage, ClientAuth: "require"}, "ClientCAFile", "no PEM certificate"},
+		{"client auth without CA", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, ClientAuth: "require"}, "ClientCAFile", "required"},
+		{"CA without client auth", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, ClientCAFile: ca.File}, "ClientAuth", "optional or require"},
+		{"unknown client auth", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, ClientAuth: "yes"}, "ClientAuth", "want none, optional or require"},
+		{"old version", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, MinVersion: "1.1"}, "MinVersion", "want 1.2 or 1.3"},
+		{"insecure suite", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, CipherSuites: []string{"TLS_RSA_WITH_RC4_128_SHA"}}, "CipherSuites", "insecure"},
+		{"TLS 1.3 suite", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, CipherSuites: []string{"TLS_AES_128_GCM_SHA256"}}, "CipherSuites", "TLS 1.3"},
+		{"unknown suite", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, CipherSuites: []string{"TLS_FAST"}}, "CipherSuites", "unknown"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			errs := tc.cfg.Validate()
 			found := false
-			for _, e := range errs {
+			for _, e := range optionerr.All(errs) {
 				if e.Field == tc.field && strings.Contains(e.Message, tc.text) {
 					found = true
 				}
@@ -210,7 +211,7 @@ func TestBadFilesNameTheKey(t *testing.T) {
 			}
 		})
 	}
-	if errs := (Config{CertFile: good.CertFile, KeyFile: good.KeyFile, ClientCAFile: ca.File, ClientAuth: "optional", MinVersion: "1.3"}).Validate(); len(errs) > 0 {
+	if errs := (Config{CertFile: good.CertFile, KeyFile: good.KeyFile, ClientCAFile: ca.File, ClientAuth: "optional", MinVersion: "1.3"}).Validate(); errs != nil {
 		t.Fatalf("a good configuration: %v", errs)
 	}
 }

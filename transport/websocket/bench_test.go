@@ -79,7 +79,7 @@ func dialDiscard(b *testing.B, d ws.Dialer, url string, conns <-chan *Conn) (net
 // parsePath is the read side of one connection of a Server with cfg and no
 // socket, for benchmarks of frame parsing without the syscalls.
 func parsePath(cfg Config) (*Conn, *reader) {
-	srv := &Server{cfg: cfg.withDefaults()}
+	srv := &Server{cfg: cfg.WithDefaults()}
 	srv.log = srv.cfg.Logger
 	if cfg.Compression {
 		srv.flate = newCompressionPools(srv.cfg.CompressionLevel)

@@ -13,32 +13,34 @@ import (
 )
 
 // Config tunes a Server. The zero value is usable: every zero field takes the
-// default given with it.
+// default given with it. It is also the file format's websocket section
+// (package config decodes it from the yaml tags, which hold each key's
+// default and doc line); the fields tagged "-" are set by the program.
 type Config struct {
 	// MaxMessageSize bounds the payload of an inbound message, fragments
 	// included; a larger one closes the connection with 1009 (message too
 	// big). Default 65536.
-	MaxMessageSize int64
+	MaxMessageSize int64 `yaml:"message_size_limit" default:"65536" doc:"largest incoming message in bytes; a larger one closes the connection with 1009"`
 	// WriteTimeout bounds the progress of a write: a WriteFrame, pong or
 	// close frame fails when the peer took less than 16 KiB of it (and not
 	// the rest) within WriteTimeout, so a peer that stopped reading is cut
 	// and one that reads steadily is not. It also bounds the handshake
 	// response. Default 1s.
-	WriteTimeout time.Duration
+	WriteTimeout time.Duration `yaml:"write_timeout" default:"1s" doc:"a write to one client fails (the connection closes with 3009) when the client took less than 16 KiB within this long (on Linux as the kernel counts what it took, elsewhere of the write itself): a client that stopped reading is cut, one that reads steadily however far behind is not"`
 	// ReadTimeout is how long a message that has started to arrive (a partial
 	// frame, or a fragmented message) may take to arrive completely; then the
 	// connection is closed with 1008 "read timeout". It bounds slowloris
 	// clients without blocking a worker. Default 10s.
-	ReadTimeout time.Duration
+	ReadTimeout time.Duration `yaml:"read_timeout" default:"10s" doc:"longest a started message may take to arrive completely"`
 	// CheckOrigin accepts or refuses (403) an upgrade request. Nil is
 	// guard.SameOrigin: a request without an Origin header or whose Origin
 	// host equals r.Host (guard.Origins allows more).
-	CheckOrigin func(r *http.Request) bool
+	CheckOrigin func(r *http.Request) bool `yaml:"-"`
 	// OriginHint is added to the warning logged when CheckOrigin refuses
 	// an origin (at most once a minute per origin): what to change to
 	// allow it, such as the server's configuration key. Default: a
 	// pointer at Config.CheckOrigin.
-	OriginHint string
+	OriginHint string `yaml:"-"`
 	// Poller selects how connections are read (see the package
 	// documentation): PollerEpoll, a readiness loop with a fixed pool of
 	// workers that holds no goroutine or buffer for an idle connection
@@ -46,31 +48,31 @@ type Config struct {
 	// per connection, on any system, at a higher memory cost per idle
 	// connection; or PollerAuto, the default, which is epoll on Linux and
 	// portable elsewhere. PollerEpoll off Linux is an error from NewServer.
-	Poller Poller
+	Poller Poller `yaml:"poller" default:"auto" doc:"how connections are read. 'epoll' (Linux only): a readiness loop with a fixed pool of workers; an idle connection holds no goroutine and no buffer. 'portable' (any system): a goroutine and a read buffer (4 KiB, more while a large message arrives) per connection, so an idle connection costs more memory; it also reads connections that are not plain TCP sockets. 'auto' is 'epoll' on Linux and 'portable' elsewhere, and 'portable' when the listener serves TLS ('epoll' needs the plain socket). 'epoll' on another system or with TLS is a configuration error"`
 	// Workers is the number of goroutines of the epoll path that read
 	// ready connections and run Receiver.HandleFrame; it is a fixed pool,
 	// so a Receiver must not block long in HandleFrame. Default
 	// 4*GOMAXPROCS. The portable path has no pool: each connection is read
 	// on its own goroutine, so Workers does not apply to it.
-	Workers int
+	Workers int `yaml:"-"`
 	// Compression accepts permessage-deflate (RFC 7692) when a client
 	// offers it, without context takeover in either direction: messages
 	// are compressed one by one with pooled compressors, so an idle
 	// connection holds no compression state. A client that does not offer
 	// it is served uncompressed.
-	Compression bool
+	Compression bool `yaml:"compression" doc:"accept permessage-deflate (RFC 7692) from clients that offer it, always without context takeover. A client that does not offer it is served uncompressed. Applies to '/connection/uni_websocket' too"`
 	// CompressionMinSize is the smallest outgoing message, in bytes, that
 	// is compressed on a connection that negotiated compression; smaller
 	// ones go out uncompressed (the RSV1 bit is per message). Default 0:
 	// every message.
-	CompressionMinSize int
+	CompressionMinSize int `yaml:"compression_min_size" doc:"smallest outgoing message, in bytes, that is compressed on a connection that negotiated compression; smaller ones go out uncompressed. '0': every message"`
 	// CompressionLevel is the flate level of outgoing messages, from 1
 	// (fastest, the default) to 9 (smallest). Incoming compressed
 	// messages are limited by MaxMessageSize once decompressed.
-	CompressionLevel int
+	CompressionLevel int `yaml:"compression_level" default:"1" doc:"deflate level of outgoing messages, '1' (fastest) to '9' (smallest); '0' means the default"`
 	// Logger receives errors, with the connection's remote address. Nil means
 	// slog.Default().
-	Logger *slog.Logger
+	Logger *slog.Logger `yaml:"-"`
 }
 
 // Defaults for the zero fields of Config.
@@ -80,7 +82,8 @@ const (
 	DefaultReadTimeout    = 10 * time.Second
 )
 
-func (c Config) withDefaults() Config {
+// WithDefaults returns c with its zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
 	if c.MaxMessageSize <= 0 {
 		c.MaxMessageSize = DefaultMaxMessageSize
 	}
@@ -89,6 +92,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ReadTimeout <= 0 {
 		c.ReadTimeout = DefaultReadTimeout
+	}
+	if c.Poller == "" {
+		c.Poller = PollerAuto
 	}
 	if c.CheckOrigin == nil {
 		c.CheckOrigin = guard.SameOrigin
@@ -109,11 +115,17 @@ func (c Config) withDefaults() Config {
 }
 
 // Validate reports the fields that have no meaning, joined, each a
-// *hub.OptionError naming the Go field (so that a configuration layer can
+// *optionerr.Error (hub.OptionError) naming the Go field (so that a configuration layer can
 // name its own keys instead). NewServer refuses such a Config with the
 // same errors.
 func (c Config) Validate() error {
 	var errs []error
+	if c.MaxMessageSize < 0 {
+		errs = append(errs, &optionerr.Error{Field: "MaxMessageSize", Message: fmt.Sprintf("%d: must not be negative", c.MaxMessageSize)})
+	}
+	if _, err := c.Poller.Resolve(); err != nil {
+		errs = append(errs, &optionerr.Error{Field: "Poller", Message: err.Error()})
+	}
 	if l := c.CompressionLevel; l != 0 && (l < MinCompressionLevel || l > MaxCompressionLevel) {
 		errs = append(errs, &optionerr.Error{Field: "CompressionLevel", Message: fmt.Sprintf("%d: want %d (fastest) to %d (smallest), or 0 for the default", l, MinCompressionLevel, MaxCompressionLevel)})
 	}

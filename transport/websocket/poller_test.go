@@ -42,7 +42,7 @@ func TestPollerResolve(t *testing.T) {
 			}
 			// NewServer refuses it naming the option.
 			_, err := NewServer(Config{Poller: tt.in}, func(*Conn, *http.Request) Receiver { return nil })
-			if err == nil || !strings.Contains(err.Error(), "Config.Poller "+tt.wantErr) {
+			if err == nil || !strings.Contains(err.Error(), "Poller: "+tt.wantErr) {
 				t.Errorf("NewServer with Poller %q: %v, want an error naming Config.Poller", tt.in, err)
 			}
 			continue

@@ -69,14 +69,15 @@ func NewServer(cfg Config, accept AcceptFunc) (*Server, error) {
 	if accept == nil {
 		return nil, errors.New("websocket: nil AcceptFunc")
 	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("websocket: %w", err)
+	}
+	// Validate resolved it once already: this cannot fail.
 	poller, err := cfg.Poller.Resolve()
 	if err != nil {
 		return nil, fmt.Errorf("websocket: Config.Poller %w", err)
 	}
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("websocket: %w", err)
-	}
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	s := &Server{
 		cfg:    cfg,
 		poller: poller,
