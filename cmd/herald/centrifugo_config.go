@@ -1,23 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/server"
@@ -98,7 +94,7 @@ func cfGenConfigCommand(format string) *cobra.Command {
 			if _, err := os.Stat(path); err == nil {
 				return fmt.Errorf("error: output config file already exists: %s", path)
 			}
-			b, err := encodeCentrifugo(cfGenConfigTree(), path)
+			b, err := config.EncodeCentrifugoTree(cfGenConfigTree(), path)
 			if err != nil {
 				return fmt.Errorf("error: %w", err)
 			}
@@ -178,15 +174,7 @@ func cfBaseTree(base string) (map[string]any, map[string]any, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	over := map[string]any{}
-	switch strings.ToLower(filepath.Ext(base)) {
-	case ".toml":
-		err = toml.Unmarshal(data, &over)
-	case ".yaml", ".yml":
-		err = yaml.Unmarshal(data, &over)
-	default:
-		err = json.Unmarshal(data, &over)
-	}
+	over, err := config.DecodeCentrifugoTree(data, base)
 	if err != nil {
 		return nil, nil, fmt.Errorf("base config %s: %w", base, err)
 	}
@@ -205,27 +193,6 @@ func mergeTree(dst, over map[string]any) {
 		}
 		dst[k] = v
 	}
-}
-
-// encodeCentrifugo writes tree in the format name's extension says, the
-// formats Centrifugo reads.
-func encodeCentrifugo(tree map[string]any, name string) ([]byte, error) {
-	switch strings.ToLower(filepath.Ext(name)) {
-	case ".json":
-		b, err := json.MarshalIndent(tree, "", "  ")
-		return append(b, '\n'), err
-	case ".toml":
-		return toml.Marshal(tree)
-	case ".yaml", ".yml":
-		var b bytes.Buffer
-		enc := yaml.NewEncoder(&b)
-		enc.SetIndent(2)
-		if err := enc.Encode(tree); err != nil {
-			return nil, err
-		}
-		return b.Bytes(), enc.Close()
-	}
-	return nil, errors.New("output config file must have one of supported extensions: json, toml, yaml, yml")
 }
 
 func cfDefaultConfigCommand() *cobra.Command {
@@ -247,7 +214,7 @@ func cfDefaultConfigCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("error: %w", err)
 			}
-			b, err := encodeCentrifugo(tree, path)
+			b, err := config.EncodeCentrifugoTree(tree, path)
 			if err != nil {
 				return fmt.Errorf("error: %w", err)
 			}
