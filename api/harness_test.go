@@ -15,8 +15,8 @@ import (
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
-	"github.com/heraldhq/herald/internal/jsonclient"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testenv"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/transport/websocket"
 )
@@ -198,7 +198,7 @@ func (n *node) expectError(t testing.TB, method, body string, code int) string {
 	return e["message"].(string)
 }
 
-// wsClient is the shared JSON protocol client (internal/jsonclient) over
+// wsClient is the shared JSON protocol client (internal/test/jsonclient) over
 // a real WebSocket connection, connected.
 type wsClient struct {
 	*jsonclient.Client

@@ -6,7 +6,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
 	"github.com/heraldhq/herald/protocol"
 )
 

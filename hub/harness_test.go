@@ -16,8 +16,8 @@ import (
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
-	"github.com/heraldhq/herald/internal/jsonclient"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testenv"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/transport/websocket"
 )
@@ -143,7 +143,7 @@ func subToken(t *testing.T, c auth.SubscribeClaims) string {
 	return jsonclient.SubToken(t, testSecret, c)
 }
 
-// rawClient is the shared JSON protocol client (internal/jsonclient),
+// rawClient is the shared JSON protocol client (internal/test/jsonclient),
 // with connection tokens signed by the test secret.
 type rawClient = jsonclient.Client
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 func TestShutdown(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
 )
 
 // TestSlowClientStalledWrites is the slow-client case without a socket: a

@@ -16,7 +16,7 @@ import (
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/proxy"
 )
@@ -158,7 +158,7 @@ func startNode(t *testing.T, cfg proxy.Config) *node {
 	return &node{t: t, hub: h, router: r}
 }
 
-// client is the shared JSON protocol client (internal/jsonclient) on an
+// client is the shared JSON protocol client (internal/test/jsonclient) on an
 // in-memory connection, with the hub's side of it.
 type client struct {
 	*jsonclient.Client

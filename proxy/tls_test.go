@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heraldhq/herald/internal/testcerts"
+	"github.com/heraldhq/herald/internal/test/testcerts"
 	"github.com/heraldhq/herald/internal/tlsfiles"
 	"github.com/heraldhq/herald/proxy"
 )

@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/internal/jsonclient"
-	"github.com/heraldhq/herald/internal/testcerts"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testcerts"
+	"github.com/heraldhq/herald/internal/test/testenv"
 	"github.com/heraldhq/herald/protocol"
 )
 

@@ -17,8 +17,8 @@ import (
 	"github.com/heraldhq/herald/api/grpcapi/apiproto"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/testcerts"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testcerts"
+	"github.com/heraldhq/herald/internal/test/testenv"
 	"github.com/heraldhq/herald/transport/tlsconf"
 )
 

@@ -19,8 +19,8 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/internal/jsonclient"
-	"github.com/heraldhq/herald/internal/testcerts"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testcerts"
 	"github.com/heraldhq/herald/protocol"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // pgCluster is several whole Herald nodes in this process, each with its

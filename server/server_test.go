@@ -13,8 +13,8 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/internal/jsonclient"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testenv"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/transport/websocket"
 )

@@ -14,7 +14,7 @@ import (
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/engine/sharded"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // TestPostgresShards runs two nodes on two PostgreSQL shards (the

@@ -18,9 +18,9 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/jsonclient"
-	"github.com/heraldhq/herald/internal/testcerts"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testcerts"
+	"github.com/heraldhq/herald/internal/test/testenv"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/transport/tlsconf"
 )

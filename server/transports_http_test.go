@@ -15,7 +15,7 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // httpStreamClient is a JSON client of /connection/http_stream or

@@ -16,7 +16,7 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/auth"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
 	"github.com/heraldhq/herald/protocol"
 )
 

@@ -29,8 +29,8 @@ import (
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
-	"github.com/heraldhq/herald/internal/jsonclient"
-	"github.com/heraldhq/herald/internal/testcerts"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testcerts"
 	"github.com/heraldhq/herald/protocol"
 )
 

@@ -20,9 +20,9 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/internal/jsonclient"
-	"github.com/heraldhq/herald/internal/testcerts"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testcerts"
+	"github.com/heraldhq/herald/internal/test/testenv"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/server"
 )

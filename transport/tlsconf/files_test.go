@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/internal/testcerts"
+	"github.com/heraldhq/herald/internal/test/testcerts"
 )
 
 // echoServer serves conf on loopback: each connection gets its lines
