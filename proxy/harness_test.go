@@ -17,6 +17,7 @@ import (
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
 	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/proxy"
 )
@@ -173,7 +174,7 @@ func (n *node) dial(header http.Header) *client {
 	c := n.hub.Open(conn, hub.ConnInfo{RemoteAddr: "test", Transport: hub.TransportWebSocket, Header: header})
 	conn.Attach(c)
 	n.t.Cleanup(conn.Drop)
-	return &client{Client: jsonclient.New(n.t, jsonclient.Mem(conn), testSecret), t: n.t, conn: conn, c: c}
+	return &client{Client: jsonclient.New(n.t, wire.Mem(conn), testSecret), t: n.t, conn: conn, c: c}
 }
 
 // connectOK connects through the connect proxy, which answers result.

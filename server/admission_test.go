@@ -13,8 +13,8 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/internal/test/jsonclient"
 	"github.com/heraldhq/herald/internal/test/testenv"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -170,7 +170,7 @@ func authenticateRaw(t *testing.T, conn *gws.Conn, user string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &wsClient{w: jsonclient.WebSocket(conn, protocol.TypeJSON), user: user, nextID: 1}
+	c := &wsClient{w: wire.WebSocket(conn, protocol.TypeJSON), user: user, nextID: 1}
 	id, err := c.send(map[string]any{"connect": map[string]any{"token": tok}})
 	if err != nil {
 		t.Fatal(err)

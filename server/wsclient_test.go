@@ -16,19 +16,19 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/auth"
-	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 )
 
 // wsClient is a Centrifugo protocol client over JSON, as SDKs speak it,
 // for tests that check the cluster from the clients' side, many clients
 // at a time and from goroutines other than the test's: unlike the shared
-// jsonclient.Client, whose Wire it reads and writes, it returns errors
+// jsonclient.Client, whose wire.Wire it reads and writes, it returns errors
 // instead of failing the test, decodes messages into typed structs and
 // answers server pings itself. Like gorilla's connection, it supports one
 // reader and one writer at a time; Close may be called from anywhere.
 type wsClient struct {
-	w      jsonclient.Wire
+	w      wire.Wire
 	user   string
 	client string // connection id from the connect reply
 	// pending holds the messages of the last frame not yet returned:
@@ -117,7 +117,7 @@ func dialAddr(ctx context.Context, addr, user string, readLimit int64, timeout t
 	if readLimit > 0 {
 		conn.SetReadLimit(readLimit)
 	}
-	c := &wsClient{w: jsonclient.WebSocket(conn, protocol.TypeJSON), user: user, nextID: 1}
+	c := &wsClient{w: wire.WebSocket(conn, protocol.TypeJSON), user: user, nextID: 1}
 	if err := c.connect(timeout); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("connect %s to %s: %w", user, addr, err)
@@ -292,7 +292,7 @@ func (c *wsClient) awaitClose(timeout time.Duration) (int, error) {
 		if err == nil {
 			continue
 		}
-		var ce *jsonclient.CloseError
+		var ce *wire.CloseError
 		if errors.As(err, &ce) {
 			return ce.Code, nil
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
 	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -33,7 +34,7 @@ func newClient(t *testing.T) (*hub.Hub, *jsonclient.Client) {
 	})
 	conn, _ := hubtest.Dial(h, protocol.TypeJSON)
 	t.Cleanup(conn.Drop)
-	return h, jsonclient.New(t, jsonclient.Mem(conn), secret)
+	return h, jsonclient.New(t, wire.Mem(conn), secret)
 }
 
 // TestReplyKeepsEarlierMessages: Reply finds a reply by id and leaves the
@@ -76,7 +77,7 @@ func TestExpectClose(t *testing.T) {
 
 	_, c = newClient(t)
 	c.Send(`not json`)
-	ce, err := jsonclient.AwaitClose(c.Wire(), 5*time.Second)
+	ce, err := wire.AwaitClose(c.Wire(), 5*time.Second)
 	if err != nil || ce.Code != 3501 {
 		t.Fatalf("AwaitClose: %v %v, want 3501", ce, err)
 	}
