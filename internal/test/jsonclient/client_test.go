@@ -1,6 +1,7 @@
 package jsonclient_test
 
 import (
+	"errors"
 	"log/slog"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
 	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testtoken"
 	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 )
@@ -93,5 +95,47 @@ func TestJSONHelpers(t *testing.T) {
 	}
 	if jsonclient.Path(m, "error", "message") != "permission denied" || jsonclient.Path(m, "error", "code", "x") != nil {
 		t.Fatal("Path")
+	}
+}
+
+// TestConn: the error-returning client connects, subscribes in one frame,
+// hands the messages before a reply to its callback, returns an error
+// reply as the error, and reports the server's close code.
+func TestConn(t *testing.T) {
+	h, c := newClient(t)
+	conn := jsonclient.NewConn(c.Wire())
+	deadline := time.Now().Add(5 * time.Second)
+	res, err := conn.Connect(testtoken.Connect(t, secret, auth.ConnectClaims{User: "ann"}), deadline)
+	if err != nil || res.Client == "" {
+		t.Fatalf("connect: %+v %v", res, err)
+	}
+	first, err := conn.SubscribeAll([]jsonclient.SubscribeRequest{{Channel: "a"}, {Channel: "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := conn.AwaitReply(first+1, deadline, nil); err != nil || m.Subscribe == nil {
+		t.Fatalf("second subscribe: %+v %v", m, err)
+	}
+	if _, err := h.Publish(t.Context(), "a", []byte(`{"n":1}`), hub.PublishOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var before []*jsonclient.Message
+	id, err := conn.Send(map[string]any{"subscribe": map[string]any{"channel": "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.AwaitReply(id, deadline, func(m *jsonclient.Message) { before = append(before, m) })
+	var e *jsonclient.Error
+	if !errors.As(err, &e) || e.Code != 105 {
+		t.Fatalf("subscribing again: %v, want error 105", err)
+	}
+	if len(before) != 1 || before[0].Push == nil || string(before[0].Push.Pub.Data) != `{"n":1}` {
+		t.Fatalf("messages before the reply: %+v, want the publication", before)
+	}
+	if err := conn.Write([]byte("not json")); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := conn.AwaitClose(5 * time.Second); err != nil || code != 3501 {
+		t.Fatalf("AwaitClose: %d %v, want 3501", code, err)
 	}
 }
