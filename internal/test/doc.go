@@ -4,10 +4,13 @@
 // but no product code imports a helper, which TestProductImportsNoTestHelper
 // checks.
 //
-//   - jsonclient: the Centrifugo JSON protocol test client.
+//   - jsonclient: the Centrifugo JSON protocol test client (Client, which
+//     fails the test, and Conn, which returns errors, for goroutines).
 //   - pbclient: the Centrifugo Protobuf protocol test client.
 //   - wire: the connection both clients speak on, in memory (hub/hubtest)
 //     or over a real WebSocket.
+//   - testtoken: connection and subscription tokens signed with a secret.
+//   - ssetest: reads server-sent events as a browser does.
 //   - testenv: the test services (PostgreSQL, Redis, NATS), polling, logs.
 //   - testcerts: throwaway certificate authorities and certificates.
 //   - otlptest: an OTLP receiver that collects exported spans.

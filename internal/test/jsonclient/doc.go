@@ -6,4 +6,7 @@
 //
 // It is for tests only: every Client method fails the test it was made
 // for instead of returning an error, except where the method says so.
+// Conn is the same client for goroutines other than the test's and for
+// clients that must live through errors: it returns errors, decodes
+// messages into Message and answers the server's pings.
 package jsonclient
