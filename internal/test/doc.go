@@ -2,7 +2,8 @@
 // the product code under internal/ so that the layers stay readable: a
 // helper here may import any product package (it stands above them all),
 // but no product code imports a helper, which TestProductImportsNoTestHelper
-// checks.
+// checks. The tests of the clients themselves are in this package too,
+// against one in-memory hub.
 //
 //   - jsonclient: the Centrifugo JSON protocol test client (Client, which
 //     fails the test, and Conn, which returns errors, for goroutines).

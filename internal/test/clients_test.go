@@ -1,4 +1,4 @@
-package jsonclient_test
+package test_test
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
 	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/pbclient"
 	"github.com/heraldhq/herald/internal/test/testtoken"
 	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
@@ -20,11 +21,12 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-const secret = "jsonclient-test-secret"
+const secret = "test-clients-secret"
 
-// newClient starts a hub that lets anyone subscribe and returns a client
-// on an in-memory connection to it.
-func newClient(t *testing.T) (*hub.Hub, *jsonclient.Client) {
+// startHub starts a hub that lets anyone subscribe and returns an
+// in-memory connection to it speaking proto, for the tests of the test
+// clients.
+func startHub(t *testing.T, proto protocol.Type) (*hub.Hub, wire.Wire) {
 	t.Helper()
 	v, err := auth.NewVerifier(auth.Config{HMACSecretKey: secret})
 	if err != nil {
@@ -34,16 +36,28 @@ func newClient(t *testing.T) (*hub.Hub, *jsonclient.Client) {
 		Engine: memory.New(memory.Config{}), Tokens: v, Logger: slog.New(slog.DiscardHandler),
 		Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{AllowSubscribeForClient: true}},
 	})
-	conn, _ := hubtest.Dial(h, protocol.TypeJSON)
+	conn, _ := hubtest.Dial(h, proto)
 	t.Cleanup(conn.Drop)
-	return h, jsonclient.New(t, wire.Mem(conn), secret)
+	return h, wire.Mem(conn)
 }
 
-// TestReplyKeepsEarlierMessages: Reply finds a reply by id and leaves the
+func newJSONClient(t *testing.T) (*hub.Hub, *jsonclient.Client) {
+	t.Helper()
+	h, w := startHub(t, protocol.TypeJSON)
+	return h, jsonclient.New(t, w, secret)
+}
+
+func newProtobufClient(t *testing.T) (*hub.Hub, *pbclient.Client) {
+	t.Helper()
+	h, w := startHub(t, protocol.TypeProtobuf)
+	return h, pbclient.New(t, w, secret)
+}
+
+// TestJSONReplyKeepsEarlierMessages: Reply finds a reply by id and leaves the
 // messages that came before it for Next, in order; Drain returns what was
 // queued before it was called.
-func TestReplyKeepsEarlierMessages(t *testing.T) {
-	h, c := newClient(t)
+func TestJSONReplyKeepsEarlierMessages(t *testing.T) {
+	h, c := newJSONClient(t)
 	if res := c.Connect("ann"); res["client"] == "" {
 		t.Fatalf("connect result without a client id: %v", res)
 	}
@@ -70,14 +84,14 @@ func TestReplyKeepsEarlierMessages(t *testing.T) {
 	}
 }
 
-// TestExpectClose: bad input closes the connection with the protocol's
+// TestJSONExpectClose: bad input closes the connection with the protocol's
 // code, which ExpectClose and AwaitClose report.
-func TestExpectClose(t *testing.T) {
-	_, c := newClient(t)
+func TestJSONExpectClose(t *testing.T) {
+	_, c := newJSONClient(t)
 	c.Send(`{"id":1,"connect":`)
 	c.ExpectClose(3501, "bad request")
 
-	_, c = newClient(t)
+	_, c = newJSONClient(t)
 	c.Send(`not json`)
 	ce, err := wire.AwaitClose(c.Wire(), 5*time.Second)
 	if err != nil || ce.Code != 3501 {
@@ -98,11 +112,11 @@ func TestJSONHelpers(t *testing.T) {
 	}
 }
 
-// TestConn: the error-returning client connects, subscribes in one frame,
+// TestJSONConn: the error-returning client connects, subscribes in one frame,
 // hands the messages before a reply to its callback, returns an error
 // reply as the error, and reports the server's close code.
-func TestConn(t *testing.T) {
-	h, c := newClient(t)
+func TestJSONConn(t *testing.T) {
+	h, c := newJSONClient(t)
 	conn := jsonclient.NewConn(c.Wire())
 	deadline := time.Now().Add(5 * time.Second)
 	res, err := conn.Connect(testtoken.Connect(t, secret, auth.ConnectClaims{User: "ann"}), deadline)
@@ -137,5 +151,74 @@ func TestConn(t *testing.T) {
 	}
 	if code, err := conn.AwaitClose(5 * time.Second); err != nil || code != 3501 {
 		t.Fatalf("AwaitClose: %d %v, want 3501", code, err)
+	}
+}
+
+// TestProtobufReplyKeepsEarlierMessages: Reply finds a reply by id and leaves the
+// pushes that came before it for Next, in order.
+func TestProtobufReplyKeepsEarlierMessages(t *testing.T) {
+	h, c := newProtobufClient(t)
+	if res := c.Connect("ann"); res.Client == "" {
+		t.Fatalf("connect result without a client id: %v", res)
+	}
+	if r := c.Call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "news"}}); r.Subscribe == nil {
+		t.Fatalf("subscribe: %v", r)
+	}
+	for _, data := range []string{`{"n":1}`, `{"n":2}`} {
+		if _, err := h.Publish(t.Context(), "news", []byte(data), hub.PublishOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Both publications were delivered before the command was sent.
+	if r := c.Call(&protocol.Command{Id: 3, Subscribe: &protocol.SubscribeRequest{Channel: "news"}}); r.Error == nil || r.Error.Code != 105 {
+		t.Fatalf("second subscribe: %v, want error 105", r)
+	}
+	for i, want := range []string{`{"n":1}`, `{"n":2}`} {
+		r := c.Next()
+		if r.Push == nil || r.Push.Pub == nil || string(r.Push.Pub.Data) != want {
+			t.Fatalf("message %d: %v, want a publication of %s", i, r, want)
+		}
+	}
+}
+
+// TestProtobufExpectClose: a frame that is not Protobuf closes the connection with
+// the protocol's code.
+func TestProtobufExpectClose(t *testing.T) {
+	_, c := newProtobufClient(t)
+	c.SendRaw([]byte{0xff, 0xff, 0xff})
+	c.ExpectClose(3501, "bad request")
+}
+
+// pingWire serves one frame holding a server ping and a push, and records
+// what the client writes.
+type pingWire struct {
+	frames  [][]byte
+	written []string
+}
+
+func (w *pingWire) Write(frame []byte) error {
+	w.written = append(w.written, string(frame))
+	return nil
+}
+func (w *pingWire) Drop() {}
+func (w *pingWire) Read(time.Duration) ([]byte, error) {
+	if len(w.frames) == 0 {
+		return nil, &wire.CloseError{Code: 3000, Reason: "done"}
+	}
+	f := w.frames[0]
+	w.frames = w.frames[1:]
+	return f, nil
+}
+
+// TestJSONConnAnswersPings: a server ping is answered with a pong and not
+// returned, as an SDK does, so a Conn stays connected through long waits.
+func TestJSONConnAnswersPings(t *testing.T) {
+	w := &pingWire{frames: [][]byte{[]byte("{}\n" + `{"push":{"channel":"a","pub":{"data":{}}}}`)}}
+	m, err := jsonclient.NewConn(w).Next(time.Now().Add(time.Second))
+	if err != nil || m.Push == nil || m.Push.Channel != "a" {
+		t.Fatalf("next: %+v %v, want the push", m, err)
+	}
+	if len(w.written) != 1 || w.written[0] != "{}" {
+		t.Fatalf("written: %q, want one pong", w.written)
 	}
 }
