@@ -11,7 +11,7 @@ import (
 
 	"github.com/heraldhq/herald/admin"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 func TestOverview(t *testing.T) {

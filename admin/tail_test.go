@@ -11,7 +11,7 @@ import (
 
 	"github.com/heraldhq/herald/admin"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/sse"
+	"github.com/heraldhq/herald/internal/test/ssetest"
 )
 
 // TestTailLineBreaksInData: publications whose data holds raw CR, CRLF
@@ -30,7 +30,7 @@ func TestTailLineBreaksInData(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	rd := sse.NewReader(bufio.NewReader(res.Body))
+	rd := ssetest.NewReader(bufio.NewReader(res.Body))
 	if ev, err := rd.Next(); err != nil || ev.Name != "ready" {
 		t.Fatalf("first event %+v (%v), want ready", ev, err)
 	}

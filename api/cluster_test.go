@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/api"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 func TestChannels(t *testing.T) {

@@ -15,8 +15,10 @@ import (
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
-	"github.com/heraldhq/herald/internal/jsonclient"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testenv"
+	"github.com/heraldhq/herald/internal/test/testtoken"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/transport/websocket"
 )
@@ -200,7 +202,7 @@ func (n *node) expectError(t testing.TB, method, body string, code int) string {
 	return e["message"].(string)
 }
 
-// wsClient is the shared JSON protocol client (internal/jsonclient) over
+// wsClient is the shared JSON protocol client (internal/test/jsonclient) over
 // a real WebSocket connection, connected.
 type wsClient struct {
 	*jsonclient.Client
@@ -216,8 +218,8 @@ func (n *node) dial(t testing.TB, user string) *wsClient {
 
 func (n *node) dialWith(t testing.TB, claims auth.ConnectClaims) *wsClient {
 	t.Helper()
-	c := jsonclient.New(t, jsonclient.Dial(t, n.wsURL, protocol.TypeJSON), testSecret)
-	res := c.ConnectToken(jsonclient.Token(t, testSecret, claims))
+	c := jsonclient.New(t, wire.Dial(t, n.wsURL, protocol.TypeJSON), testSecret)
+	res := c.ConnectToken(testtoken.Connect(t, testSecret, claims))
 	return &wsClient{Client: c, t: t, id: res["client"].(string)}
 }
 

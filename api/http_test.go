@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/api"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 func TestMethodNotPost(t *testing.T) {

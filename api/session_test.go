@@ -6,7 +6,8 @@ import (
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -17,7 +18,7 @@ func (n *node) dialSession(t *testing.T, user, session string) *jsonclient.Clien
 	conn := hubtest.NewConn(protocol.TypeJSON)
 	conn.Attach(n.hub.Open(conn, hub.ConnInfo{RemoteAddr: "test", Transport: hub.TransportHTTPStream, Session: session}))
 	t.Cleanup(conn.Drop)
-	c := jsonclient.New(t, jsonclient.Mem(conn), testSecret)
+	c := jsonclient.New(t, wire.Mem(conn), testSecret)
 	c.Connect(user)
 	return c
 }

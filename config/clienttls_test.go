@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heraldhq/herald/internal/testcerts"
+	"github.com/heraldhq/herald/internal/test/testcerts"
 )
 
 // TestClientTLSProblems checks the tls sections of the engines and the

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heraldhq/herald/internal/testcerts"
+	"github.com/heraldhq/herald/internal/test/testcerts"
 )
 
 // TestTLSProblemsNameTheKey checks that TLS mistakes in a file are

@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/transport/websocket"
 )
 
@@ -75,9 +76,9 @@ func runBadInput(t *testing.T, n *node, cases []badInputCase) {
 
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var w jsonclient.Wire
+			var w wire.Wire
 			if tc.protobuf {
-				w = n.dialProtobuf(t).w
+				w = n.dialProtobuf(t).Wire()
 			} else {
 				c := n.dial(t)
 				if tc.connect {
@@ -92,7 +93,7 @@ func runBadInput(t *testing.T, n *node, cases []badInputCase) {
 			if tc.code == 3501 {
 				reason = "bad request"
 			}
-			jsonclient.ExpectClose(t, w, tc.code, reason)
+			wire.ExpectClose(t, w, tc.code, reason)
 			stillServing(t, i)
 		})
 	}

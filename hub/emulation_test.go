@@ -9,8 +9,9 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
-	"github.com/heraldhq/herald/internal/jsonclient"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testenv"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -22,7 +23,7 @@ func (n *node) openWith(t *testing.T, info hub.ConnInfo) (*rawClient, *hub.Clien
 	client := n.hub.Open(conn, info)
 	conn.Attach(client)
 	t.Cleanup(conn.Drop)
-	return jsonclient.New(t, jsonclient.Mem(conn), testSecret), client
+	return jsonclient.New(t, wire.Mem(conn), testSecret), client
 }
 
 func TestEmulationSession(t *testing.T) {

@@ -16,8 +16,10 @@ import (
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
-	"github.com/heraldhq/herald/internal/jsonclient"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testenv"
+	"github.com/heraldhq/herald/internal/test/testtoken"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/transport/websocket"
 )
@@ -136,14 +138,14 @@ func testLogger() *slog.Logger {
 }
 
 // token mints a connection token with the test secret.
-func token(t *testing.T, c auth.ConnectClaims) string { return jsonclient.Token(t, testSecret, c) }
+func token(t *testing.T, c auth.ConnectClaims) string { return testtoken.Connect(t, testSecret, c) }
 
 // subToken mints a subscription token with the test secret.
 func subToken(t *testing.T, c auth.SubscribeClaims) string {
-	return jsonclient.SubToken(t, testSecret, c)
+	return testtoken.Subscribe(t, testSecret, c)
 }
 
-// rawClient is the shared JSON protocol client (internal/jsonclient),
+// rawClient is the shared JSON protocol client (internal/test/jsonclient),
 // with connection tokens signed by the test secret.
 type rawClient = jsonclient.Client
 
@@ -155,14 +157,14 @@ func (n *node) dial(t *testing.T) *rawClient {
 
 // dialWire opens a connection with encoding proto, in memory or over
 // WebSocket as the node is served; the client goes away when t ends.
-func (n *node) dialWire(t *testing.T, proto protocol.Type) jsonclient.Wire {
+func (n *node) dialWire(t *testing.T, proto protocol.Type) wire.Wire {
 	t.Helper()
 	if n.url == "" {
 		conn, _ := hubtest.Dial(n.hub, proto)
 		t.Cleanup(conn.Drop)
-		return jsonclient.Mem(conn)
+		return wire.Mem(conn)
 	}
-	return jsonclient.Dial(t, n.url, proto)
+	return wire.Dial(t, n.url, proto)
 }
 
 // dialMem connects a JSON client in memory and returns its connection
@@ -174,7 +176,7 @@ func (n *node) dialMem(t *testing.T) (*rawClient, *hubtest.Conn) {
 	}
 	conn, _ := hubtest.Dial(n.hub, protocol.TypeJSON)
 	t.Cleanup(conn.Drop)
-	return jsonclient.New(t, jsonclient.Mem(conn), testSecret), conn
+	return jsonclient.New(t, wire.Mem(conn), testSecret), conn
 }
 
 // dialDialer connects a JSON client over WebSocket with a custom gorilla
@@ -184,8 +186,8 @@ func (n *node) dialDialer(t *testing.T, d *gws.Dialer, header http.Header) *rawC
 	if n.url == "" {
 		t.Fatal("dialDialer on a node served in memory: start it with startNodeWS")
 	}
-	conn := jsonclient.DialWith(t, d, n.url, header)
-	return jsonclient.New(t, jsonclient.WebSocket(conn, protocol.TypeJSON), testSecret)
+	conn := wire.DialWith(t, d, n.url, header)
+	return jsonclient.New(t, wire.WebSocket(conn, protocol.TypeJSON), testSecret)
 }
 
 // disconnects collects the ids of clients whose close the hub has

@@ -10,7 +10,7 @@ import (
 
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // forgettingEngine is the memory engine with engine.NodeForgetter: it

@@ -21,7 +21,7 @@ func TestMapProtobuf(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := n.dialProtobuf(t)
-	c.connect("pb")
+	c.Connect("pb")
 	state := c.Call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "bm:x", Type: 1, Phase: 2}})
 	res := state.Subscribe
 	if res == nil || res.Type != 1 || res.Phase != 2 || len(res.State) != 1 || res.State[0].Key != "a" || !bytes.Equal(res.State[0].Data, value) || res.Offset != 1 {

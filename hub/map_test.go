@@ -11,7 +11,7 @@ import (
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
 )
 
 // mapNode has map namespaces m (persistent, subscribers may publish and

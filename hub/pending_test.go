@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // TestNumPendingCountsUnauthenticated checks the count a server bounds

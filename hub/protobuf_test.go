@@ -10,7 +10,7 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -22,22 +22,13 @@ func protobufConfig() hub.Config {
 	}}}
 }
 
-func (c *pbClient) connect(user string) *protocol.ConnectResult {
-	c.t.Helper()
-	r := c.Call(&protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Token: token(c.t, auth.ConnectClaims{User: user})}})
-	if r.Connect == nil {
-		c.t.Fatalf("connect: %v", r)
-	}
-	return r.Connect
-}
-
 func TestProtobufRoundTrip(t *testing.T) {
 	t.Parallel()
 	cfg := protobufConfig()
 	cfg.Channels.WithoutNamespace.PublicationDataFormat = hub.DataFormatBinary
 	n := startNode(t, cfg)
 	c := n.dialProtobuf(t)
-	res := c.connect("pb")
+	res := c.Connect("pb")
 	if !uuidRe.MatchString(res.Client) || res.Ping != 25 || !res.Pong {
 		t.Fatalf("connect result: %v", res)
 	}
@@ -106,7 +97,7 @@ func TestMixedProtocolSubscribers(t *testing.T) {
 	js.Connect("json")
 	js.MustSubscribe(2, "mix", "")
 	pb := n.dialProtobuf(t)
-	pb.connect("proto")
+	pb.Connect("proto")
 	if r := pb.Call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "mix"}}); r.Subscribe == nil {
 		t.Fatalf("subscribe: %v", r)
 	}
@@ -191,7 +182,7 @@ func TestPublicationDataFormat(t *testing.T) {
 		t.Fatalf("after server API subscriptions to bin:a and obj:a: %v", p)
 	}
 	pb := n.dialProtobuf(t)
-	pb.connect("proto")
+	pb.Connect("proto")
 	if r := pb.Call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "bin:a", Recover: true}}); r.Subscribe == nil {
 		t.Fatalf("protobuf subscribe to a binary channel: %v", r)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
 )
 
 func TestRPCWithoutHandler(t *testing.T) {

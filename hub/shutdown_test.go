@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 func TestShutdown(t *testing.T) {
@@ -16,7 +16,7 @@ func TestShutdown(t *testing.T) {
 	js.Connect("u")
 	js.MustSubscribe(2, "a", "")
 	pb := n.dialProtobuf(t)
-	pb.connect("v")
+	pb.Connect("v")
 	pending := n.dial(t) // never sends connect
 	testenv.Eventually(t, "two clients", 5*time.Second, func() bool { return n.hub.NumClients() == 2 })
 

@@ -12,7 +12,7 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
 	"github.com/heraldhq/herald/transport/websocket"
 )
 

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -44,7 +44,7 @@ func TestPingPong(t *testing.T) {
 	t.Run("protobuf", func(t *testing.T) {
 		t.Parallel()
 		c := n.dialProtobuf(t)
-		if res := c.connect("u"); res.Ping != 1 || !res.Pong {
+		if res := c.Connect("u"); res.Ping != 1 || !res.Pong {
 			t.Fatalf("connect result: %v", res)
 		}
 		for range 3 {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
 )
 
 // TestHandlersErrUseDefault: a handler that returns hub.ErrUseDefault

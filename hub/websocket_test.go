@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/auth"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/transport/websocket"
 )

@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/wire"
 )
 
 // TestSlowClientStalledWrites is the slow-client case without a socket: a
@@ -37,7 +38,7 @@ func TestSlowClientStalledWrites(t *testing.T) {
 	var got []int64
 	for {
 		data, err := slow.Wire().Read(5 * time.Second)
-		var sc *jsonclient.CloseError
+		var sc *wire.CloseError
 		if errors.As(err, &sc) {
 			if sc.Code != 3008 || sc.Reason != "slow" {
 				t.Fatalf("close %d %q, want 3008 slow", sc.Code, sc.Reason)

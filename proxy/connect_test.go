@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/auth"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
 	"github.com/heraldhq/herald/proxy"
 )
 

@@ -20,9 +20,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/heraldhq/herald/internal/jsonclient"
 	"github.com/heraldhq/herald/internal/optionerr"
-	"github.com/heraldhq/herald/internal/testcerts"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testcerts"
 	"github.com/heraldhq/herald/internal/tlsfiles"
 	"github.com/heraldhq/herald/proxy"
 	"github.com/heraldhq/herald/proxy/proxyproto"

@@ -16,7 +16,8 @@ import (
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/proxy"
 )
@@ -158,7 +159,7 @@ func startNode(t *testing.T, cfg proxy.Config) *node {
 	return &node{t: t, hub: h, router: r}
 }
 
-// client is the shared JSON protocol client (internal/jsonclient) on an
+// client is the shared JSON protocol client (internal/test/jsonclient) on an
 // in-memory connection, with the hub's side of it.
 type client struct {
 	*jsonclient.Client
@@ -173,7 +174,7 @@ func (n *node) dial(header http.Header) *client {
 	c := n.hub.Open(conn, hub.ConnInfo{RemoteAddr: "test", Transport: hub.TransportWebSocket, Header: header})
 	conn.Attach(c)
 	n.t.Cleanup(conn.Drop)
-	return &client{Client: jsonclient.New(n.t, jsonclient.Mem(conn), testSecret), t: n.t, conn: conn, c: c}
+	return &client{Client: jsonclient.New(n.t, wire.Mem(conn), testSecret), t: n.t, conn: conn, c: c}
 }
 
 // connectOK connects through the connect proxy, which answers result.

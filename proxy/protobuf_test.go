@@ -1,14 +1,14 @@
 package proxy_test
 
 import (
-	"context"
 	"encoding/base64"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/pbclient"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -23,33 +23,7 @@ func TestProtobufClient(t *testing.T) {
 	c := n.hub.Open(conn, hub.ConnInfo{RemoteAddr: "test"})
 	conn.Attach(c)
 	t.Cleanup(conn.Drop)
-	send := func(cmd *protocol.Command) *protocol.Reply {
-		t.Helper()
-		msg, err := protocol.AppendCommand(protocol.TypeProtobuf, nil, cmd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := conn.Send(protocol.AppendMessage(protocol.TypeProtobuf, nil, msg)); err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		for {
-			out, err := conn.Next(ctx)
-			if err != nil {
-				t.Fatalf("no reply: %v", err)
-			}
-			replies, err := protocol.DecodeReplies(protocol.TypeProtobuf, out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range replies {
-				if r.Id == cmd.Id {
-					return r
-				}
-			}
-		}
-	}
+	send := pbclient.New(t, wire.Mem(conn), "").Call
 	raw := []byte{0x00, 0xff, 0x10}
 	b.answer("/connect", `{"result":{"user":"pb","b64data":"`+base64.StdEncoding.EncodeToString([]byte{1, 2, 3})+`"}}`)
 	r := send(&protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Data: raw}})

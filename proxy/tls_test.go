@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/internal/optionerr"
-	"github.com/heraldhq/herald/internal/testcerts"
+	"github.com/heraldhq/herald/internal/test/testcerts"
 	"github.com/heraldhq/herald/internal/tlsfiles"
 	"github.com/heraldhq/herald/proxy"
 )

@@ -6,7 +6,8 @@ import (
 
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -34,7 +35,7 @@ func TestUnidirectionalConnect(t *testing.T) {
 	if req.body["transport"] != "uni_sse" || req.header.Get("Cookie") != "sid=u" || jsonclient.Compact(t, req.body["data"]) != `{"from":"url"}` {
 		t.Fatalf("unidirectional connect request: %v %v", req.body, req.header)
 	}
-	cl := jsonclient.New(t, jsonclient.Mem(conn), testSecret)
+	cl := jsonclient.New(t, wire.Mem(conn), testSecret)
 	if m := cl.Reply(1); jsonclient.Compact(t, m["connect"].(map[string]any)["data"]) != `{"hello":"uni"}` || c.User() != "uni" {
 		t.Fatalf("unidirectional connect: %v", m)
 	}
@@ -43,5 +44,5 @@ func TestUnidirectionalConnect(t *testing.T) {
 	b.answer("/connect", `{"error":{"code":1000,"message":"no"}}`)
 	c2.Connect(&protocol.ConnectRequest{})
 	b.next()
-	jsonclient.New(t, jsonclient.Mem(conn2), testSecret).ExpectClose(3004, "")
+	jsonclient.New(t, wire.Mem(conn2), testSecret).ExpectClose(3004, "")
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/test/testtoken"
 	"github.com/heraldhq/herald/transport/websocket"
 )
 
@@ -90,14 +91,7 @@ func TestDirectUpgradeRouting(t *testing.T) {
 func TestDirectUpgradeEarlyFrame(t *testing.T) {
 	s := startServer(t, config.Default())
 	t.Cleanup(func() { shutdownServer(t, s) })
-	signer, err := auth.NewHMACSigner("secret", "HS256")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := signer.ConnectToken(auth.ConnectClaims{User: "42"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := testtoken.Connect(t, "secret", auth.ConnectClaims{User: "42"})
 	frame, err := ws.CompileFrame(ws.MaskFrame(ws.NewTextFrame([]byte(`{"id":1,"connect":{"token":"` + tok + `"}}`))))
 	if err != nil {
 		t.Fatal(err)

@@ -21,8 +21,8 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/internal/testcerts"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testcerts"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // pebbleModule is the ACME test server the test builds, Let's Encrypt's

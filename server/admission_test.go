@@ -13,8 +13,10 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/internal/jsonclient"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testenv"
+	"github.com/heraldhq/herald/internal/test/testtoken"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -162,21 +164,9 @@ func TestUnauthenticatedAddressShare(t *testing.T) {
 // waits for the reply.
 func authenticateRaw(t *testing.T, conn *gws.Conn, user string) {
 	t.Helper()
-	signer, err := auth.NewHMACSigner("secret", "HS256")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := signer.ConnectToken(auth.ConnectClaims{User: user})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &wsClient{w: jsonclient.WebSocket(conn, protocol.TypeJSON), user: user, nextID: 1}
-	id, err := c.send(map[string]any{"connect": map[string]any{"token": tok}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m, err := c.awaitReply(id, time.Now().Add(10*time.Second), nil); err != nil || m.Connect == nil {
-		t.Fatalf("connect %s: %v %+v", user, err, m)
+	c := jsonclient.NewConn(wire.WebSocket(conn, protocol.TypeJSON))
+	if _, err := c.Connect(testtoken.Connect(t, "secret", auth.ConnectClaims{User: user}), time.Now().Add(10*time.Second)); err != nil {
+		t.Fatalf("connect %s: %v", user, err)
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // nopHandler receives what an engine delivers and drops it.

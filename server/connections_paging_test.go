@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // TestConnectionsPaging: the connections API walks every connection of

@@ -13,9 +13,10 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/internal/jsonclient"
-	"github.com/heraldhq/herald/internal/testcerts"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testcerts"
+	"github.com/heraldhq/herald/internal/test/testenv"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -141,7 +142,7 @@ client:
 	}
 	s := startServer(t, cfg)
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
-	c := jsonclient.New(t, jsonclient.Dial(t, "ws://"+s.Addr()+WebSocketPath, protocol.TypeJSON), "secret")
+	c := jsonclient.New(t, wire.Dial(t, "ws://"+s.Addr()+WebSocketPath, protocol.TypeJSON), "secret")
 	if m := c.Call(`{"id":1,"connect":{}}`); m["connect"] == nil {
 		t.Fatalf("connect through the TLS proxy: %v", m)
 	}

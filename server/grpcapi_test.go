@@ -18,8 +18,9 @@ import (
 	"github.com/heraldhq/herald/api/grpcapi/apiproto"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/testcerts"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testcerts"
+	"github.com/heraldhq/herald/internal/test/testenv"
 	"github.com/heraldhq/herald/transport/tlsconf"
 )
 
@@ -77,7 +78,7 @@ func TestGRPCAPIPostgresCluster(t *testing.T) {
 	if err != nil || pub.Error != nil {
 		t.Fatalf("publish: %v, %v", pub, err)
 	}
-	p := bob.awaitPush(t, "the gRPC publication (node 1 → node 2)", 10*time.Second, func(p *wsPush) bool { return p.Pub != nil })
+	p := bob.awaitPush(t, "the gRPC publication (node 1 → node 2)", 10*time.Second, func(p *jsonclient.Push) bool { return p.Pub != nil })
 	if string(p.Pub.Data) != `{"via":"grpc"}` {
 		t.Fatalf("bob got %s", p.Pub.Data)
 	}
@@ -85,7 +86,7 @@ func TestGRPCAPIPostgresCluster(t *testing.T) {
 	if err != nil || bc.Error != nil || len(bc.Result.GetResponses()) != 2 || bc.Result.Responses[0].Error != nil {
 		t.Fatalf("broadcast: %v, %v", bc, err)
 	}
-	bob.awaitPush(t, "the gRPC broadcast (node 1 → node 2)", 10*time.Second, func(p *wsPush) bool { return p.Pub != nil && string(p.Pub.Data) == `{"n":2}` })
+	bob.awaitPush(t, "the gRPC broadcast (node 1 → node 2)", 10*time.Second, func(p *jsonclient.Push) bool { return p.Pub != nil && string(p.Pub.Data) == `{"n":2}` })
 
 	pr, err := g1.Presence(ctx, &apiproto.PresenceRequest{Channel: "room"})
 	if err != nil || pr.Error != nil || len(pr.Result.GetPresence()) != 1 || pr.Result.Presence[bob.client].GetUser() != "bob" {
@@ -105,7 +106,7 @@ func TestGRPCAPIPostgresCluster(t *testing.T) {
 	if err != nil || dr.Error != nil {
 		t.Fatalf("disconnect: %v, %v", dr, err)
 	}
-	code, err := bob.awaitClose(10 * time.Second)
+	code, err := bob.AwaitClose(10 * time.Second)
 	if err != nil || code != 4000 {
 		t.Fatalf("bob on node 2: close %d, %v; want 4000", code, err)
 	}

@@ -19,8 +19,10 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/internal/jsonclient"
-	"github.com/heraldhq/herald/internal/testcerts"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testcerts"
+	"github.com/heraldhq/herald/internal/test/testtoken"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -69,7 +71,7 @@ func TestJWKSAndSubscriptionTokenKeys(t *testing.T) {
 		return tok
 	}
 	dial := func() *jsonclient.Client {
-		return jsonclient.New(t, jsonclient.Dial(t, "ws://"+s.Addr()+WebSocketPath, protocol.TypeJSON), "secret")
+		return jsonclient.New(t, wire.Dial(t, "ws://"+s.Addr()+WebSocketPath, protocol.TypeJSON), "secret")
 	}
 
 	alice := dial()
@@ -78,9 +80,9 @@ func TestJWKSAndSubscriptionTokenKeys(t *testing.T) {
 	}
 	// The connection key (client.token's "secret") does not sign
 	// subscription tokens once they have keys of their own.
-	wrong := jsonclient.SubToken(t, "secret", auth.SubscribeClaims{User: "alice", Channel: "news"})
+	wrong := testtoken.Subscribe(t, "secret", auth.SubscribeClaims{User: "alice", Channel: "news"})
 	jsonclient.WantError(t, alice.Subscribe(2, "news", `"token":"`+wrong+`"`), 103)
-	right := jsonclient.SubToken(t, "subscription-secret", auth.SubscribeClaims{User: "alice", Channel: "news"})
+	right := testtoken.Subscribe(t, "subscription-secret", auth.SubscribeClaims{User: "alice", Channel: "news"})
 	alice.MustSubscribe(3, "news", `"token":"`+right+`"`)
 
 	other, err := rsa.GenerateKey(rand.Reader, 2048)

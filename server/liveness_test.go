@@ -8,7 +8,7 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/engine"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // TestDeadNodePresenceForgotten: on PostgreSQL, a node whose heartbeats

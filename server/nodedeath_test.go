@@ -21,7 +21,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // nodeDeathPresenceTTL is short so that the test sees a dead node's
@@ -193,7 +194,7 @@ func (s *followClient) read(ctx context.Context, c *wsClient, ch string, last ui
 	stop := context.AfterFunc(ctx, c.Close)
 	defer stop()
 	s.mu.Lock()
-	req := wsSubscribe{Channel: ch}
+	req := jsonclient.SubscribeRequest{Channel: ch}
 	if s.epoch != "" {
 		req.Recover, req.Epoch = true, s.epoch
 		if n := len(s.offsets); n > 0 {
@@ -202,11 +203,11 @@ func (s *followClient) read(ctx context.Context, c *wsClient, ch string, last ui
 	}
 	s.client = c.client
 	s.mu.Unlock()
-	id, err := c.subscribeAll([]wsSubscribe{req})
+	id, err := c.SubscribeAll([]jsonclient.SubscribeRequest{req})
 	if err != nil {
 		return false, err
 	}
-	m, err := c.awaitReply(id, time.Now().Add(10*time.Second), nil)
+	m, err := c.AwaitReply(id, time.Now().Add(10*time.Second), nil)
 	if err != nil {
 		return false, fmt.Errorf("subscribe: %w", err)
 	}
@@ -235,7 +236,7 @@ func (s *followClient) read(ctx context.Context, c *wsClient, ch string, last ui
 		if reached {
 			return true, nil
 		}
-		m, err := c.next(time.Now().Add(30 * time.Second))
+		m, err := c.Next(time.Now().Add(30 * time.Second))
 		if err != nil {
 			return false, err
 		}

@@ -15,7 +15,8 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -67,7 +68,7 @@ func TestEndpointPathsMove(t *testing.T) {
 	}
 
 	// WebSocket, through the accept loop that reads upgrades itself.
-	ws := jsonclient.New(t, jsonclient.Dial(t, "ws://"+s.Addr()+"/ws", protocol.TypeJSON), "secret")
+	ws := jsonclient.New(t, wire.Dial(t, "ws://"+s.Addr()+"/ws", protocol.TypeJSON), "secret")
 	ws.Connect("alice")
 	ws.MustSubscribe(2, "news", "")
 
@@ -196,7 +197,7 @@ func TestCentrifugoPrefixesServe(t *testing.T) {
 	s := startServer(t, cfg)
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 	base := "http://" + s.Addr()
-	ws := jsonclient.New(t, jsonclient.Dial(t, "ws://"+s.Addr()+"/rt/ws", protocol.TypeJSON), "secret")
+	ws := jsonclient.New(t, wire.Dial(t, "ws://"+s.Addr()+"/rt/ws", protocol.TypeJSON), "secret")
 	ws.Connect("alice")
 	ws.MustSubscribe(2, "news", "")
 	sse := mustOpenStream(t, s, "/rt/sse", "bob")

@@ -16,7 +16,8 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // pgCluster is several whole Herald nodes in this process, each with its
@@ -134,8 +135,8 @@ func TestPostgresThreeNodes(t *testing.T) {
 	// Joins reach subscribers on other nodes.
 	alice.mustSubscribe(t, room)
 	bob.mustSubscribe(t, room)
-	joined := func(user string) func(*wsPush) bool {
-		return func(p *wsPush) bool { return p.Channel == room && p.Join != nil && p.Join.Info.User == user }
+	joined := func(user string) func(*jsonclient.Push) bool {
+		return func(p *jsonclient.Push) bool { return p.Channel == room && p.Join != nil && p.Join.Info.User == user }
 	}
 	alice.awaitPush(t, "bob's join (node 2 → node 1)", 10*time.Second, joined("bob"))
 	carol.mustSubscribe(t, room)
@@ -176,7 +177,7 @@ func TestPostgresThreeNodes(t *testing.T) {
 	for i, cl := range clients {
 		for want := 1; want <= 3; want++ {
 			p := cl.awaitPush(t, fmt.Sprintf("publication %d on node %d", want, i+1), 10*time.Second,
-				func(p *wsPush) bool { return p.Channel == room && p.Pub != nil })
+				func(p *jsonclient.Push) bool { return p.Channel == room && p.Pub != nil })
 			if wantData := fmt.Sprintf(`{"via":%d}`, want); p.Pub.Offset != uint64(want) || string(p.Pub.Data) != wantData {
 				t.Errorf("node %d: got offset %d %s, want offset %d %s", i+1, p.Pub.Offset, p.Pub.Data, want, wantData)
 			}
@@ -184,10 +185,12 @@ func TestPostgresThreeNodes(t *testing.T) {
 	}
 
 	// A leave reaches the other nodes, and presence drops the client.
-	if _, err := bob.send(map[string]any{"unsubscribe": map[string]string{"channel": room}}); err != nil {
+	if _, err := bob.Send(map[string]any{"unsubscribe": map[string]string{"channel": room}}); err != nil {
 		t.Fatal(err)
 	}
-	left := func(p *wsPush) bool { return p.Channel == room && p.Leave != nil && p.Leave.Info.User == "bob" }
+	left := func(p *jsonclient.Push) bool {
+		return p.Channel == room && p.Leave != nil && p.Leave.Info.User == "bob"
+	}
 	alice.awaitPush(t, "bob's leave (node 2 → node 1)", 10*time.Second, left)
 	carol.awaitPush(t, "bob's leave (node 2 → node 3)", 10*time.Second, left)
 	mustAPI(t, n1, "presence_stats", map[string]string{"channel": room}, &stats)
@@ -203,7 +206,7 @@ func TestPostgresThreeNodes(t *testing.T) {
 	}
 	mustAPI(t, n2, "disconnect", map[string]string{"user": "dave"}, nil)
 	for i, d := range daves {
-		code, err := d.awaitClose(10 * time.Second)
+		code, err := d.AwaitClose(10 * time.Second)
 		if err != nil || code != 3503 {
 			t.Errorf("dave on node %d: want close 3503, got %d %v", i+1, code, err)
 		}
@@ -211,7 +214,7 @@ func TestPostgresThreeNodes(t *testing.T) {
 	mustAPI(t, n2, "publish", map[string]any{"channel": room, "data": "after"}, nil)
 	for _, cl := range []*wsClient{alice, carol} {
 		p := cl.awaitPush(t, "the publication after the disconnect", 10*time.Second,
-			func(p *wsPush) bool { return p.Channel == room && p.Pub != nil })
+			func(p *jsonclient.Push) bool { return p.Channel == room && p.Pub != nil })
 		if p.Pub.Offset != 4 {
 			t.Errorf("%s: got offset %d after the disconnect, want 4", cl.user, p.Pub.Offset)
 		}
@@ -264,10 +267,10 @@ func TestPostgresTransactionalPublishReachesClient(t *testing.T) {
 	}
 	mustAPI(t, c.nodes[0], "publish", map[string]any{"channel": ch, "data": "marker"}, &marker)
 
-	var got []wsPublication
+	var got []jsonclient.Publication
 	deadline := time.Now().Add(10 * time.Second)
 	for len(got) == 0 || string(got[len(got)-1].Data) != `"marker"` {
-		m, err := cl.next(deadline)
+		m, err := cl.Next(deadline)
 		if err != nil {
 			t.Fatalf("waiting for the marker: %v (got %d publications)", err, len(got))
 		}
@@ -276,7 +279,7 @@ func TestPostgresTransactionalPublishReachesClient(t *testing.T) {
 		}
 	}
 	// PostgreSQL prints jsonb with a space after the colon.
-	want := []wsPublication{{Data: json.RawMessage(`{"x": 1}`), Offset: off}, {Data: json.RawMessage(`"marker"`), Offset: marker.Offset}}
+	want := []jsonclient.Publication{{Data: json.RawMessage(`{"x": 1}`), Offset: off}, {Data: json.RawMessage(`"marker"`), Offset: marker.Offset}}
 	if len(got) != len(want) {
 		t.Fatalf("client got %d publications %v, want %v", len(got), got, want)
 	}
@@ -315,7 +318,7 @@ func TestPostgresPayloadSizes(t *testing.T) {
 		}
 		for i, size := range sizes {
 			p := cl.awaitPush(t, fmt.Sprintf("%d-byte publication in %s", size, ch), 20*time.Second,
-				func(p *wsPush) bool { return p.Channel == ch && p.Pub != nil })
+				func(p *jsonclient.Push) bool { return p.Channel == ch && p.Pub != nil })
 			if want := payloadOf(size); string(p.Pub.Data) != want {
 				t.Errorf("%s: publication %d: got %d bytes, want %d (%.40s…)", ch, i, len(p.Pub.Data), size, p.Pub.Data)
 			}
@@ -372,14 +375,14 @@ func TestPostgresManyChannels(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, cl := range clients {
 		wg.Go(func() {
-			reqs := make([]wsSubscribe, perConn)
+			reqs := make([]jsonclient.SubscribeRequest, perConn)
 			for j := range reqs {
-				reqs[j] = wsSubscribe{Channel: channel(i, j)}
+				reqs[j] = jsonclient.SubscribeRequest{Channel: channel(i, j)}
 			}
 			var refused error
-			first, err := cl.subscribeAll(reqs)
+			first, err := cl.SubscribeAll(reqs)
 			if err == nil {
-				_, err = cl.awaitReply(first+perConn-1, time.Now().Add(time.Minute), func(m *wsMessage) {
+				_, err = cl.AwaitReply(first+perConn-1, time.Now().Add(time.Minute), func(m *jsonclient.Message) {
 					if m.Error != nil && refused == nil {
 						refused = fmt.Errorf("subscribe %d: %w", m.ID, m.Error)
 					}
@@ -432,7 +435,7 @@ func TestPostgresManyChannels(t *testing.T) {
 			seen := make(map[string]bool, perConn)
 			deadline := time.Now().Add(time.Minute)
 			for len(seen) < perConn {
-				m, err := cl.next(deadline)
+				m, err := cl.Next(deadline)
 				if err != nil {
 					recvErrs <- fmt.Errorf("connection %d: %d of %d publications: %w", i, len(seen), perConn, err)
 					return

@@ -16,7 +16,8 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // streamClient subscribes to one history channel and keeps every
@@ -35,7 +36,7 @@ type streamClient struct {
 	stopped bool
 
 	// Written by the goroutine that runs the client; read after it ends.
-	got          []wsPublication
+	got          []jsonclient.Publication
 	epoch        string
 	problems     []string
 	reconnects   []string // why each connection ended
@@ -65,15 +66,15 @@ func (c *streamClient) connect(ctx context.Context) error {
 // subscribe sends the subscribe command, with recovery once the client has
 // a position, and takes in the recovered publications.
 func (c *streamClient) subscribe(cl *wsClient) error {
-	req := wsSubscribe{Channel: c.ch}
+	req := jsonclient.SubscribeRequest{Channel: c.ch}
 	if len(c.got) > 0 {
-		req = wsSubscribe{Channel: c.ch, Recover: true, Epoch: c.epoch, Offset: c.last.Load()}
+		req = jsonclient.SubscribeRequest{Channel: c.ch, Recover: true, Epoch: c.epoch, Offset: c.last.Load()}
 	}
-	id, err := cl.subscribeAll([]wsSubscribe{req})
+	id, err := cl.SubscribeAll([]jsonclient.SubscribeRequest{req})
 	if err != nil {
 		return err
 	}
-	m, err := cl.awaitReply(id, time.Now().Add(30*time.Second), c.handle)
+	m, err := cl.AwaitReply(id, time.Now().Add(30*time.Second), c.handle)
 	if err != nil {
 		return fmt.Errorf("subscribe %+v: %w", req, err)
 	}
@@ -122,7 +123,7 @@ func (c *streamClient) run(ctx context.Context) {
 // read handles messages until the connection fails.
 func (c *streamClient) read(cl *wsClient) error {
 	for {
-		m, err := cl.next(time.Now().Add(time.Minute))
+		m, err := cl.Next(time.Now().Add(time.Minute))
 		if err != nil {
 			return err
 		}
@@ -142,7 +143,7 @@ func (c *streamClient) read(cl *wsClient) error {
 }
 
 // handle takes in a publication push of the channel.
-func (c *streamClient) handle(m *wsMessage) {
+func (c *streamClient) handle(m *jsonclient.Message) {
 	if m.Push != nil && m.Push.Channel == c.ch && m.Push.Pub != nil {
 		c.accept(m.Push.Pub)
 	}
@@ -150,7 +151,7 @@ func (c *streamClient) handle(m *wsMessage) {
 
 // accept appends a publication, noting any that does not follow the last
 // one: a duplicate or a gap.
-func (c *streamClient) accept(p *wsPublication) {
+func (c *streamClient) accept(p *jsonclient.Publication) {
 	if last := c.last.Load(); p.Offset != last+1 {
 		c.problem("offset %d after %d", p.Offset, last)
 	}
@@ -338,11 +339,11 @@ func runPGStream(t *testing.T, faults func(*pgCluster) []streamFault) {
 
 // readStream reads the channel's whole history through the API, retrying
 // while the node cannot reach PostgreSQL yet.
-func readStream(t *testing.T, ctx context.Context, s *Server, ch string) []wsPublication {
+func readStream(t *testing.T, ctx context.Context, s *Server, ch string) []jsonclient.Publication {
 	t.Helper()
 	var res struct {
-		Publications []wsPublication `json:"publications"`
-		Offset       uint64          `json:"offset"`
+		Publications []jsonclient.Publication `json:"publications"`
+		Offset       uint64                   `json:"offset"`
 	}
 	for {
 		err := apiResult(ctx, s, "history", map[string]any{"channel": ch, "limit": -1}, &res)
@@ -364,7 +365,7 @@ func readStream(t *testing.T, ctx context.Context, s *Server, ch string) []wsPub
 // publication of every publisher at least once (a publish retried after
 // an ambiguous failure may be there twice) and each publisher's in the
 // order it sent them.
-func checkStream(t *testing.T, stream []wsPublication, total, publishers int) {
+func checkStream(t *testing.T, stream []jsonclient.Publication, total, publishers int) {
 	t.Helper()
 	seen := make([]bool, total)
 	lastOf := make([]int, publishers)

@@ -3,6 +3,7 @@ package server
 import (
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
 
 	"context"
 	"encoding/json"
@@ -56,12 +57,12 @@ func TestPostgresHistoryLockHoldsOnlyHistory(t *testing.T) {
 	errs := make(chan error, 2*busyPerNode)
 	for i := range 2 * busyPerNode {
 		b := mustDial(t, c.nodes[i%2], fmt.Sprintf("busy%d", i))
-		id, err := b.subscribeAll([]wsSubscribe{{Channel: fmt.Sprintf("hist:%d", i)}})
+		id, err := b.SubscribeAll([]jsonclient.SubscribeRequest{{Channel: fmt.Sprintf("hist:%d", i)}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		wg.Go(func() {
-			m, err := b.awaitReply(id, time.Now().Add(20*time.Second), nil)
+			m, err := b.AwaitReply(id, time.Now().Add(20*time.Second), nil)
 			switch {
 			case err != nil:
 				errs <- fmt.Errorf("%s: subscribe after the lock: %w", b.user, err)
@@ -88,7 +89,7 @@ func TestPostgresHistoryLockHoldsOnlyHistory(t *testing.T) {
 		data := fmt.Sprintf(`{"i":%d}`, i)
 		mustAPI(t, c.nodes[(i+1)%2], "publish", map[string]any{"channel": "live", "data": json.RawMessage(data)}, nil)
 		for _, s := range subs {
-			s.awaitPush(t, "publication "+data, 5*time.Second, func(p *wsPush) bool {
+			s.awaitPush(t, "publication "+data, 5*time.Second, func(p *jsonclient.Push) bool {
 				return p.Pub != nil && string(p.Pub.Data) == data
 			})
 		}

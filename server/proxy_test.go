@@ -14,7 +14,8 @@ import (
 
 	gws "github.com/gorilla/websocket"
 
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -97,8 +98,8 @@ func TestProxyServer(t *testing.T) {
 		if cookie != "" {
 			h.Set("Cookie", cookie)
 		}
-		conn := jsonclient.DialWith(t, &gws.Dialer{HandshakeTimeout: 5 * time.Second}, "ws://"+s.Addr()+WebSocketPath, h)
-		return jsonclient.New(t, jsonclient.WebSocket(conn, protocol.TypeJSON), "")
+		conn := wire.DialWith(t, &gws.Dialer{HandshakeTimeout: 5 * time.Second}, "ws://"+s.Addr()+WebSocketPath, h)
+		return jsonclient.New(t, wire.WebSocket(conn, protocol.TypeJSON), "")
 	}
 	// call returns the reply to cmd as compact JSON (keys sorted).
 	call := func(c *jsonclient.Client, cmd string) string {

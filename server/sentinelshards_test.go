@@ -15,7 +15,7 @@ import (
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/engine/redis"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // TestRedisSentinelShards runs two nodes on engine.redis.shards of two

@@ -13,8 +13,9 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/internal/jsonclient"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testenv"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/transport/websocket"
 )
@@ -42,7 +43,7 @@ func startServer(t *testing.T, cfg config.Config) *Server {
 // signing its token with the test secret.
 func connectClient(t *testing.T, s *Server, user string) *jsonclient.Client {
 	t.Helper()
-	c := jsonclient.New(t, jsonclient.Dial(t, "ws://"+s.Addr()+WebSocketPath, protocol.TypeJSON), "secret")
+	c := jsonclient.New(t, wire.Dial(t, "ws://"+s.Addr()+WebSocketPath, protocol.TypeJSON), "secret")
 	c.Connect(user)
 	return c
 }
@@ -66,7 +67,7 @@ func TestGracefulDrain(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ce, err := jsonclient.AwaitClose(c.Wire(), 10*time.Second)
+			ce, err := wire.AwaitClose(c.Wire(), 10*time.Second)
 			if err != nil || ce.Code != 3001 || ce.Reason != "shutdown" {
 				t.Errorf("client %d: want close 3001 shutdown, got %v %v", i, ce, err)
 			}

@@ -14,7 +14,8 @@ import (
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/engine/sharded"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // TestPostgresShards runs two nodes on two PostgreSQL shards (the
@@ -78,7 +79,7 @@ func TestPostgresShards(t *testing.T) {
 		for i, ch := range chans {
 			mustAPI(t, c.nodes[round-1], "publish", map[string]any{"channel": ch, "data": map[string]int{"shard": i}}, nil)
 			for _, cl := range []*wsClient{a, b} {
-				p := cl.awaitPush(t, "publication on "+ch, 10*time.Second, func(p *wsPush) bool { return p.Channel == ch && p.Pub != nil })
+				p := cl.awaitPush(t, "publication on "+ch, 10*time.Second, func(p *jsonclient.Push) bool { return p.Channel == ch && p.Pub != nil })
 				if want := fmt.Sprintf(`{"shard":%d}`, i); p.Pub.Offset != uint64(round) || string(p.Pub.Data) != want {
 					t.Errorf("%s on %s: offset %d %s, want offset %d %s", cl.user, ch, p.Pub.Offset, p.Pub.Data, round, want)
 				}
@@ -164,7 +165,7 @@ func checkTwoShardNodes(t *testing.T, cfg config.Config) {
 		}
 		a.mustSubscribe(t, ch)
 		mustAPI(t, nodes[0], "publish", map[string]any{"channel": ch, "data": map[string]int{"shard": s}}, nil)
-		p := a.awaitPush(t, "publication on "+ch, 10*time.Second, func(p *wsPush) bool { return p.Channel == ch && p.Pub != nil })
+		p := a.awaitPush(t, "publication on "+ch, 10*time.Second, func(p *jsonclient.Push) bool { return p.Channel == ch && p.Pub != nil })
 		if want := fmt.Sprintf(`{"shard":%d}`, s); p.Pub.Offset != 1 || string(p.Pub.Data) != want {
 			t.Errorf("%s: offset %d %s, want offset 1 %s", ch, p.Pub.Offset, p.Pub.Data, want)
 		}

@@ -18,9 +18,10 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/jsonclient"
-	"github.com/heraldhq/herald/internal/testcerts"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testcerts"
+	"github.com/heraldhq/herald/internal/test/testenv"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/transport/tlsconf"
 )
@@ -57,7 +58,7 @@ func httpsClient(t *testing.T, ca *testcerts.CA, certs ...tls.Certificate) *http
 func wssClient(t *testing.T, s *Server, ca *testcerts.CA, user string) *jsonclient.Client {
 	t.Helper()
 	d := &gws.Dialer{HandshakeTimeout: 5 * time.Second, TLSClientConfig: &tls.Config{RootCAs: ca.Pool, NextProtos: []string{"http/1.1"}}}
-	c := jsonclient.New(t, jsonclient.WebSocket(jsonclient.DialWith(t, d, "wss://"+s.Addr()+WebSocketPath, nil), protocol.TypeJSON), "secret")
+	c := jsonclient.New(t, wire.WebSocket(wire.DialWith(t, d, "wss://"+s.Addr()+WebSocketPath, nil), protocol.TypeJSON), "secret")
 	c.Connect(user)
 	return c
 }

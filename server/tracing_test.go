@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/internal/jsonclient"
-	"github.com/heraldhq/herald/internal/otlptest"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/otlptest"
 )
 
 // TestTracingEndToEnd: a node with opentelemetry.enabled exports, to a

@@ -15,7 +15,8 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
+	"github.com/heraldhq/herald/internal/test/testtoken"
 )
 
 // httpStreamClient is a JSON client of /connection/http_stream or
@@ -33,12 +34,7 @@ type httpStreamClient struct {
 // token signs a connection token for user with startServer's key.
 func token(t *testing.T, user string) string {
 	t.Helper()
-	signer, _ := auth.NewHMACSigner("secret", "HS256")
-	tok, err := signer.ConnectToken(auth.ConnectClaims{User: user})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
+	return testtoken.Connect(t, "secret", auth.ConnectClaims{User: user})
 }
 
 // openStream opens a stream on s at path (HTTPStreamPath or SSEPath) and
@@ -192,8 +188,7 @@ func TestHTTPTransportsUni(t *testing.T) {
 	cfg.SSE.Enabled = false
 	s := startServer(t, cfg)
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
-	signer, _ := auth.NewHMACSigner("secret", "HS256")
-	tok, _ := signer.ConnectToken(auth.ConnectClaims{User: "bob", Channels: []string{"feed"}})
+	tok := testtoken.Connect(t, "secret", auth.ConnectClaims{User: "bob", Channels: []string{"feed"}})
 	for _, path := range []string{UniHTTPStreamPath, UniSSEPath} {
 		t.Run(strings.TrimPrefix(path, "/connection/"), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)

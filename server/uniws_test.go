@@ -13,6 +13,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/test/testtoken"
 )
 
 // startUniServer runs a node with uni_websocket on and the HTTP API.
@@ -43,15 +44,7 @@ func dialUni(t *testing.T, s *Server, query string) *gws.Conn {
 
 func uniToken(t *testing.T, claims auth.ConnectClaims) string {
 	t.Helper()
-	signer, err := auth.NewHMACSigner("secret", "HS256")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := signer.ConnectToken(claims)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
+	return testtoken.Connect(t, "secret", claims)
 }
 
 // uniPush is the part of a bare push the tests look at.

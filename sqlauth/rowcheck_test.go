@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/engine"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // TestRowCheck: the row check answers per user from the publication's

@@ -8,7 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/heraldhq/herald/internal/otlptest"
+	"github.com/heraldhq/herald/internal/test/otlptest"
 	"github.com/heraldhq/herald/tracing"
 )
 

@@ -29,8 +29,9 @@ import (
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
-	"github.com/heraldhq/herald/internal/jsonclient"
-	"github.com/heraldhq/herald/internal/testcerts"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testcerts"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -120,7 +121,7 @@ func TestMethods(t *testing.T) {
 
 	conn, _ := hubtest.Dial(h, protocol.TypeJSON)
 	t.Cleanup(conn.Drop)
-	ws := jsonclient.New(t, jsonclient.Mem(conn), testSecret)
+	ws := jsonclient.New(t, wire.Mem(conn), testSecret)
 	clientID := ws.Connect("ann")["client"].(string)
 	ws.MustSubscribe(2, "news", "")
 

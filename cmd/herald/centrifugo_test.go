@@ -20,9 +20,10 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/internal/jsonclient"
-	"github.com/heraldhq/herald/internal/testcerts"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testcerts"
+	"github.com/heraldhq/herald/internal/test/testenv"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/server"
 )
@@ -78,8 +79,8 @@ func dialCentrifugo(t *testing.T, s *server.Server, origin string) *jsonclient.C
 	if origin != "" {
 		h.Set("Origin", origin)
 	}
-	conn := jsonclient.DialWith(t, &gws.Dialer{HandshakeTimeout: 5 * time.Second}, "ws://"+s.Addr()+"/connection/websocket", h)
-	return jsonclient.New(t, jsonclient.WebSocket(conn, protocol.TypeJSON), cfSecret)
+	conn := wire.DialWith(t, &gws.Dialer{HandshakeTimeout: 5 * time.Second}, "ws://"+s.Addr()+"/connection/websocket", h)
+	return jsonclient.New(t, wire.WebSocket(conn, protocol.TypeJSON), cfSecret)
 }
 
 // apiPublish publishes over the HTTP API with the key, as the quickstart's curl does.
@@ -223,8 +224,8 @@ func TestCentrifugoProxyExample(t *testing.T) {
 		"CENTRIFUGO_CHANNEL_PROXY_SUBSCRIBE_ENDPOINT="+b.srv.URL+"/centrifugo/subscribe",
 		"CENTRIFUGO_HTTP_API_KEY="+cfAPIKey)
 	h := http.Header{"Cookie": {"session=abc"}}
-	conn := jsonclient.DialWith(t, &gws.Dialer{HandshakeTimeout: 5 * time.Second}, "ws://"+s.Addr()+"/connection/websocket", h)
-	c := jsonclient.New(t, jsonclient.WebSocket(conn, protocol.TypeJSON), "")
+	conn := wire.DialWith(t, &gws.Dialer{HandshakeTimeout: 5 * time.Second}, "ws://"+s.Addr()+"/connection/websocket", h)
+	c := jsonclient.New(t, wire.WebSocket(conn, protocol.TypeJSON), "")
 	if m := c.ConnectWith(`{}`); jsonclient.Path(m, "connect", "client") == nil {
 		t.Fatalf("connect through the proxy: %v", m)
 	}
@@ -360,8 +361,8 @@ func TestCentrifugoTLSListener(t *testing.T) {
 		_ = s.Shutdown(ctx)
 	})
 	d := &gws.Dialer{HandshakeTimeout: 5 * time.Second, TLSClientConfig: &tls.Config{RootCAs: ca.Pool}}
-	conn := jsonclient.DialWith(t, d, "wss://"+s.Addr()+"/connection/websocket", nil)
-	c := jsonclient.New(t, jsonclient.WebSocket(conn, protocol.TypeJSON), cfSecret)
+	conn := wire.DialWith(t, d, "wss://"+s.Addr()+"/connection/websocket", nil)
+	c := jsonclient.New(t, wire.WebSocket(conn, protocol.TypeJSON), cfSecret)
 	c.Connect("1")
 	c.MustSubscribe(2, "secure", "")
 }
@@ -377,8 +378,8 @@ func TestServeCentrifugoFile(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no address in:\n%s", out)
 	}
-	conn := jsonclient.DialWith(t, &gws.Dialer{HandshakeTimeout: 5 * time.Second}, "ws://"+m[1]+"/connection/websocket", nil)
-	c := jsonclient.New(t, jsonclient.WebSocket(conn, protocol.TypeJSON), cfSecret)
+	conn := wire.DialWith(t, &gws.Dialer{HandshakeTimeout: 5 * time.Second}, "ws://"+m[1]+"/connection/websocket", nil)
+	c := jsonclient.New(t, wire.WebSocket(conn, protocol.TypeJSON), cfSecret)
 	c.Connect("1")
 	c.MustSubscribe(2, "from-serve", "")
 	r.stop(t)
@@ -406,8 +407,8 @@ func TestServeCentrifugoFile(t *testing.T) {
 func TestCentrifugoNamespacesExample(t *testing.T) {
 	s := startCentrifugo(t, "namespaces.json")
 	dial := func() *jsonclient.Client {
-		conn := jsonclient.DialWith(t, &gws.Dialer{HandshakeTimeout: 5 * time.Second}, "ws://"+s.Addr()+"/connection/websocket", nil)
-		return jsonclient.New(t, jsonclient.WebSocket(conn, protocol.TypeJSON), "my-secret-key")
+		conn := wire.DialWith(t, &gws.Dialer{HandshakeTimeout: 5 * time.Second}, "ws://"+s.Addr()+"/connection/websocket", nil)
+		return jsonclient.New(t, wire.WebSocket(conn, protocol.TypeJSON), "my-secret-key")
 	}
 	a := dial()
 	a.Connect("alice")

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"regexp"
@@ -12,10 +11,11 @@ import (
 	"testing"
 	"time"
 
-	gws "github.com/gorilla/websocket"
-
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/wire"
+	"github.com/heraldhq/herald/protocol"
 )
 
 // serveRun is `herald serve` running in this process on a free port, with
@@ -175,23 +175,10 @@ func TestFirstRunWorksAsPrinted(t *testing.T) {
 		t.Errorf("the printed token with the printed secret: %+v %v", tok, err)
 	}
 
-	conn, _, err := gws.DefaultDialer.Dial(b.wsURL, nil)
-	if err != nil {
-		t.Fatalf("dial %s: %v", b.wsURL, err)
-	}
-	defer conn.Close()
-	ws := &wsReader{conn: conn}
-	_ = conn.SetReadDeadline(time.Now().Add(15 * time.Second))
-	connect, _ := json.Marshal(map[string]any{"id": 1, "connect": map[string]string{"token": b.token}})
-	if err := conn.WriteMessage(gws.TextMessage, connect); err != nil {
-		t.Fatal(err)
-	}
-	reply := ws.next(t)
-	if reply.Error != nil || reply.Connect == nil {
-		t.Fatalf("connect with the printed token: %+v", reply)
-	}
-	if _, ok := reply.Connect.Subs[demoChannel]; !ok {
-		t.Fatalf("the token does not subscribe to %q on connect: %+v", demoChannel, reply.Connect)
+	c := jsonclient.New(t, wire.Dial(t, b.wsURL, protocol.TypeJSON), "")
+	res := c.ConnectToken(b.token)
+	if _, ok := jsonclient.Path(res, "subs", demoChannel).(map[string]any); !ok {
+		t.Fatalf("the token does not subscribe to %q on connect: %v", demoChannel, res)
 	}
 
 	req, err := http.NewRequest(http.MethodPost, b.curlURL, strings.NewReader(b.curlBody))
@@ -210,15 +197,15 @@ func TestFirstRunWorksAsPrinted(t *testing.T) {
 		t.Fatalf("the printed curl line: %d %s", resp.StatusCode, body)
 	}
 	for {
-		m := ws.next(t)
-		if m.Push != nil && m.Push.Pub != nil {
-			if m.Push.Channel != demoChannel || !strings.Contains(string(m.Push.Pub.Data), `"hello"`) {
-				t.Errorf("got %s %s, want the curl line's publication on %q", m.Push.Channel, m.Push.Pub.Data, demoChannel)
+		m := c.Next()
+		if pub, ok := jsonclient.Path(m, "push", "pub").(map[string]any); ok {
+			if ch := jsonclient.Path(m, "push", "channel"); ch != demoChannel || !strings.Contains(jsonclient.Compact(t, pub["data"]), `"hello"`) {
+				t.Errorf("got %v, want the curl line's publication on %q", m, demoChannel)
 			}
 			break
 		}
 	}
-	conn.Close()
+	c.Drop()
 	run.stop(t)
 }
 
@@ -408,51 +395,4 @@ func TestCheckAndServeAgreeOnAFileWithoutKeys(t *testing.T) {
 	srv := startServe(t, "--config", file)
 	parseBanner(t, srv.waitFor(t, bannerEnd))
 	srv.stop(t)
-}
-
-type wsReply struct {
-	Error *struct {
-		Code    uint32 `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-	Connect *struct {
-		Subs map[string]json.RawMessage `json:"subs"`
-	} `json:"connect"`
-	Push *struct {
-		Channel string `json:"channel"`
-		Pub     *struct {
-			Data json.RawMessage `json:"data"`
-		} `json:"pub"`
-	} `json:"push"`
-}
-
-// wsReader returns a connection's messages one at a time: a frame may
-// carry several JSON messages, one a line.
-type wsReader struct {
-	conn    *gws.Conn
-	pending [][]byte
-}
-
-// next returns the next message that is not a server ping.
-func (r *wsReader) next(t *testing.T) wsReply {
-	t.Helper()
-	for {
-		for len(r.pending) > 0 {
-			line := r.pending[0]
-			r.pending = r.pending[1:]
-			if len(line) == 0 || string(line) == "{}" {
-				continue // a server ping
-			}
-			var m wsReply
-			if err := json.Unmarshal(line, &m); err != nil {
-				t.Fatalf("reply %s: %v", line, err)
-			}
-			return m
-		}
-		_, data, err := r.conn.ReadMessage()
-		if err != nil {
-			t.Fatalf("read: %v", err)
-		}
-		r.pending = bytes.Split(bytes.TrimSpace(data), []byte("\n"))
-	}
 }

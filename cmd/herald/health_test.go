@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/internal/testcerts"
+	"github.com/heraldhq/herald/internal/test/testcerts"
 	"github.com/heraldhq/herald/server"
 )
 

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/heraldhq/herald/internal/testcerts"
+	"github.com/heraldhq/herald/internal/test/testcerts"
 )
 
 // TestSIGHUPReloadsCertificates rotates the certificate files of a

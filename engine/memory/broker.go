@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/heraldhq/herald/engine"
-	"github.com/heraldhq/herald/engine/internal/guard"
+	"github.com/heraldhq/herald/engine/internal/precheck"
 )
 
 // Publish delivers a copy of pub, stamped with its offset and time, to the
@@ -69,7 +69,7 @@ func (e *Engine) publishJoinLeave(ctx context.Context, leave bool, ch string, in
 	defer sh.pubMu.Unlock()
 	// The check runs under the lock that Close takes, so that Close waits
 	// for a delivery that passed it.
-	if _, err := guard.JoinLeave(ctx, &e.life, ErrNotStarted, leave, ch, info); err != nil {
+	if _, err := precheck.JoinLeave(ctx, &e.life, ErrNotStarted, leave, ch, info); err != nil {
 		return err
 	}
 	if leave {

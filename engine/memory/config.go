@@ -3,7 +3,7 @@ package memory
 import (
 	"time"
 
-	"github.com/heraldhq/herald/engine/internal/guard"
+	"github.com/heraldhq/herald/engine/internal/precheck"
 )
 
 // Defaults used for zero fields of Config.
@@ -58,7 +58,7 @@ func (o Config) withDefaults() Config {
 		o.Now = time.Now
 	}
 	if o.NodeID == "" {
-		o.NodeID, _ = guard.NodeID("") // an empty id always gets a random one
+		o.NodeID, _ = precheck.NodeID("") // an empty id always gets a random one
 	}
 	if o.IdempotencyKeys <= 0 {
 		o.IdempotencyKeys = DefaultIdempotencyKeys

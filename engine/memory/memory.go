@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/engine"
-	"github.com/heraldhq/herald/engine/internal/guard"
+	"github.com/heraldhq/herald/engine/internal/precheck"
 )
 
 // ErrNotStarted is returned by delivering calls made before Start.
@@ -45,7 +45,7 @@ type Engine struct {
 	// handler is set once, before life.Ready, which every delivering call
 	// checks first.
 	handler engine.Handler
-	life    guard.State
+	life    precheck.State
 
 	// lifecycleMu guards started and the janitor's channels.
 	lifecycleMu sync.Mutex

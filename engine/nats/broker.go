@@ -8,7 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/heraldhq/herald/engine"
-	"github.com/heraldhq/herald/engine/internal/guard"
+	"github.com/heraldhq/herald/engine/internal/precheck"
 	"github.com/heraldhq/herald/engine/internal/wire"
 )
 
@@ -165,7 +165,7 @@ func (e *Engine) PublishLeave(ctx context.Context, ch string, info *engine.Clien
 // publishInfo sends a join or leave on the channel's own subject, in
 // order with the channel's publications.
 func (e *Engine) publishInfo(ctx context.Context, kind byte, ch string, info *engine.ClientInfo) error {
-	what, err := guard.JoinLeave(ctx, &e.life, ErrNotStarted, kind == msgLeave, ch, info)
+	what, err := precheck.JoinLeave(ctx, &e.life, ErrNotStarted, kind == msgLeave, ch, info)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/heraldhq/herald/engine"
-	"github.com/heraldhq/herald/engine/internal/guard"
+	"github.com/heraldhq/herald/engine/internal/precheck"
 )
 
 // Defaults used for zero fields of Config.
@@ -93,7 +93,7 @@ func (o Config) withDefaults() (Config, error) {
 	if len(o.Prefix) > 64 || !prefixPattern.MatchString(o.Prefix) {
 		return o, fmt.Errorf("nats engine: prefix %q: want dot-separated tokens of letters, digits, '_' and '-'", o.Prefix)
 	}
-	id, err := guard.NodeID(o.NodeID)
+	id, err := precheck.NodeID(o.NodeID)
 	if err != nil {
 		return o, fmt.Errorf("nats engine: %w", err)
 	}

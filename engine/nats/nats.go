@@ -29,14 +29,14 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/heraldhq/herald/engine"
-	"github.com/heraldhq/herald/engine/internal/guard"
+	"github.com/heraldhq/herald/engine/internal/precheck"
 	"github.com/heraldhq/herald/engine/internal/wire"
 )
 
 // ErrNotStarted is returned by delivering calls made before Start.
 var ErrNotStarted = errors.New("nats engine not started")
 
-var errEmptyChannel = guard.ErrEmptyChannel
+var errEmptyChannel = precheck.ErrEmptyChannel
 
 // Engine is the NATS engine.Engine. Create it with New.
 type Engine struct {
@@ -58,7 +58,7 @@ type Engine struct {
 	// deliverMu is held for reading by every handler call, so Close can
 	// wait for the calls in progress.
 	deliverMu sync.RWMutex
-	life      guard.State // closed and started
+	life      precheck.State // closed and started
 
 	lifecycleMu sync.Mutex
 	started     bool

@@ -3,7 +3,7 @@ package nats
 import (
 	"strings"
 
-	"github.com/heraldhq/herald/engine/internal/guard"
+	"github.com/heraldhq/herald/engine/internal/precheck"
 )
 
 // A NATS subject is dot-separated tokens without whitespace, where "*" and
@@ -61,6 +61,6 @@ func newSubjects(prefix string) subjects {
 
 // node is the subject of the control messages addressed to node id alone;
 // the id is digested, since it may hold bytes a subject token cannot.
-func (s subjects) node(id string) string { return s.nodePfx + guard.NodeToken(id) }
+func (s subjects) node(id string) string { return s.nodePfx + precheck.NodeToken(id) }
 
 func (s subjects) channel(ch string) string { return s.chanPfx + escapeToken(ch) }

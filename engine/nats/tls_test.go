@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/engine/enginetest"
-	"github.com/heraldhq/herald/internal/testcerts"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testcerts"
+	"github.com/heraldhq/herald/internal/test/testenv"
 	"github.com/heraldhq/herald/internal/tlsfiles"
 )
 

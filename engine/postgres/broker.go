@@ -9,12 +9,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/heraldhq/herald/engine"
-	"github.com/heraldhq/herald/engine/internal/guard"
+	"github.com/heraldhq/herald/engine/internal/precheck"
 )
 
 // errEmptyChannel rejects the empty channel name, which notification
 // references use to mean a control message.
-var errEmptyChannel = guard.ErrEmptyChannel
+var errEmptyChannel = precheck.ErrEmptyChannel
 
 // Publish sends pub to every node through the publishing batcher and
 // returns once its transaction committed. With history the publication is
@@ -51,7 +51,7 @@ func (e *Engine) PublishLeave(ctx context.Context, ch string, info *engine.Clien
 }
 
 func (e *Engine) publishJoinLeave(ctx context.Context, kind byte, ch string, info *engine.ClientInfo) error {
-	what, err := guard.JoinLeave(ctx, &e.life, ErrNotStarted, kind == kindLeave, ch, info)
+	what, err := precheck.JoinLeave(ctx, &e.life, ErrNotStarted, kind == kindLeave, ch, info)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/heraldhq/herald/engine/internal/guard"
+	"github.com/heraldhq/herald/engine/internal/precheck"
 )
 
 // Defaults used for zero fields of Config.
@@ -168,7 +168,7 @@ func (o Config) withDefaults() (Config, error) {
 	if err := checkSchema(o.Schema); err != nil {
 		return o, fmt.Errorf("postgres engine: %w", err)
 	}
-	id, err := guard.NodeID(o.NodeID)
+	id, err := precheck.NodeID(o.NodeID)
 	if err != nil {
 		return o, fmt.Errorf("postgres engine: %w", err)
 	}

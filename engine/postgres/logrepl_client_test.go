@@ -8,7 +8,8 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/wire"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/sqlauth"
 )
@@ -36,7 +37,7 @@ func TestLogicalStreamTagsFilterClient(t *testing.T) {
 	dial := func(user string) *jsonclient.Client {
 		c, _ := hubtest.Dial(h, protocol.TypeJSON)
 		t.Cleanup(c.Drop)
-		jc := jsonclient.New(t, jsonclient.Mem(c), secret)
+		jc := jsonclient.New(t, wire.Mem(c), secret)
 		jc.Connect(user)
 		return jc
 	}
@@ -106,7 +107,7 @@ func TestLogicalStreamRowCheck(t *testing.T) {
 	dial := func(user string) *jsonclient.Client {
 		c, _ := hubtest.Dial(h, protocol.TypeJSON)
 		t.Cleanup(c.Drop)
-		jc := jsonclient.New(t, jsonclient.Mem(c), secret)
+		jc := jsonclient.New(t, wire.Mem(c), secret)
 		jc.Connect(user)
 		jc.MustSubscribe(2, "orders", "")
 		return jc

@@ -29,7 +29,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/heraldhq/herald/engine"
-	"github.com/heraldhq/herald/engine/internal/guard"
+	"github.com/heraldhq/herald/engine/internal/precheck"
 )
 
 // ErrNotStarted is returned by calls made before Start.
@@ -60,7 +60,7 @@ type Engine struct {
 
 	// life is closed and started; every call but Start and Close checks
 	// it. Even reads need Start, which migrates the schema.
-	life guard.State
+	life precheck.State
 
 	lifecycleMu sync.Mutex
 	isStarted   bool

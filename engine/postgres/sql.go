@@ -1,7 +1,7 @@
 package postgres
 
 import (
-	"github.com/heraldhq/herald/engine/internal/guard"
+	"github.com/heraldhq/herald/engine/internal/precheck"
 
 	"strconv"
 	"strings"
@@ -193,5 +193,5 @@ func newStatements(schema, nodeID string) *statements {
 // messages: <schema>_n_<digest of the node id>, at most 63 bytes (the
 // schema has at most 40), PostgreSQL's limit for a channel name.
 func (st *statements) nodeChannel(nodeID string) string {
-	return st.schema + "_n_" + guard.NodeToken(nodeID)
+	return st.schema + "_n_" + precheck.NodeToken(nodeID)
 }

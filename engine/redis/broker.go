@@ -10,7 +10,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/heraldhq/herald/engine"
-	"github.com/heraldhq/herald/engine/internal/guard"
+	"github.com/heraldhq/herald/engine/internal/precheck"
 	"github.com/heraldhq/herald/engine/internal/wire"
 )
 
@@ -163,7 +163,7 @@ func (e *Engine) PublishLeave(ctx context.Context, ch string, info *engine.Clien
 // which keeps it in order with the channel's publications and costs no
 // extra subscription.
 func (e *Engine) publishInfo(ctx context.Context, kind byte, ch string, info *engine.ClientInfo) error {
-	what, err := guard.JoinLeave(ctx, &e.life, ErrNotStarted, kind == msgLeave, ch, info)
+	what, err := precheck.JoinLeave(ctx, &e.life, ErrNotStarted, kind == msgLeave, ch, info)
 	if err != nil {
 		return err
 	}

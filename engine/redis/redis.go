@@ -35,7 +35,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/heraldhq/herald/engine"
-	"github.com/heraldhq/herald/engine/internal/guard"
+	"github.com/heraldhq/herald/engine/internal/precheck"
 	"github.com/heraldhq/herald/engine/internal/wire"
 )
 
@@ -43,7 +43,7 @@ import (
 var ErrNotStarted = errors.New("redis engine not started")
 
 // errEmptyChannel rejects the empty channel name.
-var errEmptyChannel = guard.ErrEmptyChannel
+var errEmptyChannel = precheck.ErrEmptyChannel
 
 // Engine is the Redis engine.Engine. Create it with New.
 type Engine struct {
@@ -65,7 +65,7 @@ type Engine struct {
 	bufs     wire.Buffers
 	stats    counters
 
-	life guard.State // closed and started
+	life precheck.State // closed and started
 
 	lifecycleMu sync.Mutex
 	started     bool

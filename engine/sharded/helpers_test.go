@@ -16,7 +16,7 @@ import (
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/engine/postgres"
 	"github.com/heraldhq/herald/engine/redis"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 func TestMain(m *testing.M) {

@@ -11,7 +11,7 @@ import (
 
 	gws "github.com/gorilla/websocket"
 
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // dialFrom upgrades a connection to the chat from source without sending

@@ -1,16 +1,19 @@
-package sse
+package sse_test
 
 import (
 	"bufio"
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/heraldhq/herald/internal/sse"
+	"github.com/heraldhq/herald/internal/test/ssetest"
 )
 
 // parse reads every event of stream as a browser would.
-func parse(stream []byte) []Event {
-	r := NewReader(bufio.NewReader(bytes.NewReader(stream)))
-	var out []Event
+func parse(stream []byte) []ssetest.Event {
+	r := ssetest.NewReader(bufio.NewReader(bytes.NewReader(stream)))
+	var out []ssetest.Event
 	for {
 		ev, err := r.Next()
 		if err != nil {
@@ -44,9 +47,9 @@ func TestAppendEvent(t *testing.T) {
 		{"event name with a line break", "pub\r\ndata: x", "y", "event: pub\ndata: y\n\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := AppendEvent(nil, tt.event, []byte(tt.data))
+			got := sse.AppendEvent(nil, tt.event, []byte(tt.data))
 			if string(got) != tt.want {
-				t.Fatalf("AppendEvent(%q, %q) = %q, want %q", tt.event, tt.data, got, tt.want)
+				t.Fatalf("sse.AppendEvent(%q, %q) = %q, want %q", tt.event, tt.data, got, tt.want)
 			}
 			evs := parse(got)
 			if len(evs) != 1 || evs[0].Data != normalize([]byte(tt.data)) {
@@ -58,7 +61,7 @@ func TestAppendEvent(t *testing.T) {
 
 // TestAppendEventAppends: the event goes after what dst holds.
 func TestAppendEventAppends(t *testing.T) {
-	got := AppendEvent([]byte("data: 1\n\n"), "", []byte("2"))
+	got := sse.AppendEvent([]byte("data: 1\n\n"), "", []byte("2"))
 	if !bytes.Equal(got, []byte("data: 1\n\ndata: 2\n\n")) {
 		t.Fatalf("got %q", got)
 	}
@@ -75,12 +78,12 @@ func FuzzAppendEvent(f *testing.F) {
 		if strings.ContainsAny(name, "\r\n") || name == "" {
 			name = "pub"
 		}
-		out := AppendEvent(nil, name, data)
-		out = AppendEvent(out, "", []byte("next"))
+		out := sse.AppendEvent(nil, name, data)
+		out = sse.AppendEvent(out, "", []byte("next"))
 		evs := parse(out)
-		want := []Event{{name, normalize(data)}, {"message", "next"}}
+		want := []ssetest.Event{{Name: name, Data: normalize(data)}, {Name: "message", Data: "next"}}
 		if len(evs) != 2 || evs[0] != want[0] || evs[1] != want[1] {
-			t.Fatalf("AppendEvent(%q, %q) = %q, parsed as %+v, want %+v", name, data, out, evs, want)
+			t.Fatalf("sse.AppendEvent(%q, %q) = %q, parsed as %+v, want %+v", name, data, out, evs, want)
 		}
 	})
 }

@@ -16,47 +16,26 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/wire"
+	"github.com/heraldhq/herald/protocol"
 )
 
-// msg is the part of a server message the walkthrough looks at.
-type msg struct {
-	ID    int `json:"id"`
-	Error *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-	Connect   *struct{ Client string } `json:"connect"`
-	Subscribe *struct {
-		Epoch        string    `json:"epoch"`
-		Offset       uint64    `json:"offset"`
-		Recovered    bool      `json:"recovered"`
-		Publications []pubBody `json:"publications"`
-	} `json:"subscribe"`
-	Push *struct {
-		Channel string   `json:"channel"`
-		Pub     *pubBody `json:"pub"`
-	} `json:"push"`
-}
-
-type pubBody struct {
-	Data   json.RawMessage `json:"data"`
-	Offset uint64          `json:"offset"`
-}
-
-// wsClient is a Centrifugo-protocol JSON client as an SDK behaves: it
-// remembers the last offset and epoch of its subscription, so that after a
-// reconnect it resubscribes with recovery.
+// wsClient is the shared JSON protocol client (jsonclient.Conn) as an SDK
+// behaves: it remembers the last offset and epoch of its subscription, so
+// that after a reconnect it resubscribes with recovery.
 type wsClient struct {
-	user    string
-	conn    *gws.Conn
-	pending []msg
+	*jsonclient.Conn
+	user string
+	// pending holds the pushes read while awaiting a reply, for read.
+	pending []*jsonclient.Message
 	epoch   string
 	offset  uint64
 }
 
 // dialClient connects user through url and subscribes to channel, or
 // returns why it could not (the failover loop retries on an error).
-func dialClient(url, secret, user, channel string, recoverFrom *wsClient) (*wsClient, *msg, error) {
+func dialClient(url, secret, user, channel string, recoverFrom *wsClient) (*wsClient, *jsonclient.Message, error) {
 	signer, err := auth.NewHMACSigner(secret, "HS256")
 	if err != nil {
 		return nil, nil, err
@@ -73,87 +52,52 @@ func dialClient(url, secret, user, channel string, recoverFrom *wsClient) (*wsCl
 		}
 		return nil, nil, fmt.Errorf("dial %s: %w", url, err)
 	}
-	c := &wsClient{user: user, conn: conn}
-	connect, _ := json.Marshal(map[string]any{"id": 1, "connect": map[string]any{"token": tok}})
-	sub := map[string]any{"channel": channel}
+	c := &wsClient{Conn: jsonclient.NewConn(wire.WebSocket(conn, protocol.TypeJSON)), user: user}
+	sub := jsonclient.SubscribeRequest{Channel: channel}
 	if recoverFrom != nil {
-		sub["recover"], sub["epoch"], sub["offset"] = true, recoverFrom.epoch, recoverFrom.offset
+		sub.Recover, sub.Epoch, sub.Offset = true, recoverFrom.epoch, recoverFrom.offset
 		c.epoch, c.offset = recoverFrom.epoch, recoverFrom.offset
 	}
-	subscribe, _ := json.Marshal(map[string]any{"id": 2, "subscribe": sub})
-	var replies []*msg
-	for i, frame := range [][]byte{connect, subscribe} {
-		if err := conn.WriteMessage(gws.TextMessage, frame); err != nil {
-			conn.Close()
-			return nil, nil, err
-		}
-		m, err := c.reply(i + 1)
-		if err != nil {
-			conn.Close()
-			return nil, nil, err
-		}
-		replies = append(replies, m)
+	m, err := c.connectSubscribe(tok, sub)
+	if err != nil {
+		c.Close()
+		return nil, nil, err
 	}
-	s := replies[1].Subscribe
-	if s == nil {
-		conn.Close()
-		return nil, nil, fmt.Errorf("subscribe %s: no result", channel)
-	}
-	c.epoch, c.offset = s.Epoch, s.Offset
-	return c, replies[1], nil
+	c.epoch, c.offset = m.Subscribe.Epoch, m.Subscribe.Offset
+	return c, m, nil
 }
 
-// reply reads until the reply with id, keeping pushes for later.
-func (c *wsClient) reply(id int) (*msg, error) {
-	for {
-		m, err := c.read(5 * time.Second)
-		if err != nil {
-			return nil, err
-		}
-		if m.ID == 0 {
-			c.pending = append(c.pending, m)
-			continue
-		}
-		if m.ID != id {
-			return nil, fmt.Errorf("reply %d while waiting for %d", m.ID, id)
-		}
-		if m.Error != nil {
-			return nil, fmt.Errorf("reply %d: error %d %s", id, m.Error.Code, m.Error.Message)
-		}
-		return &m, nil
+// connectSubscribe connects with tok, subscribes with sub and returns
+// the subscribe reply, keeping the pushes that came before it for read.
+func (c *wsClient) connectSubscribe(tok string, sub jsonclient.SubscribeRequest) (*jsonclient.Message, error) {
+	if _, err := c.Connect(tok, time.Now().Add(5*time.Second)); err != nil {
+		return nil, fmt.Errorf("connect %s: %w", c.user, err)
 	}
+	id, err := c.SubscribeAll([]jsonclient.SubscribeRequest{sub})
+	if err != nil {
+		return nil, err
+	}
+	m, err := c.AwaitReply(id, time.Now().Add(5*time.Second), func(m *jsonclient.Message) {
+		c.pending = append(c.pending, m)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("subscribe %s: %w", sub.Channel, err)
+	}
+	if m.Subscribe == nil {
+		return nil, fmt.Errorf("subscribe %s: no result", sub.Channel)
+	}
+	return m, nil
 }
 
-// read returns the next message that is not a ping, answering pings.
-func (c *wsClient) read(timeout time.Duration) (msg, error) {
+// read returns the next message that is not a ping, the pushes kept while
+// awaiting a reply first.
+func (c *wsClient) read(timeout time.Duration) (*jsonclient.Message, error) {
 	if len(c.pending) > 0 {
 		m := c.pending[0]
 		c.pending = c.pending[1:]
 		return m, nil
 	}
-	_ = c.conn.SetReadDeadline(time.Now().Add(timeout))
-	for {
-		_, data, err := c.conn.ReadMessage()
-		if err != nil {
-			return msg{}, err
-		}
-		var out []msg
-		for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-			if len(line) == 0 || string(line) == "{}" {
-				_ = c.conn.WriteMessage(gws.TextMessage, []byte("{}")) // pong
-				continue
-			}
-			var m msg
-			if err := json.Unmarshal(line, &m); err != nil {
-				return msg{}, fmt.Errorf("message %s: %w", line, err)
-			}
-			out = append(out, m)
-		}
-		if len(out) > 0 {
-			c.pending = append(c.pending, out[1:]...)
-			return out[0], nil
-		}
-	}
+	return c.Next(time.Now().Add(timeout))
 }
 
 // awaitPub reads until the publication whose data holds text, recording
@@ -186,7 +130,7 @@ func (c *wsClient) awaitClose(t *testing.T, limit time.Duration) int {
 			}
 			continue
 		}
-		var ce *gws.CloseError
+		var ce *wire.CloseError
 		if errors.As(err, &ce) {
 			return ce.Code
 		}

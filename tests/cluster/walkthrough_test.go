@@ -16,7 +16,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 const (
@@ -183,12 +184,12 @@ func TestClusterWalkthrough(t *testing.T) {
 	if err != nil {
 		t.Fatalf("alice through nginx: %v", err)
 	}
-	defer alice.conn.Close()
+	defer alice.Close()
 	bob, _, err := dialClient(wsURL, secret, "bob", channel, nil)
 	if err != nil {
 		t.Fatalf("bob through nginx: %v", err)
 	}
-	defer bob.conn.Close()
+	defer bob.Close()
 	where := userNodes(t, api1, key, names)
 	if where["alice"] == where["bob"] || where["alice"] == "" || where["bob"] == "" {
 		t.Fatalf("want alice and bob on different nodes through nginx, got %v", where)
@@ -221,11 +222,11 @@ func TestClusterWalkthrough(t *testing.T) {
 	if code := onNode2.awaitClose(t, cfg.Shutdown.DrainWindow+10*time.Second); code != 3001 {
 		t.Fatalf("the drained node closed its client with %d, want 3001", code)
 	}
-	onNode2.conn.Close()
+	onNode2.Close()
 	api(t, api1, key, "publish", map[string]any{"channel": channel, "data": map[string]string{"text": "while moving"}}, nil)
 	onNode1.awaitPub(t, "while moving")
 	moved, sub := reconnect(t, wsURL, secret, onNode2)
-	defer moved.conn.Close()
+	defer moved.Close()
 	if !sub.Subscribe.Recovered || len(sub.Subscribe.Publications) != 1 ||
 		!strings.Contains(string(sub.Subscribe.Publications[0].Data), "while moving") {
 		t.Fatalf("the moved client should recover the one publication it missed: %+v", sub.Subscribe)
@@ -245,7 +246,7 @@ func TestClusterWalkthrough(t *testing.T) {
 	// The restarted node has a new id: learn it once node1 sees it.
 	names = awaitNewNode(t, api1, key, names, "node2")
 	carol := awaitClientOn(t, wsURL, secret, api1, key, names, "node2")
-	defer carol.conn.Close()
+	defer carol.Close()
 	api(t, api1, key, "publish", map[string]any{"channel": channel, "data": map[string]string{"text": "after the restart"}}, nil)
 	carol.awaitPub(t, "after the restart")
 	moved.awaitPub(t, "after the restart")
@@ -260,7 +261,7 @@ func TestClusterWalkthrough(t *testing.T) {
 
 // reconnect dials through nginx until the client is connected again, as
 // an SDK does after a 3001 close, with recovery from its last offset.
-func reconnect(t *testing.T, url, secret string, old *wsClient) (*wsClient, *msg) {
+func reconnect(t *testing.T, url, secret string, old *wsClient) (*wsClient, *jsonclient.Message) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	var last error
@@ -289,7 +290,7 @@ func awaitClientOn(t *testing.T, url, secret, apiBase, key string, names map[str
 		if userNodes(t, apiBase, key, names)[user] == node {
 			return c
 		}
-		c.conn.Close()
+		c.Close()
 		time.Sleep(250 * time.Millisecond)
 	}
 	t.Fatalf("no new connection through nginx reached %s", node)

@@ -20,7 +20,7 @@ import (
 
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/sse"
+	"github.com/heraldhq/herald/internal/test/ssetest"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -299,7 +299,7 @@ func newReader(resp *http.Response) *bufio.Reader { return bufio.NewReader(resp.
 // the server sends none, so one is a payload that broke out of its data
 // line.
 func readSSEEvent(rd *bufio.Reader) ([]byte, error) {
-	r := sse.NewReader(rd)
+	r := ssetest.NewReader(rd)
 	ev, err := r.Next()
 	if err != nil {
 		return nil, err

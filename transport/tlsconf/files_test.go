@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/optionerr"
-	"github.com/heraldhq/herald/internal/testcerts"
+	"github.com/heraldhq/herald/internal/test/testcerts"
 )
 
 // echoServer serves conf on loopback: each connection gets its lines

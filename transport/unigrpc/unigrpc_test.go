@@ -18,7 +18,7 @@ import (
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/hub/hubtest"
-	"github.com/heraldhq/herald/internal/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testtoken"
 	"github.com/heraldhq/herald/transport/unigrpc"
 	"github.com/heraldhq/herald/transport/unigrpc/unistream"
 )
@@ -106,7 +106,7 @@ func TestConsume(t *testing.T) {
 	}})
 	ctx, cancel := context.WithCancel(metadata.AppendToOutgoingContext(context.Background(), "x-tenant", "acme"))
 	defer cancel()
-	tok := jsonclient.Token(t, secret, auth.ConnectClaims{User: "u1", Channels: []string{"news"}})
+	tok := testtoken.Connect(t, secret, auth.ConnectClaims{User: "u1", Channels: []string{"news"}})
 	st, err := e.client.Consume(ctx, &unistream.ConnectRequest{Token: tok, Name: "go-test"})
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func TestConsumeRefused(t *testing.T) {
 func TestClientGoesAway(t *testing.T) {
 	e := newEnv(t, unigrpc.Config{})
 	ctx, cancel := context.WithCancel(context.Background())
-	tok := jsonclient.Token(t, secret, auth.ConnectClaims{User: "u2"})
+	tok := testtoken.Connect(t, secret, auth.ConnectClaims{User: "u2"})
 	st, err := e.client.Consume(ctx, &unistream.ConnectRequest{Token: tok})
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gobwas/ws"
 
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // echoReceiver answers every frame with itself, like a hub that replies.

@@ -19,7 +19,7 @@ import (
 	gorilla "github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/internal/optionerr"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // deflateClient is a raw client that negotiated permessage-deflate, for

@@ -11,7 +11,7 @@ import (
 
 	gorilla "github.com/gorilla/websocket"
 
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // A re-arm that loses the race with the connection's teardown (its fd is

@@ -16,7 +16,7 @@ import (
 	"github.com/gobwas/ws"
 	gorilla "github.com/gorilla/websocket"
 
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 const path = "/connection/websocket"

@@ -13,7 +13,7 @@ import (
 	gorilla "github.com/gorilla/websocket"
 	"go.uber.org/goleak"
 
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 	"github.com/heraldhq/herald/protocol"
 )
 

@@ -11,7 +11,7 @@ package apiproto
 //	protoc-gen-go-grpc  v1.6.2   (go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2)
 //
 // generate_test.go runs the go:generate line below into a temporary
-// directory and compares (internal/protogen), when protoc and the plugins
+// directory and compares (internal/test/protogen), when protoc and the plugins
 // are on PATH; scripts/test.sh installs them (its "generated code" step)
 // so that the check always runs there.
 

@@ -3,7 +3,7 @@ package apiproto_test
 import (
 	"testing"
 
-	"github.com/heraldhq/herald/internal/protogen"
+	"github.com/heraldhq/herald/internal/test/protogen"
 )
 
 // TestGeneratedCodeIsCurrent: the committed Go code is what generate.go's

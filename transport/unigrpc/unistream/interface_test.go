@@ -3,7 +3,7 @@ package unistream_test
 import (
 	"testing"
 
-	"github.com/heraldhq/herald/internal/protogen"
+	"github.com/heraldhq/herald/internal/test/protogen"
 	"github.com/heraldhq/herald/transport/unigrpc/unistream"
 )
 

@@ -2,29 +2,26 @@ package jsonclient
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/internal/test/testtoken"
+	"github.com/heraldhq/herald/internal/test/wire"
 )
 
 // readTimeout bounds every wait for a frame: a reply or push that does
 // not come fails the test instead of hanging it.
 const readTimeout = 5 * time.Second
 
-// closeTimeout bounds the wait for the server's close, which may follow a
-// ping interval or a backend's timeout.
-const closeTimeout = 15 * time.Second
-
 // Client is a raw JSON protocol client: it sends frames as written and
 // reads frames as received, so tests can assert exact shapes and batching.
 // Messages are decoded into map[string]any, as a test reads them.
 type Client struct {
 	t testing.TB
-	w Wire
+	w wire.Wire
 	// secret signs the connection tokens of Connect (HMAC, HS256).
 	secret string
 	// buf holds messages read but not consumed yet by Next and Reply.
@@ -37,12 +34,12 @@ type Client struct {
 // New returns a client on w for t. secret is the HMAC key of the tokens
 // Connect mints (empty if the test connects with ConnectToken or
 // ConnectWith only).
-func New(t testing.TB, w Wire, secret string) *Client {
+func New(t testing.TB, w wire.Wire, secret string) *Client {
 	return &Client{t: t, w: w, secret: secret, syncID: 1 << 30}
 }
 
 // Wire returns the connection the client speaks on.
-func (c *Client) Wire() Wire { return c.w }
+func (c *Client) Wire() wire.Wire { return c.w }
 
 // Send writes one frame.
 func (c *Client) Send(frame string) {
@@ -154,42 +151,7 @@ func (c *Client) Drain() []map[string]any {
 // any reason).
 func (c *Client) ExpectClose(code int, reason string) {
 	c.t.Helper()
-	ExpectClose(c.t, c.w, code, reason)
-}
-
-// ExpectClose reads w until the server closes it, skipping the messages
-// queued before the close, and checks code and reason ("" for any
-// reason): for Wires that speak no JSON client.
-func ExpectClose(t testing.TB, w Wire, code int, reason string) {
-	t.Helper()
-	ce, err := AwaitClose(w, closeTimeout)
-	if err != nil {
-		t.Fatalf("want close %d %q, got %v", code, reason, err)
-	}
-	if ce.Code != code || (reason != "" && ce.Reason != reason) {
-		t.Fatalf("want close %d %q, got %d %q", code, reason, ce.Code, ce.Reason)
-	}
-}
-
-// AwaitClose reads w until the server closes it, skipping the messages
-// queued before the close, and returns the close; an error if the
-// connection failed otherwise or timeout passed. It does not touch a
-// testing.TB, so goroutines other than the test's may call it.
-func AwaitClose(w Wire, timeout time.Duration) (*CloseError, error) {
-	deadline := time.Now().Add(timeout)
-	var last []byte
-	for {
-		data, err := w.Read(time.Until(deadline))
-		if err == nil {
-			last = data // a message queued before the close
-			continue
-		}
-		var ce *CloseError
-		if !errors.As(err, &ce) {
-			return nil, fmt.Errorf("%w (last data %.200q)", err, last)
-		}
-		return ce, nil
-	}
+	wire.ExpectClose(c.t, c.w, code, reason)
 }
 
 // Drop makes the client go away without a close handshake.
@@ -199,7 +161,7 @@ func (c *Client) Drop() { c.w.Drop() }
 // with the client's secret, and returns the connect result.
 func (c *Client) Connect(user string) map[string]any {
 	c.t.Helper()
-	return c.ConnectToken(Token(c.t, c.secret, auth.ConnectClaims{User: user}))
+	return c.ConnectToken(testtoken.Connect(c.t, c.secret, auth.ConnectClaims{User: user}))
 }
 
 // ConnectToken connects with tok and returns the connect result, failing

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 const variable = "HERALD_TEST_TESTENV_PROBE"

@@ -1,8 +1,8 @@
-// Package guard holds the checks every engine runs before its calls:
+// Package precheck holds the checks every engine runs before its calls:
 // whether the engine is closed or not yet started, and the arguments of
 // join and leave events, so that all engines refuse the same calls with
 // the same errors.
-package guard
+package precheck
 
 import (
 	"context"

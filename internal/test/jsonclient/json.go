@@ -3,8 +3,6 @@ package jsonclient
 import (
 	"encoding/json"
 	"testing"
-
-	"github.com/heraldhq/herald/auth"
 )
 
 // ErrorCode returns the code of an error reply, or 0.
@@ -67,34 +65,4 @@ func PushesOf(msgs []map[string]any, ch, kind string) []map[string]any {
 		}
 	}
 	return out
-}
-
-// Token mints a connection token with claims, signed with secret (HMAC,
-// HS256).
-func Token(t testing.TB, secret string, claims auth.ConnectClaims) string {
-	t.Helper()
-	tok, err := signer(t, secret).ConnectToken(claims)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
-}
-
-// SubToken mints a subscription token with claims, signed with secret.
-func SubToken(t testing.TB, secret string, claims auth.SubscribeClaims) string {
-	t.Helper()
-	tok, err := signer(t, secret).SubscribeToken(claims)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
-}
-
-func signer(t testing.TB, secret string) *auth.Signer {
-	t.Helper()
-	s, err := auth.NewHMACSigner(secret, "HS256")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }

@@ -1,4 +1,4 @@
-package jsonclient
+package wire
 
 import (
 	"context"
@@ -137,4 +137,43 @@ func DialWith(t testing.TB, d *gws.Dialer, url string, header http.Header) *gws.
 	resp.Body.Close()
 	t.Cleanup(func() { conn.Close() })
 	return conn
+}
+
+// closeTimeout bounds the wait for the server's close, which may follow a
+// ping interval or a backend's timeout.
+const closeTimeout = 15 * time.Second
+
+// ExpectClose reads w until the server closes it, skipping the messages
+// queued before the close, and checks code and reason ("" for any
+// reason).
+func ExpectClose(t testing.TB, w Wire, code int, reason string) {
+	t.Helper()
+	ce, err := AwaitClose(w, closeTimeout)
+	if err != nil {
+		t.Fatalf("want close %d %q, got %v", code, reason, err)
+	}
+	if ce.Code != code || (reason != "" && ce.Reason != reason) {
+		t.Fatalf("want close %d %q, got %d %q", code, reason, ce.Code, ce.Reason)
+	}
+}
+
+// AwaitClose reads w until the server closes it, skipping the messages
+// queued before the close, and returns the close; an error if the
+// connection failed otherwise or timeout passed. It does not touch a
+// testing.TB, so goroutines other than the test's may call it.
+func AwaitClose(w Wire, timeout time.Duration) (*CloseError, error) {
+	deadline := time.Now().Add(timeout)
+	var last []byte
+	for {
+		data, err := w.Read(time.Until(deadline))
+		if err == nil {
+			last = data // a message queued before the close
+			continue
+		}
+		var ce *CloseError
+		if !errors.As(err, &ce) {
+			return nil, fmt.Errorf("%w (last data %.200q)", err, last)
+		}
+		return ce, nil
+	}
 }
