@@ -51,6 +51,9 @@ func (h *Hub) Publish(ctx context.Context, ch string, data []byte, opts PublishO
 	if len(opts.IdempotencyKey) > MaxIdempotencyKey {
 		return engine.StreamPosition{}, &Error{Code: uint32(protocol.ErrorBadRequest), Message: fmt.Sprintf("idempotency_key: %d bytes, at most %d", len(opts.IdempotencyKey), MaxIdempotencyKey)}
 	}
+	if err := r.checkTags(opts.Tags); err != nil {
+		return engine.StreamPosition{}, err
+	}
 	if r.isMap() {
 		// A publication without a key would corrupt subscribers' maps.
 		return engine.StreamPosition{}, &Error{Code: uint32(protocol.ErrorBadRequest), Message: fmt.Sprintf("bad request: channel %q is in a map namespace: set keys with map_publish", ch)}
