@@ -279,3 +279,28 @@ func TestPublishTagsBound(t *testing.T) {
 		t.Fatalf("subscriber got %d publications, want the one accepted: %v", got, msgs)
 	}
 }
+
+// TestTagsFilterWrongJSONTypes: a filter whose JSON has the wrong types
+// (a number for a string, an object for a list) cannot be decoded, and
+// neither can the command that carries it: as in the reference, which
+// decodes the filter with the command and closes the connection with
+// 3501 on any command it cannot decode, the connection is closed with
+// 3501 (bad request). A well-typed filter that breaks a rule is answered
+// with error 107 instead (TestTagsFilterRefusals).
+func TestTagsFilterWrongJSONTypes(t *testing.T) {
+	t.Parallel()
+	n := tagsNode(t)
+	for name, tf := range map[string]string{
+		"number for val":    `{"key":"k","cmp":"eq","val":5}`,
+		"string for nodes":  `{"op":"and","nodes":"x"}`,
+		"number in vals":    `{"key":"k","cmp":"in","vals":[1]}`,
+		"list for a filter": `[{"key":"k","cmp":"ex"}]`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := n.dial(t)
+			c.Connect("u")
+			c.Send(`{"id":2,"subscribe":{"channel":"tf:x","tf":` + tf + `}}`)
+			c.ExpectClose(3501, "bad request")
+		})
+	}
+}
