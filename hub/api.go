@@ -17,7 +17,9 @@ import (
 
 // PublishOptions adjust a server-side publication.
 type PublishOptions struct {
-	// Tags travel with the publication.
+	// Tags travel with the publication, subscribers' tags filters read
+	// them. Keys and values together are at most the namespace's
+	// TagsMaxSize bytes (error 107 otherwise).
 	Tags map[string]string
 	// SkipHistory delivers the publication without keeping it in the
 	// channel's stream.
