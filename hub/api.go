@@ -17,7 +17,9 @@ import (
 
 // PublishOptions adjust a server-side publication.
 type PublishOptions struct {
-	// Tags travel with the publication.
+	// Tags travel with the publication, subscribers' tags filters read
+	// them. Keys and values together are at most the namespace's
+	// TagsMaxSize bytes (error 107 otherwise).
 	Tags map[string]string
 	// SkipHistory delivers the publication without keeping it in the
 	// channel's stream.
@@ -50,6 +52,9 @@ func (h *Hub) Publish(ctx context.Context, ch string, data []byte, opts PublishO
 	}
 	if len(opts.IdempotencyKey) > MaxIdempotencyKey {
 		return engine.StreamPosition{}, &Error{Code: uint32(protocol.ErrorBadRequest), Message: fmt.Sprintf("idempotency_key: %d bytes, at most %d", len(opts.IdempotencyKey), MaxIdempotencyKey)}
+	}
+	if err := r.checkTags(opts.Tags); err != nil {
+		return engine.StreamPosition{}, err
 	}
 	if r.isMap() {
 		// A publication without a key would corrupt subscribers' maps.

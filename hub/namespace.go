@@ -89,6 +89,9 @@ func compileRule(name string, o NamespaceOptions, field string, ps *optionProble
 	if o.JoinLeaveMaxSubscribers < -1 {
 		ps.add(field, "JoinLeaveMaxSubscribers", fmt.Sprintf("%d: want -1 (no bound), 0 (the default, %d) or a positive number", o.JoinLeaveMaxSubscribers, DefaultJoinLeaveMaxSubscribers))
 	}
+	if o.TagsMaxSize < -1 {
+		ps.add(field, "TagsMaxSize", fmt.Sprintf("%d: want -1 (no bound), 0 (the default, %d) or a positive number", o.TagsMaxSize, DefaultTagsMaxSize))
+	}
 	if !o.PublicationDataFormat.valid() {
 		ps.add(field, "PublicationDataFormat", fmt.Sprintf("%q: want %s, %s or %s", o.PublicationDataFormat, DataFormatJSON, DataFormatJSONObject, DataFormatBinary))
 	}

@@ -76,14 +76,19 @@ type NamespaceOptions struct {
 	// size. Presence is kept whatever the size. 0 means
 	// DefaultJoinLeaveMaxSubscribers; -1 means no bound.
 	JoinLeaveMaxSubscribers int `yaml:"join_leave_max_subscribers" doc:"join and leave events stop in a channel with more subscribers than this on a node (0 means 1000; -1 means no bound): each event is a push to every subscriber, so a crowd joining at once would cost the square of its size and starve the node. Presence is kept whatever the size. Counted per node; 'herald_channel_join_leave_suppressed_total' counts the events not sent"`
+	// AllowTagsFilter lets subscribers give a tags filter
+	// (SubscribeRequest.tf) so that only the publications whose tags pass
+	// it reach them (hub/internal/tagsfilter).
+	AllowTagsFilter bool `yaml:"allow_tags_filter" doc:"subscribers may give a tags filter ('tagsFilter' in centrifuge-js) and then receive only the publications whose tags pass it; elsewhere a filter is refused with error 107. See [protocol.md](protocol.md#tags-filter)"`
+	// TagsMaxSize bounds the tags of one publication, keys and values
+	// together, in bytes: each subscriber's filter reads them on every
+	// publication, so their size multiplies the cost of a channel's
+	// filters. 0 means DefaultTagsMaxSize; -1 means no bound.
+	TagsMaxSize int `yaml:"tags_max_size" doc:"the tags of one publication to these channels, keys and values together, in bytes (0 means 4096; -1 means no bound): a publish with more is refused with error 107 naming 'tags'. Every subscriber's tags filter reads the tags of every publication, so their size multiplies the cost of a channel's filters"`
 	// PublicationDataFormat is what publications in these channels carry
 	// (DataFormatJSON by default): publish refuses data of another format,
 	// from clients and the server API alike, so that no publication can
 	// reach a subscriber that cannot decode it.
-	// AllowTagsFilter lets subscribers give a tags filter
-	// (SubscribeRequest.tf) so that only the publications whose tags pass
-	// it reach them (hub/internal/tagsfilter).
-	AllowTagsFilter       bool       `yaml:"allow_tags_filter" doc:"subscribers may give a tags filter ('tagsFilter' in centrifuge-js) and then receive only the publications whose tags pass it; elsewhere a filter is refused with error 107. See [protocol.md](protocol.md#tags-filter)"`
 	PublicationDataFormat DataFormat `yaml:"publication_data_format" default:"json" doc:"what publications in these channels carry: 'json' accepts one JSON value in valid UTF-8; 'json_object' only a JSON object; 'binary' any bytes, and then only Protobuf clients may subscribe (a JSON client gets error 107). Data of another format is refused at publish time with error 107, from clients and the server API alike; see [protocol.md](protocol.md#payloads-json-and-binary)"`
 	// AllowedDeltaTypes lists the delta encodings subscribers may ask for
 	// (SubscribeRequest.delta); only DeltaFossil exists. A subscriber that
@@ -117,6 +122,12 @@ func (o NamespaceOptions) joinLeaveAllowed(n int) bool {
 		return n <= max
 	}
 }
+
+// DefaultTagsMaxSize is NamespaceOptions.TagsMaxSize when it is 0: tags
+// are short labels to filter on, and 1,000 subscribers with the largest
+// filters allowed cost a few milliseconds per publication with tags of
+// this size (hub/internal/tagsfilter's benchmarks).
+const DefaultTagsMaxSize = 4096
 
 // QueuePolicy is what the hub does with a subscriber whose write queue is
 // over its limit.

@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -229,4 +230,77 @@ func TestTagsFilterShared(t *testing.T) {
 		f, _ := n.hub.TagsFilters()
 		return f == 0
 	})
+}
+
+// TestPublishTagsBound: a publication's tags, keys and values together,
+// are bounded per namespace (4096 bytes by default, -1 none): over the
+// bound the publish is refused with error 107 naming the field, and
+// nothing is delivered.
+func TestPublishTagsBound(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{
+		ns("def", hub.NamespaceOptions{AllowSubscribeForClient: true, AllowTagsFilter: true}),
+		ns("small", hub.NamespaceOptions{TagsMaxSize: 10}),
+		ns("free", hub.NamespaceOptions{TagsMaxSize: -1}),
+	}}})
+	c := n.dial(t)
+	c.Connect("u1")
+	c.MustSubscribe(2, "def:a", `"tf":{"key":"k","cmp":"ex"}`)
+	publish := func(ch string, tags map[string]string) error {
+		_, err := n.hub.Publish(context.Background(), ch, []byte(`{}`), hub.PublishOptions{Tags: tags})
+		return err
+	}
+	refused := func(ch string, tags map[string]string) {
+		t.Helper()
+		err := publish(ch, tags)
+		var he *hub.Error
+		if !errors.As(err, &he) || he.Code != 107 || !strings.HasPrefix(he.Message, "tags: ") {
+			t.Fatalf("publish to %s with %d tags: %v, want error 107 naming tags", ch, len(tags), err)
+		}
+	}
+	accepted := func(ch string, tags map[string]string) {
+		t.Helper()
+		if err := publish(ch, tags); err != nil {
+			t.Fatalf("publish to %s: %v", ch, err)
+		}
+	}
+	accepted("def:a", map[string]string{"k": strings.Repeat("v", hub.DefaultTagsMaxSize-1)})
+	refused("def:a", map[string]string{"k": strings.Repeat("v", hub.DefaultTagsMaxSize)})
+	many := map[string]string{}
+	for i := 0; len(many)*8 <= hub.DefaultTagsMaxSize; i++ {
+		many[fmt.Sprintf("key%05d", i)] = ""
+	}
+	refused("def:a", many)
+	accepted("small:a", map[string]string{"abcde": "12345"})
+	refused("small:a", map[string]string{"abcde": "123456"})
+	accepted("free:a", map[string]string{"k": strings.Repeat("v", 65000)})
+	msgs := c.Drain()
+	if got := len(jsonclient.PushesOf(msgs, "def:a", "pub")); got != 1 {
+		t.Fatalf("subscriber got %d publications, want the one accepted: %v", got, msgs)
+	}
+}
+
+// TestTagsFilterWrongJSONTypes: a filter whose JSON has the wrong types
+// (a number for a string, an object for a list) cannot be decoded, and
+// neither can the command that carries it: as in the reference, which
+// decodes the filter with the command and closes the connection with
+// 3501 on any command it cannot decode, the connection is closed with
+// 3501 (bad request). A well-typed filter that breaks a rule is answered
+// with error 107 instead (TestTagsFilterRefusals).
+func TestTagsFilterWrongJSONTypes(t *testing.T) {
+	t.Parallel()
+	n := tagsNode(t)
+	for name, tf := range map[string]string{
+		"number for val":    `{"key":"k","cmp":"eq","val":5}`,
+		"string for nodes":  `{"op":"and","nodes":"x"}`,
+		"number in vals":    `{"key":"k","cmp":"in","vals":[1]}`,
+		"list for a filter": `[{"key":"k","cmp":"ex"}]`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := n.dial(t)
+			c.Connect("u")
+			c.Send(`{"id":2,"subscribe":{"channel":"tf:x","tf":` + tf + `}}`)
+			c.ExpectClose(3501, "bad request")
+		})
+	}
 }

@@ -53,7 +53,7 @@ const (
 // subscribers whose filters have the same canonical form share one
 // evaluation per publication (Memo).
 type Filter struct {
-	root      *protocol.FilterNode
+	root      *node
 	canonical string
 	// refs counts the registered subscriptions that use this filter
 	// (Table); a filter in use by one only is evaluated directly.
@@ -127,7 +127,30 @@ func Compile(f *protocol.FilterNode) (*Filter, string) {
 	}
 	var b strings.Builder
 	canonicalFilter(&b, f)
-	return &Filter{root: f, canonical: b.String()}, ""
+	return &Filter{root: compileNode(f), canonical: b.String()}, ""
+}
+
+// node is a validated FilterNode ready to evaluate: a numeric
+// comparison's value is parsed once, here, instead of at every
+// publication.
+type node struct {
+	op, key, cmp, val string
+	vals              []string
+	num               decimal // val, for lt, lte, gt and gte
+	numOK             bool    // val is a number
+	nodes             []*node
+}
+
+func compileNode(f *protocol.FilterNode) *node {
+	n := &node{op: f.Op, key: f.Key, cmp: f.Cmp, val: f.Val, vals: f.Vals}
+	switch f.Cmp {
+	case cmpLt, cmpLte, cmpGt, cmpGte:
+		n.num, n.numOK = parseDecimal(f.Val)
+	}
+	for _, c := range f.Nodes {
+		n.nodes = append(n.nodes, compileNode(c))
+	}
+	return n
 }
 
 func checkFilterNode(f *protocol.FilterNode, depth int, nodes, values *int) string {
@@ -246,60 +269,62 @@ func itoa(n int) string {
 
 // Match reports whether a publication with tags passes the filter. The
 // filter was validated, so every op and cmp is known.
-func (f *Filter) Match(tags map[string]string) bool { return matchNode(f.root, tags) }
+func (f *Filter) Match(tags map[string]string) bool {
+	var m Memo
+	return m.matchNode(f.root, tags)
+}
 
-func matchNode(f *protocol.FilterNode, tags map[string]string) bool {
-	switch f.Op {
+func (m *Memo) matchNode(f *node, tags map[string]string) bool {
+	switch f.op {
 	case opAnd:
-		for _, n := range f.Nodes {
-			if !matchNode(n, tags) {
+		for _, n := range f.nodes {
+			if !m.matchNode(n, tags) {
 				return false
 			}
 		}
 		return true
 	case opOr:
-		for _, n := range f.Nodes {
-			if matchNode(n, tags) {
+		for _, n := range f.nodes {
+			if m.matchNode(n, tags) {
 				return true
 			}
 		}
 		return false
 	case opNot:
-		return !matchNode(f.Nodes[0], tags)
+		return !m.matchNode(f.nodes[0], tags)
 	}
-	v, ok := tags[f.Key]
-	switch f.Cmp {
+	v, ok := tags[f.key]
+	switch f.cmp {
 	case cmpEq:
-		return ok && v == f.Val
+		return ok && v == f.val
 	case cmpNeq:
-		return !ok || v != f.Val
+		return !ok || v != f.val
 	case cmpIn: // as the reference: a missing tag reads as ""
-		return slices.Contains(f.Vals, v)
+		return slices.Contains(f.vals, v)
 	case cmpNin:
-		return !slices.Contains(f.Vals, v)
+		return !slices.Contains(f.vals, v)
 	case cmpEx:
 		return ok
 	case cmpNex:
 		return !ok
 	case cmpSw:
-		return ok && strings.HasPrefix(v, f.Val)
+		return ok && strings.HasPrefix(v, f.val)
 	case cmpEw:
-		return ok && strings.HasSuffix(v, f.Val)
+		return ok && strings.HasSuffix(v, f.val)
 	case cmpCt:
-		return ok && strings.Contains(v, f.Val)
+		return ok && strings.Contains(v, f.val)
 	}
 	// Numeric: as the reference, a missing or non-numeric tag value, or a
 	// filter value that is not a number, does not match.
-	if !ok {
+	if !ok || !f.numOK {
 		return false
 	}
-	x, okx := parseDecimal(v)
-	y, oky := parseDecimal(f.Val)
-	if !okx || !oky {
+	x, okx := m.number(f.key, v)
+	if !okx {
 		return false
 	}
-	c := compareDecimal(x, y)
-	switch f.Cmp {
+	c := compareDecimal(x, f.num)
+	switch f.cmp {
 	case cmpLt:
 		return c < 0
 	case cmpLte:
@@ -309,6 +334,34 @@ func matchNode(f *protocol.FilterNode, tags map[string]string) bool {
 	default: // gte
 		return c >= 0
 	}
+}
+
+// shortNumber is the length of a tag value up to which parsing it again
+// costs less than remembering it (Memo.number).
+const shortNumber = 64
+
+// number is the tag value v of key parsed as a decimal, parsed once per
+// publication: every numeric comparison of every filter on key reads the
+// same value, and parsing is linear in its length.
+func (m *Memo) number(key, v string) (decimal, bool) {
+	if len(v) <= shortNumber {
+		return parseDecimal(v)
+	}
+	if p, ok := m.nums[key]; ok {
+		return p.d, p.ok
+	}
+	if m.nums == nil {
+		m.nums = make(map[string]parsedTag, 1)
+	}
+	d, ok := parseDecimal(v)
+	m.nums[key] = parsedTag{d, ok}
+	return d, ok
+}
+
+// parsedTag is a tag value read as a number, and whether it is one.
+type parsedTag struct {
+	d  decimal
+	ok bool
 }
 
 // decimal is a parsed decimal number: its sign and its digits without
@@ -404,15 +457,16 @@ func compareMagnitude(x, y decimal) int {
 // *Filter). The zero Memo is ready; it allocates only when a shared filter
 // is met. One goroutine uses a Memo.
 type Memo struct {
-	m map[*Filter]bool
+	m    map[*Filter]bool
+	nums map[string]parsedTag // long tag values read as numbers, by key
 }
 
 // Passes reports whether the publication, with tags, passes f. A filter
 // of one subscriber is evaluated directly, cheaper than remembering the
-// result.
+// result. Every call on one Memo must be given the same tags.
 func (m *Memo) Passes(f *Filter, tags map[string]string) bool {
 	if f.refs.Load() < 2 {
-		return f.Match(tags)
+		return m.matchNode(f.root, tags)
 	}
 	if r, ok := m.m[f]; ok {
 		return r
@@ -420,7 +474,7 @@ func (m *Memo) Passes(f *Filter, tags map[string]string) bool {
 	if m.m == nil {
 		m.m = make(map[*Filter]bool, 4)
 	}
-	r := f.Match(tags)
+	r := m.matchNode(f.root, tags)
 	m.m[f] = r
 	return r
 }

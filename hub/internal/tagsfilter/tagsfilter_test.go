@@ -182,3 +182,39 @@ func TestParseDecimal(t *testing.T) {
 		}
 	}
 }
+
+// TestTagsFilterLongNumbers: a long numeric tag value, read once per
+// publication (Memo), compares the same in every filter and through
+// Match, and a long value that is not a number matches none.
+func TestTagsFilterLongNumbers(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("7", 100)
+	tags := map[string]string{"n": long, "bad": long + "x"}
+	cases := []struct {
+		f    *protocol.FilterNode
+		want bool
+	}{
+		{leaf("n", "gt", "7"), true},
+		{leaf("n", "lt", "7"), false},
+		{leaf("n", "gte", long), true},
+		{leaf("n", "lte", long+".0"), true},
+		{leaf("n", "lt", long+".01"), true},
+		{leaf("n", "gt", "1"+long), false},
+		{leaf("bad", "gt", "1"), false},
+		{leaf("bad", "lt", "1"+long), false},
+		{leaf("n", "gt", "x"), false},
+	}
+	var m Memo
+	for _, tc := range cases {
+		f, why := Compile(tc.f)
+		if why != "" {
+			t.Fatalf("%+v: %s", tc.f, why)
+		}
+		if got := m.Passes(f, tags); got != tc.want {
+			t.Errorf("%s %s %s through a Memo: %v, want %v", tc.f.Key, tc.f.Cmp, tc.f.Val, got, tc.want)
+		}
+		if got := f.Match(tags); got != tc.want {
+			t.Errorf("%s %s %s: %v, want %v", tc.f.Key, tc.f.Cmp, tc.f.Val, got, tc.want)
+		}
+	}
+}
