@@ -1,0 +1,220 @@
+package grpcapi_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+
+	"github.com/heraldhq/herald/api/grpcapi"
+)
+
+const publishPath = "/centrifugal.centrifugo.api.CentrifugoApi/Publish"
+
+// h2conn is a raw HTTP/2 client connection: it sends what a misbehaving
+// client would (a declared message that never completes), which a gRPC
+// client library does not.
+type h2conn struct {
+	t  *testing.T
+	c  net.Conn
+	fr *http2.Framer
+}
+
+// h2dial connects to addr and sends the client preface and settings.
+func h2dial(t *testing.T, addr string) *h2conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	h := &h2conn{t: t, c: c, fr: http2.NewFramer(c, c)}
+	if err := h.fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// open starts a call to path on stream id with the given key ("" for
+// none), leaving the stream open for a message.
+func (h *h2conn) open(id uint32, path, key string) {
+	h.t.Helper()
+	var buf bytes.Buffer
+	enc := hpack.NewEncoder(&buf)
+	fields := [][2]string{
+		{":method", "POST"}, {":scheme", "http"}, {":path", path}, {":authority", "localhost"},
+		{"content-type", "application/grpc"}, {"te", "trailers"},
+	}
+	if key != "" {
+		fields = append(fields, [2]string{"authorization", "apikey " + key})
+	}
+	for _, f := range fields {
+		if err := enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]}); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	if err := h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: buf.Bytes(), EndHeaders: true}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// partial sends the start of a message declared as size bytes: its
+// length prefix and 32 KiB, in frames of HTTP/2's default size and within
+// the initial flow-control window.
+func (h *h2conn) partial(id uint32, size int) {
+	h.t.Helper()
+	msg := make([]byte, 5+32<<10)
+	binary.BigEndian.PutUint32(msg[1:5], uint32(size))
+	for len(msg) > 0 {
+		n := min(len(msg), 16<<10)
+		if err := h.fr.WriteData(id, false, msg[:n]); err != nil {
+			h.t.Fatal(err)
+		}
+		msg = msg[n:]
+	}
+}
+
+// end is how stream id ended: the grpc-status of its trailers, or the
+// code of its RST_STREAM. It fails the test when neither comes within
+// 5 s.
+type end struct {
+	grpcStatus string
+	rst        http2.ErrCode
+	isRST      bool
+}
+
+func (h *h2conn) waitEnd(id uint32) end {
+	h.t.Helper()
+	_ = h.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	dec := hpack.NewDecoder(4096, nil)
+	for {
+		f, err := h.fr.ReadFrame()
+		if err != nil {
+			h.t.Fatalf("stream %d: no end within 5s: %v", id, err)
+		}
+		switch f := f.(type) {
+		case *http2.HeadersFrame:
+			fields, err := dec.DecodeFull(f.HeaderBlockFragment())
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			if f.StreamID != id {
+				continue
+			}
+			for _, hf := range fields {
+				if hf.Name == "grpc-status" {
+					return end{grpcStatus: hf.Value}
+				}
+			}
+		case *http2.RSTStreamFrame:
+			if f.StreamID == id {
+				return end{rst: f.ErrCode, isRST: true}
+			}
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				_ = h.fr.WriteSettingsAck()
+			}
+		case *http2.GoAwayFrame:
+			h.t.Fatalf("stream %d: GOAWAY %v", id, f.ErrCode)
+		}
+	}
+}
+
+// TestKeyCheckedBeforeMessage: a call without the key that declares a
+// large message and sends half of it is refused with Unauthenticated at
+// once, without the server waiting for (and holding) the rest.
+func TestKeyCheckedBeforeMessage(t *testing.T) {
+	addr := serve(t, startHub(t), grpcapi.Config{Key: testKey, ReadTimeout: time.Minute})
+	for name, key := range map[string]string{"none": "", "wrong": "nope"} {
+		h := h2dial(t, addr)
+		h.open(1, publishPath, key)
+		h.partial(1, 512<<10)
+		if e := h.waitEnd(1); e.grpcStatus != "16" { // Unauthenticated
+			t.Errorf("%s key: stream ended with %+v, want grpc-status 16", name, e)
+		}
+	}
+}
+
+// TestPartialMessageTimesOut: an authenticated call whose message stops
+// arriving ends with DeadlineExceeded after ReadTimeout.
+func TestPartialMessageTimesOut(t *testing.T) {
+	addr := serve(t, startHub(t), grpcapi.Config{Key: testKey, ReadTimeout: 200 * time.Millisecond})
+	h := h2dial(t, addr)
+	h.open(1, publishPath, testKey)
+	h.partial(1, 100<<10)
+	if e := h.waitEnd(1); e.grpcStatus != "4" { // DeadlineExceeded
+		t.Fatalf("stream ended with %+v, want grpc-status 4", e)
+	}
+}
+
+// TestStreamsPerConnection: a stream over MaxConcurrentStreams is refused
+// (REFUSED_STREAM) while the others wait for their messages.
+func TestStreamsPerConnection(t *testing.T) {
+	addr := serve(t, startHub(t), grpcapi.Config{Key: testKey, MaxConcurrentStreams: 2, ReadTimeout: time.Minute})
+	h := h2dial(t, addr)
+	for _, id := range []uint32{1, 3, 5} {
+		h.open(id, publishPath, testKey)
+	}
+	if e := h.waitEnd(5); !e.isRST || e.rst != http2.ErrCodeRefusedStream {
+		t.Fatalf("third stream ended with %+v, want RST_STREAM REFUSED_STREAM", e)
+	}
+}
+
+// TestConnectionsPerAddress: a connection over MaxConnectionsPerAddress
+// is closed without being served; once one closes, a new one is served.
+func TestConnectionsPerAddress(t *testing.T) {
+	addr := serve(t, startHub(t), grpcapi.Config{Key: testKey, MaxConnectionsPerAddress: 2})
+	// serverSettings reports whether the server sent its settings (it
+	// does first on a connection it serves) or closed c.
+	serverSettings := func(c net.Conn) bool {
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err := http2.NewFramer(io.Discard, c).ReadFrame()
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatal("the server neither served nor closed the connection within 5s")
+		}
+		return err == nil
+	}
+	var held []net.Conn
+	for i := range 2 {
+		c := h2dial(t, addr).c
+		if !serverSettings(c) {
+			t.Fatalf("connection %d within the bound was closed", i+1)
+		}
+		held = append(held, c)
+	}
+	if serverSettings(h2dial(t, addr).c) {
+		t.Fatal("a third connection from the address was served")
+	}
+	_ = held[0].Close()
+	// The server sees the close asynchronously: a new connection is
+	// served once it has; each refused try is closed at once.
+	deadline := time.Now().Add(5 * time.Second)
+	for !serverSettings(h2dial(t, addr).c) {
+		if time.Now().After(deadline) {
+			t.Fatal("no connection served after one of the address's closed")
+		}
+	}
+}
+
+// TestConfigValidate: negative timeouts and a per-address bound under -1
+// are refused; -1 is no bound.
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []grpcapi.Config{{ReadTimeout: -1}, {IdleTimeout: -1}, {MaxConnectionsPerAddress: -2}} {
+		if c.Validate() == nil {
+			t.Errorf("%+v: accepted", c)
+		}
+	}
+	if (grpcapi.Config{MaxConnectionsPerAddress: -1}).Validate() != nil {
+		t.Error("-1 (no bound) refused")
+	}
+}
