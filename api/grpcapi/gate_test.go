@@ -6,13 +6,21 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/grpc/status"
 
+	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/api/grpcapi"
+	"github.com/heraldhq/herald/api/grpcapi/apiproto"
 )
 
 const publishPath = "/centrifugal.centrifugo.api.CentrifugoApi/Publish"
@@ -216,5 +224,48 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if (grpcapi.Config{MaxConnectionsPerAddress: -1}).Validate() != nil {
 		t.Error("-1 (no bound) refused")
+	}
+}
+
+// TestReadTimeoutEndsWithTheMessage: ReadTimeout bounds the arrival of a
+// call's message, not the call: a stream whose first message came in time
+// is still served after the timeout has passed.
+func TestReadTimeoutEndsWithTheMessage(t *testing.T) {
+	const timeout = 50 * time.Millisecond
+	addr := serve(t, startHub(t), grpcapi.Config{Key: testKey, Reflection: true, ReadTimeout: timeout})
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(keyAuth(testKey)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(ctx5s(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := func() error {
+		if err := stream.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+			return err
+		}
+		_, err := stream.Recv()
+		return err
+	}
+	if err := ask(); err != nil {
+		t.Fatal(err)
+	}
+	// What is asserted is that nothing happens (the stream is not
+	// cancelled), which only waiting past the timeout can show.
+	<-time.After(4 * timeout)
+	if err := ask(); err != nil {
+		t.Fatalf("a stream whose message came in time was ended: %v", err)
+	}
+}
+
+// TestDefaultMaxReceiveMessageSize: left at zero, the limit is the HTTP
+// API's body limit, 1 MiB.
+func TestDefaultMaxReceiveMessageSize(t *testing.T) {
+	c := dial(t, serve(t, startHub(t), grpcapi.Config{Key: testKey}))
+	over := []byte(`"` + strings.Repeat("x", api.DefaultMaxBodySize) + `"`)
+	if _, err := c.Publish(ctx5s(t), &apiproto.PublishRequest{Channel: "news", Data: over}); status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("a publish over 1 MiB: want ResourceExhausted, got %v", err)
 	}
 }
