@@ -214,10 +214,10 @@ func TestConnectionsPerAddress(t *testing.T) {
 	}
 }
 
-// TestConfigValidate: negative timeouts and a per-address bound under -1
-// are refused; -1 is no bound.
+// TestConfigValidate: negative timeouts and stream caps and a
+// per-address bound under -1 are refused; -1 is no bound.
 func TestConfigValidate(t *testing.T) {
-	for _, c := range []grpcapi.Config{{ReadTimeout: -1}, {IdleTimeout: -1}, {MaxConnectionsPerAddress: -2}} {
+	for _, c := range []grpcapi.Config{{ReadTimeout: -1}, {IdleTimeout: -1}, {MaxConnectionsPerAddress: -2}, {MaxConcurrentStreams: -1}} {
 		if c.Validate() == nil {
 			t.Errorf("%+v: accepted", c)
 		}

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"time"
 
@@ -79,7 +80,7 @@ type Config struct {
 	// IdleTimeout closes a connection without calls for this long.
 	IdleTimeout time.Duration `yaml:"idle_timeout" default:"5m" doc:"a connection with no call in flight for this long is closed (with GOAWAY; clients reconnect on their next call). Open connections are also pinged after a minute of silence and dropped when the peer does not answer in 20s, and a client pinging more often than every 10s is disconnected. '0' means the default"`
 	// MaxConcurrentStreams bounds the calls in flight on one connection.
-	MaxConcurrentStreams uint32 `yaml:"max_concurrent_streams" default:"100" doc:"most calls (HTTP/2 streams) in flight on one connection; the client is told in its settings, and a stream over it is refused (REFUSED_STREAM) before its message is read. '0' means the default"`
+	MaxConcurrentStreams int `yaml:"max_concurrent_streams" default:"100" doc:"most calls (HTTP/2 streams) in flight on one connection; the client is told in its settings, and a stream over it is refused (REFUSED_STREAM) before its message is read. '0' means the default"`
 	// MaxConnectionsPerAddress bounds the connections one client IP
 	// address holds; -1 means no bound.
 	MaxConnectionsPerAddress int `yaml:"max_connections_per_address" default:"100" doc:"most connections one client IP address may hold open; a connection over it is closed as soon as it is accepted. '0' means the default; '-1': no bound (behind a proxy that hides client addresses)"`
@@ -102,6 +103,9 @@ func (c Config) Validate() error {
 	}
 	if c.IdleTimeout < 0 {
 		errs = append(errs, &hub.OptionError{Field: "IdleTimeout", Message: fmt.Sprintf("%s: must not be negative (0 means the default, %s)", c.IdleTimeout, DefaultIdleTimeout)})
+	}
+	if c.MaxConcurrentStreams < 0 || int64(c.MaxConcurrentStreams) > math.MaxUint32 {
+		errs = append(errs, &hub.OptionError{Field: "MaxConcurrentStreams", Message: fmt.Sprintf("%d: want 0 (the default, %d) to %d", c.MaxConcurrentStreams, DefaultMaxConcurrentStreams, uint32(math.MaxUint32))})
 	}
 	if c.MaxConnectionsPerAddress < -1 {
 		errs = append(errs, &hub.OptionError{Field: "MaxConnectionsPerAddress", Message: fmt.Sprintf("%d: want -1 (no bound), 0 (the default, %d) or more", c.MaxConnectionsPerAddress, DefaultMaxConnectionsPerAddress)})
@@ -185,7 +189,7 @@ func New(h *hub.Hub, cfg Config) (*Server, error) {
 		grpc.ChainUnaryInterceptor(chain...),
 		grpc.InTapHandle(gate.tap),
 		grpc.StatsHandler(gate),
-		grpc.MaxConcurrentStreams(cfg.MaxConcurrentStreams),
+		grpc.MaxConcurrentStreams(uint32(cfg.MaxConcurrentStreams)),
 		grpc.ConnectionTimeout(cfg.ReadTimeout),
 		grpc.KeepaliveParams(keepalive.ServerParameters{
 			MaxConnectionIdle: cfg.IdleTimeout, Time: keepaliveTime, Timeout: keepaliveTimeout,
