@@ -22,13 +22,18 @@ import (
 // reads the message through that context, so the read ends, the call
 // answers DeadlineExceeded and its stream is reset, freeing what was
 // buffered. The stats handler stops the timer once the message is in.
+//
+// As the stats handler it also gives every connection its send watch
+// (sendwatch.go).
 type streamGate struct {
 	key         []byte // nil: no key needed (Insecure)
 	readTimeout time.Duration
+	sendTimeout time.Duration
+	conns       *connRegistry
 }
 
-func newStreamGate(cfg Config) *streamGate {
-	g := &streamGate{readTimeout: cfg.ReadTimeout}
+func newStreamGate(cfg Config, conns *connRegistry) *streamGate {
+	g := &streamGate{readTimeout: cfg.ReadTimeout, sendTimeout: cfg.SendTimeout, conns: conns}
 	if !cfg.Insecure {
 		g.key = []byte(cfg.Key)
 	}
@@ -81,20 +86,43 @@ type readCtxKey struct{}
 
 // HandleRPC stops the read timer when the call's message has arrived (a
 // streaming call's first one: the reflection service's later messages
-// are bounded by the idle and keepalive policy) or the call ended.
+// are bounded by the idle and keepalive policy) or the call ended, and
+// tells the connection's send watch of each response message queued.
 func (g *streamGate) HandleRPC(ctx context.Context, s stats.RPCStats) {
-	switch s.(type) {
+	switch s := s.(type) {
 	case *stats.InPayload, *stats.End:
 		if rc, ok := ctx.Value(readCtxKey{}).(*readCtx); ok {
 			rc.timer.Stop()
+		}
+	case *stats.OutPayload:
+		if w, ok := ctx.Value(sendWatchKey{}).(*sendWatch); ok {
+			w.queuedPayload(s.WireLength)
 		}
 	}
 }
 
 func (g *streamGate) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
 
-func (g *streamGate) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
-	return ctx
+type sendWatchKey struct{}
+
+// TagConn gives a connection accepted by the Server's listener its send
+// watch; the streams' contexts derive from the one returned.
+func (g *streamGate) TagConn(ctx context.Context, info *stats.ConnTagInfo) context.Context {
+	if info.RemoteAddr == nil || info.LocalAddr == nil {
+		return ctx
+	}
+	wc := g.conns.take(connKey{info.RemoteAddr.String(), info.LocalAddr.String()})
+	if wc == nil {
+		return ctx // served from a listener that is not the Server's
+	}
+	return context.WithValue(ctx, sendWatchKey{}, &sendWatch{conn: wc, timeout: g.sendTimeout})
 }
 
-func (g *streamGate) HandleConn(context.Context, stats.ConnStats) {}
+// HandleConn ends the connection's send watch with the connection.
+func (g *streamGate) HandleConn(ctx context.Context, s stats.ConnStats) {
+	if _, ok := s.(*stats.ConnEnd); ok {
+		if w, ok := ctx.Value(sendWatchKey{}).(*sendWatch); ok {
+			w.stop()
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/api/grpcapi"
@@ -192,22 +193,33 @@ func TestConnectionsPerAddress(t *testing.T) {
 		}
 		return err == nil
 	}
+	// dial connects and sends the client preface; a refused connection
+	// may be closed before the preface is written, hence no error check.
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		_, _ = io.WriteString(c, http2.ClientPreface)
+		return c
+	}
 	var held []net.Conn
 	for i := range 2 {
-		c := h2dial(t, addr).c
+		c := dial()
 		if !serverSettings(c) {
 			t.Fatalf("connection %d within the bound was closed", i+1)
 		}
 		held = append(held, c)
 	}
-	if serverSettings(h2dial(t, addr).c) {
+	if serverSettings(dial()) {
 		t.Fatal("a third connection from the address was served")
 	}
 	_ = held[0].Close()
 	// The server sees the close asynchronously: a new connection is
 	// served once it has; each refused try is closed at once.
 	deadline := time.Now().Add(5 * time.Second)
-	for !serverSettings(h2dial(t, addr).c) {
+	for !serverSettings(dial()) {
 		if time.Now().After(deadline) {
 			t.Fatal("no connection served after one of the address's closed")
 		}
@@ -267,5 +279,53 @@ func TestDefaultMaxReceiveMessageSize(t *testing.T) {
 	over := []byte(`"` + strings.Repeat("x", api.DefaultMaxBodySize) + `"`)
 	if _, err := c.Publish(ctx5s(t), &apiproto.PublishRequest{Channel: "news", Data: over}); status.Code(err) != codes.ResourceExhausted {
 		t.Fatalf("a publish over 1 MiB: want ResourceExhausted, got %v", err)
+	}
+}
+
+// TestSendTimeout: a connection whose client stops taking a large
+// response is closed after SendTimeout, freeing what the server queued;
+// a client that reads gets the same response with the same timeout.
+func TestSendTimeout(t *testing.T) {
+	h := startHub(t)
+	addr := serve(t, h, grpcapi.Config{Key: testKey, SendTimeout: 100 * time.Millisecond})
+	c := dial(t, addr)
+	ctx := ctx5s(t)
+	data := []byte(`"` + strings.Repeat("x", 60<<10) + `"`)
+	for range 10 {
+		if res, err := c.Publish(ctx, &apiproto.PublishRequest{Channel: "news", Data: data}); err != nil || res.Error != nil {
+			t.Fatalf("publish: %v, %v", res, err)
+		}
+	}
+	req := &apiproto.HistoryRequest{Channel: "news", Limit: 10}
+	if res, err := c.History(ctx, req); err != nil || len(res.Result.GetPublications()) != 10 {
+		t.Fatalf("a reading client's history: %v", err)
+	}
+
+	// The raw client's windows are HTTP/2's initial 64 KiB and it never
+	// opens them: the server can write 64 KiB of the 600 KiB response.
+	raw := h2dial(t, addr)
+	raw.open(1, "/centrifugal.centrifugo.api.CentrifugoApi/History", testKey)
+	body, err := proto.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := make([]byte, 5, 5+len(body))
+	binary.BigEndian.PutUint32(msg[1:], uint32(len(body)))
+	if err := raw.fr.WriteData(1, true, append(msg, body...)); err != nil {
+		t.Fatal(err)
+	}
+	_ = raw.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for {
+		f, err := raw.fr.ReadFrame()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				t.Fatal("a client taking no response was not disconnected within 5s")
+			}
+			return // closed by the server
+		}
+		if s, ok := f.(*http2.SettingsFrame); ok && !s.IsAck() {
+			_ = raw.fr.WriteSettingsAck()
+		}
 	}
 }

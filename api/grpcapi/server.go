@@ -30,6 +30,9 @@ const (
 	// DefaultIdleTimeout closes a connection that has had no call for
 	// this long.
 	DefaultIdleTimeout = 5 * time.Minute
+	// DefaultSendTimeout closes a connection whose client took none of
+	// its pending responses for this long.
+	DefaultSendTimeout = 10 * time.Second
 	// DefaultMaxConcurrentStreams bounds the calls in flight on one
 	// connection (HTTP/2 streams).
 	DefaultMaxConcurrentStreams = 100
@@ -77,6 +80,9 @@ type Config struct {
 	// with DeadlineExceeded and its stream is reset. It also bounds the
 	// TLS and HTTP/2 handshake of a new connection.
 	ReadTimeout time.Duration `yaml:"read_timeout" default:"10s" doc:"longest a call's request message may take to arrive, from the call's headers (as 'http_api.body_read_timeout'); a call still waiting then ends with DEADLINE_EXCEEDED and its stream is reset. It also bounds a new connection's TLS and HTTP/2 handshake. '0' means the default"`
+	// SendTimeout closes a connection whose client has taken nothing of
+	// the responses pending for it for this long (sendwatch.go).
+	SendTimeout time.Duration `yaml:"send_timeout" default:"10s" doc:"a connection whose client has taken none of the responses pending for it for this long is closed, freeing them (a client reading slowly but steadily is not cut). '0' means the default"`
 	// IdleTimeout closes a connection without calls for this long.
 	IdleTimeout time.Duration `yaml:"idle_timeout" default:"5m" doc:"a connection with no call in flight for this long is closed (with GOAWAY; clients reconnect on their next call). Open connections are also pinged after a minute of silence and dropped when the peer does not answer in 20s, and a client pinging more often than every 10s is disconnected. '0' means the default"`
 	// MaxConcurrentStreams bounds the calls in flight on one connection.
@@ -100,6 +106,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.ReadTimeout < 0 {
 		errs = append(errs, &hub.OptionError{Field: "ReadTimeout", Message: fmt.Sprintf("%s: must not be negative (0 means the default, %s)", c.ReadTimeout, DefaultReadTimeout)})
+	}
+	if c.SendTimeout < 0 {
+		errs = append(errs, &hub.OptionError{Field: "SendTimeout", Message: fmt.Sprintf("%s: must not be negative (0 means the default, %s)", c.SendTimeout, DefaultSendTimeout)})
 	}
 	if c.IdleTimeout < 0 {
 		errs = append(errs, &hub.OptionError{Field: "IdleTimeout", Message: fmt.Sprintf("%s: must not be negative (0 means the default, %s)", c.IdleTimeout, DefaultIdleTimeout)})
@@ -129,6 +138,9 @@ func (c Config) withDefaults() Config {
 	if c.ReadTimeout == 0 {
 		c.ReadTimeout = DefaultReadTimeout
 	}
+	if c.SendTimeout == 0 {
+		c.SendTimeout = DefaultSendTimeout
+	}
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = DefaultIdleTimeout
 	}
@@ -142,19 +154,18 @@ func (c Config) withDefaults() Config {
 }
 
 // Server is the gRPC API's server: a grpc.Server whose Serve also bounds
-// the connections of each client address.
+// the connections of each client address and watches that clients take
+// their responses.
 type Server struct {
 	*grpc.Server
 	maxPerAddress int // -1: no bound
+	conns         *connRegistry
 }
 
 // Serve serves the connections of ln, refusing those of an address that
 // holds MaxConnectionsPerAddress already; see grpc.Server.Serve.
 func (s *Server) Serve(ln net.Listener) error {
-	if s.maxPerAddress > 0 {
-		ln = limitPerAddress(ln, s.maxPerAddress)
-	}
-	return s.Server.Serve(ln)
+	return s.Server.Serve(newListener(ln, s.maxPerAddress, s.conns))
 }
 
 // New returns a gRPC server that serves h's API; call Serve with a
@@ -183,7 +194,8 @@ func New(h *hub.Hub, cfg Config) (*Server, error) {
 		chain = append(chain, tr)
 	}
 	chain = append(chain, transportErrors(cfg.ErrorMode == ErrorModeTransport))
-	gate := newStreamGate(cfg)
+	conns := newConnRegistry()
+	gate := newStreamGate(cfg, conns)
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(cfg.MaxReceiveMessageSize),
 		grpc.ChainUnaryInterceptor(chain...),
@@ -207,5 +219,5 @@ func New(h *hub.Hub, cfg Config) (*Server, error) {
 	if cfg.Reflection {
 		reflection.Register(s)
 	}
-	return &Server{Server: s, maxPerAddress: cfg.MaxConnectionsPerAddress}, nil
+	return &Server{Server: s, maxPerAddress: cfg.MaxConnectionsPerAddress, conns: conns}, nil
 }
