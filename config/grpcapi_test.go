@@ -25,7 +25,9 @@ func TestGRPCAPIProblems(t *testing.T) {
 	c.GRPCAPIConfig.ErrorMode = "http"
 	c.GRPCAPIConfig.ReadTimeout = -1
 	c.GRPCAPIConfig.MaxConnectionsPerAddress = -2
-	if got := keys(c); !slices.Equal(got, []string{"grpc_api.read_timeout", "grpc_api.max_connections_per_address", "grpc_api.max_receive_message_size", "grpc_api.error_mode", "grpc_api.key", "grpc_api.port"}) {
+	c.GRPCAPIConfig.SendTimeout = -1
+	c.GRPCAPIConfig.MaxConcurrentStreams = -1
+	if got := keys(c); !slices.Equal(got, []string{"grpc_api.read_timeout", "grpc_api.send_timeout", "grpc_api.max_concurrent_streams", "grpc_api.max_connections_per_address", "grpc_api.max_receive_message_size", "grpc_api.error_mode", "grpc_api.key", "grpc_api.port"}) {
 		t.Fatalf("enabled without a key or port: %v", got)
 	}
 	c = Default()
