@@ -5,10 +5,13 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+
+	"github.com/heraldhq/herald/transport/guard"
 )
 
 // listener wraps the server's listener. It closes, as soon as they are
-// accepted, the connections of a client IP address that holds maxPerAddr
+// accepted, the connections of a client IP address (an IPv6 one by its
+// /64) that holds maxPerAddr
 // of them already (maxPerAddr < 0: no bound), so that one client cannot
 // hold an unbounded number of connections, each with its streams, open.
 // Every connection it returns counts the bytes written to it for the
@@ -71,8 +74,10 @@ func (l *listener) Accept() (net.Conn, error) {
 		}
 		wc := &watchConn{Conn: c, key: connKey{c.RemoteAddr().String(), c.LocalAddr().String()}, l: l}
 		if ap, err := netip.ParseAddrPort(wc.key.remote); err == nil && l.maxPerAddr >= 0 {
-			// An address that is not IP (a Unix socket) is not counted.
-			wc.addr = ap.Addr().Unmap().WithZone("")
+			// An address that is not IP (a Unix socket) is not counted;
+			// an IPv6 one counts by its /64, as the WebSocket admission
+			// counts it, since one host usually holds a whole /64.
+			wc.addr = guard.AddrKey(ap.Addr())
 			wc.counted = true
 		}
 		if !l.count(wc) {

@@ -89,7 +89,7 @@ type Config struct {
 	MaxConcurrentStreams int `yaml:"max_concurrent_streams" default:"100" doc:"most calls (HTTP/2 streams) in flight on one connection; the client is told in its settings, and a stream over it is refused (REFUSED_STREAM) before its message is read. '0' means the default"`
 	// MaxConnectionsPerAddress bounds the connections one client IP
 	// address holds; -1 means no bound.
-	MaxConnectionsPerAddress int `yaml:"max_connections_per_address" default:"100" doc:"most connections one client IP address may hold open; a connection over it is closed as soon as it is accepted. '0' means the default; '-1': no bound (behind a proxy that hides client addresses)"`
+	MaxConnectionsPerAddress int `yaml:"max_connections_per_address" default:"100" doc:"most connections one client IP address (an IPv6 address by its '/64') may hold open; a connection over it is closed as soon as it is accepted. '0' means the default; '-1': no bound (behind a proxy that hides client addresses)"`
 	// TLS, when set, makes the server speak TLS only. Its NextProtos is
 	// set to h2 by grpc-go.
 	TLS *tls.Config `yaml:"-"`
