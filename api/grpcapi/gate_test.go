@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -327,5 +328,18 @@ func TestSendTimeout(t *testing.T) {
 		if s, ok := f.(*http2.SettingsFrame); ok && !s.IsAck() {
 			_ = raw.fr.WriteSettingsAck()
 		}
+	}
+}
+
+// TestHeaderListSize: a call whose metadata is over 64 KiB is not served
+// (grpc-go's own bound is 16 MiB, held before the key is checked).
+func TestHeaderListSize(t *testing.T) {
+	c := dial(t, serve(t, startHub(t), grpcapi.Config{Key: testKey}))
+	ctx := metadata.AppendToOutgoingContext(ctx5s(t), "x-big", strings.Repeat("x", 100<<10))
+	if _, err := c.Info(ctx, &apiproto.InfoRequest{}); err == nil {
+		t.Fatal("a call with 100 KiB of metadata was served")
+	}
+	if _, err := c.Info(ctx5s(t), &apiproto.InfoRequest{}); err != nil {
+		t.Fatalf("a call after it: %v", err)
 	}
 }

@@ -41,6 +41,12 @@ const (
 	DefaultMaxConnectionsPerAddress = 100
 )
 
+// maxHeaderListSize bounds a call's headers (its metadata). grpc-go's
+// default, 16 MiB, lets a client make each connection hold that much
+// before the key is checked; an API call's metadata is the key, a
+// traceparent and the error mode.
+const maxHeaderListSize = 64 << 10
+
 // Keepalive policy, fixed: a silent peer of an open connection is pinged
 // after keepaliveTime and dropped when it does not answer within
 // keepaliveTimeout; a client pinging more often than keepaliveMinTime is
@@ -202,6 +208,7 @@ func New(h *hub.Hub, cfg Config) (*Server, error) {
 		grpc.InTapHandle(gate.tap),
 		grpc.StatsHandler(gate),
 		grpc.MaxConcurrentStreams(uint32(cfg.MaxConcurrentStreams)),
+		grpc.MaxHeaderListSize(maxHeaderListSize),
 		grpc.ConnectionTimeout(cfg.ReadTimeout),
 		grpc.KeepaliveParams(keepalive.ServerParameters{
 			MaxConnectionIdle: cfg.IdleTimeout, Time: keepaliveTime, Timeout: keepaliveTimeout,
