@@ -23,9 +23,10 @@
 // # Limits
 //
 // As the HTTP API: a request message of at most 1 MiB by default, which
-// must arrive within ReadTimeout, with at most 64 KiB of metadata. A connection carries at most
-// MaxConcurrentStreams calls, a client address holds at most
-// MaxConnectionsPerAddress connections (listener.go), idle connections
-// are closed and silent ones pinged, and a connection whose client stops
-// taking its responses is closed after SendTimeout (sendwatch.go).
+// must arrive within ReadTimeout, with at most 64 KiB of metadata. A
+// connection carries at most MaxConcurrentStreams calls, a client address
+// holds at most MaxConnectionsPerAddress connections (listener.go), idle
+// connections are closed and silent ones pinged, and a connection whose
+// client stops taking its responses is closed after SendTimeout
+// (sendwatch.go).
 package grpcapi
