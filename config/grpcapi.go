@@ -15,7 +15,7 @@ import (
 // the fields here are the server's wiring.
 type GRPCAPIConfig struct {
 	Enabled        bool   `yaml:"enabled" doc:"serve the gRPC server API: Centrifugo's 'api.proto' service ('centrifugal.centrifugo.api.CentrifugoApi'), so that clients generated from Centrifugo's file work unchanged; see [api.md](api.md#grpc-api)"`
-	Address        string `yaml:"address" defaultdoc:"every interface" doc:"the address (host or IP) the gRPC API listens on; empty: every interface"`
+	Address        string `yaml:"address" default:"127.0.0.1" doc:"the address (host or IP) the gRPC API listens on. Loopback by default, as the API is for your backends: set a private interface's address, or '0.0.0.0' (or empty) for every interface, to serve other hosts. Centrifugo's default is every interface"`
 	Port           int    `yaml:"port" default:"10000" doc:"the port the gRPC API listens on; '0': a free port the system picks (for tests)"`
 	grpcapi.Config `yaml:",inline"`
 	// TLS of the gRPC API listener, with the same options as the main

@@ -23,7 +23,11 @@ func TestGRPCAPIProblems(t *testing.T) {
 	c.GRPCAPIConfig.Port = 65536
 	c.GRPCAPIConfig.MaxReceiveMessageSize = -1
 	c.GRPCAPIConfig.ErrorMode = "http"
-	if got := keys(c); !slices.Equal(got, []string{"grpc_api.max_receive_message_size", "grpc_api.error_mode", "grpc_api.key", "grpc_api.port"}) {
+	c.GRPCAPIConfig.ReadTimeout = -1
+	c.GRPCAPIConfig.MaxConnectionsPerAddress = -2
+	c.GRPCAPIConfig.SendTimeout = -1
+	c.GRPCAPIConfig.MaxConcurrentStreams = -1
+	if got := keys(c); !slices.Equal(got, []string{"grpc_api.read_timeout", "grpc_api.send_timeout", "grpc_api.max_concurrent_streams", "grpc_api.max_connections_per_address", "grpc_api.max_receive_message_size", "grpc_api.error_mode", "grpc_api.key", "grpc_api.port"}) {
 		t.Fatalf("enabled without a key or port: %v", got)
 	}
 	c = Default()
@@ -39,7 +43,8 @@ func TestGRPCAPIProblems(t *testing.T) {
 	if g := c.GRPCAPI(); g.Insecure || g.Key != "k" {
 		t.Fatalf("a grpc_api.key is required even with http_api.insecure: %+v", g)
 	}
-	if got := c.GRPCAPIConfig.ListenAddress(); got != ":10000" {
+	// Loopback unless set: the API is for the operator's backends.
+	if got := c.GRPCAPIConfig.ListenAddress(); got != "127.0.0.1:10000" {
 		t.Fatalf("listen address %q", got)
 	}
 }
@@ -66,5 +71,24 @@ func TestHandlerPrefixProblems(t *testing.T) {
 	c.HTTPAPI.HandlerPrefix = "/centrifugo/api/"
 	if got := c.HTTPAPI.Prefix(); got != "/centrifugo/api" {
 		t.Errorf("Prefix() = %q", got)
+	}
+}
+
+// TestGRPCAPIAddress: the gRPC API listens on loopback unless an address
+// is set; an explicit empty one is every interface, as before.
+func TestGRPCAPIAddress(t *testing.T) {
+	for doc, want := range map[string]string{
+		"grpc_api: {enabled: true, key: k}":                    "127.0.0.1:10000",
+		"grpc_api: {enabled: true, key: k, address: \"\"}":     ":10000",
+		"grpc_api: {enabled: true, key: k, address: 0.0.0.0}":  "0.0.0.0:10000",
+		"grpc_api: {enabled: true, key: k, address: 10.0.0.5}": "10.0.0.5:10000",
+	} {
+		c, err := Parse([]byte(doc))
+		if err != nil {
+			t.Fatalf("%s: %v", doc, err)
+		}
+		if got := c.GRPCAPIConfig.ListenAddress(); got != want {
+			t.Errorf("%s: listens on %q, want %q", doc, got, want)
+		}
 	}
 }

@@ -6,14 +6,13 @@ import (
 	"net"
 
 	"go.opentelemetry.io/otel/trace"
-	"google.golang.org/grpc"
 
 	"github.com/heraldhq/herald/api/grpcapi"
 )
 
 // grpcAPI is the gRPC server API's listener (grpc_api), off when nil.
 type grpcAPI struct {
-	server *grpc.Server
+	server *grpcapi.Server
 	tls    *listenerTLS // nil: plaintext
 	ln     net.Listener
 }

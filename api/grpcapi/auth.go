@@ -42,6 +42,11 @@ func keyAuthStream(key string) grpc.StreamServerInterceptor {
 // constant time; the scheme is case-insensitive.
 func hasKey(ctx context.Context, want []byte) bool {
 	md, _ := metadata.FromIncomingContext(ctx)
+	return mdHasKey(md, want)
+}
+
+// mdHasKey is hasKey on the call's metadata.
+func mdHasKey(md metadata.MD, want []byte) bool {
 	for _, v := range md.Get("authorization") {
 		scheme, got, ok := strings.Cut(strings.TrimSpace(v), " ")
 		if ok && strings.EqualFold(scheme, "apikey") && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) == 1 {
