@@ -30,8 +30,19 @@
 #                                   buildah and checks what it holds and runs)
 #   helm lint, helm template and the chart's go tests (deploy/tools, a
 #                                   module of its own)
-#   deploy/release/check.sh        (a goreleaser snapshot release for six
-#                                   targets: checksums, reproducibility)
+#   deploy/release/check.sh        (goreleaser checks goreleaser.yaml and
+#                                   makes a snapshot of two of its six
+#                                   targets, one per archive format and
+#                                   architecture: checksums, `herald
+#                                   version`, reproducibility; deploy's
+#                                   TestReleaseTargets checks the six)
+#
+# The Go tools (gotestsum, the protoc plugins, goreleaser and helm, at the
+# versions the repository pins) compile in the background from the start,
+# at a low priority, while the installs wait on the network; the steps that
+# run them wait for them. The container image is built while the release
+# check runs. The steps that measure timing or load (soak, overload) run
+# alone, last.
 #
 # On Linux the transport reads connections through epoll by default; the
 # second runs cover its portable read path, the one macOS and Windows use.
@@ -41,6 +52,9 @@
 # is the summary: "summary: N passed, N failed, N skipped" (tests, plus one
 # failure for each failed step that ran no tests, such as vet or an install).
 # Logs of every step are in .tmp/logs/.
+#
+# The summary gives each step's time against the run's budget,
+# HERALD_TEST_BUDGET minutes (45: CI stops a run at 90).
 #
 # Variables: HERALD_GO_TEST_TIMEOUT (go test -timeout, default 10m),
 # HERALD_TEST_RUN (a go test -run pattern, for a quick partial run; it also
@@ -58,6 +72,7 @@ VENV="$TMP/venv"
 GOTESTSUM_VERSION=v1.13.0
 GO_TEST_TIMEOUT=${HERALD_GO_TEST_TIMEOUT:-10m}
 FUZZ_TIME=${HERALD_FUZZ_TIME:-7s}
+BUDGET_SECONDS=$((${HERALD_TEST_BUDGET:-45} * 60))
 mkdir -p "$LOGS" "$BIN"
 
 STARTED=$SECONDS
@@ -78,6 +93,8 @@ COUNT_DETAIL=""
 # running, if any.
 RUN_PGID=""
 CURRENT_STEP=""
+# The steps running in the background (step_bg): name -> process id.
+declare -A BG_PIDS=()
 
 banner() { printf '\n=== %s\n' "$*"; }
 
@@ -128,6 +145,59 @@ not_run() {
 	echo "--- $1: not run ($2)"
 	COUNT_PASSED=0 COUNT_FAILED=1 COUNT_SKIPPED=0
 	record "$1" "not run" 0 "$2"
+}
+
+# step_bg NAME FUNCTION... starts a step in the background, with its
+# output in .tmp/logs/step-NAME.out; step_wait NAME waits for it, shows
+# that output and records the step as step() does. Only steps that neither
+# measure time or load nor share files with the steps beside them run so.
+step_bg() {
+	local name=$1 file
+	shift
+	file="$LOGS/step-${name// /-}"
+	rm -f "$file.out" "$file.result"
+	echo "--- $name: started in the background (output in .tmp/logs/step-${name// /-}.out)"
+	(
+		trap - EXIT
+		# Ctrl-C or the end of the run stops the command this step runs,
+		# which timeout put in a process group of its own.
+		trap '[[ -z "$RUN_PGID" ]] || kill -TERM -- "-$RUN_PGID" 2>/dev/null; exit 143' INT TERM
+		COUNT_PASSED=0 COUNT_FAILED=0 COUNT_SKIPPED=0 COUNT_DETAIL=""
+		start=$SECONDS rc=0
+		"$@" >"$file.out" 2>&1 </dev/null || rc=$?
+		printf '%s\n' "$rc" "$((SECONDS - start))" "$COUNT_PASSED" "$COUNT_FAILED" "$COUNT_SKIPPED" "$COUNT_DETAIL" >"$file.result"
+	) &
+	BG_PIDS[$name]=$!
+}
+
+# low_priority runs a command at nice 10: the scheduler then gives the
+# foreground steps the CPU when they want it.
+low_priority() {
+	renice -n 10 -p "$BASHPID" >/dev/null
+	"$@"
+}
+
+step_wait() {
+	local name=$1 file waited=$SECONDS
+	file="$LOGS/step-${name// /-}"
+	banner "$name (background)"
+	[[ -n "${BG_PIDS[$name]:-}" ]] && wait "${BG_PIDS[$name]}"
+	unset "BG_PIDS[$name]"
+	waited=$((SECONDS - waited))
+	cat "$file.out" 2>/dev/null
+	local result=() rc took
+	mapfile -t result <"$file.result" 2>/dev/null || true
+	rc=${result[0]:-1} took=${result[1]:-0}
+	COUNT_PASSED=${result[2]:-0} COUNT_FAILED=${result[3]:-0} COUNT_SKIPPED=${result[4]:-0} COUNT_DETAIL=${result[5]:-}
+	((${#result[@]})) || COUNT_DETAIL="no result: the step did not finish"
+	local outcome=ok
+	if ((rc != 0)); then
+		outcome=FAILED
+		((COUNT_FAILED > 0)) || COUNT_FAILED=1
+	fi
+	COUNT_DETAIL="background, ${waited}s waited${COUNT_DETAIL:+; $COUNT_DETAIL}"
+	record "$name" "$outcome" "$took" "$COUNT_DETAIL"
+	echo "--- $name: $outcome (${took}s)${COUNT_DETAIL:+, $COUNT_DETAIL}"
 }
 
 record() {
@@ -298,18 +368,55 @@ EOF
 	run 10m kafka-fetch.log "$dir" mvn -q -B dependency:copy-dependencies -DoutputDirectory="$dir/libs"
 }
 
+have_gotestsum() { [[ -x "$BIN/gotestsum" ]] && "$BIN/gotestsum" --version 2>/dev/null | grep -q "$GOTESTSUM_VERSION"; }
+
 install_gotestsum() {
-	if [[ -x "$BIN/gotestsum" ]] && "$BIN/gotestsum" --version 2>/dev/null | grep -q "$GOTESTSUM_VERSION"; then
-		GOTESTSUM="$BIN/gotestsum"
+	if have_gotestsum; then
 		echo "gotestsum $GOTESTSUM_VERSION already in .tmp/bin"
 		return 0
 	fi
-	if run 10m gotestsum-install.log "$ROOT" env GOBIN="$BIN" go install "gotest.tools/gotestsum@$GOTESTSUM_VERSION"; then
+	run 10m gotestsum-install.log "$ROOT" env GOBIN="$BIN" go install "gotest.tools/gotestsum@$GOTESTSUM_VERSION"
+}
+
+# use_gotestsum makes the go test steps run through the gotestsum the
+# "go tools" step installed.
+use_gotestsum() {
+	if have_gotestsum; then
 		GOTESTSUM="$BIN/gotestsum"
+		"$GOTESTSUM" --version
 		return 0
 	fi
-	echo "could not install gotestsum; go test runs without per-test counts"
+	echo "could not install gotestsum (see .tmp/logs/gotestsum-install.log); go test runs without per-test counts"
 	return 1
+}
+
+# go_tools installs the small Go tools of the steps that come first:
+# gotestsum and the protoc plugins. No registry this run reaches serves
+# them prebuilt at the pinned versions (Debian's gotestsum and
+# protoc-gen-go are older, and the generated code names its generator's
+# version), so they are compiled, at a low priority.
+go_tools() {
+	local rc=0
+	install_gotestsum || rc=$?
+	install_protoc_plugins || rc=$?
+	return "$rc"
+}
+
+# release_tools builds goreleaser (deploy/release/go.mod's pin) and helm
+# (deploy/tools/go.mod's) into .tmp/bin for the release and chart steps,
+# and the chart's tests.
+# Neither is served prebuilt by a registry this run reaches (the npm
+# package of goreleaser downloads its binary at install time), and both
+# take minutes to compile on two cores: hence the background, from the
+# start of the run.
+release_tools() {
+	local rc=0
+	run 40m goreleaser-build.log "$ROOT" deploy/release/check.sh --build "$BIN" || rc=$?
+	run 30m helm-build.log "$TOOLS_MODULE" go build -o "$BIN/helm" helm.sh/helm/v3/cmd/helm || rc=$?
+	# The chart's tests import Kubernetes' packages: compiled here, they
+	# come from the build cache in the chart step.
+	run 30m chart-tests-build.log "$TOOLS_MODULE" go test -race -count=1 -run '^$' ./... || rc=$?
+	return "$rc"
 }
 
 # generated_code regenerates the Go code of every .proto file (the client
@@ -321,11 +428,8 @@ PROTOC_GEN_GO_VERSION=v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
 PROTOC_GEN_GO_VTPROTO_VERSION=v0.6.0
 GENERATED_PACKAGES=(./protocol ./api/grpcapi/apiproto ./proxy/proxyproto ./transport/unigrpc/unistream)
-generated_code() {
-	if ! command -v protoc >/dev/null; then
-		is_root && command -v apt-get >/dev/null || { echo "protoc is missing: install protobuf-compiler"; return 1; }
-		apt_install protobuf-compiler >>"$LOGS/apt-protoc.log" 2>&1 </dev/null || return 1
-	fi
+# install_protoc_plugins installs them (the "go tools" step).
+install_protoc_plugins() {
 	# One go install per module: versioned arguments must share one.
 	run 10m protoc-gen-go-install.log "$ROOT" env GOBIN="$BIN" go install \
 		"google.golang.org/protobuf/cmd/protoc-gen-go@$PROTOC_GEN_GO_VERSION" || return 1
@@ -333,6 +437,17 @@ generated_code() {
 		"google.golang.org/grpc/cmd/protoc-gen-go-grpc@$PROTOC_GEN_GO_GRPC_VERSION" || return 1
 	run 10m protoc-gen-go-vtproto-install.log "$ROOT" env GOBIN="$BIN" go install \
 		"github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto@$PROTOC_GEN_GO_VTPROTO_VERSION" || return 1
+}
+
+generated_code() {
+	if ! command -v protoc >/dev/null; then
+		is_root && command -v apt-get >/dev/null || { echo "protoc is missing: install protobuf-compiler"; return 1; }
+		apt_install protobuf-compiler >>"$LOGS/apt-protoc.log" 2>&1 </dev/null || return 1
+	fi
+	local plugin
+	for plugin in protoc-gen-go protoc-gen-go-grpc protoc-gen-go-vtproto; do
+		[[ -x "$BIN/$plugin" ]] || { echo "$plugin is missing: see the \"go tools\" step"; return 1; }
+	done
 	run 5m generated-code.log "$ROOT" env PATH="$BIN:$PATH" HERALD_TEST_REQUIRE_PROTOC=1 \
 		go test -count=1 -run '^TestGeneratedCodeIsCurrent$' "${GENERATED_PACKAGES[@]}"
 }
@@ -663,23 +778,25 @@ image() {
 TOOLS_MODULE="$ROOT/deploy/tools"
 
 # chart lints and renders the Helm chart with the helm that deploy/tools
-# pins (go tool helm), then runs the chart's tests: every resource checked
+# pins (built into .tmp/bin by the "release tools" step), then runs the chart's tests: every resource checked
 # against the Kubernetes schema client-go ships and decoded strictly into
 # k8s.io/api types, and the probes and drain timing checked against a
 # running node.
 chart() {
 	local rc=0 values=../helm/herald/ci/test-values.yaml
-	run 20m helm-lint.log "$TOOLS_MODULE" go tool helm lint --strict ../helm/herald -f "$values" || rc=$?
-	run 5m helm-template.log "$TOOLS_MODULE" go tool helm template herald ../helm/herald -f "$values" --kube-version 1.32.0 || rc=$?
+	[[ -x "$BIN/helm" ]] || { echo "no .tmp/bin/helm: see the \"release tools\" step"; return 1; }
+	run 20m helm-lint.log "$TOOLS_MODULE" "$BIN/helm" lint --strict ../helm/herald -f "$values" || rc=$?
+	run 5m helm-template.log "$TOOLS_MODULE" "$BIN/helm" template herald ../helm/herald -f "$values" --kube-version 1.32.0 || rc=$?
 	run 10m go-vet-tools.log "$TOOLS_MODULE" go vet ./... || rc=$?
 	local GO_TEST_DIR=$TOOLS_MODULE
 	go_test_packages go-test-chart ./... || rc=$?
 	return "$rc"
 }
 
-# release makes a snapshot release with goreleaser for the six targets and
-# checks the archives, the checksums, `herald version` and that the build
-# is reproducible (deploy/release/check.sh).
+# release makes a snapshot release with goreleaser for two of the six
+# targets and checks the archives, the checksums, `herald version` and
+# that the build is reproducible (deploy/release/check.sh), with the
+# goreleaser the "release tools" step built.
 release() {
 	local rc=0
 	run 30m release.log "$ROOT" deploy/release/check.sh "$BIN" || rc=$?
@@ -694,13 +811,24 @@ stop_services() {
 	"$ROOT/scripts/services.sh" stop || echo "warning: services.sh stop failed"
 }
 
+# print_summary prints a line per step (its time and its share of the
+# budget; a background step's time overlapped others') and the total
+# against the budget.
 print_summary() {
-	banner "summary ($((SECONDS - STARTED))s)"
+	local total=$((SECONDS - STARTED))
+	banner "summary (${total}s)"
 	local i failed_steps=0
 	for i in "${!STEP_NAMES[@]}"; do
-		printf '%-16s %-11s %5ss  %s\n' "${STEP_NAMES[$i]}" "${STEP_RESULTS[$i]}" "${STEP_SECONDS[$i]}" "${STEP_DETAILS[$i]}"
+		printf '%-18s %-11s %5ss %3s%%  %s\n' "${STEP_NAMES[$i]}" "${STEP_RESULTS[$i]}" "${STEP_SECONDS[$i]}" \
+			"$((STEP_SECONDS[i] * 100 / BUDGET_SECONDS))" "${STEP_DETAILS[$i]}"
 		[[ "${STEP_RESULTS[$i]}" == ok ]] || failed_steps=$((failed_steps + 1))
 	done
+	if ((total <= BUDGET_SECONDS)); then
+		printf 'time: %dm%02ds of the %d-minute budget (%d%%): within it\n' $((total / 60)) $((total % 60)) $((BUDGET_SECONDS / 60)) $((total * 100 / BUDGET_SECONDS))
+	else
+		printf 'time: %dm%02ds of the %d-minute budget (%d%%): OVER by %dm%02ds\n' $((total / 60)) $((total % 60)) $((BUDGET_SECONDS / 60)) \
+			$((total * 100 / BUDGET_SECONDS)) $(((total - BUDGET_SECONDS) / 60)) $(((total - BUDGET_SECONDS) % 60))
+	fi
 	if ((failed_steps > 0)); then
 		echo "test.sh: $failed_steps step(s) FAILED; logs in .tmp/logs/ and .tmp/services/"
 	else
@@ -719,6 +847,13 @@ on_exit() {
 		kill -TERM -- "-$RUN_PGID" 2>/dev/null
 		wait "$RUN_PGID" 2>/dev/null
 	fi
+	local name
+	for name in "${!BG_PIDS[@]}"; do
+		kill -TERM "${BG_PIDS[$name]}" 2>/dev/null
+		wait "${BG_PIDS[$name]}" 2>/dev/null
+		COUNT_PASSED=0 COUNT_FAILED=1 COUNT_SKIPPED=0
+		record "$name" interrupted 0 "background"
+	done
 	if [[ -z "${FINISHED:-}" ]]; then
 		if [[ -n "$CURRENT_STEP" ]]; then
 			COUNT_PASSED=0 COUNT_FAILED=1 COUNT_SKIPPED=0
@@ -736,6 +871,9 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 step "tools" check_tools
+# Compiling, at a low priority, while the steps below wait on the network.
+step_bg "go tools" low_priority go_tools
+step_bg "release tools" low_priority release_tools
 step "services" start_services
 # The variables are fixed by convention, so they are exported even if the
 # services did not start: the tests then fail loudly instead of skipping.
@@ -750,8 +888,9 @@ step "buildah" install_buildah
 if [[ -d tests/python ]]; then
 	step "python venv" python_install
 fi
-step "gotestsum" install_gotestsum
 step "kafka" install_kafka
+step_wait "go tools"
+step "gotestsum" use_gotestsum
 step "go mod tidy" go_mod_tidy
 step "generated code" generated_code
 step "go vet" go_vet
@@ -784,9 +923,14 @@ if [[ -d tests/python ]]; then
 	fi
 fi
 
-step "image" image
-step "chart" chart
+# The image's build and check, beside the release check: neither measures
+# time, and buildah's storage work leaves CPU to the release's compiles.
+step_bg "image" image
+step_wait "release tools"
 step "release" release
+step_wait "image"
+step "chart" chart
+# Alone: they measure the node under load.
 step "soak" soak
 step "overload" overload
 

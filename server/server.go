@@ -11,22 +11,17 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"os"
 	"runtime"
-	"strconv"
 	"time"
 
-	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/consumer"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/proxy"
 	"github.com/heraldhq/herald/sqlauth"
-	"github.com/heraldhq/herald/tracing"
 	"github.com/heraldhq/herald/transport/guard"
 	"github.com/heraldhq/herald/transport/websocket"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
@@ -70,206 +65,25 @@ type Server struct {
 	consumers *consumer.Group          // nil without enabled consumers
 }
 
-// New builds a node from cfg; Start makes it listen.
+// New builds a node from cfg; Start makes it listen. It builds the node's
+// parts in steps (build.go); when one fails, what the steps before it
+// built is released, the engine's connections included.
 func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	pair, err := cfg.TokenVerifiers(log)
-	if err != nil {
-		return nil, err
-	}
-	var tokens hub.TokenVerifier
-	if pair != nil {
-		tokens = pair
-	}
-	name := cfg.Name
-	if name == "" {
-		name, _ = os.Hostname()
-	}
-	spans, tp, err := newTracing(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if spans != nil {
-		defer func() {
-			if err != nil {
-				_ = spans.Shutdown(context.Background())
-			}
-		}()
-	}
-	eng, err := newEngine(cfg, name+"-"+strconv.Itoa(os.Getpid()), log)
-	if err != nil {
-		return nil, err
-	}
-	hcfg := cfg.Hub(Version)
-	hcfg.Engine, hcfg.Tokens, hcfg.Logger = eng, tokens, log
-	if tp != nil {
-		hcfg.Engine = tracing.WrapEngine(eng, tp)
-	}
-	px, err := newProxy(cfg, log, tp)
-	if err != nil {
-		return nil, err
-	}
-	sa, err := newSQLAuth(context.Background(), cfg, log, tp)
-	if err != nil {
-		if px != nil {
-			px.Close()
+	b := &builder{s: &Server{cfg: cfg, paths: cfg.Paths(), log: log, done: make(chan error, 1)}}
+	defer func() {
+		if err != nil {
+			b.rollback()
 		}
-		return nil, err
-	}
-	if sa != nil {
-		// The listener runs from here: a failure below must stop it.
-		defer func() {
-			if err != nil {
-				sa.Close()
-			}
-		}()
-	}
-	// The SQL checks decide their namespaces first, then the proxy its
-	// events, then the hub's defaults (hub.Chain).
-	var chain []hub.Handlers
-	if sa != nil {
-		chain = append(chain, sa.Handlers())
-	}
-	if px != nil {
-		chain = append(chain, px.Handlers())
-	}
-	hcfg.Handlers = hub.Chain(chain...)
-	if sa != nil && sa.HasRowChecks() {
-		hcfg.RowCheck = sa
-	}
-	keepHeader := proxyHeaderKeeper(cfg)
-	h, err := hub.New(hcfg)
-	if err != nil {
-		return nil, err
-	}
-	wsCfg := cfg.WebSocket.Transport()
-	wsCfg.CheckOrigin = guard.Origins(cfg.WebSocket.AllowedOrigins)
-	wsCfg.OriginHint = `add the page's origin (scheme://host:port) to websocket.allowed_origins in the configuration, or "*" to allow any`
-	wsCfg.Poller = wsPoller(cfg)
-	wsCfg.Logger = log
-	ws, err := websocket.NewServer(wsCfg, func(c *websocket.Conn, r *http.Request) websocket.Receiver {
-		// The headers proxies forward (Cookie, Authorization) go with the
-		// client.
-		return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportWebSocket, Header: keepHeader(r.Header), Admission: guard.TakeTicket(r)})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("websocket: %w", err)
-	}
-	s := &Server{
-		cfg: cfg, paths: cfg.Paths(), log: log, hub: h, ws: ws, proxy: px, sqlAuth: sa, spans: spans,
-		done: make(chan error, 1),
-	}
-	if s.tls, err = newMainTLS(cfg, log); err != nil {
-		return nil, err
-	}
-	if s.adminTLS, err = newFilesTLS("admin.tls", cfg.Admin.TLS, log); err != nil {
-		return nil, err
-	}
-	if s.uniGRPC, err = s.newUniGRPC(); err != nil {
-		return nil, err
-	}
-	s.registry = prometheus.NewRegistry()
-	// The scheduler's latency histogram (go_sched_latencies_seconds) and
-	// GC metrics, next to the defaults: under load they tell CPU starvation
-	// from Herald's own queues.
-	s.registry.MustRegister(collectors.NewGoCollector(
-		collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsScheduler, collectors.MetricsGC),
-	), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s.registry.MustRegister(h.Collectors()...)
-	if pair != nil {
-		s.registry.MustRegister(pair.Collectors()...)
-	}
-	if px != nil {
-		s.registry.MustRegister(px.Collectors()...)
-	}
-	if ec, ok := eng.(interface{ Collectors() []prometheus.Collector }); ok {
-		s.registry.MustRegister(ec.Collectors()...)
-	}
-	// The hub counts unauthenticated connections, the transport upgrades
-	// them; admission, in between, refuses before the upgrade.
-	// Both WebSocket endpoints pass the same admission and drain checks.
-	adm, err := newAdmission(cfg.WebSocket, h.NumPending, log)
-	if err != nil {
-		return nil, err
-	}
-	s.adm = adm
-	s.registry.MustRegister(adm.Collectors()...)
-	upgrades := http.NewServeMux()
-	upgrades.Handle(s.paths.WebSocket, ws)
-	if cfg.UniWebSocket.Enabled {
-		upgrades.Handle(s.paths.UniWebSocket, ws.UniHandler(func(c *websocket.UniConn, r *http.Request) websocket.UniReceiver {
-			return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportUniWebSocket, Unidirectional: true, Header: r.Header, Admission: guard.TakeTicket(r)})
-		}))
-	}
-	mux := http.NewServeMux()
-	wsEntry := adm.Handler(upgrades)
-	mux.Handle(s.paths.WebSocket, wsEntry)
-	if cfg.UniWebSocket.Enabled {
-		mux.Handle(s.paths.UniWebSocket, wsEntry)
-	}
-	s.mountHTTPTransports(mux)
-	mux.Handle("GET "+s.paths.Metrics, promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET "+config.HealthzPath, s.healthz)
-	mux.HandleFunc("GET "+config.ReadyzPath, s.readyz)
-	if cfg.Health.Enabled {
-		mux.HandleFunc(s.paths.Health, centrifugoHealth)
-	}
-	if cfg.Admin.UI.Enabled && cfg.Admin.Address == "" {
-		if err := s.mountAdminUI(mux); err != nil {
+	}()
+	for _, step := range b.steps() {
+		if err := step(); err != nil {
 			return nil, err
 		}
 	}
-	// The API's methods are under the prefix, and the prefix itself is the
-	// single endpoint ({"method":…,"params":…}).
-	apiPrefix := s.paths.API
-	switch {
-	case cfg.HTTPAPI.Disabled:
-	case cfg.HTTPAPI.Key != "" || cfg.HTTPAPI.Insecure:
-		apiCfg := cfg.HTTPAPI.API()
-		apiCfg.Logger, apiCfg.TracerProvider = log, tp
-		apiHandler, err := api.NewHandler(h, apiCfg)
-		if err != nil {
-			return nil, fmt.Errorf("http_api: %w", err)
-		}
-		var apiEntry http.Handler = http.StripPrefix(apiPrefix, apiHandler)
-		if cfg.HTTPAPI.RequireClientCert {
-			apiEntry = requireClientCert(apiEntry)
-		}
-		apiEntry = guard.CORS{
-			Allow:   guard.Listed(cfg.HTTPAPI.AllowedOrigins),
-			Methods: "POST",
-			Headers: "Content-Type, X-API-Key, Authorization, X-Centrifugo-Error-Mode",
-		}.Handler(apiEntry)
-		mux.Handle(apiPrefix+"/", apiEntry)
-		mux.Handle(apiPrefix, apiEntry)
-	default:
-		mux.Handle(apiPrefix+"/", api.Off(apiOffHint))
-		mux.Handle(apiPrefix, api.Off(apiOffHint))
-	}
-	if err := s.newGRPCAPI(tp); err != nil {
-		return nil, err
-	}
-	if s.consumers, err = newConsumers(cfg, h, log, tp); err != nil {
-		return nil, err
-	}
-	if s.consumers != nil {
-		s.registry.MustRegister(s.consumers.Collectors()...)
-	}
-	// Headers must arrive within 10 s and an idle keep-alive connection is
-	// closed after http.idle_timeout, so that neither holds a descriptor
-	// for ever; request bodies are bounded by guard.ReadDeadline (the API
-	// handler sets its own for its body, the same http_api.body_read_timeout,
-	// and lifts it once the body is in). There is no ReadTimeout or
-	// WriteTimeout: they would also cut hijacked WebSocket connections and
-	// long API calls.
-	s.http = &http.Server{
-		Handler:           guard.ReadDeadline(cfg.HTTPAPI.BodyReadTimeoutOrDefault(), log, mux),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       cfg.HTTP.IdleTimeoutOrDefault(),
-	}
-	return s, nil
+	return b.s, nil
 }
 
 // upgradePaths are the WebSocket endpoints whose upgrade requests the

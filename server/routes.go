@@ -1,0 +1,101 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/transport/guard"
+	"github.com/heraldhq/herald/transport/websocket"
+)
+
+// routes mounts every endpoint of the main listener and makes its HTTP
+// server.
+func (b *builder) routes() error {
+	s, cfg := b.s, b.s.cfg
+	mux := http.NewServeMux()
+	s.mountWebSocket(mux)
+	s.mountHTTPTransports(mux)
+	mux.Handle("GET "+s.paths.Metrics, promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET "+config.HealthzPath, s.healthz)
+	mux.HandleFunc("GET "+config.ReadyzPath, s.readyz)
+	if cfg.Health.Enabled {
+		mux.HandleFunc(s.paths.Health, centrifugoHealth)
+	}
+	if cfg.Admin.UI.Enabled && cfg.Admin.Address == "" {
+		if err := s.mountAdminUI(mux); err != nil {
+			return err
+		}
+	}
+	if err := b.mountHTTPAPI(mux); err != nil {
+		return err
+	}
+	// Headers must arrive within 10 s and an idle keep-alive connection is
+	// closed after http.idle_timeout, so that neither holds a descriptor
+	// for ever; request bodies are bounded by guard.ReadDeadline (the API
+	// handler sets its own for its body, the same http_api.body_read_timeout,
+	// and lifts it once the body is in). There is no ReadTimeout or
+	// WriteTimeout: they would also cut hijacked WebSocket connections and
+	// long API calls.
+	s.http = &http.Server{
+		Handler:           guard.ReadDeadline(cfg.HTTPAPI.BodyReadTimeoutOrDefault(), s.log, mux),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       cfg.HTTP.IdleTimeoutOrDefault(),
+	}
+	return nil
+}
+
+// mountWebSocket mounts both WebSocket endpoints behind the same admission
+// and drain checks.
+func (s *Server) mountWebSocket(mux *http.ServeMux) {
+	upgrades := http.NewServeMux()
+	upgrades.Handle(s.paths.WebSocket, s.ws)
+	if s.cfg.UniWebSocket.Enabled {
+		upgrades.Handle(s.paths.UniWebSocket, s.ws.UniHandler(func(c *websocket.UniConn, r *http.Request) websocket.UniReceiver {
+			return s.hub.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportUniWebSocket, Unidirectional: true, Header: r.Header, Admission: guard.TakeTicket(r)})
+		}))
+	}
+	entry := s.adm.Handler(upgrades)
+	mux.Handle(s.paths.WebSocket, entry)
+	if s.cfg.UniWebSocket.Enabled {
+		mux.Handle(s.paths.UniWebSocket, entry)
+	}
+}
+
+// mountHTTPAPI mounts the HTTP API: its methods are under the prefix, and
+// the prefix itself is the single endpoint ({"method":…,"params":…}).
+// Without a key (and not insecure) the prefix explains how to turn it on.
+func (b *builder) mountHTTPAPI(mux *http.ServeMux) error {
+	s, cfg := b.s, b.s.cfg
+	prefix := s.paths.API
+	switch {
+	case cfg.HTTPAPI.Disabled:
+	case cfg.HTTPAPI.Key != "" || cfg.HTTPAPI.Insecure:
+		apiCfg := cfg.HTTPAPI.API()
+		apiCfg.Logger, apiCfg.TracerProvider = s.log, b.tp
+		handler, err := api.NewHandler(s.hub, apiCfg)
+		if err != nil {
+			return fmt.Errorf("http_api: %w", err)
+		}
+		var entry http.Handler = http.StripPrefix(prefix, handler)
+		if cfg.HTTPAPI.RequireClientCert {
+			entry = requireClientCert(entry)
+		}
+		entry = guard.CORS{
+			Allow:   guard.Listed(cfg.HTTPAPI.AllowedOrigins),
+			Methods: "POST",
+			Headers: "Content-Type, X-API-Key, Authorization, X-Centrifugo-Error-Mode",
+		}.Handler(entry)
+		mux.Handle(prefix+"/", entry)
+		mux.Handle(prefix, entry)
+	default:
+		mux.Handle(prefix+"/", api.Off(apiOffHint))
+		mux.Handle(prefix, api.Off(apiOffHint))
+	}
+	return nil
+}
