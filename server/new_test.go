@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // TestNewReleasesEngineOnFailure makes New fail after the engine has
