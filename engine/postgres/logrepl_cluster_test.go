@@ -46,13 +46,18 @@ max_replication_slots = 10
 	return fmt.Sprintf("postgres://herald@127.0.0.1:%d/postgres?sslmode=disable", port)
 }
 
-// awaitSlotActive waits until a node consumes the slot.
+// awaitSlotActive waits until a node consumes the slot: a walsender holds
+// it. The backend that creates the slot (pg_create_logical_replication_slot
+// on the node's lock connection) holds it too, for a moment, before the
+// replication connection starts streaming; a wait for "active" alone could
+// return in that moment and find the slot released a query later.
 func awaitSlotActive(t *testing.T, conn *pgx.Conn, slot string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var active bool
-		err := conn.QueryRow(t.Context(), `SELECT coalesce((SELECT active FROM pg_replication_slots WHERE slot_name = $1), false)`, slot).Scan(&active)
+		err := conn.QueryRow(t.Context(), `SELECT coalesce((SELECT a.backend_type = 'walsender' FROM pg_replication_slots s
+			JOIN pg_stat_activity a ON a.pid = s.active_pid WHERE s.slot_name = $1), false)`, slot).Scan(&active)
 		if err != nil {
 			t.Fatal(err)
 		}
