@@ -25,6 +25,8 @@
 #   NODE_GOMAXPROCS=, NODE_CPUS=   the nodes' GOMAXPROCS and taskset CPU list (unset: all),
 #                                  leaving the load tool unconstrained
 #   PING_INTERVAL=25s PONG_TIMEOUT=8s  the nodes' client.ping_interval and pong_timeout (the defaults)
+#   NODE_WRITE_TIMEOUT=1s          the nodes' websocket.write_timeout (the default): how long a client
+#                                  may take less than 16 KiB before its connection closes with 3009
 #   SHARDS=1                       with postgres or redis: shards of the engine (the largest
 #                                  number a script uses). PostgreSQL shards are
 #                                  BENCH_POSTGRES_SHARD_DSNS (space-separated DSNs, separate
@@ -406,6 +408,7 @@ http_api:
 websocket:
   # The load generator opens every connection from one address.
   ip_rate_limit: -1
+  write_timeout: "${NODE_WRITE_TIMEOUT:-1s}"
 shutdown:
   drain_window: 1s
   timeout: 10s
