@@ -61,10 +61,12 @@ func (h *Hub) Publish(ctx context.Context, ch string, data []byte, opts PublishO
 		return engine.StreamPosition{}, &Error{Code: uint32(protocol.ErrorBadRequest), Message: fmt.Sprintf("bad request: channel %q is in a map namespace: set keys with map_publish", ch)}
 	}
 	sp, err := h.publish(ctx, ch, pubRule, &engine.Publication{Data: data, Info: opts.Info, Tags: opts.Tags, ExceptClient: opts.ExceptClient}, opts.IdempotencyKey)
-	if errors.Is(err, engine.ErrIdempotencyUnsupported) {
+	switch {
+	case engine.IsUnsupported(err):
+		// Of what Publish asks, only remembering idempotency keys is
+		// something an engine may lack.
 		return sp, &Error{Code: uint32(protocol.ErrorNotAvailable), Message: "not available: idempotency_key needs an engine that remembers keys (memory, redis or postgres)"}
-	}
-	if errors.Is(err, engine.ErrIdempotencyFull) {
+	case engine.IsTemporary(err):
 		// The engine keeps every key for its whole window and is full:
 		// the caller may retry later.
 		return sp, &Error{Code: uint32(protocol.ErrorTooManyRequests), Message: "too many requests: " + err.Error(), Temporary: true}

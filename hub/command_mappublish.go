@@ -107,9 +107,9 @@ func (h *Hub) mapPublishWith(ctx context.Context, ch string, r *rule, pub *engin
 	if e := h.shedPublish(); e != nil {
 		return engine.StreamPosition{}, e
 	}
-	mb := h.mapBroker()
-	if mb == nil {
-		return engine.StreamPosition{}, newError(protocol.ErrorNotAvailable)
+	mb, e := h.mapBroker()
+	if e != nil {
+		return engine.StreamPosition{}, e
 	}
 	start := time.Now()
 	defer func() { h.metrics.publishDuration.Observe(time.Since(start).Seconds()) }()
@@ -142,7 +142,7 @@ func (h *Hub) MapRemove(ctx context.Context, ch, key string) (engine.StreamPosit
 }
 
 func (h *Hub) mapRule(ch, key string) (*rule, error) {
-	r, err := h.mapChannelRule(ch)
+	r, _, err := h.mapChannelRule(ch)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,14 @@ import (
 // Error is a client protocol error (codes 100–1999): the command fails and
 // the connection stays open. Application handlers return it to answer a
 // command with a specific code; codes 400–1999 are the application's own.
+//
+// Herald's errors are of three kinds. A failed command has a protocol
+// code: this type, and api.Error for the server API, whose replies carry
+// the same codes but no temporary flag (it derives Temporary from the
+// code). A bad option is an OptionError, which names the field instead of
+// a code. An engine's failure is a sentinel of package engine or a
+// driver's error, classified by engine.IsUnsupported and
+// engine.IsTemporary, by which the hub answers with a code.
 type Error struct {
 	Code      uint32
 	Message   string

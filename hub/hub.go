@@ -142,8 +142,9 @@ func New(cfg Config) (*Hub, error) {
 		return nil, errors.New("hub: Config.Engine is required (memory.New() for one node)")
 	}
 	rules, err := compileChannels(cfg.Channels, "Channels")
-	if err == nil {
-		err = checkMapEngine(cfg.Channels, cfg.Engine, "Channels")
+	maps, keepsMaps := engine.MapsOf(cfg.Engine)
+	if err == nil && !keepsMaps {
+		err = refuseMapNamespaces(cfg.Channels, cfg.Engine, "Channels")
 	}
 	var clientProblems optionProblems
 	cfg.Client.check("Client", &clientProblems)
@@ -168,7 +169,7 @@ func New(cfg Config) (*Hub, error) {
 		client:   cfg.Client.withDefaults(),
 		channels: rules,
 		engine:   cfg.Engine,
-		maps:     findMapBroker(cfg.Engine),
+		maps:     maps,
 		log:      log,
 		nodeID:   cfg.Engine.NodeID(),
 		started:  time.Now(),

@@ -12,20 +12,22 @@ import (
 // and the change stream, count and clear. MapPublish and MapRemove are in
 // command_mappublish.go.
 
-// mapChannelRule resolves ch for a server call on a map channel: error
-// 107 for a channel whose namespace is not a map one.
-func (h *Hub) mapChannelRule(ch string) (*rule, error) {
+// mapChannelRule resolves ch for a server call on a map channel, with the
+// engine's map part: error 107 for a channel whose namespace is not a map
+// one.
+func (h *Hub) mapChannelRule(ch string) (*rule, engine.MapBroker, error) {
 	r, err := h.resolveForServer(ch)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !r.isMap() {
-		return nil, &Error{Code: uint32(protocol.ErrorBadRequest), Message: fmt.Sprintf("channel %q is not in a map namespace", ch)}
+		return nil, nil, &Error{Code: uint32(protocol.ErrorBadRequest), Message: fmt.Sprintf("channel %q is not in a map namespace", ch)}
 	}
-	if h.mapBroker() == nil {
-		return nil, newError(protocol.ErrorNotAvailable)
+	mb, e := h.mapBroker()
+	if e != nil {
+		return nil, nil, e
 	}
-	return r, nil
+	return r, mb, nil
 }
 
 // MapState reads a page of the map channel ch: at most limit keys after
@@ -34,7 +36,7 @@ func (h *Hub) mapChannelRule(ch string) (*rule, error) {
 // limit of 0 is the namespace's default page size; one above its maximum
 // is error 107.
 func (h *Hub) MapState(ctx context.Context, ch, cursor string, limit int) (engine.MapStatePage, error) {
-	r, err := h.mapChannelRule(ch)
+	r, mb, err := h.mapChannelRule(ch)
 	if err != nil {
 		return engine.MapStatePage{}, err
 	}
@@ -45,7 +47,7 @@ func (h *Hub) MapState(ctx context.Context, ch, cursor string, limit int) (engin
 	if e != nil {
 		return engine.MapStatePage{}, e
 	}
-	page, err := h.mapBroker().MapState(ctx, ch, engine.MapStateRequest{Cursor: cursor, Limit: n, MetaTTL: r.Map.MetaTTL})
+	page, err := mb.MapState(ctx, ch, engine.MapStateRequest{Cursor: cursor, Limit: n, MetaTTL: r.Map.MetaTTL})
 	if err != nil {
 		return engine.MapStatePage{}, fmt.Errorf("map state of %q: %w", ch, err)
 	}
@@ -55,7 +57,7 @@ func (h *Hub) MapState(ctx context.Context, ch, cursor string, limit int) (engin
 // MapStream reads the change stream of the map channel ch as History
 // reads a stream.
 func (h *Hub) MapStream(ctx context.Context, ch string, since *engine.StreamPosition, limit int, reverse bool) ([]*engine.Publication, engine.StreamPosition, error) {
-	r, err := h.mapChannelRule(ch)
+	r, _, err := h.mapChannelRule(ch)
 	if err != nil {
 		return nil, engine.StreamPosition{}, err
 	}
@@ -67,10 +69,11 @@ func (h *Hub) MapStream(ctx context.Context, ch string, since *engine.StreamPosi
 
 // MapStats counts the keys of the map channel ch.
 func (h *Hub) MapStats(ctx context.Context, ch string) (engine.MapStats, error) {
-	if _, err := h.mapChannelRule(ch); err != nil {
+	_, mb, err := h.mapChannelRule(ch)
+	if err != nil {
 		return engine.MapStats{}, err
 	}
-	st, err := h.mapBroker().MapStats(ctx, ch)
+	st, err := mb.MapStats(ctx, ch)
 	if err != nil {
 		return st, fmt.Errorf("map stats of %q: %w", ch, err)
 	}
@@ -82,10 +85,11 @@ func (h *Hub) MapStats(ctx context.Context, ch string) (engine.MapStats, error) 
 // subscribers in that epoch, which unsubscribes them with 2500
 // (insufficient state), and they subscribe again and read the state.
 func (h *Hub) MapClear(ctx context.Context, ch string) error {
-	if _, err := h.mapChannelRule(ch); err != nil {
+	_, mb, err := h.mapChannelRule(ch)
+	if err != nil {
 		return err
 	}
-	if err := h.mapBroker().MapClear(ctx, ch); err != nil {
+	if err := mb.MapClear(ctx, ch); err != nil {
 		return fmt.Errorf("map clear of %q: %w", ch, err)
 	}
 	return nil

@@ -207,12 +207,9 @@ func checkMapOptions(o NamespaceOptions, field string, ps *optionProblems) {
 	}
 }
 
-// checkMapEngine refuses map namespaces on an engine that keeps no map
-// state (NATS), naming the first such namespace.
-func checkMapEngine(cfg ChannelConfig, e engine.Engine, prefix string) error {
-	if findMapBroker(e) != nil {
-		return nil
-	}
+// refuseMapNamespaces refuses the map namespaces of cfg, for an engine
+// that keeps no map state (NATS; engine.MapsOf says so).
+func refuseMapNamespaces(cfg ChannelConfig, e engine.Engine, prefix string) error {
 	var ps optionProblems
 	if cfg.WithoutNamespace.isMap() {
 		ps.add(joinField(prefix, "WithoutNamespace"), "SubscriptionType", fmt.Sprintf("%s: the engine (%T) keeps no map state; map channels need an engine that keeps map state (memory, Redis or PostgreSQL)", cfg.WithoutNamespace.SubscriptionType, e))

@@ -61,9 +61,9 @@ func (c *Client) handleMapSubscribe(ctx context.Context, id uint32, req *protoco
 	if err != nil {
 		return err
 	}
-	mb := h.mapBroker()
-	if mb == nil {
-		return newError(protocol.ErrorNotAvailable)
+	mb, e := h.mapBroker()
+	if e != nil {
+		return e
 	}
 	var res *protocol.SubscribeResult
 	switch req.Phase {
@@ -173,22 +173,12 @@ func (c *Client) mapPublications(pubs []*engine.Publication) []*protocol.Publica
 	return out
 }
 
-// mapBroker is the engine's map part, nil when it keeps no map state (New
-// refuses map namespaces then).
-func (h *Hub) mapBroker() engine.MapBroker { return h.maps }
-
-// findMapBroker returns the map part of e, or of the engine e wraps (as
-// the tracing wrapper does), or nil.
-func findMapBroker(e engine.Engine) engine.MapBroker {
-	for range 8 { // wrappers do not nest deeper
-		if mb, ok := e.(engine.MapBroker); ok {
-			return mb
-		}
-		u, ok := e.(interface{ Unwrap() engine.Engine })
-		if !ok {
-			return nil
-		}
-		e = u.Unwrap()
+// mapBroker is the engine's map part, or error 108 when it keeps no map
+// state (New refuses map namespaces then; the error guards every map
+// call anyway). The engine was asked once, in New, with engine.MapsOf.
+func (h *Hub) mapBroker() (engine.MapBroker, *Error) {
+	if h.maps == nil {
+		return nil, newError(protocol.ErrorNotAvailable)
 	}
-	return nil
+	return h.maps, nil
 }

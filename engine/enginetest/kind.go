@@ -11,13 +11,13 @@ import (
 )
 
 // CheckKind checks that what kind declares matches its engine type, of
-// which e is a value (a nil pointer will do): Caps.Maps if and only if the
-// engine is an engine.MapBroker, since configuration checks trust the
-// declaration and the hub the type.
+// which e is a value (a nil pointer will do): Caps.Maps if and only if
+// engine.MapsOf finds map state in it, since configuration checks trust
+// the declaration and the hub engine.MapsOf.
 func CheckKind(t *testing.T, kind engine.Kind, e engine.Engine) {
 	t.Helper()
-	if _, maps := e.(engine.MapBroker); maps != kind.Caps.Maps {
-		t.Errorf("kind %q declares Maps %v, but %T implements engine.MapBroker: %v", kind.Name, kind.Caps.Maps, e, maps)
+	if _, maps := engine.MapsOf(e); maps != kind.Caps.Maps {
+		t.Errorf("kind %q declares Maps %v, but engine.MapsOf(%T) finds map state: %v", kind.Name, kind.Caps.Maps, e, maps)
 	}
 }
 

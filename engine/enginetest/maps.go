@@ -30,9 +30,9 @@ func mapOpts(size int) engine.MapPublishOptions {
 
 func mapBroker(t *testing.T, n *node) engine.MapBroker {
 	t.Helper()
-	mb, ok := n.Engine.(engine.MapBroker)
+	mb, ok := engine.MapsOf(n.Engine)
 	if !ok {
-		t.Fatalf("%T claims Capabilities.Maps but is not an engine.MapBroker", n.Engine)
+		t.Fatalf("%T claims Capabilities.Maps but engine.MapsOf finds no map state in it", n.Engine)
 	}
 	return mb
 }

@@ -56,7 +56,7 @@ type Capabilities struct {
 	// without it return engine.ErrIdempotencyUnsupported, which the suite
 	// checks instead).
 	Idempotency bool
-	// Maps: the engine implements engine.MapBroker.
+	// Maps: the engine keeps map state (engine.MapsOf).
 	Maps bool
 }
 

@@ -8,8 +8,8 @@ import (
 
 // MapEngine is an Engine whose shards all keep map state: map calls go
 // to the channel's shard like every other call on a channel. It is a type
-// of its own, not methods of Engine, because the hub decides whether an
-// engine serves map namespaces by whether it is an engine.MapBroker: an
+// of its own, not methods of Engine, because whether an engine serves map
+// namespaces is whether it is an engine.MapBroker (engine.MapsOf): an
 // Engine over shards without map state must not claim to be one.
 type MapEngine struct {
 	*Engine
@@ -18,12 +18,12 @@ type MapEngine struct {
 
 var _ engine.MapBroker = (*MapEngine)(nil)
 
-// WithMaps returns e as a MapEngine when every shard is an
-// engine.MapBroker, and e itself otherwise.
+// WithMaps returns e as a MapEngine when every shard keeps map state
+// (engine.MapsOf), and e itself otherwise.
 func WithMaps(e *Engine) engine.Engine {
 	maps := make([]engine.MapBroker, len(e.shards))
 	for i, s := range e.shards {
-		mb, ok := s.(engine.MapBroker)
+		mb, ok := engine.MapsOf(s)
 		if !ok {
 			return e
 		}

@@ -1,7 +1,10 @@
 // Package optionerr is the error a package returns for one bad field of
 // the configuration it was given (hub.OptionError is this type), so that
 // a configuration layer (package config) can say which key of its own
-// format was wrong, whichever package checked it.
+// format was wrong, whichever package checked it. It is the one error type
+// for options: a bad option needs its field named, not a protocol code,
+// so it is not the coded error of commands and API calls (hub.Error,
+// api.Error).
 package optionerr
 
 import (
