@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/optionerr"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -91,31 +91,28 @@ type Config struct {
 // configuration layer can name its own keys. A missing Key is not one of
 // them: NewHandler refuses it, and a server may leave its API off instead.
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, &hub.OptionError{Field: field, Message: fmt.Sprintf(format, args...)})
-	}
+	var errs optionerr.List
 	switch c.ErrorMode {
 	case "", ErrorModeTransport:
 	default:
-		bad("ErrorMode", "%q: want \"\" or %q", c.ErrorMode, ErrorModeTransport)
+		errs.Add("ErrorMode", "%q: want \"\" or %q", c.ErrorMode, ErrorModeTransport)
 	}
 	if c.MaxBodySize < 0 {
-		bad("MaxBodySize", "%d: must not be negative (0 means the default, %d)", c.MaxBodySize, DefaultMaxBodySize)
+		errs.Add("MaxBodySize", "%d: must not be negative (0 means the default, %d)", c.MaxBodySize, DefaultMaxBodySize)
 	}
 	if c.BodyReadTimeout < 0 {
-		bad("BodyReadTimeout", "%s: must not be negative (0 means the default, %s)", c.BodyReadTimeout, DefaultBodyReadTimeout)
+		errs.Add("BodyReadTimeout", "%s: must not be negative (0 means the default, %s)", c.BodyReadTimeout, DefaultBodyReadTimeout)
 	}
 	if c.MaxBatchCommands < 0 {
-		bad("MaxBatchCommands", "%d: must not be negative (0 means the default, %d)", c.MaxBatchCommands, DefaultMaxBatchCommands)
+		errs.Add("MaxBatchCommands", "%d: must not be negative (0 means the default, %d)", c.MaxBatchCommands, DefaultMaxBatchCommands)
 	}
 	if c.MaxResponseSize < 0 {
-		bad("MaxResponseSize", "%d: must not be negative (0 means the default, %d)", c.MaxResponseSize, DefaultMaxResponseSize)
+		errs.Add("MaxResponseSize", "%d: must not be negative (0 means the default, %d)", c.MaxResponseSize, DefaultMaxResponseSize)
 	}
 	if c.MaxBatchResponseSize < 0 {
-		bad("MaxBatchResponseSize", "%d: must not be negative (0 means the default, %d)", c.MaxBatchResponseSize, DefaultMaxBatchResponseSize)
+		errs.Add("MaxBatchResponseSize", "%d: must not be negative (0 means the default, %d)", c.MaxBatchResponseSize, DefaultMaxBatchResponseSize)
 	}
-	return errors.Join(errs...)
+	return errs.Err()
 }
 
 func (c Config) withDefaults() (Config, error) {

@@ -3,7 +3,6 @@ package consumer
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -29,14 +28,14 @@ type Retry struct {
 // validate refuses negative backoffs, which WithDefaults would otherwise
 // silently replace.
 func (r Retry) validate() error {
-	var errs []error
+	var errs optionerr.List
 	if r.MinBackoff < 0 {
-		errs = append(errs, &optionerr.Error{Field: "MinBackoff", Message: fmt.Sprintf("%s: must not be negative", r.MinBackoff)})
+		errs.Add("MinBackoff", "%s: must not be negative", r.MinBackoff)
 	}
 	if r.MaxBackoff < 0 {
-		errs = append(errs, &optionerr.Error{Field: "MaxBackoff", Message: fmt.Sprintf("%s: must not be negative", r.MaxBackoff)})
+		errs.Add("MaxBackoff", "%s: must not be negative", r.MaxBackoff)
 	}
-	return errors.Join(errs...)
+	return errs.Err()
 }
 
 // Defaults of Retry.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/optionerr"
 )
 
 // Defaults of the Config fields left at zero. They give the gRPC API the
@@ -109,31 +110,31 @@ type Config struct {
 // configuration layer can name its own keys. A missing Key is not one of
 // them: New refuses it, and a server may leave the API off instead.
 func (c Config) Validate() error {
-	var errs []error
+	var errs optionerr.List
 	if c.ReadTimeout < 0 {
-		errs = append(errs, &hub.OptionError{Field: "ReadTimeout", Message: fmt.Sprintf("%s: must not be negative (0 means the default, %s)", c.ReadTimeout, DefaultReadTimeout)})
+		errs.Add("ReadTimeout", "%s: must not be negative (0 means the default, %s)", c.ReadTimeout, DefaultReadTimeout)
 	}
 	if c.SendTimeout < 0 {
-		errs = append(errs, &hub.OptionError{Field: "SendTimeout", Message: fmt.Sprintf("%s: must not be negative (0 means the default, %s)", c.SendTimeout, DefaultSendTimeout)})
+		errs.Add("SendTimeout", "%s: must not be negative (0 means the default, %s)", c.SendTimeout, DefaultSendTimeout)
 	}
 	if c.IdleTimeout < 0 {
-		errs = append(errs, &hub.OptionError{Field: "IdleTimeout", Message: fmt.Sprintf("%s: must not be negative (0 means the default, %s)", c.IdleTimeout, DefaultIdleTimeout)})
+		errs.Add("IdleTimeout", "%s: must not be negative (0 means the default, %s)", c.IdleTimeout, DefaultIdleTimeout)
 	}
 	if c.MaxConcurrentStreams < 0 || int64(c.MaxConcurrentStreams) > math.MaxUint32 {
-		errs = append(errs, &hub.OptionError{Field: "MaxConcurrentStreams", Message: fmt.Sprintf("%d: want 0 (the default, %d) to %d", c.MaxConcurrentStreams, DefaultMaxConcurrentStreams, uint32(math.MaxUint32))})
+		errs.Add("MaxConcurrentStreams", "%d: want 0 (the default, %d) to %d", c.MaxConcurrentStreams, DefaultMaxConcurrentStreams, uint32(math.MaxUint32))
 	}
 	if c.MaxConnectionsPerAddress < -1 {
-		errs = append(errs, &hub.OptionError{Field: "MaxConnectionsPerAddress", Message: fmt.Sprintf("%d: want -1 (no bound), 0 (the default, %d) or more", c.MaxConnectionsPerAddress, DefaultMaxConnectionsPerAddress)})
+		errs.Add("MaxConnectionsPerAddress", "%d: want -1 (no bound), 0 (the default, %d) or more", c.MaxConnectionsPerAddress, DefaultMaxConnectionsPerAddress)
 	}
 	if c.MaxReceiveMessageSize < 0 {
-		errs = append(errs, &hub.OptionError{Field: "MaxReceiveMessageSize", Message: fmt.Sprintf("%d: must not be negative (0 means the default, %d)", c.MaxReceiveMessageSize, DefaultMaxReceiveMessageSize)})
+		errs.Add("MaxReceiveMessageSize", "%d: must not be negative (0 means the default, %d)", c.MaxReceiveMessageSize, DefaultMaxReceiveMessageSize)
 	}
 	switch c.ErrorMode {
 	case "", ErrorModeTransport:
 	default:
-		errs = append(errs, &hub.OptionError{Field: "ErrorMode", Message: fmt.Sprintf("%q: want \"\" or %q", c.ErrorMode, ErrorModeTransport)})
+		errs.Add("ErrorMode", "%q: want \"\" or %q", c.ErrorMode, ErrorModeTransport)
 	}
-	return errors.Join(errs...)
+	return errs.Err()
 }
 
 // withDefaults fills the fields left at zero.

@@ -1,7 +1,6 @@
 package websocket
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -119,20 +118,20 @@ func (c Config) WithDefaults() Config {
 // name its own keys instead). NewServer refuses such a Config with the
 // same errors.
 func (c Config) Validate() error {
-	var errs []error
+	var errs optionerr.List
 	if c.MaxMessageSize < 0 {
-		errs = append(errs, &optionerr.Error{Field: "MaxMessageSize", Message: fmt.Sprintf("%d: must not be negative", c.MaxMessageSize)})
+		errs.Add("MaxMessageSize", "%d: must not be negative", c.MaxMessageSize)
 	}
 	if _, err := c.Poller.Resolve(); err != nil {
-		errs = append(errs, &optionerr.Error{Field: "Poller", Message: err.Error()})
+		errs.Add("Poller", "%s", err)
 	}
 	if l := c.CompressionLevel; l != 0 && (l < MinCompressionLevel || l > MaxCompressionLevel) {
-		errs = append(errs, &optionerr.Error{Field: "CompressionLevel", Message: fmt.Sprintf("%d: want %d (fastest) to %d (smallest), or 0 for the default", l, MinCompressionLevel, MaxCompressionLevel)})
+		errs.Add("CompressionLevel", "%d: want %d (fastest) to %d (smallest), or 0 for the default", l, MinCompressionLevel, MaxCompressionLevel)
 	}
 	if c.CompressionMinSize < 0 {
-		errs = append(errs, &optionerr.Error{Field: "CompressionMinSize", Message: fmt.Sprintf("%d: must not be negative", c.CompressionMinSize)})
+		errs.Add("CompressionMinSize", "%d: must not be negative", c.CompressionMinSize)
 	}
-	return errors.Join(errs...)
+	return errs.Err()
 }
 
 // Poller names a way of reading connections; the zero value is PollerAuto.
