@@ -18,11 +18,8 @@ import (
 // send watch (sendwatch.go), which finds it by its addresses.
 type listener struct {
 	net.Listener
-	maxPerAddr int
-	conns      *connRegistry
-
-	mu     sync.Mutex
-	byAddr map[netip.Addr]int // connections per address, only addresses holding some
+	perAddr *guard.AddrCounter // nil: no bound
+	conns   *connRegistry
 }
 
 // connRegistry holds the connections the listeners of a Server accepted
@@ -62,7 +59,12 @@ func (r *connRegistry) remove(wc *watchConn) {
 type connKey struct{ remote, local string }
 
 func newListener(ln net.Listener, maxPerAddr int, conns *connRegistry) *listener {
-	return &listener{Listener: ln, maxPerAddr: maxPerAddr, conns: conns, byAddr: make(map[netip.Addr]int)}
+	l := &listener{Listener: ln, conns: conns}
+	if maxPerAddr >= 0 {
+		c := guard.NewAddrCounter(maxPerAddr)
+		l.perAddr = &c
+	}
+	return l
 }
 
 // Accept returns the next connection within its address's bound.
@@ -73,47 +75,27 @@ func (l *listener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		wc := &watchConn{Conn: c, key: connKey{c.RemoteAddr().String(), c.LocalAddr().String()}, l: l}
-		if ap, err := netip.ParseAddrPort(wc.key.remote); err == nil && l.maxPerAddr >= 0 {
+		if ap, err := netip.ParseAddrPort(wc.key.remote); err == nil && l.perAddr != nil {
 			// An address that is not IP (a Unix socket) is not counted;
 			// an IPv6 one counts by its /64, as the WebSocket admission
 			// counts it, since one host usually holds a whole /64.
-			wc.addr = guard.AddrKey(ap.Addr())
-			wc.counted = true
-		}
-		if !l.count(wc) {
-			_ = c.Close()
-			continue
+			t, ok := l.perAddr.Take(ap.Addr())
+			if !ok {
+				_ = c.Close()
+				continue
+			}
+			wc.ticket = t
 		}
 		l.conns.add(wc)
 		return wc, nil
 	}
 }
 
-// count counts wc against its address; false when the address holds its
-// share already.
-func (l *listener) count(wc *watchConn) bool {
-	if !wc.counted {
-		return true
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.byAddr[wc.addr] >= l.maxPerAddr {
-		return false
-	}
-	l.byAddr[wc.addr]++
-	return true
-}
-
 // release gives back wc's place, once it closed.
 func (l *listener) release(wc *watchConn) {
 	l.conns.remove(wc)
-	if !wc.counted {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.byAddr[wc.addr]--; l.byAddr[wc.addr] <= 0 {
-		delete(l.byAddr, wc.addr)
+	if wc.ticket != nil {
+		wc.ticket.Release()
 	}
 }
 
@@ -122,8 +104,7 @@ func (l *listener) release(wc *watchConn) {
 type watchConn struct {
 	net.Conn
 	key     connKey
-	addr    netip.Addr
-	counted bool
+	ticket  guard.Ticket // its address's place; nil when not counted
 	l       *listener
 	written atomic.Int64
 	once    sync.Once

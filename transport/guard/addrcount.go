@@ -21,6 +21,26 @@ type addrCounts struct {
 	byAddr map[netip.Addr]*addrCount
 }
 
+// AddrCounter bounds the connections of each client address (an IPv6
+// one by its /64, as ipKey keys it) for a listener outside this package:
+// the gRPC API's, which counts every connection where the admission
+// counts unauthenticated ones. Its zero value is not usable.
+type AddrCounter struct{ counts *addrCounts }
+
+// NewAddrCounter returns a counter that lets each address hold max
+// connections.
+func NewAddrCounter(max int) AddrCounter { return AddrCounter{newAddrCounts(max)} }
+
+// Take counts one more connection for addr and returns its Ticket, to be
+// released when the connection closes; false when addr holds max already.
+func (a AddrCounter) Take(addr netip.Addr) (Ticket, bool) {
+	e, ok := a.counts.take(addr)
+	if !ok {
+		return nil, false
+	}
+	return e, true
+}
+
 // addrCount is one address's count. All of the address's connections
 // share it as their Ticket, so a connection costs the hub one interface
 // value and no allocation of its own.

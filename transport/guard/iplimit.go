@@ -22,7 +22,3 @@ func ipKey(addr netip.Addr) netip.Addr {
 	}
 	return addr.WithZone("")
 }
-
-// AddrKey is ipKey for listeners outside this package that bound what one
-// client address holds (the gRPC API's connections per address).
-func AddrKey(addr netip.Addr) netip.Addr { return ipKey(addr) }
