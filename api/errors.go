@@ -20,31 +20,22 @@ import (
 // {"code":N,"message":"…"}, over HTTP (a method's answer, a batch reply,
 // a line of the single endpoint, a broadcast's channel), over gRPC (the
 // response's Error message, or in transport error mode its status) and
-// from an Executor. Test it with errors.As or the predicates below.
-type Error struct {
-	Code    protocol.ErrorCode `json:"code"`
-	Message string             `json:"message"`
-}
+// from an Executor. It is protocol.CodedError, the same type as a client
+// command's hub.Error; its Temporary field says whether running the
+// command again may succeed (100 internal, 111 too many requests).
+// Test it with errors.As or the predicates below.
+type Error = protocol.CodedError
 
-func (e *Error) Error() string { return fmt.Sprintf("api error %d: %s", e.Code, e.Message) }
-
-// Temporary reports whether running the command again may succeed: an
-// internal error (100: the engine failed or timed out) or a limit hit
-// (111), as protocol.ErrorCode.Temporary says. Every other code is about
-// the command itself (bad request, unknown channel or method, feature
-// off) and repeats on every attempt.
-func (e *Error) Temporary() bool { return e.Code.Temporary() }
-
-// HTTPStatus is the status of the error in the HTTP API's transport error
-// mode, as Centrifugo's MapErrorToHTTPCode gives it.
-func (e *Error) HTTPStatus() int {
+// HTTPStatus is the status of e in the HTTP API's transport error mode,
+// as Centrifugo's MapErrorToHTTPCode gives it.
+func HTTPStatus(e *Error) int {
 	status, _ := transportStatus(e.Code)
 	return status
 }
 
-// GRPCCode is the status code of the error in the gRPC API's transport
-// error mode, as Centrifugo's documentation lists it.
-func (e *Error) GRPCCode() codes.Code {
+// GRPCCode is the status code of e in the gRPC API's transport error
+// mode, as Centrifugo's documentation lists it.
+func GRPCCode(e *Error) codes.Code {
 	_, code := transportStatus(e.Code)
 	return code
 }
@@ -65,11 +56,11 @@ func transportStatus(code protocol.ErrorCode) (int, codes.Code) {
 	return http.StatusInternalServerError, codes.Internal
 }
 
-// GRPCStatus is the error as a gRPC status (the transport error mode).
-func (e *Error) GRPCStatus() *status.Status { return status.New(e.GRPCCode(), e.Message) }
+// GRPCStatus is e as a gRPC status (the transport error mode).
+func GRPCStatus(e *Error) *status.Status { return status.New(GRPCCode(e), e.Message) }
 
-// Proto is the error as api.proto's Error message; nil for nil.
-func (e *Error) Proto() *apiproto.Error {
+// ProtoError is e as api.proto's Error message; nil for nil.
+func ProtoError(e *Error) *apiproto.Error {
 	if e == nil {
 		return nil
 	}
@@ -81,7 +72,8 @@ func FromProto(pe *apiproto.Error) *Error {
 	if pe == nil {
 		return nil
 	}
-	return &Error{Code: protocol.ErrorCode(pe.GetCode()), Message: pe.GetMessage()}
+	c := protocol.ErrorCode(pe.GetCode())
+	return &Error{Code: c, Message: pe.GetMessage(), Temporary: c.Temporary()}
 }
 
 // ResponseError is the error of an api.proto response (every response
@@ -94,18 +86,9 @@ func ResponseError(resp any) *Error {
 }
 
 // CodeOf is the code of the API error in err's chain, if there is one.
-func CodeOf(err error) (protocol.ErrorCode, bool) {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code, true
-	}
-	return 0, false
-}
+func CodeOf(err error) (protocol.ErrorCode, bool) { return protocol.CodeOf(err) }
 
-func hasCode(err error, code protocol.ErrorCode) bool {
-	c, ok := CodeOf(err)
-	return ok && c == code
-}
+func hasCode(err error, code protocol.ErrorCode) bool { return protocol.HasCode(err, code) }
 
 // IsInternal reports an internal error (100) in err's chain.
 func IsInternal(err error) bool { return hasCode(err, protocol.ErrorInternal) }
@@ -127,7 +110,7 @@ func IsBadRequest(err error) bool { return hasCode(err, protocol.ErrorBadRequest
 func IsNotAvailable(err error) bool { return hasCode(err, protocol.ErrorNotAvailable) }
 
 func newError(code protocol.ErrorCode, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return code.Codedf(format, args...)
 }
 
 func badRequest(format string, args ...any) *Error {
@@ -143,9 +126,7 @@ func unavailableError(name string) *Error {
 	return notAvailable(name + ": Herald does not have this method")
 }
 
-func internalError() *Error {
-	return &Error{Code: protocol.ErrorInternal, Message: protocol.ErrorInternal.Message()}
-}
+func internalError() *Error { return protocol.ErrorInternal.Coded() }
 
 // fromHub turns an error of a hub call about ch into the reply's error.
 // The hub's own errors keep their code; its generic messages are made to
@@ -167,7 +148,7 @@ func (a *handler) fromHub(ctx context.Context, method, ch, feature string, err e
 				return notAvailable(fmt.Sprintf("%s is off in the namespace of channel %q", feature, ch))
 			}
 		}
-		return &Error{Code: protocol.ErrorCode(he.Code), Message: he.Message}
+		return he
 	}
 	a.logger(ctx).Error("api: hub call failed", "method", method, "channel", ch, "error", err)
 	return internalError()
@@ -212,3 +193,7 @@ func jsonKind(goType string) string {
 	}
 	return goType
 }
+
+// IsTemporary reports an error in err's chain that running the command
+// again may get past (see protocol.IsTemporary).
+func IsTemporary(err error) bool { return protocol.IsTemporary(err) }

@@ -40,13 +40,13 @@ func TestErrorPredicates(t *testing.T) {
 		if c, ok := api.CodeOf(err); !ok || c != tc.code {
 			t.Errorf("%d: CodeOf = %d, %v", tc.code, c, ok)
 		}
-		if e.HTTPStatus() != tc.status || e.GRPCCode() != tc.grpc {
-			t.Errorf("%d: status %d and %v, want %d and %v", tc.code, e.HTTPStatus(), e.GRPCCode(), tc.status, tc.grpc)
+		if api.HTTPStatus(e) != tc.status || api.GRPCCode(e) != tc.grpc {
+			t.Errorf("%d: status %d and %v, want %d and %v", tc.code, api.HTTPStatus(e), api.GRPCCode(e), tc.status, tc.grpc)
 		}
-		if s, ok := status.FromError(e); !ok || s.Code() != tc.grpc || s.Message() != "m" {
+		if s, ok := status.FromError(api.GRPCStatus(e).Err()); !ok || s.Code() != tc.grpc || s.Message() != "m" {
 			t.Errorf("%d: gRPC status %v", tc.code, s)
 		}
-		if back := api.FromProto(e.Proto()); *back != *e {
+		if back := api.FromProto(api.ProtoError(e)); back.Code != e.Code || back.Message != e.Message {
 			t.Errorf("%d: through api.proto: %+v", tc.code, back)
 		}
 	}

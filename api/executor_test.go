@@ -45,11 +45,11 @@ func TestExecutor(t *testing.T) {
 	} {
 		_, err := x.Execute(ctx, tc.method, []byte(tc.body))
 		var e *api.Error
-		if !errors.As(err, &e) || e.Code != tc.code || e.Temporary() != tc.temporary {
+		if !errors.As(err, &e) || e.Code != tc.code || e.Temporary != tc.temporary {
 			t.Errorf("%s %s: %v, want error %d", tc.method, tc.body, err, tc.code)
 		}
 	}
-	if !(&api.Error{Code: 100}).Temporary() || !(&api.Error{Code: 111}).Temporary() {
+	if !protocol.ErrorInternal.Coded().Temporary || !protocol.ErrorTooManyRequests.Coded().Temporary {
 		t.Error("100 and 111 must be temporary")
 	}
 }

@@ -186,7 +186,7 @@ func (s *GRPCService) run(ctx context.Context, m *method, in proto.Message) (pro
 // fields answers an empty result on success.
 func fill(out protoreflect.Message, res proto.Message, e *Error, resField protoreflect.FieldDescriptor, m *method) {
 	if e != nil {
-		out.Set(out.Descriptor().Fields().ByName("error"), protoreflect.ValueOfMessage(e.Proto().ProtoReflect()))
+		out.Set(out.Descriptor().Fields().ByName("error"), protoreflect.ValueOfMessage(ProtoError(e).ProtoReflect()))
 	}
 	if resField == nil {
 		return
@@ -207,5 +207,5 @@ func (s *GRPCService) bound(out protoreflect.Message, resField protoreflect.Fiel
 		return
 	}
 	out.Clear(resField)
-	out.Set(out.Descriptor().Fields().ByName("error"), protoreflect.ValueOfMessage(s.a.resultTooLarge(m.name).Proto().ProtoReflect()))
+	out.Set(out.Descriptor().Fields().ByName("error"), protoreflect.ValueOfMessage(ProtoError(s.a.resultTooLarge(m.name)).ProtoReflect()))
 }

@@ -30,8 +30,8 @@ func (s *GRPCService) Batch(ctx context.Context, req *apiproto.BatchRequest) (*a
 		limit = maxConcurrency
 	}
 	size := s.a.cfg.MaxBatchResponseSize
-	notRun := newError(protocol.ErrorLimitExceeded, "limit exceeded: the batch's replies reached the limit of %d bytes (http_api.max_batch_response_size): command not run; send fewer or smaller reads per batch", size).Proto()
-	dropped := newError(protocol.ErrorLimitExceeded, "limit exceeded: this reply would take the batch's replies past the limit of %d bytes (http_api.max_batch_response_size): the command ran, its reply is dropped", size).Proto()
+	notRun := ProtoError(newError(protocol.ErrorLimitExceeded, "limit exceeded: the batch's replies reached the limit of %d bytes (http_api.max_batch_response_size): command not run; send fewer or smaller reads per batch", size))
+	dropped := ProtoError(newError(protocol.ErrorLimitExceeded, "limit exceeded: this reply would take the batch's replies past the limit of %d bytes (http_api.max_batch_response_size): the command ran, its reply is dropped", size))
 	var total atomic.Int64
 	var over atomic.Bool
 	forEach(len(cmds), limit, func(i int) {
@@ -71,6 +71,6 @@ func (s *GRPCService) runCommand(ctx context.Context, cmd *apiproto.Command) *ap
 		s.bound(out, resField, r.m)
 		return rep
 	}
-	rep.Error = newError(protocol.ErrorMethodNotFound, "method not found: a command needs one method field (publish, broadcast, …)").Proto()
+	rep.Error = ProtoError(newError(protocol.ErrorMethodNotFound, "method not found: a command needs one method field (publish, broadcast, …)"))
 	return rep
 }

@@ -47,7 +47,7 @@ func toPBBroadcast(r *broadcastResult) *apiproto.BroadcastResult {
 	}
 	out := &apiproto.BroadcastResult{Responses: make([]*apiproto.PublishResponse, len(r.Responses))}
 	for i, p := range r.Responses {
-		out.Responses[i] = &apiproto.PublishResponse{Error: p.Error.Proto(), Result: toPBPublish(p.Result)}
+		out.Responses[i] = &apiproto.PublishResponse{Error: ProtoError(p.Error), Result: toPBPublish(p.Result)}
 	}
 	return out
 }

@@ -246,7 +246,7 @@ func (a *handler) writeError(w http.ResponseWriter, r *http.Request, x *exchange
 	if status == 0 {
 		status = http.StatusOK
 		if transport {
-			status = e.HTTPStatus()
+			status = HTTPStatus(e)
 		}
 	}
 	if !transport {

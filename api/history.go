@@ -64,7 +64,7 @@ func (a *handler) readHistory(ctx context.Context, req *historyRequest, since *e
 		pubs, pos, err := a.hub.History(ctx, req.Channel, from, n, req.Reverse)
 		if err != nil {
 			var he *hub.Error
-			if errors.As(err, &he) && he.Code == uint32(protocol.ErrorUnrecoverablePosition) {
+			if errors.As(err, &he) && he.Code == protocol.ErrorUnrecoverablePosition {
 				if from != since {
 					return nil, pos, newError(protocol.ErrorUnrecoverablePosition, "unrecoverable position: the stream's epoch changed to %q during the read: read again", pos.Epoch)
 				}

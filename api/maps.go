@@ -169,7 +169,7 @@ func (a *handler) mapReadStream(ctx context.Context, req *mapReadStreamRequest) 
 	pubs, pos, err := a.hub.MapStream(ctx, req.Channel, since, int(min(req.Limit, 1<<31-1)), req.Reverse)
 	if err != nil {
 		var he *hub.Error
-		if errors.As(err, &he) && he.Code == uint32(protocol.ErrorUnrecoverablePosition) {
+		if errors.As(err, &he) && he.Code == protocol.ErrorUnrecoverablePosition {
 			return nil, newError(protocol.ErrorUnrecoverablePosition, "unrecoverable position: since.epoch %q is not the stream's epoch %q", since.Epoch, pos.Epoch)
 		}
 		return nil, a.fromMapHub(ctx, "map_read_stream", req.Channel, err)

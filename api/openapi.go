@@ -135,6 +135,11 @@ func (g *openAPI) schema(t reflect.Type) any {
 			return g.object(t)
 		}
 		name := exportedName(t.Name())
+		if t == reflect.TypeFor[Error]() {
+			// protocol.CodedError, named as the API's error object is
+			// named in Centrifugo's description.
+			name = "Error"
+		}
 		if _, ok := g.schemas[name]; !ok {
 			g.schemas[name] = nil // a recursive type refers to itself
 			g.schemas[name] = g.object(t)

@@ -2,11 +2,11 @@ package consumer
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/heraldhq/herald/internal/optionerr"
+	"github.com/heraldhq/herald/protocol"
 )
 
 // Executor applies API commands; *api.Executor is one.
@@ -77,9 +77,6 @@ type DeadLetter struct {
 func (d *DeadLetter) Error() string { return "dead letter: " + d.Err.Error() }
 func (d *DeadLetter) Unwrap() error { return d.Err }
 
-// temporary is implemented by *api.Error.
-type temporary interface{ Temporary() bool }
-
 // applier returns the Applier of one consumer.
 func applier(name string, exec Executor, retry Retry, m *metrics, log *slog.Logger) Applier {
 	retry = retry.WithDefaults()
@@ -100,8 +97,9 @@ func applier(name string, exec Executor, retry Retry, m *metrics, log *slog.Logg
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			var t temporary
-			if !errors.As(err, &t) || !t.Temporary() || attempt >= retry.MaxRetries {
+			// The executor answers with the API's coded error, which
+			// says whether a retry may succeed.
+			if !protocol.IsTemporary(err) || attempt >= retry.MaxRetries {
 				m.failed.WithLabelValues(name).Inc()
 				log.Error("consumer: command failed, moved aside", "consumer", name, "method", cmd.Method, "attempts", attempt+1, "error", err)
 				return &DeadLetter{Err: err}

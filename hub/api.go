@@ -51,25 +51,25 @@ func (h *Hub) Publish(ctx context.Context, ch string, data []byte, opts PublishO
 		pubRule = r.withoutHistory()
 	}
 	if len(opts.IdempotencyKey) > MaxIdempotencyKey {
-		return engine.StreamPosition{}, &Error{Code: uint32(protocol.ErrorBadRequest), Message: fmt.Sprintf("idempotency_key: %d bytes, at most %d", len(opts.IdempotencyKey), MaxIdempotencyKey)}
+		return engine.StreamPosition{}, &Error{Code: protocol.ErrorBadRequest, Message: fmt.Sprintf("idempotency_key: %d bytes, at most %d", len(opts.IdempotencyKey), MaxIdempotencyKey)}
 	}
 	if err := r.checkTags(opts.Tags); err != nil {
 		return engine.StreamPosition{}, err
 	}
 	if r.isMap() {
 		// A publication without a key would corrupt subscribers' maps.
-		return engine.StreamPosition{}, &Error{Code: uint32(protocol.ErrorBadRequest), Message: fmt.Sprintf("bad request: channel %q is in a map namespace: set keys with map_publish", ch)}
+		return engine.StreamPosition{}, &Error{Code: protocol.ErrorBadRequest, Message: fmt.Sprintf("bad request: channel %q is in a map namespace: set keys with map_publish", ch)}
 	}
 	sp, err := h.publish(ctx, ch, pubRule, &engine.Publication{Data: data, Info: opts.Info, Tags: opts.Tags, ExceptClient: opts.ExceptClient}, opts.IdempotencyKey)
 	switch {
 	case engine.IsUnsupported(err):
 		// Of what Publish asks, only remembering idempotency keys is
 		// something an engine may lack.
-		return sp, &Error{Code: uint32(protocol.ErrorNotAvailable), Message: "not available: idempotency_key needs an engine that remembers keys (memory, redis or postgres)"}
+		return sp, &Error{Code: protocol.ErrorNotAvailable, Message: "not available: idempotency_key needs an engine that remembers keys (memory, redis or postgres)"}
 	case engine.IsTemporary(err):
 		// The engine keeps every key for its whole window and is full:
 		// the caller may retry later.
-		return sp, &Error{Code: uint32(protocol.ErrorTooManyRequests), Message: "too many requests: " + err.Error(), Temporary: true}
+		return sp, &Error{Code: protocol.ErrorTooManyRequests, Message: "too many requests: " + err.Error(), Temporary: true}
 	}
 	return sp, err
 }
@@ -254,7 +254,7 @@ func (h *Hub) Uptime() time.Duration { return time.Since(h.started) }
 
 func (h *Hub) resolveForServer(ch string) (*rule, error) {
 	if ch == "" {
-		return nil, &Error{Code: uint32(protocol.ErrorBadRequest), Message: "channel required"}
+		return nil, &Error{Code: protocol.ErrorBadRequest, Message: "channel required"}
 	}
 	if e := h.channels.checkLength(ch); e != nil {
 		return nil, e

@@ -11,6 +11,7 @@ import (
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/test/jsonclient"
 	"github.com/heraldhq/herald/internal/test/testenv"
+	"github.com/heraldhq/herald/protocol"
 )
 
 func apiConfig() hub.Config {
@@ -27,7 +28,7 @@ func apiConfig() hub.Config {
 }
 
 // wantHubError checks that err is a *hub.Error with code.
-func wantHubError(t *testing.T, err error, code uint32) {
+func wantHubError(t *testing.T, err error, code protocol.ErrorCode) {
 	t.Helper()
 	var e *hub.Error
 	if !errors.As(err, &e) || e.Code != code {

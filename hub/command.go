@@ -111,7 +111,7 @@ func (c *Client) reply(id uint32, err error) *Disconnect {
 		c.logger().Error("command failed", "error", err)
 		e = newError(protocol.ErrorInternal)
 	}
-	c.queueReply(&protocol.Reply{Id: id, Error: e.proto()})
+	c.queueReply(&protocol.Reply{Id: id, Error: e.Proto()})
 	return nil
 }
 

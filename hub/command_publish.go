@@ -113,7 +113,7 @@ func (h *Hub) shedPublish() *Error {
 	}
 	if q := h.queuedTotal.Load(); q > int64(limit) {
 		h.metrics.shed.Inc()
-		return &Error{Code: uint32(protocol.ErrorTooManyRequests), Temporary: true,
+		return &Error{Code: protocol.ErrorTooManyRequests, Temporary: true,
 			Message: fmt.Sprintf("too many requests: this node is behind delivering publications (%d bytes queued to clients, more than client.node_queue_max_size %d); retry later", q, limit)}
 	}
 	return nil

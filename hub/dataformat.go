@@ -68,5 +68,5 @@ func (r *rule) checkSubscriber(t protocol.Type) *Error {
 }
 
 func dataError(why string) *Error {
-	return &Error{Code: uint32(protocol.ErrorBadRequest), Message: fmt.Sprintf("%s: %s", protocol.ErrorBadRequest.Message(), why)}
+	return &Error{Code: protocol.ErrorBadRequest, Message: fmt.Sprintf("%s: %s", protocol.ErrorBadRequest.Message(), why)}
 }

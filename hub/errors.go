@@ -9,29 +9,11 @@ import (
 // Error is a client protocol error (codes 100–1999): the command fails and
 // the connection stays open. Application handlers return it to answer a
 // command with a specific code; codes 400–1999 are the application's own.
-//
-// Herald's errors are of three kinds. A failed command has a protocol
-// code: this type, and api.Error for the server API, whose replies carry
-// the same codes but no temporary flag (it derives Temporary from the
-// code). A bad option is an OptionError, which names the field instead of
-// a code. An engine's failure is a sentinel of package engine or a
-// driver's error, classified by engine.IsUnsupported and
-// engine.IsTemporary, by which the hub answers with a code.
-type Error struct {
-	Code      uint32
-	Message   string
-	Temporary bool
-}
+// It is protocol.CodedError, the one coded error the server API returns
+// too (api.Error).
+type Error = protocol.CodedError
 
-func (e *Error) Error() string { return fmt.Sprintf("error %d: %s", e.Code, e.Message) }
-
-func (e *Error) proto() *protocol.Error {
-	return &protocol.Error{Code: e.Code, Message: e.Message, Temporary: e.Temporary}
-}
-
-func newError(c protocol.ErrorCode) *Error {
-	return &Error{Code: uint32(c), Message: c.Message(), Temporary: c.Temporary()}
-}
+func newError(c protocol.ErrorCode) *Error { return c.Coded() }
 
 // Disconnect closes the connection with a close code (3000–4999) and a
 // reason. Application handlers return it to close a connection; codes

@@ -199,7 +199,7 @@ func (c *Client) serverSideChannels(cred credentials, req *protocol.ConnectReque
 		}
 		r, e := h.channels.resolve(ch)
 		if e != nil {
-			if e.Code == uint32(protocol.ErrorUnknownChannel) {
+			if e.Code == protocol.ErrorUnknownChannel {
 				return nil, newDisconnect(protocol.DisconnectBadRequest)
 			}
 			continue

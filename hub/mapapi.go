@@ -21,7 +21,7 @@ func (h *Hub) mapChannelRule(ch string) (*rule, engine.MapBroker, error) {
 		return nil, nil, err
 	}
 	if !r.isMap() {
-		return nil, nil, &Error{Code: uint32(protocol.ErrorBadRequest), Message: fmt.Sprintf("channel %q is not in a map namespace", ch)}
+		return nil, nil, &Error{Code: protocol.ErrorBadRequest, Message: fmt.Sprintf("channel %q is not in a map namespace", ch)}
 	}
 	mb, e := h.mapBroker()
 	if e != nil {

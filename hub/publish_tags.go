@@ -23,5 +23,5 @@ func (o NamespaceOptions) checkTags(tags map[string]string) error {
 	if size <= limit {
 		return nil
 	}
-	return &Error{Code: uint32(protocol.ErrorBadRequest), Message: fmt.Sprintf("tags: %d bytes of keys and values, at most %d (tags_max_size)", size, limit)}
+	return &Error{Code: protocol.ErrorBadRequest, Message: fmt.Sprintf("tags: %d bytes of keys and values, at most %d (tags_max_size)", size, limit)}
 }

@@ -40,12 +40,12 @@ type callInfo struct {
 // errInternal answers a call that got no usable answer: the protocol's
 // internal error, temporary so that clients retry.
 func errInternal() *hub.Error {
-	return &hub.Error{Code: uint32(protocol.ErrorInternal), Message: protocol.ErrorInternal.Message(), Temporary: true}
+	return &hub.Error{Code: protocol.ErrorInternal, Message: protocol.ErrorInternal.Message(), Temporary: true}
 }
 
 // errTooMany answers a call refused by the in-flight limit.
 func errTooMany() *hub.Error {
-	return &hub.Error{Code: uint32(protocol.ErrorTooManyRequests), Message: protocol.ErrorTooManyRequests.Message(), Temporary: true}
+	return &hub.Error{Code: protocol.ErrorTooManyRequests, Message: protocol.ErrorTooManyRequests.Message(), Temporary: true}
 }
 
 // call sends req, decodes the response's envelope and converts its result
@@ -94,7 +94,7 @@ func call[T, R any](ctx context.Context, e *endpoint, ci callInfo, req any, conv
 		if msg == "" {
 			msg = protocol.ErrorCode(pe.Code).Message()
 		}
-		return zero, &hub.Error{Code: pe.Code, Message: cut(msg, MaxErrorMessage), Temporary: pe.Temporary}
+		return zero, &hub.Error{Code: protocol.ErrorCode(pe.Code), Message: cut(msg, MaxErrorMessage), Temporary: pe.Temporary}
 	}
 	out, err := conv(env.Result)
 	if err != nil {

@@ -178,7 +178,7 @@ func (r *Router) onRPC(ctx context.Context, c *hub.Client, ev hub.RPCEvent, repl
 	if ns, _, ok := strings.Cut(ev.Method, rpcNamespaceBoundary); ok {
 		var declared bool
 		if e, declared = r.rpcNamespaces[ns]; !declared {
-			reply(hub.RPCReply{}, &hub.Error{Code: uint32(protocol.ErrorMethodNotFound), Message: protocol.ErrorMethodNotFound.Message()})
+			reply(hub.RPCReply{}, &hub.Error{Code: protocol.ErrorMethodNotFound, Message: protocol.ErrorMethodNotFound.Message()})
 			return
 		}
 	}

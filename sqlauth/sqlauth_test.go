@@ -87,7 +87,7 @@ func (f *fixture) authorizer(t *testing.T, ttl time.Duration) *Authorizer {
 func code(err error) uint32 {
 	var e *hub.Error
 	if errors.As(err, &e) {
-		return e.Code
+		return uint32(e.Code)
 	}
 	if err != nil {
 		return 1

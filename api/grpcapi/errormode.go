@@ -32,7 +32,7 @@ func transportErrors(always bool) grpc.UnaryServerInterceptor {
 		if e == nil || !(always || askedForTransportErrors(ctx)) {
 			return resp, nil
 		}
-		return nil, e.GRPCStatus().Err()
+		return nil, api.GRPCStatus(e).Err()
 	}
 }
 
