@@ -136,7 +136,7 @@ func internalError() *Error { return protocol.ErrorInternal.Coded() }
 func (a *handler) fromHub(ctx context.Context, method, ch, feature string, err error) *Error {
 	var he *hub.Error
 	if errors.As(err, &he) {
-		switch protocol.ErrorCode(he.Code) {
+		switch he.Code {
 		case protocol.ErrorUnknownChannel:
 			return newError(protocol.ErrorUnknownChannel, "unknown channel: namespace %q is not configured", namespaceOf(ch))
 		case protocol.ErrorBadRequest:

@@ -200,10 +200,10 @@ func (a *handler) mapClear(ctx context.Context, req *channelRequest) (*emptyResu
 // namespace or the key, not the channel's name.
 func (a *handler) fromMapHub(ctx context.Context, method, ch string, err error) *Error {
 	var he *hub.Error
-	if errors.As(err, &he) && protocol.ErrorCode(he.Code) == protocol.ErrorBadRequest && he.Message == protocol.ErrorBadRequest.Message() {
+	if errors.As(err, &he) && he.Code == protocol.ErrorBadRequest && he.Message == protocol.ErrorBadRequest.Message() {
 		return badRequest("bad request: the channel must be in a map namespace, and the key at most %d bytes without control characters, the limit at most the namespace's map.max_page_size, the data of its publication_data_format", hub.MaxMapKeyLength)
 	}
-	if errors.As(err, &he) && protocol.ErrorCode(he.Code) == protocol.ErrorNotAvailable {
+	if errors.As(err, &he) && he.Code == protocol.ErrorNotAvailable {
 		return notAvailable("map channels: the engine keeps no map state")
 	}
 	return a.fromHub(ctx, method, ch, "", err)

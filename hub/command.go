@@ -125,7 +125,7 @@ func uniConnectDisconnect(err error) *Disconnect {
 	}
 	var e *Error
 	if errors.As(err, &e) {
-		switch protocol.ErrorCode(e.Code) {
+		switch e.Code {
 		case protocol.ErrorTokenExpired, protocol.ErrorExpired:
 			return newDisconnect(protocol.DisconnectExpired)
 		case protocol.ErrorTooManyRequests:
