@@ -4,10 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/auth"
-	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/hub/hubtest"
 	"github.com/heraldhq/herald/internal/test/jsonclient"
 	"github.com/heraldhq/herald/proxy"
 )
@@ -64,27 +61,13 @@ func TestMapPublishAndRemove(t *testing.T) {
 // whose map namespace "other" has no proxy (and allows clients nothing).
 func startMapNode(t *testing.T, publishURL, removeURL string) *node {
 	t.Helper()
-	r, err := proxy.New(proxy.Config{
-		Logger: discard(),
+	mapNS := hub.NamespaceOptions{AllowSubscribeForClient: true, SubscriptionType: hub.SubscriptionMap, Map: hub.MapOptions{Mode: hub.MapPersistent}}
+	return startNodeWith(t, proxy.Config{
 		Endpoints: []proxy.Endpoint{
 			{Name: "mp", URL: publishURL, Timeout: 2 * time.Second},
 			{Name: "mr", URL: removeURL, Timeout: 2 * time.Second},
 		},
 		MapPublish: map[string]string{"board": "mp"},
 		MapRemove:  map[string]string{"board": "mr"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
-	v, err := auth.NewVerifier(auth.Config{HMACSecretKey: testSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapNS := hub.NamespaceOptions{AllowSubscribeForClient: true, SubscriptionType: hub.SubscriptionMap, Map: hub.MapOptions{Mode: hub.MapPersistent}}
-	h := hubtest.Start(t, hub.Config{
-		Engine: memory.New(memory.Config{}), Tokens: v, Logger: discard(), Handlers: r.Handlers(),
-		Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{{Name: "board", NamespaceOptions: mapNS}, {Name: "other", NamespaceOptions: mapNS}}},
-	})
-	return &node{t: t, hub: h, router: r}
+	}, hub.ChannelConfig{Namespaces: []hub.Namespace{{Name: "board", NamespaceOptions: mapNS}, {Name: "other", NamespaceOptions: mapNS}}})
 }
