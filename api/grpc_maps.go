@@ -53,7 +53,7 @@ func toPBMapReadStream(r *mapReadStreamResult) *apiproto.MapReadStreamResult {
 
 // toPBMapEntries converts entries to MapEntry messages, which have no
 // field for the publishing client's info.
-func toPBMapEntries(entries []mapPublication) []*apiproto.MapEntry {
+func toPBMapEntries(entries []mapEntry) []*apiproto.MapEntry {
 	out := make([]*apiproto.MapEntry, len(entries))
 	for i, e := range entries {
 		out[i] = &apiproto.MapEntry{Key: e.Key, Data: e.Data, Tags: e.Tags, Offset: e.Offset, Score: e.Score, Removed: e.Removed, Time: e.Time}

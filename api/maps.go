@@ -60,9 +60,9 @@ type mapReadStreamRequest struct {
 	Reverse     bool            `json:"reverse"`
 }
 
-// mapPublication is Centrifugo's MapEntry, with the publishing client's
+// mapEntry is Centrifugo's MapEntry, with the publishing client's
 // info besides.
-type mapPublication struct {
+type mapEntry struct {
 	Key     string            `json:"key"`
 	Data    rawJSON           `json:"data,omitempty"`
 	Removed bool              `json:"removed,omitempty"`
@@ -85,24 +85,24 @@ type mapChangeResult struct {
 }
 
 type mapReadStateResult struct {
-	Entries []mapPublication `json:"entries"`
-	Offset  uint64           `json:"offset"`
-	Epoch   string           `json:"epoch"`
-	Cursor  string           `json:"cursor,omitempty"`
+	Entries []mapEntry `json:"entries"`
+	Offset  uint64     `json:"offset"`
+	Epoch   string     `json:"epoch"`
+	Cursor  string     `json:"cursor,omitempty"`
 }
 
 type mapReadStreamResult struct {
-	Entries []mapPublication `json:"entries"`
-	Offset  uint64           `json:"offset"`
-	Epoch   string           `json:"epoch"`
+	Entries []mapEntry `json:"entries"`
+	Offset  uint64     `json:"offset"`
+	Epoch   string     `json:"epoch"`
 }
 
 type mapStatsResult struct {
 	NumKeys int `json:"num_keys"`
 }
 
-func toMapPublication(p *engine.Publication) mapPublication {
-	mp := mapPublication{Key: p.Key, Data: p.Data, Removed: p.Removed, Offset: p.Offset, Tags: p.Tags, Time: p.Time}
+func toMapEntry(p *engine.Publication) mapEntry {
+	mp := mapEntry{Key: p.Key, Data: p.Data, Removed: p.Removed, Offset: p.Offset, Tags: p.Tags, Time: p.Time}
 	if p.Info != nil {
 		ci := toClientInfo(p.Info)
 		mp.Info = &ci
@@ -173,9 +173,9 @@ func (a *handler) mapReadState(ctx context.Context, req *mapReadStateRequest) (*
 	if err != nil {
 		return nil, a.fromMapHub(ctx, "map_read_state", req.Channel, err)
 	}
-	res := &mapReadStateResult{Entries: make([]mapPublication, len(page.Entries)), Offset: page.Position.Offset, Epoch: page.Position.Epoch, Cursor: page.Cursor}
+	res := &mapReadStateResult{Entries: make([]mapEntry, len(page.Entries)), Offset: page.Position.Offset, Epoch: page.Position.Epoch, Cursor: page.Cursor}
 	for i, p := range page.Entries {
-		res.Entries[i] = toMapPublication(p)
+		res.Entries[i] = toMapEntry(p)
 	}
 	return res, nil
 }
@@ -196,9 +196,9 @@ func (a *handler) mapReadStream(ctx context.Context, req *mapReadStreamRequest) 
 		}
 		return nil, a.fromMapHub(ctx, "map_read_stream", req.Channel, err)
 	}
-	res := &mapReadStreamResult{Entries: make([]mapPublication, len(pubs)), Offset: pos.Offset, Epoch: pos.Epoch}
+	res := &mapReadStreamResult{Entries: make([]mapEntry, len(pubs)), Offset: pos.Offset, Epoch: pos.Epoch}
 	for i, p := range pubs {
-		res.Entries[i] = toMapPublication(p)
+		res.Entries[i] = toMapEntry(p)
 	}
 	return res, nil
 }
