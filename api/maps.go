@@ -39,48 +39,70 @@ type mapRemoveRequest struct {
 }
 
 type mapReadStateRequest struct {
-	Channel string `json:"channel"`
-	Cursor  string `json:"cursor"`
-	Limit   int64  `json:"limit"`
-	Key     string `json:"key"`
-	Asc     bool   `json:"asc"`
+	Channel        string `json:"channel"`
+	Cursor         string `json:"cursor"`
+	Limit          int64  `json:"limit"`
+	Key            string `json:"key"`
+	Asc            bool   `json:"asc"`
+	RevisionOffset uint64 `json:"revision_offset"`
+	RevisionEpoch  string `json:"revision_epoch"`
 }
 
+// mapReadStreamRequest takes the position as Centrifugo's api.proto
+// names it (since_offset, since_epoch) or, as Herald's history does, as
+// since {offset, epoch}.
 type mapReadStreamRequest struct {
-	Channel string          `json:"channel"`
-	Since   *streamPosition `json:"since"`
-	Limit   int64           `json:"limit"`
-	Reverse bool            `json:"reverse"`
+	Channel     string          `json:"channel"`
+	SinceOffset uint64          `json:"since_offset"`
+	SinceEpoch  string          `json:"since_epoch"`
+	Since       *streamPosition `json:"since"`
+	Limit       int64           `json:"limit"`
+	Reverse     bool            `json:"reverse"`
 }
 
-type mapPublication struct {
+// mapEntry is Centrifugo's MapEntry, with the publishing client's
+// info besides.
+type mapEntry struct {
 	Key     string            `json:"key"`
 	Data    rawJSON           `json:"data,omitempty"`
 	Removed bool              `json:"removed,omitempty"`
 	Info    *clientInfo       `json:"info,omitempty"`
 	Offset  uint64            `json:"offset,omitempty"`
 	Tags    map[string]string `json:"tags,omitempty"`
+	Score   int64             `json:"score,omitempty"`
+	Time    int64             `json:"time,omitempty"`
+}
+
+// mapChangeResult is the result of map_publish and map_remove:
+// Centrifugo's MapPublishResult and MapRemoveResult, whose suppressed
+// and suppress_reason say that a condition of the request left the map
+// unchanged.
+type mapChangeResult struct {
+	Offset         uint64 `json:"offset,omitempty"`
+	Epoch          string `json:"epoch,omitempty"`
+	Suppressed     bool   `json:"suppressed,omitempty"`
+	SuppressReason string `json:"suppress_reason,omitempty"`
 }
 
 type mapReadStateResult struct {
-	Publications []mapPublication `json:"publications"`
-	Offset       uint64           `json:"offset"`
-	Epoch        string           `json:"epoch"`
-	Cursor       string           `json:"cursor,omitempty"`
+	Entries []mapEntry `json:"entries"`
+	Offset  uint64     `json:"offset"`
+	Epoch   string     `json:"epoch"`
+	Cursor  string     `json:"cursor,omitempty"`
 }
 
 type mapReadStreamResult struct {
-	Publications []mapPublication `json:"publications"`
-	Offset       uint64           `json:"offset"`
-	Epoch        string           `json:"epoch"`
+	Entries []mapEntry `json:"entries"`
+	Offset  uint64     `json:"offset"`
+	Epoch   string     `json:"epoch"`
 }
 
 type mapStatsResult struct {
 	NumKeys int `json:"num_keys"`
 }
 
-func toMapPublication(p *engine.Publication) mapPublication {
-	mp := mapPublication{Key: p.Key, Data: p.Data, Removed: p.Removed, Offset: p.Offset, Tags: p.Tags}
+func toMapEntry(p *engine.Publication) mapEntry {
+	mp := mapEntry{Key: p.Key, Data: p.Data, Removed: p.Removed, Offset: p.Offset, Tags: p.Tags, Time: p.Time}
 	if p.Info != nil {
 		ci := toClientInfo(p.Info)
 		mp.Info = &ci
@@ -90,7 +112,7 @@ func toMapPublication(p *engine.Publication) mapPublication {
 
 // unsupported names the first option set that Herald does not implement.
 func unsupported(opts map[string]bool) *Error {
-	for _, name := range []string{"key_mode", "idempotency_key", "tags", "version", "version_epoch", "score", "delta", "stream_data", "b64stream_data", "key", "asc"} {
+	for _, name := range []string{"key_mode", "idempotency_key", "tags", "version", "version_epoch", "score", "delta", "stream_data", "b64stream_data", "key", "asc", "revision"} {
 		if opts[name] {
 			return badRequest("%s: not supported by Herald's map channels", name)
 		}
@@ -98,7 +120,7 @@ func unsupported(opts map[string]bool) *Error {
 	return nil
 }
 
-func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*publishResult, *Error) {
+func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*mapChangeResult, *Error) {
 	if req.Channel == "" {
 		return nil, badRequest("channel required")
 	}
@@ -120,10 +142,10 @@ func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*publ
 	if err != nil {
 		return nil, a.fromMapHub(ctx, "map_publish", req.Channel, err)
 	}
-	return &publishResult{Offset: sp.Offset, Epoch: sp.Epoch}, nil
+	return &mapChangeResult{Offset: sp.Offset, Epoch: sp.Epoch}, nil
 }
 
-func (a *handler) mapRemove(ctx context.Context, req *mapRemoveRequest) (*publishResult, *Error) {
+func (a *handler) mapRemove(ctx context.Context, req *mapRemoveRequest) (*mapChangeResult, *Error) {
 	if req.Channel == "" {
 		return nil, badRequest("channel required")
 	}
@@ -137,11 +159,11 @@ func (a *handler) mapRemove(ctx context.Context, req *mapRemoveRequest) (*publis
 	if err != nil {
 		return nil, a.fromMapHub(ctx, "map_remove", req.Channel, err)
 	}
-	return &publishResult{Offset: sp.Offset, Epoch: sp.Epoch}, nil
+	return &mapChangeResult{Offset: sp.Offset, Epoch: sp.Epoch}, nil
 }
 
 func (a *handler) mapReadState(ctx context.Context, req *mapReadStateRequest) (*mapReadStateResult, *Error) {
-	if e := unsupported(map[string]bool{"key": req.Key != "", "asc": req.Asc}); e != nil {
+	if e := unsupported(map[string]bool{"key": req.Key != "", "asc": req.Asc, "revision": req.RevisionOffset != 0 || req.RevisionEpoch != ""}); e != nil {
 		return nil, e
 	}
 	if req.Limit < 0 {
@@ -151,9 +173,9 @@ func (a *handler) mapReadState(ctx context.Context, req *mapReadStateRequest) (*
 	if err != nil {
 		return nil, a.fromMapHub(ctx, "map_read_state", req.Channel, err)
 	}
-	res := &mapReadStateResult{Publications: make([]mapPublication, len(page.Entries)), Offset: page.Position.Offset, Epoch: page.Position.Epoch, Cursor: page.Cursor}
+	res := &mapReadStateResult{Entries: make([]mapEntry, len(page.Entries)), Offset: page.Position.Offset, Epoch: page.Position.Epoch, Cursor: page.Cursor}
 	for i, p := range page.Entries {
-		res.Publications[i] = toMapPublication(p)
+		res.Entries[i] = toMapEntry(p)
 	}
 	return res, nil
 }
@@ -162,9 +184,9 @@ func (a *handler) mapReadStream(ctx context.Context, req *mapReadStreamRequest) 
 	if req.Limit < -1 {
 		return nil, badRequest("limit: want -1 (all), 0 (position only) or a positive number, got %d", req.Limit)
 	}
-	var since *engine.StreamPosition
-	if s := req.Since; s != nil {
-		since = &engine.StreamPosition{Offset: s.Offset, Epoch: s.Epoch}
+	since, e := req.position()
+	if e != nil {
+		return nil, e
 	}
 	pubs, pos, err := a.hub.MapStream(ctx, req.Channel, since, int(min(req.Limit, 1<<31-1)), req.Reverse)
 	if err != nil {
@@ -174,11 +196,27 @@ func (a *handler) mapReadStream(ctx context.Context, req *mapReadStreamRequest) 
 		}
 		return nil, a.fromMapHub(ctx, "map_read_stream", req.Channel, err)
 	}
-	res := &mapReadStreamResult{Publications: make([]mapPublication, len(pubs)), Offset: pos.Offset, Epoch: pos.Epoch}
+	res := &mapReadStreamResult{Entries: make([]mapEntry, len(pubs)), Offset: pos.Offset, Epoch: pos.Epoch}
 	for i, p := range pubs {
-		res.Publications[i] = toMapPublication(p)
+		res.Entries[i] = toMapEntry(p)
 	}
 	return res, nil
+}
+
+// position is the request's since: nil (from the stream's start) when
+// neither form is set, as Centrifugo reads since_offset 0 with no
+// since_epoch.
+func (r *mapReadStreamRequest) position() (*engine.StreamPosition, *Error) {
+	flat := r.SinceOffset != 0 || r.SinceEpoch != ""
+	switch {
+	case r.Since != nil && flat:
+		return nil, badRequest("since: give since {offset, epoch} or since_offset and since_epoch, not both")
+	case r.Since != nil:
+		return &engine.StreamPosition{Offset: r.Since.Offset, Epoch: r.Since.Epoch}, nil
+	case flat:
+		return &engine.StreamPosition{Offset: r.SinceOffset, Epoch: r.SinceEpoch}, nil
+	}
+	return nil, nil
 }
 
 func (a *handler) mapStats(ctx context.Context, req *channelRequest) (*mapStatsResult, *Error) {

@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,12 +19,19 @@ func TestMapMethods(t *testing.T) {
 	epoch := n.json(t, "map_read_stream", `{"channel":"board:a"}`)["epoch"]
 	n.expect(t, "map_remove", `{"channel":"board:a","key":"k1"}`, fmt.Sprintf(`{"result":{"offset":4,"epoch":"%s"}}`, epoch))
 	n.expect(t, "map_stats", `{"channel":"board:a"}`, `{"result":{"num_keys":2}}`)
-	n.expect(t, "map_read_state", `{"channel":"board:a","limit":1}`,
-		fmt.Sprintf(`{"result":{"publications":[{"key":"k0","data":{"v":0},"offset":1}],"offset":4,"epoch":"%s","cursor":"k0"}}`, epoch))
-	n.expect(t, "map_read_state", `{"channel":"board:a","cursor":"k0"}`,
-		fmt.Sprintf(`{"result":{"publications":[{"key":"k2","data":{"v":2},"offset":3}],"offset":4,"epoch":"%s"}}`, epoch))
-	n.expect(t, "map_read_stream", fmt.Sprintf(`{"channel":"board:a","since":{"offset":2,"epoch":"%s"},"limit":-1}`, epoch),
-		fmt.Sprintf(`{"result":{"publications":[{"key":"k2","data":{"v":2},"offset":3},{"key":"k1","removed":true,"offset":4}],"offset":4,"epoch":"%s"}}`, epoch))
+	// Centrifugo's shapes (its api.proto's MapReadStateResult and
+	// MapReadStreamResult in JSON): entries, with the time of each change.
+	n.expectTimed(t, "map_read_state", `{"channel":"board:a","limit":1}`,
+		fmt.Sprintf(`{"result":{"entries":[{"key":"k0","data":{"v":0},"offset":1,"time":T}],"offset":4,"epoch":"%s","cursor":"k0"}}`, epoch))
+	n.expectTimed(t, "map_read_state", `{"channel":"board:a","cursor":"k0"}`,
+		fmt.Sprintf(`{"result":{"entries":[{"key":"k2","data":{"v":2},"offset":3,"time":T}],"offset":4,"epoch":"%s"}}`, epoch))
+	stream := fmt.Sprintf(`{"result":{"entries":[{"key":"k2","data":{"v":2},"offset":3,"time":T},{"key":"k1","removed":true,"offset":4,"time":T}],"offset":4,"epoch":"%s"}}`, epoch)
+	n.expectTimed(t, "map_read_stream", fmt.Sprintf(`{"channel":"board:a","since_offset":2,"since_epoch":"%s","limit":-1}`, epoch), stream)
+	// Herald's own form of the position, as history takes it.
+	n.expectTimed(t, "map_read_stream", fmt.Sprintf(`{"channel":"board:a","since":{"offset":2,"epoch":"%s"},"limit":-1}`, epoch), stream)
+	if msg := n.expectError(t, "map_read_stream", `{"channel":"board:a","since_offset":2,"since_epoch":"x"}`, 112); !strings.Contains(msg, "unrecoverable position") {
+		t.Errorf("map_read_stream from another epoch: %q", msg)
+	}
 	n.expect(t, "map_clear", `{"channel":"board:a"}`, `{"result":{}}`)
 	n.expect(t, "map_stats", `{"channel":"board:a"}`, `{"result":{"num_keys":0}}`)
 	if got := n.json(t, "map_read_stream", `{"channel":"board:a"}`)["epoch"]; got == epoch {
@@ -41,6 +50,8 @@ func TestMapMethods(t *testing.T) {
 		{"map_remove", `{"channel":"board:a"}`, "key required"},
 		{"map_read_state", `{"channel":"board:a","limit":501}`, "bad request"},
 		{"map_read_state", `{"channel":"board:a","asc":true}`, "asc: not supported"},
+		{"map_read_state", `{"channel":"board:a","revision_offset":1}`, "revision: not supported"},
+		{"map_read_stream", `{"channel":"board:a","since":{"offset":1},"since_offset":1}`, "not both"},
 		{"map_stats", `{"channel":"plain:a"}`, "not in a map namespace"},
 		{"publish", `{"channel":"board:a","data":1}`, "bad request"},
 	} {
@@ -49,6 +60,23 @@ func TestMapMethods(t *testing.T) {
 		}
 	}
 }
+
+// expectTimed is expect for an answer with times of changes, which want
+// gives as T: each must be a Unix time in milliseconds of this century.
+func (n *node) expectTimed(t *testing.T, method, body, want string) {
+	t.Helper()
+	got := n.call(t, method, body)
+	for _, m := range timeField.FindAllStringSubmatch(got, -1) {
+		if ms, _ := strconv.ParseInt(m[1], 10, 64); ms < 946684800000 {
+			t.Errorf("%s %s: time %s is not Unix milliseconds", method, body, m[1])
+		}
+	}
+	if got = timeField.ReplaceAllString(got, `"time":T`); got != want {
+		t.Fatalf("%s %s:\n got %s\nwant %s", method, body, got, want)
+	}
+}
+
+var timeField = regexp.MustCompile(`"time":(\d+)`)
 
 // json calls method and returns its result object.
 func (n *node) json(t *testing.T, method, body string) map[string]any {
@@ -68,5 +96,37 @@ func TestMapMethodsInBatch(t *testing.T) {
 	if !strings.Contains(got, `"map_publish":{"offset":1,`) || !strings.Contains(got, `{"map_stats":{"num_keys":1}}`) ||
 		!strings.Contains(got, `"map_remove":{"offset":2,`) || !strings.Contains(got, `{"map_stats":{"num_keys":0}}`) {
 		t.Fatalf("batch of map commands: %s", got)
+	}
+}
+
+// TestMapMethodsLegacy: the single endpoint runs the map methods by name
+// and by the numbers of Centrifugo's Command.MethodType (33–38).
+func TestMapMethodsLegacy(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, api.Config{})
+	got := n.legacy(t, `{"id":1,"method":33,"params":{"channel":"board:l","key":"k","data":{"v":1}}}`+"\n"+
+		`{"id":2,"method":"MAP_STATS","params":{"channel":"board:l"}}`+"\n"+
+		`{"id":3,"method":35,"params":{"channel":"board:l"}}`+"\n"+
+		`{"id":4,"method":36,"params":{"channel":"board:l","limit":-1}}`+"\n"+
+		`{"id":5,"method":34,"params":{"channel":"board:l","key":"k"}}`+"\n"+
+		`{"id":6,"method":37,"params":{"channel":"board:l"}}`+"\n"+
+		`{"id":7,"method":38,"params":{"channel":"board:l"}}`)
+	got = timeField.ReplaceAllString(got, `"time":T`)
+	lines := strings.Split(got, "\n")
+	if len(lines) != 7 {
+		t.Fatalf("7 commands, %d answers: %s", len(lines), got)
+	}
+	for i, want := range []string{
+		`{"id":1,"result":{"offset":1,`,
+		`{"id":2,"result":{"num_keys":1}}`,
+		`{"id":3,"result":{"entries":[{"key":"k","data":{"v":1},"offset":1,"time":T}],"offset":1,`,
+		`{"id":4,"result":{"entries":[{"key":"k","data":{"v":1},"offset":1,"time":T}],"offset":1,`,
+		`{"id":5,"result":{"offset":2,`,
+		`{"id":6,"result":{"num_keys":0}}`,
+		`{"id":7,"result":{}}`,
+	} {
+		if !strings.HasPrefix(lines[i], want) {
+			t.Errorf("command %d:\n got %s\nwant %s…", i+1, lines[i], want)
+		}
 	}
 }

@@ -2,7 +2,7 @@ package api
 
 // methodTable is the API's methods, each declared once, in the order of
 // the fields of api.proto's batch Command (a batch command runs its first
-// method-named field in this order), then Herald's map methods. To add a
+// method-named field in this order). To add a
 // method: a row here and the function it runs (with its gRPC conversion,
 // when api.proto has an rpc for it); `go generate ./api` rewrites the
 // docs.
@@ -71,17 +71,23 @@ func methodTable() []method {
 		unavailableMethod("update_push_status", 31, "Centrifugo PRO's push notifications"),
 		unavailableMethod("cancel_push", 32, "Centrifugo PRO's push notifications"),
 
-		endpoint("map_publish", "set a key of a map channel", (*handler).mapPublish).
-			describe("`channel` (in a map namespace), `key`, `data` or `b64data`", "`offset`, `epoch` of the change"),
-		endpoint("map_remove", "remove a key of a map channel", (*handler).mapRemove).
-			describe("`channel`, `key`", "`offset`, `epoch` of the change"),
-		endpoint("map_read_state", "a page of a map channel's keys", (*handler).mapReadState).retryable().
-			describe("`channel`, `limit` (0: the namespace's `map.default_page_size`; above `map.max_page_size`: 107), `cursor`", "`publications` [{`key`, `data`, `info`, `offset`}] in key order, `offset`, `epoch` (the stream's position at the read), `cursor` of the next page (absent after the last)"),
-		endpoint("map_read_stream", "a map channel's changes", (*handler).mapReadStream).retryable().
-			describe("`channel`, `limit` (0: position only, -1: up to `map.max_page_size`), `since` {`offset`, `epoch`}, `reverse`", "`publications` [{`key`, `data` or `removed: true`, `info`, `offset`}], `offset`, `epoch`"),
-		endpoint("map_stats", "how many keys a map channel has", (*handler).mapStats).retryable().
+		endpoint("map_publish", "set a key of a map channel", (*handler).mapPublish).legacy(33).
+			grpc(pb(plain(fromPBMapPublish), toPBMapPublish)).
+			describe("`channel` (in a map namespace), `key`, `data` or `b64data`", "`offset`, `epoch` of the change; `suppressed` and `suppress_reason` when a condition of the request left the map unchanged"),
+		endpoint("map_remove", "remove a key of a map channel", (*handler).mapRemove).legacy(34).
+			grpc(pb(plain(fromPBMapRemove), toPBMapRemove)).
+			describe("`channel`, `key`", "`offset`, `epoch` of the change; `suppressed` and `suppress_reason` as for `map_publish`"),
+		endpoint("map_read_state", "a page of a map channel's keys", (*handler).mapReadState).legacy(35).retryable().
+			grpc(pb(plain(fromPBMapReadState), toPBMapReadState)).
+			describe("`channel`, `limit` (0: the namespace's `map.default_page_size`; above `map.max_page_size`: 107), `cursor`", "`entries` [{`key`, `data`, `info`, `offset`, `time`}] in key order, `offset`, `epoch` (the stream's position at the read), `cursor` of the next page (absent after the last)"),
+		endpoint("map_read_stream", "a map channel's changes", (*handler).mapReadStream).legacy(36).retryable().
+			grpc(pb(plain(fromPBMapReadStream), toPBMapReadStream)).
+			describe("`channel`, `limit` (0: position only, -1: up to `map.max_page_size`), `since_offset` and `since_epoch` (or `since` {`offset`, `epoch`}), `reverse`", "`entries` [{`key`, `data` or `removed: true`, `info`, `offset`, `time`}], `offset`, `epoch`"),
+		endpoint("map_stats", "how many keys a map channel has", (*handler).mapStats).legacy(37).retryable().
+			grpc(pb(plain(fromPBMapStats), toPBMapStats)).
 			describe("`channel`", "`num_keys`"),
-		endpoint("map_clear", "remove every key of a map channel", (*handler).mapClear).
+		endpoint("map_clear", "remove every key of a map channel", (*handler).mapClear).legacy(38).
+			grpc(pbEmpty(plain(fromPBMapClear))).
 			describe("`channel`", "`{}`; the keys and the stream go, and the stream starts a new epoch (subscribers read the state again at the next change)"),
 	}
 }

@@ -211,6 +211,8 @@ func (g *grpcEndpoint) invoke(ctx context.Context, req any) (any, error) {
 			env.Result = &rpcResult{Data: res.Data, B64Data: res.B64Data}
 		}
 		return env, nil
+	case mapPublishRequest, mapRemoveRequest:
+		return g.invokeMap(ctx, r)
 	}
 	return nil, fmt.Errorf("grpc proxy: no method for %T", req)
 }

@@ -137,6 +137,15 @@ func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, ni
 
 func startNode(t *testing.T, cfg proxy.Config) *node {
 	t.Helper()
+	return startNodeWith(t, cfg, hub.ChannelConfig{
+		WithoutNamespace: hub.NamespaceOptions{Presence: true, AllowPresenceForSubscriber: true, HistorySize: 10, HistoryTTL: time.Minute, AllowHistoryForSubscriber: true},
+		Namespaces:       []hub.Namespace{{Name: "px", NamespaceOptions: hub.NamespaceOptions{Presence: true, AllowPresenceForSubscriber: true}}, {Name: "plain", NamespaceOptions: hub.NamespaceOptions{AllowSubscribeForClient: true}}},
+	})
+}
+
+// startNodeWith starts a node whose router is made of cfg, with channels.
+func startNodeWith(t *testing.T, cfg proxy.Config, channels hub.ChannelConfig) *node {
+	t.Helper()
 	cfg.Logger = discard()
 	r, err := proxy.New(cfg)
 	if err != nil {
@@ -147,15 +156,9 @@ func startNode(t *testing.T, cfg proxy.Config) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hcfg := hub.Config{
-		Engine: memory.New(memory.Config{}), Tokens: v, Logger: discard(),
-		Channels: hub.ChannelConfig{
-			WithoutNamespace: hub.NamespaceOptions{Presence: true, AllowPresenceForSubscriber: true, HistorySize: 10, HistoryTTL: time.Minute, AllowHistoryForSubscriber: true},
-			Namespaces:       []hub.Namespace{{Name: "px", NamespaceOptions: hub.NamespaceOptions{Presence: true, AllowPresenceForSubscriber: true}}, {Name: "plain", NamespaceOptions: hub.NamespaceOptions{AllowSubscribeForClient: true}}},
-		},
-	}
-	hcfg.Handlers = r.Handlers()
-	h := hubtest.Start(t, hcfg)
+	h := hubtest.Start(t, hub.Config{
+		Engine: memory.New(memory.Config{}), Tokens: v, Logger: discard(), Handlers: r.Handlers(), Channels: channels,
+	})
 	return &node{t: t, hub: h, router: r}
 }
 

@@ -4,10 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/auth"
-	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/hub/hubtest"
 	"github.com/heraldhq/herald/internal/test/jsonclient"
 	"github.com/heraldhq/herald/proxy"
 )
@@ -19,29 +16,8 @@ import (
 func TestMapPublishAndRemove(t *testing.T) {
 	t.Parallel()
 	b := newBackend(t)
-	r, err := proxy.New(proxy.Config{
-		Logger: discard(),
-		Endpoints: []proxy.Endpoint{
-			{Name: "mp", URL: b.url("/map_publish"), Timeout: 2 * time.Second},
-			{Name: "mr", URL: b.url("/map_remove"), Timeout: 2 * time.Second},
-		},
-		MapPublish: map[string]string{"board": "mp"},
-		MapRemove:  map[string]string{"board": "mr"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
-	v, err := auth.NewVerifier(auth.Config{HMACSecretKey: testSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapNS := hub.NamespaceOptions{AllowSubscribeForClient: true, SubscriptionType: hub.SubscriptionMap, Map: hub.MapOptions{Mode: hub.MapPersistent}}
-	h := hubtest.Start(t, hub.Config{
-		Engine: memory.New(memory.Config{}), Tokens: v, Logger: discard(), Handlers: r.Handlers(),
-		Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{{Name: "board", NamespaceOptions: mapNS}, {Name: "other", NamespaceOptions: mapNS}}},
-	})
-	n := &node{t: t, hub: h, router: r}
+	n := startMapNode(t, b.url("/map_publish"), b.url("/map_remove"))
+	h := n.hub
 	c := n.dial(nil)
 	c.Connect("u1")
 
@@ -78,4 +54,20 @@ func TestMapPublishAndRemove(t *testing.T) {
 	// A namespace without the proxy keeps its map permissions (none).
 	jsonclient.WantError(t, c.Call(`{"id":6,"publish":{"channel":"other:a","type":1,"key":"k","data":{}}}`), 103)
 	b.noCall()
+}
+
+// startMapNode starts a node whose map namespace "board" sends map
+// publishes to the endpoint at publishURL and removes to removeURL, and
+// whose map namespace "other" has no proxy (and allows clients nothing).
+func startMapNode(t *testing.T, publishURL, removeURL string) *node {
+	t.Helper()
+	mapNS := hub.NamespaceOptions{AllowSubscribeForClient: true, SubscriptionType: hub.SubscriptionMap, Map: hub.MapOptions{Mode: hub.MapPersistent}}
+	return startNodeWith(t, proxy.Config{
+		Endpoints: []proxy.Endpoint{
+			{Name: "mp", URL: publishURL, Timeout: 2 * time.Second},
+			{Name: "mr", URL: removeURL, Timeout: 2 * time.Second},
+		},
+		MapPublish: map[string]string{"board": "mp"},
+		MapRemove:  map[string]string{"board": "mr"},
+	}, hub.ChannelConfig{Namespaces: []hub.Namespace{{Name: "board", NamespaceOptions: mapNS}, {Name: "other", NamespaceOptions: mapNS}}})
 }

@@ -19,6 +19,8 @@ func TestWireInterface(t *testing.T) {
 	protogen.Interface(t, proxyproto.File_proxy_proto, `
 package centrifugal.centrifugo.proxy
 rpc CentrifugoProxy.Connect ConnectRequest -> ConnectResponse
+rpc CentrifugoProxy.MapPublish MapPublishRequest -> MapPublishResponse
+rpc CentrifugoProxy.MapRemove MapRemoveRequest -> MapRemoveResponse
 rpc CentrifugoProxy.NotifyCacheEmpty NotifyCacheEmptyRequest -> NotifyCacheEmptyResponse
 rpc CentrifugoProxy.NotifyChannelState NotifyChannelStateRequest -> NotifyChannelStateResponse
 rpc CentrifugoProxy.Publish PublishRequest -> PublishResponse
@@ -73,6 +75,51 @@ field Error 2 message string
 field Error 3 temporary bool
 
 field Int32Value 1 value int32
+
+field MapPublishRequest 1 client string
+field MapPublishRequest 2 transport string
+field MapPublishRequest 3 protocol string
+field MapPublishRequest 4 encoding string
+field MapPublishRequest 10 user string
+field MapPublishRequest 11 channel string
+field MapPublishRequest 12 key string
+field MapPublishRequest 13 data bytes
+field MapPublishRequest 14 b64data string
+field MapPublishRequest 15 meta bytes
+
+field MapPublishResponse 1 result MapPublishResult
+field MapPublishResponse 2 error Error
+field MapPublishResponse 3 disconnect Disconnect
+
+field MapPublishResult 1 key string
+field MapPublishResult 2 data bytes
+field MapPublishResult 3 b64data string
+field MapPublishResult 4 tags map<string, string>
+field MapPublishResult 5 score int64
+field MapPublishResult 6 key_mode string
+field MapPublishResult 7 stream_data bytes
+field MapPublishResult 8 b64stream_data string
+field MapPublishResult 9 idempotency_key string
+field MapPublishResult 10 delta bool
+field MapPublishResult 11 version uint64
+field MapPublishResult 12 version_epoch string
+
+field MapRemoveRequest 1 client string
+field MapRemoveRequest 2 transport string
+field MapRemoveRequest 3 protocol string
+field MapRemoveRequest 4 encoding string
+field MapRemoveRequest 10 user string
+field MapRemoveRequest 11 channel string
+field MapRemoveRequest 12 key string
+field MapRemoveRequest 13 meta bytes
+
+field MapRemoveResponse 1 result MapRemoveResult
+field MapRemoveResponse 2 error Error
+field MapRemoveResponse 3 disconnect Disconnect
+
+field MapRemoveResult 1 key string
+field MapRemoveResult 2 tags map<string, string>
+field MapRemoveResult 3 idempotency_key string
 
 field NotifyCacheEmptyRequest 1 channel string
 

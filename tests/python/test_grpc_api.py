@@ -82,7 +82,8 @@ def cluster(testserver_binary, tmp_path_factory):
                         "presence": True,
                         "history_size": 100,
                         "history_ttl": "300s",
-                    }
+                    },
+                    "namespaces": [{"name": "board", "subscription_type": "map", "map": {"mode": "persistent"}}],
                 },
                 "engine": {"type": "postgres", "postgres": {"dsn": dsn, "schema": schema}},
             }
@@ -190,6 +191,52 @@ def test_batch_and_unavailable_methods(stubs, api_pb):
 
     resp = grpc_a.GetUserStatus(pb2.GetUserStatusRequest(users=["bob"]), metadata=AUTH, timeout=TIMEOUT)
     assert resp.error.code == NOT_AVAILABLE
+
+
+def test_map_methods(stubs, api_pb):
+    """The map rpcs of Centrifugo 6.9's api.proto: a change made through
+    node A is read through node B, and a batch runs the map commands."""
+    pb2, _ = api_pb
+    grpc_a, grpc_b = stubs
+    channel = "board:" + secrets.token_hex(4)
+    first = call(grpc_a.MapPublish, pb2.MapPublishRequest(channel=channel, key="a", data=b'{"v":1}'))
+    assert first.offset == 1 and first.epoch and not first.suppressed
+    call(grpc_a.MapPublish, pb2.MapPublishRequest(channel=channel, key="b", data=b'{"v":2}'))
+    removed = call(grpc_a.MapRemove, pb2.MapRemoveRequest(channel=channel, key="a"))
+    assert (removed.offset, removed.epoch) == (3, first.epoch)
+
+    assert call(grpc_b.MapStats, pb2.MapStatsRequest(channel=channel)).num_keys == 1
+    state = call(grpc_b.MapReadState, pb2.MapReadStateRequest(channel=channel))
+    assert [(e.key, e.data, e.offset) for e in state.entries] == [("b", b'{"v":2}', 2)]
+    assert (state.offset, state.epoch, state.cursor) == (3, first.epoch, "")
+    stream = call(
+        grpc_b.MapReadStream,
+        pb2.MapReadStreamRequest(channel=channel, since_offset=1, since_epoch=first.epoch, limit=-1),
+    )
+    assert [(e.key, e.removed) for e in stream.entries] == [("b", False), ("a", True)]
+
+    resp = grpc_b.MapReadStream(
+        pb2.MapReadStreamRequest(channel=channel, since_offset=1, since_epoch="other"), metadata=AUTH, timeout=TIMEOUT
+    )
+    assert resp.error.code == 112
+
+    res = grpc_a.Batch(
+        pb2.BatchRequest(
+            commands=[
+                pb2.Command(map_publish=pb2.MapPublishRequest(channel=channel, key="c", data=b"3")),
+                pb2.Command(map_read_state=pb2.MapReadStateRequest(channel=channel)),
+                pb2.Command(map_clear=pb2.MapClearRequest(channel=channel)),
+                pb2.Command(map_stats=pb2.MapStatsRequest(channel=channel)),
+            ]
+        ),
+        metadata=AUTH,
+        timeout=TIMEOUT,
+    )
+    published, read, cleared, stats = res.replies
+    assert published.map_publish.offset == 4
+    assert [e.key for e in read.map_read_state.entries] == ["b", "c"]
+    assert cleared.HasField("map_clear") and not cleared.HasField("error")
+    assert stats.HasField("map_stats") and stats.map_stats.num_keys == 0
 
 
 def test_api_key_refused(stubs, api_pb):
