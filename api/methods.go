@@ -55,10 +55,18 @@ func methodTable() []method {
 		unavailableMethod("update_user_status", 15, "Centrifugo PRO's user status"),
 		unavailableMethod("get_user_status", 16, "Centrifugo PRO's user status"),
 		unavailableMethod("delete_user_status", 17, "Centrifugo PRO's user status"),
-		unavailableMethod("block_user", 18, "Centrifugo PRO's user blocking"),
-		unavailableMethod("unblock_user", 19, "Centrifugo PRO's user blocking"),
-		unavailableMethod("revoke_token", 20, "Centrifugo PRO's token revocation"),
-		unavailableMethod("invalidate_user_tokens", 21, "Centrifugo PRO's token revocation"),
+		endpoint("block_user", "block a user: connections closed, connects refused", (*handler).blockUser).legacy(18).cluster().retryable().
+			grpc(pbEmpty(plain(fromPBBlockUser))).
+			describe("`user`, `expire_at` (Unix seconds; 0: until unblocked)", "`{}`; the user's connections on every node close with 3503 (reason \"user blocked\"); a connect naming the user is refused the same way"),
+		endpoint("unblock_user", "unblock a user", (*handler).unblockUser).legacy(19).cluster().retryable().
+			grpc(pbEmpty(plain(fromPBUnblockUser))).
+			describe("`user`", "`{}`"),
+		endpoint("revoke_token", "revoke a token by its jti", (*handler).revokeToken).legacy(20).cluster().retryable().
+			grpc(pbEmpty(plain(fromPBRevokeToken))).
+			describe("`uid` (the token's `jti`), `expire_at` (Unix seconds when the record may go: the token's `exp`; 0: kept)", "`{}`; connections holding the token close with 3005 on every node; connecting or subscribing with it is error 109"),
+		endpoint("invalidate_user_tokens", "invalidate a user's tokens issued before a time", (*handler).invalidateUserTokens).legacy(21).cluster().retryable().
+			grpc(pbEmpty(plain(fromPBInvalidateUserTokens))).
+			describe("`user`, `issued_before` (Unix seconds, compared with `iat`; 0: now), `expire_at` (0: kept), `channel` (only that channel's subscription tokens)", "`{}`; the user's connections with older connection tokens close with 3005, or, with `channel`, the user's subscriptions to it end with 2501; tokens without `iat` are not affected"),
 		unavailableMethod("device_register", 22, "Centrifugo PRO's push notifications"),
 		unavailableMethod("device_update", 23, "Centrifugo PRO's push notifications"),
 		unavailableMethod("device_remove", 24, "Centrifugo PRO's push notifications"),
