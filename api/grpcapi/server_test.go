@@ -214,7 +214,7 @@ func TestBatch(t *testing.T) {
 	res, err := c.Batch(ctx, &apiproto.BatchRequest{Commands: []*apiproto.Command{
 		{Publish: &apiproto.PublishRequest{Channel: "a", Data: []byte(`1`)}},
 		{History: &apiproto.HistoryRequest{Channel: "a", Limit: 1}},
-		{BlockUser: &apiproto.BlockUserRequest{User: "ann"}},
+		{UpdateUserStatus: &apiproto.UpdateUserStatusRequest{Users: []string{"ann"}}},
 	}})
 	if err != nil || len(res.Replies) != 3 {
 		t.Fatalf("batch: %v, %v", res, err)

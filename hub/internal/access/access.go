@@ -20,8 +20,9 @@ import (
 const (
 	// BucketRevoked: key a token id (jti), value empty.
 	BucketRevoked = "revoked_tokens"
-	// BucketInvalidated: key a user, or a user and a channel joined by a
-	// NUL; value the Unix second before which tokens are invalid.
+	// BucketInvalidated: key "u:" and a user, or for one channel "c:",
+	// the user's length, ":", the user and the channel (invalidationKey);
+	// value the Unix second before which tokens are invalid.
 	BucketInvalidated = "invalidated_tokens"
 	// BucketBlocked: key a user, value empty.
 	BucketBlocked = "blocked_users"
@@ -72,11 +73,15 @@ func (c Change) StoreKey() (bucket, key string, value []byte, remove bool) {
 	return "", "", nil, false
 }
 
+// invalidationKey is where an invalidation is kept: the prefix tells a
+// user's key from a channel's, and the user's length keeps two user and
+// channel pairs from sharing a key. (A NUL, which PostgreSQL's text
+// cannot hold, is not a separator here.)
 func invalidationKey(user, channel string) string {
 	if channel == "" {
-		return user
+		return "u:" + user
 	}
-	return user + "\x00" + channel
+	return "c:" + strconv.Itoa(len(user)) + ":" + user + channel
 }
 
 // entry is a record and when it may be forgotten (Unix seconds, 0 never).
