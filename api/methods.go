@@ -52,9 +52,15 @@ func methodTable() []method {
 			grpc(pbCustom(grpcConnections)).
 			describe("`user`, `channel` (either, both or neither), `limit` (1–1000, default 100), `cursor`", "`connections`: [{`client`, `user`, `transport`, `protocol`, `node`, `connected_at` (Unix ms), `channels`, `info`, `meta`}] in client id order, over every node; `next_cursor` when another page follows (send it as `cursor`); `partial` and `missing_nodes` as for `channels`"),
 
-		unavailableMethod("update_user_status", 15, "Centrifugo PRO's user status"),
-		unavailableMethod("get_user_status", 16, "Centrifugo PRO's user status"),
-		unavailableMethod("delete_user_status", 17, "Centrifugo PRO's user status"),
+		endpoint("update_user_status", "mark users active now, with a state", (*handler).updateUserStatus).legacy(15).retryable().
+			grpc(pbEmpty(plain(fromPBUpdateUserStatus))).
+			describe("`users` (1–1000), `state` (the application's, optional)", "`{}`; each status is kept for `client.user_status_ttl` after its last update"),
+		endpoint("get_user_status", "the status of users", (*handler).getUserStatus).legacy(16).retryable().
+			grpc(pb(plain(fromPBGetUserStatus), toPBGetUserStatus)).
+			describe("`users` (1–1000)", "`statuses`: [{`user`, `active` (Unix seconds of the last update; 0: none), `online` (always 0: Herald does not track it), `state`}] in the order asked"),
+		endpoint("delete_user_status", "forget the status of users", (*handler).deleteUserStatus).legacy(17).retryable().
+			grpc(pbEmpty(plain(fromPBDeleteUserStatus))).
+			describe("`users` (1–1000)", "`{}`"),
 		endpoint("block_user", "block a user: connections closed, connects refused", (*handler).blockUser).legacy(18).cluster().retryable().
 			grpc(pbEmpty(plain(fromPBBlockUser))).
 			describe("`user`, `expire_at` (Unix seconds; 0: until unblocked)", "`{}`; the user's connections on every node close with 3503 (reason \"user blocked\"); a connect naming the user is refused the same way"),

@@ -140,3 +140,39 @@ func isCode(err error, code protocol.ErrorCode) bool { return protocol.HasCode(e
 func accessConfig() hub.Config {
 	return hub.Config{Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{AllowSubscribeForClient: true}}}
 }
+
+// User status: the API's update is read back in the order asked, a client
+// marks its own user with the rpc when user_status_rpc is on, and delete
+// forgets it.
+func TestUserStatus(t *testing.T) {
+	t.Parallel()
+	cfg := accessConfig()
+	cfg.Client.UserStatusRPC = true
+	n := startNode(t, cfg)
+	ctx := accessCtx(t)
+	before := time.Now().Unix()
+	if err := n.hub.UpdateUserStatus(ctx, []string{"ann"}, "away"); err != nil {
+		t.Fatal(err)
+	}
+	c := n.dial(t)
+	c.Connect("bob")
+	if m := c.Call(`{"id":2,"rpc":{"method":"update_user_status"}}`); m["rpc"] == nil {
+		t.Fatalf("rpc update_user_status: %v", m)
+	}
+	st, err := n.hub.GetUserStatus(ctx, []string{"bob", "nobody", "ann"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st) != 3 || st[0].User != "bob" || st[0].Active < before || st[1].Active != 0 || st[2].State != "away" {
+		t.Fatalf("statuses %+v", st)
+	}
+	if err := n.hub.DeleteUserStatus(ctx, []string{"ann"}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := n.hub.GetUserStatus(ctx, []string{"ann"}); st[0].Active != 0 {
+		t.Fatalf("after delete: %+v", st)
+	}
+	if _, err := n.hub.GetUserStatus(ctx, nil); !isCode(err, protocol.ErrorBadRequest) {
+		t.Fatalf("no users: %v, want 107", err)
+	}
+}

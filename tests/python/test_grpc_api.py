@@ -11,6 +11,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import time
 
 import grpc
 import pytest
@@ -177,7 +178,7 @@ def test_batch_and_unavailable_methods(stubs, api_pb):
             commands=[
                 pb2.Command(publish=pb2.PublishRequest(channel="batch", data=b"1")),
                 pb2.Command(history=pb2.HistoryRequest(channel="batch", limit=1)),
-                pb2.Command(update_user_status=pb2.UpdateUserStatusRequest(users=["bob"])),
+                pb2.Command(device_list=pb2.DeviceListRequest()),
             ]
         ),
         metadata=AUTH,
@@ -188,7 +189,7 @@ def test_batch_and_unavailable_methods(stubs, api_pb):
     assert [p.data for p in history.history.publications] == [b"1"]
     assert status.error.code == NOT_AVAILABLE
 
-    resp = grpc_a.GetUserStatus(pb2.GetUserStatusRequest(users=["bob"]), metadata=AUTH, timeout=TIMEOUT)
+    resp = grpc_a.DeviceList(pb2.DeviceListRequest(), metadata=AUTH, timeout=TIMEOUT)
     assert resp.error.code == NOT_AVAILABLE
 
 
@@ -278,3 +279,20 @@ def test_block_and_revoke(stubs, api_pb):
     assert not resp.HasField("error")
     resp = grpc_a.BlockUser(pb2.BlockUserRequest(), metadata=AUTH, timeout=TIMEOUT)
     assert resp.error.code == 107
+
+
+def test_user_status(stubs, api_pb):
+    """update_user_status through one node is read through the other (the
+    status is kept in PostgreSQL), in the order asked; delete forgets it."""
+    pb2, _ = api_pb
+    grpc_a, grpc_b = stubs
+    before = int(time.time())
+    resp = grpc_a.UpdateUserStatus(pb2.UpdateUserStatusRequest(users=["ann", "bob"], state="busy"), metadata=AUTH, timeout=TIMEOUT)
+    assert not resp.HasField("error")
+    resp = grpc_b.GetUserStatus(pb2.GetUserStatusRequest(users=["bob", "nobody", "ann"]), metadata=AUTH, timeout=TIMEOUT)
+    assert not resp.HasField("error")
+    got = [(s.user, s.active >= before, s.state) for s in resp.result.statuses]
+    assert got == [("bob", True, "busy"), ("nobody", False, ""), ("ann", True, "busy")]
+    grpc_b.DeleteUserStatus(pb2.DeleteUserStatusRequest(users=["ann"]), metadata=AUTH, timeout=TIMEOUT)
+    resp = grpc_a.GetUserStatus(pb2.GetUserStatusRequest(users=["ann"]), metadata=AUTH, timeout=TIMEOUT)
+    assert resp.result.statuses[0].active == 0
