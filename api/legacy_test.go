@@ -40,7 +40,7 @@ func TestLegacyEndpoint(t *testing.T) {
 		`{"id":2,"method":6,"params":{"channel":"chat","limit":-1}}`+"\n"+
 		`{"id":3,"method":"publish","params":{"channel":"chat"}}`+"\n"+
 		`{"id":4,"method":"nope"}`+"\n"+
-		`{"id":5,"method":"block_user","params":{"user":"bob"}}`+"\n"+
+		`{"id":5,"method":"device_list","params":{}}`+"\n"+
 		`{"id":6,"method":"publish","params":{"channel":5,"data":1}}`+"\n"+
 		`{"id":7,"method":13}`+"\n"+
 		`{"id":8}`)
@@ -49,7 +49,7 @@ func TestLegacyEndpoint(t *testing.T) {
 		`{"id":2,"result":{"publications":[{"data":{"text":"hi"},"offset":1}],"epoch":"` + epoch + `","offset":1}}`,
 		`{"id":3,"error":{"code":107,"message":"data required (or b64data)"}}`,
 		`{"id":4,"error":{"code":104,"message":"method not found: \"nope\""}}`,
-		`{"id":5,"error":{"code":108,"message":"not available: block_user: Herald does not have this method"}}`,
+		`{"id":5,"error":{"code":108,"message":"not available: device_list: Herald does not have this method"}}`,
 		`{"id":6,"error":{"code":107,"message":"channel: want string, got number"}}`,
 		`{"id":7,"error":{"code":104,"message":"method not found: 13 (want a method name such as \"publish\", or its number)"}}`,
 		`{"id":8,"error":{"code":104,"message":"method required: a method name such as \"publish\", or its number"}}`,

@@ -52,13 +52,27 @@ func methodTable() []method {
 			grpc(pbCustom(grpcConnections)).
 			describe("`user`, `channel` (either, both or neither), `limit` (1–1000, default 100), `cursor`", "`connections`: [{`client`, `user`, `transport`, `protocol`, `node`, `connected_at` (Unix ms), `channels`, `info`, `meta`}] in client id order, over every node; `next_cursor` when another page follows (send it as `cursor`); `partial` and `missing_nodes` as for `channels`"),
 
-		unavailableMethod("update_user_status", 15, "Centrifugo PRO's user status"),
-		unavailableMethod("get_user_status", 16, "Centrifugo PRO's user status"),
-		unavailableMethod("delete_user_status", 17, "Centrifugo PRO's user status"),
-		unavailableMethod("block_user", 18, "Centrifugo PRO's user blocking"),
-		unavailableMethod("unblock_user", 19, "Centrifugo PRO's user blocking"),
-		unavailableMethod("revoke_token", 20, "Centrifugo PRO's token revocation"),
-		unavailableMethod("invalidate_user_tokens", 21, "Centrifugo PRO's token revocation"),
+		endpoint("update_user_status", "mark users active now, with a state", (*handler).updateUserStatus).legacy(15).retryable().
+			grpc(pbEmpty(plain(fromPBUpdateUserStatus))).
+			describe("`users` (1–1000), `state` (the application's, optional)", "`{}`; each status is kept for `client.user_status_ttl` after its last update"),
+		endpoint("get_user_status", "the status of users", (*handler).getUserStatus).legacy(16).retryable().
+			grpc(pb(plain(fromPBGetUserStatus), toPBGetUserStatus)).
+			describe("`users` (1–1000)", "`statuses`: [{`user`, `active` (Unix seconds of the last update; 0: none), `online` (always 0: Herald does not track it), `state`}] in the order asked"),
+		endpoint("delete_user_status", "forget the status of users", (*handler).deleteUserStatus).legacy(17).retryable().
+			grpc(pbEmpty(plain(fromPBDeleteUserStatus))).
+			describe("`users` (1–1000)", "`{}`"),
+		endpoint("block_user", "block a user: connections closed, connects refused", (*handler).blockUser).legacy(18).cluster().retryable().
+			grpc(pbEmpty(plain(fromPBBlockUser))).
+			describe("`user`, `expire_at` (Unix seconds; 0: until unblocked)", "`{}`; the user's connections on every node close with 3503 (reason \"user blocked\"); a connect naming the user is refused the same way"),
+		endpoint("unblock_user", "unblock a user", (*handler).unblockUser).legacy(19).cluster().retryable().
+			grpc(pbEmpty(plain(fromPBUnblockUser))).
+			describe("`user`", "`{}`"),
+		endpoint("revoke_token", "revoke a token by its jti", (*handler).revokeToken).legacy(20).cluster().retryable().
+			grpc(pbEmpty(plain(fromPBRevokeToken))).
+			describe("`uid` (the token's `jti`), `expire_at` (Unix seconds when the record may go: the token's `exp`; 0: kept)", "`{}`; connections holding the token close with 3005 on every node; connecting or subscribing with it is error 109"),
+		endpoint("invalidate_user_tokens", "invalidate a user's tokens issued before a time", (*handler).invalidateUserTokens).legacy(21).cluster().retryable().
+			grpc(pbEmpty(plain(fromPBInvalidateUserTokens))).
+			describe("`user`, `issued_before` (Unix seconds, compared with `iat`; 0: now), `expire_at` (0: kept), `channel` (only that channel's subscription tokens)", "`{}`; the user's connections with older connection tokens close with 3005, or, with `channel`, the user's subscriptions to it end with 2501; tokens without `iat` are not affected"),
 		unavailableMethod("device_register", 22, "Centrifugo PRO's push notifications"),
 		unavailableMethod("device_update", 23, "Centrifugo PRO's push notifications"),
 		unavailableMethod("device_remove", 24, "Centrifugo PRO's push notifications"),

@@ -19,6 +19,15 @@ type registeredClaims struct {
 	ID        string           `json:"jti,omitempty"`
 }
 
+// identity is the token's jti and iat (Unix seconds, 0 without one),
+// which revocation checks.
+func (c registeredClaims) identity() (id string, issuedAt int64) {
+	if t := c.IssuedAt.jwt(); t != nil {
+		issuedAt = t.Unix()
+	}
+	return c.ID, issuedAt
+}
+
 // GetExpirationTime implements jwt.Claims.
 func (c registeredClaims) GetExpirationTime() (*jwt.NumericDate, error) {
 	return c.ExpiresAt.jwt(), nil

@@ -80,8 +80,10 @@ type ConnectClaims struct {
 	Channels  []string
 	Subs      map[string]SubClaims
 	Meta      json.RawMessage
-	Audience  string // aud; "" means no claim
-	Issuer    string // iss; "" means no claim
+	Audience  string    // aud; "" means no claim
+	Issuer    string    // iss; "" means no claim
+	ID        string    // jti; "" means no claim (token revocation names it)
+	IssuedAt  time.Time // iat; zero means no claim
 }
 
 // SubClaims describe one entry of a connection token's subs claim.
@@ -103,12 +105,14 @@ type SubscribeClaims struct {
 	Override  *SubOverride
 	Audience  string
 	Issuer    string
+	ID        string    // jti; "" means no claim
+	IssuedAt  time.Time // iat; zero means no claim
 }
 
 // ConnectToken signs a connection token.
 func (s *Signer) ConnectToken(c ConnectClaims) (string, error) {
 	claims := connectClaims{
-		registeredClaims: registered(c.User, c.ExpiresAt, c.Audience, c.Issuer),
+		registeredClaims: registered(c.User, c.ExpiresAt, c.Audience, c.Issuer).with(c.ID, c.IssuedAt),
 		ExpireAt:         c.ExpireAt,
 		Info:             c.Info,
 		Channels:         c.Channels,
@@ -129,7 +133,7 @@ func (s *Signer) SubscribeToken(c SubscribeClaims) (string, error) {
 		return "", errors.New("auth: subscription token: empty channel")
 	}
 	claims := subscribeClaims{
-		registeredClaims: registered(c.User, c.ExpiresAt, c.Audience, c.Issuer),
+		registeredClaims: registered(c.User, c.ExpiresAt, c.Audience, c.Issuer).with(c.ID, c.IssuedAt),
 		subClaim:         subClaim{Info: c.Info, Data: c.Data, Override: encodeOverride(c.Override)},
 		Channel:          c.Channel,
 		Client:           c.Client,
@@ -153,6 +157,15 @@ func registered(user string, exp time.Time, aud, iss string) registeredClaims {
 	}
 	if aud != "" {
 		rc.Audience = jwt.ClaimStrings{aud}
+	}
+	return rc
+}
+
+// with sets the jti and iat claims (none for "" and the zero time).
+func (rc registeredClaims) with(id string, iat time.Time) registeredClaims {
+	rc.ID = id
+	if !iat.IsZero() {
+		rc.IssuedAt = newNumericDate(jwt.NewNumericDate(iat))
 	}
 	return rc
 }

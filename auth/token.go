@@ -11,6 +11,10 @@ type ConnectToken struct {
 	Channels []string // server-side subscriptions (Centrifugo ignores them when Subs is non-empty)
 	Subs     map[string]SubOptions
 	Meta     []byte // meta claim as raw JSON; kept on the server only
+	// ID and IssuedAt are the jti and iat claims (iat in Unix seconds, 0
+	// without one), which token revocation checks.
+	ID       string
+	IssuedAt int64
 }
 
 // SubOptions are the per-channel options of one entry of the subs claim.
@@ -40,4 +44,6 @@ type SubscribeToken struct {
 	Info     []byte // info/b64info; becomes chan_info
 	Data     []byte // data/b64data
 	Override *SubOverride
+	ID       string // jti claim
+	IssuedAt int64  // iat claim, Unix seconds; 0 without one
 }

@@ -275,6 +275,7 @@ func (v *Verifier) verifyConnectToken(token string) (_ ConnectToken, exp time.Ti
 	if err != nil {
 		return ConnectToken{}, time.Time{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
+	ct.ID, ct.IssuedAt = c.identity()
 	if e := c.ExpiresAt.jwt(); e != nil {
 		if expired(e) {
 			return ConnectToken{}, time.Time{}, ErrTokenExpired
@@ -295,6 +296,7 @@ func (v *Verifier) VerifySubscribeToken(token string) (SubscribeToken, error) {
 	if err != nil {
 		return SubscribeToken{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
+	st.ID, st.IssuedAt = c.identity()
 	if expired(c.ExpiresAt.jwt()) {
 		return SubscribeToken{}, ErrTokenExpired
 	}

@@ -6,16 +6,25 @@ package engine
 // enginetest.CheckKind ask here; configuration checks, made before any
 // engine exists, ask the kind's Caps.Maps, which CheckKind holds equal to
 // this answer for every registered kind.
-func MapsOf(e Engine) (MapBroker, bool) {
+func MapsOf(e Engine) (MapBroker, bool) { return capOf[MapBroker](e) }
+
+// StoreOf returns the Store of e (e itself, or the engine a wrapper
+// wraps), or nil and false when e keeps no state between nodes. Kinds
+// declare the same answer as Caps.Store.
+func StoreOf(e Engine) (Store, bool) { return capOf[Store](e) }
+
+// capOf finds the part of e that implements T, looking through wrappers.
+func capOf[T any](e Engine) (T, bool) {
 	for range 8 { // wrappers do not nest deeper
-		if mb, ok := e.(MapBroker); ok {
-			return mb, true
+		if c, ok := e.(T); ok {
+			return c, true
 		}
 		u, ok := e.(interface{ Unwrap() Engine })
 		if !ok {
-			return nil, false
+			break
 		}
 		e = u.Unwrap()
 	}
-	return nil, false
+	var zero T
+	return zero, false
 }

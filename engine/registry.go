@@ -16,6 +16,9 @@ type Caps struct {
 	Presence bool
 	// Maps: the engine is a MapBroker, so channels may be maps.
 	Maps bool
+	// Store: the engine keeps a Store (token revocations, blocked users,
+	// user status) for the whole cluster.
+	Store bool
 	// Sharding: several stores of the kind may serve one cluster, each
 	// channel kept by one of them (package sharded).
 	Sharding bool

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/hub/internal/access"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -82,6 +83,10 @@ type identity struct {
 	info        []byte
 	meta        []byte // the application's data about the connection, never sent to it
 	connectedAt int64  // Unix milliseconds when connect succeeded
+	// token is the connection token's jti and iat, which revocation
+	// checks; nil when the token had neither (or there was no token), so
+	// that most connections carry no more than the pointer.
+	token *access.Token
 	expiry
 }
 

@@ -13,6 +13,9 @@ import (
 // client's next command waits with it, so replies stay in order); without
 // OnRPC, or when it passes, 108 (not available).
 func (c *Client) handleRPC(ctx context.Context, id uint32, req *protocol.RPCRequest) error {
+	if req.Method == userStatusRPC && c.hub.client.UserStatusRPC {
+		return c.updateOwnStatus(ctx, id)
+	}
 	fn := c.hub.cfg.Handlers.OnRPC
 	if fn == nil {
 		return newError(protocol.ErrorNotAvailable)

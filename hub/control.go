@@ -9,6 +9,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/hub/internal/access"
 	"github.com/heraldhq/herald/hub/internal/clusterstate"
 	"github.com/heraldhq/herald/protocol"
 )
@@ -31,6 +32,7 @@ type controlMessage struct {
 	Emulation   *controlEmulation      `json:"emulation,omitempty"`
 	Survey      *controlSurvey         `json:"survey,omitempty"`
 	SurveyReply *controlSurveyReply    `json:"survey_reply,omitempty"`
+	Access      *access.Change         `json:"access,omitempty"`
 }
 
 // controlSend pushes an asynchronous message to a user's connections.
@@ -179,6 +181,8 @@ func (h *Hub) handleControl(data []byte) {
 				h.log.Debug("emulation request from another node", "session", e.Session, "error", err)
 			}
 		}
+	case m.Access != nil:
+		h.applyAccess(*m.Access)
 	case m.Refresh != nil:
 		r := m.Refresh
 		for _, c := range h.users.clients(r.User) {

@@ -30,6 +30,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/hub/internal/access"
 	"github.com/heraldhq/herald/hub/internal/clusterstate"
 	"github.com/heraldhq/herald/hub/internal/tagsfilter"
 	"github.com/heraldhq/herald/hub/internal/writequeue"
@@ -134,6 +135,9 @@ type Hub struct {
 	// so that an authenticated connection carries no room for it.
 	admissions sync.Map
 	surveys    sync.Map // survey id → *clusterstate.Survey, for the surveys this node asked
+	// access is the node's copy of the cluster's token revocations and
+	// blocked users (access.go).
+	access access.State
 }
 
 // New checks cfg and returns a Hub that is not started yet.
@@ -201,12 +205,18 @@ func (h *Hub) Start(ctx context.Context) error {
 	if err := h.engine.Start(ctx, engineHandler{h}); err != nil {
 		return fmt.Errorf("hub: start engine: %w", err)
 	}
+	if err := h.loadAccess(ctx); err != nil {
+		// The reload loop tries again; the decisions reach this node as
+		// control messages meanwhile.
+		h.log.Warn("load token revocations and blocked users", "error", err)
+	}
 	if h.client.Insecure {
 		h.log.Warn("INSECURE MODE: every client may connect and use every channel without a token; never use this in production")
 	}
-	h.wg.Add(2 + numWriters)
+	h.wg.Add(3 + numWriters)
 	go h.presenceLoop()
 	go h.heartbeatLoop()
+	go h.accessLoop()
 	for i := 0; i < numWriters; i++ {
 		go h.writerLoop()
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/hub/internal/access"
 	"github.com/heraldhq/herald/hub/internal/permission"
 	"github.com/heraldhq/herald/protocol"
 )
@@ -14,6 +15,10 @@ import (
 type credentials struct {
 	ConnectReply
 	subOptions map[string]auth.SubOptions
+	// tokenID and tokenIssuedAt are the connection token's jti and iat,
+	// which revocation checks (none for a connect handler's answer).
+	tokenID       string
+	tokenIssuedAt int64
 }
 
 // handleConnect authenticates the client, replies, and makes its
@@ -27,6 +32,11 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	now := time.Now()
 	if cred.ExpireAt > 0 && cred.ExpireAt <= now.Unix() {
 		return newError(protocol.ErrorExpired)
+	}
+	tok := access.Token{User: cred.User, ID: cred.tokenID, IssuedAt: cred.tokenIssuedAt}
+	if v := h.access.CheckConnection(tok, now); v != access.Allowed {
+		c.logger().Info("connect refused: token revoked or user blocked", "user", cred.User, "verdict", v)
+		return accessRefusal(v)
 	}
 	channels, err := c.serverSideChannels(cred, req)
 	if err != nil {
@@ -54,6 +64,9 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	c.info = cred.Info
 	c.meta = cred.Meta
 	c.connectedAt = now.UnixMilli()
+	if tok.ID != "" || tok.IssuedAt != 0 {
+		c.token = &tok
+	}
 	exp := newExpiry(cred.ExpireAt, cred.ServerSideRefresh)
 	c.expiry = exp
 	c.staleAt = 0
@@ -154,6 +167,7 @@ func (c *Client) authenticate(ctx context.Context, req *protocol.ConnectRequest)
 		return credentials{
 			ConnectReply: ConnectReply{User: tok.User, ExpireAt: tok.ExpireAt, Info: tok.Info, Channels: tokenChannels(tok)},
 			subOptions:   tok.Subs,
+			tokenID:      tok.ID, tokenIssuedAt: tok.IssuedAt,
 		}, nil
 	}
 	if h.client.AllowAnonymousConnectWithoutToken || h.client.Insecure {

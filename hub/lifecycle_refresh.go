@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/hub/internal/access"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -216,6 +217,20 @@ func (c *Client) authorizeRefresh(ctx context.Context, req *protocol.RefreshRequ
 		c.logger().Info("refresh token for another user")
 		return RefreshReply{}, newDisconnect(protocol.DisconnectInvalidToken)
 	}
+	mark := access.Token{User: tok.User, ID: tok.ID, IssuedAt: tok.IssuedAt}
+	if v := h.access.CheckConnection(mark, time.Now()); v != access.Allowed {
+		if v == access.Blocked {
+			return RefreshReply{}, blockedDisconnect()
+		}
+		// A revoked token refreshes nothing: the SDK asks for another.
+		return RefreshReply{}, newDisconnect(protocol.DisconnectExpired)
+	}
+	c.mu.Lock()
+	c.token = nil
+	if mark.ID != "" || mark.IssuedAt != 0 {
+		c.token = &mark
+	}
+	c.mu.Unlock()
 	return RefreshReply{ExpireAt: tok.ExpireAt, Info: tok.Info}, nil
 }
 

@@ -24,6 +24,7 @@ type metrics struct {
 	joinLeaveCapped prometheus.Counter
 	publishDuration prometheus.Observer
 	deliveryLag     prometheus.Observer
+	accessDecisions *prometheus.CounterVec
 	collectors      []prometheus.Collector
 }
 
@@ -113,7 +114,13 @@ func newMetrics(h *Hub) *metrics {
 		Namespace: "herald", Subsystem: "node", Name: "shed_publications_total",
 		Help: "Publications refused with error 111 because this node's client write queues held more than client.node_queue_max_size bytes.",
 	})
+	m.accessDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "herald", Subsystem: "access", Name: "decisions_total",
+		Help: "Token revocations, token invalidations, blocks and unblocks made through this node, by kind (revoke, invalidate, block, unblock).",
+	}, []string{"kind"})
 	m.collectors = []prometheus.Collector{
+		m.accessDecisions,
+		gauge("access_records", "Token revocations, token invalidations and blocked users this node holds in memory.", func() float64 { return float64(h.access.Size()) }),
 		commands, durations, sent, m.bytesIn, m.bytesOut, m.framesOut, m.errors, m.disconnects, queue, m.dropped, m.shed, m.joinLeaveCapped, publish, lag,
 		gauge("node_queued_bytes", "Bytes waiting in the write queues of every client of this node; past client.node_queue_max_size, publishing on this node is shed.", func() float64 { return float64(h.queuedTotal.Load()) }),
 		gauge("client_connections", "Connected (authenticated) clients on this node.", func() float64 { return float64(h.NumClients()) }),

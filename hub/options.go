@@ -240,6 +240,12 @@ type ClientConfig struct {
 	// Insecure accepts every connection and allows every channel
 	// operation. For development only; the server logs a warning.
 	Insecure bool `yaml:"insecure" doc:"development only: every client may connect and use every channel without a token. The log says so at start"`
+	// UserStatusTTL is how long a user's status (update_user_status) is
+	// kept after its last update.
+	UserStatusTTL time.Duration `yaml:"user_status_ttl" default:"24h" doc:"how long a user's status (the API's update_user_status, or the client rpc of that name) is kept after its last update"`
+	// UserStatusRPC lets a client mark its own user active with the rpc
+	// method update_user_status, as Centrifugo PRO's built-in rpc does.
+	UserStatusRPC bool `yaml:"user_status_rpc" doc:"answer the client rpc method 'update_user_status' (empty params) by marking the client's user active; the application's rpc handler never sees it"`
 }
 
 // DefaultNodeQueueMaxSize is ClientConfig.NodeQueueMaxSize when it is 0.
@@ -308,6 +314,7 @@ func (c ClientConfig) withDefaults() ClientConfig {
 	setDur(&c.PresenceTTL, 60*time.Second)
 	setDur(&c.CommandTimeout, 10*time.Second)
 	setDur(&c.WriteCoalesce, DefaultWriteCoalesce)
+	setDur(&c.UserStatusTTL, 24*time.Hour)
 	setInt(&c.ChannelLimit, 128)
 	setInt(&c.QueueMaxSize, 1<<20)
 	if c.NodeQueueMaxSize == 0 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/hub/internal/access"
 	"github.com/heraldhq/herald/hub/internal/tagsfilter"
 	"github.com/heraldhq/herald/protocol"
 )
@@ -241,6 +242,9 @@ func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req
 		}
 		if tok.ExpireAt > 0 && tok.ExpireAt <= time.Now().Unix() {
 			return grant{}, newError(protocol.ErrorExpired)
+		}
+		if v := h.access.CheckSubscription(access.Token{User: tok.User, ID: tok.ID, IssuedAt: tok.IssuedAt}, ch, time.Now()); v != access.Allowed {
+			return grant{}, accessRefusal(v)
 		}
 		return grant{chanInfo: tok.Info, data: tok.Data, expireAt: tok.ExpireAt, override: tok.Override}, nil
 	}

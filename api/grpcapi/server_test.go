@@ -214,7 +214,7 @@ func TestBatch(t *testing.T) {
 	res, err := c.Batch(ctx, &apiproto.BatchRequest{Commands: []*apiproto.Command{
 		{Publish: &apiproto.PublishRequest{Channel: "a", Data: []byte(`1`)}},
 		{History: &apiproto.HistoryRequest{Channel: "a", Limit: 1}},
-		{BlockUser: &apiproto.BlockUserRequest{User: "ann"}},
+		{DeviceList: &apiproto.DeviceListRequest{}},
 	}})
 	if err != nil || len(res.Replies) != 3 {
 		t.Fatalf("batch: %v, %v", res, err)
@@ -251,9 +251,9 @@ func TestUnavailableMethods(t *testing.T) {
 	h := startHub(t)
 	c := dial(t, serve(t, h, grpcapi.Config{Key: testKey}))
 	ctx := ctx5s(t)
-	r1, err := c.GetUserStatus(ctx, &apiproto.GetUserStatusRequest{Users: []string{"ann"}})
+	r1, err := c.DeviceList(ctx, &apiproto.DeviceListRequest{})
 	if err != nil || r1.GetError().GetCode() != uint32(protocol.ErrorNotAvailable) {
-		t.Fatalf("get_user_status: %v, %v", r1, err)
+		t.Fatalf("device_list: %v, %v", r1, err)
 	}
 	r2, err := c.SendPushNotification(ctx, &apiproto.SendPushNotificationRequest{})
 	if err != nil || r2.GetError().GetCode() != uint32(protocol.ErrorNotAvailable) || !strings.Contains(r2.Error.Message, "send_push_notification") {

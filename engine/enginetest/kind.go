@@ -12,12 +12,16 @@ import (
 
 // CheckKind checks that what kind declares matches its engine type, of
 // which e is a value (a nil pointer will do): Caps.Maps if and only if
-// engine.MapsOf finds map state in it, since configuration checks trust
-// the declaration and the hub engine.MapsOf.
+// engine.MapsOf finds map state in it, and Caps.Store if and only if
+// engine.StoreOf finds a store, since configuration checks trust the
+// declaration and the hub the engine.
 func CheckKind(t *testing.T, kind engine.Kind, e engine.Engine) {
 	t.Helper()
 	if _, maps := engine.MapsOf(e); maps != kind.Caps.Maps {
 		t.Errorf("kind %q declares Maps %v, but engine.MapsOf(%T) finds map state: %v", kind.Name, kind.Caps.Maps, e, maps)
+	}
+	if _, store := engine.StoreOf(e); store != kind.Caps.Store {
+		t.Errorf("kind %q declares Store %v, but engine.StoreOf(%T) finds a store: %v", kind.Name, kind.Caps.Store, e, store)
 	}
 }
 

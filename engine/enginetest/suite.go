@@ -58,6 +58,8 @@ type Capabilities struct {
 	Idempotency bool
 	// Maps: the engine keeps map state (engine.MapsOf).
 	Maps bool
+	// Store: the engine keeps a Store (engine.StoreOf).
+	Store bool
 }
 
 const (
@@ -111,6 +113,12 @@ func Run(t *testing.T, newEngine func(t *testing.T) engine.Engine, caps Capabili
 			t.Skip("engine keeps no map state")
 		}
 		s.maps(t)
+	})
+	t.Run("Store", func(t *testing.T) {
+		if !caps.Store {
+			t.Skip("engine keeps no store")
+		}
+		s.store(t)
 	})
 	t.Run("Lifecycle", s.lifecycle)
 	t.Run("Reconnect", func(t *testing.T) {

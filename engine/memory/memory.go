@@ -37,6 +37,8 @@ type Engine struct {
 	// idemHeld counts the idempotency keys all shards hold, against
 	// Options.IdempotencyKeys.
 	idemHeld atomic.Int64
+	// store is the engine's engine.Store, apart from the channel shards.
+	store storeState
 
 	// controlMu orders control messages as publishers sent them, and lets
 	// Close wait for a control delivery in flight.
@@ -173,6 +175,7 @@ func (e *Engine) sweep() int {
 		sh.pubMu.Unlock()
 		n += e.expireMapKeys(sh, now, e.opts.JanitorBatch)
 	}
+	n += e.store.sweep(e.opts.Now(), e.opts.JanitorBatch)
 	return n
 }
 

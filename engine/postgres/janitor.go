@@ -53,6 +53,9 @@ func (e *Engine) runJanitor() {
 		if err == nil {
 			err = e.sweep("expired map keys", e.mapSQL.sweepKeys, sweepMapKeysBatch)
 		}
+		if err == nil {
+			err = e.sweep("expired store entries", e.stSQL.sweep, sweepSpillBatch)
+		}
 		if err == nil && time.Since(lastStreams) >= e.opts.StreamSweepInterval {
 			lastStreams = time.Now()
 			err = e.sweep("expired history", e.sql.sweepPubs, sweepStreamsBatch)

@@ -41,6 +41,7 @@ type Engine struct {
 	log     *slog.Logger
 	sql     *statements
 	mapSQL  mapStatements
+	stSQL   storeStatements
 	pubPool *pgxpool.Pool
 	qPool   *pgxpool.Pool
 	listenC *pgx.ConnConfig
@@ -84,6 +85,7 @@ func New(ctx context.Context, opts Config) (*Engine, error) {
 		log:    opts.Logger.With("engine", "postgres", "node", opts.NodeID),
 		sql:    newStatements(opts.Schema, opts.NodeID),
 		mapSQL: newMapStatements(func(s string) string { return strings.ReplaceAll(s, "{{schema}}", opts.Schema) }),
+		stSQL:  newStoreStatements(func(s string) string { return strings.ReplaceAll(s, "{{schema}}", opts.Schema) }),
 		seed:   maphash.MakeSeed(),
 		token:  randomToken(6),
 	}

@@ -12,6 +12,7 @@ import "strconv"
 //	<prefix>:m:{<ch>}   hash: "e" epoch, "s" top offset
 //	<prefix>:pc:{<ch>}  hash: client id -> encoded ClientInfo
 //	<prefix>:pe:{<ch>}  sorted set: client id scored by expiry (ms, Redis clock)
+//	<prefix>:st:{<bucket>}  hash: key -> 8-byte expiry (Unix ms, 0 none) + value (engine.Store)
 //	<prefix>:control    never written: in Redis Cluster, the slot of the
 //	                    master that relays control messages (publishRaw)
 //
@@ -45,6 +46,7 @@ func (k keyspace) meta(ch string) string            { return k.tagged("m", ch) }
 func (k keyspace) presenceClients(ch string) string { return k.tagged("pc", ch) }
 func (k keyspace) presenceExpiry(ch string) string  { return k.tagged("pe", ch) }
 func (k keyspace) pubsubChannel(ch string) string   { return k.chanPfx + ch }
+func (k keyspace) store(bucket string) string       { return k.tagged("st", bucket) }
 func (k keyspace) historyKeys(ch string) []string   { return []string{k.stream(ch), k.meta(ch)} }
 func (k keyspace) presenceKeys(ch string) []string {
 	return []string{k.presenceClients(ch), k.presenceExpiry(ch)}

@@ -340,7 +340,7 @@ func TestSentinelShardsConformance(t *testing.T) {
 	}
 	newNode := redisNodes(cfgs)
 	enginetest.Run(t, newNode, enginetest.Capabilities{
-		History: true, Presence: true, Cluster: true, Idempotency: true, Maps: true,
+		History: true, Presence: true, Cluster: true, Idempotency: true, Maps: true, Store: true,
 		Faulty: func(t *testing.T) (engine.Engine, engine.Engine, func()) {
 			a, b := newNode(t), newNode(t)
 			return a, b, func() {

@@ -11,6 +11,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import time
 
 import grpc
 import pytest
@@ -178,18 +179,18 @@ def test_batch_and_unavailable_methods(stubs, api_pb):
             commands=[
                 pb2.Command(publish=pb2.PublishRequest(channel="batch", data=b"1")),
                 pb2.Command(history=pb2.HistoryRequest(channel="batch", limit=1)),
-                pb2.Command(block_user=pb2.BlockUserRequest(user="bob")),
+                pb2.Command(device_list=pb2.DeviceListRequest()),
             ]
         ),
         metadata=AUTH,
         timeout=TIMEOUT,
     )
-    publish, history, block = res.replies
+    publish, history, status = res.replies
     assert publish.publish.offset == 1
     assert [p.data for p in history.history.publications] == [b"1"]
-    assert block.error.code == NOT_AVAILABLE
+    assert status.error.code == NOT_AVAILABLE
 
-    resp = grpc_a.GetUserStatus(pb2.GetUserStatusRequest(users=["bob"]), metadata=AUTH, timeout=TIMEOUT)
+    resp = grpc_a.DeviceList(pb2.DeviceListRequest(), metadata=AUTH, timeout=TIMEOUT)
     assert resp.error.code == NOT_AVAILABLE
 
 
@@ -308,3 +309,37 @@ def test_tls(tls_node, api_pb):
         with pytest.raises(grpc.RpcError) as err:
             pb2_grpc.CentrifugoApiStub(ch).Info(pb2.InfoRequest(), metadata=AUTH, timeout=TIMEOUT)
         assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+
+
+def test_block_and_revoke(stubs, api_pb):
+    """Centrifugo PRO's blocking and revocation rpcs, from a client generated
+    from Centrifugo's api.proto: each answers without an error on either
+    node, and a missing user is Centrifugo's bad request."""
+    pb2, _ = api_pb
+    grpc_a, grpc_b = stubs
+    assert not grpc_a.BlockUser(pb2.BlockUserRequest(user="mallory"), metadata=AUTH, timeout=TIMEOUT).HasField("error")
+    assert not grpc_b.UnblockUser(pb2.UnblockUserRequest(user="mallory"), metadata=AUTH, timeout=TIMEOUT).HasField("error")
+    assert not grpc_a.RevokeToken(pb2.RevokeTokenRequest(uid="jti-1"), metadata=AUTH, timeout=TIMEOUT).HasField("error")
+    resp = grpc_b.InvalidateUserTokens(
+        pb2.InvalidateUserTokensRequest(user="mallory", channel="chat"), metadata=AUTH, timeout=TIMEOUT
+    )
+    assert not resp.HasField("error")
+    resp = grpc_a.BlockUser(pb2.BlockUserRequest(), metadata=AUTH, timeout=TIMEOUT)
+    assert resp.error.code == 107
+
+
+def test_user_status(stubs, api_pb):
+    """update_user_status through one node is read through the other (the
+    status is kept in PostgreSQL), in the order asked; delete forgets it."""
+    pb2, _ = api_pb
+    grpc_a, grpc_b = stubs
+    before = int(time.time())
+    resp = grpc_a.UpdateUserStatus(pb2.UpdateUserStatusRequest(users=["ann", "bob"], state="busy"), metadata=AUTH, timeout=TIMEOUT)
+    assert not resp.HasField("error")
+    resp = grpc_b.GetUserStatus(pb2.GetUserStatusRequest(users=["bob", "nobody", "ann"]), metadata=AUTH, timeout=TIMEOUT)
+    assert not resp.HasField("error")
+    got = [(s.user, s.active >= before, s.state) for s in resp.result.statuses]
+    assert got == [("bob", True, "busy"), ("nobody", False, ""), ("ann", True, "busy")]
+    grpc_b.DeleteUserStatus(pb2.DeleteUserStatusRequest(users=["ann"]), metadata=AUTH, timeout=TIMEOUT)
+    resp = grpc_a.GetUserStatus(pb2.GetUserStatusRequest(users=["ann"]), metadata=AUTH, timeout=TIMEOUT)
+    assert resp.result.statuses[0].active == 0
