@@ -13,7 +13,7 @@ import (
 var _ engine.Store = (*Engine)(nil)
 
 // storeStatements are the SQL of the engine's Store (table store, schema
-// version 9).
+// version 10).
 type storeStatements struct {
 	set, get, del, scan, sweep string
 }

@@ -1,4 +1,4 @@
--- Herald PostgreSQL engine, schema version 9: the engine's key-value
+-- Herald PostgreSQL engine, schema version 10: the engine's key-value
 -- store (engine.Store) for token revocations, blocked users and user
 -- status. Every node loads a bucket whole into memory and keeps it
 -- current from control messages, so reads here are rare; rows past
