@@ -31,6 +31,7 @@ type controlMessage struct {
 	Emulation   *controlEmulation      `json:"emulation,omitempty"`
 	Survey      *controlSurvey         `json:"survey,omitempty"`
 	SurveyReply *controlSurveyReply    `json:"survey_reply,omitempty"`
+	SharedPoll  *controlSharedPoll     `json:"shared_poll,omitempty"` // sharedpoll_api.go
 }
 
 // controlSend pushes an asynchronous message to a user's connections.
@@ -179,6 +180,9 @@ func (h *Hub) handleControl(data []byte) {
 				h.log.Debug("emulation request from another node", "session", e.Session, "error", err)
 			}
 		}
+	case m.SharedPoll != nil:
+		sp := m.SharedPoll
+		h.polls.publish(sp.Channel, sp.Key, sp.Version, sp.Epoch, sp.Data)
 	case m.Refresh != nil:
 		r := m.Refresh
 		for _, c := range h.users.clients(r.User) {

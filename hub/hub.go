@@ -69,6 +69,9 @@ type Config struct {
 	// Emulation bounds the requests of the emulation endpoint
 	// (HandleEmulation); zero fields take the defaults.
 	Emulation EmulationLimits
+	// SharedPoll holds the keys of tracked key batches on shared poll
+	// channels (sharedpoll_signature.go).
+	SharedPoll SharedPollConfig
 	// RowCheck, when set, decides per publication which users of the
 	// namespaces it checks may see it (rowcheck.go).
 	RowCheck RowChecker
@@ -133,7 +136,8 @@ type Hub struct {
 	// connected yet (*Client → interface{ Release() }), outside the Client
 	// so that an authenticated connection carries no room for it.
 	admissions sync.Map
-	surveys    sync.Map // survey id → *clusterstate.Survey, for the surveys this node asked
+	surveys    sync.Map    // survey id → *clusterstate.Survey, for the surveys this node asked
+	polls      sharedPolls // shared poll channels with subscribers here (sharedpoll.go)
 }
 
 // New checks cfg and returns a Hub that is not started yet.
@@ -182,6 +186,7 @@ func New(cfg Config) (*Hub, error) {
 	h.interest.init(h)
 	h.users.init()
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.polls.init(h)
 	h.writeq = make(chan *Client, writeQueueLen)
 	h.coalesce.init()
 	return h, nil

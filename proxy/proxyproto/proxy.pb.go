@@ -2438,6 +2438,295 @@ func (*NotifyChannelStateResult) Descriptor() ([]byte, []int) {
 	return file_proxy_proto_rawDescGZIP(), []int{34}
 }
 
+// The keys of a shared poll channel the node wants data for, each with
+// the version it holds (versioned mode; 0 for none).
+type SharedPollRefreshRequest struct {
+	state         protoimpl.MessageState   `protogen:"open.v1"`
+	Channel       string                   `protobuf:"bytes,1,opt,name=channel,proto3" json:"channel,omitempty"`
+	Items         []*SharedPollRefreshItem `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SharedPollRefreshRequest) Reset() {
+	*x = SharedPollRefreshRequest{}
+	mi := &file_proxy_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SharedPollRefreshRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SharedPollRefreshRequest) ProtoMessage() {}
+
+func (x *SharedPollRefreshRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_proxy_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SharedPollRefreshRequest.ProtoReflect.Descriptor instead.
+func (*SharedPollRefreshRequest) Descriptor() ([]byte, []int) {
+	return file_proxy_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *SharedPollRefreshRequest) GetChannel() string {
+	if x != nil {
+		return x.Channel
+	}
+	return ""
+}
+
+func (x *SharedPollRefreshRequest) GetItems() []*SharedPollRefreshItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+type SharedPollRefreshItem struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Version       uint64                 `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SharedPollRefreshItem) Reset() {
+	*x = SharedPollRefreshItem{}
+	mi := &file_proxy_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SharedPollRefreshItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SharedPollRefreshItem) ProtoMessage() {}
+
+func (x *SharedPollRefreshItem) ProtoReflect() protoreflect.Message {
+	mi := &file_proxy_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SharedPollRefreshItem.ProtoReflect.Descriptor instead.
+func (*SharedPollRefreshItem) Descriptor() ([]byte, []int) {
+	return file_proxy_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *SharedPollRefreshItem) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SharedPollRefreshItem) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+type SharedPollRefreshResult struct {
+	state protoimpl.MessageState         `protogen:"open.v1"`
+	Items []*SharedPollRefreshResultItem `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	// The series of the versions (versioned mode): a change makes the
+	// channel's subscribers start over.
+	Epoch         string `protobuf:"bytes,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SharedPollRefreshResult) Reset() {
+	*x = SharedPollRefreshResult{}
+	mi := &file_proxy_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SharedPollRefreshResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SharedPollRefreshResult) ProtoMessage() {}
+
+func (x *SharedPollRefreshResult) ProtoReflect() protoreflect.Message {
+	mi := &file_proxy_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SharedPollRefreshResult.ProtoReflect.Descriptor instead.
+func (*SharedPollRefreshResult) Descriptor() ([]byte, []int) {
+	return file_proxy_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *SharedPollRefreshResult) GetItems() []*SharedPollRefreshResultItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *SharedPollRefreshResult) GetEpoch() string {
+	if x != nil {
+		return x.Epoch
+	}
+	return ""
+}
+
+// A key's data and version, or its removal.
+type SharedPollRefreshResultItem struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	Version       uint64                 `protobuf:"varint,3,opt,name=version,proto3" json:"version,omitempty"`
+	Removed       bool                   `protobuf:"varint,4,opt,name=removed,proto3" json:"removed,omitempty"`
+	PrevData      []byte                 `protobuf:"bytes,5,opt,name=prev_data,json=prevData,proto3" json:"prev_data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SharedPollRefreshResultItem) Reset() {
+	*x = SharedPollRefreshResultItem{}
+	mi := &file_proxy_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SharedPollRefreshResultItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SharedPollRefreshResultItem) ProtoMessage() {}
+
+func (x *SharedPollRefreshResultItem) ProtoReflect() protoreflect.Message {
+	mi := &file_proxy_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SharedPollRefreshResultItem.ProtoReflect.Descriptor instead.
+func (*SharedPollRefreshResultItem) Descriptor() ([]byte, []int) {
+	return file_proxy_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *SharedPollRefreshResultItem) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SharedPollRefreshResultItem) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *SharedPollRefreshResultItem) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *SharedPollRefreshResultItem) GetRemoved() bool {
+	if x != nil {
+		return x.Removed
+	}
+	return false
+}
+
+func (x *SharedPollRefreshResultItem) GetPrevData() []byte {
+	if x != nil {
+		return x.PrevData
+	}
+	return nil
+}
+
+type SharedPollRefreshResponse struct {
+	state         protoimpl.MessageState   `protogen:"open.v1"`
+	Result        *SharedPollRefreshResult `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	Error         *Error                   `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SharedPollRefreshResponse) Reset() {
+	*x = SharedPollRefreshResponse{}
+	mi := &file_proxy_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SharedPollRefreshResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SharedPollRefreshResponse) ProtoMessage() {}
+
+func (x *SharedPollRefreshResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_proxy_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SharedPollRefreshResponse.ProtoReflect.Descriptor instead.
+func (*SharedPollRefreshResponse) Descriptor() ([]byte, []int) {
+	return file_proxy_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *SharedPollRefreshResponse) GetResult() *SharedPollRefreshResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *SharedPollRefreshResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 var File_proxy_proto protoreflect.FileDescriptor
 
 const file_proxy_proto_rawDesc = "" +
@@ -2642,7 +2931,26 @@ const file_proxy_proto_rawDesc = "" +
 	"\x1aNotifyChannelStateResponse\x12N\n" +
 	"\x06result\x18\x01 \x01(\v26.centrifugal.centrifugo.proxy.NotifyChannelStateResultR\x06result\x129\n" +
 	"\x05error\x18\x02 \x01(\v2#.centrifugal.centrifugo.proxy.ErrorR\x05error\"\x1a\n" +
-	"\x18NotifyChannelStateResult2\xa3\t\n" +
+	"\x18NotifyChannelStateResult\"\x7f\n" +
+	"\x18SharedPollRefreshRequest\x12\x18\n" +
+	"\achannel\x18\x01 \x01(\tR\achannel\x12I\n" +
+	"\x05items\x18\x02 \x03(\v23.centrifugal.centrifugo.proxy.SharedPollRefreshItemR\x05items\"C\n" +
+	"\x15SharedPollRefreshItem\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\x04R\aversion\"\x80\x01\n" +
+	"\x17SharedPollRefreshResult\x12O\n" +
+	"\x05items\x18\x01 \x03(\v29.centrifugal.centrifugo.proxy.SharedPollRefreshResultItemR\x05items\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\tR\x05epoch\"\x94\x01\n" +
+	"\x1bSharedPollRefreshResultItem\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12\x18\n" +
+	"\aversion\x18\x03 \x01(\x04R\aversion\x12\x18\n" +
+	"\aremoved\x18\x04 \x01(\bR\aremoved\x12\x1b\n" +
+	"\tprev_data\x18\x05 \x01(\fR\bprevData\"\xa5\x01\n" +
+	"\x19SharedPollRefreshResponse\x12M\n" +
+	"\x06result\x18\x01 \x01(\v25.centrifugal.centrifugo.proxy.SharedPollRefreshResultR\x06result\x129\n" +
+	"\x05error\x18\x02 \x01(\v2#.centrifugal.centrifugo.proxy.ErrorR\x05error2\xaa\n" +
+	"\n" +
 	"\x0fCentrifugoProxy\x12f\n" +
 	"\aConnect\x12,.centrifugal.centrifugo.proxy.ConnectRequest\x1a-.centrifugal.centrifugo.proxy.ConnectResponse\x12f\n" +
 	"\aRefresh\x12,.centrifugal.centrifugo.proxy.RefreshRequest\x1a-.centrifugal.centrifugo.proxy.RefreshResponse\x12l\n" +
@@ -2654,7 +2962,8 @@ const file_proxy_proto_rawDesc = "" +
 	"\x17SubscribeUnidirectional\x12..centrifugal.centrifugo.proxy.SubscribeRequest\x1a5.centrifugal.centrifugo.proxy.StreamSubscribeResponse0\x01\x12\x89\x01\n" +
 	"\x16SubscribeBidirectional\x124.centrifugal.centrifugo.proxy.StreamSubscribeRequest\x1a5.centrifugal.centrifugo.proxy.StreamSubscribeResponse(\x010\x01\x12\x81\x01\n" +
 	"\x10NotifyCacheEmpty\x125.centrifugal.centrifugo.proxy.NotifyCacheEmptyRequest\x1a6.centrifugal.centrifugo.proxy.NotifyCacheEmptyResponse\x12\x87\x01\n" +
-	"\x12NotifyChannelState\x127.centrifugal.centrifugo.proxy.NotifyChannelStateRequest\x1a8.centrifugal.centrifugo.proxy.NotifyChannelStateResponseB8Z6github.com/heraldhq/herald/proxy/proxyproto;proxyprotob\x06proto3"
+	"\x12NotifyChannelState\x127.centrifugal.centrifugo.proxy.NotifyChannelStateRequest\x1a8.centrifugal.centrifugo.proxy.NotifyChannelStateResponse\x12\x84\x01\n" +
+	"\x11SharedPollRefresh\x126.centrifugal.centrifugo.proxy.SharedPollRefreshRequest\x1a7.centrifugal.centrifugo.proxy.SharedPollRefreshResponseB8Z6github.com/heraldhq/herald/proxy/proxyproto;proxyprotob\x06proto3"
 
 var (
 	file_proxy_proto_rawDescOnce sync.Once
@@ -2668,51 +2977,56 @@ func file_proxy_proto_rawDescGZIP() []byte {
 	return file_proxy_proto_rawDescData
 }
 
-var file_proxy_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_proxy_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_proxy_proto_goTypes = []any{
-	(*Error)(nil),                      // 0: centrifugal.centrifugo.proxy.Error
-	(*Disconnect)(nil),                 // 1: centrifugal.centrifugo.proxy.Disconnect
-	(*ConnectRequest)(nil),             // 2: centrifugal.centrifugo.proxy.ConnectRequest
-	(*ConnectResponse)(nil),            // 3: centrifugal.centrifugo.proxy.ConnectResponse
-	(*ConnectResult)(nil),              // 4: centrifugal.centrifugo.proxy.ConnectResult
-	(*SubscribeOptions)(nil),           // 5: centrifugal.centrifugo.proxy.SubscribeOptions
-	(*ChannelsCapability)(nil),         // 6: centrifugal.centrifugo.proxy.ChannelsCapability
-	(*RefreshRequest)(nil),             // 7: centrifugal.centrifugo.proxy.RefreshRequest
-	(*RefreshResponse)(nil),            // 8: centrifugal.centrifugo.proxy.RefreshResponse
-	(*RefreshResult)(nil),              // 9: centrifugal.centrifugo.proxy.RefreshResult
-	(*SubscribeRequest)(nil),           // 10: centrifugal.centrifugo.proxy.SubscribeRequest
-	(*SubscribeResponse)(nil),          // 11: centrifugal.centrifugo.proxy.SubscribeResponse
-	(*SubscribeResult)(nil),            // 12: centrifugal.centrifugo.proxy.SubscribeResult
-	(*SubscribeOptionOverride)(nil),    // 13: centrifugal.centrifugo.proxy.SubscribeOptionOverride
-	(*BoolValue)(nil),                  // 14: centrifugal.centrifugo.proxy.BoolValue
-	(*Int32Value)(nil),                 // 15: centrifugal.centrifugo.proxy.Int32Value
-	(*PublishRequest)(nil),             // 16: centrifugal.centrifugo.proxy.PublishRequest
-	(*PublishResponse)(nil),            // 17: centrifugal.centrifugo.proxy.PublishResponse
-	(*PublishResult)(nil),              // 18: centrifugal.centrifugo.proxy.PublishResult
-	(*RPCRequest)(nil),                 // 19: centrifugal.centrifugo.proxy.RPCRequest
-	(*RPCResponse)(nil),                // 20: centrifugal.centrifugo.proxy.RPCResponse
-	(*RPCResult)(nil),                  // 21: centrifugal.centrifugo.proxy.RPCResult
-	(*SubRefreshRequest)(nil),          // 22: centrifugal.centrifugo.proxy.SubRefreshRequest
-	(*SubRefreshResponse)(nil),         // 23: centrifugal.centrifugo.proxy.SubRefreshResponse
-	(*SubRefreshResult)(nil),           // 24: centrifugal.centrifugo.proxy.SubRefreshResult
-	(*StreamSubscribeRequest)(nil),     // 25: centrifugal.centrifugo.proxy.StreamSubscribeRequest
-	(*StreamSubscribeResponse)(nil),    // 26: centrifugal.centrifugo.proxy.StreamSubscribeResponse
-	(*Publication)(nil),                // 27: centrifugal.centrifugo.proxy.Publication
-	(*NotifyCacheEmptyRequest)(nil),    // 28: centrifugal.centrifugo.proxy.NotifyCacheEmptyRequest
-	(*NotifyCacheEmptyResponse)(nil),   // 29: centrifugal.centrifugo.proxy.NotifyCacheEmptyResponse
-	(*NotifyCacheEmptyResult)(nil),     // 30: centrifugal.centrifugo.proxy.NotifyCacheEmptyResult
-	(*NotifyChannelStateRequest)(nil),  // 31: centrifugal.centrifugo.proxy.NotifyChannelStateRequest
-	(*ChannelEvent)(nil),               // 32: centrifugal.centrifugo.proxy.ChannelEvent
-	(*NotifyChannelStateResponse)(nil), // 33: centrifugal.centrifugo.proxy.NotifyChannelStateResponse
-	(*NotifyChannelStateResult)(nil),   // 34: centrifugal.centrifugo.proxy.NotifyChannelStateResult
-	nil,                                // 35: centrifugal.centrifugo.proxy.ConnectResult.SubsEntry
-	nil,                                // 36: centrifugal.centrifugo.proxy.Publication.TagsEntry
+	(*Error)(nil),                       // 0: centrifugal.centrifugo.proxy.Error
+	(*Disconnect)(nil),                  // 1: centrifugal.centrifugo.proxy.Disconnect
+	(*ConnectRequest)(nil),              // 2: centrifugal.centrifugo.proxy.ConnectRequest
+	(*ConnectResponse)(nil),             // 3: centrifugal.centrifugo.proxy.ConnectResponse
+	(*ConnectResult)(nil),               // 4: centrifugal.centrifugo.proxy.ConnectResult
+	(*SubscribeOptions)(nil),            // 5: centrifugal.centrifugo.proxy.SubscribeOptions
+	(*ChannelsCapability)(nil),          // 6: centrifugal.centrifugo.proxy.ChannelsCapability
+	(*RefreshRequest)(nil),              // 7: centrifugal.centrifugo.proxy.RefreshRequest
+	(*RefreshResponse)(nil),             // 8: centrifugal.centrifugo.proxy.RefreshResponse
+	(*RefreshResult)(nil),               // 9: centrifugal.centrifugo.proxy.RefreshResult
+	(*SubscribeRequest)(nil),            // 10: centrifugal.centrifugo.proxy.SubscribeRequest
+	(*SubscribeResponse)(nil),           // 11: centrifugal.centrifugo.proxy.SubscribeResponse
+	(*SubscribeResult)(nil),             // 12: centrifugal.centrifugo.proxy.SubscribeResult
+	(*SubscribeOptionOverride)(nil),     // 13: centrifugal.centrifugo.proxy.SubscribeOptionOverride
+	(*BoolValue)(nil),                   // 14: centrifugal.centrifugo.proxy.BoolValue
+	(*Int32Value)(nil),                  // 15: centrifugal.centrifugo.proxy.Int32Value
+	(*PublishRequest)(nil),              // 16: centrifugal.centrifugo.proxy.PublishRequest
+	(*PublishResponse)(nil),             // 17: centrifugal.centrifugo.proxy.PublishResponse
+	(*PublishResult)(nil),               // 18: centrifugal.centrifugo.proxy.PublishResult
+	(*RPCRequest)(nil),                  // 19: centrifugal.centrifugo.proxy.RPCRequest
+	(*RPCResponse)(nil),                 // 20: centrifugal.centrifugo.proxy.RPCResponse
+	(*RPCResult)(nil),                   // 21: centrifugal.centrifugo.proxy.RPCResult
+	(*SubRefreshRequest)(nil),           // 22: centrifugal.centrifugo.proxy.SubRefreshRequest
+	(*SubRefreshResponse)(nil),          // 23: centrifugal.centrifugo.proxy.SubRefreshResponse
+	(*SubRefreshResult)(nil),            // 24: centrifugal.centrifugo.proxy.SubRefreshResult
+	(*StreamSubscribeRequest)(nil),      // 25: centrifugal.centrifugo.proxy.StreamSubscribeRequest
+	(*StreamSubscribeResponse)(nil),     // 26: centrifugal.centrifugo.proxy.StreamSubscribeResponse
+	(*Publication)(nil),                 // 27: centrifugal.centrifugo.proxy.Publication
+	(*NotifyCacheEmptyRequest)(nil),     // 28: centrifugal.centrifugo.proxy.NotifyCacheEmptyRequest
+	(*NotifyCacheEmptyResponse)(nil),    // 29: centrifugal.centrifugo.proxy.NotifyCacheEmptyResponse
+	(*NotifyCacheEmptyResult)(nil),      // 30: centrifugal.centrifugo.proxy.NotifyCacheEmptyResult
+	(*NotifyChannelStateRequest)(nil),   // 31: centrifugal.centrifugo.proxy.NotifyChannelStateRequest
+	(*ChannelEvent)(nil),                // 32: centrifugal.centrifugo.proxy.ChannelEvent
+	(*NotifyChannelStateResponse)(nil),  // 33: centrifugal.centrifugo.proxy.NotifyChannelStateResponse
+	(*NotifyChannelStateResult)(nil),    // 34: centrifugal.centrifugo.proxy.NotifyChannelStateResult
+	(*SharedPollRefreshRequest)(nil),    // 35: centrifugal.centrifugo.proxy.SharedPollRefreshRequest
+	(*SharedPollRefreshItem)(nil),       // 36: centrifugal.centrifugo.proxy.SharedPollRefreshItem
+	(*SharedPollRefreshResult)(nil),     // 37: centrifugal.centrifugo.proxy.SharedPollRefreshResult
+	(*SharedPollRefreshResultItem)(nil), // 38: centrifugal.centrifugo.proxy.SharedPollRefreshResultItem
+	(*SharedPollRefreshResponse)(nil),   // 39: centrifugal.centrifugo.proxy.SharedPollRefreshResponse
+	nil,                                 // 40: centrifugal.centrifugo.proxy.ConnectResult.SubsEntry
+	nil,                                 // 41: centrifugal.centrifugo.proxy.Publication.TagsEntry
 }
 var file_proxy_proto_depIdxs = []int32{
 	4,  // 0: centrifugal.centrifugo.proxy.ConnectResponse.result:type_name -> centrifugal.centrifugo.proxy.ConnectResult
 	0,  // 1: centrifugal.centrifugo.proxy.ConnectResponse.error:type_name -> centrifugal.centrifugo.proxy.Error
 	1,  // 2: centrifugal.centrifugo.proxy.ConnectResponse.disconnect:type_name -> centrifugal.centrifugo.proxy.Disconnect
-	35, // 3: centrifugal.centrifugo.proxy.ConnectResult.subs:type_name -> centrifugal.centrifugo.proxy.ConnectResult.SubsEntry
+	40, // 3: centrifugal.centrifugo.proxy.ConnectResult.subs:type_name -> centrifugal.centrifugo.proxy.ConnectResult.SubsEntry
 	6,  // 4: centrifugal.centrifugo.proxy.ConnectResult.caps:type_name -> centrifugal.centrifugo.proxy.ChannelsCapability
 	13, // 5: centrifugal.centrifugo.proxy.SubscribeOptions.override:type_name -> centrifugal.centrifugo.proxy.SubscribeOptionOverride
 	9,  // 6: centrifugal.centrifugo.proxy.RefreshResponse.result:type_name -> centrifugal.centrifugo.proxy.RefreshResult
@@ -2741,37 +3055,43 @@ var file_proxy_proto_depIdxs = []int32{
 	27, // 29: centrifugal.centrifugo.proxy.StreamSubscribeRequest.publication:type_name -> centrifugal.centrifugo.proxy.Publication
 	11, // 30: centrifugal.centrifugo.proxy.StreamSubscribeResponse.subscribe_response:type_name -> centrifugal.centrifugo.proxy.SubscribeResponse
 	27, // 31: centrifugal.centrifugo.proxy.StreamSubscribeResponse.publication:type_name -> centrifugal.centrifugo.proxy.Publication
-	36, // 32: centrifugal.centrifugo.proxy.Publication.tags:type_name -> centrifugal.centrifugo.proxy.Publication.TagsEntry
+	41, // 32: centrifugal.centrifugo.proxy.Publication.tags:type_name -> centrifugal.centrifugo.proxy.Publication.TagsEntry
 	30, // 33: centrifugal.centrifugo.proxy.NotifyCacheEmptyResponse.result:type_name -> centrifugal.centrifugo.proxy.NotifyCacheEmptyResult
 	32, // 34: centrifugal.centrifugo.proxy.NotifyChannelStateRequest.events:type_name -> centrifugal.centrifugo.proxy.ChannelEvent
 	34, // 35: centrifugal.centrifugo.proxy.NotifyChannelStateResponse.result:type_name -> centrifugal.centrifugo.proxy.NotifyChannelStateResult
 	0,  // 36: centrifugal.centrifugo.proxy.NotifyChannelStateResponse.error:type_name -> centrifugal.centrifugo.proxy.Error
-	5,  // 37: centrifugal.centrifugo.proxy.ConnectResult.SubsEntry.value:type_name -> centrifugal.centrifugo.proxy.SubscribeOptions
-	2,  // 38: centrifugal.centrifugo.proxy.CentrifugoProxy.Connect:input_type -> centrifugal.centrifugo.proxy.ConnectRequest
-	7,  // 39: centrifugal.centrifugo.proxy.CentrifugoProxy.Refresh:input_type -> centrifugal.centrifugo.proxy.RefreshRequest
-	10, // 40: centrifugal.centrifugo.proxy.CentrifugoProxy.Subscribe:input_type -> centrifugal.centrifugo.proxy.SubscribeRequest
-	16, // 41: centrifugal.centrifugo.proxy.CentrifugoProxy.Publish:input_type -> centrifugal.centrifugo.proxy.PublishRequest
-	19, // 42: centrifugal.centrifugo.proxy.CentrifugoProxy.RPC:input_type -> centrifugal.centrifugo.proxy.RPCRequest
-	22, // 43: centrifugal.centrifugo.proxy.CentrifugoProxy.SubRefresh:input_type -> centrifugal.centrifugo.proxy.SubRefreshRequest
-	10, // 44: centrifugal.centrifugo.proxy.CentrifugoProxy.SubscribeUnidirectional:input_type -> centrifugal.centrifugo.proxy.SubscribeRequest
-	25, // 45: centrifugal.centrifugo.proxy.CentrifugoProxy.SubscribeBidirectional:input_type -> centrifugal.centrifugo.proxy.StreamSubscribeRequest
-	28, // 46: centrifugal.centrifugo.proxy.CentrifugoProxy.NotifyCacheEmpty:input_type -> centrifugal.centrifugo.proxy.NotifyCacheEmptyRequest
-	31, // 47: centrifugal.centrifugo.proxy.CentrifugoProxy.NotifyChannelState:input_type -> centrifugal.centrifugo.proxy.NotifyChannelStateRequest
-	3,  // 48: centrifugal.centrifugo.proxy.CentrifugoProxy.Connect:output_type -> centrifugal.centrifugo.proxy.ConnectResponse
-	8,  // 49: centrifugal.centrifugo.proxy.CentrifugoProxy.Refresh:output_type -> centrifugal.centrifugo.proxy.RefreshResponse
-	11, // 50: centrifugal.centrifugo.proxy.CentrifugoProxy.Subscribe:output_type -> centrifugal.centrifugo.proxy.SubscribeResponse
-	17, // 51: centrifugal.centrifugo.proxy.CentrifugoProxy.Publish:output_type -> centrifugal.centrifugo.proxy.PublishResponse
-	20, // 52: centrifugal.centrifugo.proxy.CentrifugoProxy.RPC:output_type -> centrifugal.centrifugo.proxy.RPCResponse
-	23, // 53: centrifugal.centrifugo.proxy.CentrifugoProxy.SubRefresh:output_type -> centrifugal.centrifugo.proxy.SubRefreshResponse
-	26, // 54: centrifugal.centrifugo.proxy.CentrifugoProxy.SubscribeUnidirectional:output_type -> centrifugal.centrifugo.proxy.StreamSubscribeResponse
-	26, // 55: centrifugal.centrifugo.proxy.CentrifugoProxy.SubscribeBidirectional:output_type -> centrifugal.centrifugo.proxy.StreamSubscribeResponse
-	29, // 56: centrifugal.centrifugo.proxy.CentrifugoProxy.NotifyCacheEmpty:output_type -> centrifugal.centrifugo.proxy.NotifyCacheEmptyResponse
-	33, // 57: centrifugal.centrifugo.proxy.CentrifugoProxy.NotifyChannelState:output_type -> centrifugal.centrifugo.proxy.NotifyChannelStateResponse
-	48, // [48:58] is the sub-list for method output_type
-	38, // [38:48] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	36, // 37: centrifugal.centrifugo.proxy.SharedPollRefreshRequest.items:type_name -> centrifugal.centrifugo.proxy.SharedPollRefreshItem
+	38, // 38: centrifugal.centrifugo.proxy.SharedPollRefreshResult.items:type_name -> centrifugal.centrifugo.proxy.SharedPollRefreshResultItem
+	37, // 39: centrifugal.centrifugo.proxy.SharedPollRefreshResponse.result:type_name -> centrifugal.centrifugo.proxy.SharedPollRefreshResult
+	0,  // 40: centrifugal.centrifugo.proxy.SharedPollRefreshResponse.error:type_name -> centrifugal.centrifugo.proxy.Error
+	5,  // 41: centrifugal.centrifugo.proxy.ConnectResult.SubsEntry.value:type_name -> centrifugal.centrifugo.proxy.SubscribeOptions
+	2,  // 42: centrifugal.centrifugo.proxy.CentrifugoProxy.Connect:input_type -> centrifugal.centrifugo.proxy.ConnectRequest
+	7,  // 43: centrifugal.centrifugo.proxy.CentrifugoProxy.Refresh:input_type -> centrifugal.centrifugo.proxy.RefreshRequest
+	10, // 44: centrifugal.centrifugo.proxy.CentrifugoProxy.Subscribe:input_type -> centrifugal.centrifugo.proxy.SubscribeRequest
+	16, // 45: centrifugal.centrifugo.proxy.CentrifugoProxy.Publish:input_type -> centrifugal.centrifugo.proxy.PublishRequest
+	19, // 46: centrifugal.centrifugo.proxy.CentrifugoProxy.RPC:input_type -> centrifugal.centrifugo.proxy.RPCRequest
+	22, // 47: centrifugal.centrifugo.proxy.CentrifugoProxy.SubRefresh:input_type -> centrifugal.centrifugo.proxy.SubRefreshRequest
+	10, // 48: centrifugal.centrifugo.proxy.CentrifugoProxy.SubscribeUnidirectional:input_type -> centrifugal.centrifugo.proxy.SubscribeRequest
+	25, // 49: centrifugal.centrifugo.proxy.CentrifugoProxy.SubscribeBidirectional:input_type -> centrifugal.centrifugo.proxy.StreamSubscribeRequest
+	28, // 50: centrifugal.centrifugo.proxy.CentrifugoProxy.NotifyCacheEmpty:input_type -> centrifugal.centrifugo.proxy.NotifyCacheEmptyRequest
+	31, // 51: centrifugal.centrifugo.proxy.CentrifugoProxy.NotifyChannelState:input_type -> centrifugal.centrifugo.proxy.NotifyChannelStateRequest
+	35, // 52: centrifugal.centrifugo.proxy.CentrifugoProxy.SharedPollRefresh:input_type -> centrifugal.centrifugo.proxy.SharedPollRefreshRequest
+	3,  // 53: centrifugal.centrifugo.proxy.CentrifugoProxy.Connect:output_type -> centrifugal.centrifugo.proxy.ConnectResponse
+	8,  // 54: centrifugal.centrifugo.proxy.CentrifugoProxy.Refresh:output_type -> centrifugal.centrifugo.proxy.RefreshResponse
+	11, // 55: centrifugal.centrifugo.proxy.CentrifugoProxy.Subscribe:output_type -> centrifugal.centrifugo.proxy.SubscribeResponse
+	17, // 56: centrifugal.centrifugo.proxy.CentrifugoProxy.Publish:output_type -> centrifugal.centrifugo.proxy.PublishResponse
+	20, // 57: centrifugal.centrifugo.proxy.CentrifugoProxy.RPC:output_type -> centrifugal.centrifugo.proxy.RPCResponse
+	23, // 58: centrifugal.centrifugo.proxy.CentrifugoProxy.SubRefresh:output_type -> centrifugal.centrifugo.proxy.SubRefreshResponse
+	26, // 59: centrifugal.centrifugo.proxy.CentrifugoProxy.SubscribeUnidirectional:output_type -> centrifugal.centrifugo.proxy.StreamSubscribeResponse
+	26, // 60: centrifugal.centrifugo.proxy.CentrifugoProxy.SubscribeBidirectional:output_type -> centrifugal.centrifugo.proxy.StreamSubscribeResponse
+	29, // 61: centrifugal.centrifugo.proxy.CentrifugoProxy.NotifyCacheEmpty:output_type -> centrifugal.centrifugo.proxy.NotifyCacheEmptyResponse
+	33, // 62: centrifugal.centrifugo.proxy.CentrifugoProxy.NotifyChannelState:output_type -> centrifugal.centrifugo.proxy.NotifyChannelStateResponse
+	39, // 63: centrifugal.centrifugo.proxy.CentrifugoProxy.SharedPollRefresh:output_type -> centrifugal.centrifugo.proxy.SharedPollRefreshResponse
+	53, // [53:64] is the sub-list for method output_type
+	42, // [42:53] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_proxy_proto_init() }
@@ -2785,7 +3105,7 @@ func file_proxy_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proxy_proto_rawDesc), len(file_proxy_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   37,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -47,6 +47,7 @@ const (
 	CentrifugoProxy_SubscribeBidirectional_FullMethodName  = "/centrifugal.centrifugo.proxy.CentrifugoProxy/SubscribeBidirectional"
 	CentrifugoProxy_NotifyCacheEmpty_FullMethodName        = "/centrifugal.centrifugo.proxy.CentrifugoProxy/NotifyCacheEmpty"
 	CentrifugoProxy_NotifyChannelState_FullMethodName      = "/centrifugal.centrifugo.proxy.CentrifugoProxy/NotifyChannelState"
+	CentrifugoProxy_SharedPollRefresh_FullMethodName       = "/centrifugal.centrifugo.proxy.CentrifugoProxy/SharedPollRefresh"
 )
 
 // CentrifugoProxyClient is the client API for CentrifugoProxy service.
@@ -77,6 +78,9 @@ type CentrifugoProxyClient interface {
 	// Part of the interface; Herald does not call these two.
 	NotifyCacheEmpty(ctx context.Context, in *NotifyCacheEmptyRequest, opts ...grpc.CallOption) (*NotifyCacheEmptyResponse, error)
 	NotifyChannelState(ctx context.Context, in *NotifyChannelStateRequest, opts ...grpc.CallOption) (*NotifyChannelStateResponse, error)
+	// Answers the polls of a shared poll channel: the current data of the
+	// keys tracked on the calling node.
+	SharedPollRefresh(ctx context.Context, in *SharedPollRefreshRequest, opts ...grpc.CallOption) (*SharedPollRefreshResponse, error)
 }
 
 type centrifugoProxyClient struct {
@@ -199,6 +203,16 @@ func (c *centrifugoProxyClient) NotifyChannelState(ctx context.Context, in *Noti
 	return out, nil
 }
 
+func (c *centrifugoProxyClient) SharedPollRefresh(ctx context.Context, in *SharedPollRefreshRequest, opts ...grpc.CallOption) (*SharedPollRefreshResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SharedPollRefreshResponse)
+	err := c.cc.Invoke(ctx, CentrifugoProxy_SharedPollRefresh_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // CentrifugoProxyServer is the server API for CentrifugoProxy service.
 // All implementations must embed UnimplementedCentrifugoProxyServer
 // for forward compatibility.
@@ -227,6 +241,9 @@ type CentrifugoProxyServer interface {
 	// Part of the interface; Herald does not call these two.
 	NotifyCacheEmpty(context.Context, *NotifyCacheEmptyRequest) (*NotifyCacheEmptyResponse, error)
 	NotifyChannelState(context.Context, *NotifyChannelStateRequest) (*NotifyChannelStateResponse, error)
+	// Answers the polls of a shared poll channel: the current data of the
+	// keys tracked on the calling node.
+	SharedPollRefresh(context.Context, *SharedPollRefreshRequest) (*SharedPollRefreshResponse, error)
 	mustEmbedUnimplementedCentrifugoProxyServer()
 }
 
@@ -266,6 +283,9 @@ func (UnimplementedCentrifugoProxyServer) NotifyCacheEmpty(context.Context, *Not
 }
 func (UnimplementedCentrifugoProxyServer) NotifyChannelState(context.Context, *NotifyChannelStateRequest) (*NotifyChannelStateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method NotifyChannelState not implemented")
+}
+func (UnimplementedCentrifugoProxyServer) SharedPollRefresh(context.Context, *SharedPollRefreshRequest) (*SharedPollRefreshResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SharedPollRefresh not implemented")
 }
 func (UnimplementedCentrifugoProxyServer) mustEmbedUnimplementedCentrifugoProxyServer() {}
 func (UnimplementedCentrifugoProxyServer) testEmbeddedByValue()                         {}
@@ -450,6 +470,24 @@ func _CentrifugoProxy_NotifyChannelState_Handler(srv interface{}, ctx context.Co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _CentrifugoProxy_SharedPollRefresh_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SharedPollRefreshRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CentrifugoProxyServer).SharedPollRefresh(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CentrifugoProxy_SharedPollRefresh_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CentrifugoProxyServer).SharedPollRefresh(ctx, req.(*SharedPollRefreshRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // CentrifugoProxy_ServiceDesc is the grpc.ServiceDesc for CentrifugoProxy service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -488,6 +526,10 @@ var CentrifugoProxy_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "NotifyChannelState",
 			Handler:    _CentrifugoProxy_NotifyChannelState_Handler,
+		},
+		{
+			MethodName: "SharedPollRefresh",
+			Handler:    _CentrifugoProxy_SharedPollRefresh_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
