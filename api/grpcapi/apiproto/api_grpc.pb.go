@@ -61,6 +61,7 @@ const (
 	CentrifugoApi_SendPushNotification_FullMethodName = "/centrifugal.centrifugo.api.CentrifugoApi/SendPushNotification"
 	CentrifugoApi_UpdatePushStatus_FullMethodName     = "/centrifugal.centrifugo.api.CentrifugoApi/UpdatePushStatus"
 	CentrifugoApi_CancelPush_FullMethodName           = "/centrifugal.centrifugo.api.CentrifugoApi/CancelPush"
+	CentrifugoApi_SharedPollPublish_FullMethodName    = "/centrifugal.centrifugo.api.CentrifugoApi/SharedPollPublish"
 )
 
 // CentrifugoApiClient is the client API for CentrifugoApi service.
@@ -100,6 +101,7 @@ type CentrifugoApiClient interface {
 	SendPushNotification(ctx context.Context, in *SendPushNotificationRequest, opts ...grpc.CallOption) (*SendPushNotificationResponse, error)
 	UpdatePushStatus(ctx context.Context, in *UpdatePushStatusRequest, opts ...grpc.CallOption) (*UpdatePushStatusResponse, error)
 	CancelPush(ctx context.Context, in *CancelPushRequest, opts ...grpc.CallOption) (*CancelPushResponse, error)
+	SharedPollPublish(ctx context.Context, in *SharedPollPublishRequest, opts ...grpc.CallOption) (*SharedPollPublishResponse, error)
 }
 
 type centrifugoApiClient struct {
@@ -440,6 +442,16 @@ func (c *centrifugoApiClient) CancelPush(ctx context.Context, in *CancelPushRequ
 	return out, nil
 }
 
+func (c *centrifugoApiClient) SharedPollPublish(ctx context.Context, in *SharedPollPublishRequest, opts ...grpc.CallOption) (*SharedPollPublishResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SharedPollPublishResponse)
+	err := c.cc.Invoke(ctx, CentrifugoApi_SharedPollPublish_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // CentrifugoApiServer is the server API for CentrifugoApi service.
 // All implementations must embed UnimplementedCentrifugoApiServer
 // for forward compatibility.
@@ -477,6 +489,7 @@ type CentrifugoApiServer interface {
 	SendPushNotification(context.Context, *SendPushNotificationRequest) (*SendPushNotificationResponse, error)
 	UpdatePushStatus(context.Context, *UpdatePushStatusRequest) (*UpdatePushStatusResponse, error)
 	CancelPush(context.Context, *CancelPushRequest) (*CancelPushResponse, error)
+	SharedPollPublish(context.Context, *SharedPollPublishRequest) (*SharedPollPublishResponse, error)
 	mustEmbedUnimplementedCentrifugoApiServer()
 }
 
@@ -585,6 +598,9 @@ func (UnimplementedCentrifugoApiServer) UpdatePushStatus(context.Context, *Updat
 }
 func (UnimplementedCentrifugoApiServer) CancelPush(context.Context, *CancelPushRequest) (*CancelPushResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CancelPush not implemented")
+}
+func (UnimplementedCentrifugoApiServer) SharedPollPublish(context.Context, *SharedPollPublishRequest) (*SharedPollPublishResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SharedPollPublish not implemented")
 }
 func (UnimplementedCentrifugoApiServer) mustEmbedUnimplementedCentrifugoApiServer() {}
 func (UnimplementedCentrifugoApiServer) testEmbeddedByValue()                       {}
@@ -1201,6 +1217,24 @@ func _CentrifugoApi_CancelPush_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _CentrifugoApi_SharedPollPublish_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SharedPollPublishRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CentrifugoApiServer).SharedPollPublish(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CentrifugoApi_SharedPollPublish_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CentrifugoApiServer).SharedPollPublish(ctx, req.(*SharedPollPublishRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // CentrifugoApi_ServiceDesc is the grpc.ServiceDesc for CentrifugoApi service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1339,6 +1373,10 @@ var CentrifugoApi_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CancelPush",
 			Handler:    _CentrifugoApi_CancelPush_Handler,
+		},
+		{
+			MethodName: "SharedPollPublish",
+			Handler:    _CentrifugoApi_SharedPollPublish_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
