@@ -100,7 +100,9 @@ func TestSharedPollTwoNodesPostgres(t *testing.T) {
 		clients = append(clients, cl)
 	}
 	isKey := func(v uint64) func(*jsonclient.Push) bool {
-		return func(p *jsonclient.Push) bool { return p.Channel == ch && p.Pub != nil && p.Pub.Key == "k" && p.Pub.Version == v }
+		return func(p *jsonclient.Push) bool {
+			return p.Channel == ch && p.Pub != nil && p.Pub.Key == "k" && p.Pub.Version == v
+		}
 	}
 	for _, cl := range clients {
 		cl.awaitPush(t, "the polled version 1", 10*time.Second, isKey(1))
@@ -121,4 +123,3 @@ func TestSharedPollTwoNodesPostgres(t *testing.T) {
 		}
 	}
 }
-
