@@ -152,7 +152,7 @@ func New(cfg Config) (*Hub, error) {
 	}
 	var clientProblems optionProblems
 	cfg.Client.check("Client", &clientProblems)
-	if err := errors.Join(err, clientProblems.err()); err != nil {
+	if err := errors.Join(err, clientProblems.err(), checkSharedPollConfig(cfg)); err != nil {
 		return nil, fmt.Errorf("hub: %w", err)
 	}
 	if cfg.IdempotencyWindow <= 0 {

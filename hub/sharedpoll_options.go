@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -89,4 +90,23 @@ func checkSharedPollOptions(o NamespaceOptions, field string, ps *optionProblems
 	if o.HasHistory() {
 		ps.add(field, "HistorySize", "a shared poll namespace keeps no history")
 	}
+}
+
+// checkSharedPollConfig refuses shared poll namespaces that could never
+// deliver: without the key that signs tracked batches, or without a
+// refresh handler to poll.
+func checkSharedPollConfig(cfg Config) error {
+	uses := cfg.Channels.WithoutNamespace.SubscriptionType == SubscriptionSharedPoll
+	for _, ns := range cfg.Channels.Namespaces {
+		uses = uses || ns.SubscriptionType == SubscriptionSharedPoll
+	}
+	switch {
+	case !uses:
+		return nil
+	case cfg.SharedPoll.HMACSecretKey == "":
+		return errors.New("SharedPoll.HMACSecretKey is required with a shared_poll namespace: clients track keys signed with it")
+	case cfg.Handlers.OnSharedPollRefresh == nil:
+		return errors.New("Handlers.OnSharedPollRefresh is required with a shared_poll namespace: it gives the keys' data (the proxy's shared_poll.proxy_name)")
+	}
+	return nil
 }

@@ -222,3 +222,18 @@ func TestSharedPollVersionlessAndRelease(t *testing.T) {
 		t.Fatalf("%d shared poll channels after unsubscribe, want 0", got)
 	}
 }
+
+func TestSharedPollConfigRefused(t *testing.T) {
+	spNS := hub.ChannelConfig{Namespaces: []hub.Namespace{ns("pv", hub.NamespaceOptions{SubscriptionType: hub.SubscriptionSharedPoll})}}
+	for name, cfg := range map[string]hub.Config{
+		"no key":     {Channels: spNS, Handlers: hub.Handlers{OnSharedPollRefresh: newPollBackend().refresh}},
+		"no handler": {Channels: spNS, SharedPoll: hub.SharedPollConfig{HMACSecretKey: pollSecret}},
+		"bad mode": {Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{ns("pv", hub.NamespaceOptions{SubscriptionType: hub.SubscriptionSharedPoll,
+			SharedPoll: hub.SharedPollOptions{Mode: "sometimes"}})}},
+			SharedPoll: hub.SharedPollConfig{HMACSecretKey: pollSecret}, Handlers: hub.Handlers{OnSharedPollRefresh: newPollBackend().refresh}},
+	} {
+		if _, err := hub.New(withTestDefaults(t, cfg)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
