@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // pollHTTPBackend is a shared poll refresh backend in Centrifugo's HTTP
@@ -56,29 +58,45 @@ func (b *pollHTTPBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(out)
 }
 
-// TestSharedPollTwoNodesPostgres: clients on two nodes on PostgreSQL track
-// a key of a shared poll channel; each node polls the HTTP refresh proxy
-// for it, and a shared_poll_publish through one node's API reaches the
-// trackers on both at once.
-func TestSharedPollTwoNodesPostgres(t *testing.T) {
+// TestSharedPollTwoNodes: on each engine that connects nodes (PostgreSQL,
+// Redis, NATS), clients on two nodes track a key of a shared poll
+// channel; each node polls the HTTP refresh proxy for it once, and a
+// shared_poll_publish through one node's API reaches the trackers on both
+// at once.
+func TestSharedPollTwoNodes(t *testing.T) {
+	for name, setup := range networkedEngines() {
+		t.Run(name, func(t *testing.T) { testSharedPollTwoNodes(t, setup) })
+	}
+}
+
+func testSharedPollTwoNodes(t *testing.T, setup func(*testing.T, *config.Config)) {
 	b := &pollHTTPBackend{data: map[string]string{"k": `{"n":1}`}, ver: map[string]uint64{"k": 1}, asked: map[string]int{}}
 	backend := httptest.NewServer(b)
 	t.Cleanup(backend.Close)
 	const secret = "poll-secret-of-the-application"
-	c := startPGCluster(t, 2, func(cfg *config.Config) {
-		cfg.SharedPoll.HMACSecretKey = secret
-		cfg.Proxies = []config.ProxyEndpointConfig{{Name: "poll", URL: backend.URL, Timeout: 5 * time.Second}}
-		ns := config.Namespace{}
-		ns.Name = "poll"
-		ns.NamespaceOptions = hub.NamespaceOptions{
-			AllowSubscribeForClient: true, SubscriptionType: hub.SubscriptionSharedPoll,
-			SharedPoll: hub.SharedPollOptions{ProxyName: "poll", Mode: hub.SharedPollVersioned, RefreshInterval: time.Hour, PublishEnabled: true},
-		}
-		cfg.Channel.Namespaces = append(cfg.Channel.Namespaces, ns)
-	})
+	cfg := config.Default()
+	cfg.HTTPAPI.Key = "k"
+	cfg.SharedPoll.HMACSecretKey = secret
+	cfg.Proxies = []config.ProxyEndpointConfig{{Name: "poll", URL: backend.URL, Timeout: 5 * time.Second}}
+	ns := config.Namespace{}
+	ns.Name = "poll"
+	ns.NamespaceOptions = hub.NamespaceOptions{
+		AllowSubscribeForClient: true, SubscriptionType: hub.SubscriptionSharedPoll,
+		SharedPoll: hub.SharedPollOptions{ProxyName: "poll", Mode: hub.SharedPollVersioned, RefreshInterval: time.Hour, PublishEnabled: true},
+	}
+	cfg.Channel.Namespaces = append(cfg.Channel.Namespaces, ns)
+	setup(t, &cfg)
+	var nodes []*Server
+	for _, name := range []string{"node1", "node2"} {
+		cfg.Name = name
+		s := startServer(t, cfg)
+		t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+		nodes = append(nodes, s)
+	}
+	testenv.Eventually(t, "both nodes in info", 10*time.Second, func() bool { return len(nodes[0].Hub().Nodes()) == 2 })
 	const ch = "poll:board"
 	var clients []*wsClient
-	for i, s := range c.nodes {
+	for i, s := range nodes {
 		user := []string{"alice", "bob"}[i]
 		cl := mustDial(t, s, user)
 		id, err := cl.Send(map[string]any{"subscribe": map[string]any{"channel": ch, "type": 4}})
@@ -115,7 +133,7 @@ func TestSharedPollTwoNodesPostgres(t *testing.T) {
 		t.Errorf("the backend was asked for the key %d times by 2 nodes with the refresh interval an hour, want 2", asked)
 	}
 
-	mustAPI(t, c.nodes[0], "shared_poll_publish", map[string]any{"channel": ch, "key": "k", "data": map[string]int{"n": 2}, "version": 2}, nil)
+	mustAPI(t, nodes[0], "shared_poll_publish", map[string]any{"channel": ch, "key": "k", "data": map[string]int{"n": 2}, "version": 2}, nil)
 	for _, cl := range clients {
 		p := cl.awaitPush(t, "the published version 2", 10*time.Second, isKey(2))
 		if string(p.Pub.Data) != `{"n":2}` {
