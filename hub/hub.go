@@ -187,6 +187,7 @@ func New(cfg Config) (*Hub, error) {
 	h.users.init()
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.polls.init(h)
+	h.metrics.collectors = append(h.metrics.collectors, h.polls.collectors()...)
 	h.writeq = make(chan *Client, writeQueueLen)
 	h.coalesce.init()
 	return h, nil

@@ -76,6 +76,7 @@ type sharedPolls struct {
 	h        *Hub
 	mu       sync.Mutex
 	channels map[string]*pollChannel
+	metrics  pollMetrics
 }
 
 // pollChannel is a shared poll channel with subscribers on this node.
@@ -109,6 +110,7 @@ type pollKey struct {
 func (m *sharedPolls) init(h *Hub) {
 	m.h = h
 	m.channels = make(map[string]*pollChannel)
+	m.metrics = newPollMetrics()
 }
 
 // acquire counts a new subscription to ch, making the channel's state and
@@ -250,12 +252,15 @@ func (pc *pollChannel) poll(ctx context.Context, items []SharedPollItem) {
 			return
 		}
 		reply, err := fn(ctx, SharedPollRefreshEvent{Channel: pc.name, Items: batch})
+		pc.h.polls.metrics.keys.Add(float64(len(batch)))
 		if err != nil {
+			pc.h.polls.metrics.requests.WithLabelValues("error").Inc()
 			if !errors.Is(err, context.Canceled) {
 				pc.h.log.Warn("shared poll refresh", "channel", pc.name, "keys", len(batch), "error", err)
 			}
 			continue
 		}
+		pc.h.polls.metrics.requests.WithLabelValues("ok").Inc()
 		pc.apply(reply.Epoch, reply.Items)
 	}
 }

@@ -132,6 +132,11 @@ func testSharedPollTwoNodes(t *testing.T, setup func(*testing.T, *config.Config)
 	if asked != 2 {
 		t.Errorf("the backend was asked for the key %d times by 2 nodes with the refresh interval an hour, want 2", asked)
 	}
+	for i, s := range nodes {
+		if v, err := metricValue(t.Context(), s, "herald_shared_poll_refresh_keys_total"); err != nil || v != 1 {
+			t.Errorf("node %d: herald_shared_poll_refresh_keys_total %v (%v), want 1", i+1, v, err)
+		}
+	}
 
 	mustAPI(t, nodes[0], "shared_poll_publish", map[string]any{"channel": ch, "key": "k", "data": map[string]int{"n": 2}, "version": 2}, nil)
 	for _, cl := range clients {
