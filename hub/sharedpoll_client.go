@@ -174,7 +174,7 @@ func (c *Client) track(id uint32, s *subscription, req *protocol.SubRefreshReque
 	var order []string
 	var minExpire int64
 	for _, b := range req.Track {
-		if b == nil || len(b.Items) == 0 {
+		if b == nil {
 			return newError(protocol.ErrorBadRequest)
 		}
 		keys := make([]string, len(b.Items))
@@ -198,6 +198,9 @@ func (c *Client) track(id uint32, s *subscription, req *protocol.SubRefreshReque
 			}
 			want[it.Key] = trackedKey{version: it.Version, expireAt: exp} // the last batch wins
 		}
+	}
+	if len(want) == 0 {
+		return newError(protocol.ErrorBadRequest) // as Centrifugo: a track needs a key
 	}
 	untrack := setOf(req.Untrack)
 	for k := range want {
