@@ -103,5 +103,8 @@ func methodTable() []method {
 		endpoint("map_clear", "remove every key of a map channel", (*handler).mapClear).legacy(38).
 			grpc(pbEmpty(plain(fromPBMapClear))).
 			describe("`channel`", "`{}`; the keys and the stream go, and the stream starts a new epoch (subscribers read the state again at the next change)"),
+		endpoint("shared_poll_publish", "push a new version of a key of a shared poll channel at once", (*handler).sharedPollPublish).legacy(39).cluster().
+			grpc(pbEmpty(plain(fromPBSharedPollPublish))).
+			describe("`channel` (in a `shared_poll` namespace with `publish_enabled`), `key`, `data` or `b64data`, `version` (above 0), `epoch`", "`{}`; on every node, the connections tracking the key with an older version get the data"),
 	}
 }

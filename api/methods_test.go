@@ -17,7 +17,7 @@ func TestMethodTypesAreCentrifugos(t *testing.T) {
 		26: "device_topic_list", 27: "device_topic_update", 28: "user_topic_list",
 		29: "user_topic_update", 30: "send_push_notification", 31: "update_push_status",
 		32: "cancel_push", 33: "map_publish", 34: "map_remove", 35: "map_read_state",
-		36: "map_read_stream", 37: "map_stats", 38: "map_clear",
+		36: "map_read_stream", 37: "map_stats", 38: "map_clear", 39: "shared_poll_publish",
 	}
 	set := newMethodSet()
 	for n, name := range centrifugo {

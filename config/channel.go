@@ -60,6 +60,7 @@ func (c Config) Hub(version string) hub.Config {
 		Channels:          c.Channel.Hub(),
 		Client:            c.Client.ClientConfig,
 		IdempotencyWindow: c.HTTPAPI.IdempotencyWindow,
+		SharedPoll:        c.SharedPoll,
 		Emulation:         c.Emulation.EmulationLimits,
 	}
 }

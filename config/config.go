@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/transport/guard"
 	"github.com/heraldhq/herald/transport/tlsconf"
 	"github.com/heraldhq/herald/transport/websocket"
@@ -32,6 +33,9 @@ type Config struct {
 	Channel ChannelConfig `yaml:"channel"`
 	// ProxyConfig: proxies, proxy_max_in_flight and rpc (proxy.go).
 	ProxyConfig `yaml:",inline"`
+	// SharedPoll: the keys of shared poll channels' tracked key batches
+	// (hub/sharedpoll_signature.go).
+	SharedPoll hub.SharedPollConfig `yaml:"shared_poll"`
 	// SQLAuth is where namespaces' SQL checks run (sqlauth.go).
 	SQLAuth SQLAuthConfig `yaml:"sql_auth"`
 	HTTPAPI HTTPAPIConfig `yaml:"http_api"`

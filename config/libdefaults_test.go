@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/consumer"
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/proxy"
 	"github.com/heraldhq/herald/transport/guard"
 	"github.com/heraldhq/herald/transport/httpstream"
@@ -28,6 +29,7 @@ func TestLibraryDefaultsAgreeWithTags(t *testing.T) {
 		{"consumer.KafkaConfig", consumer.KafkaConfig{}.WithDefaults()},
 		{"consumer.JetStreamConfig", consumer.JetStreamConfig{}.WithDefaults()},
 		{"websocket.Config", websocket.Config{}.WithDefaults()},
+		{"hub.SharedPollOptions", hub.SharedPollOptions{}.WithDefaults()},
 		// guard.Config resolves its defaults into limits of its own; the
 		// two that have a value are its constants.
 		{"guard.Config", guard.Config{MaxUnauthenticated: guard.DefaultMaxUnauthenticated, Rate: guard.DefaultRate}},

@@ -91,6 +91,7 @@ func (c Config) ProxyOptions() (opts proxy.Config, ok bool) {
 		opts.RPCNamespaces[ns.Name] = ns.Proxy
 		used = used || ns.Proxy != ""
 	}
+	used = c.sharedPollProxies(&opts) || used // sharedpoll.go
 	return opts, used
 }
 
@@ -158,6 +159,7 @@ func (c Config) proxyProblems() Problems {
 	for i, ns := range c.Channel.Namespaces {
 		nsRef(fmt.Sprintf("channel.namespaces[%d]", i), ns.NamespaceProxyOptions, ns.SubscribeCheck)
 	}
+	c.sharedPollProblems(names, bad) // sharedpoll.go
 	if c.ProxyMaxInFlight < -1 {
 		bad("proxy_max_in_flight", "%d: want a positive number, 0 for the default (%d) or -1 for no bound", c.ProxyMaxInFlight, proxy.DefaultMaxInFlight)
 	}

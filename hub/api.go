@@ -60,6 +60,9 @@ func (h *Hub) Publish(ctx context.Context, ch string, data []byte, opts PublishO
 		// A publication without a key would corrupt subscribers' maps.
 		return engine.StreamPosition{}, &Error{Code: protocol.ErrorBadRequest, Message: fmt.Sprintf("bad request: channel %q is in a map namespace: set keys with map_publish", ch)}
 	}
+	if r.SubscriptionType == SubscriptionSharedPoll {
+		return engine.StreamPosition{}, &Error{Code: protocol.ErrorBadRequest, Message: fmt.Sprintf("bad request: channel %q is in a shared_poll namespace: use shared_poll_publish", ch)}
+	}
 	sp, err := h.publish(ctx, ch, pubRule, &engine.Publication{Data: data, Info: opts.Info, Tags: opts.Tags, ExceptClient: opts.ExceptClient}, opts.IdempotencyKey)
 	switch {
 	case engine.IsUnsupported(err):

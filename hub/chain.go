@@ -43,6 +43,7 @@ func Chain(sets ...Handlers) Handlers {
 		send         []func(context.Context, *Client, SendEvent) error
 		disconnect   []func(*Client, DisconnectEvent)
 		backpressure []func(*Client, BackpressureEvent)
+		sharedPoll   []func(context.Context, SharedPollRefreshEvent) (SharedPollRefreshReply, error)
 	)
 	for _, s := range sets {
 		if s.OnConnecting != nil {
@@ -84,6 +85,9 @@ func Chain(sets ...Handlers) Handlers {
 		if s.OnBackpressure != nil {
 			backpressure = append(backpressure, s.OnBackpressure)
 		}
+		if s.OnSharedPollRefresh != nil {
+			sharedPoll = append(sharedPoll, s.OnSharedPollRefresh)
+		}
 	}
 	return Handlers{
 		OnConnecting:   chainConnecting(connecting),
@@ -99,6 +103,8 @@ func Chain(sets ...Handlers) Handlers {
 		OnSend:         chainCheck(send),
 		OnDisconnect:   chainNotifyEvent(disconnect),
 		OnBackpressure: chainNotifyEvent(backpressure),
+
+		OnSharedPollRefresh: chainSharedPollRefresh(sharedPoll),
 	}
 }
 

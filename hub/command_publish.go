@@ -27,7 +27,7 @@ func (c *Client) handlePublish(ctx context.Context, id uint32, req *protocol.Pub
 	if err != nil {
 		return err
 	}
-	if toMap != r.isMap() || toMap && r.SubscriptionType != SubscriptionMap {
+	if toMap != r.isMap() || toMap && r.SubscriptionType != SubscriptionMap || r.SubscriptionType == SubscriptionSharedPoll {
 		return newError(protocol.ErrorBadRequest)
 	}
 	if toMap {

@@ -33,6 +33,7 @@ type controlMessage struct {
 	Survey      *controlSurvey         `json:"survey,omitempty"`
 	SurveyReply *controlSurveyReply    `json:"survey_reply,omitempty"`
 	Access      *access.Change         `json:"access,omitempty"`
+	SharedPoll  *controlSharedPoll     `json:"shared_poll,omitempty"` // sharedpoll_api.go
 }
 
 // controlSend pushes an asynchronous message to a user's connections.
@@ -183,6 +184,9 @@ func (h *Hub) handleControl(data []byte) {
 		}
 	case m.Access != nil:
 		h.applyAccess(*m.Access)
+	case m.SharedPoll != nil:
+		sp := m.SharedPoll
+		h.polls.publish(sp.Channel, sp.Key, sp.Version, sp.Epoch, sp.Data)
 	case m.Refresh != nil:
 		r := m.Refresh
 		for _, c := range h.users.clients(r.User) {

@@ -81,6 +81,10 @@ type Handlers struct {
 	OnSend func(ctx context.Context, c *Client, ev SendEvent) error
 	// OnDisconnect is told when a connected client goes away.
 	OnDisconnect func(c *Client, ev DisconnectEvent)
+	// OnSharedPollRefresh answers the polls of shared poll channels
+	// (sharedpoll.go): the current data of the keys tracked on this node.
+	// It runs on the channel's poller, not a client's goroutine.
+	OnSharedPollRefresh func(ctx context.Context, ev SharedPollRefreshEvent) (SharedPollRefreshReply, error)
 	// OnBackpressure is told when a client's write queue goes over
 	// ClientConfig.QueueMaxSize, with what the hub did about it (closed
 	// the client, or dropped queued publications). It runs on a goroutine

@@ -70,6 +70,9 @@ type Config struct {
 	// Emulation bounds the requests of the emulation endpoint
 	// (HandleEmulation); zero fields take the defaults.
 	Emulation EmulationLimits
+	// SharedPoll holds the keys of tracked key batches on shared poll
+	// channels (sharedpoll_signature.go).
+	SharedPoll SharedPollConfig
 	// RowCheck, when set, decides per publication which users of the
 	// namespaces it checks may see it (rowcheck.go).
 	RowCheck RowChecker
@@ -134,7 +137,8 @@ type Hub struct {
 	// connected yet (*Client → interface{ Release() }), outside the Client
 	// so that an authenticated connection carries no room for it.
 	admissions sync.Map
-	surveys    sync.Map // survey id → *clusterstate.Survey, for the surveys this node asked
+	surveys    sync.Map    // survey id → *clusterstate.Survey, for the surveys this node asked
+	polls      sharedPolls // shared poll channels with subscribers here (sharedpoll.go)
 	// access is the node's copy of the cluster's token revocations and
 	// blocked users (access.go).
 	access access.State
@@ -152,7 +156,7 @@ func New(cfg Config) (*Hub, error) {
 	}
 	var clientProblems optionProblems
 	cfg.Client.check("Client", &clientProblems)
-	if err := errors.Join(err, clientProblems.err()); err != nil {
+	if err := errors.Join(err, clientProblems.err(), checkSharedPollConfig(cfg)); err != nil {
 		return nil, fmt.Errorf("hub: %w", err)
 	}
 	if cfg.IdempotencyWindow <= 0 {
@@ -186,6 +190,8 @@ func New(cfg Config) (*Hub, error) {
 	h.interest.init(h)
 	h.users.init()
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.polls.init(h)
+	h.metrics.collectors = append(h.metrics.collectors, h.polls.collectors()...)
 	h.writeq = make(chan *Client, writeQueueLen)
 	h.coalesce.init()
 	return h, nil

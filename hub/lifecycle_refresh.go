@@ -174,6 +174,9 @@ func (c *Client) handleSubRefresh(ctx context.Context, id uint32, req *protocol.
 	if s == nil {
 		return newError(protocol.ErrorPermissionDenied)
 	}
+	if req.Type != 0 {
+		return c.handlePollRefresh(id, req) // track or untrack keys (sharedpoll_client.go)
+	}
 	rr, err := c.authorizeSubRefresh(ctx, req)
 	if err != nil {
 		return err

@@ -160,14 +160,14 @@ func orDefaultDuration(v, d time.Duration) time.Duration {
 // checkMapOptions adds the problems of a namespace's map options to ps.
 func checkMapOptions(o NamespaceOptions, field string, ps *optionProblems) {
 	switch o.SubscriptionType {
-	case "", SubscriptionStream:
+	case "", SubscriptionStream, SubscriptionSharedPoll:
 		if o.Map != (MapOptions{}) {
 			ps.add(field, "Map", fmt.Sprintf("map options need a map SubscriptionType (%s, %s or %s)", SubscriptionMap, SubscriptionMapClients, SubscriptionMapUsers))
 		}
 		return
 	case SubscriptionMap, SubscriptionMapClients, SubscriptionMapUsers:
 	default:
-		ps.add(field, "SubscriptionType", fmt.Sprintf("%q: want %s, %s, %s or %s", o.SubscriptionType, SubscriptionStream, SubscriptionMap, SubscriptionMapClients, SubscriptionMapUsers))
+		ps.add(field, "SubscriptionType", fmt.Sprintf("%q: want %s, %s, %s, %s or %s", o.SubscriptionType, SubscriptionStream, SubscriptionMap, SubscriptionMapClients, SubscriptionMapUsers, SubscriptionSharedPoll))
 		return
 	}
 	m := o.Map

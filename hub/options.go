@@ -97,8 +97,11 @@ type NamespaceOptions struct {
 	AllowedDeltaTypes []string `yaml:"allowed_delta_types" doc:"delta encodings subscribers of these channels may ask for; only 'fossil' (empty: none). A subscriber that asks 'delta: \"fossil\"' here gets 'delta: true' in its subscribe result, the first publication in full and the next ones as Fossil deltas against the previous one it received, whenever smaller; asking elsewhere is not an error, the subscription just goes without delta. See [protocol.md](protocol.md#delta-compression)"`
 	// SubscriptionType makes the namespace's channels maps (mapoptions.go)
 	// instead of streams; Map configures them.
-	SubscriptionType SubscriptionType `yaml:"subscription_type" default:"stream" doc:"what the channels are: 'stream' (publications in order), or 'map', 'map_clients' or 'map_users' (keyed state that subscribers read as a snapshot then follow live; see [protocol.md](protocol.md#map-subscriptions)). A client must subscribe with the matching type (centrifuge-js 'newMapSubscription' for 'map'), otherwise error 107"`
+	SubscriptionType SubscriptionType `yaml:"subscription_type" default:"stream" doc:"what the channels are: 'stream' (publications in order), 'map', 'map_clients' or 'map_users' (keyed state that subscribers read as a snapshot then follow live; see [protocol.md](protocol.md#map-subscriptions)), or 'shared_poll' (subscribers track keys whose data the node polls from a backend; see [protocol.md](protocol.md#shared-poll-subscriptions)). A client must subscribe with the matching type (centrifuge-js 'newMapSubscription' for 'map'), otherwise error 107"`
 	Map              MapOptions       `yaml:"map"`
+	// SharedPoll configures the channels of SubscriptionSharedPoll
+	// (sharedpoll_options.go).
+	SharedPoll SharedPollOptions `yaml:"shared_poll"`
 	// MapClientsPresenceChannelPrefix and MapUsersPresenceChannelPrefix
 	// keep the channel's subscribers as keys of a map_clients or
 	// map_users channel named by the prefix and the channel (subscription_mappresence.go).

@@ -64,6 +64,9 @@ type subscription struct {
 	// subscription is registered (addSubscriber interns it) and fixed
 	// after, so the fan-out reads it without the client's mutex.
 	filter *tagsfilter.Filter
+	// poll is a shared poll subscription's tracked keys
+	// (sharedpoll_client.go); nil for the others.
+	poll *pollSub
 }
 
 // channelInfo is the chan_info of the client's publications in the
@@ -103,6 +106,8 @@ func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.S
 	case requestTypeStream:
 	case requestTypeMap, requestTypeMapClients, requestTypeMapUsers:
 		return c.handleMapSubscribe(ctx, id, req)
+	case requestTypeSharedPoll:
+		return c.handleSharedPollSubscribe(ctx, id, req)
 	default:
 		// A type Herald does not implement is refused, never taken for a
 		// stream subscription.
@@ -124,8 +129,8 @@ func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.S
 	if e != nil {
 		return e
 	}
-	if r.isMap() {
-		return newError(protocol.ErrorBadRequest) // a map channel takes map subscriptions only
+	if r.isMap() || r.SubscriptionType == SubscriptionSharedPoll {
+		return newError(protocol.ErrorBadRequest) // a map or shared poll channel takes its own subscriptions only
 	}
 	if e := r.checkSubscriber(c.proto); e != nil {
 		return e
@@ -167,8 +172,8 @@ func (c *Client) newServerSideSubscription(req *protocol.SubscribeRequest, g gra
 	if e != nil {
 		return nil, e
 	}
-	if r.isMap() {
-		return nil, newError(protocol.ErrorBadRequest) // no server-side map subscriptions
+	if r.isMap() || r.SubscriptionType == SubscriptionSharedPoll {
+		return nil, newError(protocol.ErrorBadRequest) // no server-side map or shared poll subscriptions
 	}
 	if e := r.checkSubscriber(c.proto); e != nil {
 		return nil, e

@@ -74,6 +74,11 @@ func (s *subscription) endStream() {
 	if s.stream != nil && s.stream.cancel != nil {
 		s.stream.cancel()
 	}
+	if s.poll != nil {
+		// Every way a subscription ends comes here, under the client's
+		// mutex: a shared poll one releases its keys.
+		s.poll.endLocked()
+	}
 }
 
 // deliverStream queues one publication of a stream subscription.

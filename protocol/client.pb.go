@@ -7,11 +7,9 @@
 // clients' bytes be read as something else.
 //
 // Left out on purpose (a compatible server may omit them):
-// ConnectRequest.dict=8 and profile=9, ConnectResult.dict=13, the
-// Dictionary message, and the shared-poll fields of SubRefreshRequest
-// (3-5), whose numbers differ between centrifuge-js and the published
-// client.proto (docs/protocol.md, "Subscription types and fields Herald
-// refuses"). Protobuf decoders skip such fields when a client sends them.
+// ConnectRequest.dict=8 and profile=9, ConnectResult.dict=13 and the
+// Dictionary message. Protobuf decoders skip such fields when a client
+// sends them.
 //
 // Regenerate with `go generate ./protocol` (see generate.go for the tools).
 
@@ -2048,17 +2046,131 @@ func (x *FilterNode) GetNodes() []*FilterNode {
 	return nil
 }
 
+// KeyedItem is a key of a shared poll subscription with the version the
+// client holds of it (0: none).
+type KeyedItem struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Version       uint64                 `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeyedItem) Reset() {
+	*x = KeyedItem{}
+	mi := &file_client_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeyedItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeyedItem) ProtoMessage() {}
+
+func (x *KeyedItem) ProtoReflect() protoreflect.Message {
+	mi := &file_client_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeyedItem.ProtoReflect.Descriptor instead.
+func (*KeyedItem) Descriptor() ([]byte, []int) {
+	return file_client_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *KeyedItem) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *KeyedItem) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+// TrackBatch is a signed set of keys to track: the signature covers
+// exactly these keys (docs/protocol.md, "Shared poll subscriptions").
+type TrackBatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Signature     string                 `protobuf:"bytes,1,opt,name=signature,proto3" json:"signature,omitempty"`
+	Items         []*KeyedItem           `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TrackBatch) Reset() {
+	*x = TrackBatch{}
+	mi := &file_client_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TrackBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TrackBatch) ProtoMessage() {}
+
+func (x *TrackBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_client_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TrackBatch.ProtoReflect.Descriptor instead.
+func (*TrackBatch) Descriptor() ([]byte, []int) {
+	return file_client_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *TrackBatch) GetSignature() string {
+	if x != nil {
+		return x.Signature
+	}
+	return ""
+}
+
+func (x *TrackBatch) GetItems() []*KeyedItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+// SubRefreshRequest renews a subscription token (type 0) or, on a shared
+// poll subscription, tracks (type 1) or untracks (type 2) keys. The
+// numbers are those of centrifugal/protocol v0.19.2 and centrifuge-js 5.8.
 type SubRefreshRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Channel       string                 `protobuf:"bytes,1,opt,name=channel,proto3" json:"channel,omitempty"`
 	Token         string                 `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"`
+	Type          int32                  `protobuf:"varint,3,opt,name=type,proto3" json:"type,omitempty"`
+	Track         []*TrackBatch          `protobuf:"bytes,4,rep,name=track,proto3" json:"track,omitempty"`
+	Untrack       []string               `protobuf:"bytes,5,rep,name=untrack,proto3" json:"untrack,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SubRefreshRequest) Reset() {
 	*x = SubRefreshRequest{}
-	mi := &file_client_proto_msgTypes[22]
+	mi := &file_client_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2070,7 +2182,7 @@ func (x *SubRefreshRequest) String() string {
 func (*SubRefreshRequest) ProtoMessage() {}
 
 func (x *SubRefreshRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_client_proto_msgTypes[22]
+	mi := &file_client_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2083,7 +2195,7 @@ func (x *SubRefreshRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubRefreshRequest.ProtoReflect.Descriptor instead.
 func (*SubRefreshRequest) Descriptor() ([]byte, []int) {
-	return file_client_proto_rawDescGZIP(), []int{22}
+	return file_client_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SubRefreshRequest) GetChannel() string {
@@ -2100,6 +2212,27 @@ func (x *SubRefreshRequest) GetToken() string {
 	return ""
 }
 
+func (x *SubRefreshRequest) GetType() int32 {
+	if x != nil {
+		return x.Type
+	}
+	return 0
+}
+
+func (x *SubRefreshRequest) GetTrack() []*TrackBatch {
+	if x != nil {
+		return x.Track
+	}
+	return nil
+}
+
+func (x *SubRefreshRequest) GetUntrack() []string {
+	if x != nil {
+		return x.Untrack
+	}
+	return nil
+}
+
 type SubRefreshResult struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Expires       bool                   `protobuf:"varint,1,opt,name=expires,proto3" json:"expires,omitempty"`
@@ -2111,7 +2244,7 @@ type SubRefreshResult struct {
 
 func (x *SubRefreshResult) Reset() {
 	*x = SubRefreshResult{}
-	mi := &file_client_proto_msgTypes[23]
+	mi := &file_client_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2123,7 +2256,7 @@ func (x *SubRefreshResult) String() string {
 func (*SubRefreshResult) ProtoMessage() {}
 
 func (x *SubRefreshResult) ProtoReflect() protoreflect.Message {
-	mi := &file_client_proto_msgTypes[23]
+	mi := &file_client_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2136,7 +2269,7 @@ func (x *SubRefreshResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubRefreshResult.ProtoReflect.Descriptor instead.
 func (*SubRefreshResult) Descriptor() ([]byte, []int) {
-	return file_client_proto_rawDescGZIP(), []int{23}
+	return file_client_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SubRefreshResult) GetExpires() bool {
@@ -2169,7 +2302,7 @@ type UnsubscribeRequest struct {
 
 func (x *UnsubscribeRequest) Reset() {
 	*x = UnsubscribeRequest{}
-	mi := &file_client_proto_msgTypes[24]
+	mi := &file_client_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2181,7 +2314,7 @@ func (x *UnsubscribeRequest) String() string {
 func (*UnsubscribeRequest) ProtoMessage() {}
 
 func (x *UnsubscribeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_client_proto_msgTypes[24]
+	mi := &file_client_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2194,7 +2327,7 @@ func (x *UnsubscribeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsubscribeRequest.ProtoReflect.Descriptor instead.
 func (*UnsubscribeRequest) Descriptor() ([]byte, []int) {
-	return file_client_proto_rawDescGZIP(), []int{24}
+	return file_client_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *UnsubscribeRequest) GetChannel() string {
@@ -2212,7 +2345,7 @@ type UnsubscribeResult struct {
 
 func (x *UnsubscribeResult) Reset() {
 	*x = UnsubscribeResult{}
-	mi := &file_client_proto_msgTypes[25]
+	mi := &file_client_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2224,7 +2357,7 @@ func (x *UnsubscribeResult) String() string {
 func (*UnsubscribeResult) ProtoMessage() {}
 
 func (x *UnsubscribeResult) ProtoReflect() protoreflect.Message {
-	mi := &file_client_proto_msgTypes[25]
+	mi := &file_client_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2237,7 +2370,7 @@ func (x *UnsubscribeResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsubscribeResult.ProtoReflect.Descriptor instead.
 func (*UnsubscribeResult) Descriptor() ([]byte, []int) {
-	return file_client_proto_rawDescGZIP(), []int{25}
+	return file_client_proto_rawDescGZIP(), []int{27}
 }
 
 type PublishRequest struct {
@@ -2253,7 +2386,7 @@ type PublishRequest struct {
 
 func (x *PublishRequest) Reset() {
 	*x = PublishRequest{}
-	mi := &file_client_proto_msgTypes[26]
+	mi := &file_client_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2265,7 +2398,7 @@ func (x *PublishRequest) String() string {
 func (*PublishRequest) ProtoMessage() {}
 
 func (x *PublishRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_client_proto_msgTypes[26]
+	mi := &file_client_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2278,7 +2411,7 @@ func (x *PublishRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishRequest.ProtoReflect.Descriptor instead.
 func (*PublishRequest) Descriptor() ([]byte, []int) {
-	return file_client_proto_rawDescGZIP(), []int{26}
+	return file_client_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PublishRequest) GetChannel() string {
@@ -2324,7 +2457,7 @@ type PublishResult struct {
 
 func (x *PublishResult) Reset() {
 	*x = PublishResult{}
-	mi := &file_client_proto_msgTypes[27]
+	mi := &file_client_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2336,7 +2469,7 @@ func (x *PublishResult) String() string {
 func (*PublishResult) ProtoMessage() {}
 
 func (x *PublishResult) ProtoReflect() protoreflect.Message {
-	mi := &file_client_proto_msgTypes[27]
+	mi := &file_client_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2349,7 +2482,7 @@ func (x *PublishResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishResult.ProtoReflect.Descriptor instead.
 func (*PublishResult) Descriptor() ([]byte, []int) {
-	return file_client_proto_rawDescGZIP(), []int{27}
+	return file_client_proto_rawDescGZIP(), []int{29}
 }
 
 type PresenceRequest struct {
@@ -2361,7 +2494,7 @@ type PresenceRequest struct {
 
 func (x *PresenceRequest) Reset() {
 	*x = PresenceRequest{}
-	mi := &file_client_proto_msgTypes[28]
+	mi := &file_client_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2373,7 +2506,7 @@ func (x *PresenceRequest) String() string {
 func (*PresenceRequest) ProtoMessage() {}
 
 func (x *PresenceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_client_proto_msgTypes[28]
+	mi := &file_client_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2386,7 +2519,7 @@ func (x *PresenceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PresenceRequest.ProtoReflect.Descriptor instead.
 func (*PresenceRequest) Descriptor() ([]byte, []int) {
-	return file_client_proto_rawDescGZIP(), []int{28}
+	return file_client_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PresenceRequest) GetChannel() string {
@@ -2405,7 +2538,7 @@ type PresenceResult struct {
 
 func (x *PresenceResult) Reset() {
 	*x = PresenceResult{}
-	mi := &file_client_proto_msgTypes[29]
+	mi := &file_client_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2417,7 +2550,7 @@ func (x *PresenceResult) String() string {
 func (*PresenceResult) ProtoMessage() {}
 
 func (x *PresenceResult) ProtoReflect() protoreflect.Message {
-	mi := &file_client_proto_msgTypes[29]
+	mi := &file_client_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2430,7 +2563,7 @@ func (x *PresenceResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PresenceResult.ProtoReflect.Descriptor instead.
 func (*PresenceResult) Descriptor() ([]byte, []int) {
-	return file_client_proto_rawDescGZIP(), []int{29}
+	return file_client_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PresenceResult) GetPresence() map[string]*ClientInfo {
@@ -2449,7 +2582,7 @@ type PresenceStatsRequest struct {
 
 func (x *PresenceStatsRequest) Reset() {
 	*x = PresenceStatsRequest{}
-	mi := &file_client_proto_msgTypes[30]
+	mi := &file_client_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2461,7 +2594,7 @@ func (x *PresenceStatsRequest) String() string {
 func (*PresenceStatsRequest) ProtoMessage() {}
 
 func (x *PresenceStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_client_proto_msgTypes[30]
+	mi := &file_client_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2474,7 +2607,7 @@ func (x *PresenceStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PresenceStatsRequest.ProtoReflect.Descriptor instead.
 func (*PresenceStatsRequest) Descriptor() ([]byte, []int) {
-	return file_client_proto_rawDescGZIP(), []int{30}
+	return file_client_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PresenceStatsRequest) GetChannel() string {
@@ -2494,7 +2627,7 @@ type PresenceStatsResult struct {
 
 func (x *PresenceStatsResult) Reset() {
 	*x = PresenceStatsResult{}
-	mi := &file_client_proto_msgTypes[31]
+	mi := &file_client_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2506,7 +2639,7 @@ func (x *PresenceStatsResult) String() string {
 func (*PresenceStatsResult) ProtoMessage() {}
 
 func (x *PresenceStatsResult) ProtoReflect() protoreflect.Message {
-	mi := &file_client_proto_msgTypes[31]
+	mi := &file_client_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2519,7 +2652,7 @@ func (x *PresenceStatsResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PresenceStatsResult.ProtoReflect.Descriptor instead.
 func (*PresenceStatsResult) Descriptor() ([]byte, []int) {
-	return file_client_proto_rawDescGZIP(), []int{31}
+	return file_client_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PresenceStatsResult) GetNumClients() uint32 {
@@ -2546,7 +2679,7 @@ type StreamPosition struct {
 
 func (x *StreamPosition) Reset() {
 	*x = StreamPosition{}
-	mi := &file_client_proto_msgTypes[32]
+	mi := &file_client_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2558,7 +2691,7 @@ func (x *StreamPosition) String() string {
 func (*StreamPosition) ProtoMessage() {}
 
 func (x *StreamPosition) ProtoReflect() protoreflect.Message {
-	mi := &file_client_proto_msgTypes[32]
+	mi := &file_client_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2571,7 +2704,7 @@ func (x *StreamPosition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamPosition.ProtoReflect.Descriptor instead.
 func (*StreamPosition) Descriptor() ([]byte, []int) {
-	return file_client_proto_rawDescGZIP(), []int{32}
+	return file_client_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *StreamPosition) GetOffset() uint64 {
@@ -2600,7 +2733,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_client_proto_msgTypes[33]
+	mi := &file_client_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2612,7 +2745,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_client_proto_msgTypes[33]
+	mi := &file_client_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2625,7 +2758,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_client_proto_rawDescGZIP(), []int{33}
+	return file_client_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *HistoryRequest) GetChannel() string {
@@ -2667,7 +2800,7 @@ type HistoryResult struct {
 
 func (x *HistoryResult) Reset() {
 	*x = HistoryResult{}
-	mi := &file_client_proto_msgTypes[34]
+	mi := &file_client_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2679,7 +2812,7 @@ func (x *HistoryResult) String() string {
 func (*HistoryResult) ProtoMessage() {}
 
 func (x *HistoryResult) ProtoReflect() protoreflect.Message {
-	mi := &file_client_proto_msgTypes[34]
+	mi := &file_client_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2692,7 +2825,7 @@ func (x *HistoryResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResult.ProtoReflect.Descriptor instead.
 func (*HistoryResult) Descriptor() ([]byte, []int) {
-	return file_client_proto_rawDescGZIP(), []int{34}
+	return file_client_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *HistoryResult) GetPublications() []*Publication {
@@ -2724,7 +2857,7 @@ type PingRequest struct {
 
 func (x *PingRequest) Reset() {
 	*x = PingRequest{}
-	mi := &file_client_proto_msgTypes[35]
+	mi := &file_client_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2736,7 +2869,7 @@ func (x *PingRequest) String() string {
 func (*PingRequest) ProtoMessage() {}
 
 func (x *PingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_client_proto_msgTypes[35]
+	mi := &file_client_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2749,7 +2882,7 @@ func (x *PingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingRequest.ProtoReflect.Descriptor instead.
 func (*PingRequest) Descriptor() ([]byte, []int) {
-	return file_client_proto_rawDescGZIP(), []int{35}
+	return file_client_proto_rawDescGZIP(), []int{37}
 }
 
 type PingResult struct {
@@ -2760,7 +2893,7 @@ type PingResult struct {
 
 func (x *PingResult) Reset() {
 	*x = PingResult{}
-	mi := &file_client_proto_msgTypes[36]
+	mi := &file_client_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2772,7 +2905,7 @@ func (x *PingResult) String() string {
 func (*PingResult) ProtoMessage() {}
 
 func (x *PingResult) ProtoReflect() protoreflect.Message {
-	mi := &file_client_proto_msgTypes[36]
+	mi := &file_client_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2785,7 +2918,7 @@ func (x *PingResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResult.ProtoReflect.Descriptor instead.
 func (*PingResult) Descriptor() ([]byte, []int) {
-	return file_client_proto_rawDescGZIP(), []int{36}
+	return file_client_proto_rawDescGZIP(), []int{38}
 }
 
 type RPCRequest struct {
@@ -2798,7 +2931,7 @@ type RPCRequest struct {
 
 func (x *RPCRequest) Reset() {
 	*x = RPCRequest{}
-	mi := &file_client_proto_msgTypes[37]
+	mi := &file_client_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2810,7 +2943,7 @@ func (x *RPCRequest) String() string {
 func (*RPCRequest) ProtoMessage() {}
 
 func (x *RPCRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_client_proto_msgTypes[37]
+	mi := &file_client_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2823,7 +2956,7 @@ func (x *RPCRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RPCRequest.ProtoReflect.Descriptor instead.
 func (*RPCRequest) Descriptor() ([]byte, []int) {
-	return file_client_proto_rawDescGZIP(), []int{37}
+	return file_client_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RPCRequest) GetData() []byte {
@@ -2849,7 +2982,7 @@ type RPCResult struct {
 
 func (x *RPCResult) Reset() {
 	*x = RPCResult{}
-	mi := &file_client_proto_msgTypes[38]
+	mi := &file_client_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2861,7 +2994,7 @@ func (x *RPCResult) String() string {
 func (*RPCResult) ProtoMessage() {}
 
 func (x *RPCResult) ProtoReflect() protoreflect.Message {
-	mi := &file_client_proto_msgTypes[38]
+	mi := &file_client_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2874,7 +3007,7 @@ func (x *RPCResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RPCResult.ProtoReflect.Descriptor instead.
 func (*RPCResult) Descriptor() ([]byte, []int) {
-	return file_client_proto_rawDescGZIP(), []int{38}
+	return file_client_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RPCResult) GetData() []byte {
@@ -2893,7 +3026,7 @@ type SendRequest struct {
 
 func (x *SendRequest) Reset() {
 	*x = SendRequest{}
-	mi := &file_client_proto_msgTypes[39]
+	mi := &file_client_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2905,7 +3038,7 @@ func (x *SendRequest) String() string {
 func (*SendRequest) ProtoMessage() {}
 
 func (x *SendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_client_proto_msgTypes[39]
+	mi := &file_client_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2918,7 +3051,7 @@ func (x *SendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequest.ProtoReflect.Descriptor instead.
 func (*SendRequest) Descriptor() ([]byte, []int) {
-	return file_client_proto_rawDescGZIP(), []int{39}
+	return file_client_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SendRequest) GetData() []byte {
@@ -3142,10 +3275,20 @@ const file_client_proto_rawDesc = "" +
 	"\x03cmp\x18\x03 \x01(\tR\x03cmp\x12\x10\n" +
 	"\x03val\x18\x04 \x01(\tR\x03val\x12\x12\n" +
 	"\x04vals\x18\x05 \x03(\tR\x04vals\x121\n" +
-	"\x05nodes\x18\x06 \x03(\v2\x1b.herald.protocol.FilterNodeR\x05nodes\"C\n" +
+	"\x05nodes\x18\x06 \x03(\v2\x1b.herald.protocol.FilterNodeR\x05nodes\"7\n" +
+	"\tKeyedItem\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\x04R\aversion\"\\\n" +
+	"\n" +
+	"TrackBatch\x12\x1c\n" +
+	"\tsignature\x18\x01 \x01(\tR\tsignature\x120\n" +
+	"\x05items\x18\x02 \x03(\v2\x1a.herald.protocol.KeyedItemR\x05items\"\xa4\x01\n" +
 	"\x11SubRefreshRequest\x12\x18\n" +
 	"\achannel\x18\x01 \x01(\tR\achannel\x12\x14\n" +
-	"\x05token\x18\x02 \x01(\tR\x05token\"r\n" +
+	"\x05token\x18\x02 \x01(\tR\x05token\x12\x12\n" +
+	"\x04type\x18\x03 \x01(\x05R\x04type\x121\n" +
+	"\x05track\x18\x04 \x03(\v2\x1b.herald.protocol.TrackBatchR\x05track\x12\x18\n" +
+	"\auntrack\x18\x05 \x03(\tR\auntrack\"r\n" +
 	"\x10SubRefreshResult\x12\x18\n" +
 	"\aexpires\x18\x01 \x01(\bR\aexpires\x12\x10\n" +
 	"\x03ttl\x18\x02 \x01(\rR\x03ttl\x122\n" +
@@ -3209,7 +3352,7 @@ func file_client_proto_rawDescGZIP() []byte {
 	return file_client_proto_rawDescData
 }
 
-var file_client_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_client_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_client_proto_goTypes = []any{
 	(*Error)(nil),                // 0: herald.protocol.Error
 	(*EmulationRequest)(nil),     // 1: herald.protocol.EmulationRequest
@@ -3233,57 +3376,59 @@ var file_client_proto_goTypes = []any{
 	(*SubscribeRequest)(nil),     // 19: herald.protocol.SubscribeRequest
 	(*SubscribeResult)(nil),      // 20: herald.protocol.SubscribeResult
 	(*FilterNode)(nil),           // 21: herald.protocol.FilterNode
-	(*SubRefreshRequest)(nil),    // 22: herald.protocol.SubRefreshRequest
-	(*SubRefreshResult)(nil),     // 23: herald.protocol.SubRefreshResult
-	(*UnsubscribeRequest)(nil),   // 24: herald.protocol.UnsubscribeRequest
-	(*UnsubscribeResult)(nil),    // 25: herald.protocol.UnsubscribeResult
-	(*PublishRequest)(nil),       // 26: herald.protocol.PublishRequest
-	(*PublishResult)(nil),        // 27: herald.protocol.PublishResult
-	(*PresenceRequest)(nil),      // 28: herald.protocol.PresenceRequest
-	(*PresenceResult)(nil),       // 29: herald.protocol.PresenceResult
-	(*PresenceStatsRequest)(nil), // 30: herald.protocol.PresenceStatsRequest
-	(*PresenceStatsResult)(nil),  // 31: herald.protocol.PresenceStatsResult
-	(*StreamPosition)(nil),       // 32: herald.protocol.StreamPosition
-	(*HistoryRequest)(nil),       // 33: herald.protocol.HistoryRequest
-	(*HistoryResult)(nil),        // 34: herald.protocol.HistoryResult
-	(*PingRequest)(nil),          // 35: herald.protocol.PingRequest
-	(*PingResult)(nil),           // 36: herald.protocol.PingResult
-	(*RPCRequest)(nil),           // 37: herald.protocol.RPCRequest
-	(*RPCResult)(nil),            // 38: herald.protocol.RPCResult
-	(*SendRequest)(nil),          // 39: herald.protocol.SendRequest
-	nil,                          // 40: herald.protocol.Publication.TagsEntry
-	nil,                          // 41: herald.protocol.Connect.SubsEntry
-	nil,                          // 42: herald.protocol.ConnectRequest.SubsEntry
-	nil,                          // 43: herald.protocol.ConnectRequest.HeadersEntry
-	nil,                          // 44: herald.protocol.ConnectResult.SubsEntry
-	nil,                          // 45: herald.protocol.PresenceResult.PresenceEntry
+	(*KeyedItem)(nil),            // 22: herald.protocol.KeyedItem
+	(*TrackBatch)(nil),           // 23: herald.protocol.TrackBatch
+	(*SubRefreshRequest)(nil),    // 24: herald.protocol.SubRefreshRequest
+	(*SubRefreshResult)(nil),     // 25: herald.protocol.SubRefreshResult
+	(*UnsubscribeRequest)(nil),   // 26: herald.protocol.UnsubscribeRequest
+	(*UnsubscribeResult)(nil),    // 27: herald.protocol.UnsubscribeResult
+	(*PublishRequest)(nil),       // 28: herald.protocol.PublishRequest
+	(*PublishResult)(nil),        // 29: herald.protocol.PublishResult
+	(*PresenceRequest)(nil),      // 30: herald.protocol.PresenceRequest
+	(*PresenceResult)(nil),       // 31: herald.protocol.PresenceResult
+	(*PresenceStatsRequest)(nil), // 32: herald.protocol.PresenceStatsRequest
+	(*PresenceStatsResult)(nil),  // 33: herald.protocol.PresenceStatsResult
+	(*StreamPosition)(nil),       // 34: herald.protocol.StreamPosition
+	(*HistoryRequest)(nil),       // 35: herald.protocol.HistoryRequest
+	(*HistoryResult)(nil),        // 36: herald.protocol.HistoryResult
+	(*PingRequest)(nil),          // 37: herald.protocol.PingRequest
+	(*PingResult)(nil),           // 38: herald.protocol.PingResult
+	(*RPCRequest)(nil),           // 39: herald.protocol.RPCRequest
+	(*RPCResult)(nil),            // 40: herald.protocol.RPCResult
+	(*SendRequest)(nil),          // 41: herald.protocol.SendRequest
+	nil,                          // 42: herald.protocol.Publication.TagsEntry
+	nil,                          // 43: herald.protocol.Connect.SubsEntry
+	nil,                          // 44: herald.protocol.ConnectRequest.SubsEntry
+	nil,                          // 45: herald.protocol.ConnectRequest.HeadersEntry
+	nil,                          // 46: herald.protocol.ConnectResult.SubsEntry
+	nil,                          // 47: herald.protocol.PresenceResult.PresenceEntry
 }
 var file_client_proto_depIdxs = []int32{
 	15, // 0: herald.protocol.Command.connect:type_name -> herald.protocol.ConnectRequest
 	19, // 1: herald.protocol.Command.subscribe:type_name -> herald.protocol.SubscribeRequest
-	24, // 2: herald.protocol.Command.unsubscribe:type_name -> herald.protocol.UnsubscribeRequest
-	26, // 3: herald.protocol.Command.publish:type_name -> herald.protocol.PublishRequest
-	28, // 4: herald.protocol.Command.presence:type_name -> herald.protocol.PresenceRequest
-	30, // 5: herald.protocol.Command.presence_stats:type_name -> herald.protocol.PresenceStatsRequest
-	33, // 6: herald.protocol.Command.history:type_name -> herald.protocol.HistoryRequest
-	35, // 7: herald.protocol.Command.ping:type_name -> herald.protocol.PingRequest
-	39, // 8: herald.protocol.Command.send:type_name -> herald.protocol.SendRequest
-	37, // 9: herald.protocol.Command.rpc:type_name -> herald.protocol.RPCRequest
+	26, // 2: herald.protocol.Command.unsubscribe:type_name -> herald.protocol.UnsubscribeRequest
+	28, // 3: herald.protocol.Command.publish:type_name -> herald.protocol.PublishRequest
+	30, // 4: herald.protocol.Command.presence:type_name -> herald.protocol.PresenceRequest
+	32, // 5: herald.protocol.Command.presence_stats:type_name -> herald.protocol.PresenceStatsRequest
+	35, // 6: herald.protocol.Command.history:type_name -> herald.protocol.HistoryRequest
+	37, // 7: herald.protocol.Command.ping:type_name -> herald.protocol.PingRequest
+	41, // 8: herald.protocol.Command.send:type_name -> herald.protocol.SendRequest
+	39, // 9: herald.protocol.Command.rpc:type_name -> herald.protocol.RPCRequest
 	17, // 10: herald.protocol.Command.refresh:type_name -> herald.protocol.RefreshRequest
-	22, // 11: herald.protocol.Command.sub_refresh:type_name -> herald.protocol.SubRefreshRequest
+	24, // 11: herald.protocol.Command.sub_refresh:type_name -> herald.protocol.SubRefreshRequest
 	0,  // 12: herald.protocol.Reply.error:type_name -> herald.protocol.Error
 	4,  // 13: herald.protocol.Reply.push:type_name -> herald.protocol.Push
 	16, // 14: herald.protocol.Reply.connect:type_name -> herald.protocol.ConnectResult
 	20, // 15: herald.protocol.Reply.subscribe:type_name -> herald.protocol.SubscribeResult
-	25, // 16: herald.protocol.Reply.unsubscribe:type_name -> herald.protocol.UnsubscribeResult
-	27, // 17: herald.protocol.Reply.publish:type_name -> herald.protocol.PublishResult
-	29, // 18: herald.protocol.Reply.presence:type_name -> herald.protocol.PresenceResult
-	31, // 19: herald.protocol.Reply.presence_stats:type_name -> herald.protocol.PresenceStatsResult
-	34, // 20: herald.protocol.Reply.history:type_name -> herald.protocol.HistoryResult
-	36, // 21: herald.protocol.Reply.ping:type_name -> herald.protocol.PingResult
-	38, // 22: herald.protocol.Reply.rpc:type_name -> herald.protocol.RPCResult
+	27, // 16: herald.protocol.Reply.unsubscribe:type_name -> herald.protocol.UnsubscribeResult
+	29, // 17: herald.protocol.Reply.publish:type_name -> herald.protocol.PublishResult
+	31, // 18: herald.protocol.Reply.presence:type_name -> herald.protocol.PresenceResult
+	33, // 19: herald.protocol.Reply.presence_stats:type_name -> herald.protocol.PresenceStatsResult
+	36, // 20: herald.protocol.Reply.history:type_name -> herald.protocol.HistoryResult
+	38, // 21: herald.protocol.Reply.ping:type_name -> herald.protocol.PingResult
+	40, // 22: herald.protocol.Reply.rpc:type_name -> herald.protocol.RPCResult
 	18, // 23: herald.protocol.Reply.refresh:type_name -> herald.protocol.RefreshResult
-	23, // 24: herald.protocol.Reply.sub_refresh:type_name -> herald.protocol.SubRefreshResult
+	25, // 24: herald.protocol.Reply.sub_refresh:type_name -> herald.protocol.SubRefreshResult
 	6,  // 25: herald.protocol.Push.pub:type_name -> herald.protocol.Publication
 	7,  // 26: herald.protocol.Push.join:type_name -> herald.protocol.Join
 	8,  // 27: herald.protocol.Push.leave:type_name -> herald.protocol.Leave
@@ -3294,30 +3439,32 @@ var file_client_proto_depIdxs = []int32{
 	13, // 32: herald.protocol.Push.disconnect:type_name -> herald.protocol.Disconnect
 	14, // 33: herald.protocol.Push.refresh:type_name -> herald.protocol.Refresh
 	5,  // 34: herald.protocol.Publication.info:type_name -> herald.protocol.ClientInfo
-	40, // 35: herald.protocol.Publication.tags:type_name -> herald.protocol.Publication.TagsEntry
+	42, // 35: herald.protocol.Publication.tags:type_name -> herald.protocol.Publication.TagsEntry
 	5,  // 36: herald.protocol.Join.info:type_name -> herald.protocol.ClientInfo
 	5,  // 37: herald.protocol.Leave.info:type_name -> herald.protocol.ClientInfo
-	41, // 38: herald.protocol.Connect.subs:type_name -> herald.protocol.Connect.SubsEntry
-	42, // 39: herald.protocol.ConnectRequest.subs:type_name -> herald.protocol.ConnectRequest.SubsEntry
-	43, // 40: herald.protocol.ConnectRequest.headers:type_name -> herald.protocol.ConnectRequest.HeadersEntry
-	44, // 41: herald.protocol.ConnectResult.subs:type_name -> herald.protocol.ConnectResult.SubsEntry
+	43, // 38: herald.protocol.Connect.subs:type_name -> herald.protocol.Connect.SubsEntry
+	44, // 39: herald.protocol.ConnectRequest.subs:type_name -> herald.protocol.ConnectRequest.SubsEntry
+	45, // 40: herald.protocol.ConnectRequest.headers:type_name -> herald.protocol.ConnectRequest.HeadersEntry
+	46, // 41: herald.protocol.ConnectResult.subs:type_name -> herald.protocol.ConnectResult.SubsEntry
 	21, // 42: herald.protocol.SubscribeRequest.tf:type_name -> herald.protocol.FilterNode
 	6,  // 43: herald.protocol.SubscribeResult.publications:type_name -> herald.protocol.Publication
 	6,  // 44: herald.protocol.SubscribeResult.state:type_name -> herald.protocol.Publication
 	21, // 45: herald.protocol.FilterNode.nodes:type_name -> herald.protocol.FilterNode
-	6,  // 46: herald.protocol.SubRefreshResult.items:type_name -> herald.protocol.Publication
-	45, // 47: herald.protocol.PresenceResult.presence:type_name -> herald.protocol.PresenceResult.PresenceEntry
-	32, // 48: herald.protocol.HistoryRequest.since:type_name -> herald.protocol.StreamPosition
-	6,  // 49: herald.protocol.HistoryResult.publications:type_name -> herald.protocol.Publication
-	20, // 50: herald.protocol.Connect.SubsEntry.value:type_name -> herald.protocol.SubscribeResult
-	19, // 51: herald.protocol.ConnectRequest.SubsEntry.value:type_name -> herald.protocol.SubscribeRequest
-	20, // 52: herald.protocol.ConnectResult.SubsEntry.value:type_name -> herald.protocol.SubscribeResult
-	5,  // 53: herald.protocol.PresenceResult.PresenceEntry.value:type_name -> herald.protocol.ClientInfo
-	54, // [54:54] is the sub-list for method output_type
-	54, // [54:54] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	22, // 46: herald.protocol.TrackBatch.items:type_name -> herald.protocol.KeyedItem
+	23, // 47: herald.protocol.SubRefreshRequest.track:type_name -> herald.protocol.TrackBatch
+	6,  // 48: herald.protocol.SubRefreshResult.items:type_name -> herald.protocol.Publication
+	47, // 49: herald.protocol.PresenceResult.presence:type_name -> herald.protocol.PresenceResult.PresenceEntry
+	34, // 50: herald.protocol.HistoryRequest.since:type_name -> herald.protocol.StreamPosition
+	6,  // 51: herald.protocol.HistoryResult.publications:type_name -> herald.protocol.Publication
+	20, // 52: herald.protocol.Connect.SubsEntry.value:type_name -> herald.protocol.SubscribeResult
+	19, // 53: herald.protocol.ConnectRequest.SubsEntry.value:type_name -> herald.protocol.SubscribeRequest
+	20, // 54: herald.protocol.ConnectResult.SubsEntry.value:type_name -> herald.protocol.SubscribeResult
+	5,  // 55: herald.protocol.PresenceResult.PresenceEntry.value:type_name -> herald.protocol.ClientInfo
+	56, // [56:56] is the sub-list for method output_type
+	56, // [56:56] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_client_proto_init() }
@@ -3331,7 +3478,7 @@ func file_client_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_client_proto_rawDesc), len(file_client_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   46,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -321,6 +321,53 @@ func decodeSubRefreshRequestJSON(r *jsonReader, x *SubRefreshRequest) error {
 			return setScalar(r, &x.Channel, (*jsonReader).string)
 		case "token":
 			return setScalar(r, &x.Token, (*jsonReader).string)
+		case "type":
+			return setScalar(r, &x.Type, (*jsonReader).int32)
+		case "track":
+			return jsonList(r, &x.Track, func(r *jsonReader) (*TrackBatch, error) {
+				var b *TrackBatch
+				err := jsonMessage(r, &b, decodeTrackBatchJSON)
+				return b, err
+			})
+		case "untrack":
+			return jsonList(r, &x.Untrack, func(r *jsonReader) (string, error) {
+				if r.null() {
+					return "", nil
+				}
+				return r.string()
+			})
+		default:
+			r.skip()
+		}
+		return nil
+	})
+}
+
+func decodeTrackBatchJSON(r *jsonReader, x *TrackBatch) error {
+	return readObject(r, func(key []byte) error {
+		switch string(key) {
+		case "signature":
+			return setScalar(r, &x.Signature, (*jsonReader).string)
+		case "items":
+			return jsonList(r, &x.Items, func(r *jsonReader) (*KeyedItem, error) {
+				var it *KeyedItem
+				err := jsonMessage(r, &it, decodeKeyedItemJSON)
+				return it, err
+			})
+		default:
+			r.skip()
+		}
+		return nil
+	})
+}
+
+func decodeKeyedItemJSON(r *jsonReader, x *KeyedItem) error {
+	return readObject(r, func(key []byte) error {
+		switch string(key) {
+		case "key":
+			return setScalar(r, &x.Key, (*jsonReader).string)
+		case "version":
+			return setScalar(r, &x.Version, readUint64)
 		default:
 			r.skip()
 		}

@@ -393,5 +393,28 @@ func appendSubRefreshRequestJSON(dst []byte, x *SubRefreshRequest) []byte {
 	dst, o := openObject(dst)
 	dst = o.string(dst, "channel", x.Channel)
 	dst = o.string(dst, "token", x.Token)
+	dst = o.int(dst, "type", int64(x.Type))
+	if len(x.Track) > 0 {
+		dst = appendMessages(o.key(dst, "track"), x.Track, appendTrackBatchJSON)
+	}
+	if len(x.Untrack) > 0 {
+		dst = appendStrings(o.key(dst, "untrack"), x.Untrack)
+	}
+	return append(dst, '}')
+}
+
+func appendTrackBatchJSON(dst []byte, x *TrackBatch) []byte {
+	dst, o := openObject(dst)
+	dst = o.string(dst, "signature", x.Signature)
+	if len(x.Items) > 0 {
+		dst = appendMessages(o.key(dst, "items"), x.Items, appendKeyedItemJSON)
+	}
+	return append(dst, '}')
+}
+
+func appendKeyedItemJSON(dst []byte, x *KeyedItem) []byte {
+	dst, o := openObject(dst)
+	dst = o.string(dst, "key", x.Key)
+	dst = o.uint(dst, "version", x.Version)
 	return append(dst, '}')
 }

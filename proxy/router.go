@@ -38,6 +38,9 @@ type Config struct {
 	// clients' map publish and map remove commands.
 	MapPublish map[string]string
 	MapRemove  map[string]string
+	// SharedPollRefresh maps a shared_poll namespace to the endpoint its
+	// keys are polled from (sharedpoll.go).
+	SharedPollRefresh map[string]string
 	// RPC proxies the methods without namespace; RPCNamespaces declares
 	// the RPC namespaces (the part of a method before ':') with their
 	// endpoint, "" for none. A method in an undeclared namespace is
@@ -71,6 +74,7 @@ type Router struct {
 	subscribeStream                map[string]*endpoint
 	streamBidi                     map[string]bool
 	mapPublish, mapRemove          map[string]*endpoint
+	sharedPoll                     map[string]*endpoint
 	rpc                            *endpoint
 	rpcNamespaces                  map[string]*endpoint
 }
@@ -171,6 +175,9 @@ func New(cfg Config) (*Router, error) {
 	if r.mapRemove, err = pickMap("map_remove", cfg.MapRemove); err != nil {
 		return nil, err
 	}
+	if r.sharedPoll, err = pickMap("shared_poll_refresh", cfg.SharedPollRefresh); err != nil {
+		return nil, err
+	}
 	if r.rpcNamespaces, err = pickMap("rpc", cfg.RPCNamespaces); err != nil {
 		return nil, err
 	}
@@ -258,6 +265,9 @@ func (r *Router) Handlers() hub.Handlers {
 	}
 	if r.rpc != nil || r.hasRPCNamespaceProxy() {
 		h.OnRPC = r.onRPC
+	}
+	if len(r.sharedPoll) > 0 {
+		h.OnSharedPollRefresh = r.onSharedPollRefresh
 	}
 	return h
 }

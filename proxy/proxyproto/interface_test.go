@@ -26,12 +26,27 @@ rpc CentrifugoProxy.NotifyChannelState NotifyChannelStateRequest -> NotifyChanne
 rpc CentrifugoProxy.Publish PublishRequest -> PublishResponse
 rpc CentrifugoProxy.RPC RPCRequest -> RPCResponse
 rpc CentrifugoProxy.Refresh RefreshRequest -> RefreshResponse
+rpc CentrifugoProxy.SharedPollRefresh SharedPollRefreshRequest -> SharedPollRefreshResponse
 rpc CentrifugoProxy.SubRefresh SubRefreshRequest -> SubRefreshResponse
 rpc CentrifugoProxy.Subscribe SubscribeRequest -> SubscribeResponse
 rpc CentrifugoProxy.SubscribeBidirectional stream StreamSubscribeRequest -> stream StreamSubscribeResponse
 rpc CentrifugoProxy.SubscribeUnidirectional SubscribeRequest -> stream StreamSubscribeResponse
 
 field BoolValue 1 value bool
+
+field SharedPollRefreshItem 1 key string
+field SharedPollRefreshItem 2 version uint64
+field SharedPollRefreshRequest 1 channel string
+field SharedPollRefreshRequest 2 items repeated SharedPollRefreshItem
+field SharedPollRefreshResponse 1 result SharedPollRefreshResult
+field SharedPollRefreshResponse 2 error Error
+field SharedPollRefreshResult 1 items repeated SharedPollRefreshResultItem
+field SharedPollRefreshResult 2 epoch string
+field SharedPollRefreshResultItem 1 key string
+field SharedPollRefreshResultItem 2 data bytes
+field SharedPollRefreshResultItem 3 version uint64
+field SharedPollRefreshResultItem 4 removed bool
+field SharedPollRefreshResultItem 5 prev_data bytes
 
 field ChannelEvent 1 time_ms int64
 field ChannelEvent 2 channel string

@@ -49,6 +49,7 @@ const (
 	CentrifugoProxy_NotifyChannelState_FullMethodName      = "/centrifugal.centrifugo.proxy.CentrifugoProxy/NotifyChannelState"
 	CentrifugoProxy_MapPublish_FullMethodName              = "/centrifugal.centrifugo.proxy.CentrifugoProxy/MapPublish"
 	CentrifugoProxy_MapRemove_FullMethodName               = "/centrifugal.centrifugo.proxy.CentrifugoProxy/MapRemove"
+	CentrifugoProxy_SharedPollRefresh_FullMethodName       = "/centrifugal.centrifugo.proxy.CentrifugoProxy/SharedPollRefresh"
 )
 
 // CentrifugoProxyClient is the client API for CentrifugoProxy service.
@@ -83,6 +84,9 @@ type CentrifugoProxyClient interface {
 	MapPublish(ctx context.Context, in *MapPublishRequest, opts ...grpc.CallOption) (*MapPublishResponse, error)
 	// Decides (and may replace the key of) a client's map remove.
 	MapRemove(ctx context.Context, in *MapRemoveRequest, opts ...grpc.CallOption) (*MapRemoveResponse, error)
+	// Answers the polls of a shared poll channel: the current data of the
+	// keys tracked on the calling node.
+	SharedPollRefresh(ctx context.Context, in *SharedPollRefreshRequest, opts ...grpc.CallOption) (*SharedPollRefreshResponse, error)
 }
 
 type centrifugoProxyClient struct {
@@ -225,6 +229,16 @@ func (c *centrifugoProxyClient) MapRemove(ctx context.Context, in *MapRemoveRequ
 	return out, nil
 }
 
+func (c *centrifugoProxyClient) SharedPollRefresh(ctx context.Context, in *SharedPollRefreshRequest, opts ...grpc.CallOption) (*SharedPollRefreshResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SharedPollRefreshResponse)
+	err := c.cc.Invoke(ctx, CentrifugoProxy_SharedPollRefresh_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // CentrifugoProxyServer is the server API for CentrifugoProxy service.
 // All implementations must embed UnimplementedCentrifugoProxyServer
 // for forward compatibility.
@@ -257,6 +271,9 @@ type CentrifugoProxyServer interface {
 	MapPublish(context.Context, *MapPublishRequest) (*MapPublishResponse, error)
 	// Decides (and may replace the key of) a client's map remove.
 	MapRemove(context.Context, *MapRemoveRequest) (*MapRemoveResponse, error)
+	// Answers the polls of a shared poll channel: the current data of the
+	// keys tracked on the calling node.
+	SharedPollRefresh(context.Context, *SharedPollRefreshRequest) (*SharedPollRefreshResponse, error)
 	mustEmbedUnimplementedCentrifugoProxyServer()
 }
 
@@ -302,6 +319,9 @@ func (UnimplementedCentrifugoProxyServer) MapPublish(context.Context, *MapPublis
 }
 func (UnimplementedCentrifugoProxyServer) MapRemove(context.Context, *MapRemoveRequest) (*MapRemoveResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method MapRemove not implemented")
+}
+func (UnimplementedCentrifugoProxyServer) SharedPollRefresh(context.Context, *SharedPollRefreshRequest) (*SharedPollRefreshResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SharedPollRefresh not implemented")
 }
 func (UnimplementedCentrifugoProxyServer) mustEmbedUnimplementedCentrifugoProxyServer() {}
 func (UnimplementedCentrifugoProxyServer) testEmbeddedByValue()                         {}
@@ -522,6 +542,24 @@ func _CentrifugoProxy_MapRemove_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _CentrifugoProxy_SharedPollRefresh_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SharedPollRefreshRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CentrifugoProxyServer).SharedPollRefresh(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CentrifugoProxy_SharedPollRefresh_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CentrifugoProxyServer).SharedPollRefresh(ctx, req.(*SharedPollRefreshRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // CentrifugoProxy_ServiceDesc is the grpc.ServiceDesc for CentrifugoProxy service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -568,6 +606,10 @@ var CentrifugoProxy_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "MapRemove",
 			Handler:    _CentrifugoProxy_MapRemove_Handler,
+		},
+		{
+			MethodName: "SharedPollRefresh",
+			Handler:    _CentrifugoProxy_SharedPollRefresh_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

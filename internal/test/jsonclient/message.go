@@ -41,6 +41,9 @@ type Push struct {
 type Publication struct {
 	Data   json.RawMessage `json:"data"`
 	Offset uint64          `json:"offset"`
+	// Key and Version: a shared poll or map publication's.
+	Key     string `json:"key"`
+	Version uint64 `json:"version"`
 }
 
 // JoinLeave is a join or leave push.

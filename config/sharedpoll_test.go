@@ -1,0 +1,58 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/hub"
+)
+
+// TestCentrifugoSharedPoll: the shared poll keys of centrifuge-js 5.8's CI
+// configuration (centrifugo_test.json) import as they are, and the
+// result validates.
+func TestCentrifugoSharedPoll(t *testing.T) {
+	cfg, err := ParseCentrifugo([]byte(`{
+  "client": {"insecure": true},
+  "shared_poll": {"hmac_secret_key": "test-poll-secret", "concurrency_limit": 16},
+  "proxies": [{"name": "poll_backend", "endpoint": "http://127.0.0.1:3010/refresh", "timeout": "5s"}],
+  "channel": {"namespaces": [
+    {"name": "poll", "subscription_type": "shared_poll", "allow_subscribe_for_client": true,
+     "shared_poll": {"proxy_name": "poll_backend", "mode": "versioned", "refresh_interval": "200ms",
+                     "refresh_batch_size": 100, "max_keys_per_connection": 100, "channel_shutdown_delay": "1s"}},
+    {"name": "pollvl", "subscription_type": "shared_poll", "allow_subscribe_for_client": true,
+     "shared_poll": {"proxy_name": "poll_backend", "refresh_interval": "200ms"}}
+  ]}
+}`), "c.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.SharedPoll.HMACSecretKey != "test-poll-secret" {
+		t.Errorf("shared_poll: %+v", cfg.SharedPoll)
+	}
+	sp := cfg.Channel.Namespaces[0].SharedPoll
+	want := hub.SharedPollOptions{ProxyName: "poll_backend", Mode: hub.SharedPollVersioned, RefreshInterval: 200 * time.Millisecond, RefreshBatchSize: 100, MaxKeysPerConnection: 100}
+	if sp != want {
+		t.Errorf("namespace shared_poll: %+v, want %+v", sp, want)
+	}
+	if got := cfg.Channel.Namespaces[1].SharedPoll; got.Mode != hub.SharedPollVersionless || got.RefreshBatchSize != hub.DefaultSharedPollRefreshBatchSize {
+		t.Errorf("defaults: %+v", got)
+	}
+	opts, ok := cfg.ProxyOptions()
+	if !ok || opts.SharedPollRefresh["poll"] != "poll_backend" || opts.SharedPollRefresh["pollvl"] != "poll_backend" {
+		t.Errorf("proxy options: %v %+v", ok, opts.SharedPollRefresh)
+	}
+
+	// Without the key, or with a proxy that does not exist, it does not.
+	cfg.SharedPoll.HMACSecretKey = ""
+	cfg.Channel.Namespaces[1].SharedPoll.ProxyName = "nope"
+	err = cfg.Validate()
+	for _, key := range []string{"shared_poll.hmac_secret_key", "channel.namespaces[1].shared_poll.proxy_name"} {
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("want a problem with %s, got %v", key, err)
+		}
+	}
+}
