@@ -40,6 +40,7 @@ type delivery struct {
 	delta      *deltaStep      // nil unless the channel has delta subscribers
 	dx         deltaEncodings  // deltaMsgs
 	matches    tagsfilter.Memo // results of shared tags filters
+	compacted  *delivery       // the push by channel id (compaction.go)
 }
 
 // encoded returns the push encoded for t, or nil when it cannot be (a
@@ -128,7 +129,7 @@ func (d *delivery) deltaMsgs(t protocol.Type) (full, diff []byte) {
 // encodeData encodes the delivery's push with data in place of the
 // publication's data.
 func (d *delivery) encodeData(t protocol.Type, data []byte, delta bool) []byte {
-	msg, _ := protocol.AppendPush(t, nil, &protocol.Push{Channel: d.push.Channel, Pub: withData(d.push.Pub, data, delta)})
+	msg, _ := protocol.AppendPush(t, nil, &protocol.Push{Id: d.push.Id, Channel: d.push.Channel, Pub: withData(d.push.Pub, data, delta)})
 	return msg
 }
 

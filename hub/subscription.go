@@ -63,6 +63,12 @@ type subscription struct {
 	// subscription is registered (addSubscriber interns it) and fixed
 	// after, so the fan-out reads it without the client's mutex.
 	filter *tagsfilter.Filter
+	// compact: the client asked for channel compaction where the
+	// namespace allows it; compactID is the channel's id it was given
+	// (compaction.go), set before the subscription is registered and
+	// fixed after, as filter.
+	compact   bool
+	compactID int64
 }
 
 // channelInfo is the chan_info of the client's publications in the
@@ -174,6 +180,7 @@ func (c *Client) newServerSideSubscription(req *protocol.SubscribeRequest, g gra
 	}
 	s := c.newSubscription(req.Channel, r, req, g)
 	s.serverSide = true
+	s.compact = false // pushes of server-side subscriptions are routed by name
 	return s, nil
 }
 
@@ -291,6 +298,7 @@ func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequ
 	// For the same reason a channel under a row check (rowcheck.go)
 	// negotiates no delta.
 	s.delta = req.Tf == nil && !c.hub.rowChecked(s.channel) && r.negotiateDelta(req.Delta)
+	s.compact = wantsCompaction(r, req)
 	s.pushJoinLeave = s.joinLeave && (forcePush || (req.JoinLeave && c.hasPermission(r.presenceGrant(), true)))
 	if r.HasHistory() {
 		historyAllowed := c.hasPermission(r.historyGrant(), true)
@@ -338,7 +346,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 		c.dropSubscription(s)
 		return nil, err
 	}
-	res := &protocol.SubscribeResult{Data: s.data, Delta: s.delta}
+	res := &protocol.SubscribeResult{Data: s.data, Delta: s.delta, Id: s.compactID}
 	res.Expires, res.Ttl = s.ttl(time.Now())
 	// As the reference, was_recovering mirrors the request even when the
 	// subscription is not recoverable.
