@@ -27,6 +27,7 @@ type controlMessage struct {
 	Unsubscribe *controlUnsubscribe    `json:"unsubscribe,omitempty"`
 	Subscribe   *controlSubscribe      `json:"subscribe,omitempty"`
 	Refresh     *controlRefresh        `json:"refresh,omitempty"`
+	Invalidate  *controlInvalidate     `json:"invalidate,omitempty"`
 	Send        *controlSend           `json:"send,omitempty"`
 	Emulation   *controlEmulation      `json:"emulation,omitempty"`
 	Survey      *controlSurvey         `json:"survey,omitempty"`
@@ -179,6 +180,8 @@ func (h *Hub) handleControl(data []byte) {
 				h.log.Debug("emulation request from another node", "session", e.Session, "error", err)
 			}
 		}
+	case m.Invalidate != nil:
+		h.invalidateLocal(m.Invalidate)
 	case m.Refresh != nil:
 		r := m.Refresh
 		for _, c := range h.users.clients(r.User) {
