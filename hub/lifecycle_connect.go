@@ -71,6 +71,7 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 		Ping:    uint32(h.client.PingInterval / time.Second),
 		// A unidirectional client cannot answer pings.
 		Pong: !c.conn.Unidirectional,
+		Flag: connectFlags(req.Flag),
 	}
 	if c.conn.Session != "" {
 		res.Session, res.Node = c.conn.Session, h.nodeID
