@@ -83,6 +83,9 @@ type identity struct {
 	meta        []byte // the application's data about the connection, never sent to it
 	connectedAt int64  // Unix milliseconds when connect succeeded
 	expiry
+	// noCompaction: the client asks for channel compaction but cannot
+	// route pushes by id (compaction.go).
+	noCompaction bool
 }
 
 func newClient(h *Hub, t Transport, info ConnInfo) *Client {

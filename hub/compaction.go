@@ -31,10 +31,23 @@ import (
 // pushes by a numeric channel id when the server gives one.
 const flagChannelCompaction = 1
 
-// wantsCompaction reports whether a client-side subscription to a
+// wantsCompaction reports whether c's client-side subscription to a
 // channel of r is to be compacted.
-func wantsCompaction(r *rule, req *protocol.SubscribeRequest) bool {
-	return r.AllowChannelCompaction && req.Flag&flagChannelCompaction != 0
+func (c *Client) wantsCompaction(r *rule, req *protocol.SubscribeRequest) bool {
+	return r.AllowChannelCompaction && req.Flag&flagChannelCompaction != 0 && !c.noCompaction
+}
+
+// routesByID reports whether a client, by its encoding and the SDK name of
+// its connect request, can route pushes by channel id when it asks to.
+// centrifuge-js (name "js") over Protobuf cannot, up to 5.8.0 at least:
+// its Protobuf build decodes the int64 ids with long.js into objects,
+// which it then compares by identity (`sub._id === id`, after an `id > 0`
+// that is false for an object), so it would drop every compacted
+// publication, join and leave (tests/js/compaction.test.mjs shows it). Its
+// JSON build, centrifuge-go and centrifuge-python route them. Such a client
+// is answered without an id, as where the namespace does not allow it.
+func routesByID(t protocol.Type, sdkName string) bool {
+	return t != protocol.TypeProtobuf || sdkName != "js"
 }
 
 // compactShards spreads channels over independently locked maps, as the

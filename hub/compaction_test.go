@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/test/jsonclient"
 	"github.com/heraldhq/herald/protocol"
@@ -178,5 +179,40 @@ func TestCompactionProtobuf(t *testing.T) {
 		}
 		join = join || push.Join != nil && push.Join.Info.User == "j"
 		pub = pub || push.Pub != nil && string(push.Pub.Data) == `{"x":1}`
+	}
+}
+
+// TestCompactionNotForJSProtobuf: centrifuge-js over Protobuf (SDK name
+// "js") cannot route pushes by id, so it gets none and its pushes carry
+// the name; over JSON it gets one.
+func TestCompactionNotForJSProtobuf(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: compactionNamespaces()}})
+	p := n.dialProtobuf(t)
+	tok := token(t, auth.ConnectClaims{User: "p"})
+	if r := p.Call(&protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Token: tok, Name: "js"}}); r.Connect == nil {
+		t.Fatalf("connect: %v", r)
+	}
+	r := p.Call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "cc:room", Flag: 1}})
+	if r.Subscribe == nil || r.Subscribe.Id != 0 {
+		t.Fatalf("subscribe reply %v, want no id", r)
+	}
+	if _, err := n.hub.Publish(context.Background(), "cc:room", []byte(`{"x":1}`), hub.PublishOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if push := p.Next().Push; push != nil && push.Pub != nil {
+			if push.Channel != "cc:room" || push.Id != 0 {
+				t.Fatalf("push %v, want the channel by name", push)
+			}
+			break
+		}
+	}
+	j := n.dial(t)
+	if res := j.ConnectWith(`{"token":"` + token(t, auth.ConnectClaims{User: "j"}) + `","name":"js"}`); res["connect"] == nil {
+		t.Fatalf("connect: %v", res)
+	}
+	if res := j.MustSubscribe(2, "cc:room", `"flag":1`); jsonclient.Num(res["id"]) <= 0 {
+		t.Fatalf("centrifuge-js over JSON got no id: %v", res)
 	}
 }

@@ -298,7 +298,7 @@ func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequ
 	// For the same reason a channel under a row check (rowcheck.go)
 	// negotiates no delta.
 	s.delta = req.Tf == nil && !c.hub.rowChecked(s.channel) && r.negotiateDelta(req.Delta)
-	s.compact = wantsCompaction(r, req)
+	s.compact = c.wantsCompaction(r, req)
 	s.pushJoinLeave = s.joinLeave && (forcePush || (req.JoinLeave && c.hasPermission(r.presenceGrant(), true)))
 	if r.HasHistory() {
 		historyAllowed := c.hasPermission(r.historyGrant(), true)
