@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/heraldhq/herald/auth"
@@ -214,5 +215,30 @@ func TestCompactionNotForJSProtobuf(t *testing.T) {
 	}
 	if res := j.MustSubscribe(2, "cc:room", `"flag":1`); jsonclient.Num(res["id"]) <= 0 {
 		t.Fatalf("centrifuge-js over JSON got no id: %v", res)
+	}
+}
+
+// TestCompactionMap: a map subscription that asks for compaction gets the
+// id in its live reply, and the changes after it carry the id.
+func TestCompactionMap(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{
+		ns("mc", hub.NamespaceOptions{AllowSubscribeForClient: true, SubscriptionType: hub.SubscriptionMap,
+			AllowChannelCompaction: true, Map: hub.MapOptions{Mode: hub.MapPersistent}}),
+	}}})
+	mapSet(t, n.hub, "mc:m", "a", `{"v":1}`)
+	c := n.dial(t)
+	c.Connect("u")
+	state := mustMapResult(t, mapSubscribe(c, 2, "mc:m", `"phase":2,"flag":1`))
+	live := mustMapResult(t, mapSubscribe(c, 3, "mc:m", fmt.Sprintf(`"phase":1,"flag":1,"offset":%d,"epoch":%q`,
+		num0(state["offset"]), state["epoch"])))
+	id := jsonclient.Num(live["id"])
+	if num0(live["phase"]) != 0 || id <= 0 {
+		t.Fatalf("live reply %v, want phase 0 and an id", live)
+	}
+	mapSet(t, n.hub, "mc:m", "b", `{"v":2}`)
+	pubs := pushByID(c.Drain(), id, "pub")
+	if len(pubs) != 1 || pubs[0]["key"] != "b" {
+		t.Fatalf("changes by id: %v", pubs)
 	}
 }
