@@ -35,17 +35,8 @@ after(async () => {
   await herald?.stop();
 });
 
-async function apiCall(method, params) {
-  const res = await fetch(`http://127.0.0.1:${herald.port}/api/${method}`, {
-    method: 'POST',
-    headers: { 'X-API-Key': API_KEY, 'Content-Type': 'application/json' },
-    body: JSON.stringify(params),
-  });
-  assert.equal(res.status, 200, `${method}: HTTP ${res.status}`);
-  const body = await res.json();
-  assert.ok(!body.error, `${method}: ${JSON.stringify(body.error)}`);
-  return body.result;
-}
+/** apiCall calls the node's server API. */
+const apiCall = (method, params) => herald.api(API_KEY, method, params);
 
 // Clients get their token from getToken, as the SDK needs to fetch a new
 // one after a 3014.
