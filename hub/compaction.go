@@ -142,7 +142,7 @@ func (d *delivery) pushFor(s *subscription) *delivery {
 		// new one while this delivery ran: not shared, but still right.
 		src := d.push
 		p := &protocol.Push{Id: s.compactID, Pub: src.Pub, Join: src.Join, Leave: src.Leave}
-		d.compacted = &delivery{push: p, delta: d.delta}
+		d.compacted = &delivery{push: p, delta: d.delta, source: d}
 	}
 	return d.compacted
 }

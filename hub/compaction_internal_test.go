@@ -53,6 +53,28 @@ func TestCompactionSharesEncodings(t *testing.T) {
 	}
 }
 
+// TestCompactionSharesDelta: delta subscribers with and without
+// compaction get the same patch, computed once, each in its own push.
+func TestCompactionSharesDelta(t *testing.T) {
+	base := []byte(`{"seq":1,"text":"a long enough document that changes one field at a time"}`)
+	data := []byte(`{"seq":2,"text":"a long enough document that changes one field at a time"}`)
+	d := &delivery{
+		push:  &protocol.Push{Channel: "cc:doc", Pub: &protocol.Publication{Data: data, Offset: 2}},
+		delta: &deltaStep{base: deltaRef{epoch: "e", offset: 1}, baseData: base, ref: deltaRef{epoch: "e", offset: 2}},
+	}
+	byID := &subscription{channel: "cc:doc", delta: true, compactID: 9}
+	for _, typ := range []protocol.Type{protocol.TypeJSON, protocol.TypeProtobuf} {
+		_, named := d.deltaMsgs(typ)
+		_, compacted := d.pushFor(byID).deltaMsgs(typ)
+		if named == nil || compacted == nil || len(compacted) >= len(named) {
+			t.Fatalf("%v: delta pushes of %d bytes by name, %d by id", typ, len(named), len(compacted))
+		}
+	}
+	if d.compacted.dx.patchDone || &d.pushFor(byID).patch()[0] != &d.patch()[0] {
+		t.Fatal("the twin made a patch of its own")
+	}
+}
+
 // compactionWireCases are the publications docs/benchmarks.md measures.
 var compactionWireCases = []struct {
 	what string
