@@ -54,8 +54,11 @@ type Client struct {
 
 	// The lifecycle: state is guarded by mu; unusable, set when connect
 	// was refused with an error reply, is read without it.
-	state    clientState
-	unusable atomic.Bool
+	state clientState
+	// noCompaction: the client cannot route pushes by channel id
+	// (compaction.go); set at connect. Beside state, in its padding.
+	noCompaction bool
+	unusable     atomic.Bool
 
 	mu sync.Mutex
 	identity
@@ -83,9 +86,6 @@ type identity struct {
 	meta        []byte // the application's data about the connection, never sent to it
 	connectedAt int64  // Unix milliseconds when connect succeeded
 	expiry
-	// noCompaction: the client asks for channel compaction but cannot
-	// route pushes by id (compaction.go).
-	noCompaction bool
 }
 
 func newClient(h *Hub, t Transport, info ConnInfo) *Client {

@@ -43,9 +43,10 @@ func (c *Client) wantsCompaction(r *rule, req *protocol.SubscribeRequest) bool {
 // its Protobuf build decodes the int64 ids with long.js into objects,
 // which it then compares by identity (`sub._id === id`, after an `id > 0`
 // that is false for an object), so it would drop every compacted
-// publication, join and leave (tests/js/compaction.test.mjs shows it). Its
-// JSON build, centrifuge-go and centrifuge-python route them. Such a client
-// is answered without an id, as where the namespace does not allow it.
+// publication, join and leave (tests/js/compaction.test.mjs, run without
+// this check, saw none arrive). Its JSON build, centrifuge-go (JSON and
+// Protobuf) and centrifuge-python route them. Such a client is answered
+// without an id, as where the namespace does not allow it.
 func routesByID(t protocol.Type, sdkName string) bool {
 	return t != protocol.TypeProtobuf || sdkName != "js"
 }
@@ -145,13 +146,4 @@ func (d *delivery) pushFor(s *subscription) *delivery {
 		d.compacted = &delivery{push: p, delta: d.delta, source: d}
 	}
 	return d.compacted
-}
-
-// pushHeader is a push about s's channel that s's client routes: by id
-// for a compacted subscription, by name otherwise.
-func (s *subscription) pushHeader() *protocol.Push {
-	if s.compactID != 0 {
-		return &protocol.Push{Id: s.compactID}
-	}
-	return &protocol.Push{Channel: s.channel}
 }
