@@ -8,7 +8,7 @@ package hub
 // per-profile compression dictionary in ConnectResult.dict (field 13) and
 // a codec marker before every later frame. Herald does not implement it:
 // no SDK release asks for it (centrifuge-js 5.7.1, centrifuge-go v0.12.1
-// and its newest commit, centrifuge-python 0.5.0 send no connection flag;
+// and its newest commit, centrifuge-python 0.7.0 send no connection flag;
 // only unreleased dictionary_compression branches of centrifuge-js and
 // centrifuge-go do), and Centrifugo 6.9.1 does not serve it. So every bit
 // a client sets is answered unset, and its frames stay as they are;
