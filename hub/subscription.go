@@ -35,6 +35,9 @@ type subscription struct {
 	pushJoinLeave bool
 	positioned    bool
 	recoverable   bool
+	// compact: the client asked for channel compaction where the
+	// namespace allows it (compaction.go).
+	compact bool
 	// stream, for a stream subscription, is its feed (subscription_stream.go); nil
 	// for the others.
 	stream *subStream
@@ -63,11 +66,9 @@ type subscription struct {
 	// subscription is registered (addSubscriber interns it) and fixed
 	// after, so the fan-out reads it without the client's mutex.
 	filter *tagsfilter.Filter
-	// compact: the client asked for channel compaction where the
-	// namespace allows it; compactID is the channel's id it was given
+	// compactID is the channel's id a compact subscription was given
 	// (compaction.go), set before the subscription is registered and
 	// fixed after, as filter.
-	compact   bool
 	compactID int64
 }
 
