@@ -24,16 +24,7 @@ func TestInvalidateStateCluster(t *testing.T) {
 			cfg.HTTPAPI.Key = "k"
 			cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{AllowSubscribeForClient: true, AllowChannelCompaction: true}
 			setup(t, &cfg)
-			var nodes []*Server
-			for _, n := range []string{"node1", "node2"} {
-				cfg.Name = n
-				nodes = append(nodes, startServer(t, cfg))
-			}
-			t.Cleanup(func() {
-				for _, n := range nodes {
-					_ = n.Shutdown(context.Background())
-				}
-			})
+			nodes := startNodes(t, cfg, "node1", "node2")
 			n1, n2 := nodes[0], nodes[1]
 			testenv.Eventually(t, "two nodes", 10*time.Second, func() bool { return len(n1.Hub().Nodes()) == 2 })
 
@@ -62,4 +53,21 @@ func TestInvalidateStateCluster(t *testing.T) {
 			alice.ExpectClose(3014, "state invalidated")
 		})
 	}
+}
+
+// startNodes starts a node of cfg under each name, and shuts them down
+// when the test ends.
+func startNodes(t *testing.T, cfg config.Config, names ...string) []*Server {
+	t.Helper()
+	nodes := make([]*Server, 0, len(names))
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			_ = n.Shutdown(context.Background())
+		}
+	})
+	for _, name := range names {
+		cfg.Name = name
+		nodes = append(nodes, startServer(t, cfg))
+	}
+	return nodes
 }
