@@ -2,10 +2,10 @@ package api
 
 // methodTable is the API's methods, each declared once, in the order of
 // the fields of api.proto's batch Command (a batch command runs its first
-// method-named field in this order). To add a
-// method: a row here and the function it runs (with its gRPC conversion,
-// when api.proto has an rpc for it); `go generate ./api` rewrites the
-// docs.
+// method-named field in this order), then Herald's own methods (maps,
+// invalidate_state). To add a method: a row here and the function it runs
+// (with its gRPC conversion, when api.proto has an rpc for it); `go
+// generate ./api` rewrites the docs.
 func methodTable() []method {
 	return []method{
 		endpoint("publish", "publish data into a channel", (*handler).publish).legacy(0).
@@ -106,5 +106,9 @@ func methodTable() []method {
 		endpoint("shared_poll_publish", "push a new version of a key of a shared poll channel at once", (*handler).sharedPollPublish).legacy(39).cluster().
 			grpc(pbEmpty(plain(fromPBSharedPollPublish))).
 			describe("`channel` (in a `shared_poll` namespace with `publish_enabled`), `key`, `data` or `b64data`, `version` (above 0), `epoch`", "`{}`; on every node, the connections tracking the key with an older version get the data"),
+
+		endpoint("invalidate_state", "make clients drop their cached state", (*handler).invalidateState).cluster().
+			describe("`channel`, `user` (or `client`, `session`): either or both",
+				"`{}`; without `channel` the user's connections on every node are closed with 3014 \"state invalidated\" (the SDKs drop the connection token and every subscription's position and state, then reconnect); with `channel` their subscriptions to it get the unsubscribe push 2502 (the SDKs drop that subscription's token, position and state, then subscribe again; a server-side subscription's connection is closed with 3014); `channel` alone does so to every subscriber of the channel. Not in Centrifugo 6.9"),
 	}
 }

@@ -55,8 +55,11 @@ type Client struct {
 
 	// The lifecycle: state is guarded by mu; unusable, set when connect
 	// was refused with an error reply, is read without it.
-	state    clientState
-	unusable atomic.Bool
+	state clientState
+	// noCompaction: the client cannot route pushes by channel id
+	// (compaction.go); set at connect. Beside state, in its padding.
+	noCompaction bool
+	unusable     atomic.Bool
 
 	mu sync.Mutex
 	identity

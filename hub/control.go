@@ -28,6 +28,7 @@ type controlMessage struct {
 	Unsubscribe *controlUnsubscribe    `json:"unsubscribe,omitempty"`
 	Subscribe   *controlSubscribe      `json:"subscribe,omitempty"`
 	Refresh     *controlRefresh        `json:"refresh,omitempty"`
+	Invalidate  *controlInvalidate     `json:"invalidate,omitempty"`
 	Send        *controlSend           `json:"send,omitempty"`
 	Emulation   *controlEmulation      `json:"emulation,omitempty"`
 	Survey      *controlSurvey         `json:"survey,omitempty"`
@@ -187,6 +188,8 @@ func (h *Hub) handleControl(data []byte) {
 	case m.SharedPoll != nil:
 		sp := m.SharedPoll
 		h.polls.publish(sp.Channel, sp.Key, sp.Version, sp.Epoch, sp.Data)
+	case m.Invalidate != nil:
+		h.invalidateLocal(m.Invalidate)
 	case m.Refresh != nil:
 		r := m.Refresh
 		for _, c := range h.users.clients(r.User) {

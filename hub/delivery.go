@@ -83,6 +83,7 @@ func (e engineHandler) HandleControl(data []byte) { e.h.handleControl(data) }
 // deliverPublication queues a publication for one subscriber, or holds it
 // back while the subscription is being set up.
 func (c *Client) deliverPublication(s *subscription, sp engine.StreamPosition, d *delivery) {
+	d = d.pushFor(s)
 	p := bufferedPub{offset: sp.Offset, epoch: sp.Epoch}
 	if s.delta {
 		p.msg, p.diff = d.deltaMsgs(c.proto)
@@ -165,7 +166,7 @@ func (c *Client) deliverJoinLeave(s *subscription, d *delivery) bool {
 	if !s.pushJoinLeave {
 		return false
 	}
-	msg := d.encoded(c.proto)
+	msg := d.pushFor(s).encoded(c.proto)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s.active && !s.syncing && c.state == stateConnected {

@@ -40,6 +40,8 @@ type delivery struct {
 	delta      *deltaStep      // nil unless the channel has delta subscribers
 	dx         deltaEncodings  // deltaMsgs
 	matches    tagsfilter.Memo // results of shared tags filters
+	compacted  *delivery       // the push by channel id (compaction.go)
+	source     *delivery       // for a compaction twin, the delivery it copies
 }
 
 // encoded returns the push encoded for t, or nil when it cannot be (a
@@ -99,6 +101,32 @@ func (d *delivery) deltaMsgs(t protocol.Type) (full, diff []byte) {
 	if full == nil || d.delta == nil || !d.delta.base.valid() {
 		return full, nil
 	}
+	patch := d.patch()
+	if patch == nil {
+		return full, nil
+	}
+	i := deltaIndex(t)
+	if !x.diffDone[i] {
+		x.diffDone[i] = true
+		if t == protocol.TypeProtobuf {
+			x.diff[i] = d.encodeData(t, patch, true)
+		} else if utf8.Valid(patch) {
+			// A JSON string carries text: a delta cutting a multi-byte
+			// character in two cannot travel, and the payload goes in full.
+			x.diff[i] = d.encodeData(t, protocol.AppendJSONString(nil, patch), true)
+		}
+	}
+	return full, x.diff[i]
+}
+
+// patch is the delta of the publication's data against d.delta's base,
+// made once per delivery (its compaction twin asks its source); nil when
+// it is not smaller.
+func (d *delivery) patch() []byte {
+	if d.source != nil {
+		return d.source.patch()
+	}
+	x := &d.dx
 	if !x.patchDone {
 		x.patchDone = true
 		data, base := d.push.Pub.Data, d.delta.baseData
@@ -108,27 +136,13 @@ func (d *delivery) deltaMsgs(t protocol.Type) (full, diff []byte) {
 			}
 		}
 	}
-	if x.patch == nil {
-		return full, nil
-	}
-	i := deltaIndex(t)
-	if !x.diffDone[i] {
-		x.diffDone[i] = true
-		if t == protocol.TypeProtobuf {
-			x.diff[i] = d.encodeData(t, x.patch, true)
-		} else if utf8.Valid(x.patch) {
-			// A JSON string carries text: a delta cutting a multi-byte
-			// character in two cannot travel, and the payload goes in full.
-			x.diff[i] = d.encodeData(t, protocol.AppendJSONString(nil, x.patch), true)
-		}
-	}
-	return full, x.diff[i]
+	return x.patch
 }
 
 // encodeData encodes the delivery's push with data in place of the
 // publication's data.
 func (d *delivery) encodeData(t protocol.Type, data []byte, delta bool) []byte {
-	msg, _ := protocol.AppendPush(t, nil, &protocol.Push{Channel: d.push.Channel, Pub: withData(d.push.Pub, data, delta)})
+	msg, _ := protocol.AppendPush(t, nil, &protocol.Push{Id: d.push.Id, Channel: d.push.Channel, Pub: withData(d.push.Pub, data, delta)})
 	return msg
 }
 

@@ -105,6 +105,7 @@ type Hub struct {
 	subs        registry
 	deltas      deltaChannels    // delta compression bases (delivery_delta.go)
 	filters     tagsfilter.Table // registered subscriptions' tags filters
+	compact     compactIDs       // channel compaction ids (compaction.go)
 	interest    interest
 	users       userIndex
 	nodes       clusterstate.Registry
@@ -187,6 +188,7 @@ func New(cfg Config) (*Hub, error) {
 	}
 	h.metrics = newMetrics(h)
 	h.subs.init()
+	h.compact.init()
 	h.interest.init(h)
 	h.users.init()
 	h.ctx, h.cancel = context.WithCancel(context.Background())

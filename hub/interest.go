@@ -147,8 +147,10 @@ func notify(ci *chanInterest, err error) {
 // channel to this node.
 func (h *Hub) addSubscriber(ctx context.Context, c *Client, s *subscription) error {
 	s.filter = h.filters.Intern(s.filter)
+	h.swapCompaction(s.channel, s, nil)
 	_, replaced := h.subs.add(c, s)
 	h.deltas.swap(s.channel, s, replaced)
+	h.swapCompaction(s.channel, nil, replaced)
 	if replaced != nil {
 		h.filters.Release(replaced.filter)
 	}
@@ -164,6 +166,7 @@ func (h *Hub) addSubscriber(ctx context.Context, c *Client, s *subscription) err
 func (h *Hub) removeSubscriber(c *Client, ch string) {
 	removed, last := h.subs.remove(c, ch)
 	h.deltas.swap(ch, nil, removed)
+	h.swapCompaction(ch, nil, removed)
 	if removed != nil {
 		h.filters.Release(removed.filter)
 	}

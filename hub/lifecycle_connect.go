@@ -67,6 +67,7 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	if tok.ID != "" || tok.IssuedAt != 0 {
 		c.token = &tok
 	}
+	c.noCompaction = !routesByID(c.proto, req.Name)
 	exp := newExpiry(cred.ExpireAt, cred.ServerSideRefresh)
 	c.expiry = exp
 	c.staleAt = 0
@@ -84,6 +85,7 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 		Ping:    uint32(h.client.PingInterval / time.Second),
 		// A unidirectional client cannot answer pings.
 		Pong: !c.conn.Unidirectional,
+		Flag: connectFlags(req.Flag),
 	}
 	if c.conn.Session != "" {
 		res.Session, res.Node = c.conn.Session, h.nodeID

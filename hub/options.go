@@ -76,6 +76,9 @@ type NamespaceOptions struct {
 	// size. Presence is kept whatever the size. 0 means
 	// DefaultJoinLeaveMaxSubscribers; -1 means no bound.
 	JoinLeaveMaxSubscribers int `yaml:"join_leave_max_subscribers" doc:"join and leave events stop in a channel with more subscribers than this on a node (0 means 1000; -1 means no bound): each event is a push to every subscriber, so a crowd joining at once would cost the square of its size and starve the node. Presence is kept whatever the size. Counted per node; 'herald_channel_join_leave_suppressed_total' counts the events not sent"`
+	// AllowChannelCompaction lets subscribers that ask for it receive
+	// pushes by a numeric channel id instead of the name (compaction.go).
+	AllowChannelCompaction bool `yaml:"allow_channel_compaction" doc:"subscribers that ask for channel compaction (centrifuge-js, centrifuge-go and centrifuge-python always do) get a numeric channel id in the subscribe result, and their publication, join and leave pushes carry the id instead of the channel name. Saves the name's bytes in every push; see [protocol.md](protocol.md#channel-compaction)"`
 	// AllowTagsFilter lets subscribers give a tags filter
 	// (SubscribeRequest.tf) so that only the publications whose tags pass
 	// it reach them (hub/internal/tagsfilter).

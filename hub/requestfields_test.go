@@ -107,7 +107,7 @@ func TestNothingSilentlyIgnored(t *testing.T) {
 				t.Fatalf("filtered delivery %v", got)
 			}
 		},
-		"flag": func(t *testing.T) { // bit 2: an unrecoverable position is error 112 (bit 1, compaction, is optional: no id is set)
+		"flag": func(t *testing.T) { // bit 2: an unrecoverable position is error 112; bit 1, compaction, sets no id where the namespace does not allow it (compaction_test.go)
 			c := conn(t)
 			sp := publishN(t, n.hub, "fl:fg", 1)
 			jsonclient.WantError(t, c.Subscribe(2, "fl:fg", `"recoverable":true,"flag":3,`+recoverReq(5, sp.Epoch)), 112)

@@ -36,6 +36,9 @@ type subscription struct {
 	pushJoinLeave bool
 	positioned    bool
 	recoverable   bool
+	// compact: the client asked for channel compaction where the
+	// namespace allows it (compaction.go).
+	compact bool
 	// stream, for a stream subscription, is its feed (subscription_stream.go); nil
 	// for the others.
 	stream *subStream
@@ -67,6 +70,10 @@ type subscription struct {
 	// poll is a shared poll subscription's tracked keys
 	// (sharedpoll_client.go); nil for the others.
 	poll *pollSub
+	// compactID is the channel's id a compact subscription was given
+	// (compaction.go), set before the subscription is registered and
+	// fixed after, as filter.
+	compactID int64
 }
 
 // channelInfo is the chan_info of the client's publications in the
@@ -180,6 +187,7 @@ func (c *Client) newServerSideSubscription(req *protocol.SubscribeRequest, g gra
 	}
 	s := c.newSubscription(req.Channel, r, req, g)
 	s.serverSide = true
+	s.compact = false // pushes of server-side subscriptions are routed by name
 	return s, nil
 }
 
@@ -300,6 +308,7 @@ func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequ
 	// For the same reason a channel under a row check (rowcheck.go)
 	// negotiates no delta.
 	s.delta = req.Tf == nil && !c.hub.rowChecked(s.channel) && r.negotiateDelta(req.Delta)
+	s.compact = c.wantsCompaction(r, req)
 	s.pushJoinLeave = s.joinLeave && (forcePush || (req.JoinLeave && c.hasPermission(r.presenceGrant(), true)))
 	if r.HasHistory() {
 		historyAllowed := c.hasPermission(r.historyGrant(), true)
@@ -347,7 +356,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 		c.dropSubscription(s)
 		return nil, err
 	}
-	res := &protocol.SubscribeResult{Data: s.data, Delta: s.delta}
+	res := &protocol.SubscribeResult{Data: s.data, Delta: s.delta, Id: s.compactID}
 	res.Expires, res.Ttl = s.ttl(time.Now())
 	// As the reference, was_recovering mirrors the request even when the
 	// subscription is not recoverable.

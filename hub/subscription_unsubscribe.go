@@ -50,8 +50,11 @@ func (c *Client) unsubscribeIf(ch string, only *subscription, code protocol.Unsu
 	if s.serverSide && code >= 2500 {
 		c.mu.Unlock()
 		d := protocol.DisconnectInsufficientState
-		if code == protocol.UnsubscribeExpired {
+		switch code {
+		case protocol.UnsubscribeExpired:
 			d = protocol.DisconnectSubExpired
+		case protocol.UnsubscribeStateInvalidated:
+			d = protocol.DisconnectStateInvalidated
 		}
 		c.close(newDisconnect(d))
 		return

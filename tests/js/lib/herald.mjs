@@ -82,6 +82,22 @@ export class Herald {
     process.once('exit', this.killOnExit);
   }
 
+  /**
+   * api calls the node's server API method with params and the API key,
+   * requires HTTP 200 and no error, and resolves with the result.
+   */
+  async api(key, method, params) {
+    const res = await fetch(`http://127.0.0.1:${this.port}/api/${method}`, {
+      method: 'POST',
+      headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+      body: JSON.stringify(params),
+    });
+    if (res.status !== 200) throw new Error(`${method}: HTTP ${res.status}`);
+    const body = await res.json();
+    if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+    return body.result;
+  }
+
   /** stop sends SIGTERM, waits for the exit, and SIGKILLs a hung process. */
   async stop() {
     if (this.proc.exitCode === null && this.proc.signalCode === null) {
