@@ -86,7 +86,7 @@ func LoadFile(path, format string, environ []string) (Config, string, error) {
 // says JSON, YAML or TOML; without one the content does) with the
 // CENTRIFUGO_ variables of environ applied.
 func ParseCentrifugo(data []byte, name string, environ []string) (Config, error) {
-	out, err := ConvertCentrifugo(data, name, environ)
+	out, report, err := convertCentrifugo(data, name, environ)
 	if err != nil {
 		return Config{}, err
 	}
@@ -94,22 +94,31 @@ func ParseCentrifugo(data []byte, name string, environ []string) (Config, error)
 	if err != nil {
 		return Config{}, fmt.Errorf("as a Herald configuration:\n%w", err)
 	}
+	cfg.centrifugo = report
 	return cfg, nil
 }
 
 // ConvertCentrifugo translates a Centrifugo v6 configuration, with the
 // CENTRIFUGO_ variables of environ applied, into the Herald YAML file that
 // means the same. A key Herald cannot honour is an error that names it and
-// says what to do; none is dropped.
+// says what to do; none is dropped. Keys Centrifugo does not have either,
+// and keys Herald has no use for, are listed in comments at the top.
 func ConvertCentrifugo(data []byte, name string, environ []string) ([]byte, error) {
+	out, _, err := convertCentrifugo(data, name, environ)
+	return out, err
+}
+
+func convertCentrifugo(data []byte, name string, environ []string) ([]byte, CentrifugoReport, error) {
+	var report CentrifugoReport
 	tree, err := decodeCentrifugo(data, name)
 	if err != nil {
-		return nil, err
+		return nil, report, err
 	}
 	var ps Problems
-	fromEnv, eps := applyCentrifugoEnv(tree, environ)
+	fromEnv, eps, unknownVars := applyCentrifugoEnv(tree, environ)
 	ps = append(ps, eps...)
-	out, mps := mapCentrifugo(tree)
+	out, mps, report := mapCentrifugoReport(tree)
+	report.Unknown = append(report.Unknown, unknownVars...)
 	// A problem with a value a variable set names the variable too.
 	for i, p := range mps {
 		for key, name := range fromEnv {
@@ -121,20 +130,26 @@ func ConvertCentrifugo(data []byte, name string, environ []string) ([]byte, erro
 	}
 	ps = append(ps, mps...)
 	if len(ps) > 0 {
-		return nil, ps
+		return nil, report, ps
 	}
 	var b bytes.Buffer
 	b.WriteString("# Herald configuration converted from a Centrifugo v6 configuration (herald config convert).\n" +
 		"# docs/migrating-from-centrifugo.md says what each key became.\n")
+	for _, p := range report.Unknown {
+		fmt.Fprintf(&b, "# not used: %s\n", p)
+	}
+	if len(report.NotNeeded) > 0 {
+		fmt.Fprintf(&b, "# not needed by Herald: %s\n", strings.Join(report.NotNeeded, ", "))
+	}
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
 	if err := enc.Encode(out); err != nil {
-		return nil, fmt.Errorf("write the Herald configuration: %w", err)
+		return nil, report, fmt.Errorf("write the Herald configuration: %w", err)
 	}
 	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("write the Herald configuration: %w", err)
+		return nil, report, fmt.Errorf("write the Herald configuration: %w", err)
 	}
-	return b.Bytes(), nil
+	return b.Bytes(), report, nil
 }
 
 // IsCentrifugo reports whether a configuration file is in Centrifugo's

@@ -32,6 +32,10 @@ const (
 	// or one of Takes) and refuses any other with Note, which says what
 	// to do instead.
 	cfRefuse
+	// cfTune takes any value of a key that tunes something Herald does
+	// without a setting (a buffer size, a client timeout): one that is not
+	// Centrifugo's default is named in the start-up log as not needed.
+	cfTune
 )
 
 // cfConverter writes what the value v of the Centrifugo key at c means in
@@ -95,8 +99,10 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "client.proxy.connect", Herald: "proxies[], client.proxy.connect", Action: cfConvert, Convert: clientProxy, Note: "with 'enabled: true', becomes a proxy named 'client.proxy.connect' that client.proxy.connect names; without, it is not used, as in Centrifugo"},
 		{Key: "client.proxy.refresh", Herald: "proxies[], client.proxy.refresh", Action: cfConvert, Convert: clientProxy, Note: "as client.proxy.connect, named 'client.proxy.refresh'"},
 		{Key: "client.subscribe_to_user_personal_channel", Action: cfRefuse, Note: "Herald has no automatic personal channel: subscribe from the connect proxy ('channels' in its result) or in the token"},
-		{Key: "client.subscription_token", Herald: "client.subscription_token", Action: cfRename, Note: "with 'enabled: true', subscription tokens are verified with its keys instead of those of client.token, as in Centrifugo"},
+		{Key: "client.subscription_token", Herald: "client.subscription_token", Action: cfConvert, Convert: enabledRename, Note: "with 'enabled: true', subscription tokens are verified with its keys instead of those of client.token, as in Centrifugo"},
+		{Key: "client.subscription_token.hmac_previous_secret_key_valid_until", Herald: "client.subscription_token.hmac_previous_secret_key_valid_until", Action: cfConvert, Convert: unixValidUntil, Note: "as client.token.hmac_previous_secret_key_valid_until"},
 		{Key: "client.token.audience_regex", Herald: "client.token.audience_regex", Action: cfRename, Note: ""},
+		{Key: "client.token.hmac_previous_secret_key_valid_until", Herald: "client.token.hmac_previous_secret_key_valid_until", Action: cfConvert, Convert: unixValidUntil, Note: "a Unix time in seconds in Centrifugo (0: no limit), an RFC 3339 time in Herald"},
 		{Key: "client.token.issuer_regex", Herald: "client.token.issuer_regex", Action: cfRename, Note: ""},
 		{Key: "client.token.jwks_public_endpoint", Herald: "client.token.jwks_public_endpoint", Action: cfRename, Note: "tokens are verified against the keys of a JWKS endpoint"},
 		{Key: "client.token.user_id_claim", Herald: "client.token.user_id_claim", Action: cfRename, Note: ""},

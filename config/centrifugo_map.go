@@ -49,12 +49,23 @@ type cfMapper struct {
 	proxies []any // proxies made from Centrifugo's unnamed ones (client.proxy.connect, ...)
 	defined map[string]bool
 	needed  map[string]string // a generated proxy's name -> the key that needs it
-	after   []func()          // conversions that need the whole file read first
+	unknown Problems          // keys Centrifugo does not have: warned about, refused only when strict
+	// notNeeded are the keys, set to other than Centrifugo's default,
+	// that tune something Herald does without a setting.
+	notNeeded []string
+	after     []func() // conversions that need the whole file read first
 }
 
 // mapCentrifugo translates a Centrifugo tree into a Herald tree, or says
 // which keys it cannot take and why.
 func mapCentrifugo(tree map[string]any) (map[string]any, Problems) {
+	out, ps, _ := mapCentrifugoReport(tree)
+	return out, ps
+}
+
+// mapCentrifugoReport is mapCentrifugo with what it found beside the
+// problems: unknown keys and keys Herald does not need.
+func mapCentrifugoReport(tree map[string]any) (map[string]any, Problems, CentrifugoReport) {
 	m := &cfMapper{
 		tables: newCFTables(),
 		out: map[string]any{
@@ -80,7 +91,7 @@ func mapCentrifugo(tree map[string]any) (map[string]any, Problems) {
 		}
 	}
 	slices.SortStableFunc(m.ps, func(a, b Problem) int { return strings.Compare(a.Key, b.Key) })
-	return m.out, m.ps
+	return m.out, m.ps, CentrifugoReport{Unknown: m.unknown, NotNeeded: m.notNeeded}
 }
 
 func (m *cfMapper) refuse(path, msg string) {
@@ -106,7 +117,13 @@ func (m *cfMapper) walk(src map[string]any, path, rule string, dst map[string]an
 			}
 		}
 		if hasRow {
-			if !row.takes(v) {
+			switch {
+			case row.Action == cfTune:
+				if !m.tables.isDefault(c.rule, v) {
+					m.notNeeded = append(m.notNeeded, c.path)
+				}
+			case row.takes(v) || m.tables.isDefault(c.rule, v):
+			default:
 				m.refuse(c.path, row.Note)
 			}
 			continue
@@ -115,12 +132,41 @@ func (m *cfMapper) walk(src map[string]any, path, rule string, dst map[string]an
 			m.walk(vm, c.path, c.rule, nil, nil, item, itemType)
 			continue
 		}
-		msg := "not a Centrifugo v6 option that Herald knows: remove it, or see docs/migrating-from-centrifugo.md for what Herald offers instead"
-		if s := m.nearestKey(k, c.rule, t); s != "" {
-			msg = fmt.Sprintf("not a Centrifugo v6 option that Herald knows (did you mean %q?)", join(path, s))
+		if d, known := m.tables.defaultOf(c.rule); known {
+			// A key of Centrifugo's that Herald has no use for and no
+			// row names: taken at Centrifugo's default (or off), refused
+			// otherwise, since its meaning would be lost.
+			_, dMap := d.(map[string]any)
+			if vm, ok := v.(map[string]any); ok && dMap {
+				m.walk(vm, c.path, c.rule, nil, nil, item, itemType)
+				continue
+			}
+			if !isOff(v) && !m.tables.isDefault(c.rule, v) {
+				m.refuse(c.path, fmt.Sprintf("Herald has no such option: only Centrifugo's default (%s) is taken; remove it", defaultText(d)))
+			}
+			continue
 		}
-		m.refuse(c.path, msg)
+		// Centrifugo warns about a key it does not know and starts
+		// (internal/app/log.go, "unknown key in configuration file"); so
+		// does Herald, with the key it is likely a misspelling of. Strict
+		// checking refuses it (Strict).
+		msg := "unknown key: not an option of Centrifugo " + CentrifugoVersion + "; it is not used"
+		if s := m.nearestKey(k, c.rule, t); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", join(path, s))
+		}
+		m.unknown = append(m.unknown, Problem{Key: c.path, Message: msg})
 	}
+}
+
+// defaultText writes a default value for a message.
+func defaultText(d any) string {
+	if s, ok := d.(string); ok {
+		return fmt.Sprintf("%q", s)
+	}
+	if isEmpty(d) {
+		return "empty"
+	}
+	return fmt.Sprint(d)
 }
 
 // nearestKey is the known key next to key (in Herald's section t or the
@@ -139,6 +185,9 @@ func (m *cfMapper) nearestKey(key, rule string, t reflect.Type) string {
 	}
 	for _, r := range m.tables.rows {
 		add(r.Key)
+	}
+	for _, k := range m.tables.centrifugoKeysUnder(strings.TrimSuffix(parent, ".")) {
+		known = append(known, option{key: k})
 	}
 	return nearest(key, known)
 }
@@ -284,12 +333,13 @@ func centrifugoDuration(v any) string {
 
 // cfTables is the key table indexed by key.
 type cfTables struct {
-	rows  []centrifugoKey
-	byKey map[string]centrifugoKey
+	rows     []centrifugoKey
+	byKey    map[string]centrifugoKey
+	defaults map[string]any // Centrifugo's defaults (centrifugo_defaults.go)
 }
 
 func newCFTables() *cfTables {
-	t := &cfTables{rows: centrifugoKeys(), byKey: map[string]centrifugoKey{}}
+	t := &cfTables{rows: centrifugoKeys(), byKey: map[string]centrifugoKey{}, defaults: centrifugoDefaults()}
 	for _, r := range t.rows {
 		t.byKey[r.Key] = r
 	}
