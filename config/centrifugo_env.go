@@ -278,12 +278,14 @@ func centrifugoPassesOver(name string) bool {
 // variable name (without the item part for list items).
 func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[string]envKey {
 	keys := map[string]envKey{}
-	add := func(key string, typ reflect.Type) {
+	addKey := func(key string, k envKey) {
 		name := centrifugoEnvName(key)
 		if _, dup := keys[name]; !dup {
-			keys[name] = envKey{key: key, typ: typ}
+			k.key = key
+			keys[name] = k
 		}
 	}
+	add := func(key string, typ reflect.Type) { addKey(key, envKey{typ: typ}) }
 	var heraldKeys func(t reflect.Type, prefix string)
 	heraldKeys = func(t reflect.Type, prefix string) {
 		if t == nil || t.Kind() != reflect.Struct {
@@ -326,11 +328,12 @@ func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[stri
 		if strings.Contains(rel, "[]") {
 			continue
 		}
-		var typ reflect.Type
 		if r.writes() {
-			typ = heraldKeyType(r.Herald)
+			add(rel, heraldKeyType(r.Herald))
+			continue
 		}
-		add(rel, typ)
+		d, _ := tb.defaultOf(r.Key) // types the value, to compare with it
+		addKey(rel, envKey{def: d})
 	}
 	if rule == "" {
 		proxyKeys := tb.envKeys("", proxyItemType(), "proxies[]")
@@ -344,7 +347,7 @@ func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[stri
 			case r.convertedBy(clientProxy, defaultProxy):
 				add(r.Key+".enabled", reflect.TypeOf(false))
 				for _, k := range proxyKeys {
-					add(r.Key+"."+k.key, k.typ)
+					addKey(r.Key+"."+k.key, k)
 				}
 			case r.convertedBy(listenerTLS, clientTLS):
 				for _, k := range []string{"enabled", "insecure_skip_verify"} {
@@ -360,10 +363,10 @@ func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[stri
 		}
 		nsType := keyType(configType, "channel.without_namespace")
 		for _, k := range tb.envKeys("", nsType, "channel.namespaces[]") {
-			add("channel.without_namespace."+k.key, k.typ)
+			addKey("channel.without_namespace."+k.key, k)
 		}
 		for _, k := range tb.envKeys("", nil, "rpc.namespaces[]") {
-			add("rpc.without_namespace."+k.key, k.typ)
+			addKey("rpc.without_namespace."+k.key, k)
 		}
 	}
 	// Last, so that Herald's keys and the table's come first.

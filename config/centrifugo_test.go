@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -228,8 +229,15 @@ func TestCentrifugoRefusedKeysNameThemselves(t *testing.T) {
 			continue // mapped, or every value changes nothing (prometheus.enabled)
 		}
 		tree := treeWith(n.Key, value)
-		_, ps := mapCentrifugo(tree)
+		_, ps, report := mapCentrifugoReport(tree)
 		want := strings.ReplaceAll(n.Key, "[]", "[0]")
+		if n.Action == cfTune {
+			// Taken, and named as not needed.
+			if hasProblem(ps, want, "") || !slices.Contains(report.NotNeeded, want) {
+				t.Errorf("%s: %v, not needed %v, want it taken and named as not needed", n.Key, ps, report.NotNeeded)
+			}
+			continue
+		}
 		if !hasProblem(ps, want, n.Note) {
 			t.Errorf("%s: %v, want a problem for %s saying %q", n.Key, ps, want, n.Note)
 		}
