@@ -203,6 +203,12 @@ func decodeCentrifugo(data []byte, name string) (map[string]any, error) {
 		if err := dec.Decode(&v); err != nil {
 			return nil, fmt.Errorf("not valid JSON: %w", err)
 		}
+		// encoding/json (and so Centrifugo) keeps the last of two equal
+		// keys; the first is dropped without a word, so it is refused
+		// here, as yaml.v3 refuses it in YAML and go-toml in TOML.
+		if err := jsonDuplicateKeys(data); err != nil {
+			return nil, err
+		}
 		m, ok := normalize(v).(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("not valid JSON: want an object at the top")
@@ -270,6 +276,12 @@ func normalize(v any) any {
 	case json.Number:
 		if i, err := x.Int64(); err == nil {
 			return i
+		}
+		if !strings.ContainsAny(x.String(), ".eE") {
+			// An integer beyond int64 (a numeric http_api.key): its digits
+			// as they are, which a string option takes exactly and a
+			// number option refuses; as a float64 they would be rounded.
+			return x.String()
 		}
 		f, _ := x.Float64()
 		return f

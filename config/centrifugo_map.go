@@ -201,6 +201,8 @@ func (m *cfMapper) copyValue(c cfCtx, v any, typ reflect.Type) {
 			m.refuse(c.path, msg)
 			return
 		}
+	case isLeafType(typ):
+		v = weakValue(v, typ)
 	case isSection(typ):
 		if vm, ok := v.(map[string]any); ok {
 			m.walk(vm, c.path, c.rule, ensureMap(c.dst, c.key), typ, c.item, c.itemType)
@@ -324,11 +326,43 @@ func sortedKeys[V any](m map[string]V) []string {
 // and Centrifugo as nanoseconds, so a number is refused rather than given
 // either meaning.
 func centrifugoDuration(v any) string {
-	switch v.(type) {
+	switch x := v.(type) {
 	case int64, float64:
 		return fmt.Sprintf("%v: write the duration with a unit, such as \"%vs\" (Centrifugo reads a bare number as nanoseconds, Herald as seconds)", v, v)
+	case string:
+		// Centrifugo reads a string with time.ParseDuration, which wants
+		// a unit ("25" is an error there); Herald would take it as seconds.
+		if _, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil && strings.TrimSpace(x) != "0" {
+			return fmt.Sprintf("%q: write the duration with a unit, such as \"%ss\", as Centrifugo requires", x, strings.TrimSpace(x))
+		}
 	}
 	return ""
+}
+
+// weakValue reads a string where a number or a boolean is wanted as
+// Centrifugo does: its configuration is decoded by mapstructure with
+// viper's WeaklyTypedInput, so "25" is 25 and "true" is true. Other
+// values are returned as they are, for Herald's decoding to check.
+func weakValue(v any, typ reflect.Type) any {
+	s, ok := v.(string)
+	if !ok {
+		return v
+	}
+	switch k := typ.Kind(); {
+	case k == reflect.Bool:
+		if b, err := strconv.ParseBool(s); err == nil {
+			return b
+		}
+	case k >= reflect.Int && k <= reflect.Uint64:
+		if n, err := strconv.ParseInt(strings.TrimSpace(s), 0, 64); err == nil {
+			return n
+		}
+	case k == reflect.Float32 || k == reflect.Float64:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
+			return f
+		}
+	}
+	return v
 }
 
 // cfTables is the key table indexed by key.
