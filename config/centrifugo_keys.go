@@ -125,7 +125,7 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "debug.enabled", Action: cfRefuse, Note: "Herald serves pprof on the admin listener: set admin.address"},
 		{Key: "debug.handler_prefix", Action: cfRefuse, Note: "pprof is at '/debug/pprof/' on the admin listener", Takes: []string{"/debug/pprof"}},
 		{Key: "dev", Action: cfRefuse, Note: "remove it"},
-		{Key: "enable_unreleased_features", Action: cfRefuse, Note: "remove it"},
+		{Key: "enable_unreleased_features", Action: cfDrop, Note: "Herald's features are turned on by their own keys; those of features it does not have are refused by name"},
 		{Key: "engine.redis.address", Herald: "engine.redis.address", Action: cfConvert, Convert: redisAddress, Note: "'host:port' or a 'redis://' URL (whose user, password and database number are taken too); several addresses are shards, as in Centrifugo, but Herald places channels on them by its own hash, so existing streams are not found"},
 		{Key: "engine.redis.client_name", Action: cfTune, Note: "Herald's Redis connections are not named"},
 		{Key: "engine.redis.cluster_address", Herald: "engine.redis.addresses, engine.redis.cluster", Action: cfConvert, Convert: clusterAddress, Note: "one entry, the seed addresses of a Redis Cluster separated by commas; Centrifugo reads each entry as a Cluster of its own (a shard), which Herald refuses: its shards are standalone servers or Sentinel sets"},
