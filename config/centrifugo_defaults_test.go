@@ -85,3 +85,32 @@ func TestCentrifugoDefaultConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestCentrifugoKeysAllClassified: each key of Centrifugo's defaults, set
+// to a value that is not its default, is known (no unknown-key warning)
+// and has its own treatment: mapped to Herald's key, named as not needed,
+// or refused with its row's note, never only by the fallback for a key of
+// Centrifugo's that no row names. A key a new Centrifugo release adds
+// fails here until the table says what it means.
+func TestCentrifugoKeysAllClassified(t *testing.T) {
+	tb := newCFTables()
+	var leaves func(v any, key string)
+	leaves = func(v any, key string) {
+		if m, ok := v.(map[string]any); ok && len(m) > 0 {
+			for _, k := range sortedKeys(m) {
+				leaves(m[k], join(key, k))
+			}
+			return
+		}
+		_, ps, report := mapCentrifugoReport(treeWith(key, "not-a-default"))
+		if len(report.Unknown) > 0 {
+			t.Errorf("%s: taken for unknown: %v", key, report.Unknown)
+		}
+		for _, p := range ps {
+			if strings.HasPrefix(p.Message, "Herald has no such option") {
+				t.Errorf("%s: no row of the key table says what it means in Herald", key)
+			}
+		}
+	}
+	leaves(tb.defaults, "")
+}
