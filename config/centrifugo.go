@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -227,6 +228,14 @@ func decodeCentrifugo(data []byte, name string) (map[string]any, error) {
 		if v == nil {
 			return tree, nil
 		}
+		// Again through the node tree, which keeps the digits of an
+		// integer beyond int64 that decoding into any rounds to a float.
+		var n yaml.Node
+		if err := yaml.Unmarshal(data, &n); err == nil {
+			if exact, err := yamlNodeValue(&n); err == nil {
+				v = exact
+			}
+		}
 		m, ok := normalize(v).(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("not valid YAML: want a mapping of keys at the top")
@@ -277,7 +286,7 @@ func normalize(v any) any {
 		if i, err := x.Int64(); err == nil {
 			return i
 		}
-		if !strings.ContainsAny(x.String(), ".eE") {
+		if isBigInteger(x.String()) {
 			// An integer beyond int64 (a numeric http_api.key): its digits
 			// as they are, which a string option takes exactly and a
 			// number option refuses; as a float64 they would be rounded.
@@ -293,4 +302,57 @@ func normalize(v any) any {
 		return float64(x)
 	}
 	return v
+}
+
+// yamlNodeValue is the value of a YAML node as decoding into any gives it,
+// except an integer beyond int64 (a numeric http_api.key), which keeps its
+// digits as a string, as normalize keeps a JSON one.
+func yamlNodeValue(n *yaml.Node) (any, error) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil, nil
+		}
+		return yamlNodeValue(n.Content[0])
+	case yaml.AliasNode:
+		return yamlNodeValue(n.Alias)
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			v, err := yamlNodeValue(n.Content[i+1])
+			if err != nil {
+				return nil, err
+			}
+			m[n.Content[i].Value] = v
+		}
+		return m, nil
+	case yaml.SequenceNode:
+		list := make([]any, 0, len(n.Content))
+		for _, e := range n.Content {
+			v, err := yamlNodeValue(e)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, v)
+		}
+		return list, nil
+	}
+	// yaml.v3 tags such an integer !!float (or !!int, written in hex).
+	if (n.Tag == "!!int" || n.Tag == "!!float") && isBigInteger(n.Value) {
+		return n.Value, nil
+	}
+	var v any
+	err := n.Decode(&v)
+	return v, err
+}
+
+// isBigInteger reports whether s is written as an integer (digits, with a
+// sign) that int64 cannot hold.
+func isBigInteger(s string) bool {
+	digits := strings.TrimLeft(s, "+-")
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return false
+	}
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err != nil
 }

@@ -34,13 +34,18 @@ func TestConfigValuesNotCoerced(t *testing.T) {
 		}
 	}
 	// A numeric key is kept digit for digit.
-	cfg, err := ParseCentrifugo([]byte(`{"http_api": {"key": 12345678901234567890123456789012}}`), "c.json", nil)
-	if err != nil || cfg.HTTPAPI.Key != "12345678901234567890123456789012" {
-		t.Errorf("numeric http_api.key: %q, %v", cfg.HTTPAPI.Key, err)
+	for name, file := range map[string]string{
+		"c.json": `{"http_api": {"key": 12345678901234567890123456789012}}`,
+		"c.yaml": "http_api:\n  key: 12345678901234567890123456789012\n",
+	} {
+		cfg, err := ParseCentrifugo([]byte(file), name, nil)
+		if err != nil || cfg.HTTPAPI.Key != "12345678901234567890123456789012" {
+			t.Errorf("%s: numeric http_api.key: %q, %v", name, cfg.HTTPAPI.Key, err)
+		}
 	}
 	// "25" where a number is wanted: 25, as Centrifugo's weak decoding
 	// (viper, mapstructure WeaklyTypedInput) reads it.
-	cfg, err = ParseCentrifugo([]byte(`{"client": {"channel_limit": "25"}}`), "c.json", nil)
+	cfg, err := ParseCentrifugo([]byte(`{"client": {"channel_limit": "25"}}`), "c.json", nil)
 	if err != nil || cfg.Client.ChannelLimit != 25 {
 		t.Errorf(`channel_limit "25": %d, %v`, cfg.Client.ChannelLimit, err)
 	}
