@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -319,6 +320,10 @@ func yamlNodeValue(n *yaml.Node) (any, error) {
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Tag == "!!merge" {
+				// A merge key (<<: *base): the first reading has it right.
+				return nil, errors.New("merge key")
+			}
 			v, err := yamlNodeValue(n.Content[i+1])
 			if err != nil {
 				return nil, err

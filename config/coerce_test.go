@@ -43,9 +43,14 @@ func TestConfigValuesNotCoerced(t *testing.T) {
 			t.Errorf("%s: numeric http_api.key: %q, %v", name, cfg.HTTPAPI.Key, err)
 		}
 	}
+	// A YAML merge key still merges.
+	cfg, err := ParseCentrifugo([]byte("base: &b\n  channel_limit: 7\nclient:\n  <<: *b\n"), "c.yaml", nil)
+	if err != nil || cfg.Client.ChannelLimit != 7 {
+		t.Errorf("merge key: %d, %v", cfg.Client.ChannelLimit, err)
+	}
 	// "25" where a number is wanted: 25, as Centrifugo's weak decoding
 	// (viper, mapstructure WeaklyTypedInput) reads it.
-	cfg, err := ParseCentrifugo([]byte(`{"client": {"channel_limit": "25"}}`), "c.json", nil)
+	cfg, err = ParseCentrifugo([]byte(`{"client": {"channel_limit": "25"}}`), "c.json", nil)
 	if err != nil || cfg.Client.ChannelLimit != 25 {
 		t.Errorf(`channel_limit "25": %d, %v`, cfg.Client.ChannelLimit, err)
 	}
