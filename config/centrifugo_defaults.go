@@ -74,6 +74,18 @@ func itemDefaults(list string) (string, bool) {
 	return "", false
 }
 
+// knowsItemKeys reports whether the defaults say which keys the list
+// items rule is in have ("channel.namespaces[].x": yes; "consumers[].x":
+// no, Centrifugo's defaults have no consumer).
+func (t *cfTables) knowsItemKeys(rule string) bool {
+	list, _, ok := strings.Cut(rule, "[]")
+	if !ok {
+		return true
+	}
+	_, known := itemDefaults(list)
+	return known
+}
+
 // defaultOf returns Centrifugo's default for the key rule ("[]" for any
 // item of a list), and whether Centrifugo has the key at all.
 func (t *cfTables) defaultOf(rule string) (any, bool) {
@@ -198,15 +210,6 @@ func isEmpty(v any) bool {
 		return len(x) == 0
 	}
 	return false
-}
-
-// centrifugoKnows reports whether rule is a key of Centrifugo's (its
-// defaults have it, or the key table has a row for it or below it).
-func (t *cfTables) centrifugoKnows(rule string) bool {
-	if _, ok := t.byKey[rule]; ok {
-		return true
-	}
-	return t.hasDefault(rule) || t.hasRuleUnder(rule)
 }
 
 // centrifugoKeysUnder lists the keys Centrifugo's defaults have directly

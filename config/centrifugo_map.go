@@ -146,14 +146,22 @@ func (m *cfMapper) walk(src map[string]any, path, rule string, dst map[string]an
 			}
 			continue
 		}
+		suggest := ""
+		if s := m.nearestKey(k, c.rule, t); s != "" {
+			suggest = fmt.Sprintf(" (did you mean %q?)", join(path, s))
+		}
+		if !m.tables.knowsItemKeys(c.rule) {
+			// Centrifugo's defaults have no item of this list (consumers):
+			// whether Centrifugo has the key cannot be told, so it is
+			// refused rather than passed over.
+			m.refuse(c.path, "not a Centrifugo v6 option that Herald knows"+suggest)
+			continue
+		}
 		// Centrifugo warns about a key it does not know and starts
 		// (internal/app/log.go, "unknown key in configuration file"); so
 		// does Herald, with the key it is likely a misspelling of. Strict
 		// checking refuses it (Strict).
-		msg := "unknown key: not an option of Centrifugo " + CentrifugoVersion + "; it is not used"
-		if s := m.nearestKey(k, c.rule, t); s != "" {
-			msg += fmt.Sprintf(" (did you mean %q?)", join(path, s))
-		}
+		msg := "unknown key: not an option of Centrifugo " + CentrifugoVersion + "; it is not used" + suggest
 		m.unknown = append(m.unknown, Problem{Key: c.path, Message: msg})
 	}
 }

@@ -244,9 +244,10 @@ func TestCentrifugoRefusedKeysNameThemselves(t *testing.T) {
 	}
 	for key, msg := range map[string]string{
 		"channel.namespaces[].subscribe_proxy_enabled": "refers to the proxy of channel.proxy.subscribe",
-		"http_server.port":             "want a port number",
-		"client.proxy.connect.enabled": "",
-		"engine.redis.address":         "want host:port or a redis:// URL",
+		"consumers[].no_such":                          "not a Centrifugo v6 option that Herald knows",
+		"http_server.port":                             "want a port number",
+		"client.proxy.connect.enabled":                 "",
+		"engine.redis.address":                         "want host:port or a redis:// URL",
 	} {
 		var value any = true
 		if key == "http_server.port" || key == "engine.redis.address" {
