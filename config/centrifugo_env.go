@@ -14,10 +14,10 @@ import (
 // the key in upper case with '_' for '.' (CENTRIFUGO_CLIENT_TOKEN_HMAC_SECRET_KEY);
 // lists of strings separated by spaces; mappings as JSON. A variable
 // overrides the file; one whose value is empty is not set, and leaves the
-// file's value as it is. A CENTRIFUGO_ variable that names no key Herald
-// knows is refused like an unknown key of the file, except the ones
-// Centrifugo itself passes over (Kubernetes' service variables and its
-// CENTRIFUGO_VAR_ ones).
+// file's value as it is. A CENTRIFUGO_ variable that names no option of
+// Centrifugo's is a warning, as in Centrifugo (refused when strict),
+// except the ones Centrifugo itself passes over (Kubernetes' service
+// variables and its CENTRIFUGO_VAR_ ones).
 //
 // The lists of named objects (namespaces, RPC namespaces, proxies,
 // consumers) are given either as a JSON array, which replaces the file's

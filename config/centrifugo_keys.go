@@ -29,8 +29,8 @@ const (
 	// for it (Note says why).
 	cfDrop
 	// cfRefuse takes a value that changes nothing in Herald (off, empty,
-	// or one of Takes) and refuses any other with Note, which says what
-	// to do instead.
+	// Centrifugo's default, or one of Takes) and refuses any other with
+	// Note, which says what to do instead.
 	cfRefuse
 	// cfTune takes any value of a key that tunes something Herald does
 	// without a setting (a buffer size, a client timeout): one that is not

@@ -20,10 +20,15 @@ var configType = reflect.TypeOf(Config{})
 //     Options added to Herald under Centrifugo's names therefore work with
 //     Centrifugo files as soon as they exist, without a row;
 //  3. a row that drops the key (any value is taken: Herald needs no
-//     setting for it) or refuses it (values that change nothing in Herald
-//     are taken, prometheus.enabled: false; any other is refused with the
-//     row's note, which says what to do);
-//  4. anything else is refused as a key Herald does not know.
+//     setting for it), tunes (any value is taken; one other than
+//     Centrifugo's default is named as not needed) or refuses it (values
+//     that change nothing in Herald are taken, Centrifugo's default or
+//     prometheus.enabled: false; any other is refused with the row's note,
+//     which says what to do);
+//  4. a key of Centrifugo's defaults (centrifugo_defaults.go) that no row
+//     names: taken at its default, refused otherwise;
+//  5. anything else is a key Centrifugo does not have either: a warning,
+//     as Centrifugo warns, refused when strict.
 //
 // Keys are written with "[]" for any item of a list:
 // channel.namespaces[].subscribe_proxy_enabled.
