@@ -222,3 +222,15 @@ func (t *cfTables) centrifugoKeysUnder(rule string) []string {
 	m, _ := d.(map[string]any)
 	return sortedKeys(m)
 }
+
+// eachLeaf calls f with each key below v that holds no mapping of keys
+// (key is v's own key, "" at the top), in key order.
+func eachLeaf(v any, key string, f func(key string, v any)) {
+	if m, ok := v.(map[string]any); ok && len(m) > 0 {
+		for _, k := range sortedKeys(m) {
+			eachLeaf(m[k], join(key, k), f)
+		}
+		return
+	}
+	f(key, v)
+}

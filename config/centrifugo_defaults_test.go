@@ -94,14 +94,7 @@ func TestCentrifugoDefaultConfig(t *testing.T) {
 // fails here until the table says what it means.
 func TestCentrifugoKeysAllClassified(t *testing.T) {
 	tb := newCFTables()
-	var leaves func(v any, key string)
-	leaves = func(v any, key string) {
-		if m, ok := v.(map[string]any); ok && len(m) > 0 {
-			for _, k := range sortedKeys(m) {
-				leaves(m[k], join(key, k))
-			}
-			return
-		}
+	eachLeaf(tb.defaults, "", func(key string, _ any) {
 		_, ps, report := mapCentrifugoReport(treeWith(key, "not-a-default"))
 		if len(report.Unknown) > 0 {
 			t.Errorf("%s: taken for unknown: %v", key, report.Unknown)
@@ -111,6 +104,5 @@ func TestCentrifugoKeysAllClassified(t *testing.T) {
 				t.Errorf("%s: no row of the key table says what it means in Herald", key)
 			}
 		}
-	}
-	leaves(tb.defaults, "")
+	})
 }

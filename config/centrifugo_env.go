@@ -302,17 +302,9 @@ func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[stri
 	}
 	heraldKeys(t, prefix)
 	// Centrifugo's keys that Herald does not have, typed by their defaults.
-	var leaves func(v any, key string)
-	leaves = func(v any, key string) {
-		if m, ok := v.(map[string]any); ok && len(m) > 0 {
-			for _, k := range sortedKeys(m) {
-				leaves(m[k], join(key, k))
-			}
-			return
-		}
-		name := centrifugoEnvName(key)
-		if _, dup := keys[name]; !dup && key != "" {
-			keys[name] = envKey{key: key, def: v}
+	leaf := func(key string, v any) {
+		if key != "" {
+			addKey(key, envKey{def: v})
 		}
 	}
 	// The keys of the table below rule, relative to it; list items' keys
@@ -371,9 +363,9 @@ func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[stri
 	}
 	// Last, so that Herald's keys and the table's come first.
 	if rule == "" {
-		leaves(tb.defaults, "")
+		eachLeaf(tb.defaults, "", leaf)
 	} else if d, ok := tb.defaultOf(rule); ok {
-		leaves(d, "")
+		eachLeaf(d, "", leaf)
 	}
 	return keys
 }
