@@ -3,9 +3,11 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -86,7 +88,7 @@ func LoadFile(path, format string, environ []string) (Config, string, error) {
 // says JSON, YAML or TOML; without one the content does) with the
 // CENTRIFUGO_ variables of environ applied.
 func ParseCentrifugo(data []byte, name string, environ []string) (Config, error) {
-	out, err := ConvertCentrifugo(data, name, environ)
+	out, report, err := convertCentrifugo(data, name, environ)
 	if err != nil {
 		return Config{}, err
 	}
@@ -94,22 +96,31 @@ func ParseCentrifugo(data []byte, name string, environ []string) (Config, error)
 	if err != nil {
 		return Config{}, fmt.Errorf("as a Herald configuration:\n%w", err)
 	}
+	cfg.centrifugo = report
 	return cfg, nil
 }
 
 // ConvertCentrifugo translates a Centrifugo v6 configuration, with the
 // CENTRIFUGO_ variables of environ applied, into the Herald YAML file that
 // means the same. A key Herald cannot honour is an error that names it and
-// says what to do; none is dropped.
+// says what to do; none is dropped. Keys Centrifugo does not have either,
+// and keys Herald has no use for, are listed in comments at the top.
 func ConvertCentrifugo(data []byte, name string, environ []string) ([]byte, error) {
+	out, _, err := convertCentrifugo(data, name, environ)
+	return out, err
+}
+
+func convertCentrifugo(data []byte, name string, environ []string) ([]byte, CentrifugoReport, error) {
+	var report CentrifugoReport
 	tree, err := decodeCentrifugo(data, name)
 	if err != nil {
-		return nil, err
+		return nil, report, err
 	}
 	var ps Problems
-	fromEnv, eps := applyCentrifugoEnv(tree, environ)
+	fromEnv, eps, unknownVars := applyCentrifugoEnv(tree, environ)
 	ps = append(ps, eps...)
-	out, mps := mapCentrifugo(tree)
+	out, mps, report := mapCentrifugoReport(tree)
+	report.Unknown = append(report.Unknown, unknownVars...)
 	// A problem with a value a variable set names the variable too.
 	for i, p := range mps {
 		for key, name := range fromEnv {
@@ -121,20 +132,26 @@ func ConvertCentrifugo(data []byte, name string, environ []string) ([]byte, erro
 	}
 	ps = append(ps, mps...)
 	if len(ps) > 0 {
-		return nil, ps
+		return nil, report, ps
 	}
 	var b bytes.Buffer
 	b.WriteString("# Herald configuration converted from a Centrifugo v6 configuration (herald config convert).\n" +
 		"# docs/migrating-from-centrifugo.md says what each key became.\n")
+	for _, p := range report.Unknown {
+		fmt.Fprintf(&b, "# not used: %s\n", p)
+	}
+	if len(report.NotNeeded) > 0 {
+		fmt.Fprintf(&b, "# not needed by Herald: %s\n", strings.Join(report.NotNeeded, ", "))
+	}
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
 	if err := enc.Encode(out); err != nil {
-		return nil, fmt.Errorf("write the Herald configuration: %w", err)
+		return nil, report, fmt.Errorf("write the Herald configuration: %w", err)
 	}
 	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("write the Herald configuration: %w", err)
+		return nil, report, fmt.Errorf("write the Herald configuration: %w", err)
 	}
-	return b.Bytes(), nil
+	return b.Bytes(), report, nil
 }
 
 // IsCentrifugo reports whether a configuration file is in Centrifugo's
@@ -188,6 +205,12 @@ func decodeCentrifugo(data []byte, name string) (map[string]any, error) {
 		if err := dec.Decode(&v); err != nil {
 			return nil, fmt.Errorf("not valid JSON: %w", err)
 		}
+		// encoding/json (and so Centrifugo) keeps the last of two equal
+		// keys; the first is dropped without a word, so it is refused
+		// here, as yaml.v3 refuses it in YAML and go-toml in TOML.
+		if err := jsonDuplicateKeys(data); err != nil {
+			return nil, err
+		}
 		m, ok := normalize(v).(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("not valid JSON: want an object at the top")
@@ -205,6 +228,14 @@ func decodeCentrifugo(data []byte, name string) (map[string]any, error) {
 		}
 		if v == nil {
 			return tree, nil
+		}
+		// Again through the node tree, which keeps the digits of an
+		// integer beyond int64 that decoding into any rounds to a float.
+		var n yaml.Node
+		if err := yaml.Unmarshal(data, &n); err == nil {
+			if exact, err := yamlNodeValue(&n); err == nil {
+				v = exact
+			}
 		}
 		m, ok := normalize(v).(map[string]any)
 		if !ok {
@@ -256,6 +287,12 @@ func normalize(v any) any {
 		if i, err := x.Int64(); err == nil {
 			return i
 		}
+		if isBigInteger(x.String()) {
+			// An integer beyond int64 (a numeric http_api.key): its digits
+			// as they are, which a string option takes exactly and a
+			// number option refuses; as a float64 they would be rounded.
+			return x.String()
+		}
 		f, _ := x.Float64()
 		return f
 	case int:
@@ -266,4 +303,61 @@ func normalize(v any) any {
 		return float64(x)
 	}
 	return v
+}
+
+// yamlNodeValue is the value of a YAML node as decoding into any gives it,
+// except an integer beyond int64 (a numeric http_api.key), which keeps its
+// digits as a string, as normalize keeps a JSON one.
+func yamlNodeValue(n *yaml.Node) (any, error) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil, nil
+		}
+		return yamlNodeValue(n.Content[0])
+	case yaml.AliasNode:
+		return yamlNodeValue(n.Alias)
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Tag == "!!merge" {
+				// A merge key (<<: *base): the first reading has it right.
+				return nil, errors.New("merge key")
+			}
+			v, err := yamlNodeValue(n.Content[i+1])
+			if err != nil {
+				return nil, err
+			}
+			m[n.Content[i].Value] = v
+		}
+		return m, nil
+	case yaml.SequenceNode:
+		list := make([]any, 0, len(n.Content))
+		for _, e := range n.Content {
+			v, err := yamlNodeValue(e)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, v)
+		}
+		return list, nil
+	}
+	// yaml.v3 tags such an integer !!float (or !!int, written in hex).
+	if (n.Tag == "!!int" || n.Tag == "!!float") && isBigInteger(n.Value) {
+		return n.Value, nil
+	}
+	var v any
+	err := n.Decode(&v)
+	return v, err
+}
+
+// isBigInteger reports whether s is written as an integer (digits, with a
+// sign) that int64 cannot hold.
+func isBigInteger(s string) bool {
+	digits := strings.TrimLeft(s, "+-")
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return false
+	}
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err != nil
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The converters of the Centrifugo key table (centrifugo_keys.go): each
@@ -148,6 +149,15 @@ func clientProxy(m *cfMapper, c cfCtx, v any) {
 func defaultProxy(m *cfMapper, c cfCtx, v any) {
 	if isOff(v) {
 		return
+	}
+	// Centrifugo's defaultconfig writes each of them with an empty
+	// endpoint: not configured, as in Centrifugo, which calls a proxy only
+	// when a namespace enables it (and then refuses one without endpoint,
+	// as the needed-proxy check here does).
+	if vm, ok := v.(map[string]any); ok {
+		if e, _ := vm["endpoint"].(string); e == "" {
+			return
+		}
 	}
 	m.makeProxy(c, v, c.row.Key)
 }
@@ -494,4 +504,44 @@ func stringList(v any) ([]string, bool) {
 		return out, true
 	}
 	return nil, false
+}
+
+// unixValidUntil maps hmac_previous_secret_key_valid_until: a Unix time in
+// seconds in Centrifugo, where 0 (its default) means no limit
+// (internal/jwtverify, HMACPreviousSecretKeyValidUntil), an RFC 3339 time
+// in Herald, where empty means no limit.
+func unixValidUntil(m *cfMapper, c cfCtx, v any) {
+	var secs int64
+	switch x := v.(type) {
+	case nil:
+		return
+	case int64:
+		secs = x
+	case string:
+		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		if err != nil {
+			m.refuse(c.path, fmt.Sprintf("%q: want a Unix time in seconds, as Centrifugo reads it", x))
+			return
+		}
+		secs = n
+	default:
+		m.refuse(c.path, fmt.Sprintf("%v: want a Unix time in whole seconds, as Centrifugo reads it", v))
+		return
+	}
+	if secs <= 0 {
+		return
+	}
+	root, herald, _ := m.heraldTarget(c)
+	parent := ensureMapPath(root, strings.TrimSuffix(herald, "."+c.key))
+	parent[c.key] = time.Unix(secs, 0).UTC().Format(time.RFC3339)
+}
+
+// enabledRename maps a section Centrifugo uses only with 'enabled: true'
+// (client.subscription_token): renamed then, and not used otherwise, as
+// in Centrifugo, so that its defaults do not configure Herald.
+func enabledRename(m *cfMapper, c cfCtx, v any) {
+	if m.enabledObject(c, v, "want a mapping of keys") == nil {
+		return
+	}
+	rename(m, c, v)
 }

@@ -60,11 +60,13 @@ func (a cfAction) doc(r centrifugoKey) string {
 		return "converted"
 	case cfDrop:
 		return "not needed: any value is taken"
+	case cfTune:
+		return "not needed: any value is taken, and one other than Centrifugo's default is named in the start-up log"
 	case cfRefuse:
 		if len(r.Takes) > 0 {
-			return "refused unless off, empty or " + codeList(strings.Join(r.Takes, ", "))
+			return "taken at Centrifugo's default, off, empty or " + codeList(strings.Join(r.Takes, ", ")) + "; any other value is refused"
 		}
-		return "refused unless off or empty"
+		return "taken at Centrifugo's default, off or empty; any other value is refused"
 	}
 	return fmt.Sprintf("action %d", int(a))
 }

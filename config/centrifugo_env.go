@@ -14,10 +14,10 @@ import (
 // the key in upper case with '_' for '.' (CENTRIFUGO_CLIENT_TOKEN_HMAC_SECRET_KEY);
 // lists of strings separated by spaces; mappings as JSON. A variable
 // overrides the file; one whose value is empty is not set, and leaves the
-// file's value as it is. A CENTRIFUGO_ variable that names no key Herald
-// knows is refused like an unknown key of the file, except the ones
-// Centrifugo itself passes over (Kubernetes' service variables and its
-// CENTRIFUGO_VAR_ ones).
+// file's value as it is. A CENTRIFUGO_ variable that names no option of
+// Centrifugo's is a warning, as in Centrifugo (refused when strict),
+// except the ones Centrifugo itself passes over (Kubernetes' service
+// variables and its CENTRIFUGO_VAR_ ones).
 //
 // The lists of named objects (namespaces, RPC namespaces, proxies,
 // consumers) are given either as a JSON array, which replaces the file's
@@ -66,17 +66,20 @@ func centrifugoEnvName(key string) string {
 type envKey struct {
 	key string
 	typ reflect.Type
+	def any // Centrifugo's default, which types a key Herald does not have (typ nil)
 }
 
 // applyCentrifugoEnv sets the keys of tree that CENTRIFUGO_ variables name,
 // and returns which variable set which key.
-func applyCentrifugoEnv(tree map[string]any, environ []string) (map[string]string, Problems) {
+//
+// A variable Centrifugo does not read either is returned in unknown:
+// Centrifugo warns about it ("unknown var in environment") and starts.
+func applyCentrifugoEnv(tree map[string]any, environ []string) (set map[string]string, ps Problems, unknown Problems) {
 	vars := centrifugoVars(environ)
-	set := map[string]string{}
+	set = map[string]string{}
 	if len(vars) == 0 {
-		return set, nil
+		return set, nil, nil
 	}
-	var ps Problems
 	bad := func(name, format string, args ...any) {
 		ps = append(ps, Problem{Key: name, Message: fmt.Sprintf(format, args...)})
 	}
@@ -110,7 +113,7 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) (map[string]strin
 		if val == "" {
 			continue
 		}
-		v, err := envValue(val, k.typ)
+		v, err := k.value(val)
 		if err != nil {
 			bad(name, "(for %s) %v", k.key, err)
 			continue
@@ -148,7 +151,7 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) (map[string]strin
 				if vars[name] == "" {
 					continue
 				}
-				v, err := envValue(vars[name], k.typ)
+				v, err := k.value(vars[name])
 				if err != nil {
 					bad(name, "(for %s) %v", k.key, err)
 					continue
@@ -163,7 +166,11 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) (map[string]strin
 	}
 	// A variable below a section Herald does not have (CENTRIFUGO_GRAPHITE_ENABLED)
 	// is refused with the section's note.
+	envDefaults := centrifugoEnvDefaults()
 	for _, name := range sortedKeys(vars) {
+		if _, known := envDefaults[name]; known {
+			continue // Centrifugo's variable with no key of the file: below
+		}
 		for _, n := range tb.rows {
 			if n.writes() || strings.Contains(n.Key, "[]") {
 				continue
@@ -186,9 +193,46 @@ func applyCentrifugoEnv(tree map[string]any, environ []string) (map[string]strin
 		if centrifugoPassesOver(name) {
 			continue
 		}
-		bad(name, "names no Centrifugo option that Herald knows: remove it (docs/migrating-from-centrifugo.md says what Herald offers)")
+		if def, known := envDefaults[name]; known {
+			// A variable only Centrifugo's environment has (no file key,
+			// such as the redisnats broker's): its default changes nothing.
+			if vars[name] != "" && vars[name] != def {
+				bad(name, "Herald has no such option: only Centrifugo's default (%q) is taken; remove it", def)
+			}
+			continue
+		}
+		unknown = append(unknown, Problem{Key: name, Message: "unknown variable: names no option of Centrifugo " + CentrifugoVersion + "; it is not used"})
 	}
-	return set, ps
+	return set, ps, unknown
+}
+
+// value decodes a variable's value for the key.
+func (k envKey) value(s string) (any, error) {
+	if k.typ == nil && k.def != nil {
+		return envValueLike(s, k.def)
+	}
+	return envValue(s, k.typ)
+}
+
+// envValueLike decodes a variable for a key Herald does not have, by the
+// type of Centrifugo's default for it, so that it compares with it.
+func envValueLike(s string, def any) (any, error) {
+	switch def.(type) {
+	case bool:
+		return envValue(s, reflect.TypeOf(false))
+	case int64:
+		return envValue(s, reflect.TypeOf(int64(0)))
+	case float64:
+		return envValue(s, reflect.TypeOf(float64(0)))
+	case map[string]any:
+		return envValue(s, reflect.TypeOf(map[string]any{}))
+	case []any:
+		if t := strings.TrimSpace(s); strings.HasPrefix(t, "[") {
+			return decodeJSON(t)
+		}
+		return envValue(s, reflect.TypeOf([]string{}))
+	}
+	return s, nil
 }
 
 // envList is the list of named objects a variable gives, added to (or
@@ -234,12 +278,14 @@ func centrifugoPassesOver(name string) bool {
 // variable name (without the item part for list items).
 func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[string]envKey {
 	keys := map[string]envKey{}
-	add := func(key string, typ reflect.Type) {
+	addKey := func(key string, k envKey) {
 		name := centrifugoEnvName(key)
 		if _, dup := keys[name]; !dup {
-			keys[name] = envKey{key: key, typ: typ}
+			k.key = key
+			keys[name] = k
 		}
 	}
+	add := func(key string, typ reflect.Type) { addKey(key, envKey{typ: typ}) }
 	var heraldKeys func(t reflect.Type, prefix string)
 	heraldKeys = func(t reflect.Type, prefix string) {
 		if t == nil || t.Kind() != reflect.Struct {
@@ -255,6 +301,12 @@ func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[stri
 		}
 	}
 	heraldKeys(t, prefix)
+	// Centrifugo's keys that Herald does not have, typed by their defaults.
+	leaf := func(key string, v any) {
+		if key != "" {
+			addKey(key, envKey{def: v})
+		}
+	}
 	// The keys of the table below rule, relative to it; list items' keys
 	// are set through their own variables.
 	for _, r := range tb.rows {
@@ -268,11 +320,12 @@ func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[stri
 		if strings.Contains(rel, "[]") {
 			continue
 		}
-		var typ reflect.Type
 		if r.writes() {
-			typ = heraldKeyType(r.Herald)
+			add(rel, heraldKeyType(r.Herald))
+			continue
 		}
-		add(rel, typ)
+		d, _ := tb.defaultOf(r.Key) // types the value, to compare with it
+		addKey(rel, envKey{def: d})
 	}
 	if rule == "" {
 		proxyKeys := tb.envKeys("", proxyItemType(), "proxies[]")
@@ -286,7 +339,7 @@ func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[stri
 			case r.convertedBy(clientProxy, defaultProxy):
 				add(r.Key+".enabled", reflect.TypeOf(false))
 				for _, k := range proxyKeys {
-					add(r.Key+"."+k.key, k.typ)
+					addKey(r.Key+"."+k.key, k)
 				}
 			case r.convertedBy(listenerTLS, clientTLS):
 				for _, k := range []string{"enabled", "insecure_skip_verify"} {
@@ -302,11 +355,17 @@ func (tb *cfTables) envKeys(prefix string, t reflect.Type, rule string) map[stri
 		}
 		nsType := keyType(configType, "channel.without_namespace")
 		for _, k := range tb.envKeys("", nsType, "channel.namespaces[]") {
-			add("channel.without_namespace."+k.key, k.typ)
+			addKey("channel.without_namespace."+k.key, k)
 		}
 		for _, k := range tb.envKeys("", nil, "rpc.namespaces[]") {
-			add("rpc.without_namespace."+k.key, k.typ)
+			addKey("rpc.without_namespace."+k.key, k)
 		}
+	}
+	// Last, so that Herald's keys and the table's come first.
+	if rule == "" {
+		eachLeaf(tb.defaults, "", leaf)
+	} else if d, ok := tb.defaultOf(rule); ok {
+		eachLeaf(d, "", leaf)
 	}
 	return keys
 }

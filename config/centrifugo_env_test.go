@@ -53,7 +53,7 @@ var sdkComposeEnv = []string{
 // Centrifugo reads them into, each one used.
 func TestCentrifugoEnvSDKCompose(t *testing.T) {
 	tree := map[string]any{}
-	set, ps := applyCentrifugoEnv(tree, sdkComposeEnv)
+	set, ps, _ := applyCentrifugoEnv(tree, sdkComposeEnv)
 	if len(ps) > 0 {
 		t.Fatal(ps)
 	}
@@ -190,7 +190,10 @@ func TestCentrifugoEnvPassedOver(t *testing.T) {
 		"CENTRIFUGO_SERVICE_PORT_HTTP=8000",
 		"CENTRIFUGO_VAR_BACKEND_TOKEN=secret",
 	)
-	if _, err := ParseCentrifugo([]byte("{}"), "c.json", []string{"CENTRIFUGO_NO_SUCH_OPTION=1"}); err == nil {
-		t.Error("an unknown variable is accepted")
+	// An unknown variable is warned about, as Centrifugo does, and refused
+	// by a strict check.
+	cfg, err := ParseCentrifugo([]byte("{}"), "c.json", []string{"CENTRIFUGO_NO_SUCH_OPTION=1"})
+	if err != nil || cfg.Strict() == nil || !strings.Contains(cfg.Strict().Error(), "CENTRIFUGO_NO_SUCH_OPTION: unknown variable") {
+		t.Errorf("an unknown variable: %v, strict %v", err, cfg.Strict())
 	}
 }

@@ -29,9 +29,13 @@ const (
 	// for it (Note says why).
 	cfDrop
 	// cfRefuse takes a value that changes nothing in Herald (off, empty,
-	// or one of Takes) and refuses any other with Note, which says what
-	// to do instead.
+	// Centrifugo's default, or one of Takes) and refuses any other with
+	// Note, which says what to do instead.
 	cfRefuse
+	// cfTune takes any value of a key that tunes something Herald does
+	// without a setting (a buffer size, a client timeout): one that is not
+	// Centrifugo's default is named in the start-up log as not needed.
+	cfTune
 )
 
 // cfConverter writes what the value v of the Centrifugo key at c means in
@@ -65,6 +69,12 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "channel.namespaces[].allow_tags_filter", Herald: "channel.namespaces[].allow_tags_filter", Action: cfRename, Note: "publication tag filters of subscriptions"},
 		{Key: "channel.namespaces[].delta_publish", Action: cfRefuse, Note: "Herald sends deltas only for publications that ask for them: remove it"},
 		{Key: "channel.namespaces[].force_recovery_mode", Herald: "channel.namespaces[].force_recovery_mode", Action: cfRename, Note: "'stream' or 'cache', as in Centrifugo"},
+		{Key: "channel.namespaces[].map.live_transition_max_publication_limit", Action: cfRefuse, Note: "Herald has no such map option yet: only the default is taken"}, // owned by maps
+		{Key: "channel.namespaces[].map.publish_proxy_enabled", Action: cfRefuse, Note: "Herald has no map publish proxy yet"},                                          // owned by maps
+		{Key: "channel.namespaces[].map.publish_proxy_name", Action: cfRefuse, Note: "Herald has no map publish proxy yet", Takes: []string{"default"}},                 // owned by maps
+		{Key: "channel.namespaces[].map.remove_proxy_enabled", Action: cfRefuse, Note: "Herald has no map remove proxy yet"},                                            // owned by maps
+		{Key: "channel.namespaces[].map.remove_proxy_name", Action: cfRefuse, Note: "Herald has no map remove proxy yet", Takes: []string{"default"}},                   // owned by maps
+		{Key: "channel.namespaces[].map.subscribe_catch_up_timeout", Action: cfRefuse, Note: "Herald has no such map option yet: only the default is taken"},            // owned by maps
 		{Key: "channel.namespaces[].publish_proxy_enabled", Herald: "channel.namespaces[].publish_proxy", Action: cfConvert, Convert: proxyEnabled, Note: "as subscribe_proxy_enabled"},
 		{Key: "channel.namespaces[].publish_proxy_name", Herald: "channel.namespaces[].publish_proxy", Action: cfConvert, Convert: proxyName, Note: "read with publish_proxy_enabled"},
 		{Key: "channel.namespaces[].shared_poll.channel_shutdown_delay", Action: cfDrop, Note: "Herald stops a shared poll channel's poller when its last subscriber on the node leaves"},
@@ -77,46 +87,61 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "channel.namespaces[].subscribe_stream_proxy_enabled", Herald: "channel.namespaces[].subscribe_stream_proxy", Action: cfConvert, Convert: proxyEnabled, Note: "as subscribe_proxy_enabled"},
 		{Key: "channel.namespaces[].subscribe_stream_proxy_name", Herald: "channel.namespaces[].subscribe_stream_proxy", Action: cfConvert, Convert: proxyName, Note: "read with subscribe_stream_proxy_enabled"},
 		{Key: "channel.private_prefix", Action: cfRefuse, Note: "Herald's channel syntax is fixed ('$' private prefix): remove it", Takes: []string{"$"}},
+		{Key: "channel.proxy.map_publish", Action: cfRefuse, Note: "Herald has no map publish proxy yet: taken without endpoint"}, // owned by maps
+		{Key: "channel.proxy.map_remove", Action: cfRefuse, Note: "Herald has no map remove proxy yet: taken without endpoint"},   // owned by maps
 		{Key: "channel.proxy.publish", Herald: "proxies[]", Action: cfConvert, Convert: defaultProxy, Note: "becomes a proxy named 'channel.proxy.publish'"},
 		{Key: "channel.proxy.shared_poll_refresh", Herald: "proxies[]", Action: cfConvert, Convert: defaultProxy, Note: "becomes a proxy named 'channel.proxy.shared_poll_refresh'; a shared_poll namespace names its proxy in shared_poll.proxy_name"},
 		{Key: "channel.proxy.sub_refresh", Herald: "proxies[]", Action: cfConvert, Convert: defaultProxy, Note: "becomes a proxy named 'channel.proxy.sub_refresh'"},
 		{Key: "channel.proxy.subscribe", Herald: "proxies[]", Action: cfConvert, Convert: defaultProxy, Note: "becomes a proxy named 'channel.proxy.subscribe', used by the namespaces that enable the subscribe proxy without naming one"},
 		{Key: "channel.proxy.subscribe_stream", Herald: "proxies[]", Action: cfConvert, Convert: defaultProxy, Note: "becomes a proxy named 'channel.proxy.subscribe_stream'"},
+		{Key: "channel.publication_data_format", Action: cfRefuse, Note: "Herald takes any publication data: only the default is taken"}, // owned by maps
 		{Key: "channel.user_boundary", Action: cfRefuse, Note: "Herald's channel syntax is fixed ('#' user boundary): remove it", Takes: []string{"#"}},
 		{Key: "channel.user_separator", Action: cfRefuse, Note: "Herald's channel syntax is fixed (',' user separator): remove it", Takes: []string{","}},
 		{Key: "channel.without_namespace", Herald: "channel.without_namespace", Action: cfConvert, Convert: withoutNamespace, Note: "the namespace options, mapped as those of channel.namespaces[]"},
 		{Key: "client.allowed_delta_types", Action: cfRefuse, Note: "Herald sets allowed_delta_types per namespace: move it to channel.without_namespace and channel.namespaces[]"},
 		{Key: "client.allowed_origins", Herald: "websocket.allowed_origins", Action: cfRename, Note: "the browser origins allowed to connect, on every transport"},
-		{Key: "client.channel_position_check_delay", Action: cfRefuse, Note: "Herald checks stream positions on its own schedule: remove it", Takes: []string{"40s"}},
-		{Key: "client.channel_position_max_time_lag", Action: cfRefuse, Note: "remove it"},
+		{Key: "client.channel_position_check_delay", Action: cfTune, Note: "Herald checks stream positions on its own schedule"},
+		{Key: "client.channel_position_max_time_lag", Action: cfTune, Note: "Herald checks stream positions on its own schedule"},
 		{Key: "client.concurrency", Action: cfRefuse, Note: "Herald handles each connection's commands in order: remove it"},
 		{Key: "client.connect_code_to_unidirectional_disconnect", Action: cfRefuse, Note: "Herald has no code transforms: remove it"},
 		{Key: "client.connect_include_server_time", Action: cfRefuse, Note: "Herald does not send the server time in connect replies: remove it"},
 		{Key: "client.connection_rate_limit", Action: cfRefuse, Note: "Herald limits new connections per client address: websocket.ip_rate_limit"},
 		{Key: "client.insecure_skip_token_signature_verify", Action: cfRefuse, Note: "Herald always verifies token signatures; for development use client.insecure"},
-		{Key: "client.presence_update_interval", Action: cfRefuse, Note: "Herald refreshes presence on its own schedule within client.presence_ttl: remove it", Takes: []string{"27s"}},
+		{Key: "client.presence_update_interval", Action: cfTune, Note: "Herald refreshes presence on its own schedule within client.presence_ttl"},
 		{Key: "client.proxy.connect", Herald: "proxies[], client.proxy.connect", Action: cfConvert, Convert: clientProxy, Note: "with 'enabled: true', becomes a proxy named 'client.proxy.connect' that client.proxy.connect names; without, it is not used, as in Centrifugo"},
 		{Key: "client.proxy.refresh", Herald: "proxies[], client.proxy.refresh", Action: cfConvert, Convert: clientProxy, Note: "as client.proxy.connect, named 'client.proxy.refresh'"},
 		{Key: "client.subscribe_to_user_personal_channel", Action: cfRefuse, Note: "Herald has no automatic personal channel: subscribe from the connect proxy ('channels' in its result) or in the token"},
-		{Key: "client.subscription_token", Herald: "client.subscription_token", Action: cfRename, Note: "with 'enabled: true', subscription tokens are verified with its keys instead of those of client.token, as in Centrifugo"},
+		{Key: "client.subscription_token", Herald: "client.subscription_token", Action: cfConvert, Convert: enabledRename, Note: "with 'enabled: true', subscription tokens are verified with its keys instead of those of client.token, as in Centrifugo"},
+		{Key: "client.subscription_token.hmac_previous_secret_key_valid_until", Herald: "client.subscription_token.hmac_previous_secret_key_valid_until", Action: cfConvert, Convert: unixValidUntil, Note: "as client.token.hmac_previous_secret_key_valid_until"},
+		{Key: "client.subscription_token.insecure_skip_jwks_endpoint_safety_check", Action: cfDrop, Note: "as client.token.insecure_skip_jwks_endpoint_safety_check"},
 		{Key: "client.token.audience_regex", Herald: "client.token.audience_regex", Action: cfRename, Note: ""},
+		{Key: "client.token.hmac_previous_secret_key_valid_until", Herald: "client.token.hmac_previous_secret_key_valid_until", Action: cfConvert, Convert: unixValidUntil, Note: "a Unix time in seconds in Centrifugo (0: no limit), an RFC 3339 time in Herald"},
+		{Key: "client.token.insecure_skip_jwks_endpoint_safety_check", Action: cfDrop, Note: "Herald makes no such check of the JWKS endpoint's address"},
 		{Key: "client.token.issuer_regex", Herald: "client.token.issuer_regex", Action: cfRename, Note: ""},
 		{Key: "client.token.jwks_public_endpoint", Herald: "client.token.jwks_public_endpoint", Action: cfRename, Note: "tokens are verified against the keys of a JWKS endpoint"},
 		{Key: "client.token.user_id_claim", Herald: "client.token.user_id_claim", Action: cfRename, Note: ""},
 		{Key: "client.user_id_http_header", Action: cfRefuse, Note: "Herald takes the user from a token or the connect proxy: use the connect proxy with http_headers to read a header"},
 		{Key: "consumers", Herald: "consumers", Action: cfRename, Note: "PostgreSQL outbox, Redis Streams, NATS JetStream and Kafka consumers, in Centrifugo's formats"},
+		{Key: "controller", Action: cfRefuse, Note: "Herald has no separate controller: its nodes talk through the engine. Only the default (disabled) is taken"},
 		{Key: "debug.enabled", Action: cfRefuse, Note: "Herald serves pprof on the admin listener: set admin.address"},
 		{Key: "debug.handler_prefix", Action: cfRefuse, Note: "pprof is at '/debug/pprof/' on the admin listener", Takes: []string{"/debug/pprof"}},
 		{Key: "dev", Action: cfRefuse, Note: "remove it"},
-		{Key: "enable_unreleased_features", Action: cfRefuse, Note: "remove it"},
+		{Key: "enable_unreleased_features", Action: cfDrop, Note: "Herald's features are turned on by their own keys; those of features it does not have are refused by name"},
 		{Key: "engine.redis.address", Herald: "engine.redis.address", Action: cfConvert, Convert: redisAddress, Note: "'host:port' or a 'redis://' URL (whose user, password and database number are taken too); several addresses are shards, as in Centrifugo, but Herald places channels on them by its own hash, so existing streams are not found"},
-		{Key: "engine.redis.client_name", Action: cfRefuse, Note: "remove it"},
+		{Key: "engine.redis.client_name", Action: cfTune, Note: "Herald's Redis connections are not named"},
 		{Key: "engine.redis.cluster_address", Herald: "engine.redis.addresses, engine.redis.cluster", Action: cfConvert, Convert: clusterAddress, Note: "one entry, the seed addresses of a Redis Cluster separated by commas; Centrifugo reads each entry as a Cluster of its own (a shard), which Herald refuses: its shards are standalone servers or Sentinel sets"},
-		{Key: "engine.redis.connect_timeout", Action: cfRefuse, Note: "Herald uses the Redis client's timeouts: remove it"},
-		{Key: "engine.redis.force_resp2", Action: cfRefuse, Note: "remove it"},
-		{Key: "engine.redis.io_timeout", Action: cfRefuse, Note: "Herald uses the Redis client's timeouts: remove it"},
+		{Key: "engine.redis.connect_timeout", Action: cfTune, Note: "Herald uses the Redis client's timeouts"},
+		{Key: "engine.redis.force_resp2", Action: cfTune, Note: "Herald's Redis client chooses the protocol version with the server"},
+		{Key: "engine.redis.history_use_lists", Action: cfTune, Note: "Herald keeps history in Redis streams of its own layout"},
+		{Key: "engine.redis.io_timeout", Action: cfTune, Note: "Herald uses the Redis client's timeouts"},
+		{Key: "engine.redis.presence_hash_field_ttl", Action: cfTune, Note: "Herald expires presence entries its own way, within client.presence_ttl"},
+		{Key: "engine.redis.presence_ttl", Action: cfTune, Note: "Herald expires presence entries its own way, within client.presence_ttl"},
+		{Key: "engine.redis.presence_user_mapping", Action: cfTune, Note: "Herald counts presence its own way"},
+		{Key: "engine.redis.replica_client", Action: cfRefuse, Note: "Herald does not read from Redis replicas: only the default (disabled) is taken"},
 		{Key: "engine.redis.sentinel_address", Herald: "engine.redis.addresses, engine.redis.shards", Action: cfConvert, Convert: sentinelAddress, Note: "as in Centrifugo, each entry is one shard, its Sentinels separated by commas ('s1:26379,s2:26379'): one entry becomes addresses; several become shards, each with sentinel_master_name and db (Herald places channels on them by its own hash, so existing streams are not found). Centrifugo also reads several entries of one Sentinel each as shards: if they are the Sentinels of one set, write them as one entry"},
+		{Key: "engine.redis.sentinel_client_name", Action: cfTune, Note: "Herald's Redis connections are not named"},
 		{Key: "engine.redis.sentinel_master_name", Herald: "engine.redis.sentinel_master", Action: cfRename, Note: ""},
+		{Key: "engine.redis.sentinel_tls", Action: cfRefuse, Note: "Herald connects to Sentinels without TLS: only the default (disabled) is taken"},
 		{Key: "engine.redis.sentinel_user", Herald: "engine.redis.sentinel_username", Action: cfRename, Note: ""},
 		{Key: "engine.redis.tls", Herald: "engine.redis.tls", Action: cfConvert, Convert: clientTLS, Note: "with 'enabled: true': server_ca_pem becomes ca_file, cert_pem and key_pem become cert_file and key_file (file paths: Herald reads certificates from files, not inline PEM); server_name and insecure_skip_verify as they are"},
 		{Key: "engine.redis.user", Herald: "engine.redis.username", Action: cfRename, Note: ""},
@@ -126,6 +151,7 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "http_api.disabled", Herald: "http_api.disabled", Action: cfRename, Note: "true: no HTTP API at all, as in Centrifugo"},
 		{Key: "http_api.external", Action: cfDrop, Note: "Herald serves the API on its one listener"},
 		{Key: "http_server.address", Herald: "address", Action: cfConvert, Convert: listenAddress, Note: "'address' is host:port; the port comes from http_server.port (default 8000)"},
+		{Key: "http_server.h2c_external", Action: cfRefuse, Note: "Herald serves HTTP/2 without TLS on no listener yet"}, // owned by listener
 		{Key: "http_server.http3", Action: cfRefuse, Note: "Herald does not serve HTTP/3: remove it"},
 		{Key: "http_server.internal_address", Action: cfRefuse, Note: "Herald has one listener for clients, the API, '/metrics' and the health checks; admin.address adds a separate one for pprof and '/metrics'. Remove it, and protect '/api' with http_api.key"},
 		{Key: "http_server.internal_port", Action: cfRefuse, Note: "Herald has one listener for clients, the API, '/metrics' and the health checks; admin.address adds a separate one for pprof and '/metrics'. Remove it, and protect '/api' with http_api.key"},
@@ -141,14 +167,17 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "log.file", Action: cfRefuse, Note: "Herald logs to standard error: redirect it, or let the service manager collect it"},
 		{Key: "log.level", Herald: "log.level", Action: cfConvert, Convert: logLevel, Note: "'trace' becomes 'debug' and 'none' becomes 'error'"},
 		{Key: "map_broker", Action: cfRefuse, Note: "Herald's engine keeps the state of map channels too: set engine.type ('memory', 'redis' or 'postgres'; the 'nats' engine has no maps)"},
-		{Key: "node.info_metrics_aggregate_interval", Action: cfRefuse, Note: "remove it", Takes: []string{"60s", "1m0s"}},
+		{Key: "node.info_metrics_aggregate_interval", Action: cfTune, Note: "Herald aggregates node metrics on its own schedule"},
 		{Key: "node.name", Herald: "name", Action: cfRename, Note: "the node's name"},
 		{Key: "opentelemetry.api", Action: cfDrop, Note: "Herald traces API requests whenever opentelemetry.enabled is on"},
 		{Key: "opentelemetry.consuming", Action: cfDrop, Note: "Herald runs consumed commands through the server API, which it traces whenever opentelemetry.enabled is on"},
+		{Key: "opentelemetry.google_cloud_adc_auth", Action: cfRefuse, Note: "Herald exports traces without Google Cloud credentials: only the default (off) is taken"},
 		{Key: "pid_file", Action: cfRefuse, Note: "Herald writes no PID file: let the service manager track the process"},
 		{Key: "presence_manager", Action: cfRefuse, Note: "Herald's engine is broker and presence store in one: set engine.type ('memory', 'redis', 'postgres', or 'nats' with engine.nats.presence: redis)"},
 		{Key: "prometheus.enabled", Action: cfDrop, Note: "Herald always serves the metrics, at prometheus.handler_prefix"},
-		{Key: "prometheus.instrument_http_handlers", Action: cfRefuse, Note: "remove it"},
+		{Key: "prometheus.instrument_http_handlers", Action: cfTune, Note: "Herald's metrics of its HTTP handlers are fixed"},
+		{Key: "prometheus.native_histograms", Action: cfTune, Note: "Herald's histograms are classic Prometheus ones"},
+		{Key: "prometheus.recovered_publications_histogram", Action: cfTune, Note: "Herald's recovery metrics are fixed"},
 		{Key: "proxies[].emulated_headers", Action: cfRefuse, Note: "Herald fills the headers that http_headers names from the headers a client sends in its connect command when its HTTP request lacks them: list them in http_headers"},
 		{Key: "proxies[].grpc.compression", Herald: "proxies[].grpc.compression", Action: cfRename, Note: ""},
 		{Key: "proxies[].grpc.credentials_key", Herald: "proxies[].grpc.credentials_key", Action: cfRename, Note: ""},
@@ -175,6 +204,9 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "uni_websocket.compression", Action: cfRefuse, Note: "the unidirectional WebSocket shares the websocket section's options: set websocket.compression"},
 		{Key: "uni_websocket.compression_level", Action: cfRefuse, Note: "set websocket.compression_level", Takes: []string{"1"}},
 		{Key: "uni_websocket.compression_min_size", Action: cfRefuse, Note: "set websocket.compression_min_size"},
+		{Key: "uni_websocket.decompressed_message_size_limit", Action: cfRefuse, Note: "only the default is taken"}, // owned by listener
+		{Key: "uni_websocket.disable_closing_handshake", Action: cfRefuse, Note: "only the default is taken"},       // owned by listener
+		{Key: "uni_websocket.disable_disconnect_push", Action: cfRefuse, Note: "only the default is taken"},         // owned by listener
 		{Key: "uni_websocket.join_push_messages", Action: cfRefuse, Note: "Herald sends one push per frame on the unidirectional WebSocket"},
 		{Key: "uni_websocket.message_size_limit", Action: cfRefuse, Note: "set websocket.message_size_limit", Takes: []string{"65536"}},
 		{Key: "uni_websocket.read_buffer_size", Action: cfRefuse, Note: "remove it"},
@@ -182,10 +214,11 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "uni_websocket.write_buffer_size", Action: cfRefuse, Note: "remove it"},
 		{Key: "uni_websocket.write_timeout", Action: cfRefuse, Note: "set websocket.write_timeout", Takes: []string{"1s", "1000ms"}},
 		{Key: "usage_stats", Action: cfDrop, Note: "Herald sends no usage statistics"},
+		{Key: "websocket.decompressed_message_size_limit", Action: cfTune, Note: "Herald bounds each message by websocket.message_size_limit"},
 		{Key: "websocket.disabled", Action: cfRefuse, Note: "Herald always serves WebSocket, at websocket.handler_prefix"},
-		{Key: "websocket.read_buffer_size", Action: cfRefuse, Note: "Herald sizes its buffers itself (see websocket.poller): remove it"},
+		{Key: "websocket.read_buffer_size", Action: cfTune, Note: "Herald sizes its buffers itself (see websocket.poller)"},
 		{Key: "websocket.use_write_buffer_pool", Action: cfDrop, Note: "Herald pools its buffers itself"},
-		{Key: "websocket.write_buffer_size", Action: cfRefuse, Note: "Herald sizes its buffers itself: remove it"},
+		{Key: "websocket.write_buffer_size", Action: cfTune, Note: "Herald sizes its buffers itself"},
 		{Key: "webtransport", Action: cfRefuse, Note: "Herald has no WebTransport: remove it"},
 	}
 }

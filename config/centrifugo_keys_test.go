@@ -97,7 +97,7 @@ func centrifugoKeyProblems(rows []centrifugoKey) []string {
 			if r.Action == cfRename && strings.Contains(r.Key, "[]") && listOf(r.Key) != listOf(r.Herald) {
 				bad(r, "a key of a list item is renamed within the item: %s is not in %s[]", r.Herald, listOf(r.Key))
 			}
-		case cfDrop, cfRefuse:
+		case cfDrop, cfRefuse, cfTune:
 			if r.Herald != "" {
 				bad(r, "a dropped or refused key names no Herald key (the note says what to use instead)")
 			}

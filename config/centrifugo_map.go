@@ -20,10 +20,15 @@ var configType = reflect.TypeOf(Config{})
 //     Options added to Herald under Centrifugo's names therefore work with
 //     Centrifugo files as soon as they exist, without a row;
 //  3. a row that drops the key (any value is taken: Herald needs no
-//     setting for it) or refuses it (values that change nothing in Herald
-//     are taken, prometheus.enabled: false; any other is refused with the
-//     row's note, which says what to do);
-//  4. anything else is refused as a key Herald does not know.
+//     setting for it), tunes (any value is taken; one other than
+//     Centrifugo's default is named as not needed) or refuses it (values
+//     that change nothing in Herald are taken, Centrifugo's default or
+//     prometheus.enabled: false; any other is refused with the row's note,
+//     which says what to do);
+//  4. a key of Centrifugo's defaults (centrifugo_defaults.go) that no row
+//     names: taken at its default, refused otherwise;
+//  5. anything else is a key Centrifugo does not have either: a warning,
+//     as Centrifugo warns, refused when strict.
 //
 // Keys are written with "[]" for any item of a list:
 // channel.namespaces[].subscribe_proxy_enabled.
@@ -49,12 +54,23 @@ type cfMapper struct {
 	proxies []any // proxies made from Centrifugo's unnamed ones (client.proxy.connect, ...)
 	defined map[string]bool
 	needed  map[string]string // a generated proxy's name -> the key that needs it
-	after   []func()          // conversions that need the whole file read first
+	unknown Problems          // keys Centrifugo does not have: warned about, refused only when strict
+	// notNeeded are the keys, set to other than Centrifugo's default,
+	// that tune something Herald does without a setting.
+	notNeeded []string
+	after     []func() // conversions that need the whole file read first
 }
 
 // mapCentrifugo translates a Centrifugo tree into a Herald tree, or says
 // which keys it cannot take and why.
 func mapCentrifugo(tree map[string]any) (map[string]any, Problems) {
+	out, ps, _ := mapCentrifugoReport(tree)
+	return out, ps
+}
+
+// mapCentrifugoReport is mapCentrifugo with what it found beside the
+// problems: unknown keys and keys Herald does not need.
+func mapCentrifugoReport(tree map[string]any) (map[string]any, Problems, CentrifugoReport) {
 	m := &cfMapper{
 		tables: newCFTables(),
 		out: map[string]any{
@@ -80,7 +96,7 @@ func mapCentrifugo(tree map[string]any) (map[string]any, Problems) {
 		}
 	}
 	slices.SortStableFunc(m.ps, func(a, b Problem) int { return strings.Compare(a.Key, b.Key) })
-	return m.out, m.ps
+	return m.out, m.ps, CentrifugoReport{Unknown: m.unknown, NotNeeded: m.notNeeded}
 }
 
 func (m *cfMapper) refuse(path, msg string) {
@@ -106,7 +122,13 @@ func (m *cfMapper) walk(src map[string]any, path, rule string, dst map[string]an
 			}
 		}
 		if hasRow {
-			if !row.takes(v) {
+			switch {
+			case row.Action == cfTune:
+				if !m.tables.isDefault(c.rule, v) {
+					m.notNeeded = append(m.notNeeded, c.path)
+				}
+			case row.takes(v) || m.tables.isDefault(c.rule, v):
+			default:
 				m.refuse(c.path, row.Note)
 			}
 			continue
@@ -115,12 +137,49 @@ func (m *cfMapper) walk(src map[string]any, path, rule string, dst map[string]an
 			m.walk(vm, c.path, c.rule, nil, nil, item, itemType)
 			continue
 		}
-		msg := "not a Centrifugo v6 option that Herald knows: remove it, or see docs/migrating-from-centrifugo.md for what Herald offers instead"
-		if s := m.nearestKey(k, c.rule, t); s != "" {
-			msg = fmt.Sprintf("not a Centrifugo v6 option that Herald knows (did you mean %q?)", join(path, s))
+		if d, known := m.tables.defaultOf(c.rule); known {
+			// A key of Centrifugo's that Herald has no use for and no
+			// row names: taken at Centrifugo's default (or off), refused
+			// otherwise, since its meaning would be lost.
+			_, dMap := d.(map[string]any)
+			if vm, ok := v.(map[string]any); ok && dMap {
+				m.walk(vm, c.path, c.rule, nil, nil, item, itemType)
+				continue
+			}
+			if !isOff(v) && !m.tables.isDefault(c.rule, v) {
+				m.refuse(c.path, fmt.Sprintf("Herald has no such option: only Centrifugo's default (%s) is taken; remove it", defaultText(d)))
+			}
+			continue
 		}
-		m.refuse(c.path, msg)
+		suggest := ""
+		if s := m.nearestKey(k, c.rule, t); s != "" {
+			suggest = fmt.Sprintf(" (did you mean %q?)", join(path, s))
+		}
+		if !m.tables.knowsItemKeys(c.rule) {
+			// Centrifugo's defaults have no item of this list (consumers):
+			// whether Centrifugo has the key cannot be told, so it is
+			// refused rather than passed over.
+			m.refuse(c.path, "not a Centrifugo v6 option that Herald knows"+suggest)
+			continue
+		}
+		// Centrifugo warns about a key it does not know and starts
+		// (internal/app/log.go, "unknown key in configuration file"); so
+		// does Herald, with the key it is likely a misspelling of. Strict
+		// checking refuses it (Strict).
+		msg := "unknown key: not an option of Centrifugo " + CentrifugoVersion + "; it is not used" + suggest
+		m.unknown = append(m.unknown, Problem{Key: c.path, Message: msg})
 	}
+}
+
+// defaultText writes a default value for a message.
+func defaultText(d any) string {
+	if s, ok := d.(string); ok {
+		return fmt.Sprintf("%q", s)
+	}
+	if isEmpty(d) {
+		return "empty"
+	}
+	return fmt.Sprint(d)
 }
 
 // nearestKey is the known key next to key (in Herald's section t or the
@@ -140,6 +199,9 @@ func (m *cfMapper) nearestKey(key, rule string, t reflect.Type) string {
 	for _, r := range m.tables.rows {
 		add(r.Key)
 	}
+	for _, k := range m.tables.centrifugoKeysUnder(strings.TrimSuffix(parent, ".")) {
+		known = append(known, option{key: k})
+	}
 	return nearest(key, known)
 }
 
@@ -152,6 +214,8 @@ func (m *cfMapper) copyValue(c cfCtx, v any, typ reflect.Type) {
 			m.refuse(c.path, msg)
 			return
 		}
+	case isLeafType(typ):
+		v = weakValue(v, typ)
 	case isSection(typ):
 		if vm, ok := v.(map[string]any); ok {
 			m.walk(vm, c.path, c.rule, ensureMap(c.dst, c.key), typ, c.item, c.itemType)
@@ -275,21 +339,54 @@ func sortedKeys[V any](m map[string]V) []string {
 // and Centrifugo as nanoseconds, so a number is refused rather than given
 // either meaning.
 func centrifugoDuration(v any) string {
-	switch v.(type) {
+	switch x := v.(type) {
 	case int64, float64:
 		return fmt.Sprintf("%v: write the duration with a unit, such as \"%vs\" (Centrifugo reads a bare number as nanoseconds, Herald as seconds)", v, v)
+	case string:
+		// Centrifugo reads a string with time.ParseDuration, which wants
+		// a unit ("25" is an error there); Herald would take it as seconds.
+		if _, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil && strings.TrimSpace(x) != "0" {
+			return fmt.Sprintf("%q: write the duration with a unit, such as \"%ss\", as Centrifugo requires", x, strings.TrimSpace(x))
+		}
 	}
 	return ""
 }
 
+// weakValue reads a string where a number or a boolean is wanted as
+// Centrifugo does: its configuration is decoded by mapstructure with
+// viper's WeaklyTypedInput, so "25" is 25 and "true" is true. Other
+// values are returned as they are, for Herald's decoding to check.
+func weakValue(v any, typ reflect.Type) any {
+	s, ok := v.(string)
+	if !ok {
+		return v
+	}
+	switch k := typ.Kind(); {
+	case k == reflect.Bool:
+		if b, err := strconv.ParseBool(s); err == nil {
+			return b
+		}
+	case k >= reflect.Int && k <= reflect.Uint64:
+		if n, err := strconv.ParseInt(strings.TrimSpace(s), 0, 64); err == nil {
+			return n
+		}
+	case k == reflect.Float32 || k == reflect.Float64:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
+			return f
+		}
+	}
+	return v
+}
+
 // cfTables is the key table indexed by key.
 type cfTables struct {
-	rows  []centrifugoKey
-	byKey map[string]centrifugoKey
+	rows     []centrifugoKey
+	byKey    map[string]centrifugoKey
+	defaults map[string]any // Centrifugo's defaults (centrifugo_defaults.go)
 }
 
 func newCFTables() *cfTables {
-	t := &cfTables{rows: centrifugoKeys(), byKey: map[string]centrifugoKey{}}
+	t := &cfTables{rows: centrifugoKeys(), byKey: map[string]centrifugoKey{}, defaults: centrifugoDefaults()}
 	for _, r := range t.rows {
 		t.byKey[r.Key] = r
 	}

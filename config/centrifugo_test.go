@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -228,17 +229,22 @@ func TestCentrifugoRefusedKeysNameThemselves(t *testing.T) {
 			continue // mapped, or every value changes nothing (prometheus.enabled)
 		}
 		tree := treeWith(n.Key, value)
-		_, ps := mapCentrifugo(tree)
+		_, ps, report := mapCentrifugoReport(tree)
 		want := strings.ReplaceAll(n.Key, "[]", "[0]")
+		if n.Action == cfTune {
+			// Taken, and named as not needed.
+			if hasProblem(ps, want, "") || !slices.Contains(report.NotNeeded, want) {
+				t.Errorf("%s: %v, not needed %v, want it taken and named as not needed", n.Key, ps, report.NotNeeded)
+			}
+			continue
+		}
 		if !hasProblem(ps, want, n.Note) {
 			t.Errorf("%s: %v, want a problem for %s saying %q", n.Key, ps, want, n.Note)
 		}
 	}
 	for key, msg := range map[string]string{
-		"no_such_section":                              "not a Centrifugo v6 option",
-		"client.no_such_key":                           "not a Centrifugo v6 option",
-		"channel.namespaces[].no_such":                 "not a Centrifugo v6 option",
 		"channel.namespaces[].subscribe_proxy_enabled": "refers to the proxy of channel.proxy.subscribe",
+		"consumers[].no_such":                          "not a Centrifugo v6 option that Herald knows",
 		"http_server.port":                             "want a port number",
 		"client.proxy.connect.enabled":                 "",
 		"engine.redis.address":                         "want host:port or a redis:// URL",
@@ -266,11 +272,25 @@ func TestCentrifugoRefusedKeysNameThemselves(t *testing.T) {
 		!strings.Contains(err.Error(), `CENTRIFUGO_CLIENT_PING_INTERVAL: (for client.ping_interval) "25": want a duration with a unit`) {
 		t.Errorf("bare number duration in the environment: %v", err)
 	}
-	// A misspelt key: the nearest key, Herald's or Centrifugo's.
-	for key, want := range map[string]string{"client.tokn": `"client.token"`, "http_servr": `"http_server"`, "client.alowed_origins": `"client.allowed_origins"`} {
-		_, ps = mapCentrifugo(treeWith(key, "x"))
-		if !hasProblem(ps, key, "did you mean "+want) {
-			t.Errorf("%s: %v, want a suggestion of %s", key, ps, want)
+	// A key Centrifugo does not have either is not refused (Centrifugo
+	// warns and starts): it is reported, with the nearest key, Herald's or
+	// Centrifugo's, when one is near.
+	for key, want := range map[string]string{
+		"client.tokn": `"client.token"`, "http_servr": `"http_server"`, "client.alowed_origins": `"client.allowed_origins"`,
+		"engine.redis.presense_ttl": `"engine.redis.presence_ttl"`, "no_such_section": "", "client.no_such_key": "",
+		"channel.namespaces[].no_such": "", "channel.namespaces[].presense": `"channel.namespaces[0].presence"`,
+	} {
+		_, ps, report := mapCentrifugoReport(treeWith(key, "x"))
+		path := strings.ReplaceAll(key, "[]", "[0]")
+		if hasProblem(ps, path, "") {
+			t.Errorf("%s: refused: %v", key, ps)
+		}
+		msg := "unknown key"
+		if want != "" {
+			msg = "did you mean " + want
+		}
+		if !hasProblem(report.Unknown, path, msg) {
+			t.Errorf("%s: %v, want a warning saying %s", key, report.Unknown, msg)
 		}
 	}
 	// Several addresses: shards, in Herald as in Centrifugo.
@@ -370,13 +390,11 @@ func TestCentrifugoEnv(t *testing.T) {
 	}
 	// Bad values and unknown variables are refused, by name.
 	for v, want := range map[string]string{
-		"CENTRIFUGO_ADMIN_ENABLED=maybe":            `CENTRIFUGO_ADMIN_ENABLED: (for admin.enabled) "maybe": want true or false`,
-		"CENTRIFUGO_CLIENT_CHANNEL_LIMIT=many":      `CENTRIFUGO_CLIENT_CHANNEL_LIMIT: (for client.channel_limit) "many": want a whole number`,
-		"CENTRIFUGO_NO_SUCH_OPTION=1":               "CENTRIFUGO_NO_SUCH_OPTION: names no Centrifugo option",
-		"CENTRIFUGO_CHANNEL_NAMESPACES={}":          "CENTRIFUGO_CHANNEL_NAMESPACES: want a JSON array",
-		"CENTRIFUGO_GRAPHITE_ENABLED=true":          "graphite: Herald exports Prometheus metrics only, at prometheus.handler_prefix (set by CENTRIFUGO_GRAPHITE_ENABLED)",
-		"CENTRIFUGO_LOG_FILE=/var/log/c.log":        "log.file: Herald logs to standard error: redirect it, or let the service manager collect it (set by CENTRIFUGO_LOG_FILE)",
-		"CENTRIFUGO_CHANNEL_NAMESPACES_NOPE_X=true": "CENTRIFUGO_CHANNEL_NAMESPACES_NOPE_X: names no Centrifugo option",
+		"CENTRIFUGO_ADMIN_ENABLED=maybe":       `CENTRIFUGO_ADMIN_ENABLED: (for admin.enabled) "maybe": want true or false`,
+		"CENTRIFUGO_CLIENT_CHANNEL_LIMIT=many": `CENTRIFUGO_CLIENT_CHANNEL_LIMIT: (for client.channel_limit) "many": want a whole number`,
+		"CENTRIFUGO_CHANNEL_NAMESPACES={}":     "CENTRIFUGO_CHANNEL_NAMESPACES: want a JSON array",
+		"CENTRIFUGO_GRAPHITE_ENABLED=true":     "graphite: Herald exports Prometheus metrics only, at prometheus.handler_prefix (set by CENTRIFUGO_GRAPHITE_ENABLED)",
+		"CENTRIFUGO_LOG_FILE=/var/log/c.log":   "log.file: Herald logs to standard error: redirect it, or let the service manager collect it (set by CENTRIFUGO_LOG_FILE)",
 	} {
 		_, err := ParseCentrifugo([]byte("{}"), "c.json", []string{v})
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -60,6 +60,10 @@ type Config struct {
 	// endpoint are served (paths.go).
 	Prometheus PrometheusConfig `yaml:"prometheus"`
 	Health     HealthConfig     `yaml:"health"`
+
+	// centrifugo is what reading a Centrifugo file found beside the
+	// configuration (centrifugo_report.go); no key of the file.
+	centrifugo CentrifugoReport
 }
 
 // LogConfig selects the log format and level.

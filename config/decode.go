@@ -69,6 +69,10 @@ func decodeNode(n *yaml.Node, v reflect.Value, path string) Problems {
 		if null {
 			return nil
 		}
+		// yaml.v3 truncates a fraction into an integer (1.9 becomes 1).
+		if k := t.Kind(); k >= reflect.Int && k <= reflect.Uint64 && n.Tag == "!!float" {
+			return Problems{{Key: path, Line: n.Line, Message: typeMessage(t, n)}}
+		}
 		ptr := reflect.New(t)
 		if err := n.Decode(ptr.Interface()); err != nil {
 			return Problems{{Key: path, Line: n.Line, Message: typeMessage(t, n)}}
@@ -80,9 +84,17 @@ func decodeNode(n *yaml.Node, v reflect.Value, path string) Problems {
 			return Problems{{Key: path, Line: n.Line, Message: "want a mapping of keys"}}
 		}
 		var ps Problems
+		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, val := n.Content[i], n.Content[i+1]
 			key := join(path, k.Value)
+			// A key given twice is refused, not taken last-wins: one of
+			// the two values would be dropped without a word.
+			if line, dup := seen[k.Value]; dup {
+				ps = append(ps, Problem{Key: key, Line: k.Line, Message: fmt.Sprintf("given twice (first at line %d)", line)})
+				continue
+			}
+			seen[k.Value] = k.Line
 			o, ok := optionByKey(t, k.Value)
 			if !ok {
 				msg := "unknown key"

@@ -159,7 +159,7 @@ func (c Config) AuthUnconfigured() bool {
 
 // Warnings lists settings that are valid but probably not what is meant.
 func (c Config) Warnings() []string {
-	var w []string
+	w := c.centrifugo.warnings()
 	if c.AuthUnconfigured() {
 		// One warning for both keys: serve treats this case as a whole.
 		w = append(w, "client.token and http_api.key: no keys are configured: `herald serve` generates random ones "+

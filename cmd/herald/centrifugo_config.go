@@ -59,6 +59,11 @@ func cfCheckConfigCommand(format string) *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("error validating config: %w", err)
 			}
+			// As Centrifugo's checkconfig: unknown keys fail only with
+			// --strict (internal/cli/checkconfig.go).
+			if err := cfg.Strict(); strict && err != nil {
+				return fmt.Errorf("unknown keys in config: %w", err)
+			}
 			for _, w := range cfg.Warnings() {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
@@ -66,7 +71,6 @@ func cfCheckConfigCommand(format string) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&path, "config", "c", "config.json", "path to config file to check")
-	// Herald refuses a key it does not know whether or not this is given.
 	cmd.Flags().BoolVarP(&strict, "strict", "s", false, "strict check - fail on unknown fields")
 	return cmd
 }

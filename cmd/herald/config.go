@@ -14,7 +14,10 @@ import (
 func configCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "config", Short: "Write, check or print configuration"}
 	cmd.AddCommand(configInitCommand())
-	var checkFormat string
+	var (
+		checkFormat string
+		checkStrict bool
+	)
 	check := &cobra.Command{
 		Use:   "check FILE",
 		Short: "Validate a configuration file (with the HERALD_ environment applied, and CENTRIFUGO_ for a Centrifugo file) and report every problem",
@@ -27,6 +30,12 @@ func configCommand() *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("%s:\n%w", args[0], err)
 			}
+			if err := strictCheck(cfg, checkStrict); err != nil {
+				return fmt.Errorf("%s:\n%w", args[0], err)
+			}
+			if line := cfg.CentrifugoReport().NotNeededLine(); line != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "note:", line)
+			}
 			warnings := cfg.Warnings()
 			for _, w := range warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
@@ -36,6 +45,7 @@ func configCommand() *cobra.Command {
 		},
 	}
 	addConfigFormatFlag(check, &checkFormat)
+	addStrictFlag(check, &checkStrict)
 	cmd.AddCommand(check)
 	cmd.AddCommand(configConvertCommand())
 	cmd.AddCommand(&cobra.Command{
@@ -144,6 +154,24 @@ func loadConfigEnv(path, format string, environ []string) (config.Config, error)
 		fmt.Fprintf(os.Stderr, "warning: environment variable %s names no configuration key\n", u)
 	}
 	return cfg, nil
+}
+
+// addStrictFlag adds --strict, which refuses what is otherwise a warning:
+// the keys and CENTRIFUGO_ variables of a Centrifugo configuration that
+// Centrifugo does not have either.
+func addStrictFlag(cmd *cobra.Command, strict *bool) {
+	cmd.Flags().BoolVar(strict, "strict", false, "refuse unknown keys and CENTRIFUGO_ variables of a Centrifugo configuration (without it they are warnings, as in Centrifugo)")
+}
+
+// strictCheck is what --strict adds to validation.
+func strictCheck(cfg config.Config, strict bool) error {
+	if !strict {
+		return nil
+	}
+	if err := cfg.Strict(); err != nil {
+		return fmt.Errorf("unknown keys (refused by --strict):\n%w", err)
+	}
+	return nil
 }
 
 // addConfigFormatFlag adds --config-format, the format of --config.

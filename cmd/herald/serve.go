@@ -21,7 +21,7 @@ func serveCommand() *cobra.Command {
 		configPath, configFormat         string
 		address, name, level, format     string
 		secret, engineType, adminAddress string
-		insecure, ephemeralKeys          bool
+		insecure, ephemeralKeys, strict  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -49,6 +49,9 @@ func serveCommand() *cobra.Command {
 			if f.Changed("insecure") {
 				cfg.Client.Insecure = insecure
 			}
+			if err := strictCheck(cfg, strict); err != nil {
+				return fmt.Errorf("configuration:\n%w", err)
+			}
 			return runNode(cmd, cfg, nodeOptions{
 				ephemeralKeys: ephemeralKeys, configPath: configPath, addressFlag: f.Changed("address"),
 			})
@@ -56,6 +59,7 @@ func serveCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&configPath, "config", "c", "", "configuration file: Herald's YAML (see docs/configuration.md) or a Centrifugo v6 file")
 	addConfigFormatFlag(cmd, &configFormat)
+	addStrictFlag(cmd, &strict)
 	f := cmd.Flags()
 	f.StringVar(&address, "address", ":8000", "address to listen on (address); a run with generated keys and no address set listens on 127.0.0.1:8000")
 	f.StringVar(&name, "name", "", "node name (name)")
@@ -96,6 +100,9 @@ func runNode(cmd *cobra.Command, cfg config.Config, opts nodeOptions) error {
 	log := newLogger(cmd.ErrOrStderr(), cfg.Log)
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
+	}
+	if line := cfg.CentrifugoReport().NotNeededLine(); line != "" {
+		log.Info(line)
 	}
 	if generated != nil {
 		log.Warn("no client.token key and no http_api.key are configured: using random keys generated for this run only; " +
