@@ -19,6 +19,7 @@ import (
 var fuzzMethods = []string{
 	"publish", "broadcast", "subscribe", "unsubscribe", "disconnect", "refresh", "presence",
 	"presence_stats", "history", "history_remove", "channels", "info", "rpc", "batch", "nope",
+	"map_publish", "map_remove", "map_read_state", "map_read_stream", "map_stats", "map_clear",
 }
 
 // FuzzHandler sends arbitrary bodies to every API method of a hub on the
@@ -45,6 +46,10 @@ func FuzzHandler(f *testing.F) {
 		{13, `{"commands":[{"publish":{"channel":"chat","data":1}},{"history":{"channel":"plain:room"}},{"info":{}}]}`},
 		{13, `{"parallel":true,"commands":[{"broadcast":{"channels":["plain:room"],"data":2}},{"disconnect":{}}]}`},
 		{13, `{"commands":{}}`}, {13, `[`}, {14, `{}`}, {0, ``}, {0, `{"channel":"chat"} x`},
+		{15, `{"channel":"board:b","key":"k","data":{"n":1}}`}, {15, `{"channel":"board:b","key":"","data":1}`},
+		{16, `{"channel":"board:b","key":"k"}`}, {17, `{"channel":"board:b","cursor":"x","limit":-1}`},
+		{18, `{"channel":"board:b","since":{"offset":1,"epoch":"e"},"limit":1e12,"reverse":true}`},
+		{19, `{"channel":"board:b"}`}, {20, `{"channel":"chat"}`},
 	} {
 		f.Add(uint8(s.method), false, []byte(s.body))
 		f.Add(uint8(s.method), true, []byte(s.body))

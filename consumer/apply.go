@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -77,10 +78,26 @@ type DeadLetter struct {
 func (d *DeadLetter) Error() string { return "dead letter: " + d.Err.Error() }
 func (d *DeadLetter) Unwrap() error { return d.Err }
 
-// applier returns the Applier of one consumer.
-func applier(name string, exec Executor, retry Retry, m *metrics, log *slog.Logger) Applier {
+// DefaultMaxMessageSize is Config.MaxMessageSize when it is 0: the server
+// API's default body limit (api.DefaultMaxBodySize), so that a command is
+// bounded alike whichever way it comes.
+const DefaultMaxMessageSize = 1 << 20
+
+// applier returns the Applier of one consumer; maxSize is
+// Config.MaxMessageSize.
+func applier(name string, exec Executor, retry Retry, maxSize int64, m *metrics, log *slog.Logger) Applier {
 	retry = retry.WithDefaults()
+	if maxSize == 0 {
+		maxSize = DefaultMaxMessageSize
+	}
 	return func(ctx context.Context, method string, data []byte) error {
+		if maxSize > 0 && int64(len(data)) > maxSize {
+			m.oversized.WithLabelValues(name).Inc()
+			m.failed.WithLabelValues(name).Inc()
+			err := fmt.Errorf("message of %d bytes, over max_message_size %d", len(data), maxSize)
+			log.Error("consumer: message moved aside", "consumer", name, "error", err)
+			return &DeadLetter{Err: err}
+		}
 		cmd, err := Decode(method, data)
 		if err != nil {
 			m.failed.WithLabelValues(name).Inc()

@@ -59,12 +59,16 @@ type Config struct {
 	Name string `yaml:"name" defaultdoc:"required" doc:"the consumer's name, unique: it labels the metrics and the '/readyz' entry"`
 	// Type is TypePostgres, TypeRedisStream, TypeJetStream or TypeKafka;
 	// the matching section below is used.
-	Type        string            `yaml:"type" defaultdoc:"required" doc:"'postgresql' (an outbox table), 'redis_stream', 'nats_jetstream' or 'kafka'; the section of that name configures it ([consumers.md](consumers.md))"`
-	Retry       `yaml:",inline"`  // max_retries, retry_min_backoff, retry_max_backoff
-	Postgres    PostgresConfig    `yaml:"postgresql"`
-	RedisStream RedisStreamConfig `yaml:"redis_stream"`
-	JetStream   JetStreamConfig   `yaml:"nats_jetstream"`
-	Kafka       KafkaConfig       `yaml:"kafka"`
+	Type  string           `yaml:"type" defaultdoc:"required" doc:"'postgresql' (an outbox table), 'redis_stream', 'nats_jetstream' or 'kafka'; the section of that name configures it ([consumers.md](consumers.md))"`
+	Retry `yaml:",inline"` // max_retries, retry_min_backoff, retry_max_backoff
+	// MaxMessageSize bounds a message's data, as api.Config.MaxBodySize
+	// bounds a server API request: a larger one is moved aside
+	// unapplied. Zero means DefaultMaxMessageSize; -1, no bound.
+	MaxMessageSize int64             `yaml:"max_message_size" default:"1048576" doc:"largest message in bytes (the command as the source holds it), as 'http_api.max_body_size' bounds a server API request: a larger one is not applied but moved aside (the dead-letter table, stream, subject or topic; where there is none, skipped) and counted in 'herald_consumer_oversized_total'. '-1': no bound"`
+	Postgres       PostgresConfig    `yaml:"postgresql"`
+	RedisStream    RedisStreamConfig `yaml:"redis_stream"`
+	JetStream      JetStreamConfig   `yaml:"nats_jetstream"`
+	Kafka          KafkaConfig       `yaml:"kafka"`
 }
 
 // Validate reports every problem of c, each an *optionerr.Error naming
@@ -76,6 +80,9 @@ func (c Config) Validate() error {
 		errs = append(errs, &optionerr.Error{Field: "Name", Message: "required"})
 	}
 	errs = append(errs, c.Retry.validate())
+	if c.MaxMessageSize < -1 {
+		errs = append(errs, &optionerr.Error{Field: "MaxMessageSize", Message: fmt.Sprintf("%d: must be positive, 0 (the default, %d) or -1 (no bound)", c.MaxMessageSize, DefaultMaxMessageSize)})
+	}
 	switch c.Type {
 	case TypePostgres:
 		errs = append(errs, optionerr.Prefix("Postgres", c.Postgres.Validate()))
@@ -158,6 +165,7 @@ func NewGroup(cfgs []Config, exec Executor, node string, log *slog.Logger) (*Gro
 		g.members = append(g.members, &member{cfg: c, source: s, err: errors.New("starting")})
 		g.metrics.applied.WithLabelValues(c.Name)
 		g.metrics.failed.WithLabelValues(c.Name)
+		g.metrics.oversized.WithLabelValues(c.Name)
 		g.metrics.retried.WithLabelValues(c.Name)
 		g.metrics.lag.WithLabelValues(c.Name)
 		g.metrics.up.WithLabelValues(c.Name)
@@ -186,7 +194,7 @@ func (g *Group) run(ctx context.Context, m *member) {
 	name := m.cfg.Name
 	env := &Env{
 		Name: name, Node: g.node, Log: g.log.With("consumer", name),
-		Apply: applier(name, g.exec, m.cfg.Retry, g.metrics, g.log),
+		Apply: applier(name, g.exec, m.cfg.Retry, m.cfg.MaxMessageSize, g.metrics, g.log),
 		Lag: func(part string, n int64) {
 			m.mu.Lock()
 			if m.lags == nil {

@@ -6,9 +6,11 @@ import "github.com/prometheus/client_golang/prometheus"
 type metrics struct {
 	applied *prometheus.CounterVec
 	failed  *prometheus.CounterVec
-	retried *prometheus.CounterVec
-	lag     *prometheus.GaugeVec
-	up      *prometheus.GaugeVec
+	// oversized counts the failed messages over max_message_size.
+	oversized *prometheus.CounterVec
+	retried   *prometheus.CounterVec
+	lag       *prometheus.GaugeVec
+	up        *prometheus.GaugeVec
 }
 
 func newMetrics() *metrics {
@@ -19,6 +21,9 @@ func newMetrics() *metrics {
 		}, label),
 		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_consumer_failed_total", Help: "Messages a consumer moved aside (dead-lettered): malformed, refused, or failing after every retry.",
+		}, label),
+		oversized: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_consumer_oversized_total", Help: "Messages a consumer moved aside unapplied because they were over its max_message_size (counted in herald_consumer_failed_total too).",
 		}, label),
 		retried: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_consumer_retried_total", Help: "Retries of commands that failed with an error that may pass.",
@@ -33,5 +38,5 @@ func newMetrics() *metrics {
 }
 
 func (m *metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.applied, m.failed, m.retried, m.lag, m.up}
+	return []prometheus.Collector{m.applied, m.failed, m.oversized, m.retried, m.lag, m.up}
 }

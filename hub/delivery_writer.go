@@ -26,7 +26,10 @@ type queued = writequeue.Item[*subscription]
 // them. processing holds writes back while commands run, since holdSince
 // until holdUntil (Unix nanoseconds) at the latest (command_exec.go).
 type writeQueue struct {
-	queue        []queued
+	queue []queued
+	// queued is the bytes of queue, and of a frame whose write waits
+	// for the client's socket on a goroutine of the client's own
+	// (frameWriter.write).
 	queued       int
 	pendingClose *Disconnect
 	holdUntil    int64
@@ -238,12 +241,16 @@ func (h *Hub) writerLoop() {
 	for {
 		select {
 		case c := <-h.writeq:
-			c.flushLoop()
+			if c.flush(true) {
+				return // a writer took this one's place (frameWriter.write)
+			}
 		case <-h.ctx.Done():
 			for {
 				select {
 				case c := <-h.writeq:
-					c.flushLoop()
+					if c.flush(true) {
+						return
+					}
 				default:
 					return
 				}
@@ -252,11 +259,33 @@ func (h *Hub) writerLoop() {
 	}
 }
 
+// replaceWriter starts a writer in the place of one that leaves the pool
+// to finish one client's write.
+func (h *Hub) replaceWriter() {
+	h.wg.Add(1)
+	go h.writerLoop()
+}
+
 // flushLoop writes queued messages, batched into frames, until the queue is
-// empty; then it closes the transport if a close is pending.
-func (c *Client) flushLoop() {
+// empty; then it closes the transport if a close is pending. It runs on a
+// goroutine of the client's own.
+func (c *Client) flushLoop() { c.flush(false) }
+
+// flush is flushLoop on a pool writer (pooled) or a goroutine of the
+// client's own. It reports whether a pool writer left the pool to wait for
+// this client's socket (frameWriter.write): the caller's goroutine then
+// belongs to no pool and ends.
+func (c *Client) flush(pooled bool) (detached bool) {
 	f := writequeue.NewFramer()
 	defer f.Release()
+	fw := c.hub.getFrameWriter()
+	fw.c, fw.pooled = c, pooled
+	fw.starter, _ = c.transport.(WriteStarter)
+	defer func() {
+		detached = fw.detached
+		*fw = frameWriter{fn: fw.fn}
+		c.hub.frameWriters.Put(fw)
+	}()
 	wrote := false
 	for {
 		c.mu.Lock()
@@ -296,7 +325,7 @@ func (c *Client) flushLoop() {
 		c.lastWrite.Store(start)
 		c.mu.Unlock()
 		wrote = true
-		err := writequeue.Frames(f, c.proto, q, c.writeFrame)
+		err := writequeue.Frames(f, c.proto, q, fw.fn)
 		c.hub.queueArrays.Recycle(q)
 		end := c.hub.mono()
 		c.hub.wrote(end, time.Duration(end-start))
@@ -321,12 +350,67 @@ func (c *Client) flushLoop() {
 	}
 }
 
-func (c *Client) writeFrame(frame []byte) error {
+// frameWriter writes the frames of one client's flush. On a pool writer
+// (pooled) whose client's transport can start a write without waiting
+// (WriteStarter), a frame that the socket does not take at once does not
+// hold the writer: a new writer takes its place in the pool, and this
+// goroutine, now the client's own, waits for the rest of the frame and
+// writes the rest of the client's queue. So no client waits for another's
+// socket, and a goroutine is spent only on a client whose socket is full;
+// an idle client costs nothing more. A transport without WriteStarter
+// is written on the pool's writers as it always was.
+type frameWriter struct {
+	c        *Client
+	starter  WriteStarter
+	pooled   bool
+	detached bool
+	fn       func([]byte) error // write, bound once: a flush allocates nothing for it
+}
+
+// getFrameWriter is a recycled frameWriter (Hub.frameWriters), whose bound
+// write would otherwise cost a flush two allocations.
+func (h *Hub) getFrameWriter() *frameWriter {
+	if v := h.frameWriters.Get(); v != nil {
+		return v.(*frameWriter)
+	}
+	w := &frameWriter{}
+	w.fn = w.write
+	return w
+}
+
+func (w *frameWriter) write(frame []byte) error {
+	c := w.c
 	c.lastWrite.Store(c.hub.mono())
 	m := c.hub.metrics
 	m.bytesOut.Add(float64(len(frame)))
 	m.framesOut.Inc()
-	return c.transport.WriteFrame(frame)
+	if w.starter == nil {
+		return c.transport.WriteFrame(frame)
+	}
+	done, err := w.starter.StartFrame(frame)
+	if done || err != nil {
+		return err
+	}
+	if w.pooled {
+		w.pooled, w.detached = false, true
+		c.hub.replaceWriter()
+	}
+	c.hub.metrics.writesDetached.Inc()
+	// While it waits, the frame counts with the client's queue (and the
+	// node's), against their bounds: what a client that does not read
+	// holds is what it has pending, written or queued.
+	c.mu.Lock()
+	c.queued += len(frame)
+	c.mu.Unlock()
+	c.hub.queuedTotal.Add(int64(len(frame)))
+	err = w.starter.FinishFrame(frame)
+	c.mu.Lock()
+	// A close for slowness may have emptied the count meanwhile.
+	was := c.queued
+	c.queued = max(0, c.queued-len(frame))
+	c.hub.queuedTotal.Add(int64(c.queued - was))
+	c.mu.Unlock()
+	return err
 }
 
 // enqueueDeltaLocked queues a publication for a delta subscription: the

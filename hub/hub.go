@@ -102,17 +102,18 @@ type Hub struct {
 	sessionKey []byte
 	emulation  emulationGate
 
-	subs        registry
-	deltas      deltaChannels    // delta compression bases (delivery_delta.go)
-	filters     tagsfilter.Table // registered subscriptions' tags filters
-	compact     compactIDs       // channel compaction ids (compaction.go)
-	interest    interest
-	users       userIndex
-	nodes       clusterstate.Registry
-	process     clusterstate.Sampler             // CPU and memory for the heartbeat
-	writeq      chan *Client                     // clients waiting for a writer (delivery_writer.go)
-	queueArrays writequeue.Arrays[*subscription] // clients' queue arrays, recycled (delivery_writer.go)
-	coalesce    coalescer                        // clients waiting for their write interval (delivery_coalesce.go)
+	subs         registry
+	deltas       deltaChannels    // delta compression bases (delivery_delta.go)
+	filters      tagsfilter.Table // registered subscriptions' tags filters
+	compact      compactIDs       // channel compaction ids (compaction.go)
+	interest     interest
+	users        userIndex
+	nodes        clusterstate.Registry
+	process      clusterstate.Sampler             // CPU and memory for the heartbeat
+	writeq       chan *Client                     // clients waiting for a writer (delivery_writer.go)
+	queueArrays  writequeue.Arrays[*subscription] // clients' queue arrays, recycled (delivery_writer.go)
+	frameWriters sync.Pool                        // *frameWriter, recycled (delivery_writer.go)
+	coalesce     coalescer                        // clients waiting for their write interval (delivery_coalesce.go)
 	// queuedTotal is the bytes waiting in every client's write queue
 	// (delivery_writer.go); past ClientConfig.NodeQueueMaxSize publishing is shed.
 	queuedTotal atomic.Int64

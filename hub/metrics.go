@@ -16,6 +16,7 @@ type metrics struct {
 	bytesIn         prometheus.Counter
 	bytesOut        prometheus.Counter
 	framesOut       prometheus.Counter
+	writesDetached  prometheus.Counter
 	errors          *prometheus.CounterVec
 	disconnects     *prometheus.CounterVec
 	queueBytes      prometheus.Observer
@@ -73,6 +74,10 @@ func newMetrics(h *Hub) *metrics {
 		Namespace: "herald", Subsystem: "client", Name: "sent_frames_total",
 		Help: "Frames written to clients (each may batch several messages).",
 	})
+	m.writesDetached = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "herald", Subsystem: "client", Name: "blocked_writes_total",
+		Help: "Frames whose client's socket did not take them at once, so that the rest was written on a goroutine of the client's own instead of a shared writer.",
+	})
 	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "herald", Subsystem: "client", Name: "errors_total",
 		Help: "Error replies sent to clients, by code.",
@@ -121,7 +126,7 @@ func newMetrics(h *Hub) *metrics {
 	m.collectors = []prometheus.Collector{
 		m.accessDecisions,
 		gauge("access_records", "Token revocations, token invalidations and blocked users this node holds in memory.", func() float64 { return float64(h.access.Size()) }),
-		commands, durations, sent, m.bytesIn, m.bytesOut, m.framesOut, m.errors, m.disconnects, queue, m.dropped, m.shed, m.joinLeaveCapped, publish, lag,
+		commands, durations, sent, m.bytesIn, m.bytesOut, m.framesOut, m.writesDetached, m.errors, m.disconnects, queue, m.dropped, m.shed, m.joinLeaveCapped, publish, lag,
 		gauge("node_queued_bytes", "Bytes waiting in the write queues of every client of this node; past client.node_queue_max_size, publishing on this node is shed.", func() float64 { return float64(h.queuedTotal.Load()) }),
 		gauge("client_connections", "Connected (authenticated) clients on this node.", func() float64 { return float64(h.NumClients()) }),
 		gauge("client_unauthenticated_connections", "Connections on this node that have not connected (authenticated) yet; each is closed after client.stale_close_delay.", func() float64 { return float64(h.NumPending()) }),

@@ -22,6 +22,21 @@ type Transport interface {
 	Close(code uint32, reason string)
 }
 
+// WriteStarter is a Transport whose writes can begin without waiting, so
+// that the hub's writers, a small pool shared by every client, never wait
+// on one client's socket. StartFrame writes what the connection takes at
+// once and reports whether that was all of frame. When it was not, the
+// write is still in progress: the hub hands the client to a goroutine of
+// its own, which calls FinishFrame with the same frame (unchanged until
+// then) to write the rest within the transport's write timeout, before
+// any other write of the connection. A transport without it is written
+// with WriteFrame on the pool's writers, which is fine only when its
+// writes never wait long.
+type WriteStarter interface {
+	StartFrame(frame []byte) (done bool, err error)
+	FinishFrame(frame []byte) error
+}
+
 // DeliveryReporter is a Transport that can tell whether its client is
 // reading: Delivered is how many bytes the client has taken from the
 // connection so far, as the kernel counts them (TCP's acknowledged bytes),

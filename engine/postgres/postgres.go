@@ -194,6 +194,7 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 		e.writers.Go(func() { e.runWriter(q) })
 	}
 	e.workers.Go(e.runJanitor)
+	e.workers.Go(e.runMapJanitor)
 	e.workers.Go(e.runMonitor)
 	if e.opts.Logical.Enabled {
 		e.workers.Go(e.runLogical)

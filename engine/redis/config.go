@@ -27,7 +27,7 @@ const (
 	// intervals after a ping is replaced.
 	DefaultHealthInterval = 2 * time.Second
 	// DefaultMapExpiryInterval is Config.MapExpiryInterval's default.
-	DefaultMapExpiryInterval = time.Second
+	DefaultMapExpiryInterval = 100 * time.Millisecond
 	// DefaultReadTimeout bounds each background read (gap repair, replay)
 	// before it is retried.
 	DefaultReadTimeout  = 10 * time.Second

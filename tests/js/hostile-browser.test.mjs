@@ -231,3 +231,67 @@ test('EventSource gets publications with raw CR, CRLF and LF whole on sse and un
   assert.deepEqual(got.uni_sse, [CR_VALUE, 'after'], 'uni_sse publications');
   assert.deepEqual(page.errors, [], 'no script errors on the page');
 });
+
+// A channel name as long as a channel may be (255 bytes) and a user id far
+// longer, both with control characters, a right-to-left override, a line
+// separator and a byte-order mark: shown as text, and the page stays
+// usable (its navigation still takes clicks, nothing overflows it).
+// Channel names are printable ASCII (anything else is error 107), so the
+// control characters go in the user id and the data.
+const CONTROL = '\u0001\u0007\u001b[31m\u202e\u2028\ufeff';
+const LONG_CHANNEL = `long<i>${'x'.repeat(255 - 7)}`;
+const LONG_USER = `${CONTROL}<b>${'u'.repeat(4000)}</b>`;
+
+test('the admin UI shows very long names with control characters as text and stays usable', { skip: skipBrowser, timeout: 120_000 }, async (t) => {
+  assert.equal(Buffer.byteLength(LONG_CHANNEL), 255);
+  const client = newClient(node.url, { token: connectionToken(LONG_USER) });
+  t.after(() => client.disconnect());
+  await connect(client);
+  await subscribe(client.newSubscription(LONG_CHANNEL));
+  await apiRaw('publish', JSON.stringify({ channel: LONG_CHANNEL, data: { text: CONTROL } }));
+
+  const page = await browser.newPage();
+  page.setDefaultTimeout(STEP_TIMEOUT_MS);
+  page.errors = [];
+  page.on('pageerror', (err) => page.errors.push(err.message));
+  const seen = await watchPage(page);
+  t.after(() => page.close());
+  await browser.clearCookies(); // log in afresh: the other test's session is in the profile
+  await page.goto(`http://127.0.0.1:${node.port}/admin/`);
+  await page.locator('#password').fill(PASSWORD);
+  await page.locator('#login-form button').click();
+  await page.locator('#page-overview').waitFor();
+
+  await page.locator('nav a[data-page=channels]').click();
+  await page.locator('#channel-search').fill('long*');
+  await page.locator('#channels-form button').click();
+  const row = page.locator('#channels tbody tr').filter({ has: page.locator('code', { hasText: 'xxxxxxxxxx' }) });
+  await row.waitFor();
+  await row.locator('button.open').click();
+  await page.locator('#presence li', { hasText: 'uuuuuuuuuu' }).waitFor();
+  const shown = await page.evaluate(() => ({
+    channel: document.querySelector('#channel-name')?.textContent ?? '',
+    user: document.querySelector('#presence li')?.textContent ?? '',
+    // An element made of the payload's own tags would hold just the text
+    // between them (the UI's own <b> around a user id holds the whole id).
+    bold: [...document.querySelectorAll('b, i')].filter((e) => /^(u{10}|x{10})/.test(e.textContent)).length,
+    overflow: document.documentElement.scrollWidth - window.innerWidth,
+  }));
+  assert.ok(shown.channel.includes(LONG_CHANNEL), 'the channel name is shown whole, as text');
+  assert.ok(shown.user.includes('<b>'), 'the user id is shown as text');
+    assert.equal(shown.bold, 0, 'a name was parsed as markup');
+  assert.ok(shown.overflow <= 0, `the page overflows its width by ${shown.overflow}px`);
+  await assertClean(page, seen, 'channel page with long names');
+
+  // Still usable: the navigation takes clicks (a name laid over it would
+  // intercept them) and another page opens.
+  await page.locator('nav a[data-page=connections]').click();
+  await page.locator('#conn-channel').fill(LONG_CHANNEL);
+  await page.locator('#connections-form button').click();
+  await page.locator('#connections tbody td.user', { hasText: 'uuuuuuuuuu' }).waitFor();
+  const width = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(width <= 0, `the connections page overflows its width by ${width}px`);
+  await page.locator('nav a[data-page=overview]').click();
+  await page.locator('#page-overview').waitFor();
+  await assertClean(page, seen, 'connections page with long names');
+});

@@ -92,12 +92,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, spec streamSpec, 
 	if err := rc.SetReadDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		s.cfg.Logger.Debug("httpstream: clear the read deadline", "remote", r.RemoteAddr, "error", err)
 	}
-	st.mu.Lock()
+	st.wmu.Lock()
 	w.WriteHeader(http.StatusOK)
 	// The headers go out at once: the client counts the transport open
 	// when they arrive.
 	err := st.writeLocked(nil)
-	st.mu.Unlock()
+	st.wmu.Unlock()
 	if err != nil {
 		s.cfg.Logger.Debug("httpstream: response headers not sent", "remote", r.RemoteAddr, "error", err)
 		return
@@ -120,10 +120,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, spec streamSpec, 
 	} else {
 		c.HandleFrame(first)
 	}
-	select {
-	case <-st.done:
-	case <-r.Context().Done():
-	}
+	st.run(r.Context())
 	st.end()
 	c.HandleClose()
 }

@@ -19,7 +19,7 @@ import (
 var ErrClosed = errors.New("unigrpc: stream closed")
 
 // stream is one Consume call carrying a connection's pushes; it implements
-// hub.Transport. The hub's goroutine converts a frame to Push messages and
+// hub.Transport and hub.WriteStarter. The hub's goroutine converts a frame to Push messages and
 // hands them to the Consume goroutine (run), which sends them: a gRPC
 // stream may be sent on by one goroutine only, and only until its handler
 // returns.
@@ -33,6 +33,9 @@ type stream struct {
 	tmp  []byte
 	out  chan []*unistream.Push // to run, unbuffered
 	sent chan error             // run's result of each delivery
+	// inFlight: StartFrame handed run pushes whose result is still to be
+	// taken from sent.
+	inFlight bool
 	// done is closed when the stream ends: Close, a failed or timed-out
 	// delivery, or the client gone (run returned).
 	done     chan struct{}
@@ -54,6 +57,53 @@ func (s *stream) Protocol() protocol.Type { return protocol.TypeProtobuf }
 func (s *stream) WriteFrame(frame []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	msgs, err := s.convertLocked(frame)
+	if err != nil || len(msgs) == 0 {
+		return err
+	}
+	return s.deliverLocked(msgs)
+}
+
+// StartFrame hands the pushes of frame to the Consume goroutine when it is
+// ready for them, without waiting for them to be sent (hub.WriteStarter),
+// so that the hub's shared writers never wait for one client; false, with
+// nothing handed over, while it still sends what it was handed before:
+// FinishFrame then delivers frame after that, within the write timeout.
+func (s *stream) StartFrame(frame []byte) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inFlight {
+		select {
+		case err := <-s.sent:
+			s.inFlight = false
+			if err != nil {
+				s.finish()
+				return false, fmt.Errorf("unigrpc write to %s: %w", s.remote, err)
+			}
+		default:
+			return false, nil
+		}
+	}
+	msgs, err := s.convertLocked(frame)
+	if err != nil || len(msgs) == 0 {
+		return err == nil, err
+	}
+	select {
+	case <-s.done:
+		return false, ErrClosed
+	case s.out <- msgs:
+		s.inFlight = true
+		return true, nil
+	default:
+		return false, nil
+	}
+}
+
+// FinishFrame delivers frame after what StartFrame handed over.
+func (s *stream) FinishFrame(frame []byte) error { return s.WriteFrame(frame) }
+
+// convertLocked turns the replies of frame into bare pushes.
+func (s *stream) convertLocked(frame []byte) ([]*unistream.Push, error) {
 	var msgs []*unistream.Push
 	err := protocol.SplitFrame(protocol.TypeProtobuf, frame, func(msg []byte) error {
 		push, err := protocol.ReplyToPush(protocol.TypeProtobuf, s.tmp[:0], msg)
@@ -73,12 +123,9 @@ func (s *stream) WriteFrame(frame []byte) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("unigrpc write to %s: %w", s.remote, err)
+		return nil, fmt.Errorf("unigrpc write to %s: %w", s.remote, err)
 	}
-	if len(msgs) == 0 {
-		return nil
-	}
-	return s.deliverLocked(msgs)
+	return msgs, nil
 }
 
 // Close sends a disconnect push with code and reason and ends the stream.
@@ -94,7 +141,8 @@ func (s *stream) Close(code uint32, reason string) {
 	s.finish()
 }
 
-// deliverLocked hands msgs to run and waits for them to be sent.
+// deliverLocked hands msgs to run and waits for them to be sent, after
+// what StartFrame handed over before.
 func (s *stream) deliverLocked(msgs []*unistream.Push) error {
 	timer := time.NewTimer(s.timeout)
 	defer timer.Stop()
@@ -102,6 +150,21 @@ func (s *stream) deliverLocked(msgs []*unistream.Push) error {
 	case <-s.done:
 		return ErrClosed
 	default:
+	}
+	if s.inFlight {
+		select {
+		case err := <-s.sent:
+			s.inFlight = false
+			if err != nil {
+				s.finish()
+				return fmt.Errorf("unigrpc write to %s: %w", s.remote, err)
+			}
+		case <-s.done:
+			return ErrClosed
+		case <-timer.C:
+			s.finish()
+			return fmt.Errorf("unigrpc write to %s: not sent within %s", s.remote, s.timeout)
+		}
 	}
 	select {
 	case s.out <- msgs:

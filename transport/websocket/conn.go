@@ -45,9 +45,10 @@ type Conn struct {
 	slot     int32  // index in Server.conns; epoll events carry it
 	gen      uint32 // tells this connection's epoll events from a previous user of slot
 	state    atomic.Uint32
-	deflate  bool       // permessage-deflate was negotiated
-	wmu      sync.Mutex // serialises frames on the wire
-	rd       *readState // partial input; nil while nothing is half-read
+	deflate  bool          // permessage-deflate was negotiated
+	wmu      sync.Mutex    // serialises frames on the wire
+	pw       *pendingWrite // a frame StartFrame began, under wmu until FinishFrame
+	rd       *readState    // partial input; nil while nothing is half-read
 }
 
 // Protocol is the connection's encoding for its whole life.
@@ -66,32 +67,46 @@ func (c *Conn) RemoteAddr() string { return c.nc.RemoteAddr().String() }
 // Config.CompressionMinSize bytes is compressed first, outside the write
 // lock, with a pooled compressor.
 func (c *Conn) WriteFrame(frame []byte) error {
-	op := ws.OpText
-	if c.proto == protocol.TypeProtobuf {
-		op = ws.OpBinary
+	h, frame, d, err := c.dataFrame(frame)
+	if err != nil {
+		return err
 	}
-	h := ws.Header{Fin: true, OpCode: op}
-	if c.deflate && len(frame) >= c.srv.cfg.CompressionMinSize {
-		d := c.srv.flate.getDeflater()
-		defer c.srv.flate.putDeflater(d)
-		z, err := d.compress(frame)
-		if err != nil {
-			return fmt.Errorf("websocket write to %s: %w", c.RemoteAddr(), err)
-		}
-		frame, h.Rsv = z, compressedRsv
-	}
+	defer c.putDeflater(d)
 	c.wmu.Lock()
 	if c.state.Load()&stClosed != 0 {
 		c.wmu.Unlock()
 		return ErrClosed
 	}
-	err := c.writeHeaderLocked(h, frame)
+	err = c.writeHeaderLocked(h, frame)
 	c.wmu.Unlock()
 	if err != nil {
 		c.abort()
 		return fmt.Errorf("websocket write to %s: %w", c.RemoteAddr(), err)
 	}
 	return nil
+}
+
+// dataFrame is the header and payload of a data frame carrying frame:
+// compressed, with the compressor that holds the payload (to be given back
+// once it is written), when the connection negotiated compression and
+// frame is large enough.
+func (c *Conn) dataFrame(frame []byte) (ws.Header, []byte, *deflater, error) {
+	op := ws.OpText
+	if c.proto == protocol.TypeProtobuf {
+		op = ws.OpBinary
+	}
+	h := ws.Header{Fin: true, OpCode: op}
+	if !c.deflate || len(frame) < c.srv.cfg.CompressionMinSize {
+		return h, frame, nil, nil
+	}
+	d := c.srv.flate.getDeflater()
+	z, err := d.compress(frame)
+	if err != nil {
+		c.srv.flate.putDeflater(d)
+		return h, nil, nil, fmt.Errorf("websocket write to %s: %w", c.RemoteAddr(), err)
+	}
+	h.Rsv = compressedRsv
+	return h, z, d, nil
 }
 
 // Close sends a close frame with code and reason (cut to 123 bytes) and

@@ -40,6 +40,12 @@ type UniAcceptFunc func(c *UniConn, r *http.Request) UniReceiver
 // UniConn is a unidirectional connection. It implements hub.Transport.
 type UniConn struct {
 	c *Conn
+	// A frame that StartFrame began and the socket did not take at once:
+	// the buffer holding the push being written (a large one is written
+	// from it) and the messages of the frame after it. Set only while such
+	// a write waits.
+	pwb  *writeBuf
+	rest []byte
 }
 
 // Protocol is always JSON: Centrifugo's unidirectional WebSocket has no
@@ -68,6 +74,54 @@ func (u *UniConn) WriteFrame(frame []byte) error {
 		wb.b = push
 		return u.c.WriteFrame(push)
 	})
+}
+
+// StartFrame is WriteFrame without waiting (hub.WriteStarter): it writes
+// the pushes of frame until the socket does not take one at once, and
+// reports whether it wrote them all. When it did not, FinishFrame, which
+// the caller must call next with the same frame, writes the rest.
+func (u *UniConn) StartFrame(frame []byte) (bool, error) {
+	srv := u.c.srv
+	wb := srv.getWriteBuf()
+	waiting := false
+	err := protocol.SplitFrame(protocol.TypeJSON, frame, func(msg []byte) error {
+		if waiting {
+			return nil
+		}
+		push, err := protocol.ReplyToPush(protocol.TypeJSON, wb.b[:0], msg)
+		if err != nil {
+			srv.log.Debug("uni_websocket: reply not sent", "remote", u.RemoteAddr(), "error", err)
+			return nil
+		}
+		wb.b = push
+		done, err := u.c.StartFrame(push)
+		if err == nil && !done {
+			// msg is a part of frame: what follows it is the rest.
+			waiting, u.rest = true, frame[cap(frame)-cap(msg)+len(msg):]
+		}
+		return err
+	})
+	if !waiting {
+		srv.putWriteBuf(wb)
+		return err == nil, err
+	}
+	u.pwb = wb
+	return false, nil
+}
+
+// FinishFrame writes the rest of the frame StartFrame began.
+func (u *UniConn) FinishFrame([]byte) error {
+	wb, rest := u.pwb, u.rest
+	if wb == nil {
+		return nil
+	}
+	u.pwb, u.rest = nil, nil
+	err := u.c.FinishFrame(nil)
+	u.c.srv.putWriteBuf(wb)
+	if err != nil || len(rest) == 0 {
+		return err
+	}
+	return u.WriteFrame(rest)
 }
 
 // Close writes a disconnect push with code and reason, then closes the
