@@ -86,10 +86,11 @@ type NamespaceOptions struct {
 	// filters. 0 means DefaultTagsMaxSize; -1 means no bound.
 	TagsMaxSize int `yaml:"tags_max_size" doc:"the tags of one publication to these channels, keys and values together, in bytes (0 means 4096; -1 means no bound): a publish with more is refused with error 107 naming 'tags'. Every subscriber's tags filter reads the tags of every publication, so their size multiplies the cost of a channel's filters"`
 	// PublicationDataFormat is what publications in these channels carry
-	// (DataFormatJSON by default): publish refuses data of another format,
-	// from clients and the server API alike, so that no publication can
-	// reach a subscriber that cannot decode it.
-	PublicationDataFormat DataFormat `yaml:"publication_data_format" default:"json" doc:"what publications in these channels carry: 'json' accepts one JSON value in valid UTF-8; 'json_object' only a JSON object; 'binary' any bytes, and then only Protobuf clients may subscribe (a JSON client gets error 107). Data of another format is refused at publish time with error 107, from clients and the server API alike; see [protocol.md](protocol.md#payloads-json-and-binary)"`
+	// (DataFormatAny by default, Centrifugo's empty value): publish
+	// refuses data of another format, from clients and the server API
+	// alike, so that no publication can reach a subscriber that cannot
+	// decode it.
+	PublicationDataFormat DataFormat `yaml:"publication_data_format" defaultdoc:"empty: any non-empty data, non-JSON data only while no JSON client of the node subscribes" doc:"what publications in these channels carry, with Centrifugo's values: empty (the default) accepts any non-empty data, but data that is not JSON only while no JSON client of the node that takes the publication is subscribed to the channel (error 107 otherwise); 'json' one JSON value in valid UTF-8; 'json_object' only a JSON object; 'binary' any bytes, empty ones too, and then only Protobuf clients may subscribe (a JSON client gets error 107). Data of another format is refused at publish time with error 107, from clients and the server API alike; see [protocol.md](protocol.md#payloads-json-and-binary)"`
 	// AllowedDeltaTypes lists the delta encodings subscribers may ask for
 	// (SubscribeRequest.delta); only DeltaFossil exists. A subscriber that
 	// negotiated one receives each publication as a delta against the
