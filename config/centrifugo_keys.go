@@ -94,7 +94,6 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "client.presence_update_interval", Action: cfRefuse, Note: "Herald refreshes presence on its own schedule within client.presence_ttl: remove it", Takes: []string{"27s"}},
 		{Key: "client.proxy.connect", Herald: "proxies[], client.proxy.connect", Action: cfConvert, Convert: clientProxy, Note: "with 'enabled: true', becomes a proxy named 'client.proxy.connect' that client.proxy.connect names; without, it is not used, as in Centrifugo"},
 		{Key: "client.proxy.refresh", Herald: "proxies[], client.proxy.refresh", Action: cfConvert, Convert: clientProxy, Note: "as client.proxy.connect, named 'client.proxy.refresh'"},
-		{Key: "client.subscribe_to_user_personal_channel", Action: cfRefuse, Note: "Herald has no automatic personal channel: subscribe from the connect proxy ('channels' in its result) or in the token"},
 		{Key: "client.subscription_token", Herald: "client.subscription_token", Action: cfRename, Note: "with 'enabled: true', subscription tokens are verified with its keys instead of those of client.token, as in Centrifugo"},
 		{Key: "client.token.audience_regex", Herald: "client.token.audience_regex", Action: cfRename, Note: ""},
 		{Key: "client.token.issuer_regex", Herald: "client.token.issuer_regex", Action: cfRename, Note: ""},

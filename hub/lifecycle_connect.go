@@ -28,6 +28,9 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	if cred.ExpireAt > 0 && cred.ExpireAt <= now.Unix() {
 		return newError(protocol.ErrorExpired)
 	}
+	if err := c.enforceSingleConnection(ctx, cred.User); err != nil {
+		return err
+	}
 	channels, err := c.serverSideChannels(cred, req)
 	if err != nil {
 		return err
@@ -173,6 +176,12 @@ func (c *Client) serverSideChannels(cred credentials, req *protocol.ConnectReque
 	seen := make(map[string]bool)
 	var out []string
 	add := func(ch string) { seen[ch] = true; out = append(out, ch) }
+	if ch := h.personalChannel(cred.User); ch != "" {
+		if _, e := h.channels.resolve(ch); e != nil {
+			return nil, e
+		}
+		add(ch)
+	}
 	for _, ch := range cred.Channels {
 		if seen[ch] {
 			continue

@@ -241,6 +241,9 @@ type ClientConfig struct {
 	// Insecure accepts every connection and allows every channel
 	// operation. For development only; the server logs a warning.
 	Insecure bool `yaml:"insecure" doc:"development only: every client may connect and use every channel without a token. The log says so at start"`
+	// SubscribeToUserPersonalChannel subscribes each connection of an
+	// authenticated user to the user's personal channel (personal.go).
+	SubscribeToUserPersonalChannel PersonalChannelOptions `yaml:"subscribe_to_user_personal_channel"`
 }
 
 // DefaultNodeQueueMaxSize is ClientConfig.NodeQueueMaxSize when it is 0.
