@@ -79,6 +79,9 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 		res.Session, res.Node = c.conn.Session, h.nodeID
 	}
 	res.Expires, res.Ttl = exp.ttl(now)
+	if h.client.ConnectIncludeServerTime {
+		res.Time = now.UnixMilli()
+	}
 
 	// Server-side subscriptions: made now, answered inside the connect
 	// reply, their held-back publications released after it.

@@ -244,6 +244,10 @@ type ClientConfig struct {
 	// SubscribeToUserPersonalChannel subscribes each connection of an
 	// authenticated user to the user's personal channel (personal.go).
 	SubscribeToUserPersonalChannel PersonalChannelOptions `yaml:"subscribe_to_user_personal_channel"`
+	// ConnectIncludeServerTime puts the server's time in connect results
+	// (ConnectResult.time, Unix milliseconds), as Centrifugo's option of
+	// the same name (centrifuge v0.40.1 client.go connectCmd).
+	ConnectIncludeServerTime bool `yaml:"connect_include_server_time" doc:"put the server's time, in Unix milliseconds, in the connect result ('time'), so a client can estimate its clock's offset"`
 }
 
 // DefaultNodeQueueMaxSize is ClientConfig.NodeQueueMaxSize when it is 0.
