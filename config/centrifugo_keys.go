@@ -63,7 +63,7 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "channel.history_meta_ttl", Herald: "channel.namespaces[].history_meta_ttl", Action: cfConvert, Convert: historyMetaTTL, Note: "Herald sets it per namespace: it becomes the history_meta_ttl of channel.without_namespace and of every namespace that sets none"},
 		{Key: "channel.namespace_boundary", Action: cfRefuse, Note: "Herald's channel syntax is fixed (':' namespace boundary): remove it", Takes: []string{":"}},
 		{Key: "channel.namespaces[].allow_tags_filter", Herald: "channel.namespaces[].allow_tags_filter", Action: cfRename, Note: "publication tag filters of subscriptions"},
-		{Key: "channel.namespaces[].delta_publish", Action: cfRefuse, Note: "Herald sends deltas only for publications that ask for them: remove it"},
+		{Key: "channel.namespaces[].delta_publish", Action: cfRefuse, Note: "a boolean: whether publications go as Fossil deltas to the subscribers that negotiated them", Takes: []string{"true"}},
 		{Key: "channel.namespaces[].force_recovery_mode", Herald: "channel.namespaces[].force_recovery_mode", Action: cfRename, Note: "'stream' or 'cache', as in Centrifugo"},
 		{Key: "channel.namespaces[].publish_proxy_enabled", Herald: "channel.namespaces[].publish_proxy", Action: cfConvert, Convert: proxyEnabled, Note: "as subscribe_proxy_enabled"},
 		{Key: "channel.namespaces[].publish_proxy_name", Herald: "channel.namespaces[].publish_proxy", Action: cfConvert, Convert: proxyName, Note: "read with publish_proxy_enabled"},
