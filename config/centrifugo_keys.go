@@ -86,7 +86,6 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "client.allowed_origins", Herald: "websocket.allowed_origins", Action: cfRename, Note: "the browser origins allowed to connect, on every transport"},
 		{Key: "client.channel_position_check_delay", Action: cfRefuse, Note: "Herald checks stream positions on its own schedule: remove it", Takes: []string{"40s"}},
 		{Key: "client.channel_position_max_time_lag", Action: cfRefuse, Note: "remove it"},
-		{Key: "client.concurrency", Action: cfRefuse, Note: "Herald handles each connection's commands in order: remove it"},
 		{Key: "client.connect_code_to_unidirectional_disconnect", Action: cfRefuse, Note: "Herald has no code transforms: remove it"},
 		{Key: "client.connection_rate_limit", Action: cfRefuse, Note: "Herald limits new connections per client address: websocket.ip_rate_limit"},
 		{Key: "client.insecure_skip_token_signature_verify", Action: cfRefuse, Note: "Herald always verifies token signatures; for development use client.insecure"},

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -20,7 +21,9 @@ import (
 // gone when it is empty again, runs the queued commands one after another,
 // so replies keep the order of the commands, a command that waits on the
 // engine or on an application handler holds up only its own client, and an
-// idle client still parks no goroutine.
+// idle client still parks no goroutine. With ClientConfig.Concurrency above
+// 1 that goroutine runs several commands at once instead
+// (command_concurrent.go).
 
 // maxPendingCommands bounds the commands a client may have waiting behind
 // the one that runs; a client that sends more without waiting for replies
@@ -99,7 +102,7 @@ type commandQueue struct {
 	// limiter bounds the command rate (nil: no limit); overLimit counts
 	// commands refused in a row, up to ClientConfig.CommandRateBurst.
 	limiter   *rate.Limiter
-	overLimit int32
+	overLimit atomic.Int32 // atomic: commands may run concurrently (command_concurrent.go)
 	running   bool
 }
 
@@ -145,6 +148,10 @@ func isPong(cmd *protocol.Command) bool { return cmd.Id == 0 && cmd.Send == nil 
 // runCommands executes the client's queued commands in order until the
 // queue is empty or the client closes.
 func (c *Client) runCommands() {
+	if n := c.hub.client.Concurrency; n > 1 {
+		c.runCommandsConcurrently(n)
+		return
+	}
 	for {
 		c.mu.Lock()
 		if len(c.tasks) == 0 || c.state == stateClosed {
