@@ -244,12 +244,12 @@ type ClientConfig struct {
 	// SubscribeToUserPersonalChannel subscribes each connection of an
 	// authenticated user to the user's personal channel (personal.go).
 	SubscribeToUserPersonalChannel PersonalChannelOptions `yaml:"subscribe_to_user_personal_channel"`
-	// ConnectIncludeServerTime puts the server's time in connect results
-	// (ConnectResult.time, Unix milliseconds), as Centrifugo's option of
-	// the same name (centrifuge v0.40.1 client.go connectCmd).
 	// Concurrency is how many commands of one connection may run at once
 	// (command_concurrent.go); 0 or 1 runs them one after another.
 	Concurrency int `yaml:"concurrency" doc:"how many commands of one connection may run at once, as Centrifugo's option (0 or 1: one after another, replies in the order of the commands). Above 1, commands about different channels and RPCs run side by side, so a slow proxy or engine call holds up only its own; replies go out as each finishes, matched to their command by id. Commands about one channel (subscribe, unsubscribe, publish, presence, history, sub_refresh) still run in the order sent, and connect, refresh, send and map subscriptions wait for every command before them and hold up those after"`
+	// ConnectIncludeServerTime puts the server's time in connect results
+	// (ConnectResult.time, Unix milliseconds), as Centrifugo's option of
+	// the same name (centrifuge v0.40.1 client.go connectCmd).
 	ConnectIncludeServerTime bool `yaml:"connect_include_server_time" doc:"put the server's time, in Unix milliseconds, in the connect result ('time'), so a client can estimate its clock's offset"`
 }
 
