@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"time"
 
 	"github.com/heraldhq/herald/protocol"
 )
@@ -51,100 +50,47 @@ func concurrencyKey(cmd *protocol.Command) (key string, concurrent bool) {
 	return "", false
 }
 
-// runCommandsConcurrently is runCommands with up to limit commands running
-// at once.
-func (c *Client) runCommandsConcurrently(limit int) {
-	// One cancel for every command in flight: closing the client cancels
-	// them all (close calls cancelCmd).
-	parent, cancelAll := context.WithCancel(c.hub.ctx)
-	defer cancelAll()
-	var (
-		done     = make(chan string, limit) // the key of each command that finished
-		inflight int
-		busy     map[string]bool // channels with a command in flight
-	)
-	finish := func() {
-		if k := <-done; k != "" {
-			delete(busy, k)
-		}
-		inflight--
-	}
-	for {
-		c.mu.Lock()
-		if len(c.tasks) == 0 || c.state == stateClosed {
-			if inflight > 0 {
-				c.mu.Unlock()
-				finish()
-				continue
-			}
-			c.tasks = nil
-			c.running = false
-			c.cancelCmd = nil
-			c.releaseHoldLocked()
-			c.mu.Unlock()
-			return
-		}
-		t := c.tasks[0]
-		c.tasks[0] = task{}
-		c.tasks = c.tasks[1:]
-		key, concurrent := concurrencyKey(t.cmd)
-		concurrent = concurrent && t.fn == nil && c.state == stateConnected
-		c.cancelCmd = cancelAll
-		c.mu.Unlock()
+// inflight is the commands that a client's command goroutine runs beside
+// itself. It lives on that goroutine's stack, and its channel and map are
+// made at the first concurrent command.
+type inflight struct {
+	done chan string     // the key of each command that finished
+	busy map[string]bool // channels with a command in flight
+	n    int
+}
 
-		if !concurrent {
-			for inflight > 0 {
-				finish()
-			}
-		}
-		for inflight >= limit || (key != "" && busy[key]) {
-			finish()
-		}
-		c.startHold()
-		if !concurrent {
-			c.runTask(parent, t)
-			continue
-		}
-		if key != "" {
-			if busy == nil {
-				busy = make(map[string]bool, limit)
-			}
-			busy[key] = true
-		}
-		inflight++
-		go func() {
-			c.runTask(parent, t)
-			done <- key
-		}()
+// finish waits for one command in flight to finish.
+func (f *inflight) finish() {
+	if k := <-f.done; k != "" {
+		delete(f.busy, k)
+	}
+	f.n--
+}
+
+// drain waits for every command in flight.
+func (f *inflight) drain() {
+	for f.n > 0 {
+		f.finish()
 	}
 }
 
-// startHold marks the client as running a command, so that its writes are
-// held back as runCommands holds them for each command.
-func (c *Client) startHold() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.processing = true
-	if c.holdUntil != 0 {
-		now := time.Now()
-		c.holdUntil = min(now.Add(writeHold).UnixNano(), c.holdSince+int64(maxHold))
-		c.resetTimerLocked(now)
+// start runs t beside the others once fewer than limit run and none about
+// its channel key does.
+func (f *inflight) start(c *Client, parent context.Context, t task, key string, limit int) {
+	for f.n >= limit || (key != "" && f.busy[key]) {
+		f.finish()
 	}
-}
-
-// runTask runs one task with the command timeout, under parent, and closes
-// the client when the command says so.
-func (c *Client) runTask(parent context.Context, t task) {
-	ctx, cancel := context.WithTimeout(parent, c.hub.client.CommandTimeout)
-	defer cancel()
-	if t.fn != nil {
-		t.fn(ctx)
-		return
+	if f.done == nil {
+		f.done = make(chan string, limit)
+		f.busy = make(map[string]bool, limit)
 	}
-	if d := c.handleCommand(ctx, t.cmd); d != nil {
-		c.mu.Lock()
-		c.releaseHoldLocked()
-		c.mu.Unlock()
-		c.close(d)
+	if key != "" {
+		f.busy[key] = true
 	}
+	f.n++
+	done := f.done // not f, which stays on the caller's stack
+	go func() {
+		c.runTask(parent, t)
+		done <- key
+	}()
 }
