@@ -79,6 +79,7 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "channel.proxy.sub_refresh", Herald: "proxies[]", Action: cfConvert, Convert: defaultProxy, Note: "becomes a proxy named 'channel.proxy.sub_refresh'"},
 		{Key: "channel.proxy.subscribe", Herald: "proxies[]", Action: cfConvert, Convert: defaultProxy, Note: "becomes a proxy named 'channel.proxy.subscribe', used by the namespaces that enable the subscribe proxy without naming one"},
 		{Key: "channel.proxy.subscribe_stream", Herald: "proxies[]", Action: cfConvert, Convert: defaultProxy, Note: "becomes a proxy named 'channel.proxy.subscribe_stream'"},
+		{Key: "channel.publication_data_format", Herald: "channel.namespaces[].publication_data_format", Action: cfConvert, Convert: publicationDataFormat, Note: "Herald sets it per namespace: it becomes the publication_data_format of channel.without_namespace and of every namespace that sets none"},
 		{Key: "channel.user_boundary", Action: cfRefuse, Note: "Herald's channel syntax is fixed ('#' user boundary): remove it", Takes: []string{"#"}},
 		{Key: "channel.user_separator", Action: cfRefuse, Note: "Herald's channel syntax is fixed (',' user separator): remove it", Takes: []string{","}},
 		{Key: "channel.without_namespace", Herald: "channel.without_namespace", Action: cfConvert, Convert: withoutNamespace, Note: "the namespace options, mapped as those of channel.namespaces[]"},
