@@ -306,6 +306,20 @@ func historyMetaTTL(m *cfMapper, c cfCtx, v any) {
 		m.refuse(c.path, msg)
 		return
 	}
+	m.namespaceDefault("history_meta_ttl", v)
+}
+
+// publicationDataFormat, Centrifugo's global default of the namespace
+// option (centrifugo v6.9.1 internal/config/container.go), becomes the
+// publication_data_format of every namespace that sets none.
+func publicationDataFormat(m *cfMapper, _ cfCtx, v any) {
+	m.namespaceDefault("publication_data_format", v)
+}
+
+// namespaceDefault sets the namespace option key to v in
+// channel.without_namespace and every namespace that sets none, once they
+// are all read.
+func (m *cfMapper) namespaceDefault(key string, v any) {
 	m.after = append(m.after, func() {
 		ch := ensureMap(m.out, "channel")
 		targets := []map[string]any{ensureMap(ch, "without_namespace")}
@@ -317,8 +331,8 @@ func historyMetaTTL(m *cfMapper, c cfCtx, v any) {
 			}
 		}
 		for _, ns := range targets {
-			if _, set := ns["history_meta_ttl"]; !set {
-				ns["history_meta_ttl"] = v
+			if _, set := ns[key]; !set {
+				ns[key] = v
 			}
 		}
 	})

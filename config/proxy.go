@@ -34,6 +34,27 @@ type ClientProxyConfig struct {
 type RPCConfig struct {
 	Proxy      string         `yaml:"proxy" doc:"the proxy that answers rpc methods without a namespace"`
 	Namespaces []RPCNamespace `yaml:"namespaces" doc:"a list of RPC namespaces ('ns:method'), each with 'name' and 'proxy'; a method in a namespace not listed gets error 104"`
+	// NamespaceBoundary is Centrifugo's rpc.namespace_boundary.
+	NamespaceBoundary string `yaml:"namespace_boundary" defaultdoc:"':'" doc:"what separates an RPC method's namespace from its name ('ns:method'); the first occurrence counts"`
+	// Ping is Centrifugo's rpc.ping: a built-in method (hub.RPCPing).
+	Ping RPCPing `yaml:"ping"`
+}
+
+// RPCPing is the rpc.ping section.
+type RPCPing struct {
+	Enabled bool   `yaml:"enabled" doc:"answer the rpc method 'rpc.ping.method' with an empty result, on this node, before any proxy, so a client can measure its round trip to the server"`
+	Method  string `yaml:"method" default:"ping" doc:"the name of the built-in ping method"`
+}
+
+// RPCPingMethod is the built-in ping method's name, "" when it is off.
+func (c RPCConfig) RPCPingMethod() string {
+	switch {
+	case !c.Ping.Enabled:
+		return ""
+	case c.Ping.Method == "":
+		return "ping"
+	}
+	return c.Ping.Method
 }
 
 // RPCNamespace is one entry of rpc.namespaces.
@@ -64,7 +85,7 @@ func (c Config) ProxyOptions() (opts proxy.Config, ok bool) {
 		Subscribe: map[string]string{}, Publish: map[string]string{}, SubRefresh: map[string]string{},
 		SubscribeStream: map[string]string{}, SubscribeStreamBidirectional: map[string]bool{},
 		MapPublish: map[string]string{}, MapRemove: map[string]string{},
-		RPCNamespaces: map[string]string{}, MaxInFlight: c.ProxyMaxInFlight,
+		RPCNamespaces: map[string]string{}, RPCNamespaceBoundary: c.RPC.NamespaceBoundary, MaxInFlight: c.ProxyMaxInFlight,
 	}
 	opts.Endpoints = append(opts.Endpoints, c.Proxies...)
 	used := opts.Connect != "" || opts.Refresh != "" || opts.RPC != ""

@@ -64,7 +64,7 @@ func TestDefaultsAgreeWithTheCode(t *testing.T) {
 		{"http_api.max_body_size", d.HTTPAPI.MaxBodySize, int64(api.DefaultMaxBodySize)},
 		{"http_api.idempotency_window", d.HTTPAPI.IdempotencyWindow, hub.DefaultIdempotencyWindow},
 		{"channel.without_namespace.queue_policy", d.Channel.WithoutNamespace.QueuePolicy, hub.QueueClose},
-		{"channel.without_namespace.publication_data_format", d.Channel.WithoutNamespace.PublicationDataFormat, hub.DataFormatJSON},
+		{"channel.without_namespace.publication_data_format", d.Channel.WithoutNamespace.PublicationDataFormat, hub.DataFormatAny},
 		{"shutdown.drain_window", d.Shutdown.DrainWindow, 5 * time.Second},
 		{"admin.ui.path", d.Admin.UI.Path, DefaultAdminUIPath},
 	} {

@@ -36,14 +36,13 @@ func (c *Client) handleCommand(ctx context.Context, cmd *protocol.Command) *Disc
 		return badRequest("connect was refused; open a new connection")
 	}
 	if c.limiter != nil && !c.limiter.Allow() {
-		c.overLimit++
-		if int(c.overLimit) > c.hub.client.CommandRateBurst {
+		if int(c.overLimit.Add(1)) > c.hub.client.CommandRateBurst {
 			c.logger().Info("command rate limit exceeded repeatedly", "limit_per_second", c.hub.client.CommandRateLimit)
 			return newDisconnect(protocol.DisconnectTooManyRequests)
 		}
 		return c.reply(cmd.Id, newError(protocol.ErrorTooManyRequests))
 	} else if c.limiter != nil {
-		c.overLimit = 0
+		c.overLimit.Store(0)
 	}
 	if state == stateConnecting {
 		if cmd.Connect == nil {

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -20,7 +21,9 @@ import (
 // gone when it is empty again, runs the queued commands one after another,
 // so replies keep the order of the commands, a command that waits on the
 // engine or on an application handler holds up only its own client, and an
-// idle client still parks no goroutine.
+// idle client still parks no goroutine. With ClientConfig.Concurrency above
+// 1 that goroutine runs several commands at once instead
+// (command_concurrent.go).
 
 // maxPendingCommands bounds the commands a client may have waiting behind
 // the one that runs; a client that sends more without waiting for replies
@@ -99,7 +102,7 @@ type commandQueue struct {
 	// limiter bounds the command rate (nil: no limit); overLimit counts
 	// commands refused in a row, up to ClientConfig.CommandRateBurst.
 	limiter   *rate.Limiter
-	overLimit int32
+	overLimit atomic.Int32 // atomic: commands may run concurrently (command_concurrent.go)
 	running   bool
 }
 
@@ -143,13 +146,26 @@ func (c *Client) runServerTask(fn func(ctx context.Context)) {
 func isPong(cmd *protocol.Command) bool { return cmd.Id == 0 && cmd.Send == nil }
 
 // runCommands executes the client's queued commands in order until the
-// queue is empty or the client closes.
+// queue is empty or the client closes; with ClientConfig.Concurrency above
+// 1, several at once (command_concurrent.go).
 func (c *Client) runCommands() {
+	limit := c.hub.client.Concurrency
+	// One cancel for the commands of this run: closing the client cancels
+	// the one that runs, or all of them (close calls cancelCmd).
+	parent, cancelAll := context.WithCancel(c.hub.ctx)
+	defer cancelAll()
+	var others inflight
 	for {
 		c.mu.Lock()
 		if len(c.tasks) == 0 || c.state == stateClosed {
+			if others.n > 0 {
+				c.mu.Unlock()
+				others.finish()
+				continue
+			}
 			c.tasks = nil
 			c.running = false
+			c.cancelCmd = nil
 			c.releaseHoldLocked()
 			c.mu.Unlock()
 			return
@@ -157,6 +173,8 @@ func (c *Client) runCommands() {
 		t := c.tasks[0]
 		c.tasks[0] = task{}
 		c.tasks = c.tasks[1:]
+		key, concurrent := concurrencyKey(t.cmd)
+		concurrent = concurrent && limit > 1 && t.fn == nil && c.state == stateConnected
 		c.processing = true
 		if c.holdUntil != 0 {
 			// Writes are held already: give this command its own
@@ -165,27 +183,32 @@ func (c *Client) runCommands() {
 			c.holdUntil = min(now.Add(writeHold).UnixNano(), c.holdSince+int64(maxHold))
 			c.resetTimerLocked(now)
 		}
-		ctx, cancel := context.WithTimeout(c.hub.ctx, c.hub.client.CommandTimeout)
-		c.cancelCmd = cancel
+		c.cancelCmd = cancelAll
 		c.mu.Unlock()
 
-		var d *Disconnect
-		if t.fn != nil {
-			t.fn(ctx)
-		} else {
-			d = c.handleCommand(ctx, t.cmd)
+		if concurrent {
+			others.start(c, parent, t, key, limit)
+			continue
 		}
+		others.drain()
+		c.runTask(parent, t)
+	}
+}
 
+// runTask runs one task with the command timeout, under parent, and closes
+// the client when the command says so.
+func (c *Client) runTask(parent context.Context, t task) {
+	ctx, cancel := context.WithTimeout(parent, c.hub.client.CommandTimeout)
+	defer cancel()
+	if t.fn != nil {
+		t.fn(ctx)
+		return
+	}
+	if d := c.handleCommand(ctx, t.cmd); d != nil {
 		c.mu.Lock()
-		c.cancelCmd = nil
+		c.releaseHoldLocked()
 		c.mu.Unlock()
-		cancel()
-		if d != nil {
-			c.mu.Lock()
-			c.releaseHoldLocked()
-			c.mu.Unlock()
-			c.close(d)
-		}
+		c.close(d)
 	}
 }
 

@@ -100,7 +100,7 @@ func (h *Hub) mapPublish(ctx context.Context, ch string, r *rule, pub *engine.Pu
 
 func (h *Hub) mapPublishWith(ctx context.Context, ch string, r *rule, pub *engine.Publication, opts engine.MapPublishOptions) (engine.StreamPosition, error) {
 	if len(pub.Data) > 0 { // a key may carry its Info alone (presence)
-		if e := r.checkPublicationData(pub.Data); e != nil {
+		if e := h.checkPublicationData(ch, r, pub.Data); e != nil {
 			return engine.StreamPosition{}, e
 		}
 	}

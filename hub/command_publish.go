@@ -79,7 +79,7 @@ func (c *Client) publishToStream(ctx context.Context, req *protocol.PublishReque
 // is not a map channel) with the namespace's history options and an
 // idempotency key (none when empty).
 func (h *Hub) publish(ctx context.Context, ch string, r *rule, pub *engine.Publication, key string) (engine.StreamPosition, error) {
-	if e := r.checkPublicationData(pub.Data); e != nil {
+	if e := h.checkPublicationData(ch, r, pub.Data); e != nil {
 		return engine.StreamPosition{}, e
 	}
 	if e := h.shedPublish(); e != nil {

@@ -158,6 +158,7 @@ func New(cfg Config) (*Hub, error) {
 	}
 	var clientProblems optionProblems
 	cfg.Client.check("Client", &clientProblems)
+	cfg.Client.SubscribeToUserPersonalChannel.check(cfg.Channels, "Client.SubscribeToUserPersonalChannel", &clientProblems)
 	if err := errors.Join(err, clientProblems.err(), checkSharedPollConfig(cfg)); err != nil {
 		return nil, fmt.Errorf("hub: %w", err)
 	}

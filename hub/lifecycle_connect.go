@@ -38,6 +38,9 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 		c.logger().Info("connect refused: token revoked or user blocked", "user", cred.User, "verdict", v)
 		return accessRefusal(v)
 	}
+	if err := c.enforceSingleConnection(ctx, cred.User); err != nil {
+		return err
+	}
 	channels, err := c.serverSideChannels(cred, req)
 	if err != nil {
 		return err
@@ -91,6 +94,9 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 		res.Session, res.Node = c.conn.Session, h.nodeID
 	}
 	res.Expires, res.Ttl = exp.ttl(now)
+	if h.client.ConnectIncludeServerTime {
+		res.Time = now.UnixMilli()
+	}
 
 	// Server-side subscriptions: made now, answered inside the connect
 	// reply, their held-back publications released after it.
@@ -189,6 +195,12 @@ func (c *Client) serverSideChannels(cred credentials, req *protocol.ConnectReque
 	seen := make(map[string]bool)
 	var out []string
 	add := func(ch string) { seen[ch] = true; out = append(out, ch) }
+	if ch := h.personalChannel(cred.User); ch != "" {
+		if _, e := h.channels.resolve(ch); e != nil {
+			return nil, e
+		}
+		add(ch)
+	}
 	for _, ch := range cred.Channels {
 		if seen[ch] {
 			continue

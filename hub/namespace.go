@@ -93,7 +93,7 @@ func compileRule(name string, o NamespaceOptions, field string, ps *optionProble
 		ps.add(field, "TagsMaxSize", fmt.Sprintf("%d: want -1 (no bound), 0 (the default, %d) or a positive number", o.TagsMaxSize, DefaultTagsMaxSize))
 	}
 	if !o.PublicationDataFormat.valid() {
-		ps.add(field, "PublicationDataFormat", fmt.Sprintf("%q: want %s, %s or %s", o.PublicationDataFormat, DataFormatJSON, DataFormatJSONObject, DataFormatBinary))
+		ps.add(field, "PublicationDataFormat", fmt.Sprintf("%q: want empty, %s, %s or %s", o.PublicationDataFormat, DataFormatJSON, DataFormatJSONObject, DataFormatBinary))
 	}
 	checkDeltaTypes(o.AllowedDeltaTypes, joinField(field, "AllowedDeltaTypes"), ps)
 	checkMapOptions(o, field, ps)

@@ -33,7 +33,7 @@ func TestValidateNamesGoFields(t *testing.T) {
 		"Namespaces[0].Name":                    `"bad name!": must match`,
 		"Namespaces[1].HistorySize":             "HistorySize and HistoryTTL must be set together",
 		"Namespaces[1].JoinLeaveMaxSubscribers": "-2: want -1 (no bound)",
-		"Namespaces[2].PublicationDataFormat":   `"xml": want json, json_object or binary`,
+		"Namespaces[2].PublicationDataFormat":   `"xml": want empty, json, json_object or binary`,
 		"Namespaces[2].ChannelRegex":            "missing closing )",
 		"Namespaces[3].Name":                    `"hist": defined twice`,
 	} {

@@ -89,10 +89,11 @@ type NamespaceOptions struct {
 	// filters. 0 means DefaultTagsMaxSize; -1 means no bound.
 	TagsMaxSize int `yaml:"tags_max_size" doc:"the tags of one publication to these channels, keys and values together, in bytes (0 means 4096; -1 means no bound): a publish with more is refused with error 107 naming 'tags'. Every subscriber's tags filter reads the tags of every publication, so their size multiplies the cost of a channel's filters"`
 	// PublicationDataFormat is what publications in these channels carry
-	// (DataFormatJSON by default): publish refuses data of another format,
-	// from clients and the server API alike, so that no publication can
-	// reach a subscriber that cannot decode it.
-	PublicationDataFormat DataFormat `yaml:"publication_data_format" default:"json" doc:"what publications in these channels carry: 'json' accepts one JSON value in valid UTF-8; 'json_object' only a JSON object; 'binary' any bytes, and then only Protobuf clients may subscribe (a JSON client gets error 107). Data of another format is refused at publish time with error 107, from clients and the server API alike; see [protocol.md](protocol.md#payloads-json-and-binary)"`
+	// (DataFormatAny by default, Centrifugo's empty value): publish
+	// refuses data of another format, from clients and the server API
+	// alike, so that no publication can reach a subscriber that cannot
+	// decode it.
+	PublicationDataFormat DataFormat `yaml:"publication_data_format" defaultdoc:"empty: any non-empty data, non-JSON data only while no JSON client of the node subscribes" doc:"what publications in these channels carry, with Centrifugo's values: empty (the default) accepts any non-empty data, but data that is not JSON only while no JSON client of the node that takes the publication is subscribed to the channel (error 107 otherwise); 'json' one JSON value in valid UTF-8; 'json_object' only a JSON object; 'binary' any bytes, empty ones too, and then only Protobuf clients may subscribe (a JSON client gets error 107). Data of another format is refused at publish time with error 107, from clients and the server API alike; see [protocol.md](protocol.md#payloads-json-and-binary)"`
 	// AllowedDeltaTypes lists the delta encodings subscribers may ask for
 	// (SubscribeRequest.delta); only DeltaFossil exists. A subscriber that
 	// negotiated one receives each publication as a delta against the
@@ -252,6 +253,16 @@ type ClientConfig struct {
 	// UserStatusRPC lets a client mark its own user active with the rpc
 	// method update_user_status, as Centrifugo PRO's built-in rpc does.
 	UserStatusRPC bool `yaml:"user_status_rpc" doc:"answer the client rpc method 'update_user_status' (empty params) by marking the client's user active; the application's rpc handler never sees it"`
+	// SubscribeToUserPersonalChannel subscribes each connection of an
+	// authenticated user to the user's personal channel (personal.go).
+	SubscribeToUserPersonalChannel PersonalChannelOptions `yaml:"subscribe_to_user_personal_channel"`
+	// Concurrency is how many commands of one connection may run at once
+	// (command_concurrent.go); 0 or 1 runs them one after another.
+	Concurrency int `yaml:"concurrency" doc:"how many commands of one connection may run at once, as Centrifugo's option (0 or 1: one after another, replies in the order of the commands). Above 1, commands about different channels and RPCs run side by side, so a slow proxy or engine call holds up only its own; replies go out as each finishes, matched to their command by id. Commands about one channel (subscribe, unsubscribe, publish, presence, history, sub_refresh) still run in the order sent, and connect, refresh, send and map subscriptions wait for every command before them and hold up those after"`
+	// ConnectIncludeServerTime puts the server's time in connect results
+	// (ConnectResult.time, Unix milliseconds), as Centrifugo's option of
+	// the same name (centrifuge v0.40.1 client.go connectCmd).
+	ConnectIncludeServerTime bool `yaml:"connect_include_server_time" doc:"put the server's time, in Unix milliseconds, in the connect result ('time'), so a client can estimate its clock's offset"`
 }
 
 // DefaultNodeQueueMaxSize is ClientConfig.NodeQueueMaxSize when it is 0.
@@ -278,7 +289,7 @@ func (c ClientConfig) check(prefix string, ps *optionProblems) {
 	}{
 		{"ChannelLimit", c.ChannelLimit}, {"QueueMaxSize", c.QueueMaxSize},
 		{"ConnectionLimit", c.ConnectionLimit}, {"UserConnectionLimit", c.UserConnectionLimit},
-		{"CommandRateBurst", c.CommandRateBurst},
+		{"CommandRateBurst", c.CommandRateBurst}, {"Concurrency", c.Concurrency},
 	} {
 		if n.v < 0 {
 			ps.add(prefix, n.field, fmt.Sprintf("%d: must not be negative", n.v))

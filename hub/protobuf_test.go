@@ -119,8 +119,8 @@ func TestMixedProtocolSubscribers(t *testing.T) {
 		t.Fatalf("protobuf publisher's own publication: %v", r)
 	}
 
-	// Bytes that are not JSON are refused at publish time in a JSON
-	// namespace (the default): no subscriber loses anything.
+	// Bytes that are not JSON are refused at publish time while a JSON
+	// client subscribes (the default format): no subscriber loses anything.
 	r := pb.Call(&protocol.Command{Id: 4, Publish: &protocol.PublishRequest{Channel: "mix", Data: []byte("x")}})
 	if r.Error == nil || r.Error.Code != 107 || !strings.Contains(r.Error.Message, "valid JSON") {
 		t.Fatalf("non-JSON publication: want error 107 naming JSON, got %v", r)
@@ -138,10 +138,11 @@ func TestPublicationDataFormat(t *testing.T) {
 	t.Parallel()
 	cfg := protobufConfig()
 	opts := cfg.Channels.WithoutNamespace
-	obj, bin := opts, opts
+	obj, bin, jsn := opts, opts, opts
 	obj.PublicationDataFormat = hub.DataFormatJSONObject
 	bin.PublicationDataFormat = hub.DataFormatBinary
-	cfg.Channels.Namespaces = []hub.Namespace{{Name: "obj", NamespaceOptions: obj}, {Name: "bin", NamespaceOptions: bin}}
+	jsn.PublicationDataFormat = hub.DataFormatJSON
+	cfg.Channels.Namespaces = []hub.Namespace{{Name: "obj", NamespaceOptions: obj}, {Name: "bin", NamespaceOptions: bin}, {Name: "json", NamespaceOptions: jsn}}
 	n := startNode(t, cfg)
 	ctx := t.Context()
 
@@ -150,9 +151,13 @@ func TestPublicationDataFormat(t *testing.T) {
 		data string
 		ok   bool
 	}{
-		{"plain", "x", false},
-		{"plain", "\"\xff\"", false}, // invalid UTF-8 inside a JSON string
+		{"plain", "", false},        // the default takes non-empty data, as Centrifugo's
+		{"plain", "x", true},        // any bytes while no JSON client subscribes
+		{"plain", "\"\xff\"", true}, // invalid UTF-8 inside a JSON string
 		{"plain", "[1]", true},
+		{"json:a", "x", false},
+		{"json:a", "\"\xff\"", false},
+		{"json:a", "[1]", true},
 		{"obj:a", "[1]", false},
 		{"obj:a", ` {"a":1}`, true},
 		{"bin:a", "\xff\x00", true},
@@ -230,4 +235,54 @@ func TestLegacyBinaryDataInJSONChannel(t *testing.T) {
 		t.Fatalf("recovery: want recovered with offset 3 only, got %v", m)
 	}
 	c.Call(`{"id":4,"presence_stats":{"channel":"legacy"}}`) // still connected
+}
+
+// TestBinaryDataInDefaultNamespace: in the default format a Protobuf
+// client publishes any bytes, as with Centrifugo, while only Protobuf
+// clients subscribe; once a JSON client subscribes, such data is refused
+// with error 107 saying why, from clients and the server API alike, and
+// JSON data still goes through.
+func TestBinaryDataInDefaultNamespace(t *testing.T) {
+	t.Parallel()
+	cfg := protobufConfig()
+	cfg.Channels.WithoutNamespace.AllowPublishForClient = true
+	n := startNode(t, cfg)
+	ctx := t.Context()
+	pub := n.dialProtobuf(t)
+	pub.Connect("publisher")
+	sub := n.dialProtobuf(t)
+	sub.Connect("subscriber")
+	if r := sub.Call(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "bin"}}); r.Subscribe == nil {
+		t.Fatalf("subscribe: %v", r)
+	}
+	if r := pub.Call(&protocol.Command{Id: 2, Publish: &protocol.PublishRequest{Channel: "bin", Data: []byte("boom")}}); r.Error != nil {
+		t.Fatalf("binary publish with Protobuf subscribers only: %v", r.Error)
+	}
+	if r := sub.Next(); string(r.Push.GetPub().GetData()) != "boom" {
+		t.Fatalf("protobuf subscriber: %v", r)
+	}
+	if _, err := n.hub.Publish(ctx, "bin", []byte{0xff, 0x00}, hub.PublishOptions{}); err != nil {
+		t.Fatalf("API binary publish with Protobuf subscribers only: %v", err)
+	}
+	if r := sub.Next(); !bytes.Equal(r.Push.GetPub().GetData(), []byte{0xff, 0x00}) {
+		t.Fatalf("protobuf subscriber, API publication: %v", r)
+	}
+
+	js := n.dial(t)
+	js.Connect("json")
+	js.MustSubscribe(2, "bin", "")
+	r := pub.Call(&protocol.Command{Id: 3, Publish: &protocol.PublishRequest{Channel: "bin", Data: []byte("boom")}})
+	if r.Error == nil || r.Error.Code != 107 || !strings.Contains(r.Error.Message, "JSON clients subscribe") {
+		t.Fatalf("binary publish with a JSON subscriber: want error 107 saying why, got %v", r)
+	}
+	var he *hub.Error
+	if _, err := n.hub.Publish(ctx, "bin", []byte{0xff, 0x00}, hub.PublishOptions{}); !errors.As(err, &he) || he.Code != 107 {
+		t.Fatalf("API binary publish with a JSON subscriber: want error 107, got %v", err)
+	}
+	if r := pub.Call(&protocol.Command{Id: 4, Publish: &protocol.PublishRequest{Channel: "bin", Data: []byte(`{"ok":1}`)}}); r.Error != nil {
+		t.Fatalf("JSON publish with a JSON subscriber: %v", r.Error)
+	}
+	if p := jsonclient.PushesOf([]map[string]any{js.Next()}, "bin", "pub"); len(p) != 1 || jsonclient.Num(p[0]["offset"]) != 3 {
+		t.Fatalf("JSON subscriber: %v", p)
+	}
 }

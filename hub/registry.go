@@ -79,6 +79,20 @@ func (r *registry) each(ch string, fn func(c *Client, s *subscription)) {
 	sh.mu.RUnlock()
 }
 
+// some reports whether fn holds for a local subscriber of ch, stopping at
+// the first; fn runs under the shard's read lock and must not block.
+func (r *registry) some(ch string, fn func(c *Client) bool) bool {
+	sh := r.shard(ch)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	for c := range sh.channels[ch] {
+		if fn(c) {
+			return true
+		}
+	}
+	return false
+}
+
 // count is the number of local subscribers of ch.
 func (r *registry) count(ch string) int {
 	sh := r.shard(ch)

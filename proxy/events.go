@@ -22,8 +22,9 @@ const (
 	eventRPC        = "rpc"
 )
 
-// rpcNamespaceBoundary separates an RPC method's namespace from its name.
-const rpcNamespaceBoundary = ":"
+// DefaultRPCNamespaceBoundary separates an RPC method's namespace from
+// its name unless Config.RPCNamespaceBoundary says otherwise.
+const DefaultRPCNamespaceBoundary = ":"
 
 func clientCall(event string, c *hub.Client) callInfo {
 	return callInfo{event: event, clientID: c.ID(), header: c.Header()}
@@ -175,7 +176,7 @@ func (r *Router) onSubRefresh(ctx context.Context, c *hub.Client, ev hub.SubRefr
 // commands (whose replies must stay in order) and no one else.
 func (r *Router) onRPC(ctx context.Context, c *hub.Client, ev hub.RPCEvent, reply func(hub.RPCReply, error)) {
 	e := r.rpc
-	if ns, _, ok := strings.Cut(ev.Method, rpcNamespaceBoundary); ok {
+	if ns, _, ok := strings.Cut(ev.Method, r.rpcBoundary); ok {
 		var declared bool
 		if e, declared = r.rpcNamespaces[ns]; !declared {
 			reply(hub.RPCReply{}, &hub.Error{Code: protocol.ErrorMethodNotFound, Message: protocol.ErrorMethodNotFound.Message()})

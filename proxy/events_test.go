@@ -252,6 +252,29 @@ func TestRPC(t *testing.T) {
 	b.next()
 }
 
+// TestRPCNamespaceBoundary: with another rpc.namespace_boundary the
+// namespace ends there, and ':' is part of a method's name.
+func TestRPCNamespaceBoundary(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t)
+	cfg := fullConfig(b, nil)
+	cfg.RPCNamespaceBoundary = "."
+	n := startNode(t, cfg)
+	c := connected(t, n, b)
+	b.answer("/rpc_ns", `{"result":{"data":1}}`)
+	if m := c.Call(`{"id":2,"rpc":{"method":"ns.list"}}`); jsonclient.Compact(t, m["rpc"]) != `{"data":1}` {
+		t.Fatalf("rpc in namespace: %v", m)
+	}
+	if r := b.next(); r.path != "/rpc_ns" || r.body["method"] != "ns.list" {
+		t.Fatalf("namespaced rpc request: %s %v", r.path, r.body)
+	}
+	b.answer("/rpc", `{"result":{"data":2}}`)
+	if m := c.Call(`{"id":3,"rpc":{"method":"nowhere:x"}}`); jsonclient.Compact(t, m["rpc"]) != `{"data":2}` {
+		t.Fatalf("method with ':' and no '.': want the proxy without namespace, got %v", m)
+	}
+	b.next()
+}
+
 // TestBinaryEncoding: with binary_encoding, payloads go as b64data and
 // the backend's b64 fields are decoded.
 func TestBinaryEncoding(t *testing.T) {

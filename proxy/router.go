@@ -47,6 +47,10 @@ type Config struct {
 	// answered 104 (method not found).
 	RPC           string
 	RPCNamespaces map[string]string
+	// RPCNamespaceBoundary separates a method's namespace from its name
+	// (Centrifugo's rpc.namespace_boundary); "" means
+	// DefaultRPCNamespaceBoundary.
+	RPCNamespaceBoundary string
 	// MaxInFlight bounds the calls in flight on this node, across all
 	// endpoints: DefaultMaxInFlight when 0, no bound when negative.
 	MaxInFlight int
@@ -77,6 +81,7 @@ type Router struct {
 	sharedPoll                     map[string]*endpoint
 	rpc                            *endpoint
 	rpcNamespaces                  map[string]*endpoint
+	rpcBoundary                    string
 }
 
 // New checks cfg and builds a router.
@@ -180,6 +185,9 @@ func New(cfg Config) (*Router, error) {
 	}
 	if r.rpcNamespaces, err = pickMap("rpc", cfg.RPCNamespaces); err != nil {
 		return nil, err
+	}
+	if r.rpcBoundary = cfg.RPCNamespaceBoundary; r.rpcBoundary == "" {
+		r.rpcBoundary = DefaultRPCNamespaceBoundary
 	}
 	// One pool of keep-alive connections for all endpoints: a reconnect
 	// storm reuses connections instead of opening one per call.

@@ -26,6 +26,9 @@
 #     (HERALD_WEBSOCKET_POLLER)
 #   pytest                         (tests/python, when it exists), and
 #     again with herald on the portable poller
+#   the SDK suites: centrifuge-go's tests (the newest module on the Go
+#     module proxy) and centrifuge-python's (the newest sdist on PyPI)
+#     against herald started as their CI starts Centrifugo
 #   deploy/image/check.sh          (builds the container image with Debian's
 #                                   buildah and checks what it holds and runs)
 #   helm lint, helm template and the chart's go tests (deploy/tools, a
@@ -711,6 +714,103 @@ python_tests_portable() {
 	python_test_run pytest-portable
 }
 
+# The SDK suites: the newest centrifuge-go (from the Go module proxy) and
+# centrifuge-python (its sdist on PyPI, which ships its tests) run their own
+# test suites against herald, started under the name centrifugo exactly as
+# each SDK's CI starts Centrifugo: the command line and environment of the
+# docker-compose.yml that ships with the tests (scripts/compose_start.py
+# reads it). The suites dial localhost:8000, so the SDKs run one at a time.
+SDK_DIR="$TMP/sdk"
+
+# sdk_herald_start COMPOSE LOG starts herald as COMPOSE's centrifugo
+# service and waits until it serves; sdk_herald_stop stops it.
+SDK_HERALD_PID=""
+sdk_herald_start() {
+	local compose=$1 log="$LOGS/$2" args=() envs=() start
+	eval "$(python3 "$ROOT/scripts/compose_start.py" "$compose")" || return 1
+	ln -sf "$HERALD_BIN" "$SDK_DIR/bin/centrifugo"
+	echo "centrifugo ${args[*]} with ${#envs[@]} CENTRIFUGO_ variables from $compose"
+	(cd "$SDK_DIR/run" && exec env "${envs[@]}" "$SDK_DIR/bin/centrifugo" "${args[@]}") >"$log" 2>&1 &
+	SDK_HERALD_PID=$!
+	start=$SECONDS
+	until curl -s -o /dev/null "http://127.0.0.1:8000/connection/websocket"; do
+		if ! kill -0 "$SDK_HERALD_PID" 2>/dev/null || ((SECONDS - start > 20)); then
+			echo "herald did not start: see .tmp/logs/$2"
+			tail -n 20 "$log"
+			sdk_herald_stop
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+sdk_herald_stop() {
+	[[ -z "$SDK_HERALD_PID" ]] && return 0
+	kill "$SDK_HERALD_PID" 2>/dev/null
+	wait "$SDK_HERALD_PID" 2>/dev/null
+	SDK_HERALD_PID=""
+}
+
+# sdk_go runs centrifuge-go's tests as its CI does (go test -race -v) in
+# a writable copy of the module the proxy serves.
+sdk_go() {
+	local dir rc=0
+	dir=$(go mod download -json github.com/centrifugal/centrifuge-go@latest | python3 -c 'import json, sys; m = json.load(sys.stdin); print(m.get("Dir", "")); print(m.get("Error", ""), file=sys.stderr)') || return 1
+	[[ -n "$dir" ]] || return 1
+	rm -rf "$SDK_DIR/centrifuge-go" && cp -r "$dir" "$SDK_DIR/centrifuge-go" && chmod -R u+w "$SDK_DIR/centrifuge-go" || return 1
+	echo "centrifuge-go $(basename "$dir")"
+	sdk_herald_start "$SDK_DIR/centrifuge-go/docker-compose.yml" sdk-go-herald.log || return 1
+	run 5m sdk-go.log "$SDK_DIR/centrifuge-go" go test -race -count=1 -v . || rc=$?
+	sdk_herald_stop
+	SDK_PASSED=$((SDK_PASSED + $(grep -cE '^\s*--- PASS' "$LOGS/sdk-go.log")))
+	SDK_FAILED=$((SDK_FAILED + $(grep -cE '^\s*--- FAIL' "$LOGS/sdk-go.log")))
+	SDK_SKIPPED=$((SDK_SKIPPED + $(grep -cE '^\s*--- SKIP' "$LOGS/sdk-go.log")))
+	return "$rc"
+}
+
+# sdk_python runs centrifuge-python's tests as its CI does (make test:
+# unittest discover) from its sdist, in a virtualenv of its own with the
+# dependencies the sdist asks for.
+sdk_python() {
+	local venv="$SDK_DIR/venv" src rc=0 last
+	[[ -x "$venv/bin/python" ]] || python3 -m venv "$venv" || return 1
+	rm -rf "$SDK_DIR/pypi" && mkdir -p "$SDK_DIR/pypi" || return 1
+	run 5m sdk-pip.log "$SDK_DIR/pypi" "$venv/bin/python" -m pip download --disable-pip-version-check -q \
+		--no-deps --no-binary :all: centrifuge-python || return 1
+	tar xzf "$SDK_DIR"/pypi/centrifuge_python-*.tar.gz -C "$SDK_DIR/pypi" || return 1
+	src=$(find "$SDK_DIR/pypi" -mindepth 1 -maxdepth 1 -type d -name 'centrifuge_python-*' | head -n 1)
+	[[ -d "$src/tests" ]] || { echo "the centrifuge-python sdist ships no tests"; return 1; }
+	echo "centrifuge-python $(basename "$src")"
+	run 5m sdk-pip.log "$SDK_DIR/pypi" "$venv/bin/python" -m pip install --disable-pip-version-check -q "$src" || return 1
+	sdk_herald_start "$src/docker-compose.yml" sdk-python-herald.log || return 1
+	# From the sdist's root, as make test runs it: its tests import the
+	# package and their own helpers from there.
+	run 5m sdk-python.log "$src" "$venv/bin/python" -m unittest discover -s tests || rc=$?
+	sdk_herald_stop
+	last=$(grep -E '^Ran [0-9]+ tests?' "$LOGS/sdk-python.log" | tail -n 1)
+	local ran failed skipped
+	ran=$(num "$last" 'tests?')
+	failed=$(($(grep -oE 'failures=[0-9]+' "$LOGS/sdk-python.log" | tail -n 1 | grep -oE '[0-9]+' || echo 0) + $(grep -oE 'errors=[0-9]+' "$LOGS/sdk-python.log" | tail -n 1 | grep -oE '[0-9]+' || echo 0)))
+	skipped=$(grep -oE 'skipped=[0-9]+' "$LOGS/sdk-python.log" | tail -n 1 | grep -oE '[0-9]+' || echo 0)
+	SDK_PASSED=$((SDK_PASSED + ran - failed - skipped))
+	SDK_FAILED=$((SDK_FAILED + failed))
+	SDK_SKIPPED=$((SDK_SKIPPED + skipped))
+	return "$rc"
+}
+
+sdk_suites() {
+	local rc=0
+	SDK_PASSED=0 SDK_FAILED=0 SDK_SKIPPED=0
+	mkdir -p "$SDK_DIR/bin" "$SDK_DIR/run"
+	sdk_go || rc=1
+	local go_counts="go: $SDK_PASSED passed, $SDK_FAILED failed"
+	local p=$SDK_PASSED f=$SDK_FAILED
+	sdk_python || rc=1
+	COUNT_PASSED=$SDK_PASSED COUNT_FAILED=$SDK_FAILED COUNT_SKIPPED=$SDK_SKIPPED
+	COUNT_DETAIL="$go_counts; python: $((SDK_PASSED - p)) passed, $((SDK_FAILED - f)) failed"
+	return "$rc"
+}
+
 # soak runs bench/soak.sh for HERALD_SOAK_DURATION (3m): 2 herald nodes on
 # PostgreSQL, 200 clients churning (connect, subscribe with recovery, close,
 # resume on the other node) while the API publishes. It fails on any error
@@ -930,6 +1030,12 @@ if [[ -d tests/python ]]; then
 		not_run "python tests" "no virtualenv: see the failed step above"
 		not_run "python portable" "no virtualenv: see the failed step above"
 	fi
+fi
+
+if [[ -x "$HERALD_BIN" ]]; then
+	step "sdk suites" sdk_suites
+else
+	not_run "sdk suites" "no herald binary: see the failed step above"
 fi
 
 # The image's build and check, beside the release check: neither measures

@@ -112,6 +112,9 @@ func (b *builder) hub() (err error) {
 	// The SQL checks decide their namespaces first, then the proxy its
 	// events, then the hub's defaults (hub.Chain).
 	var chain []hub.Handlers
+	if m := b.s.cfg.RPC.RPCPingMethod(); m != "" {
+		chain = append(chain, hub.RPCPing(m))
+	}
 	if sa := b.s.sqlAuth; sa != nil {
 		chain = append(chain, sa.Handlers())
 		if sa.HasRowChecks() {

@@ -25,6 +25,10 @@ const (
 	userSeparator = ","
 )
 
+// UserChannel is the user-limited channel name part that only user may
+// join ("#user"), after the namespace and its boundary if any.
+func UserChannel(user string) string { return userBoundary + user }
+
 // Private reports whether ch needs a subscription token.
 func Private(ch string) bool { return strings.HasPrefix(ch, PrivatePrefix) }
 
