@@ -106,7 +106,7 @@ func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*publ
 		return nil, badRequest("key required")
 	}
 	if e := unsupported(map[string]bool{
-		"key_mode": req.KeyMode != "", "idempotency_key": req.IdempotencyKey != "", "tags": len(req.Tags) > 0,
+		"key_mode": req.KeyMode != "", "idempotency_key": req.IdempotencyKey != "",
 		"version": req.Version != 0, "version_epoch": req.VersionEpoch != "", "score": req.Score != 0,
 		"delta": req.Delta, "stream_data": len(req.StreamData) > 0, "b64stream_data": req.B64StreamData != "",
 	}); e != nil {
@@ -116,7 +116,7 @@ func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*publ
 	if e != nil {
 		return nil, e
 	}
-	sp, err := a.hub.MapPublish(ctx, req.Channel, req.Key, data)
+	sp, err := a.hub.MapPublishWith(ctx, req.Channel, req.Key, data, hub.MapChange{Tags: req.Tags})
 	if err != nil {
 		return nil, a.fromMapHub(ctx, "map_publish", req.Channel, err)
 	}
@@ -130,10 +130,10 @@ func (a *handler) mapRemove(ctx context.Context, req *mapRemoveRequest) (*publis
 	if req.Key == "" {
 		return nil, badRequest("key required")
 	}
-	if e := unsupported(map[string]bool{"idempotency_key": req.IdempotencyKey != "", "tags": len(req.Tags) > 0}); e != nil {
+	if e := unsupported(map[string]bool{"idempotency_key": req.IdempotencyKey != ""}); e != nil {
 		return nil, e
 	}
-	sp, err := a.hub.MapRemove(ctx, req.Channel, req.Key)
+	sp, err := a.hub.MapRemoveWith(ctx, req.Channel, req.Key, hub.MapChange{Tags: req.Tags})
 	if err != nil {
 		return nil, a.fromMapHub(ctx, "map_remove", req.Channel, err)
 	}

@@ -121,33 +121,55 @@ func (h *Hub) mapPublishWith(ctx context.Context, ch string, r *rule, pub *engin
 	return sp, nil
 }
 
+// MapChange is what a server map publish or remove may carry besides
+// the key and its value.
+type MapChange struct {
+	// Tags go with the change to subscribers' tags filters (bounded by
+	// the namespace's TagsMaxSize). A removal without tags reaches every
+	// filtered subscriber (see passesFilter).
+	Tags map[string]string
+}
+
 // MapPublish sets key of the map channel ch to data, as the server (no
 // client info), with the channel's namespace options. The namespace must
 // be a map one; data must be of its publication data format.
 func (h *Hub) MapPublish(ctx context.Context, ch, key string, data []byte) (engine.StreamPosition, error) {
-	r, err := h.mapRule(ch, key)
+	return h.MapPublishWith(ctx, ch, key, data, MapChange{})
+}
+
+// MapPublishWith is MapPublish with what the change carries besides.
+func (h *Hub) MapPublishWith(ctx context.Context, ch, key string, data []byte, m MapChange) (engine.StreamPosition, error) {
+	r, err := h.mapRule(ch, key, m)
 	if err != nil {
 		return engine.StreamPosition{}, err
 	}
-	return h.mapPublish(ctx, ch, r, &engine.Publication{Key: key, Data: data})
+	return h.mapPublish(ctx, ch, r, &engine.Publication{Key: key, Data: data, Tags: m.Tags})
 }
 
 // MapRemove removes key from the map channel ch, as MapPublish.
 func (h *Hub) MapRemove(ctx context.Context, ch, key string) (engine.StreamPosition, error) {
-	r, err := h.mapRule(ch, key)
+	return h.MapRemoveWith(ctx, ch, key, MapChange{})
+}
+
+// MapRemoveWith is MapRemove with what the change carries besides.
+func (h *Hub) MapRemoveWith(ctx context.Context, ch, key string, m MapChange) (engine.StreamPosition, error) {
+	r, err := h.mapRule(ch, key, m)
 	if err != nil {
 		return engine.StreamPosition{}, err
 	}
-	return h.mapPublish(ctx, ch, r, &engine.Publication{Key: key, Removed: true})
+	return h.mapPublish(ctx, ch, r, &engine.Publication{Key: key, Removed: true, Tags: m.Tags})
 }
 
-func (h *Hub) mapRule(ch, key string) (*rule, error) {
+func (h *Hub) mapRule(ch, key string, m MapChange) (*rule, error) {
 	r, _, err := h.mapChannelRule(ch)
 	if err != nil {
 		return nil, err
 	}
 	if e := checkMapKey(key); e != nil {
 		return nil, e
+	}
+	if err := r.checkTags(m.Tags); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

@@ -386,7 +386,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 				if !c.canDecode(p) {
 					continue // as in delivery: see deliverLocked
 				}
-				if s.filter != nil && !s.filter.Match(p.Tags) {
+				if !passesFilter(s.filter, nil, p) {
 					continue // as the reference: recovery is judged on the whole stream, then filtered
 				}
 				res.Publications = append(res.Publications, protoPublication(p))
