@@ -89,6 +89,7 @@ func (c *Client) deliverPublication(s *subscription, sp engine.StreamPosition, d
 		if d.delta != nil {
 			p.base, p.ref = d.delta.base, d.delta.ref
 		}
+		p.keyed = d.push.Pub.Key != ""
 	} else {
 		p.msg = d.encoded(c.proto)
 	}

@@ -83,6 +83,9 @@ type bufferedPub struct {
 	// (nil if none), and the reference of its own data.
 	diff      []byte
 	base, ref deltaRef
+	// keyed: a map change, whose base is its key's previous value (the
+	// node checked it, delivery_delta_map.go), not the channel's.
+	keyed bool
 }
 
 // grant is what a subscription's authorization adds to it.
@@ -397,7 +400,11 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 		}
 	}
 	var have deltaRef
-	if s.delta && res.Recovered {
+	if s.delta && s.rule.isMap() {
+		// A map flow goes live only by recovering (or error 112).
+		c.mapRecovered(s, res.Publications, pubs, req.Offset, pos)
+		have = mapDeltaIntact
+	} else if s.delta && res.Recovered {
 		var data []byte
 		have, data = recoveredDeltas(c.proto, res.Publications, pos.Epoch)
 		h.deltas.seed(s.channel, have, data)

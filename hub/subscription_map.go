@@ -113,6 +113,10 @@ func (c *Client) mapStatePage(ctx context.Context, mb engine.MapBroker, r *rule,
 		}
 		res.State = append(res.State, protoPublication(p))
 	}
+	if c.mapDeltaWanted(r, req) {
+		c.mapDeltaPages(res.State)
+		c.hub.deltas.seedMap(req.Channel, page.Position.Epoch, page.Entries, page.Position.Offset, page.Position.Offset)
+	}
 	return res, nil
 }
 
@@ -146,11 +150,14 @@ func (c *Client) mapStreamPage(ctx context.Context, r *rule, req *protocol.Subsc
 		pubs = pubs[:limit]
 		res := &protocol.SubscribeResult{Phase: phaseStream, Epoch: top.Epoch, Offset: pubs[len(pubs)-1].Offset}
 		res.Publications = c.mapPublications(pubs, filter)
+		if c.mapDeltaWanted(r, req) {
+			c.mapDeltaPages(res.Publications)
+			h.deltas.seedMap(req.Channel, top.Epoch, pubs, req.Offset, res.Offset)
+		}
 		return res, nil, nil
 	}
 	s := c.newSubscription(req.Channel, r, req, g)
 	s.filter = filter
-	s.delta = false // map subscriptions go without delta compression
 	s.positioned, s.recoverable = true, true
 	live := &protocol.SubscribeRequest{Channel: req.Channel, Recover: true, Offset: req.Offset, Epoch: req.Epoch, Flag: req.Flag | flagRejectUnrecovered}
 	res, err := c.startSubscription(ctx, s, live)
