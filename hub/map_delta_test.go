@@ -3,6 +3,7 @@ package hub_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,7 +16,7 @@ func mapDeltaNode(t *testing.T) *node {
 	return startNode(t, hub.Config{
 		Engine: memory.New(memory.Config{JanitorInterval: 50 * time.Millisecond}),
 		Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{
-			ns("md", hub.NamespaceOptions{AllowSubscribeForClient: true, AllowedDeltaTypes: []string{hub.DeltaFossil},
+			ns("md", hub.NamespaceOptions{AllowSubscribeForClient: true, AllowedDeltaTypes: []string{hub.DeltaFossil}, ClientPublishDebounceInterval: 50 * time.Millisecond,
 				SubscriptionType: hub.SubscriptionMap, Map: hub.MapOptions{Mode: hub.MapPersistent, StreamSize: 50, MinPageSize: 1}}),
 		}},
 	})
@@ -125,7 +126,7 @@ func TestMapDeltaRecovery(t *testing.T) {
 	c := n.dial(t)
 	c.Connect("u")
 	state, live := syncMapWith(t, c, "md:r", 100, `"delta":"fossil"`, nil)
-	if live["delta"] != true || len(state) != 1 {
+	if live["delta"] != true || len(state) != 1 || jsonclient.Num(live["publish_debounce"]) != 50 {
 		t.Fatalf("live reply %v, state %v", live, state)
 	}
 	epoch, offset := live["epoch"].(string), num0(live["offset"])
@@ -148,5 +149,17 @@ func TestMapDeltaRecovery(t *testing.T) {
 	}
 	if _, got := m.take(pubs[0]); string(got) != string(deltaDoc(3)) {
 		t.Fatalf("rebuilt %.80s", got)
+	}
+}
+
+func TestPublishDebounceValidation(t *testing.T) {
+	t.Parallel()
+	for _, d := range []time.Duration{-time.Millisecond, 1500 * time.Microsecond} {
+		_, err := hub.New(hub.Config{Engine: memory.New(memory.Config{}), Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{
+			ns("x", hub.NamespaceOptions{ClientPublishDebounceInterval: d}),
+		}}})
+		if err == nil || !strings.Contains(err.Error(), "ClientPublishDebounceInterval") {
+			t.Errorf("debounce %s: %v", d, err)
+		}
 	}
 }

@@ -99,6 +99,9 @@ type NamespaceOptions struct {
 	// instead of streams; Map configures them.
 	SubscriptionType SubscriptionType `yaml:"subscription_type" default:"stream" doc:"what the channels are: 'stream' (publications in order), or 'map', 'map_clients' or 'map_users' (keyed state that subscribers read as a snapshot then follow live; see [protocol.md](protocol.md#map-subscriptions)). A client must subscribe with the matching type (centrifuge-js 'newMapSubscription' for 'map'), otherwise error 107"`
 	Map              MapOptions       `yaml:"map"`
+	// ClientPublishDebounceInterval is announced to subscribers, which
+	// coalesce their publishes of a key within it (publishdebounce.go).
+	ClientPublishDebounceInterval time.Duration `yaml:"client_publish_debounce_interval" doc:"sent to subscribers in the subscribe result ('publish_debounce', in milliseconds; 0: none): centrifuge-js 5.8 then sends a client's first publish of a key at once and the later ones within this interval as one, the latest. Whole milliseconds. Only announced: the server takes every publish it gets"`
 	// MapClientsPresenceChannelPrefix and MapUsersPresenceChannelPrefix
 	// keep the channel's subscribers as keys of a map_clients or
 	// map_users channel named by the prefix and the channel (subscription_mappresence.go).

@@ -343,6 +343,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 	}
 	res := &protocol.SubscribeResult{Data: s.data, Delta: s.delta}
 	res.Expires, res.Ttl = s.ttl(time.Now())
+	s.rule.announcePublishDebounce(res)
 	// As the reference, was_recovering mirrors the request even when the
 	// subscription is not recoverable.
 	res.WasRecovering = req.Recover
