@@ -58,6 +58,12 @@ type MapPublishOptions struct {
 	// delivered, and the current position is returned. Presence kept as a
 	// map refreshes its keys this way.
 	TouchIfExists bool
+	// MaxKeys, when positive, bounds the channel's keys: the publication
+	// of a key that is not in the state, when the state already holds
+	// MaxKeys keys, changes nothing and fails with ErrMapKeyLimit. Keys
+	// past their KeyTTL that the engine has not removed yet count.
+	// Changes of keys in the state and removals are never refused.
+	MaxKeys int
 }
 
 // Valid reports whether o keeps a stream.
@@ -92,6 +98,10 @@ type MapStats struct {
 // ErrMapUnsupported is returned where a map operation reaches an engine
 // that does not keep map state.
 var ErrMapUnsupported = errors.New("map channels are not supported by this engine")
+
+// ErrMapKeyLimit is returned by MapPublish for a new key of a channel
+// that holds MapPublishOptions.MaxKeys keys.
+var ErrMapKeyLimit = errors.New("map channel key limit reached")
 
 // ErrBadCursor is returned by MapState for a cursor the engine did not make.
 var ErrBadCursor = errors.New("bad map state cursor")

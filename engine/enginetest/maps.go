@@ -21,6 +21,7 @@ func (s *suite) maps(t *testing.T) {
 	t.Run("LargeValue", s.testMapLargeValue)
 	t.Run("Clear", s.testMapClear)
 	t.Run("BadCalls", s.testMapBadCalls)
+	t.Run("MaxKeys", s.testMapMaxKeys)
 }
 
 // mapOpts keeps a stream of size changes for a minute.

@@ -92,6 +92,9 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 			return sp, nil
 		}
 	}
+	if !pub.Removed && opts.MaxKeys > 0 && mc.key(pub.Key) == nil && mc != nil && len(mc.keys) >= opts.MaxKeys {
+		return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, engine.ErrMapKeyLimit)
+	}
 	return e.applyMapChange(h, sh, ch, pub, opts, now), nil
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/heraldhq/herald/engine"
 )
@@ -31,8 +33,8 @@ type mapStatements struct {
 
 func newMapStatements(q func(string) string) mapStatements {
 	return mapStatements{
-		change: q(`SELECT change_offset, change_epoch FROM {{schema}}.map_change(
-			$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`),
+		change: q(`SELECT change_offset, change_epoch FROM {{schema}}.map_change_bounded(
+			$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`),
 		statePos: q(`SELECT top_offset, epoch FROM {{schema}}.streams WHERE channel = $1`),
 		statePage: q(`SELECT key, pub_offset, time_ms, data, client_id, user_id, conn_info, chan_info
 			  FROM {{schema}}.map_state
@@ -48,6 +50,10 @@ func newMapStatements(q func(string) string) mapStatements {
 		sweepKeys: q(`SELECT 1 FROM generate_series(1, {{schema}}.expire_map_keys($1))`),
 	}
 }
+
+// sqlStateMapKeyLimit is map_change_bounded's refusal of a new key
+// (migrations/0009_map_max_keys.sql).
+const sqlStateMapKeyLimit = "HM429"
 
 // MapPublish records a change of a map channel in one statement
 // (map_change): the stream position, the history row, the state row and
@@ -85,7 +91,11 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 	err := e.qPool.QueryRow(ctx, e.mapSQL.change, ch, pub.Key, data, field, pub.Removed,
 		int32(opts.StreamSize), ceilMS(opts.StreamTTL), ceilMS(orDefault(opts.MetaTTL, e.opts.HistoryMetaTTL)),
 		ceilMS(opts.KeyTTL), user, client, connInfo, chanInfo, opts.SkipMissingRemove, opts.TouchIfExists,
+		int32(min(opts.MaxKeys, math.MaxInt32)),
 	).Scan(&off, &sp.Epoch)
+	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == sqlStateMapKeyLimit {
+		err = engine.ErrMapKeyLimit
+	}
 	if err != nil {
 		return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, err)
 	}

@@ -41,8 +41,10 @@ func (k keyspace) mapExpiring() string { return k.prefix + ":mexp" }
 //
 //	KEYS: stream, meta, values, keys, expiry, options
 //	ARGV: body, size, ttl ms, meta ttl ms, epoch candidate, pub/sub channel,
-//	      key, removed ('1'), key ttl ms, skip missing ('1'), touch ('1'), only if due ('1')
-//	returns {offset, epoch, earliest expiry of the channel's keys or -1}
+//	      key, removed ('1'), key ttl ms, skip missing ('1'), touch ('1'), only if due ('1'),
+//	      max keys (0: no bound)
+//	returns {offset, epoch, earliest expiry of the channel's keys or -1}, or
+//	{-1, epoch, -1} for a new key over max keys (nothing changed)
 var mapChangeScript = goredis.NewScript(luaNow + replaceAll(luaEnsureMeta, "EPOCH", "5", "METATTL", "4") + `
 local key = ARGV[7]
 local removed = ARGV[8] == '1'
@@ -66,6 +68,10 @@ end
 if (not removed) and ARGV[11] == '1' and alive then
   if keyTTL > 0 then redis.call('zadd', KEYS[5], now + keyTTL, key) end
   return unchanged()
+end
+local maxKeys = tonumber(ARGV[13])
+if (not removed) and maxKeys > 0 and redis.call('hexists', KEYS[3], key) == 0 and redis.call('zcard', KEYS[4]) >= maxKeys then
+  return {-1, epoch, -1}
 end
 ` + luaAppendBody + `
 if removed then
@@ -165,7 +171,8 @@ func (e *Engine) mapChange(ctx context.Context, ch string, p *engine.Publication
 	defer e.bufs.Put(buf)
 	*buf = wire.AppendPublication(*buf, p)
 	args := []any{*buf, opts.StreamSize, millis(opts.StreamTTL), millis(e.metaTTL(opts.MetaTTL)), newEpoch(), e.keys.pubsubChannel(ch),
-		p.Key, flag(p.Removed), millis(opts.KeyTTL), flag(opts.SkipMissingRemove), flag(opts.TouchIfExists), flag(onlyIfDue)}
+		p.Key, flag(p.Removed), millis(opts.KeyTTL), flag(opts.SkipMissingRemove), flag(opts.TouchIfExists), flag(onlyIfDue),
+		opts.MaxKeys}
 	v, err := mapChangeScript.Run(ctx, e.client, e.keys.mapKeys(ch), args...).Result()
 	if err != nil {
 		return engine.StreamPosition{}, err
@@ -179,6 +186,9 @@ func (e *Engine) mapChange(ctx context.Context, ch string, p *engine.Publication
 	next, ok3 := r[2].(int64)
 	if !ok1 || !ok2 || !ok3 {
 		return engine.StreamPosition{}, fmt.Errorf("%w: %v", errReply, v)
+	}
+	if offset < 0 {
+		return engine.StreamPosition{}, engine.ErrMapKeyLimit
 	}
 	if next >= 0 && (opts.KeyTTL > 0 || onlyIfDue) {
 		if err := e.client.ZAdd(ctx, e.keys.mapExpiring(), goredis.Z{Score: float64(next), Member: ch}).Err(); err != nil {
