@@ -60,6 +60,7 @@ type Client struct {
 	mu sync.Mutex
 	identity
 	subscriptions
+	mapKeys clientMapKeys // keys set in map channels (mapkeys_limit.go)
 	commandQueue
 	writeQueue
 	timers

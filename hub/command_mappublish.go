@@ -76,10 +76,18 @@ func (c *Client) publishToMap(ctx context.Context, req *protocol.PublishRequest,
 		return e
 	}
 	pub := &engine.Publication{Key: key, Removed: req.Removed, Info: c.clientInfo(s.channelInfo())}
+	var added bool
 	if !req.Removed {
 		pub.Data = data
+		var e *Error
+		if added, e = c.takeMapKey(req.Channel, key, m.maxKeysPerClient()); e != nil {
+			return e
+		}
 	}
 	_, err := c.hub.mapPublish(ctx, req.Channel, r, pub)
+	if req.Removed && err == nil || added && err != nil {
+		c.releaseMapKey(req.Channel, key)
+	}
 	return err
 }
 
@@ -114,6 +122,9 @@ func (h *Hub) mapPublishWith(ctx context.Context, ch string, r *rule, pub *engin
 	start := time.Now()
 	defer func() { h.metrics.publishDuration.Observe(time.Since(start).Seconds()) }()
 	sp, err := mb.MapPublish(ctx, ch, pub, opts)
+	if e := mapKeyLimitError(ch, err, opts.MaxKeys); e != nil {
+		return sp, e
+	}
 	if err != nil {
 		return sp, fmt.Errorf("map publish to %q: %w", ch, err)
 	}
