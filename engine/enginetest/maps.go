@@ -22,6 +22,7 @@ func (s *suite) maps(t *testing.T) {
 	t.Run("Clear", s.testMapClear)
 	t.Run("BadCalls", s.testMapBadCalls)
 	t.Run("MaxKeys", s.testMapMaxKeys)
+	t.Run("Tags", s.testMapTags)
 }
 
 // mapOpts keeps a stream of size changes for a minute.

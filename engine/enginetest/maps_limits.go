@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/heraldhq/herald/engine"
@@ -32,5 +33,41 @@ func (s *suite) testMapMaxKeys(t *testing.T) {
 	n.mapPublish(t, ch, "c", []byte(`3`), opts)
 	if st, _, _ := n.readState(t, ch, 10); stateString(st) != `map[a:11 c:3]` {
 		t.Fatalf("state: %s", stateString(st))
+	}
+}
+
+// testMapTags checks that a change's tags stay with the key: in the
+// state, the stream and live delivery, on another node too in a cluster;
+// a removal carries the tags it was given.
+func (s *suite) testMapTags(t *testing.T) {
+	sub := s.start(t)
+	pub := sub
+	if s.caps.Cluster {
+		pub = s.start(t)
+	}
+	ch := channel(t, "m")
+	sub.subscribe(t, ch)
+	mb := mapBroker(t, pub)
+	tags := map[string]string{"team": "eng", "n": "1"}
+	if _, err := mb.MapPublish(ctx(t), ch, &engine.Publication{Key: "a", Data: []byte(`1`), Tags: tags}, mapOpts(10)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mb.MapPublish(ctx(t), ch, &engine.Publication{Key: "a", Removed: true, Tags: map[string]string{"team": "eng"}}, mapOpts(10)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mb.MapPublish(ctx(t), ch, &engine.Publication{Key: "b", Data: []byte(`2`), Tags: tags}, mapOpts(10)); err != nil {
+		t.Fatal(err)
+	}
+	page, err := mb.MapState(ctx(t), ch, engine.MapStateRequest{Limit: 10})
+	if err != nil || len(page.Entries) != 1 || fmt.Sprint(page.Entries[0].Tags) != fmt.Sprint(tags) {
+		t.Fatalf("state: %v, %v; want b with tags %v", page.Entries, err, tags)
+	}
+	want := []string{fmt.Sprint(tags), "map[team:eng]", fmt.Sprint(tags)}
+	pubs, _ := pub.history(t, ch, engine.HistoryRequest{Since: &engine.StreamPosition{}, Limit: -1})
+	live := sub.rec.awaitPubs(t, ch, 3)
+	for i, w := range want {
+		if i >= len(pubs) || fmt.Sprint(pubs[i].Tags) != w || fmt.Sprint(live[i].pub.Tags) != w {
+			t.Fatalf("change %d: stream %v, live %v; want tags %s", i, pubs, live[i].pub.Tags, w)
+		}
 	}
 }

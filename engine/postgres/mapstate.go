@@ -34,9 +34,9 @@ type mapStatements struct {
 func newMapStatements(q func(string) string) mapStatements {
 	return mapStatements{
 		change: q(`SELECT change_offset, change_epoch FROM {{schema}}.map_change_bounded(
-			$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`),
+			$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::jsonb)`),
 		statePos: q(`SELECT top_offset, epoch FROM {{schema}}.streams WHERE channel = $1`),
-		statePage: q(`SELECT key, pub_offset, time_ms, data, client_id, user_id, conn_info, chan_info
+		statePage: q(`SELECT key, pub_offset, time_ms, data, client_id, user_id, conn_info, chan_info, tags::text
 			  FROM {{schema}}.map_state
 			 WHERE channel = $1 AND key > $2 AND (expire_at IS NULL OR expire_at > now())
 			 ORDER BY key LIMIT $3`),
@@ -52,7 +52,7 @@ func newMapStatements(q func(string) string) mapStatements {
 }
 
 // sqlStateMapKeyLimit is map_change_bounded's refusal of a new key
-// (migrations/0009_map_max_keys.sql).
+// (migrations/0009_map_bounds_tags.sql).
 const sqlStateMapKeyLimit = "HM429"
 
 // MapPublish records a change of a map channel in one statement
@@ -91,7 +91,7 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 	err := e.qPool.QueryRow(ctx, e.mapSQL.change, ch, pub.Key, data, field, pub.Removed,
 		int32(opts.StreamSize), ceilMS(opts.StreamTTL), ceilMS(orDefault(opts.MetaTTL, e.opts.HistoryMetaTTL)),
 		ceilMS(opts.KeyTTL), user, client, connInfo, chanInfo, opts.SkipMissingRemove, opts.TouchIfExists,
-		int32(min(opts.MaxKeys, math.MaxInt32)),
+		int32(min(opts.MaxKeys, math.MaxInt32)), tagsJSON(pub.Tags),
 	).Scan(&off, &sp.Epoch)
 	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == sqlStateMapKeyLimit {
 		err = engine.ErrMapKeyLimit
@@ -133,7 +133,7 @@ func (e *Engine) MapState(ctx context.Context, ch string, req engine.MapStateReq
 		for rows.Next() {
 			var r historyRow
 			var key string
-			if err := rows.Scan(&key, &r.offset, &r.timeMS, &r.data, &r.clientID, &r.userID, &r.connInfo, &r.chanInfo); err != nil {
+			if err := rows.Scan(&key, &r.offset, &r.timeMS, &r.data, &r.clientID, &r.userID, &r.connInfo, &r.chanInfo, &r.tags); err != nil {
 				return err
 			}
 			p, err := r.publication()
