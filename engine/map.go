@@ -64,6 +64,27 @@ type MapPublishOptions struct {
 	// past their KeyTTL that the engine has not removed yet count.
 	// Changes of keys in the state and removals are never refused.
 	MaxKeys int
+	// KeyMode makes the publication of a key conditional (Centrifugo's
+	// key_mode): MapKeyIfNew only when the key is not in the state,
+	// MapKeyIfExists only when it is. Otherwise nothing changes and
+	// MapPublish fails with ErrMapKeyExists or ErrMapKeyNotFound. Removals
+	// ignore it.
+	KeyMode MapKeyMode
+}
+
+// MapKeyMode is MapPublishOptions.KeyMode.
+type MapKeyMode string
+
+// Key modes, named as Centrifugo names them.
+const (
+	MapKeyReplace  MapKeyMode = ""
+	MapKeyIfNew    MapKeyMode = "if_new"
+	MapKeyIfExists MapKeyMode = "if_exists"
+)
+
+// Valid reports whether m is a key mode.
+func (m MapKeyMode) Valid() bool {
+	return m == MapKeyReplace || m == MapKeyIfNew || m == MapKeyIfExists
 }
 
 // Valid reports whether o keeps a stream.
@@ -102,6 +123,13 @@ var ErrMapUnsupported = errors.New("map channels are not supported by this engin
 // ErrMapKeyLimit is returned by MapPublish for a new key of a channel
 // that holds MapPublishOptions.MaxKeys keys.
 var ErrMapKeyLimit = errors.New("map channel key limit reached")
+
+// ErrMapKeyExists and ErrMapKeyNotFound are returned by MapPublish for a
+// publication its KeyMode did not allow; nothing changed.
+var (
+	ErrMapKeyExists   = errors.New("map key exists")
+	ErrMapKeyNotFound = errors.New("map key not found")
+)
 
 // ErrBadCursor is returned by MapState for a cursor the engine did not make.
 var ErrBadCursor = errors.New("bad map state cursor")

@@ -23,6 +23,7 @@ func (s *suite) maps(t *testing.T) {
 	t.Run("BadCalls", s.testMapBadCalls)
 	t.Run("MaxKeys", s.testMapMaxKeys)
 	t.Run("Tags", s.testMapTags)
+	t.Run("KeyMode", s.testMapKeyMode)
 }
 
 // mapOpts keeps a stream of size changes for a minute.

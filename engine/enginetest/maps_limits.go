@@ -71,3 +71,27 @@ func (s *suite) testMapTags(t *testing.T) {
 		}
 	}
 }
+
+// testMapKeyMode checks MapPublishOptions.KeyMode: if_new sets only a
+// key not in the state, if_exists only one in it; a refused publication
+// fails with ErrMapKeyExists or ErrMapKeyNotFound and appends nothing.
+func (s *suite) testMapKeyMode(t *testing.T) {
+	n := s.start(t)
+	ch := channel(t, "m")
+	mb := mapBroker(t, n)
+	ifNew, ifExists := mapOpts(10), mapOpts(10)
+	ifNew.KeyMode, ifExists.KeyMode = engine.MapKeyIfNew, engine.MapKeyIfExists
+	if _, err := mb.MapPublish(ctx(t), ch, &engine.Publication{Key: "a", Data: []byte(`1`)}, ifExists); !errors.Is(err, engine.ErrMapKeyNotFound) {
+		t.Fatalf("if_exists on a missing key: %v, want ErrMapKeyNotFound", err)
+	}
+	first := n.mapPublish(t, ch, "a", []byte(`1`), ifNew)
+	if _, err := mb.MapPublish(ctx(t), ch, &engine.Publication{Key: "a", Data: []byte(`2`)}, ifNew); !errors.Is(err, engine.ErrMapKeyExists) {
+		t.Fatalf("if_new on a key in the state: %v, want ErrMapKeyExists", err)
+	}
+	if sp := n.mapPublish(t, ch, "a", []byte(`3`), ifExists); sp.Offset != first.Offset+1 {
+		t.Fatalf("if_exists on a key in the state at %+v, want offset %d (the refusals appended nothing)", sp, first.Offset+1)
+	}
+	if st, _, _ := n.readState(t, ch, 10); stateString(st) != `map[a:3]` {
+		t.Fatalf("state: %s", stateString(st))
+	}
+}

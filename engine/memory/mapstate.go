@@ -92,6 +92,15 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 			return sp, nil
 		}
 	}
+	if !pub.Removed && opts.KeyMode != engine.MapKeyReplace {
+		k := mc.key(pub.Key)
+		switch alive := k != nil && !k.expired(now); {
+		case alive && opts.KeyMode == engine.MapKeyIfNew:
+			return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, engine.ErrMapKeyExists)
+		case !alive && opts.KeyMode == engine.MapKeyIfExists:
+			return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, engine.ErrMapKeyNotFound)
+		}
+	}
 	if !pub.Removed && opts.MaxKeys > 0 && mc.key(pub.Key) == nil && mc != nil && len(mc.keys) >= opts.MaxKeys {
 		return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, engine.ErrMapKeyLimit)
 	}

@@ -34,7 +34,7 @@ type mapStatements struct {
 func newMapStatements(q func(string) string) mapStatements {
 	return mapStatements{
 		change: q(`SELECT change_offset, change_epoch FROM {{schema}}.map_change_bounded(
-			$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::jsonb)`),
+			$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::jsonb, $18)`),
 		statePos: q(`SELECT top_offset, epoch FROM {{schema}}.streams WHERE channel = $1`),
 		statePage: q(`SELECT key, pub_offset, time_ms, data, client_id, user_id, conn_info, chan_info, tags::text
 			  FROM {{schema}}.map_state
@@ -53,7 +53,13 @@ func newMapStatements(q func(string) string) mapStatements {
 
 // sqlStateMapKeyLimit is map_change_bounded's refusal of a new key
 // (migrations/0009_map_bounds_tags.sql).
-const sqlStateMapKeyLimit = "HM429"
+// sqlStateMapKeyExists and sqlStateMapKeyNotFound are its refusals for
+// MapPublishOptions.KeyMode.
+const (
+	sqlStateMapKeyLimit    = "HM429"
+	sqlStateMapKeyExists   = "HM409"
+	sqlStateMapKeyNotFound = "HM404"
+)
 
 // MapPublish records a change of a map channel in one statement
 // (map_change): the stream position, the history row, the state row and
@@ -91,10 +97,17 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 	err := e.qPool.QueryRow(ctx, e.mapSQL.change, ch, pub.Key, data, field, pub.Removed,
 		int32(opts.StreamSize), ceilMS(opts.StreamTTL), ceilMS(orDefault(opts.MetaTTL, e.opts.HistoryMetaTTL)),
 		ceilMS(opts.KeyTTL), user, client, connInfo, chanInfo, opts.SkipMissingRemove, opts.TouchIfExists,
-		int32(min(opts.MaxKeys, math.MaxInt32)), tagsJSON(pub.Tags),
+		int32(min(opts.MaxKeys, math.MaxInt32)), tagsJSON(pub.Tags), string(opts.KeyMode),
 	).Scan(&off, &sp.Epoch)
-	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == sqlStateMapKeyLimit {
-		err = engine.ErrMapKeyLimit
+	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case sqlStateMapKeyLimit:
+			err = engine.ErrMapKeyLimit
+		case sqlStateMapKeyExists:
+			err = engine.ErrMapKeyExists
+		case sqlStateMapKeyNotFound:
+			err = engine.ErrMapKeyNotFound
+		}
 	}
 	if err != nil {
 		return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, err)

@@ -42,9 +42,10 @@ func (k keyspace) mapExpiring() string { return k.prefix + ":mexp" }
 //	KEYS: stream, meta, values, keys, expiry, options
 //	ARGV: body, size, ttl ms, meta ttl ms, epoch candidate, pub/sub channel,
 //	      key, removed ('1'), key ttl ms, skip missing ('1'), touch ('1'), only if due ('1'),
-//	      max keys (0: no bound)
+//	      max keys (0: no bound), key mode ('', 'if_new' or 'if_exists')
 //	returns {offset, epoch, earliest expiry of the channel's keys or -1}, or
-//	{-1, epoch, -1} for a new key over max keys (nothing changed)
+//	{-1, epoch, -1} for a new key over max keys, {-2, epoch, -1} for a
+//	publication its key mode refused (nothing changed either way)
 var mapChangeScript = goredis.NewScript(luaNow + replaceAll(luaEnsureMeta, "EPOCH", "5", "METATTL", "4") + `
 local key = ARGV[7]
 local removed = ARGV[8] == '1'
@@ -68,6 +69,9 @@ end
 if (not removed) and ARGV[11] == '1' and alive then
   if keyTTL > 0 then redis.call('zadd', KEYS[5], now + keyTTL, key) end
   return unchanged()
+end
+if (not removed) and ((ARGV[14] == 'if_new' and alive) or (ARGV[14] == 'if_exists' and not alive)) then
+  return {-2, epoch, -1}
 end
 local maxKeys = tonumber(ARGV[13])
 if (not removed) and maxKeys > 0 and redis.call('hexists', KEYS[3], key) == 0 and redis.call('zcard', KEYS[4]) >= maxKeys then
@@ -172,7 +176,7 @@ func (e *Engine) mapChange(ctx context.Context, ch string, p *engine.Publication
 	*buf = wire.AppendPublication(*buf, p)
 	args := []any{*buf, opts.StreamSize, millis(opts.StreamTTL), millis(e.metaTTL(opts.MetaTTL)), newEpoch(), e.keys.pubsubChannel(ch),
 		p.Key, flag(p.Removed), millis(opts.KeyTTL), flag(opts.SkipMissingRemove), flag(opts.TouchIfExists), flag(onlyIfDue),
-		opts.MaxKeys}
+		opts.MaxKeys, string(opts.KeyMode)}
 	v, err := mapChangeScript.Run(ctx, e.client, e.keys.mapKeys(ch), args...).Result()
 	if err != nil {
 		return engine.StreamPosition{}, err
@@ -187,8 +191,13 @@ func (e *Engine) mapChange(ctx context.Context, ch string, p *engine.Publication
 	if !ok1 || !ok2 || !ok3 {
 		return engine.StreamPosition{}, fmt.Errorf("%w: %v", errReply, v)
 	}
-	if offset < 0 {
+	switch {
+	case offset == -1:
 		return engine.StreamPosition{}, engine.ErrMapKeyLimit
+	case offset == -2 && opts.KeyMode == engine.MapKeyIfNew:
+		return engine.StreamPosition{}, engine.ErrMapKeyExists
+	case offset == -2:
+		return engine.StreamPosition{}, engine.ErrMapKeyNotFound
 	}
 	if next >= 0 && (opts.KeyTTL > 0 || onlyIfDue) {
 		if err := e.client.ZAdd(ctx, e.keys.mapExpiring(), goredis.Z{Score: float64(next), Member: ch}).Err(); err != nil {

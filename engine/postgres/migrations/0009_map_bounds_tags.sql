@@ -4,7 +4,9 @@
 -- a subscriber with a tags filter has them; history already has a tags
 -- column, and the 'k' record its tag fields (encode_map wrote none).
 --
--- map_change_bounded is map_change with p_tags, and refusing the
+-- map_change_bounded is map_change with p_tags, with p_key_mode ('if_new':
+-- only a key not in the state, SQLSTATE HM409 otherwise; 'if_exists': only
+-- a key in it, HM404 otherwise; '' always), and refusing the
 -- publication of a new key in a channel that already holds p_max_keys keys
 -- (0: no bound), with SQLSTATE HM429 and nothing changed. The count is
 -- made under the stream row's lock, which every change takes first, so
@@ -37,7 +39,7 @@ CREATE FUNCTION {{schema}}.map_change_bounded(
     p_channel text, p_key text, p_data bytea, p_data_field text, p_removed boolean,
     p_stream_size integer, p_stream_ttl_ms bigint, p_meta_ttl_ms bigint, p_key_ttl_ms bigint,
     p_user text, p_client text, p_conn_info bytea, p_chan_info bytea,
-    p_skip_missing boolean, p_touch boolean, p_max_keys integer, p_tags jsonb)
+    p_skip_missing boolean, p_touch boolean, p_max_keys integer, p_tags jsonb, p_key_mode text)
 RETURNS TABLE (change_offset bigint, change_epoch text)
 LANGUAGE plpgsql VOLATILE AS $fn$
 #variable_conflict use_column
@@ -58,7 +60,8 @@ BEGIN
     IF p_tags IS NOT NULL AND jsonb_typeof(p_tags) <> 'object' THEN
         RAISE EXCEPTION 'herald map: tags must be a JSON object';
     END IF;
-    IF (p_removed AND p_skip_missing) OR (NOT p_removed AND p_touch) OR (NOT p_removed AND coalesce(p_max_keys, 0) > 0) THEN
+    IF (p_removed AND p_skip_missing) OR (NOT p_removed AND (p_touch OR coalesce(p_max_keys, 0) > 0
+            OR coalesce(p_key_mode, '') <> '')) THEN
         -- The stream row's lock first, as every change takes it.
         PERFORM {{schema}}.touch(p_channel, coalesce(nullif(p_meta_ttl_ms, 0), 2592000000));
         PERFORM 1 FROM {{schema}}.streams WHERE channel = p_channel FOR UPDATE;
@@ -75,6 +78,16 @@ BEGIN
             IF FOUND THEN
                 RETURN QUERY SELECT s.top_offset, s.epoch FROM {{schema}}.streams s WHERE s.channel = p_channel;
                 RETURN;
+            END IF;
+        END IF;
+        IF NOT p_removed AND coalesce(p_key_mode, '') <> '' THEN
+            IF EXISTS (SELECT 1 FROM {{schema}}.map_state m
+                    WHERE m.channel = p_channel AND m.key = p_key AND (m.expire_at IS NULL OR m.expire_at > now())) THEN
+                IF p_key_mode = 'if_new' THEN
+                    RAISE EXCEPTION 'herald map: key % exists', p_key USING ERRCODE = 'HM409';
+                END IF;
+            ELSIF p_key_mode = 'if_exists' THEN
+                RAISE EXCEPTION 'herald map: key % not found', p_key USING ERRCODE = 'HM404';
             END IF;
         END IF;
         IF NOT p_removed AND coalesce(p_max_keys, 0) > 0
