@@ -98,7 +98,16 @@ func unsupported(opts map[string]bool) *Error {
 	return nil
 }
 
-func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*publishResult, *Error) {
+// mapPublishResult is map_publish's result: with Centrifugo's suppressed
+// and suppress_reason for a publication its key_mode did not allow.
+type mapPublishResult struct {
+	Offset         uint64 `json:"offset,omitempty"`
+	Epoch          string `json:"epoch,omitempty"`
+	Suppressed     bool   `json:"suppressed,omitempty"`
+	SuppressReason string `json:"suppress_reason,omitempty"`
+}
+
+func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*mapPublishResult, *Error) {
 	if req.Channel == "" {
 		return nil, badRequest("channel required")
 	}
@@ -106,8 +115,8 @@ func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*publ
 		return nil, badRequest("key required")
 	}
 	if e := unsupported(map[string]bool{
-		"key_mode": req.KeyMode != "", "idempotency_key": req.IdempotencyKey != "",
-		"version": req.Version != 0, "version_epoch": req.VersionEpoch != "", "score": req.Score != 0,
+		"idempotency_key": req.IdempotencyKey != "",
+		"version":         req.Version != 0, "version_epoch": req.VersionEpoch != "", "score": req.Score != 0,
 		"delta": req.Delta, "stream_data": len(req.StreamData) > 0, "b64stream_data": req.B64StreamData != "",
 	}); e != nil {
 		return nil, e
@@ -116,11 +125,16 @@ func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*publ
 	if e != nil {
 		return nil, e
 	}
-	sp, err := a.hub.MapPublishWith(ctx, req.Channel, req.Key, data, hub.MapChange{Tags: req.Tags})
-	if err != nil {
+	sp, err := a.hub.MapPublishWith(ctx, req.Channel, req.Key, data, hub.MapChange{Tags: req.Tags, KeyMode: engine.MapKeyMode(req.KeyMode)})
+	switch {
+	case errors.Is(err, engine.ErrMapKeyExists):
+		return &mapPublishResult{Suppressed: true, SuppressReason: "key_exists"}, nil
+	case errors.Is(err, engine.ErrMapKeyNotFound):
+		return &mapPublishResult{Suppressed: true, SuppressReason: "key_not_found"}, nil
+	case err != nil:
 		return nil, a.fromMapHub(ctx, "map_publish", req.Channel, err)
 	}
-	return &publishResult{Offset: sp.Offset, Epoch: sp.Epoch}, nil
+	return &mapPublishResult{Offset: sp.Offset, Epoch: sp.Epoch}, nil
 }
 
 func (a *handler) mapRemove(ctx context.Context, req *mapRemoveRequest) (*publishResult, *Error) {

@@ -139,6 +139,11 @@ type MapChange struct {
 	// the namespace's TagsMaxSize). A removal without tags reaches every
 	// filtered subscriber (see passesFilter).
 	Tags map[string]string
+	// KeyMode makes a publication conditional (engine.MapKeyIfNew,
+	// engine.MapKeyIfExists): a refused one changes nothing and fails with
+	// an error that is engine.ErrMapKeyExists or engine.ErrMapKeyNotFound
+	// (errors.Is). Removals ignore it.
+	KeyMode engine.MapKeyMode
 }
 
 // MapPublish sets key of the map channel ch to data, as the server (no
@@ -154,7 +159,9 @@ func (h *Hub) MapPublishWith(ctx context.Context, ch, key string, data []byte, m
 	if err != nil {
 		return engine.StreamPosition{}, err
 	}
-	return h.mapPublish(ctx, ch, r, &engine.Publication{Key: key, Data: data, Tags: m.Tags})
+	opts := r.Map.publishOptions()
+	opts.KeyMode = m.KeyMode
+	return h.mapPublishWith(ctx, ch, r, &engine.Publication{Key: key, Data: data, Tags: m.Tags}, opts)
 }
 
 // MapRemove removes key from the map channel ch, as MapPublish.
@@ -181,6 +188,9 @@ func (h *Hub) mapRule(ch, key string, m MapChange) (*rule, error) {
 	}
 	if err := r.checkTags(m.Tags); err != nil {
 		return nil, err
+	}
+	if !m.KeyMode.Valid() {
+		return nil, &Error{Code: uint32(protocol.ErrorBadRequest), Message: fmt.Sprintf("key_mode %q: want %s or %s (or empty)", m.KeyMode, engine.MapKeyIfNew, engine.MapKeyIfExists)}
 	}
 	return r, nil
 }
