@@ -70,6 +70,14 @@ type MapPublishOptions struct {
 	// MapPublish fails with ErrMapKeyExists or ErrMapKeyNotFound. Removals
 	// ignore it.
 	KeyMode MapKeyMode
+	// Version, when positive, orders the changes of a key (Centrifugo's
+	// version): the publication goes through only when the key is not in
+	// the state, or holds no version, a version of another VersionEpoch,
+	// or a lower one; otherwise nothing changes and MapPublish fails with
+	// ErrMapVersion. The key keeps the version of its last change (none
+	// after a change without one). Removals ignore it.
+	Version      uint64
+	VersionEpoch string
 }
 
 // MapKeyMode is MapPublishOptions.KeyMode.
@@ -129,6 +137,9 @@ var ErrMapKeyLimit = errors.New("map channel key limit reached")
 var (
 	ErrMapKeyExists   = errors.New("map key exists")
 	ErrMapKeyNotFound = errors.New("map key not found")
+	// ErrMapVersion is returned by MapPublish for a Version not above
+	// the key's in the same VersionEpoch; nothing changed.
+	ErrMapVersion = errors.New("map key holds this version or a newer one")
 )
 
 // ErrBadCursor is returned by MapState for a cursor the engine did not make.

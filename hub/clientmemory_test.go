@@ -16,8 +16,10 @@ import (
 // must be a deliberate one (every idle connection pays for it). 384 until
 // the kernel's count of what a client took decided slowness (writeQueue's
 // delivered, deliveredAt, deliveryAsked): 24 bytes, 32 with the size
-// class, under 1% of an idle connection's 4 KiB.
-const maxClientSize = 408
+// class, under 1% of an idle connection's 4 KiB. 416 with the keys a
+// connection set in map channels (mapkeys_limit.go: one map header, nil
+// until the client sets a key), which map.max_keys_per_client counts.
+const maxClientSize = 416
 
 // maxIdleClientBytes bounds the heap an idle connected client holds in
 // the hub (the Client, its id, timer and registrations, without the

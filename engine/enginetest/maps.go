@@ -24,6 +24,7 @@ func (s *suite) maps(t *testing.T) {
 	t.Run("MaxKeys", s.testMapMaxKeys)
 	t.Run("Tags", s.testMapTags)
 	t.Run("KeyMode", s.testMapKeyMode)
+	t.Run("Version", s.testMapVersion)
 }
 
 // mapOpts keeps a stream of size changes for a minute.

@@ -95,3 +95,30 @@ func (s *suite) testMapKeyMode(t *testing.T) {
 		t.Fatalf("state: %s", stateString(st))
 	}
 }
+
+// testMapVersion checks MapPublishOptions.Version: a version not above the
+// key's in the same epoch fails with ErrMapVersion and appends nothing; a
+// higher one, one of another epoch, and any after a removal go through.
+func (s *suite) testMapVersion(t *testing.T) {
+	n := s.start(t)
+	ch := channel(t, "m")
+	mb := mapBroker(t, n)
+	at := func(v uint64, epoch string) engine.MapPublishOptions {
+		o := mapOpts(10)
+		o.Version, o.VersionEpoch = v, epoch
+		return o
+	}
+	n.mapPublish(t, ch, "a", []byte(`5`), at(5, "e1"))
+	for _, v := range []uint64{5, 4} {
+		if _, err := mb.MapPublish(ctx(t), ch, &engine.Publication{Key: "a", Data: []byte(`x`)}, at(v, "e1")); !errors.Is(err, engine.ErrMapVersion) {
+			t.Fatalf("version %d over 5: %v, want ErrMapVersion", v, err)
+		}
+	}
+	n.mapPublish(t, ch, "a", []byte(`6`), at(6, "e1"))
+	n.mapPublish(t, ch, "a", []byte(`1`), at(1, "e2")) // another epoch
+	n.mapRemove(t, ch, "a", mapOpts(10))
+	last := n.mapPublish(t, ch, "a", []byte(`0`), at(1, "e2"))
+	if st, _, _ := n.readState(t, ch, 10); stateString(st) != `map[a:0]` || last.Offset != 5 {
+		t.Fatalf("state %s at %+v, want a=0 at offset 5", stateString(st), last)
+	}
+}

@@ -34,7 +34,7 @@ type mapStatements struct {
 func newMapStatements(q func(string) string) mapStatements {
 	return mapStatements{
 		change: q(`SELECT change_offset, change_epoch FROM {{schema}}.map_change_bounded(
-			$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::jsonb, $18)`),
+			$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::jsonb, $18, $19, $20)`),
 		statePos: q(`SELECT top_offset, epoch FROM {{schema}}.streams WHERE channel = $1`),
 		statePage: q(`SELECT key, pub_offset, time_ms, data, client_id, user_id, conn_info, chan_info, tags::text
 			  FROM {{schema}}.map_state
@@ -59,6 +59,7 @@ const (
 	sqlStateMapKeyLimit    = "HM429"
 	sqlStateMapKeyExists   = "HM409"
 	sqlStateMapKeyNotFound = "HM404"
+	sqlStateMapVersion     = "HM412"
 )
 
 // MapPublish records a change of a map channel in one statement
@@ -98,6 +99,7 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 		int32(opts.StreamSize), ceilMS(opts.StreamTTL), ceilMS(orDefault(opts.MetaTTL, e.opts.HistoryMetaTTL)),
 		ceilMS(opts.KeyTTL), user, client, connInfo, chanInfo, opts.SkipMissingRemove, opts.TouchIfExists,
 		int32(min(opts.MaxKeys, math.MaxInt32)), tagsJSON(pub.Tags), string(opts.KeyMode),
+		int64(min(opts.Version, math.MaxInt64)), opts.VersionEpoch,
 	).Scan(&off, &sp.Epoch)
 	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) {
 		switch pgErr.Code {
@@ -107,6 +109,8 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 			err = engine.ErrMapKeyExists
 		case sqlStateMapKeyNotFound:
 			err = engine.ErrMapKeyNotFound
+		case sqlStateMapVersion:
+			err = engine.ErrMapVersion
 		}
 	}
 	if err != nil {
