@@ -115,9 +115,10 @@ func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*mapP
 		return nil, badRequest("key required")
 	}
 	if e := unsupported(map[string]bool{
-		"idempotency_key": req.IdempotencyKey != "",
-		"version":         req.Version != 0, "version_epoch": req.VersionEpoch != "", "score": req.Score != 0,
-		"delta": req.Delta, "stream_data": len(req.StreamData) > 0, "b64stream_data": req.B64StreamData != "",
+		// delta is accepted and ignored, as publish's: every change goes as a
+		// delta to the subscribers that negotiated one.
+		"idempotency_key": req.IdempotencyKey != "", "score": req.Score != 0,
+		"stream_data": len(req.StreamData) > 0, "b64stream_data": req.B64StreamData != "",
 	}); e != nil {
 		return nil, e
 	}
@@ -125,12 +126,16 @@ func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*mapP
 	if e != nil {
 		return nil, e
 	}
-	sp, err := a.hub.MapPublishWith(ctx, req.Channel, req.Key, data, hub.MapChange{Tags: req.Tags, KeyMode: engine.MapKeyMode(req.KeyMode)})
+	sp, err := a.hub.MapPublishWith(ctx, req.Channel, req.Key, data, hub.MapChange{
+		Tags: req.Tags, KeyMode: engine.MapKeyMode(req.KeyMode), Version: req.Version, VersionEpoch: req.VersionEpoch,
+	})
 	switch {
 	case errors.Is(err, engine.ErrMapKeyExists):
 		return &mapPublishResult{Suppressed: true, SuppressReason: "key_exists"}, nil
 	case errors.Is(err, engine.ErrMapKeyNotFound):
 		return &mapPublishResult{Suppressed: true, SuppressReason: "key_not_found"}, nil
+	case errors.Is(err, engine.ErrMapVersion):
+		return &mapPublishResult{Suppressed: true, SuppressReason: "version"}, nil
 	case err != nil:
 		return nil, a.fromMapHub(ctx, "map_publish", req.Channel, err)
 	}

@@ -34,6 +34,9 @@ func TestMapMethods(t *testing.T) {
 	n.call(t, "map_publish", `{"channel":"board:b","key":"k","data":1,"key_mode":"if_new"}`)
 	n.expect(t, "map_publish", `{"channel":"board:b","key":"k","data":2,"key_mode":"if_new"}`, `{"result":{"suppressed":true,"suppress_reason":"key_exists"}}`)
 	n.expect(t, "map_stats", `{"channel":"board:b"}`, `{"result":{"num_keys":1}}`)
+	// version: a change not above the key's version is suppressed.
+	n.call(t, "map_publish", `{"channel":"board:b","key":"v","data":1,"version":3,"version_epoch":"x"}`)
+	n.expect(t, "map_publish", `{"channel":"board:b","key":"v","data":2,"version":3,"version_epoch":"x"}`, `{"result":{"suppressed":true,"suppress_reason":"version"}}`)
 
 	// Bad input names the field; options Herald does not implement are
 	// refused, never ignored.

@@ -144,6 +144,11 @@ type MapChange struct {
 	// an error that is engine.ErrMapKeyExists or engine.ErrMapKeyNotFound
 	// (errors.Is). Removals ignore it.
 	KeyMode engine.MapKeyMode
+	// Version, when positive, orders the changes of the key within
+	// VersionEpoch: one not above the key's fails with an error that is
+	// engine.ErrMapVersion (errors.Is) and changes nothing.
+	Version      uint64
+	VersionEpoch string
 }
 
 // MapPublish sets key of the map channel ch to data, as the server (no
@@ -161,6 +166,7 @@ func (h *Hub) MapPublishWith(ctx context.Context, ch, key string, data []byte, m
 	}
 	opts := r.Map.publishOptions()
 	opts.KeyMode = m.KeyMode
+	opts.Version, opts.VersionEpoch = m.Version, m.VersionEpoch
 	return h.mapPublishWith(ctx, ch, r, &engine.Publication{Key: key, Data: data, Tags: m.Tags}, opts)
 }
 
