@@ -27,8 +27,13 @@ import (
 
 // maxDeltaSeeds bounds the map channels whose values a node keeps from
 // state and stream pages read before their subscriber went live (a flow a
-// client may abandon): the oldest are forgotten first.
-const maxDeltaSeeds = 256
+// client may abandon): the oldest are forgotten first. maxDeltaSeedKeys
+// bounds the keys kept for each: past it a key's first live change goes
+// in full.
+const (
+	maxDeltaSeeds    = 256
+	maxDeltaSeedKeys = 10_000
+)
 
 // mapDeltaIntact is the deltaHave of a map subscription that lost no
 // publication since it went live: per-key bases are checked by the node
@@ -89,7 +94,7 @@ func (mk *mapKeys) advanceKey(pub *engine.Publication, sp engine.StreamPosition)
 // (from, through], in order. Every change of the range being among pubs,
 // a key the node vouched for up to from is good up to through as well. A
 // value the node knows from a later change stays.
-func (mk *mapKeys) seed(epoch string, pubs []*engine.Publication, from, through uint64) {
+func (mk *mapKeys) seed(epoch string, pubs []*engine.Publication, from, through uint64, limit int) {
 	if epoch != mk.epoch {
 		if len(mk.keys) > 0 || mk.seen != 0 {
 			return // the node follows another epoch; its live changes decide
@@ -120,6 +125,9 @@ func (mk *mapKeys) seed(epoch string, pubs []*engine.Publication, from, through 
 			mk.keys[p.Key] = have
 			continue
 		}
+		if !ok && limit > 0 && len(mk.keys) >= limit {
+			continue // a key it does not hold: its first change goes in full
+		}
 		if mk.keys == nil {
 			mk.keys = make(map[string]mapDeltaKey)
 		}
@@ -137,7 +145,7 @@ func (dc *deltaChannels) seedMap(ch, epoch string, pubs []*engine.Publication, f
 	dc.mu.Lock()
 	defer dc.mu.Unlock()
 	if e := dc.m[ch]; e != nil {
-		e.mapKeys().seed(epoch, pubs, from, through)
+		e.mapKeys().seed(epoch, pubs, from, through, 0)
 		return
 	}
 	e := dc.seeds[ch]
@@ -152,7 +160,7 @@ func (dc *deltaChannels) seedMap(ch, epoch string, pubs []*engine.Publication, f
 		e = &deltaChannel{seeded: dc.seedSeq}
 		dc.seeds[ch] = e
 	}
-	e.mapKeys().seed(epoch, pubs, from, through)
+	e.mapKeys().seed(epoch, pubs, from, through, maxDeltaSeedKeys)
 }
 
 func (dc *deltaChannels) forgetOldestSeed() {
