@@ -128,9 +128,10 @@ func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*mapC
 		return nil, badRequest("key required")
 	}
 	if e := unsupported(map[string]bool{
-		"key_mode": req.KeyMode != "", "idempotency_key": req.IdempotencyKey != "", "tags": len(req.Tags) > 0,
-		"version": req.Version != 0, "version_epoch": req.VersionEpoch != "", "score": req.Score != 0,
-		"delta": req.Delta, "stream_data": len(req.StreamData) > 0, "b64stream_data": req.B64StreamData != "",
+		// delta is accepted and ignored, as publish's: every change goes as a
+		// delta to the subscribers that negotiated one.
+		"idempotency_key": req.IdempotencyKey != "", "score": req.Score != 0,
+		"stream_data": len(req.StreamData) > 0, "b64stream_data": req.B64StreamData != "",
 	}); e != nil {
 		return nil, e
 	}
@@ -138,8 +139,17 @@ func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*mapC
 	if e != nil {
 		return nil, e
 	}
-	sp, err := a.hub.MapPublish(ctx, req.Channel, req.Key, data)
-	if err != nil {
+	sp, err := a.hub.MapPublishWith(ctx, req.Channel, req.Key, data, hub.MapChange{
+		Tags: req.Tags, KeyMode: engine.MapKeyMode(req.KeyMode), Version: req.Version, VersionEpoch: req.VersionEpoch,
+	})
+	switch {
+	case errors.Is(err, engine.ErrMapKeyExists):
+		return &mapChangeResult{Suppressed: true, SuppressReason: "key_exists"}, nil
+	case errors.Is(err, engine.ErrMapKeyNotFound):
+		return &mapChangeResult{Suppressed: true, SuppressReason: "key_not_found"}, nil
+	case errors.Is(err, engine.ErrMapVersion):
+		return &mapChangeResult{Suppressed: true, SuppressReason: "version"}, nil
+	case err != nil:
 		return nil, a.fromMapHub(ctx, "map_publish", req.Channel, err)
 	}
 	return &mapChangeResult{Offset: sp.Offset, Epoch: sp.Epoch}, nil
@@ -152,10 +162,10 @@ func (a *handler) mapRemove(ctx context.Context, req *mapRemoveRequest) (*mapCha
 	if req.Key == "" {
 		return nil, badRequest("key required")
 	}
-	if e := unsupported(map[string]bool{"idempotency_key": req.IdempotencyKey != "", "tags": len(req.Tags) > 0}); e != nil {
+	if e := unsupported(map[string]bool{"idempotency_key": req.IdempotencyKey != ""}); e != nil {
 		return nil, e
 	}
-	sp, err := a.hub.MapRemove(ctx, req.Channel, req.Key)
+	sp, err := a.hub.MapRemoveWith(ctx, req.Channel, req.Key, hub.MapChange{Tags: req.Tags})
 	if err != nil {
 		return nil, a.fromMapHub(ctx, "map_remove", req.Channel, err)
 	}

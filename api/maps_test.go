@@ -38,12 +38,21 @@ func TestMapMethods(t *testing.T) {
 		t.Fatalf("the epoch %v stayed after map_clear", got)
 	}
 
+	// key_mode: a refused publication is suppressed, as in Centrifugo.
+	n.expect(t, "map_publish", `{"channel":"board:b","key":"k","data":1,"key_mode":"if_exists"}`, `{"result":{"suppressed":true,"suppress_reason":"key_not_found"}}`)
+	n.call(t, "map_publish", `{"channel":"board:b","key":"k","data":1,"key_mode":"if_new"}`)
+	n.expect(t, "map_publish", `{"channel":"board:b","key":"k","data":2,"key_mode":"if_new"}`, `{"result":{"suppressed":true,"suppress_reason":"key_exists"}}`)
+	n.expect(t, "map_stats", `{"channel":"board:b"}`, `{"result":{"num_keys":1}}`)
+	// version: a change not above the key's version is suppressed.
+	n.call(t, "map_publish", `{"channel":"board:b","key":"v","data":1,"version":3,"version_epoch":"x"}`)
+	n.expect(t, "map_publish", `{"channel":"board:b","key":"v","data":2,"version":3,"version_epoch":"x"}`, `{"result":{"suppressed":true,"suppress_reason":"version"}}`)
+
 	// Bad input names the field; options Herald does not implement are
 	// refused, never ignored.
 	for _, tc := range []struct{ method, body, want string }{
 		{"map_publish", `{"channel":"board:a","data":1}`, "key required"},
 		{"map_publish", `{"channel":"board:a","key":"k"}`, "data required"},
-		{"map_publish", `{"channel":"board:a","key":"k","data":1,"key_mode":"if_new"}`, "key_mode: not supported"},
+		{"map_publish", `{"channel":"board:a","key":"k","data":1,"key_mode":"sometimes"}`, "key_mode \"sometimes\""},
 		{"map_publish", `{"channel":"board:a","key":"k","data":1,"score":5}`, "score: not supported"},
 		{"map_publish", `{"channel":"board:a","key":"` + strings.Repeat("k", 1025) + `","data":1}`, "bad request"},
 		{"map_publish", `{"channel":"plain:a","key":"k","data":1}`, "not in a map namespace"},

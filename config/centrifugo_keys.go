@@ -67,7 +67,8 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "channel.history_meta_ttl", Herald: "channel.namespaces[].history_meta_ttl", Action: cfConvert, Convert: historyMetaTTL, Note: "Herald sets it per namespace: it becomes the history_meta_ttl of channel.without_namespace and of every namespace that sets none"},
 		{Key: "channel.namespace_boundary", Action: cfRefuse, Note: "Herald's channel syntax is fixed (':' namespace boundary): remove it", Takes: []string{":"}},
 		{Key: "channel.namespaces[].allow_tags_filter", Herald: "channel.namespaces[].allow_tags_filter", Action: cfRename, Note: "publication tag filters of subscriptions"},
-		{Key: "channel.namespaces[].delta_publish", Action: cfRefuse, Note: "a boolean: whether publications go as Fossil deltas to the subscribers that negotiated them", Takes: []string{"true"}},
+		{Key: "channel.namespaces[].client_publish_debounce_interval", Herald: "channel.namespaces[].client_publish_debounce_interval", Action: cfRename, Note: "announced to subscribers as 'publish_debounce', as in Centrifugo"},
+		{Key: "channel.namespaces[].delta_publish", Action: cfDrop, Note: "Herald sends every publication (and map change) as a delta to the subscribers that negotiated Fossil, as Centrifugo does with delta_publish: true; Centrifugo's default sends them in full"},
 		{Key: "channel.namespaces[].force_recovery_mode", Herald: "channel.namespaces[].force_recovery_mode", Action: cfRename, Note: "'stream' or 'cache', as in Centrifugo"},
 		{Key: "channel.namespaces[].map.live_transition_max_publication_limit", Action: cfRefuse, Note: "Herald has no such map option yet: only the default is taken"}, // owned by maps
 		{Key: "channel.namespaces[].map.publish_proxy_enabled", Action: cfRefuse, Note: "Herald has no map publish proxy yet"},                                          // owned by maps

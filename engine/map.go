@@ -58,6 +58,41 @@ type MapPublishOptions struct {
 	// delivered, and the current position is returned. Presence kept as a
 	// map refreshes its keys this way.
 	TouchIfExists bool
+	// MaxKeys, when positive, bounds the channel's keys: the publication
+	// of a key that is not in the state, when the state already holds
+	// MaxKeys keys, changes nothing and fails with ErrMapKeyLimit. Keys
+	// past their KeyTTL that the engine has not removed yet count.
+	// Changes of keys in the state and removals are never refused.
+	MaxKeys int
+	// KeyMode makes the publication of a key conditional (Centrifugo's
+	// key_mode): MapKeyIfNew only when the key is not in the state,
+	// MapKeyIfExists only when it is. Otherwise nothing changes and
+	// MapPublish fails with ErrMapKeyExists or ErrMapKeyNotFound. Removals
+	// ignore it.
+	KeyMode MapKeyMode
+	// Version, when positive, orders the changes of a key (Centrifugo's
+	// version): the publication goes through only when the key is not in
+	// the state, or holds no version, a version of another VersionEpoch,
+	// or a lower one; otherwise nothing changes and MapPublish fails with
+	// ErrMapVersion. The key keeps the version of its last change (none
+	// after a change without one). Removals ignore it.
+	Version      uint64
+	VersionEpoch string
+}
+
+// MapKeyMode is MapPublishOptions.KeyMode.
+type MapKeyMode string
+
+// Key modes, named as Centrifugo names them.
+const (
+	MapKeyReplace  MapKeyMode = ""
+	MapKeyIfNew    MapKeyMode = "if_new"
+	MapKeyIfExists MapKeyMode = "if_exists"
+)
+
+// Valid reports whether m is a key mode.
+func (m MapKeyMode) Valid() bool {
+	return m == MapKeyReplace || m == MapKeyIfNew || m == MapKeyIfExists
 }
 
 // Valid reports whether o keeps a stream.
@@ -92,6 +127,20 @@ type MapStats struct {
 // ErrMapUnsupported is returned where a map operation reaches an engine
 // that does not keep map state.
 var ErrMapUnsupported = errors.New("map channels are not supported by this engine")
+
+// ErrMapKeyLimit is returned by MapPublish for a new key of a channel
+// that holds MapPublishOptions.MaxKeys keys.
+var ErrMapKeyLimit = errors.New("map channel key limit reached")
+
+// ErrMapKeyExists and ErrMapKeyNotFound are returned by MapPublish for a
+// publication its KeyMode did not allow; nothing changed.
+var (
+	ErrMapKeyExists   = errors.New("map key exists")
+	ErrMapKeyNotFound = errors.New("map key not found")
+	// ErrMapVersion is returned by MapPublish for a Version not above
+	// the key's in the same VersionEpoch; nothing changed.
+	ErrMapVersion = errors.New("map key holds this version or a newer one")
+)
 
 // ErrBadCursor is returned by MapState for a cursor the engine did not make.
 var ErrBadCursor = errors.New("bad map state cursor")

@@ -210,18 +210,18 @@ func (h *Hub) accessLoop() {
 func (c *Client) tokenID() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.token == nil {
+	if c.rare == nil || !c.rare.hasToken {
 		return ""
 	}
-	return c.token.ID
+	return c.rare.token.ID
 }
 
 // tokenIssuedAt is the iat of the client's connection token, 0 without one.
 func (c *Client) tokenIssuedAt() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.token == nil {
+	if c.rare == nil || !c.rare.hasToken {
 		return 0
 	}
-	return c.token.IssuedAt
+	return c.rare.token.IssuedAt
 }

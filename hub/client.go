@@ -14,7 +14,6 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/heraldhq/herald/engine"
-	"github.com/heraldhq/herald/hub/internal/access"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -64,6 +63,7 @@ type Client struct {
 	mu sync.Mutex
 	identity
 	subscriptions
+	rare *rareState // what few connections have: token jti/iat, map keys set (client_rare.go)
 	commandQueue
 	writeQueue
 	timers
@@ -86,10 +86,6 @@ type identity struct {
 	info        []byte
 	meta        []byte // the application's data about the connection, never sent to it
 	connectedAt int64  // Unix milliseconds when connect succeeded
-	// token is the connection token's jti and iat, which revocation
-	// checks; nil when the token had neither (or there was no token), so
-	// that most connections carry no more than the pointer.
-	token *access.Token
 	expiry
 }
 

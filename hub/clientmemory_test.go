@@ -16,9 +16,11 @@ import (
 // must be a deliberate one (every idle connection pays for it). 384 until
 // the kernel's count of what a client took decided slowness (writeQueue's
 // delivered, deliveredAt, deliveryAsked): 24 bytes, 32 with the size
-// class, under 1% of an idle connection's 4 KiB. 416 with the pointer to
-// the connection token's jti and iat (token revocation): the same 416-byte
-// size class as 408, so an idle connection's heap did not grow.
+// class, under 1% of an idle connection's 4 KiB. 416 with one pointer to
+// what few connections have (client_rare.go: the connection token's jti
+// and iat for token revocation, the keys set in map channels for
+// map.max_keys_per_client): the same 416-byte size class as 408, so an
+// idle connection's heap did not grow.
 const maxClientSize = 416
 
 // maxIdleClientBytes bounds the heap an idle connected client holds in

@@ -76,10 +76,18 @@ func (c *Client) publishToMap(ctx context.Context, req *protocol.PublishRequest,
 		return e
 	}
 	pub := &engine.Publication{Key: key, Removed: req.Removed, Info: c.clientInfo(s.channelInfo())}
+	var added bool
 	if !req.Removed {
 		pub.Data = data
+		var e *Error
+		if added, e = c.takeMapKey(req.Channel, key, m.maxKeysPerClient()); e != nil {
+			return e
+		}
 	}
 	_, err := c.hub.mapPublish(ctx, req.Channel, r, pub)
+	if req.Removed && err == nil || added && err != nil {
+		c.releaseMapKey(req.Channel, key)
+	}
 	return err
 }
 
@@ -114,6 +122,9 @@ func (h *Hub) mapPublishWith(ctx context.Context, ch string, r *rule, pub *engin
 	start := time.Now()
 	defer func() { h.metrics.publishDuration.Observe(time.Since(start).Seconds()) }()
 	sp, err := mb.MapPublish(ctx, ch, pub, opts)
+	if e := mapKeyLimitError(ch, err, opts.MaxKeys); e != nil {
+		return sp, e
+	}
 	if err != nil {
 		return sp, fmt.Errorf("map publish to %q: %w", ch, err)
 	}
@@ -121,33 +132,71 @@ func (h *Hub) mapPublishWith(ctx context.Context, ch string, r *rule, pub *engin
 	return sp, nil
 }
 
+// MapChange is what a server map publish or remove may carry besides
+// the key and its value.
+type MapChange struct {
+	// Tags go with the change to subscribers' tags filters (bounded by
+	// the namespace's TagsMaxSize). A removal without tags reaches every
+	// filtered subscriber (see passesFilter).
+	Tags map[string]string
+	// KeyMode makes a publication conditional (engine.MapKeyIfNew,
+	// engine.MapKeyIfExists): a refused one changes nothing and fails with
+	// an error that is engine.ErrMapKeyExists or engine.ErrMapKeyNotFound
+	// (errors.Is). Removals ignore it.
+	KeyMode engine.MapKeyMode
+	// Version, when positive, orders the changes of the key within
+	// VersionEpoch: one not above the key's fails with an error that is
+	// engine.ErrMapVersion (errors.Is) and changes nothing.
+	Version      uint64
+	VersionEpoch string
+}
+
 // MapPublish sets key of the map channel ch to data, as the server (no
 // client info), with the channel's namespace options. The namespace must
 // be a map one; data must be of its publication data format.
 func (h *Hub) MapPublish(ctx context.Context, ch, key string, data []byte) (engine.StreamPosition, error) {
-	r, err := h.mapRule(ch, key)
+	return h.MapPublishWith(ctx, ch, key, data, MapChange{})
+}
+
+// MapPublishWith is MapPublish with what the change carries besides.
+func (h *Hub) MapPublishWith(ctx context.Context, ch, key string, data []byte, m MapChange) (engine.StreamPosition, error) {
+	r, err := h.mapRule(ch, key, m)
 	if err != nil {
 		return engine.StreamPosition{}, err
 	}
-	return h.mapPublish(ctx, ch, r, &engine.Publication{Key: key, Data: data})
+	opts := r.Map.publishOptions()
+	opts.KeyMode = m.KeyMode
+	opts.Version, opts.VersionEpoch = m.Version, m.VersionEpoch
+	return h.mapPublishWith(ctx, ch, r, &engine.Publication{Key: key, Data: data, Tags: m.Tags}, opts)
 }
 
 // MapRemove removes key from the map channel ch, as MapPublish.
 func (h *Hub) MapRemove(ctx context.Context, ch, key string) (engine.StreamPosition, error) {
-	r, err := h.mapRule(ch, key)
+	return h.MapRemoveWith(ctx, ch, key, MapChange{})
+}
+
+// MapRemoveWith is MapRemove with what the change carries besides.
+func (h *Hub) MapRemoveWith(ctx context.Context, ch, key string, m MapChange) (engine.StreamPosition, error) {
+	r, err := h.mapRule(ch, key, m)
 	if err != nil {
 		return engine.StreamPosition{}, err
 	}
-	return h.mapPublish(ctx, ch, r, &engine.Publication{Key: key, Removed: true})
+	return h.mapPublish(ctx, ch, r, &engine.Publication{Key: key, Removed: true, Tags: m.Tags})
 }
 
-func (h *Hub) mapRule(ch, key string) (*rule, error) {
+func (h *Hub) mapRule(ch, key string, m MapChange) (*rule, error) {
 	r, _, err := h.mapChannelRule(ch)
 	if err != nil {
 		return nil, err
 	}
 	if e := checkMapKey(key); e != nil {
 		return nil, e
+	}
+	if err := r.checkTags(m.Tags); err != nil {
+		return nil, err
+	}
+	if !m.KeyMode.Valid() {
+		return nil, &Error{Code: protocol.ErrorBadRequest, Message: fmt.Sprintf("key_mode %q: want %s or %s (or empty)", m.KeyMode, engine.MapKeyIfNew, engine.MapKeyIfExists)}
 	}
 	return r, nil
 }

@@ -24,7 +24,7 @@ func (e engineHandler) HandlePublication(ch string, pub *engine.Publication, sp 
 	except := pub.ExceptClient
 	visible := h.rowVerdicts(ch, pub) // nil: no row check
 	h.subs.each(ch, func(c *Client, s *subscription) {
-		if except != "" && c.id == except || s.filter != nil && !d.matches.Passes(s.filter, pub.Tags) ||
+		if except != "" && c.id == except || !passesFilter(s.filter, &d.matches, pub) ||
 			visible != nil && !visible[c.User()] {
 			c.skipPublication(s, sp)
 			return
@@ -90,6 +90,7 @@ func (c *Client) deliverPublication(s *subscription, sp engine.StreamPosition, d
 		if d.delta != nil {
 			p.base, p.ref = d.delta.base, d.delta.ref
 		}
+		p.keyed = d.push.Pub.Key != ""
 	} else {
 		p.msg = d.encoded(c.proto)
 	}

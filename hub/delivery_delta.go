@@ -63,12 +63,19 @@ type deltaChannels struct {
 	mu  sync.Mutex
 	seq uint64 // numbers publications without a stream position
 	m   map[string]*deltaChannel
+	// seeds are map channels' values read by delta subscribers not live
+	// yet (delivery_delta_map.go), taken over by swap.
+	seeds   map[string]*deltaChannel
+	seedSeq uint64
 }
 
 type deltaChannel struct {
 	subs     int // registered delta subscriptions
 	prev     deltaRef
 	prevData []byte // shared with the engine's publication, read-only
+	// keys, for a map channel, are the bases of its keys.
+	keys   *mapKeys
+	seeded uint64 // order of a seed entry, for forgetting the oldest
 }
 
 // swap counts added in and removed out of ch's delta subscriptions (either
@@ -92,6 +99,10 @@ func (dc *deltaChannels) swap(ch string, added, removed *subscription) {
 			dc.m = make(map[string]*deltaChannel)
 		}
 		e = &deltaChannel{}
+		if seeded := dc.seeds[ch]; seeded != nil {
+			e = seeded
+			delete(dc.seeds, ch)
+		}
 		dc.m[ch] = e
 	}
 	if e.subs += n; e.subs <= 0 {
@@ -107,6 +118,9 @@ func (dc *deltaChannels) advance(ch string, pub *engine.Publication, sp engine.S
 	e := dc.m[ch]
 	if e == nil {
 		return nil
+	}
+	if pub.Key != "" {
+		return e.mapKeys().advanceKey(pub, sp) // a map channel: per key
 	}
 	ref := deltaRef{epoch: sp.Epoch, offset: sp.Offset}
 	if sp.Offset == 0 {

@@ -149,7 +149,7 @@ func (d *delivery) encodeData(t protocol.Type, data []byte, delta bool) []byte {
 // withData is p carrying data instead of its own (protoPublication's
 // fields: the hub sets no others).
 func withData(p *protocol.Publication, data []byte, delta bool) *protocol.Publication {
-	return &protocol.Publication{Data: data, Info: p.Info, Offset: p.Offset, Tags: p.Tags, Delta: delta}
+	return &protocol.Publication{Data: data, Info: p.Info, Offset: p.Offset, Tags: p.Tags, Key: p.Key, Removed: p.Removed, Delta: delta}
 }
 
 func protoClientInfo(i *engine.ClientInfo) *protocol.ClientInfo {

@@ -419,9 +419,11 @@ func (w *frameWriter) write(frame []byte) error {
 // deltas built on it (delivery_writer.go).
 func (c *Client) enqueueDeltaLocked(s *subscription, p bufferedPub) {
 	msg, isDelta := p.msg, false
-	if p.diff != nil && s.deltaHave.valid() && s.deltaHave == p.base {
+	if p.diff != nil && s.deltaHave.valid() && (p.keyed || s.deltaHave == p.base) {
 		msg, isDelta = p.diff, true
 	}
-	s.deltaHave = p.ref
+	if !p.keyed { // a map subscription keeps mapDeltaIntact until it breaks
+		s.deltaHave = p.ref
+	}
 	c.enqueueQueuedLocked(queued{Msg: msg, Droppable: s.rule.QueuePolicy == QueueDropOldest, Sub: s, Delta: isDelta})
 }

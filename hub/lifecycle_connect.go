@@ -67,9 +67,7 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	c.info = cred.Info
 	c.meta = cred.Meta
 	c.connectedAt = now.UnixMilli()
-	if tok.ID != "" || tok.IssuedAt != 0 {
-		c.token = &tok
-	}
+	c.setTokenLocked(tok)
 	c.noCompaction = !routesByID(c.proto, req.Name)
 	exp := newExpiry(cred.ExpireAt, cred.ServerSideRefresh)
 	c.expiry = exp

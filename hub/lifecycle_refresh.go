@@ -229,10 +229,7 @@ func (c *Client) authorizeRefresh(ctx context.Context, req *protocol.RefreshRequ
 		return RefreshReply{}, newDisconnect(protocol.DisconnectExpired)
 	}
 	c.mu.Lock()
-	c.token = nil
-	if mark.ID != "" || mark.IssuedAt != 0 {
-		c.token = &mark
-	}
+	c.setTokenLocked(mark)
 	c.mu.Unlock()
 	return RefreshReply{ExpireAt: tok.ExpireAt, Info: tok.Info}, nil
 }

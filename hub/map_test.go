@@ -81,6 +81,19 @@ func applyPubs(t *testing.T, state map[string]string, v any) int {
 // between runs after the first page.
 func syncMap(t *testing.T, c *rawClient, ch string, limit int, between func()) (map[string]string, map[string]any) {
 	t.Helper()
+	return syncMapWith(t, c, ch, limit, "", between)
+}
+
+// syncMapWith is syncMap with fields every request of the flow adds
+// (extra, as in mapSubscribe: a tags filter, delta).
+func syncMapWith(t *testing.T, c *rawClient, ch string, limit int, extra string, between func()) (map[string]string, map[string]any) {
+	t.Helper()
+	with := func(fields string) string {
+		if extra == "" {
+			return fields
+		}
+		return fields + "," + extra
+	}
 	state := map[string]string{}
 	id := 10
 	cursor := ""
@@ -88,12 +101,12 @@ func syncMap(t *testing.T, c *rawClient, ch string, limit int, between func()) (
 	var offset int64
 	pages := 0
 	for {
-		extra := fmt.Sprintf(`"phase":2,"limit":%d`, limit)
+		fields := fmt.Sprintf(`"phase":2,"limit":%d`, limit)
 		if cursor != "" {
-			extra += fmt.Sprintf(`,"cursor":%q,"offset":%d,"epoch":%q`, cursor, offset, epoch)
+			fields += fmt.Sprintf(`,"cursor":%q,"offset":%d,"epoch":%q`, cursor, offset, epoch)
 		}
 		id++
-		res := mustMapResult(t, mapSubscribe(c, id, ch, extra))
+		res := mustMapResult(t, mapSubscribe(c, id, ch, with(fields)))
 		if num0(res["phase"]) != 2 || jsonclient.Num(res["type"]) != 1 {
 			t.Fatalf("state page: %v", res)
 		}
@@ -114,7 +127,7 @@ func syncMap(t *testing.T, c *rawClient, ch string, limit int, between func()) (
 	}
 	for {
 		id++
-		res := mustMapResult(t, mapSubscribe(c, id, ch, fmt.Sprintf(`"phase":1,"limit":%d,"offset":%d,"epoch":%q`, limit, offset, epoch)))
+		res := mustMapResult(t, mapSubscribe(c, id, ch, with(fmt.Sprintf(`"phase":1,"limit":%d,"offset":%d,"epoch":%q`, limit, offset, epoch))))
 		applyPubs(t, state, res["publications"])
 		if num0(res["phase"]) == 0 {
 			return state, res

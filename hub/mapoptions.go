@@ -89,6 +89,9 @@ type MapOptions struct {
 
 	ClientKey                 MapClientKey `yaml:"client_key" doc:"'client_id' or 'user_id': the key of a client's map publish and remove is its connection id or user id, whatever it sent (empty: the client's key)"`
 	RemoveClientOnUnsubscribe bool         `yaml:"remove_client_on_unsubscribe" doc:"when a client leaves the channel, the key named by its connection id is removed"`
+
+	MaxKeys          int `yaml:"max_keys" doc:"the most keys a channel holds (0 means 100000; -1 means no bound): a new key beyond it is refused with error 106 (limit exceeded), from clients, the server API and presence alike, and changes nothing; changes of keys it holds and removals go through. Keys past their key_ttl not yet removed count"`
+	MaxKeysPerClient int `yaml:"max_keys_per_client" doc:"the most distinct keys one connection may set in a channel (0 means 1000; -1 means no bound); a key it removes frees its place. A client's map publish beyond it gets error 106. Counted per connection on its node"`
 }
 
 // isMap reports whether the namespace's channels are maps.
@@ -127,6 +130,7 @@ func (o MapOptions) publishOptions() engine.MapPublishOptions {
 		StreamTTL:  orDefaultDuration(o.StreamTTL, defaultMapStreamTTL),
 		MetaTTL:    o.MetaTTL,
 		KeyTTL:     o.KeyTTL,
+		MaxKeys:    o.maxKeys(),
 	}
 }
 
@@ -197,6 +201,7 @@ func checkMapOptions(o NamespaceOptions, field string, ps *optionProblems) {
 	if orDefault(m.MinPageSize, defaultMapMinPageSize) > orDefault(m.MaxPageSize, defaultMapMaxPageSize) {
 		ps.add(mf, "MinPageSize", fmt.Sprintf("%d is above MaxPageSize %d", orDefault(m.MinPageSize, defaultMapMinPageSize), orDefault(m.MaxPageSize, defaultMapMaxPageSize)))
 	}
+	checkMapKeyBounds(m, mf, ps)
 	switch m.ClientKey {
 	case "", MapKeyClientID, MapKeyUserID:
 	default:

@@ -98,6 +98,7 @@ func compileRule(name string, o NamespaceOptions, field string, ps *optionProble
 	checkDeltaTypes(o.AllowedDeltaTypes, joinField(field, "AllowedDeltaTypes"), ps)
 	checkMapOptions(o, field, ps)
 	checkSharedPollOptions(o, field, ps)
+	checkPublishDebounce(o, field, ps)
 	switch o.QueuePolicy {
 	case "", QueueClose, QueueDropOldest:
 	default:

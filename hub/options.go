@@ -106,6 +106,9 @@ type NamespaceOptions struct {
 	// SharedPoll configures the channels of SubscriptionSharedPoll
 	// (sharedpoll_options.go).
 	SharedPoll SharedPollOptions `yaml:"shared_poll"`
+	// ClientPublishDebounceInterval is announced to subscribers, which
+	// coalesce their publishes of a key within it (publishdebounce.go).
+	ClientPublishDebounceInterval time.Duration `yaml:"client_publish_debounce_interval" doc:"sent to subscribers in the subscribe result ('publish_debounce', in milliseconds; 0: none): centrifuge-js 5.8 then sends a client's first publish of a key at once and the later ones within this interval as one, the latest. Whole milliseconds. Only announced: the server takes every publish it gets"`
 	// MapClientsPresenceChannelPrefix and MapUsersPresenceChannelPrefix
 	// keep the channel's subscribers as keys of a map_clients or
 	// map_users channel named by the prefix and the channel (subscription_mappresence.go).

@@ -94,6 +94,9 @@ type bufferedPub struct {
 	// (nil if none), and the reference of its own data.
 	diff      []byte
 	base, ref deltaRef
+	// keyed: a map change, whose base is its key's previous value (the
+	// node checked it, delivery_delta_map.go), not the channel's.
+	keyed bool
 }
 
 // grant is what a subscription's authorization adds to it.
@@ -358,6 +361,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 	}
 	res := &protocol.SubscribeResult{Data: s.data, Delta: s.delta, Id: s.compactID}
 	res.Expires, res.Ttl = s.ttl(time.Now())
+	s.rule.announcePublishDebounce(res)
 	// As the reference, was_recovering mirrors the request even when the
 	// subscription is not recoverable.
 	res.WasRecovering = req.Recover
@@ -404,7 +408,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 				if !c.canDecode(p) {
 					continue // as in delivery: see deliverLocked
 				}
-				if s.filter != nil && !s.filter.Match(p.Tags) {
+				if !passesFilter(s.filter, nil, p) {
 					continue // as the reference: recovery is judged on the whole stream, then filtered
 				}
 				res.Publications = append(res.Publications, protoPublication(p))
@@ -415,7 +419,11 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 		}
 	}
 	var have deltaRef
-	if s.delta && res.Recovered {
+	if s.delta && s.rule.isMap() {
+		// A map flow goes live only by recovering (or error 112).
+		c.mapRecovered(s, res.Publications, pubs, req.Offset, pos)
+		have = mapDeltaIntact
+	} else if s.delta && res.Recovered {
 		var data []byte
 		have, data = recoveredDeltas(c.proto, res.Publications, pos.Epoch)
 		h.deltas.seed(s.channel, have, data)

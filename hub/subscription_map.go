@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/hub/internal/tagsfilter"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -49,10 +50,12 @@ func (c *Client) handleMapSubscribe(ctx context.Context, id uint32, req *protoco
 	if len(req.Cursor) > MaxMapKeyLength {
 		return newError(protocol.ErrorBadRequest)
 	}
-	if req.Tf != nil {
-		// A tags filter is not applied to map subscriptions: refused
-		// rather than ignored.
-		return newError(protocol.ErrorBadRequest)
+	// The filter comes with every request of the flow (centrifuge-js
+	// sends it each time) and applies to the state pages, the stream pages
+	// and the live publications alike.
+	filter, err := c.requestFilter(ch, r, req)
+	if err != nil {
+		return err
 	}
 	if err := c.checkSubscriptionSlot(ch); err != nil {
 		return err
@@ -68,10 +71,10 @@ func (c *Client) handleMapSubscribe(ctx context.Context, id uint32, req *protoco
 	var res *protocol.SubscribeResult
 	switch req.Phase {
 	case phaseState:
-		res, err = c.mapStatePage(ctx, mb, r, req, limit)
+		res, err = c.mapStatePage(ctx, mb, r, req, limit, filter)
 	case phaseStream:
 		var s *subscription
-		res, s, err = c.mapStreamPage(ctx, r, req, g, limit)
+		res, s, err = c.mapStreamPage(ctx, r, req, g, limit, filter)
 		if err == nil && s != nil {
 			res.Type = req.Type
 			c.queueReply(&protocol.Reply{Id: id, Subscribe: res})
@@ -92,7 +95,7 @@ func (c *Client) handleMapSubscribe(ctx context.Context, id uint32, req *protoco
 // mapStatePage answers a state request with a page of the state. The
 // position is the stream's at the time of the read: the client keeps the
 // first page's and reads the stream from it once the pages end.
-func (c *Client) mapStatePage(ctx context.Context, mb engine.MapBroker, r *rule, req *protocol.SubscribeRequest, limit int) (*protocol.SubscribeResult, error) {
+func (c *Client) mapStatePage(ctx context.Context, mb engine.MapBroker, r *rule, req *protocol.SubscribeRequest, limit int, filter *tagsfilter.Filter) (*protocol.SubscribeResult, error) {
 	page, err := mb.MapState(ctx, req.Channel, engine.MapStateRequest{Cursor: req.Cursor, Limit: limit, MetaTTL: r.Map.MetaTTL})
 	if err != nil {
 		return nil, err
@@ -105,10 +108,14 @@ func (c *Client) mapStatePage(ctx context.Context, mb engine.MapBroker, r *rule,
 		State:  make([]*protocol.Publication, 0, len(page.Entries)),
 	}
 	for _, p := range page.Entries {
-		if !c.canDecode(p) {
+		if !c.canDecode(p) || !passesFilter(filter, nil, p) {
 			continue // as in delivery: see deliverLocked
 		}
 		res.State = append(res.State, protoPublication(p))
+	}
+	if c.mapDeltaWanted(r, req) {
+		c.mapDeltaPages(res.State)
+		c.hub.deltas.seedMap(req.Channel, page.Position.Epoch, page.Entries, page.Position.Offset, page.Position.Offset)
 	}
 	return res, nil
 }
@@ -118,7 +125,7 @@ func (c *Client) mapStatePage(ctx context.Context, mb engine.MapBroker, r *rule,
 // reply, for which the subscription is registered first (holding back live
 // publications) so that no change falls between the stream read and live
 // delivery. It returns the subscription when it went live.
-func (c *Client) mapStreamPage(ctx context.Context, r *rule, req *protocol.SubscribeRequest, g grant, limit int) (*protocol.SubscribeResult, *subscription, error) {
+func (c *Client) mapStreamPage(ctx context.Context, r *rule, req *protocol.SubscribeRequest, g grant, limit int, filter *tagsfilter.Filter) (*protocol.SubscribeResult, *subscription, error) {
 	h := c.hub
 	if req.Epoch == "" {
 		return nil, nil, newError(protocol.ErrorBadRequest)
@@ -142,11 +149,15 @@ func (c *Client) mapStreamPage(ctx context.Context, r *rule, req *protocol.Subsc
 	if len(pubs) > limit {
 		pubs = pubs[:limit]
 		res := &protocol.SubscribeResult{Phase: phaseStream, Epoch: top.Epoch, Offset: pubs[len(pubs)-1].Offset}
-		res.Publications = c.mapPublications(pubs)
+		res.Publications = c.mapPublications(pubs, filter)
+		if c.mapDeltaWanted(r, req) {
+			c.mapDeltaPages(res.Publications)
+			h.deltas.seedMap(req.Channel, top.Epoch, pubs, req.Offset, res.Offset)
+		}
 		return res, nil, nil
 	}
 	s := c.newSubscription(req.Channel, r, req, g)
-	s.delta = false // map subscriptions go without delta compression
+	s.filter = filter
 	s.positioned, s.recoverable = true, true
 	live := &protocol.SubscribeRequest{Channel: req.Channel, Recover: true, Offset: req.Offset, Epoch: req.Epoch, Flag: req.Flag | flagRejectUnrecovered}
 	res, err := c.startSubscription(ctx, s, live)
@@ -163,10 +174,10 @@ func (c *Client) mapStreamPage(ctx context.Context, r *rule, req *protocol.Subsc
 	return res, s, nil
 }
 
-func (c *Client) mapPublications(pubs []*engine.Publication) []*protocol.Publication {
+func (c *Client) mapPublications(pubs []*engine.Publication, filter *tagsfilter.Filter) []*protocol.Publication {
 	out := make([]*protocol.Publication, 0, len(pubs))
 	for _, p := range pubs {
-		if c.canDecode(p) {
+		if c.canDecode(p) && passesFilter(filter, nil, p) {
 			out = append(out, protoPublication(p))
 		}
 	}

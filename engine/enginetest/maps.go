@@ -21,6 +21,10 @@ func (s *suite) maps(t *testing.T) {
 	t.Run("LargeValue", s.testMapLargeValue)
 	t.Run("Clear", s.testMapClear)
 	t.Run("BadCalls", s.testMapBadCalls)
+	t.Run("MaxKeys", s.testMapMaxKeys)
+	t.Run("Tags", s.testMapTags)
+	t.Run("KeyMode", s.testMapKeyMode)
+	t.Run("Version", s.testMapVersion)
 }
 
 // mapOpts keeps a stream of size changes for a minute.

@@ -51,6 +51,10 @@ type mapKey struct {
 	ch       string
 	pub      *engine.Publication
 	expireAt int64 // Unix nanoseconds; 0 for never
+	// version and versionEpoch are those of the key's last change
+	// (MapPublishOptions.Version; 0: none).
+	version      uint64
+	versionEpoch string
 }
 
 func (k *mapKey) expired(now int64) bool { return k.expireAt > 0 && k.expireAt <= now }
@@ -92,6 +96,23 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 			return sp, nil
 		}
 	}
+	if !pub.Removed && opts.KeyMode != engine.MapKeyReplace {
+		k := mc.key(pub.Key)
+		switch alive := k != nil && !k.expired(now); {
+		case alive && opts.KeyMode == engine.MapKeyIfNew:
+			return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, engine.ErrMapKeyExists)
+		case !alive && opts.KeyMode == engine.MapKeyIfExists:
+			return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, engine.ErrMapKeyNotFound)
+		}
+	}
+	if !pub.Removed && opts.Version > 0 {
+		if k := mc.key(pub.Key); k != nil && !k.expired(now) && k.version >= opts.Version && k.versionEpoch == opts.VersionEpoch {
+			return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, engine.ErrMapVersion)
+		}
+	}
+	if !pub.Removed && opts.MaxKeys > 0 && mc.key(pub.Key) == nil && mc != nil && len(mc.keys) >= opts.MaxKeys {
+		return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, engine.ErrMapKeyLimit)
+	}
 	return e.applyMapChange(h, sh, ch, pub, opts, now), nil
 }
 
@@ -131,6 +152,7 @@ func (e *Engine) applyMapChange(h engine.Handler, sh *shard, ch string, pub *eng
 			mc.dirty = true
 		}
 		k.pub = &p
+		k.version, k.versionEpoch = opts.Version, opts.VersionEpoch
 		k.expireAt = 0
 		k.cancel()
 		if opts.KeyTTL > 0 {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/heraldhq/herald/engine"
 )
@@ -31,10 +33,10 @@ type mapStatements struct {
 
 func newMapStatements(q func(string) string) mapStatements {
 	return mapStatements{
-		change: q(`SELECT change_offset, change_epoch FROM {{schema}}.map_change(
-			$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`),
+		change: q(`SELECT change_offset, change_epoch FROM {{schema}}.map_change_bounded(
+			$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::jsonb, $18, $19, $20)`),
 		statePos: q(`SELECT top_offset, epoch FROM {{schema}}.streams WHERE channel = $1`),
-		statePage: q(`SELECT key, pub_offset, time_ms, data, client_id, user_id, conn_info, chan_info
+		statePage: q(`SELECT key, pub_offset, time_ms, data, client_id, user_id, conn_info, chan_info, tags::text
 			  FROM {{schema}}.map_state
 			 WHERE channel = $1 AND key > $2 AND (expire_at IS NULL OR expire_at > now())
 			 ORDER BY key LIMIT $3`),
@@ -48,6 +50,17 @@ func newMapStatements(q func(string) string) mapStatements {
 		sweepKeys: q(`SELECT 1 FROM generate_series(1, {{schema}}.expire_map_keys($1))`),
 	}
 }
+
+// sqlStateMapKeyLimit is map_change_bounded's refusal of a new key
+// (migrations/0009_map_bounds_tags.sql).
+// sqlStateMapKeyExists and sqlStateMapKeyNotFound are its refusals for
+// MapPublishOptions.KeyMode.
+const (
+	sqlStateMapKeyLimit    = "HM429"
+	sqlStateMapKeyExists   = "HM409"
+	sqlStateMapKeyNotFound = "HM404"
+	sqlStateMapVersion     = "HM412"
+)
 
 // MapPublish records a change of a map channel in one statement
 // (map_change): the stream position, the history row, the state row and
@@ -85,7 +98,21 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 	err := e.qPool.QueryRow(ctx, e.mapSQL.change, ch, pub.Key, data, field, pub.Removed,
 		int32(opts.StreamSize), ceilMS(opts.StreamTTL), ceilMS(orDefault(opts.MetaTTL, e.opts.HistoryMetaTTL)),
 		ceilMS(opts.KeyTTL), user, client, connInfo, chanInfo, opts.SkipMissingRemove, opts.TouchIfExists,
+		int32(min(opts.MaxKeys, math.MaxInt32)), tagsJSON(pub.Tags), string(opts.KeyMode),
+		int64(min(opts.Version, math.MaxInt64)), opts.VersionEpoch,
 	).Scan(&off, &sp.Epoch)
+	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case sqlStateMapKeyLimit:
+			err = engine.ErrMapKeyLimit
+		case sqlStateMapKeyExists:
+			err = engine.ErrMapKeyExists
+		case sqlStateMapKeyNotFound:
+			err = engine.ErrMapKeyNotFound
+		case sqlStateMapVersion:
+			err = engine.ErrMapVersion
+		}
+	}
 	if err != nil {
 		return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, err)
 	}
@@ -123,7 +150,7 @@ func (e *Engine) MapState(ctx context.Context, ch string, req engine.MapStateReq
 		for rows.Next() {
 			var r historyRow
 			var key string
-			if err := rows.Scan(&key, &r.offset, &r.timeMS, &r.data, &r.clientID, &r.userID, &r.connInfo, &r.chanInfo); err != nil {
+			if err := rows.Scan(&key, &r.offset, &r.timeMS, &r.data, &r.clientID, &r.userID, &r.connInfo, &r.chanInfo, &r.tags); err != nil {
 				return err
 			}
 			p, err := r.publication()

@@ -24,6 +24,7 @@ var _ engine.MapBroker = (*Engine)(nil)
 //	<prefix>:mx:{<ch>}  sorted set: keys with a TTL, scored by expiry (ms, Redis clock)
 //	<prefix>:mo:{<ch>}  hash: the stream options of the last change ("s" size, "t" ttl ms, "m" meta ttl ms),
 //	                    kept as long as the stream's meta
+//	<prefix>:mr:{<ch>}  hash: key -> "<version>:<version epoch>" of the keys whose last change had a version
 //
 // and, across channels, <prefix>:mexp, a sorted set of the channels with
 // keys to expire, scored by the earliest expiry: the janitor of every node
@@ -31,7 +32,7 @@ var _ engine.MapBroker = (*Engine)(nil)
 // change; a channel missing from it after a race is put back by its next
 // change with a TTL).
 func (k keyspace) mapKeys(ch string) []string {
-	return []string{k.stream(ch), k.meta(ch), k.tagged("mv", ch), k.tagged("mk", ch), k.tagged("mx", ch), k.tagged("mo", ch)}
+	return []string{k.stream(ch), k.meta(ch), k.tagged("mv", ch), k.tagged("mk", ch), k.tagged("mx", ch), k.tagged("mo", ch), k.tagged("mr", ch)}
 }
 
 func (k keyspace) mapExpiring() string { return k.prefix + ":mexp" }
@@ -41,8 +42,13 @@ func (k keyspace) mapExpiring() string { return k.prefix + ":mexp" }
 //
 //	KEYS: stream, meta, values, keys, expiry, options
 //	ARGV: body, size, ttl ms, meta ttl ms, epoch candidate, pub/sub channel,
-//	      key, removed ('1'), key ttl ms, skip missing ('1'), touch ('1'), only if due ('1')
-//	returns {offset, epoch, earliest expiry of the channel's keys or -1}
+//	      key, removed ('1'), key ttl ms, skip missing ('1'), touch ('1'), only if due ('1'),
+//	      max keys (0: no bound), key mode ('', 'if_new' or 'if_exists'),
+//	      version (0: none), version epoch
+//	returns {offset, epoch, earliest expiry of the channel's keys or -1}, or
+//	{-1, epoch, -1} for a new key over max keys, {-2, epoch, -1} for a
+//	publication its key mode refused, {-3, epoch, -1} for a version not
+//	above the key's (nothing changed in each case)
 var mapChangeScript = goredis.NewScript(luaNow + replaceAll(luaEnsureMeta, "EPOCH", "5", "METATTL", "4") + `
 local key = ARGV[7]
 local removed = ARGV[8] == '1'
@@ -67,7 +73,29 @@ if (not removed) and ARGV[11] == '1' and alive then
   if keyTTL > 0 then redis.call('zadd', KEYS[5], now + keyTTL, key) end
   return unchanged()
 end
+if (not removed) and ((ARGV[14] == 'if_new' and alive) or (ARGV[14] == 'if_exists' and not alive)) then
+  return {-2, epoch, -1}
+end
+local version = tonumber(ARGV[15])
+if (not removed) and version > 0 and alive then
+  local held = redis.call('hget', KEYS[7], key)
+  if held then
+    local sep = string.find(held, ':', 1, true)
+    if tonumber(string.sub(held, 1, sep - 1)) >= version and string.sub(held, sep + 1) == ARGV[16] then
+      return {-3, epoch, -1}
+    end
+  end
+end
+local maxKeys = tonumber(ARGV[13])
+if (not removed) and maxKeys > 0 and redis.call('hexists', KEYS[3], key) == 0 and redis.call('zcard', KEYS[4]) >= maxKeys then
+  return {-1, epoch, -1}
+end
 ` + luaAppendBody + `
+if removed or version == 0 then
+  redis.call('hdel', KEYS[7], key)
+else
+  redis.call('hset', KEYS[7], key, ARGV[15] .. ':' .. ARGV[16])
+end
 if removed then
   redis.call('hdel', KEYS[3], key)
   redis.call('zrem', KEYS[4], key)
@@ -178,6 +206,16 @@ func (e *Engine) mapChange(ctx context.Context, ch string, p *engine.Publication
 	if !ok1 || !ok2 || !ok3 {
 		return engine.StreamPosition{}, fmt.Errorf("%w: %v", errReply, v)
 	}
+	switch {
+	case offset == -1:
+		return engine.StreamPosition{}, engine.ErrMapKeyLimit
+	case offset == -2 && opts.KeyMode == engine.MapKeyIfNew:
+		return engine.StreamPosition{}, engine.ErrMapKeyExists
+	case offset == -2:
+		return engine.StreamPosition{}, engine.ErrMapKeyNotFound
+	case offset == -3:
+		return engine.StreamPosition{}, engine.ErrMapVersion
+	}
 	if next >= 0 && (opts.KeyTTL > 0 || onlyIfDue) {
 		if err := e.client.ZAdd(ctx, e.keys.mapExpiring(), goredis.Z{Score: float64(next), Member: ch}).Err(); err != nil {
 			return engine.StreamPosition{}, fmt.Errorf("expiry index: %w", err)
@@ -189,7 +227,8 @@ func (e *Engine) mapChange(ctx context.Context, ch string, p *engine.Publication
 // mapChangeArgs are mapChangeScript's arguments for p, encoded in enc.
 func (e *Engine) mapChangeArgs(ch string, enc []byte, p *engine.Publication, opts engine.MapPublishOptions, onlyIfDue bool) []any {
 	return []any{enc, opts.StreamSize, millis(opts.StreamTTL), millis(e.metaTTL(opts.MetaTTL)), newEpoch(), e.keys.pubsubChannel(ch),
-		p.Key, flag(p.Removed), millis(opts.KeyTTL), flag(opts.SkipMissingRemove), flag(opts.TouchIfExists), flag(onlyIfDue)}
+		p.Key, flag(p.Removed), millis(opts.KeyTTL), flag(opts.SkipMissingRemove), flag(opts.TouchIfExists), flag(onlyIfDue),
+		opts.MaxKeys, string(opts.KeyMode), strconv.FormatUint(opts.Version, 10), opts.VersionEpoch}
 }
 
 // MapState reads a page of ch's state with its stream position in one

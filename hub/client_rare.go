@@ -1,0 +1,41 @@
+package hub
+
+import "github.com/heraldhq/herald/hub/internal/access"
+
+// rareState is per-connection state that most connections never have,
+// behind one pointer of Client, so that an idle connection pays 8 bytes
+// for all of it (TestIdleClientMemory) and only the connections that have
+// some pay for the rest. Guarded by the client's mutex.
+type rareState struct {
+	// token is the connection token's jti and iat, which token
+	// revocation checks (access.go); hasToken is false when the token had
+	// neither.
+	token    access.Token
+	hasToken bool
+	// mapKeys are the keys the connection set in each map channel and has
+	// not removed since, which map.max_keys_per_client counts
+	// (mapkeys_limit.go).
+	mapKeys map[string]map[string]struct{}
+}
+
+// rareLocked returns the client's rareState, made on first use; c.mu must
+// be held.
+func (c *Client) rareLocked() *rareState {
+	if c.rare == nil {
+		c.rare = &rareState{}
+	}
+	return c.rare
+}
+
+// setTokenLocked records the connection token's jti and iat, or that it
+// has neither; c.mu must be held.
+func (c *Client) setTokenLocked(t access.Token) {
+	if t.ID == "" && t.IssuedAt == 0 {
+		if c.rare != nil {
+			c.rare.token, c.rare.hasToken = access.Token{}, false
+		}
+		return
+	}
+	r := c.rareLocked()
+	r.token, r.hasToken = t, true
+}
