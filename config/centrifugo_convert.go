@@ -180,6 +180,11 @@ func proxyEnabled(m *cfMapper, c cfCtx, v any) {
 	section, _, _ := strings.Cut(c.row.Key, ".")
 	unnamed := section + ".proxy"
 	if event := strings.TrimSuffix(prefix, "_"); event != "" {
+		if strings.Contains(c.row.Key, ".map.") {
+			// A map section's publish and remove proxies are the
+			// section's map_publish and map_remove.
+			event = "map_" + event
+		}
 		unnamed += "." + event
 	}
 	name := proxyNameOf(c.src[prefix+"proxy_name"], unnamed)

@@ -71,11 +71,11 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "channel.namespaces[].delta_publish", Action: cfDrop, Note: "Herald sends every publication (and map change) as a delta to the subscribers that negotiated Fossil, as Centrifugo does with delta_publish: true; Centrifugo's default sends them in full"},
 		{Key: "channel.namespaces[].force_recovery_mode", Herald: "channel.namespaces[].force_recovery_mode", Action: cfRename, Note: "'stream' or 'cache', as in Centrifugo"},
 		{Key: "channel.namespaces[].map.live_transition_max_publication_limit", Action: cfRefuse, Note: "Herald has no such map option yet: only the default is taken"}, // owned by maps
-		{Key: "channel.namespaces[].map.publish_proxy_enabled", Action: cfRefuse, Note: "Herald has no map publish proxy yet"},                                          // owned by maps
-		{Key: "channel.namespaces[].map.publish_proxy_name", Action: cfRefuse, Note: "Herald has no map publish proxy yet", Takes: []string{"default"}},                 // owned by maps
-		{Key: "channel.namespaces[].map.remove_proxy_enabled", Action: cfRefuse, Note: "Herald has no map remove proxy yet"},                                            // owned by maps
-		{Key: "channel.namespaces[].map.remove_proxy_name", Action: cfRefuse, Note: "Herald has no map remove proxy yet", Takes: []string{"default"}},                   // owned by maps
-		{Key: "channel.namespaces[].map.subscribe_catch_up_timeout", Action: cfRefuse, Note: "Herald has no such map option yet: only the default is taken"},            // owned by maps
+		{Key: "channel.namespaces[].map.publish_proxy_enabled", Herald: "channel.namespaces[].map_publish_proxy", Action: cfConvert, Convert: proxyEnabled, Note: "true: 'map_publish_proxy' names 'map.publish_proxy_name', or the proxy of channel.proxy.map_publish"},
+		{Key: "channel.namespaces[].map.publish_proxy_name", Herald: "channel.namespaces[].map_publish_proxy", Action: cfConvert, Convert: proxyName, Note: "read with map.publish_proxy_enabled"},
+		{Key: "channel.namespaces[].map.remove_proxy_enabled", Herald: "channel.namespaces[].map_remove_proxy", Action: cfConvert, Convert: proxyEnabled, Note: "true: 'map_remove_proxy' names 'map.remove_proxy_name', or the proxy of channel.proxy.map_remove"},
+		{Key: "channel.namespaces[].map.remove_proxy_name", Herald: "channel.namespaces[].map_remove_proxy", Action: cfConvert, Convert: proxyName, Note: "read with map.remove_proxy_enabled"},
+		{Key: "channel.namespaces[].map.subscribe_catch_up_timeout", Action: cfRefuse, Note: "Herald has no such map option yet: only the default is taken"}, // owned by maps
 		{Key: "channel.namespaces[].publish_proxy_enabled", Herald: "channel.namespaces[].publish_proxy", Action: cfConvert, Convert: proxyEnabled, Note: "as subscribe_proxy_enabled"},
 		{Key: "channel.namespaces[].publish_proxy_name", Herald: "channel.namespaces[].publish_proxy", Action: cfConvert, Convert: proxyName, Note: "read with publish_proxy_enabled"},
 		{Key: "channel.namespaces[].shared_poll.channel_shutdown_delay", Action: cfDrop, Note: "Herald stops a shared poll channel's poller when its last subscriber on the node leaves"},
@@ -88,8 +88,8 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "channel.namespaces[].subscribe_stream_proxy_enabled", Herald: "channel.namespaces[].subscribe_stream_proxy", Action: cfConvert, Convert: proxyEnabled, Note: "as subscribe_proxy_enabled"},
 		{Key: "channel.namespaces[].subscribe_stream_proxy_name", Herald: "channel.namespaces[].subscribe_stream_proxy", Action: cfConvert, Convert: proxyName, Note: "read with subscribe_stream_proxy_enabled"},
 		{Key: "channel.private_prefix", Action: cfRefuse, Note: "Herald's channel syntax is fixed ('$' private prefix): remove it", Takes: []string{"$"}},
-		{Key: "channel.proxy.map_publish", Action: cfRefuse, Note: "Herald has no map publish proxy yet: taken without endpoint"}, // owned by maps
-		{Key: "channel.proxy.map_remove", Action: cfRefuse, Note: "Herald has no map remove proxy yet: taken without endpoint"},   // owned by maps
+		{Key: "channel.proxy.map_publish", Herald: "proxies[]", Action: cfConvert, Convert: defaultProxy, Note: "becomes a proxy named 'channel.proxy.map_publish'"},
+		{Key: "channel.proxy.map_remove", Herald: "proxies[]", Action: cfConvert, Convert: defaultProxy, Note: "becomes a proxy named 'channel.proxy.map_remove'"},
 		{Key: "channel.proxy.publish", Herald: "proxies[]", Action: cfConvert, Convert: defaultProxy, Note: "becomes a proxy named 'channel.proxy.publish'"},
 		{Key: "channel.proxy.shared_poll_refresh", Herald: "proxies[]", Action: cfConvert, Convert: defaultProxy, Note: "becomes a proxy named 'channel.proxy.shared_poll_refresh'; a shared_poll namespace names its proxy in shared_poll.proxy_name"},
 		{Key: "channel.proxy.sub_refresh", Herald: "proxies[]", Action: cfConvert, Convert: defaultProxy, Note: "becomes a proxy named 'channel.proxy.sub_refresh'"},

@@ -543,3 +543,35 @@ subscribe_proxy_name = "subscribe1"
 		t.Errorf("TOML: %+v %+v", ns, fromTOML.Proxies)
 	}
 }
+
+// TestCentrifugoMapProxies: a map namespace's map.publish_proxy_enabled
+// and map.remove_proxy_enabled (with map.*_proxy_name) name Herald's
+// map_publish_proxy and map_remove_proxy: the proxy of
+// channel.proxy.map_publish when unnamed, or the named one of proxies.
+func TestCentrifugoMapProxies(t *testing.T) {
+	file := `{"http_api":{"key":"k"},"client":{"token":{"hmac_secret_key":"s"}},
+ "proxies":[{"name":"rm","endpoint":"http://127.0.0.1:9/rm"}],
+ "channel":{"proxy":{"map_publish":{"endpoint":"http://127.0.0.1:9/mp"}},
+  "namespaces":[{"name":"mm","subscription_type":"map","map":{"mode":"ephemeral","key_ttl":"60s",
+    "publish_proxy_enabled":true,"remove_proxy_enabled":true,"remove_proxy_name":"rm"}}]}}`
+	cfg, err := ParseCentrifugo([]byte(file), "config.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ns := cfg.Channel.Namespaces[0]
+	if ns.MapPublishProxy != "channel.proxy.map_publish" || ns.MapRemoveProxy != "rm" {
+		t.Fatalf("map_publish_proxy %q, map_remove_proxy %q; want channel.proxy.map_publish and rm", ns.MapPublishProxy, ns.MapRemoveProxy)
+	}
+	var endpoint string
+	for _, p := range cfg.Proxies {
+		if p.Name == "channel.proxy.map_publish" {
+			endpoint = p.URL
+		}
+	}
+	if endpoint != "http://127.0.0.1:9/mp" {
+		t.Fatalf("proxy channel.proxy.map_publish: endpoint %q", endpoint)
+	}
+}
