@@ -42,8 +42,10 @@ type Config struct {
 	// The HTTP transports' keys (http_stream, sse, ...): transports.go.
 	TransportsConfig `yaml:",inline"`
 	// TLSConfig: tls and tls_autocert (tls.go).
-	TLSConfig    `yaml:",inline"`
-	Admin        AdminConfig        `yaml:"admin"`
+	TLSConfig `yaml:",inline"`
+	Admin     AdminConfig `yaml:"admin"`
+	// Internal is the internal listener (internal.go).
+	Internal     InternalConfig     `yaml:"internal"`
 	WebSocket    WebSocketConfig    `yaml:"websocket"`
 	UniWebSocket UniWebSocketConfig `yaml:"uni_websocket"`
 	// UniGRPC is the unidirectional gRPC transport (unigrpc.go).
@@ -101,6 +103,7 @@ type HTTPAPIConfig struct {
 	// IdempotencyWindow is hub.Config.IdempotencyWindow.
 	IdempotencyWindow time.Duration `yaml:"idempotency_window" default:"5m" doc:"how long 'publish' and 'broadcast' remember an 'idempotency_key', per channel and across the cluster: a repeat within the window returns the first result and delivers nothing (at most 24h)"`
 	AllowedOrigins    []string      `yaml:"allowed_origins" doc:"browser origins allowed to call the API (CORS); '*' allows any"`
+	External          bool          `yaml:"external" doc:"with 'internal.address': serve the API on the main listener, not the internal one (Centrifugo's 'http_api.external')"`
 	RequireClientCert bool          `yaml:"require_client_cert" doc:"answer '/api/' requests '403' unless the connection presented a client certificate that verified against 'tls.client_ca_file' (mutual TLS for the API; set 'tls.client_auth: optional' so that clients without a certificate still reach the other endpoints)"`
 }
 

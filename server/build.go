@@ -157,6 +157,9 @@ func (b *builder) listenerTLS() (err error) {
 	if s.adminTLS, err = newFilesTLS("admin.tls", s.cfg.Admin.TLS, s.log); err != nil {
 		return err
 	}
+	if s.internalTLS, err = internalListenerTLS(s.cfg, s.tls, s); err != nil {
+		return err
+	}
 	s.uniGRPC, err = s.newUniGRPC()
 	return err
 }

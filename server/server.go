@@ -51,9 +51,13 @@ type Server struct {
 	registry *prometheus.Registry
 	admin    *http.Server
 	adminLn  net.Listener
-	adm      *guard.Admission    // every endpoint that opens connections passes it
-	proxy    *proxy.Router       // nil without proxies
-	sqlAuth  *sqlauth.Authorizer // nil without SQL checks
+	// The internal listener (internal.go); nil when off.
+	internal    *http.Server
+	internalLn  net.Listener
+	internalTLS *listenerTLS
+	adm         *guard.Admission    // every endpoint that opens connections passes it
+	proxy       *proxy.Router       // nil without proxies
+	sqlAuth     *sqlauth.Authorizer // nil without SQL checks
 
 	tls       *listenerTLS // the main listener's; nil: plain TCP (tls.go)
 	adminTLS  *listenerTLS // nil: plain TCP
@@ -128,15 +132,22 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 		s.done <- err
 	}()
+	if err := s.startInternal(); err != nil {
+		_ = s.http.Close()
+		_ = s.hub.Shutdown(ctx)
+		return err
+	}
 	if s.cfg.Admin.Address != "" {
 		if err := s.startAdmin(); err != nil {
 			_ = s.http.Close()
+			s.closeInternal()
 			_ = s.hub.Shutdown(ctx)
 			return err
 		}
 	}
 	if err := s.startACMEChallenge(); err != nil {
 		_ = s.http.Close()
+		s.closeInternal()
 		if s.admin != nil {
 			_ = s.admin.Close()
 		}
@@ -146,6 +157,7 @@ func (s *Server) Start(ctx context.Context) error {
 	// The gRPC listeners come last: a failure closes what started before.
 	closeStarted := func() {
 		_ = s.http.Close()
+		s.closeInternal()
 		if s.admin != nil {
 			_ = s.admin.Close()
 		}
@@ -207,6 +219,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if err := s.http.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("http: %w", err))
+	}
+	if err := s.shutdownInternal(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	if err := s.stopGRPCAPI(ctx); err != nil {
 		errs = append(errs, err)
