@@ -240,6 +240,10 @@ type ClientConfig struct {
 	// Insecure accepts every connection and allows every channel
 	// operation. For development only; the server logs a warning.
 	Insecure bool `yaml:"insecure" doc:"development only: every client may connect and use every channel without a token. The log says so at start"`
+
+	// ConnectCodeToUnidirectionalDisconnect: Centrifugo's code
+	// transforms for unidirectional clients (uniconnect.go).
+	ConnectCodeToUnidirectionalDisconnect UniDisconnectTransforms `yaml:"connect_code_to_unidirectional_disconnect"`
 }
 
 // DefaultNodeQueueMaxSize is ClientConfig.NodeQueueMaxSize when it is 0.
@@ -284,6 +288,7 @@ func (c ClientConfig) check(prefix string, ps *optionProblems) {
 	if c.PingInterval > 0 && c.PongTimeout > 0 && c.PongTimeout >= c.PingInterval {
 		ps.add(prefix, "PongTimeout", fmt.Sprintf("%s must be shorter than PingInterval (%s)", c.PongTimeout, c.PingInterval))
 	}
+	c.ConnectCodeToUnidirectionalDisconnect.check(prefix, ps)
 	if d := c.WriteCoalesce; d < 0 || d > MaxWriteCoalesce {
 		ps.add(prefix, "WriteCoalesce", fmt.Sprintf("%s: want the longest coalescing interval, up to %s (0: the default, %s; WriteCoalesceOff turns coalescing off)", d, MaxWriteCoalesce, DefaultWriteCoalesce))
 	}

@@ -47,7 +47,11 @@ type stream struct {
 	remote  string
 
 	mu    sync.Mutex
-	ended bool   // no more writes: closed, broken, or the handler returned
+	ended bool // no more writes: closed, broken, or the handler returned
+	// codes, while set, holds the 200 back until the first write, so that
+	// a refused connect can be answered with an HTTP status instead
+	// (coderesponse.go).
+	codes *CodeToHTTPResponse
 	buf   []byte // output buffer, reused between writes
 	tmp   []byte // a unidirectional stream's converted push, reused
 	// done is closed when the stream ends on our side (Close, a failed
@@ -133,6 +137,10 @@ func (s *stream) finish() { s.doneOnce.Do(func() { close(s.done) }) }
 
 // writeLocked writes out and flushes it under the write deadline.
 func (s *stream) writeLocked(out []byte) error {
+	if s.codes != nil {
+		s.codes = nil
+		s.w.WriteHeader(http.StatusOK)
+	}
 	if err := s.rc.SetWriteDeadline(time.Now().Add(s.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}
