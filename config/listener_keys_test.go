@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/heraldhq/herald/hub"
 )
 
 // TestCentrifugoInternalListener: Centrifugo's internal port turns the
@@ -57,5 +59,24 @@ func TestCentrifugoCodeTransforms(t *testing.T) {
 	}
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "uni_sse.connect_code_to_http_response.transforms") {
 		t.Errorf("a transform without a status: %v, want refused naming its key", err)
+	}
+}
+
+// TestCentrifugoChannelSyntax: Centrifugo's channel syntax keys are read
+// as they are and reach the hub and the proxy.
+func TestCentrifugoChannelSyntax(t *testing.T) {
+	cfg, err := ParseCentrifugo([]byte(`{"channel": {"private_prefix": "private-", "namespace_boundary": "/", "user_boundary": "@", "user_separator": ";"}}`), "config.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := hub.ChannelSyntax{PrivatePrefix: "private-", NamespaceBoundary: "/", UserBoundary: "@", UserSeparator: ";"}
+	if got := cfg.Hub("").Channels.ChannelSyntax; got != want {
+		t.Errorf("hub syntax %+v, want %+v", got, want)
+	}
+	if p, _ := cfg.ProxyOptions(); p.ChannelSyntax != want {
+		t.Errorf("proxy syntax %+v, want %+v", p.ChannelSyntax, want)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Error(err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/auth"
-	"github.com/heraldhq/herald/hub/internal/permission"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -194,7 +193,7 @@ func (c *Client) serverSideChannels(cred credentials, req *protocol.ConnectReque
 		}
 	}
 	for ch := range req.Subs {
-		if seen[ch] || permission.Private(ch) || h.channels.checkLength(ch) != nil {
+		if seen[ch] || h.channels.perm.Private(ch) || h.channels.checkLength(ch) != nil {
 			continue
 		}
 		r, e := h.channels.resolve(ch)

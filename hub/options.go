@@ -159,6 +159,9 @@ type Namespace struct {
 type ChannelConfig struct {
 	// MaxLength bounds channel names, in bytes. Default 255.
 	MaxLength int `yaml:"max_length" default:"255" doc:"longest channel name, in bytes (longer gives error 107)"`
+	// ChannelSyntax: private_prefix, namespace_boundary, user_boundary
+	// and user_separator (channelsyntax.go).
+	ChannelSyntax `yaml:",inline"`
 	// WithoutNamespace applies to channels with no ':' in their name.
 	// (As configuration, package config replaces these two with lists that
 	// also hold each namespace's proxies and SQL checks.)

@@ -24,7 +24,7 @@ type UniDisconnectTransforms struct {
 
 // UniDisconnectTransform maps one connect error code to a disconnect.
 type UniDisconnectTransform struct {
-	Code uint32               `yaml:"code" doc:"the connect error code (e.g. 103, permission denied)"`
+	Code uint32                `yaml:"code" doc:"the connect error code (e.g. 103, permission denied)"`
 	To   DisconnectTransformTo `yaml:"to" doc:"the disconnect the client gets"`
 }
 
