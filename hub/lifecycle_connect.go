@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"net/textproto"
 	"time"
 
 	"github.com/heraldhq/herald/auth"
@@ -154,6 +155,13 @@ func (c *Client) authenticate(ctx context.Context, req *protocol.ConnectRequest)
 			ConnectReply: ConnectReply{User: tok.User, ExpireAt: tok.ExpireAt, Info: tok.Info, Channels: tokenChannels(tok)},
 			subOptions:   tok.Subs,
 		}, nil
+	}
+	if name := h.client.UserIDHTTPHeader; name != "" {
+		// As Centrifugo v6.9.1 (middleware/user_header_auth.go): the
+		// user a trusted proxy set, when no token or handler decided.
+		if vs := c.conn.Header[textproto.CanonicalMIMEHeaderKey(name)]; len(vs) > 0 && vs[0] != "" {
+			return credentials{ConnectReply: ConnectReply{User: vs[0]}}, nil
+		}
 	}
 	if h.client.AllowAnonymousConnectWithoutToken || h.client.Insecure {
 		return credentials{}, nil

@@ -244,6 +244,11 @@ type ClientConfig struct {
 	// operation. For development only; the server logs a warning.
 	Insecure bool `yaml:"insecure" doc:"development only: every client may connect and use every channel without a token. The log says so at start"`
 
+	// UserIDHTTPHeader names the header a trusted proxy in front of the
+	// node sets to the authenticated user (authenticate, in
+	// lifecycle_connect.go).
+	UserIDHTTPHeader string `yaml:"user_id_http_header" doc:"an HTTP header that carries the user of a connection, set by a proxy in front of Herald that authenticated it (as Centrifugo's): a client that connects with this header and without a token is that user (a token, or the connect proxy's answer, still comes first). Only set it when every request reaches Herald through that proxy, which must also remove the header from what clients send; the transports that have no HTTP request (uni_grpc) do not use it"`
+
 	// ConnectCodeToUnidirectionalDisconnect: Centrifugo's code
 	// transforms for unidirectional clients (uniconnect.go).
 	ConnectCodeToUnidirectionalDisconnect UniDisconnectTransforms `yaml:"connect_code_to_unidirectional_disconnect"`

@@ -51,6 +51,9 @@ func (b *builder) steps() []func() error {
 }
 
 func (b *builder) tokens() (err error) {
+	if b.s.cfg.Client.InsecureSkipTokenSignatureVerify {
+		b.s.log.Warn("client.insecure_skip_token_signature_verify: token signatures are not checked, anyone can connect as any user; for testing only")
+	}
 	b.pair, err = b.s.cfg.TokenVerifiers(b.s.log)
 	return err
 }

@@ -84,7 +84,7 @@ func (s *Server) mountWebSocket(mux *http.ServeMux) {
 			return s.hub.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportUniWebSocket, Unidirectional: true, Header: r.Header, Admission: guard.TakeTicket(r)})
 		}))
 	}
-	entry := s.adm.Handler(upgrades)
+	entry := s.admit(upgrades)
 	mux.Handle(s.paths.WebSocket, entry)
 	if s.cfg.UniWebSocket.Enabled {
 		mux.Handle(s.paths.UniWebSocket, entry)

@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"golang.org/x/time/rate"
 )
 
 // Version is Herald's version, sent to clients in the connect reply.
@@ -56,6 +57,7 @@ type Server struct {
 	internalLn  net.Listener
 	internalTLS *listenerTLS
 	adm         *guard.Admission    // every endpoint that opens connections passes it
+	connRate    *rate.Limiter       // client.connection_rate_limit, shared by those endpoints; nil: off (connrate.go)
 	proxy       *proxy.Router       // nil without proxies
 	sqlAuth     *sqlauth.Authorizer // nil without SQL checks
 
