@@ -58,6 +58,8 @@ type Config struct {
 	// endpoint are served (paths.go).
 	Prometheus PrometheusConfig `yaml:"prometheus"`
 	Health     HealthConfig     `yaml:"health"`
+	// Swagger serves the API's OpenAPI document (swagger.go).
+	Swagger SwaggerConfig `yaml:"swagger"`
 }
 
 // LogConfig selects the log format and level.
@@ -154,8 +156,10 @@ type WebSocketConfig struct {
 	// ConnectionAdmission: the bounds on unauthenticated connections, the
 	// per-address rate and the trusted proxies.
 	ConnectionAdmission `yaml:",inline"`
-	// HandlerPrefix is wiring (the server mounts the endpoint; paths.go).
+	// HandlerPrefix and Disabled are wiring (the server mounts the
+	// endpoint; paths.go).
 	HandlerPrefix string `yaml:"handler_prefix" default:"/connection/websocket" doc:"the path of the WebSocket endpoint, as Centrifugo's; clients connect to 'ws://HOST:PORT' followed by it"`
+	Disabled      bool   `yaml:"disabled" doc:"serve no bidirectional WebSocket endpoint (Centrifugo's 'websocket.disabled'), for nodes that serve only the HTTP or unidirectional transports; the other options of this section still apply to them"`
 	// WebSocketAcceptConfig: net_http_upgrade (accept.go).
 	WebSocketAcceptConfig `yaml:",inline"`
 }

@@ -39,6 +39,9 @@ func (b *builder) routes() error {
 			return err
 		}
 	}
+	if cfg.Swagger.Enabled {
+		s.mountSwagger(ops) // swagger.go
+	}
 	if err := b.mountHTTPAPI(pick(cfg.HTTPAPI.External, mux, ops)); err != nil {
 		return err
 	}
@@ -78,14 +81,18 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 // and drain checks.
 func (s *Server) mountWebSocket(mux *http.ServeMux) {
 	upgrades := http.NewServeMux()
-	upgrades.Handle(s.paths.WebSocket, s.ws)
+	if !s.cfg.WebSocket.Disabled {
+		upgrades.Handle(s.paths.WebSocket, s.ws)
+	}
 	if s.cfg.UniWebSocket.Enabled {
 		upgrades.Handle(s.paths.UniWebSocket, s.ws.UniHandler(func(c *websocket.UniConn, r *http.Request) websocket.UniReceiver {
 			return s.hub.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportUniWebSocket, Unidirectional: true, Header: r.Header, Admission: guard.TakeTicket(r)})
 		}))
 	}
 	entry := s.admit(upgrades)
-	mux.Handle(s.paths.WebSocket, entry)
+	if !s.cfg.WebSocket.Disabled {
+		mux.Handle(s.paths.WebSocket, entry)
+	}
 	if s.cfg.UniWebSocket.Enabled {
 		mux.Handle(s.paths.UniWebSocket, entry)
 	}

@@ -95,10 +95,14 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 // upgradePaths are the WebSocket endpoints whose upgrade requests the
 // accept loop reads itself (see guard.Listener).
 func (s *Server) upgradePaths() []string {
-	if s.cfg.UniWebSocket.Enabled {
-		return []string{s.paths.WebSocket, s.paths.UniWebSocket}
+	var paths []string
+	if !s.cfg.WebSocket.Disabled {
+		paths = append(paths, s.paths.WebSocket)
 	}
-	return []string{s.paths.WebSocket}
+	if s.cfg.UniWebSocket.Enabled {
+		paths = append(paths, s.paths.UniWebSocket)
+	}
+	return paths
 }
 
 // Hub is the node's hub, for embedding and tests.
