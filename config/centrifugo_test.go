@@ -375,7 +375,7 @@ func TestCentrifugoEnv(t *testing.T) {
 		"CENTRIFUGO_NO_SUCH_OPTION=1":               "CENTRIFUGO_NO_SUCH_OPTION: names no Centrifugo option",
 		"CENTRIFUGO_CHANNEL_NAMESPACES={}":          "CENTRIFUGO_CHANNEL_NAMESPACES: want a JSON array",
 		"CENTRIFUGO_GRAPHITE_ENABLED=true":          "graphite: Herald exports Prometheus metrics only, at prometheus.handler_prefix (set by CENTRIFUGO_GRAPHITE_ENABLED)",
-		"CENTRIFUGO_LOG_FILE=/var/log/c.log":        "log.file: Herald logs to standard error: redirect it, or let the service manager collect it (set by CENTRIFUGO_LOG_FILE)",
+		"CENTRIFUGO_WEBTRANSPORT_ENABLED=true":      "webtransport: Herald has no WebTransport: remove it (set by CENTRIFUGO_WEBTRANSPORT_ENABLED)",
 		"CENTRIFUGO_CHANNEL_NAMESPACES_NOPE_X=true": "CENTRIFUGO_CHANNEL_NAMESPACES_NOPE_X: names no Centrifugo option",
 	} {
 		_, err := ParseCentrifugo([]byte("{}"), "c.json", []string{v})

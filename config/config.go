@@ -24,8 +24,10 @@ import (
 // Config is the whole configuration of `herald serve`; docs/configuration.md
 // lists every key.
 type Config struct {
-	Address string        `yaml:"address" default:":8000" doc:"where the HTTP server listens: WebSocket connections, the HTTP transports, the server API, '/metrics' and the health checks"`
-	Name    string        `yaml:"name" defaultdoc:"host name" doc:"this node's name in the info API and the logs; empty: the host name"`
+	Address string `yaml:"address" default:":8000" doc:"where the HTTP server listens: WebSocket connections, the HTTP transports, the server API, '/metrics' and the health checks"`
+	Name    string `yaml:"name" defaultdoc:"host name" doc:"this node's name in the info API and the logs; empty: the host name"`
+	// PIDFile is written by the command that runs the node (cmd/herald).
+	PIDFile string        `yaml:"pid_file" doc:"write the process ID to this file at start (mode 0600, as Centrifugo's 'pid_file'), and remove it on a clean shutdown; empty: none"`
 	Log     LogConfig     `yaml:"log"`
 	Engine  EngineConfig  `yaml:"engine"`
 	Client  ClientConfig  `yaml:"client"`
@@ -66,6 +68,8 @@ type Config struct {
 type LogConfig struct {
 	Level  string `yaml:"level" default:"info" doc:"'debug', 'info', 'warn' or 'error'"`
 	Format string `yaml:"format" default:"text" doc:"'text' or 'json' (log/slog handlers)"`
+	// File is opened by the command that runs the node (cmd/herald).
+	File string `yaml:"file" doc:"write the log to this file (created if missing, appended to) instead of standard error, as Centrifugo's 'log.file'; reopened at each start, so rotate it with copytruncate"`
 }
 
 // ShutdownConfig shapes the graceful drain on SIGTERM or SIGINT.
