@@ -154,7 +154,7 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "proxies[].grpc.tls", Herald: "proxies[].grpc.tls", Action: cfConvert, Convert: clientTLS, Note: "as engine.redis.tls, for a 'grpc://' proxy's connection"},
 		{Key: "proxies[].grpc_metadata", Herald: "proxies[].grpc_metadata", Action: cfRename, Note: ""},
 		{Key: "proxies[].http.static_headers", Herald: "proxies[].static_http_headers", Action: cfRename, Note: "headers sent with every call"},
-		{Key: "proxies[].http.status_to_code_transforms", Action: cfRefuse, Note: "Herald has no status code transforms: remove it"},
+		{Key: "proxies[].http.status_to_code_transforms", Herald: "proxies[].status_to_code_transforms", Action: cfRename, Note: "status_code with to_error or to_disconnect, as in Centrifugo"},
 		{Key: "rpc.namespace_boundary", Action: cfRefuse, Note: "Herald's RPC namespace boundary is ':': remove it", Takes: []string{":"}},
 		{Key: "rpc.namespaces[].proxy_enabled", Herald: "rpc.namespaces[].proxy", Action: cfConvert, Convert: proxyEnabled, Note: "true: 'proxy' names 'proxy_name', or the proxy of rpc.proxy"},
 		{Key: "rpc.namespaces[].proxy_name", Herald: "rpc.namespaces[].proxy", Action: cfConvert, Convert: proxyName, Note: "read with proxy_enabled"},

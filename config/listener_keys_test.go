@@ -80,3 +80,15 @@ func TestCentrifugoChannelSyntax(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestCentrifugoProxyStatusTransforms: a proxy's
+// http.status_to_code_transforms reach the proxy endpoint.
+func TestCentrifugoProxyStatusTransforms(t *testing.T) {
+	cfg, err := ParseCentrifugo([]byte(`{"proxies": [{"name": "p", "endpoint": "http://backend/p", "http": {"status_to_code_transforms": [{"status_code": 403, "to_error": {"code": 103, "message": "denied"}}]}}]}`), "config.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Proxies) != 1 || len(cfg.Proxies[0].StatusToCodeTransforms) != 1 || cfg.Proxies[0].StatusToCodeTransforms[0].ToError.Code != 103 {
+		t.Errorf("proxies: %+v", cfg.Proxies)
+	}
+}
