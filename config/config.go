@@ -176,11 +176,39 @@ type (
 )
 
 // UniWebSocketConfig configures the unidirectional WebSocket endpoint,
-// /connection/uni_websocket. It shares the websocket section's limits,
-// origins, admission and compression.
+// /connection/uni_websocket. It shares the websocket section's origins,
+// admission and read path, and has its own size limit, write timeout and
+// compression, as Centrifugo's.
 type UniWebSocketConfig struct {
-	Enabled       bool   `yaml:"enabled" doc:"serve the unidirectional WebSocket endpoint at 'uni_websocket.handler_prefix' ('/connection/uni_websocket') (the client sends one connect request and then only receives; see [protocol.md](protocol.md#unidirectional-websocket)). It shares the 'websocket' section's message size limit, timeouts, allowed origins, admission limits and compression"`
+	Enabled       bool   `yaml:"enabled" doc:"serve the unidirectional WebSocket endpoint at 'uni_websocket.handler_prefix' ('/connection/uni_websocket') (the client sends one connect request and then only receives; see [protocol.md](protocol.md#unidirectional-websocket)). It shares the 'websocket' section's allowed origins, admission limits, read timeout and poller; the keys below set the rest"`
 	HandlerPrefix string `yaml:"handler_prefix" default:"/connection/uni_websocket" doc:"the path of the unidirectional WebSocket endpoint"`
+	// The options Centrifugo gives the unidirectional WebSocket of its own
+	// (v6.9.1 configtypes.UniWebSocket); UniTransport applies them over the
+	// websocket section's.
+	MessageSizeLimit   int64         `yaml:"message_size_limit" defaultdoc:"'websocket.message_size_limit'" doc:"largest incoming message (the connect request) in bytes; '0': the websocket section's"`
+	WriteTimeout       time.Duration `yaml:"write_timeout" defaultdoc:"'websocket.write_timeout'" doc:"as 'websocket.write_timeout', for this endpoint; '0': the websocket section's"`
+	Compression        bool          `yaml:"compression" doc:"accept permessage-deflate on this endpoint, as 'websocket.compression' does on the bidirectional one (each decides for its own endpoint, as in Centrifugo)"`
+	CompressionMinSize int           `yaml:"compression_min_size" doc:"as 'websocket.compression_min_size', for this endpoint"`
+	CompressionLevel   int           `yaml:"compression_level" defaultdoc:"'websocket.compression_level'" doc:"as 'websocket.compression_level', for this endpoint; '0': the websocket section's"`
+	JoinPushMessages   bool          `yaml:"join_push_messages" doc:"send the pushes that are ready together in one text frame, separated by newlines, instead of one frame each (fewer frames and system calls; the client must split frames on newlines), as Centrifugo's"`
+}
+
+// UniTransport is the unidirectional WebSocket's transport options: the
+// websocket section's, with this section's set over them.
+func (c Config) UniTransport() websocket.Config {
+	t, u := c.WebSocket.Transport(), c.UniWebSocket
+	if u.MessageSizeLimit > 0 {
+		t.MaxMessageSize = u.MessageSizeLimit
+	}
+	if u.WriteTimeout > 0 {
+		t.WriteTimeout = u.WriteTimeout
+	}
+	t.Compression, t.CompressionMinSize = u.Compression, u.CompressionMinSize
+	if u.CompressionLevel > 0 {
+		t.CompressionLevel = u.CompressionLevel
+	}
+	t.UniJoinPushes = u.JoinPushMessages
+	return t
 }
 
 // Default is the configuration `herald serve` runs with when given no

@@ -147,6 +147,20 @@ func (b *builder) websocket() (err error) {
 	}
 	b.s.ws = ws
 	b.onFailure(func() { _ = ws.Close() })
+	if !cfg.UniWebSocket.Enabled {
+		return nil
+	}
+	// The unidirectional endpoint has options of its own
+	// (uni_websocket.*), so a server of its own; its bidirectional
+	// handler is never mounted.
+	uniCfg := cfg.UniTransport()
+	uniCfg.CheckOrigin, uniCfg.OriginHint, uniCfg.Poller, uniCfg.Logger = wsCfg.CheckOrigin, wsCfg.OriginHint, wsCfg.Poller, log
+	uni, err := websocket.NewServer(uniCfg, func(*websocket.Conn, *http.Request) websocket.Receiver { return nil })
+	if err != nil {
+		return fmt.Errorf("uni_websocket: %w", err)
+	}
+	b.s.uniWS = uni
+	b.onFailure(func() { _ = uni.Close() })
 	return nil
 }
 

@@ -85,7 +85,7 @@ func (s *Server) mountWebSocket(mux *http.ServeMux) {
 		upgrades.Handle(s.paths.WebSocket, s.ws)
 	}
 	if s.cfg.UniWebSocket.Enabled {
-		upgrades.Handle(s.paths.UniWebSocket, s.ws.UniHandler(func(c *websocket.UniConn, r *http.Request) websocket.UniReceiver {
+		upgrades.Handle(s.paths.UniWebSocket, s.uniWS.UniHandler(func(c *websocket.UniConn, r *http.Request) websocket.UniReceiver {
 			return s.hub.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportUniWebSocket, Unidirectional: true, Header: r.Header, Admission: guard.TakeTicket(r)})
 		}))
 	}

@@ -45,6 +45,7 @@ type Server struct {
 	log   *slog.Logger
 	hub   *hub.Hub
 	ws    *websocket.Server
+	uniWS *websocket.Server // uni_websocket's, with its own options; nil when off
 	http  *http.Server
 	ln    net.Listener
 	done  chan error
@@ -244,6 +245,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.stopUniGRPC(ctx)
 	if err := s.ws.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("websocket: %w", err))
+	}
+	if s.uniWS != nil {
+		if err := s.uniWS.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("uni_websocket: %w", err))
+		}
 	}
 	if s.proxy != nil {
 		s.proxy.Close()

@@ -59,6 +59,9 @@ func (u *UniConn) WriteFrame(frame []byte) error {
 	defer srv.putWriteBuf(wb)
 	// The JSON encoder drops raw newlines from embedded payloads, so a
 	// newline always separates two messages.
+	if srv.cfg.UniJoinPushes {
+		return u.writeJoined(wb, frame)
+	}
 	return protocol.SplitFrame(protocol.TypeJSON, frame, func(msg []byte) error {
 		push, err := protocol.ReplyToPush(protocol.TypeJSON, wb.b[:0], msg)
 		if err != nil {
@@ -68,6 +71,31 @@ func (u *UniConn) WriteFrame(frame []byte) error {
 		wb.b = push
 		return u.c.WriteFrame(push)
 	})
+}
+
+// writeJoined writes the pushes of frame in one text frame, joined with
+// '\n' (Config.UniJoinPushes).
+func (u *UniConn) writeJoined(wb *writeBuf, frame []byte) error {
+	out := wb.b[:0]
+	err := protocol.SplitFrame(protocol.TypeJSON, frame, func(msg []byte) error {
+		start := len(out)
+		if start > 0 {
+			out = append(out, '\n')
+		}
+		push, err := protocol.ReplyToPush(protocol.TypeJSON, out, msg)
+		if err != nil {
+			u.c.srv.log.Debug("uni_websocket: reply not sent", "remote", u.RemoteAddr(), "error", err)
+			out = out[:start]
+			return nil
+		}
+		out = push
+		return nil
+	})
+	wb.b = out
+	if err != nil || len(out) == 0 {
+		return err
+	}
+	return u.c.WriteFrame(out)
 }
 
 // Close writes a disconnect push with code and reason, then closes the
