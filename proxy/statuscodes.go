@@ -3,6 +3,7 @@ package proxy
 import (
 	"fmt"
 
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/optionerr"
 )
 
@@ -15,9 +16,9 @@ import (
 // StatusTransform maps one HTTP status of the backend to a client error
 // or disconnect.
 type StatusTransform struct {
-	StatusCode   int                `yaml:"status_code" doc:"the HTTP status the backend answers, e.g. 403"`
-	ToError      StatusToError      `yaml:"to_error" doc:"the error the client gets (when 'code' is set)"`
-	ToDisconnect StatusToDisconnect `yaml:"to_disconnect" doc:"else the disconnect the client gets (when 'code' is set)"`
+	StatusCode   int                       `yaml:"status_code" doc:"the HTTP status the backend answers, e.g. 403"`
+	ToError      StatusToError             `yaml:"to_error" doc:"the error the client gets (when 'code' is set)"`
+	ToDisconnect hub.DisconnectTransformTo `yaml:"to_disconnect" doc:"else the disconnect the client gets (when 'code' is set)"`
 }
 
 // StatusToError is a client error.
@@ -25,12 +26,6 @@ type StatusToError struct {
 	Code      uint32 `yaml:"code" doc:"the error code, e.g. 103"`
 	Message   string `yaml:"message" doc:"the error message, at most 123 bytes"`
 	Temporary bool   `yaml:"temporary" doc:"mark the error temporary (the client may retry)"`
-}
-
-// StatusToDisconnect is a disconnect.
-type StatusToDisconnect struct {
-	Code   uint32 `yaml:"code" doc:"the disconnect code, e.g. 4403"`
-	Reason string `yaml:"reason" doc:"the disconnect reason, at most 123 bytes"`
 }
 
 // transformStatus is the answer the transforms make of status, or nil.

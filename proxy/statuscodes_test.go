@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/test/jsonclient"
 	"github.com/heraldhq/herald/proxy"
 )
@@ -17,7 +18,7 @@ func TestStatusToCodeTransforms(t *testing.T) {
 	n := startNode(t, fullConfig(b, func(e *proxy.Endpoint) {
 		e.StatusToCodeTransforms = []proxy.StatusTransform{
 			{StatusCode: http.StatusForbidden, ToError: proxy.StatusToError{Code: 103, Message: "denied"}},
-			{StatusCode: http.StatusUnauthorized, ToDisconnect: proxy.StatusToDisconnect{Code: 4501, Reason: "unauthorized"}},
+			{StatusCode: http.StatusUnauthorized, ToDisconnect: hub.DisconnectTransformTo{Code: 4501, Reason: "unauthorized"}},
 		}
 	}))
 	status := func(code int) {
