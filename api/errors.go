@@ -138,7 +138,7 @@ func (a *handler) fromHub(ctx context.Context, method, ch, feature string, err e
 	if errors.As(err, &he) {
 		switch he.Code {
 		case protocol.ErrorUnknownChannel:
-			return newError(protocol.ErrorUnknownChannel, "unknown channel: namespace %q is not configured", namespaceOf(ch))
+			return newError(protocol.ErrorUnknownChannel, "unknown channel: namespace %q is not configured", a.hub.ChannelSyntax().Namespace(ch))
 		case protocol.ErrorBadRequest:
 			if he.Message == protocol.ErrorBadRequest.Message() {
 				return badRequest("channel: invalid name %q (too long, not ASCII, with a control character, or not matching the namespace's channel_regex)", ch)
@@ -152,13 +152,6 @@ func (a *handler) fromHub(ctx context.Context, method, ch, feature string, err e
 	}
 	a.logger(ctx).Error("api: hub call failed", "method", method, "channel", ch, "error", err)
 	return internalError()
-}
-
-// namespaceOf returns the namespace part of a channel name, as the hub
-// resolves it.
-func namespaceOf(ch string) string {
-	ns, _, _ := strings.Cut(strings.TrimPrefix(ch, "$"), ":")
-	return ns
 }
 
 // decodeError explains why a body could not be decoded into a request. A

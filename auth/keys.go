@@ -43,6 +43,13 @@ type Config struct {
 	// be a string when present.
 	UserIDClaim string
 
+	// InsecureSkipSignatureVerify accepts tokens without checking their
+	// signature (any algorithm, any key, no key configured at all); their
+	// claims are still checked. Centrifugo's
+	// client.insecure_skip_token_signature_verify: for tests and
+	// development only, since anyone can then mint a token for any user.
+	InsecureSkipSignatureVerify bool
+
 	// ConnectTokenCacheSize is how many verified connection tokens the
 	// Verifier remembers until they expire, so that the same token
 	// presented again skips the signature check; 0 turns the cache off.

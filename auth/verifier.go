@@ -28,6 +28,9 @@ type Verifier struct {
 	issRegex    *regexp.Regexp
 	userIDClaim string
 	jwks        *jwks // nil without JWKS
+	// noSig, set with InsecureSkipSignatureVerify, checks what parser
+	// would but the signature.
+	noSig *jwt.Validator
 	// cacheUntil is when the earliest previous key stops being valid: a
 	// token verified with it must not outlive it in the cache. Zero: no
 	// such bound.
@@ -163,11 +166,14 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 			v.cacheUntil = f.previousUntil
 		}
 	}
-	if len(methods) == 0 {
+	if len(methods) == 0 && !cfg.InsecureSkipSignatureVerify {
 		return v, nil
 	}
 
-	opts := []jwt.ParserOption{jwt.WithValidMethods(methods)}
+	var opts []jwt.ParserOption
+	if len(methods) > 0 {
+		opts = append(opts, jwt.WithValidMethods(methods))
+	}
 	if cfg.Audience != "" {
 		opts = append(opts, jwt.WithAudience(cfg.Audience))
 	}
@@ -212,6 +218,9 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 		return key, nil
 	}
 	v.parser = jwt.NewParser(opts...)
+	if cfg.InsecureSkipSignatureVerify {
+		v.noSig = jwt.NewValidator(opts...)
+	}
 	v.cache = newTokenCache(cfg.ConnectTokenCacheSize)
 	return v, nil
 }
@@ -311,7 +320,16 @@ func (v *Verifier) parse(token string, claims jwt.Claims, reg *registeredClaims)
 	if v.parser == nil {
 		return fmt.Errorf("%w: %v", ErrInvalidToken, errNoKey)
 	}
-	if _, err := v.parser.ParseWithClaims(token, claims, v.keyFunc); err != nil {
+	if v.noSig != nil {
+		// As Centrifugo v6.9.1 (jwtverify: ParseNoVerify, then the
+		// claims): decoded, not verified.
+		if _, _, err := v.parser.ParseUnverified(token, claims); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidToken, err)
+		}
+		if err := v.noSig.Validate(claims); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidToken, err)
+		}
+	} else if _, err := v.parser.ParseWithClaims(token, claims, v.keyFunc); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
 	if v.issRegex != nil && !v.issRegex.MatchString(reg.Issuer) {

@@ -10,6 +10,7 @@ type AdminUIConfig struct {
 	TokenSecret string `yaml:"token_secret" doc:"HMAC key of admin tokens (JWTs with '\"admin\": true') accepted instead of the password (at least 16 characters)"`
 	Insecure    bool   `yaml:"insecure" doc:"no login at all, for local development only; a warning is logged at startup"`
 	Path        string `yaml:"path" default:"/admin" doc:"where the UI is served ('/admin/')"`
+	External    bool   `yaml:"external" doc:"with 'internal.address' (and no 'admin.address'): serve the UI on the main listener, not the internal one (Centrifugo's 'admin.external')"`
 }
 
 // DefaultAdminUIPath is where the admin UI is served by default.

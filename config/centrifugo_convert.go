@@ -71,6 +71,29 @@ func listenAddress(m *cfMapper, c cfCtx, _ any) {
 	m.out["address"] = net.JoinHostPort(host, port)
 }
 
+// internalAddress maps http_server.internal_address and internal_port to
+// internal.address. As Centrifugo v6.9.1 does (internal/app/mux.go), an
+// empty internal address is the main one, an empty internal port the main
+// one, and an internal listener at the main listener's address is none.
+func internalAddress(m *cfMapper, c cfCtx, _ any) {
+	str := func(k, def string) string {
+		if v, ok := c.src[k]; ok && v != nil && fmt.Sprint(v) != "" {
+			return fmt.Sprint(v)
+		}
+		return def
+	}
+	mainHost, mainPort := str("address", ""), str("port", "8000")
+	host, port := str("internal_address", mainHost), str("internal_port", mainPort)
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		m.refuse(c.path, fmt.Sprintf("%q: want a port number", port))
+		return
+	}
+	if host == mainHost && port == mainPort {
+		return
+	}
+	setKey(m.out, "internal.address", net.JoinHostPort(host, port))
+}
+
 func logLevel(m *cfMapper, c cfCtx, v any) {
 	level := strings.ToLower(fmt.Sprint(v))
 	switch level {

@@ -16,6 +16,12 @@ type ClientConfig struct {
 	SubscriptionToken SubscriptionTokenConfig `yaml:"subscription_token"`
 	// Proxy names the proxies of connect and refresh (proxy.go).
 	Proxy ClientProxyConfig `yaml:"proxy"`
+	// ConnectionRateLimit is applied by the server in front of the
+	// endpoints that open connections (server/connrate.go).
+	ConnectionRateLimit int `yaml:"connection_rate_limit" doc:"new connections this node accepts, on every transport but uni_grpc, as Centrifugo counts them: a bucket of this many, refilled at one a second; over it a request is answered '503' before anything opens (0: no limit). Per client address, see 'websocket.ip_rate_limit'"`
+	// InsecureSkipTokenSignatureVerify is auth.Config's
+	// InsecureSkipSignatureVerify for both kinds of token (token.go).
+	InsecureSkipTokenSignatureVerify bool `yaml:"insecure_skip_token_signature_verify" doc:"testing only: accept connection and subscription tokens without checking their signature (their claims are still checked), even with no key configured, as Centrifugo's; anyone can then connect as any user. The log says so at start"`
 }
 
 // ChannelConfig is the channel section: hub.ChannelConfig, whose

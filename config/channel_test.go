@@ -46,12 +46,17 @@ func fillFields(t *testing.T, v reflect.Value) {
 			f.SetBool(true)
 		case f.CanInt():
 			f.SetInt(1)
+		case f.CanUint():
+			f.SetUint(1)
 		case f.CanFloat():
 			f.SetFloat(1)
 		case f.Kind() == reflect.String:
 			f.SetString("x")
 		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
 			f.Set(reflect.ValueOf([]string{"x"}).Convert(f.Type()))
+		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Struct:
+			f.Set(reflect.MakeSlice(f.Type(), 1, 1)) // a list of sections
+			fillFields(t, f.Index(0))
 		case f.Kind() == reflect.Struct && v.Type().Field(i).Tag.Get("yaml") != "":
 			fillFields(t, f) // a section of the hub's options (map)
 		case f.Kind() == reflect.Struct:

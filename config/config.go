@@ -25,8 +25,10 @@ import (
 // Config is the whole configuration of `herald serve`; docs/configuration.md
 // lists every key.
 type Config struct {
-	Address string        `yaml:"address" default:":8000" doc:"where the HTTP server listens: WebSocket connections, the HTTP transports, the server API, '/metrics' and the health checks"`
-	Name    string        `yaml:"name" defaultdoc:"host name" doc:"this node's name in the info API and the logs; empty: the host name"`
+	Address string `yaml:"address" default:":8000" doc:"where the HTTP server listens: WebSocket connections, the HTTP transports, the server API, '/metrics' and the health checks"`
+	Name    string `yaml:"name" defaultdoc:"host name" doc:"this node's name in the info API and the logs; empty: the host name"`
+	// PIDFile is written by the command that runs the node (cmd/herald).
+	PIDFile string        `yaml:"pid_file" doc:"write the process ID to this file at start (mode 0600, as Centrifugo's 'pid_file'), and remove it on a clean shutdown; empty: none"`
 	Log     LogConfig     `yaml:"log"`
 	Engine  EngineConfig  `yaml:"engine"`
 	Client  ClientConfig  `yaml:"client"`
@@ -46,8 +48,10 @@ type Config struct {
 	// The HTTP transports' keys (http_stream, sse, ...): transports.go.
 	TransportsConfig `yaml:",inline"`
 	// TLSConfig: tls and tls_autocert (tls.go).
-	TLSConfig    `yaml:",inline"`
-	Admin        AdminConfig        `yaml:"admin"`
+	TLSConfig `yaml:",inline"`
+	Admin     AdminConfig `yaml:"admin"`
+	// Internal is the internal listener (internal.go).
+	Internal     InternalConfig     `yaml:"internal"`
 	WebSocket    WebSocketConfig    `yaml:"websocket"`
 	UniWebSocket UniWebSocketConfig `yaml:"uni_websocket"`
 	// UniGRPC is the unidirectional gRPC transport (unigrpc.go).
@@ -64,12 +68,16 @@ type Config struct {
 	// centrifugo is what reading a Centrifugo file found beside the
 	// configuration (centrifugo_report.go); no key of the file.
 	centrifugo CentrifugoReport
+	// Swagger serves the API's OpenAPI document (swagger.go).
+	Swagger SwaggerConfig `yaml:"swagger"`
 }
 
 // LogConfig selects the log format and level.
 type LogConfig struct {
 	Level  string `yaml:"level" default:"info" doc:"'debug', 'info', 'warn' or 'error'"`
 	Format string `yaml:"format" default:"text" doc:"'text' or 'json' (log/slog handlers)"`
+	// File is opened by the command that runs the node (cmd/herald).
+	File string `yaml:"file" doc:"write the log to this file (created if missing, appended to) instead of standard error, as Centrifugo's 'log.file'; reopened at each start, so rotate it with copytruncate"`
 }
 
 // ShutdownConfig shapes the graceful drain on SIGTERM or SIGINT.
@@ -109,6 +117,7 @@ type HTTPAPIConfig struct {
 	// IdempotencyWindow is hub.Config.IdempotencyWindow.
 	IdempotencyWindow time.Duration `yaml:"idempotency_window" default:"5m" doc:"how long 'publish' and 'broadcast' remember an 'idempotency_key', per channel and across the cluster: a repeat within the window returns the first result and delivers nothing (at most 24h)"`
 	AllowedOrigins    []string      `yaml:"allowed_origins" doc:"browser origins allowed to call the API (CORS); '*' allows any"`
+	External          bool          `yaml:"external" doc:"with 'internal.address': serve the API on the main listener, not the internal one (Centrifugo's 'http_api.external')"`
 	RequireClientCert bool          `yaml:"require_client_cert" doc:"answer '/api/' requests '403' unless the connection presented a client certificate that verified against 'tls.client_ca_file' (mutual TLS for the API; set 'tls.client_auth: optional' so that clients without a certificate still reach the other endpoints)"`
 }
 
@@ -159,8 +168,10 @@ type WebSocketConfig struct {
 	// ConnectionAdmission: the bounds on unauthenticated connections, the
 	// per-address rate and the trusted proxies.
 	ConnectionAdmission `yaml:",inline"`
-	// HandlerPrefix is wiring (the server mounts the endpoint; paths.go).
+	// HandlerPrefix and Disabled are wiring (the server mounts the
+	// endpoint; paths.go).
 	HandlerPrefix string `yaml:"handler_prefix" default:"/connection/websocket" doc:"the path of the WebSocket endpoint, as Centrifugo's; clients connect to 'ws://HOST:PORT' followed by it"`
+	Disabled      bool   `yaml:"disabled" doc:"serve no bidirectional WebSocket endpoint (Centrifugo's 'websocket.disabled'), for nodes that serve only the HTTP or unidirectional transports; the other options of this section still apply to them"`
 	// WebSocketAcceptConfig: net_http_upgrade (accept.go).
 	WebSocketAcceptConfig `yaml:",inline"`
 }
@@ -173,11 +184,39 @@ type (
 )
 
 // UniWebSocketConfig configures the unidirectional WebSocket endpoint,
-// /connection/uni_websocket. It shares the websocket section's limits,
-// origins, admission and compression.
+// /connection/uni_websocket. It shares the websocket section's origins,
+// admission and read path, and has its own size limit, write timeout and
+// compression, as Centrifugo's.
 type UniWebSocketConfig struct {
-	Enabled       bool   `yaml:"enabled" doc:"serve the unidirectional WebSocket endpoint at 'uni_websocket.handler_prefix' ('/connection/uni_websocket') (the client sends one connect request and then only receives; see [protocol.md](protocol.md#unidirectional-websocket)). It shares the 'websocket' section's message size limit, timeouts, allowed origins, admission limits and compression"`
+	Enabled       bool   `yaml:"enabled" doc:"serve the unidirectional WebSocket endpoint at 'uni_websocket.handler_prefix' ('/connection/uni_websocket') (the client sends one connect request and then only receives; see [protocol.md](protocol.md#unidirectional-websocket)). It shares the 'websocket' section's allowed origins, admission limits, read timeout and poller; the keys below set the rest"`
 	HandlerPrefix string `yaml:"handler_prefix" default:"/connection/uni_websocket" doc:"the path of the unidirectional WebSocket endpoint"`
+	// The options Centrifugo gives the unidirectional WebSocket of its own
+	// (v6.9.1 configtypes.UniWebSocket); UniTransport applies them over the
+	// websocket section's.
+	MessageSizeLimit   int64         `yaml:"message_size_limit" defaultdoc:"'websocket.message_size_limit'" doc:"largest incoming message (the connect request) in bytes; '0': the websocket section's"`
+	WriteTimeout       time.Duration `yaml:"write_timeout" defaultdoc:"'websocket.write_timeout'" doc:"as 'websocket.write_timeout', for this endpoint; '0': the websocket section's"`
+	Compression        bool          `yaml:"compression" doc:"accept permessage-deflate on this endpoint, as 'websocket.compression' does on the bidirectional one (each decides for its own endpoint, as in Centrifugo)"`
+	CompressionMinSize int           `yaml:"compression_min_size" doc:"as 'websocket.compression_min_size', for this endpoint"`
+	CompressionLevel   int           `yaml:"compression_level" defaultdoc:"'websocket.compression_level'" doc:"as 'websocket.compression_level', for this endpoint; '0': the websocket section's"`
+	JoinPushMessages   bool          `yaml:"join_push_messages" doc:"send the pushes that are ready together in one text frame, separated by newlines, instead of one frame each (fewer frames and system calls; the client must split frames on newlines), as Centrifugo's"`
+}
+
+// UniTransport is the unidirectional WebSocket's transport options: the
+// websocket section's, with this section's set over them.
+func (c Config) UniTransport() websocket.Config {
+	t, u := c.WebSocket.Transport(), c.UniWebSocket
+	if u.MessageSizeLimit > 0 {
+		t.MaxMessageSize = u.MessageSizeLimit
+	}
+	if u.WriteTimeout > 0 {
+		t.WriteTimeout = u.WriteTimeout
+	}
+	t.Compression, t.CompressionMinSize = u.Compression, u.CompressionMinSize
+	if u.CompressionLevel > 0 {
+		t.CompressionLevel = u.CompressionLevel
+	}
+	t.UniJoinPushes = u.JoinPushMessages
+	return t
 }
 
 // Default is the configuration `herald serve` runs with when given no

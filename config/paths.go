@@ -39,9 +39,11 @@ type Paths struct {
 	HTTPStream, SSE, Emulation    string
 	UniHTTPStream, UniSSE         string
 	Metrics, Health, API, AdminUI string
+	Swagger                       string
 
 	// Which endpoints are served, for the collision check.
 	apiOn, adminOn, adminOnMain, healthOn   bool
+	swaggerOn                               bool
 	uniWS, httpStream, sse, uniHTTP, uniSSE bool
 }
 
@@ -60,6 +62,8 @@ func (c Config) Paths() Paths {
 		Health:        resolvePath(c.Health.HandlerPrefix, "/health"),
 		API:           c.HTTPAPI.Prefix(),
 		AdminUI:       c.Admin.UI.MountPath(),
+		Swagger:       resolvePath(c.Swagger.HandlerPrefix, "/swagger"),
+		swaggerOn:     c.Swagger.Enabled,
 		apiOn:         !c.HTTPAPI.Disabled,
 		adminOn:       c.Admin.UI.Enabled,
 		adminOnMain:   c.Admin.UI.Enabled && c.Admin.Address == "",
@@ -125,6 +129,7 @@ func (p Paths) endpoints(c Config, admin bool) []endpoint {
 	// says how to turn it on), so it holds the subtree unless disabled.
 	add(p.apiOn, "http_api.handler_prefix", c.HTTPAPI.HandlerPrefix, p.API, true)
 	add(p.adminOnMain, "admin.ui.path", c.Admin.UI.Path, p.AdminUI, true)
+	add(p.swaggerOn, "swagger.handler_prefix", c.Swagger.HandlerPrefix, p.Swagger, true)
 	return es
 }
 

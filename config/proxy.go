@@ -85,6 +85,7 @@ func (c Config) ProxyOptions() (opts proxy.Config, ok bool) {
 		Subscribe: map[string]string{}, Publish: map[string]string{}, SubRefresh: map[string]string{},
 		SubscribeStream: map[string]string{}, SubscribeStreamBidirectional: map[string]bool{},
 		MapPublish: map[string]string{}, MapRemove: map[string]string{},
+		ChannelSyntax: c.Channel.ChannelSyntax,
 		RPCNamespaces: map[string]string{}, RPCNamespaceBoundary: c.RPC.NamespaceBoundary, MaxInFlight: c.ProxyMaxInFlight,
 	}
 	opts.Endpoints = append(opts.Endpoints, c.Proxies...)

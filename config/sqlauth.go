@@ -85,5 +85,6 @@ func (c Config) SQLAuthOptions() (opts sqlauth.Config, ok bool) {
 	return sqlauth.Config{
 		DSN: dsn, ListenDSN: listen, Namespaces: checks,
 		CacheTTL: c.SQLAuth.CacheTTL, Timeout: c.SQLAuth.Timeout, Channel: c.SQLAuth.Channel,
+		ChannelSyntax: c.Channel.ChannelSyntax,
 	}, len(checks) > 0
 }

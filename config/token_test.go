@@ -19,8 +19,10 @@ func TestTokenSectionsConvertEveryOption(t *testing.T) {
 		}
 	}
 	c.Client.SubscriptionToken.TokenKeys = c.Client.Token.TokenKeys
-	requireSetExcept(t, "auth.Config", reflect.ValueOf(c.Client.Token.Auth()))
-	requireSetExcept(t, "auth.Config", reflect.ValueOf(c.Client.SubscriptionToken.Auth()), "ConnectTokenCacheSize")
+	// InsecureSkipSignatureVerify is client-wide: TokenVerifiers sets it
+	// from client.insecure_skip_token_signature_verify.
+	requireSetExcept(t, "auth.Config", reflect.ValueOf(c.Client.Token.Auth()), "InsecureSkipSignatureVerify")
+	requireSetExcept(t, "auth.Config", reflect.ValueOf(c.Client.SubscriptionToken.Auth()), "ConnectTokenCacheSize", "InsecureSkipSignatureVerify")
 }
 
 func TestTokenSections(t *testing.T) {

@@ -95,6 +95,7 @@ func (c Config) Validate() error {
 	ps = append(ps, c.uniGRPCProblems()...)
 	ps = append(ps, c.sqlAuthProblems()...)
 	ps = append(ps, c.tlsProblems()...)
+	ps = append(ps, c.internalProblems()...) // internal.go
 	ps = append(ps, c.grpcAPIProblems()...)
 	ps = append(ps, c.consumerProblems()...)
 	if len(ps) > 0 {

@@ -53,7 +53,7 @@ func (c *Client) handleCommand(ctx context.Context, cmd *protocol.Command) *Disc
 		if err != nil && c.conn.Unidirectional {
 			// The client cannot read an error reply, nor retry on this
 			// connection: the error becomes a disconnect.
-			return uniConnectDisconnect(err)
+			return c.refuseUniConnect(err) // uniconnect.go
 		}
 		var d *Disconnect
 		if err != nil && !errors.As(err, &d) {

@@ -39,11 +39,11 @@ func (m *MapOptions) removeGrant() permission.Grant {
 // to apply (subscriptions a client asks to resume at connect do not get
 // it).
 func subscribePermitted(r *rule, ch, user string) bool {
-	return permission.Subscribe(r.subscribeGrant(), r.AllowUserLimitedChannels, ch, user)
+	return r.perm.Subscribe(r.subscribeGrant(), r.AllowUserLimitedChannels, ch, user)
 }
 
 func (c *Client) hasSubscribePermission(r *rule, ch string) bool {
-	return subscribePermitted(r, ch, c.User()) || (c.hub.client.Insecure && !permission.Private(ch))
+	return subscribePermitted(r, ch, c.User()) || (c.hub.client.Insecure && !r.perm.Private(ch))
 }
 
 // hasPermission applies g to the client, or insecure mode.

@@ -3,11 +3,11 @@ package hub
 import (
 	"context"
 	"errors"
+	"net/textproto"
 	"time"
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub/internal/access"
-	"github.com/heraldhq/herald/hub/internal/permission"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -176,6 +176,13 @@ func (c *Client) authenticate(ctx context.Context, req *protocol.ConnectRequest)
 			tokenID:      tok.ID, tokenIssuedAt: tok.IssuedAt,
 		}, nil
 	}
+	if name := h.client.UserIDHTTPHeader; name != "" {
+		// As Centrifugo v6.9.1 (middleware/user_header_auth.go): the
+		// user a trusted proxy set, when no token or handler decided.
+		if vs := c.conn.Header[textproto.CanonicalMIMEHeaderKey(name)]; len(vs) > 0 && vs[0] != "" {
+			return credentials{ConnectReply: ConnectReply{User: vs[0]}}, nil
+		}
+	}
 	if h.client.AllowAnonymousConnectWithoutToken || h.client.Insecure {
 		return credentials{}, nil
 	}
@@ -220,7 +227,7 @@ func (c *Client) serverSideChannels(cred credentials, req *protocol.ConnectReque
 		}
 	}
 	for ch := range req.Subs {
-		if seen[ch] || permission.Private(ch) || h.channels.checkLength(ch) != nil {
+		if seen[ch] || h.channels.perm.Private(ch) || h.channels.checkLength(ch) != nil {
 			continue
 		}
 		r, e := h.channels.resolve(ch)

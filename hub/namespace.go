@@ -9,11 +9,6 @@ import (
 	"github.com/heraldhq/herald/protocol"
 )
 
-// Channel name syntax, as Centrifugo's defaults: "ns:name" selects a
-// namespace; a leading "$" makes a channel private (token required) and
-// "name#u1,u2" limits a channel to the listed users (hub/internal/permission).
-const namespaceBoundary = ":"
-
 var namespaceNameRe = regexp.MustCompile(`^[-a-zA-Z0-9_]{2,}$`)
 
 // Validate checks the channel configuration as New would. It reports
@@ -29,6 +24,7 @@ type rule struct {
 	NamespaceOptions
 	name string
 	re   *regexp.Regexp
+	perm *permission.Syntax // the hub's (channelRules.perm)
 }
 
 // withoutHistory is r for a publication that skips the channel's stream.
@@ -41,18 +37,24 @@ func (r *rule) withoutHistory() *rule {
 // channelRules resolves a channel name to its namespace's options.
 type channelRules struct {
 	maxLength int
-	global    *rule
-	byName    map[string]*rule
+	// syntax, defaults applied (channelsyntax.go), and its permission
+	// part, which every rule shares.
+	syntax ChannelSyntax
+	perm   *permission.Syntax
+	global *rule
+	byName map[string]*rule
 }
 
 // compileChannels compiles cfg; its problems' Go paths start with prefix,
 // where cfg sits in what the caller was given.
 func compileChannels(cfg ChannelConfig, prefix string) (*channelRules, error) {
-	r := &channelRules{maxLength: cfg.MaxLength, byName: make(map[string]*rule, len(cfg.Namespaces))}
+	r := &channelRules{maxLength: cfg.MaxLength, byName: make(map[string]*rule, len(cfg.Namespaces)),
+		syntax: cfg.ChannelSyntax.withDefaults(), perm: cfg.ChannelSyntax.permission()}
 	if r.maxLength <= 0 {
 		r.maxLength = 255
 	}
 	var ps optionProblems
+	cfg.ChannelSyntax.check(prefix, &ps)
 	r.global = compileRule("", cfg.WithoutNamespace, joinField(prefix, "WithoutNamespace"), &ps)
 	for i, ns := range cfg.Namespaces {
 		field := joinField(prefix, fmt.Sprintf("Namespaces[%d]", i))
@@ -65,6 +67,10 @@ func compileChannels(cfg ChannelConfig, prefix string) (*channelRules, error) {
 	}
 	if err := ps.err(); err != nil {
 		return nil, err
+	}
+	r.global.perm = r.perm
+	for _, nr := range r.byName {
+		nr.perm = r.perm
 	}
 	return r, nil
 }
@@ -116,10 +122,10 @@ func (r *channelRules) resolve(ch string) (*rule, *Error) {
 	if hasControl(ch) {
 		return nil, newError(protocol.ErrorBadRequest)
 	}
-	name := strings.TrimPrefix(ch, permission.PrivatePrefix)
+	name := strings.TrimPrefix(ch, r.syntax.PrivatePrefix)
 	nr := r.global
 	rest := name
-	if ns, after, ok := strings.Cut(name, namespaceBoundary); ok {
+	if ns, after, ok := strings.Cut(name, r.syntax.NamespaceBoundary); ok {
 		var found bool
 		if nr, found = r.byName[ns]; !found {
 			return nil, newError(protocol.ErrorUnknownChannel)
@@ -162,15 +168,4 @@ func hasControl(s string) bool {
 		}
 	}
 	return false
-}
-
-// ChannelNamespace returns the name of ch's namespace as the hub resolves
-// it ("" for the channels without namespace), for applications that route
-// by namespace (the proxy). It does not check that the namespace exists.
-func ChannelNamespace(ch string) string {
-	ns, _, ok := strings.Cut(strings.TrimPrefix(ch, permission.PrivatePrefix), namespaceBoundary)
-	if !ok {
-		return ""
-	}
-	return ns
 }

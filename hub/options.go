@@ -169,6 +169,9 @@ type Namespace struct {
 type ChannelConfig struct {
 	// MaxLength bounds channel names, in bytes. Default 255.
 	MaxLength int `yaml:"max_length" default:"255" doc:"longest channel name, in bytes (longer gives error 107)"`
+	// ChannelSyntax: private_prefix, namespace_boundary, user_boundary
+	// and user_separator (channelsyntax.go).
+	ChannelSyntax `yaml:",inline"`
 	// WithoutNamespace applies to channels with no ':' in their name.
 	// (As configuration, package config replaces these two with lists that
 	// also hold each namespace's proxies and SQL checks.)
@@ -266,6 +269,15 @@ type ClientConfig struct {
 	// (ConnectResult.time, Unix milliseconds), as Centrifugo's option of
 	// the same name (centrifuge v0.40.1 client.go connectCmd).
 	ConnectIncludeServerTime bool `yaml:"connect_include_server_time" doc:"put the server's time, in Unix milliseconds, in the connect result ('time'), so a client can estimate its clock's offset"`
+
+	// UserIDHTTPHeader names the header a trusted proxy in front of the
+	// node sets to the authenticated user (authenticate, in
+	// lifecycle_connect.go).
+	UserIDHTTPHeader string `yaml:"user_id_http_header" doc:"an HTTP header that carries the user of a connection, set by a proxy in front of Herald that authenticated it (as Centrifugo's): a client that connects with this header and without a token is that user (a token, or the connect proxy's answer, still comes first). Only set it when every request reaches Herald through that proxy, which must also remove the header from what clients send; the transports that have no HTTP request (uni_grpc) do not use it"`
+
+	// ConnectCodeToUnidirectionalDisconnect: Centrifugo's code
+	// transforms for unidirectional clients (uniconnect.go).
+	ConnectCodeToUnidirectionalDisconnect UniDisconnectTransforms `yaml:"connect_code_to_unidirectional_disconnect"`
 }
 
 // DefaultNodeQueueMaxSize is ClientConfig.NodeQueueMaxSize when it is 0.
@@ -310,6 +322,7 @@ func (c ClientConfig) check(prefix string, ps *optionProblems) {
 	if c.PingInterval > 0 && c.PongTimeout > 0 && c.PongTimeout >= c.PingInterval {
 		ps.add(prefix, "PongTimeout", fmt.Sprintf("%s must be shorter than PingInterval (%s)", c.PongTimeout, c.PingInterval))
 	}
+	c.ConnectCodeToUnidirectionalDisconnect.check(prefix, ps)
 	if d := c.WriteCoalesce; d < 0 || d > MaxWriteCoalesce {
 		ps.add(prefix, "WriteCoalesce", fmt.Sprintf("%s: want the longest coalescing interval, up to %s (0: the default, %s; WriteCoalesceOff turns coalescing off)", d, MaxWriteCoalesce, DefaultWriteCoalesce))
 	}

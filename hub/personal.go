@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/heraldhq/herald/hub/internal/permission"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -27,12 +26,14 @@ type PersonalChannelOptions struct {
 	SingleConnection bool `yaml:"single_connection" doc:"keep one connection per user: when the user's personal channel already has presence, a new connection closes the user's other connections on every node with 3504 (connection limit). Needs 'presence: true' in the personal channel's namespace"`
 }
 
-// channel is user's personal channel.
-func (p PersonalChannelOptions) channel(user string) string {
+// channel is user's personal channel, in the channel syntax syn
+// (defaults applied): "#user", or "ns:#user" with a namespace.
+func (p PersonalChannelOptions) channel(syn ChannelSyntax, user string) string {
+	name := syn.UserBoundary + user
 	if p.Namespace == "" {
-		return permission.UserChannel(user)
+		return name
 	}
-	return p.Namespace + namespaceBoundary + permission.UserChannel(user)
+	return p.Namespace + syn.NamespaceBoundary + name
 }
 
 // Validate checks the options against the channels they use, as New does:
@@ -76,7 +77,7 @@ func (h *Hub) personalChannel(user string) string {
 	if !h.client.SubscribeToUserPersonalChannel.Enabled || user == "" {
 		return ""
 	}
-	return h.client.SubscribeToUserPersonalChannel.channel(user)
+	return h.client.SubscribeToUserPersonalChannel.channel(h.channels.syntax, user)
 }
 
 // enforceSingleConnection closes the other connections of user, on every

@@ -29,7 +29,7 @@ const rowCheckTimeout = 5 * time.Second
 
 // rowChecked reports whether ch's publications go through the row check.
 func (h *Hub) rowChecked(ch string) bool {
-	return h.cfg.RowCheck != nil && h.cfg.RowCheck.Checks(ChannelNamespace(ch))
+	return h.cfg.RowCheck != nil && h.cfg.RowCheck.Checks(h.channels.syntax.Namespace(ch))
 }
 
 // rowVerdicts asks the row check about pub for the distinct users of ch's

@@ -140,6 +140,9 @@ func httpRoundTrip[T any](ctx context.Context, e *endpoint, ci callInfo, req any
 	if resp.StatusCode != http.StatusOK {
 		// Drain a little so the connection can be reused.
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		if env := transformStatus[T](e.StatusToCodeTransforms, resp.StatusCode); env != nil {
+			return env, nil
+		}
 		return nil, fmt.Errorf("backend answered HTTP status %d", resp.StatusCode)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseSize+1))

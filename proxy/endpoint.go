@@ -47,6 +47,9 @@ type Endpoint struct {
 	// StaticHTTPHeaders are sent with every call, over forwarded ones of
 	// the same name (a shared secret for the backend, say); HTTP only.
 	StaticHTTPHeaders map[string]string `yaml:"static_http_headers" doc:"a mapping of headers sent with every call to an HTTP endpoint (they win over forwarded ones)"`
+	// StatusToCodeTransforms turn HTTP statuses of the backend into
+	// client errors or disconnects (statuscodes.go).
+	StatusToCodeTransforms []StatusTransform `yaml:"status_to_code_transforms" doc:"a list of '{status_code: 403, to_error: {code: 103, message: denied}}' or '{status_code: 401, to_disconnect: {code: 4501, reason: unauthorized}}': an HTTP endpoint that answers that status gives the client that error or disconnect instead of error 100, as Centrifugo's 'http.status_to_code_transforms'"`
 	// BinaryEncoding sends data as base64 (b64data, encoding "binary")
 	// instead of raw JSON (data).
 	BinaryEncoding bool `yaml:"binary_encoding" doc:"payloads go as base64 ('b64data') instead of raw JSON ('data')"`
@@ -124,6 +127,7 @@ func (e Endpoint) Validate() error {
 	} else if e.TLS != nil && u.Scheme != "https" {
 		bad("TLS", "%q is not an https:// URL, so TLS settings do not apply", e.URL)
 	}
+	checkStatusTransforms(e.StatusToCodeTransforms, &errs)
 	if !e.isGRPC() {
 		if e.GRPC.CredentialsKey != "" || e.GRPC.CredentialsValue != "" {
 			bad("GRPC.CredentialsKey", "set for %q, which is not a grpc:// endpoint", e.URL)

@@ -102,10 +102,10 @@ func (r *Router) onRefresh(ctx context.Context, c *hub.Client, ev hub.RefreshEve
 // onSubscribe asks the backend of the channel's namespace; without one,
 // or when the client sent a subscription token, the hub decides.
 func (r *Router) onSubscribe(ctx context.Context, c *hub.Client, ev hub.SubscribeEvent) (hub.SubscribeReply, error) {
-	if se := r.subscribeStream[hub.ChannelNamespace(ev.Channel)]; se != nil {
+	if se := r.subscribeStream[r.syntax.Namespace(ev.Channel)]; se != nil {
 		return r.onSubscribeStream(ctx, se, c, ev)
 	}
-	e := r.subscribe[hub.ChannelNamespace(ev.Channel)]
+	e := r.subscribe[r.syntax.Namespace(ev.Channel)]
 	if e == nil || ev.Token != "" {
 		return hub.SubscribeReply{}, hub.ErrUseDefault
 	}
@@ -131,7 +131,7 @@ func (r *Router) onSubscribe(ctx context.Context, c *hub.Client, ev hub.Subscrib
 // onPublish asks the backend of the channel's namespace, which may
 // refuse, rewrite the data or skip history; without one the hub decides.
 func (r *Router) onPublish(ctx context.Context, c *hub.Client, ev hub.PublishEvent) (hub.PublishReply, error) {
-	e := r.publish[hub.ChannelNamespace(ev.Channel)]
+	e := r.publish[r.syntax.Namespace(ev.Channel)]
 	if e == nil {
 		return hub.PublishReply{}, hub.ErrUseDefault
 	}
@@ -154,7 +154,7 @@ func (r *Router) onPublish(ctx context.Context, c *hub.Client, ev hub.PublishEve
 // expires (the hub asks, ev.ServerSide), or on a sub_refresh command
 // without token. A sub_refresh with a token is checked as a JWT.
 func (r *Router) onSubRefresh(ctx context.Context, c *hub.Client, ev hub.SubRefreshEvent) (hub.SubRefreshReply, error) {
-	e := r.subRefresh[hub.ChannelNamespace(ev.Channel)]
+	e := r.subRefresh[r.syntax.Namespace(ev.Channel)]
 	if e == nil || ev.Token != "" {
 		return hub.SubRefreshReply{}, hub.ErrUseDefault
 	}

@@ -82,7 +82,7 @@ func (r *mapPublishResult) unsupportedField() string {
 // publish or remove; a namespace without that proxy is left to the next
 // handler and the namespace's map permissions.
 func (r *Router) onMapPublish(ctx context.Context, c *hub.Client, ev hub.MapPublishEvent) (hub.MapPublishReply, error) {
-	ns := hub.ChannelNamespace(ev.Channel)
+	ns := r.syntax.Namespace(ev.Channel)
 	if ev.Removed {
 		e := r.mapRemove[ns]
 		if e == nil {

@@ -54,7 +54,10 @@ type Config struct {
 	// MaxInFlight bounds the calls in flight on this node, across all
 	// endpoints: DefaultMaxInFlight when 0, no bound when negative.
 	MaxInFlight int
-	Logger      *slog.Logger
+	// ChannelSyntax is the hub's (hub.ChannelConfig): how a channel's
+	// namespace is read. The zero value is Centrifugo's default syntax.
+	ChannelSyntax hub.ChannelSyntax
+	Logger        *slog.Logger
 	// TracerProvider, when set, traces every call (a client span under
 	// the caller's, see trace.go) and sends its trace context to the
 	// backend in the traceparent header. Nil means no tracing, at no cost.
@@ -82,12 +85,13 @@ type Router struct {
 	rpc                            *endpoint
 	rpcNamespaces                  map[string]*endpoint
 	rpcBoundary                    string
+	syntax                         hub.ChannelSyntax
 }
 
 // New checks cfg and builds a router.
 func New(cfg Config) (*Router, error) {
 	byName := make(map[string]*endpoint, len(cfg.Endpoints))
-	r := &Router{metrics: newMetrics(), log: cfg.Logger}
+	r := &Router{metrics: newMetrics(), log: cfg.Logger, syntax: cfg.ChannelSyntax}
 	if r.log == nil {
 		r.log = slog.Default()
 	}

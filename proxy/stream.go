@@ -105,7 +105,7 @@ func (g *grpcEndpoint) openStream(ctx context.Context, r streamRequest) (any, er
 // subscribe-stream proxy. Opening the stream counts as a call (limits,
 // metrics, timeout); the stream's life after it does not.
 func (r *Router) onSubscribeStream(ctx context.Context, e *endpoint, c *hub.Client, ev hub.SubscribeEvent) (hub.SubscribeReply, error) {
-	ns := hub.ChannelNamespace(ev.Channel)
+	ns := r.syntax.Namespace(ev.Channel)
 	req := streamRequest{subscribeRequest: subscribeRequest{baseRequest: e.base(c.ID(), c.Transport(), c.Protocol()), User: c.User(), Channel: ev.Channel, Meta: e.meta(c)}, bidi: r.streamBidi[ns]}
 	req.Data, req.B64Data = e.putData(&req.baseRequest, ev.Data)
 	return call(ctx, e, clientCall(eventSubscribeStream, c), req, func(res *streamResult) (hub.SubscribeReply, error) {

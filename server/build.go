@@ -51,6 +51,9 @@ func (b *builder) steps() []func() error {
 }
 
 func (b *builder) tokens() (err error) {
+	if b.s.cfg.Client.InsecureSkipTokenSignatureVerify {
+		b.s.log.Warn("client.insecure_skip_token_signature_verify: token signatures are not checked, anyone can connect as any user; for testing only")
+	}
 	b.pair, err = b.s.cfg.TokenVerifiers(b.s.log)
 	return err
 }
@@ -147,6 +150,20 @@ func (b *builder) websocket() (err error) {
 	}
 	b.s.ws = ws
 	b.onFailure(func() { _ = ws.Close() })
+	if !cfg.UniWebSocket.Enabled {
+		return nil
+	}
+	// The unidirectional endpoint has options of its own
+	// (uni_websocket.*), so a server of its own; its bidirectional
+	// handler is never mounted.
+	uniCfg := cfg.UniTransport()
+	uniCfg.CheckOrigin, uniCfg.OriginHint, uniCfg.Poller, uniCfg.Logger = wsCfg.CheckOrigin, wsCfg.OriginHint, wsCfg.Poller, log
+	uni, err := websocket.NewServer(uniCfg, func(*websocket.Conn, *http.Request) websocket.Receiver { return nil })
+	if err != nil {
+		return fmt.Errorf("uni_websocket: %w", err)
+	}
+	b.s.uniWS = uni
+	b.onFailure(func() { _ = uni.Close() })
 	return nil
 }
 
@@ -158,6 +175,9 @@ func (b *builder) listenerTLS() (err error) {
 		return err
 	}
 	if s.adminTLS, err = newFilesTLS("admin.tls", s.cfg.Admin.TLS, s.log); err != nil {
+		return err
+	}
+	if s.internalTLS, err = internalListenerTLS(s.cfg, s.tls, s); err != nil {
 		return err
 	}
 	s.uniGRPC, err = s.newUniGRPC()

@@ -33,6 +33,11 @@ func newProxy(cfg config.Config, log *slog.Logger, tp trace.TracerProvider) (*pr
 // that a node with many connections does not hold every upgrade header.
 func proxyHeaderKeeper(cfg config.Config) func(http.Header) map[string][]string {
 	var names []string
+	// The hub reads the user a trusted proxy set from the same header
+	// (client.user_id_http_header).
+	if h := cfg.Client.UserIDHTTPHeader; h != "" {
+		names = append(names, http.CanonicalHeaderKey(h))
+	}
 	for _, p := range cfg.Proxies {
 		for _, h := range slices.Concat(p.HTTPHeaders, p.GRPCMetadata) {
 			if n := http.CanonicalHeaderKey(h); !slices.Contains(names, n) {

@@ -19,22 +19,50 @@ import (
 func (b *builder) routes() error {
 	s, cfg := b.s, b.s.cfg
 	mux := http.NewServeMux()
+	// ops is where the endpoints for operators and back ends go: the
+	// internal listener's mux when there is one (internal.go), else the
+	// main one.
+	ops := mux
+	if cfg.InternalEnabled() {
+		ops = http.NewServeMux()
+	}
 	s.mountWebSocket(mux)
 	s.mountHTTPTransports(mux)
-	mux.Handle("GET "+s.paths.Metrics, promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET "+config.HealthzPath, s.healthz)
-	mux.HandleFunc("GET "+config.ReadyzPath, s.readyz)
+	ops.Handle("GET "+s.paths.Metrics, promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	ops.HandleFunc("GET "+config.HealthzPath, s.healthz)
+	ops.HandleFunc("GET "+config.ReadyzPath, s.readyz)
 	if cfg.Health.Enabled {
-		mux.HandleFunc(s.paths.Health, centrifugoHealth)
+		ops.HandleFunc(s.paths.Health, centrifugoHealth)
 	}
 	if cfg.Admin.UI.Enabled && cfg.Admin.Address == "" {
-		if err := s.mountAdminUI(mux); err != nil {
+		if err := s.mountAdminUI(pick(cfg.Admin.UI.External, mux, ops)); err != nil {
 			return err
 		}
 	}
-	if err := b.mountHTTPAPI(mux); err != nil {
+	if cfg.Swagger.Enabled {
+		s.mountSwagger(ops) // swagger.go
+	}
+	if err := b.mountHTTPAPI(pick(cfg.HTTPAPI.External, mux, ops)); err != nil {
 		return err
 	}
+	s.http = s.httpServer(mux)
+	if ops != mux {
+		s.internal = s.httpServer(ops)
+	}
+	return nil
+}
+
+// pick is main when external is set, else ops: the listener of an
+// endpoint that Centrifugo's '*.external' keeps on the public port.
+func pick(external bool, main, ops *http.ServeMux) *http.ServeMux {
+	if external {
+		return main
+	}
+	return ops
+}
+
+// httpServer makes the HTTP server of a listener that serves h.
+func (s *Server) httpServer(h http.Handler) *http.Server {
 	// Headers must arrive within 10 s and an idle keep-alive connection is
 	// closed after http.idle_timeout, so that neither holds a descriptor
 	// for ever; request bodies are bounded by guard.ReadDeadline (the API
@@ -42,26 +70,29 @@ func (b *builder) routes() error {
 	// and lifts it once the body is in). There is no ReadTimeout or
 	// WriteTimeout: they would also cut hijacked WebSocket connections and
 	// long API calls.
-	s.http = &http.Server{
-		Handler:           guard.ReadDeadline(cfg.HTTPAPI.BodyReadTimeoutOrDefault(), s.log, mux),
+	return &http.Server{
+		Handler:           guard.ReadDeadline(s.cfg.HTTPAPI.BodyReadTimeoutOrDefault(), s.log, h),
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       cfg.HTTP.IdleTimeoutOrDefault(),
+		IdleTimeout:       s.cfg.HTTP.IdleTimeoutOrDefault(),
 	}
-	return nil
 }
 
 // mountWebSocket mounts both WebSocket endpoints behind the same admission
 // and drain checks.
 func (s *Server) mountWebSocket(mux *http.ServeMux) {
 	upgrades := http.NewServeMux()
-	upgrades.Handle(s.paths.WebSocket, s.ws)
+	if !s.cfg.WebSocket.Disabled {
+		upgrades.Handle(s.paths.WebSocket, s.ws)
+	}
 	if s.cfg.UniWebSocket.Enabled {
-		upgrades.Handle(s.paths.UniWebSocket, s.ws.UniHandler(func(c *websocket.UniConn, r *http.Request) websocket.UniReceiver {
+		upgrades.Handle(s.paths.UniWebSocket, s.uniWS.UniHandler(func(c *websocket.UniConn, r *http.Request) websocket.UniReceiver {
 			return s.hub.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportUniWebSocket, Unidirectional: true, Header: r.Header, Admission: guard.TakeTicket(r)})
 		}))
 	}
-	entry := s.adm.Handler(upgrades)
-	mux.Handle(s.paths.WebSocket, entry)
+	entry := s.admit(upgrades)
+	if !s.cfg.WebSocket.Disabled {
+		mux.Handle(s.paths.WebSocket, entry)
+	}
 	if s.cfg.UniWebSocket.Enabled {
 		mux.Handle(s.paths.UniWebSocket, entry)
 	}

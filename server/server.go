@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"golang.org/x/time/rate"
 )
 
 // Version is Herald's version, sent to clients in the connect reply.
@@ -44,6 +45,7 @@ type Server struct {
 	log   *slog.Logger
 	hub   *hub.Hub
 	ws    *websocket.Server
+	uniWS *websocket.Server // uni_websocket's, with its own options; nil when off
 	http  *http.Server
 	ln    net.Listener
 	done  chan error
@@ -51,9 +53,14 @@ type Server struct {
 	registry *prometheus.Registry
 	admin    *http.Server
 	adminLn  net.Listener
-	adm      *guard.Admission    // every endpoint that opens connections passes it
-	proxy    *proxy.Router       // nil without proxies
-	sqlAuth  *sqlauth.Authorizer // nil without SQL checks
+	// The internal listener (internal.go); nil when off.
+	internal    *http.Server
+	internalLn  net.Listener
+	internalTLS *listenerTLS
+	adm         *guard.Admission    // every endpoint that opens connections passes it
+	connRate    *rate.Limiter       // client.connection_rate_limit, shared by those endpoints; nil: off (connrate.go)
+	proxy       *proxy.Router       // nil without proxies
+	sqlAuth     *sqlauth.Authorizer // nil without SQL checks
 
 	tls       *listenerTLS // the main listener's; nil: plain TCP (tls.go)
 	adminTLS  *listenerTLS // nil: plain TCP
@@ -89,10 +96,14 @@ func New(cfg config.Config, log *slog.Logger) (_ *Server, err error) {
 // upgradePaths are the WebSocket endpoints whose upgrade requests the
 // accept loop reads itself (see guard.Listener).
 func (s *Server) upgradePaths() []string {
-	if s.cfg.UniWebSocket.Enabled {
-		return []string{s.paths.WebSocket, s.paths.UniWebSocket}
+	var paths []string
+	if !s.cfg.WebSocket.Disabled {
+		paths = append(paths, s.paths.WebSocket)
 	}
-	return []string{s.paths.WebSocket}
+	if s.cfg.UniWebSocket.Enabled {
+		paths = append(paths, s.paths.UniWebSocket)
+	}
+	return paths
 }
 
 // Hub is the node's hub, for embedding and tests.
@@ -128,15 +139,22 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 		s.done <- err
 	}()
+	if err := s.startInternal(); err != nil {
+		_ = s.http.Close()
+		_ = s.hub.Shutdown(ctx)
+		return err
+	}
 	if s.cfg.Admin.Address != "" {
 		if err := s.startAdmin(); err != nil {
 			_ = s.http.Close()
+			s.closeInternal()
 			_ = s.hub.Shutdown(ctx)
 			return err
 		}
 	}
 	if err := s.startACMEChallenge(); err != nil {
 		_ = s.http.Close()
+		s.closeInternal()
 		if s.admin != nil {
 			_ = s.admin.Close()
 		}
@@ -146,6 +164,7 @@ func (s *Server) Start(ctx context.Context) error {
 	// The gRPC listeners come last: a failure closes what started before.
 	closeStarted := func() {
 		_ = s.http.Close()
+		s.closeInternal()
 		if s.admin != nil {
 			_ = s.admin.Close()
 		}
@@ -208,6 +227,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.http.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("http: %w", err))
 	}
+	if err := s.shutdownInternal(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if err := s.stopGRPCAPI(ctx); err != nil {
 		errs = append(errs, err)
 	}
@@ -223,6 +245,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.stopUniGRPC(ctx)
 	if err := s.ws.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("websocket: %w", err))
+	}
+	if s.uniWS != nil {
+		if err := s.uniWS.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("uni_websocket: %w", err))
+		}
 	}
 	if s.proxy != nil {
 		s.proxy.Close()

@@ -91,6 +91,11 @@ func (s *Server) ReloadTLS() error {
 			errs = append(errs, config.TLSError("admin.tls", err))
 		}
 	}
+	if s.internalTLS != nil && s.internalTLS != s.tls {
+		if err := s.internalTLS.files.Reload(); err != nil {
+			errs = append(errs, config.TLSError("internal.tls", err))
+		}
+	}
 	if s.uniGRPC != nil && s.uniGRPC.tls != nil {
 		if err := s.uniGRPC.tls.files.Reload(); err != nil {
 			errs = append(errs, config.TLSError("uni_grpc.tls", err))

@@ -29,20 +29,25 @@ func (s *Server) mountHTTPTransports(mux *http.ServeMux) {
 		cfg.StreamOptions = c.StreamOptions
 		return httpstream.NewServer(s.hub, cfg)
 	}
+	uniServer := func(c config.UniTransportConfig) *httpstream.Server {
+		cfg := base
+		cfg.StreamOptions, cfg.UniOptions = c.StreamOptions, c.UniOptions
+		return httpstream.NewServer(s.hub, cfg)
+	}
 	if t.HTTPStream.Enabled {
-		mux.Handle(s.paths.HTTPStream, s.adm.Handler(server(t.HTTPStream).HTTPStream()))
+		mux.Handle(s.paths.HTTPStream, s.admit(server(t.HTTPStream).HTTPStream()))
 	}
 	if t.SSE.Enabled {
-		mux.Handle(s.paths.SSE, s.adm.Handler(server(t.SSE).SSE()))
+		mux.Handle(s.paths.SSE, s.admit(server(t.SSE).SSE()))
 	}
 	if t.HTTPStream.Enabled || t.SSE.Enabled {
 		mux.Handle(s.paths.Emulation, httpstream.NewServer(s.hub, base).Emulation())
 	}
 	if t.UniHTTPStream.Enabled {
-		mux.Handle(s.paths.UniHTTPStream, s.adm.Handler(server(t.UniHTTPStream).UniHTTPStream()))
+		mux.Handle(s.paths.UniHTTPStream, s.admit(uniServer(t.UniHTTPStream).UniHTTPStream()))
 	}
 	if t.UniSSE.Enabled {
-		mux.Handle(s.paths.UniSSE, s.adm.Handler(server(t.UniSSE).UniSSE()))
+		mux.Handle(s.paths.UniSSE, s.admit(uniServer(t.UniSSE).UniSSE()))
 	}
 }
 

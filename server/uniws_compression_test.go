@@ -19,8 +19,9 @@ import (
 // inflates them and compresses what it sends back, on both WebSocket
 // endpoints.
 
-// startCompressingServer runs a node with websocket.compression on (every
-// outgoing message at least 64 bytes compressed), uni_websocket and the API.
+// startCompressingServer runs a node with websocket.compression and
+// uni_websocket.compression on (every outgoing message at least 64 bytes
+// compressed), and the API.
 func startCompressingServer(t *testing.T) *Server {
 	t.Helper()
 	cfg := config.Default()
@@ -28,6 +29,7 @@ func startCompressingServer(t *testing.T) *Server {
 	cfg.WebSocket.CompressionMinSize = 64
 	cfg.Channel.WithoutNamespace.NamespaceOptions = hub.NamespaceOptions{AllowSubscribeForClient: true}
 	cfg.UniWebSocket.Enabled = true
+	cfg.UniWebSocket.Compression, cfg.UniWebSocket.CompressionMinSize = true, 64
 	cfg.HTTPAPI.Key = "k"
 	s := startServer(t, cfg)
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })

@@ -30,7 +30,7 @@ func (a *Authorizer) Checks(ns string) bool { return a.cfg.Namespaces[ns].Row !=
 // Visible runs the row check of ch's namespace for each user. A failing
 // query fails the whole answer, which the hub takes as a denial.
 func (a *Authorizer) Visible(ctx context.Context, ch string, pub *engine.Publication, users []string) (map[string]bool, error) {
-	q := a.cfg.Namespaces[hub.ChannelNamespace(ch)].Row
+	q := a.cfg.Namespaces[a.cfg.ChannelSyntax.Namespace(ch)].Row
 	if q == "" {
 		return nil, fmt.Errorf("sqlauth: the namespace of channel %q has no row check", ch)
 	}

@@ -63,6 +63,9 @@ type Config struct {
 	// Namespaces maps namespace names ("" for channels without one) to
 	// their checks.
 	Namespaces map[string]Checks
+	// ChannelSyntax is the hub's (hub.ChannelConfig): how a channel's
+	// namespace is read. The zero value is Centrifugo's default syntax.
+	ChannelSyntax hub.ChannelSyntax
 	// CacheTTL is how long an answer is reused; 0 means DefaultCacheTTL,
 	// negative disables the cache.
 	CacheTTL time.Duration
@@ -163,7 +166,7 @@ func (a *Authorizer) Handlers() hub.Handlers {
 	var h hub.Handlers
 	if a.any(func(c Checks) string { return c.Subscribe }) {
 		h.OnSubscribe = func(ctx context.Context, c *hub.Client, ev hub.SubscribeEvent) (hub.SubscribeReply, error) {
-			q := a.cfg.Namespaces[hub.ChannelNamespace(ev.Channel)].Subscribe
+			q := a.cfg.Namespaces[a.cfg.ChannelSyntax.Namespace(ev.Channel)].Subscribe
 			if q == "" || ev.Token != "" {
 				return hub.SubscribeReply{}, hub.ErrUseDefault
 			}
@@ -172,7 +175,7 @@ func (a *Authorizer) Handlers() hub.Handlers {
 	}
 	if a.any(func(c Checks) string { return c.Publish }) {
 		h.OnPublish = func(ctx context.Context, c *hub.Client, ev hub.PublishEvent) (hub.PublishReply, error) {
-			q := a.cfg.Namespaces[hub.ChannelNamespace(ev.Channel)].Publish
+			q := a.cfg.Namespaces[a.cfg.ChannelSyntax.Namespace(ev.Channel)].Publish
 			if q == "" {
 				return hub.PublishReply{}, hub.ErrUseDefault
 			}

@@ -97,7 +97,17 @@ func runNode(cmd *cobra.Command, cfg config.Config, opts nodeOptions) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
-	log := newLogger(cmd.ErrOrStderr(), cfg.Log)
+	out, closeLog, err := logOutput(cmd.ErrOrStderr(), cfg.Log) // processfiles.go
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	log := newLogger(out, cfg.Log)
+	removePID, err := writePIDFile(cfg.PIDFile)
+	if err != nil {
+		return err
+	}
+	defer removePID()
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}

@@ -16,6 +16,9 @@ import (
 type Config struct {
 	// StreamOptions bound the request that opens a stream.
 	StreamOptions
+	// UniOptions: the code transforms of the unidirectional streams
+	// (coderesponse.go); the bidirectional ones do not use them.
+	UniOptions
 	// Emulation bounds the emulation requests.
 	Emulation EmulationOptions
 	// WriteTimeout bounds each write to a stream, flush included. A client
@@ -82,7 +85,7 @@ func bodySizeProblem(size, def int64) error {
 // Validate reports the fields that have no meaning, joined, each an
 // *optionerr.Error naming the Go field.
 func (c Config) Validate() error {
-	return errors.Join(c.StreamOptions.Validate(), optionerr.Prefix("Emulation", c.Emulation.Validate()))
+	return errors.Join(c.StreamOptions.Validate(), c.UniOptions.Validate(), optionerr.Prefix("Emulation", c.Emulation.Validate()))
 }
 
 // Defaults for the zero fields of Config.

@@ -92,15 +92,21 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, spec streamSpec, 
 	if err := rc.SetReadDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		s.cfg.Logger.Debug("httpstream: clear the read deadline", "remote", r.RemoteAddr, "error", err)
 	}
-	st.wmu.Lock()
-	w.WriteHeader(http.StatusOK)
-	// The headers go out at once: the client counts the transport open
-	// when they arrive.
-	err := st.writeLocked(nil)
-	st.wmu.Unlock()
-	if err != nil {
-		s.cfg.Logger.Debug("httpstream: response headers not sent", "remote", r.RemoteAddr, "error", err)
-		return
+	if spec.uni && s.cfg.ConnectCodeToHTTPResponse.Enabled {
+		// The status waits for the connect's outcome (coderesponse.go).
+		codes := s.cfg.ConnectCodeToHTTPResponse
+		st.codes = &codes
+	} else {
+		st.wmu.Lock()
+		w.WriteHeader(http.StatusOK)
+		// The headers go out at once: the client counts the transport
+		// open when they arrive.
+		err := st.writeLocked(nil)
+		st.wmu.Unlock()
+		if err != nil {
+			s.cfg.Logger.Debug("httpstream: response headers not sent", "remote", r.RemoteAddr, "error", err)
+			return
+		}
 	}
 
 	c := s.hub.Open(st, hub.ConnInfo{

@@ -64,6 +64,10 @@ type stream struct {
 	buf  []byte        // output buffer, reused between writes
 	tmp  []byte        // a unidirectional stream's converted push, reused
 	kick chan struct{} // buffered 1: output waits for run
+	// codes, while set, holds the 200 back until the first write, so that
+	// a refused connect can be answered with an HTTP status instead
+	// (coderesponse.go); guarded by wmu.
+	codes *CodeToHTTPResponse
 	// done is closed when the stream ends on our side (Close, a failed
 	// write): the handler then returns and net/http ends the response.
 	done     chan struct{}
@@ -268,6 +272,10 @@ func (s *stream) finish() { s.doneOnce.Do(func() { close(s.done) }) }
 // writeLocked writes out and flushes it under the write deadline; wmu is
 // held.
 func (s *stream) writeLocked(out []byte) error {
+	if s.codes != nil {
+		s.codes = nil
+		s.w.WriteHeader(http.StatusOK)
+	}
 	if err := s.rc.SetWriteDeadline(time.Now().Add(s.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}

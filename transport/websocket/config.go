@@ -59,7 +59,7 @@ type Config struct {
 	// are compressed one by one with pooled compressors, so an idle
 	// connection holds no compression state. A client that does not offer
 	// it is served uncompressed.
-	Compression bool `yaml:"compression" doc:"accept permessage-deflate (RFC 7692) from clients that offer it, always without context takeover. A client that does not offer it is served uncompressed. Applies to '/connection/uni_websocket' too"`
+	Compression bool `yaml:"compression" doc:"accept permessage-deflate (RFC 7692) from clients that offer it, always without context takeover. A client that does not offer it is served uncompressed. The unidirectional endpoint has its own, 'uni_websocket.compression'"`
 	// CompressionMinSize is the smallest outgoing message, in bytes, that
 	// is compressed on a connection that negotiated compression; smaller
 	// ones go out uncompressed (the RSV1 bit is per message). Default 0:
@@ -69,6 +69,11 @@ type Config struct {
 	// (fastest, the default) to 9 (smallest). Incoming compressed
 	// messages are limited by MaxMessageSize once decompressed.
 	CompressionLevel int `yaml:"compression_level" default:"1" doc:"deflate level of outgoing messages, '1' (fastest) to '9' (smallest); '0' means the default"`
+	// UniJoinPushes writes the pushes of one hub frame to a
+	// unidirectional connection in one text frame, '\n'-separated,
+	// instead of a frame each (Centrifugo's
+	// uni_websocket.join_push_messages; the client must split them).
+	UniJoinPushes bool `yaml:"-"`
 	// Logger receives errors, with the connection's remote address. Nil means
 	// slog.Default().
 	Logger *slog.Logger `yaml:"-"`

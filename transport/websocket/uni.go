@@ -65,6 +65,9 @@ func (u *UniConn) WriteFrame(frame []byte) error {
 	defer srv.putWriteBuf(wb)
 	// The JSON encoder drops raw newlines from embedded payloads, so a
 	// newline always separates two messages.
+	if srv.cfg.UniJoinPushes {
+		return u.writeJoined(wb, frame)
+	}
 	return protocol.SplitFrame(protocol.TypeJSON, frame, func(msg []byte) error {
 		push, err := protocol.ReplyToPush(protocol.TypeJSON, wb.b[:0], msg)
 		if err != nil {
@@ -83,6 +86,22 @@ func (u *UniConn) WriteFrame(frame []byte) error {
 func (u *UniConn) StartFrame(frame []byte) (bool, error) {
 	srv := u.c.srv
 	wb := srv.getWriteBuf()
+	if srv.cfg.UniJoinPushes {
+		// One joined frame: started, and finished by FinishFrame with
+		// nothing after it.
+		out, err := u.joinPushes(wb, frame)
+		if err != nil || len(out) == 0 {
+			srv.putWriteBuf(wb)
+			return err == nil, err
+		}
+		done, err := u.c.StartFrame(out)
+		if err != nil || done {
+			srv.putWriteBuf(wb)
+			return err == nil, err
+		}
+		u.pwb = wb
+		return false, nil
+	}
 	waiting := false
 	err := protocol.SplitFrame(protocol.TypeJSON, frame, func(msg []byte) error {
 		if waiting {
@@ -122,6 +141,38 @@ func (u *UniConn) FinishFrame([]byte) error {
 		return err
 	}
 	return u.WriteFrame(rest)
+}
+
+// writeJoined writes the pushes of frame in one text frame, joined with
+// '\n' (Config.UniJoinPushes).
+func (u *UniConn) writeJoined(wb *writeBuf, frame []byte) error {
+	out, err := u.joinPushes(wb, frame)
+	if err != nil || len(out) == 0 {
+		return err
+	}
+	return u.c.WriteFrame(out)
+}
+
+// joinPushes converts the replies of frame to pushes joined with '\n'
+// in wb, and returns them.
+func (u *UniConn) joinPushes(wb *writeBuf, frame []byte) ([]byte, error) {
+	out := wb.b[:0]
+	err := protocol.SplitFrame(protocol.TypeJSON, frame, func(msg []byte) error {
+		start := len(out)
+		if start > 0 {
+			out = append(out, '\n')
+		}
+		push, err := protocol.ReplyToPush(protocol.TypeJSON, out, msg)
+		if err != nil {
+			u.c.srv.log.Debug("uni_websocket: reply not sent", "remote", u.RemoteAddr(), "error", err)
+			out = out[:start]
+			return nil
+		}
+		out = push
+		return nil
+	})
+	wb.b = out
+	return out, err
 }
 
 // Close writes a disconnect push with code and reason, then closes the

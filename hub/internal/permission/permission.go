@@ -14,37 +14,41 @@ import (
 	"github.com/heraldhq/herald/auth"
 )
 
-// Channel name conventions shared with the reference server.
-const (
+// Syntax is how channel names mark private and user-limited channels;
+// the hub fills it from its ChannelSyntax, defaults applied ('$', '#' and
+// ','), so every field is set.
+type Syntax struct {
 	// PrivatePrefix starts the name of a channel that needs a subscription
 	// token.
-	PrivatePrefix = "$"
-	// userBoundary starts the list of users allowed in a user-limited
-	// channel, separated by userSeparator.
-	userBoundary  = "#"
-	userSeparator = ","
-)
-
-// UserChannel is the user-limited channel name part that only user may
-// join ("#user"), after the namespace and its boundary if any.
-func UserChannel(user string) string { return userBoundary + user }
+	PrivatePrefix string
+	// UserBoundary starts the list of users allowed in a user-limited
+	// channel, separated by UserSeparator.
+	UserBoundary  string
+	UserSeparator string
+}
 
 // Private reports whether ch needs a subscription token.
-func Private(ch string) bool { return strings.HasPrefix(ch, PrivatePrefix) }
+func (s *Syntax) Private(ch string) bool { return strings.HasPrefix(ch, s.PrivatePrefix) }
 
 // UserLimited reports whether ch names its allowed users.
-func UserLimited(ch string) bool { return strings.Contains(ch, userBoundary) }
+func (s *Syntax) UserLimited(ch string) bool { return strings.Contains(ch, s.UserBoundary) }
 
 // UserListed reports whether ch is a user-limited channel that lists user.
-func UserListed(ch, user string) bool {
-	i := strings.LastIndex(ch, userBoundary)
+func (s *Syntax) UserListed(ch, user string) bool {
+	i := strings.LastIndex(ch, s.UserBoundary)
 	if i < 0 || user == "" {
 		return false
 	}
-	for _, u := range strings.Split(ch[i+1:], userSeparator) {
+	rest := ch[i+len(s.UserBoundary):]
+	if s.UserSeparator == "" {
+		return rest == user
+	}
+	for rest != "" {
+		u, after, _ := strings.Cut(rest, s.UserSeparator)
 		if u == user {
 			return true
 		}
+		rest = after
 	}
 	return false
 }
@@ -71,12 +75,12 @@ func (g Grant) Allows(user string, subscribed bool) bool {
 // where the namespace allows them (allowUserLimited), when it lists user;
 // otherwise as the namespace's subscribe grant says (Subscriber does not
 // apply).
-func Subscribe(g Grant, allowUserLimited bool, ch, user string) bool {
-	if Private(ch) {
+func (s *Syntax) Subscribe(g Grant, allowUserLimited bool, ch, user string) bool {
+	if s.Private(ch) {
 		return false
 	}
-	if allowUserLimited && UserLimited(ch) {
-		return UserListed(ch, user)
+	if allowUserLimited && s.UserLimited(ch) {
+		return s.UserListed(ch, user)
 	}
 	return g.Allows(user, false)
 }

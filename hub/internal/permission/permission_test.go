@@ -30,6 +30,9 @@ func TestGrantAllows(t *testing.T) {
 	}
 }
 
+// centrifugo is Centrifugo's default channel syntax.
+var centrifugo = &Syntax{PrivatePrefix: "$", UserBoundary: "#", UserSeparator: ","}
+
 func TestSubscribe(t *testing.T) {
 	t.Parallel()
 	open := Grant{Client: true}
@@ -50,7 +53,7 @@ func TestSubscribe(t *testing.T) {
 		{open, true, "$dm#a", "a", false},
 		{Grant{Subscriber: true}, false, "news", "u", false}, // subscribing is not being subscribed
 	} {
-		if got := Subscribe(c.g, c.userLimited, c.ch, c.user); got != c.want {
+		if got := centrifugo.Subscribe(c.g, c.userLimited, c.ch, c.user); got != c.want {
 			t.Errorf("Subscribe(%+v, %v, %q, %q) = %v, want %v", c.g, c.userLimited, c.ch, c.user, got, c.want)
 		}
 	}
@@ -58,11 +61,18 @@ func TestSubscribe(t *testing.T) {
 
 func TestUserListed(t *testing.T) {
 	t.Parallel()
-	if !UserListed("a#x#b,c", "c") || UserListed("a#x#b,c", "x") {
+	if !centrifugo.UserListed("a#x#b,c", "c") || centrifugo.UserListed("a#x#b,c", "x") {
 		t.Error("the last # starts the user list")
 	}
-	if UserListed("plain", "u") || UserListed("dm#", "") {
+	if centrifugo.UserListed("plain", "u") || centrifugo.UserListed("dm#", "") {
 		t.Error("listed without a list")
+	}
+	other := &Syntax{PrivatePrefix: "private-", UserBoundary: "@@", UserSeparator: ";"}
+	if !other.UserListed("dm@@a;bob", "bob") || other.UserListed("dm#bob", "bob") || other.UserListed("dm@@a,bob", "bob") {
+		t.Error("a configured boundary and separator")
+	}
+	if !other.Private("private-x") || other.Private("$x") {
+		t.Error("a configured private prefix")
 	}
 }
 
