@@ -280,7 +280,9 @@ func (c *Client) flush(pooled bool) (detached bool) {
 	defer f.Release()
 	fw := c.hub.getFrameWriter()
 	fw.c, fw.pooled = c, pooled
-	fw.starter, _ = c.transport.(WriteStarter)
+	if c.hub.client.DetachBlockedWrites {
+		fw.starter, _ = c.transport.(WriteStarter)
+	}
 	defer func() {
 		detached = fw.detached
 		*fw = frameWriter{fn: fw.fn}

@@ -199,7 +199,14 @@ type ClientConfig struct {
 	// QueueMaxSize bounds the bytes waiting to be written to one
 	// connection; a client that falls further behind is closed with 3008
 	// (1 MiB).
-	QueueMaxSize int `yaml:"queue_max_size" default:"1048576" doc:"bytes that may wait to be written to one connection; a client over it that is not reading (a write to it has waited 500ms and, on Linux, the kernel says it took no bytes for as long) is closed with 3008. A client that reads is not blamed for a node that is behind: it is closed only when it holds more than 4 times this and the node's queues pass twice 'client.node_queue_max_size', or, reading slower than its channels publish, more than 16 times this"`
+	// DetachBlockedWrites lets a pool writer leave a client whose socket
+	// does not take a frame to a goroutine of that client's own
+	// (delivery_writer.go, frameWriter). Off by default: at twice the
+	// capacity (bench/overload.sh) it closed 3 and 39 of 500 reading
+	// subscribers as slow in two runs, where the writers that wait closed
+	// none.
+	DetachBlockedWrites bool `yaml:"detach_blocked_writes" doc:"a writer of the node's pool does not wait for one client's full socket: a new writer takes its place and the client's write finishes on a goroutine of its own, so a client that stops reading with a large reply on its way delays no one else. Off by default: at twice the node's capacity it closed some reading subscribers as slow (docs/benchmarks.md)"`
+	QueueMaxSize        int  `yaml:"queue_max_size" default:"1048576" doc:"bytes that may wait to be written to one connection; a client over it that is not reading (a write to it has waited 500ms and, on Linux, the kernel says it took no bytes for as long) is closed with 3008. A client that reads is not blamed for a node that is behind: it is closed only when it holds more than 4 times this and the node's queues pass twice 'client.node_queue_max_size', or, reading slower than its channels publish, more than 16 times this"`
 	// NodeQueueMaxSize bounds the bytes waiting in the write queues of
 	// all the node's clients together: past it, publishing on this node
 	// (client publish and the server API) is refused with error 111, so a
