@@ -124,7 +124,7 @@ func (h *Hub) applyAccess(c access.Change) {
 		}
 	case access.Revoke:
 		h.allConns.Range(func(k, _ any) bool {
-			if cl := k.(*Client); cl.tokenID() == c.ID {
+			if cl := k.(*Client); cl.tokenMark().ID == c.ID {
 				go cl.close(newDisconnect(protocol.DisconnectExpired))
 			}
 			return true
@@ -136,7 +136,7 @@ func (h *Hub) applyAccess(c access.Change) {
 				cl.runServerTask(func(context.Context) { cl.serverUnsubscribe(ch, protocol.UnsubscribeExpired) })
 				continue
 			}
-			if iat := cl.tokenIssuedAt(); iat > 0 && iat < c.IssuedBefore {
+			if iat := cl.tokenMark().IssuedAt; iat > 0 && iat < c.IssuedBefore {
 				go cl.close(newDisconnect(protocol.DisconnectExpired))
 			}
 		}
@@ -206,22 +206,13 @@ func (h *Hub) accessLoop() {
 	}
 }
 
-// tokenID is the jti of the client's connection token, "" without one.
-func (c *Client) tokenID() string {
+// tokenMark is the jti and iat of the client's connection token (zero
+// without either).
+func (c *Client) tokenMark() access.Token {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.rare == nil || !c.rare.hasToken {
-		return ""
+	if c.rare == nil {
+		return access.Token{}
 	}
-	return c.rare.token.ID
-}
-
-// tokenIssuedAt is the iat of the client's connection token, 0 without one.
-func (c *Client) tokenIssuedAt() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.rare == nil || !c.rare.hasToken {
-		return 0
-	}
-	return c.rare.token.IssuedAt
+	return c.rare.token
 }

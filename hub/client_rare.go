@@ -8,10 +8,8 @@ import "github.com/heraldhq/herald/hub/internal/access"
 // some pay for the rest. Guarded by the client's mutex.
 type rareState struct {
 	// token is the connection token's jti and iat, which token
-	// revocation checks (access.go); hasToken is false when the token had
-	// neither.
-	token    access.Token
-	hasToken bool
+	// revocation checks (access.go); zero when the token had neither.
+	token access.Token
 	// mapKeys are the keys the connection set in each map channel and has
 	// not removed since, which map.max_keys_per_client counts
 	// (mapkeys_limit.go).
@@ -27,15 +25,14 @@ func (c *Client) rareLocked() *rareState {
 	return c.rare
 }
 
-// setTokenLocked records the connection token's jti and iat, or that it
-// has neither; c.mu must be held.
+// setTokenLocked records the connection token's jti and iat (none when
+// it has neither, so such a client makes no rareState); c.mu must be held.
 func (c *Client) setTokenLocked(t access.Token) {
 	if t.ID == "" && t.IssuedAt == 0 {
 		if c.rare != nil {
-			c.rare.token, c.rare.hasToken = access.Token{}, false
+			c.rare.token = access.Token{}
 		}
 		return
 	}
-	r := c.rareLocked()
-	r.token, r.hasToken = t, true
+	c.rareLocked().token = t
 }

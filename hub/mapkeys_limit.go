@@ -24,26 +24,23 @@ const (
 )
 
 // maxKeys is the engine's bound on the channel's keys, 0 for none.
-func (o MapOptions) maxKeys() int {
-	switch {
-	case o.MaxKeys < 0:
-		return 0
-	case o.MaxKeys == 0:
-		return DefaultMapMaxKeys
-	}
-	return o.MaxKeys
-}
+func (o MapOptions) maxKeys() int { return keyBound(o.MaxKeys, DefaultMapMaxKeys) }
 
 // maxKeysPerClient is the bound on one connection's keys in a channel, 0
 // for none.
 func (o MapOptions) maxKeysPerClient() int {
+	return keyBound(o.MaxKeysPerClient, DefaultMapMaxKeysPerClient)
+}
+
+// keyBound reads a key bound option: -1 is no bound (0), 0 the default.
+func keyBound(v, def int) int {
 	switch {
-	case o.MaxKeysPerClient < 0:
+	case v < 0:
 		return 0
-	case o.MaxKeysPerClient == 0:
-		return DefaultMapMaxKeysPerClient
+	case v == 0:
+		return def
 	}
-	return o.MaxKeysPerClient
+	return v
 }
 
 // checkMapKeyBounds adds the problems of the key bounds of m to ps.
