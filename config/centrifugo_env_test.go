@@ -69,16 +69,9 @@ func TestCentrifugoEnvSDKCompose(t *testing.T) {
 	if got := lookupKey(tree, "channel.namespaces"); !reflect.DeepEqual(got, want) {
 		t.Errorf("namespaces: %#v, want %#v", got, want)
 	}
-	// And as a configuration: all but delta_publish, which the key table
-	// (not the environment) decides on.
-	var env []string
-	for _, v := range sdkComposeEnv {
-		if !strings.Contains(v, "DELTA_PUBLISH") {
-			env = append(env, v)
-		}
-	}
-	cfg := centrifugoEnvOnly(t, env...)
-	if wn := cfg.Channel.WithoutNamespace; wn.HistorySize != 100 || wn.HistoryTTL != 300*time.Second || !wn.ForceRecovery {
+	// And as a configuration.
+	cfg := centrifugoEnvOnly(t, sdkComposeEnv...)
+	if wn := cfg.Channel.WithoutNamespace; wn.HistorySize != 100 || wn.HistoryTTL != 300*time.Second || !wn.ForceRecovery || !wn.DeltaPublish {
 		t.Errorf("without_namespace: %+v", wn)
 	}
 	ns, ok := namespaceByName(cfg, "smallhistory")

@@ -17,7 +17,7 @@ import (
 func compactionNamespaces() []hub.Namespace {
 	o := hub.NamespaceOptions{
 		AllowSubscribeForClient: true, Presence: true, JoinLeave: true, ForcePushJoinLeave: true,
-		AllowedDeltaTypes: []string{hub.DeltaFossil}, AllowChannelCompaction: true,
+		AllowedDeltaTypes: []string{hub.DeltaFossil}, DeltaPublish: true, AllowChannelCompaction: true,
 	}
 	plain := o
 	plain.AllowChannelCompaction = false

@@ -20,6 +20,9 @@ func (e engineHandler) HandlePublication(ch string, pub *engine.Publication, sp 
 	d := &delivery{push: &protocol.Push{Channel: ch, Pub: protoPublication(pub)}}
 	d.push.Pub.Offset = sp.Offset
 	d.delta = h.deltas.advance(ch, pub, sp)
+	if d.delta != nil && !h.deltaPublish(ch) {
+		d.delta.fullOnly()
+	}
 	n := 0
 	except := pub.ExceptClient
 	visible := h.rowVerdicts(ch, pub) // nil: no row check

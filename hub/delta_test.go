@@ -34,6 +34,7 @@ func deltaDoc(seq int) []byte {
 func deltaNamespaces(extra hub.NamespaceOptions) []hub.Namespace {
 	extra.AllowSubscribeForClient = true
 	extra.AllowedDeltaTypes = []string{hub.DeltaFossil}
+	extra.DeltaPublish = true
 	plain := extra
 	plain.AllowedDeltaTypes = nil
 	return []hub.Namespace{ns("dd", extra), ns("plain", plain)}
@@ -140,6 +141,32 @@ func TestDeltaJSON(t *testing.T) {
 			if m["delta"] != nil || jsonclient.Compact(t, m["data"]) != jsonclient.Compact(t, want) {
 				t.Fatalf("publication without delta: %v", m)
 			}
+		}
+	}
+}
+
+// TestDeltaPublishOff: without delta_publish (Centrifugo's default) a
+// subscriber that negotiated delta gets every publication in full, over
+// JSON as a JSON string of the payload, and delta stays unset.
+func TestDeltaPublishOff(t *testing.T) {
+	t.Parallel()
+	full := hub.NamespaceOptions{AllowSubscribeForClient: true, AllowedDeltaTypes: []string{hub.DeltaFossil}}
+	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{ns("full", full)}}})
+	c := n.dial(t)
+	c.Connect("u")
+	if res := c.MustSubscribe(2, "full:doc", `"delta":"fossil"`); res["delta"] != true {
+		t.Fatalf("subscribe result without delta: %v", res)
+	}
+	for i := 1; i <= 3; i++ {
+		publishDoc(t, n.hub, "full:doc", i)
+	}
+	pubs := jsonclient.PushesOf(c.Drain(), "full:doc", "pub")
+	if len(pubs) != 3 {
+		t.Fatalf("%d publications, want 3", len(pubs))
+	}
+	for i, m := range pubs {
+		if s, ok := m["data"].(string); !ok || s != string(deltaDoc(i+1)) || m["delta"] != nil {
+			t.Fatalf("publication %d: %v, want the payload in full as a JSON string", i+1, m)
 		}
 	}
 }

@@ -16,7 +16,7 @@ func mapDeltaNode(t *testing.T) *node {
 	return startNode(t, hub.Config{
 		Engine: memory.New(memory.Config{JanitorInterval: 50 * time.Millisecond}),
 		Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{
-			ns("md", hub.NamespaceOptions{AllowSubscribeForClient: true, AllowedDeltaTypes: []string{hub.DeltaFossil}, ClientPublishDebounceInterval: 50 * time.Millisecond,
+			ns("md", hub.NamespaceOptions{AllowSubscribeForClient: true, AllowedDeltaTypes: []string{hub.DeltaFossil}, DeltaPublish: true, ClientPublishDebounceInterval: 50 * time.Millisecond,
 				SubscriptionType: hub.SubscriptionMap, Map: hub.MapOptions{Mode: hub.MapPersistent, StreamSize: 50, MinPageSize: 1}}),
 		}},
 	})

@@ -17,13 +17,14 @@ let herald;
 let publisher;
 
 before(async () => {
-  const delta = { allowed_delta_types: ['fossil'], allow_subscribe_for_client: true, allow_publish_for_client: true };
+  const delta = { allowed_delta_types: ['fossil'], delta_publish: true, allow_subscribe_for_client: true, allow_publish_for_client: true };
   herald = await startHerald({
     channel: {
       namespaces: [
         { name: 'docs', ...delta },
         { name: 'docsrec', ...delta, history_size: 100, history_ttl: '300s', force_recovery: true },
         { name: 'nodelta', allow_subscribe_for_client: true, allow_publish_for_client: true },
+        { name: 'fullpub', ...delta, delta_publish: false },
       ],
     },
   });
@@ -93,6 +94,22 @@ test('json: delta asked where the namespace does not allow it gives full publica
   const got = await pubs.count(3);
   got.forEach((p, i) => assert.deepEqual(p.data, doc(i + 1)));
   assert.equal(sub.deltaStats().numDeltaPayloads, 0);
+});
+
+test('json: delta negotiated in a namespace without delta_publish gives full publications', async (t) => {
+  const channel = 'fullpub:doc';
+  const client = newClient(herald.url, { token: connectionToken('sub-fullpub') });
+  t.after(() => client.disconnect());
+  await connect(client);
+  const sub = client.newSubscription(channel, { delta: 'fossil' });
+  const pubs = new EventLog(sub, 'publication');
+  await subscribe(sub);
+  await publishDocs(channel, 1, 3);
+  const got = await pubs.count(3);
+  got.forEach((p, i) => assert.deepEqual(p.data, doc(i + 1)));
+  const stats = sub.deltaStats();
+  assert.equal(stats.numDeltaPayloads, 0, 'as in Centrifugo without delta_publish: no deltas');
+  assert.equal(stats.numFullPayloads, 3);
 });
 
 for (const build of Object.keys(builds)) {

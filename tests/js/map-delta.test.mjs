@@ -29,6 +29,7 @@ const NAMESPACES = [
     subscription_type: 'map',
     allow_subscribe_for_client: true,
     allowed_delta_types: ['fossil'],
+    delta_publish: true,
     client_publish_debounce_interval: '50ms',
     map: { mode: 'persistent', allow_publish_for_client: true },
   },
