@@ -61,8 +61,8 @@ type SharedPollRefreshItem struct {
 	// Removed ends the key: its trackers get a publication with removed
 	// set and stop tracking it.
 	Removed bool
-	// PrevData is Centrifugo's base for delta compression; Herald sends
-	// shared poll data in full and does not use it.
+	// PrevData is Centrifugo's base for delta compression; the node
+	// diffs against the data it holds instead (sharedpoll_delta.go).
 	PrevData []byte
 }
 
@@ -272,6 +272,12 @@ type pollPush struct {
 	data     []byte
 	removed  bool
 	trackers []*pollSub
+	// base is the key's data at baseVersion, before this change: what a
+	// delta is made against (sharedpoll_delta.go); baseVersion 0: none.
+	base        []byte
+	baseVersion uint64
+	diff        []byte
+	patchDone   bool
 }
 
 // apply takes the items of a refresh answer or a publish.
@@ -281,17 +287,18 @@ func (pc *pollChannel) apply(epoch string, items []SharedPollRefreshItem) {
 	if !pc.opts.versionless() && epoch != pc.epoch {
 		reset = pc.flipEpochLocked(epoch)
 	}
-	var pushes []pollPush
+	var pushes []*pollPush
 	for _, it := range items {
 		pk := pc.keys[it.Key]
 		if pk == nil {
 			continue // no longer tracked on this node
 		}
 		if it.Removed {
-			pushes = append(pushes, pollPush{key: it.Key, removed: true, trackers: trackerList(pk)})
+			pushes = append(pushes, &pollPush{key: it.Key, removed: true, trackers: trackerList(pk)})
 			delete(pc.keys, it.Key)
 			continue
 		}
+		base, baseVersion := pk.data, pk.version
 		if pc.opts.versionless() {
 			if pk.version > 0 && bytes.Equal(pk.data, it.Data) {
 				continue
@@ -305,7 +312,7 @@ func (pc *pollChannel) apply(epoch string, items []SharedPollRefreshItem) {
 			pk.version = it.Version
 		}
 		pk.data = it.Data
-		pushes = append(pushes, pollPush{key: it.Key, version: pk.version, data: pk.data, trackers: trackerList(pk)})
+		pushes = append(pushes, &pollPush{key: it.Key, version: pk.version, data: pk.data, trackers: trackerList(pk), base: base, baseVersion: baseVersion})
 	}
 	pc.mu.Unlock()
 	for _, ps := range reset {

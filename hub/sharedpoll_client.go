@@ -25,11 +25,17 @@ type pollSub struct {
 	ch   *pollChannel
 	keys map[string]*trackedKey
 	done bool // released: the subscription ended
+	// delta: the subscription negotiated Fossil deltas (sharedpoll_delta.go).
+	delta bool
 }
 
 type trackedKey struct {
 	version  uint64
 	expireAt int64 // the signature's expiry, Unix seconds; 0: none
+	// ready: the client got this key's data from the node (in a track
+	// reply or a push), so it holds the data of version: the base of a
+	// delta.
+	ready bool
 }
 
 // handleSharedPollSubscribe subscribes to a shared poll channel: no
@@ -66,8 +72,8 @@ func (c *Client) handleSharedPollSubscribe(ctx context.Context, id uint32, req *
 	}
 	s := &subscription{channel: ch, rule: r, chanInfo: g.chanInfo, data: g.data, expiry: newExpiry(g.expireAt, g.hubRefresh)}
 	pc := h.polls.acquire(ch, r.SharedPoll)
-	s.poll = &pollSub{c: c, s: s, ch: pc, keys: make(map[string]*trackedKey)}
-	res := &protocol.SubscribeResult{Type: requestTypeSharedPoll, Data: s.data, Epoch: pc.currentEpoch()}
+	s.poll = &pollSub{c: c, s: s, ch: pc, keys: make(map[string]*trackedKey), delta: r.negotiateDelta(req.Delta)}
+	res := &protocol.SubscribeResult{Type: requestTypeSharedPoll, Data: s.data, Epoch: pc.currentEpoch(), Delta: s.poll.delta}
 	c.mu.Lock()
 	switch {
 	case c.state != stateConnected:
@@ -252,8 +258,8 @@ func (c *Client) track(id uint32, s *subscription, req *protocol.SubRefreshReque
 			pc.pending[k] = struct{}{}
 			poll = true
 		case pk.version > tk.version && c.canTake(pk.data):
-			res.Items = append(res.Items, &protocol.Publication{Key: k, Data: pk.data, Version: pk.version})
-			tk.version = pk.version
+			res.Items = append(res.Items, &protocol.Publication{Key: k, Data: ps.fullData(pk.data), Version: pk.version})
+			tk.version, tk.ready = pk.version, true
 		}
 		ps.keys[k] = &tk
 	}
@@ -285,16 +291,12 @@ func (c *Client) canTake(data []byte) bool {
 }
 
 // push sends one change of a key to the subscription, if it still tracks
-// the key and holds an older version.
-func (ps *pollSub) push(p pollPush) {
+// the key and holds an older version. It encodes under the client's
+// mutex, since whether a delta subscriber gets a delta depends on the
+// version it holds.
+func (ps *pollSub) push(p *pollPush) {
 	c := ps.c
 	if !p.removed && !c.canTake(p.data) {
-		return
-	}
-	pub := &protocol.Publication{Key: p.key, Data: p.data, Version: p.version, Removed: p.removed}
-	msg, err := c.encodePush(&protocol.Push{Channel: ps.ch.name, Pub: pub})
-	if err != nil {
-		c.logger().Error("encode shared poll push", "channel", ps.ch.name, "error", err)
 		return
 	}
 	c.mu.Lock()
@@ -315,7 +317,14 @@ func (ps *pollSub) push(p pollPush) {
 			untrackKeys(ps, map[string]struct{}{p.key: {}})
 			return
 		}
-		tk.version = p.version
+	}
+	msg, err := c.encodePush(&protocol.Push{Channel: ps.ch.name, Pub: ps.publication(p, tk)})
+	if err != nil {
+		c.logger().Error("encode shared poll push", "channel", ps.ch.name, "error", err)
+		return
+	}
+	if !p.removed {
+		tk.version, tk.ready = p.version, true
 	}
 	c.enqueueMsgLocked(msg, ps.s.rule.QueuePolicy == QueueDropOldest)
 	c.hub.metrics.sent["pub"].Inc()
