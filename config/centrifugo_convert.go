@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/heraldhq/herald/hub"
 )
 
 // The converters of the Centrifugo key table (centrifugo_keys.go): each
@@ -313,6 +315,28 @@ func (m *cfMapper) convertTLS(c cfCtx, v any, listener bool) {
 
 // proxyName: a *_proxy_name is read by its *_proxy_enabled rule.
 func proxyName(*cfMapper, cfCtx, any) {}
+
+// sharedPollDefaultProxy is the proxy Centrifugo's shared_poll namespaces
+// poll when they name none: channel.proxy.shared_poll_refresh, which the
+// importer turns into a proxy of this name (defaultProxy).
+const sharedPollDefaultProxy = "channel.proxy.shared_poll_refresh"
+
+// subscriptionType copies a namespace's subscription_type and, for
+// shared_poll, names its refresh proxy: shared_poll.proxy_name, or when
+// that is absent, empty or "default" the unnamed one, as Centrifugo
+// v6.9.1 defaults it (internal/app/proxy.go, internal/config/validate.go).
+func subscriptionType(m *cfMapper, c cfCtx, v any) {
+	rename(m, c, v)
+	if fmt.Sprint(v) != string(hub.SubscriptionSharedPoll) || c.item == nil {
+		return
+	}
+	sp, _ := c.src["shared_poll"].(map[string]any)
+	name := proxyNameOf(sp["proxy_name"], sharedPollDefaultProxy)
+	if name == sharedPollDefaultProxy {
+		m.needed[name] = c.path
+	}
+	ensureMap(c.item, "shared_poll")["proxy_name"] = name
+}
 
 // withoutNamespace maps channel.without_namespace with the rules of a
 // namespace.

@@ -56,3 +56,41 @@ func TestCentrifugoSharedPoll(t *testing.T) {
 		}
 	}
 }
+
+// TestCentrifugoSharedPollDefaultProxy: a shared_poll namespace that names
+// no proxy, or "default", polls channel.proxy.shared_poll_refresh, as in
+// Centrifugo v6.9.1; without that proxy the import says so.
+func TestCentrifugoSharedPollDefaultProxy(t *testing.T) {
+	cfg, err := ParseCentrifugo([]byte(`{
+  "shared_poll": {"hmac_secret_key": "test-poll-secret"},
+  "channel": {
+    "proxy": {"shared_poll_refresh": {"endpoint": "http://127.0.0.1:3010/refresh"}},
+    "without_namespace": {"subscription_type": "shared_poll"},
+    "namespaces": [
+      {"name": "pa", "subscription_type": "shared_poll"},
+      {"name": "pb", "subscription_type": "shared_poll", "shared_poll": {"proxy_name": "default", "refresh_interval": "2s"}},
+      {"name": "pc", "subscription_type": "shared_poll", "shared_poll": {"proxy_name": ""}}
+    ]}
+}`), "c.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	opts, ok := cfg.ProxyOptions()
+	for _, ns := range []string{"", "pa", "pb", "pc"} {
+		if !ok || opts.SharedPollRefresh[ns] != sharedPollDefaultProxy {
+			t.Errorf("namespace %q polls %q", ns, opts.SharedPollRefresh[ns])
+		}
+	}
+	if got := cfg.Channel.Namespaces[1].SharedPoll.RefreshInterval; got != 2*time.Second {
+		t.Errorf("refresh_interval of pb: %v", got)
+	}
+
+	_, err = ParseCentrifugo([]byte(`{"shared_poll": {"hmac_secret_key": "s"},
+  "channel": {"namespaces": [{"name": "pa", "subscription_type": "shared_poll"}]}}`), "c.json", nil)
+	if err == nil || !strings.Contains(err.Error(), "channel.proxy.shared_poll_refresh") {
+		t.Errorf("no default proxy: %v", err)
+	}
+}
