@@ -57,6 +57,13 @@ before(async () => {
           allow_subscribe_for_client: true,
           shared_poll: { proxy_name: 'poll', mode: 'versioned', refresh_interval: '100ms', publish_enabled: true },
         },
+        {
+          name: 'docs',
+          subscription_type: 'shared_poll',
+          allow_subscribe_for_client: true,
+          allowed_delta_types: ['fossil'],
+          shared_poll: { proxy_name: 'poll', mode: 'versioned', refresh_interval: '100ms', publish_enabled: true },
+        },
       ],
     },
   });
@@ -77,11 +84,12 @@ function sign(channel, user, keys) {
   return `${iat}:${exp}:${mac}`;
 }
 
-async function pollSubscription(user, channel) {
+async function pollSubscription(user, channel, options = {}) {
   const c = newClient(herald.url, { token: connectionToken(user) });
   clients.push(c);
   await connect(c);
   const sub = c.newSharedPollSubscription(channel, {
+    ...options,
     getSignature: async ({ keys }) => ({ keys, signature: sign(channel, user, keys) }),
   });
   await subscribe(sub);
@@ -160,4 +168,26 @@ test('a batch signed for another user is refused', async () => {
   sub.track(['home']);
   const [err] = await errors.count(1);
   assert.equal(err.error.code, 103);
+});
+
+test('with delta: fossil, the next versions of a key arrive as Fossil deltas the SDK applies', async () => {
+  const ch = 'docs:report';
+  const doc = (seq) => ({ seq, rows: Array.from({ length: 30 }, (_, i) => ({ id: i, name: `row number ${i}`, tags: ['a', 'b'] })) });
+  items.set('big', { data: doc(1), version: 1 });
+  const sub = await pollSubscription('carol', ch, { delta: 'fossil' });
+  const updates = new EventLog(sub, 'update');
+  sub.track(['big']);
+  const [first] = await updates.count(1);
+  assert.deepEqual(first.data, doc(1));
+  items.set('big', { data: doc(2), version: 2 });
+  const [, second] = await updates.count(2);
+  assert.deepEqual(second.data, doc(2));
+  // A version the server API pushes goes as a delta too.
+  await sharedPollPublish({ channel: ch, key: 'big', data: doc(3), version: 3 });
+  const [, , third] = await updates.count(3);
+  assert.deepEqual(third.data, doc(3));
+  const stats = sub.deltaStats();
+  assert.equal(stats.numFullPayloads, 1, 'only the first data in full');
+  assert.equal(stats.numDeltaPayloads, 2);
+  assert.ok(stats.bytesReceived * 2 < stats.bytesDecoded, `deltas save bytes: ${stats.bytesReceived} received for ${stats.bytesDecoded}`);
 });
