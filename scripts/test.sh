@@ -28,7 +28,8 @@
 #     again with herald on the portable poller
 #   the SDK suites: centrifuge-go's tests (the newest module on the Go
 #     module proxy) and centrifuge-python's (the newest sdist on PyPI)
-#     against herald started as their CI starts Centrifugo
+#     against herald started as their CI starts Centrifugo, and again
+#     against 2 nodes on PostgreSQL behind one address (scripts/sdk_proxy.py)
 #   deploy/image/check.sh          (builds the container image with Debian's
 #                                   buildah and checks what it holds and runs)
 #   helm lint, helm template and the chart's go tests (deploy/tools, a
@@ -723,32 +724,72 @@ python_tests_portable() {
 SDK_DIR="$TMP/sdk"
 
 # sdk_herald_start COMPOSE LOG starts herald as COMPOSE's centrifugo
-# service and waits until it serves; sdk_herald_stop stops it.
-SDK_HERALD_PID=""
+# service and waits until it serves; sdk_herald_stop stops it. With
+# SDK_NODES=2 (the "sdk suites 2 nodes" step) it starts two nodes on the
+# PostgreSQL engine instead, in a schema of their own, on ports 18001 and
+# 18002, and scripts/sdk_proxy.py on 8000 gives each connection of the
+# suite to the next node in turn: a test's clients and its server API
+# calls land on both nodes.
+SDK_NODES=1
+SDK_HERALD_PIDS=()
+SDK_SCHEMA=""
 sdk_herald_start() {
-	local compose=$1 log="$LOGS/$2" args=() envs=() start
+	local compose=$1 log="$LOGS/$2" args=() envs=() start port url
 	eval "$(python3 "$ROOT/scripts/compose_start.py" "$compose")" || return 1
 	ln -sf "$HERALD_BIN" "$SDK_DIR/bin/centrifugo"
 	echo "centrifugo ${args[*]} with ${#envs[@]} CENTRIFUGO_ variables from $compose"
-	(cd "$SDK_DIR/run" && exec env "${envs[@]}" "$SDK_DIR/bin/centrifugo" "${args[@]}") >"$log" 2>&1 &
-	SDK_HERALD_PID=$!
+	SDK_HERALD_PIDS=()
+	if ((SDK_NODES == 1)); then
+		(cd "$SDK_DIR/run" && exec env "${envs[@]}" "$SDK_DIR/bin/centrifugo" "${args[@]}") >"$log" 2>&1 &
+		SDK_HERALD_PIDS+=($!)
+	else
+		[[ -n "${HERALD_TEST_POSTGRES_DSN:-}" ]] || { echo "HERALD_TEST_POSTGRES_DSN is not set"; return 1; }
+		SDK_SCHEMA="herald_sdk_$$_$SECONDS"
+		echo "2 nodes on PostgreSQL (schema $SDK_SCHEMA) behind scripts/sdk_proxy.py"
+		for port in 18001 18002; do
+			(cd "$SDK_DIR/run" && exec env "${envs[@]}" CENTRIFUGO_HTTP_SERVER_PORT=$port HERALD_ENGINE_TYPE=postgres \
+				HERALD_ENGINE_POSTGRES_DSN="$HERALD_TEST_POSTGRES_DSN" HERALD_ENGINE_POSTGRES_SCHEMA="$SDK_SCHEMA" \
+				"$SDK_DIR/bin/centrifugo" "${args[@]}") >"${log%.log}-$port.log" 2>&1 &
+			SDK_HERALD_PIDS+=($!)
+		done
+		python3 "$ROOT/scripts/sdk_proxy.py" 8000 18001 18002 >"${log%.log}-proxy.log" 2>&1 &
+		SDK_HERALD_PIDS+=($!)
+	fi
 	start=$SECONDS
-	until curl -s -o /dev/null "http://127.0.0.1:8000/connection/websocket"; do
-		if ! kill -0 "$SDK_HERALD_PID" 2>/dev/null || ((SECONDS - start > 20)); then
-			echo "herald did not start: see .tmp/logs/$2"
-			tail -n 20 "$log"
-			sdk_herald_stop
-			return 1
-		fi
-		sleep 0.2
+	for url in http://127.0.0.1:8000 ${SDK_SCHEMA:+http://127.0.0.1:18001 http://127.0.0.1:18002}; do
+		until curl -s -o /dev/null "$url/connection/websocket"; do
+			if ! sdk_herald_alive || ((SECONDS - start > 20)); then
+				echo "herald did not start: see .tmp/logs/${2%.log}*"
+				tail -n 20 "${log%.log}"*.log
+				sdk_herald_stop
+				return 1
+			fi
+			sleep 0.2
+		done
+	done
+}
+
+sdk_herald_alive() {
+	local pid
+	for pid in "${SDK_HERALD_PIDS[@]}"; do
+		kill -0 "$pid" 2>/dev/null || return 1
 	done
 }
 
 sdk_herald_stop() {
-	[[ -z "$SDK_HERALD_PID" ]] && return 0
-	kill "$SDK_HERALD_PID" 2>/dev/null
-	wait "$SDK_HERALD_PID" 2>/dev/null
-	SDK_HERALD_PID=""
+	local pid
+	for pid in "${SDK_HERALD_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	SDK_HERALD_PIDS=()
+	if [[ -n "$SDK_SCHEMA" ]]; then
+		if ! command -v psql >/dev/null || ! psql -q "$HERALD_TEST_POSTGRES_DSN" \
+			-c "SET client_min_messages = warning; DROP SCHEMA IF EXISTS $SDK_SCHEMA CASCADE"; then
+			echo "could not drop schema $SDK_SCHEMA"
+		fi
+		SDK_SCHEMA=""
+	fi
 }
 
 # sdk_go runs centrifuge-go's tests as its CI does (go test -race -v) in
@@ -759,12 +800,12 @@ sdk_go() {
 	[[ -n "$dir" ]] || return 1
 	rm -rf "$SDK_DIR/centrifuge-go" && cp -r "$dir" "$SDK_DIR/centrifuge-go" && chmod -R u+w "$SDK_DIR/centrifuge-go" || return 1
 	echo "centrifuge-go $(basename "$dir")"
-	sdk_herald_start "$SDK_DIR/centrifuge-go/docker-compose.yml" sdk-go-herald.log || return 1
-	run 5m sdk-go.log "$SDK_DIR/centrifuge-go" go test -race -count=1 -v . || rc=$?
+	sdk_herald_start "$SDK_DIR/centrifuge-go/docker-compose.yml" "sdk-go$SDK_TAG-herald.log" || return 1
+	run 5m "sdk-go$SDK_TAG.log" "$SDK_DIR/centrifuge-go" go test -race -count=1 -v . || rc=$?
 	sdk_herald_stop
-	SDK_PASSED=$((SDK_PASSED + $(grep -cE '^\s*--- PASS' "$LOGS/sdk-go.log")))
-	SDK_FAILED=$((SDK_FAILED + $(grep -cE '^\s*--- FAIL' "$LOGS/sdk-go.log")))
-	SDK_SKIPPED=$((SDK_SKIPPED + $(grep -cE '^\s*--- SKIP' "$LOGS/sdk-go.log")))
+	SDK_PASSED=$((SDK_PASSED + $(grep -cE '^\s*--- PASS' "$LOGS/sdk-go$SDK_TAG.log")))
+	SDK_FAILED=$((SDK_FAILED + $(grep -cE '^\s*--- FAIL' "$LOGS/sdk-go$SDK_TAG.log")))
+	SDK_SKIPPED=$((SDK_SKIPPED + $(grep -cE '^\s*--- SKIP' "$LOGS/sdk-go$SDK_TAG.log")))
 	return "$rc"
 }
 
@@ -773,31 +814,37 @@ sdk_go() {
 # dependencies the sdist asks for.
 sdk_python() {
 	local venv="$SDK_DIR/venv" src rc=0 last
-	[[ -x "$venv/bin/python" ]] || python3 -m venv "$venv" || return 1
-	rm -rf "$SDK_DIR/pypi" && mkdir -p "$SDK_DIR/pypi" || return 1
-	run 5m sdk-pip.log "$SDK_DIR/pypi" "$venv/bin/python" -m pip download --disable-pip-version-check -q \
-		--no-deps --no-binary :all: centrifuge-python || return 1
-	tar xzf "$SDK_DIR"/pypi/centrifuge_python-*.tar.gz -C "$SDK_DIR/pypi" || return 1
-	src=$(find "$SDK_DIR/pypi" -mindepth 1 -maxdepth 1 -type d -name 'centrifuge_python-*' | head -n 1)
-	[[ -d "$src/tests" ]] || { echo "the centrifuge-python sdist ships no tests"; return 1; }
+	# The 2-node step takes the sdist the 1-node step installed.
+	src=$(find "$SDK_DIR/pypi" -mindepth 1 -maxdepth 1 -type d -name 'centrifuge_python-*' 2>/dev/null | head -n 1)
+	if [[ -z "$SDK_TAG" || ! -d "$src/tests" ]]; then
+		[[ -x "$venv/bin/python" ]] || python3 -m venv "$venv" || return 1
+		rm -rf "$SDK_DIR/pypi" && mkdir -p "$SDK_DIR/pypi" || return 1
+		run 5m sdk-pip.log "$SDK_DIR/pypi" "$venv/bin/python" -m pip download --disable-pip-version-check -q \
+			--no-deps --no-binary :all: centrifuge-python || return 1
+		tar xzf "$SDK_DIR"/pypi/centrifuge_python-*.tar.gz -C "$SDK_DIR/pypi" || return 1
+		src=$(find "$SDK_DIR/pypi" -mindepth 1 -maxdepth 1 -type d -name 'centrifuge_python-*' | head -n 1)
+		[[ -d "$src/tests" ]] || { echo "the centrifuge-python sdist ships no tests"; return 1; }
+		run 5m sdk-pip.log "$SDK_DIR/pypi" "$venv/bin/python" -m pip install --disable-pip-version-check -q "$src" || return 1
+	fi
 	echo "centrifuge-python $(basename "$src")"
-	run 5m sdk-pip.log "$SDK_DIR/pypi" "$venv/bin/python" -m pip install --disable-pip-version-check -q "$src" || return 1
-	sdk_herald_start "$src/docker-compose.yml" sdk-python-herald.log || return 1
+	sdk_herald_start "$src/docker-compose.yml" "sdk-python$SDK_TAG-herald.log" || return 1
 	# From the sdist's root, as make test runs it: its tests import the
 	# package and their own helpers from there.
-	run 5m sdk-python.log "$src" "$venv/bin/python" -m unittest discover -s tests || rc=$?
+	run 5m "sdk-python$SDK_TAG.log" "$src" "$venv/bin/python" -m unittest discover -s tests || rc=$?
 	sdk_herald_stop
-	last=$(grep -E '^Ran [0-9]+ tests?' "$LOGS/sdk-python.log" | tail -n 1)
+	last=$(grep -E '^Ran [0-9]+ tests?' "$LOGS/sdk-python$SDK_TAG.log" | tail -n 1)
 	local ran failed skipped
 	ran=$(num "$last" 'tests?')
-	failed=$(($(grep -oE 'failures=[0-9]+' "$LOGS/sdk-python.log" | tail -n 1 | grep -oE '[0-9]+' || echo 0) + $(grep -oE 'errors=[0-9]+' "$LOGS/sdk-python.log" | tail -n 1 | grep -oE '[0-9]+' || echo 0)))
-	skipped=$(grep -oE 'skipped=[0-9]+' "$LOGS/sdk-python.log" | tail -n 1 | grep -oE '[0-9]+' || echo 0)
+	failed=$(($(grep -oE 'failures=[0-9]+' "$LOGS/sdk-python$SDK_TAG.log" | tail -n 1 | grep -oE '[0-9]+' || echo 0) + $(grep -oE 'errors=[0-9]+' "$LOGS/sdk-python$SDK_TAG.log" | tail -n 1 | grep -oE '[0-9]+' || echo 0)))
+	skipped=$(grep -oE 'skipped=[0-9]+' "$LOGS/sdk-python$SDK_TAG.log" | tail -n 1 | grep -oE '[0-9]+' || echo 0)
 	SDK_PASSED=$((SDK_PASSED + ran - failed - skipped))
 	SDK_FAILED=$((SDK_FAILED + failed))
 	SDK_SKIPPED=$((SDK_SKIPPED + skipped))
 	return "$rc"
 }
 
+# SDK_TAG names the logs of the 2-node run apart ("-2nodes").
+SDK_TAG=""
 sdk_suites() {
 	local rc=0
 	SDK_PASSED=0 SDK_FAILED=0 SDK_SKIPPED=0
@@ -809,6 +856,13 @@ sdk_suites() {
 	COUNT_PASSED=$SDK_PASSED COUNT_FAILED=$SDK_FAILED COUNT_SKIPPED=$SDK_SKIPPED
 	COUNT_DETAIL="$go_counts; python: $((SDK_PASSED - p)) passed, $((SDK_FAILED - f)) failed"
 	return "$rc"
+}
+
+# The SDK suites again, unedited, against 2 nodes on PostgreSQL (see
+# sdk_herald_start): every test's connections alternate between the nodes.
+sdk_suites_2nodes() {
+	local SDK_NODES=2 SDK_TAG=-2nodes
+	sdk_suites
 }
 
 # soak runs bench/soak.sh for HERALD_SOAK_DURATION (3m): 2 herald nodes on
@@ -1034,8 +1088,10 @@ fi
 
 if [[ -x "$HERALD_BIN" ]]; then
 	step "sdk suites" sdk_suites
+	step "sdk suites 2 nodes" sdk_suites_2nodes
 else
 	not_run "sdk suites" "no herald binary: see the failed step above"
+	not_run "sdk suites 2 nodes" "no herald binary: see the failed step above"
 fi
 
 # The image's build and check, beside the release check: neither measures
