@@ -832,6 +832,11 @@ sdk_python() {
 	# package and their own helpers from there.
 	run "$SDK_PYTHON_LIMIT" "sdk-python$SDK_TAG.log" "$src" "$venv/bin/python" -m unittest discover -s tests || rc=$?
 	sdk_herald_stop
+	if ((rc == 124)); then
+		# Timed out: unittest printed no counts; the hung test is a failure.
+		SDK_FAILED=$((SDK_FAILED + 1))
+		return "$rc"
+	fi
 	last=$(grep -E '^Ran [0-9]+ tests?' "$LOGS/sdk-python$SDK_TAG.log" | tail -n 1)
 	local ran failed skipped
 	ran=$(num "$last" 'tests?')
