@@ -87,12 +87,7 @@ func (p *Pool) setup(ctx context.Context, sh *shard, i, sub int) (*Conn, error) 
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
 	u := p.urls[i%len(p.urls)]
-	d := net.Dialer{Control: bindNoPort}
-	if len(p.sources) > 0 {
-		// Sources advance once per round of URLs, so every URL gets every
-		// source, whatever the two counts are.
-		d.LocalAddr = p.sources[(i/len(p.urls))%len(p.sources)]
-	}
+	d := p.dialer(i)
 	nc, err := d.DialContext(ctx, "tcp", u.Host)
 	if err != nil {
 		return nil, err
@@ -159,20 +154,39 @@ func (p *Pool) setup(ctx context.Context, sh *shard, i, sub int) (*Conn, error) 
 	return c, nil
 }
 
+// dialer is connection i's TCP dialer: from its source address, if any.
+func (p *Pool) dialer(i int) *net.Dialer {
+	d := &net.Dialer{Control: bindNoPort}
+	if len(p.sources) > 0 {
+		// Sources advance once per round of URLs, so every URL gets every
+		// source, whatever the two counts are.
+		d.LocalAddr = p.sources[(i/len(p.urls))%len(p.sources)]
+	}
+	return d
+}
+
+// connectToken is connection i's JWT, or "" without a secret.
+func (p *Pool) connectToken(i int) (string, error) {
+	if p.signer == nil {
+		return "", nil
+	}
+	tok, err := p.signer.ConnectToken(auth.ConnectClaims{User: p.cfg.UserPrefix + strconv.Itoa(i)})
+	if err != nil {
+		return "", fmt.Errorf("mint token: %w", err)
+	}
+	return tok, nil
+}
+
 // connectFrame is the connect command followed by one subscribe per
 // channel, batched in one frame (the protocol allows it and it saves
 // round trips while ramping).
 func (p *Pool) connectFrame(i int) ([]byte, error) {
-	cmd := &protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Name: "herald-bench"}}
-	if p.signer != nil {
-		tok, err := p.signer.ConnectToken(auth.ConnectClaims{User: p.cfg.UserPrefix + strconv.Itoa(i)})
-		if err != nil {
-			return nil, fmt.Errorf("mint token: %w", err)
-		}
-		cmd.Connect.Token = tok
+	tok, err := p.connectToken(i)
+	if err != nil {
+		return nil, err
 	}
+	cmd := &protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Name: "herald-bench", Token: tok}}
 	var frame, msg []byte
-	var err error
 	if msg, err = protocol.AppendCommand(p.cfg.Format, msg, cmd); err != nil {
 		return nil, err
 	}

@@ -42,6 +42,9 @@ type PoolConfig struct {
 	Shards int
 	// MaxMessage bounds one incoming frame (1 MiB).
 	MaxMessage int64
+	// Client is how each connection reads (ClientLight when empty):
+	// ClientHeavy and ClientSDK cost what real clients cost.
+	Client string
 }
 
 // Handler receives what the pool's connections read. Its methods run on
@@ -67,13 +70,22 @@ type Pool struct {
 	signer  *auth.Signer
 	shards  []*shard
 	next    atomic.Uint32
+	closing atomic.Bool
+	// owned holds the connections of the heavy and sdk clients, which
+	// read on goroutines of their own rather than in a shard.
+	owned ownedConns
 
+	connStats
+}
+
+// connStats counts a pool's connections and keeps the reasons of
+// failures and disconnections.
+type connStats struct {
 	attempted    atomic.Int64
 	connected    atomic.Int64
 	failed       atomic.Int64
 	disconnected atomic.Int64
 	current      atomic.Int64
-	closing      atomic.Bool
 
 	errMu  sync.Mutex
 	errors map[string]int64 // failure and disconnect reasons
@@ -90,7 +102,9 @@ func NewPool(cfg PoolConfig, clock Clock, h Handler) (*Pool, error) {
 	if cfg.MaxMessage <= 0 {
 		cfg.MaxMessage = 1 << 20
 	}
-	p := &Pool{cfg: cfg, clock: clock, handler: h, errors: map[string]int64{}}
+	p := &Pool{cfg: cfg, clock: clock, handler: h}
+	p.errors = map[string]int64{}
+	p.owned.conns = map[ownedConn]struct{}{}
 	for _, s := range cfg.URLs {
 		u, err := url.Parse(s)
 		if err != nil {
@@ -150,6 +164,9 @@ func (p *Pool) Open(ctx context.Context, i, sub int) (*Conn, error) {
 		p.failed.Add(1)
 		return nil, errors.New("pool is closing")
 	}
+	if p.cfg.Client == ClientHeavy || p.cfg.Client == ClientSDK {
+		return nil, p.openOwned(ctx, i, sub)
+	}
 	sh := p.shards[int(p.next.Add(1))%len(p.shards)]
 	c, err := p.setup(ctx, sh, i, sub)
 	if err != nil {
@@ -170,7 +187,7 @@ func (p *Pool) Open(ctx context.Context, i, sub int) (*Conn, error) {
 }
 
 // Counters returns the pool's cumulative counts.
-func (p *Pool) Counters() Counters {
+func (p *connStats) Counters() Counters {
 	return Counters{
 		Attempted: p.attempted.Load(), Connected: p.connected.Load(), Failed: p.failed.Load(),
 		Disconnected: p.disconnected.Load(), Current: p.current.Load(),
@@ -179,7 +196,7 @@ func (p *Pool) Counters() Counters {
 
 // Errors returns the reasons of failures and disconnections with their
 // counts, most frequent first (at most 20 kinds).
-func (p *Pool) Errors() []ErrorCount {
+func (p *connStats) Errors() []ErrorCount {
 	p.errMu.Lock()
 	defer p.errMu.Unlock()
 	out := make([]ErrorCount, 0, len(p.errors))
@@ -202,7 +219,7 @@ type ErrorCount struct {
 // (each naming a port) cannot grow without limit.
 const maxErrorKinds = 20
 
-func (p *Pool) noteError(err error) {
+func (p *connStats) noteError(err error) {
 	msg := errorKind(err)
 	p.errMu.Lock()
 	defer p.errMu.Unlock()
@@ -233,6 +250,7 @@ func errorKind(err error) string {
 // shards. Connections closed here do not count as disconnected.
 func (p *Pool) Close() {
 	p.closing.Store(true)
+	p.owned.closeAll()
 	p.stopShards()
 	var wg sync.WaitGroup
 	for _, s := range p.shards {
