@@ -29,8 +29,8 @@
 #   P99_LIMIT=2s               a sweep stops after a step whose all-copies p99 is above it;
 #                              "served" is herald-bench throughput's pass rule with this
 #                              limit (no copy missing, no publish error, achieved ≥ 95%)
-#   CLIENT=heavy               herald-bench --client (light, heavy; sdk needs a binary
-#                              built with -tags benchsdk, see bench/loadgen/sdk.go)
+#   CLIENT=heavy               herald-bench --client: light, heavy or sdk (centrifuge-go;
+#                              the script then builds herald-bench with -tags benchsdk)
 #   FORMAT=json                the subscribers' protocol (JSON, as browsers speak)
 #   QUOTA_CPUS=1 BUSY_PROCS=1 BUSY_CPU=
 #   QUOTA_GOMAXPROCS=          GOMAXPROCS of both servers' nodes under the quota (empty:
@@ -49,6 +49,7 @@
 # about 80 minutes (less: sweeps stop where a server stops serving).
 FORMAT=${FORMAT:-json}
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/cflib.sh"
 
 ENGINES=${ENGINES:-memory redis postgres}
 CONDITIONS=${CONDITIONS:-plain quota busy}
@@ -64,9 +65,6 @@ QUOTA_CPUS=${QUOTA_CPUS:-1}
 BUSY_PROCS=${BUSY_PROCS:-1}
 BUSY_CPU=${BUSY_CPU:-}
 QUOTA_GOMAXPROCS=${QUOTA_GOMAXPROCS:-}
-CF_VERSION=${CF_VERSION:-v6.9.1}
-CF_PG_NOTIFY=${CF_PG_NOTIFY:-false}
-CF_BIN="$ROOT/.tmp/centrifugo-$CF_VERSION/centrifugo"
 CGROUP_CPU=/sys/fs/cgroup/cpu
 TABLE="$ROOT/.tmp/bin/sidebyside-table"
 
@@ -81,23 +79,6 @@ POINT_LIMIT=$((120 + $(secs "$WARMUP") + n_rates * ($(secs "$STEP") + 3) + 30))
 BUSY_PIDS=()
 CGROUPS=()
 CG=""
-CF_SCHEMAS=()
-
-# cf_build installs Centrifugo from its public Go module once; later runs
-# reuse the binary.
-cf_build() {
-	if [[ -x "$CF_BIN" ]]; then
-		return
-	fi
-	log "building Centrifugo $CF_VERSION from its Go module into ${CF_BIN#"$ROOT"/}"
-	# The flags of Centrifugo's release builds (its .goreleaser.yml): no
-	# symbol table, and the version set, so that it does not run as a
-	# development build.
-	(cd "$ROOT/.tmp" && GOBIN=$(dirname "$CF_BIN") go install \
-		-ldflags "-s -w -X github.com/centrifugal/centrifugo/v6/internal/build.Version=${CF_VERSION#v}" \
-		"github.com/centrifugal/centrifugo/v6@$CF_VERSION") ||
-		die "go install github.com/centrifugal/centrifugo/v6@$CF_VERSION failed"
-}
 
 # cgroup_make I: makes a cgroup v1 cpu group of the run's own for node I,
 # with the quota, and sets CG to its folder.
@@ -139,81 +120,6 @@ busy_stop() {
 		wait "$pid" 2>/dev/null || true
 	done
 	BUSY_PIDS=()
-}
-
-# cf_engine_json prints Centrifugo's engine or broker section for ENGINE;
-# for PostgreSQL it makes the run's schema (search_path of the DSN).
-cf_engine_json() {
-	case "$ENGINE" in
-	memory) echo '"engine": {"type": "memory"}' ;;
-	redis) printf '"engine": {"type": "redis", "redis": {"address": ["redis://%s"], "prefix": "cf_bench_%s"}}\n' \
-		"${SHARD_ADDRS[0]}" "$$" ;;
-	postgres)
-		local schema="cf_bench_$$" dsn=${SHARD_DSNS[0]} sep='?'
-		[[ "$dsn" == *\?* ]] && sep='&'
-		printf '"broker": {"enabled": true, "type": "postgres", "postgres": {"dsn": "%s%ssearch_path=%s", "use_notify": %s}}\n' \
-			"$dsn" "$sep" "$schema" "$CF_PG_NOTIFY"
-		;;
-	esac
-}
-
-# cf_schema_make creates the run's Centrifugo schema (once).
-cf_schema_make() {
-	local schema="cf_bench_$$"
-	[[ "$ENGINE" == postgres ]] || return 0
-	((${#CF_SCHEMAS[@]} == 0)) || return 0
-	psql -X -q "${SHARD_DSNS[0]}" -c "CREATE SCHEMA IF NOT EXISTS $schema" >&2 || die "could not create schema $schema"
-	CF_SCHEMAS+=("${SHARD_DSNS[0]}")
-}
-
-cf_schema_drop() {
-	local dsn
-	for dsn in "${CF_SCHEMAS[@]}"; do
-		psql -X -q "$dsn" -c "SET client_min_messages = warning; DROP SCHEMA IF EXISTS cf_bench_$$ CASCADE" >&2 ||
-			log "could not drop schema cf_bench_$$"
-	done
-	CF_SCHEMAS=()
-}
-
-# start_cf_node I [CGROUP]: starts Centrifugo node I on node_port I and
-# waits for its health endpoint.
-start_cf_node() {
-	local i=$1 cg=${2:-} port cfg pid
-	port=$(node_port "$i")
-	cfg="$WORK/cf-node$i.json"
-	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-		die "port $port is taken (another run?); set BASE_PORT to move the nodes"
-	fi
-	cf_schema_make
-	cat >"$cfg" <<JSON
-{
-  "http_server": {"address": "127.0.0.1", "port": $port},
-  "log": {"level": "warn"},
-  "node": {"name": "cf-bench-node-$i"},
-  "client": {"token": {"hmac_secret_key": "$SECRET"}, "allowed_origins": ["*"]},
-  "channel": {"without_namespace": {"allow_subscribe_for_client": true, "allow_publish_for_client": true}},
-  "http_api": {"key": "$API_KEY"},
-  "health": {"enabled": true},
-  "usage_stats": {"disabled": true},
-  $(cf_engine_json)
-}
-JSON
-	local -a pre=()
-	[[ -n "${CF_GOMAXPROCS:-}" ]] && pre+=(env GOMAXPROCS="$CF_GOMAXPROCS")
-	in_cgroup "$cg" "${pre[@]}" "$CF_BIN" --config "$cfg" >"$RUN/node$i.log" 2>&1 &
-	pid=$!
-	NODE_PIDS+=("$pid")
-	NODE_PORTS+=("$port")
-	for _ in $(seq 150); do
-		if curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1; then
-			log "centrifugo node $i: pid $pid, port $port, engine $ENGINE${cg:+, cgroup $cg}"
-			return 0
-		fi
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	tail -n 20 "$RUN/node$i.log" >&2
-	die "centrifugo node $i did not start"
 }
 
 # start_server SERVER I CONDITION: starts node I of SERVER.
@@ -287,6 +193,7 @@ cleanup_sidebyside() {
 start_run sidebyside
 trap cleanup_sidebyside EXIT
 cf_build
+bench_sdk_build
 log "building the table generator"
 (cd "$ROOT/bench" && go build -o "$TABLE" ./cmd/sidebyside-table)
 "$CF_BIN" version >>"$RUN/machine.txt"

@@ -218,6 +218,9 @@ func (c *Conn) awaitReplies(rd io.Reader, sh *shard, want int) ([]byte, error) {
 		if r.Id == 1 && r.Connect != nil {
 			c.pong = r.Connect.Pong || r.Connect.Ping == 0
 		}
+		if r.Subscribe != nil {
+			c.pool.recovered.Add(int64(len(r.Subscribe.Publications)))
+		}
 		got++
 	}
 	defer func() { c.setupReply = nil }()

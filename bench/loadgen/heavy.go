@@ -41,6 +41,7 @@ type heavyReply struct {
 	pub        bool
 	data       []byte
 	disconnect bool
+	recovered  int // publications in a subscribe reply
 }
 
 // The JSON reply, decoded with encoding/json: the fields of the Centrifugo
@@ -130,6 +131,9 @@ func decodeHeavy(format protocol.Type, msg []byte) ([]heavyReply, error) {
 			if r.Connect != nil {
 				h.connect, h.ping, h.pong = true, r.Connect.Ping, r.Connect.Pong
 			}
+			if r.Subscribe != nil {
+				h.recovered = len(r.Subscribe.Publications)
+			}
 			if p := r.Push; p != nil {
 				h.push, h.channel = true, p.Channel
 				if p.Pub != nil {
@@ -159,6 +163,9 @@ func decodeHeavy(format protocol.Type, msg []byte) ([]heavyReply, error) {
 		}
 		if r.Connect != nil {
 			h.connect, h.ping, h.pong = true, r.Connect.Ping, r.Connect.Pong
+		}
+		if r.Subscribe != nil {
+			h.recovered = len(r.Subscribe.Publications)
 		}
 		if p := r.Push; p != nil {
 			h.push, h.channel = true, p.Channel
@@ -232,6 +239,7 @@ func (c *heavyConn) handshake(ctx context.Context, i int) error {
 			if r.connect {
 				c.pong = r.pong || r.ping == 0
 			}
+			c.pool.recovered.Add(int64(r.recovered))
 			got++
 		}
 	}

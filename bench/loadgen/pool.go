@@ -86,6 +86,7 @@ type connStats struct {
 	failed       atomic.Int64
 	disconnected atomic.Int64
 	current      atomic.Int64
+	recovered    atomic.Int64
 
 	errMu  sync.Mutex
 	errors map[string]int64 // failure and disconnect reasons
@@ -190,7 +191,7 @@ func (p *Pool) Open(ctx context.Context, i, sub int) (*Conn, error) {
 func (p *connStats) Counters() Counters {
 	return Counters{
 		Attempted: p.attempted.Load(), Connected: p.connected.Load(), Failed: p.failed.Load(),
-		Disconnected: p.disconnected.Load(), Current: p.current.Load(),
+		Disconnected: p.disconnected.Load(), Current: p.current.Load(), Recovered: p.recovered.Load(),
 	}
 }
 
