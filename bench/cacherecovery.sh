@@ -87,15 +87,10 @@ cf_build
 bench_sdk_build
 "$CF_BIN" version >>"$RUN/machine.txt"
 echo "client: $CLIENT, subscribers: $N at once, runs: $RUNS" >>"$RUN/machine.txt"
-servers=($SERVERS)
+read -r -a servers <<<"$SERVERS"
 for ((run = 1; run <= RUNS; run++)); do
-	order=("${servers[@]}")
-	if ((run % 2 == 0)); then
-		order=()
-		for ((k = ${#servers[@]} - 1; k >= 0; k--)); do order+=("${servers[k]}"); done
-	fi
-	for server in "${order[@]}"; do
-		case "$server" in herald | centrifugo) ;; *) die "server $server: want herald or centrifugo" ;; esac
+	server_order "$run" "${servers[@]}"
+	for server in "${ORDER[@]}"; do
 		point "$server" "$run"
 	done
 done

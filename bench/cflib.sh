@@ -96,16 +96,24 @@ JSON
 	pid=$!
 	NODE_PIDS+=("$pid")
 	NODE_PORTS+=("$port")
-	for _ in $(seq 150); do
-		if curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1; then
-			log "centrifugo node $i: pid $pid, port $port, engine $ENGINE${cg:+, cgroup $cg}"
-			return 0
-		fi
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
+	await_node "$i" "$pid" "http://127.0.0.1:$port/health" "centrifugo node $i: pid $pid, port $port, engine $ENGINE${cg:+, cgroup $cg}"
+}
+
+# server_order RUN SERVER...: sets ORDER to the servers, reversed in even
+# runs, so that neither always runs on the warmer (or more tired) machine;
+# dies on a server other than herald or centrifugo.
+server_order() {
+	local run=$1 k
+	shift
+	local -a s=("$@")
+	for k in "${s[@]}"; do
+		case "$k" in herald | centrifugo) ;; *) die "server $k: want herald or centrifugo" ;; esac
 	done
-	tail -n 20 "$RUN/node$i.log" >&2
-	die "centrifugo node $i did not start"
+	ORDER=("${s[@]}")
+	if ((run % 2 == 0)); then
+		ORDER=()
+		for ((k = ${#s[@]} - 1; k >= 0; k--)); do ORDER+=("${s[k]}"); done
+	fi
 }
 
 # bench_sdk_build rebuilds herald-bench with the centrifuge-go client

@@ -434,9 +434,17 @@ YAML
 	pid=$!
 	NODE_PIDS+=("$pid")
 	NODE_PORTS+=("$port")
-	for _ in $(seq 100); do
-		if curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then
-			log "node $i: pid $pid, port $port, engine $ENGINE"
+	await_node "$i" "$pid" "http://127.0.0.1:$port/healthz" "node $i: pid $pid, port $port, engine $ENGINE"
+}
+
+# await_node I PID URL MESSAGE: waits up to 15 s until node I (process
+# PID) answers URL, then logs MESSAGE; dies with the end of its log when
+# it exits or does not answer.
+await_node() {
+	local i=$1 pid=$2 url=$3 msg=$4
+	for _ in $(seq 150); do
+		if curl -fsS "$url" >/dev/null 2>&1; then
+			log "$msg"
 			return 0
 		fi
 		kill -0 "$pid" 2>/dev/null || break

@@ -200,22 +200,15 @@ log "building the table generator"
 echo "client: $CLIENT, subscribers: $SUBSCRIBERS, rates: $RATES, step: $STEP, warm-up: $WARMUP, p99 limit: $P99_LIMIT, runs: $RUNS" >>"$RUN/machine.txt"
 echo "conditions: $CONDITIONS (quota $QUOTA_CPUS CPU per node; busy: $BUSY_PROCS loop(s)${BUSY_CPU:+ on CPU $BUSY_CPU})" >>"$RUN/machine.txt"
 
-servers=($SERVERS)
+read -r -a servers <<<"$SERVERS"
 for ((run = 1; run <= RUNS; run++)); do
-	# Alternate which server goes first, so neither always runs on the
-	# warmer (or more tired) machine.
-	order=("${servers[@]}")
-	if ((run % 2 == 0)); then
-		order=()
-		for ((k = ${#servers[@]} - 1; k >= 0; k--)); do order+=("${servers[k]}"); done
-	fi
+	server_order "$run" "${servers[@]}"
 	for engine in $ENGINES; do
 		ENGINE=$engine
 		engine_prepare
 		for condition in $CONDITIONS; do
 			case "$condition" in plain | quota | busy) ;; *) die "condition $condition: want plain, quota or busy" ;; esac
-			for server in "${order[@]}"; do
-				case "$server" in herald | centrifugo) ;; *) die "server $server: want herald or centrifugo" ;; esac
+			for server in "${ORDER[@]}"; do
 				point "$server" "$condition" "$run"
 			done
 		done

@@ -28,22 +28,6 @@ type heavyConn struct {
 	end     ownedEnd
 }
 
-// heavyReply is what a connection needs of one decoded reply, whatever
-// the format.
-type heavyReply struct {
-	id         uint32
-	err        *protocol.Error
-	connect    bool
-	ping       uint32
-	pong       bool
-	push       bool
-	channel    string
-	pub        bool
-	data       []byte
-	disconnect bool
-	recovered  int // publications in a subscribe reply
-}
-
 // The JSON reply, decoded with encoding/json: the fields of the Centrifugo
 // protocol a client of this workload meets (replies to connect and
 // subscribe, publication, join, leave, unsubscribe and disconnect pushes).
@@ -118,35 +102,43 @@ type (
 	}
 )
 
+// reply is the part of a decoded JSON reply the connection acts on, in
+// the protocol package's types, which the Protobuf decoder fills.
+func (r *jsonReply) reply() *protocol.Reply {
+	out := &protocol.Reply{Id: r.ID}
+	if r.Error != nil {
+		out.Error = &protocol.Error{Code: r.Error.Code, Message: r.Error.Message, Temporary: r.Error.Temporary}
+	}
+	if r.Connect != nil {
+		out.Connect = &protocol.ConnectResult{Ping: r.Connect.Ping, Pong: r.Connect.Pong}
+	}
+	if r.Subscribe != nil {
+		out.Subscribe = &protocol.SubscribeResult{Publications: make([]*protocol.Publication, len(r.Subscribe.Publications))}
+	}
+	if p := r.Push; p != nil {
+		out.Push = &protocol.Push{Channel: p.Channel}
+		if p.Pub != nil {
+			out.Push.Pub = &protocol.Publication{Data: p.Pub.Data}
+		}
+		if p.Disconnect != nil {
+			out.Push.Disconnect = &protocol.Disconnect{Code: p.Disconnect.Code, Reason: p.Disconnect.Reason}
+		}
+	}
+	return out
+}
+
 // decodeHeavy decodes every reply of one WebSocket message.
-func decodeHeavy(format protocol.Type, msg []byte) ([]heavyReply, error) {
-	var out []heavyReply
+func decodeHeavy(format protocol.Type, msg []byte) ([]*protocol.Reply, error) {
 	if format == protocol.TypeProtobuf {
 		replies, err := protocol.DecodeReplies(format, msg)
 		if err != nil {
 			return nil, fmt.Errorf("decode reply: %w", err)
 		}
-		for _, r := range replies {
-			h := heavyReply{id: r.Id, err: r.Error}
-			if r.Connect != nil {
-				h.connect, h.ping, h.pong = true, r.Connect.Ping, r.Connect.Pong
-			}
-			if r.Subscribe != nil {
-				h.recovered = len(r.Subscribe.Publications)
-			}
-			if p := r.Push; p != nil {
-				h.push, h.channel = true, p.Channel
-				if p.Pub != nil {
-					h.pub, h.data = true, p.Pub.Data
-				}
-				h.disconnect = p.Disconnect != nil
-			}
-			out = append(out, h)
-		}
-		return out, nil
+		return replies, nil
 	}
 	// Replies in one JSON message are separated by newlines; the decoder
 	// reads them one after another.
+	var out []*protocol.Reply
 	dec := json.NewDecoder(bytes.NewReader(msg))
 	for {
 		var r jsonReply
@@ -157,24 +149,7 @@ func decodeHeavy(format protocol.Type, msg []byte) ([]heavyReply, error) {
 		if err != nil {
 			return out, fmt.Errorf("decode reply: %w", err)
 		}
-		h := heavyReply{id: r.ID}
-		if r.Error != nil {
-			h.err = &protocol.Error{Code: r.Error.Code, Message: r.Error.Message, Temporary: r.Error.Temporary}
-		}
-		if r.Connect != nil {
-			h.connect, h.ping, h.pong = true, r.Connect.Ping, r.Connect.Pong
-		}
-		if r.Subscribe != nil {
-			h.recovered = len(r.Subscribe.Publications)
-		}
-		if p := r.Push; p != nil {
-			h.push, h.channel = true, p.Channel
-			if p.Pub != nil {
-				h.pub, h.data = true, p.Pub.Data
-			}
-			h.disconnect = p.Disconnect != nil
-		}
-		out = append(out, h)
+		out = append(out, r.reply())
 	}
 }
 
@@ -223,23 +198,25 @@ func (c *heavyConn) handshake(ctx context.Context, i int) error {
 			return fmt.Errorf("waiting for connect/subscribe replies (%d of %d): %w", got, want, err)
 		}
 		for _, r := range replies {
-			if r.id == 0 {
+			if r.Id == 0 {
 				if err := c.handle(r); err != nil {
 					return err
 				}
 				continue
 			}
-			if r.err != nil {
+			if r.Error != nil {
 				what := "connect"
-				if r.id > 1 && int(r.id) <= want {
-					what = fmt.Sprintf("subscribe %q", c.pool.cfg.Channels[r.id-2])
+				if r.Id > 1 && int(r.Id) <= want {
+					what = fmt.Sprintf("subscribe %q", c.pool.cfg.Channels[r.Id-2])
 				}
-				return fmt.Errorf("%s: error %d %s", what, r.err.Code, r.err.Message)
+				return fmt.Errorf("%s: error %d %s", what, r.Error.Code, r.Error.Message)
 			}
-			if r.connect {
-				c.pong = r.pong || r.ping == 0
+			if r.Connect != nil {
+				c.pong = r.Connect.Pong || r.Connect.Ping == 0
 			}
-			c.pool.recovered.Add(int64(r.recovered))
+			if r.Subscribe != nil {
+				c.pool.recovered.Add(int64(len(r.Subscribe.Publications)))
+			}
 			got++
 		}
 	}
@@ -249,7 +226,7 @@ func (c *heavyConn) handshake(ctx context.Context, i int) error {
 
 // readMessage reads one WebSocket message into a buffer of its own and
 // decodes it.
-func (c *heavyConn) readMessage() ([]heavyReply, error) {
+func (c *heavyConn) readMessage() ([]*protocol.Reply, error) {
 	_, msg, err := c.ws.ReadMessage()
 	if err != nil {
 		return nil, err
@@ -258,12 +235,12 @@ func (c *heavyConn) readMessage() ([]heavyReply, error) {
 }
 
 // handle acts on a reply without an id: a push, or the server's ping.
-func (c *heavyConn) handle(r heavyReply) error {
+func (c *heavyConn) handle(r *protocol.Reply) error {
 	switch {
-	case r.pub:
-		c.pool.deliver(c.sub, r.channel, r.data)
-	case r.push:
-	case r.id == 0 && c.pong:
+	case r.Push != nil && r.Push.Pub != nil:
+		c.pool.deliver(c.sub, r.Push.Channel, r.Push.Pub.Data)
+	case r.Push != nil:
+	case c.pong:
 		if err := c.ws.WriteMessage(c.op, pongPayload[c.pool.cfg.Format]); err != nil {
 			return fmt.Errorf("send pong: %w", err)
 		}
@@ -277,7 +254,7 @@ func (c *heavyConn) read() {
 	for {
 		replies, err := c.readMessage()
 		for _, r := range replies {
-			if err == nil && r.id == 0 {
+			if err == nil && r.Id == 0 {
 				err = c.handle(r)
 			}
 		}
