@@ -8,6 +8,7 @@
 #   CF_PG_NOTIFY=false     broker.postgres.use_notify with ENGINE=postgres (false: Centrifugo's
 #                          default, the outbox is polled every 100 ms)
 #   CF_NAMESPACES_JSON=    channel.namespaces of the nodes, a JSON list (set by scripts)
+#   CF_EXTRA_JSON=         more top-level keys of the nodes' file, e.g. "proxies": [...] (set by scripts)
 #   CF_GOMAXPROCS=         the nodes' GOMAXPROCS (unset: automaxprocs decides)
 
 CF_VERSION=${CF_VERSION:-v6.9.1}
@@ -75,8 +76,9 @@ start_cf_node() {
 		die "port $port is taken (another run?); set BASE_PORT to move the nodes"
 	fi
 	cf_schema_make
-	local ns=""
+	local ns="" extra=""
 	[[ -n "${CF_NAMESPACES_JSON:-}" ]] && ns=", \"namespaces\": $CF_NAMESPACES_JSON"
+	[[ -n "${CF_EXTRA_JSON:-}" ]] && extra="$CF_EXTRA_JSON,"
 	cat >"$cfg" <<JSON
 {
   "http_server": {"address": "127.0.0.1", "port": $port},
@@ -87,6 +89,7 @@ start_cf_node() {
   "http_api": {"key": "$API_KEY"},
   "health": {"enabled": true},
   "usage_stats": {"disabled": true},
+  $extra
   $(cf_engine_json)
 }
 JSON

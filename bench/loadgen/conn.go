@@ -15,6 +15,7 @@ import (
 	"github.com/gobwas/ws"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -122,7 +123,7 @@ func (p *Pool) setup(ctx context.Context, sh *shard, i, sub int) (*Conn, error) 
 	if br != nil {
 		rd = br
 	}
-	rest, err := c.awaitReplies(rd, sh, 1+len(p.cfg.Channels))
+	rest, err := c.awaitReplies(rd, sh, p.setupReplies())
 	if br != nil {
 		// Bytes the handshake reader buffered belong to the stream.
 		if n := br.Buffered(); n > 0 {
@@ -192,11 +193,30 @@ func (p *Pool) connectFrame(i int) ([]byte, error) {
 	}
 	frame = protocol.AppendMessage(p.cfg.Format, frame, msg)
 	for j, ch := range p.cfg.Channels {
-		sc := &protocol.Command{Id: uint32(2 + j), Subscribe: &protocol.SubscribeRequest{Channel: ch}}
+		sc := &protocol.Command{Id: uint32(2 + j), Subscribe: &protocol.SubscribeRequest{Channel: ch, Type: p.cfg.SubscribeType}}
 		if msg, err = protocol.AppendCommand(p.cfg.Format, msg[:0], sc); err != nil {
 			return nil, err
 		}
 		frame = protocol.AppendMessage(p.cfg.Format, frame, msg)
+	}
+	if t := p.cfg.Track; t != nil {
+		// The server handles a connection's commands in order, so the
+		// tracks follow the subscribes in the same frame.
+		keys := t.trackKeys(i)
+		items := make([]*protocol.KeyedItem, len(keys))
+		for k, key := range keys {
+			items[k] = &protocol.KeyedItem{Key: key}
+		}
+		now := time.Now().Unix()
+		user := p.cfg.UserPrefix + strconv.Itoa(i)
+		for j, ch := range p.cfg.Channels {
+			batch := &protocol.TrackBatch{Signature: hub.SignTrack(t.Secret, ch, user, keys, now, now+3600), Items: items}
+			rc := &protocol.Command{Id: uint32(2 + len(p.cfg.Channels) + j), SubRefresh: &protocol.SubRefreshRequest{Channel: ch, Type: 1, Track: []*protocol.TrackBatch{batch}}}
+			if msg, err = protocol.AppendCommand(p.cfg.Format, msg[:0], rc); err != nil {
+				return nil, err
+			}
+			frame = protocol.AppendMessage(p.cfg.Format, frame, msg)
+		}
 	}
 	return frame, nil
 }
@@ -210,8 +230,10 @@ func (c *Conn) awaitReplies(rd io.Reader, sh *shard, want int) ([]byte, error) {
 	c.setupReply = func(r *protocol.Reply) {
 		if r.Error != nil && failed == nil {
 			what := "connect"
-			if r.Id > 1 && int(r.Id) <= len(c.pool.cfg.Channels)+1 {
+			if n := len(c.pool.cfg.Channels); r.Id > 1 && int(r.Id) <= n+1 {
 				what = fmt.Sprintf("subscribe %q", c.pool.cfg.Channels[r.Id-2])
+			} else if int(r.Id) > n+1 {
+				what = "track"
 			}
 			failed = fmt.Errorf("%s: error %d %s", what, r.Error.Code, r.Error.Message)
 		}

@@ -191,7 +191,7 @@ func (c *heavyConn) handshake(ctx context.Context, i int) error {
 		return fmt.Errorf("send connect: %w", err)
 	}
 	_ = c.ws.SetReadDeadline(deadline)
-	want, got := 1+len(c.pool.cfg.Channels), 0
+	want, got := c.pool.setupReplies(), 0
 	for got < want {
 		replies, err := c.readMessage()
 		if err != nil {
@@ -206,7 +206,7 @@ func (c *heavyConn) handshake(ctx context.Context, i int) error {
 			}
 			if r.Error != nil {
 				what := "connect"
-				if r.Id > 1 && int(r.Id) <= want {
+				if r.Id > 1 && int(r.Id) <= 1+len(c.pool.cfg.Channels) {
 					what = fmt.Sprintf("subscribe %q", c.pool.cfg.Channels[r.Id-2])
 				}
 				return fmt.Errorf("%s: error %d %s", what, r.Error.Code, r.Error.Message)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,6 +46,39 @@ type PoolConfig struct {
 	// Client is how each connection reads (ClientLight when empty):
 	// ClientHeavy and ClientSDK cost what real clients cost.
 	Client string
+	// SubscribeType is the subscribe commands' type (4: shared poll).
+	SubscribeType int32
+	// Track, with a shared poll SubscribeType, makes each connection
+	// track keys of every channel right after subscribing.
+	Track *TrackConfig
+}
+
+// TrackConfig says which keys connection i tracks: PerConn of Keys keys
+// named k0..k<Keys-1>, from (i × PerConn) mod Keys on, each batch signed
+// with Secret (shared_poll.hmac_secret_key) for an hour.
+type TrackConfig struct {
+	Secret  string
+	Keys    int
+	PerConn int
+}
+
+// trackKeys are the keys connection i tracks.
+func (t *TrackConfig) trackKeys(i int) []string {
+	keys := make([]string, 0, t.PerConn)
+	for j := range t.PerConn {
+		keys = append(keys, "k"+strconv.Itoa((i*t.PerConn+j)%max(t.Keys, 1)))
+	}
+	return keys
+}
+
+// setupReplies is how many replies the connect frame asks for: connect,
+// a subscribe per channel and, when tracking, a sub_refresh per channel.
+func (p *Pool) setupReplies() int {
+	n := 1 + len(p.cfg.Channels)
+	if p.cfg.Track != nil {
+		n += len(p.cfg.Channels)
+	}
+	return n
 }
 
 // Handler receives what the pool's connections read. Its methods run on
