@@ -83,17 +83,9 @@ cleanup_cache() {
 
 start_run cacherecovery
 trap cleanup_cache EXIT
-cf_build
-bench_sdk_build
-"$CF_BIN" version >>"$RUN/machine.txt"
+cf_prepare
 echo "client: $CLIENT, subscribers: $N at once, runs: $RUNS" >>"$RUN/machine.txt"
-read -r -a servers <<<"$SERVERS"
-for ((run = 1; run <= RUNS; run++)); do
-	server_order "$run" "${servers[@]}"
-	for server in "${ORDER[@]}"; do
-		point "$server" "$run"
-	done
-done
+each_point point
 {
 	echo "Cache recovery, $N subscribers at once, engine $ENGINE, $CLIENT clients ($FORMAT)."
 	echo

@@ -128,3 +128,25 @@ bench_sdk_build() {
 	(cd "$ROOT/bench" && go build -tags benchsdk \
 		-ldflags=-X=google.golang.org/protobuf/reflect/protoregistry.conflictPolicy=warn -o "$BENCH" ./cmd/herald-bench)
 }
+
+# cf_prepare builds Centrifugo (and herald-bench with the SDK when
+# CLIENT=sdk) and adds Centrifugo's version to the run's machine.txt.
+cf_prepare() {
+	cf_build
+	bench_sdk_build
+	"$CF_BIN" version >>"$RUN/machine.txt"
+}
+
+# each_point FN: calls FN SERVER RUN for every run of RUNS and every
+# server of SERVERS, in server_order.
+each_point() {
+	local fn=$1 run server
+	local -a servers
+	read -r -a servers <<<"$SERVERS"
+	for ((run = 1; run <= RUNS; run++)); do
+		server_order "$run" "${servers[@]}"
+		for server in "${ORDER[@]}"; do
+			"$fn" "$server" "$run"
+		done
+	done
+}

@@ -89,17 +89,9 @@ cleanup_poll() {
 
 start_run sharedpoll
 trap cleanup_poll EXIT
-cf_build
-bench_sdk_build
-"$CF_BIN" version >>"$RUN/machine.txt"
+cf_prepare
 echo "client: $CLIENT, connections: $N, keys: $KEYS ($KEYS_PER_CONN per connection), refresh interval: $INTERVAL, runs: $RUNS" >>"$RUN/machine.txt"
-read -r -a servers <<<"$SERVERS"
-for ((run = 1; run <= RUNS; run++)); do
-	server_order "$run" "${servers[@]}"
-	for server in "${ORDER[@]}"; do
-		point "$server" "$run"
-	done
-done
+each_point point
 {
 	echo "Shared poll, $N connections tracking $KEYS_PER_CONN of $KEYS keys each, refresh every $INTERVAL, $CLIENT clients ($FORMAT)."
 	echo

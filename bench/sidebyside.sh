@@ -192,11 +192,9 @@ cleanup_sidebyside() {
 
 start_run sidebyside
 trap cleanup_sidebyside EXIT
-cf_build
-bench_sdk_build
+cf_prepare
 log "building the table generator"
 (cd "$ROOT/bench" && go build -o "$TABLE" ./cmd/sidebyside-table)
-"$CF_BIN" version >>"$RUN/machine.txt"
 echo "client: $CLIENT, subscribers: $SUBSCRIBERS, rates: $RATES, step: $STEP, warm-up: $WARMUP, p99 limit: $P99_LIMIT, runs: $RUNS" >>"$RUN/machine.txt"
 echo "conditions: $CONDITIONS (quota $QUOTA_CPUS CPU per node; busy: $BUSY_PROCS loop(s)${BUSY_CPU:+ on CPU $BUSY_CPU})" >>"$RUN/machine.txt"
 

@@ -29,6 +29,12 @@ func startHerald(t *testing.T) *server.Server {
 	ns := &cfg.Channel.WithoutNamespace
 	ns.AllowSubscribeForClient = true
 	ns.AllowPublishForClient = true
+	return startHeraldWith(t, cfg)
+}
+
+// startHeraldWith runs a Herald node of cfg, shut down at the test's end.
+func startHeraldWith(t *testing.T, cfg config.Config) *server.Server {
+	t.Helper()
 	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

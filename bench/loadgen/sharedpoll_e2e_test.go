@@ -2,15 +2,12 @@ package loadgen_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/bench/loadgen"
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/server"
 )
 
 // TestSharedPollAgainstHerald: every tracking connection of both client
@@ -49,18 +46,7 @@ shutdown:
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = s.Shutdown(ctx)
-	})
+	s := startHeraldWith(t, cfg)
 	for _, client := range []string{loadgen.ClientLight, loadgen.ClientHeavy} {
 		t.Run(client, func(t *testing.T) {
 			res, err := loadgen.RunSharedPoll(context.Background(), loadgen.SharedPollConfig{
