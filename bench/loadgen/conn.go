@@ -229,13 +229,7 @@ func (c *Conn) awaitReplies(rd io.Reader, sh *shard, want int) ([]byte, error) {
 	var failed error
 	c.setupReply = func(r *protocol.Reply) {
 		if r.Error != nil && failed == nil {
-			what := "connect"
-			if n := len(c.pool.cfg.Channels); r.Id > 1 && int(r.Id) <= n+1 {
-				what = fmt.Sprintf("subscribe %q", c.pool.cfg.Channels[r.Id-2])
-			} else if int(r.Id) > n+1 {
-				what = "track"
-			}
-			failed = fmt.Errorf("%s: error %d %s", what, r.Error.Code, r.Error.Message)
+			failed = c.pool.setupError(r)
 		}
 		if r.Id == 1 && r.Connect != nil {
 			c.pong = r.Connect.Pong || r.Connect.Ping == 0

@@ -205,11 +205,7 @@ func (c *heavyConn) handshake(ctx context.Context, i int) error {
 				continue
 			}
 			if r.Error != nil {
-				what := "connect"
-				if r.Id > 1 && int(r.Id) <= 1+len(c.pool.cfg.Channels) {
-					what = fmt.Sprintf("subscribe %q", c.pool.cfg.Channels[r.Id-2])
-				}
-				return fmt.Errorf("%s: error %d %s", what, r.Error.Code, r.Error.Message)
+				return c.pool.setupError(r)
 			}
 			if r.Connect != nil {
 				c.pong = r.Connect.Pong || r.Connect.Ping == 0

@@ -71,6 +71,18 @@ func (t *TrackConfig) trackKeys(i int) []string {
 	return keys
 }
 
+// setupError names the command of the connect frame an error reply
+// answers: connect (id 1), a subscribe, or a track.
+func (p *Pool) setupError(r *protocol.Reply) error {
+	what := "connect"
+	if n := len(p.cfg.Channels); r.Id > 1 && int(r.Id) <= n+1 {
+		what = fmt.Sprintf("subscribe %q", p.cfg.Channels[r.Id-2])
+	} else if k := int(r.Id) - n - 2; k >= 0 && k < n {
+		what = fmt.Sprintf("track in %q", p.cfg.Channels[k])
+	}
+	return fmt.Errorf("%s: error %d %s", what, r.Error.Code, r.Error.Message)
+}
+
 // setupReplies is how many replies the connect frame asks for: connect,
 // a subscribe per channel and, when tracking, a sub_refresh per channel.
 func (p *Pool) setupReplies() int {

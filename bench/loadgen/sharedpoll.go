@@ -145,6 +145,12 @@ func RunSharedPoll(ctx context.Context, cfg SharedPollConfig, logf func(string, 
 	if cfg.Pool.Track == nil || cfg.Connections <= 0 || cfg.Channel == "" {
 		return res, errors.New("shared poll: want connections, a channel and keys to track")
 	}
+	if cfg.Pool.Client == ClientSDK {
+		// The SDK's shared poll subscriptions take their keys from the
+		// application at run time; the tool's tracking is in its own
+		// connect frame.
+		return res, errors.New("shared poll: --client sdk is not supported; use light or heavy")
+	}
 	if cfg.Interval <= 0 || cfg.Measure <= 0 || cfg.Wait <= 0 {
 		return res, errors.New("shared poll: want a positive interval, measure and wait")
 	}
