@@ -50,14 +50,8 @@ publish_latest() {
 
 point() {
 	local server=$1 run=$2 dir code=0
-	dir="$RUN/points/$server-run$run"
-	mkdir -p "$dir"
-	log "point: $server, run $run, $N subscribers at once"
-	if [[ "$server" == centrifugo ]]; then
-		start_cf_node 1
-	else
-		start_node 1
-	fi
+	point_start "$server" "$run" "$N subscribers at once"
+	dir=$POINT_DIR
 	publish_latest
 	record_command timeout --signal=INT --kill-after=30 $((180 + N / 500)) "$BENCH" conns --client "$CLIENT" \
 		--url "$(node_url 1)" --secret "$SECRET" --format "$FORMAT" \

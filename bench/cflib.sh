@@ -150,3 +150,17 @@ each_point() {
 		done
 	done
 }
+
+# point_start SERVER RUN WHAT [HERALD_EXTRA_YAML]: makes the point's folder
+# (POINT_DIR, points/SERVER-runRUN), logs WHAT and starts node 1 of SERVER.
+point_start() {
+	local server=$1 run=$2 what=$3 extra=${4:-}
+	POINT_DIR="$RUN/points/$server-run$run"
+	mkdir -p "$POINT_DIR"
+	log "point: $server, run $run, $what"
+	if [[ "$server" == centrifugo ]]; then
+		start_cf_node 1
+	else
+		start_node 1 "$extra"
+	fi
+}

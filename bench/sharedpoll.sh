@@ -52,14 +52,8 @@ CF_EXTRA_JSON='"shared_poll": {"hmac_secret_key": "'$POLL_SECRET'"}, "proxies": 
 
 point() {
 	local server=$1 run=$2 dir code=0
-	dir="$RUN/points/$server-run$run"
-	mkdir -p "$dir"
-	log "point: $server, run $run, $N connections tracking $KEYS_PER_CONN of $KEYS keys"
-	if [[ "$server" == centrifugo ]]; then
-		start_cf_node 1
-	else
-		start_node 1 "$NODE_EXTRA_YAML"
-	fi
+	point_start "$server" "$run" "$N connections tracking $KEYS_PER_CONN of $KEYS keys" "$NODE_EXTRA_YAML"
+	dir=$POINT_DIR
 	record_command timeout --signal=INT --kill-after=30 $((240 + N / 200)) "$BENCH" sharedpoll --client "$CLIENT" \
 		--url "$(node_url 1)" --secret "$SECRET" --format "$FORMAT" --poll-secret "$POLL_SECRET" \
 		-n "$N" --keys "$KEYS" --keys-per-conn "$KEYS_PER_CONN" --channel poll:bench --backend "$BACKEND" \
