@@ -24,6 +24,8 @@
 #   WRITE_COALESCE_OFF=false       true: the nodes' client.write_coalesce_off (no coalescing)
 #   NODE_GOMAXPROCS=, NODE_CPUS=   the nodes' GOMAXPROCS and taskset CPU list (unset: all),
 #                                  leaving the load tool unconstrained
+#   NODE_CGROUP=                   a cgroup v1 folder (e.g. /sys/fs/cgroup/cpu/x) the nodes
+#                                  start in (set by bench/sidebyside.sh for its CPU quota)
 #   PING_INTERVAL=25s PONG_TIMEOUT=8s  the nodes' client.ping_interval and pong_timeout (the defaults)
 #   NODE_WRITE_TIMEOUT=1s          the nodes' websocket.write_timeout (the default): how long a client
 #                                  may take less than 16 KiB before its connection closes with 3009
@@ -130,8 +132,13 @@ engine_prepare() {
 			shards_prepare
 			return
 		fi
-		"$ROOT/scripts/services.sh" start >&2
-		eval "$("$ROOT/scripts/services.sh" env)"
+		# With the services' variables exported already (eval of
+		# scripts/services.sh env, perhaps of another checkout), use them
+		# as they are.
+		if [[ -z "${HERALD_TEST_REDIS_ADDR:-}" || -z "${HERALD_TEST_POSTGRES_DSN:-}" ]]; then
+			"$ROOT/scripts/services.sh" start >&2
+			eval "$("$ROOT/scripts/services.sh" env)"
+		fi
 		;;
 	*) die "ENGINE=$ENGINE: want memory, postgres or redis" ;;
 	esac
@@ -421,14 +428,23 @@ YAML
 	local -a pre=()
 	[[ -n "${NODE_GOMAXPROCS:-}" ]] && pre+=(GOMAXPROCS="$NODE_GOMAXPROCS")
 	[[ -n "${NODE_CPUS:-}" ]] && pre+=(taskset -c "$NODE_CPUS")
-	env -u HERALD_SERVICES_PG_PORT -u HERALD_SERVICES_REDIS_PORT -u HERALD_SERVICES_NATS_PORT \
+	# NODE_CGROUP (a cgroup v1 folder) puts the node in that group.
+	in_cgroup "${NODE_CGROUP:-}" env -u HERALD_SERVICES_PG_PORT -u HERALD_SERVICES_REDIS_PORT -u HERALD_SERVICES_NATS_PORT \
 		"${pre[@]}" "$BIN" serve -c "$cfg" >"$RUN/node$i.log" 2>&1 &
 	pid=$!
 	NODE_PIDS+=("$pid")
 	NODE_PORTS+=("$port")
-	for _ in $(seq 100); do
-		if curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then
-			log "node $i: pid $pid, port $port, engine $ENGINE"
+	await_node "$i" "$pid" "http://127.0.0.1:$port/healthz" "node $i: pid $pid, port $port, engine $ENGINE"
+}
+
+# await_node I PID URL MESSAGE: waits up to 15 s until node I (process
+# PID) answers URL, then logs MESSAGE; dies with the end of its log when
+# it exits or does not answer.
+await_node() {
+	local i=$1 pid=$2 url=$3 msg=$4
+	for _ in $(seq 150); do
+		if curl -fsS "$url" >/dev/null 2>&1; then
+			log "$msg"
 			return 0
 		fi
 		kill -0 "$pid" 2>/dev/null || break
@@ -436,6 +452,18 @@ YAML
 	done
 	tail -n 20 "$RUN/node$i.log" >&2
 	die "node $i did not start"
+}
+
+# in_cgroup CGROUP CMD...: runs CMD in the cgroup v1 folder CGROUP (none
+# when empty) as this process (exec): run it in the background (&), and
+# $! is CMD's pid.
+in_cgroup() {
+	local cg=$1
+	shift
+	if [[ -n "$cg" ]]; then
+		echo "$BASHPID" >"$cg/cgroup.procs"
+	fi
+	exec "$@"
 }
 
 # node_pids: the started nodes' pids, comma-separated (for --server-pid).

@@ -15,6 +15,7 @@ import (
 	"github.com/gobwas/ws"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -87,12 +88,7 @@ func (p *Pool) setup(ctx context.Context, sh *shard, i, sub int) (*Conn, error) 
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
 	u := p.urls[i%len(p.urls)]
-	d := net.Dialer{Control: bindNoPort}
-	if len(p.sources) > 0 {
-		// Sources advance once per round of URLs, so every URL gets every
-		// source, whatever the two counts are.
-		d.LocalAddr = p.sources[(i/len(p.urls))%len(p.sources)]
-	}
+	d := p.dialer(i)
 	nc, err := d.DialContext(ctx, "tcp", u.Host)
 	if err != nil {
 		return nil, err
@@ -127,7 +123,7 @@ func (p *Pool) setup(ctx context.Context, sh *shard, i, sub int) (*Conn, error) 
 	if br != nil {
 		rd = br
 	}
-	rest, err := c.awaitReplies(rd, sh, 1+len(p.cfg.Channels))
+	rest, err := c.awaitReplies(rd, sh, p.setupReplies())
 	if br != nil {
 		// Bytes the handshake reader buffered belong to the stream.
 		if n := br.Buffered(); n > 0 {
@@ -159,30 +155,68 @@ func (p *Pool) setup(ctx context.Context, sh *shard, i, sub int) (*Conn, error) 
 	return c, nil
 }
 
+// dialer is connection i's TCP dialer: from its source address, if any.
+func (p *Pool) dialer(i int) *net.Dialer {
+	d := &net.Dialer{Control: bindNoPort}
+	if len(p.sources) > 0 {
+		// Sources advance once per round of URLs, so every URL gets every
+		// source, whatever the two counts are.
+		d.LocalAddr = p.sources[(i/len(p.urls))%len(p.sources)]
+	}
+	return d
+}
+
+// connectToken is connection i's JWT, or "" without a secret.
+func (p *Pool) connectToken(i int) (string, error) {
+	if p.signer == nil {
+		return "", nil
+	}
+	tok, err := p.signer.ConnectToken(auth.ConnectClaims{User: p.cfg.UserPrefix + strconv.Itoa(i)})
+	if err != nil {
+		return "", fmt.Errorf("mint token: %w", err)
+	}
+	return tok, nil
+}
+
 // connectFrame is the connect command followed by one subscribe per
 // channel, batched in one frame (the protocol allows it and it saves
 // round trips while ramping).
 func (p *Pool) connectFrame(i int) ([]byte, error) {
-	cmd := &protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Name: "herald-bench"}}
-	if p.signer != nil {
-		tok, err := p.signer.ConnectToken(auth.ConnectClaims{User: p.cfg.UserPrefix + strconv.Itoa(i)})
-		if err != nil {
-			return nil, fmt.Errorf("mint token: %w", err)
-		}
-		cmd.Connect.Token = tok
+	tok, err := p.connectToken(i)
+	if err != nil {
+		return nil, err
 	}
+	cmd := &protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Name: "herald-bench", Token: tok}}
 	var frame, msg []byte
-	var err error
 	if msg, err = protocol.AppendCommand(p.cfg.Format, msg, cmd); err != nil {
 		return nil, err
 	}
 	frame = protocol.AppendMessage(p.cfg.Format, frame, msg)
 	for j, ch := range p.cfg.Channels {
-		sc := &protocol.Command{Id: uint32(2 + j), Subscribe: &protocol.SubscribeRequest{Channel: ch}}
+		sc := &protocol.Command{Id: uint32(2 + j), Subscribe: &protocol.SubscribeRequest{Channel: ch, Type: p.cfg.SubscribeType}}
 		if msg, err = protocol.AppendCommand(p.cfg.Format, msg[:0], sc); err != nil {
 			return nil, err
 		}
 		frame = protocol.AppendMessage(p.cfg.Format, frame, msg)
+	}
+	if t := p.cfg.Track; t != nil {
+		// The server handles a connection's commands in order, so the
+		// tracks follow the subscribes in the same frame.
+		keys := t.trackKeys(i)
+		items := make([]*protocol.KeyedItem, len(keys))
+		for k, key := range keys {
+			items[k] = &protocol.KeyedItem{Key: key}
+		}
+		now := time.Now().Unix()
+		user := p.cfg.UserPrefix + strconv.Itoa(i)
+		for j, ch := range p.cfg.Channels {
+			batch := &protocol.TrackBatch{Signature: hub.SignTrack(t.Secret, ch, user, keys, now, now+3600), Items: items}
+			rc := &protocol.Command{Id: uint32(2 + len(p.cfg.Channels) + j), SubRefresh: &protocol.SubRefreshRequest{Channel: ch, Type: 1, Track: []*protocol.TrackBatch{batch}}}
+			if msg, err = protocol.AppendCommand(p.cfg.Format, msg[:0], rc); err != nil {
+				return nil, err
+			}
+			frame = protocol.AppendMessage(p.cfg.Format, frame, msg)
+		}
 	}
 	return frame, nil
 }
@@ -195,14 +229,13 @@ func (c *Conn) awaitReplies(rd io.Reader, sh *shard, want int) ([]byte, error) {
 	var failed error
 	c.setupReply = func(r *protocol.Reply) {
 		if r.Error != nil && failed == nil {
-			what := "connect"
-			if r.Id > 1 && int(r.Id) <= len(c.pool.cfg.Channels)+1 {
-				what = fmt.Sprintf("subscribe %q", c.pool.cfg.Channels[r.Id-2])
-			}
-			failed = fmt.Errorf("%s: error %d %s", what, r.Error.Code, r.Error.Message)
+			failed = c.pool.setupError(r)
 		}
 		if r.Id == 1 && r.Connect != nil {
 			c.pong = r.Connect.Pong || r.Connect.Ping == 0
+		}
+		if r.Subscribe != nil {
+			c.pool.recovered.Add(int64(len(r.Subscribe.Publications)))
 		}
 		got++
 	}

@@ -43,6 +43,8 @@ type ConnsResult struct {
 	Connected    int64 `json:"connected"`
 	Failed       int64 `json:"failed"`
 	Disconnected int64 `json:"disconnected"`
+	// Recovered counts the publications subscribe replies carried.
+	Recovered int64 `json:"recovered,omitempty"`
 	// Ramp is the time the slowest worker took to set up all its
 	// connections.
 	Ramp time.Duration `json:"ramp"`
@@ -203,7 +205,7 @@ loop:
 	werr := fleet.Wait()
 	tot := agg.Total()
 	res.Peak = max(agg.peak, tot.Current)
-	res.Connected, res.Failed, res.Disconnected = tot.Connected, tot.Failed, tot.Disconnected
+	res.Connected, res.Failed, res.Disconnected, res.Recovered = tot.Connected, tot.Failed, tot.Disconnected, tot.Recovered
 	res.Ramp = tot.Ramp
 	if res.Ramp > 0 {
 		res.ConnectRate = float64(tot.Connected) / res.Ramp.Seconds()

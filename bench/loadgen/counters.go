@@ -15,6 +15,9 @@ type Counters struct {
 	Disconnected int64 `json:"disconnected"` // closed by the server or the network, not by us
 	Failed       int64 `json:"failed"`       // attempts that never connected
 	Current      int64 `json:"current"`      // open and connected now
+	// Recovered counts the publications subscribe replies carried (a
+	// recovering subscribe's, e.g. cache recovery's latest publication).
+	Recovered int64 `json:"recovered,omitempty"`
 	// RampDone is set once the worker has attempted all its connections.
 	RampDone bool `json:"ramp_done,omitempty"`
 	// Ramp is how long the worker took to attempt all its connections
@@ -33,6 +36,7 @@ func (a *Counters) add(c Counters) {
 	a.Disconnected += c.Disconnected
 	a.Failed += c.Failed
 	a.Current += c.Current
+	a.Recovered += c.Recovered
 	a.RSS += c.RSS
 	a.CPUSeconds += c.CPUSeconds
 	a.Ramp = max(a.Ramp, c.Ramp)

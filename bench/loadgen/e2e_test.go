@@ -29,6 +29,12 @@ func startHerald(t *testing.T) *server.Server {
 	ns := &cfg.Channel.WithoutNamespace
 	ns.AllowSubscribeForClient = true
 	ns.AllowPublishForClient = true
+	return startHeraldWith(t, cfg)
+}
+
+// startHeraldWith runs a Herald node of cfg, shut down at the test's end.
+func startHeraldWith(t *testing.T, cfg config.Config) *server.Server {
+	t.Helper()
 	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -106,43 +112,71 @@ func TestLatencySweepAgainstHerald(t *testing.T) {
 		}},
 		{"client-protobuf", func(c *loadgen.LatencyConfig) { c.ClientURL, c.Pool.Format = wsURL(s), protocol.TypeProtobuf }},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := loadgen.LatencyConfig{
-				Pool:        loadgen.PoolConfig{URLs: []string{wsURL(s)}, Secret: secret, UserPrefix: "sub"},
-				Subscribers: 20, Workers: 2, Channel: "lat-" + tc.name,
-				Warmup: 300 * time.Millisecond, Grace: 300 * time.Millisecond,
-			}
-			tc.cfg(&cfg)
-			rig, err := loadgen.OpenRig(context.Background(), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rig.Close()
-			steps, _ := loadgen.ParseRates("50,100", 700*time.Millisecond, true)
-			var seen []int
-			res, err := rig.Sweep(context.Background(), steps, func(r loadgen.StepResult) { seen = append(seen, r.Index) })
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(res.Steps) != 3 || res.Stopped != "" || len(seen) != 3 {
-				t.Fatalf("steps %d stopped %q seen %v", len(res.Steps), res.Stopped, seen)
-			}
-			for _, r := range res.Steps {
-				want := int64(r.Offered) * 20
-				if r.Accepted != int64(r.Offered) || r.Expected != want || r.Received != want || r.Missing != 0 || r.Duplicates != 0 {
-					t.Errorf("step %d (%v/s): %+v", r.Index, r.Rate, r)
-				}
-				if r.All.Count != want || r.First.Count != int64(r.Offered) || r.All.P50 <= 0 || r.First.Max > r.Last.Max {
-					t.Errorf("step %d latencies: first %+v all %+v last %+v", r.Index, r.First, r.All, r.Last)
-				}
-			}
-			if !res.Steps[2].Down || res.Steps[0].Index == 0 {
-				t.Errorf("warm-up reported or direction lost: %+v", res.Steps)
-			}
-			if err := rig.Close(); err != nil {
-				t.Fatal(err)
-			}
+		t.Run(tc.name, func(t *testing.T) { runSweep(t, s, tc.name, tc.cfg) })
+	}
+}
+
+// TestHeavyClientsAgainstHerald: the heavy client, in both formats,
+// counts every copy as the light one does.
+func TestHeavyClientsAgainstHerald(t *testing.T) {
+	testClientKind(t, loadgen.ClientHeavy)
+}
+
+// testClientKind sweeps with subscribers of the client kind, in both
+// formats, publishing through the API.
+func testClientKind(t *testing.T, client string) {
+	noLeaks(t)
+	s := startHerald(t)
+	for _, format := range []protocol.Type{protocol.TypeJSON, protocol.TypeProtobuf} {
+		name := client + "-" + format.String()
+		t.Run(name, func(t *testing.T) {
+			runSweep(t, s, name, func(c *loadgen.LatencyConfig) {
+				c.Pool.Client, c.Pool.Format = client, format
+				c.APIURL, c.APIKey, c.APIConns = "http://"+s.Addr()+"/api", "api-key", 2
+			})
 		})
+	}
+}
+
+// runSweep sweeps 50 and 100 publications/s up and down to 20
+// subscribers of channel "lat-"+name and checks that every copy was
+// counted once.
+func runSweep(t *testing.T, s *server.Server, name string, set func(*loadgen.LatencyConfig)) {
+	t.Helper()
+	cfg := loadgen.LatencyConfig{
+		Pool:        loadgen.PoolConfig{URLs: []string{wsURL(s)}, Secret: secret, UserPrefix: "sub"},
+		Subscribers: 20, Workers: 2, Channel: "lat-" + name,
+		Warmup: 300 * time.Millisecond, Grace: 300 * time.Millisecond,
+	}
+	set(&cfg)
+	rig, err := loadgen.OpenRig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rig.Close()
+	steps, _ := loadgen.ParseRates("50,100", 700*time.Millisecond, true)
+	var seen []int
+	res, err := rig.Sweep(context.Background(), steps, func(r loadgen.StepResult) { seen = append(seen, r.Index) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 3 || res.Stopped != "" || len(seen) != 3 {
+		t.Fatalf("steps %d stopped %q seen %v", len(res.Steps), res.Stopped, seen)
+	}
+	for _, r := range res.Steps {
+		want := int64(r.Offered) * 20
+		if r.Accepted != int64(r.Offered) || r.Expected != want || r.Received != want || r.Missing != 0 || r.Duplicates != 0 {
+			t.Errorf("step %d (%v/s): %+v", r.Index, r.Rate, r)
+		}
+		if r.All.Count != want || r.First.Count != int64(r.Offered) || r.All.P50 <= 0 || r.First.Max > r.Last.Max {
+			t.Errorf("step %d latencies: first %+v all %+v last %+v", r.Index, r.First, r.All, r.Last)
+		}
+	}
+	if !res.Steps[2].Down || res.Steps[0].Index == 0 {
+		t.Errorf("warm-up reported or direction lost: %+v", res.Steps)
+	}
+	if err := rig.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 

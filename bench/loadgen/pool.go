@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,6 +43,54 @@ type PoolConfig struct {
 	Shards int
 	// MaxMessage bounds one incoming frame (1 MiB).
 	MaxMessage int64
+	// Client is how each connection reads (ClientLight when empty):
+	// ClientHeavy and ClientSDK cost what real clients cost.
+	Client string
+	// SubscribeType is the subscribe commands' type (4: shared poll).
+	SubscribeType int32
+	// Track, with a shared poll SubscribeType, makes each connection
+	// track keys of every channel right after subscribing.
+	Track *TrackConfig
+}
+
+// TrackConfig says which keys connection i tracks: PerConn of Keys keys
+// named k0..k<Keys-1>, from (i × PerConn) mod Keys on, each batch signed
+// with Secret (shared_poll.hmac_secret_key) for an hour.
+type TrackConfig struct {
+	Secret  string
+	Keys    int
+	PerConn int
+}
+
+// trackKeys are the keys connection i tracks.
+func (t *TrackConfig) trackKeys(i int) []string {
+	keys := make([]string, 0, t.PerConn)
+	for j := range t.PerConn {
+		keys = append(keys, "k"+strconv.Itoa((i*t.PerConn+j)%max(t.Keys, 1)))
+	}
+	return keys
+}
+
+// setupError names the command of the connect frame an error reply
+// answers: connect (id 1), a subscribe, or a track.
+func (p *Pool) setupError(r *protocol.Reply) error {
+	what := "connect"
+	if n := len(p.cfg.Channels); r.Id > 1 && int(r.Id) <= n+1 {
+		what = fmt.Sprintf("subscribe %q", p.cfg.Channels[r.Id-2])
+	} else if k := int(r.Id) - n - 2; k >= 0 && k < n {
+		what = fmt.Sprintf("track in %q", p.cfg.Channels[k])
+	}
+	return fmt.Errorf("%s: error %d %s", what, r.Error.Code, r.Error.Message)
+}
+
+// setupReplies is how many replies the connect frame asks for: connect,
+// a subscribe per channel and, when tracking, a sub_refresh per channel.
+func (p *Pool) setupReplies() int {
+	n := 1 + len(p.cfg.Channels)
+	if p.cfg.Track != nil {
+		n += len(p.cfg.Channels)
+	}
+	return n
 }
 
 // Handler receives what the pool's connections read. Its methods run on
@@ -67,13 +116,23 @@ type Pool struct {
 	signer  *auth.Signer
 	shards  []*shard
 	next    atomic.Uint32
+	closing atomic.Bool
+	// owned holds the connections of the heavy and sdk clients, which
+	// read on goroutines of their own rather than in a shard.
+	owned ownedConns
 
+	connStats
+}
+
+// connStats counts a pool's connections and keeps the reasons of
+// failures and disconnections.
+type connStats struct {
 	attempted    atomic.Int64
 	connected    atomic.Int64
 	failed       atomic.Int64
 	disconnected atomic.Int64
 	current      atomic.Int64
-	closing      atomic.Bool
+	recovered    atomic.Int64
 
 	errMu  sync.Mutex
 	errors map[string]int64 // failure and disconnect reasons
@@ -90,7 +149,9 @@ func NewPool(cfg PoolConfig, clock Clock, h Handler) (*Pool, error) {
 	if cfg.MaxMessage <= 0 {
 		cfg.MaxMessage = 1 << 20
 	}
-	p := &Pool{cfg: cfg, clock: clock, handler: h, errors: map[string]int64{}}
+	p := &Pool{cfg: cfg, clock: clock, handler: h}
+	p.errors = map[string]int64{}
+	p.owned.conns = map[ownedConn]struct{}{}
 	for _, s := range cfg.URLs {
 		u, err := url.Parse(s)
 		if err != nil {
@@ -150,6 +211,9 @@ func (p *Pool) Open(ctx context.Context, i, sub int) (*Conn, error) {
 		p.failed.Add(1)
 		return nil, errors.New("pool is closing")
 	}
+	if p.cfg.Client == ClientHeavy || p.cfg.Client == ClientSDK {
+		return nil, p.openOwned(ctx, i, sub)
+	}
 	sh := p.shards[int(p.next.Add(1))%len(p.shards)]
 	c, err := p.setup(ctx, sh, i, sub)
 	if err != nil {
@@ -170,16 +234,16 @@ func (p *Pool) Open(ctx context.Context, i, sub int) (*Conn, error) {
 }
 
 // Counters returns the pool's cumulative counts.
-func (p *Pool) Counters() Counters {
+func (p *connStats) Counters() Counters {
 	return Counters{
 		Attempted: p.attempted.Load(), Connected: p.connected.Load(), Failed: p.failed.Load(),
-		Disconnected: p.disconnected.Load(), Current: p.current.Load(),
+		Disconnected: p.disconnected.Load(), Current: p.current.Load(), Recovered: p.recovered.Load(),
 	}
 }
 
 // Errors returns the reasons of failures and disconnections with their
 // counts, most frequent first (at most 20 kinds).
-func (p *Pool) Errors() []ErrorCount {
+func (p *connStats) Errors() []ErrorCount {
 	p.errMu.Lock()
 	defer p.errMu.Unlock()
 	out := make([]ErrorCount, 0, len(p.errors))
@@ -202,7 +266,7 @@ type ErrorCount struct {
 // (each naming a port) cannot grow without limit.
 const maxErrorKinds = 20
 
-func (p *Pool) noteError(err error) {
+func (p *connStats) noteError(err error) {
 	msg := errorKind(err)
 	p.errMu.Lock()
 	defer p.errMu.Unlock()
@@ -233,6 +297,7 @@ func errorKind(err error) string {
 // shards. Connections closed here do not count as disconnected.
 func (p *Pool) Close() {
 	p.closing.Store(true)
+	p.owned.closeAll()
 	p.stopShards()
 	var wg sync.WaitGroup
 	for _, s := range p.shards {

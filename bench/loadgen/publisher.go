@@ -151,6 +151,8 @@ type ClientPublisher struct {
 func NewClientPublisher(ctx context.Context, cfg PoolConfig, clock Clock) (*ClientPublisher, error) {
 	cfg.Channels = nil
 	cfg.Shards = 1
+	// The publisher sends commands on its Conn: the light client's.
+	cfg.Client = ClientLight
 	p := &ClientPublisher{waiting: map[uint32]chan *protocol.Error{}, nextID: 1}
 	pool, err := NewPool(cfg, clock, p)
 	if err != nil {

@@ -191,4 +191,9 @@ func (h tallyHandler) Publication(shard, sub int, _ string, data []byte, at int6
 	h.tally.Record(shard, sub, m, time.Duration(at-m.Intended))
 }
 
+// Message counts a publication the heavy and sdk clients decoded.
+func (h tallyHandler) Message(shard, sub int, m Message, at int64) {
+	h.tally.Record(shard, sub, m, time.Duration(at-m.Intended))
+}
+
 func (tallyHandler) Reply(int, uint32, *protocol.Error) {}

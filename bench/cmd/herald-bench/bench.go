@@ -38,7 +38,7 @@ source addresses (127.0.0.x), so one machine can hold hundreds of thousands.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(benchConnsCommand(), benchLatencyCommand(), benchThroughputCommand(), benchOverloadCommand(), benchSoakCommand(), benchWorkerCommand(), benchShardChannelCommand(), benchMapsCommand())
+	root.AddCommand(benchConnsCommand(), benchLatencyCommand(), benchThroughputCommand(), benchOverloadCommand(), benchSoakCommand(), benchWorkerCommand(), benchShardChannelCommand(), benchMapsCommand(), benchSharedPollCommand())
 	return root
 }
 
@@ -67,6 +67,7 @@ type clientFlags struct {
 	secret     string
 	configPath string
 	format     string
+	client     string
 	userPrefix string
 	workers    int
 	perWorker  int
@@ -81,6 +82,8 @@ func (f *clientFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.secret, "secret", "", "HMAC secret to mint connection tokens (empty: connect without a token)")
 	fs.StringVarP(&f.configPath, "config", "c", "", "read the HMAC secret from this Herald configuration file")
 	fs.StringVar(&f.format, "format", "json", "client protocol encoding: json or protobuf")
+	fs.StringVar(&f.client, "client", loadgen.ClientLight, "how subscribers read: light (one epoll reader per core, publications parsed in place), "+
+		"heavy (a goroutine per connection, every message fully decoded into structs, as real clients do) or sdk (the centrifuge-go SDK, one client per connection)")
 	fs.StringVar(&f.userPrefix, "user-prefix", "bench-", "user ids are this prefix plus the connection number")
 	fs.IntVar(&f.workers, "workers", 0, "worker processes (0: as many as --per-worker needs)")
 	fs.IntVar(&f.perWorker, "per-worker", loadgen.DefaultPerWorker, "most connections per worker process (bounded by the open-files hard limit)")
@@ -112,7 +115,11 @@ func (f *clientFlags) pool() (loadgen.PoolConfig, error) {
 	if err != nil {
 		return pc, err
 	}
-	return loadgen.PoolConfig{URLs: f.urls, Sources: sources, Format: format, Secret: secret, UserPrefix: f.userPrefix}, nil
+	client, err := loadgen.ParseClientKind(f.client)
+	if err != nil {
+		return pc, err
+	}
+	return loadgen.PoolConfig{URLs: f.urls, Sources: sources, Format: format, Secret: secret, UserPrefix: f.userPrefix, Client: client}, nil
 }
 
 // launcher re-executes this binary as `herald-bench worker`.

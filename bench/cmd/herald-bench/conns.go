@@ -95,6 +95,9 @@ func printConnsSummary(w io.Writer, r loadgen.ConnsResult) {
 	fmt.Fprintf(w, "connections: target %d, peak %d, held %d, connected %d, failed %d, disconnected %d (%d workers)\n",
 		r.Target, r.Peak, r.Held, r.Connected, r.Failed, r.Disconnected, r.Workers)
 	fmt.Fprintf(w, "ramp: %v, %.0f connections/s on average, %d/s at most\n", r.Ramp.Round(time.Millisecond), r.ConnectRate, r.PeakConnectRate)
+	if r.Recovered > 0 {
+		fmt.Fprintf(w, "publications in subscribe replies (recovered): %d\n", r.Recovered)
+	}
 	if r.ServerRSSAtN > 0 {
 		fmt.Fprintf(w, "server RSS: %.1f MiB before, %.1f MiB at N: %.2f KiB per connection (CPU %.0f%% while holding)\n",
 			float64(r.ServerRSSBefore)/(1<<20), float64(r.ServerRSSAtN)/(1<<20), r.RSSPerConn/1024, r.ServerCPU)

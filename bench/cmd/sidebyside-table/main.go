@@ -1,0 +1,379 @@
+// Command sidebyside-table reads the points of a bench/sidebyside.sh run
+// (points/<server>-<engine>-<condition>-run<k>/, each with meta.json and
+// herald-bench latency's latency.csv) and prints the Markdown table
+// docs/benchmarks.md carries: per rate, the median over the runs of the
+// first copy's p99 in ms, Herald / Centrifugo, for every engine and
+// condition, and the highest rate each served. With -csv it also writes
+// one row per point and rate.
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	limit := flag.Duration("p99-limit", 2*time.Second, "a step is served when its all-copies p99 is at most this, no copy is missing, no publish failed and it achieved 95% of its rate")
+	csvPath := flag.String("csv", "", "also write one row per point and rate to this file")
+	flag.Usage = func() {
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: sidebyside-table [-p99-limit 2s] [-csv FILE] POINTS_DIR")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() != 1 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	points, err := readPoints(flag.Arg(0), *limit)
+	if err == nil && *csvPath != "" {
+		err = writeFile(*csvPath, func(w io.Writer) error { return writeCSV(w, points) })
+	}
+	if err == nil {
+		err = writeTable(os.Stdout, points)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sidebyside-table:", err)
+		os.Exit(1)
+	}
+}
+
+// meta is a point's meta.json (the fields the table needs).
+type meta struct {
+	Server    string `json:"server"`
+	Engine    string `json:"engine"`
+	Condition string `json:"condition"`
+	Run       int    `json:"run"`
+}
+
+// step is one rate of a point, from latency.csv.
+type step struct {
+	rate      float64
+	firstP99  time.Duration
+	allP99    time.Duration
+	missing   int64
+	errors    int64
+	achieved  float64
+	served    bool
+	direction string
+}
+
+// point is one sweep: a server, engine, condition and run.
+type point struct {
+	meta
+	steps []step
+	// servedRate is the highest rate such that it and every lower rate
+	// were served (0: none was).
+	servedRate float64
+}
+
+func readPoints(dir string, limit time.Duration) ([]point, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []point
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		p, err := readPoint(filepath.Join(dir, e.Name()), limit)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Name(), err)
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no points in %s", dir)
+	}
+	return out, nil
+}
+
+func readPoint(dir string, limit time.Duration) (point, error) {
+	var p point
+	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	if err != nil {
+		return p, err
+	}
+	if err := json.Unmarshal(b, &p.meta); err != nil {
+		return p, fmt.Errorf("meta.json: %w", err)
+	}
+	f, err := os.Open(filepath.Join(dir, "latency.csv"))
+	if os.IsNotExist(err) {
+		// The sweep did not get to its first step (the server did not
+		// serve the subscribers): a point that served nothing.
+		return p, nil
+	}
+	if err != nil {
+		return p, err
+	}
+	defer f.Close()
+	p.steps, err = readSteps(f, limit)
+	if err != nil {
+		return p, fmt.Errorf("latency.csv: %w", err)
+	}
+	p.servedRate = servedRate(p.steps)
+	return p, nil
+}
+
+// readSteps reads herald-bench latency's CSV (loadgen.WriteCSV).
+func readSteps(r io.Reader, limit time.Duration) ([]step, error) {
+	rows, err := csv.NewReader(r).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for _, h := range []string{"direction", "offered_rate", "first_p99_us", "all_p99_us", "missing", "publish_errors", "achieved_rate"} {
+		if _, ok := col[h]; !ok {
+			return nil, fmt.Errorf("no column %s", h)
+		}
+	}
+	var out []step
+	for _, row := range rows[1:] {
+		num := func(h string) (float64, error) { return strconv.ParseFloat(row[col[h]], 64) }
+		var s step
+		var vals [6]float64
+		for i, h := range []string{"offered_rate", "first_p99_us", "all_p99_us", "missing", "publish_errors", "achieved_rate"} {
+			if vals[i], err = num(h); err != nil {
+				return nil, fmt.Errorf("%s: %w", h, err)
+			}
+		}
+		s.direction = row[col["direction"]]
+		s.rate = vals[0]
+		s.firstP99 = time.Duration(vals[1]) * time.Microsecond
+		s.allP99 = time.Duration(vals[2]) * time.Microsecond
+		s.missing, s.errors, s.achieved = int64(vals[3]), int64(vals[4]), vals[5]
+		// herald-bench throughput's pass rule (loadgen.ThroughputConfig.Passes).
+		s.served = s.allP99 > 0 && s.allP99 <= limit && s.missing == 0 && s.errors == 0 && s.achieved >= 0.95*s.rate
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// servedRate is the highest rate of the upward steps such that it and
+// every lower one were served.
+func servedRate(steps []step) float64 {
+	up := make([]step, 0, len(steps))
+	for _, s := range steps {
+		if s.direction != "down" {
+			up = append(up, s)
+		}
+	}
+	sort.SliceStable(up, func(i, j int) bool { return up[i].rate < up[j].rate })
+	best := 0.0
+	for _, s := range up {
+		if !s.served {
+			break
+		}
+		best = s.rate
+	}
+	return best
+}
+
+// median of vs (the mean of the middle two for an even count).
+func median(vs []float64) float64 {
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// order sorts known names first, in the script's order, then the rest.
+func order(names map[string]bool, known ...string) []string {
+	var out []string
+	for _, k := range known {
+		if names[k] {
+			out = append(out, k)
+		}
+	}
+	var rest []string
+	for n := range names {
+		if !slices.Contains(known, n) {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
+}
+
+// column is one engine and condition of the table.
+type column struct{ engine, condition string }
+
+func (c column) title() string {
+	engine := map[string]string{"memory": "memory", "redis": "Redis 2 nodes", "postgres": "PostgreSQL 2 nodes"}[c.engine]
+	if engine == "" {
+		engine = c.engine
+	}
+	switch c.condition {
+	case "plain":
+		return engine
+	case "quota":
+		return engine + ", 1-CPU quota"
+	case "busy":
+		return engine + ", busy neighbour"
+	}
+	return engine + ", " + c.condition
+}
+
+func writeTable(w io.Writer, points []point) error {
+	engines, conditions, servers := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	rates := map[float64]bool{}
+	runs := map[int]bool{}
+	for _, p := range points {
+		engines[p.Engine], conditions[p.Condition], servers[p.Server], runs[p.Run] = true, true, true, true
+		for _, s := range p.steps {
+			if s.direction != "down" {
+				rates[s.rate] = true
+			}
+		}
+	}
+	srv := order(servers, "herald", "centrifugo")
+	var cols []column
+	for _, e := range order(engines, "memory", "redis", "postgres") {
+		for _, c := range order(conditions, "plain", "quota", "busy") {
+			cols = append(cols, column{e, c})
+		}
+	}
+	rateList := make([]float64, 0, len(rates))
+	for r := range rates {
+		rateList = append(rateList, r)
+	}
+	sort.Float64s(rateList)
+	var names []string
+	for _, s := range srv {
+		names = append(names, map[string]string{"herald": "Herald", "centrifugo": "Centrifugo"}[s])
+	}
+	fmt.Fprintf(w, "First-copy p99 in ms, %s; medians of %d run(s) (in brackets: how many runs reached the rate, when not all did; — none did).\n\n",
+		strings.Join(names, " / "), len(runs))
+	fmt.Fprint(w, "| msg/s |")
+	for _, c := range cols {
+		fmt.Fprintf(w, " %s |", c.title())
+	}
+	fmt.Fprint(w, "\n|---|")
+	for range cols {
+		fmt.Fprint(w, "---|")
+	}
+	fmt.Fprintln(w)
+	for _, r := range rateList {
+		fmt.Fprintf(w, "| %s |", thousands(r))
+		for _, c := range cols {
+			var cells []string
+			for _, s := range srv {
+				var vs []float64
+				n := 0
+				for _, p := range points {
+					if p.Server != s || p.Engine != c.engine || p.Condition != c.condition {
+						continue
+					}
+					n++
+					for _, st := range p.steps {
+						if st.direction != "down" && st.rate == r {
+							vs = append(vs, float64(st.firstP99)/float64(time.Millisecond))
+						}
+					}
+				}
+				cells = append(cells, cell(vs, n))
+			}
+			fmt.Fprintf(w, " %s |", strings.Join(cells, " / "))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprint(w, "| highest rate served |")
+	for _, c := range cols {
+		var cells []string
+		for _, s := range srv {
+			var vs []float64
+			for _, p := range points {
+				if p.Server == s && p.Engine == c.engine && p.Condition == c.condition {
+					vs = append(vs, p.servedRate)
+				}
+			}
+			if len(vs) == 0 {
+				cells = append(cells, "—")
+				continue
+			}
+			cells = append(cells, thousands(median(vs)))
+		}
+		fmt.Fprintf(w, " %s |", strings.Join(cells, " / "))
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// cell is the median of vs in ms, with how many of n runs reached it.
+func cell(vs []float64, n int) string {
+	if len(vs) == 0 {
+		return "—"
+	}
+	s := ms(median(vs))
+	if len(vs) < n {
+		s += fmt.Sprintf(" (%d of %d)", len(vs), n)
+	}
+	return s
+}
+
+// ms prints a latency in ms with three significant figures at most.
+func ms(v float64) string {
+	switch {
+	case v >= 100:
+		return thousands(v)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+}
+
+// thousands rounds v and groups its digits by three with commas.
+func thousands(v float64) string {
+	s := strconv.FormatInt(int64(v+0.5), 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func writeCSV(w io.Writer, points []point) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"server", "engine", "condition", "run", "rate", "direction", "first_p99_ms", "all_p99_ms", "missing", "publish_errors", "achieved_rate", "served", "served_rate"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	for _, p := range points {
+		for _, s := range p.steps {
+			_ = cw.Write([]string{p.Server, p.Engine, p.Condition, strconv.Itoa(p.Run), f(s.rate), s.direction,
+				f(float64(s.firstP99) / float64(time.Millisecond)), f(float64(s.allP99) / float64(time.Millisecond)),
+				strconv.FormatInt(s.missing, 10), strconv.FormatInt(s.errors, 10), f(s.achieved), strconv.FormatBool(s.served), f(p.servedRate)})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func writeFile(path string, fn func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := fn(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
+}

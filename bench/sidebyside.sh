@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# Side by side with Centrifugo: the PostgreSignalR workload (500 subscribers
+# of one channel, 128-byte publications through the server API of node 1,
+# rising rates, 5 s per rate) against Herald and against Centrifugo in the
+# same run, with the same probe and heavy clients, the two servers taking
+# turns point by point. Every point: one server, one engine, one
+# condition, one run. The run folder gets points/<server>-<engine>-<condition>-run<k>/
+# (latency.csv, latency.md, meta.json, node logs) and table.md, the
+# Markdown table of medians docs/benchmarks.md carries (bench/cmd/sidebyside-table).
+#
+#   bench/sidebyside.sh                    every engine and condition, RUNS=3 (see the duration below)
+#   ENGINES=memory CONDITIONS=plain RUNS=1 RATES=200,400 STEP=2s WARMUP=1s SUBSCRIBERS=20 bench/sidebyside.sh   smoke
+#
+# Environment (and lib.sh's: FORMAT, BASE_PORT, RESULTS, ...):
+#   ENGINES="memory redis postgres"  memory: one node; redis and postgres: 2 nodes,
+#                              publications into node 1, subscribers on node 2.
+#                              Centrifugo: engine.type redis on the same Redis; for
+#                              PostgreSQL its PostgreSQL stream broker (broker.type
+#                              postgres, v6.9.1's configtypes.Broker) on the same
+#                              cluster, in a schema of the run's own
+#   CONDITIONS="plain quota busy"  plain; quota: each node in a cgroup v1 cpu group of
+#                              its own with cpu.cfs_quota_us = QUOTA_CPUS × the period
+#                              (as a container limit does); busy: beside BUSY_PROCS
+#                              busy loops (taskset to BUSY_CPU when set), started and
+#                              stopped with the point
+#   SERVERS="herald centrifugo"  the servers; their order alternates from run to run
+#   RUNS=3                     runs of every point (the table shows medians)
+#   RATES=200,400,600,800,1000,1200,1500,2000  STEP=5s WARMUP=3s SUBSCRIBERS=500
+#   P99_LIMIT=2s               a sweep stops after a step whose all-copies p99 is above it;
+#                              "served" is herald-bench throughput's pass rule with this
+#                              limit (no copy missing, no publish error, achieved ≥ 95%)
+#   CLIENT=heavy               herald-bench --client: light, heavy or sdk (centrifuge-go;
+#                              the script then builds herald-bench with -tags benchsdk)
+#   FORMAT=json                the subscribers' protocol (JSON, as browsers speak)
+#   QUOTA_CPUS=1 BUSY_PROCS=1 BUSY_CPU=
+#   QUOTA_GOMAXPROCS=          GOMAXPROCS of both servers' nodes under the quota (empty:
+#                              each chooses: Go's runtime follows a cgroup v1 or v2 quota
+#                              but never goes below 2, so Herald runs 2 under a 1-CPU
+#                              quota on this 2-core machine; Centrifugo calls
+#                              automaxprocs, which sets 1). gomaxprocs.txt of each
+#                              Herald point says what it ran with
+#   CF_VERSION=v6.9.1          Centrifugo, built from its Go module into .tmp/centrifugo-<version>/
+#   CF_PG_NOTIFY=false         Centrifugo's broker.postgres.use_notify (false: its default,
+#                              the outbox is polled every 100 ms)
+#
+# Duration: each point takes about 15 s to start and stop plus WARMUP plus
+# (STEP + 2 s) per rate it reaches; with the defaults a point is at most
+# about 90 s, so 3 engines × 3 conditions × 2 servers × 3 runs is at most
+# about 80 minutes (less: sweeps stop where a server stops serving).
+FORMAT=${FORMAT:-json}
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/cflib.sh"
+
+ENGINES=${ENGINES:-memory redis postgres}
+CONDITIONS=${CONDITIONS:-plain quota busy}
+SERVERS=${SERVERS:-herald centrifugo}
+RUNS=${RUNS:-3}
+RATES=${RATES:-200,400,600,800,1000,1200,1500,2000}
+STEP=${STEP:-5s}
+WARMUP=${WARMUP:-3s}
+SUBSCRIBERS=${SUBSCRIBERS:-500}
+P99_LIMIT=${P99_LIMIT:-2s}
+CLIENT=${CLIENT:-heavy}
+QUOTA_CPUS=${QUOTA_CPUS:-1}
+BUSY_PROCS=${BUSY_PROCS:-1}
+BUSY_CPU=${BUSY_CPU:-}
+QUOTA_GOMAXPROCS=${QUOTA_GOMAXPROCS:-}
+CGROUP_CPU=/sys/fs/cgroup/cpu
+TABLE="$ROOT/.tmp/bin/sidebyside-table"
+
+[[ "$RUNS" =~ ^[1-9][0-9]?$ ]] || die "RUNS=$RUNS: want 1 to 99"
+secs() { # secs 5s|1.5s|200ms -> whole seconds, rounded up
+	awk -v d="$1" 'BEGIN { if (d ~ /ms$/) v = d / 1000; else v = d + 0; printf "%d\n", v == int(v) ? v : int(v) + 1 }'
+}
+n_rates=$(tr ',' '\n' <<<"$RATES" | grep -c .)
+# The bound of one sweep: setup, warm-up, every step with its grace, and a margin.
+POINT_LIMIT=$((120 + $(secs "$WARMUP") + n_rates * ($(secs "$STEP") + 3) + 30))
+
+BUSY_PIDS=()
+CGROUPS=()
+CG=""
+
+# cgroup_make I: makes a cgroup v1 cpu group of the run's own for node I,
+# with the quota, and sets CG to its folder.
+cgroup_make() {
+	local dir="$CGROUP_CPU/herald-bench-$$-node$1" period
+	[[ -w "$CGROUP_CPU" ]] || die "CONDITIONS=quota needs a writable cgroup v1 cpu controller at $CGROUP_CPU (root)"
+	mkdir -p "$dir"
+	CGROUPS+=("$dir")
+	period=$(cat "$dir/cpu.cfs_period_us")
+	awk -v q="$QUOTA_CPUS" -v p="$period" 'BEGIN { printf "%d\n", q * p }' >"$dir/cpu.cfs_quota_us"
+	CG=$dir
+}
+
+# cgroups_remove removes the run's groups (empty once their nodes stopped).
+cgroups_remove() {
+	local d
+	for d in "${CGROUPS[@]}"; do
+		rmdir "$d" 2>/dev/null || log "could not remove $d (a process still in it?)"
+	done
+	CGROUPS=()
+}
+
+# busy_start starts the busy neighbours, each bounded by the point's limit.
+busy_start() {
+	local i
+	local -a pin=()
+	[[ -n "$BUSY_CPU" ]] && pin=(taskset -c "$BUSY_CPU")
+	for ((i = 0; i < BUSY_PROCS; i++)); do
+		"${pin[@]}" timeout "$POINT_LIMIT" sh -c 'while :; do :; done' &
+		BUSY_PIDS+=($!)
+	done
+	log "busy neighbours: pids ${BUSY_PIDS[*]}${BUSY_CPU:+ on CPU $BUSY_CPU}"
+}
+
+busy_stop() {
+	local pid
+	for pid in "${BUSY_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	BUSY_PIDS=()
+}
+
+# start_server SERVER I CONDITION: starts node I of SERVER.
+start_server() {
+	local server=$1 i=$2 condition=$3 procs=""
+	CG=""
+	if [[ "$condition" == quota ]]; then
+		cgroup_make "$i"
+		procs=$QUOTA_GOMAXPROCS
+	fi
+	if [[ "$server" == centrifugo ]]; then
+		CF_GOMAXPROCS=$procs start_cf_node "$i" "$CG"
+	else
+		NODE_CGROUP=$CG NODE_GOMAXPROCS=${procs:-${NODE_GOMAXPROCS:-}} start_node "$i"
+	fi
+}
+
+# point SERVER CONDITION RUN: one sweep of the current ENGINE.
+point() {
+	local server=$1 condition=$2 run=$3 dir sub_node=1 code=0
+	dir="$RUN/points/$server-$ENGINE-$condition-run$run"
+	mkdir -p "$dir"
+	log "point: $server, engine $ENGINE, $condition, run $run"
+	start_server "$server" 1 "$condition"
+	if multi_node_engine; then
+		start_server "$server" 2 "$condition"
+		sub_node=2
+	fi
+	gomaxprocs_note "$server" "$dir"
+	local pid
+	for pid in "${NODE_PIDS[@]}"; do
+		echo "pid $pid: $(grep -m1 ':cpu:' "/proc/$pid/cgroup" 2>/dev/null)" >>"$dir/cgroups.txt"
+	done
+	[[ "$condition" == busy ]] && busy_start
+	printf '{"server":"%s","engine":"%s","condition":"%s","run":%d,"client":"%s","format":"%s","subscribers":%d,"step":"%s","p99_limit":"%s","quota_cpus":"%s","busy_procs":%d,"busy_cpu":"%s","load_before":"%s"}\n' \
+		"$server" "$ENGINE" "$condition" "$run" "$CLIENT" "$FORMAT" "$SUBSCRIBERS" "$STEP" "$P99_LIMIT" "$QUOTA_CPUS" "$BUSY_PROCS" "$BUSY_CPU" \
+		"$(cut -d' ' -f1-3 /proc/loadavg)" >"$dir/meta.json"
+	record_command timeout --signal=INT --kill-after=30 "$POINT_LIMIT" "$BENCH" latency --client "$CLIENT" \
+		--url "$(node_url $sub_node)" --secret "$SECRET" --format "$FORMAT" \
+		--subscribers "$SUBSCRIBERS" --channel psr \
+		--api "$(node_api 1)" --api-key "$API_KEY" --api-conns 8 \
+		--payload 128 --rates "$RATES" --step "$STEP" --down=false --p99-limit "$P99_LIMIT" --warmup "$WARMUP" \
+		--server-pid "$(node_pids)" --csv "$dir/latency.csv" >"$dir/latency.md" 2>"$dir/bench.log" || code=$?
+	((code == 0)) || log "herald-bench exited with $code (see ${dir#"$ROOT"/}/bench.log)"
+	busy_stop
+	stop_all
+	cgroups_remove
+	mv "$RUN"/node*.log "$RUN"/node*.metrics.txt "$dir/" 2>/dev/null || true
+}
+
+# gomaxprocs_note records the GOMAXPROCS a Herald node chose (the Go
+# runtime follows a cgroup quota by itself since Go 1.25): from its
+# metrics, when the Go collector exports it.
+gomaxprocs_note() {
+	local server=$1 dir=$2 port
+	[[ "$server" == herald ]] || return 0
+	for port in "${NODE_PORTS[@]}"; do
+		curl -fsS --max-time 5 "http://127.0.0.1:$port/metrics" 2>/dev/null |
+			awk -v p="$port" '/^go_sched_gomaxprocs_threads / { print "node on port " p ": GOMAXPROCS " $2 }' >>"$dir/gomaxprocs.txt" || true
+	done
+}
+
+cleanup_sidebyside() {
+	busy_stop
+	stop_all
+	cgroups_remove
+	cf_schema_drop
+	stop_shards
+}
+
+start_run sidebyside
+trap cleanup_sidebyside EXIT
+cf_prepare
+log "building the table generator"
+(cd "$ROOT/bench" && go build -o "$TABLE" ./cmd/sidebyside-table)
+echo "client: $CLIENT, subscribers: $SUBSCRIBERS, rates: $RATES, step: $STEP, warm-up: $WARMUP, p99 limit: $P99_LIMIT, runs: $RUNS" >>"$RUN/machine.txt"
+echo "conditions: $CONDITIONS (quota $QUOTA_CPUS CPU per node; busy: $BUSY_PROCS loop(s)${BUSY_CPU:+ on CPU $BUSY_CPU})" >>"$RUN/machine.txt"
+
+read -r -a servers <<<"$SERVERS"
+for ((run = 1; run <= RUNS; run++)); do
+	server_order "$run" "${servers[@]}"
+	for engine in $ENGINES; do
+		ENGINE=$engine
+		engine_prepare
+		for condition in $CONDITIONS; do
+			case "$condition" in plain | quota | busy) ;; *) die "condition $condition: want plain, quota or busy" ;; esac
+			for server in "${ORDER[@]}"; do
+				point "$server" "$condition" "$run"
+			done
+		done
+		cf_schema_drop
+	done
+done
+
+"$TABLE" -p99-limit "$P99_LIMIT" -csv "$RUN/points.csv" "$RUN/points" >"$RUN/table.md"
+cat "$RUN/table.md"
+log "done: ${RUN#"$ROOT"/}"
