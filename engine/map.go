@@ -78,6 +78,23 @@ type MapPublishOptions struct {
 	// after a change without one). Removals ignore it.
 	Version      uint64
 	VersionEpoch string
+	// IdempotencyKey, when not empty, makes the change idempotent per
+	// channel (Centrifugo's idempotency_key on map_publish and
+	// map_remove): a change with a key seen within IdempotentResultTTL
+	// (which must then be positive) changes nothing and fails with
+	// ErrMapDuplicate, returning the position of the first. Publications
+	// and map changes of a channel share its keys. A change refused for
+	// another reason (KeyMode, Version, ExpectedPosition, MaxKeys) does
+	// not remember its key.
+	IdempotencyKey      string
+	IdempotentResultTTL time.Duration
+	// ExpectedPosition, when set, makes the change a compare-and-swap
+	// (Centrifugo's ExpectedPosition): it goes through only when the key
+	// is in the state, set by the change at ExpectedPosition.Offset, and
+	// the stream's epoch is ExpectedPosition.Epoch. Otherwise nothing
+	// changes and MapPublish fails with ErrMapPositionMismatch, returning
+	// the stream's current position. Removals take it too.
+	ExpectedPosition *StreamPosition
 }
 
 // MapKeyMode is MapPublishOptions.KeyMode.
@@ -95,8 +112,11 @@ func (m MapKeyMode) Valid() bool {
 	return m == MapKeyReplace || m == MapKeyIfNew || m == MapKeyIfExists
 }
 
-// Valid reports whether o keeps a stream.
-func (o MapPublishOptions) Valid() bool { return o.StreamSize > 0 && o.StreamTTL > 0 }
+// Valid reports whether o keeps a stream, and gives an idempotency key
+// a window.
+func (o MapPublishOptions) Valid() bool {
+	return o.StreamSize > 0 && o.StreamTTL > 0 && (o.IdempotencyKey == "" || o.IdempotentResultTTL > 0)
+}
 
 // MapStateRequest selects a page of a map channel's state.
 type MapStateRequest struct {
@@ -140,6 +160,14 @@ var (
 	// ErrMapVersion is returned by MapPublish for a Version not above
 	// the key's in the same VersionEpoch; nothing changed.
 	ErrMapVersion = errors.New("map key holds this version or a newer one")
+	// ErrMapDuplicate is returned by MapPublish for an IdempotencyKey
+	// seen within its window, with the position of the change that first
+	// carried it; nothing changed.
+	ErrMapDuplicate = errors.New("map change with this idempotency key already made")
+	// ErrMapPositionMismatch is returned by MapPublish when the key is not
+	// where MapPublishOptions.ExpectedPosition says, with the stream's
+	// current position; nothing changed.
+	ErrMapPositionMismatch = errors.New("map key is not at the expected position")
 )
 
 // ErrBadCursor is returned by MapState for a cursor the engine did not make.
