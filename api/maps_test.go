@@ -46,6 +46,16 @@ func TestMapMethods(t *testing.T) {
 	// version: a change not above the key's version is suppressed.
 	n.call(t, "map_publish", `{"channel":"board:b","key":"v","data":1,"version":3,"version_epoch":"x"}`)
 	n.expect(t, "map_publish", `{"channel":"board:b","key":"v","data":2,"version":3,"version_epoch":"x"}`, `{"result":{"suppressed":true,"suppress_reason":"version"}}`)
+	// idempotency_key: a repeat is suppressed with the first change's
+	// position, on map_publish and map_remove alike.
+	first := n.call(t, "map_publish", `{"channel":"board:b","key":"i","data":1,"idempotency_key":"once"}`)
+	if got := n.call(t, "map_publish", `{"channel":"board:b","key":"i","data":2,"idempotency_key":"once"}`); got != strings.Replace(first, `}}`, `,"suppressed":true,"suppress_reason":"idempotency"}}`, 1) {
+		t.Fatalf("map_publish repeated: %s after %s", got, first)
+	}
+	removed := n.call(t, "map_remove", `{"channel":"board:b","key":"i","idempotency_key":"gone"}`)
+	if got := n.call(t, "map_remove", `{"channel":"board:b","key":"i","idempotency_key":"gone"}`); got != strings.Replace(removed, `}}`, `,"suppressed":true,"suppress_reason":"idempotency"}}`, 1) {
+		t.Fatalf("map_remove repeated: %s after %s", got, removed)
+	}
 
 	// Bad input names the field; options Herald does not implement are
 	// refused, never ignored.
@@ -54,6 +64,8 @@ func TestMapMethods(t *testing.T) {
 		{"map_publish", `{"channel":"board:a","key":"k"}`, "data required"},
 		{"map_publish", `{"channel":"board:a","key":"k","data":1,"key_mode":"sometimes"}`, "key_mode \"sometimes\""},
 		{"map_publish", `{"channel":"board:a","key":"k","data":1,"score":5}`, "score: not supported"},
+		{"map_publish", `{"channel":"board:a","key":"k","data":1,"stream_data":{"a":1}}`, "stream_data: not supported"},
+		{"map_publish", `{"channel":"board:a","key":"k","data":1,"idempotency_key":"` + strings.Repeat("i", 257) + `"}`, "idempotency_key: 257 bytes"},
 		{"map_publish", `{"channel":"board:a","key":"` + strings.Repeat("k", 1025) + `","data":1}`, "bad request"},
 		{"map_publish", `{"channel":"plain:a","key":"k","data":1}`, "not in a map namespace"},
 		{"map_remove", `{"channel":"board:a"}`, "key required"},
