@@ -74,8 +74,9 @@ type MapPublishOptions struct {
 	// version): the publication goes through only when the key is not in
 	// the state, or holds no version, a version of another VersionEpoch,
 	// or a lower one; otherwise nothing changes and MapPublish fails with
-	// ErrMapVersion. The key keeps the version of its last change (none
-	// after a change without one). Removals ignore it.
+	// ErrMapVersion. The key keeps the version of its last change with
+	// one: a change without a version leaves it (as Centrifugo's brokers
+	// do), a removal drops it. Removals ignore it.
 	Version      uint64
 	VersionEpoch string
 	// IdempotencyKey, when not empty, makes the change idempotent per

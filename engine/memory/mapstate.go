@@ -51,8 +51,8 @@ type mapKey struct {
 	ch       string
 	pub      *engine.Publication
 	expireAt int64 // Unix nanoseconds; 0 for never
-	// version and versionEpoch are those of the key's last change
-	// (MapPublishOptions.Version; 0: none).
+	// version and versionEpoch are those of the key's last change with
+	// a version (MapPublishOptions.Version; 0: none).
 	version      uint64
 	versionEpoch string
 }
@@ -174,7 +174,11 @@ func (e *Engine) applyMapChange(h engine.Handler, sh *shard, ch string, pub *eng
 			mc.dirty = true
 		}
 		k.pub = &p
-		k.version, k.versionEpoch = opts.Version, opts.VersionEpoch
+		// A change without a version keeps the key's (as Centrifugo's
+		// brokers do), unless the key had expired.
+		if opts.Version > 0 || k.expired(now) {
+			k.version, k.versionEpoch = opts.Version, opts.VersionEpoch
+		}
 		k.expireAt = 0
 		k.cancel()
 		if opts.KeyTTL > 0 {

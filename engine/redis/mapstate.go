@@ -109,11 +109,12 @@ if (not removed) and maxKeys > 0 and redis.call('hexists', KEYS[3], key) == 0 an
   return {-1, epoch, -1}
 end
 ` + luaAppendBody + `
-if removed or version == 0 then
+if removed or (version == 0 and not alive) then
   redis.call('hdel', KEYS[7], key)
-else
+elseif version > 0 then
   redis.call('hset', KEYS[7], key, ARGV[15] .. ':' .. ARGV[16])
 end
+-- otherwise a change without a version keeps the key's, as Centrifugo's brokers do
 if removed then
   redis.call('hdel', KEYS[3], key)
   redis.call('zrem', KEYS[4], key)
