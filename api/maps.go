@@ -175,15 +175,35 @@ func (a *handler) mapRemove(ctx context.Context, req *mapRemoveRequest) (*mapCha
 }
 
 func (a *handler) mapReadState(ctx context.Context, req *mapReadStateRequest) (*mapReadStateResult, *Error) {
-	if e := unsupported(map[string]bool{"key": req.Key != "", "asc": req.Asc, "revision": req.RevisionOffset != 0 || req.RevisionEpoch != ""}); e != nil {
+	// asc orders ordered maps, which Herald, like Centrifugo 6.9.1, does
+	// not have; Herald says so rather than ignore it.
+	if e := unsupported(map[string]bool{"asc": req.Asc}); e != nil {
 		return nil, e
 	}
 	if req.Limit < 0 {
 		return nil, badRequest("limit: want 0 (the namespace's default page size) or a positive number, got %d", req.Limit)
 	}
-	page, err := a.hub.MapState(ctx, req.Channel, req.Cursor, int(min(req.Limit, 1<<31-1)))
+	var page engine.MapStatePage
+	var err error
+	if req.Key != "" {
+		// One key, as Centrifugo's ReadState with Key: cursor and limit
+		// are ignored.
+		var p *engine.Publication
+		p, page.Position, err = a.hub.MapEntry(ctx, req.Channel, req.Key)
+		if p != nil {
+			page.Entries = []*engine.Publication{p}
+		}
+	} else {
+		page, err = a.hub.MapState(ctx, req.Channel, req.Cursor, int(min(req.Limit, 1<<31-1)))
+	}
 	if err != nil {
 		return nil, a.fromMapHub(ctx, "map_read_state", req.Channel, err)
+	}
+	// revision is the position of an earlier page: the state was read
+	// again from scratch if the epoch changed since (Centrifugo answers
+	// the same 112).
+	if (req.RevisionOffset != 0 || req.RevisionEpoch != "") && req.RevisionEpoch != page.Position.Epoch {
+		return nil, newError(protocol.ErrorUnrecoverablePosition, "unrecoverable position: revision_epoch %q is not the stream's epoch %q", req.RevisionEpoch, page.Position.Epoch)
 	}
 	res := &mapReadStateResult{Entries: make([]mapEntry, len(page.Entries)), Offset: page.Position.Offset, Epoch: page.Position.Epoch, Cursor: page.Cursor}
 	for i, p := range page.Entries {

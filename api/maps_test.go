@@ -32,6 +32,14 @@ func TestMapMethods(t *testing.T) {
 	if msg := n.expectError(t, "map_read_stream", `{"channel":"board:a","since_offset":2,"since_epoch":"x"}`, 112); !strings.Contains(msg, "unrecoverable position") {
 		t.Errorf("map_read_stream from another epoch: %q", msg)
 	}
+	// One key (Centrifugo's ReadState key filter; cursor and limit
+	// ignored), and the state from an earlier page's epoch.
+	n.expectTimed(t, "map_read_state", fmt.Sprintf(`{"channel":"board:a","key":"k2","cursor":"k2","limit":1,"revision_offset":1,"revision_epoch":"%s"}`, epoch),
+		fmt.Sprintf(`{"result":{"entries":[{"key":"k2","data":{"v":2},"offset":3,"time":T}],"offset":4,"epoch":"%s"}}`, epoch))
+	n.expect(t, "map_read_state", `{"channel":"board:a","key":"k1"}`, fmt.Sprintf(`{"result":{"entries":[],"offset":4,"epoch":"%s"}}`, epoch))
+	if msg := n.expectError(t, "map_read_state", `{"channel":"board:a","revision_offset":1,"revision_epoch":"x"}`, 112); !strings.Contains(msg, "unrecoverable position") {
+		t.Errorf("map_read_state from another epoch: %q", msg)
+	}
 	n.expect(t, "map_clear", `{"channel":"board:a"}`, `{"result":{}}`)
 	n.expect(t, "map_stats", `{"channel":"board:a"}`, `{"result":{"num_keys":0}}`)
 	if got := n.json(t, "map_read_stream", `{"channel":"board:a"}`)["epoch"]; got == epoch {
@@ -71,7 +79,7 @@ func TestMapMethods(t *testing.T) {
 		{"map_remove", `{"channel":"board:a"}`, "key required"},
 		{"map_read_state", `{"channel":"board:a","limit":501}`, "bad request"},
 		{"map_read_state", `{"channel":"board:a","asc":true}`, "asc: not supported"},
-		{"map_read_state", `{"channel":"board:a","revision_offset":1}`, "revision: not supported"},
+		{"map_read_state", `{"channel":"board:a","key":"bad\u0001key"}`, "bad request"},
 		{"map_read_stream", `{"channel":"board:a","since":{"offset":1},"since_offset":1}`, "not both"},
 		{"map_stats", `{"channel":"plain:a"}`, "not in a map namespace"},
 		{"publish", `{"channel":"board:a","data":1}`, "bad request"},

@@ -123,6 +123,11 @@ func (o MapPublishOptions) Valid() bool {
 type MapStateRequest struct {
 	// Cursor is "" for the first page, then the previous page's Cursor.
 	Cursor string
+	// Key, when set, reads that key alone (Centrifugo's MapReadStateOptions.Key):
+	// the page holds its entry, or none when it is not in the state, and
+	// no Cursor; Cursor is ignored. A compare-and-swap reads the key's
+	// position this way (the entry's Offset and the page's epoch).
+	Key string
 	// Limit is the most entries a page holds (positive).
 	Limit int
 	// MetaTTL keeps the stream's position (see HistoryRequest.MetaTTL).

@@ -11,19 +11,21 @@ import (
 )
 
 // Hub.MapPublishWith and MapRemoveWith as compare-and-swap: the position
-// of a key read from MapState (the entry's Offset, the page's epoch)
+// of a key read with MapEntry (the entry's Offset, the stream's epoch)
 // makes the next change conditional on nobody having changed the key
 // since; a stale one changes nothing and returns the stream's position.
 func TestMapExpectedPosition(t *testing.T) {
 	t.Parallel()
 	n := mapTagsNode(t)
 	ctx := context.Background()
+	mapSet(t, n.hub, "mm:a", "j", `0`)
 	mapSet(t, n.hub, "mm:a", "k", `1`)
-	page, err := n.hub.MapState(ctx, "mm:a", "", 0)
-	if err != nil || len(page.Entries) != 1 {
-		t.Fatalf("state: %+v, %v", page, err)
+	mapSet(t, n.hub, "mm:a", "l", `0`)
+	entry, at, err := n.hub.MapEntry(ctx, "mm:a", "k")
+	if err != nil || entry == nil || string(entry.Data) != `1` || entry.Offset != 2 || at.Offset != 3 {
+		t.Fatalf("MapEntry: %+v at %+v, %v; want k=1 set at offset 2, the top 3", entry, at, err)
 	}
-	read := &engine.StreamPosition{Offset: page.Entries[0].Offset, Epoch: page.Position.Epoch}
+	read := &engine.StreamPosition{Offset: entry.Offset, Epoch: at.Epoch}
 	next, err := n.hub.MapPublishWith(ctx, "mm:a", "k", []byte(`2`), hub.MapChange{ExpectedPosition: read})
 	if err != nil {
 		t.Fatalf("compare-and-swap from the read position: %v", err)
@@ -38,8 +40,8 @@ func TestMapExpectedPosition(t *testing.T) {
 	if _, err := n.hub.MapRemoveWith(ctx, "mm:a", "k", hub.MapChange{ExpectedPosition: &next}); err != nil {
 		t.Fatalf("removal from the current position: %v", err)
 	}
-	if st, err := n.hub.MapStats(ctx, "mm:a"); err != nil || st.NumKeys != 0 {
-		t.Fatalf("keys: %+v, %v", st, err)
+	if entry, _, err := n.hub.MapEntry(ctx, "mm:a", "k"); err != nil || entry != nil {
+		t.Fatalf("MapEntry of a removed key: %+v, %v", entry, err)
 	}
 }
 

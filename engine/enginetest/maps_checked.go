@@ -87,3 +87,34 @@ func (s *suite) testMapExpectedPosition(t *testing.T) {
 		t.Fatalf("state: %s", stateString(st))
 	}
 }
+
+// testMapStateKey checks MapStateRequest.Key: the page holds that key's
+// entry alone, with the offset of the change that set it, or none once it
+// is removed; the position is the stream's top either way.
+func (s *suite) testMapStateKey(t *testing.T) {
+	n := s.start(t)
+	ch := channel(t, "m")
+	mb := mapBroker(t, n)
+	n.mapPublish(t, ch, "a", []byte(`1`), mapOpts(10))
+	b := n.mapPublish(t, ch, "b", []byte(`2`), mapOpts(10))
+	n.mapPublish(t, ch, "c", []byte(`3`), mapOpts(10))
+	read := func(key string) engine.MapStatePage {
+		t.Helper()
+		page, err := mb.MapState(ctx(t), ch, engine.MapStateRequest{Key: key, Limit: 1, Cursor: "a"})
+		if err != nil {
+			t.Fatalf("MapState(key %q): %v", key, err)
+		}
+		return page
+	}
+	page := read("b")
+	if len(page.Entries) != 1 || page.Entries[0].Key != "b" || string(page.Entries[0].Data) != `2` || page.Entries[0].Offset != b.Offset || page.Cursor != "" || page.Position.Offset != b.Offset+1 {
+		t.Fatalf("key b: %+v, want its entry at offset %d and the top %d", page, b.Offset, b.Offset+1)
+	}
+	gone := n.mapRemove(t, ch, "b", mapOpts(10))
+	if page := read("b"); len(page.Entries) != 0 || page.Position != gone {
+		t.Fatalf("key b removed: %+v, want no entry at %+v", page, gone)
+	}
+	if page := read("zz"); len(page.Entries) != 0 {
+		t.Fatalf("key never set: %+v", page)
+	}
+}

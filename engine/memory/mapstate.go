@@ -218,6 +218,12 @@ func (e *Engine) MapState(ctx context.Context, ch string, req engine.MapStateReq
 	if mc == nil {
 		return page, nil
 	}
+	if req.Key != "" {
+		if k := mc.key(req.Key); k != nil && !k.expired(now) {
+			page.Entries = []*engine.Publication{k.pub}
+		}
+		return page, nil
+	}
 	sorted := mc.ordered()
 	i, _ := slices.BinarySearch(sorted, req.Cursor)
 	if i < len(sorted) && sorted[i] == req.Cursor {

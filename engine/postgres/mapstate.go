@@ -23,6 +23,7 @@ type mapStatements struct {
 	change     string
 	statePos   string
 	statePage  string
+	stateKey   string
 	stats      string
 	clearLock  string
 	clearState string
@@ -40,6 +41,9 @@ func newMapStatements(q func(string) string) mapStatements {
 			  FROM {{schema}}.map_state
 			 WHERE channel = $1 AND key > $2 AND (expire_at IS NULL OR expire_at > now())
 			 ORDER BY key LIMIT $3`),
+		stateKey: q(`SELECT key, pub_offset, time_ms, data, client_id, user_id, conn_info, chan_info, tags::text
+			  FROM {{schema}}.map_state
+			 WHERE channel = $1 AND key = $2 AND (expire_at IS NULL OR expire_at > now())`),
 		stats: q(`SELECT count(*) FROM {{schema}}.map_state
 			 WHERE channel = $1 AND (expire_at IS NULL OR expire_at > now())`),
 		clearLock:  q(`SELECT 1 FROM {{schema}}.streams WHERE channel = $1 FOR UPDATE`),
@@ -152,7 +156,11 @@ func (e *Engine) MapState(ctx context.Context, ch string, req engine.MapStateReq
 			return err
 		}
 		page.Position.Offset = uint64(top)
-		rows, err := tx.Query(ctx, e.mapSQL.statePage, ch, req.Cursor, req.Limit+1)
+		stmt, args := e.mapSQL.statePage, []any{ch, req.Cursor, req.Limit + 1}
+		if req.Key != "" {
+			stmt, args = e.mapSQL.stateKey, []any{ch, req.Key}
+		}
+		rows, err := tx.Query(ctx, stmt, args...)
 		if err != nil {
 			return err
 		}

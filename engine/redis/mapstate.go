@@ -140,13 +140,20 @@ return {offset, epoch, earliest()}
 // position, creating the position when there is none.
 //
 //	KEYS: stream, meta, values, keys, expiry
-//	ARGV: epoch candidate, meta ttl ms, cursor ('' for the first page), limit
+//	ARGV: epoch candidate, meta ttl ms, cursor ('' for the first page), limit,
+//	      the one key to read ('' for a page)
 //	returns {top offset, epoch, more (0/1), key, value, key, value, ...}
 var mapStateScript = goredis.NewScript(luaNow + replaceAll(luaEnsureMeta, "EPOCH", "1", "METATTL", "2") + `
 local min = '-'
 if ARGV[3] ~= '' then min = '(' .. ARGV[3] end
 local limit = tonumber(ARGV[4])
-local keys = redis.call('zrangebylex', KEYS[4], min, '+', 'LIMIT', 0, limit + 1)
+local keys
+if ARGV[5] ~= '' then
+  keys = {}
+  if redis.call('zscore', KEYS[4], ARGV[5]) then keys[1] = ARGV[5] end
+else
+  keys = redis.call('zrangebylex', KEYS[4], min, '+', 'LIMIT', 0, limit + 1)
+end
 local out = {tonumber(redis.call('hget', KEYS[2], 's') or '0'), epoch, 0}
 local n = #keys
 if n > limit then
@@ -278,7 +285,7 @@ func (e *Engine) MapState(ctx context.Context, ch string, req engine.MapStateReq
 		return engine.MapStatePage{}, fmt.Errorf("map state %q: limit %d, want a positive one", ch, req.Limit)
 	}
 	keys := e.keys.mapKeys(ch)[:5]
-	v, err := mapStateScript.Run(ctx, e.client, keys, newEpoch(), millis(e.metaTTL(req.MetaTTL)), req.Cursor, req.Limit).Result()
+	v, err := mapStateScript.Run(ctx, e.client, keys, newEpoch(), millis(e.metaTTL(req.MetaTTL)), req.Cursor, req.Limit, req.Key).Result()
 	if err != nil {
 		return engine.MapStatePage{}, fmt.Errorf("map state %q: %w", ch, err)
 	}
