@@ -101,23 +101,17 @@ func (c *Client) publishToMap(ctx context.Context, req *protocol.PublishRequest,
 	if req.Removed && err == nil || added && err != nil {
 		c.releaseMapKey(req.Channel, key)
 	}
-	if MapChangeSuppressed(err) {
-		return nil
+	if MapSuppressReason(err) != "" {
+		return nil // suppressed: answered as done (see MapPublishReply.Change)
 	}
 	return err
 }
 
-// MapChangeSuppressed reports whether err is a map change's conditions
-// leaving it undone (Centrifugo's suppressed result): the key mode, the
-// version, the idempotency key or the expected position. The server API
-// answers these with suppressed and suppress_reason, not an error.
-func MapChangeSuppressed(err error) bool {
-	return MapSuppressReason(err) != ""
-}
-
 // MapSuppressReason is Centrifugo's suppress_reason for a map change
-// err left undone (centrifuge v0.40.1 map_broker.go SuppressReason), or
-// "" for any other err.
+// that its conditions left undone (centrifuge v0.40.1 map_broker.go
+// SuppressReason): the key mode, the version, the idempotency key or the
+// expected position; "" for any other err. The server API answers these
+// with suppressed and suppress_reason, not an error.
 func MapSuppressReason(err error) string {
 	switch {
 	case err == nil:
@@ -203,7 +197,7 @@ type MapChange struct {
 	// ExpectedPosition, when set, makes the change a compare-and-swap:
 	// it goes through only when the key was set by the change at
 	// ExpectedPosition.Offset of the stream's epoch ExpectedPosition.Epoch
-	// (the Offset of the key's entry in MapState, and the page's epoch).
+	// (the Offset of the key's entry and the Epoch that MapEntry reads).
 	// Otherwise it changes nothing and fails with an error that is
 	// engine.ErrMapPositionMismatch, returning the stream's position.
 	ExpectedPosition *engine.StreamPosition
