@@ -24,7 +24,10 @@ type MapBroker interface {
 	// is not there still appends and delivers the removal (a subscriber
 	// may hold the key from a stale snapshot), unless
 	// opts.SkipMissingRemove is set, in which case nothing happens and the
-	// current position is returned.
+	// current position is returned. A change refused by its conditions
+	// returns an error and changes nothing; with ErrMapDuplicate and
+	// ErrMapPositionMismatch the position returned is the first change's
+	// and the stream's current one, zero with the others.
 	MapPublish(ctx context.Context, channel string, pub *Publication, opts MapPublishOptions) (StreamPosition, error)
 	// MapState reads a page of the channel's state, in key order, and the
 	// stream's position at the time of the read.
