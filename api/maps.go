@@ -18,8 +18,8 @@ type mapPublishRequest struct {
 	Key     string          `json:"key"`
 	Data    json.RawMessage `json:"data"`
 	B64Data string          `json:"b64data"`
-	// Options of the reference Herald does not implement: refused with
-	// 107 when set, never ignored.
+	// What the change carries besides; score and stream_data, which
+	// Centrifugo ignores, are refused with 107 when set.
 	KeyMode        string            `json:"key_mode"`
 	IdempotencyKey string            `json:"idempotency_key"`
 	Tags           map[string]string `json:"tags"`
@@ -129,8 +129,11 @@ func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*mapC
 	}
 	if e := unsupported(map[string]bool{
 		// delta is accepted and ignored, as publish's: every change goes as a
-		// delta to the subscribers that negotiated one.
-		"idempotency_key": req.IdempotencyKey != "", "score": req.Score != 0,
+		// delta to the subscribers that negotiated one. score and
+		// stream_data are declared by Centrifugo 6.9.1's api.proto and read
+		// by nothing in it (centrifuge v0.40.1 keeps score and ordered maps
+		// unexported); Herald says so rather than drop them.
+		"score":       req.Score != 0,
 		"stream_data": len(req.StreamData) > 0, "b64stream_data": req.B64StreamData != "",
 	}); e != nil {
 		return nil, e
@@ -141,16 +144,21 @@ func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*mapC
 	}
 	sp, err := a.hub.MapPublishWith(ctx, req.Channel, req.Key, data, hub.MapChange{
 		Tags: req.Tags, KeyMode: engine.MapKeyMode(req.KeyMode), Version: req.Version, VersionEpoch: req.VersionEpoch,
+		IdempotencyKey: req.IdempotencyKey,
 	})
-	switch {
-	case errors.Is(err, engine.ErrMapKeyExists):
-		return &mapChangeResult{Suppressed: true, SuppressReason: "key_exists"}, nil
-	case errors.Is(err, engine.ErrMapKeyNotFound):
-		return &mapChangeResult{Suppressed: true, SuppressReason: "key_not_found"}, nil
-	case errors.Is(err, engine.ErrMapVersion):
-		return &mapChangeResult{Suppressed: true, SuppressReason: "version"}, nil
-	case err != nil:
-		return nil, a.fromMapHub(ctx, "map_publish", req.Channel, err)
+	return a.mapChangeResult(ctx, "map_publish", req.Channel, sp, err)
+}
+
+// mapChangeResult answers a map change: a change its conditions left
+// undone is a result with suppressed and suppress_reason, with the
+// position Centrifugo gives (the first change's for idempotency, the
+// stream's for a position mismatch, none for the others).
+func (a *handler) mapChangeResult(ctx context.Context, method, ch string, sp engine.StreamPosition, err error) (*mapChangeResult, *Error) {
+	if reason := hub.MapSuppressReason(err); reason != "" {
+		return &mapChangeResult{Offset: sp.Offset, Epoch: sp.Epoch, Suppressed: true, SuppressReason: reason}, nil
+	}
+	if err != nil {
+		return nil, a.fromMapHub(ctx, method, ch, err)
 	}
 	return &mapChangeResult{Offset: sp.Offset, Epoch: sp.Epoch}, nil
 }
@@ -162,26 +170,40 @@ func (a *handler) mapRemove(ctx context.Context, req *mapRemoveRequest) (*mapCha
 	if req.Key == "" {
 		return nil, badRequest("key required")
 	}
-	if e := unsupported(map[string]bool{"idempotency_key": req.IdempotencyKey != ""}); e != nil {
-		return nil, e
-	}
-	sp, err := a.hub.MapRemoveWith(ctx, req.Channel, req.Key, hub.MapChange{Tags: req.Tags})
-	if err != nil {
-		return nil, a.fromMapHub(ctx, "map_remove", req.Channel, err)
-	}
-	return &mapChangeResult{Offset: sp.Offset, Epoch: sp.Epoch}, nil
+	sp, err := a.hub.MapRemoveWith(ctx, req.Channel, req.Key, hub.MapChange{Tags: req.Tags, IdempotencyKey: req.IdempotencyKey})
+	return a.mapChangeResult(ctx, "map_remove", req.Channel, sp, err)
 }
 
 func (a *handler) mapReadState(ctx context.Context, req *mapReadStateRequest) (*mapReadStateResult, *Error) {
-	if e := unsupported(map[string]bool{"key": req.Key != "", "asc": req.Asc, "revision": req.RevisionOffset != 0 || req.RevisionEpoch != ""}); e != nil {
+	// asc orders ordered maps, which Herald, like Centrifugo 6.9.1, does
+	// not have; Herald says so rather than ignore it.
+	if e := unsupported(map[string]bool{"asc": req.Asc}); e != nil {
 		return nil, e
 	}
 	if req.Limit < 0 {
 		return nil, badRequest("limit: want 0 (the namespace's default page size) or a positive number, got %d", req.Limit)
 	}
-	page, err := a.hub.MapState(ctx, req.Channel, req.Cursor, int(min(req.Limit, 1<<31-1)))
+	var page engine.MapStatePage
+	var err error
+	if req.Key != "" {
+		// One key, as Centrifugo's ReadState with Key: cursor and limit
+		// are ignored.
+		var p *engine.Publication
+		p, page.Position, err = a.hub.MapEntry(ctx, req.Channel, req.Key)
+		if p != nil {
+			page.Entries = []*engine.Publication{p}
+		}
+	} else {
+		page, err = a.hub.MapState(ctx, req.Channel, req.Cursor, int(min(req.Limit, 1<<31-1)))
+	}
 	if err != nil {
 		return nil, a.fromMapHub(ctx, "map_read_state", req.Channel, err)
+	}
+	// revision is the position of an earlier page: the state was read
+	// again from scratch if the epoch changed since (Centrifugo answers
+	// the same 112).
+	if (req.RevisionOffset != 0 || req.RevisionEpoch != "") && req.RevisionEpoch != page.Position.Epoch {
+		return nil, newError(protocol.ErrorUnrecoverablePosition, "unrecoverable position: revision_epoch %q is not the stream's epoch %q", req.RevisionEpoch, page.Position.Epoch)
 	}
 	res := &mapReadStateResult{Entries: make([]mapEntry, len(page.Entries)), Offset: page.Position.Offset, Epoch: page.Position.Epoch, Cursor: page.Cursor}
 	for i, p := range page.Entries {

@@ -32,6 +32,14 @@ func TestMapMethods(t *testing.T) {
 	if msg := n.expectError(t, "map_read_stream", `{"channel":"board:a","since_offset":2,"since_epoch":"x"}`, 112); !strings.Contains(msg, "unrecoverable position") {
 		t.Errorf("map_read_stream from another epoch: %q", msg)
 	}
+	// One key (Centrifugo's ReadState key filter; cursor and limit
+	// ignored), and the state from an earlier page's epoch.
+	n.expectTimed(t, "map_read_state", fmt.Sprintf(`{"channel":"board:a","key":"k2","cursor":"k2","limit":1,"revision_offset":1,"revision_epoch":"%s"}`, epoch),
+		fmt.Sprintf(`{"result":{"entries":[{"key":"k2","data":{"v":2},"offset":3,"time":T}],"offset":4,"epoch":"%s"}}`, epoch))
+	n.expect(t, "map_read_state", `{"channel":"board:a","key":"k1"}`, fmt.Sprintf(`{"result":{"entries":[],"offset":4,"epoch":"%s"}}`, epoch))
+	if msg := n.expectError(t, "map_read_state", `{"channel":"board:a","revision_offset":1,"revision_epoch":"x"}`, 112); !strings.Contains(msg, "unrecoverable position") {
+		t.Errorf("map_read_state from another epoch: %q", msg)
+	}
 	n.expect(t, "map_clear", `{"channel":"board:a"}`, `{"result":{}}`)
 	n.expect(t, "map_stats", `{"channel":"board:a"}`, `{"result":{"num_keys":0}}`)
 	if got := n.json(t, "map_read_stream", `{"channel":"board:a"}`)["epoch"]; got == epoch {
@@ -46,6 +54,16 @@ func TestMapMethods(t *testing.T) {
 	// version: a change not above the key's version is suppressed.
 	n.call(t, "map_publish", `{"channel":"board:b","key":"v","data":1,"version":3,"version_epoch":"x"}`)
 	n.expect(t, "map_publish", `{"channel":"board:b","key":"v","data":2,"version":3,"version_epoch":"x"}`, `{"result":{"suppressed":true,"suppress_reason":"version"}}`)
+	// idempotency_key: a repeat is suppressed with the first change's
+	// position, on map_publish and map_remove alike.
+	first := n.call(t, "map_publish", `{"channel":"board:b","key":"i","data":1,"idempotency_key":"once"}`)
+	if got := n.call(t, "map_publish", `{"channel":"board:b","key":"i","data":2,"idempotency_key":"once"}`); got != strings.Replace(first, `}}`, `,"suppressed":true,"suppress_reason":"idempotency"}}`, 1) {
+		t.Fatalf("map_publish repeated: %s after %s", got, first)
+	}
+	removed := n.call(t, "map_remove", `{"channel":"board:b","key":"i","idempotency_key":"gone"}`)
+	if got := n.call(t, "map_remove", `{"channel":"board:b","key":"i","idempotency_key":"gone"}`); got != strings.Replace(removed, `}}`, `,"suppressed":true,"suppress_reason":"idempotency"}}`, 1) {
+		t.Fatalf("map_remove repeated: %s after %s", got, removed)
+	}
 
 	// Bad input names the field; options Herald does not implement are
 	// refused, never ignored.
@@ -54,12 +72,14 @@ func TestMapMethods(t *testing.T) {
 		{"map_publish", `{"channel":"board:a","key":"k"}`, "data required"},
 		{"map_publish", `{"channel":"board:a","key":"k","data":1,"key_mode":"sometimes"}`, "key_mode \"sometimes\""},
 		{"map_publish", `{"channel":"board:a","key":"k","data":1,"score":5}`, "score: not supported"},
+		{"map_publish", `{"channel":"board:a","key":"k","data":1,"stream_data":{"a":1}}`, "stream_data: not supported"},
+		{"map_publish", `{"channel":"board:a","key":"k","data":1,"idempotency_key":"` + strings.Repeat("i", 257) + `"}`, "idempotency_key: 257 bytes"},
 		{"map_publish", `{"channel":"board:a","key":"` + strings.Repeat("k", 1025) + `","data":1}`, "bad request"},
 		{"map_publish", `{"channel":"plain:a","key":"k","data":1}`, "not in a map namespace"},
 		{"map_remove", `{"channel":"board:a"}`, "key required"},
 		{"map_read_state", `{"channel":"board:a","limit":501}`, "bad request"},
 		{"map_read_state", `{"channel":"board:a","asc":true}`, "asc: not supported"},
-		{"map_read_state", `{"channel":"board:a","revision_offset":1}`, "revision: not supported"},
+		{"map_read_state", `{"channel":"board:a","key":"bad\u0001key"}`, "bad request"},
 		{"map_read_stream", `{"channel":"board:a","since":{"offset":1},"since_offset":1}`, "not both"},
 		{"map_stats", `{"channel":"plain:a"}`, "not in a map namespace"},
 		{"publish", `{"channel":"board:a","data":1}`, "bad request"},

@@ -115,7 +115,7 @@ type HTTPAPIConfig struct {
 	Disabled      bool   `yaml:"disabled" doc:"serve no HTTP API at all, not even the '403' that explains how to turn it on (requests under 'handler_prefix' get '404')"`
 	HandlerPrefix string `yaml:"handler_prefix" default:"/api" doc:"where the API is served: 'POST PREFIX/<method>' and the single endpoint 'POST PREFIX' with '{\"method\":…,\"params\":…}'"`
 	// IdempotencyWindow is hub.Config.IdempotencyWindow.
-	IdempotencyWindow time.Duration `yaml:"idempotency_window" default:"5m" doc:"how long 'publish' and 'broadcast' remember an 'idempotency_key', per channel and across the cluster: a repeat within the window returns the first result and delivers nothing (at most 24h)"`
+	IdempotencyWindow time.Duration `yaml:"idempotency_window" default:"5m" doc:"how long 'publish', 'broadcast', 'map_publish' and 'map_remove' remember an 'idempotency_key', per channel and across the cluster: a repeat within the window returns the first result and delivers nothing (at most 24h)"`
 	AllowedOrigins    []string      `yaml:"allowed_origins" doc:"browser origins allowed to call the API (CORS); '*' allows any"`
 	External          bool          `yaml:"external" doc:"with 'internal.address': serve the API on the main listener, not the internal one (Centrifugo's 'http_api.external')"`
 	RequireClientCert bool          `yaml:"require_client_cert" doc:"answer '/api/' requests '403' unless the connection presented a client certificate that verified against 'tls.client_ca_file' (mutual TLS for the API; set 'tls.client_auth: optional' so that clients without a certificate still reach the other endpoints)"`

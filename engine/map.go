@@ -24,7 +24,10 @@ type MapBroker interface {
 	// is not there still appends and delivers the removal (a subscriber
 	// may hold the key from a stale snapshot), unless
 	// opts.SkipMissingRemove is set, in which case nothing happens and the
-	// current position is returned.
+	// current position is returned. A change refused by its conditions
+	// returns an error and changes nothing; with ErrMapDuplicate and
+	// ErrMapPositionMismatch the position returned is the first change's
+	// and the stream's current one, zero with the others.
 	MapPublish(ctx context.Context, channel string, pub *Publication, opts MapPublishOptions) (StreamPosition, error)
 	// MapState reads a page of the channel's state, in key order, and the
 	// stream's position at the time of the read.
@@ -74,10 +77,28 @@ type MapPublishOptions struct {
 	// version): the publication goes through only when the key is not in
 	// the state, or holds no version, a version of another VersionEpoch,
 	// or a lower one; otherwise nothing changes and MapPublish fails with
-	// ErrMapVersion. The key keeps the version of its last change (none
-	// after a change without one). Removals ignore it.
+	// ErrMapVersion. The key keeps the version of its last change with
+	// one: a change without a version leaves it (as Centrifugo's brokers
+	// do), a removal drops it. Removals ignore it.
 	Version      uint64
 	VersionEpoch string
+	// IdempotencyKey, when not empty, makes the change idempotent per
+	// channel (Centrifugo's idempotency_key on map_publish and
+	// map_remove): a change with a key seen within IdempotentResultTTL
+	// (which must then be positive) changes nothing and fails with
+	// ErrMapDuplicate, returning the position of the first. Publications
+	// and map changes of a channel share its keys. A change refused for
+	// another reason (KeyMode, Version, ExpectedPosition, MaxKeys) does
+	// not remember its key.
+	IdempotencyKey      string
+	IdempotentResultTTL time.Duration
+	// ExpectedPosition, when set, makes the change a compare-and-swap
+	// (Centrifugo's ExpectedPosition): it goes through only when the key
+	// is in the state, set by the change at ExpectedPosition.Offset, and
+	// the stream's epoch is ExpectedPosition.Epoch. Otherwise nothing
+	// changes and MapPublish fails with ErrMapPositionMismatch, returning
+	// the stream's current position. Removals take it too.
+	ExpectedPosition *StreamPosition
 }
 
 // MapKeyMode is MapPublishOptions.KeyMode.
@@ -95,13 +116,21 @@ func (m MapKeyMode) Valid() bool {
 	return m == MapKeyReplace || m == MapKeyIfNew || m == MapKeyIfExists
 }
 
-// Valid reports whether o keeps a stream.
-func (o MapPublishOptions) Valid() bool { return o.StreamSize > 0 && o.StreamTTL > 0 }
+// Valid reports whether o keeps a stream, and gives an idempotency key
+// a window.
+func (o MapPublishOptions) Valid() bool {
+	return o.StreamSize > 0 && o.StreamTTL > 0 && (o.IdempotencyKey == "" || o.IdempotentResultTTL > 0)
+}
 
 // MapStateRequest selects a page of a map channel's state.
 type MapStateRequest struct {
 	// Cursor is "" for the first page, then the previous page's Cursor.
 	Cursor string
+	// Key, when set, reads that key alone (Centrifugo's MapReadStateOptions.Key):
+	// the page holds its entry, or none when it is not in the state, and
+	// no Cursor; Cursor is ignored. A compare-and-swap reads the key's
+	// position this way (the entry's Offset and the page's epoch).
+	Key string
 	// Limit is the most entries a page holds (positive).
 	Limit int
 	// MetaTTL keeps the stream's position (see HistoryRequest.MetaTTL).
@@ -140,6 +169,14 @@ var (
 	// ErrMapVersion is returned by MapPublish for a Version not above
 	// the key's in the same VersionEpoch; nothing changed.
 	ErrMapVersion = errors.New("map key holds this version or a newer one")
+	// ErrMapDuplicate is returned by MapPublish for an IdempotencyKey
+	// seen within its window, with the position of the change that first
+	// carried it; nothing changed.
+	ErrMapDuplicate = errors.New("map change with this idempotency key already made")
+	// ErrMapPositionMismatch is returned by MapPublish when the key is not
+	// where MapPublishOptions.ExpectedPosition says, with the stream's
+	// current position; nothing changed.
+	ErrMapPositionMismatch = errors.New("map key is not at the expected position")
 )
 
 // ErrBadCursor is returned by MapState for a cursor the engine did not make.

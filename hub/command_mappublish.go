@@ -30,6 +30,14 @@ type MapPublishReply struct {
 	// Data, when not nil, is set instead of the client's data (ignored for
 	// a removal).
 	Data []byte
+	// Change is what the change carries besides, as the server API's
+	// map_publish and map_remove take it (a map publish proxy's tags,
+	// key_mode, version, version_epoch and idempotency_key). A change its
+	// conditions leave undone (key mode, version, idempotency key,
+	// expected position) is answered to the client as done, as Centrifugo
+	// answers a suppressed one (centrifuge v0.40.1 client.go: the publish
+	// result is sent whatever MapPublish's Suppressed says).
+	Change MapChange
 }
 
 // publishToMap sets or removes a key of a map channel for a client
@@ -42,6 +50,7 @@ func (c *Client) publishToMap(ctx context.Context, req *protocol.PublishRequest,
 		return newError(protocol.ErrorBadRequest) // a removal without data, a value with
 	}
 	key, data := req.Key, req.Data
+	var change MapChange
 	decided := false
 	if fn := c.hub.cfg.Handlers.OnMapPublish; fn != nil {
 		mr, err := fn(ctx, c, MapPublishEvent{Channel: req.Channel, Key: req.Key, Data: req.Data, Removed: req.Removed})
@@ -55,6 +64,7 @@ func (c *Client) publishToMap(ctx context.Context, req *protocol.PublishRequest,
 			if mr.Data != nil && !req.Removed {
 				data = mr.Data
 			}
+			change = mr.Change
 		}
 	}
 	if !decided {
@@ -75,7 +85,10 @@ func (c *Client) publishToMap(ctx context.Context, req *protocol.PublishRequest,
 	if e := checkMapKey(key); e != nil {
 		return e
 	}
-	pub := &engine.Publication{Key: key, Removed: req.Removed, Info: c.clientInfo(s.channelInfo())}
+	if e := r.checkMapChange(change); e != nil {
+		return e
+	}
+	pub := &engine.Publication{Key: key, Removed: req.Removed, Info: c.clientInfo(s.channelInfo()), Tags: change.Tags}
 	var added bool
 	if !req.Removed {
 		pub.Data = data
@@ -84,11 +97,37 @@ func (c *Client) publishToMap(ctx context.Context, req *protocol.PublishRequest,
 			return e
 		}
 	}
-	_, err := c.hub.mapPublish(ctx, req.Channel, r, pub)
+	_, err := c.hub.mapPublishWith(ctx, req.Channel, r, pub, c.hub.mapChangeOptions(r, change))
 	if req.Removed && err == nil || added && err != nil {
 		c.releaseMapKey(req.Channel, key)
 	}
+	if MapSuppressReason(err) != "" {
+		return nil // suppressed: answered as done (see MapPublishReply.Change)
+	}
 	return err
+}
+
+// MapSuppressReason is Centrifugo's suppress_reason for a map change
+// that its conditions left undone (centrifuge v0.40.1 map_broker.go
+// SuppressReason): the key mode, the version, the idempotency key or the
+// expected position; "" for any other err. The server API answers these
+// with suppressed and suppress_reason, not an error.
+func MapSuppressReason(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, engine.ErrMapKeyExists):
+		return "key_exists"
+	case errors.Is(err, engine.ErrMapKeyNotFound):
+		return "key_not_found"
+	case errors.Is(err, engine.ErrMapVersion):
+		return "version"
+	case errors.Is(err, engine.ErrMapDuplicate):
+		return "idempotency"
+	case errors.Is(err, engine.ErrMapPositionMismatch):
+		return "position_mismatch"
+	}
+	return ""
 }
 
 // checkMapKey refuses an empty key, one longer than MaxMapKeyLength, and
@@ -149,6 +188,32 @@ type MapChange struct {
 	// engine.ErrMapVersion (errors.Is) and changes nothing.
 	Version      uint64
 	VersionEpoch string
+	// IdempotencyKey, when not empty, makes the change at most once per
+	// channel and key within Config.IdempotencyWindow, across the
+	// cluster: a repeat changes nothing and fails with an error that is
+	// engine.ErrMapDuplicate (errors.Is), returning the first change's
+	// position. At most MaxIdempotencyKey bytes.
+	IdempotencyKey string
+	// ExpectedPosition, when set, makes the change a compare-and-swap:
+	// it goes through only when the key was set by the change at
+	// ExpectedPosition.Offset of the stream's epoch ExpectedPosition.Epoch
+	// (the Offset of the key's entry and the Epoch that MapEntry reads).
+	// Otherwise it changes nothing and fails with an error that is
+	// engine.ErrMapPositionMismatch, returning the stream's position.
+	ExpectedPosition *engine.StreamPosition
+}
+
+// mapChangeOptions are the namespace's options for a change that carries
+// m.
+func (h *Hub) mapChangeOptions(r *rule, m MapChange) engine.MapPublishOptions {
+	opts := r.Map.publishOptions()
+	opts.KeyMode = m.KeyMode
+	opts.Version, opts.VersionEpoch = m.Version, m.VersionEpoch
+	opts.ExpectedPosition = m.ExpectedPosition
+	if m.IdempotencyKey != "" {
+		opts.IdempotencyKey, opts.IdempotentResultTTL = m.IdempotencyKey, h.cfg.IdempotencyWindow
+	}
+	return opts
 }
 
 // MapPublish sets key of the map channel ch to data, as the server (no
@@ -164,10 +229,7 @@ func (h *Hub) MapPublishWith(ctx context.Context, ch, key string, data []byte, m
 	if err != nil {
 		return engine.StreamPosition{}, err
 	}
-	opts := r.Map.publishOptions()
-	opts.KeyMode = m.KeyMode
-	opts.Version, opts.VersionEpoch = m.Version, m.VersionEpoch
-	return h.mapPublishWith(ctx, ch, r, &engine.Publication{Key: key, Data: data, Tags: m.Tags}, opts)
+	return h.mapPublishWith(ctx, ch, r, &engine.Publication{Key: key, Data: data, Tags: m.Tags}, h.mapChangeOptions(r, m))
 }
 
 // MapRemove removes key from the map channel ch, as MapPublish.
@@ -181,7 +243,8 @@ func (h *Hub) MapRemoveWith(ctx context.Context, ch, key string, m MapChange) (e
 	if err != nil {
 		return engine.StreamPosition{}, err
 	}
-	return h.mapPublish(ctx, ch, r, &engine.Publication{Key: key, Removed: true, Tags: m.Tags})
+	// Removals ignore the key mode and the version (engine.MapPublishOptions).
+	return h.mapPublishWith(ctx, ch, r, &engine.Publication{Key: key, Removed: true, Tags: m.Tags}, h.mapChangeOptions(r, m))
 }
 
 func (h *Hub) mapRule(ch, key string, m MapChange) (*rule, error) {
@@ -192,13 +255,25 @@ func (h *Hub) mapRule(ch, key string, m MapChange) (*rule, error) {
 	if e := checkMapKey(key); e != nil {
 		return nil, e
 	}
-	if err := r.checkTags(m.Tags); err != nil {
-		return nil, err
-	}
-	if !m.KeyMode.Valid() {
-		return nil, &Error{Code: protocol.ErrorBadRequest, Message: fmt.Sprintf("key_mode %q: want %s or %s (or empty)", m.KeyMode, engine.MapKeyIfNew, engine.MapKeyIfExists)}
+	if e := r.checkMapChange(m); e != nil {
+		return nil, e
 	}
 	return r, nil
+}
+
+// checkMapChange refuses, with 107, tags beyond the namespace's bound, an
+// unknown key mode and an idempotency key over MaxIdempotencyKey bytes.
+func (r *rule) checkMapChange(m MapChange) error {
+	if err := r.checkTags(m.Tags); err != nil {
+		return err
+	}
+	if !m.KeyMode.Valid() {
+		return &Error{Code: protocol.ErrorBadRequest, Message: fmt.Sprintf("key_mode %q: want %s or %s (or empty)", m.KeyMode, engine.MapKeyIfNew, engine.MapKeyIfExists)}
+	}
+	if len(m.IdempotencyKey) > MaxIdempotencyKey {
+		return &Error{Code: protocol.ErrorBadRequest, Message: fmt.Sprintf("idempotency_key: %d bytes, at most %d", len(m.IdempotencyKey), MaxIdempotencyKey)}
+	}
+	return nil
 }
 
 // removeMapClientKey removes the key named by the client's id from a map

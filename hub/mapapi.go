@@ -54,6 +54,28 @@ func (h *Hub) MapState(ctx context.Context, ch, cursor string, limit int) (engin
 	return page, nil
 }
 
+// MapEntry reads the key of the map channel ch alone: its entry (nil
+// when the key is not in the state) and the stream's position. A
+// compare-and-swap takes its MapChange.ExpectedPosition from them: the
+// entry's Offset and the position's Epoch.
+func (h *Hub) MapEntry(ctx context.Context, ch, key string) (*engine.Publication, engine.StreamPosition, error) {
+	r, mb, err := h.mapChannelRule(ch)
+	if err != nil {
+		return nil, engine.StreamPosition{}, err
+	}
+	if e := checkMapKey(key); e != nil {
+		return nil, engine.StreamPosition{}, e
+	}
+	page, err := mb.MapState(ctx, ch, engine.MapStateRequest{Key: key, Limit: 1, MetaTTL: r.Map.MetaTTL})
+	if err != nil {
+		return nil, engine.StreamPosition{}, fmt.Errorf("map entry %q of %q: %w", key, ch, err)
+	}
+	if len(page.Entries) == 0 {
+		return nil, page.Position, nil
+	}
+	return page.Entries[0], page.Position, nil
+}
+
 // MapStream reads the change stream of the map channel ch as History
 // reads a stream.
 func (h *Hub) MapStream(ctx context.Context, ch string, since *engine.StreamPosition, limit int, reverse bool) ([]*engine.Publication, engine.StreamPosition, error) {

@@ -27,8 +27,9 @@ func (b *grpcBackend) MapRemove(ctx context.Context, r *proxyproto.MapRemoveRequ
 // TestGRPCMapPublishAndRemove: map publish and remove proxies served by a
 // gRPC backend (proxy.proto's MapPublish and MapRemove, as Centrifugo 6.9
 // declares them) decide as over HTTP: the backend receives the client's
-// key and data, may replace both or refuse, and a result field Herald
-// does not implement fails the command.
+// key and data, may replace both, set the change's conditions and tags,
+// or refuse, and a result field Herald does not implement fails the
+// command.
 func TestGRPCMapPublishAndRemove(t *testing.T) {
 	t.Parallel()
 	b := newGRPCBackend(t)
@@ -70,12 +71,26 @@ func TestGRPCMapPublishAndRemove(t *testing.T) {
 	b.answer("MapRemove", &proxyproto.MapRemoveResponse{Error: &proxyproto.Error{Code: 1002, Message: "keep it"}})
 	jsonclient.WantError(t, c.Call(`{"id":5,"publish":{"channel":"board:a","type":1,"key":"k","removed":true}}`), 1002)
 	b.next()
-	// Fields Herald's maps do not implement fail the command (100).
-	b.answer("MapPublish", &proxyproto.MapPublishResponse{Result: &proxyproto.MapPublishResult{KeyMode: "if_new"}})
-	jsonclient.WantError(t, c.Call(`{"id":6,"publish":{"channel":"board:a","type":1,"key":"k","data":{}}}`), 100)
+	// The result's conditions and tags go with the change; score, which
+	// Centrifugo declares and never reads, fails the command (100).
+	b.answer("MapPublish", &proxyproto.MapPublishResponse{Result: &proxyproto.MapPublishResult{KeyMode: "if_exists", Tags: map[string]string{"a": "b"}}})
+	if m := c.Call(`{"id":6,"publish":{"channel":"board:a","type":1,"key":"k","data":{}}}`); m["publish"] == nil {
+		t.Fatalf("map publish suppressed by key_mode: %v", m)
+	}
 	b.next()
-	b.answer("MapRemove", &proxyproto.MapRemoveResponse{Result: &proxyproto.MapRemoveResult{Tags: map[string]string{"a": "b"}}})
-	jsonclient.WantError(t, c.Call(`{"id":7,"publish":{"channel":"board:a","type":1,"key":"k","removed":true}}`), 100)
+	if st, err := n.hub.MapStats(t.Context(), "board:a"); err != nil || st.NumKeys != 0 {
+		t.Fatalf("keys after an if_exists publish of a missing key: %+v, %v", st, err)
+	}
+	b.answer("MapRemove", &proxyproto.MapRemoveResponse{Result: &proxyproto.MapRemoveResult{Tags: map[string]string{"a": "b"}, IdempotencyKey: "r1"}})
+	if m := c.Call(`{"id":7,"publish":{"channel":"board:a","type":1,"key":"k","removed":true}}`); m["publish"] == nil {
+		t.Fatalf("map remove with tags: %v", m)
+	}
+	b.next()
+	if pubs, _, err := n.hub.MapStream(t.Context(), "board:a", nil, -1, true); err != nil || len(pubs) == 0 || pubs[0].Tags["a"] != "b" {
+		t.Fatalf("stream: %+v, %v; want the removal with the proxy's tags last", pubs, err)
+	}
+	b.answer("MapPublish", &proxyproto.MapPublishResponse{Result: &proxyproto.MapPublishResult{Score: 3}})
+	jsonclient.WantError(t, c.Call(`{"id":9,"publish":{"channel":"board:a","type":1,"key":"k","data":{}}}`), 100)
 	b.next()
 	b.answer("MapPublish", &proxyproto.MapPublishResponse{Disconnect: &proxyproto.Disconnect{Code: 4100, Reason: "go away"}})
 	c.Send(`{"id":8,"publish":{"channel":"board:a","type":1,"key":"k","data":{}}}`)

@@ -5,14 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/hub"
 )
 
 // The map publish and map remove events, with Centrifugo's request and
-// result fields. Results' fields that Herald's map channels do not
-// implement (tags, score, key_mode, stream_data, idempotency_key, delta,
-// version) fail the command (see unsupportedResult) rather than being
-// dropped.
+// result fields. The result's tags, key_mode, version, version_epoch and
+// idempotency_key go with the change as Centrifugo 6.9.1 applies them
+// (internal/proxy/map_publish_handler.go); delta is taken and has no
+// effect, every change going as a delta to the subscribers that
+// negotiated one. score and stream_data, which Centrifugo 6.9.1 declares
+// and never reads, fail the command (see unsupportedResult) rather than
+// being dropped.
 
 type mapPublishRequest struct {
 	baseRequest
@@ -60,22 +64,18 @@ func unsupportedResult(field string) error {
 // not implement, or "".
 func (r *mapPublishResult) unsupportedField() string {
 	switch {
-	case len(r.Tags) > 0:
-		return "tags"
 	case r.Score != 0:
 		return "score"
-	case r.KeyMode != "":
-		return "key_mode"
 	case len(r.StreamData) > 0 && string(r.StreamData) != "null", r.B64StreamData != "":
 		return "stream_data"
-	case r.IdempotencyKey != "":
-		return "idempotency_key"
-	case r.Delta:
-		return "delta"
-	case r.Version != 0 || r.VersionEpoch != "":
-		return "version"
 	}
 	return ""
+}
+
+// change is what the result makes the change carry besides the key and
+// the value; the hub checks it as the server API's.
+func (r *mapPublishResult) change() hub.MapChange {
+	return hub.MapChange{Tags: r.Tags, KeyMode: engine.MapKeyMode(r.KeyMode), Version: r.Version, VersionEpoch: r.VersionEpoch, IdempotencyKey: r.IdempotencyKey}
 }
 
 // onMapPublish asks the backend of the channel's namespace about a map
@@ -93,10 +93,8 @@ func (r *Router) onMapPublish(ctx context.Context, c *hub.Client, ev hub.MapPubl
 			if res == nil {
 				return hub.MapPublishReply{}, nil
 			}
-			if f := res.unsupportedField(); f != "" {
-				return hub.MapPublishReply{}, unsupportedResult(f)
-			}
-			return hub.MapPublishReply{Key: res.Key}, nil
+			// Centrifugo's MapRemoveResult has key, tags and idempotency_key.
+			return hub.MapPublishReply{Key: res.Key, Change: hub.MapChange{Tags: res.Tags, IdempotencyKey: res.IdempotencyKey}}, nil
 		})
 	}
 	e := r.mapPublish[ns]
@@ -116,6 +114,6 @@ func (r *Router) onMapPublish(ctx context.Context, c *hub.Client, ev hub.MapPubl
 		if err != nil {
 			return hub.MapPublishReply{}, err
 		}
-		return hub.MapPublishReply{Key: res.Key, Data: data}, nil
+		return hub.MapPublishReply{Key: res.Key, Data: data, Change: res.change()}, nil
 	})
 }

@@ -1,6 +1,8 @@
 package proxy_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +14,8 @@ import (
 // TestMapPublishAndRemove: a map namespace with map publish and remove
 // proxies asks the backend instead of its map permissions (which allow
 // nothing here); the backend may replace the key and the data, refuse,
-// and a result field Herald does not implement fails the command.
+// and a result field Herald does not implement (score, stream_data) fails
+// the command.
 func TestMapPublishAndRemove(t *testing.T) {
 	t.Parallel()
 	b := newBackend(t)
@@ -70,4 +73,58 @@ func startMapNode(t *testing.T, publishURL, removeURL string) *node {
 		MapPublish: map[string]string{"board": "mp"},
 		MapRemove:  map[string]string{"board": "mr"},
 	}, hub.ChannelConfig{Namespaces: []hub.Namespace{{Name: "board", NamespaceOptions: mapNS}, {Name: "other", NamespaceOptions: mapNS}}})
+}
+
+// TestMapPublishResultApplied: the map publish proxy's tags, key_mode,
+// version, version_epoch, idempotency_key and delta, and the map remove
+// proxy's tags and idempotency_key, go with the change as Centrifugo
+// applies them; a change they leave undone is answered to the client as
+// done, as Centrifugo answers a suppressed one.
+func TestMapPublishResultApplied(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t)
+	n := startMapNode(t, b.url("/map_publish"), b.url("/map_remove"))
+	h := n.hub
+	c := n.dial(nil)
+	c.Connect("u1")
+	publish := func(id int, result string) {
+		t.Helper()
+		b.answer("/map_publish", `{"result":`+result+`}`)
+		if m := c.Call(fmt.Sprintf(`{"id":%d,"publish":{"channel":"board:a","type":1,"key":"k","data":{"v":%d}}}`, id, id)); m["publish"] == nil {
+			t.Fatalf("map publish %d with %s: %v", id, result, m)
+		}
+		b.next()
+	}
+	state := func() string {
+		t.Helper()
+		page, err := h.MapState(t.Context(), "board:a", "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range page.Entries {
+			out = append(out, fmt.Sprintf("%s=%s%v@%d", p.Key, p.Data, p.Tags, p.Offset))
+		}
+		return strings.Join(out, " ")
+	}
+	publish(1, `{"tags":{"team":"red"},"key_mode":"if_new","version":5,"version_epoch":"e","delta":true}`)
+	publish(2, `{"key_mode":"if_new"}`)             // the key exists: suppressed
+	publish(3, `{"version":5,"version_epoch":"e"}`) // not above 5: suppressed
+	publish(4, `{"key":"j","idempotency_key":"once"}`)
+	publish(5, `{"key":"j","idempotency_key":"once"}`) // a repeat: suppressed
+	if got, want := state(), `j={"v":4}map[]@2 k={"v":1}map[team:red]@1`; got != want {
+		t.Fatalf("state %s, want %s", got, want)
+	}
+	b.answer("/map_remove", `{"result":{"key":"j","tags":{"team":"blue"},"idempotency_key":"gone"}}`)
+	if m := c.Call(`{"id":6,"publish":{"channel":"board:a","type":1,"key":"j","removed":true}}`); m["publish"] == nil {
+		t.Fatalf("map remove: %v", m)
+	}
+	b.next()
+	pubs, _, err := h.MapStream(t.Context(), "board:a", nil, -1, false)
+	if err != nil || len(pubs) != 3 || !pubs[2].Removed || pubs[2].Tags["team"] != "blue" {
+		t.Fatalf("stream: %+v, %v; want the removal of j with its tags third", pubs, err)
+	}
+	b.answer("/map_publish", `{"result":{"key_mode":"sometimes"}}`)
+	jsonclient.WantError(t, c.Call(`{"id":7,"publish":{"channel":"board:a","type":1,"key":"k","data":{}}}`), 107)
+	b.next()
 }

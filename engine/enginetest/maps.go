@@ -25,6 +25,9 @@ func (s *suite) maps(t *testing.T) {
 	t.Run("Tags", s.testMapTags)
 	t.Run("KeyMode", s.testMapKeyMode)
 	t.Run("Version", s.testMapVersion)
+	t.Run("Idempotency", s.testMapIdempotency)
+	t.Run("ExpectedPosition", s.testMapExpectedPosition)
+	t.Run("StateKey", s.testMapStateKey)
 }
 
 // mapOpts keeps a stream of size changes for a minute.

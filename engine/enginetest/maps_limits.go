@@ -98,7 +98,8 @@ func (s *suite) testMapKeyMode(t *testing.T) {
 
 // testMapVersion checks MapPublishOptions.Version: a version not above the
 // key's in the same epoch fails with ErrMapVersion and appends nothing; a
-// higher one, one of another epoch, and any after a removal go through.
+// higher one, one of another epoch, and any after a removal go through; a
+// change without a version keeps the key's.
 func (s *suite) testMapVersion(t *testing.T) {
 	n := s.start(t)
 	ch := channel(t, "m")
@@ -115,10 +116,14 @@ func (s *suite) testMapVersion(t *testing.T) {
 		}
 	}
 	n.mapPublish(t, ch, "a", []byte(`6`), at(6, "e1"))
+	n.mapPublish(t, ch, "a", []byte(`7`), mapOpts(10)) // no version: the key keeps 6
+	if _, err := mb.MapPublish(ctx(t), ch, &engine.Publication{Key: "a", Data: []byte(`x`)}, at(6, "e1")); !errors.Is(err, engine.ErrMapVersion) {
+		t.Fatalf("version 6 after a change without a version over 6: %v, want ErrMapVersion", err)
+	}
 	n.mapPublish(t, ch, "a", []byte(`1`), at(1, "e2")) // another epoch
 	n.mapRemove(t, ch, "a", mapOpts(10))
 	last := n.mapPublish(t, ch, "a", []byte(`0`), at(1, "e2"))
-	if st, _, _ := n.readState(t, ch, 10); stateString(st) != `map[a:0]` || last.Offset != 5 {
-		t.Fatalf("state %s at %+v, want a=0 at offset 5", stateString(st), last)
+	if st, _, _ := n.readState(t, ch, 10); stateString(st) != `map[a:0]` || last.Offset != 6 {
+		t.Fatalf("state %s at %+v, want a=0 at offset 6", stateString(st), last)
 	}
 }

@@ -51,8 +51,8 @@ type mapKey struct {
 	ch       string
 	pub      *engine.Publication
 	expireAt int64 // Unix nanoseconds; 0 for never
-	// version and versionEpoch are those of the key's last change
-	// (MapPublishOptions.Version; 0: none).
+	// version and versionEpoch are those of the key's last change with
+	// a version (MapPublishOptions.Version; 0: none).
 	version      uint64
 	versionEpoch string
 }
@@ -69,7 +69,7 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 	case pub.Key == "":
 		return engine.StreamPosition{}, fmt.Errorf("map publish %q: empty key", ch)
 	case !opts.Valid():
-		return engine.StreamPosition{}, fmt.Errorf("map publish %q: StreamSize and StreamTTL must both be positive", ch)
+		return engine.StreamPosition{}, fmt.Errorf("map publish %q: StreamSize and StreamTTL must both be positive, and IdempotentResultTTL with an IdempotencyKey", ch)
 	}
 	sh := e.shard(ch)
 	sh.pubMu.Lock()
@@ -80,10 +80,18 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 	}
 	now := e.opts.Now().UnixNano()
 	mc := sh.maps.channels[ch]
+	top := func() engine.StreamPosition {
+		_, sp := sh.history.read(ch, engine.HistoryRequest{}, now, after(now, metaTTL(opts.MetaTTL, e.opts.HistoryMetaTTL)))
+		return sp
+	}
+	if opts.IdempotencyKey != "" {
+		if sp, ok := sh.idem.lookup(ch, opts.IdempotencyKey, now); ok {
+			return sp, fmt.Errorf("map publish %q: %w", ch, engine.ErrMapDuplicate)
+		}
+	}
 	if pub.Removed && opts.SkipMissingRemove {
 		if k := mc.key(pub.Key); k == nil || k.expired(now) {
-			_, sp := sh.history.read(ch, engine.HistoryRequest{}, now, after(now, metaTTL(opts.MetaTTL, e.opts.HistoryMetaTTL)))
-			return sp, nil
+			return top(), nil
 		}
 	}
 	if !pub.Removed && opts.TouchIfExists {
@@ -92,8 +100,7 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 				k.expireAt = after(now, opts.KeyTTL)
 				sh.maps.expiry.schedule(&k.timer, k.expireAt, k)
 			}
-			_, sp := sh.history.read(ch, engine.HistoryRequest{}, now, after(now, metaTTL(opts.MetaTTL, e.opts.HistoryMetaTTL)))
-			return sp, nil
+			return top(), nil
 		}
 	}
 	if !pub.Removed && opts.KeyMode != engine.MapKeyReplace {
@@ -105,6 +112,12 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 			return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, engine.ErrMapKeyNotFound)
 		}
 	}
+	if want := opts.ExpectedPosition; want != nil {
+		sp := top()
+		if k := mc.key(pub.Key); k == nil || k.expired(now) || k.pub.Offset != want.Offset || sp.Epoch != want.Epoch {
+			return sp, fmt.Errorf("map publish %q: %w", ch, engine.ErrMapPositionMismatch)
+		}
+	}
 	if !pub.Removed && opts.Version > 0 {
 		if k := mc.key(pub.Key); k != nil && !k.expired(now) && k.version >= opts.Version && k.versionEpoch == opts.VersionEpoch {
 			return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, engine.ErrMapVersion)
@@ -113,7 +126,16 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 	if !pub.Removed && opts.MaxKeys > 0 && mc.key(pub.Key) == nil && mc != nil && len(mc.keys) >= opts.MaxKeys {
 		return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, engine.ErrMapKeyLimit)
 	}
-	return e.applyMapChange(h, sh, ch, pub, opts, now), nil
+	if opts.IdempotencyKey != "" {
+		if err := sh.idem.reserve(now, e.opts.JanitorBatch, &e.idemHeld, e.opts.IdempotencyKeys); err != nil {
+			return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, err)
+		}
+	}
+	sp := e.applyMapChange(h, sh, ch, pub, opts, now)
+	if opts.IdempotencyKey != "" {
+		sh.idem.remember(ch, opts.IdempotencyKey, sp, now, opts.IdempotentResultTTL)
+	}
+	return sp, nil
 }
 
 // applyMapChange records and delivers one change; the caller holds pubMu.
@@ -152,7 +174,11 @@ func (e *Engine) applyMapChange(h engine.Handler, sh *shard, ch string, pub *eng
 			mc.dirty = true
 		}
 		k.pub = &p
-		k.version, k.versionEpoch = opts.Version, opts.VersionEpoch
+		// A change without a version keeps the key's (as Centrifugo's
+		// brokers do), unless the key had expired.
+		if opts.Version > 0 || k.expired(now) {
+			k.version, k.versionEpoch = opts.Version, opts.VersionEpoch
+		}
 		k.expireAt = 0
 		k.cancel()
 		if opts.KeyTTL > 0 {
@@ -190,6 +216,12 @@ func (e *Engine) MapState(ctx context.Context, ch string, req engine.MapStateReq
 	page := engine.MapStatePage{Position: sp}
 	mc := sh.maps.channels[ch]
 	if mc == nil {
+		return page, nil
+	}
+	if req.Key != "" {
+		if k := mc.key(req.Key); k != nil && !k.expired(now) {
+			page.Entries = []*engine.Publication{k.pub}
+		}
 		return page, nil
 	}
 	sorted := mc.ordered()

@@ -23,6 +23,7 @@ type mapStatements struct {
 	change     string
 	statePos   string
 	statePage  string
+	stateKey   string
 	stats      string
 	clearLock  string
 	clearState string
@@ -40,6 +41,9 @@ func newMapStatements(q func(string) string) mapStatements {
 			  FROM {{schema}}.map_state
 			 WHERE channel = $1 AND key > $2 AND (expire_at IS NULL OR expire_at > now())
 			 ORDER BY key LIMIT $3`),
+		stateKey: q(`SELECT key, pub_offset, time_ms, data, client_id, user_id, conn_info, chan_info, tags::text
+			  FROM {{schema}}.map_state
+			 WHERE channel = $1 AND key = $2 AND (expire_at IS NULL OR expire_at > now())`),
 		stats: q(`SELECT count(*) FROM {{schema}}.map_state
 			 WHERE channel = $1 AND (expire_at IS NULL OR expire_at > now())`),
 		clearLock:  q(`SELECT 1 FROM {{schema}}.streams WHERE channel = $1 FOR UPDATE`),
@@ -72,7 +76,7 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 	case pub.Key == "":
 		return engine.StreamPosition{}, fmt.Errorf("map publish %q: empty key", ch)
 	case !opts.Valid():
-		return engine.StreamPosition{}, fmt.Errorf("map publish %q: StreamSize and StreamTTL must both be positive", ch)
+		return engine.StreamPosition{}, fmt.Errorf("map publish %q: StreamSize and StreamTTL must both be positive, and IdempotentResultTTL with an IdempotencyKey", ch)
 	}
 	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, err)
@@ -93,14 +97,24 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 		user, client = &info.User, &info.Client
 		connInfo, chanInfo = info.ConnInfo, info.ChanInfo
 	}
-	var off int64
-	var sp engine.StreamPosition
-	err := e.qPool.QueryRow(ctx, e.mapSQL.change, ch, pub.Key, data, field, pub.Removed,
+	args := []any{ch, pub.Key, data, field, pub.Removed,
 		int32(opts.StreamSize), ceilMS(opts.StreamTTL), ceilMS(orDefault(opts.MetaTTL, e.opts.HistoryMetaTTL)),
 		ceilMS(opts.KeyTTL), user, client, connInfo, chanInfo, opts.SkipMissingRemove, opts.TouchIfExists,
 		int32(min(opts.MaxKeys, math.MaxInt32)), tagsJSON(pub.Tags), string(opts.KeyMode),
 		int64(min(opts.Version, math.MaxInt64)), opts.VersionEpoch,
-	).Scan(&off, &sp.Epoch)
+	}
+	var off int64
+	var sp engine.StreamPosition
+	var err error
+	if opts.IdempotencyKey != "" || opts.ExpectedPosition != nil {
+		sp, err = e.mapChangeChecked(ctx, ch, pub.Key, opts, args)
+		if errors.Is(err, engine.ErrMapDuplicate) || errors.Is(err, engine.ErrMapPositionMismatch) {
+			return sp, fmt.Errorf("map publish %q: %w", ch, err)
+		}
+		off = int64(sp.Offset)
+	} else {
+		err = e.qPool.QueryRow(ctx, e.mapSQL.change, args...).Scan(&off, &sp.Epoch)
+	}
 	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) {
 		switch pgErr.Code {
 		case sqlStateMapKeyLimit:
@@ -142,7 +156,11 @@ func (e *Engine) MapState(ctx context.Context, ch string, req engine.MapStateReq
 			return err
 		}
 		page.Position.Offset = uint64(top)
-		rows, err := tx.Query(ctx, e.mapSQL.statePage, ch, req.Cursor, req.Limit+1)
+		stmt, args := e.mapSQL.statePage, []any{ch, req.Cursor, req.Limit + 1}
+		if req.Key != "" {
+			stmt, args = e.mapSQL.stateKey, []any{ch, req.Key}
+		}
+		rows, err := tx.Query(ctx, stmt, args...)
 		if err != nil {
 			return err
 		}

@@ -37,17 +37,18 @@ var ErrNotStarted = errors.New("postgres engine not started")
 
 // Engine is the PostgreSQL engine.Engine. Create it with New.
 type Engine struct {
-	opts    Config
-	log     *slog.Logger
-	sql     *statements
-	mapSQL  mapStatements
-	stSQL   storeStatements
-	pubPool *pgxpool.Pool
-	qPool   *pgxpool.Pool
-	listenC *pgx.ConnConfig
-	metrics *metrics
-	logical *logicalMetrics
-	seed    maphash.Seed
+	opts       Config
+	log        *slog.Logger
+	sql        *statements
+	mapSQL     mapStatements
+	mapChecked mapCheckedStatements
+	stSQL      storeStatements
+	pubPool    *pgxpool.Pool
+	qPool      *pgxpool.Pool
+	listenC    *pgx.ConnConfig
+	metrics    *metrics
+	logical    *logicalMetrics
+	seed       maphash.Seed
 
 	// token and seq make every notification payload unique (see codec.go).
 	token string
@@ -81,13 +82,14 @@ func New(ctx context.Context, opts Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{
-		opts:   opts,
-		log:    opts.Logger.With("engine", "postgres", "node", opts.NodeID),
-		sql:    newStatements(opts.Schema, opts.NodeID),
-		mapSQL: newMapStatements(func(s string) string { return strings.ReplaceAll(s, "{{schema}}", opts.Schema) }),
-		stSQL:  newStoreStatements(func(s string) string { return strings.ReplaceAll(s, "{{schema}}", opts.Schema) }),
-		seed:   maphash.MakeSeed(),
-		token:  randomToken(6),
+		opts:       opts,
+		log:        opts.Logger.With("engine", "postgres", "node", opts.NodeID),
+		sql:        newStatements(opts.Schema, opts.NodeID),
+		mapSQL:     newMapStatements(func(s string) string { return strings.ReplaceAll(s, "{{schema}}", opts.Schema) }),
+		mapChecked: newMapCheckedStatements(func(s string) string { return strings.ReplaceAll(s, "{{schema}}", opts.Schema) }),
+		stSQL:      newStoreStatements(func(s string) string { return strings.ReplaceAll(s, "{{schema}}", opts.Schema) }),
+		seed:       maphash.MakeSeed(),
+		token:      randomToken(6),
 	}
 	e.metrics = newMetrics(opts.NodeID, e.dispatchDepth)
 	e.logical = newLogicalMetrics(opts.NodeID)

@@ -40,15 +40,19 @@ func (k keyspace) mapExpiring() string { return k.prefix + ":mexp" }
 // mapChangeScript records a change of a map channel: the stream entry and
 // its publication (as publishScript), then the state.
 //
-//	KEYS: stream, meta, values, keys, expiry, options
+//	KEYS: stream, meta, values, keys, expiry, options, versions,
+//	      and the idempotency key's result when the change has one
 //	ARGV: body, size, ttl ms, meta ttl ms, epoch candidate, pub/sub channel,
 //	      key, removed ('1'), key ttl ms, skip missing ('1'), touch ('1'), only if due ('1'),
 //	      max keys (0: no bound), key mode ('', 'if_new' or 'if_exists'),
-//	      version (0: none), version epoch
+//	      version (0: none), version epoch, idempotent result ttl ms,
+//	      expected offset ('': no compare-and-swap), expected epoch
 //	returns {offset, epoch, earliest expiry of the channel's keys or -1}, or
 //	{-1, epoch, -1} for a new key over max keys, {-2, epoch, -1} for a
 //	publication its key mode refused, {-3, epoch, -1} for a version not
-//	above the key's (nothing changed in each case)
+//	above the key's, {-4, first epoch, first offset} for an idempotency key
+//	already seen, {-5, epoch, top offset} for a key not at the expected
+//	position (nothing changed in each case)
 var mapChangeScript = goredis.NewScript(luaNow + replaceAll(luaEnsureMeta, "EPOCH", "5", "METATTL", "4") + `
 local key = ARGV[7]
 local removed = ARGV[8] == '1'
@@ -63,6 +67,13 @@ end
 local function unchanged()
   return {tonumber(redis.call('hget', KEYS[2], 's') or '0'), epoch, earliest()}
 end
+if KEYS[8] then
+  local first = redis.call('get', KEYS[8])
+  if first then
+    local sep = string.find(first, ':', 1, true)
+    return {-4, string.sub(first, sep + 1), tonumber(string.sub(first, 1, sep - 1))}
+  end
+end
 if ARGV[12] == '1' and ((not exp) or tonumber(exp) > now) then
   return unchanged()
 end
@@ -75,6 +86,13 @@ if (not removed) and ARGV[11] == '1' and alive then
 end
 if (not removed) and ((ARGV[14] == 'if_new' and alive) or (ARGV[14] == 'if_exists' and not alive)) then
   return {-2, epoch, -1}
+end
+if ARGV[18] ~= '' then
+  local top = tonumber(redis.call('hget', KEYS[2], 's') or '0')
+  local held = alive and redis.call('hget', KEYS[3], key)
+  if (not held) or string.sub(held, 1, string.find(held, ':', 1, true) - 1) ~= ARGV[18] or epoch ~= ARGV[19] then
+    return {-5, epoch, top}
+  end
 end
 local version = tonumber(ARGV[15])
 if (not removed) and version > 0 and alive then
@@ -91,11 +109,12 @@ if (not removed) and maxKeys > 0 and redis.call('hexists', KEYS[3], key) == 0 an
   return {-1, epoch, -1}
 end
 ` + luaAppendBody + `
-if removed or version == 0 then
+if removed or (version == 0 and not alive) then
   redis.call('hdel', KEYS[7], key)
-else
+elseif version > 0 then
   redis.call('hset', KEYS[7], key, ARGV[15] .. ':' .. ARGV[16])
 end
+-- otherwise a change without a version keeps the key's, as Centrifugo's brokers do
 if removed then
   redis.call('hdel', KEYS[3], key)
   redis.call('zrem', KEYS[4], key)
@@ -111,6 +130,9 @@ else
 end
 redis.call('hset', KEYS[6], 's', ARGV[2], 't', ARGV[3], 'm', ARGV[4])
 redis.call('pexpire', KEYS[6], ARGV[4])
+if KEYS[8] then
+  redis.call('set', KEYS[8], offset .. ':' .. epoch, 'PX', ARGV[17])
+end
 return {offset, epoch, earliest()}
 `)
 
@@ -118,13 +140,20 @@ return {offset, epoch, earliest()}
 // position, creating the position when there is none.
 //
 //	KEYS: stream, meta, values, keys, expiry
-//	ARGV: epoch candidate, meta ttl ms, cursor ('' for the first page), limit
+//	ARGV: epoch candidate, meta ttl ms, cursor ('' for the first page), limit,
+//	      the one key to read ('' for a page)
 //	returns {top offset, epoch, more (0/1), key, value, key, value, ...}
 var mapStateScript = goredis.NewScript(luaNow + replaceAll(luaEnsureMeta, "EPOCH", "1", "METATTL", "2") + `
 local min = '-'
 if ARGV[3] ~= '' then min = '(' .. ARGV[3] end
 local limit = tonumber(ARGV[4])
-local keys = redis.call('zrangebylex', KEYS[4], min, '+', 'LIMIT', 0, limit + 1)
+local keys
+if ARGV[5] ~= '' then
+  keys = {}
+  if redis.call('zscore', KEYS[4], ARGV[5]) then keys[1] = ARGV[5] end
+else
+  keys = redis.call('zrangebylex', KEYS[4], min, '+', 'LIMIT', 0, limit + 1)
+end
 local out = {tonumber(redis.call('hget', KEYS[2], 's') or '0'), epoch, 0}
 local n = #keys
 if n > limit then
@@ -160,7 +189,7 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 	case pub.Key == "":
 		return engine.StreamPosition{}, fmt.Errorf("map publish %q: empty key", ch)
 	case !opts.Valid():
-		return engine.StreamPosition{}, fmt.Errorf("map publish %q: StreamSize and StreamTTL must both be positive", ch)
+		return engine.StreamPosition{}, fmt.Errorf("map publish %q: StreamSize and StreamTTL must both be positive, and IdempotentResultTTL with an IdempotencyKey", ch)
 	case ch == "":
 		return engine.StreamPosition{}, fmt.Errorf("map publish: %w", errEmptyChannel)
 	}
@@ -174,7 +203,9 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 	}
 	sp, err := e.mapChange(ctx, ch, &p, opts, false)
 	if err != nil {
-		return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, err)
+		// sp is the first change's position for ErrMapDuplicate, the
+		// current one for ErrMapPositionMismatch, and zero otherwise.
+		return sp, fmt.Errorf("map publish %q: %w", ch, err)
 	}
 	return sp, nil
 }
@@ -192,7 +223,11 @@ func (e *Engine) mapChange(ctx context.Context, ch string, p *engine.Publication
 	buf := e.bufs.Get()
 	defer e.bufs.Put(buf)
 	*buf = wire.AppendPublication(*buf, p)
-	v, err := mapChangeScript.Run(ctx, e.client, e.keys.mapKeys(ch), e.mapChangeArgs(ch, *buf, p, opts, onlyIfDue)...).Result()
+	keys := e.keys.mapKeys(ch)
+	if opts.IdempotencyKey != "" {
+		keys = append(keys, e.keys.idempotency(ch, opts.IdempotencyKey))
+	}
+	v, err := mapChangeScript.Run(ctx, e.client, keys, e.mapChangeArgs(ch, *buf, p, opts, onlyIfDue)...).Result()
 	if err != nil {
 		return engine.StreamPosition{}, err
 	}
@@ -215,6 +250,10 @@ func (e *Engine) mapChange(ctx context.Context, ch string, p *engine.Publication
 		return engine.StreamPosition{}, engine.ErrMapKeyNotFound
 	case offset == -3:
 		return engine.StreamPosition{}, engine.ErrMapVersion
+	case offset == -4:
+		return engine.StreamPosition{Offset: uint64(next), Epoch: epoch}, engine.ErrMapDuplicate
+	case offset == -5:
+		return engine.StreamPosition{Offset: uint64(next), Epoch: epoch}, engine.ErrMapPositionMismatch
 	}
 	if next >= 0 && (opts.KeyTTL > 0 || onlyIfDue) {
 		if err := e.client.ZAdd(ctx, e.keys.mapExpiring(), goredis.Z{Score: float64(next), Member: ch}).Err(); err != nil {
@@ -226,9 +265,14 @@ func (e *Engine) mapChange(ctx context.Context, ch string, p *engine.Publication
 
 // mapChangeArgs are mapChangeScript's arguments for p, encoded in enc.
 func (e *Engine) mapChangeArgs(ch string, enc []byte, p *engine.Publication, opts engine.MapPublishOptions, onlyIfDue bool) []any {
+	var expected struct{ offset, epoch string }
+	if w := opts.ExpectedPosition; w != nil {
+		expected.offset, expected.epoch = strconv.FormatUint(w.Offset, 10), w.Epoch
+	}
 	return []any{enc, opts.StreamSize, millis(opts.StreamTTL), millis(e.metaTTL(opts.MetaTTL)), newEpoch(), e.keys.pubsubChannel(ch),
 		p.Key, flag(p.Removed), millis(opts.KeyTTL), flag(opts.SkipMissingRemove), flag(opts.TouchIfExists), flag(onlyIfDue),
-		opts.MaxKeys, string(opts.KeyMode), strconv.FormatUint(opts.Version, 10), opts.VersionEpoch}
+		opts.MaxKeys, string(opts.KeyMode), strconv.FormatUint(opts.Version, 10), opts.VersionEpoch,
+		millis(opts.IdempotentResultTTL), expected.offset, expected.epoch}
 }
 
 // MapState reads a page of ch's state with its stream position in one
@@ -241,7 +285,7 @@ func (e *Engine) MapState(ctx context.Context, ch string, req engine.MapStateReq
 		return engine.MapStatePage{}, fmt.Errorf("map state %q: limit %d, want a positive one", ch, req.Limit)
 	}
 	keys := e.keys.mapKeys(ch)[:5]
-	v, err := mapStateScript.Run(ctx, e.client, keys, newEpoch(), millis(e.metaTTL(req.MetaTTL)), req.Cursor, req.Limit).Result()
+	v, err := mapStateScript.Run(ctx, e.client, keys, newEpoch(), millis(e.metaTTL(req.MetaTTL)), req.Cursor, req.Limit, req.Key).Result()
 	if err != nil {
 		return engine.MapStatePage{}, fmt.Errorf("map state %q: %w", ch, err)
 	}
