@@ -371,6 +371,32 @@ EOF
 	run 10m kafka-fetch.log "$dir" mvn -q -B dependency:copy-dependencies -DoutputDirectory="$dir/libs"
 }
 
+# install_elasticmq fetches ElasticMQ, a queue server speaking SQS's
+# protocol (org.elasticmq:elasticmq-server_2.13 and its dependencies),
+# from Maven Central for the aws_sqs consumer's tests (package consumer),
+# which run it with java from HERALD_TEST_ELASTICMQ_LIBS.
+ELASTICMQ_VERSION=1.6.14
+install_elasticmq() {
+	local dir="$ROOT/.tmp/elasticmq-$ELASTICMQ_VERSION"
+	export HERALD_TEST_ELASTICMQ_LIBS="$dir/libs"
+	if [[ -f "$dir/libs/elasticmq-server_2.13-$ELASTICMQ_VERSION.jar" ]]; then
+		echo "elasticmq $ELASTICMQ_VERSION already in .tmp/elasticmq-$ELASTICMQ_VERSION"
+		return 0
+	fi
+	# java and mvn: install_kafka, the step before, installs them.
+	mkdir -p "$dir"
+	cat >"$dir/pom.xml" <<EOF
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>herald.test</groupId><artifactId>elasticmq</artifactId><version>1</version><packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>org.elasticmq</groupId><artifactId>elasticmq-server_2.13</artifactId><version>$ELASTICMQ_VERSION</version></dependency>
+  </dependencies>
+</project>
+EOF
+	run 10m elasticmq-fetch.log "$dir" mvn -q -B dependency:copy-dependencies -DoutputDirectory="$dir/libs"
+}
+
 have_gotestsum() { [[ -x "$BIN/gotestsum" ]] && "$BIN/gotestsum" --version 2>/dev/null | grep -q "$GOTESTSUM_VERSION"; }
 
 install_gotestsum() {
@@ -998,6 +1024,7 @@ if [[ -d tests/python ]]; then
 	step "python venv" python_install
 fi
 step "kafka" install_kafka
+step "elasticmq" install_elasticmq
 step_wait "go tools"
 step "gotestsum" use_gotestsum
 step "go mod tidy" go_mod_tidy
