@@ -11,6 +11,8 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"google.golang.org/api/option"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/heraldhq/herald/internal/optionerr"
 )
@@ -122,12 +124,15 @@ func (s *GooglePubSubSource) Run(ctx context.Context, env *Env) error {
 	defer cl.Close()
 	// Receive retries what may pass on its own and says nothing of it:
 	// asking for each subscription tells whether the source is reachable.
+	// A subscriber role without pubsub.subscriptions.get may still
+	// consume, so a refusal is no failure.
 	for _, id := range s.cfg.Subscriptions {
 		name := fmt.Sprintf("projects/%s/subscriptions/%s", s.cfg.ProjectID, id)
-		if _, err := cl.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: name}); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
+		_, err := cl.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: name})
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil && status.Code(err) != codes.PermissionDenied {
 			return fmt.Errorf("google_pub_sub: subscription %s: %w", id, err)
 		}
 	}

@@ -161,4 +161,3 @@ func TestGooglePubSub(t *testing.T) {
 		}
 	})
 }
-
