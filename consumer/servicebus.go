@@ -176,6 +176,15 @@ func (s *AzureServiceBusSource) receive(ctx context.Context, env *Env, cl *azser
 		return fmt.Errorf("azure_service_bus: receiver for %s: %w", queue, err)
 	}
 	defer s.close(ctx, r)
+	// A receive of a quiet queue returns nothing until a message comes:
+	// a peek tells at once that the queue is reachable.
+	if _, err := r.PeekMessages(ctx, 1, nil); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("azure_service_bus: peek %s: %w", queue, err)
+	}
+	env.Up()
 	for ctx.Err() == nil {
 		msgs, err := r.ReceiveMessages(ctx, s.cfg.MaxReceiveMessages, nil)
 		if ctx.Err() != nil {
