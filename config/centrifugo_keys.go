@@ -121,7 +121,7 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "client.token.jwks_public_endpoint", Herald: "client.token.jwks_public_endpoint", Action: cfRename, Note: "tokens are verified against the keys of a JWKS endpoint"},
 		{Key: "client.token.user_id_claim", Herald: "client.token.user_id_claim", Action: cfRename, Note: ""},
 		{Key: "client.user_id_http_header", Herald: "client.user_id_http_header", Action: cfRename, Note: "the user a trusted proxy in front of Herald set, for a connect without a token"},
-		{Key: "consumers", Herald: "consumers", Action: cfRename, Note: "PostgreSQL outbox, Redis Streams, NATS JetStream and Kafka consumers, in Centrifugo's formats"},
+		{Key: "consumers", Herald: "consumers", Action: cfRename, Note: "PostgreSQL outbox, Redis Streams, NATS JetStream, Kafka, AWS SQS, Google Cloud Pub/Sub and Azure Service Bus consumers, in Centrifugo's formats"},
 		{Key: "controller", Action: cfRefuse, Note: "Herald has no separate controller: its nodes talk through the engine. Only the default (disabled) is taken"},
 		{Key: "debug.enabled", Action: cfRefuse, Note: "Herald serves pprof on the admin listener: set admin.address"},
 		{Key: "debug.handler_prefix", Action: cfRefuse, Note: "pprof is at '/debug/pprof/' on the admin listener", Takes: []string{"/debug/pprof"}},

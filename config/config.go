@@ -59,7 +59,7 @@ type Config struct {
 	// OpenTelemetry turns tracing on (opentelemetry.go).
 	OpenTelemetry OpenTelemetryConfig `yaml:"opentelemetry"`
 	// ConsumerList: the asynchronous consumers (consumers.go).
-	ConsumerList []ConsumerConfig `yaml:"consumers" doc:"asynchronous consumers of server API commands from a PostgreSQL outbox table, Redis Streams, NATS JetStream or Kafka, in Centrifugo's formats ([consumers.md](consumers.md)), a list with the keys below"`
+	ConsumerList []ConsumerConfig `yaml:"consumers" doc:"asynchronous consumers of server API commands from a PostgreSQL outbox table, Redis Streams, NATS JetStream, Kafka, AWS SQS, Google Cloud Pub/Sub or Azure Service Bus, in Centrifugo's formats ([consumers.md](consumers.md)), a list with the keys below"`
 	// Prometheus and Health: where the metrics and Centrifugo's health
 	// endpoint are served (paths.go).
 	Prometheus PrometheusConfig `yaml:"prometheus"`

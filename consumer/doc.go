@@ -6,8 +6,11 @@
 // works unchanged.
 //
 // Sources: a PostgreSQL outbox table (PostgresSource), Redis Streams
-// (RedisStreamSource), NATS JetStream (JetStreamSource) and Kafka
-// (KafkaSource). Each implements Source; a Group runs the configured ones.
+// (RedisStreamSource), NATS JetStream (JetStreamSource), Kafka
+// (KafkaSource), AWS SQS (AwsSqsSource), Google Cloud Pub/Sub
+// (GooglePubSubSource) and Azure Service Bus (AzureServiceBusSource).
+// Each implements Source and is one row of kinds; a Group runs the
+// configured ones.
 //
 // # Guarantees
 //

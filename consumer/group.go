@@ -57,18 +57,20 @@ type Env struct {
 // key's default and doc line), so an option is declared here once.
 type Config struct {
 	Name string `yaml:"name" defaultdoc:"required" doc:"the consumer's name, unique: it labels the metrics and the '/readyz' entry"`
-	// Type is TypePostgres, TypeRedisStream, TypeJetStream or TypeKafka;
-	// the matching section below is used.
-	Type  string           `yaml:"type" defaultdoc:"required" doc:"'postgresql' (an outbox table), 'redis_stream', 'nats_jetstream' or 'kafka'; the section of that name configures it ([consumers.md](consumers.md))"`
+	// Type is one of kinds' types; the matching section below is used.
+	Type  string           `yaml:"type" defaultdoc:"required" doc:"'postgresql' (an outbox table), 'redis_stream', 'nats_jetstream', 'kafka', 'aws_sqs', 'google_pub_sub' or 'azure_service_bus'; the section of that name configures it ([consumers.md](consumers.md))"`
 	Retry `yaml:",inline"` // max_retries, retry_min_backoff, retry_max_backoff
 	// MaxMessageSize bounds a message's data, as api.Config.MaxBodySize
 	// bounds a server API request: a larger one is moved aside
 	// unapplied. Zero means DefaultMaxMessageSize; -1, no bound.
-	MaxMessageSize int64             `yaml:"max_message_size" default:"1048576" doc:"largest message in bytes (the command as the source holds it), as 'http_api.max_body_size' bounds a server API request: a larger one is not applied but moved aside (the dead-letter table, stream, subject or topic; where there is none, skipped) and counted in 'herald_consumer_oversized_total'. '-1': no bound"`
-	Postgres       PostgresConfig    `yaml:"postgresql"`
-	RedisStream    RedisStreamConfig `yaml:"redis_stream"`
-	JetStream      JetStreamConfig   `yaml:"nats_jetstream"`
-	Kafka          KafkaConfig       `yaml:"kafka"`
+	MaxMessageSize  int64                 `yaml:"max_message_size" default:"1048576" doc:"largest message in bytes (the command as the source holds it), as 'http_api.max_body_size' bounds a server API request: a larger one is not applied but moved aside (the dead-letter table, stream, subject or topic; where there is none, skipped) and counted in 'herald_consumer_oversized_total'. '-1': no bound"`
+	Postgres        PostgresConfig        `yaml:"postgresql"`
+	RedisStream     RedisStreamConfig     `yaml:"redis_stream"`
+	JetStream       JetStreamConfig       `yaml:"nats_jetstream"`
+	Kafka           KafkaConfig           `yaml:"kafka"`
+	AwsSqs          AwsSqsConfig          `yaml:"aws_sqs"`
+	GooglePubSub    GooglePubSubConfig    `yaml:"google_pub_sub"`
+	AzureServiceBus AzureServiceBusConfig `yaml:"azure_service_bus"`
 }
 
 // Validate reports every problem of c, each an *optionerr.Error naming
@@ -83,16 +85,9 @@ func (c Config) Validate() error {
 	if c.MaxMessageSize < -1 {
 		errs = append(errs, &optionerr.Error{Field: "MaxMessageSize", Message: fmt.Sprintf("%d: must be positive, 0 (the default, %d) or -1 (no bound)", c.MaxMessageSize, DefaultMaxMessageSize)})
 	}
-	switch c.Type {
-	case TypePostgres:
-		errs = append(errs, optionerr.Prefix("Postgres", c.Postgres.Validate()))
-	case TypeRedisStream:
-		errs = append(errs, optionerr.Prefix("RedisStream", c.RedisStream.Validate()))
-	case TypeJetStream:
-		errs = append(errs, optionerr.Prefix("JetStream", c.JetStream.Validate()))
-	case TypeKafka:
-		errs = append(errs, optionerr.Prefix("Kafka", c.Kafka.Validate()))
-	default:
+	if k, ok := kindOf(c); ok {
+		errs = append(errs, optionerr.Prefix(k.field, k.validate()))
+	} else {
 		errs = append(errs, unknownType(c.Type))
 	}
 	return errors.Join(errs...)
@@ -101,21 +96,10 @@ func (c Config) Validate() error {
 // NewSource returns the source a Config describes, checked but not yet
 // connected. The name is the Group's to check.
 func NewSource(c Config) (Source, error) {
-	switch c.Type {
-	case TypePostgres:
-		return NewPostgresSource(c.Postgres)
-	case TypeRedisStream:
-		return NewRedisStreamSource(c.RedisStream)
-	case TypeJetStream:
-		return NewJetStreamSource(c.JetStream)
-	case TypeKafka:
-		return NewKafkaSource(c.Kafka)
+	if k, ok := kindOf(c); ok {
+		return k.source()
 	}
 	return nil, unknownType(c.Type)
-}
-
-func unknownType(t string) error {
-	return &optionerr.Error{Field: "Type", Message: fmt.Sprintf("%q: want %q, %q, %q or %q", t, TypePostgres, TypeRedisStream, TypeJetStream, TypeKafka)}
 }
 
 // Group runs consumers.

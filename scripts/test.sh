@@ -359,17 +359,41 @@ install_kafka() {
 		echo "java or mvn is missing: installing Debian's default-jre-headless and maven (log in .tmp/logs/apt-kafka.log)"
 		apt_install default-jre-headless maven >>"$LOGS/apt-kafka.log" 2>&1 </dev/null || return 1
 	fi
+	maven_libs kafka "$dir" org.apache.kafka kafka_2.13 "$KAFKA_VERSION"
+}
+
+# install_elasticmq fetches ElasticMQ, a queue server speaking SQS's
+# protocol (org.elasticmq:elasticmq-server_2.13 and its dependencies),
+# from Maven Central for the aws_sqs consumer's tests (package consumer),
+# which run it with java from HERALD_TEST_ELASTICMQ_LIBS.
+ELASTICMQ_VERSION=1.6.14
+install_elasticmq() {
+	local dir="$ROOT/.tmp/elasticmq-$ELASTICMQ_VERSION"
+	export HERALD_TEST_ELASTICMQ_LIBS="$dir/libs"
+	if [[ -f "$dir/libs/elasticmq-server_2.13-$ELASTICMQ_VERSION.jar" ]]; then
+		echo "elasticmq $ELASTICMQ_VERSION already in .tmp/elasticmq-$ELASTICMQ_VERSION"
+		return 0
+	fi
+	# java and mvn: install_kafka, the step before, installs them.
+	maven_libs elasticmq "$dir" org.elasticmq elasticmq-server_2.13 "$ELASTICMQ_VERSION"
+}
+
+# maven_libs NAME DIR GROUP ARTIFACT VERSION copies a Maven Central
+# artifact and its dependencies into DIR/libs (log: NAME-fetch.log), for
+# a server the tests run with java -cp 'DIR/libs/*'.
+maven_libs() {
+	local name=$1 dir=$2 group=$3 artifact=$4 version=$5
 	mkdir -p "$dir"
 	cat >"$dir/pom.xml" <<EOF
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
-  <groupId>herald.test</groupId><artifactId>kafka-broker</artifactId><version>1</version><packaging>pom</packaging>
+  <groupId>herald.test</groupId><artifactId>$name</artifactId><version>1</version><packaging>pom</packaging>
   <dependencies>
-    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <dependency><groupId>$group</groupId><artifactId>$artifact</artifactId><version>$version</version></dependency>
   </dependencies>
 </project>
 EOF
-	run 10m kafka-fetch.log "$dir" mvn -q -B dependency:copy-dependencies -DoutputDirectory="$dir/libs"
+	run 10m "$name-fetch.log" "$dir" mvn -q -B dependency:copy-dependencies -DoutputDirectory="$dir/libs"
 }
 
 have_gotestsum() { [[ -x "$BIN/gotestsum" ]] && "$BIN/gotestsum" --version 2>/dev/null | grep -q "$GOTESTSUM_VERSION"; }
@@ -1072,6 +1096,7 @@ if [[ -d tests/python ]]; then
 	step "python venv" python_install
 fi
 step "kafka" install_kafka
+step "elasticmq" install_elasticmq
 step_wait "go tools"
 step "gotestsum" use_gotestsum
 step "go mod tidy" go_mod_tidy
