@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"time"
 
 	wt "github.com/quic-go/webtransport-go"
 
@@ -39,6 +40,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.cfg.CheckOrigin(r) {
 		http.Error(w, "webtransport: origin not allowed", http.StatusForbidden)
 		return
+	}
+	// The session lives on the request's stream: a read deadline left on
+	// it (one that bounded a request body) would end the session.
+	if err := http.NewResponseController(w).SetReadDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		s.cfg.Logger.Debug("webtransport: clear the read deadline", "remote", r.RemoteAddr, "error", err)
 	}
 	sess, err := s.wt.Upgrade(w, r)
 	if err != nil {
