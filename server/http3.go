@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 
 	"github.com/quic-go/quic-go/http3"
 	wt "github.com/quic-go/webtransport-go"
@@ -24,6 +23,9 @@ type http3Listener struct {
 	wt   *wt.Server // nil without webtransport
 	conn net.PacketConn
 	done chan struct{} // closed when the serve loop has returned
+	// altSvc is the Alt-Svc value that advertises the UDP port; set by
+	// start, before the TCP listener serves.
+	altSvc string
 }
 
 // newHTTP3 makes the HTTP/3 server before the routes are mounted, so that
@@ -62,7 +64,10 @@ func (l *http3Listener) serveHTTP3(h http.Handler) http.Handler {
 		h.ServeHTTP(&h3Writer{ResponseWriter: w}, r)
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = l.h3.SetQUICHeaders(w.Header())
+		// Made here, not by SetQUICHeaders: the HTTP/3 server learns its
+		// port from listeners of its own, and WebTransport serves the
+		// socket in its stead. ma is quic-go's, 30 days.
+		w.Header().Add("Alt-Svc", l.altSvc)
 		h.ServeHTTP(w, r)
 	})
 }
@@ -74,10 +79,8 @@ func (l *http3Listener) start(tcp net.Addr) error {
 		return fmt.Errorf("http.http3: listen on UDP %s: %w", tcp, err)
 	}
 	l.conn = conn
-	// Alt-Svc names this port; the WebTransport server serves the
-	// connection itself, so the HTTP/3 server does not know it otherwise.
 	_, port, _ := net.SplitHostPort(conn.LocalAddr().String())
-	l.h3.Port, _ = strconv.Atoi(port)
+	l.altSvc = `h3=":` + port + `"; ma=2592000`
 	l.done = make(chan struct{})
 	go func() {
 		defer close(l.done)

@@ -124,6 +124,15 @@ func (s *Server) Start(ctx context.Context) error {
 		ln = lowatListener{ln, n}
 	}
 	s.ln = ln
+	if s.h3 != nil {
+		// Before the TCP listener serves: its responses advertise the
+		// UDP port.
+		if err := s.h3.start(ln.Addr()); err != nil {
+			_ = ln.Close()
+			_ = s.hub.Shutdown(ctx)
+			return err
+		}
+	}
 	var serving net.Listener = ln
 	if s.tls != nil {
 		// net/http must see the *tls.Conn itself to offer HTTP/2 and fill
@@ -140,13 +149,6 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 		s.done <- err
 	}()
-	if s.h3 != nil {
-		if err := s.h3.start(ln.Addr()); err != nil {
-			_ = s.http.Close()
-			_ = s.hub.Shutdown(ctx)
-			return err
-		}
-	}
 	if err := s.startInternal(); err != nil {
 		_ = s.http.Close()
 		s.h3.close()
