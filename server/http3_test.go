@@ -41,6 +41,19 @@ func h3Client(t *testing.T, ca *testcerts.CA) *http.Client {
 	return &http.Client{Transport: tr}
 }
 
+// uniRequest opens a unidirectional stream at base+path with a connect
+// request holding tok: the body of a POST to uni_http_stream, the
+// cf_connect of a GET to uni_sse.
+func uniRequest(ctx context.Context, base, path, tok string) *http.Request {
+	connect := `{"token":"` + tok + `"}`
+	if path == UniSSEPath {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path+"?cf_connect="+url.QueryEscape(connect), nil)
+		return req
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+path, strings.NewReader(connect))
+	return req
+}
+
 // TestHTTP3ServesUniTransportsAndAPI: with http.http3 the TCP listener
 // advertises HTTP/3 (Alt-Svc), and a quic-go HTTP/3 client receives the
 // unidirectional streams and calls the API over it.
@@ -62,13 +75,7 @@ func TestHTTP3ServesUniTransportsAndAPI(t *testing.T) {
 		t.Run(strings.TrimPrefix(path, "/connection/"), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 			defer cancel()
-			var req *http.Request
-			if path == UniSSEPath {
-				req, _ = http.NewRequestWithContext(ctx, http.MethodGet, "https://"+s.Addr()+path+"?cf_connect="+url.QueryEscape(`{"token":"`+tok+`"}`), nil)
-			} else {
-				req, _ = http.NewRequestWithContext(ctx, http.MethodPost, "https://"+s.Addr()+path, strings.NewReader(`{"token":"`+tok+`"}`))
-			}
-			resp, err := h3.Do(req)
+			resp, err := h3.Do(uniRequest(ctx, "https://"+s.Addr(), path, tok))
 			if err != nil {
 				t.Fatalf("open over HTTP/3: %v", err)
 			}

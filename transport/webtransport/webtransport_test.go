@@ -3,16 +3,12 @@ package webtransport
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
 	"testing"
@@ -26,6 +22,7 @@ import (
 
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/test/testcerts"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -36,42 +33,12 @@ func TestMain(m *testing.M) {
 const path = "/connection/webtransport"
 
 // env is a started hub on the memory engine with the endpoint served over
-// HTTP/3 on a loopback UDP port, with a self-signed certificate.
+// HTTP/3 on a loopback UDP port.
 type env struct {
 	t    *testing.T
 	hub  *hub.Hub
 	addr string
 	pool *x509.CertPool
-}
-
-// selfSigned makes a certificate for 127.0.0.1 and the pool that trusts it.
-func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pool
 }
 
 func newEnv(t *testing.T, cfg Config) *env {
@@ -87,8 +54,9 @@ func newEnv(t *testing.T, cfg Config) *env {
 	if err := h.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	cert, pool := selfSigned(t)
-	h3 := &http3.Server{TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}})}
+	// A certificate made for the test, by a CA made for it.
+	ca := testcerts.NewCA(t, "test")
+	h3 := &http3.Server{TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{ca.Server("server").Cert}})}
 	wt.ConfigureHTTP3Server(h3)
 	ws := &wt.Server{H3: h3}
 	if cfg.Logger == nil {
@@ -112,7 +80,7 @@ func newEnv(t *testing.T, cfg Config) *env {
 		_ = conn.Close()
 		<-done
 	})
-	return &env{t: t, hub: h, addr: conn.LocalAddr().String(), pool: pool}
+	return &env{t: t, hub: h, addr: conn.LocalAddr().String(), pool: ca.Pool}
 }
 
 // client is one WebTransport session with its bidirectional stream, as
