@@ -200,6 +200,9 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.consumers != nil {
 		s.consumers.Start()
 	}
+	if s.h3 != nil {
+		s.log.Info("HTTP/3 listening", "address", s.h3.Addr().String(), "webtransport", s.h3.wt != nil, "webtransport_path", s.paths.WebTransport)
+	}
 	s.log.Info("herald listening", "address", ln.Addr().String(), "tls", s.tls != nil, "websocket", s.paths.WebSocket, "api", s.paths.API, "metrics", s.paths.Metrics, "websocket_poller", s.ws.Poller(), "engine", s.cfg.Engine.Type, "version", Version)
 	return nil
 }

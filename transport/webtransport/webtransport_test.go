@@ -258,3 +258,22 @@ func TestSubscribeAndReceive(t *testing.T) {
 		})
 	}
 }
+
+// TestDrain: a draining hub closes the session with 3001 (shutdown), as
+// a push the client reads before the stream ends.
+func TestDrain(t *testing.T) {
+	e := newEnv(t, Config{})
+	c := e.dial(protocol.TypeJSON)
+	c.command(&protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{}})
+	c.await("the connect reply", func(r *protocol.Reply) bool { return r.Id == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	drained := make(chan error, 1)
+	go func() { drained <- e.hub.Drain(ctx, 0) }()
+	if code := c.awaitDisconnect(); code != uint32(protocol.DisconnectShutdown) {
+		t.Fatalf("disconnect code %d, want %d", code, protocol.DisconnectShutdown)
+	}
+	if err := <-drained; err != nil {
+		t.Fatal(err)
+	}
+}
