@@ -19,6 +19,10 @@
 // closes the session itself, with the code, if the client has not within
 // a second.
 //
+// A write to a QUIC stream waits while the client's flow-control window is
+// full, so the connection is a hub.WriteStarter: the hub's shared writers
+// hand frames to a writer goroutine of the session's own (conn.go).
+//
 // Every session is one hub.Client opened with hub.Open. Mount
 // Server.ServeHTTP on the handler of a quic-go http3.Server that a
 // webtransport-go Server wraps (webtransport.ConfigureHTTP3Server), behind

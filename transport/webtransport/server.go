@@ -73,6 +73,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// against its address until it authenticates.
 		Admission: guard.TakeTicket(r),
 	})
+	c.onWriteFailed(func(err error) {
+		s.cfg.Logger.Debug("webtransport write failed", "remote", r.RemoteAddr, "error", err)
+		client.Disconnect(uint32(protocol.DisconnectWriteError), protocol.DisconnectWriteError.Reason())
+	})
 	guard.Opened(r)
 	s.cfg.Opened(r)
 	hubClosing := s.read(client, str, proto, r.RemoteAddr)
