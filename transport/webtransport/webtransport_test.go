@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -275,5 +276,31 @@ func TestDrain(t *testing.T) {
 	}
 	if err := <-drained; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestClientThatStopsReading: a client that stops reading while
+// publications keep coming is closed (its queue overflows, or a write
+// waits past the write timeout once its flow-control window is full),
+// and the session ends; the other client keeps receiving.
+func TestClientThatStopsReading(t *testing.T) {
+	e := newEnv(t, Config{WriteTimeout: 200 * time.Millisecond})
+	connect := func() *client {
+		c := e.dial(protocol.TypeJSON)
+		c.command(&protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{}})
+		c.command(&protocol.Command{Id: 2, Subscribe: &protocol.SubscribeRequest{Channel: "room"}})
+		c.await("the subscribe reply", func(r *protocol.Reply) bool { return r.Id == 2 })
+		return c
+	}
+	stalled, reader := connect(), connect()
+	data := []byte(`"` + strings.Repeat("x", 64<<10) + `"`)
+	for i := 0; stalled.sess.Context().Err() == nil; i++ {
+		if i == 2000 {
+			t.Fatal("2000 publications of 64 KiB and the client that does not read is still connected")
+		}
+		if _, err := e.hub.Publish(context.Background(), "room", data, hub.PublishOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		reader.await("the publication", func(r *protocol.Reply) bool { return r.Push != nil && r.Push.Pub != nil })
 	}
 }
