@@ -145,18 +145,3 @@ func TestWebTransportThroughTheServer(t *testing.T) {
 	apiOver(t, httpsClient(t, ca), s, "disconnect", `{"user":"alice"}`)
 	await(`"disconnect":{"code":3503`)
 }
-
-// TestHTTP3NeedsTLS: HTTP/3 without TLS, and WebTransport without HTTP/3,
-// are refused by name, as Centrifugo refuses to start with them.
-func TestHTTP3NeedsTLS(t *testing.T) {
-	cfg := config.Default()
-	cfg.HTTP.HTTP3.Enabled = false
-	cfg.WebTransport.Enabled = true
-	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "webtransport.enabled") {
-		t.Errorf("webtransport without http3: %v", err)
-	}
-	cfg.HTTP.HTTP3.Enabled = true
-	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "http.http3.enabled: HTTP/3 runs over TLS only") {
-		t.Errorf("http3 without TLS: %v", err)
-	}
-}
