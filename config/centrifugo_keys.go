@@ -152,7 +152,7 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "http_api.external", Herald: "http_api.external", Action: cfRename, Note: "with an internal listener (http_server.internal_port), the API stays on the main one"},
 		{Key: "http_server.address", Herald: "address", Action: cfConvert, Convert: listenAddress, Note: "'address' is host:port; the port comes from http_server.port (default 8000)"},
 		{Key: "http_server.h2c_external", Action: cfRefuse, Note: "Herald serves HTTP/2 without TLS on no listener yet"}, // owned by listener
-		{Key: "http_server.http3", Action: cfRefuse, Note: "Herald does not serve HTTP/3: remove it"},
+		{Key: "http_server.http3", Herald: "http.http3", Action: cfRename, Note: "HTTP/3 on the main listener's port (UDP), advertised with Alt-Svc; needs TLS from files or tls_autocert, as in Centrifugo (which refuses autocert with it)"},
 		{Key: "http_server.internal_address", Herald: "internal.address", Action: cfConvert, Convert: internalAddress, Note: "the host of the internal listener; empty: http_server.address's, as in Centrifugo"},
 		{Key: "http_server.internal_port", Herald: "internal.address", Action: cfConvert, Convert: internalAddress, Note: "a port other than http_server.port turns the internal listener on: the API, '/metrics', the health checks and the admin UI move to it"},
 		{Key: "http_server.internal_tls", Herald: "internal.tls", Action: cfConvert, Convert: listenerTLS, Note: "as http_server.tls, for the internal listener"},
@@ -216,6 +216,6 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "websocket.read_buffer_size", Action: cfTune, Note: "Herald sizes its buffers itself (see websocket.poller)"},
 		{Key: "websocket.use_write_buffer_pool", Action: cfDrop, Note: "Herald pools its buffers itself"},
 		{Key: "websocket.write_buffer_size", Action: cfTune, Note: "Herald sizes its buffers itself"},
-		{Key: "webtransport", Action: cfRefuse, Note: "Herald has no WebTransport: remove it"},
+		{Key: "webtransport", Herald: "webtransport", Action: cfRename, Note: "the WebTransport transport: enabled, handler_prefix and message_size_limit as they are; needs http_server.http3"},
 	}
 }

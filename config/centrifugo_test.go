@@ -394,7 +394,6 @@ func TestCentrifugoEnv(t *testing.T) {
 		"CENTRIFUGO_CLIENT_CHANNEL_LIMIT=many": `CENTRIFUGO_CLIENT_CHANNEL_LIMIT: (for client.channel_limit) "many": want a whole number`,
 		"CENTRIFUGO_CHANNEL_NAMESPACES={}":     "CENTRIFUGO_CHANNEL_NAMESPACES: want a JSON array",
 		"CENTRIFUGO_GRAPHITE_ENABLED=true":     "graphite: Herald exports Prometheus metrics only, at prometheus.handler_prefix (set by CENTRIFUGO_GRAPHITE_ENABLED)",
-		"CENTRIFUGO_WEBTRANSPORT_ENABLED=true": "webtransport: Herald has no WebTransport: remove it (set by CENTRIFUGO_WEBTRANSPORT_ENABLED)",
 	} {
 		_, err := ParseCentrifugo([]byte("{}"), "c.json", []string{v})
 		if err == nil || !strings.Contains(err.Error(), want) {

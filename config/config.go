@@ -54,6 +54,8 @@ type Config struct {
 	Internal     InternalConfig     `yaml:"internal"`
 	WebSocket    WebSocketConfig    `yaml:"websocket"`
 	UniWebSocket UniWebSocketConfig `yaml:"uni_websocket"`
+	// WebTransport is the WebTransport transport (webtransport.go).
+	WebTransport WebTransportConfig `yaml:"webtransport"`
 	// UniGRPC is the unidirectional gRPC transport (unigrpc.go).
 	UniGRPC UniGRPCConfig `yaml:"uni_grpc"`
 	// OpenTelemetry turns tracing on (opentelemetry.go).
@@ -93,6 +95,8 @@ type HTTPConfig struct {
 	// NotSentLowat keeps what waits for a client in the node's queues, not
 	// the kernel's (server/sockopt_unix.go).
 	NotSentLowat int `yaml:"tcp_notsent_lowat" default:"65536" doc:"bytes that may wait unsent in the kernel's send buffer of one connection of the main listener (TCP_NOTSENT_LOWAT, Linux and macOS); past them its writer waits. A client that falls behind then waits in the node's write queue, where 'client.queue_max_size' and 'client.node_queue_max_size' see it and shed or drop, instead of in megabytes of socket buffer that the node cannot see: after an overload the node recovers in a second instead of several. Bytes already sent are not counted, so it does not limit a link's speed. '0': the kernel's default (no limit)"`
+	// HTTP3 serves the main listener over QUIC too (webtransport.go).
+	HTTP3 HTTP3Config `yaml:"http3"`
 }
 
 // DefaultIdleTimeout is http.idle_timeout when it is 0.

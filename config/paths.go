@@ -40,11 +40,13 @@ type Paths struct {
 	UniHTTPStream, UniSSE         string
 	Metrics, Health, API, AdminUI string
 	Swagger                       string
+	WebTransport                  string
 
 	// Which endpoints are served, for the collision check.
 	apiOn, adminOn, adminOnMain, healthOn   bool
 	swaggerOn                               bool
 	uniWS, httpStream, sse, uniHTTP, uniSSE bool
+	webTransport                            bool
 }
 
 // Paths resolves every endpoint's path.
@@ -63,6 +65,8 @@ func (c Config) Paths() Paths {
 		API:           c.HTTPAPI.Prefix(),
 		AdminUI:       c.Admin.UI.MountPath(),
 		Swagger:       resolvePath(c.Swagger.HandlerPrefix, "/swagger"),
+		WebTransport:  resolvePath(c.WebTransport.HandlerPrefix, "/connection/webtransport"),
+		webTransport:  c.WebTransport.Enabled,
 		swaggerOn:     c.Swagger.Enabled,
 		apiOn:         !c.HTTPAPI.Disabled,
 		adminOn:       c.Admin.UI.Enabled,
@@ -123,6 +127,7 @@ func (p Paths) endpoints(c Config, admin bool) []endpoint {
 	add(p.httpStream || p.sse, "emulation.handler_prefix", t.Emulation.HandlerPrefix, p.Emulation, false)
 	add(p.uniHTTP, "uni_http_stream.handler_prefix", t.UniHTTPStream.HandlerPrefix, p.UniHTTPStream, false)
 	add(p.uniSSE, "uni_sse.handler_prefix", t.UniSSE.HandlerPrefix, p.UniSSE, false)
+	add(p.webTransport, "webtransport.handler_prefix", c.WebTransport.HandlerPrefix, p.WebTransport, false)
 	add(true, "prometheus.handler_prefix", c.Prometheus.HandlerPrefix, p.Metrics, false)
 	add(p.healthOn, "health.handler_prefix", c.Health.HandlerPrefix, p.Health, false)
 	// The API answers under its prefix even without a key (the 403 that

@@ -93,6 +93,7 @@ func (c Config) Validate() error {
 	c.tokenProblems(bad)
 	ps = append(ps, c.proxyProblems()...)
 	ps = append(ps, c.uniGRPCProblems()...)
+	ps = append(ps, c.webTransportProblems()...)
 	ps = append(ps, c.sqlAuthProblems()...)
 	ps = append(ps, c.tlsProblems()...)
 	ps = append(ps, c.internalProblems()...) // internal.go

@@ -58,6 +58,7 @@ const (
 	TransportUniHTTPStream = "uni_http_stream"
 	TransportUniSSE        = "uni_sse"
 	TransportUniGRPC       = "uni_grpc"
+	TransportWebTransport  = "webtransport"
 )
 
 // ConnInfo is what the transport knows about a connection when it opens

@@ -28,6 +28,10 @@ func (b *builder) routes() error {
 	}
 	s.mountWebSocket(mux)
 	s.mountHTTPTransports(mux)
+	s.h3 = s.newHTTP3() // http3.go
+	if s.h3 != nil && s.h3.wt != nil {
+		mux.Handle(s.paths.WebTransport, s.admit(s.webTransportServer(s.h3)))
+	}
 	ops.Handle("GET "+s.paths.Metrics, promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	ops.HandleFunc("GET "+config.HealthzPath, s.healthz)
 	ops.HandleFunc("GET "+config.ReadyzPath, s.readyz)
@@ -46,6 +50,9 @@ func (b *builder) routes() error {
 		return err
 	}
 	s.http = s.httpServer(mux)
+	if s.h3 != nil {
+		s.http.Handler = s.h3.serveHTTP3(s.http.Handler)
+	}
 	if ops != mux {
 		s.internal = s.httpServer(ops)
 	}

@@ -62,10 +62,11 @@ type Server struct {
 	proxy       *proxy.Router       // nil without proxies
 	sqlAuth     *sqlauth.Authorizer // nil without SQL checks
 
-	tls       *listenerTLS // the main listener's; nil: plain TCP (tls.go)
-	adminTLS  *listenerTLS // nil: plain TCP
-	acmeHTTP  *http.Server // the HTTP-01 challenge listener; nil without ACME
-	uniGRPC   *uniGRPC     // nil without uni_grpc (unigrpc.go)
+	tls       *listenerTLS   // the main listener's; nil: plain TCP (tls.go)
+	adminTLS  *listenerTLS   // nil: plain TCP
+	acmeHTTP  *http.Server   // the HTTP-01 challenge listener; nil without ACME
+	uniGRPC   *uniGRPC       // nil without uni_grpc (unigrpc.go)
+	h3        *http3Listener // nil without http.http3 (http3.go)
 	acmeLn    net.Listener
 	spans     *sdktrace.TracerProvider // nil without tracing
 	grpc      *grpcAPI                 // nil without grpc_api (grpcapi.go)
@@ -123,6 +124,15 @@ func (s *Server) Start(ctx context.Context) error {
 		ln = lowatListener{ln, n}
 	}
 	s.ln = ln
+	if s.h3 != nil {
+		// Before the TCP listener serves: its responses advertise the
+		// UDP port.
+		if err := s.h3.start(ln.Addr()); err != nil {
+			_ = ln.Close()
+			_ = s.hub.Shutdown(ctx)
+			return err
+		}
+	}
 	var serving net.Listener = ln
 	if s.tls != nil {
 		// net/http must see the *tls.Conn itself to offer HTTP/2 and fill
@@ -141,12 +151,14 @@ func (s *Server) Start(ctx context.Context) error {
 	}()
 	if err := s.startInternal(); err != nil {
 		_ = s.http.Close()
+		s.h3.close()
 		_ = s.hub.Shutdown(ctx)
 		return err
 	}
 	if s.cfg.Admin.Address != "" {
 		if err := s.startAdmin(); err != nil {
 			_ = s.http.Close()
+			s.h3.close()
 			s.closeInternal()
 			_ = s.hub.Shutdown(ctx)
 			return err
@@ -154,6 +166,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	if err := s.startACMEChallenge(); err != nil {
 		_ = s.http.Close()
+		s.h3.close()
 		s.closeInternal()
 		if s.admin != nil {
 			_ = s.admin.Close()
@@ -164,6 +177,7 @@ func (s *Server) Start(ctx context.Context) error {
 	// The gRPC listeners come last: a failure closes what started before.
 	closeStarted := func() {
 		_ = s.http.Close()
+		s.h3.close()
 		s.closeInternal()
 		if s.admin != nil {
 			_ = s.admin.Close()
@@ -185,6 +199,9 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	if s.consumers != nil {
 		s.consumers.Start()
+	}
+	if s.h3 != nil {
+		s.log.Info("HTTP/3 listening", "address", s.h3.Addr().String(), "webtransport", s.h3.wt != nil, "webtransport_path", s.paths.WebTransport)
 	}
 	s.log.Info("herald listening", "address", ln.Addr().String(), "tls", s.tls != nil, "websocket", s.paths.WebSocket, "api", s.paths.API, "metrics", s.paths.Metrics, "websocket_poller", s.ws.Poller(), "engine", s.cfg.Engine.Type, "version", Version)
 	return nil
@@ -226,6 +243,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if err := s.http.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("http: %w", err))
+	}
+	if err := s.h3.shutdown(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	if err := s.shutdownInternal(ctx); err != nil {
 		errs = append(errs, err)

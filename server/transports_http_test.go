@@ -193,12 +193,7 @@ func TestHTTPTransportsUni(t *testing.T) {
 		t.Run(strings.TrimPrefix(path, "/connection/"), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 			defer cancel()
-			var req *http.Request
-			if path == UniSSEPath {
-				req, _ = http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.Addr()+path+"?cf_connect="+url.QueryEscape(`{"token":"`+tok+`"}`), nil)
-			} else {
-				req, _ = http.NewRequestWithContext(ctx, http.MethodPost, "http://"+s.Addr()+path, strings.NewReader(`{"token":"`+tok+`"}`))
-			}
+			req := uniRequest(ctx, "http://"+s.Addr(), path, tok) // http3_test.go
 			req.Close = true
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil || resp.StatusCode != http.StatusOK {

@@ -305,11 +305,11 @@ func TestConfigConvertCommand(t *testing.T) {
 		}
 	}
 	bad := filepath.Join(t.TempDir(), "config.json")
-	if err := writeTo(bad, `{"client": {"allowed_origins": []}, "graphite": {"enabled": true}, "webtransport": {"enabled": true}}`); err != nil {
+	if err := writeTo(bad, `{"client": {"allowed_origins": []}, "graphite": {"enabled": true}}`); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = run(t, "config", "convert", bad)
-	for _, want := range []string{"graphite: Herald exports Prometheus metrics", "webtransport: Herald has no WebTransport"} {
+	for _, want := range []string{"graphite: Herald exports Prometheus metrics"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("convert %s: %v, want %q", bad, err, want)
 		}
