@@ -27,8 +27,8 @@
 #   pytest                         (tests/python, when it exists), and
 #     again with herald on the portable poller
 #   the SDK suites: centrifuge-go's tests (the newest module on the Go
-#     module proxy) and centrifuge-python's (the newest sdist on PyPI)
-#     against herald started as their CI starts Centrifugo, and again
+#     module proxy), centrifuge-python's (the newest sdist on PyPI) and
+#     centrifuge-js's (its newest release tag on GitHub) against herald started as their CI starts Centrifugo, and again
 #     against 2 nodes on PostgreSQL behind one address (scripts/sdk_proxy.py)
 #   deploy/image/check.sh          (builds the container image with Debian's
 #                                   buildah and checks what it holds and runs)
@@ -739,8 +739,9 @@ python_tests_portable() {
 	python_test_run pytest-portable
 }
 
-# The SDK suites: the newest centrifuge-go (from the Go module proxy) and
-# centrifuge-python (its sdist on PyPI, which ships its tests) run their own
+# The SDK suites: the newest centrifuge-go (from the Go module proxy),
+# centrifuge-python (its sdist on PyPI, which ships its tests) and
+# centrifuge-js (a clone of its newest release tag) run their own
 # test suites against herald, started under the name centrifugo exactly as
 # each SDK's CI starts Centrifugo: the command line and environment of the
 # docker-compose.yml that ships with the tests (scripts/compose_start.py
@@ -758,8 +759,9 @@ SDK_NODES=1
 SDK_HERALD_PIDS=()
 SDK_SCHEMA=""
 sdk_herald_start() {
-	local compose=$1 log="$LOGS/$2" args=() envs=() start port url
+	local compose=$1 log="$LOGS/$2" args=() envs=() hosts=() start port url
 	eval "$(python3 "$ROOT/scripts/compose_start.py" "$compose")" || return 1
+	sdk_hosts "${hosts[@]}" || return 1
 	ln -sf "$HERALD_BIN" "$SDK_DIR/bin/centrifugo"
 	echo "centrifugo ${args[*]} with ${#envs[@]} CENTRIFUGO_ variables from $compose"
 	SDK_HERALD_PIDS=()
@@ -790,6 +792,24 @@ sdk_herald_start() {
 			fi
 			sleep 0.2
 		done
+	done
+}
+
+# sdk_hosts NAME... makes each NAME of the compose file's extra_hosts (the
+# names its container resolves to the host, such as host.docker.internal
+# for centrifuge-js's proxy tests) resolve on this machine, where herald
+# runs: as root (CI, on a fresh machine) it adds "127.0.0.1 NAME" to
+# /etc/hosts, saying so; else it fails and says what to add.
+sdk_hosts() {
+	local name
+	for name in "$@"; do
+		getent hosts "$name" >/dev/null && continue
+		if ! is_root; then
+			echo "$name does not resolve; the suite needs it to reach this machine: add '127.0.0.1 $name' to /etc/hosts"
+			return 1
+		fi
+		echo "$name does not resolve: adding '127.0.0.1 $name' to /etc/hosts"
+		echo "127.0.0.1 $name" >>/etc/hosts || return 1
 	done
 }
 
@@ -872,10 +892,43 @@ sdk_python() {
 	return "$rc"
 }
 
+# sdk_js runs centrifuge-js's tests as its CI does (yarn install, then
+# yarn test: jest --detectOpenHandles --verbose) in a shallow clone of its
+# newest release tag (HERALD_SDK_JS_REPO, a URL or a local clone, for a
+# machine without GitHub), with the dependencies its yarn.lock pins.
+# --forceExit is added: the suite leaves handles open after its last test,
+# so jest would wait for ever where CI's job just ends.
+SDK_JS_REPO=${HERALD_SDK_JS_REPO:-https://github.com/centrifugal/centrifuge-js}
+sdk_js() {
+	local dir="$SDK_DIR/centrifuge-js" tag rc=0 last
+	# The 2-node step takes the clone the 1-node step installed.
+	if [[ -z "$SDK_TAG" || ! -x "$dir/node_modules/.bin/jest" ]]; then
+		tag=$(git ls-remote --tags --refs "$SDK_JS_REPO" | sed 's|.*refs/tags/||' | grep -E '^v?[0-9]+\.[0-9]+\.[0-9]+$' | sort -V | tail -n 1)
+		[[ -n "$tag" ]] || { echo "no release tag found in $SDK_JS_REPO"; return 1; }
+		rm -rf "$dir" && git -c advice.detachedHead=false clone -q --depth 1 --branch "$tag" "$SDK_JS_REPO" "$dir" 2>&1 | grep -v 'depth is ignored' || true
+		[[ -f "$dir/package.json" ]] || { echo "could not clone $SDK_JS_REPO at $tag"; return 1; }
+		echo "centrifuge-js $tag"
+		run 10m sdk-js-install.log "$dir" npx --yes yarn@1 install --frozen-lockfile --non-interactive || return 1
+	fi
+	sdk_herald_start "$dir/docker-compose.yml" "sdk-js$SDK_TAG-herald.log" || return 1
+	run "$SDK_JS_LIMIT" "sdk-js$SDK_TAG.log" "$dir" node_modules/.bin/jest --detectOpenHandles --verbose --forceExit || rc=$?
+	sdk_herald_stop
+	last=$(grep -E '^Tests: ' "$LOGS/sdk-js$SDK_TAG.log" | tail -n 1)
+	if [[ -z "$last" ]]; then
+		SDK_FAILED=$((SDK_FAILED + 1)) # no summary: it crashed or timed out
+		return $((rc == 0 ? 1 : rc))
+	fi
+	SDK_PASSED=$((SDK_PASSED + $(num "$last" passed)))
+	SDK_FAILED=$((SDK_FAILED + $(num "$last" failed)))
+	SDK_SKIPPED=$((SDK_SKIPPED + $(num "$last" skipped)))
+	return "$rc"
+}
+
 # SDK_TAG names the logs of the 2-node run apart ("-2nodes");
 # SDK_PYTHON_LIMIT bounds the python suite's run.
 SDK_TAG=""
 SDK_PYTHON_LIMIT=5m
+SDK_JS_LIMIT=5m
 sdk_suites() {
 	local rc=0
 	SDK_PASSED=0 SDK_FAILED=0 SDK_SKIPPED=0
@@ -884,8 +937,11 @@ sdk_suites() {
 	local go_counts="go: $SDK_PASSED passed, $SDK_FAILED failed"
 	local p=$SDK_PASSED f=$SDK_FAILED
 	sdk_python || rc=1
+	local python_counts="python: $((SDK_PASSED - p)) passed, $((SDK_FAILED - f)) failed"
+	p=$SDK_PASSED f=$SDK_FAILED
+	sdk_js || rc=1
 	COUNT_PASSED=$SDK_PASSED COUNT_FAILED=$SDK_FAILED COUNT_SKIPPED=$SDK_SKIPPED
-	COUNT_DETAIL="$go_counts; python: $((SDK_PASSED - p)) passed, $((SDK_FAILED - f)) failed"
+	COUNT_DETAIL="$go_counts; $python_counts; js: $((SDK_PASSED - p)) passed, $((SDK_FAILED - f)) failed"
 	return "$rc"
 }
 
@@ -903,7 +959,24 @@ sdk_suites() {
 # ms measured under that load), and when the reply comes too late the
 # test waits for ever for publications it never asked to recover. That
 # costs SDK_PYTHON_LIMIT, so it is 2m here (the suite's normal time twice
-# over) rather than 5m: 4 min for the step in that case.
+# over) rather than 5m: 4 min for the step in that case. Measured again
+# (0 of 5 runs passing at load 18): the test's window is client2's connect
+# to the other node, 3-15 ms; client1's subscribe waits behind its
+# connect's presence and join for its personal channel (as Centrifugo's,
+# which adds those synchronously too) and then two reads, and a reply after
+# the window leaves the subscription without a position. Centrifugo does
+# the same two reads (broker subscribe, then the stream top) and answers a
+# resubscribe without recover the same way (centrifuge v0.40.1 client.go),
+# so the test passes there only because Redis or memory is faster.
+#
+# centrifuge-js (5.7.1, load 18 on 2 cores): 62 s on 2 nodes, its install
+# reused from the 1-node step (there: 154 s for yarn install, which builds
+# the package as CI's does, and 124 s for the suite, 168 passed and 2
+# skipped). On 2 nodes 3 of its tests ("subscribe and unsubscribe loop",
+# one per transport) fail: they expect the presence of channel "test" to
+# drop to their own client within 2 s, and the nodes' logs show presence
+# removals that failed with "context canceled" as the earlier tests'
+# clients disconnected, so those entries stay until their TTL.
 sdk_suites_2nodes() {
 	local SDK_NODES=2 SDK_TAG=-2nodes SDK_PYTHON_LIMIT=2m
 	sdk_suites
