@@ -124,8 +124,6 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "client.user_id_http_header", Herald: "client.user_id_http_header", Action: cfRename, Note: "the user a trusted proxy in front of Herald set, for a connect without a token"},
 		{Key: "consumers", Herald: "consumers", Action: cfRename, Note: "PostgreSQL outbox, Redis Streams, NATS JetStream and Kafka consumers, in Centrifugo's formats"},
 		{Key: "controller", Action: cfRefuse, Note: "Herald has no separate controller: its nodes talk through the engine. Only the default (disabled) is taken"},
-		{Key: "debug.enabled", Action: cfRefuse, Note: "Herald serves pprof on the admin listener: set admin.address"},
-		{Key: "debug.handler_prefix", Action: cfRefuse, Note: "pprof is at '/debug/pprof/' on the admin listener", Takes: []string{"/debug/pprof"}},
 		{Key: "dev", Action: cfRefuse, Note: "remove it"},
 		{Key: "enable_unreleased_features", Action: cfDrop, Note: "Herald's features are turned on by their own keys; those of features it does not have are refused by name"},
 		{Key: "engine.redis.address", Herald: "engine.redis.address", Action: cfConvert, Convert: redisAddress, Note: "'host:port' or a 'redis://' URL (whose user, password and database number are taken too); several addresses are shards, as in Centrifugo, but Herald places channels on them by its own hash, so existing streams are not found"},
@@ -152,7 +150,7 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "http_api.disabled", Herald: "http_api.disabled", Action: cfRename, Note: "true: no HTTP API at all, as in Centrifugo"},
 		{Key: "http_api.external", Herald: "http_api.external", Action: cfRename, Note: "with an internal listener (http_server.internal_port), the API stays on the main one"},
 		{Key: "http_server.address", Herald: "address", Action: cfConvert, Convert: listenAddress, Note: "'address' is host:port; the port comes from http_server.port (default 8000)"},
-		{Key: "http_server.h2c_external", Action: cfRefuse, Note: "Herald serves HTTP/2 without TLS on no listener yet"}, // owned by listener
+		{Key: "http_server.h2c_external", Herald: "http.h2c_external", Action: cfRename, Note: "HTTP/2 without TLS beside HTTP/1.1 on the main listener; as in Centrifugo, only with a separate internal listener and no TLS on the main one"},
 		{Key: "http_server.http3", Action: cfRefuse, Note: "Herald does not serve HTTP/3: remove it"},
 		{Key: "http_server.internal_address", Herald: "internal.address", Action: cfConvert, Convert: internalAddress, Note: "the host of the internal listener; empty: http_server.address's, as in Centrifugo"},
 		{Key: "http_server.internal_port", Herald: "internal.address", Action: cfConvert, Convert: internalAddress, Note: "a port other than http_server.port turns the internal listener on: the API, '/metrics', the health checks and the admin UI move to it"},

@@ -50,6 +50,8 @@ type Config struct {
 	// TLSConfig: tls and tls_autocert (tls.go).
 	TLSConfig `yaml:",inline"`
 	Admin     AdminConfig `yaml:"admin"`
+	// Debug is Centrifugo's pprof endpoint (debug.go).
+	Debug DebugConfig `yaml:"debug"`
 	// Internal is the internal listener (internal.go).
 	Internal     InternalConfig     `yaml:"internal"`
 	WebSocket    WebSocketConfig    `yaml:"websocket"`
@@ -93,6 +95,8 @@ type HTTPConfig struct {
 	// NotSentLowat keeps what waits for a client in the node's queues, not
 	// the kernel's (server/sockopt_unix.go).
 	NotSentLowat int `yaml:"tcp_notsent_lowat" default:"65536" doc:"bytes that may wait unsent in the kernel's send buffer of one connection of the main listener (TCP_NOTSENT_LOWAT, Linux and macOS); past them its writer waits. A client that falls behind then waits in the node's write queue, where 'client.queue_max_size' and 'client.node_queue_max_size' see it and shed or drop, instead of in megabytes of socket buffer that the node cannot see: after an overload the node recovers in a second instead of several. Bytes already sent are not counted, so it does not limit a link's speed. '0': the kernel's default (no limit)"`
+	// H2CExternal is Centrifugo's http_server.h2c_external (server/h2c.go).
+	H2CExternal bool `yaml:"h2c_external" doc:"serve HTTP/2 without TLS (h2c, with prior knowledge) beside HTTP/1.1 on the main listener, for a proxy or load balancer that speaks h2c to Herald; needs 'internal.address' (the internal listener stays HTTP/1.1) and no TLS on the main listener, as Centrifugo's 'http_server.h2c_external'"`
 }
 
 // DefaultIdleTimeout is http.idle_timeout when it is 0.

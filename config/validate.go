@@ -104,6 +104,8 @@ func (c Config) Validate() error {
 	ps = append(ps, c.sqlAuthProblems()...)
 	ps = append(ps, c.tlsProblems()...)
 	ps = append(ps, c.internalProblems()...) // internal.go
+	ps = append(ps, c.debugProblems()...)    // debug.go
+	ps = append(ps, c.h2cProblems()...)      // h2c.go
 	ps = append(ps, c.grpcAPIProblems()...)
 	ps = append(ps, c.consumerProblems()...)
 	if len(ps) > 0 {
