@@ -200,14 +200,12 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "uni_websocket.compression", Herald: "uni_websocket.compression", Action: cfRename, Note: "for this endpoint alone, as in Centrifugo"},
 		{Key: "uni_websocket.compression_level", Herald: "uni_websocket.compression_level", Action: cfRename, Note: ""},
 		{Key: "uni_websocket.compression_min_size", Herald: "uni_websocket.compression_min_size", Action: cfRename, Note: ""},
-		{Key: "uni_websocket.decompressed_message_size_limit", Action: cfRefuse, Note: "only the default is taken"}, // owned by listener
-		{Key: "uni_websocket.disable_closing_handshake", Action: cfRefuse, Note: "only the default is taken"},       // owned by listener
-		{Key: "uni_websocket.disable_disconnect_push", Action: cfRefuse, Note: "only the default is taken"},         // owned by listener
+		{Key: "uni_websocket.decompressed_message_size_limit", Action: cfTune, Note: "Herald bounds each message by uni_websocket.message_size_limit once decompressed"},
 		{Key: "uni_websocket.join_push_messages", Herald: "uni_websocket.join_push_messages", Action: cfRename, Note: "pushes ready together go in one frame, newline-separated"},
 		{Key: "uni_websocket.message_size_limit", Herald: "uni_websocket.message_size_limit", Action: cfRename, Note: ""},
-		{Key: "uni_websocket.read_buffer_size", Action: cfRefuse, Note: "remove it"},
+		{Key: "uni_websocket.read_buffer_size", Action: cfTune, Note: "Herald sizes its buffers itself (see websocket.poller)"},
 		{Key: "uni_websocket.use_write_buffer_pool", Action: cfDrop, Note: "Herald pools its buffers itself"},
-		{Key: "uni_websocket.write_buffer_size", Action: cfRefuse, Note: "remove it"},
+		{Key: "uni_websocket.write_buffer_size", Action: cfTune, Note: "Herald sizes its buffers itself"},
 		{Key: "uni_websocket.write_timeout", Herald: "uni_websocket.write_timeout", Action: cfRename, Note: ""},
 		{Key: "usage_stats", Action: cfDrop, Note: "Herald sends no usage statistics"},
 		{Key: "websocket.decompressed_message_size_limit", Action: cfTune, Note: "Herald bounds each message by websocket.message_size_limit"},

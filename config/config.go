@@ -197,12 +197,14 @@ type UniWebSocketConfig struct {
 	// The options Centrifugo gives the unidirectional WebSocket of its own
 	// (v6.9.1 configtypes.UniWebSocket); UniTransport applies them over the
 	// websocket section's.
-	MessageSizeLimit   int64         `yaml:"message_size_limit" defaultdoc:"'websocket.message_size_limit'" doc:"largest incoming message (the connect request) in bytes; '0': the websocket section's"`
-	WriteTimeout       time.Duration `yaml:"write_timeout" defaultdoc:"'websocket.write_timeout'" doc:"as 'websocket.write_timeout', for this endpoint; '0': the websocket section's"`
-	Compression        bool          `yaml:"compression" doc:"accept permessage-deflate on this endpoint, as 'websocket.compression' does on the bidirectional one (each decides for its own endpoint, as in Centrifugo)"`
-	CompressionMinSize int           `yaml:"compression_min_size" doc:"as 'websocket.compression_min_size', for this endpoint"`
-	CompressionLevel   int           `yaml:"compression_level" defaultdoc:"'websocket.compression_level'" doc:"as 'websocket.compression_level', for this endpoint; '0': the websocket section's"`
-	JoinPushMessages   bool          `yaml:"join_push_messages" doc:"send the pushes that are ready together in one text frame, separated by newlines, instead of one frame each (fewer frames and system calls; the client must split frames on newlines), as Centrifugo's"`
+	MessageSizeLimit        int64         `yaml:"message_size_limit" defaultdoc:"'websocket.message_size_limit'" doc:"largest incoming message (the connect request) in bytes; '0': the websocket section's"`
+	WriteTimeout            time.Duration `yaml:"write_timeout" defaultdoc:"'websocket.write_timeout'" doc:"as 'websocket.write_timeout', for this endpoint; '0': the websocket section's"`
+	Compression             bool          `yaml:"compression" doc:"accept permessage-deflate on this endpoint, as 'websocket.compression' does on the bidirectional one (each decides for its own endpoint, as in Centrifugo)"`
+	CompressionMinSize      int           `yaml:"compression_min_size" doc:"as 'websocket.compression_min_size', for this endpoint"`
+	CompressionLevel        int           `yaml:"compression_level" defaultdoc:"'websocket.compression_level'" doc:"as 'websocket.compression_level', for this endpoint; '0': the websocket section's"`
+	JoinPushMessages        bool          `yaml:"join_push_messages" doc:"send the pushes that are ready together in one text frame, separated by newlines, instead of one frame each (fewer frames and system calls; the client must split frames on newlines), as Centrifugo's"`
+	DisableDisconnectPush   bool          `yaml:"disable_disconnect_push" doc:"close a connection with the WebSocket close frame alone, without the disconnect push before it, as Centrifugo's"`
+	DisableClosingHandshake bool          `yaml:"disable_closing_handshake" doc:"close a connection by closing its TCP connection, without the WebSocket close frame (the disconnect push is still sent unless 'disable_disconnect_push'), as Centrifugo's"`
 }
 
 // UniTransport is the unidirectional WebSocket's transport options: the
@@ -220,6 +222,7 @@ func (c Config) UniTransport() websocket.Config {
 		t.CompressionLevel = u.CompressionLevel
 	}
 	t.UniJoinPushes = u.JoinPushMessages
+	t.UniNoDisconnectPush, t.UniNoClosingHandshake = u.DisableDisconnectPush, u.DisableClosingHandshake
 	return t
 }
 
