@@ -180,7 +180,6 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "proxies[].grpc.compression", Herald: "proxies[].grpc.compression", Action: cfRename, Note: ""},
 		{Key: "proxies[].grpc.credentials_key", Herald: "proxies[].grpc.credentials_key", Action: cfRename, Note: ""},
 		{Key: "proxies[].grpc.credentials_value", Herald: "proxies[].grpc.credentials_value", Action: cfRename, Note: ""},
-		{Key: "proxies[].grpc.static_metadata", Action: cfRefuse, Note: "Herald's gRPC proxy sends no static metadata besides credentials_key and credentials_value: use those for a shared secret"},
 		{Key: "proxies[].grpc.tls", Herald: "proxies[].grpc.tls", Action: cfConvert, Convert: clientTLS, Note: "as engine.redis.tls, for a 'grpc://' proxy's connection"},
 		{Key: "proxies[].grpc_metadata", Herald: "proxies[].grpc_metadata", Action: cfRename, Note: ""},
 		{Key: "proxies[].http.static_headers", Herald: "proxies[].static_http_headers", Action: cfRename, Note: "headers sent with every call"},
