@@ -159,7 +159,7 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "http_server.tls_autocert", Herald: "tls_autocert", Action: cfRename, Note: "enabled, host_whitelist, cache_dir and email as they are"},
 		{Key: "http_server.tls_autocert.http", Action: cfDrop, Note: "Herald always answers the HTTP-01 challenge, on tls_autocert.http_address"},
 		{Key: "http_server.tls_autocert.http_addr", Herald: "tls_autocert.http_address", Action: cfRename, Note: "where the HTTP-01 challenge listener listens"},
-		{Key: "http_server.tls_autocert.server_name", Action: cfRefuse, Note: "Herald requests certificates for the names of host_whitelist, by the name clients send: remove it"},
+		{Key: "http_server.tls_autocert.server_name", Herald: "tls_autocert.server_name", Action: cfRename, Note: "the certificate a client without SNI gets, as in Centrifugo"},
 		{Key: "http_server.tls_external", Herald: "internal.tls_external", Action: cfRename, Note: "the main listener's TLS is not used on the internal one"},
 		{Key: "init", Action: cfRefuse, Note: "Herald has no connection init endpoint: remove it"},
 		{Key: "log.file", Herald: "log.file", Action: cfRename, Note: "the log goes to the file instead of standard error"},
