@@ -38,6 +38,11 @@ type Config struct {
 	// Logger receives the audit log of admin actions; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// Pages, when set, serves the UI's pages instead of the embedded
+	// ones: a build of the UI from a directory, or a development server
+	// behind a reverse proxy (Centrifugo's admin.web_path and
+	// web_proxy_address). The API under /api/ stays this handler's.
+	Pages http.Handler
 }
 
 const (
@@ -103,6 +108,9 @@ func New(h *hub.Hub, cfg Config) (*Handler, error) {
 		logins:     newLoginStore(cfg.LoginTTL),
 		loginLimit: newLoginLimiter(cfg.LoginBurst, cfg.LoginEvery),
 		static:     http.FileServerFS(sub),
+	}
+	if cfg.Pages != nil {
+		a.static = cfg.Pages
 	}
 	if cfg.Insecure {
 		log.Warn("admin UI in insecure mode: no login is asked, anyone who reaches it controls the cluster; for local development only")

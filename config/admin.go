@@ -1,6 +1,9 @@
 package config
 
-import "strings"
+import (
+	"net/url"
+	"strings"
+)
 
 // AdminUIConfig turns on the admin web UI (package admin): on the admin
 // listener when admin.address is set, else under Path on the main one.
@@ -11,6 +14,10 @@ type AdminUIConfig struct {
 	Insecure    bool   `yaml:"insecure" doc:"no login at all, for local development only; a warning is logged at startup"`
 	Path        string `yaml:"path" default:"/admin" doc:"where the UI is served ('/admin/')"`
 	External    bool   `yaml:"external" doc:"with 'internal.address' (and no 'admin.address'): serve the UI on the main listener, not the internal one (Centrifugo's 'admin.external')"`
+	// WebPath and WebProxyAddress are Centrifugo's admin.web_path and
+	// web_proxy_address (v6.9.1 internal/admin/handlers.go).
+	WebPath         string `yaml:"web_path" doc:"serve the UI's pages from this directory (a build of Herald's admin UI, [admin.md](admin.md)) instead of the ones in the binary; the API stays Herald's"`
+	WebProxyAddress string `yaml:"web_proxy_address" doc:"proxy the UI's pages to this address ('http://localhost:5173', a UI development server) instead of serving them; over 'web_path'"`
 }
 
 // DefaultAdminUIPath is where the admin UI is served by default.
@@ -36,5 +43,10 @@ func (u AdminUIConfig) validate(bad func(key, format string, args ...any)) {
 	}
 	if u.TokenSecret != "" && len(u.TokenSecret) < 16 {
 		bad("admin.ui.token_secret", "too short: use at least 16 characters (32 random bytes is better)")
+	}
+	if a := u.WebProxyAddress; a != "" {
+		if p, err := url.Parse(a); err != nil || p.Host == "" || (p.Scheme != "http" && p.Scheme != "https") {
+			bad("admin.ui.web_proxy_address", "%q: want an http:// or https:// address", a)
+		}
 	}
 }

@@ -368,6 +368,12 @@ func publicationDataFormat(m *cfMapper, _ cfCtx, v any) {
 	m.namespaceDefault("publication_data_format", v)
 }
 
+// allowedDeltaTypes, an older Centrifugo's global key, becomes the
+// allowed_delta_types of every namespace that sets none.
+func allowedDeltaTypes(m *cfMapper, _ cfCtx, v any) {
+	m.namespaceDefault("allowed_delta_types", v)
+}
+
 // namespaceDefault sets the namespace option key to v in
 // channel.without_namespace and every namespace that sets none, once they
 // are all read.

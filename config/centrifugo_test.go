@@ -229,6 +229,12 @@ func TestCentrifugoRefusedKeysNameThemselves(t *testing.T) {
 			continue // mapped, or every value changes nothing (prometheus.enabled)
 		}
 		tree := treeWith(n.Key, value)
+		if sec, rest, ok := strings.Cut(n.Key, "."); ok && (sec == "broker" || sec == "presence_manager") {
+			// Centrifugo reads these sections only when enabled, the
+			// type naming the subsection the key is in.
+			s := tree[sec].(map[string]any)
+			s["enabled"], s["type"] = true, strings.Split(rest, ".")[0]
+		}
 		_, ps, report := mapCentrifugoReport(tree)
 		want := strings.ReplaceAll(n.Key, "[]", "[0]")
 		if n.Action == cfTune {

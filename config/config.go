@@ -50,6 +50,8 @@ type Config struct {
 	// TLSConfig: tls and tls_autocert (tls.go).
 	TLSConfig `yaml:",inline"`
 	Admin     AdminConfig `yaml:"admin"`
+	// Debug is Centrifugo's pprof endpoint (debug.go).
+	Debug DebugConfig `yaml:"debug"`
 	// Internal is the internal listener (internal.go).
 	Internal     InternalConfig     `yaml:"internal"`
 	WebSocket    WebSocketConfig    `yaml:"websocket"`
@@ -97,6 +99,8 @@ type HTTPConfig struct {
 	NotSentLowat int `yaml:"tcp_notsent_lowat" default:"65536" doc:"bytes that may wait unsent in the kernel's send buffer of one connection of the main listener (TCP_NOTSENT_LOWAT, Linux and macOS); past them its writer waits. A client that falls behind then waits in the node's write queue, where 'client.queue_max_size' and 'client.node_queue_max_size' see it and shed or drop, instead of in megabytes of socket buffer that the node cannot see: after an overload the node recovers in a second instead of several. Bytes already sent are not counted, so it does not limit a link's speed. '0': the kernel's default (no limit)"`
 	// HTTP3 serves the main listener over QUIC too (webtransport.go).
 	HTTP3 HTTP3Config `yaml:"http3"`
+	// H2CExternal is Centrifugo's http_server.h2c_external (server/h2c.go).
+	H2CExternal bool `yaml:"h2c_external" doc:"serve HTTP/2 without TLS (h2c, with prior knowledge) beside HTTP/1.1 on the main listener, for a proxy or load balancer that speaks h2c to Herald; needs 'internal.address' (the internal listener stays HTTP/1.1) and no TLS on the main listener, as Centrifugo's 'http_server.h2c_external'"`
 }
 
 // DefaultIdleTimeout is http.idle_timeout when it is 0.
@@ -197,12 +201,14 @@ type UniWebSocketConfig struct {
 	// The options Centrifugo gives the unidirectional WebSocket of its own
 	// (v6.9.1 configtypes.UniWebSocket); UniTransport applies them over the
 	// websocket section's.
-	MessageSizeLimit   int64         `yaml:"message_size_limit" defaultdoc:"'websocket.message_size_limit'" doc:"largest incoming message (the connect request) in bytes; '0': the websocket section's"`
-	WriteTimeout       time.Duration `yaml:"write_timeout" defaultdoc:"'websocket.write_timeout'" doc:"as 'websocket.write_timeout', for this endpoint; '0': the websocket section's"`
-	Compression        bool          `yaml:"compression" doc:"accept permessage-deflate on this endpoint, as 'websocket.compression' does on the bidirectional one (each decides for its own endpoint, as in Centrifugo)"`
-	CompressionMinSize int           `yaml:"compression_min_size" doc:"as 'websocket.compression_min_size', for this endpoint"`
-	CompressionLevel   int           `yaml:"compression_level" defaultdoc:"'websocket.compression_level'" doc:"as 'websocket.compression_level', for this endpoint; '0': the websocket section's"`
-	JoinPushMessages   bool          `yaml:"join_push_messages" doc:"send the pushes that are ready together in one text frame, separated by newlines, instead of one frame each (fewer frames and system calls; the client must split frames on newlines), as Centrifugo's"`
+	MessageSizeLimit        int64         `yaml:"message_size_limit" defaultdoc:"'websocket.message_size_limit'" doc:"largest incoming message (the connect request) in bytes; '0': the websocket section's"`
+	WriteTimeout            time.Duration `yaml:"write_timeout" defaultdoc:"'websocket.write_timeout'" doc:"as 'websocket.write_timeout', for this endpoint; '0': the websocket section's"`
+	Compression             bool          `yaml:"compression" doc:"accept permessage-deflate on this endpoint, as 'websocket.compression' does on the bidirectional one (each decides for its own endpoint, as in Centrifugo)"`
+	CompressionMinSize      int           `yaml:"compression_min_size" doc:"as 'websocket.compression_min_size', for this endpoint"`
+	CompressionLevel        int           `yaml:"compression_level" defaultdoc:"'websocket.compression_level'" doc:"as 'websocket.compression_level', for this endpoint; '0': the websocket section's"`
+	JoinPushMessages        bool          `yaml:"join_push_messages" doc:"send the pushes that are ready together in one text frame, separated by newlines, instead of one frame each (fewer frames and system calls; the client must split frames on newlines), as Centrifugo's"`
+	DisableDisconnectPush   bool          `yaml:"disable_disconnect_push" doc:"close a connection with the WebSocket close frame alone, without the disconnect push before it, as Centrifugo's"`
+	DisableClosingHandshake bool          `yaml:"disable_closing_handshake" doc:"close a connection by closing its TCP connection, without the WebSocket close frame (the disconnect push is still sent unless 'disable_disconnect_push'), as Centrifugo's"`
 }
 
 // UniTransport is the unidirectional WebSocket's transport options: the
@@ -220,6 +226,7 @@ func (c Config) UniTransport() websocket.Config {
 		t.CompressionLevel = u.CompressionLevel
 	}
 	t.UniJoinPushes = u.JoinPushMessages
+	t.UniNoDisconnectPush, t.UniNoClosingHandshake = u.DisableDisconnectPush, u.DisableClosingHandshake
 	return t
 }
 

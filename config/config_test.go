@@ -218,7 +218,7 @@ channel:
 	for _, want := range []string{
 		`channel.namespaces[0].history_size: engine "nats" keeps no history`,
 		`channel.namespaces[0].force_recovery: engine "nats" keeps no history`,
-		`channel.namespaces[0].presence: engine "nats" keeps no presence (set engine.nats.presence: redis`,
+		`channel.namespaces[0].presence: engine "nats" keeps no presence (set engine.presence: redis`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("problems:\n%v\nwant one containing %s", err, want)

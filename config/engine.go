@@ -17,6 +17,9 @@ type EngineConfig struct {
 	Postgres PostgresConfig `yaml:"postgres"`
 	Redis    RedisConfig    `yaml:"redis"`
 	NATS     NATSConfig     `yaml:"nats"`
+	// Presence names a second engine whose store keeps presence instead
+	// of the one of type (Centrifugo's separate presence_manager).
+	Presence string `yaml:"presence" doc:"'redis': presence is kept in the Redis server of 'engine.redis' while 'type' is the broker (publications, history, control, maps); empty: the engine of 'type' keeps presence itself. See 'Broker and presence apart' in [engines.md](engines.md)"`
 }
 
 // PostgresConfig is engine.postgres: the databases, and the PostgreSQL

@@ -28,6 +28,10 @@ type EngineSelection struct {
 	Stores        []any
 	PresenceKind  *engine.Kind
 	PresenceStore any
+	// Composite: the presence store is paired with the engine by package
+	// composite (engine.presence), rather than handed to the engine's
+	// kind in its wiring (engine.nats.presence).
+	Composite bool
 }
 
 // engineSection is implemented by the engine sections whose keys name
@@ -57,18 +61,34 @@ func (e EngineConfig) Select() (EngineSelection, error) {
 	if sel.Stores, err = e.stores(kind.Name); err != nil {
 		return sel, err
 	}
-	if p, ok := e.section(kind.Name).(presenceSection); ok && p.presenceFrom() != "" {
-		pk, ok := reg.Lookup(p.presenceFrom())
-		if !ok || !pk.KeepsPresenceAlone() {
-			return sel, fmt.Errorf("engine.%s.presence: engine %q keeps no presence for others", kind.Name, p.presenceFrom())
-		}
-		stores, err := e.stores(pk.Name)
-		if err != nil {
-			return sel, err
-		}
-		sel.PresenceKind, sel.PresenceStore = &pk, stores[0]
+	key, from := e.presenceFrom(kind.Name)
+	if from == "" {
+		return sel, nil
 	}
+	pk, ok := reg.Lookup(from)
+	if !ok || !pk.KeepsPresenceAlone() {
+		return sel, fmt.Errorf("%s: engine %q keeps no presence for others (%s does)", key, from, enginesWith(engine.Kind.KeepsPresenceAlone))
+	}
+	stores, err := e.stores(pk.Name)
+	if err != nil {
+		return sel, err
+	}
+	sel.PresenceKind, sel.PresenceStore = &pk, stores[0]
+	sel.Composite = key == "engine.presence"
 	return sel, nil
+}
+
+// presenceFrom names the engine that keeps presence for the engine of
+// kind, and the key that says so: engine.presence, or the engine's own
+// section's (engine.nats.presence); "" when the engine keeps its own.
+func (e EngineConfig) presenceFrom(kind string) (key, from string) {
+	if e.Presence != "" && e.Presence != kind {
+		return "engine.presence", e.Presence
+	}
+	if p, ok := e.section(kind).(presenceSection); ok && p.presenceFrom() != "" {
+		return "engine." + kind + ".presence", p.presenceFrom()
+	}
+	return "", ""
 }
 
 // section returns the field of the section whose key is name, nil when
@@ -99,8 +119,8 @@ func (c Config) engineCaps() (caps engine.Caps, ok bool) {
 	reg := Engines()
 	k, ok := reg.Lookup(c.Engine.Type)
 	caps = k.Caps
-	if p, is := c.Engine.section(k.Name).(presenceSection); ok && is && p.presenceFrom() != "" {
-		pk, found := reg.Lookup(p.presenceFrom())
+	if _, from := c.Engine.presenceFrom(k.Name); ok && from != "" {
+		pk, found := reg.Lookup(from)
 		caps.Presence = found && pk.KeepsPresenceAlone()
 	}
 	return caps, ok

@@ -11,13 +11,13 @@ import (
 )
 
 // TestEngineSectionsAreEngines: every section of engine (every key but
-// type) is the options of a registered engine of that name, so a section
+// type and presence, which name engines) is the options of a registered engine of that name, so a section
 // cannot drift from the registry.
 func TestEngineSectionsAreEngines(t *testing.T) {
 	reg := Engines()
 	sections := 0
 	for _, o := range options(reflect.TypeOf(EngineConfig{})) {
-		if o.key == "type" {
+		if o.key == "type" || o.key == "presence" {
 			continue
 		}
 		sections++
@@ -83,6 +83,16 @@ func TestEngineSelect(t *testing.T) {
 	}
 	if c := s.PresenceStore.(redis.Config); c.Addrs[0] != "r:1" || c.DB != 2 {
 		t.Errorf("nats presence store: %+v", c)
+	}
+	if s.Composite {
+		t.Errorf("engine.nats.presence: the presence store goes to the NATS engine's wiring, not to a composite")
+	}
+	s = sel("engine: {type: nats, presence: redis, redis: {address: r:1}}")
+	if s.PresenceKind == nil || s.PresenceKind.Name != "redis" || !s.Composite {
+		t.Errorf("nats with engine.presence: redis: presence kind %+v, composite %v", s.PresenceKind, s.Composite)
+	}
+	if s = sel("engine: {type: redis, presence: redis}"); s.PresenceKind != nil {
+		t.Errorf("redis with engine.presence: redis is the engine's own presence: presence kind %+v", s.PresenceKind)
 	}
 	if s = sel("engine: {type: nats}"); s.PresenceKind != nil {
 		t.Errorf("nats without presence: presence kind %+v", s.PresenceKind)

@@ -25,13 +25,14 @@ func (e EngineConfig) shardProblems(bad func(key, format string, args ...any)) {
 		if len(r.Addresses) > 0 {
 			bad("engine.redis.address", "several addresses are shards of standalone servers: not with addresses (Sentinel or Cluster)")
 		}
-		if e.Type == "nats" && e.NATS.Presence == "redis" {
-			bad("engine.redis.address", "engine.nats.presence: redis keeps presence in one Redis server; list one address")
+		if key, from := e.presenceFrom(e.Type); from == "redis" {
+			bad("engine.redis.address", "%s: redis keeps presence in one Redis server; list one address", key)
 		}
 		listProblems("engine.redis.address", r.Address, bad)
 	}
 	if len(r.Shards) > 0 {
-		r.shardListProblems(e.Type == "nats" && e.NATS.Presence == "redis", bad)
+		_, from := e.presenceFrom(e.Type)
+		r.shardListProblems(from == "redis", bad)
 	}
 }
 

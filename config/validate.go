@@ -66,7 +66,7 @@ func (c Config) Validate() error {
 			bad(key+".subscription_type", "engine %q keeps no map state, so channels cannot be maps (use the %s engine)", c.Engine.Type, enginesWith(func(k engine.Kind) bool { return k.Caps.Maps }))
 		}
 		if ok && !caps.Presence && ns.Presence {
-			bad(key+".presence", "engine %q keeps no presence (set engine.nats.presence: redis, or use another engine)", c.Engine.Type)
+			bad(key+".presence", "engine %q keeps no presence (set engine.presence: redis, or use another engine)", c.Engine.Type)
 		}
 	}
 	if c.Engine.Type == "postgres" && c.Engine.Postgres.DSN == "" && len(c.Engine.Postgres.Shards) == 0 {
@@ -78,6 +78,14 @@ func (c Config) Validate() error {
 	if p := c.Engine.NATS.Presence; p != "" && p != "none" {
 		if k, ok := Engines().Lookup(p); !ok || !k.KeepsPresenceAlone() {
 			bad("engine.nats.presence", "%q: want none or %s", p, enginesWith(engine.Kind.KeepsPresenceAlone))
+		}
+	}
+	if p := c.Engine.Presence; p != "" && p != c.Engine.Type {
+		if k, ok := Engines().Lookup(p); !ok || !k.KeepsPresenceAlone() {
+			bad("engine.presence", "%q: want empty, the engine of engine.type, or %s", p, enginesWith(engine.Kind.KeepsPresenceAlone))
+		}
+		if n := c.Engine.NATS.Presence; c.Engine.Type == "nats" && n != "" && n != "none" {
+			bad("engine.presence", "not with engine.nats.presence: set one of them")
 		}
 	}
 	if w := c.HTTPAPI.IdempotencyWindow; w < 0 || w > 24*time.Hour {
@@ -97,6 +105,8 @@ func (c Config) Validate() error {
 	ps = append(ps, c.sqlAuthProblems()...)
 	ps = append(ps, c.tlsProblems()...)
 	ps = append(ps, c.internalProblems()...) // internal.go
+	ps = append(ps, c.debugProblems()...)    // debug.go
+	ps = append(ps, c.h2cProblems()...)      // h2c.go
 	ps = append(ps, c.grpcAPIProblems()...)
 	ps = append(ps, c.consumerProblems()...)
 	if len(ps) > 0 {

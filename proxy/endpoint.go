@@ -79,6 +79,10 @@ type GRPCOptions struct {
 	// counterpart of StaticHTTPHeaders.
 	CredentialsKey   string `yaml:"credentials_key" doc:"a metadata key sent with every call, with 'credentials_value' (a shared secret for the backend, e.g. 'authorization')"`
 	CredentialsValue string `yaml:"credentials_value" doc:"the value of 'credentials_key'"`
+	// StaticMetadata is Centrifugo's grpc.static_metadata: pairs set on
+	// every call first, so that the forwarded headers and the credentials
+	// override them (v6.9.1 internal/proxy/grpc.go, requestMetadata).
+	StaticMetadata map[string]string `yaml:"static_metadata" doc:"metadata pairs sent with every call; a forwarded header ('http_headers') or 'credentials_key' of the same name overrides them"`
 	// Compression compresses the calls with gzip.
 	Compression bool `yaml:"compression" doc:"compress calls with gzip"`
 }
@@ -134,6 +138,11 @@ func (e Endpoint) Validate() error {
 		}
 		if e.GRPC.Compression {
 			bad("GRPC.Compression", "set for %q, which is not a grpc:// endpoint", e.URL)
+		}
+	}
+	for k := range e.GRPC.StaticMetadata {
+		if !validMetadataKey(strings.ToLower(k)) {
+			bad("GRPC.StaticMetadata", "%q is not a valid gRPC metadata key (letters, digits, '-', '_', '.'; not grpc-*, not *-bin)", k)
 		}
 	}
 	if e.GRPC.CredentialsKey != "" && !validMetadataKey(e.GRPC.CredentialsKey) {

@@ -98,7 +98,10 @@ func (e *endpoint) metadata(ctx context.Context, ci callInfo) metadata.MD {
 	h := e.header(ci)
 	h.Del("Content-Type") // gRPC sets its own
 	e.r.injectTrace(ctx, h)
-	md := make(metadata.MD, len(h)+1)
+	md := make(metadata.MD, len(e.GRPC.StaticMetadata)+len(h)+1)
+	for k, v := range e.GRPC.StaticMetadata {
+		md.Set(k, v)
+	}
 	for k, vs := range h {
 		md[strings.ToLower(k)] = vs
 	}

@@ -190,6 +190,8 @@ func TestGRPCEvents(t *testing.T) {
 	n := startNode(t, grpcConfig(b, func(e *proxy.Endpoint) {
 		e.HTTPHeaders = []string{"X-User", "Cookie"}
 		e.GRPC.CredentialsKey, e.GRPC.CredentialsValue = "x-backend-secret", "s3cret"
+		// Static metadata goes along, overridden by a forwarded header.
+		e.GRPC.StaticMetadata = map[string]string{"X-Region": "eu", "x-user": "static"}
 		e.IncludeConnectionMeta = true
 	}))
 
@@ -214,6 +216,9 @@ func TestGRPCEvents(t *testing.T) {
 	}
 	if v := got.md.Get("x-backend-secret"); len(v) != 1 || v[0] != "s3cret" {
 		t.Fatalf("credentials metadata: %v", got.md)
+	}
+	if v := got.md.Get("x-region"); len(v) != 1 || v[0] != "eu" {
+		t.Fatalf("static metadata: %v", got.md)
 	}
 	if len(got.md.Get("x-other")) != 0 {
 		t.Fatalf("a header not configured was forwarded: %v", got.md)
@@ -474,6 +479,7 @@ func TestGRPCEndpointCheck(t *testing.T) {
 		{proxy.Endpoint{Name: "a", URL: "http://localhost:1", GRPC: proxy.GRPCOptions{Compression: true}}, "GRPC.Compression"},
 		{proxy.Endpoint{Name: "a", URL: "grpc://localhost:1", GRPC: proxy.GRPCOptions{CredentialsKey: "Bad Key"}}, "GRPC.CredentialsKey"},
 		{proxy.Endpoint{Name: "a", URL: "grpc://localhost:1", GRPC: proxy.GRPCOptions{CredentialsValue: "v"}}, "GRPC.CredentialsKey"},
+		{proxy.Endpoint{Name: "a", URL: "grpc://localhost:1", GRPC: proxy.GRPCOptions{StaticMetadata: map[string]string{"grpc-x": "v"}}}, "GRPC.StaticMetadata"},
 		{proxy.Endpoint{Name: "a", URL: "grpc://localhost:1", GRPCMetadata: []string{"grpc-timeout"}}, "GRPCMetadata[0]"},
 		{proxy.Endpoint{Name: "a", URL: "ftp://localhost:1"}, "URL"},
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/composite"
 	"github.com/heraldhq/herald/engine/sharded"
 )
 
@@ -25,19 +26,24 @@ func newEngine(cfg config.Config, base string, log *slog.Logger) (engine.Engine,
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	w := engine.Wiring{NodeID: nodeID(base), Logger: log}
+	var p engine.PresenceManager
 	if sel.PresenceKind != nil {
-		p, err := sel.PresenceKind.OpenPresence(ctx, sel.PresenceStore, w)
-		if err != nil {
+		if p, err = sel.PresenceKind.OpenPresence(ctx, sel.PresenceStore, w); err != nil {
 			return nil, fmt.Errorf("engine %s: presence in %s: %w", sel.Kind.Name, sel.PresenceKind.Name, err)
 		}
-		w.Presence = p
+		if !sel.Composite {
+			w.Presence = p
+		}
 	}
 	e, err := sharded.Open(ctx, sel.Kind, sel.Stores, w)
 	if err != nil {
-		if c, ok := w.Presence.(io.Closer); ok {
+		if c, ok := p.(io.Closer); ok {
 			_ = c.Close()
 		}
 		return nil, fmt.Errorf("engine %s: %w", sel.Kind.Name, err)
+	}
+	if sel.Composite {
+		return composite.New(e, p), nil
 	}
 	return e, nil
 }

@@ -46,12 +46,18 @@ func (b *builder) routes() error {
 	if cfg.Swagger.Enabled {
 		s.mountSwagger(ops) // swagger.go
 	}
+	if cfg.Debug.Enabled {
+		mountPprof(ops, cfg.Debug.HandlerPrefix) // debug.go
+	}
 	if err := b.mountHTTPAPI(pick(cfg.HTTPAPI.External, mux, ops)); err != nil {
 		return err
 	}
 	s.http = s.httpServer(mux)
 	if s.h3 != nil {
 		s.http.Handler = s.h3.serveHTTP3(s.http.Handler)
+	}
+	if cfg.HTTP.H2CExternal {
+		s.http.Protocols = h2cProtocols() // h2c.go
 	}
 	if ops != mux {
 		s.internal = s.httpServer(ops)

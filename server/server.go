@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"runtime"
 	"time"
 
@@ -337,11 +336,7 @@ func writeStatus(w http.ResponseWriter, code int, body any) {
 // startAdmin serves pprof on its own listener, never on the public one.
 func (s *Server) startAdmin() error {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mountPprof(mux, config.PprofPath) // debug.go
 	mux.Handle(s.paths.Metrics, promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	if s.cfg.Admin.UI.Enabled {
 		if err := s.mountAdminUI(mux); err != nil {

@@ -175,6 +175,56 @@ func TestCentrifugoCommandLine(t *testing.T) {
 		}
 	})
 
+	t.Run("defaultconfig and defaultenv print Centrifugo's own", func(t *testing.T) {
+		// Byte for byte what Centrifugo 6.9.1 prints (dry run: the file
+		// and a new line), in each format.
+		for _, name := range []string{"config.json", "config.yaml", "config.toml"} {
+			want, err := os.ReadFile(filepath.Join(cfDefaultsDir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _, code := runIn(t, dir, b.centrifugo, "defaultconfig", "-d", "-c", "x"+filepath.Ext(name))
+			if code != 0 || out != string(want)+"\n" {
+				t.Errorf("defaultconfig -d -c x%s: exit %d, %d bytes, want Centrifugo's %d and a new line", filepath.Ext(name), code, len(out), len(want))
+			}
+		}
+		if out, _, code := runIn(t, dir, b.centrifugo, "defaultconfig", "-d", "-c", "x.ini"); code == 0 || !strings.Contains(out, "supported extensions: json, toml, yaml, yml") {
+			t.Errorf("defaultconfig -c x.ini: exit %d, output %q", code, out)
+		}
+		want, err := os.ReadFile(filepath.Join(cfDefaultsDir, "env.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if env, _, code := runIn(t, dir, b.centrifugo, "defaultenv"); code != 0 || env != string(want) {
+			t.Errorf("defaultenv: exit %d, %d bytes, want Centrifugo's %d", code, len(env), len(want))
+		}
+
+		// A base file's keys over the defaults; with
+		// --base-non-zero-only, its non-zero keys alone.
+		base := `{"http_server": {"port": 9000}, "channel": {"namespaces": [{"name": "chat", "presence": true}, {"name": "feed"}]}}`
+		if err := os.WriteFile(filepath.Join(dir, "base.json"), []byte(base), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, _, code := runIn(t, dir, b.centrifugo, "defaultconfig", "-d", "-c", "x.json", "-b", "base.json")
+		var tree struct {
+			HTTPServer struct{ Port int } `json:"http_server"`
+			Client     struct {
+				PingInterval string `json:"ping_interval"`
+			} `json:"client"`
+		}
+		if err := json.Unmarshal([]byte(out), &tree); code != 0 || err != nil || tree.HTTPServer.Port != 9000 || tree.Client.PingInterval == "" {
+			t.Errorf("defaultconfig -b base.json: exit %d, %v, %+v", code, err, tree)
+		}
+		env, _, code := runIn(t, dir, b.centrifugo, "defaultenv", "-b", "base.json")
+		if code != 0 || !strings.Contains(env, "\nCENTRIFUGO_HTTP_SERVER_PORT=9000\n") || !strings.Contains(env, "\nCENTRIFUGO_CHANNEL_NAMESPACES=\"chat feed\"\n") || !strings.Contains(env, "\nCENTRIFUGO_LOG_LEVEL=\"info\"\n") {
+			t.Errorf("defaultenv -b base.json: exit %d, output %q", code, env)
+		}
+		env, _, code = runIn(t, dir, b.centrifugo, "defaultenv", "-b", "base.json", "--base-non-zero-only")
+		if code != 0 || env != "CENTRIFUGO_CHANNEL_NAMESPACES=\"chat feed\"\nCENTRIFUGO_HTTP_SERVER_PORT=9000\n" {
+			t.Errorf("defaultenv -b base.json --base-non-zero-only: exit %d, output %q", code, env)
+		}
+	})
+
 	t.Run("the root runs a node with Centrifugo's flags", func(t *testing.T) {
 		// A variable the flag overrides: flags win over the environment.
 		addr := startBinary(t, dir, b.centrifugo, []string{"CENTRIFUGO_HTTP_SERVER_PORT=1"},

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -123,54 +122,10 @@ func cfGenConfigCommand(format string) *cobra.Command {
 	return cmd
 }
 
-// cfDefaultTree is what defaultconfig and defaultenv print: Centrifugo's
-// defaults of the keys its root flags set and of the sections a deployment
-// usually writes. It is not Centrifugo's complete list (Herald has no table
-// of Centrifugo's 758 keys with their defaults); every key in it is read by
-// Herald's import with Centrifugo's meaning (a test checks that the output
-// passes checkconfig). broker and presence_manager are left out until the
-// import takes them.
-func cfDefaultTree() map[string]any {
-	off := func() map[string]any { return map[string]any{"enabled": false} }
-	return map[string]any{
-		"pid_file":    "",
-		"http_server": map[string]any{"address": "", "port": 8000, "internal_address": "", "internal_port": ""},
-		"log":         map[string]any{"level": "info", "file": ""},
-		"engine":      map[string]any{"type": "memory"},
-		"client": map[string]any{
-			"insecure":                       false,
-			"allowed_origins":                []any{},
-			"token":                          map[string]any{"hmac_secret_key": ""},
-			"ping_interval":                  "25s",
-			"pong_timeout":                   "8s",
-			"history_max_publication_limit":  300,
-			"recovery_max_publication_limit": 300,
-		},
-		"channel":         map[string]any{"namespaces": []any{}, "max_length": 255},
-		"rpc":             map[string]any{"namespaces": []any{}},
-		"proxies":         []any{},
-		"consumers":       []any{},
-		"http_api":        map[string]any{"key": "", "insecure": false, "external": false},
-		"grpc_api":        map[string]any{"enabled": false, "port": 10000},
-		"uni_grpc":        map[string]any{"enabled": false, "port": 11000},
-		"admin":           map[string]any{"enabled": false, "password": "", "secret": "", "insecure": false, "external": false},
-		"websocket":       map[string]any{"disabled": false},
-		"prometheus":      off(),
-		"health":          off(),
-		"debug":           off(),
-		"swagger":         off(),
-		"sse":             off(),
-		"http_stream":     off(),
-		"uni_websocket":   off(),
-		"uni_sse":         off(),
-		"uni_http_stream": off(),
-		"init":            off(),
-	}
-}
-
-// cfBaseTree is cfDefaultTree with the keys of a base file (-b) over it.
+// cfBaseTree is Centrifugo's complete default configuration with the keys
+// of a base file (-b) over it, and the base file's own tree.
 func cfBaseTree(base string) (map[string]any, map[string]any, error) {
-	tree := cfDefaultTree()
+	tree := config.CentrifugoDefaultConfigTree()
 	if base == "" {
 		return tree, nil, nil
 	}
@@ -206,7 +161,7 @@ func cfDefaultConfigCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "defaultconfig",
-		Short: "Generate a configuration file with the defaults of the common keys",
+		Short: "Generate full configuration file with defaults",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !dryRun {
@@ -214,11 +169,15 @@ func cfDefaultConfigCommand() *cobra.Command {
 					return errors.New("error: target file already exists")
 				}
 			}
-			tree, _, err := cfBaseTree(base)
-			if err != nil {
-				return fmt.Errorf("error: %w", err)
+			// Without a base file, Centrifugo 6.9.1's own output for the
+			// format; with one, its keys over those defaults.
+			b, err := config.CentrifugoDefaultConfig(path)
+			if err == nil && base != "" {
+				var tree map[string]any
+				if tree, _, err = cfBaseTree(base); err == nil {
+					b, err = config.EncodeCentrifugoTree(tree, path)
+				}
 			}
-			b, err := config.EncodeCentrifugoTree(tree, path)
 			if err != nil {
 				return fmt.Errorf("error: %w", err)
 			}
@@ -246,26 +205,25 @@ func cfDefaultEnvCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "defaultenv",
-		Short: "Generate the environment variables of the common keys, with their defaults",
+		Short: "Generate full environment var list with defaults",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tree, over, err := cfBaseTree(base)
+			_, over, err := cfBaseTree(base)
 			if err != nil {
 				return fmt.Errorf("error: %w", err)
 			}
-			vars := map[string]string{}
-			flattenEnv(tree, config.CentrifugoEnvPrefix, vars)
 			inBase := map[string]string{}
 			flattenEnv(over, config.CentrifugoEnvPrefix, inBase)
-			names := make([]string, 0, len(vars))
-			for name := range vars {
-				if !nonZeroOnly || isNonZero(inBase, name) {
-					names = append(names, name)
+			// Centrifugo 6.9.1's variables, each at its default or at the
+			// base file's value.
+			for line := range strings.Lines(config.CentrifugoDefaultEnv()) {
+				name, val, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "=")
+				if v, ok := inBase[name]; ok {
+					val = v
 				}
-			}
-			sort.Strings(names)
-			for _, name := range names {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s=%s\n", name, vars[name])
+				if !nonZeroOnly || isNonZero(inBase, name) {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s=%s\n", name, val)
+				}
 			}
 			return nil
 		},
@@ -292,7 +250,7 @@ func flattenEnv(tree map[string]any, prefix string, out map[string]string) {
 		case map[string]any:
 			flattenEnv(v, name+"_", out)
 		case []any:
-			out[name] = envList(v)
+			out[name] = envList(name, v)
 		case string:
 			out[name] = strconv.Quote(v)
 		default:
@@ -301,9 +259,22 @@ func flattenEnv(tree map[string]any, prefix string, out map[string]string) {
 	}
 }
 
-func envList(v []any) string {
+// envList writes a list as defaultenv does: the lists of named items
+// (namespaces, proxies, consumers) as their names, which Centrifugo's
+// per-item variables complete (v6.9.1 internal/cli/defaultenv.go).
+func envList(name string, v []any) string {
 	if len(v) == 0 {
 		return `""`
+	}
+	switch strings.TrimPrefix(name, config.CentrifugoEnvPrefix) {
+	case "CHANNEL_NAMESPACES", "RPC_NAMESPACES", "CONSUMERS", "PROXIES":
+		names := make([]string, 0, len(v))
+		for _, item := range v {
+			m, _ := item.(map[string]any)
+			n, _ := m["name"].(string)
+			names = append(names, n)
+		}
+		return strconv.Quote(strings.Join(names, " "))
 	}
 	words := make([]string, 0, len(v))
 	for _, item := range v {

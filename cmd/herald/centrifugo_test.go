@@ -385,12 +385,12 @@ func TestServeCentrifugoFile(t *testing.T) {
 	r.stop(t)
 
 	bad := filepath.Join(t.TempDir(), "config.json")
-	if err := writeTo(bad, `{"client": {"allowed_origins": []}, "debug": {"enabled": true}}`); err != nil {
+	if err := writeTo(bad, `{"client": {"allowed_origins": []}, "broker": {"enabled": true, "type": "nats", "nats": {"raw_mode": {"enabled": true}}}}`); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err := run(t, "serve", "--config", bad)
-	if err == nil || !strings.Contains(err.Error(), "debug.enabled: Herald serves pprof on the admin listener") {
-		t.Errorf("serve with debug.enabled: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "broker.nats.raw_mode.enabled: Herald has no such option") {
+		t.Errorf("serve with broker.nats.raw_mode.enabled: %v", err)
 	}
 	// Read as Herald's, the same file names Centrifugo's keys as unknown.
 	_, _, err = run(t, "serve", "--config-format", "herald", "--config", bad)

@@ -28,12 +28,32 @@ type AutocertConfig struct {
 	DirectoryURL    string   `yaml:"directory_url" defaultdoc:"Let's Encrypt" doc:"the ACME server's directory URL; empty: Let's Encrypt production ('https://acme-v02.api.letsencrypt.org/directory'); use the staging URL while testing"`
 	DirectoryCAFile string   `yaml:"directory_ca_file" doc:"PEM CA certificates the ACME server's own HTTPS is verified against, for a private ACME server; empty: the system's roots"`
 	HTTPAddress     string   `yaml:"http_address" default:":80" doc:"where the HTTP-01 challenge listener listens; ACME servers connect to port 80 of each host name. Other requests to it are redirected to https"`
+	// ServerName is Centrifugo's tls_autocert.server_name (v6.9.1
+	// internal/app/tls.go): the name of a handshake without SNI.
+	ServerName string `yaml:"server_name" doc:"the host name whose certificate a client that sends no server name (SNI) gets, e.g. one that connects by IP address; empty: such a client gets none"`
 }
 
 // Autocert serves certificates obtained over ACME.
 type Autocert struct {
-	m      *autocert.Manager
-	policy *tls.Config
+	m          *autocert.Manager
+	policy     *tls.Config
+	serverName string // AutocertConfig.ServerName
+}
+
+// withServerName answers a handshake without SNI as one for name (when
+// set), so that get picks that name's certificate.
+func withServerName(name string, get func(*tls.ClientHelloInfo) (*tls.Certificate, error)) func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	if name == "" {
+		return get
+	}
+	return func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		if hello.ServerName == "" {
+			h := *hello
+			h.ServerName = name
+			hello = &h
+		}
+		return get(hello)
+	}
 }
 
 // NewAutocert sets up ACME for ac with the version, cipher and client
@@ -86,7 +106,7 @@ func NewAutocert(ac AutocertConfig, policy Config, log *slog.Logger) (*Autocert,
 	if log != nil {
 		log.Info("tls: certificates over ACME", "hosts", ac.HostWhitelist, "cache_dir", ac.CacheDir, "directory", directoryOrDefault(ac.DirectoryURL))
 	}
-	return &Autocert{m: m, policy: p}, nil
+	return &Autocert{m: m, policy: p, serverName: ac.ServerName}, nil
 }
 
 func directoryOrDefault(u string) string {
@@ -100,7 +120,7 @@ func directoryOrDefault(u string) string {
 // it also answers the TLS-ALPN-01 challenge.
 func (a *Autocert) TLSConfig(protos ...string) *tls.Config {
 	c := a.policy.Clone()
-	c.GetCertificate = a.m.GetCertificate
+	c.GetCertificate = withServerName(a.serverName, a.m.GetCertificate)
 	c.NextProtos = append(append([]string(nil), protos...), acme.ALPNProto)
 	return c
 }

@@ -74,6 +74,13 @@ type Config struct {
 	// instead of a frame each (Centrifugo's
 	// uni_websocket.join_push_messages; the client must split them).
 	UniJoinPushes bool `yaml:"-"`
+	// UniNoDisconnectPush closes a unidirectional connection with the
+	// close frame alone, without the disconnect push before it, and
+	// UniNoClosingHandshake without the close frame either (Centrifugo's
+	// uni_websocket.disable_disconnect_push and disable_closing_handshake,
+	// v6.9.1 internal/uniws).
+	UniNoDisconnectPush   bool `yaml:"-"`
+	UniNoClosingHandshake bool `yaml:"-"`
 	// Logger receives errors, with the connection's remote address. Nil means
 	// slog.Default().
 	Logger *slog.Logger `yaml:"-"`

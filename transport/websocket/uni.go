@@ -184,9 +184,23 @@ func (u *UniConn) Close(code uint32, reason string) {
 	if reason != "" {
 		d.Reason = reason
 	}
+	if u.c.srv.cfg.UniNoDisconnectPush {
+		u.closeConn(code, reason)
+		return
+	}
 	if push, err := protocol.AppendPushOnly(protocol.TypeJSON, nil, &protocol.Push{Disconnect: d}); err == nil {
 		// Fails harmlessly when the connection is closing already.
 		_ = u.c.WriteFrame(push)
+	}
+	u.closeConn(code, reason)
+}
+
+// closeConn closes the connection with a close frame of code and reason,
+// or, with Config.UniNoClosingHandshake, drops it without one.
+func (u *UniConn) closeConn(code uint32, reason string) {
+	if u.c.srv.cfg.UniNoClosingHandshake {
+		u.c.abort()
+		return
 	}
 	u.c.Close(code, reason)
 }
@@ -208,7 +222,7 @@ func (s *uniReceiver) HandleFrame(frame []byte) bool {
 	req, err := decodeUniConnect(frame)
 	if err != nil {
 		s.u.c.srv.log.Info("uni_websocket: bad connect request", "remote", s.u.RemoteAddr(), "error", err)
-		s.u.c.Close(uint32(protocol.DisconnectBadRequest), protocol.DisconnectBadRequest.Reason())
+		s.u.closeConn(uint32(protocol.DisconnectBadRequest), protocol.DisconnectBadRequest.Reason())
 		return false
 	}
 	s.next.Connect(req)
