@@ -26,7 +26,12 @@ func (c *Client) handleUnsubscribe(ctx context.Context, id uint32, req *protocol
 	c.mu.Unlock()
 	c.queueReply(&protocol.Reply{Id: id, Unsubscribe: &protocol.UnsubscribeResult{}})
 	if s != nil {
-		c.leave(ctx, s)
+		// The leave outlives the command: a client that goes away right
+		// after its unsubscribe ends the command's context, and a presence
+		// removal given up then would leave the entry until its TTL.
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.hub.client.CommandTimeout)
+		defer cancel()
+		c.leave(lctx, s)
 	}
 	return nil
 }
