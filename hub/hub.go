@@ -144,6 +144,8 @@ type Hub struct {
 	// access is the node's copy of the cluster's token revocations and
 	// blocked users (access.go).
 	access access.State
+	// rates is the compiled client.rate_limit (ratelimit.go); nil: off.
+	rates *rateLimits
 }
 
 // New checks cfg and returns a Hub that is not started yet.
@@ -189,6 +191,7 @@ func New(cfg Config) (*Hub, error) {
 		emulation:  newEmulationGate(cfg.Emulation),
 	}
 	h.metrics = newMetrics(h)
+	h.rates = compileRateLimits(h.client.RateLimit, h.metrics.rateOverLimit)
 	h.subs.init()
 	h.compact.init()
 	h.interest.init(h)

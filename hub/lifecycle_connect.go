@@ -38,6 +38,10 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 		c.logger().Info("connect refused: token revoked or user blocked", "user", cred.User, "verdict", v)
 		return accessRefusal(v)
 	}
+	if cred.User != "" && c.rateLimited("connect", "", cred.User) {
+		c.logger().Info("connect refused: over the user's rate limit", "user", cred.User)
+		return rateRefusal()
+	}
 	if err := c.enforceSingleConnection(ctx, cred.User); err != nil {
 		return err
 	}

@@ -242,6 +242,9 @@ type ClientConfig struct {
 	// (CommandRateBurst more) is closed with 3013.
 	CommandRateLimit float64 `yaml:"command_rate_limit" doc:"commands per second one connection may send on average (0: no limit); over it a command gets error 111, and a client that keeps on ('command_rate_burst' more refused in a row) is closed with 3013"`
 	CommandRateBurst int     `yaml:"command_rate_burst" doc:"how many commands may come at once above the average (0: the rate)"`
+	// RateLimit is the operation rate limits per command, connection and
+	// user, in Centrifugo PRO's shape (ratelimit_options.go).
+	RateLimit RateLimitConfig `yaml:"rate_limit"`
 	// PresenceTTL is how long a presence entry lives unless refreshed; the
 	// hub refreshes its clients' entries every PresenceTTL/3 (60s).
 	PresenceTTL time.Duration `yaml:"presence_ttl" default:"60s" doc:"presence entries expire this long after their node last refreshed them; nodes refresh every third of it"`
@@ -330,6 +333,7 @@ func (c ClientConfig) check(prefix string, ps *optionProblems) {
 		ps.add(prefix, "PongTimeout", fmt.Sprintf("%s must be shorter than PingInterval (%s)", c.PongTimeout, c.PingInterval))
 	}
 	c.ConnectCodeToUnidirectionalDisconnect.check(prefix, ps)
+	c.RateLimit.check(joinField(prefix, "RateLimit"), ps)
 	if d := c.WriteCoalesce; d < 0 || d > MaxWriteCoalesce {
 		ps.add(prefix, "WriteCoalesce", fmt.Sprintf("%s: want the longest coalescing interval, up to %s (0: the default, %s; WriteCoalesceOff turns coalescing off)", d, MaxWriteCoalesce, DefaultWriteCoalesce))
 	}

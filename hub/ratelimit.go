@@ -1,0 +1,221 @@
+package hub
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/heraldhq/herald/hub/internal/ratelimit"
+	"github.com/heraldhq/herald/protocol"
+)
+
+// Operation rate limits (ClientConfig.RateLimit, ratelimit_options.go):
+// the layers compiled at New, and the checks a command passes before it
+// runs. A command is checked against its connection's buckets, then its
+// user's; the first layer that refuses it answers error 111 and the
+// layers after it are not charged. Every error reply then draws from the
+// connection's client_error buckets, which close it with 3509 when empty.
+
+// commandLimits is one layer compiled: the buckets of each command key.
+type commandLimits struct {
+	layer  string // the metric's label: client_command or user_command
+	dryRun bool
+	total  []ratelimit.Bucket
+	def    []ratelimit.Bucket
+	byKey  map[string][]ratelimit.Bucket // command, or "rpc.<method>" for a method's own
+	// idle is the longest interval of the layer: a set unused for longer
+	// is full again.
+	idle time.Duration
+}
+
+// rateLimits is the hub's compiled rate limits; nil layers are off.
+type rateLimits struct {
+	client, user *commandLimits
+	errors       []ratelimit.Bucket
+	errorsDryRun bool
+	users        *ratelimit.Keyed // user_command's sets, by user
+	overLimit    func(layer, command string, dryRun bool)
+}
+
+func bucketsOf(b RateBuckets) []ratelimit.Bucket {
+	out := make([]ratelimit.Bucket, len(b.Buckets))
+	for i, k := range b.Buckets {
+		out[i] = ratelimit.Bucket{Interval: k.Interval, Rate: k.Rate}
+	}
+	return out
+}
+
+// compileCommandLimits compiles a layer; nil when it is off or sets no
+// buckets.
+func compileCommandLimits(layer string, l CommandRateLimits) *commandLimits {
+	if !l.Enabled {
+		return nil
+	}
+	out := &commandLimits{layer: layer, dryRun: l.DryRun, byKey: make(map[string][]ratelimit.Bucket)}
+	for _, n := range l.named() {
+		if !n.buckets.Enabled {
+			continue
+		}
+		switch n.command {
+		case "":
+			if n.field == "Total" {
+				out.total = bucketsOf(n.buckets)
+			} else {
+				out.def = bucketsOf(n.buckets)
+			}
+		default:
+			out.byKey[n.command] = bucketsOf(n.buckets)
+		}
+	}
+	for _, m := range l.RPC.MethodOverrides {
+		if !m.Enabled {
+			continue
+		}
+		spec := bucketsOf(m.RateBuckets)
+		if len(spec) == 0 {
+			// As Centrifugo PRO: an override without buckets takes the
+			// default ones, not the rpc command's.
+			spec = out.def
+		}
+		out.byKey["rpc."+m.Method] = spec
+	}
+	for _, spec := range out.byKey {
+		out.idle = max(out.idle, longest(spec))
+	}
+	out.idle = max(out.idle, longest(out.total), longest(out.def))
+	if out.idle == 0 {
+		return nil
+	}
+	return out
+}
+
+func longest(spec []ratelimit.Bucket) time.Duration {
+	var d time.Duration
+	for _, b := range spec {
+		d = max(d, b.Interval)
+	}
+	return d
+}
+
+// buckets returns the key and buckets of a command (method: the rpc's),
+// nil when the layer sets none for it.
+func (l *commandLimits) buckets(command, method string) (string, []ratelimit.Bucket) {
+	if command == "rpc" && method != "" {
+		if spec, ok := l.byKey["rpc."+method]; ok {
+			return "rpc." + method, spec
+		}
+	}
+	if spec, ok := l.byKey[command]; ok {
+		return command, spec
+	}
+	if command == "connect" && l.layer == rateLayerClient {
+		return "", nil
+	}
+	return command, l.def
+}
+
+// Metric labels of the layers.
+const (
+	rateLayerClient = "client_command"
+	rateLayerUser   = "user_command"
+	rateLayerError  = "client_error"
+)
+
+// totalKey is the key of a layer's total buckets, which no command has.
+const totalKey = " total"
+
+// compileRateLimits compiles c; nil when every layer is off.
+func compileRateLimits(c RateLimitConfig, overLimit func(layer, command string, dryRun bool)) *rateLimits {
+	r := &rateLimits{
+		client:    compileCommandLimits(rateLayerClient, c.ClientCommand),
+		user:      compileCommandLimits(rateLayerUser, c.UserCommand),
+		overLimit: overLimit,
+	}
+	if c.ClientError.Enabled && c.ClientError.Total.Enabled && len(c.ClientError.Total.Buckets) > 0 {
+		r.errors, r.errorsDryRun = bucketsOf(c.ClientError.Total), c.ClientError.DryRun
+	}
+	if r.client == nil && r.user == nil && r.errors == nil {
+		return nil
+	}
+	if r.user != nil {
+		r.users = ratelimit.NewKeyed(r.user.idle)
+	}
+	return r
+}
+
+// allow charges set for a command in layer l, and reports whether the
+// layer lets it run. Unsubscribe is charged but never refused.
+func (r *rateLimits) allow(l *commandLimits, set *ratelimit.Set, command, method string, now time.Time) bool {
+	force := command == "unsubscribe"
+	key, spec := l.buckets(command, method)
+	if len(spec) > 0 && !set.Allow(key, spec, now, force) {
+		r.overLimit(l.layer, key, l.dryRun)
+		if !force && !l.dryRun {
+			return false
+		}
+	}
+	if len(l.total) > 0 && command != "connect" && !set.Allow(totalKey, l.total, now, force) {
+		r.overLimit(l.layer, key, l.dryRun)
+		if !force && !l.dryRun {
+			return false
+		}
+	}
+	return true
+}
+
+// rateLimited reports whether the rate limits refuse a command of c
+// (method: the rpc's) from user ("" for anonymous: not counted per user).
+func (c *Client) rateLimited(command, method, user string) bool {
+	r := c.hub.rates
+	if r == nil {
+		return false
+	}
+	now := time.Now()
+	if r.client != nil && command != "connect" && !r.allow(r.client, c.rateSet(), command, method, now) {
+		return true
+	}
+	if r.user != nil && user != "" && !r.allow(r.user, r.users.Set(user, now), command, method, now) {
+		return true
+	}
+	return false
+}
+
+// rateSet is the connection's client_command buckets, made on first use.
+func (c *Client) rateSet() *ratelimit.Set {
+	c.rateOnce.Do(func() { c.rates = ratelimit.NewSet() })
+	return c.rates
+}
+
+// errorSet is the connection's client_error buckets, made on first use.
+func (c *Client) errorSet() *ratelimit.Set {
+	c.errorOnce.Do(func() { c.errorRates = ratelimit.NewSet() })
+	return c.errorRates
+}
+
+// tooManyErrors charges an error reply of code to the connection's
+// client_error buckets, and reports whether the connection must be closed
+// for it. Internal errors are not the client's doing and are not counted.
+func (c *Client) tooManyErrors(code protocol.ErrorCode) bool {
+	r := c.hub.rates
+	if r == nil || r.errors == nil || code == protocol.ErrorInternal {
+		return false
+	}
+	if c.errorSet().Allow(totalKey, r.errors, time.Now(), false) {
+		return false
+	}
+	r.overLimit(rateLayerError, "error", r.errorsDryRun)
+	return !r.errorsDryRun
+}
+
+// rateRefusal is the reply to a command the rate limits refuse.
+func rateRefusal() *Error { return newError(protocol.ErrorTooManyRequests) }
+
+// dryRunLabel is the metric's dry_run label.
+func dryRunLabel(dryRun bool) string { return strconv.FormatBool(dryRun) }
+
+// rpcMethod is the method of an rpc command, "" for other commands.
+func rpcMethod(cmd *protocol.Command) string {
+	if cmd.Rpc != nil {
+		return cmd.Rpc.Method
+	}
+	return ""
+}
