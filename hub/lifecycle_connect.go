@@ -175,7 +175,9 @@ func (c *Client) authenticate(ctx context.Context, req *protocol.ConnectRequest)
 			tok.ExpireAt = 0
 		}
 		return credentials{
-			ConnectReply: ConnectReply{User: tok.User, ExpireAt: tok.ExpireAt, Info: tok.Info, Channels: tokenChannels(tok)},
+			// The token's meta is the connection's, as Centrifugo's (CEL
+			// expressions read it: channelcel.go).
+			ConnectReply: ConnectReply{User: tok.User, ExpireAt: tok.ExpireAt, Info: tok.Info, Channels: tokenChannels(tok), Meta: tok.Meta},
 			subOptions:   tok.Subs,
 			tokenID:      tok.ID, tokenIssuedAt: tok.IssuedAt,
 		}, nil

@@ -60,6 +60,13 @@ type NamespaceOptions struct {
 	// AllowUserLimitedChannels lets a user subscribe to a channel whose name
 	// ends with #user1,user2 without a token when the user is listed.
 	AllowUserLimitedChannels bool `yaml:"allow_user_limited_channels" doc:"'name#u1,u2' channels admit the listed users"`
+	// SubscribeCEL, PublishCEL, HistoryCEL and PresenceCEL are CEL
+	// expressions that allow what the grants above do not
+	// (channelcel.go).
+	SubscribeCEL string `yaml:"subscribe_cel" doc:"a CEL expression that allows a subscribe the options above refuse, as Centrifugo PRO's: 'vars.name == user', \"'admin' in meta.roles\". Its variables: 'user' (string), 'meta' (the connection's meta, a JSON object), 'channel' (string), 'vars' (the channel pattern's variables, a map of strings) and 'subscribed' (bool). An expression that fails (a missing key) refuses"`
+	PublishCEL   string `yaml:"publish_cel" doc:"as 'subscribe_cel', for publish"`
+	HistoryCEL   string `yaml:"history_cel" doc:"as 'subscribe_cel', for history"`
+	PresenceCEL  string `yaml:"presence_cel" doc:"as 'subscribe_cel', for presence and presence_stats"`
 	// ChannelRegex, when set, must match the channel name after the
 	// namespace prefix.
 	ChannelRegex string `yaml:"channel_regex" doc:"the part after 'ns:' must match this regular expression (otherwise error 107)"`
@@ -161,7 +168,7 @@ func (o NamespaceOptions) HasHistory() bool {
 // Namespace is a named set of channels, the prefix before ':' in a channel
 // name, with its options.
 type Namespace struct {
-	Name             string `yaml:"name" defaultdoc:"required" doc:"the namespace's name, the prefix before ':' in its channels' names; it must match '^[-a-zA-Z0-9_]{2,}$'"`
+	Name             string `yaml:"name" defaultdoc:"required" doc:"the namespace's name, the prefix before ':' in its channels' names; it must match '^[-a-zA-Z0-9_]{2,}$'; with 'channel.patterns', a name that starts with '/' is a channel pattern instead ('/users/:name')"`
 	NamespaceOptions `yaml:",inline"`
 }
 
@@ -177,6 +184,8 @@ type ChannelConfig struct {
 	// also hold each namespace's proxies and SQL checks.)
 	WithoutNamespace NamespaceOptions `yaml:"without_namespace"`
 	Namespaces       []Namespace      `yaml:"namespaces"`
+	// Patterns turns on channel patterns (channelpattern.go).
+	Patterns bool `yaml:"patterns" doc:"namespaces whose name starts with '/' are channel patterns, as Centrifugo PRO's: a route over the whole channel name, segments separated by '/', where ':name' at the end of a segment matches the rest of it ('/users/:name' matches '/users/mary'; '/personal/user_:user' matches '/personal/user_mary'). The variables are 'vars' in the namespace's CEL expressions. Static patterns win over ones with variables; two with variables that could match one channel are refused. A channel that starts with '/' and matches no pattern gets error 102"`
 }
 
 // ClientConfig sets limits and timings of client connections. Zero values
