@@ -3,13 +3,11 @@ package hub
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
 
-	"github.com/heraldhq/herald/hub/internal/ratelimit"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -106,10 +104,6 @@ type commandQueue struct {
 	limiter   *rate.Limiter
 	overLimit atomic.Int32 // atomic: commands may run concurrently (command_concurrent.go)
 	running   bool
-	// rates and errorRates are the connection's buckets of
-	// client.rate_limit (ratelimit.go), made on first use.
-	rates, errorRates   *ratelimit.Set
-	rateOnce, errorOnce sync.Once
 }
 
 // task is one thing to run on the client's command goroutine: a command

@@ -179,16 +179,27 @@ func (c *Client) rateLimited(command, method, user string) bool {
 	return false
 }
 
-// rateSet is the connection's client_command buckets, made on first use.
+// rateSet is the connection's client_command buckets, made on first use
+// (in rareState: most connections never have them).
 func (c *Client) rateSet() *ratelimit.Set {
-	c.rateOnce.Do(func() { c.rates = ratelimit.NewSet() })
-	return c.rates
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.rareLocked()
+	if r.rates == nil {
+		r.rates = ratelimit.NewSet()
+	}
+	return r.rates
 }
 
 // errorSet is the connection's client_error buckets, made on first use.
 func (c *Client) errorSet() *ratelimit.Set {
-	c.errorOnce.Do(func() { c.errorRates = ratelimit.NewSet() })
-	return c.errorRates
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.rareLocked()
+	if r.errorRates == nil {
+		r.errorRates = ratelimit.NewSet()
+	}
+	return r.errorRates
 }
 
 // tooManyErrors charges an error reply of code to the connection's
