@@ -237,6 +237,10 @@ func (h *Hub) Start(ctx context.Context) error {
 		h.wg.Add(1)
 		go h.coalesceLoop()
 	}
+	if h.client.UserStatusOnlineInterval > 0 {
+		h.wg.Add(1)
+		go h.onlineLoop() // userstatus_online.go
+	}
 	return nil
 }
 

@@ -278,6 +278,9 @@ type ClientConfig struct {
 	// UserStatusRPC lets a client mark its own user active with the rpc
 	// method update_user_status, as Centrifugo PRO's built-in rpc does.
 	UserStatusRPC bool `yaml:"user_status_rpc" doc:"answer the client rpc method 'update_user_status' (empty params) by marking the client's user active; the application's rpc handler never sees it"`
+	// UserStatusOnlineInterval is how often this node records that its
+	// connected users are online (userstatus_online.go); 0: never.
+	UserStatusOnlineInterval time.Duration `yaml:"user_status_online_interval" doc:"how often this node records, for every user connected to it, that the user is online: the 'online' time of get_user_status (Unix seconds), as Centrifugo PRO keeps it, accurate to this interval and kept for 'user_status_ttl'. Each time costs one store write per connected user of the node. 0: off, and 'online' is always 0"`
 	// SubscribeToUserPersonalChannel subscribes each connection of an
 	// authenticated user to the user's personal channel (personal.go).
 	SubscribeToUserPersonalChannel PersonalChannelOptions `yaml:"subscribe_to_user_personal_channel"`
