@@ -191,7 +191,9 @@ func New(cfg Config) (*Hub, error) {
 		emulation:  newEmulationGate(cfg.Emulation),
 	}
 	h.metrics = newMetrics(h)
-	h.rates = compileRateLimits(h.client.RateLimit, h.metrics.rateOverLimit)
+	if h.rates, err = compileRateLimits(h.client.RateLimit, cfg.Engine, h.metrics.rateOverLimit); err != nil {
+		return nil, fmt.Errorf("hub: %w", err)
+	}
 	h.subs.init()
 	h.compact.init()
 	h.interest.init(h)

@@ -1,9 +1,12 @@
 package hub
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 	"time"
 
+	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/hub/internal/ratelimit"
 	"github.com/heraldhq/herald/protocol"
 )
@@ -30,6 +33,9 @@ type commandLimits struct {
 // rateLimits is the hub's compiled rate limits; nil layers are off.
 type rateLimits struct {
 	client, user *commandLimits
+	// shared is redis_user_command, kept by engine.
+	shared       *commandLimits
+	engine       engine.RateLimiter
 	errors       []ratelimit.Bucket
 	errorsDryRun bool
 	users        *ratelimit.Keyed // user_command's sets, by user
@@ -118,28 +124,39 @@ const (
 	rateLayerClient = "client_command"
 	rateLayerUser   = "user_command"
 	rateLayerError  = "client_error"
+	rateLayerShared = "redis_user_command"
 )
 
 // totalKey is the key of a layer's total buckets, which no command has.
 const totalKey = " total"
 
 // compileRateLimits compiles c; nil when every layer is off.
-func compileRateLimits(c RateLimitConfig, overLimit func(layer, command string, dryRun bool)) *rateLimits {
+func compileRateLimits(c RateLimitConfig, e engine.Engine, overLimit func(layer, command string, dryRun bool)) (*rateLimits, error) {
 	r := &rateLimits{
 		client:    compileCommandLimits(rateLayerClient, c.ClientCommand),
 		user:      compileCommandLimits(rateLayerUser, c.UserCommand),
+		shared:    compileCommandLimits(rateLayerShared, c.RedisUserCommand),
 		overLimit: overLimit,
+	}
+	if r.shared != nil {
+		rl, ok := engine.RateLimiterOf(e)
+		if !ok {
+			var ps optionProblems
+			ps.add("Client.RateLimit", "RedisUserCommand", fmt.Sprintf("the engine (%T) keeps no buckets for the cluster: use the redis engine, or user_command (per node)", e))
+			return nil, ps.err()
+		}
+		r.engine = rl
 	}
 	if c.ClientError.Enabled && c.ClientError.Total.Enabled && len(c.ClientError.Total.Buckets) > 0 {
 		r.errors, r.errorsDryRun = bucketsOf(c.ClientError.Total), c.ClientError.DryRun
 	}
-	if r.client == nil && r.user == nil && r.errors == nil {
-		return nil
+	if r.client == nil && r.user == nil && r.shared == nil && r.errors == nil {
+		return nil, nil
 	}
 	if r.user != nil {
 		r.users = ratelimit.NewKeyed(r.user.idle)
 	}
-	return r
+	return r, nil
 }
 
 // allow charges set for a command in layer l, and reports whether the
@@ -164,7 +181,7 @@ func (r *rateLimits) allow(l *commandLimits, set *ratelimit.Set, command, method
 
 // rateLimited reports whether the rate limits refuse a command of c
 // (method: the rpc's) from user ("" for anonymous: not counted per user).
-func (c *Client) rateLimited(command, method, user string) bool {
+func (c *Client) rateLimited(ctx context.Context, command, method, user string) bool {
 	r := c.hub.rates
 	if r == nil {
 		return false
@@ -176,7 +193,36 @@ func (c *Client) rateLimited(command, method, user string) bool {
 	if r.user != nil && user != "" && !r.allow(r.user, r.users.Set(user, now), command, method, now) {
 		return true
 	}
+	if r.shared != nil && user != "" && command != "unsubscribe" && !r.allowShared(ctx, c, command, method, user) {
+		return true
+	}
 	return false
+}
+
+// allowShared asks the engine for the user's redis_user_command buckets
+// of a command. An engine that fails allows it: a limit must not take the
+// service down with Redis.
+func (r *rateLimits) allowShared(ctx context.Context, c *Client, command, method, user string) bool {
+	key, spec := r.shared.buckets(command, method)
+	if len(spec) == 0 {
+		return true
+	}
+	buckets := make([]engine.RateBucket, len(spec))
+	for i, b := range spec {
+		buckets[i] = engine.RateBucket{Interval: b.Interval, Rate: b.Rate}
+	}
+	// The key holds the user and the command: a user's buckets for one
+	// command, whichever node asks.
+	ok, err := r.engine.TakeRate(ctx, "user:"+strconv.Itoa(len(user))+":"+user+":"+key, buckets)
+	if err != nil {
+		c.logger().Warn("rate limit: the engine did not answer; command allowed", "layer", rateLayerShared, "error", err)
+		return true
+	}
+	if ok {
+		return true
+	}
+	r.overLimit(rateLayerShared, key, r.shared.dryRun)
+	return r.shared.dryRun
 }
 
 // rateSet is the connection's client_command buckets, made on first use

@@ -15,7 +15,10 @@ import (
 type RateLimitConfig struct {
 	ClientCommand CommandRateLimits `yaml:"client_command" doc:"token buckets per connection, for each command the client sends; a command over its buckets gets error 111 (too many requests) and is not run"`
 	UserCommand   CommandRateLimits `yaml:"user_command" doc:"as 'client_command', per user on this node (all the user's connections to it draw from one set of buckets); anonymous connections are not counted. 'connect' counts here only"`
-	ClientError   ErrorRateLimits   `yaml:"client_error" doc:"buckets of error replies per connection: a connection that gets more errors than they allow (internal errors are not counted) is closed with 3509 (too many errors), which clients do not reconnect after"`
+	// RedisUserCommand is kept in the engine (engine.RateLimiter), for
+	// the whole cluster.
+	RedisUserCommand CommandRateLimits `yaml:"redis_user_command" doc:"as 'user_command', with the buckets kept in the engine's Redis for the whole cluster (Centrifugo PRO's layer with 'reuse_from_engine'): a user draws from one set of buckets whichever nodes its connections reach, at the cost of a round trip to Redis per command. Checked after the in-memory layers, which make a cheap first filter. No 'total' or 'unsubscribe'; needs an engine with shared buckets (redis, or sharded redis). If Redis fails the command is allowed"`
+	ClientError      ErrorRateLimits   `yaml:"client_error" doc:"buckets of error replies per connection: a connection that gets more errors than they allow (internal errors are not counted) is closed with 3509 (too many errors), which clients do not reconnect after"`
 }
 
 // CommandRateLimits is one layer of command limits: a set of buckets per
@@ -130,4 +133,11 @@ func (c RateLimitConfig) check(prefix string, ps *optionProblems) {
 	c.ClientCommand.check(joinField(prefix, "ClientCommand"), false, ps)
 	c.UserCommand.check(joinField(prefix, "UserCommand"), true, ps)
 	c.ClientError.Total.check(joinField(prefix, "ClientError.Total"), ps)
+	c.RedisUserCommand.check(joinField(prefix, "RedisUserCommand"), true, ps)
+	if c.RedisUserCommand.Total.Enabled {
+		ps.add(prefix, "RedisUserCommand.Total", "no total in the Redis layer, as Centrifugo PRO's: use the in-memory layers'")
+	}
+	if c.RedisUserCommand.Unsubscribe.Enabled {
+		ps.add(prefix, "RedisUserCommand.Unsubscribe", "unsubscribe is never refused, so a Redis round trip for it would change nothing: set it in the in-memory layers")
+	}
 }

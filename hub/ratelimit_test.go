@@ -1,12 +1,16 @@
 package hub_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/internal/test/jsonclient"
@@ -161,5 +165,64 @@ func TestRateLimitValidate(t *testing.T) {
 	_, err := hub.New(hub.Config{Engine: memory.New(memory.Config{}), Client: bad})
 	if err == nil {
 		t.Error("hub.New took bad rate limits")
+	}
+}
+
+// sharedBuckets is an engine whose cluster-wide buckets are a map of
+// counts, shared by the nodes of a test; broken makes every check fail.
+type sharedBuckets struct {
+	engine.Engine
+	mu     sync.Mutex
+	taken  map[string]int
+	broken bool
+}
+
+func (s *sharedBuckets) Unwrap() engine.Engine { return s.Engine }
+
+func (s *sharedBuckets) TakeRate(_ context.Context, key string, buckets []engine.RateBucket) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.broken {
+		return false, errors.New("engine down")
+	}
+	if s.taken[key] >= buckets[0].Rate {
+		return false, nil
+	}
+	s.taken[key]++
+	return true, nil
+}
+
+// TestRateLimitRedisUserCommand: the user's buckets are the engine's, so
+// the user's connections share them; a failing engine allows; an engine
+// without shared buckets is refused at start.
+func TestRateLimitRedisUserCommand(t *testing.T) {
+	t.Parallel()
+	limits := hub.RateLimitConfig{RedisUserCommand: hub.CommandRateLimits{Enabled: true, Publish: rateBuckets(2)}}
+	eng := &sharedBuckets{Engine: memory.New(memory.Config{}), taken: map[string]int{}}
+	n := startNode(t, hub.Config{Engine: eng, Channels: publishOpen, Client: hub.ClientConfig{RateLimit: limits}})
+	a, b := n.dial(t), n.dial(t)
+	a.Connect("alice")
+	b.Connect("alice")
+	for i, c := range []*rawClient{a, b} {
+		if m := c.Call(publishCmd(2)); m["error"] != nil {
+			t.Fatalf("publish %d: %v", i, m)
+		}
+	}
+	jsonclient.WantError(t, a.Call(publishCmd(3)), 111)
+	bob := n.dial(t)
+	bob.Connect("bob")
+	if m := bob.Call(publishCmd(2)); m["error"] != nil {
+		t.Fatalf("another user: %v", m)
+	}
+	eng.mu.Lock()
+	eng.broken = true
+	eng.mu.Unlock()
+	if m := a.Call(publishCmd(4)); m["error"] != nil {
+		t.Fatalf("with the engine failing the command must pass: %v", m)
+	}
+
+	_, err := hub.New(hub.Config{Engine: memory.New(memory.Config{}), Client: hub.ClientConfig{RateLimit: limits}})
+	if oes := hub.OptionErrors(err); len(oes) != 1 || oes[0].Field != "Client.RateLimit.RedisUserCommand" {
+		t.Errorf("an engine without shared buckets: want one problem with Client.RateLimit.RedisUserCommand, got %v", err)
 	}
 }
