@@ -14,11 +14,11 @@ client:
   rate_limit:
     redis_user_command: {enabled: true, publish: {enabled: true, buckets: [{interval: 1s, rate: 5}]}}
 `
-	cfg, err := Parse([]byte("engine: {type: memory}" + limits))
+	cfg, err := Parse([]byte("engine: {type: nats}" + limits))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `client.rate_limit.redis_user_command.enabled: engine "memory" keeps no token buckets`
+	want := `client.rate_limit.redis_user_command.enabled: engine "nats" keeps no token buckets`
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("problems:\n%v\nwant one containing %s", err, want)
 	}

@@ -17,7 +17,7 @@ type RateLimitConfig struct {
 	UserCommand   CommandRateLimits `yaml:"user_command" doc:"as 'client_command', per user on this node (all the user's connections to it draw from one set of buckets); anonymous connections are not counted. 'connect' counts here only"`
 	// RedisUserCommand is kept in the engine (engine.RateLimiter), for
 	// the whole cluster.
-	RedisUserCommand CommandRateLimits `yaml:"redis_user_command" doc:"as 'user_command', with the buckets kept in the engine's Redis for the whole cluster (Centrifugo PRO's layer with 'reuse_from_engine'): a user draws from one set of buckets whichever nodes its connections reach, at the cost of a round trip to Redis per command. Checked after the in-memory layers, which make a cheap first filter. No 'total' or 'unsubscribe'; needs an engine with shared buckets (redis, or sharded redis). If Redis fails the command is allowed"`
+	RedisUserCommand CommandRateLimits `yaml:"redis_user_command" doc:"as 'user_command', with the buckets kept in the engine's Redis for the whole cluster (Centrifugo PRO's layer with 'reuse_from_engine'): a user draws from one set of buckets whichever nodes its connections reach, at the cost of a round trip to Redis per command. Checked after the in-memory layers, which make a cheap first filter. No 'total' or 'unsubscribe'; needs an engine that keeps them (redis, sharded or not; memory, in the process, for one node). If Redis fails the command is allowed"`
 	ClientError      ErrorRateLimits   `yaml:"client_error" doc:"buckets of error replies per connection: a connection that gets more errors than they allow (internal errors are not counted) is closed with 3509 (too many errors), which clients do not reconnect after"`
 }
 

@@ -221,7 +221,8 @@ func TestRateLimitRedisUserCommand(t *testing.T) {
 		t.Fatalf("with the engine failing the command must pass: %v", m)
 	}
 
-	_, err := hub.New(hub.Config{Engine: memory.New(memory.Config{}), Client: hub.ClientConfig{RateLimit: limits}})
+	// An engine seen through a wrapper that does not unwrap keeps none.
+	_, err := hub.New(hub.Config{Engine: struct{ engine.Engine }{memory.New(memory.Config{})}, Client: hub.ClientConfig{RateLimit: limits}})
 	if oes := hub.OptionErrors(err); len(oes) != 1 || oes[0].Field != "Client.RateLimit.RedisUserCommand" {
 		t.Errorf("an engine without shared buckets: want one problem with Client.RateLimit.RedisUserCommand, got %v", err)
 	}
