@@ -142,7 +142,7 @@ func compileRateLimits(c RateLimitConfig, e engine.Engine, overLimit func(layer,
 		rl, ok := engine.RateLimiterOf(e)
 		if !ok {
 			var ps optionProblems
-			ps.add("Client.RateLimit", "RedisUserCommand", fmt.Sprintf("the engine (%T) keeps no buckets for the cluster: use the redis engine, or user_command (per node)", e))
+			ps.add("Client.RateLimit", "RedisUserCommand", fmt.Sprintf("the engine (%T) keeps no buckets for the cluster: use the redis or postgres engine, or user_command (per node)", e))
 			return nil, ps.err()
 		}
 		r.engine = rl
