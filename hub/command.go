@@ -63,7 +63,7 @@ func (c *Client) handleCommand(ctx context.Context, cmd *protocol.Command) *Disc
 		}
 		return c.reply(cmd.Id, err)
 	}
-	if c.hub.rates != nil && cmd.Connect == nil && c.rateLimited(ctx, commandName(cmd), rpcMethod(cmd), c.User()) {
+	if c.hub.rates != nil && cmd.Connect == nil && c.rateLimited(ctx, commandName(cmd), rpcMethod(cmd), commandChannel(cmd), c.User()) {
 		return c.reply(cmd.Id, rateRefusal())
 	}
 	var err error

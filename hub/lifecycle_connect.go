@@ -38,7 +38,7 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 		c.logger().Info("connect refused: token revoked or user blocked", "user", cred.User, "verdict", v)
 		return accessRefusal(v)
 	}
-	if cred.User != "" && c.rateLimited(ctx, "connect", "", cred.User) {
+	if cred.User != "" && c.rateLimited(ctx, "connect", "", "", cred.User) {
 		c.logger().Info("connect refused: over the user's rate limit", "user", cred.User)
 		return rateRefusal()
 	}

@@ -24,7 +24,10 @@ type commandLimits struct {
 	dryRun bool
 	total  []ratelimit.Bucket
 	def    []ratelimit.Bucket
-	byKey  map[string][]ratelimit.Bucket // command, or "rpc.<method>" for a method's own
+	byKey  map[string][]ratelimit.Bucket // command, "rpc.<method>" for a method's own, "<command>@<namespace>" for a namespace's
+	// byNamespace says whether any namespace has buckets of its own, so
+	// that commands look up their channel's namespace only then.
+	byNamespace bool
 	// idle is the longest interval of the layer: a set unused for longer
 	// is full again.
 	idle time.Duration
@@ -39,6 +42,7 @@ type rateLimits struct {
 	errors       []ratelimit.Bucket
 	errorsDryRun bool
 	users        *ratelimit.Keyed // user_command's sets, by user
+	byNamespace  bool             // some layer has namespace overrides
 	overLimit    func(layer, command string, dryRun bool)
 }
 
@@ -72,6 +76,19 @@ func compileCommandLimits(layer string, l CommandRateLimits) *commandLimits {
 			out.byKey[n.command] = bucketsOf(n.buckets)
 		}
 	}
+	for _, n := range l.channelNamed() {
+		for _, o := range n.buckets.NamespaceOverrides {
+			if !o.Enabled {
+				continue
+			}
+			spec := bucketsOf(o.RateBuckets)
+			if len(spec) == 0 {
+				spec = out.def // as a method's override
+			}
+			out.byKey[n.command+"@"+o.NamespaceName] = spec
+			out.byNamespace = true
+		}
+	}
 	for _, m := range l.RPC.MethodOverrides {
 		if !m.Enabled {
 			continue
@@ -102,9 +119,15 @@ func longest(spec []ratelimit.Bucket) time.Duration {
 	return d
 }
 
-// buckets returns the key and buckets of a command (method: the rpc's),
-// nil when the layer sets none for it.
-func (l *commandLimits) buckets(command, method string) (string, []ratelimit.Bucket) {
+// buckets returns the key and buckets of a command (method: the rpc's;
+// namespace: the channel's, for a channel command), nil when the layer
+// sets none for it.
+func (l *commandLimits) buckets(command, method, namespace string) (string, []ratelimit.Bucket) {
+	if l.byNamespace && namespace != "" {
+		if spec, ok := l.byKey[command+"@"+namespace]; ok {
+			return command + "@" + namespace, spec
+		}
+	}
 	if command == "rpc" && method != "" {
 		if spec, ok := l.byKey["rpc."+method]; ok {
 			return "rpc." + method, spec
@@ -156,14 +179,17 @@ func compileRateLimits(c RateLimitConfig, e engine.Engine, overLimit func(layer,
 	if r.user != nil {
 		r.users = ratelimit.NewKeyed(r.user.idle)
 	}
+	for _, l := range []*commandLimits{r.client, r.user, r.shared} {
+		r.byNamespace = r.byNamespace || l != nil && l.byNamespace
+	}
 	return r, nil
 }
 
 // allow charges set for a command in layer l, and reports whether the
 // layer lets it run. Unsubscribe is charged but never refused.
-func (r *rateLimits) allow(l *commandLimits, set *ratelimit.Set, command, method string, now time.Time) bool {
+func (r *rateLimits) allow(l *commandLimits, set *ratelimit.Set, command, method, namespace string, now time.Time) bool {
 	force := command == "unsubscribe"
-	key, spec := l.buckets(command, method)
+	key, spec := l.buckets(command, method, namespace)
 	if len(spec) > 0 && !set.Allow(key, spec, now, force) {
 		r.overLimit(l.layer, key, l.dryRun)
 		if !force && !l.dryRun {
@@ -181,19 +207,25 @@ func (r *rateLimits) allow(l *commandLimits, set *ratelimit.Set, command, method
 
 // rateLimited reports whether the rate limits refuse a command of c
 // (method: the rpc's) from user ("" for anonymous: not counted per user).
-func (c *Client) rateLimited(ctx context.Context, command, method, user string) bool {
+func (c *Client) rateLimited(ctx context.Context, command, method, channel, user string) bool {
 	r := c.hub.rates
 	if r == nil {
 		return false
 	}
+	var namespace string
+	if channel != "" && r.byNamespace {
+		if nr, e := c.hub.channels.resolve(channel); e == nil {
+			namespace = nr.name
+		}
+	}
 	now := time.Now()
-	if r.client != nil && command != "connect" && !r.allow(r.client, c.rateSet(), command, method, now) {
+	if r.client != nil && command != "connect" && !r.allow(r.client, c.rateSet(), command, method, namespace, now) {
 		return true
 	}
-	if r.user != nil && user != "" && !r.allow(r.user, r.users.Set(user, now), command, method, now) {
+	if r.user != nil && user != "" && !r.allow(r.user, r.users.Set(user, now), command, method, namespace, now) {
 		return true
 	}
-	if r.shared != nil && user != "" && command != "unsubscribe" && !r.allowShared(ctx, c, command, method, user) {
+	if r.shared != nil && user != "" && command != "unsubscribe" && !r.allowShared(ctx, c, command, method, namespace, user) {
 		return true
 	}
 	return false
@@ -202,8 +234,8 @@ func (c *Client) rateLimited(ctx context.Context, command, method, user string) 
 // allowShared asks the engine for the user's redis_user_command buckets
 // of a command. An engine that fails allows it: a limit must not take the
 // service down with Redis.
-func (r *rateLimits) allowShared(ctx context.Context, c *Client, command, method, user string) bool {
-	key, spec := r.shared.buckets(command, method)
+func (r *rateLimits) allowShared(ctx context.Context, c *Client, command, method, namespace, user string) bool {
+	key, spec := r.shared.buckets(command, method, namespace)
 	if len(spec) == 0 {
 		return true
 	}
@@ -268,6 +300,13 @@ func rateRefusal() *Error { return newError(protocol.ErrorTooManyRequests) }
 
 // dryRunLabel is the metric's dry_run label.
 func dryRunLabel(dryRun bool) string { return strconv.FormatBool(dryRun) }
+
+// commandChannel is the channel of a channel command, "" for others
+// (concurrencyKey names it, command_concurrent.go).
+func commandChannel(cmd *protocol.Command) string {
+	ch, _ := concurrencyKey(cmd)
+	return ch
+}
 
 // rpcMethod is the method of an rpc command, "" for other commands.
 func rpcMethod(cmd *protocol.Command) string {

@@ -31,16 +31,16 @@ type CommandRateLimits struct {
 	Default RateBuckets `yaml:"default" doc:"buckets for each command that has none of its own, one set per command (not a combined cap: that is 'total')"`
 	// Connect is per user only: a connection has sent one connect when
 	// its buckets would be read.
-	Connect       RateBuckets    `yaml:"connect" doc:"connects of the user ('user_command' only), counted once the user is known (after the token or the connect proxy)"`
-	Subscribe     RateBuckets    `yaml:"subscribe" doc:"subscribe commands"`
-	Unsubscribe   RateBuckets    `yaml:"unsubscribe" doc:"unsubscribe commands: counted but never refused, as in Centrifugo PRO (refusing one makes the client reconnect); they still draw from 'total'"`
-	Publish       RateBuckets    `yaml:"publish" doc:"publish commands"`
-	History       RateBuckets    `yaml:"history" doc:"history commands"`
-	Presence      RateBuckets    `yaml:"presence" doc:"presence commands"`
-	PresenceStats RateBuckets    `yaml:"presence_stats" doc:"presence_stats commands"`
-	Refresh       RateBuckets    `yaml:"refresh" doc:"refresh commands (the client's, with a new connection token)"`
-	SubRefresh    RateBuckets    `yaml:"sub_refresh" doc:"sub_refresh commands"`
-	RPC           RPCRateBuckets `yaml:"rpc" doc:"rpc commands, with buckets of their own for some methods"`
+	Connect       RateBuckets        `yaml:"connect" doc:"connects of the user ('user_command' only), counted once the user is known (after the token or the connect proxy)"`
+	Subscribe     ChannelRateBuckets `yaml:"subscribe" doc:"subscribe commands"`
+	Unsubscribe   ChannelRateBuckets `yaml:"unsubscribe" doc:"unsubscribe commands: counted but never refused, as in Centrifugo PRO (refusing one makes the client reconnect); they still draw from 'total'"`
+	Publish       ChannelRateBuckets `yaml:"publish" doc:"publish commands"`
+	History       ChannelRateBuckets `yaml:"history" doc:"history commands"`
+	Presence      ChannelRateBuckets `yaml:"presence" doc:"presence commands"`
+	PresenceStats ChannelRateBuckets `yaml:"presence_stats" doc:"presence_stats commands"`
+	Refresh       RateBuckets        `yaml:"refresh" doc:"refresh commands (the client's, with a new connection token)"`
+	SubRefresh    ChannelRateBuckets `yaml:"sub_refresh" doc:"sub_refresh commands"`
+	RPC           RPCRateBuckets     `yaml:"rpc" doc:"rpc commands, with buckets of their own for some methods"`
 }
 
 // RateBuckets is the buckets of one command; all must allow it.
@@ -53,6 +53,19 @@ type RateBuckets struct {
 type RateBucket struct {
 	Interval time.Duration `yaml:"interval" doc:"the bucket's period, from 1s to 1h"`
 	Rate     int           `yaml:"rate" doc:"operations per 'interval' (and at once), at least 1"`
+}
+
+// ChannelRateBuckets is a channel command's buckets and its namespaces'
+// own.
+type ChannelRateBuckets struct {
+	RateBuckets        `yaml:",inline"`
+	NamespaceOverrides []NamespaceRateBuckets `yaml:"namespace_overrides" doc:"a list of '{namespace_name: NAME, enabled: true, buckets: [...]}': the buckets of the command on the channels of one namespace, instead of the command's (not beside them); enabled without buckets: the 'default' buckets"`
+}
+
+// NamespaceRateBuckets is one namespace's buckets for a command.
+type NamespaceRateBuckets struct {
+	NamespaceName string `yaml:"namespace_name" doc:"the namespace (for channel patterns, the pattern as written in 'channel.namespaces')"`
+	RateBuckets   `yaml:",inline"`
 }
 
 // RPCRateBuckets is the rpc command's buckets and its methods' own.
@@ -86,6 +99,15 @@ func (l CommandRateLimits) check(prefix string, perUser bool, ps *optionProblems
 	for _, n := range l.named() {
 		n.buckets.check(joinField(prefix, n.field), ps)
 	}
+	for _, n := range l.channelNamed() {
+		for i, o := range n.buckets.NamespaceOverrides {
+			field := joinField(prefix, fmt.Sprintf("%s.NamespaceOverrides[%d]", n.field, i))
+			if o.NamespaceName == "" {
+				ps.add(field, "NamespaceName", "want the namespace the buckets are for")
+			}
+			o.RateBuckets.check(field, ps)
+		}
+	}
 	for i, m := range l.RPC.MethodOverrides {
 		field := joinField(prefix, fmt.Sprintf("RPC.MethodOverrides[%d]", i))
 		if m.Method == "" {
@@ -109,10 +131,26 @@ type namedBuckets struct {
 func (l CommandRateLimits) named() []namedBuckets {
 	return []namedBuckets{
 		{"", "Total", l.Total}, {"", "Default", l.Default}, {"connect", "Connect", l.Connect},
+		{"subscribe", "Subscribe", l.Subscribe.RateBuckets}, {"unsubscribe", "Unsubscribe", l.Unsubscribe.RateBuckets},
+		{"publish", "Publish", l.Publish.RateBuckets}, {"history", "History", l.History.RateBuckets},
+		{"presence", "Presence", l.Presence.RateBuckets}, {"presence_stats", "PresenceStats", l.PresenceStats.RateBuckets},
+		{"refresh", "Refresh", l.Refresh}, {"sub_refresh", "SubRefresh", l.SubRefresh.RateBuckets}, {"rpc", "RPC", l.RPC.RateBuckets},
+	}
+}
+
+// channelBuckets is a channel command's buckets with its key and Go
+// field name.
+type channelBuckets struct {
+	command, field string
+	buckets        ChannelRateBuckets
+}
+
+// channelNamed is the layer's channel commands, in field order.
+func (l CommandRateLimits) channelNamed() []channelBuckets {
+	return []channelBuckets{
 		{"subscribe", "Subscribe", l.Subscribe}, {"unsubscribe", "Unsubscribe", l.Unsubscribe},
 		{"publish", "Publish", l.Publish}, {"history", "History", l.History}, {"presence", "Presence", l.Presence},
-		{"presence_stats", "PresenceStats", l.PresenceStats}, {"refresh", "Refresh", l.Refresh},
-		{"sub_refresh", "SubRefresh", l.SubRefresh}, {"rpc", "RPC", l.RPC.RateBuckets},
+		{"presence_stats", "PresenceStats", l.PresenceStats}, {"sub_refresh", "SubRefresh", l.SubRefresh},
 	}
 }
 

@@ -22,6 +22,11 @@ func rateBuckets(n int) hub.RateBuckets {
 	return hub.RateBuckets{Enabled: true, Buckets: []hub.RateBucket{{Interval: time.Hour, Rate: n}}}
 }
 
+// chanBuckets is rateBuckets for a channel command.
+func chanBuckets(n int) hub.ChannelRateBuckets {
+	return hub.ChannelRateBuckets{RateBuckets: rateBuckets(n)}
+}
+
 // publishOpen is a namespace where any client may publish and subscribe.
 var publishOpen = hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{AllowPublishForClient: true, AllowSubscribeForClient: true, AllowHistoryForClient: true}}
 
@@ -35,7 +40,7 @@ func publishCmd(id int) string {
 func TestRateLimitClientCommand(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{Channels: publishOpen, Client: hub.ClientConfig{RateLimit: hub.RateLimitConfig{
-		ClientCommand: hub.CommandRateLimits{Enabled: true, Publish: rateBuckets(2)},
+		ClientCommand: hub.CommandRateLimits{Enabled: true, Publish: chanBuckets(2)},
 	}}})
 	c := n.dial(t)
 	c.Connect("u")
@@ -60,7 +65,7 @@ func TestRateLimitClientCommand(t *testing.T) {
 func TestRateLimitUserCommand(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{Channels: publishOpen, Client: hub.ClientConfig{RateLimit: hub.RateLimitConfig{
-		UserCommand: hub.CommandRateLimits{Enabled: true, Publish: rateBuckets(2), Connect: rateBuckets(3)},
+		UserCommand: hub.CommandRateLimits{Enabled: true, Publish: chanBuckets(2), Connect: rateBuckets(3)},
 	}}})
 	a1, a2 := n.dial(t), n.dial(t)
 	a1.Connect("alice")
@@ -127,7 +132,7 @@ func TestRateLimitTotal(t *testing.T) {
 func TestRateLimitClientError(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{Channels: publishOpen, Client: hub.ClientConfig{RateLimit: hub.RateLimitConfig{
-		ClientCommand: hub.CommandRateLimits{Enabled: true, Publish: rateBuckets(1)},
+		ClientCommand: hub.CommandRateLimits{Enabled: true, Publish: chanBuckets(1)},
 		ClientError:   hub.ErrorRateLimits{Enabled: true, Total: rateBuckets(2)},
 	}}})
 	c := n.dial(t)
@@ -145,18 +150,20 @@ func TestRateLimitValidate(t *testing.T) {
 	t.Parallel()
 	bad := hub.ClientConfig{RateLimit: hub.RateLimitConfig{
 		ClientCommand: hub.CommandRateLimits{Enabled: true, Connect: rateBuckets(1),
-			Publish: hub.RateBuckets{Enabled: true, Buckets: []hub.RateBucket{{Interval: time.Millisecond, Rate: 0}}},
-			RPC:     hub.RPCRateBuckets{MethodOverrides: []hub.RPCMethodRateBuckets{{}}}},
+			Publish: hub.ChannelRateBuckets{RateBuckets: hub.RateBuckets{Enabled: true, Buckets: []hub.RateBucket{{Interval: time.Millisecond, Rate: 0}}},
+				NamespaceOverrides: []hub.NamespaceRateBuckets{{RateBuckets: rateBuckets(1)}}},
+			RPC: hub.RPCRateBuckets{MethodOverrides: []hub.RPCMethodRateBuckets{{}}}},
 	}}
 	got := map[string]string{}
 	for _, oe := range hub.OptionErrors(bad.Validate()) {
 		got[oe.Field] = oe.Message
 	}
 	for field, want := range map[string]string{
-		"RateLimit.ClientCommand.Connect":                       "per user only",
-		"RateLimit.ClientCommand.Publish.Buckets[0].Interval":   "want from 1s to 1h0m0s",
-		"RateLimit.ClientCommand.Publish.Buckets[0].Rate":       "want at least 1",
-		"RateLimit.ClientCommand.RPC.MethodOverrides[0].Method": "want the rpc method",
+		"RateLimit.ClientCommand.Connect":                                     "per user only",
+		"RateLimit.ClientCommand.Publish.Buckets[0].Interval":                 "want from 1s to 1h0m0s",
+		"RateLimit.ClientCommand.Publish.Buckets[0].Rate":                     "want at least 1",
+		"RateLimit.ClientCommand.RPC.MethodOverrides[0].Method":               "want the rpc method",
+		"RateLimit.ClientCommand.Publish.NamespaceOverrides[0].NamespaceName": "want the namespace",
 	} {
 		if !strings.Contains(got[field], want) {
 			t.Errorf("%s: got %q, want it to contain %q (all: %v)", field, got[field], want, got)
@@ -197,7 +204,7 @@ func (s *sharedBuckets) TakeRate(_ context.Context, key string, buckets []engine
 // without shared buckets is refused at start.
 func TestRateLimitRedisUserCommand(t *testing.T) {
 	t.Parallel()
-	limits := hub.RateLimitConfig{RedisUserCommand: hub.CommandRateLimits{Enabled: true, Publish: rateBuckets(2)}}
+	limits := hub.RateLimitConfig{RedisUserCommand: hub.CommandRateLimits{Enabled: true, Publish: chanBuckets(2)}}
 	eng := &sharedBuckets{Engine: memory.New(memory.Config{}), taken: map[string]int{}}
 	n := startNode(t, hub.Config{Engine: eng, Channels: publishOpen, Client: hub.ClientConfig{RateLimit: limits}})
 	a, b := n.dial(t), n.dial(t)
