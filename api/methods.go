@@ -57,7 +57,7 @@ func methodTable() []method {
 			describe("`users` (1–1000), `state` (the application's, optional)", "`{}`; each status is kept for `client.user_status_ttl` after its last update"),
 		endpoint("get_user_status", "the status of users", (*handler).getUserStatus).legacy(16).retryable().
 			grpc(pb(plain(fromPBGetUserStatus), toPBGetUserStatus)).
-			describe("`users` (1–1000)", "`statuses`: [{`user`, `active` (Unix seconds of the last update; 0: none), `online` (always 0: Herald does not track it), `state`}] in the order asked"),
+			describe("`users` (1–1000)", "`statuses`: [{`user`, `active` (Unix seconds of the last update; 0: none), `online` (Unix seconds when a node last saw the user connected; 0 unless `client.user_status_online_interval` is set), `state`}] in the order asked"),
 		endpoint("delete_user_status", "forget the status of users", (*handler).deleteUserStatus).legacy(17).retryable().
 			grpc(pbEmpty(plain(fromPBDeleteUserStatus))).
 			describe("`users` (1–1000)", "`{}`"),

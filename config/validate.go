@@ -56,6 +56,9 @@ func (c Config) Validate() error {
 	ps = append(ps, hubProblems(c.WebSocket.Admission().Validate(), reflect.TypeOf(c.WebSocket), "websocket")...)
 	c.Admin.UI.validate(bad)
 	c.pathProblems(bad) // paths.go
+	if ok && !caps.RateLimits && c.Client.RateLimit.RedisUserCommand.Enabled {
+		bad("client.rate_limit.redis_user_command.enabled", "engine %q keeps no token buckets for the cluster (use the %s engine, or user_command for buckets per node)", c.Engine.Type, enginesWith(func(k engine.Kind) bool { return k.Caps.RateLimits }))
+	}
 	for key, ns := range c.namespaces() {
 		if ok && !caps.History {
 			for _, o := range historyOptions(ns) {

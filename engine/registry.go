@@ -19,6 +19,9 @@ type Caps struct {
 	// Store: the engine keeps a Store (token revocations, blocked users,
 	// user status) for the whole cluster.
 	Store bool
+	// RateLimits: the engine is a RateLimiter, keeping token buckets for
+	// the whole cluster.
+	RateLimits bool
 	// Sharding: several stores of the kind may serve one cluster, each
 	// channel kept by one of them (package sharded).
 	Sharding bool

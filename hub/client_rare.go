@@ -1,6 +1,9 @@
 package hub
 
-import "github.com/heraldhq/herald/hub/internal/access"
+import (
+	"github.com/heraldhq/herald/hub/internal/access"
+	"github.com/heraldhq/herald/hub/internal/ratelimit"
+)
 
 // rareState is per-connection state that most connections never have,
 // behind one pointer of Client, so that an idle connection pays 8 bytes
@@ -14,6 +17,9 @@ type rareState struct {
 	// not removed since, which map.max_keys_per_client counts
 	// (mapkeys_limit.go).
 	mapKeys map[string]map[string]struct{}
+	// rates and errorRates are the connection's buckets of
+	// client.rate_limit (ratelimit.go), made on first use.
+	rates, errorRates *ratelimit.Set
 }
 
 // rareLocked returns the client's rareState, made on first use; c.mu must

@@ -63,6 +63,9 @@ func (c *Client) handleCommand(ctx context.Context, cmd *protocol.Command) *Disc
 		}
 		return c.reply(cmd.Id, err)
 	}
+	if c.hub.rates != nil && cmd.Connect == nil && c.rateLimited(ctx, commandName(cmd), rpcMethod(cmd), commandChannel(cmd), c.User()) {
+		return c.reply(cmd.Id, rateRefusal())
+	}
 	var err error
 	switch {
 	case cmd.Connect != nil:
@@ -111,6 +114,10 @@ func (c *Client) reply(id uint32, err error) *Disconnect {
 		e = newError(protocol.ErrorInternal)
 	}
 	c.queueReply(&protocol.Reply{Id: id, Error: e.Proto()})
+	if c.tooManyErrors(e.Code) {
+		c.logger().Info("too many error replies: closing the connection (client.rate_limit.client_error)")
+		return newDisconnect(protocol.DisconnectTooManyErrors)
+	}
 	return nil
 }
 

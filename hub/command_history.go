@@ -31,7 +31,7 @@ func (c *Client) handleHistory(ctx context.Context, id uint32, req *protocol.His
 			return err
 		}
 	}
-	if !decided && !c.hasPermission(r.historyGrant(), s != nil) {
+	if !decided && !c.hasPermission(r.historyGrant(), s != nil) && !c.celAllows(r.cel.history, r, req.Channel, s != nil) {
 		return newError(protocol.ErrorPermissionDenied)
 	}
 	pubs, pos, err := c.hub.history(ctx, req.Channel, r, since, int(req.Limit), req.Reverse, c.hub.client.HistoryMaxPublicationLimit)

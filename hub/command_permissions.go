@@ -43,7 +43,8 @@ func subscribePermitted(r *rule, ch, user string) bool {
 }
 
 func (c *Client) hasSubscribePermission(r *rule, ch string) bool {
-	return subscribePermitted(r, ch, c.User()) || (c.hub.client.Insecure && !r.perm.Private(ch))
+	return subscribePermitted(r, ch, c.User()) || (c.hub.client.Insecure && !r.perm.Private(ch)) ||
+		c.celAllows(r.cel.subscribe, r, ch, false)
 }
 
 // hasPermission applies g to the client, or insecure mode.

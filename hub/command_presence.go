@@ -23,7 +23,7 @@ func (c *Client) presenceCommand(ctx context.Context, ch string, stats bool) err
 			return err
 		}
 	}
-	if !c.hasPermission(r.presenceGrant(), s != nil) {
+	if !c.hasPermission(r.presenceGrant(), s != nil) && !c.celAllows(r.cel.presence, r, ch, s != nil) {
 		return newError(protocol.ErrorPermissionDenied)
 	}
 	return nil

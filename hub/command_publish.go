@@ -67,7 +67,7 @@ func (c *Client) publishToStream(ctx context.Context, req *protocol.PublishReque
 			}
 		}
 	}
-	if !decided && !c.hasPermission(r.publishGrant(), s != nil) {
+	if !decided && !c.hasPermission(r.publishGrant(), s != nil) && !c.celAllows(r.cel.publish, r, req.Channel, s != nil) {
 		return newError(protocol.ErrorPermissionDenied)
 	}
 	pub := &engine.Publication{Data: data, Info: c.clientInfo(s.channelInfo())}

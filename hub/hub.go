@@ -144,6 +144,8 @@ type Hub struct {
 	// access is the node's copy of the cluster's token revocations and
 	// blocked users (access.go).
 	access access.State
+	// rates is the compiled client.rate_limit (ratelimit.go); nil: off.
+	rates *rateLimits
 }
 
 // New checks cfg and returns a Hub that is not started yet.
@@ -189,6 +191,9 @@ func New(cfg Config) (*Hub, error) {
 		emulation:  newEmulationGate(cfg.Emulation),
 	}
 	h.metrics = newMetrics(h)
+	if h.rates, err = compileRateLimits(h.client.RateLimit, cfg.Engine, h.metrics.rateOverLimit); err != nil {
+		return nil, fmt.Errorf("hub: %w", err)
+	}
 	h.subs.init()
 	h.compact.init()
 	h.interest.init(h)
@@ -233,6 +238,10 @@ func (h *Hub) Start(ctx context.Context) error {
 	if !h.client.WriteCoalesceOff {
 		h.wg.Add(1)
 		go h.coalesceLoop()
+	}
+	if h.client.UserStatusOnlineInterval > 0 {
+		h.wg.Add(1)
+		go h.onlineLoop() // userstatus_online.go
 	}
 	return nil
 }

@@ -38,6 +38,10 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 		c.logger().Info("connect refused: token revoked or user blocked", "user", cred.User, "verdict", v)
 		return accessRefusal(v)
 	}
+	if cred.User != "" && c.rateLimited(ctx, "connect", "", "", cred.User) {
+		c.logger().Info("connect refused: over the user's rate limit", "user", cred.User)
+		return rateRefusal()
+	}
 	if err := c.enforceSingleConnection(ctx, cred.User); err != nil {
 		return err
 	}
@@ -171,7 +175,9 @@ func (c *Client) authenticate(ctx context.Context, req *protocol.ConnectRequest)
 			tok.ExpireAt = 0
 		}
 		return credentials{
-			ConnectReply: ConnectReply{User: tok.User, ExpireAt: tok.ExpireAt, Info: tok.Info, Channels: tokenChannels(tok)},
+			// The token's meta is the connection's, as Centrifugo's (CEL
+			// expressions read it: channelcel.go).
+			ConnectReply: ConnectReply{User: tok.User, ExpireAt: tok.ExpireAt, Info: tok.Info, Channels: tokenChannels(tok), Meta: tok.Meta},
 			subOptions:   tok.Subs,
 			tokenID:      tok.ID, tokenIssuedAt: tok.IssuedAt,
 		}, nil

@@ -26,6 +26,7 @@ type metrics struct {
 	publishDuration prometheus.Observer
 	deliveryLag     prometheus.Observer
 	accessDecisions *prometheus.CounterVec
+	rateLimited     *prometheus.CounterVec
 	collectors      []prometheus.Collector
 }
 
@@ -123,8 +124,12 @@ func newMetrics(h *Hub) *metrics {
 		Namespace: "herald", Subsystem: "access", Name: "decisions_total",
 		Help: "Token revocations, token invalidations, blocks and unblocks made through this node, by kind (revoke, invalidate, block, unblock).",
 	}, []string{"kind"})
+	m.rateLimited = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "herald", Subsystem: "rate_limit", Name: "over_limit_total",
+		Help: "Client commands (and, for client_error, error replies) over the buckets of client.rate_limit, by layer, command (rpc.METHOD for a method with buckets of its own) and dry_run (true: counted, not refused).",
+	}, []string{"layer", "command", "dry_run"})
 	m.collectors = []prometheus.Collector{
-		m.accessDecisions,
+		m.accessDecisions, m.rateLimited,
 		gauge("access_records", "Token revocations, token invalidations and blocked users this node holds in memory.", func() float64 { return float64(h.access.Size()) }),
 		commands, durations, sent, m.bytesIn, m.bytesOut, m.framesOut, m.writesDetached, m.errors, m.disconnects, queue, m.dropped, m.shed, m.joinLeaveCapped, publish, lag,
 		gauge("node_queued_bytes", "Bytes waiting in the write queues of every client of this node; past client.node_queue_max_size, publishing on this node is shed.", func() float64 { return float64(h.queuedTotal.Load()) }),
@@ -155,4 +160,10 @@ func (m *metrics) errorReply(code uint32) {
 
 func (m *metrics) disconnect(code uint32) {
 	m.disconnects.WithLabelValues(strconv.FormatUint(uint64(code), 10)).Inc()
+}
+
+// rateOverLimit counts a command over the buckets of a rate limit layer.
+// The labels are bounded: commands and the configured rpc methods.
+func (m *metrics) rateOverLimit(layer, command string, dryRun bool) {
+	m.rateLimited.WithLabelValues(layer, command, dryRunLabel(dryRun)).Inc()
 }

@@ -25,6 +25,10 @@ type rule struct {
 	name string
 	re   *regexp.Regexp
 	perm *permission.Syntax // the hub's (channelRules.perm)
+	// pattern is the namespace's channel pattern, nil for a namespace by
+	// prefix (channelpattern.go); cel its expressions (channelcel.go).
+	pattern *channelPattern
+	cel     celChecks
 }
 
 // withoutHistory is r for a publication that skips the channel's stream.
@@ -43,6 +47,9 @@ type channelRules struct {
 	perm   *permission.Syntax
 	global *rule
 	byName map[string]*rule
+	// patterns is the namespaces named by a channel pattern, nil unless
+	// ChannelConfig.Patterns (channelpattern.go).
+	patterns *channelPatterns
 }
 
 // compileChannels compiles cfg; its problems' Go paths start with prefix,
@@ -55,15 +62,32 @@ func compileChannels(cfg ChannelConfig, prefix string) (*channelRules, error) {
 	}
 	var ps optionProblems
 	cfg.ChannelSyntax.check(prefix, &ps)
+	env, err := newCELEnv()
+	if err != nil {
+		return nil, fmt.Errorf("hub: the CEL environment: %w", err)
+	}
+	if cfg.Patterns {
+		r.patterns = &channelPatterns{}
+	}
 	r.global = compileRule("", cfg.WithoutNamespace, joinField(prefix, "WithoutNamespace"), &ps)
+	compileCEL(env, r.global, cfg.WithoutNamespace, joinField(prefix, "WithoutNamespace"), &ps)
 	for i, ns := range cfg.Namespaces {
 		field := joinField(prefix, fmt.Sprintf("Namespaces[%d]", i))
+		if cfg.Patterns && isPatternName(ns.Name) {
+			nr := compileRule(ns.Name, ns.NamespaceOptions, field, &ps)
+			compileCEL(env, nr, ns.NamespaceOptions, field, &ps)
+			if err := r.patterns.add(nr); err != nil {
+				ps.add(field, "Name", err.Error())
+			}
+			continue
+		}
 		if !namespaceNameRe.MatchString(ns.Name) {
 			ps.add(field, "Name", fmt.Sprintf("%q: must match %s", ns.Name, namespaceNameRe))
 		} else if _, dup := r.byName[ns.Name]; dup {
 			ps.add(field, "Name", fmt.Sprintf("%q: defined twice", ns.Name))
 		}
 		r.byName[ns.Name] = compileRule(ns.Name, ns.NamespaceOptions, field, &ps)
+		compileCEL(env, r.byName[ns.Name], ns.NamespaceOptions, field, &ps)
 	}
 	if err := ps.err(); err != nil {
 		return nil, err
@@ -71,6 +95,14 @@ func compileChannels(cfg ChannelConfig, prefix string) (*channelRules, error) {
 	r.global.perm = r.perm
 	for _, nr := range r.byName {
 		nr.perm = r.perm
+	}
+	if r.patterns != nil {
+		for _, nr := range r.patterns.static {
+			nr.perm = r.perm
+		}
+		for _, nr := range r.patterns.vars {
+			nr.perm = r.perm
+		}
 	}
 	return r, nil
 }
@@ -121,6 +153,18 @@ func (r *channelRules) resolve(ch string) (*rule, *Error) {
 	// newline or NUL could forge lines or cut keys short.
 	if hasControl(ch) {
 		return nil, newError(protocol.ErrorBadRequest)
+	}
+	if r.patterns != nil && isPatternName(ch) {
+		// A pattern matches the whole name, and its regex the whole
+		// name too, as Centrifugo PRO's.
+		nr, ok := r.patterns.resolve(ch)
+		if !ok {
+			return nil, newError(protocol.ErrorUnknownChannel)
+		}
+		if nr.re != nil && !nr.re.MatchString(ch) {
+			return nil, newError(protocol.ErrorBadRequest)
+		}
+		return nr, nil
 	}
 	name := strings.TrimPrefix(ch, r.syntax.PrivatePrefix)
 	nr := r.global

@@ -60,6 +60,13 @@ type NamespaceOptions struct {
 	// AllowUserLimitedChannels lets a user subscribe to a channel whose name
 	// ends with #user1,user2 without a token when the user is listed.
 	AllowUserLimitedChannels bool `yaml:"allow_user_limited_channels" doc:"'name#u1,u2' channels admit the listed users"`
+	// SubscribeCEL, PublishCEL, HistoryCEL and PresenceCEL are CEL
+	// expressions that allow what the grants above do not
+	// (channelcel.go).
+	SubscribeCEL string `yaml:"subscribe_cel" doc:"a CEL expression that allows a subscribe the options above refuse, as Centrifugo PRO's: 'vars.name == user', \"'admin' in meta.roles\". Its variables: 'user' (string), 'meta' (the connection's meta, a JSON object), 'channel' (string), 'vars' (the channel pattern's variables, a map of strings) and 'subscribed' (bool). An expression that fails (a missing key) refuses"`
+	PublishCEL   string `yaml:"publish_cel" doc:"as 'subscribe_cel', for publish"`
+	HistoryCEL   string `yaml:"history_cel" doc:"as 'subscribe_cel', for history"`
+	PresenceCEL  string `yaml:"presence_cel" doc:"as 'subscribe_cel', for presence and presence_stats"`
 	// ChannelRegex, when set, must match the channel name after the
 	// namespace prefix.
 	ChannelRegex string `yaml:"channel_regex" doc:"the part after 'ns:' must match this regular expression (otherwise error 107)"`
@@ -166,7 +173,7 @@ func (o NamespaceOptions) HasHistory() bool {
 // Namespace is a named set of channels, the prefix before ':' in a channel
 // name, with its options.
 type Namespace struct {
-	Name             string `yaml:"name" defaultdoc:"required" doc:"the namespace's name, the prefix before ':' in its channels' names; it must match '^[-a-zA-Z0-9_]{2,}$'"`
+	Name             string `yaml:"name" defaultdoc:"required" doc:"the namespace's name, the prefix before ':' in its channels' names; it must match '^[-a-zA-Z0-9_]{2,}$'; with 'channel.patterns', a name that starts with '/' is a channel pattern instead ('/users/:name')"`
 	NamespaceOptions `yaml:",inline"`
 }
 
@@ -182,6 +189,8 @@ type ChannelConfig struct {
 	// also hold each namespace's proxies and SQL checks.)
 	WithoutNamespace NamespaceOptions `yaml:"without_namespace"`
 	Namespaces       []Namespace      `yaml:"namespaces"`
+	// Patterns turns on channel patterns (channelpattern.go).
+	Patterns bool `yaml:"patterns" doc:"namespaces whose name starts with '/' are channel patterns, as Centrifugo PRO's: a route over the whole channel name, segments separated by '/', where ':name' at the end of a segment matches the rest of it ('/users/:name' matches '/users/mary'; '/personal/user_:user' matches '/personal/user_mary'). The variables are 'vars' in the namespace's CEL expressions. Static patterns win over ones with variables; two with variables that could match one channel are refused. A channel that starts with '/' and matches no pattern gets error 102"`
 }
 
 // ClientConfig sets limits and timings of client connections. Zero values
@@ -247,6 +256,9 @@ type ClientConfig struct {
 	// (CommandRateBurst more) is closed with 3013.
 	CommandRateLimit float64 `yaml:"command_rate_limit" doc:"commands per second one connection may send on average (0: no limit); over it a command gets error 111, and a client that keeps on ('command_rate_burst' more refused in a row) is closed with 3013"`
 	CommandRateBurst int     `yaml:"command_rate_burst" doc:"how many commands may come at once above the average (0: the rate)"`
+	// RateLimit is the operation rate limits per command, connection and
+	// user, in Centrifugo PRO's shape (ratelimit_options.go).
+	RateLimit RateLimitConfig `yaml:"rate_limit"`
 	// PresenceTTL is how long a presence entry lives unless refreshed; the
 	// hub refreshes its clients' entries every PresenceTTL/3 (60s).
 	PresenceTTL time.Duration `yaml:"presence_ttl" default:"60s" doc:"presence entries expire this long after their node last refreshed them; nodes refresh every third of it"`
@@ -271,6 +283,9 @@ type ClientConfig struct {
 	// UserStatusRPC lets a client mark its own user active with the rpc
 	// method update_user_status, as Centrifugo PRO's built-in rpc does.
 	UserStatusRPC bool `yaml:"user_status_rpc" doc:"answer the client rpc method 'update_user_status' (empty params) by marking the client's user active; the application's rpc handler never sees it"`
+	// UserStatusOnlineInterval is how often this node records that its
+	// connected users are online (userstatus_online.go); 0: never.
+	UserStatusOnlineInterval time.Duration `yaml:"user_status_online_interval" doc:"how often this node records, for every user connected to it, that the user is online: the 'online' time of get_user_status (Unix seconds), as Centrifugo PRO keeps it, accurate to this interval and kept for 'user_status_ttl'. Each time costs one store write per connected user of the node. 0: off, and 'online' is always 0"`
 	// SubscribeToUserPersonalChannel subscribes each connection of an
 	// authenticated user to the user's personal channel (personal.go).
 	SubscribeToUserPersonalChannel PersonalChannelOptions `yaml:"subscribe_to_user_personal_channel"`
@@ -335,6 +350,7 @@ func (c ClientConfig) check(prefix string, ps *optionProblems) {
 		ps.add(prefix, "PongTimeout", fmt.Sprintf("%s must be shorter than PingInterval (%s)", c.PongTimeout, c.PingInterval))
 	}
 	c.ConnectCodeToUnidirectionalDisconnect.check(prefix, ps)
+	c.RateLimit.check(joinField(prefix, "RateLimit"), ps)
 	if d := c.WriteCoalesce; d < 0 || d > MaxWriteCoalesce {
 		ps.add(prefix, "WriteCoalesce", fmt.Sprintf("%s: want the longest coalescing interval, up to %s (0: the default, %s; WriteCoalesceOff turns coalescing off)", d, MaxWriteCoalesce, DefaultWriteCoalesce))
 	}

@@ -195,3 +195,14 @@ func (u *userIndex) numUsers() int {
 	defer u.mu.RUnlock()
 	return len(u.users)
 }
+
+// names returns a snapshot of the users with clients on this node.
+func (u *userIndex) names() []string {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	out := make([]string, 0, len(u.users))
+	for name := range u.users {
+		out = append(out, name)
+	}
+	return out
+}

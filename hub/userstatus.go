@@ -25,8 +25,8 @@ const MaxUserStatusUsers = 1000
 
 // UserStatus is one user's status. Active is when the user was last
 // marked active (Unix seconds), 0 when there is no status; Online is
-// Centrifugo's field for the last time the user was online, which Herald
-// does not track (always 0: use presence or the connections API).
+// when a node last saw the user connected (userstatus_online.go), 0
+// unless ClientConfig.UserStatusOnlineInterval is set.
 type UserStatus struct {
 	User   string `json:"user"`
 	Active int64  `json:"active"`
@@ -103,6 +103,11 @@ func (h *Hub) GetUserStatus(ctx context.Context, users []string) ([]UserStatus, 
 		}
 		out[i].Active, out[i].State = s.Active, s.State
 	}
+	if h.client.UserStatusOnlineInterval > 0 {
+		if err := h.readOnline(ctx, st, users, out); err != nil {
+			return nil, fmt.Errorf("hub: get_user_status: online times: %w", err)
+		}
+	}
 	return out, nil
 }
 
@@ -114,6 +119,9 @@ func (h *Hub) DeleteUserStatus(ctx context.Context, users []string) error {
 	}
 	if err := st.StoreDelete(ctx, userStatusBucket, users); err != nil {
 		return fmt.Errorf("hub: delete_user_status: %w", err)
+	}
+	if err := st.StoreDelete(ctx, userOnlineBucket, users); err != nil {
+		return fmt.Errorf("hub: delete_user_status: online times: %w", err)
 	}
 	return nil
 }

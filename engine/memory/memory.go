@@ -39,6 +39,8 @@ type Engine struct {
 	idemHeld atomic.Int64
 	// store is the engine's engine.Store, apart from the channel shards.
 	store storeState
+	// rates is the engine's engine.RateLimiter (ratelimit.go).
+	rates rateState
 
 	// controlMu orders control messages as publishers sent them, and lets
 	// Close wait for a control delivery in flight.
