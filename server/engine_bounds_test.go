@@ -154,3 +154,42 @@ func TestMapKeyBoundOnEveryEngine(t *testing.T) {
 		})
 	}
 }
+
+// TestCacheRecoveryReadsOneOnEveryEngine: a subscriber recovering in cache
+// mode from a stream of 200 × 4 KB publications gets the latest one
+// alone on every engine that keeps history, not the stream it missed.
+func TestCacheRecoveryReadsOneOnEveryEngine(t *testing.T) {
+	for name, setup := range boundedEngines() {
+		t.Run(name, func(t *testing.T) {
+			s := boundsServer(t, func(t *testing.T, c *config.Config) {
+				setup(t, c)
+				c.Channel.WithoutNamespace.ForceRecovery = true
+				c.Channel.WithoutNamespace.ForceRecoveryMode = hub.RecoveryCache
+			})
+			ch := "cached-" + strings.ReplaceAll(name, "-", "")
+			c := connectClient(t, s, "reader")
+			first := c.MustSubscribe(2, ch, "")
+			sub, _ := first["subscribe"].(map[string]any)
+			epoch, _ := sub["epoch"].(string)
+			c.Call(`{"id":3,"unsubscribe":{"channel":"` + ch + `"}}`)
+			data := `"` + strings.Repeat("x", 4<<10) + `"`
+			for i := range 200 {
+				if body := apiCall(t, s, "publish", `{"channel":"`+ch+`","data":`+data+`}`); !strings.Contains(body, `"result"`) {
+					t.Fatalf("publish %d: %.300s", i, body)
+				}
+			}
+			got := c.Subscribe(4, ch, `"recover":true,"offset":0,"epoch":"`+epoch+`"`)
+			res, ok := got["subscribe"].(map[string]any)
+			if !ok {
+				t.Fatalf("recovering subscribe: %v", got)
+			}
+			pubs, _ := res["publications"].([]any)
+			if len(pubs) != 1 {
+				t.Fatalf("cache recovery gave %d publications, want the latest alone", len(pubs))
+			}
+			if p, _ := pubs[0].(map[string]any); p["offset"] != float64(200) {
+				t.Fatalf("cache recovery gave offset %v, want 200", p["offset"])
+			}
+		})
+	}
+}
