@@ -77,7 +77,7 @@ func (e *Engine) runJanitor() {
 // mapExpiryInterval is how often expired map keys are looked for, unless
 // JanitorInterval is shorter: removals are changes that subscribers wait
 // for, so a key goes within about this long of its expiry.
-const mapExpiryInterval = 100 * time.Millisecond
+const mapExpiryInterval = 250 * time.Millisecond
 
 // runMapJanitor removes expired map keys, every due one at each tick in
 // statements of sweepMapKeysBatch keys (each its own short transaction).
