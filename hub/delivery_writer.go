@@ -50,6 +50,7 @@ type writeQueue struct {
 	processing    bool
 	slow          bool // over the queue limit: closing, nothing more is queued
 	writing       bool // a write to the transport is in progress, since lastWrite
+	detached      bool // that write waits for the socket on a goroutine of the client's own (frameWriter.write)
 	droppable     bool // the queue may hold droppable messages (QueueDropOldest)
 	replyQueued   bool // the queue holds a reply to a command: no coalescing wait
 }
@@ -132,6 +133,7 @@ func (c *Client) enqueueQueuedLocked(q queued) {
 // cannot hold for ever.
 const (
 	slowWriteStall      = 500 * time.Millisecond
+	detachedWriteStall  = 4 * slowWriteStall
 	overloadQueueFactor = 4
 	slowQueueFactor     = 16
 	// deliveryAskEvery spaces the kernel queries (a system call each)
@@ -148,7 +150,7 @@ func (c *Client) slowLocked(limit int) bool {
 	}
 	if c.writing {
 		now := c.hub.mono()
-		if since := c.lastWrite.Load(); now-since >= int64(slowWriteStall) && !c.takingLocked(now, since) {
+		if since := c.lastWrite.Load(); now-since >= int64(slowWriteStall) && !c.takingLocked(now, since, c.stallLocked()) {
 			return true
 		}
 	}
@@ -156,10 +158,29 @@ func (c *Client) slowLocked(limit int) bool {
 	return node >= 0 && c.queued > overloadQueueFactor*limit && c.hub.queuedTotal.Load() > 2*int64(node)
 }
 
+// stallLocked is how long a client whose write waits may take no bytes
+// before it counts as not reading. A write that holds one of the pool's
+// writers gets slowWriteStall. A detached write holds no writer, only the
+// client's own bytes (which the queue bounds limit), so where the
+// transport counts what the client takes it gets detachedWriteStall: a
+// client that reads but whose process gets no CPU for a while (the load
+// tool of bench/overload.sh at twice the node's capacity) pauses past
+// 500 ms, and 3 of 500 reading subscribers were closed as slow with
+// writes detached. The transport's own write timeout, which also judges
+// by what the client takes, still cuts one that stopped reading.
+func (c *Client) stallLocked() time.Duration {
+	if c.detached {
+		if _, ok := c.transport.(DeliveryReporter); ok {
+			return detachedWriteStall
+		}
+	}
+	return slowWriteStall
+}
+
 // takingLocked reports whether a client whose write has waited since
-// `since` took bytes within the last slowWriteStall, as far as its
-// transport can tell (false when it cannot).
-func (c *Client) takingLocked(now, since int64) bool {
+// `since` took bytes within the last stall, as far as its transport can
+// tell (false when it cannot).
+func (c *Client) takingLocked(now, since int64, stall time.Duration) bool {
 	r, ok := c.transport.(DeliveryReporter)
 	if !ok {
 		return false
@@ -174,7 +195,7 @@ func (c *Client) takingLocked(now, since int64) bool {
 			c.delivered, c.deliveredAt = n, now
 		}
 	}
-	return now-max(c.deliveredAt, since) < int64(slowWriteStall)
+	return now-max(c.deliveredAt, since) < int64(stall)
 }
 
 // dropOldestLocked removes droppable messages, oldest first, until the
@@ -280,7 +301,7 @@ func (c *Client) flush(pooled bool) (detached bool) {
 	defer f.Release()
 	fw := c.hub.getFrameWriter()
 	fw.c, fw.pooled = c, pooled
-	if c.hub.client.DetachBlockedWrites {
+	if !c.hub.client.WaitOnBlockedWrites {
 		fw.starter, _ = c.transport.(WriteStarter)
 	}
 	defer func() {
@@ -403,10 +424,12 @@ func (w *frameWriter) write(frame []byte) error {
 	// holds is what it has pending, written or queued.
 	c.mu.Lock()
 	c.queued += len(frame)
+	c.detached = true
 	c.mu.Unlock()
 	c.hub.queuedTotal.Add(int64(len(frame)))
 	err = w.starter.FinishFrame(frame)
 	c.mu.Lock()
+	c.detached = false
 	// A close for slowness may have emptied the count meanwhile.
 	was := c.queued
 	c.queued = max(0, c.queued-len(frame))

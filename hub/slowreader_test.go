@@ -65,13 +65,21 @@ func (t *ackingTransport) Close(code uint32, _ string) {
 // slow go to cut, which the hub acts on once the write in progress ends.
 func slowReaderNode(t *testing.T, queueMax int, tr hub.Transport, cut chan<- hub.BackpressureEvent) *hub.Hub {
 	t.Helper()
+	return slowReaderNodeDetaching(t, queueMax, tr, cut, false)
+}
+
+// slowReaderNodeDetaching is slowReaderNode whose writers detach from a
+// blocked write (the default) when detach, and wait on it when not
+// (client.wait_on_blocked_writes).
+func slowReaderNodeDetaching(t *testing.T, queueMax int, tr hub.Transport, cut chan<- hub.BackpressureEvent, detach bool) *hub.Hub {
+	t.Helper()
 	channels := openChannels()
 	channels.WithoutNamespace.AllowSubscribeForAnonymous = true
 	h := startNodeMem(t, hub.Config{
 		Channels: channels,
 		Client: hub.ClientConfig{
 			AllowAnonymousConnectWithoutToken: true, PingInterval: time.Hour,
-			QueueMaxSize: queueMax, NodeQueueMaxSize: 64 << 20,
+			QueueMaxSize: queueMax, NodeQueueMaxSize: 64 << 20, WaitOnBlockedWrites: !detach,
 		},
 		Handlers: hub.Handlers{OnBackpressure: func(_ *hub.Client, ev hub.BackpressureEvent) {
 			if ev.Closed && cut != nil {

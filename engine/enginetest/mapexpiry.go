@@ -38,12 +38,27 @@ func (r *removals) HandleLeave(string, *engine.ClientInfo) {}
 func (r *removals) HandleControl([]byte)                   {}
 
 // MapKeysExpiringTogether starts b, which must not be started yet, with a
-// handler of its own, publishes n keys of channel ch (perKey is the
-// longest a publish may take) whose TTLs all end at one moment, waits for every removal (at most within), and returns how long
-// after that moment the last one was delivered. Engines remove expired
-// keys in batches; this is what a batch bound costs when many expire at
-// once (issue: 30,000 keys removed up to 30 s late).
+// handler of its own, publishes n keys of channel ch whose TTLs all end at
+// one moment (perKey is how long a publish may take on average: the
+// moment is n*perKey away), waits for every removal (at most within), and
+// returns the longest time between a key's expiry and the delivery of its
+// removal. A key published later than planned gets a TTL of at least a
+// second and its own expiry, so a slow machine spreads the expiries
+// rather than failing the test. Engines remove expired keys in batches;
+// this is what a batch bound costs when many expire at once (issue:
+// 30,000 keys removed up to 30 s late).
 func MapKeysExpiringTogether(t *testing.T, b engine.Engine, ch string, n int, perKey, within time.Duration) time.Duration {
+	t.Helper()
+	return MapKeysExpiringSeeded(t, b, ch, n, within, func(ctx context.Context, mb engine.MapBroker, keys []string) (map[string]time.Time, error) {
+		return publishExpiringTogether(ctx, mb, ch, keys, time.Now().Add(500*time.Millisecond+time.Duration(n)*perKey))
+	})
+}
+
+// MapKeysExpiringSeeded is MapKeysExpiringTogether with the keys put in
+// place by seed, which returns when each expires (an engine's test may
+// write its state directly, faster than publishing one key at a time).
+func MapKeysExpiringSeeded(t *testing.T, b engine.Engine, ch string, n int, within time.Duration,
+	seed func(ctx context.Context, mb engine.MapBroker, keys []string) (map[string]time.Time, error)) time.Duration {
 	t.Helper()
 	ctx := context.Background()
 	r := &removals{at: make(map[string]time.Time, n), want: n, all: make(chan struct{})}
@@ -58,25 +73,55 @@ func MapKeysExpiringTogether(t *testing.T, b engine.Engine, ch string, n int, pe
 	if !ok {
 		t.Fatalf("%T has no map state", b)
 	}
-	// Publishing n keys takes a while (perKey each, at most): each key's
-	// TTL ends at the same moment, after the last publish.
-	end := time.Now().Add(500*time.Millisecond + time.Duration(n)*perKey)
-	// Eight publishers, as many clients would: one at a time, a database
-	// takes too long for the keys to expire together.
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = strconv.Itoa(i)
+	}
+	expiry, err := seed(ctx, mb, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last time.Time
+	for _, at := range expiry {
+		if at.After(last) {
+			last = at
+		}
+	}
+	select {
+	case <-r.all:
+	case <-time.After(time.Until(last) + within):
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		t.Fatalf("%d of %d removals within %s of their expiry", len(r.at), n, within)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var lag time.Duration
+	for key, at := range r.at {
+		lag = max(lag, at.Sub(expiry[key]))
+	}
+	return lag
+}
+
+// publishExpiringTogether publishes keys of ch with TTLs that end at end,
+// or a second after their publish for those published too late for it,
+// and returns each key's expiry (taken before its publish, so no later
+// than the engine's).
+func publishExpiringTogether(ctx context.Context, mb engine.MapBroker, ch string, keys []string, end time.Time) (map[string]time.Time, error) {
+	const publishers = 16 // as many clients would: one at a time, a database takes too long
+	expiry := make([]time.Time, len(keys))
 	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := range 8 {
+	errs := make(chan error, publishers)
+	for w := range publishers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w; i < n; i += 8 {
-				ttl := time.Until(end)
-				if ttl <= 0 {
-					errs <- fmt.Errorf("publishing %d keys took past their expiry", n)
-					return
-				}
+			for i := w; i < len(keys); i += publishers {
+				now := time.Now()
+				ttl := max(end.Sub(now), time.Second)
+				expiry[i] = now.Add(ttl)
 				opts := engine.MapPublishOptions{StreamSize: 10, StreamTTL: time.Minute, KeyTTL: ttl}
-				if _, err := mb.MapPublish(ctx, ch, &engine.Publication{Key: strconv.Itoa(i), Data: []byte(`1`)}, opts); err != nil {
+				if _, err := mb.MapPublish(ctx, ch, &engine.Publication{Key: keys[i], Data: []byte(`1`)}, opts); err != nil {
 					errs <- fmt.Errorf("MapPublish: %w", err)
 					return
 				}
@@ -86,22 +131,11 @@ func MapKeysExpiringTogether(t *testing.T, b engine.Engine, ch string, n int, pe
 	wg.Wait()
 	close(errs)
 	if err := <-errs; err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	select {
-	case <-r.all:
-	case <-time.After(time.Until(end) + within):
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		t.Fatalf("%d of %d removals within %s of their expiry", len(r.at), n, within)
+	m := make(map[string]time.Time, len(keys))
+	for i, k := range keys {
+		m[k] = expiry[i]
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var last time.Time
-	for _, at := range r.at {
-		if at.After(last) {
-			last = at
-		}
-	}
-	return last.Sub(end)
+	return m, nil
 }

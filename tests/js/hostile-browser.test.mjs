@@ -182,6 +182,15 @@ test('the admin UI shows hostile channel names, user ids and data as text', { sk
   await page.locator('#connections tbody td.user', { hasText: `${HOSTILE_USER}-2` }).waitFor();
   await page.locator('#connections tbody .chip', { hasText: HOSTILE_CHANNEL }).first().waitFor();
   await assertClean(page, seen, 'connections page');
+
+  // The page's actions carry the hostile names to the API intact: the
+  // unsubscribe button on the hostile user's chip of the hostile channel
+  // unsubscribes that client, and the list shows it without the chip.
+  const otherRow = page.locator('#connections tbody tr', { has: page.locator('td.user', { hasText: `${HOSTILE_USER}-2` }) });
+  await otherRow.locator('.chip', { hasText: HOSTILE_CHANNEL }).locator('button.unsubscribe').click();
+  await otherRow.locator('.chip', { hasText: HOSTILE_CHANNEL }).waitFor({ state: 'detached' });
+  assert.equal(await page.locator('#connections-partial').isVisible(), false, 'the unsubscribe failed');
+  await assertClean(page, seen, 'connections page after an unsubscribe');
 });
 
 test('EventSource gets publications with raw CR, CRLF and LF whole on sse and uni_sse', { skip: skipBrowser, timeout: 60_000 }, async (t) => {
@@ -279,7 +288,7 @@ test('the admin UI shows very long names with control characters as text and sta
   }));
   assert.ok(shown.channel.includes(LONG_CHANNEL), 'the channel name is shown whole, as text');
   assert.ok(shown.user.includes('<b>'), 'the user id is shown as text');
-    assert.equal(shown.bold, 0, 'a name was parsed as markup');
+  assert.equal(shown.bold, 0, 'a name was parsed as markup');
   assert.ok(shown.overflow <= 0, `the page overflows its width by ${shown.overflow}px`);
   await assertClean(page, seen, 'channel page with long names');
 
