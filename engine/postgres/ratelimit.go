@@ -99,4 +99,6 @@ func takeGCRA(raw []byte, buckets []engine.RateBucket, now time.Time) ([]byte, t
 }
 
 // schemaSQL puts the engine's schema in s.
-func (e *Engine) schemaSQL(s string) string { return strings.ReplaceAll(s, "{{schema}}", e.opts.Schema) }
+func (e *Engine) schemaSQL(s string) string {
+	return strings.ReplaceAll(s, "{{schema}}", e.opts.Schema)
+}
