@@ -64,6 +64,13 @@ func TestMapMethods(t *testing.T) {
 	if got := n.call(t, "map_remove", `{"channel":"board:b","key":"i","idempotency_key":"gone"}`); got != strings.Replace(removed, `}}`, `,"suppressed":true,"suppress_reason":"idempotency"}}`, 1) {
 		t.Fatalf("map_remove repeated: %s after %s", got, removed)
 	}
+	// A key that is not there is not removed: suppressed, nothing
+	// appended, as Centrifugo answers it.
+	top := n.json(t, "map_read_stream", `{"channel":"board:b"}`)["offset"]
+	n.expect(t, "map_remove", `{"channel":"board:b","key":"never"}`, `{"result":{"suppressed":true,"suppress_reason":"key_not_found"}}`)
+	if got := n.json(t, "map_read_stream", `{"channel":"board:b"}`)["offset"]; got != top {
+		t.Fatalf("stream at offset %v after removing a missing key, want %v", got, top)
+	}
 
 	// Bad input names the field; options Herald does not implement are
 	// refused, never ignored.

@@ -21,10 +21,8 @@ type MapBroker interface {
 	// appends the change to the channel's stream and delivers it live like
 	// Publish, atomically: a MapState read sees the change if and only if
 	// its position is at or past the change's offset. Removing a key that
-	// is not there still appends and delivers the removal (a subscriber
-	// may hold the key from a stale snapshot), unless
-	// opts.SkipMissingRemove is set, in which case nothing happens and the
-	// current position is returned. A change refused by its conditions
+	// is not there still appends and delivers the removal, unless
+	// opts.SkipMissingRemove is set. A change refused by its conditions
 	// returns an error and changes nothing; with ErrMapDuplicate and
 	// ErrMapPositionMismatch the position returned is the first change's
 	// and the stream's current one, zero with the others.
@@ -54,7 +52,10 @@ type MapPublishOptions struct {
 	// like any other (in the stream, delivered live, Info nil).
 	KeyTTL time.Duration
 	// SkipMissingRemove makes the removal of a key that is not in the
-	// state do nothing.
+	// state change nothing and fail with ErrMapKeyNotFound, as Centrifugo
+	// answers it (suppressed, key_not_found: centrifuge v0.40.1
+	// map_broker_memory.go remove). With ExpectedPosition set the
+	// removal fails with ErrMapPositionMismatch instead, as there.
 	SkipMissingRemove bool
 	// TouchIfExists makes the publication of a key that is in the state
 	// only restart its KeyTTL: its value stays, nothing is appended or
@@ -162,7 +163,8 @@ var ErrMapUnsupported = errors.New("map channels are not supported by this engin
 var ErrMapKeyLimit = errors.New("map channel key limit reached")
 
 // ErrMapKeyExists and ErrMapKeyNotFound are returned by MapPublish for a
-// publication its KeyMode did not allow; nothing changed.
+// publication its KeyMode did not allow, ErrMapKeyNotFound also for a
+// removal of a missing key with SkipMissingRemove; nothing changed.
 var (
 	ErrMapKeyExists   = errors.New("map key exists")
 	ErrMapKeyNotFound = errors.New("map key not found")

@@ -97,8 +97,10 @@ func (c *Client) publishToMap(ctx context.Context, req *protocol.PublishRequest,
 			return e
 		}
 	}
-	_, err := c.hub.mapPublishWith(ctx, req.Channel, r, pub, c.hub.mapChangeOptions(r, change))
-	if req.Removed && err == nil || added && err != nil {
+	opts := c.hub.mapChangeOptions(r, change)
+	opts.SkipMissingRemove = req.Removed // suppressed as key_not_found, see MapRemoveWith
+	_, err := c.hub.mapPublishWith(ctx, req.Channel, r, pub, opts)
+	if req.Removed && (err == nil || errors.Is(err, engine.ErrMapKeyNotFound)) || added && err != nil {
 		c.releaseMapKey(req.Channel, key)
 	}
 	if MapSuppressReason(err) != "" {
@@ -232,7 +234,9 @@ func (h *Hub) MapPublishWith(ctx context.Context, ch, key string, data []byte, m
 	return h.mapPublishWith(ctx, ch, r, &engine.Publication{Key: key, Data: data, Tags: m.Tags}, h.mapChangeOptions(r, m))
 }
 
-// MapRemove removes key from the map channel ch, as MapPublish.
+// MapRemove removes key from the map channel ch, as MapPublish. A key
+// that is not in the state fails with an error that is
+// engine.ErrMapKeyNotFound (errors.Is) and changes nothing.
 func (h *Hub) MapRemove(ctx context.Context, ch, key string) (engine.StreamPosition, error) {
 	return h.MapRemoveWith(ctx, ch, key, MapChange{})
 }
@@ -244,7 +248,12 @@ func (h *Hub) MapRemoveWith(ctx context.Context, ch, key string, m MapChange) (e
 		return engine.StreamPosition{}, err
 	}
 	// Removals ignore the key mode and the version (engine.MapPublishOptions).
-	return h.mapPublishWith(ctx, ch, r, &engine.Publication{Key: key, Removed: true, Tags: m.Tags}, h.mapChangeOptions(r, m))
+	// A key that is not in the state is not removed: nothing is appended
+	// and the error is engine.ErrMapKeyNotFound, as Centrifugo suppresses
+	// it with key_not_found (centrifuge v0.40.1 map_broker_memory.go).
+	opts := h.mapChangeOptions(r, m)
+	opts.SkipMissingRemove = true
+	return h.mapPublishWith(ctx, ch, r, &engine.Publication{Key: key, Removed: true, Tags: m.Tags}, opts)
 }
 
 func (h *Hub) mapRule(ch, key string, m MapChange) (*rule, error) {
@@ -281,7 +290,8 @@ func (r *rule) checkMapChange(m MapChange) error {
 func (c *Client) removeMapClientKey(ctx context.Context, s *subscription) {
 	opts := s.rule.Map.publishOptions()
 	opts.SkipMissingRemove = true // most clients never set their key
-	if _, err := c.hub.mapPublishWith(ctx, s.channel, s.rule, &engine.Publication{Key: c.id, Removed: true}, opts); err != nil {
+	_, err := c.hub.mapPublishWith(ctx, s.channel, s.rule, &engine.Publication{Key: c.id, Removed: true}, opts)
+	if err != nil && !errors.Is(err, engine.ErrMapKeyNotFound) {
 		c.logger().Error("remove the client's map key", "channel", s.channel, "error", err)
 	}
 }

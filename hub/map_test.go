@@ -256,6 +256,18 @@ func TestMapClientPublishAndRemove(t *testing.T) {
 	if len(pubs) != 1 || pubs[0]["key"] != "k" || pubs[0]["removed"] != true {
 		t.Fatalf("removal: %v", pubs)
 	}
+	// Removing it again is suppressed, as Centrifugo does (key_not_found):
+	// answered as done, nothing appended or delivered, so the next change
+	// is the next push and takes the next offset.
+	if m := c.Call(`{"id":41,"publish":{"channel":"mm:p","type":1,"key":"k","removed":true}}`); m["publish"] == nil {
+		t.Fatalf("map remove of a missing key: %v", m)
+	}
+	if m := c.Call(`{"id":42,"publish":{"channel":"mm:p","type":1,"key":"k2","data":{"x":2}}}`); m["publish"] == nil {
+		t.Fatalf("map publish: %v", m)
+	}
+	if next := jsonclient.PushesOf(c.Drain(), "mm:p", "pub"); len(next) != 1 || next[0]["key"] != "k2" || num0(next[0]["offset"]) != num0(pubs[0]["offset"])+1 {
+		t.Fatalf("after removing a missing key: %v, want k2 alone right after the removal %v", next, pubs[0])
+	}
 
 	// client_key: the key is the connection's id, whatever was sent; it
 	// goes when the client unsubscribes.

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 
 	"github.com/heraldhq/herald/engine"
 )
@@ -57,7 +58,8 @@ func (c *Client) leaveMapPresence(ctx context.Context, s *subscription) {
 	}
 	opts := r.Map.publishOptions()
 	opts.SkipMissingRemove = true
-	if _, err := c.hub.mapPublishWith(ctx, target, r, &engine.Publication{Key: c.id, Removed: true}, opts); err != nil && c.hub.ctx.Err() == nil {
+	_, err := c.hub.mapPublishWith(ctx, target, r, &engine.Publication{Key: c.id, Removed: true}, opts)
+	if err != nil && !errors.Is(err, engine.ErrMapKeyNotFound) && c.hub.ctx.Err() == nil {
 		c.logger().Warn("map presence leave", "channel", target, "error", err)
 	}
 }

@@ -81,6 +81,10 @@ func TestGRPCMapPublishAndRemove(t *testing.T) {
 	if st, err := n.hub.MapStats(t.Context(), "board:a"); err != nil || st.NumKeys != 0 {
 		t.Fatalf("keys after an if_exists publish of a missing key: %+v, %v", st, err)
 	}
+	// The key must be there: the removal of a missing one is suppressed.
+	if _, err := n.hub.MapPublish(t.Context(), "board:a", "k", []byte(`{}`)); err != nil {
+		t.Fatalf("map publish: %v", err)
+	}
 	b.answer("MapRemove", &proxyproto.MapRemoveResponse{Result: &proxyproto.MapRemoveResult{Tags: map[string]string{"a": "b"}, IdempotencyKey: "r1"}})
 	if m := c.Call(`{"id":7,"publish":{"channel":"board:a","type":1,"key":"k","removed":true}}`); m["publish"] == nil {
 		t.Fatalf("map remove with tags: %v", m)

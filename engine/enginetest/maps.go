@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"sync"
@@ -189,18 +190,30 @@ func (s *suite) testMapRemove(t *testing.T) {
 }
 
 // testMapSkipMissingRemove checks both removal behaviours for a key that
-// is not there.
+// is not there: with SkipMissingRemove it fails with ErrMapKeyNotFound
+// (a position mismatch under a compare-and-swap) and appends nothing, as
+// Centrifugo suppresses it with key_not_found; without, it is a change.
 func (s *suite) testMapSkipMissingRemove(t *testing.T) {
 	n := s.start(t)
 	ch := channel(t, "m")
 	first := n.mapPublish(t, ch, "a", []byte(`1`), mapOpts(10))
+	mb := mapBroker(t, n)
 	opts := mapOpts(10)
 	opts.SkipMissingRemove = true
-	if sp := n.mapRemove(t, ch, "missing", opts); sp != first {
-		t.Fatalf("skipped removal at %+v, want the unchanged %+v", sp, first)
+	missing := &engine.Publication{Key: "missing", Removed: true}
+	if sp, err := mb.MapPublish(ctx(t), ch, missing, opts); !errors.Is(err, engine.ErrMapKeyNotFound) {
+		t.Fatalf("skipped removal: %+v, %v; want ErrMapKeyNotFound", sp, err)
+	}
+	cas := opts
+	cas.ExpectedPosition = &first
+	if sp, err := mb.MapPublish(ctx(t), ch, missing, cas); !errors.Is(err, engine.ErrMapPositionMismatch) || sp != first {
+		t.Fatalf("skipped removal with an expected position: %+v, %v; want %+v and ErrMapPositionMismatch", sp, err, first)
 	}
 	if sp := n.mapRemove(t, ch, "missing", mapOpts(10)); sp.Offset != first.Offset+1 {
-		t.Fatalf("removal of a missing key at %+v, want a change at offset %d", sp, first.Offset+1)
+		t.Fatalf("removal of a missing key at %+v, want a change at offset %d (nothing appended before)", sp, first.Offset+1)
+	}
+	if sp := n.mapRemove(t, ch, "a", opts); sp.Offset != first.Offset+2 {
+		t.Fatalf("removal of a present key with SkipMissingRemove at %+v, want offset %d", sp, first.Offset+2)
 	}
 }
 

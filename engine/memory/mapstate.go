@@ -89,11 +89,6 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 			return sp, fmt.Errorf("map publish %q: %w", ch, engine.ErrMapDuplicate)
 		}
 	}
-	if pub.Removed && opts.SkipMissingRemove {
-		if k := mc.key(pub.Key); k == nil || k.expired(now) {
-			return top(), nil
-		}
-	}
 	if !pub.Removed && opts.TouchIfExists {
 		if k := mc.key(pub.Key); k != nil && !k.expired(now) {
 			if opts.KeyTTL > 0 {
@@ -116,6 +111,13 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 		sp := top()
 		if k := mc.key(pub.Key); k == nil || k.expired(now) || k.pub.Offset != want.Offset || sp.Epoch != want.Epoch {
 			return sp, fmt.Errorf("map publish %q: %w", ch, engine.ErrMapPositionMismatch)
+		}
+	}
+	// After the expected position, as Centrifugo's brokers check it first:
+	// a compare-and-swap removal of a missing key is a position mismatch.
+	if pub.Removed && opts.SkipMissingRemove {
+		if k := mc.key(pub.Key); k == nil || k.expired(now) {
+			return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, engine.ErrMapKeyNotFound)
 		}
 	}
 	if !pub.Removed && opts.Version > 0 {

@@ -77,9 +77,6 @@ end
 if ARGV[12] == '1' and ((not exp) or tonumber(exp) > now) then
   return unchanged()
 end
-if removed and ARGV[10] == '1' and not alive then
-  return unchanged()
-end
 if (not removed) and ARGV[11] == '1' and alive then
   if keyTTL > 0 then redis.call('zadd', KEYS[5], now + keyTTL, key) end
   return unchanged()
@@ -93,6 +90,9 @@ if ARGV[18] ~= '' then
   if (not held) or string.sub(held, 1, string.find(held, ':', 1, true) - 1) ~= ARGV[18] or epoch ~= ARGV[19] then
     return {-5, epoch, top}
   end
+end
+if removed and ARGV[10] == '1' and not alive then
+  return {-6, epoch, -1}
 end
 local version = tonumber(ARGV[15])
 if (not removed) and version > 0 and alive then
@@ -294,6 +294,8 @@ func (e *Engine) mapChange(ctx context.Context, ch string, p *engine.Publication
 		return engine.StreamPosition{Offset: uint64(next), Epoch: epoch}, engine.ErrMapDuplicate
 	case offset == -5:
 		return engine.StreamPosition{Offset: uint64(next), Epoch: epoch}, engine.ErrMapPositionMismatch
+	case offset == -6: // a removal of a missing key with SkipMissingRemove
+		return engine.StreamPosition{}, engine.ErrMapKeyNotFound
 	}
 	if next >= 0 && opts.KeyTTL > 0 {
 		if err := e.client.ZAdd(ctx, e.keys.mapExpiring(), goredis.Z{Score: float64(next), Member: ch}).Err(); err != nil {

@@ -105,7 +105,7 @@ test("tags from the proxies reach a subscriber's tagsFilter, removals included",
   const updates = await follow(await client('watcher'), 'hall:3', { tagsFilter: { key: 'by', cmp: 'eq', val: 'alice' } });
   await bob.mapPublish('hall:3', 'b', { n: 1 });
   await alice.mapPublish('hall:3', 'a', { n: 2 });
-  await bob.mapRemove('hall:3', 'a');
+  await bob.mapRemove('hall:3', 'b'); // tagged by bob: filtered out
   await alice.mapRemove('hall:3', 'a');
   const got = await updates.count(2);
   assert.deepEqual(got.map((u) => [u.key, u.removed === true]), [['a', false], ['a', true]]);
