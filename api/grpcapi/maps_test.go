@@ -99,10 +99,10 @@ func TestMapMethods(t *testing.T) {
 			r, err := c.MapPublish(ctx, &apiproto.MapPublishRequest{Channel: "plain", Key: "k", Data: []byte(`1`)})
 			return r.GetError(), err
 		}, protocol.ErrorBadRequest, "map namespace"},
-		{"read state with a revision", func() (*apiproto.Error, error) {
-			r, err := c.MapReadState(ctx, &apiproto.MapReadStateRequest{Channel: "board:a", RevisionOffset: 1})
+		{"read state at a revision of another epoch", func() (*apiproto.Error, error) {
+			r, err := c.MapReadState(ctx, &apiproto.MapReadStateRequest{Channel: "board:a", RevisionOffset: 1, RevisionEpoch: "other"})
 			return r.GetError(), err
-		}, protocol.ErrorBadRequest, "revision"},
+		}, protocol.ErrorUnrecoverablePosition, "revision_epoch"},
 		{"read stream from another epoch", func() (*apiproto.Error, error) {
 			r, err := c.MapReadStream(ctx, &apiproto.MapReadStreamRequest{Channel: "board:a", SinceOffset: 1, SinceEpoch: "other"})
 			return r.GetError(), err
