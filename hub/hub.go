@@ -144,6 +144,8 @@ type Hub struct {
 	// access is the node's copy of the cluster's token revocations and
 	// blocked users (access.go).
 	access access.State
+	// traces are the open live traces (trace.go).
+	traces traces
 }
 
 // New checks cfg and returns a Hub that is not started yet.

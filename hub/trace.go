@@ -1,0 +1,183 @@
+package hub
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heraldhq/herald/engine"
+)
+
+// Live tracing: an operator follows one user's or one channel's traffic
+// on this node as it happens (the admin UI's trace page). The hot paths
+// pay one atomic load while no trace is open; with traces open, an event
+// is matched against them and offered to each match's bounded buffer,
+// never waited on: a trace that is not read fast enough loses events and
+// counts them.
+
+// TraceKind is what a trace follows.
+type TraceKind string
+
+const (
+	// TraceUser follows one user's connections on this node.
+	TraceUser TraceKind = "user"
+	// TraceChannel follows one channel on this node.
+	TraceChannel TraceKind = "channel"
+)
+
+// The event types of a trace.
+const (
+	TraceConnect     = "connect"
+	TraceSubscribe   = "subscribe"
+	TraceUnsubscribe = "unsubscribe"
+	TracePublication = "publication"
+	TraceDisconnect  = "disconnect"
+)
+
+// MaxTraces bounds the traces open at once on a node: each one is matched
+// against every event while it is open.
+const MaxTraces = 16
+
+// ErrTooManyTraces is returned by Trace when MaxTraces are open.
+var ErrTooManyTraces = errors.New("too many traces open on this node")
+
+// TraceEvent is one event of a trace.
+type TraceEvent struct {
+	// Time is when it happened, in Unix milliseconds.
+	Time int64 `json:"time"`
+	// Type is one of TraceConnect, ... TraceDisconnect.
+	Type      string `json:"type"`
+	Node      string `json:"node"`
+	User      string `json:"user,omitempty"`
+	Client    string `json:"client,omitempty"`
+	Transport string `json:"transport,omitempty"`
+	Channel   string `json:"channel,omitempty"`
+	// Data and Offset: a publication's payload (the hub's, not to be
+	// changed) and stream offset.
+	Data   []byte `json:"-"`
+	Offset uint64 `json:"offset,omitempty"`
+	// Users is who a publication was delivered to on this node (a user
+	// trace: the traced user when it was one of them).
+	Users []string `json:"users,omitempty"`
+	// Code and Reason: an unsubscribe's or a disconnect's.
+	Code   uint32 `json:"code,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Trace is an open trace; read Events until Close.
+type Trace struct {
+	h       *Hub
+	kind    TraceKind
+	entity  string
+	events  chan TraceEvent
+	dropped atomic.Int64
+	once    sync.Once
+}
+
+// Events are the trace's events, in the order this node saw them.
+func (t *Trace) Events() <-chan TraceEvent { return t.events }
+
+// Dropped counts the events lost because the buffer was full.
+func (t *Trace) Dropped() int64 { return t.dropped.Load() }
+
+// Close ends the trace; Events is not closed (a late event may still be
+// offered), so readers stop on their own signal.
+func (t *Trace) Close() { t.once.Do(func() { t.h.traces.remove(t) }) }
+
+// Trace opens a trace of kind for entity (a user ID or a channel), with
+// room for buffer events waiting to be read.
+func (h *Hub) Trace(kind TraceKind, entity string, buffer int) (*Trace, error) {
+	if kind != TraceUser && kind != TraceChannel {
+		return nil, errors.New("trace: type must be user or channel")
+	}
+	if buffer <= 0 {
+		return nil, errors.New("trace: buffer must be positive")
+	}
+	t := &Trace{h: h, kind: kind, entity: entity, events: make(chan TraceEvent, buffer)}
+	if !h.traces.add(t) {
+		return nil, ErrTooManyTraces
+	}
+	return t, nil
+}
+
+// traces is the hub's set of open traces.
+type traces struct {
+	// open is the number of open traces: the hot paths' only cost while
+	// it is 0.
+	open atomic.Int32
+	mu   sync.RWMutex
+	set  map[*Trace]struct{}
+}
+
+func (ts *traces) add(t *Trace) bool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if len(ts.set) >= MaxTraces {
+		return false
+	}
+	if ts.set == nil {
+		ts.set = make(map[*Trace]struct{})
+	}
+	ts.set[t] = struct{}{}
+	ts.open.Store(int32(len(ts.set)))
+	return true
+}
+
+func (ts *traces) remove(t *Trace) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	delete(ts.set, t)
+	ts.open.Store(int32(len(ts.set)))
+}
+
+// active reports whether any trace is open.
+func (ts *traces) active() bool { return ts.open.Load() > 0 }
+
+// emit offers e to the traces it matches: a user trace matches the event's
+// user (or a publication delivered to it), a channel trace its channel.
+func (h *Hub) emitTrace(e TraceEvent) {
+	e.Time = time.Now().UnixMilli()
+	e.Node = h.nodeID
+	h.traces.mu.RLock()
+	defer h.traces.mu.RUnlock()
+	for t := range h.traces.set {
+		if !t.matches(&e) {
+			continue
+		}
+		select {
+		case t.events <- e:
+		default:
+			t.dropped.Add(1)
+		}
+	}
+}
+
+func (t *Trace) matches(e *TraceEvent) bool {
+	if t.kind == TraceChannel {
+		return e.Channel == t.entity
+	}
+	if e.Type != TracePublication {
+		return e.User == t.entity
+	}
+	for _, u := range e.Users {
+		if u == t.entity {
+			return true
+		}
+	}
+	return false
+}
+
+// traceClient emits a connect, subscribe, unsubscribe or disconnect event
+// of c.
+func (h *Hub) traceClient(c *Client, typ, channel string, code uint32, reason string) {
+	h.emitTrace(TraceEvent{
+		Type: typ, User: c.User(), Client: c.id, Transport: c.conn.Transport,
+		Channel: channel, Code: code, Reason: reason,
+	})
+}
+
+// tracePublication emits a publication of ch delivered to users here.
+func (h *Hub) tracePublication(ch string, pub *engine.Publication, offset uint64, users []string) {
+	h.emitTrace(TraceEvent{Type: TracePublication, Channel: ch, Data: pub.Data, Offset: offset, Users: users})
+}
