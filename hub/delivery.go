@@ -26,8 +26,6 @@ func (e engineHandler) HandlePublication(ch string, pub *engine.Publication, sp 
 	n := 0
 	except := pub.ExceptClient
 	visible := h.rowVerdicts(ch, pub) // nil: no row check
-	tracing := h.traces.active()
-	var users []string // who got it, for the traces
 	h.subs.each(ch, func(c *Client, s *subscription) {
 		if except != "" && c.id == except || !passesFilter(s.filter, &d.matches, pub) ||
 			visible != nil && !visible[c.User()] {
@@ -36,13 +34,10 @@ func (e engineHandler) HandlePublication(ch string, pub *engine.Publication, sp 
 		}
 		c.deliverPublication(s, sp, d)
 		n++
-		if tracing {
-			users = append(users, c.User())
-		}
 	})
 	h.metrics.sent["pub"].Add(float64(n))
-	if tracing {
-		h.tracePublication(ch, pub, sp.Offset, users)
+	if h.traces.active() {
+		h.tracePublication(ch, pub, sp.Offset)
 	}
 }
 

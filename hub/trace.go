@@ -47,9 +47,13 @@ type TraceEvent struct {
 	// Time is when it happened, in Unix milliseconds.
 	Time int64 `json:"time"`
 	// Type is one of TraceConnect, ... TraceDisconnect.
-	Type      string `json:"type"`
-	Node      string `json:"node"`
-	User      string `json:"user,omitempty"`
+	Type string `json:"type"`
+	Node string `json:"node"`
+	// User is the connection's user; for a publication in a user trace,
+	// the traced user, subscribed to the channel here.
+	User string `json:"user,omitempty"`
+	// Client is the connection's ID; for a publication, the publisher's
+	// when a client published it.
 	Client    string `json:"client,omitempty"`
 	Transport string `json:"transport,omitempty"`
 	Channel   string `json:"channel,omitempty"`
@@ -57,9 +61,6 @@ type TraceEvent struct {
 	// changed) and stream offset.
 	Data   []byte `json:"-"`
 	Offset uint64 `json:"offset,omitempty"`
-	// Users is who a publication was delivered to on this node (a user
-	// trace: the traced user when it was one of them).
-	Users []string `json:"users,omitempty"`
 	// Code and Reason: an unsubscribe's or a disconnect's.
 	Code   uint32 `json:"code,omitempty"`
 	Reason string `json:"reason,omitempty"`
@@ -134,50 +135,70 @@ func (ts *traces) remove(t *Trace) {
 // active reports whether any trace is open.
 func (ts *traces) active() bool { return ts.open.Load() > 0 }
 
-// emit offers e to the traces it matches: a user trace matches the event's
-// user (or a publication delivered to it), a channel trace its channel.
-func (h *Hub) emitTrace(e TraceEvent) {
+// emitTrace offers e to the traces that match it.
+func (h *Hub) emitTrace(e TraceEvent, match func(*Trace) bool) {
 	e.Time = time.Now().UnixMilli()
 	e.Node = h.nodeID
 	h.traces.mu.RLock()
 	defer h.traces.mu.RUnlock()
 	for t := range h.traces.set {
-		if !t.matches(&e) {
+		if !match(t) {
 			continue
 		}
+		ev := e
+		if t.kind == TraceUser && ev.User == "" {
+			ev.User = t.entity // a publication, delivered to the user
+		}
 		select {
-		case t.events <- e:
+		case t.events <- ev:
 		default:
 			t.dropped.Add(1)
 		}
 	}
 }
 
-func (t *Trace) matches(e *TraceEvent) bool {
-	if t.kind == TraceChannel {
-		return e.Channel == t.entity
+// traceClient emits a connect, subscribe, unsubscribe or disconnect event
+// of c: a user trace matches c's user, a channel trace the channel.
+func (h *Hub) traceClient(c *Client, typ, channel string, code uint32, reason string) {
+	e := TraceEvent{
+		Type: typ, User: c.User(), Client: c.id, Transport: c.conn.Transport,
+		Channel: channel, Code: code, Reason: reason,
 	}
-	if e.Type != TracePublication {
+	h.emitTrace(e, func(t *Trace) bool {
+		if t.kind == TraceChannel {
+			return channel != "" && channel == t.entity
+		}
 		return e.User == t.entity
+	})
+}
+
+// tracePublication emits a publication of ch, which reached this node: a
+// channel trace matches ch, a user trace a user with a connection here
+// subscribed to ch. Runs only while a trace is open, after the fan-out.
+func (h *Hub) tracePublication(ch string, pub *engine.Publication, offset uint64) {
+	e := TraceEvent{Type: TracePublication, Channel: ch, Data: pub.Data, Offset: offset}
+	if pub.Info != nil {
+		e.Client = pub.Info.Client // the publisher, when a client published
 	}
-	for _, u := range e.Users {
-		if u == t.entity {
+	h.emitTrace(e, func(t *Trace) bool {
+		if t.kind == TraceChannel {
+			return ch == t.entity
+		}
+		return h.userSubscribed(t.entity, ch)
+	})
+}
+
+// userSubscribed reports whether a connection of user on this node is
+// subscribed to ch.
+func (h *Hub) userSubscribed(user, ch string) bool {
+	for _, c := range h.users.clients(user) {
+		c.mu.Lock()
+		s := c.subs[ch]
+		ok := s != nil && s.active
+		c.mu.Unlock()
+		if ok {
 			return true
 		}
 	}
 	return false
-}
-
-// traceClient emits a connect, subscribe, unsubscribe or disconnect event
-// of c.
-func (h *Hub) traceClient(c *Client, typ, channel string, code uint32, reason string) {
-	h.emitTrace(TraceEvent{
-		Type: typ, User: c.User(), Client: c.id, Transport: c.conn.Transport,
-		Channel: channel, Code: code, Reason: reason,
-	})
-}
-
-// tracePublication emits a publication of ch delivered to users here.
-func (h *Hub) tracePublication(ch string, pub *engine.Publication, offset uint64, users []string) {
-	h.emitTrace(TraceEvent{Type: TracePublication, Channel: ch, Data: pub.Data, Offset: offset, Users: users})
 }

@@ -55,7 +55,7 @@ func TestTraceUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := nextTrace(t, tr)
-	if e.Type != hub.TracePublication || e.Channel != "news" || string(e.Data) != `{"x":1}` || len(e.Users) != 2 {
+	if e.Type != hub.TracePublication || e.Channel != "news" || string(e.Data) != `{"x":1}` || e.User != "alice" {
 		t.Fatalf("publication event %+v", e)
 	}
 	c.Send(`{"id":2,"unsubscribe":{"channel":"news"}}`)
