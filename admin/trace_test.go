@@ -71,14 +71,11 @@ func TestTraceUser(t *testing.T) {
 	}
 }
 
-// TestTraceRequests: a trace needs a login (and CSRF for POST), a type
-// and an entity.
+// TestTraceRequests: a trace needs CSRF for POST (a login, like every
+// endpoint: TestNoLoginIs401), a type and an entity.
 func TestTraceRequests(t *testing.T) {
 	t.Parallel()
 	e := startEnv(t, admin.Config{Password: testPassword}, false)
-	if status, _ := e.do("GET", "api/trace?type=user&entity=u", nil, nil); status != http.StatusUnauthorized {
-		t.Fatalf("without a login: %d", status)
-	}
 	e.login()
 	if status, _ := e.do("POST", "api/trace", `{"type":"user","entity":"u"}`, nil); status != http.StatusForbidden {
 		t.Fatalf("POST without CSRF: %d", status)
@@ -87,6 +84,17 @@ func TestTraceRequests(t *testing.T) {
 		if status, body := e.do("GET", "api/trace?"+q, nil, nil); status != http.StatusBadRequest {
 			t.Fatalf("%s: %d %s", q, status, body)
 		}
+	}
+	// With the node's traces all open, one more is refused.
+	for range hub.MaxTraces {
+		tr, err := e.hub.Trace(hub.TraceUser, "u", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(tr.Close)
+	}
+	if status, body := e.do("GET", "api/trace?type=user&entity=u", nil, nil); status != http.StatusTooManyRequests {
+		t.Fatalf("past the limit: %d %s", status, body)
 	}
 }
 
