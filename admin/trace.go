@@ -14,7 +14,7 @@ import (
 // Live tracing (Centrifugo PRO calls it real-time tracing, with
 // POST /admin/trace and {"type": "user"|"channel", "entity": ...}; its
 // docs, centrifugal.dev/docs/pro/tracing, give that shape and no more):
-// one user's or one channel's traffic on this node, streamed as
+// one user's or one channel's traffic on every node, streamed as
 // server-sent events. The hub offers events to a bounded buffer and never
 // waits for it; a browser that cannot keep up loses events (reported as
 // "dropped") and one whose writes stall is cut off.

@@ -6,11 +6,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/heraldhq/herald/engine"
 )
 
 // Live tracing: an operator follows one user's or one channel's traffic
-// on this node as it happens (the admin UI's trace page). The hot paths
+// in the cluster as it happens (the admin UI's trace page). The hot paths
 // pay one atomic load while no trace is open; with traces open, an event
 // is matched against them and offered to each match's bounded buffer,
 // never waited on: a trace that is not read fast enough loses events and
@@ -20,9 +22,9 @@ import (
 type TraceKind string
 
 const (
-	// TraceUser follows one user's connections on this node.
+	// TraceUser follows one user's connections.
 	TraceUser TraceKind = "user"
-	// TraceChannel follows one channel on this node.
+	// TraceChannel follows one channel.
 	TraceChannel TraceKind = "channel"
 )
 
@@ -35,8 +37,9 @@ const (
 	TraceDisconnect  = "disconnect"
 )
 
-// MaxTraces bounds the traces open at once on a node: each one is matched
-// against every event while it is open.
+// MaxTraces bounds the traces open at once on a node, the copies of other
+// nodes' traces included: each one is matched against every event while
+// it is open.
 const MaxTraces = 16
 
 // ErrTooManyTraces is returned by Trace when MaxTraces are open.
@@ -74,6 +77,13 @@ type Trace struct {
 	events  chan TraceEvent
 	dropped atomic.Int64
 	once    sync.Once
+	done    chan struct{} // closed by Close
+	// id names the trace in control messages (trace_cluster.go); origin
+	// is the node a copy forwards to, empty for a trace opened here; until
+	// is when a copy's lease lapses (Unix ms).
+	id     string
+	origin string
+	until  atomic.Int64
 }
 
 // Events are the trace's events, in the order this node saw them.
@@ -84,10 +94,17 @@ func (t *Trace) Dropped() int64 { return t.dropped.Load() }
 
 // Close ends the trace; Events is not closed (a late event may still be
 // offered), so readers stop on their own signal.
-func (t *Trace) Close() { t.once.Do(func() { t.h.traces.remove(t) }) }
+func (t *Trace) Close() {
+	t.once.Do(func() {
+		t.h.traces.remove(t)
+		close(t.done)
+	})
+}
 
 // Trace opens a trace of kind for entity (a user ID or a channel), with
-// room for buffer events waiting to be read.
+// room for buffer events waiting to be read. It sees this node's events
+// and, through control messages, those of the other nodes
+// (trace_cluster.go), each event naming its node.
 func (h *Hub) Trace(kind TraceKind, entity string, buffer int) (*Trace, error) {
 	if kind != TraceUser && kind != TraceChannel {
 		return nil, errors.New("trace: type must be user or channel")
@@ -95,10 +112,12 @@ func (h *Hub) Trace(kind TraceKind, entity string, buffer int) (*Trace, error) {
 	if buffer <= 0 {
 		return nil, errors.New("trace: buffer must be positive")
 	}
-	t := &Trace{h: h, kind: kind, entity: entity, events: make(chan TraceEvent, buffer)}
+	t := &Trace{h: h, kind: kind, entity: entity, events: make(chan TraceEvent, buffer), done: make(chan struct{})}
+	t.id = uuid.NewString()
 	if !h.traces.add(t) {
 		return nil, ErrTooManyTraces
 	}
+	h.leaseTrace(t)
 	return t, nil
 }
 
@@ -109,18 +128,33 @@ type traces struct {
 	open atomic.Int32
 	mu   sync.RWMutex
 	set  map[*Trace]struct{}
+	// local are the traces opened here and remote the copies of other
+	// nodes' traces, by id, for the control messages that name them.
+	local  map[string]*Trace
+	remote map[string]*Trace
 }
 
 func (ts *traces) add(t *Trace) bool {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
+	return ts.addLocked(t)
+}
+
+func (ts *traces) addLocked(t *Trace) bool {
 	if len(ts.set) >= MaxTraces {
 		return false
 	}
 	if ts.set == nil {
 		ts.set = make(map[*Trace]struct{})
+		ts.local = make(map[string]*Trace)
+		ts.remote = make(map[string]*Trace)
 	}
 	ts.set[t] = struct{}{}
+	if t.origin == "" {
+		ts.local[t.id] = t
+	} else {
+		ts.remote[t.id] = t
+	}
 	ts.open.Store(int32(len(ts.set)))
 	return true
 }
@@ -129,6 +163,11 @@ func (ts *traces) remove(t *Trace) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	delete(ts.set, t)
+	if t.origin == "" {
+		delete(ts.local, t.id)
+	} else {
+		delete(ts.remote, t.id)
+	}
 	ts.open.Store(int32(len(ts.set)))
 }
 
@@ -149,11 +188,16 @@ func (h *Hub) emitTrace(e TraceEvent, match func(*Trace) bool) {
 		if t.kind == TraceUser && ev.User == "" {
 			ev.User = t.entity // a publication, delivered to the user
 		}
-		select {
-		case t.events <- ev:
-		default:
-			t.dropped.Add(1)
-		}
+		t.offer(ev)
+	}
+}
+
+// offer queues e unless the buffer is full, which loses and counts it.
+func (t *Trace) offer(e TraceEvent) {
+	select {
+	case t.events <- e:
+	default:
+		t.dropped.Add(1)
 	}
 }
 

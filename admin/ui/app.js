@@ -384,6 +384,7 @@ function startTrace(ev) {
     if (t.user) parts.push(' user ', el('code', { class: 'user' }, printable(t.user)));
     if (t.channel) parts.push(' channel ', el('code', { class: 'channel' }, printable(t.channel)));
     if (t.client) parts.push(' client ', el('code', {}, t.client));
+    if (t.node) parts.push(' on ', nodeName(t.node));
     if (t.transport) parts.push(` ${t.transport}`);
     if (t.offset) parts.push(` #${t.offset}`);
     if (t.data !== undefined) parts.push(' ', el('code', { class: 'data' }, JSON.stringify(t.data)));
