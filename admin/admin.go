@@ -122,6 +122,9 @@ func New(h *hub.Hub, cfg Config) (*Handler, error) {
 	mux.HandleFunc("GET /api/overview", a.authed(a.overview))
 	mux.HandleFunc("POST /api/call/{method}", a.authed(a.call))
 	mux.HandleFunc("GET /api/tail", a.authed(a.tail))
+	mux.HandleFunc("GET /api/trace", a.authed(a.trace))
+	mux.HandleFunc("POST /api/trace", a.authed(a.trace))
+	mux.HandleFunc("GET /api/inspect/user", a.authed(a.inspectUser))
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such admin endpoint: "+r.Method+" "+r.URL.Path)
 	})

@@ -33,6 +33,7 @@ func TestNoLoginIs401(t *testing.T) {
 	e := startEnv(t, admin.Config{Password: testPassword}, false)
 	for _, r := range []struct{ method, path string }{
 		{"GET", "api/login"}, {"GET", "api/overview"}, {"GET", "api/tail?channel=x"},
+		{"GET", "api/trace?type=user&entity=u"}, {"POST", "api/trace"}, {"GET", "api/inspect/user?user=u"},
 		{"POST", "api/call/info"}, {"POST", "api/call/publish"}, {"POST", "api/logout"},
 	} {
 		if status, body := e.do(r.method, r.path, "{}", map[string]string{admin.CSRFHeader: "guess"}); status != http.StatusUnauthorized {

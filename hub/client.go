@@ -227,6 +227,12 @@ func (c *Client) close(d *Disconnect) {
 	}
 	h.users.remove(user, c)
 	h.clients.Add(-1)
+	if h.traces.active() {
+		for ch := range subs {
+			h.traceClient(c, TraceUnsubscribe, ch, d.Code, d.Reason)
+		}
+		h.traceClient(c, TraceDisconnect, "", d.Code, d.Reason)
+	}
 	if d.Code != 3000 {
 		c.logger().Debug("disconnect", "code", d.Code, "reason", d.Reason)
 	}

@@ -35,6 +35,8 @@ type controlMessage struct {
 	SurveyReply *controlSurveyReply    `json:"survey_reply,omitempty"`
 	Access      *access.Change         `json:"access,omitempty"`
 	SharedPoll  *controlSharedPoll     `json:"shared_poll,omitempty"` // sharedpoll_api.go
+	Trace       *controlTrace          `json:"trace,omitempty"`       // trace_cluster.go
+	TraceEvent  *controlTraceEvent     `json:"trace_event,omitempty"`
 }
 
 // controlSend pushes an asynchronous message to a user's connections.
@@ -190,6 +192,10 @@ func (h *Hub) handleControl(data []byte) {
 		h.polls.publish(sp.Channel, sp.Key, sp.Version, sp.Epoch, sp.Data)
 	case m.Invalidate != nil:
 		h.invalidateLocal(m.Invalidate)
+	case m.Trace != nil:
+		h.handleTraceControl(m.From, m.Trace)
+	case m.TraceEvent != nil:
+		h.takeTraceEvent(m.TraceEvent)
 	case m.Refresh != nil:
 		r := m.Refresh
 		for _, c := range h.users.clients(r.User) {

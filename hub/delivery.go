@@ -36,6 +36,9 @@ func (e engineHandler) HandlePublication(ch string, pub *engine.Publication, sp 
 		n++
 	})
 	h.metrics.sent["pub"].Add(float64(n))
+	if h.traces.active() {
+		h.tracePublication(ch, pub, sp.Offset)
+	}
 }
 
 // joinLeaveAllowed reports whether ch, with its local subscribers, is

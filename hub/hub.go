@@ -146,6 +146,8 @@ type Hub struct {
 	access access.State
 	// rates is the compiled client.rate_limit (ratelimit.go); nil: off.
 	rates *rateLimits
+	// traces are the open live traces (trace.go).
+	traces traces
 }
 
 // New checks cfg and returns a Hub that is not started yet.

@@ -82,6 +82,9 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	h.users.add(cred.User, c)
 	h.clients.Add(1)
 	h.unpend(c)
+	if h.traces.active() {
+		h.traceClient(c, TraceConnect, "", 0, "")
+	}
 
 	res := &protocol.ConnectResult{
 		Client:  c.id,

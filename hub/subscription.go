@@ -467,6 +467,9 @@ func (c *Client) finishSubscribe(ctx context.Context, s *subscription) {
 		c.resetTimerLocked(time.Now())
 	}
 	c.mu.Unlock()
+	if c.hub.traces.active() {
+		c.hub.traceClient(c, TraceSubscribe, s.channel, 0, "")
+	}
 	c.join(ctx, s)
 }
 

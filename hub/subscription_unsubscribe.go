@@ -32,6 +32,9 @@ func (c *Client) handleUnsubscribe(ctx context.Context, id uint32, req *protocol
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.hub.client.CommandTimeout)
 		defer cancel()
 		c.leave(lctx, s)
+		if c.hub.traces.active() {
+			c.hub.traceClient(c, TraceUnsubscribe, req.Channel, 0, "client unsubscribed")
+		}
 	}
 	return nil
 }
@@ -75,6 +78,9 @@ func (c *Client) unsubscribeIf(ch string, only *subscription, code protocol.Unsu
 	}
 	c.mu.Unlock()
 	c.hub.removeSubscriber(c, ch)
+	if c.hub.traces.active() {
+		c.hub.traceClient(c, TraceUnsubscribe, ch, uint32(code), code.Reason())
+	}
 	if s.presence || s.joinLeave {
 		// Called from timers, engine deliveries and the server API: the
 		// engine I/O goes to a goroutine of its own.

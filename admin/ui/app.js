@@ -56,7 +56,7 @@ async function call(method, params) {
 
 // --- navigation -------------------------------------------------------
 
-const PAGES = ['overview', 'channels', 'connections', 'actions', 'charts'];
+const PAGES = ['overview', 'channels', 'connections', 'trace', 'actions', 'charts'];
 
 function show(page) {
   state.page = page;
@@ -64,6 +64,7 @@ function show(page) {
   for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.dataset.page === page);
   if (page === 'channels') searchChannels();
   if (page === 'charts') drawCharts();
+  if (page === 'trace') $('#trace-node').textContent = printable(state.node || '');
 }
 
 function route() {
@@ -74,6 +75,7 @@ function route() {
 function showLogin() {
   stopPolling();
   stopTail();
+  stopTrace();
   $('#nav').hidden = true;
   for (const s of document.querySelectorAll('.page')) s.hidden = s.id !== 'page-login';
   $('#password').focus();
@@ -350,6 +352,129 @@ function stopTail() {
 
 $('#tail-start').addEventListener('click', startTail);
 $('#tail-stop').addEventListener('click', stopTail);
+
+// --- trace and inspector ------------------------------------------------
+
+// printable shows control characters of a user's or a channel's name as
+// escapes: the name is text (never HTML), and a NUL or a line break in it
+// must be seen, not swallowed.
+const printable = (s) => String(s).replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+function startTrace(ev) {
+  ev?.preventDefault();
+  stopTrace();
+  const type = $('#trace-type').value;
+  const entity = $('#trace-entity').value;
+  if (!entity) return;
+  $('#trace-log').replaceChildren();
+  const src = new EventSource(`api/trace?type=${encodeURIComponent(type)}&entity=${encodeURIComponent(entity)}`);
+  state.trace = src;
+  $('#trace-start').disabled = true;
+  $('#trace-stop').disabled = false;
+  $('#trace-status').textContent = 'connecting…';
+  const line = (kind, ...parts) => {
+    const li = el('li', { class: kind }, `${new Date().toLocaleTimeString()} `, el('b', {}, kind), ...parts);
+    $('#trace-log').prepend(li);
+    while ($('#trace-log').children.length > 500) $('#trace-log').lastChild.remove();
+  };
+  src.addEventListener('ready', (e) => { $('#trace-status').textContent = `live: ${type} ${printable(entity)} on ${printable(JSON.parse(e.data).node)}`; });
+  src.addEventListener('trace', (e) => {
+    const t = JSON.parse(e.data);
+    const parts = [];
+    if (t.user) parts.push(' user ', el('code', { class: 'user' }, printable(t.user)));
+    if (t.channel) parts.push(' channel ', el('code', { class: 'channel' }, printable(t.channel)));
+    if (t.client) parts.push(' client ', el('code', {}, t.client));
+    if (t.node) parts.push(' on ', nodeName(t.node));
+    if (t.transport) parts.push(` ${t.transport}`);
+    if (t.offset) parts.push(` #${t.offset}`);
+    if (t.data !== undefined) parts.push(' ', el('code', { class: 'data' }, JSON.stringify(t.data)));
+    if (t.data_b64) parts.push(' ', el('code', { class: 'data' }, `base64 ${t.data_b64}`));
+    if (t.code) parts.push(` code ${t.code} ${t.reason || ''}`);
+    line(t.type, ...parts);
+  });
+  src.addEventListener('dropped', (e) => { $('#trace-status').textContent = `live (${e.data} events dropped: too fast to show)`; });
+  src.addEventListener('end', (e) => { line('end', ` ${JSON.parse(e.data).reason}`); stopTrace(); });
+  src.addEventListener('error', () => {
+    // EventSource reconnects by itself; a refused trace (429: too many
+    // open) closes it.
+    if (src.readyState === EventSource.CLOSED) { $('#trace-status').textContent = 'refused or ended (too many traces open?)'; stopTrace(); }
+    else $('#trace-status').textContent = 'reconnecting…';
+  });
+}
+
+function stopTrace() {
+  if (state.trace) state.trace.close();
+  state.trace = null;
+  $('#trace-start').disabled = false;
+  $('#trace-stop').disabled = true;
+  if ($('#trace-status').textContent.startsWith('live')) $('#trace-status').textContent = 'stopped';
+}
+
+$('#trace-form').addEventListener('submit', startTrace);
+$('#trace-stop').addEventListener('click', stopTrace);
+
+// fact is a card of the inspector: a value, or the error that stood for
+// it (presence off, no map, ...).
+const fact = (name, value) => el('div', { class: 'card', 'data-fact': name }, el('b', {}, value), el('span', {}, name));
+
+async function settle(p) {
+  try { return { ok: await p }; } catch (err) { return { err: err.message }; }
+}
+
+async function inspect() {
+  const type = $('#trace-type').value;
+  const entity = $('#trace-entity').value;
+  if (!entity) return;
+  state.inspect = { type, entity };
+  $('#inspect').hidden = false;
+  $('#inspect-kind').textContent = type;
+  $('#inspect-name').textContent = printable(entity);
+  const facts = [];
+  let conns;
+  if (type === 'channel') {
+    const [c, presence, history, map] = await Promise.all([
+      settle(call('connections', { channel: entity, limit: 100 })),
+      settle(call('presence_stats', { channel: entity })),
+      settle(call('history', { channel: entity, limit: 0 })),
+      settle(call('map_stats', { channel: entity })),
+    ]);
+    conns = c;
+    facts.push(fact('subscribers', c.ok ? (c.ok.connections || []).length : '–'));
+    facts.push(fact('presence clients / users', presence.ok ? `${presence.ok.num_clients} / ${presence.ok.num_users}` : `– (${presence.err})`));
+    facts.push(fact('history position', history.ok ? `${history.ok.offset ?? 0} · ${history.ok.epoch || '–'}` : `– (${history.err})`));
+    facts.push(fact('map keys', map.ok ? map.ok.num_keys : `– (${map.err})`));
+    $('#inspect-conns-title').textContent = 'Subscribers';
+  } else {
+    const [c, status, access] = await Promise.all([
+      settle(call('connections', { user: entity, limit: 100 })),
+      settle(call('get_user_status', { users: [entity] })),
+      settle(request('GET', `api/inspect/user?user=${encodeURIComponent(entity)}`).then(({ data }) => {
+        if (data.error) throw new Error(data.error);
+        return data.access;
+      })),
+    ]);
+    conns = c;
+    const subs = new Set((c.ok?.connections || []).flatMap((x) => x.channels || []));
+    facts.push(fact('connections', c.ok ? (c.ok.connections || []).length : '–'));
+    facts.push(fact('subscriptions', subs.size));
+    const st = status.ok?.statuses?.[0];
+    facts.push(fact('status', status.ok ? (st?.active ? `${st.state || 'active'} · ${new Date(st.active * 1000).toLocaleString()}` : 'none') : `– (${status.err})`));
+    const a = access.ok;
+    facts.push(fact('blocked', a ? (a.blocked ? (a.blocked_until ? `until ${new Date(a.blocked_until * 1000).toLocaleString()}` : 'for ever') : 'no') : `– (${access.err})`));
+    facts.push(fact('tokens invalid before', a?.tokens_issued_before ? new Date(a.tokens_issued_before * 1000).toLocaleString() : 'none'));
+    $('#inspect-conns-title').textContent = 'Connections';
+  }
+  $('#inspect-facts').replaceChildren(...facts);
+  $('#inspect-note').textContent = conns.err || (conns.ok.partial ? `Partial answer: no reply in time from ${conns.ok.missing_nodes.join(', ')}` : '');
+  $('#inspect-conns tbody').replaceChildren(...(conns.ok?.connections || []).map((c) => el('tr', { 'data-client': c.client },
+    el('td', {}, el('code', {}, c.client)), el('td', { class: 'user' }, printable(c.user || '(anonymous)')),
+    el('td', {}, nodeName(c.node)), el('td', {}, `${c.transport} ${c.protocol}`),
+    el('td', {}, ...(c.channels || []).map((ch) => el('span', { class: 'chip' }, printable(ch)))),
+  )));
+}
+
+$('#trace-inspect').addEventListener('click', inspect);
+$('#inspect-refresh').addEventListener('click', inspect);
 
 // --- connections ------------------------------------------------------
 

@@ -2,7 +2,8 @@
 // cluster on PostgreSQL: log in, see both nodes, find a channel whose
 // subscriber (a centrifuge-js client) is on node 2, tail it while the
 // server API publishes, publish from the UI and see the SDK client receive
-// it, and disconnect the user. A screenshot of each page is kept in
+// it, trace the user (on node 2) from node 1's page, and disconnect the
+// user. A screenshot of each page is kept in
 // .tmp/logs/admin-*.png.
 //
 // Needs HERALD_TEST_POSTGRES_DSN and Chromium (/usr/bin/chromium, or
@@ -157,6 +158,26 @@ test('the admin UI shows and runs a 2-node PostgreSQL cluster', { skip, timeout:
   await page.locator('#answer', { hasText: 'node-2' }).waitFor();
   await shot(page, 'actions', t);
 
+  // Trace carol (on node 2) from node 1's page: node 2's copy of the
+  // trace starts when the lease reaches it, so publish until a publication
+  // traced on node 2 shows; then her disconnect below shows too.
+  await page.locator('nav a[data-page=trace]').click();
+  await page.locator('#trace-type').selectOption('user');
+  await page.locator('#trace-entity').fill('carol');
+  await page.locator('#trace-start').click();
+  await page.locator('#trace-status', { hasText: 'live' }).waitFor();
+  const tracedPub = page.locator('#trace-log li.publication', { hasText: 'node-2' }).first();
+  for (let i = 0; ; i++) {
+    await apiCall(node1, 'publish', { channel: CHANNEL, data: { text: `traced-${i}` } });
+    try {
+      await tracedPub.waitFor({ timeout: 1000 });
+      break;
+    } catch (err) {
+      if (i >= 10) throw err;
+    }
+  }
+  await shot(page, 'trace-cluster', t);
+
   // Connections: carol is on node 2 (the admin tail, on node 1, is listed
   // too, anonymous); disconnect her.
   await page.locator('nav a[data-page=connections]').click();
@@ -173,6 +194,9 @@ test('the admin UI shows and runs a 2-node PostgreSQL cluster', { skip, timeout:
   const ctx = await gone;
   assert.ok(ctx.code >= 3000, `carol disconnected with ${ctx.code} ${ctx.reason}`);
   await carolRow.waitFor({ state: 'detached' });
+  await page.locator('nav a[data-page=trace]').click();
+  await page.locator('#trace-log li.disconnect', { hasText: 'node-2' }).waitFor();
+  await page.locator('#trace-stop').click();
 
   // Charts have samples by now.
   await page.locator('nav a[data-page=charts]').click();
