@@ -83,7 +83,7 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "channel.namespaces[].publish_proxy_name", Herald: "channel.namespaces[].publish_proxy", Action: cfConvert, Convert: proxyName, Note: "read with publish_proxy_enabled"},
 		{Key: "channel.namespaces[].shared_poll.channel_shutdown_delay", Action: cfDrop, Note: "Herald stops a shared poll channel's poller when its last subscriber on the node leaves"},
 		{Key: "channel.namespaces[].shared_poll.proxy_name", Herald: "channel.namespaces[].shared_poll.proxy_name", Action: cfConvert, Convert: proxyName, Note: "read with subscription_type: empty or 'default' (and absent, as in Centrifugo) is the proxy of channel.proxy.shared_poll_refresh"},
-		{Key: "channel.namespaces[].shared_poll.track_expired_extra_delay", Action: cfRefuse, Note: "Herald keeps a key whose signature expired tracked for 25 s, Centrifugo's default: remove it"},
+		{Key: "channel.namespaces[].shared_poll.track_expired_extra_delay", Herald: "channel.namespaces[].shared_poll.track_expired_extra_delay", Action: cfRename, Note: "as in Centrifugo; zero is the default, 25 s"},
 		{Key: "channel.namespaces[].sub_refresh_proxy_enabled", Herald: "channel.namespaces[].sub_refresh_proxy", Action: cfConvert, Convert: proxyEnabled, Note: "as subscribe_proxy_enabled"},
 		{Key: "channel.namespaces[].sub_refresh_proxy_name", Herald: "channel.namespaces[].sub_refresh_proxy", Action: cfConvert, Convert: proxyName, Note: "read with sub_refresh_proxy_enabled"},
 		{Key: "channel.namespaces[].subscribe_proxy_enabled", Herald: "channel.namespaces[].subscribe_proxy", Action: cfConvert, Convert: proxyEnabled, Note: "true: 'subscribe_proxy' names 'subscribe_proxy_name', or the proxy of channel.proxy.subscribe. Also under channel.without_namespace"},
