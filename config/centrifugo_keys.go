@@ -145,7 +145,7 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "engine.redis.sentinel_user", Herald: "engine.redis.sentinel_username", Action: cfRename, Note: ""},
 		{Key: "engine.redis.tls", Herald: "engine.redis.tls", Action: cfConvert, Convert: clientTLS, Note: "with 'enabled: true': server_ca_pem becomes ca_file, cert_pem and key_pem become cert_file and key_file (file paths: Herald reads certificates from files, not inline PEM); server_name and insecure_skip_verify as they are"},
 		{Key: "engine.redis.user", Herald: "engine.redis.username", Action: cfRename, Note: ""},
-		{Key: "graphite", Action: cfRefuse, Note: "Herald exports Prometheus metrics only, at prometheus.handler_prefix"},
+		{Key: "graphite", Herald: "graphite", Action: cfRename, Note: "the same keys; the samples are the Prometheus ones (Herald's metric names, labels as path components or, with 'tags', as tags), and prefix's default is 'herald'"},
 		{Key: "grpc_api", Herald: "grpc_api", Action: cfRename, Note: "the gRPC server API, Centrifugo's api.proto; it listens on 127.0.0.1 unless grpc_api.address is set (Centrifugo: every interface), and takes messages of up to 1 MiB unless grpc_api.max_receive_message_size is set (Centrifugo: 4 MiB)"},
 		{Key: "grpc_api.tls", Herald: "grpc_api.tls", Action: cfConvert, Convert: listenerTLS, Note: "as http_server.tls, for the gRPC API's listener"},
 		{Key: "http_api.disabled", Herald: "http_api.disabled", Action: cfRename, Note: "true: no HTTP API at all, as in Centrifugo"},
