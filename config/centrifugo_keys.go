@@ -141,7 +141,7 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "engine.redis.sentinel_address", Herald: "engine.redis.addresses, engine.redis.shards", Action: cfConvert, Convert: sentinelAddress, Note: "as in Centrifugo, each entry is one shard, its Sentinels separated by commas ('s1:26379,s2:26379'): one entry becomes addresses; several become shards, each with sentinel_master_name and db (Herald places channels on them by its own hash, so existing streams are not found). Centrifugo also reads several entries of one Sentinel each as shards: if they are the Sentinels of one set, write them as one entry"},
 		{Key: "engine.redis.sentinel_client_name", Action: cfTune, Note: "Herald's Redis connections are not named"},
 		{Key: "engine.redis.sentinel_master_name", Herald: "engine.redis.sentinel_master", Action: cfRename, Note: ""},
-		{Key: "engine.redis.sentinel_tls", Action: cfRefuse, Note: "Herald connects to Sentinels without TLS: only the default (disabled) is taken"},
+		{Key: "engine.redis.sentinel_tls", Herald: "engine.redis.tls", Action: cfConvert, Convert: sentinelTLS, Note: "Herald's Redis client dials the Sentinels with the TLS of the servers, engine.redis.tls: taken when it is the same object as tls (or disabled), refused otherwise"},
 		{Key: "engine.redis.sentinel_user", Herald: "engine.redis.sentinel_username", Action: cfRename, Note: ""},
 		{Key: "engine.redis.tls", Herald: "engine.redis.tls", Action: cfConvert, Convert: clientTLS, Note: "with 'enabled: true': server_ca_pem becomes ca_file, cert_pem and key_pem become cert_file and key_file (file paths: Herald reads certificates from files, not inline PEM); server_name and insecure_skip_verify as they are"},
 		{Key: "engine.redis.user", Herald: "engine.redis.username", Action: cfRename, Note: ""},
