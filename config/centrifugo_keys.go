@@ -163,7 +163,7 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "http_server.tls_autocert.http_addr", Herald: "tls_autocert.http_address", Action: cfRename, Note: "where the HTTP-01 challenge listener listens"},
 		{Key: "http_server.tls_autocert.server_name", Herald: "tls_autocert.server_name", Action: cfRename, Note: "the certificate a client without SNI gets, as in Centrifugo"},
 		{Key: "http_server.tls_external", Herald: "internal.tls_external", Action: cfRename, Note: "the main listener's TLS is not used on the internal one"},
-		{Key: "init", Action: cfRefuse, Note: "Herald has no connection init endpoint: remove it"},
+		{Key: "init", Herald: "init", Action: cfRename, Note: "the same keys: 'GET' on the main listener answers '200' with '{}'"},
 		{Key: "log.file", Herald: "log.file", Action: cfRename, Note: "the log goes to the file instead of standard error"},
 		{Key: "log.level", Herald: "log.level", Action: cfConvert, Convert: logLevel, Note: "'trace' becomes 'debug' and 'none' becomes 'error'"},
 		{Key: "map_broker", Action: cfTune, Note: "Herald keeps the state of map channels in its engine (engine.type; every node shares it with the postgres and redis engines), so a store of their own is not needed; the nats engine keeps none, and map namespaces are then refused by name"},

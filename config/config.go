@@ -68,6 +68,8 @@ type Config struct {
 	// endpoint are served (paths.go).
 	Prometheus PrometheusConfig `yaml:"prometheus"`
 	Health     HealthConfig     `yaml:"health"`
+	// Init is Centrifugo's connection init endpoint (conninit.go).
+	Init InitConfig `yaml:"init"`
 	// Graphite pushes the same metrics to Graphite (graphite.go).
 	Graphite GraphiteConfig `yaml:"graphite"`
 
