@@ -171,7 +171,7 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "node.name", Herald: "name", Action: cfRename, Note: "the node's name"},
 		{Key: "opentelemetry.api", Action: cfDrop, Note: "Herald traces API requests whenever opentelemetry.enabled is on"},
 		{Key: "opentelemetry.consuming", Action: cfDrop, Note: "Herald runs consumed commands through the server API, which it traces whenever opentelemetry.enabled is on"},
-		{Key: "opentelemetry.google_cloud_adc_auth", Action: cfRefuse, Note: "Herald exports traces without Google Cloud credentials: only the default (off) is taken"},
+		{Key: "opentelemetry.google_cloud_adc_auth", Herald: "opentelemetry.google_cloud_adc_auth", Action: cfRename, Note: "as in Centrifugo, for the spans Herald exports"},
 		{Key: "pid_file", Herald: "pid_file", Action: cfRename, Note: "written at start; Herald also removes it on a clean shutdown"},
 		{Key: "presence_manager", Herald: "engine.presence, engine.redis", Action: cfConvert, Convert: presenceManagerSection, Note: "used with 'enabled: true', as in Centrifugo: type redis with another broker becomes engine.presence: redis (the broker's engine paired with Redis presence, e.g. a NATS broker), its redis section engine.redis; type memory (each node's own clients in Centrifugo) leaves presence to the broker's engine, which the Redis and PostgreSQL engines keep for all nodes; with a NATS broker, namespaces cannot then turn presence on"},
 		{Key: "prometheus.enabled", Action: cfDrop, Note: "Herald always serves the metrics, at prometheus.handler_prefix"},

@@ -396,10 +396,10 @@ func TestCentrifugoEnv(t *testing.T) {
 	}
 	// Bad values and unknown variables are refused, by name.
 	for v, want := range map[string]string{
-		"CENTRIFUGO_ADMIN_ENABLED=maybe":                      `CENTRIFUGO_ADMIN_ENABLED: (for admin.enabled) "maybe": want true or false`,
-		"CENTRIFUGO_CLIENT_CHANNEL_LIMIT=many":                `CENTRIFUGO_CLIENT_CHANNEL_LIMIT: (for client.channel_limit) "many": want a whole number`,
-		"CENTRIFUGO_CHANNEL_NAMESPACES={}":                    "CENTRIFUGO_CHANNEL_NAMESPACES: want a JSON array",
-		"CENTRIFUGO_OPENTELEMETRY_GOOGLE_CLOUD_ADC_AUTH=true": "opentelemetry.google_cloud_adc_auth: Herald exports traces without Google Cloud credentials",
+		"CENTRIFUGO_ADMIN_ENABLED=maybe":       `CENTRIFUGO_ADMIN_ENABLED: (for admin.enabled) "maybe": want true or false`,
+		"CENTRIFUGO_CLIENT_CHANNEL_LIMIT=many": `CENTRIFUGO_CLIENT_CHANNEL_LIMIT: (for client.channel_limit) "many": want a whole number`,
+		"CENTRIFUGO_CHANNEL_NAMESPACES={}":     "CENTRIFUGO_CHANNEL_NAMESPACES: want a JSON array",
+		`CENTRIFUGO_PROXIES=[{"name": "p", "endpoint": "http://127.0.0.1:1/", "emulated_headers": ["X-A"]}]`: "proxies[0].emulated_headers: Herald fills the headers",
 	} {
 		_, err := ParseCentrifugo([]byte("{}"), "c.json", []string{v})
 		if err == nil || !strings.Contains(err.Error(), want) {
