@@ -1,6 +1,7 @@
 package hub_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -34,19 +35,22 @@ func TestSharedPollTrackExpiredExtraDelay(t *testing.T) {
 		c := n.dial(t)
 		c.Connect("u1")
 		c.MustSubscribe(2, tc.ch, `"type":4`)
+		b.set("live", `"l1"`, 1)
 		c.Call(trackCmd(3, tc.ch, "u1", expired, "old"))
 		c.Call(trackCmd(4, tc.ch, "u1", time.Now().Add(time.Hour).Unix(), "live"))
-		// Pushes of one poll go out in order and polls follow one
-		// another: once "live" at version 2 arrives, a push of "old"
-		// at version 1 would have arrived before it.
+		// The keys of one poll are pushed in any order, but before the
+		// next poll starts. Live goes to version 2, then 3, each set once
+		// the previous one arrived: the poll that pushes version 2 asks
+		// both keys, so once version 3 arrives a push of "old" would have
+		// come.
 		sawOld := false
-		for live := false; !live; {
+		for seen := uint64(0); seen < 3; {
 			pub := nextPub(t, c)
 			sawOld = sawOld || pub["key"] == "old"
-			if pub["key"] == "live" && jsonclient.Num(pub["version"]) == 1 {
-				b.set("live", `"l2"`, 2)
+			if v := uint64(jsonclient.Num(pub["version"])); pub["key"] == "live" && v > seen {
+				seen = v
+				b.set("live", fmt.Sprintf(`"l%d"`, v+1), v+1)
 			}
-			live = pub["key"] == "live" && jsonclient.Num(pub["version"]) == 2
 		}
 		if sawOld != tc.wantOld {
 			t.Fatalf("%s: pushed the expired key: %v, want %v", tc.ch, sawOld, tc.wantOld)
