@@ -399,7 +399,7 @@ func TestCentrifugoEnv(t *testing.T) {
 		"CENTRIFUGO_ADMIN_ENABLED=maybe":       `CENTRIFUGO_ADMIN_ENABLED: (for admin.enabled) "maybe": want true or false`,
 		"CENTRIFUGO_CLIENT_CHANNEL_LIMIT=many": `CENTRIFUGO_CLIENT_CHANNEL_LIMIT: (for client.channel_limit) "many": want a whole number`,
 		"CENTRIFUGO_CHANNEL_NAMESPACES={}":     "CENTRIFUGO_CHANNEL_NAMESPACES: want a JSON array",
-		"CENTRIFUGO_GRAPHITE_ENABLED=true":     "graphite: Herald exports Prometheus metrics only, at prometheus.handler_prefix (set by CENTRIFUGO_GRAPHITE_ENABLED)",
+		`CENTRIFUGO_PROXIES=[{"name": "p", "endpoint": "http://127.0.0.1:1/", "emulated_headers": ["X-A"]}]`: "proxies[0].emulated_headers: Herald fills the headers",
 	} {
 		_, err := ParseCentrifugo([]byte("{}"), "c.json", []string{v})
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -68,6 +68,10 @@ type Config struct {
 	// endpoint are served (paths.go).
 	Prometheus PrometheusConfig `yaml:"prometheus"`
 	Health     HealthConfig     `yaml:"health"`
+	// Init is Centrifugo's connection init endpoint (conninit.go).
+	Init InitConfig `yaml:"init"`
+	// Graphite pushes the same metrics to Graphite (graphite.go).
+	Graphite GraphiteConfig `yaml:"graphite"`
 
 	// centrifugo is what reading a Centrifugo file found beside the
 	// configuration (centrifugo_report.go); no key of the file.

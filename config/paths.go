@@ -41,12 +41,14 @@ type Paths struct {
 	Metrics, Health, API, AdminUI string
 	Swagger                       string
 	WebTransport                  string
+	Init                          string // Centrifugo's connection init endpoint (conninit.go)
 
 	// Which endpoints are served, for the collision check.
 	apiOn, adminOn, adminOnMain, healthOn   bool
 	swaggerOn                               bool
 	uniWS, httpStream, sse, uniHTTP, uniSSE bool
 	webTransport                            bool
+	initOn                                  bool
 }
 
 // Paths resolves every endpoint's path.
@@ -67,6 +69,8 @@ func (c Config) Paths() Paths {
 		Swagger:       resolvePath(c.Swagger.HandlerPrefix, "/swagger"),
 		WebTransport:  resolvePath(c.WebTransport.HandlerPrefix, "/connection/webtransport"),
 		webTransport:  c.WebTransport.Enabled,
+		Init:          resolvePath(c.Init.HandlerPrefix, "/connection/init"),
+		initOn:        c.Init.Enabled,
 		swaggerOn:     c.Swagger.Enabled,
 		apiOn:         !c.HTTPAPI.Disabled,
 		adminOn:       c.Admin.UI.Enabled,
@@ -128,6 +132,7 @@ func (p Paths) endpoints(c Config, admin bool) []endpoint {
 	add(p.uniHTTP, "uni_http_stream.handler_prefix", t.UniHTTPStream.HandlerPrefix, p.UniHTTPStream, false)
 	add(p.uniSSE, "uni_sse.handler_prefix", t.UniSSE.HandlerPrefix, p.UniSSE, false)
 	add(p.webTransport, "webtransport.handler_prefix", c.WebTransport.HandlerPrefix, p.WebTransport, false)
+	add(p.initOn, "init.handler_prefix", c.Init.HandlerPrefix, p.Init, false)
 	add(true, "prometheus.handler_prefix", c.Prometheus.HandlerPrefix, p.Metrics, false)
 	add(p.healthOn, "health.handler_prefix", c.Health.HandlerPrefix, p.Health, false)
 	// The API answers under its prefix even without a key (the 403 that

@@ -19,7 +19,8 @@ func TestCentrifugoSharedPoll(t *testing.T) {
   "channel": {"namespaces": [
     {"name": "poll", "subscription_type": "shared_poll", "allow_subscribe_for_client": true,
      "shared_poll": {"proxy_name": "poll_backend", "mode": "versioned", "refresh_interval": "200ms",
-                     "refresh_batch_size": 100, "max_keys_per_connection": 100, "channel_shutdown_delay": "1s"}},
+                     "refresh_batch_size": 100, "max_keys_per_connection": 100, "channel_shutdown_delay": "1s",
+                     "track_expired_extra_delay": "5s"}},
     {"name": "pollvl", "subscription_type": "shared_poll", "allow_subscribe_for_client": true,
      "shared_poll": {"proxy_name": "poll_backend", "refresh_interval": "200ms"}}
   ]}
@@ -34,11 +35,11 @@ func TestCentrifugoSharedPoll(t *testing.T) {
 		t.Errorf("shared_poll: %+v", cfg.SharedPoll)
 	}
 	sp := cfg.Channel.Namespaces[0].SharedPoll
-	want := hub.SharedPollOptions{ProxyName: "poll_backend", Mode: hub.SharedPollVersioned, RefreshInterval: 200 * time.Millisecond, RefreshBatchSize: 100, MaxKeysPerConnection: 100}
+	want := hub.SharedPollOptions{ProxyName: "poll_backend", Mode: hub.SharedPollVersioned, RefreshInterval: 200 * time.Millisecond, RefreshBatchSize: 100, MaxKeysPerConnection: 100, TrackExpiredExtraDelay: 5 * time.Second}
 	if sp != want {
 		t.Errorf("namespace shared_poll: %+v, want %+v", sp, want)
 	}
-	if got := cfg.Channel.Namespaces[1].SharedPoll; got.Mode != hub.SharedPollVersionless || got.RefreshBatchSize != hub.DefaultSharedPollRefreshBatchSize {
+	if got := cfg.Channel.Namespaces[1].SharedPoll; got.Mode != hub.SharedPollVersionless || got.RefreshBatchSize != hub.DefaultSharedPollRefreshBatchSize || got.TrackExpiredExtraDelay != hub.DefaultSharedPollTrackExpiredExtraDelay {
 		t.Errorf("defaults: %+v", got)
 	}
 	opts, ok := cfg.ProxyOptions()

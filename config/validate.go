@@ -109,6 +109,7 @@ func (c Config) Validate() error {
 	ps = append(ps, c.tlsProblems()...)
 	ps = append(ps, c.internalProblems()...) // internal.go
 	ps = append(ps, c.debugProblems()...)    // debug.go
+	ps = append(ps, c.graphiteProblems()...) // graphite.go
 	ps = append(ps, c.h2cProblems()...)      // h2c.go
 	ps = append(ps, c.grpcAPIProblems()...)
 	ps = append(ps, c.consumerProblems()...)

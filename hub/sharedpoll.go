@@ -66,11 +66,6 @@ type SharedPollRefreshItem struct {
 	PrevData []byte
 }
 
-// trackExpiredExtraDelay is how long a key stays tracked after its
-// signature expired, for the client to track it again with a new one:
-// centrifugal/centrifuge v0.40.1's default TrackExpiredExtraDelay.
-const trackExpiredExtraDelay = 25 * time.Second
-
 // sharedPolls holds a node's shared poll channels.
 type sharedPolls struct {
 	h        *Hub

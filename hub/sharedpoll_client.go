@@ -311,7 +311,7 @@ func (ps *pollSub) push(p *pollPush) {
 		if p.version <= tk.version {
 			return
 		}
-		if tk.expireAt > 0 && time.Now().Unix() > tk.expireAt+int64(trackExpiredExtraDelay/time.Second) {
+		if tk.expireAt > 0 && time.Now().After(time.Unix(tk.expireAt, 0).Add(ps.ch.opts.TrackExpiredExtraDelay)) {
 			// The client did not track the key again with a new
 			// signature: it no longer may see it.
 			untrackKeys(ps, map[string]struct{}{p.key: {}})

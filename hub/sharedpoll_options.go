@@ -36,6 +36,9 @@ const (
 	DefaultSharedPollRefreshInterval      = 10 * time.Second
 	DefaultSharedPollRefreshBatchSize     = 1000
 	DefaultSharedPollMaxKeysPerConnection = 5000
+	// DefaultSharedPollTrackExpiredExtraDelay: centrifuge v0.40.1
+	// (client.go) takes 25 s for a zero TrackExpiredExtraDelay.
+	DefaultSharedPollTrackExpiredExtraDelay = 25 * time.Second
 )
 
 // SharedPollOptions are the options of a namespace whose subscription type
@@ -48,6 +51,10 @@ type SharedPollOptions struct {
 	RefreshBatchSize     int           `yaml:"refresh_batch_size" default:"1000" doc:"keys per refresh request; more keys are asked in several requests"`
 	MaxKeysPerConnection int           `yaml:"max_keys_per_connection" default:"5000" doc:"keys one connection may track in one channel; a track beyond it gets error 106"`
 	PublishEnabled       bool          `yaml:"publish_enabled" doc:"the server API's 'shared_poll_publish' may push a new version of a key at once, on every node; needs the 'versioned' mode"`
+	// TrackExpiredExtraDelay: a key whose track signature expired
+	// still gets pushes this long, for the client to track it again
+	// with a new signature (Centrifugo's track_expired_extra_delay).
+	TrackExpiredExtraDelay time.Duration `yaml:"track_expired_extra_delay" default:"25s" doc:"how long a key whose track signature expired keeps getting pushes, for the client to track it again with a new signature; after it the key is untracked"`
 }
 
 // WithDefaults is o with the defaults in its zero fields.
@@ -58,6 +65,7 @@ func (o SharedPollOptions) WithDefaults() SharedPollOptions {
 	o.RefreshInterval = orDefaultDuration(o.RefreshInterval, DefaultSharedPollRefreshInterval)
 	o.RefreshBatchSize = orDefault(o.RefreshBatchSize, DefaultSharedPollRefreshBatchSize)
 	o.MaxKeysPerConnection = orDefault(o.MaxKeysPerConnection, DefaultSharedPollMaxKeysPerConnection)
+	o.TrackExpiredExtraDelay = orDefaultDuration(o.TrackExpiredExtraDelay, DefaultSharedPollTrackExpiredExtraDelay)
 	return o
 }
 
@@ -79,8 +87,8 @@ func checkSharedPollOptions(o NamespaceOptions, field string, ps *optionProblems
 	default:
 		ps.add(f, "Mode", fmt.Sprintf("%q: want %s or %s", sp.Mode, SharedPollVersioned, SharedPollVersionless))
 	}
-	if sp.RefreshInterval < 0 || sp.RefreshBatchSize < 0 || sp.MaxKeysPerConnection < 0 {
-		ps.add(f, "RefreshInterval", "RefreshInterval, RefreshBatchSize and MaxKeysPerConnection must not be negative")
+	if sp.RefreshInterval < 0 || sp.RefreshBatchSize < 0 || sp.MaxKeysPerConnection < 0 || sp.TrackExpiredExtraDelay < 0 {
+		ps.add(f, "RefreshInterval", "RefreshInterval, RefreshBatchSize, MaxKeysPerConnection and TrackExpiredExtraDelay must not be negative")
 	}
 	if sp.PublishEnabled && sp.versionless() {
 		// As Centrifugo 6.9.1 (internal/config/validate.go): a publish

@@ -46,7 +46,7 @@ func (b *builder) rollback() {
 func (b *builder) steps() []func() error {
 	return []func() error{
 		b.tokens, b.tracing, b.engine, b.proxy, b.sqlAuth, b.hub, b.websocket,
-		b.listenerTLS, b.metrics, b.admission, b.routes, b.grpcAPI, b.consumers,
+		b.listenerTLS, b.metrics, b.graphite, b.admission, b.routes, b.grpcAPI, b.consumers,
 	}
 }
 

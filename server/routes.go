@@ -32,6 +32,9 @@ func (b *builder) routes() error {
 	if s.h3 != nil && s.h3.wt != nil {
 		mux.Handle(s.paths.WebTransport, s.admit(s.webTransportServer(s.h3)))
 	}
+	if cfg.Init.Enabled {
+		mux.HandleFunc(s.paths.Init, connInit) // conninit.go
+	}
 	ops.Handle("GET "+s.paths.Metrics, promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	ops.HandleFunc("GET "+config.HealthzPath, s.healthz)
 	ops.HandleFunc("GET "+config.ReadyzPath, s.readyz)

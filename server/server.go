@@ -70,6 +70,7 @@ type Server struct {
 	spans     *sdktrace.TracerProvider // nil without tracing
 	grpc      *grpcAPI                 // nil without grpc_api (grpcapi.go)
 	consumers *consumer.Group          // nil without enabled consumers
+	graphite  *graphitePusher          // nil without graphite (graphite.go)
 }
 
 // New builds a node from cfg; Start makes it listen. It builds the node's
@@ -199,6 +200,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.consumers != nil {
 		s.consumers.Start()
 	}
+	s.graphite.start()
 	if s.h3 != nil {
 		s.log.Info("HTTP/3 listening", "address", s.h3.Addr().String(), "webtransport", s.h3.wt != nil, "webtransport_path", s.paths.WebTransport)
 	}
@@ -227,6 +229,9 @@ func (s *Server) Done() <-chan error { return s.done }
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.adm.Drain()
 	var errs []error
+	if err := s.graphite.stop(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if err := s.hub.Drain(ctx, s.cfg.Shutdown.DrainWindow); err != nil {
 		errs = append(errs, fmt.Errorf("drain: %w", err))
 	}

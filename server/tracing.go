@@ -19,7 +19,11 @@ func newTracing(cfg config.Config) (*sdktrace.TracerProvider, trace.TracerProvid
 	if !cfg.OpenTelemetry.Enabled {
 		return nil, nil, nil
 	}
-	p, err := tracing.NewProvider(context.Background(), Version)
+	var opts []tracing.Option
+	if cfg.OpenTelemetry.GoogleCloudADCAuth {
+		opts = append(opts, tracing.WithGoogleCloudADC())
+	}
+	p, err := tracing.NewProvider(context.Background(), Version, opts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("opentelemetry: %w", err)
 	}

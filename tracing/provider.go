@@ -8,8 +8,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
@@ -29,15 +27,17 @@ const (
 // OTEL_TRACES_SAMPLER[_ARG] and OTEL_BSP_*, and OTEL_SERVICE_NAME and
 // OTEL_RESOURCE_ATTRIBUTES. version is the service.version attribute.
 // Shut the provider down to flush the spans still queued.
-func NewProvider(ctx context.Context, version string) (*sdktrace.TracerProvider, error) {
+func NewProvider(ctx context.Context, version string, opts ...Option) (*sdktrace.TracerProvider, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	proto, from := protocol()
-	var client otlptrace.Client
-	switch proto {
-	case ProtocolHTTP:
-		client = otlptracehttp.NewClient()
-	case ProtocolGRPC:
-		client = otlptracegrpc.NewClient()
-	default:
+	client, err := newClient(ctx, proto, o) // gcpadc.go
+	if err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	if client == nil {
 		return nil, fmt.Errorf("tracing: %s=%q: want %q or %q", from, proto, ProtocolHTTP, ProtocolGRPC)
 	}
 	// New connects lazily: a collector that is down does not stop Herald,
