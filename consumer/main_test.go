@@ -4,16 +4,15 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// The Pub/Sub client's dependency go.opencensus.io starts its
-		// stats worker in an init function, for the life of the process.
-		goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"),
+	goleak.VerifyTestMain(m, append(testenv.ProcessGoroutines(),
 		// The Pub/Sub client's stream keep-alive goroutine (v2.9.0,
 		// iterator.go streamKeepAliveHandler) sees that its Receive ended
 		// only at its ping ticker's next tick, seconds after Receive
 		// returned and the client closed.
-		goleak.IgnoreTopFunction("cloud.google.com/go/pubsub/v2.(*messageIterator).streamKeepAliveHandler"))
+		goleak.IgnoreTopFunction("cloud.google.com/go/pubsub/v2.(*messageIterator).streamKeepAliveHandler"))...)
 }

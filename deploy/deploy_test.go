@@ -28,7 +28,7 @@ import (
 
 // TestMain fails the run if any goroutine outlives the tests.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, testenv.ProcessGoroutines()...)
 }
 
 // metricRef finds metric names in PromQL: Herald's own and the Go and

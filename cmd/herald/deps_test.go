@@ -30,6 +30,8 @@ func TestServerDoesNotLinkTheLoadTool(t *testing.T) {
 		"codeberg.org/go-latex/",
 		"github.com/ajstarks/svgo",
 		"golang.org/x/image/",
+		"github.com/coder/websocket", // in the module graph through the Azure SDK, never linked
+		"github.com/lxzan/gws",
 	}
 	for _, pkg := range strings.Fields(string(out)) {
 		for _, f := range forbidden {
@@ -59,7 +61,10 @@ func TestModuleDoesNotRequireTheLoadTool(t *testing.T) {
 		"gonum.org/v1/plot",
 		"github.com/HdrHistogram/hdrhistogram-go",
 		"github.com/lxzan/gws",
-		"github.com/coder/websocket",
+		// Not github.com/coder/websocket: the Azure Service Bus client's
+		// module requires it (for its AMQP-over-WebSocket option), so it
+		// is in the graph; TestServerDoesNotLinkTheLoadTool keeps it out
+		// of the binary.
 	}
 	for line := range strings.Lines(string(out)) {
 		fields := strings.Fields(line)
