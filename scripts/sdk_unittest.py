@@ -7,6 +7,7 @@ not edited, and the step runs the left-out classes on their own and reports
 them.
 """
 
+import os
 import sys
 import unittest
 
@@ -23,6 +24,10 @@ def without(suite, names):
 
 def main():
     names = set(sys.argv[1:])
+    # As `python -m unittest` does: the working directory (the SDK's root)
+    # first on the path, where its tests import `tests.` helpers from;
+    # a script gets its own directory there instead.
+    sys.path.insert(0, os.getcwd())
     suite = unittest.defaultTestLoader.discover("tests")
     result = unittest.TextTestRunner().run(without(suite, names))
     sys.exit(0 if result.wasSuccessful() else 1)

@@ -918,7 +918,15 @@ sdk_js() {
 	local dir="$SDK_DIR/centrifuge-js" tag rc=0 last
 	# The 2-node step takes the clone the 1-node step installed.
 	if [[ -z "$SDK_TAG" || ! -x "$dir/node_modules/.bin/jest" ]]; then
-		tag=$(git ls-remote --tags --refs "$SDK_JS_REPO" | sed 's|.*refs/tags/||' | grep -E '^v?[0-9]+\.[0-9]+\.[0-9]+$' | sort -V | tail -n 1)
+		local tags
+		if ! tags=$(git ls-remote --tags --refs "$SDK_JS_REPO"); then
+			# Its tests are published only in its repository, not in its
+			# npm package: without a way there, say so rather than fail.
+			echo "centrifuge-js: not run: $SDK_JS_REPO cannot be reached from this machine (HERALD_SDK_JS_REPO names another clone)"
+			SDK_JS_NOT_RUN=1
+			return 0
+		fi
+		tag=$(sed 's|.*refs/tags/||' <<<"$tags" | grep -E '^v?[0-9]+\.[0-9]+\.[0-9]+$' | sort -V | tail -n 1)
 		[[ -n "$tag" ]] || { echo "no release tag found in $SDK_JS_REPO"; return 1; }
 		rm -rf "$dir" && git -c advice.detachedHead=false clone -q --depth 1 --branch "$tag" "$SDK_JS_REPO" "$dir" 2>&1 | grep -v 'depth is ignored' || true
 		[[ -f "$dir/package.json" ]] || { echo "could not clone $SDK_JS_REPO at $tag"; return 1; }
@@ -949,7 +957,7 @@ SDK_PYTHON_KNOWN=""
 SDK_JS_LIMIT=5m
 sdk_suites() {
 	local rc=0
-	SDK_PASSED=0 SDK_FAILED=0 SDK_SKIPPED=0
+	SDK_PASSED=0 SDK_FAILED=0 SDK_SKIPPED=0 SDK_JS_NOT_RUN=0
 	mkdir -p "$SDK_DIR/bin" "$SDK_DIR/run"
 	sdk_go || rc=1
 	local go_counts="go: $SDK_PASSED passed, $SDK_FAILED failed"
@@ -959,7 +967,9 @@ sdk_suites() {
 	p=$SDK_PASSED f=$SDK_FAILED
 	sdk_js || rc=1
 	COUNT_PASSED=$SDK_PASSED COUNT_FAILED=$SDK_FAILED COUNT_SKIPPED=$SDK_SKIPPED
-	COUNT_DETAIL="$go_counts; $python_counts; js: $((SDK_PASSED - p)) passed, $((SDK_FAILED - f)) failed"
+	local js_counts="js: $((SDK_PASSED - p)) passed, $((SDK_FAILED - f)) failed"
+	((SDK_JS_NOT_RUN == 0)) || js_counts="js: not run (its repository is unreachable)"
+	COUNT_DETAIL="$go_counts; $python_counts; $js_counts"
 	return "$rc"
 }
 
