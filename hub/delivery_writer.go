@@ -301,7 +301,7 @@ func (c *Client) flush(pooled bool) (detached bool) {
 	defer f.Release()
 	fw := c.hub.getFrameWriter()
 	fw.c, fw.pooled = c, pooled
-	if !c.hub.client.WaitOnBlockedWrites {
+	if c.hub.client.DetachBlockedWrites {
 		fw.starter, _ = c.transport.(WriteStarter)
 	}
 	defer func() {
