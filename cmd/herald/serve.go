@@ -119,7 +119,6 @@ func runNode(cmd *cobra.Command, cfg config.Config, opts nodeOptions) error {
 			"they change at every start (config init writes permanent ones, --ephemeral-keys=false turns this off)")
 	}
 	logFileLimit(log)
-	followCPUQuota(log) // before the hub sizes itself by GOMAXPROCS
 	srv, err := server.New(cfg, log)
 	if err != nil {
 		return err
