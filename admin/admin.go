@@ -43,12 +43,20 @@ type Config struct {
 	// behind a reverse proxy (Centrifugo's admin.web_path and
 	// web_proxy_address). The API under /api/ stays this handler's.
 	Pages http.Handler
+	// KeepAlive is how often an idle event stream (channel tail, trace)
+	// gets a comment, so proxies do not time it out (default 15s).
+	KeepAlive time.Duration
+	// TraceWriteTimeout cuts off a browser that does not take a write of
+	// its trace (default 10s).
+	TraceWriteTimeout time.Duration
 }
 
 const (
-	defaultLoginTTL   = 8 * time.Hour
-	defaultLoginBurst = 5
-	defaultLoginEvery = 12 * time.Second
+	defaultKeepAlive         = 15 * time.Second
+	defaultTraceWriteTimeout = 10 * time.Second
+	defaultLoginTTL          = 8 * time.Hour
+	defaultLoginBurst        = 5
+	defaultLoginEvery        = 12 * time.Second
 )
 
 // Handler serves the admin UI and its JSON API. Mount it with
@@ -78,6 +86,12 @@ func New(h *hub.Hub, cfg Config) (*Handler, error) {
 	}
 	if cfg.CookiePath == "" {
 		cfg.CookiePath = "/"
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = defaultKeepAlive
+	}
+	if cfg.TraceWriteTimeout <= 0 {
+		cfg.TraceWriteTimeout = defaultTraceWriteTimeout
 	}
 	if cfg.LoginTTL == 0 {
 		cfg.LoginTTL = defaultLoginTTL

@@ -3,15 +3,12 @@ package admin
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/sse"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -29,10 +26,6 @@ const TransportName = "admin"
 // tailBuffer bounds the messages waiting for the browser; past it they
 // are dropped and counted, so a slow browser never slows the hub.
 const tailBuffer = 256
-
-// tailKeepAlive is how often an idle stream gets a comment, so proxies
-// do not time it out.
-const tailKeepAlive = 15 * time.Second
 
 // tailTransport is the hub.Transport of a tail client.
 type tailTransport struct {
@@ -102,13 +95,7 @@ func (a *Handler) tail(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "channel: "+err.Error())
 		return
 	}
-	rc := http.NewResponseController(w)
-	// The stream outlives any read deadline the server set for request
-	// bodies (it has none); past it, net/http's watch for the browser
-	// going away would fail and end the stream.
-	if err := rc.SetReadDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		a.log.Warn("admin tail: clear the read deadline", "error", err)
-	}
+	st := newEventStream(w, 0, a.log, "admin tail")
 	t := newTailTransport()
 	client := a.hub.Open(t, hub.ConnInfo{
 		RemoteAddr: r.RemoteAddr, Transport: TransportName, Unidirectional: true,
@@ -118,28 +105,12 @@ func (a *Handler) tail(w http.ResponseWriter, r *http.Request) {
 	client.Connect(&protocol.ConnectRequest{Name: "herald-admin"})
 	a.log.Info("admin tail", "channel", ch, "remote", r.RemoteAddr)
 
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	// Publication data may hold raw CR or LF (JSON whitespace), which
-	// would end a data line early: sse.AppendEvent writes one data line
-	// per line of it.
-	var buf []byte
-	send := func(event string, data []byte) bool {
-		buf = sse.AppendEvent(buf[:0], event, data)
-		if _, err := w.Write(buf); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
-	}
-	if rc.Flush() != nil {
+	st.begin()
+	if !st.flush() {
 		return
 	}
-	keep := time.NewTicker(tailKeepAlive)
+	keep := time.NewTicker(a.cfg.KeepAlive)
 	defer keep.Stop()
-	var reported int64
 	for {
 		select {
 		case <-r.Context().Done():
@@ -148,21 +119,15 @@ func (a *Handler) tail(w http.ResponseWriter, r *http.Request) {
 			t.mu.Lock()
 			b, _ := json.Marshal(map[string]any{"code": t.code, "reason": t.reason})
 			t.mu.Unlock()
-			send("end", b)
+			st.send("end", b)
 			return
 		case <-keep.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+			if !st.keepAlive() {
 				return
 			}
 		case msg := <-t.msgs:
-			if !a.forward(send, msg) {
+			if !a.forward(st.send, msg) || !st.reportDropped(t.dropped.Load()) {
 				return
-			}
-			if d := t.dropped.Load(); d != reported {
-				reported = d
-				if !send("dropped", []byte(fmt.Sprint(d))) {
-					return
-				}
 			}
 		}
 	}

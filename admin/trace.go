@@ -3,12 +3,10 @@ package admin
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/sse"
 )
 
 // Live tracing (Centrifugo PRO calls it real-time tracing, with
@@ -25,9 +23,6 @@ const traceBuffer = 256
 // traceMaxDuration ends a trace left open: each open trace costs every
 // traced event a match.
 const traceMaxDuration = 30 * time.Minute
-
-// traceWriteTimeout cuts off a browser that does not take a write.
-const traceWriteTimeout = 10 * time.Second
 
 // traceRequest is the trace's subject, as a JSON body (POST) or query
 // parameters (GET, which EventSource sends).
@@ -73,45 +68,25 @@ func (a *Handler) trace(w http.ResponseWriter, r *http.Request) {
 	defer tr.Close()
 	a.log.Info("admin trace", "type", req.Type, "entity", req.Entity, "remote", r.RemoteAddr)
 
-	rc := http.NewResponseController(w)
-	// As for the tail: the stream outlives any read deadline.
-	if err := rc.SetReadDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		a.log.Warn("admin trace: clear the read deadline", "error", err)
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	var buf []byte
-	send := func(event string, data []byte) bool {
-		if err := rc.SetWriteDeadline(time.Now().Add(traceWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
-			return false
-		}
-		buf = sse.AppendEvent(buf[:0], event, data)
-		if _, err := w.Write(buf); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
-	}
+	st := newEventStream(w, a.cfg.TraceWriteTimeout, a.log, "admin trace")
+	st.begin()
 	ready, _ := json.Marshal(map[string]any{"type": req.Type, "entity": req.Entity, "node": a.hub.NodeID()})
-	if !send("ready", ready) {
+	if !st.send("ready", ready) {
 		return
 	}
-	keep := time.NewTicker(tailKeepAlive)
+	keep := time.NewTicker(a.cfg.KeepAlive)
 	defer keep.Stop()
 	limit := time.NewTimer(traceMaxDuration)
 	defer limit.Stop()
-	var reported int64
 	for {
 		select {
 		case <-r.Context().Done():
 			return
 		case <-limit.C:
-			send("end", []byte(`{"reason":"the trace reached its longest duration"}`))
+			st.send("end", []byte(`{"reason":"the trace reached its longest duration"}`))
 			return
 		case <-keep.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+			if !st.keepAlive() {
 				return
 			}
 		case e := <-tr.Events():
@@ -120,14 +95,8 @@ func (a *Handler) trace(w http.ResponseWriter, r *http.Request) {
 				a.log.Warn("admin trace: encode event", "error", err)
 				continue
 			}
-			if !send("trace", b) {
+			if !st.send("trace", b) || !st.reportDropped(tr.Dropped()) {
 				return
-			}
-			if d := tr.Dropped(); d != reported {
-				reported = d
-				if !send("dropped", []byte(fmt.Sprint(d))) {
-					return
-				}
 			}
 		}
 	}

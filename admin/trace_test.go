@@ -118,3 +118,36 @@ func TestInspectUser(t *testing.T) {
 		t.Fatalf("without a user: %d", status)
 	}
 }
+
+// TestTraceOutlivesItsWriteTimeoutWhenIdle: each keep-alive is written
+// under a write timeout of its own. With the deadline of the last event
+// left in place, the first keep-alive after an idle write timeout failed
+// and ended the trace.
+func TestTraceOutlivesItsWriteTimeoutWhenIdle(t *testing.T) {
+	t.Parallel()
+	e := startEnv(t, admin.Config{Password: testPassword, KeepAlive: 300 * time.Millisecond, TraceWriteTimeout: 100 * time.Millisecond}, false)
+	e.login()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/admin/api/trace?type=user&entity=kai", nil)
+	res, err := e.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	br := bufio.NewReader(res.Body)
+	for keepAlives := 0; keepAlives < 2; {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the idle trace ended after %d keep-alives: %v", keepAlives, err)
+		}
+		if line == ": keep-alive\n" {
+			keepAlives++
+		}
+	}
+	e.connectUser("kai", "room")
+	rd := ssetest.NewReader(br)
+	if ev, err := rd.Next(); err != nil || ev.Name != "trace" || !strings.Contains(ev.Data, `"connect"`) {
+		t.Fatalf("after the keep-alives: %+v (%v), want kai's connect", ev, err)
+	}
+}
