@@ -53,6 +53,10 @@ type writeQueue struct {
 	detached      bool // that write waits for the socket on a goroutine of the client's own (frameWriter.write)
 	droppable     bool // the queue may hold droppable messages (QueueDropOldest)
 	replyQueued   bool // the queue holds a reply to a command: no coalescing wait
+	// pongBehind: the pong deadline was moved because the client was
+	// behind in taking what was written to it (lifecycle_pong.go). Here
+	// among the other flags, where it costs the Client no bytes.
+	pongBehind bool
 }
 
 // enqueueLocked queues an encoded message. Messages queued while the
@@ -357,7 +361,11 @@ func (c *Client) flush(pooled bool) (detached bool) {
 			c.flushing, c.writing = false, false
 			c.hub.queuedTotal.Add(-int64(c.queued))
 			c.queue, c.queued, c.droppable = nil, 0, false
-			closing := c.state == stateClosed
+			// A client found slow is being closed with 3008 by a close
+			// that may not have run yet (enqueueQueuedLocked starts it on
+			// a goroutine): the write it ends is no write error, and that
+			// close, finding no write in progress, closes the transport.
+			closing := c.state == stateClosed || c.slow
 			d := c.pendingClose
 			c.mu.Unlock()
 			if closing {

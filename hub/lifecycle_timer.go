@@ -62,7 +62,7 @@ func (c *Client) onTimer() {
 			return
 		}
 	case stateConnected:
-		if c.pongDeadline != 0 && nowNs >= c.pongDeadline {
+		if c.pongDeadline != 0 && nowNs >= c.pongDeadline && c.pongDueLocked(nowNs) {
 			c.mu.Unlock()
 			c.logger().Info("no pong in time")
 			c.close(newDisconnect(protocol.DisconnectNoPong))
@@ -75,11 +75,16 @@ func (c *Client) onTimer() {
 			return
 		}
 		if nowNs >= c.nextPing {
-			msg, _ := c.encodeReply(&protocol.Reply{})
-			c.enqueueLocked(msg)
-			h.metrics.sent["ping"].Inc()
-			if c.pongDeadline == 0 && !c.conn.Unidirectional {
-				c.pongDeadline = nowNs + int64(h.client.PongTimeout)
+			// No new ping while a pong is outstanding (its deadline moved
+			// for a client that is behind, lifecycle_pong.go): the client
+			// would answer both, and the second pong is a protocol error.
+			if c.pongDeadline == 0 {
+				msg, _ := c.encodeReply(&protocol.Reply{})
+				c.enqueueLocked(msg)
+				h.metrics.sent["ping"].Inc()
+				if !c.conn.Unidirectional {
+					c.pongDeadline = nowNs + int64(h.client.PongTimeout)
+				}
 			}
 			c.nextPing = nowNs + int64(h.client.PingInterval)
 		}
@@ -148,6 +153,6 @@ func (c *Client) handlePongLocked() *Disconnect {
 		c.hub.log.Info("unexpected pong", "client", c.id)
 		return newDisconnect(protocol.DisconnectBadRequest)
 	}
-	c.pongDeadline = 0
+	c.pongDeadline, c.pongBehind = 0, false
 	return nil
 }

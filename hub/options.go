@@ -199,7 +199,7 @@ type ClientConfig struct {
 	// PingInterval is how often the server pings (25s); PongTimeout how
 	// long it waits for the pong before closing with 3012 (8s).
 	PingInterval time.Duration `yaml:"ping_interval" default:"25s" doc:"how often the server pings a client (the client answers with a pong)"`
-	PongTimeout  time.Duration `yaml:"pong_timeout" default:"8s" doc:"how long the server waits for a pong before closing with 3012; shorter than 'ping_interval'"`
+	PongTimeout  time.Duration `yaml:"pong_timeout" default:"8s" doc:"how long the server waits for a pong before closing with 3012; shorter than 'ping_interval'. A client that is still taking bytes written before the ping (it reads, but is behind) gets the time from when it has caught up, and no new ping is sent while a pong is outstanding"`
 	// StaleCloseDelay closes a connection that sent no connect command (10s).
 	StaleCloseDelay time.Duration `yaml:"stale_close_delay" default:"10s" doc:"a connection that has not sent connect by then is closed with 3502"`
 	// ExpiredCloseDelay is how long an expired connection may still

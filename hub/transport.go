@@ -48,6 +48,15 @@ type DeliveryReporter interface {
 	Delivered() (uint64, bool)
 }
 
+// SendQueueReporter is a Transport that can tell how many of the bytes
+// written to its connection the client has not yet acknowledged (the
+// kernel's send queue), and false when it cannot say. With it the hub
+// tells a ping still on its way to a client that reads, but is behind,
+// from a client that does not answer (lifecycle_pong.go).
+type SendQueueReporter interface {
+	Unacknowledged() (int, bool)
+}
+
 // Transport names, as Centrifugo names them in its proxy requests and
 // metrics.
 const (

@@ -20,3 +20,20 @@ func (c *Conn) Delivered() (uint64, bool) {
 	}
 	return info.Bytes_acked, true
 }
+
+// Unacknowledged is how many bytes written to the socket the client has
+// not yet acknowledged, sent or not (the kernel's SIOCOUTQ), and false
+// where it cannot be read (hub.SendQueueReporter).
+func (c *Conn) Unacknowledged() (int, bool) {
+	if c.rc == nil {
+		return 0, false
+	}
+	var n int
+	var err error
+	if cerr := c.rc.Control(func(fd uintptr) {
+		n, err = unix.IoctlGetInt(int(fd), unix.SIOCOUTQ)
+	}); cerr != nil || err != nil {
+		return 0, false
+	}
+	return n, true
+}
