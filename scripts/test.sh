@@ -1053,6 +1053,17 @@ overload() {
 		RESULTS="$ROOT/.tmp/overload" bench/overload.sh || rc=$?
 	if ((rc == 0)); then COUNT_PASSED=1; else COUNT_FAILED=1; fi
 	COUNT_DETAIL=$(grep -E '^\| (capacity|overload|refused|subscribers closed|recovered) ' "$LOGS/overload.log" | tr -s ' ' | tr '\n' ' ')
+	if ((rc != 0)); then
+		# Why the node closed clients, by close code (3000 is the load
+		# tool's own close at the end), from the metrics the run saved.
+		local metrics closes
+		metrics=$(ls -t "$ROOT"/.tmp/overload/*/node1.metrics.txt 2>/dev/null | head -n 1)
+		if [[ -n "$metrics" ]]; then
+			closes=$(grep '^herald_client_disconnects_total{' "$metrics" | grep -v 'code="3000"' | tr '\n' ' ')
+			echo "closes by code: ${closes:-none}" | tee -a "$LOGS/overload.log"
+			COUNT_DETAIL+=" closes by code: ${closes:-none}"
+		fi
+	fi
 	return "$rc"
 }
 
