@@ -69,12 +69,12 @@ func TestHeavyDecodesEveryPushField(t *testing.T) {
 func TestHeavyRejectsMalformedJSON(t *testing.T) {
 	for _, in := range []string{
 		`{"push":{"channel":"c","pub":{"data":{"k":1}}}`, // cut short
-		`{"push":{"channel":"c\q"}}`,                      // bad escape
-		"{\"push\":{\"channel\":\"c\xff\"}}",              // invalid UTF-8
-		`{"id":1} x`,                                      // trailing bytes
-		`{"id":01}`,                                       // leading zero
-		`{"push":{"pub":{"data":[1,]}}}`,                  // bad array
-		`{"id":"1"}`,                                      // wrong type
+		`{"push":{"channel":"c\q"}}`,                     // bad escape
+		"{\"push\":{\"channel\":\"c\xff\"}}",             // invalid UTF-8
+		`{"id":1} x`,                                     // trailing bytes
+		`{"id":01}`,                                      // leading zero
+		`{"push":{"pub":{"data":[1,]}}}`,                 // bad array
+		`{"id":"1"}`,                                     // wrong type
 	} {
 		var c jsonCursor
 		c.reset([]byte(in))
