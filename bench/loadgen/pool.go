@@ -46,6 +46,9 @@ type PoolConfig struct {
 	// Client is how each connection reads (ClientLight when empty):
 	// ClientHeavy and ClientSDK cost what real clients cost.
 	Client string
+	// TagsFilters, when positive, subscribes connection i with the tags
+	// filter of TagsFilter(i, TagsFilters).
+	TagsFilters int
 	// SubscribeType is the subscribe commands' type (4: shared poll).
 	SubscribeType int32
 	// Track, with a shared poll SubscribeType, makes each connection
