@@ -170,6 +170,17 @@ func (c *MapClient) SubscribeMap(ctx context.Context, channel string, limit int3
 	var s MapSync
 	keys := map[string]struct{}{}
 	counted := 0 // with CountOnly
+	applyChanges := func(pubs []*protocol.Publication) int {
+		if !c.CountOnly {
+			return applyMapChanges(keys, pubs)
+		}
+		for _, p := range pubs {
+			if p.Removed {
+				counted--
+			}
+		}
+		return len(pubs)
+	}
 	cursor := ""
 	for {
 		req := &protocol.SubscribeRequest{Channel: channel, Type: subscribeMap, Phase: mapPhaseState, Limit: limit, Cursor: cursor}
@@ -181,8 +192,12 @@ func (c *MapClient) SubscribeMap(ctx context.Context, channel string, limit int3
 			return s, fmt.Errorf("state page %d: %w", s.StatePages+1, err)
 		}
 		res := r.Subscribe
-		if res == nil || res.Phase != mapPhaseState {
-			return s, fmt.Errorf("state page %d: want a reply of phase %d", s.StatePages+1, mapPhaseState)
+		// The last state page may go live at once, with the stream's
+		// changes since the first page (Centrifugo does when the stream
+		// has not moved by more than a page: centrifuge v0.40.1,
+		// client_map.go, handleMapStateToLive).
+		if res == nil || (res.Phase != mapPhaseState && res.Phase != mapPhaseLive) {
+			return s, fmt.Errorf("state page %d: want a reply of phase %d or %d", s.StatePages+1, mapPhaseState, mapPhaseLive)
 		}
 		if s.StatePages == 0 {
 			s.Epoch, s.Offset = res.Epoch, res.Offset
@@ -199,6 +214,12 @@ func (c *MapClient) SubscribeMap(ctx context.Context, channel string, limit int3
 			if err := c.AfterStatePage(s.StatePages); err != nil {
 				return s, err
 			}
+		}
+		if res.Phase == mapPhaseLive {
+			s.Changes += applyChanges(res.Publications)
+			s.Epoch, s.Offset = res.Epoch, res.Offset
+			s.Keys = len(keys) + counted
+			return s, nil
 		}
 		if res.Cursor == "" || !allState {
 			break
@@ -218,16 +239,7 @@ func (c *MapClient) SubscribeMap(ctx context.Context, channel string, limit int3
 		if res == nil {
 			return s, fmt.Errorf("stream page %d: no subscribe result", s.StreamPages+1)
 		}
-		if c.CountOnly {
-			for _, p := range res.Publications {
-				if p.Removed {
-					counted--
-				}
-			}
-			s.Changes += len(res.Publications)
-		} else {
-			s.Changes += applyMapChanges(keys, res.Publications)
-		}
+		s.Changes += applyChanges(res.Publications)
 		switch res.Phase {
 		case mapPhaseStream:
 			if res.Offset <= s.Offset {
