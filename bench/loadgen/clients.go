@@ -16,10 +16,13 @@ const (
 	// client, so that the load tool takes little CPU from the server.
 	ClientLight = "light"
 	// ClientHeavy gives each connection a goroutine of its own that reads
-	// every WebSocket message into a fresh buffer (gorilla/websocket, as Go
-	// clients do) and decodes all of it into structs: replies and pushes
-	// with encoding/json (JSON) or the generated Protobuf decoder of the
-	// protocol package, and each publication's data with encoding/json.
+	// its frames through a buffered reader into a reused buffer and
+	// decodes all of every message into reused structs, as a Go client
+	// with generated decoders does: replies and pushes with a
+	// reflection-free JSON reader (JSON) or the generated Protobuf decoder
+	// of the protocol package, and each publication's data with the same
+	// JSON reader. It answers pings; a frame's publications reach the
+	// tally together, stamped once.
 	ClientHeavy = "heavy"
 	// ClientSDK makes each connection a centrifuge-go client (the
 	// Centrifugo Go SDK) with a subscription per channel; publication data
@@ -63,19 +66,33 @@ func decodePayload(data []byte) (Message, bool) {
 }
 
 // messageHandler is a Handler that takes publications already decoded,
-// so that the heavy and sdk clients do not parse their data twice.
+// so that the sdk client does not parse their data twice.
 type messageHandler interface {
 	Message(shard, sub int, m Message, at int64)
 }
 
-// deliver hands a publication a heavy or sdk connection read to the
-// handler: decoded, and stamped after the decoding, when the application
+// batchHandler is a Handler that takes the decoded publications of one
+// frame at once, received at the same moment.
+type batchHandler interface {
+	Messages(shard, sub int, ms []Message, at int64)
+}
+
+// shardOf is the tally shard of an owned connection's subscriber.
+func (p *Pool) shardOf(sub int) int { return sub % max(len(p.shards), 1) }
+
+// deliverAll hands a frame's decoded publications to the batch handler,
+// stamped now.
+func (p *Pool) deliverAll(sub int, ms []Message) {
+	p.batchHandler.Messages(p.shardOf(sub), sub, ms, p.clock.Now())
+}
+
+// deliver hands a publication an sdk connection read to the handler: decoded, and stamped after the decoding, when the application
 // would see it.
 func (p *Pool) deliver(sub int, channel string, data []byte) {
 	if p.handler == nil {
 		return
 	}
-	shard := sub % max(len(p.shards), 1)
+	shard := p.shardOf(sub)
 	m, ok := decodePayload(data)
 	at := p.clock.Now()
 	if mh, isMH := p.handler.(messageHandler); isMH && ok {

@@ -194,6 +194,9 @@ func (p *Pool) connectFrame(i int) ([]byte, error) {
 	frame = protocol.AppendMessage(p.cfg.Format, frame, msg)
 	for j, ch := range p.cfg.Channels {
 		sc := &protocol.Command{Id: uint32(2 + j), Subscribe: &protocol.SubscribeRequest{Channel: ch, Type: p.cfg.SubscribeType}}
+		if p.cfg.TagsFilters > 0 {
+			sc.Subscribe.Tf = TagsFilter(i, p.cfg.TagsFilters)
+		}
 		if msg, err = protocol.AppendCommand(p.cfg.Format, msg[:0], sc); err != nil {
 			return nil, err
 		}

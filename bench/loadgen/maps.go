@@ -34,6 +34,7 @@ type MapsConfig struct {
 	FillConc int   // API batches in flight while filling
 	PageSize int32 // state and stream page size (the namespace's map.max_page_size)
 
+	Late        int           // fresh subscribers that then read the whole snapshot at once (0: none)
 	Subscribers int           // live subscribers during the update phase
 	Rate        float64       // map_publish per second during the update phase
 	Step        time.Duration // how long the update phase lasts
@@ -67,6 +68,18 @@ type MapsResult struct {
 	Stopped      string        `json:"stopped,omitempty"`
 	Subscribers  int           `json:"subscribers"`
 	RSSAfterRead int64         `json:"rss_after_read"`
+	Late         LateSnapshots `json:"late"`
+}
+
+// LateSnapshots is MapsConfig.Late subscribers reading a map's whole
+// snapshot at once.
+type LateSnapshots struct {
+	Subscribers int           `json:"subscribers"`
+	Complete    int           `json:"complete"` // read every key and went live
+	All         time.Duration `json:"all_ns"`   // from the first dial to the last live reply
+	Each        Percentiles   `json:"each"`     // each subscriber's dial to live reply
+	ServerCPU   float64       `json:"server_cpu"`
+	FirstError  string        `json:"first_error,omitempty"`
 }
 
 // ParseKeys parses a comma-separated list of map sizes (10000,1e6 and
@@ -159,6 +172,13 @@ func runMapSize(ctx context.Context, cfg MapsConfig, api *APIPublisher, n int, p
 	}
 	if r.RSSAfterRead, err = serverRSS(cfg.ServerPIDs); err != nil {
 		return r, err
+	}
+	if cfg.Late > 0 {
+		progress(fmt.Sprintf("%d keys: snapshot (%d state pages) and live in %v; %d late subscribers read it at once",
+			n, r.Sync.StatePages, r.Snapshot.Round(time.Millisecond), cfg.Late))
+		r.Late = readSnapshots(ctx, cfg, channel, n)
+		progress(fmt.Sprintf("%d keys: %d of %d late subscribers had it all in %v (p50 %v, p99 %v)", n, r.Late.Complete, r.Late.Subscribers,
+			r.Late.All.Round(time.Millisecond), r.Late.Each.P50.Round(time.Millisecond), r.Late.Each.P99.Round(time.Millisecond)))
 	}
 	progress(fmt.Sprintf("%d keys: snapshot (%d state pages) and live in %v; updates at %.0f/s for %v to %d subscribers",
 		n, r.Sync.StatePages, r.Snapshot.Round(time.Millisecond), cfg.Rate, cfg.Step, cfg.Subscribers))
@@ -257,6 +277,59 @@ func readSnapshot(ctx context.Context, cfg MapsConfig, channel string) (time.Dur
 		return 0, s, fmt.Errorf("snapshot: %w", err)
 	}
 	return time.Since(start), s, nil
+}
+
+// readSnapshots has cfg.Late fresh subscribers read the whole snapshot of
+// a map of n keys at once; failures are counted, not fatal.
+func readSnapshots(ctx context.Context, cfg MapsConfig, channel string, n int) LateSnapshots {
+	ctx, cancel := context.WithTimeout(ctx, cfg.SnapshotTimeout)
+	defer cancel()
+	out := LateSnapshots{Subscribers: cfg.Late}
+	hist := NewHistogram()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	cpu := NewSampler(cfg.ServerPIDs)
+	start := time.Now()
+	_, _ = cpu.Sample(start.UnixNano())
+	for i := range cfg.Late {
+		wg.Go(func() {
+			t0 := time.Now()
+			s, err := readLate(ctx, cfg, channel, i)
+			took := time.Since(t0)
+			if err == nil && s.Keys != n {
+				err = fmt.Errorf("the snapshot has %d keys, want %d", s.Keys, n)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if out.FirstError == "" {
+					out.FirstError = fmt.Sprintf("late subscriber %d: %v", i, err)
+				}
+				return
+			}
+			out.Complete++
+			hist.Record(took)
+		})
+	}
+	wg.Wait()
+	out.All = time.Since(start)
+	out.Each = hist.Percentiles()
+	if s, err := cpu.Sample(time.Now().UnixNano()); err == nil {
+		out.ServerCPU = s.CPUPercent
+	}
+	return out
+}
+
+// readLate is one late subscriber's read, counting rather than keeping
+// the keys.
+func readLate(ctx context.Context, cfg MapsConfig, channel string, i int) (MapSync, error) {
+	c, err := DialMap(ctx, cfg.URL, cfg.Format, cfg.Secret, "bench-late-"+strconv.Itoa(i))
+	if err != nil {
+		return MapSync{}, err
+	}
+	defer c.Close()
+	c.CountOnly = true
+	return c.SubscribeMap(ctx, channel, cfg.PageSize, true)
 }
 
 // firstCopies records, per update, the first copy any subscriber got.

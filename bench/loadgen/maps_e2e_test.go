@@ -69,7 +69,7 @@ func TestMapsAgainstHerald(t *testing.T) {
 			cfg := loadgen.MapsConfig{
 				URL: wsURL(s), Format: format, Secret: secret, APIURL: "http://" + s.Addr() + "/api", APIKey: "api-key",
 				Channel: "maps:" + format.String(), Keys: []int{250, 1}, Payload: 64, Batch: 40, Parallel: true, FillConc: 3,
-				PageSize: 100, Subscribers: 3, Rate: 100, Step: 500 * time.Millisecond, APIConns: 4,
+				PageSize: 100, Late: 4, Subscribers: 3, Rate: 100, Step: 500 * time.Millisecond, APIConns: 4,
 				Grace: 5 * time.Second, MaxLag: 5 * time.Second, FillTimeout: 20 * time.Second, SnapshotTimeout: 20 * time.Second,
 				ServerPIDs: []int{os.Getpid()}, StoreCmd: "echo 1234",
 			}
@@ -78,12 +78,15 @@ func TestMapsAgainstHerald(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res) != 2 || len(steps) != 6 {
+			if len(res) != 2 || len(steps) != 10 {
 				t.Fatalf("%d results, progress %q", len(res), steps)
 			}
 			r := res[0]
 			if r.Keys != 250 || r.Sync.Keys != 250 || r.Sync.StatePages != 3 {
 				t.Errorf("snapshot of %d keys in %d pages, want 250 in 3", r.Sync.Keys, r.Sync.StatePages)
+			}
+			if l := r.Late; l.Subscribers != 4 || l.Complete != 4 || l.FirstError != "" || l.Each.Count != 4 || l.All <= 0 {
+				t.Errorf("late snapshots: %+v", l)
 			}
 			if r.Sent != 50 || r.PublishErrs != 0 || r.Missing != 0 || r.First.Count != 50 {
 				t.Errorf("updates: sent %d, errors %d, missing %d, first copies %d; want 50, 0, 0, 50", r.Sent, r.PublishErrs, r.Missing, r.First.Count)

@@ -9,25 +9,33 @@ import (
 // WriteMapsMarkdown writes one row per map size: fill, snapshot and
 // update latency (first copy, from the intended send time).
 func WriteMapsMarkdown(w io.Writer, results []MapsResult) error {
-	if _, err := fmt.Fprintln(w, "| keys | fill s | fill keys/s | RSS before MiB | RSS filled MiB | store Δ MiB | snapshot + live s | state pages | stream pages | subscribers | rate/s | achieved/s | first p50 ms | first p99 ms | first max ms | missing | errors |"); err != nil {
+	if _, err := fmt.Fprintln(w, "| keys | fill s | fill keys/s | RSS before MiB | RSS filled MiB | store Δ MiB | snapshot + live s | state pages | stream pages | subscribers | rate/s | achieved/s | first p50 ms | first p99 ms | first max ms | missing | errors |"+lateHead); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"+lateRule)
 	for _, r := range results {
 		store := "–"
 		if r.StoreBefore >= 0 && r.StoreFilled >= 0 {
 			store = mib(r.StoreFilled - r.StoreBefore)
 		}
-		_, err := fmt.Fprintf(w, "| %d | %s | %.0f | %s | %s | %s | %s | %d | %d | %d | %.0f | %.0f | %s | %s | %s | %d | %d |\n",
+		l := r.Late
+		_, err := fmt.Fprintf(w, "| %d | %s | %.0f | %s | %s | %s | %s | %d | %d | %d | %.0f | %.0f | %s | %s | %s | %d | %d | %d of %d | %s | %s | %s | %.0f |\n",
 			r.Keys, secs(r.Fill), perSecond(r.Keys, r.Fill), mib(r.RSSBefore), mib(r.RSSFilled), store,
 			secs(r.Snapshot), r.Sync.StatePages, r.Sync.StreamPages, r.Subscribers, r.Rate, r.Achieved,
-			ms(r.First.P50), ms(r.First.P99), ms(r.First.Max), r.Missing, r.PublishErrs)
+			ms(r.First.P50), ms(r.First.P99), ms(r.First.Max), r.Missing, r.PublishErrs,
+			l.Complete, l.Subscribers, secs(l.All), secs(l.Each.P50), secs(l.Each.P99), l.ServerCPU)
 		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// The late snapshot readers' columns (MapsConfig.Late; 0 of 0 without).
+const (
+	lateHead = " late snapshots complete | late all s | late p50 s | late p99 s | server CPU % while read |"
+	lateRule = "---:|---:|---:|---:|---:|"
+)
 
 func mib(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
 

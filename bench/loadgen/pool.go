@@ -46,6 +46,9 @@ type PoolConfig struct {
 	// Client is how each connection reads (ClientLight when empty):
 	// ClientHeavy and ClientSDK cost what real clients cost.
 	Client string
+	// TagsFilters, when positive, subscribes connection i with the tags
+	// filter of TagsFilter(i, TagsFilters).
+	TagsFilters int
 	// SubscribeType is the subscribe commands' type (4: shared poll).
 	SubscribeType int32
 	// Track, with a shared poll SubscribeType, makes each connection
@@ -111,12 +114,15 @@ type Pool struct {
 	cfg     PoolConfig
 	clock   Clock
 	handler Handler
-	urls    []*url.URL
-	sources []*net.TCPAddr
-	signer  *auth.Signer
-	shards  []*shard
-	next    atomic.Uint32
-	closing atomic.Bool
+	// batchHandler is handler when it takes a frame's decoded
+	// publications at once (the heavy client delivers them so).
+	batchHandler batchHandler
+	urls         []*url.URL
+	sources      []*net.TCPAddr
+	signer       *auth.Signer
+	shards       []*shard
+	next         atomic.Uint32
+	closing      atomic.Bool
 	// owned holds the connections of the heavy and sdk clients, which
 	// read on goroutines of their own rather than in a shard.
 	owned ownedConns
@@ -150,6 +156,7 @@ func NewPool(cfg PoolConfig, clock Clock, h Handler) (*Pool, error) {
 		cfg.MaxMessage = 1 << 20
 	}
 	p := &Pool{cfg: cfg, clock: clock, handler: h}
+	p.batchHandler, _ = h.(batchHandler)
 	p.errors = map[string]int64{}
 	p.owned.conns = map[ownedConn]struct{}{}
 	for _, s := range cfg.URLs {

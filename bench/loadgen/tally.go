@@ -89,6 +89,28 @@ func (t *Tally) step(k, n int) (*stepTally, error) {
 // Record counts one copy of m received by subscriber sub, latency after
 // it was due, read by goroutine shard.
 func (t *Tally) Record(shard, sub int, m Message, latency time.Duration) {
+	var held *lockedHist
+	t.record(shard, sub, m, latency, &held)
+	if held != nil {
+		held.mu.Unlock()
+	}
+}
+
+// RecordAll counts copies that subscriber sub received together at at
+// (a frame's publications): the shard's histogram is locked once.
+func (t *Tally) RecordAll(shard, sub int, ms []Message, at int64) {
+	var held *lockedHist
+	for _, m := range ms {
+		t.record(shard, sub, m, time.Duration(at-m.Intended), &held)
+	}
+	if held != nil {
+		held.mu.Unlock()
+	}
+}
+
+// record counts one copy; it leaves the histogram it records in locked
+// in *held, for the next copy of the same step.
+func (t *Tally) record(shard, sub int, m Message, latency time.Duration, held **lockedHist) {
 	if sub < 0 || sub >= t.subs || shard < 0 || shard >= t.shards {
 		t.bad.Add(1)
 		return
@@ -121,12 +143,17 @@ func (t *Tally) Record(shard, sub int, m Message, latency time.Duration) {
 	for cur := st.last[m.Seq].Load(); ns > cur && !st.last[m.Seq].CompareAndSwap(cur, ns); cur = st.last[m.Seq].Load() {
 	}
 	lh := &st.hists[shard]
-	lh.mu.Lock()
+	if *held != lh {
+		if *held != nil {
+			(*held).mu.Unlock()
+		}
+		lh.mu.Lock()
+		*held = lh
+	}
 	if lh.h == nil {
 		lh.h = NewHistogram()
 	}
 	lh.h.Record(latency)
-	lh.mu.Unlock()
 }
 
 // Bad counts copies that could not be attributed (unparsable payload,

@@ -191,7 +191,12 @@ func (h tallyHandler) Publication(shard, sub int, _ string, data []byte, at int6
 	h.tally.Record(shard, sub, m, time.Duration(at-m.Intended))
 }
 
-// Message counts a publication the heavy and sdk clients decoded.
+// Messages counts the publications of one frame the heavy client decoded.
+func (h tallyHandler) Messages(shard, sub int, ms []Message, at int64) {
+	h.tally.RecordAll(shard, sub, ms, at)
+}
+
+// Message counts a publication the sdk client decoded.
 func (h tallyHandler) Message(shard, sub int, m Message, at int64) {
 	h.tally.Record(shard, sub, m, time.Duration(at-m.Intended))
 }

@@ -28,6 +28,9 @@ namespace of subscription_type map):
            and after
   snapshot one fresh subscriber reads every state page (--page-size, the
            namespace's map.max_page_size) and the stream, up to the live reply
+  late     with --late, that many fresh subscribers read the whole snapshot
+           at once: how many got every key, the time until the last was
+           live, p50/p99 of each one's time, the servers' CPU meanwhile
   updates  --subscribers go live, then map_publish to random keys at --rate for
            --step; p50/p99/max publish-to-receive of the first copy of each
            update, from its intended send time
@@ -92,6 +95,7 @@ Prints a Markdown table (--json: JSON lines).`,
 	fs.BoolVar(&cfg.Parallel, "parallel", true, "fill batches are parallel batches (the server runs their commands concurrently)")
 	fs.IntVar(&cfg.FillConc, "fill-concurrency", 4, "API batches in flight while filling")
 	fs.IntVar(&pageSize, "page-size", 1000, "state and stream page size (the namespace's map.max_page_size)")
+	fs.IntVar(&cfg.Late, "late", 0, "fresh subscribers that read the whole snapshot at once, after the first")
 	fs.IntVar(&cfg.Subscribers, "subscribers", 10, "live subscribers during the updates")
 	fs.Float64Var(&cfg.Rate, "rate", 200, "map_publish per second during the updates")
 	fs.DurationVar(&cfg.Step, "step", 30*time.Second, "how long the updates last")
