@@ -2,6 +2,7 @@ package hub
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/protocol"
@@ -62,6 +63,21 @@ func (c *Client) dropUncapped() {
 	for _, s := range gone {
 		c.unsubscribeIf(s.channel, s, protocol.UnsubscribeServer)
 	}
+}
+
+// resumedByCaps reports whether s, made at connect, is a subscription the
+// client asked to resume (ConnectRequest.subs) that only its caps allowed:
+// not one its credentials name (or its personal channel), nor one the
+// namespace allows.
+func (c *Client) resumedByCaps(cred credentials, req *protocol.ConnectRequest, s *subscription) bool {
+	if cred.Caps == nil || req.Subs[s.channel] == nil || slices.Contains(cred.Channels, s.channel) ||
+		c.hub.personalChannel(cred.User) == s.channel {
+		return false
+	}
+	if _, named := cred.subOptions[s.channel]; named {
+		return false
+	}
+	return !subscribePermitted(s.rule, s.channel, cred.User)
 }
 
 // invalidCapsDisconnect is 3500 (invalid token) for a token whose caps

@@ -261,3 +261,48 @@ func itoa(i int) string { return strconv.Itoa(i) }
 func awaitClose(c *rawClient) (*wire.CloseError, error) {
 	return wire.AwaitClose(c.Wire(), 10*time.Second)
 }
+
+// TestCapsResumeAndRefreshToken: a subscription the client asks to resume
+// at connect is made when its caps allow it; a refresh token without caps
+// takes it away (2000). A sub_refresh token's allow replaces the
+// subscription's.
+func TestCapsResumeAndRefreshToken(t *testing.T) {
+	t.Parallel()
+	n := startNodeWS(t, capsConfig(), websocket.Config{})
+	c := n.dial(t)
+	caps := []any{map[string]any{"channels": []string{"news:*"}, "match": "wildcard", "allow": []string{"sub"}}}
+	m := c.ConnectWith(`{"token":"` + jwtToken(t, jwt.MapClaims{"sub": "u1", "caps": caps}) + `","subs":{"news:a":{},"chat:b":{}}}`)
+	res, _ := m["connect"].(map[string]any)
+	subs, _ := res["subs"].(map[string]any)
+	if subs["news:a"] == nil || subs["chat:b"] != nil {
+		t.Fatalf("resumed at connect: %v, want news:a only", m)
+	}
+
+	tok := func(allow ...string) string {
+		return jwtToken(t, jwt.MapClaims{"sub": "u1", "channel": "chat:c", "allow": allow, "exp": time.Now().Add(time.Hour).Unix()})
+	}
+	c.MustSubscribe(2, "chat:c", `"token":"`+tok("pub")+`"`)
+	if m := c.Call(`{"id":3,"sub_refresh":{"channel":"chat:c","token":"` + tok("prs") + `"}}`); errCode(m) != 0 {
+		t.Fatalf("sub_refresh: %v", m)
+	}
+	if m := c.Call(`{"id":4,"presence":{"channel":"chat:c"}}`); errCode(m) != 0 {
+		t.Fatalf("presence after sub_refresh granted prs: %v", m)
+	}
+	if m := c.Call(`{"id":5,"publish":{"channel":"chat:c","data":{}}}`); errCode(m) != int(protocol.ErrorPermissionDenied) {
+		t.Fatalf("publish after sub_refresh took pub away: %v, want 103", m)
+	}
+
+	if m := c.Call(`{"id":6,"refresh":{"token":"` + jwtToken(t, jwt.MapClaims{"sub": "u1"}) + `"}}`); errCode(m) != 0 {
+		t.Fatalf("refresh: %v", m)
+	}
+	var gone []string
+	for _, m := range c.Drain() {
+		push, _ := m["push"].(map[string]any)
+		if u, ok := push["unsubscribe"].(map[string]any); ok && jsonclient.Num(u["code"]) == int64(protocol.UnsubscribeServer) {
+			gone = append(gone, push["channel"].(string))
+		}
+	}
+	if strings.Join(gone, ",") != "news:a" {
+		t.Fatalf("unsubscribed after a refresh token without caps: %v, want news:a (chat:c came with its token)", gone)
+	}
+}

@@ -113,6 +113,13 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 			subReq.Recover, subReq.Offset, subReq.Epoch = r.Recover, r.Offset, r.Epoch
 		}
 		s, sres, err := c.subscribeServerSide(ctx, subReq, cred.subOptions[ch])
+		if err == nil && c.resumedByCaps(cred, req, s) {
+			// A resumed subscription only a cap allowed goes with the cap
+			// (capabilities.go).
+			c.mu.Lock()
+			s.viaCaps = true
+			c.mu.Unlock()
+		}
 		if err != nil {
 			var d *Disconnect
 			if !errors.As(err, &d) {
