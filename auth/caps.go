@@ -112,6 +112,15 @@ const (
 // linear in the channel's length.
 type Caps struct {
 	objects []capObject
+	source  []ChannelCaps
+}
+
+// List returns the caps list as it was written (nil for nil Caps).
+func (c *Caps) List() []ChannelCaps {
+	if c == nil {
+		return nil
+	}
+	return c.source
 }
 
 type capObject struct {
@@ -140,7 +149,7 @@ func compileCaps(list []ChannelCaps) (*Caps, error) {
 		return nil, fmt.Errorf("caps: %d objects, at most %d", len(list), MaxCapObjects)
 	}
 	total := 0
-	c := &Caps{objects: make([]capObject, 0, len(list))}
+	c := &Caps{objects: make([]capObject, 0, len(list)), source: list}
 	for i, o := range list {
 		ops, err := parseOps(o.Allow)
 		if err != nil {
