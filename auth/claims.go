@@ -19,6 +19,7 @@ type connectClaims struct {
 	Channels []string            `json:"channels,omitempty"`
 	Subs     map[string]subClaim `json:"subs,omitempty"`
 	Meta     json.RawMessage     `json:"meta,omitempty"`
+	Caps     []ChannelCaps       `json:"caps,omitempty"`
 	// Channel is decoded only to reject connection tokens that carry it.
 	Channel string `json:"channel,omitempty"`
 }
@@ -30,6 +31,8 @@ type subscribeClaims struct {
 	Channel  string `json:"channel,omitempty"`
 	Client   string `json:"client,omitempty"`
 	ExpireAt *int64 `json:"expire_at,omitempty"`
+	// Allow is the subscription's capabilities (caps.go).
+	Allow []string `json:"allow,omitempty"`
 }
 
 // subClaim is one entry of the subs claim, and the option part of a
@@ -167,7 +170,12 @@ func (c *connectClaims) token() (ConnectToken, error) {
 		}
 	}
 	meta, _ := payload(c.Meta, "", "meta")
+	caps, err := CompileCaps(c.Caps)
+	if err != nil {
+		return ConnectToken{}, err
+	}
 	return ConnectToken{
+		Caps:     caps,
 		User:     c.Subject,
 		ExpireAt: expireAt(c.ExpireAt, c.ExpiresAt.jwt()),
 		Info:     info,
@@ -185,7 +193,12 @@ func (c *subscribeClaims) token() (SubscribeToken, error) {
 	if err != nil {
 		return SubscribeToken{}, err
 	}
+	allow, err := ParseOps(c.Allow)
+	if err != nil {
+		return SubscribeToken{}, err
+	}
 	return SubscribeToken{
+		Allow:    allow,
 		User:     c.Subject,
 		Channel:  c.Channel,
 		Client:   c.Client,

@@ -10,3 +10,9 @@ var ErrTokenExpired = errors.New("token expired")
 // an algorithm that is not configured, or carries disallowed or wrong claims.
 // Returned errors wrap it together with a description of the cause.
 var ErrInvalidToken = errors.New("invalid token")
+
+// ErrInvalidCaps reports a caps list (or an allow list) that cannot be
+// used: an unknown operation or match kind, a pattern that does not
+// compile, or more than the bounds of caps.go. From a token it comes
+// wrapped in ErrInvalidToken too.
+var ErrInvalidCaps = errors.New("invalid capabilities")

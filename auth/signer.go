@@ -84,6 +84,7 @@ type ConnectClaims struct {
 	Issuer    string    // iss; "" means no claim
 	ID        string    // jti; "" means no claim (token revocation names it)
 	IssuedAt  time.Time // iat; zero means no claim
+	Caps      []ChannelCaps
 }
 
 // SubClaims describe one entry of a connection token's subs claim.
@@ -107,6 +108,7 @@ type SubscribeClaims struct {
 	Issuer    string
 	ID        string    // jti; "" means no claim
 	IssuedAt  time.Time // iat; zero means no claim
+	Allow     []string  // allow: sub, pub, hst, prs
 }
 
 // ConnectToken signs a connection token.
@@ -117,6 +119,7 @@ func (s *Signer) ConnectToken(c ConnectClaims) (string, error) {
 		Info:             c.Info,
 		Channels:         c.Channels,
 		Meta:             c.Meta,
+		Caps:             c.Caps,
 	}
 	if len(c.Subs) > 0 {
 		claims.Subs = make(map[string]subClaim, len(c.Subs))
@@ -138,6 +141,7 @@ func (s *Signer) SubscribeToken(c SubscribeClaims) (string, error) {
 		Channel:          c.Channel,
 		Client:           c.Client,
 		ExpireAt:         c.ExpireAt,
+		Allow:            c.Allow,
 	}
 	return s.sign(&claims)
 }

@@ -15,6 +15,8 @@ type ConnectToken struct {
 	// without one), which token revocation checks.
 	ID       string
 	IssuedAt int64
+	// Caps is the caps claim, compiled (caps.go); nil without one.
+	Caps *Caps
 }
 
 // SubOptions are the per-channel options of one entry of the subs claim.
@@ -46,4 +48,5 @@ type SubscribeToken struct {
 	Override *SubOverride
 	ID       string // jti claim
 	IssuedAt int64  // iat claim, Unix seconds; 0 without one
+	Allow    Ops    // allow claim: what the subscription may do besides receive (caps.go)
 }

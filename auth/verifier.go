@@ -282,7 +282,7 @@ func (v *Verifier) verifyConnectToken(token string) (_ ConnectToken, exp time.Ti
 	}
 	ct, err := c.token()
 	if err != nil {
-		return ConnectToken{}, time.Time{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+		return ConnectToken{}, time.Time{}, fmt.Errorf("%w: %w", ErrInvalidToken, err)
 	}
 	ct.ID, ct.IssuedAt = c.identity()
 	if e := c.ExpiresAt.jwt(); e != nil {
@@ -303,7 +303,7 @@ func (v *Verifier) VerifySubscribeToken(token string) (SubscribeToken, error) {
 	}
 	st, err := c.token()
 	if err != nil {
-		return SubscribeToken{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+		return SubscribeToken{}, fmt.Errorf("%w: %w", ErrInvalidToken, err)
 	}
 	st.ID, st.IssuedAt = c.identity()
 	if expired(c.ExpiresAt.jwt()) {

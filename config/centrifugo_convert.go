@@ -617,3 +617,25 @@ func enabledRename(m *cfMapper, c cfCtx, v any) {
 	}
 	rename(m, c, v)
 }
+
+// rateLimitRedis is Centrifugo PRO's client.rate_limit.redis_user_command.redis
+// (centrifugal.dev docs/pro/rate_limiting.md): a Redis configuration of its
+// own for the buckets, or reuse_from_engine. Herald keeps the buckets in the
+// engine, which is what reuse_from_engine: true means, so that is taken;
+// anything else would need a second Redis that Herald does not open.
+func rateLimitRedis(m *cfMapper, c cfCtx, v any) {
+	vm, ok := v.(map[string]any)
+	if !ok {
+		m.refuse(c.path, "want an object ('reuse_from_engine: true')")
+		return
+	}
+	reuse, _ := isOn(vm["reuse_from_engine"])
+	for k, x := range vm {
+		if k != "reuse_from_engine" && !isOff(x) {
+			reuse = false
+		}
+	}
+	if !reuse {
+		m.refuse(c.path, "a Redis of its own for redis_user_command is not supported: Herald keeps those buckets in the engine (engine.redis or engine.postgres), as 'reuse_from_engine: true' does; set that")
+	}
+}

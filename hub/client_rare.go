@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/hub/internal/access"
 	"github.com/heraldhq/herald/hub/internal/ratelimit"
 )
@@ -20,6 +21,8 @@ type rareState struct {
 	// rates and errorRates are the connection's buckets of
 	// client.rate_limit (ratelimit.go), made on first use.
 	rates, errorRates *ratelimit.Set
+	// caps is the connection's channel capabilities (capabilities.go).
+	caps *auth.Caps
 }
 
 // rareLocked returns the client's rareState, made on first use; c.mu must

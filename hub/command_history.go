@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/heraldhq/herald/auth"
 
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/protocol"
@@ -31,7 +32,8 @@ func (c *Client) handleHistory(ctx context.Context, id uint32, req *protocol.His
 			return err
 		}
 	}
-	if !decided && !c.hasPermission(r.historyGrant(), s != nil) && !c.celAllows(r.cel.history, r, req.Channel, s != nil) {
+	if !decided && !c.hasPermission(r.historyGrant(), s != nil) && !c.celAllows(r.cel.history, r, req.Channel, s != nil) &&
+		!c.capsAllow(auth.OpHistory, req.Channel, s) {
 		return newError(protocol.ErrorPermissionDenied)
 	}
 	pubs, pos, err := c.hub.history(ctx, req.Channel, r, since, int(req.Limit), req.Reverse, c.hub.client.HistoryMaxPublicationLimit)

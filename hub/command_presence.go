@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"github.com/heraldhq/herald/auth"
 
 	"github.com/heraldhq/herald/protocol"
 )
@@ -23,7 +24,8 @@ func (c *Client) presenceCommand(ctx context.Context, ch string, stats bool) err
 			return err
 		}
 	}
-	if !c.hasPermission(r.presenceGrant(), s != nil) && !c.celAllows(r.cel.presence, r, ch, s != nil) {
+	if !c.hasPermission(r.presenceGrant(), s != nil) && !c.celAllows(r.cel.presence, r, ch, s != nil) &&
+		!c.capsAllow(auth.OpPresence, ch, s) {
 		return newError(protocol.ErrorPermissionDenied)
 	}
 	return nil

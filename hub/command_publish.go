@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/heraldhq/herald/auth"
 	"time"
 
 	"github.com/heraldhq/herald/engine"
@@ -67,7 +68,8 @@ func (c *Client) publishToStream(ctx context.Context, req *protocol.PublishReque
 			}
 		}
 	}
-	if !decided && !c.hasPermission(r.publishGrant(), s != nil) && !c.celAllows(r.cel.publish, r, req.Channel, s != nil) {
+	if !decided && !c.hasPermission(r.publishGrant(), s != nil) && !c.celAllows(r.cel.publish, r, req.Channel, s != nil) &&
+		!c.capsAllow(auth.OpPublish, req.Channel, s) {
 		return newError(protocol.ErrorPermissionDenied)
 	}
 	pub := &engine.Publication{Data: data, Info: c.clientInfo(s.channelInfo())}

@@ -144,6 +144,10 @@ type ConnectReply struct {
 	// with 3005 (expired). Centrifugo refreshes connections its connect
 	// proxy authenticated this way.
 	ServerSideRefresh bool
+	// Caps are the connection's channel capabilities (auth.CompileCaps):
+	// operations allowed on matching channels besides what their
+	// namespaces allow, as a connection token's caps claim gives them.
+	Caps *auth.Caps
 }
 
 // RefreshEvent is a client's refresh command.
@@ -162,6 +166,14 @@ type RefreshReply struct {
 	ExpireAt int64
 	// Info, when not nil, replaces the connection's info.
 	Info []byte
+	// Caps, when not nil, replaces the connection's capabilities; the
+	// client is unsubscribed (2000) from the channels it subscribed to
+	// through a capability the new ones no longer grant.
+	Caps *auth.Caps
+	// setCaps replaces the caps even with none (a refresh token's).
+	setCaps bool
+	// allow, when not nil, replaces a subscription's allow.
+	allow *auth.Ops
 }
 
 // SubscribeEvent is a client's subscribe command.
@@ -185,6 +197,10 @@ type SubscribeReply struct {
 	// Override changes the namespace's presence, join/leave, positioning
 	// and recovery options for this subscription.
 	Override *auth.SubOverride
+	// Allow is what the subscription may do besides receive (publish,
+	// history, presence), beyond what the namespace allows, as a
+	// subscription token's allow claim gives it.
+	Allow auth.Ops
 	// ServerSideRefresh makes the hub renew the subscription itself when
 	// it expires, by calling OnSubRefresh (SubRefreshEvent.ServerSide),
 	// instead of telling the client to refresh with a new token: the
@@ -224,6 +240,8 @@ type SubRefreshReply struct {
 	ExpireAt int64
 	// Info, when not nil, replaces the subscription's chan_info.
 	Info []byte
+	// Allow, when not nil, replaces the subscription's allow.
+	Allow *auth.Ops
 }
 
 // PublishEvent is a client's publish command.

@@ -72,6 +72,7 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	c.meta = cred.Meta
 	c.connectedAt = now.UnixMilli()
 	c.setTokenLocked(tok)
+	c.setCapsLocked(cred.Caps)
 	c.noCompaction = !routesByID(c.proto, req.Name)
 	exp := newExpiry(cred.ExpireAt, cred.ServerSideRefresh)
 	c.expiry = exp
@@ -112,6 +113,13 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 			subReq.Recover, subReq.Offset, subReq.Epoch = r.Recover, r.Offset, r.Epoch
 		}
 		s, sres, err := c.subscribeServerSide(ctx, subReq, cred.subOptions[ch])
+		if err == nil && c.resumedByCaps(cred, req, s) {
+			// A resumed subscription only a cap allowed goes with the cap
+			// (capabilities.go).
+			c.mu.Lock()
+			s.viaCaps = true
+			c.mu.Unlock()
+		}
 		if err != nil {
 			var d *Disconnect
 			if !errors.As(err, &d) {
@@ -168,6 +176,9 @@ func (c *Client) authenticate(ctx context.Context, req *protocol.ConnectRequest)
 				return credentials{}, newError(protocol.ErrorTokenExpired)
 			}
 			c.logger().Info("invalid connection token", "error", err)
+			if d := invalidCapsDisconnect(err); d != nil {
+				return credentials{}, d
+			}
 			return credentials{}, newDisconnect(protocol.DisconnectInvalidToken)
 		}
 		if tok.User == "" && h.client.DisallowAnonymousConnectionTokens {
@@ -180,7 +191,7 @@ func (c *Client) authenticate(ctx context.Context, req *protocol.ConnectRequest)
 		return credentials{
 			// The token's meta is the connection's, as Centrifugo's (CEL
 			// expressions read it: channelcel.go).
-			ConnectReply: ConnectReply{User: tok.User, ExpireAt: tok.ExpireAt, Info: tok.Info, Channels: tokenChannels(tok), Meta: tok.Meta},
+			ConnectReply: ConnectReply{User: tok.User, ExpireAt: tok.ExpireAt, Info: tok.Info, Channels: tokenChannels(tok), Meta: tok.Meta, Caps: tok.Caps},
 			subOptions:   tok.Subs,
 			tokenID:      tok.ID, tokenIssuedAt: tok.IssuedAt,
 		}, nil
@@ -246,7 +257,7 @@ func (c *Client) serverSideChannels(cred credentials, req *protocol.ConnectReque
 			}
 			continue
 		}
-		if subscribePermitted(r, ch, cred.User) {
+		if subscribePermitted(r, ch, cred.User) || cred.Caps.Allows(auth.OpSubscribe, ch) {
 			add(ch)
 		}
 	}

@@ -110,6 +110,12 @@ func (c *Client) renewLocked(s *subscription, rr RefreshReply, now time.Time) *e
 	if rr.Info != nil {
 		*info = rr.Info
 	}
+	if s == nil && (rr.Caps != nil || rr.setCaps) {
+		c.setCapsLocked(rr.Caps)
+	}
+	if s != nil && rr.allow != nil {
+		s.allow = *rr.allow
+	}
 	if e.hubRefresh {
 		e.refreshAt = refreshDeadline(rr.ExpireAt)
 	}
@@ -156,6 +162,9 @@ func (c *Client) handleRefresh(ctx context.Context, id uint32, req *protocol.Ref
 	expires, ttl, err := c.renew(nil, rr)
 	if err != nil {
 		return err
+	}
+	if rr.Caps != nil || rr.setCaps {
+		c.dropUncapped()
 	}
 	// As the reference: expires and ttl only, no client or version.
 	c.queueReply(&protocol.Reply{Id: id, Refresh: &protocol.RefreshResult{Expires: expires, Ttl: ttl}})
@@ -214,6 +223,9 @@ func (c *Client) authorizeRefresh(ctx context.Context, req *protocol.RefreshRequ
 			return RefreshReply{}, newDisconnect(protocol.DisconnectExpired)
 		}
 		c.logger().Info("invalid refresh token", "error", err)
+		if d := invalidCapsDisconnect(err); d != nil {
+			return RefreshReply{}, d
+		}
 		return RefreshReply{}, newDisconnect(protocol.DisconnectInvalidToken)
 	}
 	if tok.User != c.User() {
@@ -231,7 +243,9 @@ func (c *Client) authorizeRefresh(ctx context.Context, req *protocol.RefreshRequ
 	c.mu.Lock()
 	c.setTokenLocked(mark)
 	c.mu.Unlock()
-	return RefreshReply{ExpireAt: tok.ExpireAt, Info: tok.Info}, nil
+	// A new token's caps are the connection's from now on, none if it has
+	// none.
+	return RefreshReply{ExpireAt: tok.ExpireAt, Info: tok.Info, Caps: tok.Caps, setCaps: true}, nil
 }
 
 // authorizeSubRefresh asks the application's OnSubRefresh, or checks the
@@ -241,7 +255,7 @@ func (c *Client) authorizeSubRefresh(ctx context.Context, req *protocol.SubRefre
 	h := c.hub
 	if fn := h.cfg.Handlers.OnSubRefresh; fn != nil {
 		if rr, err := fn(ctx, c, SubRefreshEvent{Channel: req.Channel, Token: req.Token}); !errors.Is(err, ErrUseDefault) {
-			return RefreshReply(rr), err
+			return rr.refreshReply(), err
 		}
 	}
 	if req.Token == "" {
@@ -261,7 +275,7 @@ func (c *Client) authorizeSubRefresh(ctx context.Context, req *protocol.SubRefre
 	if !c.ownsSubscribeToken(tok, req.Channel) {
 		return RefreshReply{}, newDisconnect(protocol.DisconnectInvalidToken)
 	}
-	return RefreshReply{ExpireAt: tok.ExpireAt, Info: tok.Info}, nil
+	return RefreshReply{ExpireAt: tok.ExpireAt, Info: tok.Info, allow: &tok.Allow}, nil
 }
 
 // refreshServerSide renews the expiring connection (s nil) or s through
@@ -298,6 +312,14 @@ func (c *Client) refreshServerSide(ctx context.Context, s *subscription) {
 	c.mu.Lock()
 	c.renewLocked(s, rr, now)
 	c.mu.Unlock()
+	if s == nil && rr.Caps != nil {
+		c.dropUncapped()
+	}
+}
+
+// refreshReply is r as the refresh both kinds of refresh share.
+func (r SubRefreshReply) refreshReply() RefreshReply {
+	return RefreshReply{Expired: r.Expired, ExpireAt: r.ExpireAt, Info: r.Info, allow: r.Allow}
 }
 
 // askServerSideRefresh asks OnRefresh (s nil) or OnSubRefresh about a
@@ -312,7 +334,7 @@ func (c *Client) askServerSideRefresh(ctx context.Context, s *subscription) (Ref
 	} else if fn := c.hub.cfg.Handlers.OnSubRefresh; s != nil && fn != nil {
 		var sr SubRefreshReply
 		sr, err = fn(ctx, c, SubRefreshEvent{Channel: s.channel, ServerSide: true})
-		rr = RefreshReply(sr)
+		rr = sr.refreshReply()
 	}
 	if errors.Is(err, ErrUseDefault) {
 		return RefreshReply{Expired: true}, nil

@@ -39,6 +39,12 @@ type subscription struct {
 	// compact: the client asked for channel compaction where the
 	// namespace allows it (compaction.go).
 	compact bool
+	// allow is the subscription's capabilities, from its token or the
+	// subscribe handler (capabilities.go); guarded by the client's mutex.
+	allow auth.Ops
+	// viaCaps: only a connection capability allowed the subscription, so
+	// new caps without it end it (capabilities.go).
+	viaCaps bool
 	// stream, for a stream subscription, is its feed (subscription_stream.go); nil
 	// for the others.
 	stream *subStream
@@ -109,6 +115,8 @@ type grant struct {
 	hubRefresh bool
 	stream     StreamFunc // a stream subscription's feed (subscription_stream.go)
 	streamPub  func(ctx context.Context, data []byte) error
+	allow      auth.Ops // the subscription's capabilities
+	viaCaps    bool     // allowed by a connection capability alone
 }
 
 func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.SubscribeRequest) error {
@@ -237,7 +245,7 @@ func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req
 				}
 				return grant{}, newError(protocol.ErrorExpired)
 			}
-			return grant{chanInfo: sr.Info, data: sr.Data, expireAt: sr.ExpireAt, override: sr.Override, hubRefresh: sr.ServerSideRefresh, stream: sr.Stream, streamPub: sr.StreamPublish}, nil
+			return grant{chanInfo: sr.Info, data: sr.Data, expireAt: sr.ExpireAt, override: sr.Override, hubRefresh: sr.ServerSideRefresh, stream: sr.Stream, streamPub: sr.StreamPublish, allow: sr.Allow}, nil
 		}
 	}
 	if req.Token != "" {
@@ -250,6 +258,10 @@ func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req
 				return grant{}, newError(protocol.ErrorTokenExpired)
 			}
 			c.logger().Info("invalid subscription token", "channel", ch, "error", err)
+			if errors.Is(err, auth.ErrInvalidCaps) {
+				// The problem in the error's message, for the developer.
+				return grant{}, protocol.ErrorPermissionDenied.Codedf("permission denied: %v", err)
+			}
 			return grant{}, newError(protocol.ErrorPermissionDenied)
 		}
 		if !c.ownsSubscribeToken(tok, ch) {
@@ -262,12 +274,17 @@ func (c *Client) authorizeSubscribe(ctx context.Context, ch string, r *rule, req
 		if v := h.access.CheckSubscription(access.Token{User: tok.User, ID: tok.ID, IssuedAt: tok.IssuedAt}, ch, time.Now()); v != access.Allowed {
 			return grant{}, accessRefusal(v)
 		}
-		return grant{chanInfo: tok.Info, data: tok.Data, expireAt: tok.ExpireAt, override: tok.Override}, nil
+		return grant{chanInfo: tok.Info, data: tok.Data, expireAt: tok.ExpireAt, override: tok.Override, allow: tok.Allow}, nil
 	}
-	if !c.hasSubscribePermission(r, ch) {
-		return grant{}, newError(protocol.ErrorPermissionDenied)
+	if c.hasSubscribePermission(r, ch) {
+		return grant{}, nil
 	}
-	return grant{}, nil
+	// A connection capability, last: a private channel still needs a
+	// token, as in Centrifugo PRO.
+	if !r.perm.Private(ch) && c.capsAllow(auth.OpSubscribe, ch, nil) {
+		return grant{viaCaps: true}, nil
+	}
+	return grant{}, newError(protocol.ErrorPermissionDenied)
 }
 
 // newSubscription works out a subscription's features from the namespace,
@@ -281,6 +298,8 @@ func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequ
 		expiry:    newExpiry(g.expireAt, g.hubRefresh),
 		presence:  r.Presence,
 		joinLeave: r.JoinLeave,
+		allow:     g.allow,
+		viaCaps:   g.viaCaps,
 	}
 	forcePush := r.ForcePushJoinLeave
 	forceRecovery := r.ForceRecovery
@@ -312,9 +331,12 @@ func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequ
 	// negotiates no delta.
 	s.delta = req.Tf == nil && !c.hub.rowChecked(s.channel) && r.negotiateDelta(req.Delta)
 	s.compact = c.wantsCompaction(r, req)
-	s.pushJoinLeave = s.joinLeave && (forcePush || (req.JoinLeave && c.hasPermission(r.presenceGrant(), true)))
+	// The subscription is not registered yet: its own allow is read from
+	// the grant, and capsAllow asks the connection's caps only.
+	s.pushJoinLeave = s.joinLeave && (forcePush || (req.JoinLeave && (c.hasPermission(r.presenceGrant(), true) ||
+		g.allow&auth.OpPresence != 0 || c.capsAllow(auth.OpPresence, ch, nil))))
 	if r.HasHistory() {
-		historyAllowed := c.hasPermission(r.historyGrant(), true)
+		historyAllowed := c.hasPermission(r.historyGrant(), true) || g.allow&auth.OpHistory != 0 || c.capsAllow(auth.OpHistory, ch, nil)
 		s.recoverable = forceRecovery || (req.Recoverable && (r.AllowRecovery || historyAllowed))
 		s.positioned = s.recoverable || forcePositioning || (req.Positioned && (r.AllowPositioning || historyAllowed))
 	}

@@ -60,6 +60,9 @@ func (r *Router) onConnecting(ctx context.Context, ev hub.ConnectEvent) (hub.Con
 		if len(res.Meta) > 0 && string(res.Meta) != "null" {
 			out.Meta = []byte(res.Meta)
 		}
+		if out.Caps, err = auth.CompileCaps(res.Caps); err != nil {
+			return hub.ConnectReply{}, err
+		}
 		if len(res.Subs) > 0 {
 			out.Subs = make(map[string]auth.SubOptions, len(res.Subs))
 			for ch, so := range res.Subs {
@@ -95,7 +98,12 @@ func (r *Router) onRefresh(ctx context.Context, c *hub.Client, ev hub.RefreshEve
 		if err != nil {
 			return hub.RefreshReply{}, err
 		}
-		return hub.RefreshReply{Expired: res.Expired, ExpireAt: res.ExpireAt, Info: info}, nil
+		// caps absent keep the connection's; present, they replace them.
+		caps, err := auth.CompileCaps(res.Caps)
+		if err != nil {
+			return hub.RefreshReply{}, err
+		}
+		return hub.RefreshReply{Expired: res.Expired, ExpireAt: res.ExpireAt, Info: info, Caps: caps}, nil
 	})
 }
 
@@ -122,6 +130,9 @@ func (r *Router) onSubscribe(ctx context.Context, c *hub.Client, ev hub.Subscrib
 			return hub.SubscribeReply{}, err
 		}
 		if out.Data, err = payload(res.Data, res.B64Data, c.Protocol(), "data"); err != nil {
+			return hub.SubscribeReply{}, err
+		}
+		if out.Allow, err = auth.ParseOps(res.Allow); err != nil {
 			return hub.SubscribeReply{}, err
 		}
 		return out, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/heraldhq/herald/auth"
 	"net/http"
 	"net/url"
 	"strings"
@@ -135,6 +136,7 @@ func (g *grpcEndpoint) invoke(ctx context.Context, req any) (any, error) {
 			c := &connectResult{
 				User: res.User, ExpireAt: res.ExpireAt, Info: res.Info, B64Info: res.B64Info,
 				Data: res.Data, B64Data: res.B64Data, Channels: res.Channels, Meta: res.Meta,
+				Caps: grpcCaps(res.Caps),
 			}
 			if len(res.Subs) > 0 {
 				c.Subs = make(map[string]subscribeOptions, len(res.Subs))
@@ -158,7 +160,7 @@ func (g *grpcEndpoint) invoke(ctx context.Context, req any) (any, error) {
 		}
 		env := &envelope[refreshResult]{Error: grpcError(resp.GetError()), Disconnect: grpcDisconnect(resp.GetDisconnect())}
 		if res := resp.GetResult(); res != nil {
-			env.Result = &refreshResult{Expired: res.Expired, ExpireAt: res.ExpireAt, Info: res.Info, B64Info: res.B64Info}
+			env.Result = &refreshResult{Expired: res.Expired, ExpireAt: res.ExpireAt, Info: res.Info, B64Info: res.B64Info, Caps: grpcCaps(res.Caps)}
 		}
 		return env, nil
 	case subscribeRequest:
@@ -173,7 +175,7 @@ func (g *grpcEndpoint) invoke(ctx context.Context, req any) (any, error) {
 		if res := resp.GetResult(); res != nil {
 			env.Result = &subscribeResult{
 				ExpireAt: res.ExpireAt, Info: res.Info, B64Info: res.B64Info,
-				Data: res.Data, B64Data: res.B64Data, Override: grpcOverride(res.Override),
+				Data: res.Data, B64Data: res.B64Data, Override: grpcOverride(res.Override), Allow: res.Allow,
 			}
 		}
 		return env, nil
@@ -234,6 +236,17 @@ func grpcDisconnect(d *proxyproto.Disconnect) *wireDisconnect {
 		return nil
 	}
 	return &wireDisconnect{Code: d.Code, Reason: d.Reason}
+}
+
+func grpcCaps(cs []*proxyproto.ChannelsCapability) []auth.ChannelCaps {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]auth.ChannelCaps, len(cs))
+	for i, c := range cs {
+		out[i] = auth.ChannelCaps{Channels: c.GetChannels(), Allow: c.GetAllow(), Match: c.GetMatch()}
+	}
+	return out
 }
 
 func grpcOverride(o *proxyproto.SubscribeOptionOverride) *subscribeOverride {

@@ -1,6 +1,10 @@
 package proxy
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/heraldhq/herald/auth"
+)
 
 // The JSON shapes of Centrifugo's proxy (its proxy.proto in JSON form):
 // raw JSON payloads go in data/info/meta, binary ones base64-encoded in
@@ -99,6 +103,8 @@ type subscribeOptions struct {
 	Data     json.RawMessage    `json:"data"`
 	B64Data  string             `json:"b64data"`
 	Override *subscribeOverride `json:"override"`
+	// Allow is read from a subscribe result only.
+	Allow []string `json:"allow"`
 }
 
 type connectResult struct {
@@ -111,13 +117,15 @@ type connectResult struct {
 	Channels []string                    `json:"channels"`
 	Subs     map[string]subscribeOptions `json:"subs"`
 	Meta     json.RawMessage             `json:"meta"`
+	Caps     []auth.ChannelCaps          `json:"caps"`
 }
 
 type refreshResult struct {
-	Expired  bool            `json:"expired"`
-	ExpireAt int64           `json:"expire_at"`
-	Info     json.RawMessage `json:"info"`
-	B64Info  string          `json:"b64info"`
+	Expired  bool               `json:"expired"`
+	ExpireAt int64              `json:"expire_at"`
+	Info     json.RawMessage    `json:"info"`
+	B64Info  string             `json:"b64info"`
+	Caps     []auth.ChannelCaps `json:"caps"`
 }
 
 // subscribeResult is the subscribe proxy's result: the same fields as a

@@ -75,7 +75,7 @@ func runTokenCheck(cmd *cobra.Command, configPath, token string, sub bool) error
 		}
 		out = subscribeTokenJSON{
 			User: tok.User, Channel: tok.Channel, Client: tok.Client, ExpireAt: expireAt(tok.ExpireAt),
-			Info: rawJSON(tok.Info), Data: rawJSON(tok.Data), Override: tok.Override,
+			Info: rawJSON(tok.Info), Data: rawJSON(tok.Data), Override: tok.Override, Allow: tok.Allow.Names(),
 		}
 	} else {
 		tok, err := pair.VerifyConnectToken(token)
@@ -84,7 +84,7 @@ func runTokenCheck(cmd *cobra.Command, configPath, token string, sub bool) error
 		}
 		out = connectTokenJSON{
 			User: tok.User, ExpireAt: expireAt(tok.ExpireAt), Info: rawJSON(tok.Info),
-			Channels: tok.Channels, Subs: tok.Subs, Meta: rawJSON(tok.Meta),
+			Channels: tok.Channels, Subs: tok.Subs, Meta: rawJSON(tok.Meta), Caps: tok.Caps.List(),
 		}
 	}
 	enc := json.NewEncoder(cmd.OutOrStdout())
@@ -99,6 +99,7 @@ type connectTokenJSON struct {
 	Channels []string                   `json:"channels,omitempty"`
 	Subs     map[string]auth.SubOptions `json:"subs,omitempty"`
 	Meta     any                        `json:"meta,omitempty"`
+	Caps     []auth.ChannelCaps         `json:"caps,omitempty"`
 }
 
 type subscribeTokenJSON struct {
@@ -109,6 +110,7 @@ type subscribeTokenJSON struct {
 	Info     any               `json:"info,omitempty"`
 	Data     any               `json:"data,omitempty"`
 	Override *auth.SubOverride `json:"override,omitempty"`
+	Allow    []string          `json:"allow,omitempty"`
 }
 
 // expireAt shows when the connection or subscription expires.

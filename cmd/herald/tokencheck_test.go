@@ -128,3 +128,29 @@ func TestTokenMintsWithSubscriptionKeys(t *testing.T) {
 		t.Fatalf("no subscription HMAC key: %v", err)
 	}
 }
+
+// TestTokenCheckCaps: checktoken prints a token's caps and a subscription
+// token's allow, and names what is wrong with bad ones.
+func TestTokenCheckCaps(t *testing.T) {
+	path := checkConfig(t, "")
+	sign := func(c jwt.MapClaims) string {
+		s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString([]byte(checkSecret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	caps := []any{map[string]any{"channels": []string{"news:*"}, "match": "wildcard", "allow": []string{"sub", "hst"}}}
+	out, _, err := run(t, "checktoken", "-c", path, sign(jwt.MapClaims{"sub": "alice", "caps": caps}))
+	if err != nil || !strings.Contains(out, `"match": "wildcard"`) || !strings.Contains(out, `"news:*"`) {
+		t.Fatalf("checktoken with caps: %q, %v", out, err)
+	}
+	out, _, err = run(t, "checksubtoken", "-c", path, sign(jwt.MapClaims{"sub": "alice", "channel": "news", "allow": []string{"prs", "pub"}}))
+	if err != nil || !strings.Contains(strings.Join(strings.Fields(out), ""), `"allow":["pub","prs"]`) {
+		t.Fatalf("checksubtoken with allow: %q, %v", out, err)
+	}
+	bad := []any{map[string]any{"channels": []string{"("}, "match": "regex", "allow": []string{"sub"}}}
+	if _, _, err := run(t, "checktoken", "-c", path, sign(jwt.MapClaims{"sub": "alice", "caps": bad})); err == nil || !strings.Contains(err.Error(), "caps[0].channels[0]") {
+		t.Fatalf("checktoken with a bad regex: %v", err)
+	}
+}

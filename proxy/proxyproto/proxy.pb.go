@@ -345,7 +345,7 @@ type ConnectResult struct {
 	// JSON kept with the connection and sent to later calls; never sent to
 	// the client.
 	Meta []byte `protobuf:"bytes,9,opt,name=meta,proto3" json:"meta,omitempty"`
-	// Herald does not read this.
+	// The connection's channel capabilities.
 	Caps          []*ChannelsCapability `protobuf:"bytes,10,rep,name=caps,proto3" json:"caps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -536,8 +536,9 @@ func (x *SubscribeOptions) GetOverride() *SubscribeOptionOverride {
 	return nil
 }
 
-// Channel permissions granted with a connection (Herald does not read
-// them).
+// Channel permissions granted with a connection: the operations in allow
+// (sub, pub, hst, prs) on the channels, compared as match says ("" exact,
+// "wildcard", "doublestar", "regex").
 type ChannelsCapability struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Channels      []string               `protobuf:"bytes,1,rep,name=channels,proto3" json:"channels,omitempty"`
@@ -752,8 +753,9 @@ type RefreshResult struct {
 	// Replaces the connection's info when set.
 	Info    []byte `protobuf:"bytes,3,opt,name=info,proto3" json:"info,omitempty"`
 	B64Info string `protobuf:"bytes,4,opt,name=b64info,proto3" json:"b64info,omitempty"`
-	// Herald does not read these two.
-	Meta          []byte                `protobuf:"bytes,5,opt,name=meta,proto3" json:"meta,omitempty"`
+	// Herald does not read this.
+	Meta []byte `protobuf:"bytes,5,opt,name=meta,proto3" json:"meta,omitempty"`
+	// Replace the connection's channel capabilities when set.
 	Caps          []*ChannelsCapability `protobuf:"bytes,6,rep,name=caps,proto3" json:"caps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1020,7 +1022,7 @@ type SubscribeResult struct {
 	Data     []byte                   `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
 	B64Data  string                   `protobuf:"bytes,5,opt,name=b64data,proto3" json:"b64data,omitempty"`
 	Override *SubscribeOptionOverride `protobuf:"bytes,6,opt,name=override,proto3" json:"override,omitempty"`
-	// Herald does not read this.
+	// What the subscription may do besides receive: pub, hst, prs.
 	Allow         []string `protobuf:"bytes,7,rep,name=allow,proto3" json:"allow,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
