@@ -63,7 +63,8 @@ const (
 
 // deltaMark is the token of the header record that marks the next
 // publication record as Publication.Delta. A payload's own header token is
-// a hex string, a dot and a number (writer.go), so it is never this.
+// a hex string, a dot and a number (writer.go), or "s" and a number
+// (emit_record in the schema), so it is never this.
 const deltaMark = "+delta"
 
 // maxPayload is the largest NOTIFY payload PostgreSQL accepts with default
