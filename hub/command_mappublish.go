@@ -91,7 +91,7 @@ func (c *Client) publishToMap(ctx context.Context, req *protocol.PublishRequest,
 	pub := &engine.Publication{Key: key, Removed: req.Removed, Info: c.clientInfo(s.channelInfo()), Tags: change.Tags}
 	var added bool
 	if !req.Removed {
-		pub.Data = data
+		pub.Data, pub.Delta = data, change.Delta
 		var e *Error
 		if added, e = c.takeMapKey(req.Channel, key, m.maxKeysPerClient()); e != nil {
 			return e
