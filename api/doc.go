@@ -88,10 +88,11 @@
 //     session of an HTTP-streaming or SSE connection (the connect reply's
 //     session); WebSocket connections have none, so session never matches
 //     them.
-//   - publish and broadcast accept and ignore delta, version and
-//     version_epoch: publications are delivered in full. idempotency_key
-//     is honoured across the cluster for hub.Config.IdempotencyWindow
-//     (5 minutes by default), except on NATS, which answers 108.
+//   - publish, broadcast and map_publish take delta as Centrifugo does
+//     (hub.PublishOptions.Delta); publish and broadcast accept and ignore
+//     version and version_epoch. idempotency_key is honoured across the
+//     cluster for hub.Config.IdempotencyWindow (5 minutes by default),
+//     except on NATS, which answers 108.
 //   - channels and connections ask every live node and wait at most 2s; a
 //     node that has not answered is listed in missing_nodes with
 //     partial: true. The channels pattern is a gobwas/glob pattern

@@ -128,11 +128,9 @@ func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*mapC
 		return nil, badRequest("key required")
 	}
 	if e := unsupported(map[string]bool{
-		// delta is accepted and ignored, as publish's: every change goes as a
-		// delta to the subscribers that negotiated one. score and
-		// stream_data are declared by Centrifugo 6.9.1's api.proto and read
-		// by nothing in it (centrifuge v0.40.1 keeps score and ordered maps
-		// unexported); Herald says so rather than drop them.
+		// score and stream_data are declared by Centrifugo 6.9.1's api.proto
+		// and read by nothing in it (centrifuge v0.40.1 keeps score and
+		// ordered maps unexported); Herald says so rather than drop them.
 		"score":       req.Score != 0,
 		"stream_data": len(req.StreamData) > 0, "b64stream_data": req.B64StreamData != "",
 	}); e != nil {
@@ -144,7 +142,7 @@ func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*mapC
 	}
 	sp, err := a.hub.MapPublishWith(ctx, req.Channel, req.Key, data, hub.MapChange{
 		Tags: req.Tags, KeyMode: engine.MapKeyMode(req.KeyMode), Version: req.Version, VersionEpoch: req.VersionEpoch,
-		IdempotencyKey: req.IdempotencyKey,
+		IdempotencyKey: req.IdempotencyKey, Delta: req.Delta,
 	})
 	return a.mapChangeResult(ctx, "map_publish", req.Channel, sp, err)
 }

@@ -10,7 +10,7 @@ func methodTable() []method {
 	return []method{
 		endpoint("publish", "publish data into a channel", (*handler).publish).legacy(0).
 			grpc(pb(plain(fromPBPublish), toPBPublish)).
-			describe("`channel`, `data` or `b64data`, `skip_history`, `tags`", "`offset`, `epoch` (when the channel keeps history)"),
+			describe("`channel`, `data` or `b64data`, `skip_history`, `tags`, `delta` (sent as a Fossil delta to the subscribers that negotiated delta, with or without the namespace's `delta_publish`)", "`offset`, `epoch` (when the channel keeps history)"),
 		endpoint("broadcast", "publish the same data into several channels", (*handler).broadcast).legacy(1).
 			grpc(pb(plain(fromPBBroadcast), toPBBroadcast)).
 			describe("`channels` (list), and the rest as publish", "`responses`: one `{result}` or `{error}` per channel"),
@@ -87,7 +87,7 @@ func methodTable() []method {
 
 		endpoint("map_publish", "set a key of a map channel", (*handler).mapPublish).legacy(33).
 			grpc(pb(plain(fromPBMapPublish), toPBMapPublish)).
-			describe("`channel` (in a map namespace), `key`, `data` or `b64data`; optional `tags`, `key_mode` (`if_new`, `if_exists`), `version` and `version_epoch`, `idempotency_key`", "`offset`, `epoch` of the change; `suppressed` and `suppress_reason` (`key_exists`, `key_not_found`, `version`, `idempotency`: with the first change's `offset`, `epoch`) when a condition of the request left the map unchanged"),
+			describe("`channel` (in a map namespace), `key`, `data` or `b64data`; optional `tags`, `key_mode` (`if_new`, `if_exists`), `version` and `version_epoch`, `idempotency_key`, `delta` (as publish's)", "`offset`, `epoch` of the change; `suppressed` and `suppress_reason` (`key_exists`, `key_not_found`, `version`, `idempotency`: with the first change's `offset`, `epoch`) when a condition of the request left the map unchanged"),
 		endpoint("map_remove", "remove a key of a map channel", (*handler).mapRemove).legacy(34).
 			grpc(pb(plain(fromPBMapRemove), toPBMapRemove)).
 			describe("`channel`, `key`; optional `tags`, `idempotency_key`", "`offset`, `epoch` of the change; `suppressed` and `suppress_reason` as for `map_publish`, `key_not_found` for a key not in the state (nothing is appended)"),

@@ -16,7 +16,7 @@ func (a *handler) publish(ctx context.Context, req *publishRequest) (*publishRes
 	if e != nil {
 		return nil, e
 	}
-	sp, err := a.hub.Publish(ctx, req.Channel, data, hub.PublishOptions{Tags: req.Tags, SkipHistory: req.SkipHistory, IdempotencyKey: req.IdempotencyKey})
+	sp, err := a.hub.Publish(ctx, req.Channel, data, hub.PublishOptions{Tags: req.Tags, SkipHistory: req.SkipHistory, IdempotencyKey: req.IdempotencyKey, Delta: req.Delta})
 	if err != nil {
 		return nil, a.fromHub(ctx, "publish", req.Channel, "", err)
 	}
@@ -34,7 +34,7 @@ func (a *handler) broadcast(ctx context.Context, req *broadcastRequest) (*broadc
 		return nil, e
 	}
 	// The key is per channel: a retried broadcast repeats on each.
-	opts := hub.PublishOptions{Tags: req.Tags, SkipHistory: req.SkipHistory, IdempotencyKey: req.IdempotencyKey}
+	opts := hub.PublishOptions{Tags: req.Tags, SkipHistory: req.SkipHistory, IdempotencyKey: req.IdempotencyKey, Delta: req.Delta}
 	res := &broadcastResult{Responses: make([]publishResponse, len(req.Channels))}
 	forEach(len(req.Channels), maxConcurrency, func(i int) {
 		ch, out := req.Channels[i], &res.Responses[i]

@@ -71,7 +71,7 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "channel.namespace_boundary", Herald: "channel.namespace_boundary", Action: cfRename, Note: "as in Centrifugo; empty is the default, ':'"},
 		{Key: "channel.namespaces[].allow_tags_filter", Herald: "channel.namespaces[].allow_tags_filter", Action: cfRename, Note: "publication tag filters of subscriptions"},
 		{Key: "channel.namespaces[].client_publish_debounce_interval", Herald: "channel.namespaces[].client_publish_debounce_interval", Action: cfRename, Note: "announced to subscribers as 'publish_debounce', as in Centrifugo"},
-		{Key: "channel.namespaces[].delta_publish", Herald: "channel.namespaces[].delta_publish", Action: cfRename, Note: "as in Centrifugo: publications and map changes go as Fossil deltas to the subscribers that negotiated delta; the API's per-publish 'delta' flag is not taken"},
+		{Key: "channel.namespaces[].delta_publish", Herald: "channel.namespaces[].delta_publish", Action: cfRename, Note: "as in Centrifugo: publications and map changes go as Fossil deltas to the subscribers that negotiated delta; the API's per-publish 'delta' flag does the same for one publication"},
 		{Key: "channel.namespaces[].force_recovery_mode", Herald: "channel.namespaces[].force_recovery_mode", Action: cfRename, Note: "'stream' or 'cache', as in Centrifugo"},
 		{Key: "channel.namespaces[].map.live_transition_max_publication_limit", Action: cfRefuse, Note: "Herald has no such map option yet: only the default is taken"}, // owned by maps
 		{Key: "channel.namespaces[].map.publish_proxy_enabled", Herald: "channel.namespaces[].map_publish_proxy", Action: cfConvert, Convert: proxyEnabled, Note: "true: 'map_publish_proxy' names 'map.publish_proxy_name', or the proxy of channel.proxy.map_publish"},

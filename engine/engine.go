@@ -46,6 +46,14 @@ type Publication struct {
 	// Engines carry both with live delivery and history.
 	Key     string
 	Removed bool
+	// Delta asks the nodes that deliver the publication to send it as a
+	// Fossil delta to the subscribers that negotiated delta, even where
+	// the channel's namespace lacks delta_publish (the server API's
+	// per-publish delta flag). Like ExceptClient it travels with live
+	// delivery to every node, and a node of an older version that does
+	// not know it reads the publication without it; history need not
+	// keep it.
+	Delta bool
 }
 
 // StreamPosition names a place in a channel's stream. Epoch changes whenever

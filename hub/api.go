@@ -37,6 +37,11 @@ type PublishOptions struct {
 	// and delivers nothing. At most MaxIdempotencyKey bytes. Engines that
 	// cannot remember keys (NATS) answer error 108.
 	IdempotencyKey string
+	// Delta sends the publication as a Fossil delta to the subscribers
+	// that negotiated delta, as the namespace's delta_publish does for
+	// every publication: the server API's per-publish delta flag. The
+	// flag travels with the publication to every node.
+	Delta bool
 }
 
 // Publish sends data to every subscriber of ch on every node. With history
@@ -63,7 +68,7 @@ func (h *Hub) Publish(ctx context.Context, ch string, data []byte, opts PublishO
 	if r.SubscriptionType == SubscriptionSharedPoll {
 		return engine.StreamPosition{}, &Error{Code: protocol.ErrorBadRequest, Message: fmt.Sprintf("bad request: channel %q is in a shared_poll namespace: use shared_poll_publish", ch)}
 	}
-	sp, err := h.publish(ctx, ch, pubRule, &engine.Publication{Data: data, Info: opts.Info, Tags: opts.Tags, ExceptClient: opts.ExceptClient}, opts.IdempotencyKey)
+	sp, err := h.publish(ctx, ch, pubRule, &engine.Publication{Data: data, Info: opts.Info, Tags: opts.Tags, ExceptClient: opts.ExceptClient, Delta: opts.Delta}, opts.IdempotencyKey)
 	switch {
 	case engine.IsUnsupported(err):
 		// Of what Publish asks, only remembering idempotency keys is

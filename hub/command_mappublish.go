@@ -91,7 +91,7 @@ func (c *Client) publishToMap(ctx context.Context, req *protocol.PublishRequest,
 	pub := &engine.Publication{Key: key, Removed: req.Removed, Info: c.clientInfo(s.channelInfo()), Tags: change.Tags}
 	var added bool
 	if !req.Removed {
-		pub.Data = data
+		pub.Data, pub.Delta = data, change.Delta
 		var e *Error
 		if added, e = c.takeMapKey(req.Channel, key, m.maxKeysPerClient()); e != nil {
 			return e
@@ -203,6 +203,11 @@ type MapChange struct {
 	// Otherwise it changes nothing and fails with an error that is
 	// engine.ErrMapPositionMismatch, returning the stream's position.
 	ExpectedPosition *engine.StreamPosition
+	// Delta sends the change as a Fossil delta against the key's previous
+	// value to the subscribers that negotiated delta, as the namespace's
+	// delta_publish does for every change (PublishOptions.Delta). Removals
+	// carry no data and ignore it.
+	Delta bool
 }
 
 // mapChangeOptions are the namespace's options for a change that carries
@@ -231,7 +236,7 @@ func (h *Hub) MapPublishWith(ctx context.Context, ch, key string, data []byte, m
 	if err != nil {
 		return engine.StreamPosition{}, err
 	}
-	return h.mapPublishWith(ctx, ch, r, &engine.Publication{Key: key, Data: data, Tags: m.Tags}, h.mapChangeOptions(r, m))
+	return h.mapPublishWith(ctx, ch, r, &engine.Publication{Key: key, Data: data, Tags: m.Tags, Delta: m.Delta}, h.mapChangeOptions(r, m))
 }
 
 // MapRemove removes key from the map channel ch, as MapPublish. A key

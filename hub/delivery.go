@@ -20,7 +20,7 @@ func (e engineHandler) HandlePublication(ch string, pub *engine.Publication, sp 
 	d := &delivery{push: &protocol.Push{Channel: ch, Pub: protoPublication(pub)}}
 	d.push.Pub.Offset = sp.Offset
 	d.delta = h.deltas.advance(ch, pub, sp)
-	if d.delta != nil && !h.deltaPublish(ch) {
+	if d.delta != nil && !pub.Delta && !h.deltaPublish(ch) {
 		d.delta.fullOnly()
 	}
 	n := 0

@@ -10,10 +10,12 @@ import (
 
 // Delta compression, as the reference server does it: a subscriber that
 // asks for delta "fossil" in a namespace allowing it receives, when the
-// namespace has delta_publish, the first publication in full and each next
-// one as a Fossil delta against the data of the previous publication it
-// received (Publication.delta set), when the delta is smaller. Over the JSON protocol every publication data of such a
-// subscription is a JSON string: the payload's text, or the delta's bytes.
+// namespace has delta_publish or the publication asks for delta, the first
+// publication in full and each next one as a Fossil delta against the data
+// of the previous publication it received (Publication.delta set), when
+// the delta is smaller. Over the JSON protocol every publication data of
+// such a subscription is a JSON string: the payload's text, or the delta's
+// bytes.
 //
 // The node keeps the data of the latest publication of each channel with
 // delta subscribers, so a delta is computed once per publication and
@@ -160,15 +162,18 @@ type deltaStep struct {
 // subscribers' chains stay whole, but has no base to diff against.
 func (s *deltaStep) fullOnly() { s.base, s.baseData = deltaRef{}, nil }
 
-// deltaPublish reports whether the publications of ch go as deltas to the
-// subscribers that negotiated delta: its namespace's delta_publish. As in
-// Centrifugo 6.9.1 (internal/api/api.go and internal/client/handler.go set
-// centrifuge's PublishOptions.UseDelta from it, and centrifuge v0.40.1's
-// broker hands the hub no previous publication without UseDelta), a
-// negotiated subscription otherwise gets each live publication in full;
-// recovered publications go as deltas either way. The node that delivers
-// decides, from the namespace every node is configured with alike, so no
-// engine has to carry a flag with the publication.
+// deltaPublish reports whether every publication of ch goes as a delta to
+// the subscribers that negotiated delta: its namespace's delta_publish. A
+// publication that does not is still sent as a delta when it carries
+// engine.Publication.Delta (the server API's per-publish delta flag). As
+// in Centrifugo 6.9.1, whose internal/api/api.go (Publish, lines 257-267;
+// Broadcast, 366-376; MapPublish, 946-955) sets centrifuge's UseDelta to
+// the request's delta or the namespace's delta_publish, and centrifuge
+// v0.40.1's broker hands the hub no previous publication without
+// UseDelta: otherwise a negotiated subscription gets each live
+// publication in full; recovered publications go as deltas either way.
+// The node that delivers decides, from the namespace every node is
+// configured with alike and the flag that travels with the publication.
 func (h *Hub) deltaPublish(ch string) bool {
 	r, e := h.channels.resolve(ch)
 	return e == nil && r.DeltaPublish

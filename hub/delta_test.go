@@ -171,6 +171,44 @@ func TestDeltaPublishOff(t *testing.T) {
 	}
 }
 
+// TestDeltaPerPublication: without delta_publish, a publication with
+// PublishOptions.Delta (the server API's delta flag) goes as a delta to a
+// subscriber that negotiated delta, one without it in full, and a
+// subscriber without delta gets plain data either way.
+func TestDeltaPerPublication(t *testing.T) {
+	t.Parallel()
+	full := hub.NamespaceOptions{AllowSubscribeForClient: true, AllowedDeltaTypes: []string{hub.DeltaFossil}}
+	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{ns("full", full)}}})
+	c := n.dial(t)
+	c.Connect("u")
+	c.MustSubscribe(2, "full:doc", `"delta":"fossil"`)
+	plain := n.dial(t)
+	plain.Connect("p")
+	plain.MustSubscribe(2, "full:doc", "")
+	flags := []bool{true, true, false, true}
+	for i, delta := range flags {
+		if _, err := n.hub.Publish(context.Background(), "full:doc", deltaDoc(i), hub.PublishOptions{Delta: delta}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &deltaReader{t: t}
+	pubs := jsonclient.PushesOf(c.Drain(), "full:doc", "pub")
+	if len(pubs) != len(flags) {
+		t.Fatalf("%d publications, want %d", len(pubs), len(flags))
+	}
+	for i, m := range pubs {
+		// The first has no base, the third asks for none.
+		if got := r.applyJSON(m); string(got) != string(deltaDoc(i)) || (m["delta"] == true) != (i == 1 || i == 3) {
+			t.Fatalf("publication %d: %.200v", i, m)
+		}
+	}
+	for i, m := range jsonclient.PushesOf(plain.Drain(), "full:doc", "pub") {
+		if _, isString := m["data"].(string); isString || m["delta"] != nil {
+			t.Fatalf("publication %d to a subscriber without delta: %.200v", i, m)
+		}
+	}
+}
+
 // TestDeltaProtobuf: the same over Protobuf, where a delta is the raw
 // Fossil delta and a full publication the payload itself.
 func TestDeltaProtobuf(t *testing.T) {

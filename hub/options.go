@@ -108,9 +108,10 @@ type NamespaceOptions struct {
 	AllowedDeltaTypes []string `yaml:"allowed_delta_types" doc:"delta encodings subscribers of these channels may ask for; only 'fossil' (empty: none). A subscriber that asks 'delta: \"fossil\"' here gets 'delta: true' in its subscribe result, the first publication in full and the next ones as Fossil deltas against the previous one it received, whenever smaller; asking elsewhere is not an error, the subscription just goes without delta. See [protocol.md](protocol.md#delta-compression)"`
 	// DeltaPublish sends the publications of these channels as Fossil
 	// deltas to the subscribers that negotiated delta (AllowedDeltaTypes);
-	// without it they get every publication in full, as in Centrifugo,
-	// whose delta_publish this is (delivery_delta.go).
-	DeltaPublish bool `yaml:"delta_publish" doc:"publications (and map key changes) of these channels go as Fossil deltas against the previous one to the subscribers that negotiated delta ('allowed_delta_types'), whenever smaller; off (the default, as in Centrifugo), such subscribers get every publication in full (over JSON as a JSON string) and only recovered publications go as deltas. See [protocol.md](protocol.md#delta-compression)"`
+	// without it they get in full every publication but those published
+	// with PublishOptions.Delta or MapChange.Delta, as in Centrifugo, whose
+	// delta_publish this is (delivery_delta.go).
+	DeltaPublish bool `yaml:"delta_publish" doc:"publications (and map key changes) of these channels go as Fossil deltas against the previous one to the subscribers that negotiated delta ('allowed_delta_types'), whenever smaller; off (the default, as in Centrifugo), such subscribers get every publication in full (over JSON as a JSON string) unless the server API's publish, broadcast or map_publish sets 'delta' for it, and recovered publications go as deltas. See [protocol.md](protocol.md#delta-compression)"`
 	// SubscriptionType makes the namespace's channels maps (mapoptions.go)
 	// instead of streams; Map configures them.
 	SubscriptionType SubscriptionType `yaml:"subscription_type" default:"stream" doc:"what the channels are: 'stream' (publications in order), 'map', 'map_clients' or 'map_users' (keyed state that subscribers read as a snapshot then follow live; see [protocol.md](protocol.md#map-subscriptions)), or 'shared_poll' (subscribers track keys whose data the node polls from a backend; see [protocol.md](protocol.md#shared-poll-subscriptions)). A client must subscribe with the matching type (centrifuge-js 'newMapSubscription' for 'map'), otherwise error 107"`

@@ -12,11 +12,11 @@ import (
 // The map publish and map remove events, with Centrifugo's request and
 // result fields. The result's tags, key_mode, version, version_epoch and
 // idempotency_key go with the change as Centrifugo 6.9.1 applies them
-// (internal/proxy/map_publish_handler.go); delta is taken and has no
-// effect, every change going as a delta to the subscribers that
-// negotiated one. score and stream_data, which Centrifugo 6.9.1 declares
-// and never reads, fail the command (see unsupportedResult) rather than
-// being dropped.
+// (internal/proxy/map_publish_handler.go, lines 127-159), delta included:
+// the change goes as a delta to the subscribers that negotiated one, as
+// the server API's map_publish with delta. score and stream_data, which
+// Centrifugo 6.9.1 declares and never reads, fail the command (see
+// unsupportedResult) rather than being dropped.
 
 type mapPublishRequest struct {
 	baseRequest
@@ -75,7 +75,7 @@ func (r *mapPublishResult) unsupportedField() string {
 // change is what the result makes the change carry besides the key and
 // the value; the hub checks it as the server API's.
 func (r *mapPublishResult) change() hub.MapChange {
-	return hub.MapChange{Tags: r.Tags, KeyMode: engine.MapKeyMode(r.KeyMode), Version: r.Version, VersionEpoch: r.VersionEpoch, IdempotencyKey: r.IdempotencyKey}
+	return hub.MapChange{Tags: r.Tags, KeyMode: engine.MapKeyMode(r.KeyMode), Version: r.Version, VersionEpoch: r.VersionEpoch, IdempotencyKey: r.IdempotencyKey, Delta: r.Delta}
 }
 
 // onMapPublish asks the backend of the channel's namespace about a map

@@ -59,12 +59,46 @@ func TestMapPublishAndRemove(t *testing.T) {
 	b.noCall()
 }
 
+// TestMapPublishResultDelta: a map publish proxy's result with delta
+// sends the change as a Fossil delta to a subscriber that negotiated
+// delta, though the namespace lacks delta_publish, as Centrifugo 6.9.1
+// takes it (internal/proxy/map_publish_handler.go); a result without it
+// goes in full.
+func TestMapPublishResultDelta(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t)
+	n := startMapNode(t, b.url("/map_publish"), b.url("/map_remove"))
+	sub := n.dial(nil)
+	sub.Connect("u2")
+	state := sub.Call(`{"id":2,"subscribe":{"channel":"board:a","type":1,"phase":2,"limit":10,"delta":"fossil"}}`)
+	epoch, _ := jsonclient.Path(state, "subscribe", "epoch").(string)
+	if live := sub.Call(fmt.Sprintf(`{"id":3,"subscribe":{"channel":"board:a","type":1,"phase":1,"delta":"fossil","epoch":%q}}`, epoch)); jsonclient.Path(live, "subscribe", "delta") != true {
+		t.Fatalf("live reply without delta: %v (state %v)", live, state)
+	}
+	c := n.dial(nil)
+	c.Connect("u1")
+	pad := strings.Repeat("unchanged ", 30)
+	for i, result := range []string{`{"delta":true}`, `{"delta":true}`, `{}`} {
+		b.answer("/map_publish", `{"result":`+result+`}`)
+		if m := c.Call(fmt.Sprintf(`{"id":%d,"publish":{"channel":"board:a","type":1,"key":"k","data":{"v":%d,"pad":%q}}}`, i+2, i, pad)); m["publish"] == nil {
+			t.Fatalf("map publish %d: %v", i, m)
+		}
+		b.next()
+		pub, _ := jsonclient.Path(sub.Next(), "push", "pub").(map[string]any)
+		// The first change has no base to diff against.
+		if (pub["delta"] == true) != (i == 1) {
+			t.Fatalf("change %d with result %s: %.200v", i, result, pub)
+		}
+	}
+}
+
 // startMapNode starts a node whose map namespace "board" sends map
 // publishes to the endpoint at publishURL and removes to removeURL, and
 // whose map namespace "other" has no proxy (and allows clients nothing).
 func startMapNode(t *testing.T, publishURL, removeURL string) *node {
 	t.Helper()
-	mapNS := hub.NamespaceOptions{AllowSubscribeForClient: true, SubscriptionType: hub.SubscriptionMap, Map: hub.MapOptions{Mode: hub.MapPersistent}}
+	mapNS := hub.NamespaceOptions{AllowSubscribeForClient: true, SubscriptionType: hub.SubscriptionMap, Map: hub.MapOptions{Mode: hub.MapPersistent},
+		AllowedDeltaTypes: []string{hub.DeltaFossil}}
 	return startNodeWith(t, proxy.Config{
 		Endpoints: []proxy.Endpoint{
 			{Name: "mp", URL: publishURL, Timeout: 2 * time.Second},

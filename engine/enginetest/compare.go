@@ -13,7 +13,7 @@ import (
 // and maps are treated as equal throughout.
 
 // pubDiff describes how got differs from want in the fields a publisher
-// sets (Data, Info, Tags, ExceptClient), or returns "".
+// sets (Data, Info, Tags, ExceptClient, Key, Removed, Delta), or returns "".
 func pubDiff(want, got *engine.Publication) string {
 	switch {
 	case got == nil:
@@ -28,6 +28,8 @@ func pubDiff(want, got *engine.Publication) string {
 		return fmt.Sprintf("except client %q, want %q", got.ExceptClient, want.ExceptClient)
 	case want.Key != got.Key || want.Removed != got.Removed:
 		return fmt.Sprintf("key %q removed %v, want %q removed %v", got.Key, got.Removed, want.Key, want.Removed)
+	case want.Delta != got.Delta:
+		return fmt.Sprintf("delta %v, want %v", got.Delta, want.Delta)
 	}
 	return ""
 }

@@ -19,6 +19,7 @@ func (s *suite) delivery(t *testing.T) {
 	t.Run("PublisherOrderWithoutHistory", s.testPublisherOrderWithoutHistory)
 	t.Run("InfoTagsTime", s.testInfoTagsTime)
 	t.Run("ExceptClient", s.testExceptClient)
+	t.Run("Delta", s.testDelta)
 	t.Run("LargePayload", s.testLargePayload)
 	t.Run("ManyChannels", s.testManyChannels)
 	t.Run("JoinLeave", s.testJoinLeave)

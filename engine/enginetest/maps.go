@@ -24,6 +24,7 @@ func (s *suite) maps(t *testing.T) {
 	t.Run("BadCalls", s.testMapBadCalls)
 	t.Run("MaxKeys", s.testMapMaxKeys)
 	t.Run("Tags", s.testMapTags)
+	t.Run("Delta", s.testMapDelta)
 	t.Run("KeyMode", s.testMapKeyMode)
 	t.Run("Version", s.testMapVersion)
 	t.Run("Idempotency", s.testMapIdempotency)

@@ -42,6 +42,14 @@ import (
 // takes the newer 'x'. ExceptClient is for live delivery only: the history
 // table has no column for it, so a publication read back from there (a
 // gap refilled, a replay, an expired spilled record) comes without it.
+//
+// Publication.Delta travels the same way as ExceptClient (live delivery
+// only), but as a header record with the token deltaMark just before the
+// publication record it marks: every node, older ones included, skips
+// header records wherever they stand, so an older node delivers the
+// publication in full (as it always did) instead of dropping the payload
+// as it would for a new kind. A spilled record keeps its mark in the
+// spill table, since the mark is part of the record's bytes.
 const (
 	kindHeader  = 'n'
 	kindPub     = 'p'
@@ -52,6 +60,12 @@ const (
 	kindControl = 'c'
 	kindRef     = 'r'
 )
+
+// deltaMark is the token of the header record that marks the next
+// publication record as Publication.Delta. A payload's own header token is
+// a hex string, a dot and a number (writer.go), or "s" and a number
+// (emit_record in the schema), so it is never this.
+const deltaMark = "+delta"
 
 // maxPayload is the largest NOTIFY payload PostgreSQL accepts with default
 // build settings ("must be shorter than 8000 bytes").
@@ -94,6 +108,9 @@ func appendHeader(dst []byte, token string) []byte {
 // appendPub appends a publication record. pub.Offset is ignored; offset
 // is the position the publication was given.
 func appendPub(dst []byte, ch string, offset uint64, epoch string, pub *engine.Publication, raw bool) []byte {
+	if pub.Delta {
+		dst = appendHeader(dst, deltaMark)
+	}
 	kind := byte(kindPub)
 	switch {
 	case pub.Key != "":
@@ -275,13 +292,17 @@ func (d *decoder) int() (int64, error) {
 	return v, nil
 }
 
-// next decodes the next record. Header records are skipped.
+// next decodes the next record. Header records are skipped, but a
+// deltaMark one sets Delta on the publication that follows it.
 func (d *decoder) next() (record, error) {
+	delta := false
 	for d.more() && d.s[d.pos] == kindHeader {
 		d.pos++
-		if _, _, err := d.field(); err != nil {
+		token, _, err := d.field()
+		if err != nil {
 			return record{}, err
 		}
+		delta = delta || token == deltaMark
 	}
 	if !d.more() {
 		return record{}, errMalformed
@@ -317,6 +338,9 @@ func (d *decoder) next() (record, error) {
 	}
 	if r.kind == kindExcept || r.kind == kindMap {
 		r.kind = kindPub // one kind of publication from here on
+	}
+	if delta && r.pub != nil {
+		r.pub.Delta = true
 	}
 	return r, nil
 }

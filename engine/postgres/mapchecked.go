@@ -17,14 +17,17 @@ import (
 // checks below and the change are one step for every node; then
 // map_change_bounded makes the change, and the idempotency key's result
 // is written before the commit. Changes without them keep their single
-// statement.
+// statement, unless they carry Publication.Delta: such a change runs in a
+// transaction that first sets {{schema}}.delta, which emit_record reads
+// to mark the change's record (migration 0014, codec.go's deltaMark).
 
 // mapCheckedStatements are the checks' SQL.
 type mapCheckedStatements struct {
-	lock     string
-	idemSeen string
-	keyAt    string
-	idemSave string
+	lock      string
+	idemSeen  string
+	keyAt     string
+	idemSave  string
+	markDelta string
 }
 
 func newMapCheckedStatements(q func(string) string) mapCheckedStatements {
@@ -42,16 +45,25 @@ func newMapCheckedStatements(q func(string) string) mapCheckedStatements {
 			VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond')
 			ON CONFLICT (channel, key) DO UPDATE SET pub_offset = excluded.pub_offset,
 				epoch = excluded.epoch, expire_at = excluded.expire_at`),
+		markDelta: q(`SELECT set_config('{{schema}}.delta', '1', true)`),
 	}
 }
 
 // mapChangeChecked runs the change (map_change_bounded with args) after
-// the idempotency and position checks, in one transaction. For
-// ErrMapDuplicate it returns the first change's position, for
-// ErrMapPositionMismatch the stream's current one.
-func (e *Engine) mapChangeChecked(ctx context.Context, ch, key string, opts engine.MapPublishOptions, args []any) (engine.StreamPosition, error) {
+// the idempotency and position checks, in one transaction, with its record
+// marked as a delta when delta. For ErrMapDuplicate it returns the first
+// change's position, for ErrMapPositionMismatch the stream's current one.
+func (e *Engine) mapChangeChecked(ctx context.Context, ch, key string, opts engine.MapPublishOptions, delta bool, args []any) (engine.StreamPosition, error) {
 	var sp engine.StreamPosition
 	err := pgx.BeginFunc(ctx, e.qPool, func(tx pgx.Tx) error {
+		if delta {
+			if _, err := tx.Exec(ctx, e.mapChecked.markDelta); err != nil {
+				return fmt.Errorf("mark the change as a delta: %w", err)
+			}
+		}
+		if opts.IdempotencyKey == "" && opts.ExpectedPosition == nil {
+			return e.mapChangeIn(ctx, tx, args, &sp)
+		}
 		if _, err := tx.Exec(ctx, e.mapChecked.lock, ch, ceilMS(orDefault(opts.MetaTTL, e.opts.HistoryMetaTTL))); err != nil {
 			return fmt.Errorf("lock the stream: %w", err)
 		}
@@ -77,17 +89,25 @@ func (e *Engine) mapChangeChecked(ctx context.Context, ch, key string, opts engi
 				return engine.ErrMapPositionMismatch
 			}
 		}
-		var off int64
-		if err := tx.QueryRow(ctx, e.mapSQL.change, args...).Scan(&off, &sp.Epoch); err != nil {
-			return err // map_change_bounded's refusals are mapped by the caller
+		if err := e.mapChangeIn(ctx, tx, args, &sp); err != nil {
+			return err
 		}
-		sp.Offset = uint64(off)
 		if opts.IdempotencyKey != "" {
-			if _, err := tx.Exec(ctx, e.mapChecked.idemSave, ch, opts.IdempotencyKey, off, sp.Epoch, ceilMS(opts.IdempotentResultTTL)); err != nil {
+			if _, err := tx.Exec(ctx, e.mapChecked.idemSave, ch, opts.IdempotencyKey, int64(sp.Offset), sp.Epoch, ceilMS(opts.IdempotentResultTTL)); err != nil {
 				return fmt.Errorf("remember the idempotency key: %w", err)
 			}
 		}
 		return nil
 	})
 	return sp, err
+}
+
+// mapChangeIn runs map_change_bounded with args in tx, setting sp.
+func (e *Engine) mapChangeIn(ctx context.Context, tx pgx.Tx, args []any, sp *engine.StreamPosition) error {
+	var off int64
+	if err := tx.QueryRow(ctx, e.mapSQL.change, args...).Scan(&off, &sp.Epoch); err != nil {
+		return err // map_change_bounded's refusals are mapped by the caller
+	}
+	sp.Offset = uint64(off)
+	return nil
 }

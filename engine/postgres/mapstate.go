@@ -109,8 +109,8 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 	var off int64
 	var sp engine.StreamPosition
 	var err error
-	if opts.IdempotencyKey != "" || opts.ExpectedPosition != nil {
-		sp, err = e.mapChangeChecked(ctx, ch, pub.Key, opts, args)
+	if delta := pub.Delta; delta || opts.IdempotencyKey != "" || opts.ExpectedPosition != nil {
+		sp, err = e.mapChangeChecked(ctx, ch, pub.Key, opts, delta, args)
 		if errors.Is(err, engine.ErrMapDuplicate) || errors.Is(err, engine.ErrMapPositionMismatch) {
 			return sp, fmt.Errorf("map publish %q: %w", ch, err)
 		}

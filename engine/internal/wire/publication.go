@@ -20,6 +20,10 @@ const (
 	// pubKey and pubRemoved are a map change's (written only when set).
 	pubKey     protowire.Number = 6
 	pubRemoved protowire.Number = 7
+	// pubDelta is Publication.Delta, written only when set: a node that
+	// predates it skips the unknown field and delivers the publication in
+	// full, as it did.
+	pubDelta protowire.Number = 8
 
 	tagKey   protowire.Number = 1
 	tagValue protowire.Number = 2
@@ -47,6 +51,9 @@ func AppendPublication(dst []byte, pub *engine.Publication) []byte {
 	}
 	if pub.Removed {
 		size += protowire.SizeTag(pubRemoved) + 1
+	}
+	if pub.Delta {
+		size += protowire.SizeTag(pubDelta) + 1
 	}
 	dst = slices.Grow(dst, size)
 	dst = protowire.AppendTag(dst, pubData, protowire.BytesType)
@@ -76,6 +83,10 @@ func AppendPublication(dst []byte, pub *engine.Publication) []byte {
 	}
 	if pub.Removed {
 		dst = protowire.AppendTag(dst, pubRemoved, protowire.VarintType)
+		dst = protowire.AppendVarint(dst, 1)
+	}
+	if pub.Delta {
+		dst = protowire.AppendTag(dst, pubDelta, protowire.VarintType)
 		dst = protowire.AppendVarint(dst, 1)
 	}
 	return dst
@@ -116,6 +127,8 @@ func DecodePublication(b []byte) (*engine.Publication, error) {
 			pub.Key = string(f.Bytes)
 		case pubRemoved:
 			pub.Removed = f.Varint != 0
+		case pubDelta:
+			pub.Delta = f.Varint != 0
 		}
 	}
 	return pub, nil

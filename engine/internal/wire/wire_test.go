@@ -27,7 +27,7 @@ func checkSame(t testing.TB, want, got *engine.Publication) {
 func TestPublicationRoundTrip(t *testing.T) {
 	withOffset := enginetest.SamplePublication()
 	withOffset.Offset = 7 // not encoded
-	for _, want := range []*engine.Publication{enginetest.SamplePublication(), withOffset, {Data: []byte("x")}, {}, {Time: -1}} {
+	for _, want := range []*engine.Publication{enginetest.SamplePublication(), withOffset, {Data: []byte("x")}, {}, {Time: -1}, {Data: []byte("x"), Delta: true}, {Key: "k", Removed: true, Delta: true}} {
 		got, err := wire.DecodePublication(wire.AppendPublication(nil, want))
 		if err != nil {
 			t.Fatalf("decode %+v: %v", want, err)
@@ -49,6 +49,9 @@ func TestGolden(t *testing.T) {
 	}{
 		"publication": {wire.AppendPublication(nil, pub), "0a077b2261223a317d12100a027531120263311a027b7d220200011a060a016b12017620fbd095ffbc31"},
 		"empty":       {wire.AppendPublication(nil, &engine.Publication{}), "0a002000"},
+		// Delta is field 8, after the fields older releases write, which
+		// skip it as an unknown field.
+		"delta":       {wire.AppendPublication(nil, &engine.Publication{Data: []byte("x"), Delta: true}), "0a017820004001"},
 		"client info": {wire.AppendClientInfo(nil, info), "0a027531120263311a027b7d22020001"},
 	} {
 		if got := hex.EncodeToString(c.got); got != c.want {
