@@ -178,7 +178,7 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "prometheus.instrument_http_handlers", Action: cfTune, Note: "Herald's metrics of its HTTP handlers are fixed"},
 		{Key: "prometheus.native_histograms", Action: cfTune, Note: "Herald's histograms are classic Prometheus ones"},
 		{Key: "prometheus.recovered_publications_histogram", Action: cfTune, Note: "Herald's recovery metrics are fixed"},
-		{Key: "proxies[].emulated_headers", Action: cfRefuse, Note: "Herald fills the headers that http_headers names from the headers a client sends in its connect command when its HTTP request lacks them: list them in http_headers"},
+		{Key: "proxies[].emulated_headers", Herald: "proxies[].emulated_headers", Action: cfRename, Note: "as in Centrifugo: the headers of the client's connect command listed here reach the proxy on every call of the connection, and http_headers takes the HTTP request's alone"},
 		{Key: "proxies[].grpc.compression", Herald: "proxies[].grpc.compression", Action: cfRename, Note: ""},
 		{Key: "proxies[].grpc.credentials_key", Herald: "proxies[].grpc.credentials_key", Action: cfRename, Note: ""},
 		{Key: "proxies[].grpc.credentials_value", Herald: "proxies[].grpc.credentials_value", Action: cfRename, Note: ""},

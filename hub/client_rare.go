@@ -20,6 +20,9 @@ type rareState struct {
 	// rates and errorRates are the connection's buckets of
 	// client.rate_limit (ratelimit.go), made on first use.
 	rates, errorRates *ratelimit.Set
+	// connectHeaders are the connect command's emulated headers that
+	// Config.KeepConnectHeaders names (connect_headers.go).
+	connectHeaders map[string]string
 }
 
 // rareLocked returns the client's rareState, made on first use; c.mu must

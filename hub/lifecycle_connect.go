@@ -72,6 +72,7 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	c.meta = cred.Meta
 	c.connectedAt = now.UnixMilli()
 	c.setTokenLocked(tok)
+	c.keepConnectHeadersLocked(req.Headers)
 	c.noCompaction = !routesByID(c.proto, req.Name)
 	exp := newExpiry(cred.ExpireAt, cred.ServerSideRefresh)
 	c.expiry = exp
