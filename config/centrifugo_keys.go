@@ -186,6 +186,7 @@ func centrifugoKeys() []centrifugoKey {
 		{Key: "proxies[].grpc_metadata", Herald: "proxies[].grpc_metadata", Action: cfRename, Note: ""},
 		{Key: "proxies[].http.static_headers", Herald: "proxies[].static_http_headers", Action: cfRename, Note: "headers sent with every call"},
 		{Key: "proxies[].http.status_to_code_transforms", Herald: "proxies[].status_to_code_transforms", Action: cfRename, Note: "status_code with to_error or to_disconnect, as in Centrifugo"},
+		{Key: "proxies[].http.tls", Herald: "proxies[].tls", Action: cfConvert, Convert: proxyHTTPTLS, Note: "with 'enabled: true', the TLS of calls to an https endpoint, as engine.redis.tls (server_ca_pem becomes ca_file, cert_pem and key_pem become cert_file and key_file, file paths)"},
 		{Key: "rpc.namespaces[].proxy_enabled", Herald: "rpc.namespaces[].proxy", Action: cfConvert, Convert: proxyEnabled, Note: "true: 'proxy' names 'proxy_name', or the proxy of rpc.proxy"},
 		{Key: "rpc.namespaces[].proxy_name", Herald: "rpc.namespaces[].proxy", Action: cfConvert, Convert: proxyName, Note: "read with proxy_enabled"},
 		{Key: "rpc.proxy", Herald: "proxies[]", Action: cfConvert, Convert: defaultProxy, Note: "becomes a proxy named 'rpc.proxy', used by the RPC namespaces that enable the proxy without naming one"},
