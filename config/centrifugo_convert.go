@@ -468,6 +468,9 @@ func (m *cfMapper) commaShards(c cfCtx, v any, want string) ([][]any, bool) {
 // take the master name and database once the whole file is read.
 func sentinelAddress(m *cfMapper, c cfCtx, v any) {
 	shards, ok := m.commaShards(c, v, "want a list of shards, each its Sentinels' addresses separated by commas")
+	if ok && len(shards) > 0 {
+		m.plainSentinels(c)
+	}
 	switch {
 	case !ok || len(shards) == 0:
 	case len(shards) == 1:

@@ -1,42 +1,25 @@
 package config
 
-import "fmt"
+// Centrifugo v6.9.1 dials the Sentinels with engine.redis.sentinel_tls
+// alone, apart from the Redis servers' tls (internal/redisshard/init.go:98-104,
+// shard.go:66): with sentinel_tls off they get no TLS even when the
+// servers do. Herald's engine.redis.sentinel_tls says the same: its TLS
+// keys for Sentinels of their own TLS, 'plain' for none (without either,
+// a Herald file dials them as engine.redis.tls says).
 
-// sentinelTLS maps engine.redis.sentinel_tls (Centrifugo 6.9.1
-// internal/redisshard/init.go: the TLS of the connections to the
-// Sentinels, apart from the Redis servers'). Herald's Redis client,
-// go-redis v9, dials the Sentinels with the TLS configuration of the
-// servers (FailoverOptions.TLSConfig, sentinel.go sentinelOptions), which
-// is engine.redis.tls: a sentinel_tls that is the same object as tls
-// means what it means in Centrifugo and is taken; another is refused.
-// Off, it is taken as before (the Sentinels are dialed as tls says).
-func sentinelTLS(m *cfMapper, c cfCtx, v any) {
-	st := m.enabledObject(c, v, "want a TLS object: {enabled: true, server_ca_pem: FILE, ...}")
-	if st == nil {
-		return
-	}
+// sentinelTLS maps an enabled engine.redis.sentinel_tls to Herald's, as
+// tls is mapped; off, it is read by sentinelAddress (plainSentinels).
+func sentinelTLS(m *cfMapper, c cfCtx, v any) { m.convertTLS(c, v, false) }
+
+// plainSentinels writes engine.redis.sentinel_tls.plain for a Sentinel
+// deployment whose servers take TLS and whose Sentinels, without an
+// enabled sentinel_tls, do not. c is a key of the redis section.
+func (m *cfMapper) plainSentinels(c cfCtx) {
 	tls, _ := c.src["tls"].(map[string]any)
-	if on, _ := isOn(tls["enabled"]); !on || !sameTLSObject(st, tls) {
-		m.refuse(c.path, "Herald dials the Sentinels with engine.redis.tls, the TLS of the Redis servers (one TLS configuration in its Redis client): set tls to the same object, or remove sentinel_tls if the Sentinels take the servers' TLS")
+	st, _ := c.src["sentinel_tls"].(map[string]any)
+	serversTLS, _ := isOn(tls["enabled"])
+	sentinelsTLS, _ := isOn(st["enabled"])
+	if serversTLS && !sentinelsTLS {
+		setKey(m.out, "engine.redis.sentinel_tls.plain", true)
 	}
-}
-
-// sameTLSObject reports whether two enabled Centrifugo TLS objects have
-// the same keys and values, whatever form 'enabled' is written in (the
-// environment gives strings).
-func sameTLSObject(a, b map[string]any) bool {
-	keys := map[string]bool{}
-	for k := range a {
-		keys[k] = true
-	}
-	for k := range b {
-		keys[k] = true
-	}
-	delete(keys, "enabled")
-	for k := range keys {
-		if fmt.Sprint(a[k]) != fmt.Sprint(b[k]) {
-			return false
-		}
-	}
-	return true
 }

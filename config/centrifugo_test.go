@@ -394,12 +394,16 @@ func TestCentrifugoEnv(t *testing.T) {
 	if err != nil || format != FormatCentrifugo || cfg.Client.Token.HMACSecretKey != "from-env" {
 		t.Errorf("environment only: %v %q %v", err, format, cfg.Client.Token)
 	}
+	// A list of objects is JSON, its keys mapped as a file's.
+	cfg, err = ParseCentrifugo([]byte("{}"), "c.json", []string{`CENTRIFUGO_PROXIES=[{"name": "p", "endpoint": "http://127.0.0.1:1/", "emulated_headers": ["X-A"]}]`})
+	if err != nil || len(cfg.Proxies) != 1 || !slices.Equal(cfg.Proxies[0].EmulatedHeaders, []string{"X-A"}) {
+		t.Errorf("CENTRIFUGO_PROXIES with emulated_headers: %v %+v", err, cfg.Proxies)
+	}
 	// Bad values and unknown variables are refused, by name.
 	for v, want := range map[string]string{
 		"CENTRIFUGO_ADMIN_ENABLED=maybe":       `CENTRIFUGO_ADMIN_ENABLED: (for admin.enabled) "maybe": want true or false`,
 		"CENTRIFUGO_CLIENT_CHANNEL_LIMIT=many": `CENTRIFUGO_CLIENT_CHANNEL_LIMIT: (for client.channel_limit) "many": want a whole number`,
 		"CENTRIFUGO_CHANNEL_NAMESPACES={}":     "CENTRIFUGO_CHANNEL_NAMESPACES: want a JSON array",
-		`CENTRIFUGO_PROXIES=[{"name": "p", "endpoint": "http://127.0.0.1:1/", "emulated_headers": ["X-A"]}]`: "proxies[0].emulated_headers: Herald fills the headers",
 	} {
 		_, err := ParseCentrifugo([]byte("{}"), "c.json", []string{v})
 		if err == nil || !strings.Contains(err.Error(), want) {

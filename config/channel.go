@@ -1,6 +1,9 @@
 package config
 
-import "github.com/heraldhq/herald/hub"
+import (
+	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/proxy"
+)
 
 // The client and channel sections are the hub's own option types, whose
 // struct tags carry the keys, defaults and docs: the file format adds only
@@ -68,6 +71,8 @@ func (c Config) Hub(version string) hub.Config {
 		IdempotencyWindow: c.HTTPAPI.IdempotencyWindow,
 		SharedPoll:        c.SharedPoll,
 		Emulation:         c.Emulation.EmulationLimits,
+		// What the proxies forward on later calls (proxies[].emulated_headers).
+		KeepConnectHeaders: proxy.EmulatedHeaderNames(c.Proxies),
 	}
 }
 

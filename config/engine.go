@@ -45,6 +45,8 @@ type RedisConfig struct {
 	// TLS applies to every connection: the server, Sentinels and Cluster
 	// nodes.
 	TLS ClientTLS `yaml:"tls"`
+	// SentinelTLS: the Sentinels' TLS when not the servers' (sentineltls.go).
+	SentinelTLS SentinelTLSConfig `yaml:"sentinel_tls"`
 	// Shards is Herald's own shape (Centrifugo lists Sentinel shards in
 	// sentinel_address, one shared master name; the importer converts).
 	Shards []RedisShardConfig `yaml:"shards" doc:"instead of 'address'/'addresses': several Redis deployments, each channel kept by one of them; each item is a standalone server ('address') or a Sentinel set ('addresses' and 'sentinel_master'), with its own 'db'; the other keys of engine.redis apply to every shard. Every node lists the same shards in the same order (see 'Sharding' in [engines.md](engines.md))"`

@@ -145,10 +145,15 @@ func (r RedisConfig) stores() ([]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine.redis.tls: %w", err)
 	}
+	separate, sentinelTLS, err := r.SentinelTLS.separate()
+	if err != nil {
+		return nil, err
+	}
 	var out []any
 	for _, s := range r.RedisShards() {
 		c := r.Config
 		c.Addrs, c.SentinelMaster, c.DB, c.TLS = s.Addrs, s.SentinelMaster, s.DB, tls
+		c.SeparateSentinelTLS, c.SentinelTLS = separate, sentinelTLS
 		out = append(out, c)
 	}
 	return out, nil

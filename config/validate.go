@@ -77,6 +77,7 @@ func (c Config) Validate() error {
 	}
 	c.Engine.shardProblems(bad)
 	ps = append(ps, clientTLSProblems("engine.redis.tls", c.Engine.Redis.TLS.Validate())...)
+	ps = append(ps, c.Engine.Redis.SentinelTLS.problems()...)
 	ps = append(ps, clientTLSProblems("engine.nats.tls", c.Engine.NATS.TLS.Validate())...)
 	if p := c.Engine.NATS.Presence; p != "" && p != "none" {
 		if k, ok := Engines().Lookup(p); !ok || !k.KeepsPresenceAlone() {

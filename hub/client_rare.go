@@ -23,6 +23,13 @@ type rareState struct {
 	rates, errorRates *ratelimit.Set
 	// caps is the connection's channel capabilities (capabilities.go).
 	caps *auth.Caps
+	// connectHeaders are the connect command's emulated headers that
+	// Config.KeepConnectHeaders names (connect_headers.go).
+	connectHeaders map[string]string
+	// mapCatchUps are when the client began each map subscribe flow not
+	// yet live, in Unix nanoseconds, for map.subscribe_catch_up_timeout
+	// (mapcatchup.go).
+	mapCatchUps map[string]int64
 }
 
 // rareLocked returns the client's rareState, made on first use; c.mu must

@@ -76,6 +76,11 @@ type Config struct {
 	// RowCheck, when set, decides per publication which users of the
 	// namespaces it checks may see it (rowcheck.go).
 	RowCheck RowChecker
+	// KeepConnectHeaders names the headers of a connect command (protocol
+	// v2 header emulation) a client keeps for its lifetime, read by
+	// Client.ConnectHeaders: what the proxies that forward them to later
+	// calls need (connect_headers.go). Empty: a client keeps none.
+	KeepConnectHeaders []string
 	// Logger receives the hub's logs; nil means slog.Default().
 	Logger *slog.Logger
 }

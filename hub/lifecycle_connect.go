@@ -73,6 +73,7 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 	c.connectedAt = now.UnixMilli()
 	c.setTokenLocked(tok)
 	c.setCapsLocked(cred.Caps)
+	c.keepConnectHeadersLocked(req.Headers)
 	c.noCompaction = !routesByID(c.proto, req.Name)
 	exp := newExpiry(cred.ExpireAt, cred.ServerSideRefresh)
 	c.expiry = exp

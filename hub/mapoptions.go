@@ -80,6 +80,10 @@ type MapOptions struct {
 	MinPageSize     int `yaml:"min_page_size" doc:"a smaller client 'limit' is raised to this (0: 100)"`
 	MaxPageSize     int `yaml:"max_page_size" doc:"the largest client 'limit'; a larger one gets error 107 (0: 1000)"`
 
+	// The catch-up before going live (mapcatchup.go).
+	LiveTransitionMaxPublicationLimit int           `yaml:"live_transition_max_publication_limit" doc:"the most changes the reply that makes a subscriber live may carry: those made since the position its last stream (or state) read reached, as Centrifugo's option. A subscriber further behind gets error 112 and starts again from the state (0: 'max_page_size'; -1: no bound)"`
+	SubscribeCatchUpTimeout           time.Duration `yaml:"subscribe_catch_up_timeout" doc:"the longest a subscriber may take from its first state (or recovering stream) request to going live; a later request of the flow closes the connection with 3008 (slow), as Centrifugo's option (0: no bound, Herald's default; Centrifugo's is 5s, which the importer writes for its files)"`
+
 	AllowPublishForClient     bool `yaml:"allow_publish_for_client" doc:"authenticated clients may set keys (map publish)"`
 	AllowPublishForSubscriber bool `yaml:"allow_publish_for_subscriber" doc:"subscribers of the channel may set keys"`
 	AllowPublishForAnonymous  bool `yaml:"allow_publish_for_anonymous" doc:"anonymous clients may set keys (together with one of the two above)"`
@@ -194,6 +198,12 @@ func checkMapOptions(o NamespaceOptions, field string, ps *optionProblems) {
 		if v < 0 {
 			ps.add(mf, name, fmt.Sprintf("%d: want 0 (the default) or a positive number", v))
 		}
+	}
+	if m.LiveTransitionMaxPublicationLimit < -1 {
+		ps.add(mf, "LiveTransitionMaxPublicationLimit", fmt.Sprintf("%d: want -1 (no bound), 0 (MaxPageSize) or a positive number", m.LiveTransitionMaxPublicationLimit))
+	}
+	if m.SubscribeCatchUpTimeout < 0 {
+		ps.add(mf, "SubscribeCatchUpTimeout", "must not be negative (0: no bound)")
 	}
 	if m.StreamTTL < 0 || m.MetaTTL < 0 || m.KeyTTL < 0 {
 		ps.add(mf, "StreamTTL", "StreamTTL, MetaTTL and KeyTTL must not be negative")

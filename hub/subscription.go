@@ -407,8 +407,9 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 			hreq.Since = &engine.StreamPosition{Offset: req.Offset, Epoch: req.Epoch}
 			hreq.Limit = h.client.RecoveryMaxPublicationLimit
 			if s.rule.isMap() {
-				// A map flow goes live only with at most a page left to read.
-				hreq.Limit = orDefault(s.rule.Map.MaxPageSize, defaultMapMaxPageSize)
+				// A map flow goes live only with at most a page left to
+				// read, plus what came since (mapcatchup.go).
+				hreq.Limit = s.rule.Map.liveTransitionLimit()
 			}
 		}
 		pubs, pos, err = h.engine.History(ctx, s.channel, hreq)

@@ -60,6 +60,9 @@ func (c *Client) handleMapSubscribe(ctx context.Context, id uint32, req *protoco
 	if err := c.checkSubscriptionSlot(ch); err != nil {
 		return err
 	}
+	if err := c.checkMapCatchUp(ch, r, req); err != nil {
+		return err
+	}
 	g, err := c.authorizeSubscribe(ctx, ch, r, req)
 	if err != nil {
 		return err
@@ -77,6 +80,7 @@ func (c *Client) handleMapSubscribe(ctx context.Context, id uint32, req *protoco
 		res, s, err = c.mapStreamPage(ctx, r, req, g, limit, filter)
 		if err == nil && s != nil {
 			res.Type = req.Type
+			c.endMapCatchUp(ch)
 			c.queueReply(&protocol.Reply{Id: id, Subscribe: res})
 			c.finishSubscribe(ctx, s)
 			return nil

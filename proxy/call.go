@@ -23,10 +23,11 @@ const maxResponseSize = 16 << 20
 // endpoint is an Endpoint ready for calls.
 type endpoint struct {
 	Endpoint
-	forward []string // canonical names of the headers to forward
-	r       *Router
-	client  *http.Client  // the router's, or the endpoint's own for its TLS
-	grpc    *grpcEndpoint // set for a grpc:// endpoint, which has no client
+	forward  []string // canonical names of the headers to forward
+	emulated []string // canonical names of EmulatedHeaders
+	r        *Router
+	client   *http.Client  // the router's, or the endpoint's own for its TLS
+	grpc     *grpcEndpoint // set for a grpc:// endpoint, which has no client
 }
 
 // callInfo is what a call needs from the client besides the body.
@@ -34,7 +35,7 @@ type callInfo struct {
 	event    string
 	clientID string
 	header   map[string][]string // the client's HTTP request header
-	emulated map[string]string   // connect's emulated headers
+	emulated map[string]string   // connect's emulated headers (kept ones after connect)
 }
 
 // errInternal answers a call that got no usable answer: the protocol's
@@ -161,12 +162,19 @@ func httpRoundTrip[T any](ctx context.Context, e *endpoint, ci callInfo, req any
 
 // header builds a call's HTTP header: the forwarded headers of the
 // client's HTTP request (for connect, its emulated headers fill in names
-// the request lacks), then the static ones, which win.
+// the request lacks), then the static ones, which win. An endpoint with
+// emulated_headers builds it as Centrifugo does instead (emulated.go).
 func (e *endpoint) header(ci callInfo) http.Header {
+	if len(e.emulated) > 0 {
+		return e.headerWithEmulated(ci)
+	}
 	h := make(http.Header, len(e.forward)+len(e.StaticHTTPHeaders)+1)
 	for _, name := range e.forward {
 		if vs := ci.header[name]; len(vs) > 0 {
 			h[name] = append([]string(nil), vs...)
+			continue
+		}
+		if ci.event != eventConnect {
 			continue
 		}
 		for k, v := range ci.emulated {

@@ -41,6 +41,11 @@ type Endpoint struct {
 	// for connect, of its emulated headers) forwarded to the backend,
 	// Cookie and Authorization for instance.
 	HTTPHeaders []string `yaml:"http_headers" doc:"headers of the client's HTTP request forwarded to the backend, e.g. 'Cookie', 'Authorization'"`
+	// EmulatedHeaders, when set, are the only headers of the client's
+	// connect command (header emulation) forwarded to the backend, on
+	// every call of the connection, as Centrifugo v6.9.1's option of the
+	// same name (emulated.go); HTTPHeaders then names request headers only.
+	EmulatedHeaders []string `yaml:"emulated_headers" doc:"headers a client sends inside its connect command (header emulation, as browsers' WebSocket clients do) forwarded to the backend on every call of the connection, as Centrifugo's option: set, it is the only way such headers reach this endpoint, and 'http_headers' takes those of the HTTP request alone, which win over an emulated one of the same name. The client chooses these values: list only names the backend checks itself (a signed token, say). Unset, 'http_headers' also takes a connect call's emulated headers when the HTTP request lacks them"`
 	// GRPCMetadata names the metadata keys of a uni_grpc client's
 	// request forwarded to the backend (as headers to an HTTP one).
 	GRPCMetadata []string `yaml:"grpc_metadata" doc:"metadata keys of a 'uni_grpc' client's request forwarded to the backend (as headers to an HTTP one), e.g. 'x-tenant'"`
@@ -180,6 +185,11 @@ func (e Endpoint) Validate() error {
 	for i, h := range e.HTTPHeaders {
 		if !validHeaderName(h) {
 			bad(fmt.Sprintf("HTTPHeaders[%d]", i), "%q is not a valid HTTP header name", h)
+		}
+	}
+	for i, h := range e.EmulatedHeaders {
+		if !validHeaderName(h) {
+			bad(fmt.Sprintf("EmulatedHeaders[%d]", i), "%q is not a valid HTTP header name", h)
 		}
 	}
 	for k, v := range e.StaticHTTPHeaders {

@@ -27,7 +27,7 @@ const (
 const DefaultRPCNamespaceBoundary = ":"
 
 func clientCall(event string, c *hub.Client) callInfo {
-	return callInfo{event: event, clientID: c.ID(), header: c.Header()}
+	return callInfo{event: event, clientID: c.ID(), header: c.Header(), emulated: c.ConnectHeaders()}
 }
 
 // onConnecting authenticates a client that sent no token through the

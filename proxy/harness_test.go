@@ -158,6 +158,7 @@ func startNodeWith(t *testing.T, cfg proxy.Config, channels hub.ChannelConfig) *
 	}
 	h := hubtest.Start(t, hub.Config{
 		Engine: memory.New(memory.Config{}), Tokens: v, Logger: discard(), Handlers: r.Handlers(), Channels: channels,
+		KeepConnectHeaders: proxy.EmulatedHeaderNames(cfg.Endpoints),
 	})
 	return &node{t: t, hub: h, router: r}
 }

@@ -116,7 +116,7 @@ func New(cfg Config) (*Router, error) {
 		if byName[ep.Name] != nil {
 			return nil, fmt.Errorf("proxy %q: defined twice", ep.Name)
 		}
-		byName[ep.Name] = &endpoint{Endpoint: ep, forward: ep.forwardNames(), r: r}
+		byName[ep.Name] = &endpoint{Endpoint: ep, forward: ep.forwardNames(), emulated: ep.emulatedNames(), r: r}
 	}
 	pick := func(what, name string) (*endpoint, error) {
 		if name == "" {

@@ -305,16 +305,16 @@ func TestConfigConvertCommand(t *testing.T) {
 		}
 	}
 	bad := filepath.Join(t.TempDir(), "config.json")
-	if err := writeTo(bad, `{"client": {"allowed_origins": []}, "channel": {"namespaces": [{"name": "m", "map": {"subscribe_catch_up_timeout": "10s"}}]}}`); err != nil {
+	if err := writeTo(bad, `{"client": {"allowed_origins": []}, "engine": {"type": "redis", "redis": {"tls": {"enabled": true, "cert_pem": "-----BEGIN CERTIFICATE-----\\nMIIB\\n-----END CERTIFICATE-----"}}}}`); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = run(t, "config", "convert", bad)
-	for _, want := range []string{"subscribe_catch_up_timeout: Herald has no such map option"} {
+	for _, want := range []string{"engine.redis.tls.cert_pem: inline PEM"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("convert %s: %v, want %q", bad, err, want)
 		}
 	}
-	if _, _, err := run(t, "config", "check", bad); err == nil || !strings.Contains(err.Error(), "subscribe_catch_up_timeout") {
+	if _, _, err := run(t, "config", "check", bad); err == nil || !strings.Contains(err.Error(), "cert_pem") {
 		t.Errorf("check: %v", err)
 	}
 	// A Herald file is not converted unless told it is Centrifugo's.

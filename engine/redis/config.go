@@ -77,6 +77,10 @@ type Config struct {
 	DB int `yaml:"db" doc:"database number (standalone and Sentinel)"`
 	// TLS, when set, dials with TLS.
 	TLS *tls.Config `yaml:"-"`
+	// SeparateSentinelTLS dials the Sentinels with SentinelTLS (nil:
+	// without TLS) instead of TLS (sentinel_dialer.go).
+	SeparateSentinelTLS bool        `yaml:"-"`
+	SentinelTLS         *tls.Config `yaml:"-"`
 
 	// Prefix starts every key and pub/sub channel the engine uses, so
 	// several Herald clusters (or tests) can share one Redis. It may hold
@@ -166,7 +170,12 @@ func (o Config) withDefaults() (Config, error) {
 // asked for because pub/sub replies then keep their classic shape, which
 // the subscribing connections rely on to see (re)subscriptions.
 func (o Config) newClient() goredis.UniversalClient {
-	return goredis.NewUniversalClient(&goredis.UniversalOptions{
+	return goredis.NewUniversalClient(o.universalOptions())
+}
+
+// universalOptions are the go-redis options of o.
+func (o Config) universalOptions() *goredis.UniversalOptions {
+	return &goredis.UniversalOptions{
 		Addrs:            o.Addrs,
 		MasterName:       o.SentinelMaster,
 		SentinelUsername: o.SentinelUsername,
@@ -189,7 +198,8 @@ func (o Config) newClient() goredis.UniversalClient {
 		// gets it twice. Without retries the caller gets the error and
 		// decides; the engine's background loops retry on their own.
 		MaxRetries: -1,
-	})
+		Dialer:     o.sentinelDialer(),
+	}
 }
 
 // connect fills in the defaults of o and returns them with a client that
