@@ -45,7 +45,8 @@ type ChannelStateOptions struct {
 // the restart of any node.
 //
 // The memory engine keeps them for one process; the PostgreSQL engine in
-// tables (a transactional outbox). See ChannelStatesOf.
+// tables (a transactional outbox); the Redis engine in partitions of
+// hashes and a stream each, changed by Lua scripts. See ChannelStatesOf.
 type ChannelStates interface {
 	// SetChannelOccupancy records that this node now has subscribers in
 	// channel (occupied) or has none left. Calls for one channel must

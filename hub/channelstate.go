@@ -70,7 +70,7 @@ func (s *channelStates) init(h *Hub, cfg Config) error {
 	}
 	eng, ok := engine.ChannelStatesOf(cfg.Engine)
 	if !ok {
-		return fmt.Errorf("channel state events (StateEvents) need an engine that keeps channel occupancy for the cluster (memory, postgres); %T does not", cfg.Engine)
+		return fmt.Errorf("channel state events (StateEvents) need an engine that keeps channel occupancy for the cluster (memory, postgres, redis); %T does not", cfg.Engine)
 	}
 	if cfg.Handlers.OnChannelState == nil {
 		return errors.New("channel state events (StateEvents) need Handlers.OnChannelState to deliver them to")
@@ -247,8 +247,11 @@ func (s *channelStates) keepLoop() {
 					h.log.Warn("channel state: renew this node's lease", "error", err)
 				}
 			case lost:
-				h.log.Warn("channel state: this node's lease had lapsed; recording its channels again")
-				s.forgetDeclared()
+				// Also the first renewal of a node, which had no lease:
+				// then there is nothing to record again.
+				if s.forgetDeclared() > 0 {
+					h.log.Warn("channel state: this node's lease had lapsed; recording its channels again")
+				}
 				last = time.Now()
 			default:
 				last = time.Now()
@@ -259,14 +262,15 @@ func (s *channelStates) keepLoop() {
 }
 
 // forgetDeclared marks every channel as not recorded, so that reconcile
-// records again those that still have subscribers.
-func (s *channelStates) forgetDeclared() {
+// records again those that still have subscribers, and says how many.
+func (s *channelStates) forgetDeclared() int {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, cs := range s.chans {
 		cs.declared = false
 		cs.failed = true
 	}
-	s.mu.Unlock()
+	return len(s.chans)
 }
 
 // retryFailed reconciles the channels whose last engine call failed.

@@ -116,7 +116,7 @@ type NamespaceOptions struct {
 	SubscriptionType SubscriptionType `yaml:"subscription_type" default:"stream" doc:"what the channels are: 'stream' (publications in order), 'map', 'map_clients' or 'map_users' (keyed state that subscribers read as a snapshot then follow live; see [protocol.md](protocol.md#map-subscriptions)), or 'shared_poll' (subscribers track keys whose data the node polls from a backend; see [protocol.md](protocol.md#shared-poll-subscriptions)). A client must subscribe with the matching type (centrifuge-js 'newMapSubscription' for 'map'), otherwise error 107"`
 	Map              MapOptions       `yaml:"map"`
 	// StateEvents is Centrifugo PRO's state_proxy_enabled (channelstate.go).
-	StateEvents bool `yaml:"state_proxy_enabled" doc:"make channel state events for these channels: 'occupied' when a channel gets its first subscriber on any node, 'vacated' when its last one has been gone from every node for 'channel.state.vacated_event_delay'; they go to the proxy 'channel.state_proxy' (Centrifugo PRO's NotifyChannelState). Needs an engine that keeps state: memory or postgres. See [proxy.md](proxy.md#channel-state-events)"`
+	StateEvents bool `yaml:"state_proxy_enabled" doc:"make channel state events for these channels: 'occupied' when a channel gets its first subscriber on any node, 'vacated' when its last one has been gone from every node for 'channel.state.vacated_event_delay'; they go to the proxy 'channel.state_proxy' (Centrifugo PRO's NotifyChannelState). Needs an engine that keeps state: memory, postgres or redis. See [proxy.md](proxy.md#channel-state-events)"`
 	// SharedPoll configures the channels of SubscriptionSharedPoll
 	// (sharedpoll_options.go).
 	SharedPoll SharedPollOptions `yaml:"shared_poll"`

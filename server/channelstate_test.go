@@ -139,7 +139,8 @@ func TestChannelStateNodeKilled(t *testing.T) {
 	}
 	<-a.done
 	await("cs:only_a vacated after the kill", "cs:only_a", "occupied vacated")
-	if took := time.Since(killed); took < 3*time.Second {
+	// The lease (3s) was last renewed at most a second before the kill.
+	if took := time.Since(killed); took < 2*time.Second {
 		t.Errorf("vacated %v after the kill, before the node's lease ran out", took)
 	}
 	if got := backend.of("cs:shared"); got != "occupied" {
