@@ -60,11 +60,6 @@ type chanState struct {
 
 // init turns channel state events on when a namespace asks for them.
 func (s *channelStates) init(h *Hub, cfg Config) error {
-	var ps optionProblems
-	cfg.Channels.State.check("Channels.State", &ps)
-	if err := ps.err(); err != nil {
-		return err
-	}
 	if !cfg.Channels.hasStateEvents() {
 		return nil
 	}
