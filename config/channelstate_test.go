@@ -47,3 +47,30 @@ channel:
 		t.Errorf("proxy options: used %v, channel state %q", used, opts.ChannelState)
 	}
 }
+
+// TestCentrifugoChannelState: Centrifugo PRO's keys of channel state
+// events become Herald's: the proxy, its name in channel.state_proxy, and
+// the delay; num_partitions is dropped.
+func TestCentrifugoChannelState(t *testing.T) {
+	tree := map[string]any{
+		"engine": map[string]any{"type": "redis", "redis": map[string]any{
+			"channel_state": map[string]any{"vacated_event_delay": "10s", "num_partitions": 128}}},
+		"channel": map[string]any{
+			"proxy":      map[string]any{"state": map[string]any{"endpoint": "http://localhost:3000/centrifugo/channel_events"}},
+			"namespaces": []any{map[string]any{"name": "chat", "presence": true, "state_proxy_enabled": true}},
+		},
+	}
+	out, ps := mapCentrifugo(tree)
+	if len(ps) > 0 {
+		t.Fatalf("problems: %v", ps)
+	}
+	ch, _ := out["channel"].(map[string]any)
+	state, _ := ch["state"].(map[string]any)
+	if ch["state_proxy"] != "channel.proxy.state" || state["vacated_event_delay"] != "10s" {
+		t.Fatalf("channel: %v", ch)
+	}
+	proxies, _ := out["proxies"].([]any)
+	if len(proxies) != 1 || proxies[0].(map[string]any)["name"] != "channel.proxy.state" {
+		t.Fatalf("proxies: %v", proxies)
+	}
+}
