@@ -199,13 +199,16 @@ func (s *channelStates) deliverLoop() {
 	}
 }
 
-// deliverAll delivers batches until the engine has fewer than a batch.
+// deliverAll delivers batches until the engine has fewer than a batch,
+// or the hub stops.
 func (s *channelStates) deliverAll() error {
 	h := s.h
-	for {
+	for h.ctx.Err() == nil {
+		// Not cancelled by Shutdown: a batch the backend has taken must
+		// also be recorded as delivered, or another node sends it again.
 		// The handler's own timeout bounds the call (the proxy's); this
 		// one only keeps a stuck handler from holding delivery for ever.
-		ctx, cancel := context.WithTimeout(h.ctx, h.client.CommandTimeout)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(h.ctx), h.client.CommandTimeout)
 		n, err := s.eng.DeliverChannelStates(ctx, channelStateBatch, s.deliver)
 		cancel()
 		if err != nil {
@@ -216,6 +219,7 @@ func (s *channelStates) deliverAll() error {
 			return nil
 		}
 	}
+	return nil
 }
 
 // keepLoop renews this node's lease on its records, records them again if
