@@ -163,3 +163,33 @@ func TestChannelStateNeedsHandler(t *testing.T) {
 		t.Fatal("a namespace with state events and no OnChannelState was accepted")
 	}
 }
+
+// Chain gives channel state events to every set that takes them; an error
+// stops the rest, so the events come again to every set.
+func TestChainChannelState(t *testing.T) {
+	var got []string
+	fail := true
+	first := hub.Handlers{OnChannelState: func(_ context.Context, evs []hub.ChannelStateEvent) error {
+		got = append(got, "first")
+		if fail {
+			fail = false
+			return errors.New("down")
+		}
+		return nil
+	}}
+	second := hub.Handlers{OnChannelState: func(_ context.Context, evs []hub.ChannelStateEvent) error {
+		got = append(got, "second")
+		return nil
+	}}
+	h := hub.Chain(first, hub.Handlers{}, second)
+	evs := []hub.ChannelStateEvent{{Channel: "chat:1", Type: hub.ChannelOccupied, TimeMs: 1}}
+	if err := h.OnChannelState(context.Background(), evs); err == nil {
+		t.Fatal("the first set's error was not returned")
+	}
+	if err := h.OnChannelState(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[first first second]" {
+		t.Fatalf("calls %v", got)
+	}
+}
