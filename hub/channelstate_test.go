@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/memory"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/transport/websocket"
 )
@@ -191,5 +193,44 @@ func TestChainChannelState(t *testing.T) {
 	}
 	if fmt.Sprint(got) != "[first first second]" {
 		t.Fatalf("calls %v", got)
+	}
+}
+
+// lapsingEngine is the memory engine whose first lease renewal reports
+// the lease lapsed, and which reports every occupancy it records.
+type lapsingEngine struct {
+	*memory.Engine
+	lapsed atomic.Bool
+	sets   chan string
+}
+
+func (e *lapsingEngine) KeepChannelOccupancy(ctx context.Context, ttl time.Duration) (bool, error) {
+	if _, err := e.Engine.KeepChannelOccupancy(ctx, ttl); err != nil {
+		return false, err
+	}
+	return e.lapsed.CompareAndSwap(false, true), nil
+}
+
+func (e *lapsingEngine) SetChannelOccupancy(ctx context.Context, ch string, on bool, opts engine.ChannelStateOptions) error {
+	e.sets <- fmt.Sprintf("%s %v", ch, on)
+	return e.Engine.SetChannelOccupancy(ctx, ch, on, opts)
+}
+
+// A node whose lease lapsed (the engine dropped its records) records its
+// channels again.
+func TestChannelStateLeaseLapsed(t *testing.T) {
+	evs := make(stateEvents, 64)
+	eng := &lapsingEngine{Engine: memory.New(memory.Config{}), sets: make(chan string, 16)}
+	cfg := stateChannels(-1)
+	cfg.State.NodeTTL = 3 * time.Second // renewed every second
+	n := startNodeWS(t, hub.Config{Engine: eng, Channels: cfg, Handlers: hub.Handlers{OnChannelState: evs.handler}}, websocket.Config{})
+	a := n.dial(t)
+	a.Connect("u1")
+	a.MustSubscribe(2, "chat:1", "")
+	if got := recv(t, eng.sets, "the first record"); got != "chat:1 true" {
+		t.Fatalf("recorded %q", got)
+	}
+	if got := recv(t, eng.sets, "the record made again after the lapse"); got != "chat:1 true" {
+		t.Fatalf("recorded %q", got)
 	}
 }
