@@ -187,6 +187,21 @@ func defaultProxy(m *cfMapper, c cfCtx, v any) {
 	m.makeProxy(c, v, c.row.Key)
 }
 
+// stateProxy maps Centrifugo PRO's channel.proxy.state: the proxy of
+// channel state events, for every namespace with state_proxy_enabled.
+func stateProxy(m *cfMapper, c cfCtx, v any) {
+	if isOff(v) {
+		return
+	}
+	if vm, ok := v.(map[string]any); ok {
+		if e, _ := vm["endpoint"].(string); e == "" {
+			return // written but not configured, as defaultProxy reads it
+		}
+	}
+	m.makeProxy(c, v, c.row.Key)
+	ensureMapPath(m.out, "channel")["state_proxy"] = c.row.Key
+}
+
 // proxyEnabled maps <event>_proxy_enabled (with <event>_proxy_name) of a
 // channel namespace, and proxy_enabled (with proxy_name) of an RPC one or
 // of rpc.without_namespace, to the Herald key of the row, which names the

@@ -113,6 +113,8 @@ func (c Config) ProxyOptions() (opts proxy.Config, ok bool) {
 		opts.RPCNamespaces[ns.Name] = ns.Proxy
 		used = used || ns.Proxy != ""
 	}
+	opts.ChannelState = c.Channel.StateProxy
+	used = used || opts.ChannelState != ""
 	used = c.sharedPollProxies(&opts) || used // sharedpoll.go
 	return opts, used
 }
@@ -182,6 +184,17 @@ func (c Config) proxyProblems() Problems {
 		nsRef(fmt.Sprintf("channel.namespaces[%d]", i), ns.NamespaceProxyOptions, ns.SubscribeCheck)
 	}
 	c.sharedPollProblems(names, bad) // sharedpoll.go
+	ref("channel.state_proxy", c.Channel.StateProxy)
+	if c.Channel.StateProxy == "" {
+		if c.Channel.WithoutNamespace.StateEvents {
+			bad("channel.without_namespace.state_proxy_enabled", "needs channel.state_proxy: the proxy the events go to")
+		}
+		for i, ns := range c.Channel.Namespaces {
+			if ns.StateEvents {
+				bad(fmt.Sprintf("channel.namespaces[%d].state_proxy_enabled", i), "needs channel.state_proxy: the proxy the events go to")
+			}
+		}
+	}
 	if c.ProxyMaxInFlight < -1 {
 		bad("proxy_max_in_flight", "%d: want a positive number, 0 for the default (%d) or -1 for no bound", c.ProxyMaxInFlight, proxy.DefaultMaxInFlight)
 	}

@@ -68,6 +68,9 @@ func (c Config) Validate() error {
 		if ok && !caps.Maps && isMapType(ns.SubscriptionType) {
 			bad(key+".subscription_type", "engine %q keeps no map state, so channels cannot be maps (use the %s engine)", c.Engine.Type, enginesWith(func(k engine.Kind) bool { return k.Caps.Maps }))
 		}
+		if ok && !caps.ChannelStates && ns.StateEvents {
+			bad(key+".state_proxy_enabled", "engine %q keeps no channel occupancy for the cluster, so channels cannot have state events (use the %s engine)", c.Engine.Type, enginesWith(func(k engine.Kind) bool { return k.Caps.ChannelStates }))
+		}
 		if ok && !caps.Presence && ns.Presence {
 			bad(key+".presence", "engine %q keeps no presence (set engine.presence: redis, or use another engine)", c.Engine.Type)
 		}

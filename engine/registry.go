@@ -22,6 +22,9 @@ type Caps struct {
 	// RateLimits: the engine is a RateLimiter, keeping token buckets for
 	// the whole cluster.
 	RateLimits bool
+	// ChannelStates: the engine keeps channel occupancy for the whole
+	// cluster and makes channel state events (engine.ChannelStates).
+	ChannelStates bool
 	// Sharding: several stores of the kind may serve one cluster, each
 	// channel kept by one of them (package sharded).
 	Sharding bool

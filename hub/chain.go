@@ -44,6 +44,7 @@ func Chain(sets ...Handlers) Handlers {
 		disconnect   []func(*Client, DisconnectEvent)
 		backpressure []func(*Client, BackpressureEvent)
 		sharedPoll   []func(context.Context, SharedPollRefreshEvent) (SharedPollRefreshReply, error)
+		chanState    []func(context.Context, []ChannelStateEvent) error
 	)
 	for _, s := range sets {
 		if s.OnConnecting != nil {
@@ -88,6 +89,9 @@ func Chain(sets ...Handlers) Handlers {
 		if s.OnSharedPollRefresh != nil {
 			sharedPoll = append(sharedPoll, s.OnSharedPollRefresh)
 		}
+		if s.OnChannelState != nil {
+			chanState = append(chanState, s.OnChannelState)
+		}
 	}
 	return Handlers{
 		OnConnecting:   chainConnecting(connecting),
@@ -105,6 +109,7 @@ func Chain(sets ...Handlers) Handlers {
 		OnBackpressure: chainNotifyEvent(backpressure),
 
 		OnSharedPollRefresh: chainSharedPollRefresh(sharedPoll),
+		OnChannelState:      chainChannelState(chanState),
 	}
 }
 
@@ -212,4 +217,21 @@ func only[F any](fns []F) F {
 		return zero
 	}
 	return fns[0]
+}
+
+// chainChannelState gives channel state events to every handler, in
+// order; the first error stops the rest, and the events are handed over
+// again later, to every handler.
+func chainChannelState(fns []func(context.Context, []ChannelStateEvent) error) func(context.Context, []ChannelStateEvent) error {
+	if len(fns) <= 1 {
+		return only(fns)
+	}
+	return func(ctx context.Context, evs []ChannelStateEvent) error {
+		for _, fn := range fns {
+			if err := fn(ctx, evs); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }

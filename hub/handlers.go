@@ -90,6 +90,12 @@ type Handlers struct {
 	// the client, or dropped queued publications). It runs on a goroutine
 	// of its own.
 	OnBackpressure func(c *Client, ev BackpressureEvent)
+	// OnChannelState receives channel state events (occupied, vacated) of
+	// the namespaces with StateEvents, at most one node of the cluster at
+	// a time, in order per channel (channelstate.go). An error hands the
+	// same events over again later, so it may see an event twice: an
+	// event's (Channel, TimeMs) names it.
+	OnChannelState func(ctx context.Context, events []ChannelStateEvent) error
 }
 
 // ErrUseDefault, returned by a deciding handler, makes the hub decide the

@@ -153,6 +153,8 @@ type Hub struct {
 	rates *rateLimits
 	// traces are the open live traces (trace.go).
 	traces traces
+	// chstate makes channel state events (channelstate.go).
+	chstate channelStates
 }
 
 // New checks cfg and returns a Hub that is not started yet.
@@ -206,6 +208,9 @@ func New(cfg Config) (*Hub, error) {
 	h.interest.init(h)
 	h.users.init()
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	if err := h.chstate.init(h, cfg); err != nil {
+		return nil, fmt.Errorf("hub: %w", err)
+	}
 	h.polls.init(h)
 	h.metrics.collectors = append(h.metrics.collectors, h.polls.collectors()...)
 	h.writeq = make(chan *Client, writeQueueLen)
@@ -246,6 +251,7 @@ func (h *Hub) Start(ctx context.Context) error {
 		h.wg.Add(1)
 		go h.coalesceLoop()
 	}
+	h.chstate.start() // channelstate.go
 	if h.client.UserStatusOnlineInterval > 0 {
 		h.wg.Add(1)
 		go h.onlineLoop() // userstatus_online.go
@@ -277,6 +283,9 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 		return fmt.Errorf("hub: shutdown: waiting for engine calls: %w", err)
 	}
 	h.nodes.Remove(h.nodeID)
+	if err := h.chstate.release(ctx); err != nil {
+		h.log.Warn("shutdown", "error", err)
+	}
 	if err := h.engine.Close(); err != nil {
 		return fmt.Errorf("hub: close engine: %w", err)
 	}

@@ -158,6 +158,9 @@ func (h *Hub) addSubscriber(ctx context.Context, c *Client, s *subscription) err
 		h.removeSubscriber(c, s.channel)
 		return err
 	}
+	if s.rule != nil && s.rule.StateEvents {
+		h.chstate.changed(s.channel) // channelstate.go
+	}
 	return nil
 }
 
@@ -172,6 +175,9 @@ func (h *Hub) removeSubscriber(c *Client, ch string) {
 	}
 	if last {
 		h.interest.changed(ch)
+		if removed != nil && removed.rule != nil && removed.rule.StateEvents {
+			h.chstate.changed(ch) // channelstate.go
+		}
 	}
 }
 

@@ -62,6 +62,7 @@ func compileChannels(cfg ChannelConfig, prefix string) (*channelRules, error) {
 	}
 	var ps optionProblems
 	cfg.ChannelSyntax.check(prefix, &ps)
+	cfg.State.check(joinField(prefix, "State"), &ps) // channelstate_options.go
 	env, err := newCELEnv()
 	if err != nil {
 		return nil, fmt.Errorf("hub: the CEL environment: %w", err)

@@ -116,6 +116,8 @@ type NamespaceOptions struct {
 	// instead of streams; Map configures them.
 	SubscriptionType SubscriptionType `yaml:"subscription_type" default:"stream" doc:"what the channels are: 'stream' (publications in order), 'map', 'map_clients' or 'map_users' (keyed state that subscribers read as a snapshot then follow live; see [protocol.md](protocol.md#map-subscriptions)), or 'shared_poll' (subscribers track keys whose data the node polls from a backend; see [protocol.md](protocol.md#shared-poll-subscriptions)). A client must subscribe with the matching type (centrifuge-js 'newMapSubscription' for 'map'), otherwise error 107"`
 	Map              MapOptions       `yaml:"map"`
+	// StateEvents is Centrifugo PRO's state_proxy_enabled (channelstate.go).
+	StateEvents bool `yaml:"state_proxy_enabled" doc:"make channel state events for these channels: 'occupied' when a channel gets its first subscriber on any node, 'vacated' when its last one has been gone from every node for 'channel.state.vacated_event_delay'; they go to the proxy 'channel.state_proxy' (Centrifugo PRO's NotifyChannelState). Needs an engine that keeps state: memory, postgres or redis. See [proxy.md](proxy.md#channel-state-events)"`
 	// SharedPoll configures the channels of SubscriptionSharedPoll
 	// (sharedpoll_options.go).
 	SharedPoll SharedPollOptions `yaml:"shared_poll"`
@@ -190,6 +192,8 @@ type ChannelConfig struct {
 	// also hold each namespace's proxies and SQL checks.)
 	WithoutNamespace NamespaceOptions `yaml:"without_namespace"`
 	Namespaces       []Namespace      `yaml:"namespaces"`
+	// State tunes channel state events (channelstate.go).
+	State ChannelStateConfig `yaml:"state"`
 	// Patterns turns on channel patterns (channelpattern.go).
 	Patterns bool `yaml:"patterns" doc:"namespaces whose name starts with '/' are channel patterns, as Centrifugo PRO's: a route over the whole channel name, segments separated by '/', where ':name' at the end of a segment matches the rest of it ('/users/:name' matches '/users/mary'; '/personal/user_:user' matches '/personal/user_mary'). The variables are 'vars' in the namespace's CEL expressions. Static patterns win over ones with variables; two with variables that could match one channel are refused. A channel that starts with '/' and matches no pattern gets error 102"`
 }

@@ -120,6 +120,8 @@ func (g *grpcEndpoint) invoke(ctx context.Context, req any) (any, error) {
 		return g.openStream(ctx, r)
 	case sharedPollRefreshRequest:
 		return g.invokeSharedPollRefresh(ctx, r) // sharedpoll.go
+	case notifyChannelStateRequest:
+		return g.invokeChannelState(ctx, r) // channelstate.go
 	case connectRequest:
 		resp, err := g.client.Connect(ctx, &proxyproto.ConnectRequest{
 			Client: r.Client, Transport: r.Transport, Protocol: r.Protocol, Encoding: r.Encoding,

@@ -41,6 +41,9 @@ type Config struct {
 	// SharedPollRefresh maps a shared_poll namespace to the endpoint its
 	// keys are polled from (sharedpoll.go).
 	SharedPollRefresh map[string]string
+	// ChannelState is the endpoint of channel state events (channelstate.go),
+	// Centrifugo PRO's channel.proxy.state.
+	ChannelState string
 	// RPC proxies the methods without namespace; RPCNamespaces declares
 	// the RPC namespaces (the part of a method before ':') with their
 	// endpoint, "" for none. A method in an undeclared namespace is
@@ -82,6 +85,7 @@ type Router struct {
 	streamBidi                     map[string]bool
 	mapPublish, mapRemove          map[string]*endpoint
 	sharedPoll                     map[string]*endpoint
+	channelState                   *endpoint
 	rpc                            *endpoint
 	rpcNamespaces                  map[string]*endpoint
 	rpcBoundary                    string
@@ -149,6 +153,9 @@ func New(cfg Config) (*Router, error) {
 		return nil, err
 	}
 	if r.rpc, err = pick("rpc", cfg.RPC); err != nil {
+		return nil, err
+	}
+	if r.channelState, err = pick("channel state", cfg.ChannelState); err != nil {
 		return nil, err
 	}
 	if r.subscribe, err = pickMap("subscribe", cfg.Subscribe); err != nil {
@@ -280,6 +287,9 @@ func (r *Router) Handlers() hub.Handlers {
 	}
 	if len(r.sharedPoll) > 0 {
 		h.OnSharedPollRefresh = r.onSharedPollRefresh
+	}
+	if r.channelState != nil {
+		h.OnChannelState = r.onChannelState
 	}
 	return h
 }

@@ -93,6 +93,14 @@ http_api: {key: k}
 websocket: {ip_rate_limit: -1}
 shutdown: {drain_window: 50ms, timeout: 10s}
 `, addr, name, dsn, schema, nodeDeathPresenceTTL)
+	return runHerald(t, bin, name, addr, cfg)
+}
+
+// runHerald runs bin as node name with the configuration cfg, which
+// listens on addr, and waits until it is ready. The process is stopped
+// when t ends if it still runs.
+func runHerald(t *testing.T, bin, name, addr, cfg string) *heraldProc {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), name+".yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

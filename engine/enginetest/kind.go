@@ -23,6 +23,9 @@ func CheckKind(t *testing.T, kind engine.Kind, e engine.Engine) {
 	if _, store := engine.StoreOf(e); store != kind.Caps.Store {
 		t.Errorf("kind %q declares Store %v, but engine.StoreOf(%T) finds a store: %v", kind.Name, kind.Caps.Store, e, store)
 	}
+	if _, cs := engine.ChannelStatesOf(e); cs != kind.Caps.ChannelStates {
+		t.Errorf("kind %q declares ChannelStates %v, but engine.ChannelStatesOf(%T) finds them: %v", kind.Name, kind.Caps.ChannelStates, e, cs)
+	}
 }
 
 // CheckDefaultTags checks that an options struct's default tags (the

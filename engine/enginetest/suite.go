@@ -60,6 +60,9 @@ type Capabilities struct {
 	Maps bool
 	// Store: the engine keeps a Store (engine.StoreOf).
 	Store bool
+	// ChannelStates: the engine keeps channel occupancy and makes channel
+	// state events (engine.ChannelStatesOf).
+	ChannelStates bool
 }
 
 const (
@@ -119,6 +122,12 @@ func Run(t *testing.T, newEngine func(t *testing.T) engine.Engine, caps Capabili
 			t.Skip("engine keeps no store")
 		}
 		s.store(t)
+	})
+	t.Run("ChannelStates", func(t *testing.T) {
+		if !caps.ChannelStates {
+			t.Skip("engine keeps no channel occupancy")
+		}
+		s.channelStates(t) // channelstate.go
 	})
 	t.Run("Lifecycle", s.lifecycle)
 	t.Run("Reconnect", func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 func Kind() engine.Kind {
 	return engine.NewKind(engine.KindSpec[Config]{
 		Name: "memory",
-		Caps: engine.Caps{History: true, Presence: true, Maps: true, Store: true, RateLimits: true},
+		Caps: engine.Caps{History: true, Presence: true, Maps: true, Store: true, RateLimits: true, ChannelStates: true},
 		Open: func(_ context.Context, c Config, w engine.Wiring) (engine.Engine, error) {
 			if w.NodeID != "" {
 				c.NodeID = w.NodeID

@@ -41,6 +41,8 @@ type Engine struct {
 	store storeState
 	// rates is the engine's engine.RateLimiter (ratelimit.go).
 	rates rateState
+	// chstate is the engine's engine.ChannelStates (channelstate.go).
+	chstate channelStateState
 
 	// controlMu orders control messages as publishers sent them, and lets
 	// Close wait for a control delivery in flight.

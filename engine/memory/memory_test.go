@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 func TestConformance(t *testing.T) {
 	enginetest.Run(t, func(*testing.T) engine.Engine {
 		return New(Config{JanitorInterval: 50 * time.Millisecond})
-	}, enginetest.Capabilities{History: true, Presence: true, Idempotency: true, Maps: true, Store: true})
+	}, enginetest.Capabilities{History: true, Presence: true, Idempotency: true, Maps: true, Store: true, ChannelStates: true})
 }
 
 // fakeClock is a clock tests move by hand.

@@ -11,7 +11,7 @@ import (
 func Kind() engine.Kind {
 	return engine.NewKind(engine.KindSpec[Config]{
 		Name: "postgres",
-		Caps: engine.Caps{History: true, Presence: true, Maps: true, Store: true, Sharding: true, RateLimits: true},
+		Caps: engine.Caps{History: true, Presence: true, Maps: true, Store: true, Sharding: true, RateLimits: true, ChannelStates: true},
 		Open: func(ctx context.Context, c Config, w engine.Wiring) (engine.Engine, error) {
 			w.Apply(&c.NodeID, &c.Logger)
 			return New(ctx, c)

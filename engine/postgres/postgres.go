@@ -43,6 +43,7 @@ type Engine struct {
 	mapSQL     mapStatements
 	mapChecked mapCheckedStatements
 	stSQL      storeStatements
+	csSQL      channelStateStatements // channelstate.go
 	pubPool    *pgxpool.Pool
 	qPool      *pgxpool.Pool
 	listenC    *pgx.ConnConfig
@@ -88,6 +89,7 @@ func New(ctx context.Context, opts Config) (*Engine, error) {
 		mapSQL:     newMapStatements(func(s string) string { return strings.ReplaceAll(s, "{{schema}}", opts.Schema) }),
 		mapChecked: newMapCheckedStatements(func(s string) string { return strings.ReplaceAll(s, "{{schema}}", opts.Schema) }),
 		stSQL:      newStoreStatements(func(s string) string { return strings.ReplaceAll(s, "{{schema}}", opts.Schema) }),
+		csSQL:      newChannelStateStatements(opts.Schema),
 		seed:       maphash.MakeSeed(),
 		token:      randomToken(6),
 	}

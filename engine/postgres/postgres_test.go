@@ -124,7 +124,7 @@ func TestConformance(t *testing.T) {
 	enginetest.Run(t, func(t *testing.T) engine.Engine {
 		return newEngine(t, testOptions(dsn, schema))
 	}, enginetest.Capabilities{
-		History: true, Presence: true, Cluster: true, Idempotency: true, Maps: true, Store: true,
+		History: true, Presence: true, Cluster: true, Idempotency: true, Maps: true, Store: true, ChannelStates: true,
 		Faulty: func(t *testing.T) (engine.Engine, engine.Engine, func()) {
 			a, b := newEngine(t, testOptions(dsn, schema)), newEngine(t, testOptions(dsn, schema))
 			return a, b, func() { terminateListener(t, dsn, b) }

@@ -130,7 +130,7 @@ func runConformance(t *testing.T, opts Config) {
 		return e
 	}
 	enginetest.Run(t, func(t *testing.T) engine.Engine { return newNode(t) }, enginetest.Capabilities{
-		History: true, Presence: true, Cluster: true, Idempotency: true, Maps: true, Store: true,
+		History: true, Presence: true, Cluster: true, Idempotency: true, Maps: true, Store: true, ChannelStates: true,
 		Faulty: func(t *testing.T) (engine.Engine, engine.Engine, func()) {
 			a, b := newNode(t), newNode(t)
 			return a, b, func() {

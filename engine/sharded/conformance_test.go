@@ -24,7 +24,7 @@ func TestConformanceRedis(t *testing.T) {
 	cfgs := redisConfigs(t, addr, addr)
 	newNode := redisNodes(cfgs)
 	enginetest.Run(t, newNode, enginetest.Capabilities{
-		History: true, Presence: true, Cluster: true, Idempotency: true, Maps: true, Store: true,
+		History: true, Presence: true, Cluster: true, Idempotency: true, Maps: true, Store: true, ChannelStates: true,
 		Faulty: func(t *testing.T) (engine.Engine, engine.Engine, func()) {
 			a, b := newNode(t), newNode(t)
 			return a, b, func() { killSubscribers(t, addr, b.NodeID()) }
@@ -91,7 +91,7 @@ func TestConformancePostgres(t *testing.T) {
 		return WithMaps(e)
 	}
 	enginetest.Run(t, newNode, enginetest.Capabilities{
-		History: true, Presence: true, Cluster: true, Idempotency: true, Maps: true, Store: true,
+		History: true, Presence: true, Cluster: true, Idempotency: true, Maps: true, Store: true, ChannelStates: true,
 		Faulty: func(t *testing.T) (engine.Engine, engine.Engine, func()) {
 			a, b := newNode(t), newNode(t)
 			return a, b, func() { terminateListeners(t, shards, b.(*MapEngine).Engine) }

@@ -1,0 +1,315 @@
+package redis
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"strconv"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/heraldhq/herald/engine"
+)
+
+var _ engine.ChannelStates = (*Engine)(nil)
+
+// Channel state events (engine.ChannelStates). Channels are spread over
+// channelStatePartitions partitions (Centrifugo PRO's num_partitions, by
+// default 128 there); all of a partition's keys share one hash tag, so
+// each change is one Lua script on one slot, atomic on Redis Cluster too,
+// and a channel's events queue in its partition's stream, in the order the
+// scripts made them. A partition holds:
+//
+//	csh  hash: channel -> "occupied,last_ms,delay_ms"
+//	cso  hash: channel NUL node -> 1 (which nodes have subscribers)
+//	csk  hash: channel -> how many nodes
+//	csv  zset: channel -> when its pending vacated event is due (ms)
+//	cse  stream: the undelivered events (c channel, t type, m time_ms)
+//	csn  zset: node -> when its lease runs out (ms)
+//	csc  set per node: the node's channels in the partition
+//	csg  zset: vacated channel -> its last event time, forgotten a second later
+//	csl  string: the deliverer's lock
+//
+// Times come from the Redis server's clock (luaNow), so nodes' clocks need
+// not agree. The number of partitions must not change while channels are
+// occupied: their records would be looked for in another partition.
+const channelStatePartitions = 16
+
+// channelStateKeys are the keys of one partition; csc is node's set.
+func (k keyspace) channelStateKeys(p int, node string) []string {
+	tag := k.prefix + ":cs:{" + strconv.Itoa(p) + "}:"
+	return []string{tag + "h", tag + "o", tag + "k", tag + "v", tag + "e", tag + "n", tag + "c:" + node, tag + "g"}
+}
+
+func (k keyspace) channelStateLock(p int) string {
+	return k.prefix + ":cs:{" + strconv.Itoa(p) + "}:l"
+}
+
+// channelStatePartition is the partition of a channel.
+func (e *Engine) channelStatePartition(ch string) int {
+	h := uint32(2166136261) // FNV-1a: stable across processes, unlike maphash
+	for i := 0; i < len(ch); i++ {
+		h ^= uint32(ch[i])
+		h *= 16777619
+	}
+	return int(h % channelStatePartitions)
+}
+
+// luaChannelState is what every channel state script shares: the clock,
+// the state codec, emit and left (as 0020_channel_state.sql's functions
+// on PostgreSQL).
+const luaChannelState = luaNow + `
+local function getst(ch)
+  local raw = redis.call('hget', KEYS[1], ch)
+  if not raw then return 0, 0, 0 end
+  local o, l, d = string.match(raw, '^(%d),(%d+),(-?%d+)$')
+  return tonumber(o), tonumber(l), tonumber(d)
+end
+local function putst(ch, o, l, d)
+  redis.call('hset', KEYS[1], ch, string.format('%d,%d,%d', o, l, d))
+end
+local function emit(ch, typ, last)
+  local ms = math.max(now, last + 1)
+  redis.call('xadd', KEYS[5], '*', 'c', ch, 't', typ, 'm', string.format('%d', ms))
+  return ms
+end
+local function vacate(ch, l, d)
+  local ms = emit(ch, 'vacated', l)
+  putst(ch, 0, ms, d)
+  redis.call('zadd', KEYS[8], ms, ch)
+end
+local function left(ch)
+  local o, l, d = getst(ch)
+  if o == 0 or redis.call('zscore', KEYS[4], ch) or tonumber(redis.call('hget', KEYS[3], ch) or '0') > 0 then
+    return
+  end
+  if d <= 0 then
+    vacate(ch, l, d)
+  else
+    redis.call('zadd', KEYS[4], now + d, ch)
+  end
+end
+local function drop(ch, node)
+  if redis.call('hdel', KEYS[2], ch .. '\0' .. node) == 1 then
+    if redis.call('hincrby', KEYS[3], ch, -1) <= 0 then
+      redis.call('hdel', KEYS[3], ch)
+    end
+    redis.call('srem', KEYS[7], ch)
+  end
+end
+`
+
+// channelStateSet records a node's occupancy of a channel.
+//
+//	ARGV: channel, node, occupied (1/0), delay ms, lease ms
+var channelStateSet = goredis.NewScript(luaChannelState + `
+local ch, node, delay = ARGV[1], ARGV[2], tonumber(ARGV[4])
+redis.call('zadd', KEYS[6], 'NX', now + tonumber(ARGV[5]), node)
+if ARGV[3] == '0' then
+  drop(ch, node)
+  local o, l, d = getst(ch)
+  if o == 1 and d ~= delay then putst(ch, o, l, delay) end
+  left(ch)
+  return 0
+end
+if redis.call('hsetnx', KEYS[2], ch .. '\0' .. node, 1) == 1 then
+  redis.call('hincrby', KEYS[3], ch, 1)
+  redis.call('sadd', KEYS[7], ch)
+end
+local o, l = getst(ch)
+if o == 0 then
+  putst(ch, 1, emit(ch, 'occupied', l), delay)
+  redis.call('zrem', KEYS[8], ch)
+else
+  redis.call('zrem', KEYS[4], ch)
+  putst(ch, 1, l, delay)
+end
+return 0
+`)
+
+// channelStateRelease drops a node's records of the partition.
+//
+//	ARGV: node
+var channelStateRelease = goredis.NewScript(luaChannelState + `
+local node = ARGV[1]
+for _, ch in ipairs(redis.call('smembers', KEYS[7])) do
+  drop(ch, node)
+  left(ch)
+end
+redis.call('del', KEYS[7])
+redis.call('zrem', KEYS[6], node)
+return 0
+`)
+
+// channelStateKeep renews a node's lease; 1 when it had lapsed.
+//
+//	ARGV: node, lease ms
+var channelStateKeep = goredis.NewScript(luaNow + `
+local exp = tonumber(redis.call('zscore', KEYS[6], ARGV[1]) or '0')
+redis.call('zadd', KEYS[6], now + tonumber(ARGV[2]), ARGV[1])
+if exp > now then return 0 end
+return 1
+`)
+
+// channelStateSweep makes the due vacated events, forgets vacated
+// channels whose last event is past, and returns the nodes whose lease
+// lapsed (released by the caller, with their sets as keys).
+//
+//	ARGV: limit
+var channelStateSweep = goredis.NewScript(luaChannelState + `
+local limit = tonumber(ARGV[1])
+for _, ch in ipairs(redis.call('zrangebyscore', KEYS[4], '-inf', now, 'LIMIT', 0, limit)) do
+  redis.call('zrem', KEYS[4], ch)
+  local o, l, d = getst(ch)
+  if o == 1 and tonumber(redis.call('hget', KEYS[3], ch) or '0') == 0 then
+    vacate(ch, l, d)
+  end
+end
+for _, ch in ipairs(redis.call('zrangebyscore', KEYS[8], '-inf', now - 1000, 'LIMIT', 0, limit)) do
+  redis.call('zrem', KEYS[8], ch)
+  if getst(ch) == 0 then redis.call('hdel', KEYS[1], ch) end
+end
+return redis.call('zrangebyscore', KEYS[6], '-inf', '(' .. now, 'LIMIT', 0, limit)
+`)
+
+// unlockIfMine deletes KEYS[1] if it still holds ARGV[1].
+var unlockIfMine = goredis.NewScript(`
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0`)
+
+// SetChannelOccupancy implements engine.ChannelStates.
+func (e *Engine) SetChannelOccupancy(ctx context.Context, channel string, occupied bool, opts engine.ChannelStateOptions) error {
+	if err := e.life.Usable(ctx); err != nil {
+		return err
+	}
+	on := "0"
+	if occupied {
+		on = "1"
+	}
+	keys := e.keys.channelStateKeys(e.channelStatePartition(channel), e.opts.NodeID)
+	err := channelStateSet.Run(ctx, e.client, keys, channel, e.opts.NodeID, on, opts.VacatedDelay.Milliseconds(), opts.NodeTTL.Milliseconds()).Err()
+	if err != nil {
+		return fmt.Errorf("redis engine: record occupancy of %q (occupied %v): %w", channel, occupied, err)
+	}
+	return nil
+}
+
+// KeepChannelOccupancy implements engine.ChannelStates: the lease is kept
+// in every partition.
+func (e *Engine) KeepChannelOccupancy(ctx context.Context, ttl time.Duration) (bool, error) {
+	if err := e.life.Usable(ctx); err != nil {
+		return false, err
+	}
+	lost := false
+	for p := range channelStatePartitions {
+		n, err := channelStateKeep.Run(ctx, e.client, e.keys.channelStateKeys(p, e.opts.NodeID), e.opts.NodeID, ttl.Milliseconds()).Int()
+		if err != nil {
+			return false, fmt.Errorf("redis engine: renew channel state lease: %w", err)
+		}
+		lost = lost || n == 1
+	}
+	return lost, nil
+}
+
+// ReleaseChannelOccupancy implements engine.ChannelStates.
+func (e *Engine) ReleaseChannelOccupancy(ctx context.Context) error {
+	if err := e.life.Usable(ctx); err != nil {
+		return err
+	}
+	for p := range channelStatePartitions {
+		if err := e.releaseChannelStates(ctx, p, e.opts.NodeID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Engine) releaseChannelStates(ctx context.Context, p int, node string) error {
+	if err := channelStateRelease.Run(ctx, e.client, e.keys.channelStateKeys(p, node), node).Err(); err != nil {
+		return fmt.Errorf("redis engine: release the channels of node %s: %w", node, err)
+	}
+	return nil
+}
+
+// DeliverChannelStates implements engine.ChannelStates. Each partition is
+// swept, then delivered under a lock of its own, held through fn (as
+// long as ctx allows), so that one node at a time hands a partition's
+// events out, in stream order.
+func (e *Engine) DeliverChannelStates(ctx context.Context, limit int, fn func(context.Context, []engine.ChannelStateEvent) error) (int, error) {
+	if err := e.life.Usable(ctx); err != nil {
+		return 0, err
+	}
+	lockTTL := 30 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		lockTTL = time.Until(dl) + time.Second
+	}
+	token := rand.Text()
+	n := 0
+	for p := range channelStatePartitions {
+		if n >= limit {
+			break
+		}
+		keys := e.keys.channelStateKeys(p, "")
+		lapsed, err := channelStateSweep.Run(ctx, e.client, keys, limit).StringSlice()
+		if err != nil {
+			return n, fmt.Errorf("redis engine: channel state sweep: %w", err)
+		}
+		for _, node := range lapsed {
+			if err := e.releaseChannelStates(ctx, p, node); err != nil {
+				return n, err
+			}
+		}
+		got, err := e.deliverPartition(ctx, p, keys[4], token, lockTTL, limit-n, fn)
+		n += got
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// deliverPartition hands up to limit events of partition p to fn.
+func (e *Engine) deliverPartition(ctx context.Context, p int, stream, token string, lockTTL time.Duration, limit int, fn func(context.Context, []engine.ChannelStateEvent) error) (int, error) {
+	lock := e.keys.channelStateLock(p)
+	mine, err := e.client.SetNX(ctx, lock, token, lockTTL).Result()
+	if err != nil {
+		return 0, fmt.Errorf("redis engine: channel state delivery lock: %w", err)
+	}
+	if !mine {
+		return 0, nil // another node is delivering this partition
+	}
+	defer func() {
+		// Not ctx: a cancelled delivery must still let the others go.
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = unlockIfMine.Run(uctx, e.client, []string{lock}, token).Err()
+	}()
+	msgs, err := e.client.XRangeN(ctx, stream, "-", "+", int64(limit)).Result()
+	if err != nil {
+		return 0, fmt.Errorf("redis engine: read channel state events: %w", err)
+	}
+	if len(msgs) == 0 {
+		return 0, nil
+	}
+	evs := make([]engine.ChannelStateEvent, 0, len(msgs))
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.ID
+		ch, _ := m.Values["c"].(string)
+		typ, _ := m.Values["t"].(string)
+		ms, _ := m.Values["m"].(string)
+		t, err := strconv.ParseInt(ms, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("redis engine: channel state event %s: time %q: %w", m.ID, ms, err)
+		}
+		evs = append(evs, engine.ChannelStateEvent{Channel: ch, Type: typ, TimeMs: t})
+	}
+	if err := fn(ctx, evs); err != nil {
+		return 0, fmt.Errorf("redis engine: deliver channel state events: %w", err)
+	}
+	if err := e.client.XDel(ctx, stream, ids...).Err(); err != nil {
+		return 0, fmt.Errorf("redis engine: remove delivered channel state events: %w", err)
+	}
+	return len(msgs), nil
+}

@@ -1,0 +1,236 @@
+package hub_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/engine/memory"
+	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/transport/websocket"
+)
+
+// stateEvents records the channel state events a node delivers.
+type stateEvents chan hub.ChannelStateEvent
+
+func (s stateEvents) handler(_ context.Context, evs []hub.ChannelStateEvent) error {
+	for _, e := range evs {
+		s <- e
+	}
+	return nil
+}
+
+// next returns the next event, failing after 10s.
+func (s stateEvents) next(t *testing.T) hub.ChannelStateEvent {
+	t.Helper()
+	return recv(t, s, "a channel state event")
+}
+
+// expect reads the next events and checks them against want, given as
+// "type channel".
+func (s stateEvents) expect(t *testing.T, want ...string) []hub.ChannelStateEvent {
+	t.Helper()
+	var got []hub.ChannelStateEvent
+	for _, w := range want {
+		e := s.next(t)
+		got = append(got, e)
+		if g := e.Type + " " + e.Channel; g != w {
+			t.Fatalf("event %d: got %q, want %q (so far %+v)", len(got), g, w, got)
+		}
+	}
+	return got
+}
+
+func stateChannels(delay time.Duration) hub.ChannelConfig {
+	open := hub.NamespaceOptions{AllowSubscribeForClient: true}
+	withState := open
+	withState.StateEvents = true
+	return hub.ChannelConfig{
+		WithoutNamespace: open,
+		Namespaces:       []hub.Namespace{{Name: "chat", NamespaceOptions: withState}},
+		State:            hub.ChannelStateConfig{VacatedEventDelay: delay},
+	}
+}
+
+func unsubscribe(c *rawClient, id int, ch string) {
+	c.Send(fmt.Sprintf(`{"id":%d,"unsubscribe":{"channel":%q}}`, id, ch))
+	c.Reply(id)
+}
+
+// The first subscriber of a channel makes one occupied event however many
+// follow; the last one gone makes one vacated event, after the delay.
+// Channels of namespaces without state_proxy_enabled make none.
+func TestChannelStateOccupiedVacated(t *testing.T) {
+	evs := make(stateEvents, 64)
+	n := startNodeWS(t, hub.Config{Channels: stateChannels(-1), Handlers: hub.Handlers{OnChannelState: evs.handler}}, websocket.Config{})
+	a, b := n.dial(t), n.dial(t)
+	a.Connect("u1")
+	b.Connect("u2")
+	a.MustSubscribe(2, "plain", "")
+	a.MustSubscribe(3, "chat:1", "")
+	got := evs.expect(t, "occupied chat:1")
+	b.MustSubscribe(2, "chat:1", "")
+	unsubscribe(a, 4, "chat:1")
+	unsubscribe(a, 5, "plain")
+	unsubscribe(b, 3, "chat:1")
+	got = append(got, evs.expect(t, "vacated chat:1")...)
+	// The next occupied of the channel comes after, with a later time.
+	a.MustSubscribe(6, "chat:1", "")
+	got = append(got, evs.expect(t, "occupied chat:1")...)
+	for i := 1; i < len(got); i++ {
+		if got[i].TimeMs <= got[i-1].TimeMs {
+			t.Errorf("event %d at %d, not after the one before (%d)", i, got[i].TimeMs, got[i-1].TimeMs)
+		}
+	}
+}
+
+// A subscriber that comes back within the vacated delay cancels the
+// vacated event, and makes no second occupied.
+func TestChannelStateVacatedDelay(t *testing.T) {
+	evs := make(stateEvents, 64)
+	const delay = 300 * time.Millisecond
+	n := startNodeWS(t, hub.Config{Channels: stateChannels(delay), Handlers: hub.Handlers{OnChannelState: evs.handler}}, websocket.Config{})
+	a := n.dial(t)
+	a.Connect("u1")
+	a.MustSubscribe(2, "chat:1", "")
+	evs.expect(t, "occupied chat:1")
+	unsubscribe(a, 3, "chat:1")
+	a.MustSubscribe(4, "chat:1", "")
+	left := time.Now()
+	unsubscribe(a, 5, "chat:1")
+	// Had the first unsubscribe made a vacated event, it would come
+	// here, before the vacated of the second.
+	e := evs.expect(t, "vacated chat:1")[0]
+	if took := time.Since(left); took < delay {
+		t.Errorf("vacated %v after the last subscriber left, before the delay %v", took, delay)
+	}
+	if e.TimeMs < left.Add(delay).UnixMilli()-1 {
+		t.Errorf("vacated event time %d before the delay ran out (%d)", e.TimeMs, left.Add(delay).UnixMilli())
+	}
+}
+
+// A delivery that fails is retried with the same events, in order.
+func TestChannelStateRetry(t *testing.T) {
+	evs := make(stateEvents, 64)
+	var fails atomic.Int32
+	fails.Store(2)
+	handler := func(ctx context.Context, batch []hub.ChannelStateEvent) error {
+		if fails.Add(-1) >= 0 {
+			return errors.New("backend down")
+		}
+		return evs.handler(ctx, batch)
+	}
+	n := startNodeWS(t, hub.Config{Channels: stateChannels(-1), Handlers: hub.Handlers{OnChannelState: handler}}, websocket.Config{})
+	a := n.dial(t)
+	a.Connect("u1")
+	a.MustSubscribe(2, "chat:1", "")
+	unsubscribe(a, 3, "chat:1")
+	a.MustSubscribe(4, "chat:2", "")
+	evs.expect(t, "occupied chat:1", "vacated chat:1", "occupied chat:2")
+}
+
+// A disconnect counts as leaving every channel; a node that stops
+// releases its channels, which are then vacated.
+func TestChannelStateDisconnect(t *testing.T) {
+	evs := make(stateEvents, 64)
+	n := startNodeWS(t, hub.Config{Channels: stateChannels(-1), Handlers: hub.Handlers{OnChannelState: evs.handler}}, websocket.Config{})
+	a := n.dial(t)
+	a.Connect("u1")
+	a.MustSubscribe(2, "chat:1", "")
+	a.MustSubscribe(3, "chat:2", "")
+	evs.expect(t, "occupied chat:1", "occupied chat:2")
+	a.Drop()
+	seen := map[string]bool{}
+	for range 2 {
+		e := evs.next(t)
+		if e.Type != hub.ChannelVacated {
+			t.Fatalf("got %+v, want vacated", e)
+		}
+		seen[e.Channel] = true
+	}
+	if !seen["chat:1"] || !seen["chat:2"] {
+		t.Errorf("vacated %v, want chat:1 and chat:2", seen)
+	}
+}
+
+// Without a handler, or on an engine that keeps no occupancy, the hub
+// refuses a namespace with state events.
+func TestChannelStateNeedsHandler(t *testing.T) {
+	_, err := hub.New(withTestDefaults(t, hub.Config{Channels: stateChannels(0)}))
+	if err == nil {
+		t.Fatal("a namespace with state events and no OnChannelState was accepted")
+	}
+}
+
+// Chain gives channel state events to every set that takes them; an error
+// stops the rest, so the events come again to every set.
+func TestChainChannelState(t *testing.T) {
+	var got []string
+	fail := true
+	first := hub.Handlers{OnChannelState: func(_ context.Context, evs []hub.ChannelStateEvent) error {
+		got = append(got, "first")
+		if fail {
+			fail = false
+			return errors.New("down")
+		}
+		return nil
+	}}
+	second := hub.Handlers{OnChannelState: func(_ context.Context, evs []hub.ChannelStateEvent) error {
+		got = append(got, "second")
+		return nil
+	}}
+	h := hub.Chain(first, hub.Handlers{}, second)
+	evs := []hub.ChannelStateEvent{{Channel: "chat:1", Type: hub.ChannelOccupied, TimeMs: 1}}
+	if err := h.OnChannelState(context.Background(), evs); err == nil {
+		t.Fatal("the first set's error was not returned")
+	}
+	if err := h.OnChannelState(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[first first second]" {
+		t.Fatalf("calls %v", got)
+	}
+}
+
+// lapsingEngine is the memory engine whose first lease renewal reports
+// the lease lapsed, and which reports every occupancy it records.
+type lapsingEngine struct {
+	*memory.Engine
+	lapsed atomic.Bool
+	sets   chan string
+}
+
+func (e *lapsingEngine) KeepChannelOccupancy(ctx context.Context, ttl time.Duration) (bool, error) {
+	if _, err := e.Engine.KeepChannelOccupancy(ctx, ttl); err != nil {
+		return false, err
+	}
+	return e.lapsed.CompareAndSwap(false, true), nil
+}
+
+func (e *lapsingEngine) SetChannelOccupancy(ctx context.Context, ch string, on bool, opts engine.ChannelStateOptions) error {
+	e.sets <- fmt.Sprintf("%s %v", ch, on)
+	return e.Engine.SetChannelOccupancy(ctx, ch, on, opts)
+}
+
+// A node whose lease lapsed (the engine dropped its records) records its
+// channels again.
+func TestChannelStateLeaseLapsed(t *testing.T) {
+	evs := make(stateEvents, 64)
+	eng := &lapsingEngine{Engine: memory.New(memory.Config{}), sets: make(chan string, 16)}
+	cfg := stateChannels(-1)
+	cfg.State.NodeTTL = 3 * time.Second // renewed every second
+	n := startNodeWS(t, hub.Config{Engine: eng, Channels: cfg, Handlers: hub.Handlers{OnChannelState: evs.handler}}, websocket.Config{})
+	a := n.dial(t)
+	a.Connect("u1")
+	a.MustSubscribe(2, "chat:1", "")
+	if got := recv(t, eng.sets, "the first record"); got != "chat:1 true" {
+		t.Fatalf("recorded %q", got)
+	}
+	if got := recv(t, eng.sets, "the record made again after the lapse"); got != "chat:1 true" {
+		t.Fatalf("recorded %q", got)
+	}
+}
