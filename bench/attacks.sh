@@ -116,6 +116,7 @@ for a in $ATTACKS; do
 		# The same with the writers' pool detached from blocked sockets
 		# (start_node passes the environment to herald serve).
 		export HERALD_CLIENT_DETACH_BLOCKED_WRITES=true
+		echo "# noread-detached: herald serve with HERALD_CLIENT_DETACH_BLOCKED_WRITES=true" >>"$RUN/commands.txt"
 		attack noread-detached noread --duration "$HOLD" --channel attack:recent --prefill "$RECENT" --prefill-payload "$PAYLOAD" \
 			--clients "$NOREAD_CLIENTS" --history-pull "$RECENT"
 		unset HERALD_CLIENT_DETACH_BLOCKED_WRITES

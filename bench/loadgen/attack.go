@@ -80,6 +80,9 @@ type AttackResult struct {
 	Attack  string `json:"attack"`
 	Outcome string `json:"outcome"` // what the attack got done
 	Closes  string `json:"closes,omitempty"`
+	// DetachedWrites are the node's writes that went to a goroutine of
+	// their client's own (client.detach_blocked_writes) during the attack.
+	DetachedWrites int64 `json:"detached_writes,omitempty"`
 
 	RSSBefore  int64 `json:"rss_before"`
 	RSSPeak    int64 `json:"rss_peak"` // the highest VmRSS sampled during the attack
@@ -182,8 +185,9 @@ func RunAttack(ctx context.Context, cfg AttackConfig, logf func(string)) (Attack
 			res.HWM = int64(st.VmHWM)
 		}
 	}
-	if closesAfter, err := disconnectCounts(ctx, cfg.Metrics); err == nil {
-		res.Closes = closesDelta(closesBefore, closesAfter)
+	if after, err := disconnectCounts(ctx, cfg.Metrics); err == nil {
+		res.Closes = closesDelta(closesBefore.closes, after.closes)
+		res.DetachedWrites = int64(after.detached - closesBefore.detached)
 	}
 	res.Verdict = res.judge()
 	return res, ctx.Err()
@@ -216,6 +220,9 @@ func (p *rssPeak) sample(ctx context.Context, pid int, every time.Duration) {
 // lost.
 func (r *AttackResult) judge() string {
 	var fails []string
+	if r.AttackErr != "" {
+		fails = append(fails, "the attack failed")
+	}
 	if r.RSSGrowthLimit > 0 && r.RSSPeak-r.RSSBefore > r.RSSGrowthLimit {
 		fails = append(fails, fmt.Sprintf("RSS +%s MiB over %s", mib(r.RSSPeak-r.RSSBefore), mib(r.RSSGrowthLimit)))
 	}

@@ -65,8 +65,8 @@ func attackNoRead(ctx context.Context, cfg AttackConfig, _ func(string)) (string
 	wg.Wait()
 	close(errs)
 	failed := len(errs)
-	out := fmt.Sprintf("%d of %d clients asked for %d recovered publications and a history of %d from %s, then read nothing",
-		sent.Load(), cfg.Clients, offset, cfg.HistoryPull, cfg.Channel)
+	out := fmt.Sprintf("%d of %d clients subscribed to %s recovering from offset 0 (its top: %d) and asked a history of %d, then read nothing",
+		sent.Load(), cfg.Clients, cfg.Channel, offset, cfg.HistoryPull)
 	if failed > 0 {
 		err = <-errs
 		out += fmt.Sprintf("; %d could not: %v", failed, err)

@@ -33,6 +33,9 @@ func WriteAttacksMarkdown(w io.Writer, rows []AttackResult) error {
 		if r.Closes != "" {
 			fmt.Fprintf(bw, "; the node closed (code×count): %s", r.Closes)
 		}
+		if r.DetachedWrites > 0 {
+			fmt.Fprintf(bw, "; writes detached from the node's writers: %d", r.DetachedWrites)
+		}
 		if r.Ledger.Reconnects > 0 {
 			fmt.Fprintf(bw, "; the history subscriber reconnected %d times", r.Ledger.Reconnects)
 		}

@@ -67,7 +67,7 @@ func TestAttackVerdict(t *testing.T) {
 func TestAttackReportRoundTrip(t *testing.T) {
 	a, b := passingRow(), passingRow()
 	b.Attack, b.Outcome, b.Closes = "mapkeys", "92091 keys sent: 1000 set", ""
-	b.Ledger.Lost, b.ProbeErr, b.Ledger.Reconnects = 2, "probe 3: subscribe: timeout", 1
+	b.Ledger.Lost, b.ProbeErr, b.Ledger.Reconnects, b.DetachedWrites = 2, "probe 3: subscribe: timeout", 1, 7
 	a.Verdict, b.Verdict = a.judge(), b.judge()
 	var lines bytes.Buffer
 	for _, r := range []AttackResult{a, b} {
@@ -89,7 +89,7 @@ func TestAttackReportRoundTrip(t *testing.T) {
 		"| noread | 80.0 → 120.0 (121.0) | 3.00 / 3.00 | 2.00 / 2.00 | 4.00 / 4.00 | 0 of 20 | 100 / 0 / 0 | pass |",
 		"| mapkeys |", "| 100 / 0 / 2 | FAIL: 0 twice, 2 lost |",
 		"- noread: 200 of 200 clients asked; the node closed (code×count): 3008×200\n",
-		"- mapkeys: 92091 keys sent: 1000 set; the history subscriber reconnected 1 times; first failed probe: probe 3: subscribe: timeout\n",
+		"- mapkeys: 92091 keys sent: 1000 set; writes detached from the node's writers: 7; the history subscriber reconnected 1 times; first failed probe: probe 3: subscribe: timeout\n",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
@@ -107,16 +107,17 @@ herald_client_disconnects_total{code="3000"} 15
 herald_client_disconnects_total{code="3008"} 2
 herald_client_disconnects_total{code="3009"} 7
 herald_client_errors_total{code="106"} 4
+herald_client_blocked_writes_total 10
 `
 	after, err := parseDisconnects(strings.NewReader(metrics))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after["3000"] != 15 || after["3008"] != 2 || after["3009"] != 7 || len(after) != 3 {
-		t.Fatalf("parsed %v", after)
+	if c := after.closes; c["3000"] != 15 || c["3008"] != 2 || c["3009"] != 7 || len(c) != 3 || after.detached != 10 {
+		t.Fatalf("parsed %+v", after)
 	}
 	before := map[string]float64{"3000": 5, "3009": 7}
-	if got, want := closesDelta(before, after), "3000×10 3008×2"; got != want {
+	if got, want := closesDelta(before, after.closes), "3000×10 3008×2"; got != want {
 		t.Errorf("closes %q, want %q", got, want)
 	}
 	if _, err := parseDisconnects(strings.NewReader(`herald_client_disconnects_total{code="3000"} x` + "\n")); err == nil {
