@@ -168,7 +168,14 @@ func RunAttack(ctx context.Context, cfg AttackConfig, logf func(string)) (Attack
 	go func() {
 		defer wg.Done()
 		logf(fmt.Sprintf("%s: attacking for %s", res.Attack, cfg.Duration))
-		out, err := attack(actx, cfg, logf)
+		// The attack's context has no deadline, only the end: a gRPC
+		// call fails on a deadline a moment before the context reports
+		// it, and a loop would count the calls it starts meanwhile.
+		attackCtx, cancel := context.WithCancel(context.WithoutCancel(actx))
+		defer cancel()
+		stop := context.AfterFunc(actx, cancel)
+		defer stop()
+		out, err := attack(attackCtx, cfg, logf)
 		res.Outcome = out
 		if err != nil {
 			res.AttackErr = err.Error()

@@ -60,8 +60,8 @@ func (t *historyTally) String() string {
 	return s
 }
 
-// runConcurrently runs call cfg.Concurrency times at once, again and
-// again, until ctx ends.
+// runConcurrently runs call n at a time, again and again, until ctx
+// ends.
 func runConcurrently(ctx context.Context, n int, call func(ctx context.Context)) {
 	var wg sync.WaitGroup
 	for range n {
