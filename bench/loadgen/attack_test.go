@@ -86,7 +86,7 @@ func TestAttackReportRoundTrip(t *testing.T) {
 	}
 	for _, want := range []string{
 		"within 100 ms (max)", "+256.0 MiB",
-		"| noread | 80.0 → 120.0 (121.0) | 3.00 / 3.00 | 2.00 / 2.00 | 4.00 / 4.00 | 0 of 20 | 100 / 0 / 0 | pass |",
+		"| noread | 80.0 → 120.0 (121.0) | 1.50 / 3.00 / 3.00 | 1.00 / 2.00 / 2.00 | 2.00 / 4.00 / 4.00 | 0 of 20 | 100 / 0 / 0 | pass |",
 		"| mapkeys |", "| 100 / 0 / 2 | FAIL: 0 twice, 2 lost |",
 		"- noread: 200 of 200 clients asked; the node closed (code×count): 3008×200\n",
 		"- mapkeys: 92091 keys sent: 1000 set; writes detached from the node's writers: 7; the history subscriber reconnected 1 times; first failed probe: probe 3: subscribe: timeout\n",
