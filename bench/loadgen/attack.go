@@ -86,7 +86,7 @@ type AttackResult struct {
 
 	RSSBefore  int64 `json:"rss_before"`
 	RSSPeak    int64 `json:"rss_peak"` // the highest VmRSS sampled during the attack
-	HWM        int64 `json:"vm_hwm"`   // VmHWM after it (the process's peak so far)
+	HWM        int64 `json:"vm_hwm"`   // VmHWM after it (the process's peak so far; the kernel updates it lazily, it may be a little under RSSPeak)
 	RSSSamples int   `json:"rss_samples"`
 
 	Connect   Percentiles `json:"connect"`
