@@ -28,6 +28,10 @@ client:
     hmac_secret_key: "` + secret + `"
 http_api:
   key: "api-key"
+grpc_api:
+  enabled: true
+  port: 0
+  key: "api-key"
 shutdown:
   drain_window: 10ms
 channel:
@@ -70,7 +74,7 @@ channel:
 	return s
 }
 
-// TestAttacksAgainstHerald runs two attacks small on a node of this
+// TestAttacksAgainstHerald runs every attack small on a node of this
 // process: the probes, the history subscriber and the attack's own
 // outcome all report, and the history subscriber, disconnected by the
 // server API in the middle, recovers what it missed: nothing twice,
@@ -80,7 +84,7 @@ func TestAttacksAgainstHerald(t *testing.T) {
 	s := startAttackHerald(t)
 	api := "http://" + s.Addr() + "/api"
 	base := loadgen.AttackConfig{
-		URL: wsURL(s), APIURL: api, APIKey: "api-key", Secret: secret, Format: protocol.TypeJSON,
+		URL: wsURL(s), APIURL: api, APIKey: "api-key", GRPCAddr: s.GRPCAPIAddr(), Secret: secret, Format: protocol.TypeJSON,
 		ServerPID: os.Getpid(), Duration: 1500 * time.Millisecond,
 		ProbeChannel: "probe", ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 5 * time.Second,
 		LedgerChannel: "ledger:e2e", LedgerRate: 50, Grace: 5 * time.Second,
@@ -95,6 +99,12 @@ func TestAttacksAgainstHerald(t *testing.T) {
 		{loadgen.AttackNoRead, "attack:recent", func(c *loadgen.AttackConfig) {
 			c.Clients, c.HistoryPull, c.RcvBuf, c.Prefill, c.PrefillPayload = 5, 10, 4096, 10, 20000
 		}, "5 of 5 clients subscribed to attack:recent recovering from offset 0 (its top: 10)"},
+		{loadgen.AttackGRPCPartial, "", func(c *loadgen.AttackConfig) { c.GRPCConns, c.GRPCStreams, c.GRPCMessage = 2, 2, 4<<20 },
+			"4 streams on 2 connections (0 failed)"},
+		{loadgen.AttackHistoryHTTP, "attack:deep", func(c *loadgen.AttackConfig) { c.Concurrency, c.Prefill, c.PrefillPayload = 2, 10, 20000 },
+			"answered with the history, 0 refused, 0 failed; largest answer 0.2 MiB"},
+		{loadgen.AttackHistoryGRPC, "attack:deep", func(c *loadgen.AttackConfig) { c.Concurrency, c.Prefill, c.PrefillPayload = 2, 10, 20000 },
+			"answered with the history, 0 refused, 0 failed; largest answer 0.2 MiB"},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			cfg := base
@@ -113,6 +123,10 @@ func TestAttacksAgainstHerald(t *testing.T) {
 			}
 			if err := <-kicked; err != nil {
 				t.Fatal(err)
+			}
+			if tc.kind == loadgen.AttackGRPCPartial && !strings.Contains(res.Outcome, "the server ended 4 ") {
+				// Herald asks for the API key before it reads a message.
+				t.Errorf("outcome %q: want every stream ended by the server", res.Outcome)
 			}
 			if !strings.Contains(res.Outcome, tc.outcome) || res.AttackErr != "" {
 				t.Errorf("outcome %q (error %q), want it to contain %q", res.Outcome, res.AttackErr, tc.outcome)
