@@ -130,7 +130,7 @@ func (l *ledger) arrived(pub *protocol.Publication) {
 // publish sends numbered publications at rate a second until ctx ends,
 // one at a time (a slow API delays the next ones, it does not pile them).
 func (l *ledger) publish(ctx context.Context, api *APIPublisher, rate float64) {
-	t := time.NewTicker(time.Duration(float64(time.Second) / rate))
+	t := time.NewTicker(max(time.Duration(float64(time.Second)/rate), time.Millisecond))
 	defer t.Stop()
 	for n := 1; ; n++ {
 		select {
