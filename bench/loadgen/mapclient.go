@@ -95,11 +95,7 @@ func (c *MapClient) Close() error { return c.ws.Close(websocket.StatusNormalClos
 func (c *MapClient) call(ctx context.Context, cmd *protocol.Command) (*protocol.Reply, error) {
 	c.nextID++
 	cmd.Id = c.nextID
-	msg, err := protocol.AppendCommand(c.format, nil, cmd)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.ws.Write(ctx, c.messageType(), protocol.AppendMessage(c.format, nil, msg)); err != nil {
+	if err := c.send(ctx, cmd); err != nil {
 		return nil, err
 	}
 	for {
@@ -117,6 +113,15 @@ func (c *MapClient) call(ctx context.Context, cmd *protocol.Command) (*protocol.
 			return r, nil
 		}
 	}
+}
+
+// send writes cmd in a frame of its own, with the id it has.
+func (c *MapClient) send(ctx context.Context, cmd *protocol.Command) error {
+	msg, err := protocol.AppendCommand(c.format, nil, cmd)
+	if err != nil {
+		return err
+	}
+	return c.ws.Write(ctx, c.messageType(), protocol.AppendMessage(c.format, nil, msg))
 }
 
 func (c *MapClient) messageType() websocket.MessageType {

@@ -31,6 +31,7 @@ func newRoot() *cobra.Command {
   throughput  find the highest rate at which a p99 latency still holds
   overload    overload past capacity; check no reading client is closed and the server recovers
   maps        fill map channels, read their snapshot, and measure update latency
+  attacks     replay one of issue 35's attacks and measure a fresh client meanwhile
 
 Connections are spread over worker processes (this binary re-executed), each
 under the open-files limit, over several target URLs and over several local
@@ -38,7 +39,7 @@ source addresses (127.0.0.x), so one machine can hold hundreds of thousands.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(benchConnsCommand(), benchLatencyCommand(), benchThroughputCommand(), benchOverloadCommand(), benchSoakCommand(), benchWorkerCommand(), benchShardChannelCommand(), benchMapsCommand(), benchSharedPollCommand(), benchTagsCommand())
+	root.AddCommand(benchConnsCommand(), benchLatencyCommand(), benchThroughputCommand(), benchOverloadCommand(), benchSoakCommand(), benchWorkerCommand(), benchShardChannelCommand(), benchMapsCommand(), benchSharedPollCommand(), benchTagsCommand(), benchAttacksCommand())
 	return root
 }
 
