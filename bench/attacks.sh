@@ -13,8 +13,8 @@
 #                   and sending all but the last, held HOLD
 #   2 noread        NOREAD_CLIENTS clients subscribe recovering RECENT
 #                   publications of PAYLOAD bytes, ask history of RECENT,
-#                   stop reading (HOLD); run twice: the node's defaults, and
-#                   client.detach_blocked_writes: true
+#                   stop reading (HOLD); run twice: the node's defaults
+#                   (writes detached), and client.wait_on_blocked_writes: true
 #   3 mapkeys       one client sets distinct MAP_VALUE-byte keys as fast as it
 #                   can, MAP_DURATION (namespace mode persistent, the default
 #                   key bounds)
@@ -113,13 +113,14 @@ for a in $ATTACKS; do
 	noread)
 		attack noread noread --duration "$HOLD" --channel attack:recent --prefill "$RECENT" --prefill-payload "$PAYLOAD" \
 			--clients "$NOREAD_CLIENTS" --history-pull "$RECENT"
-		# The same with the writers' pool detached from blocked sockets
-		# (start_node passes the environment to herald serve).
-		export HERALD_CLIENT_DETACH_BLOCKED_WRITES=true
-		echo "# noread-detached: herald serve with HERALD_CLIENT_DETACH_BLOCKED_WRITES=true" >>"$RUN/commands.txt"
-		attack noread-detached noread --duration "$HOLD" --channel attack:recent --prefill "$RECENT" --prefill-payload "$PAYLOAD" \
+		# The same with the writers of the pool waiting for blocked
+		# sockets, as before issue 35 #3 (start_node passes the
+		# environment to herald serve).
+		export HERALD_CLIENT_WAIT_ON_BLOCKED_WRITES=true
+		echo "# noread-waiting: herald serve with HERALD_CLIENT_WAIT_ON_BLOCKED_WRITES=true" >>"$RUN/commands.txt"
+		attack noread-waiting noread --duration "$HOLD" --channel attack:recent --prefill "$RECENT" --prefill-payload "$PAYLOAD" \
 			--clients "$NOREAD_CLIENTS" --history-pull "$RECENT"
-		unset HERALD_CLIENT_DETACH_BLOCKED_WRITES
+		unset HERALD_CLIENT_WAIT_ON_BLOCKED_WRITES
 		;;
 	mapkeys)
 		attack mapkeys mapkeys --duration "$MAP_DURATION" --channel keys:flood --map-value "$MAP_VALUE"

@@ -60,7 +60,7 @@ func TestNonReadingClientsDelayNobody(t *testing.T) {
 	t.Parallel()
 	n := startNodeMem(t, hub.Config{
 		Channels: openChannels(),
-		Client:   hub.ClientConfig{AllowAnonymousConnectWithoutToken: true, PingInterval: time.Hour, DetachBlockedWrites: true},
+		Client:   hub.ClientConfig{AllowAnonymousConnectWithoutToken: true, PingInterval: time.Hour},
 	})
 	release := make(chan struct{})
 	const stuck = 100 // more than the hub's writers
@@ -116,7 +116,7 @@ func TestPendingFrameCountsAgainstTheQueueBound(t *testing.T) {
 	h := startNodeMem(t, hub.Config{
 		Channels: channels,
 		Client: hub.ClientConfig{
-			AllowAnonymousConnectWithoutToken: true, PingInterval: time.Hour, DetachBlockedWrites: true,
+			AllowAnonymousConnectWithoutToken: true, PingInterval: time.Hour,
 			QueueMaxSize: 64 << 10,
 		},
 		// The close itself follows once the write in progress ends (at the

@@ -305,7 +305,7 @@ func (c *Client) flush(pooled bool) (detached bool) {
 	defer f.Release()
 	fw := c.hub.getFrameWriter()
 	fw.c, fw.pooled = c, pooled
-	if c.hub.client.DetachBlockedWrites {
+	if !c.hub.client.WaitOnBlockedWrites {
 		fw.starter, _ = c.transport.(WriteStarter)
 	}
 	defer func() {

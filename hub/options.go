@@ -215,18 +215,20 @@ type ClientConfig struct {
 	ExpiredSubCloseDelay time.Duration `yaml:"expired_sub_close_delay" default:"25s" doc:"the same for subscription tokens; an expired subscription gets the unsubscribe push 2501"`
 	// ChannelLimit bounds the subscriptions of one connection (128).
 	ChannelLimit int `yaml:"channel_limit" default:"128" doc:"subscriptions per connection; more gives error 106"`
+	// WaitOnBlockedWrites keeps a pool writer waiting for a client whose
+	// socket does not take a frame, as before issue 35 #3. By default the
+	// writer leaves that client to a goroutine of its own
+	// (delivery_writer.go, frameWriter). That was an option, off, while
+	// it closed 3 and 39 of 500 reading subscribers as slow at twice the
+	// capacity (bench/overload.sh); with a detached write judged by what
+	// its client takes over 2 s, and the pong deadline of a client that
+	// is behind run from when it has caught up (lifecycle_pong.go), runs
+	// at twice the capacity close none.
+	WaitOnBlockedWrites bool `yaml:"wait_on_blocked_writes" doc:"a writer of the node's pool waits for one client's full socket, as before, instead of leaving the client's write to a goroutine of its own (the default: a client that stops reading with a large reply on its way delays no one else)"`
 	// QueueMaxSize bounds the bytes waiting to be written to one
 	// connection; a client that falls further behind is closed with 3008
 	// (1 MiB).
-	// DetachBlockedWrites lets a pool writer leave a client whose socket
-	// does not take a frame to a goroutine of that client's own
-	// (delivery_writer.go, frameWriter). Off by default: at twice the
-	// capacity (bench/overload.sh) it closed 3 and 39 of 500 reading
-	// subscribers as slow in two runs, and, with a detached write judged
-	// over 2 s, none in one run and 7 in the next (the full test run of
-	// 2026-11-28), where the writers that wait closed none.
-	DetachBlockedWrites bool `yaml:"detach_blocked_writes" doc:"a writer of the node's pool does not wait for one client's full socket: a new writer takes its place and the client's write finishes on a goroutine of its own, so a client that stops reading with a large reply on its way delays no one else. Off by default: at twice the node's capacity it closed some reading subscribers as slow (docs/benchmarks.md)"`
-	QueueMaxSize        int  `yaml:"queue_max_size" default:"1048576" doc:"bytes that may wait to be written to one connection; a client over it that is not reading (a write to it has waited 500ms, or 2s for a detached write ('client.detach_blocked_writes'), and, on Linux, the kernel says it took no bytes for as long) is closed with 3008. A client that reads is not blamed for a node that is behind: it is closed only when it holds more than 4 times this and the node's queues pass twice 'client.node_queue_max_size', or, reading slower than its channels publish, more than 16 times this"`
+	QueueMaxSize int `yaml:"queue_max_size" default:"1048576" doc:"bytes that may wait to be written to one connection; a client over it that is not reading (a write to it has waited 2s and, on Linux, the kernel says it took no bytes for as long; 500ms where the kernel cannot tell, or with 'client.wait_on_blocked_writes') is closed with 3008. A client that reads is not blamed for a node that is behind: it is closed only when it holds more than 4 times this and the node's queues pass twice 'client.node_queue_max_size', or, reading slower than its channels publish, more than 16 times this"`
 	// NodeQueueMaxSize bounds the bytes waiting in the write queues of
 	// all the node's clients together: past it, publishing on this node
 	// (client publish and the server API) is refused with error 111, so a

@@ -68,8 +68,9 @@ func slowReaderNode(t *testing.T, queueMax int, tr hub.Transport, cut chan<- hub
 	return slowReaderNodeDetaching(t, queueMax, tr, cut, false)
 }
 
-// slowReaderNodeDetaching is slowReaderNode with client.detach_blocked_writes
-// set to detach.
+// slowReaderNodeDetaching is slowReaderNode whose writers detach from a
+// blocked write (the default) when detach, and wait on it when not
+// (client.wait_on_blocked_writes).
 func slowReaderNodeDetaching(t *testing.T, queueMax int, tr hub.Transport, cut chan<- hub.BackpressureEvent, detach bool) *hub.Hub {
 	t.Helper()
 	channels := openChannels()
@@ -78,7 +79,7 @@ func slowReaderNodeDetaching(t *testing.T, queueMax int, tr hub.Transport, cut c
 		Channels: channels,
 		Client: hub.ClientConfig{
 			AllowAnonymousConnectWithoutToken: true, PingInterval: time.Hour,
-			QueueMaxSize: queueMax, NodeQueueMaxSize: 64 << 20, DetachBlockedWrites: detach,
+			QueueMaxSize: queueMax, NodeQueueMaxSize: 64 << 20, WaitOnBlockedWrites: !detach,
 		},
 		Handlers: hub.Handlers{OnBackpressure: func(_ *hub.Client, ev hub.BackpressureEvent) {
 			if ev.Closed && cut != nil {

@@ -81,7 +81,7 @@ type AttackResult struct {
 	Outcome string `json:"outcome"` // what the attack got done
 	Closes  string `json:"closes,omitempty"`
 	// DetachedWrites are the node's writes that went to a goroutine of
-	// their client's own (client.detach_blocked_writes) during the attack.
+	// their client's own (the default; not with client.wait_on_blocked_writes) during the attack.
 	DetachedWrites int64 `json:"detached_writes,omitempty"`
 
 	RSSBefore  int64 `json:"rss_before"`
