@@ -78,23 +78,45 @@ func (e *Engine) PublishControl(ctx context.Context, data []byte, node string) e
 // events. It reads the stream's current position first, so the node can
 // tell from the first live publication whether it missed any since.
 func (e *Engine) Subscribe(ctx context.Context, ch string) error {
+	_, err := e.subscribe(ctx, ch, nil)
+	return err
+}
+
+// SubscribePosition is Subscribe that reads the position with History's
+// touch (one pipelined round trip, as History with Limit 0 is) instead of
+// the plain read, and returns it: the subscriber's reply needs no read of
+// its own (engine.PositionSubscriber).
+func (e *Engine) SubscribePosition(ctx context.Context, ch string, metaTTL time.Duration) (engine.StreamPosition, error) {
+	return e.subscribe(ctx, ch, &metaTTL)
+}
+
+// subscribe reads ch's position, touching the stream with *metaTTL when
+// it is set, then starts ch's delivery from there.
+func (e *Engine) subscribe(ctx context.Context, ch string, metaTTL *time.Duration) (engine.StreamPosition, error) {
 	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
-		return fmt.Errorf("subscribe %q: %w", ch, err)
+		return engine.StreamPosition{}, fmt.Errorf("subscribe %q: %w", ch, err)
 	}
 	sh := e.shardOf(ch)
 	resyncs := sh.Resyncs()
 	var base engine.StreamPosition
-	var top int64
-	err := e.qPool.QueryRow(ctx, e.sql.streamTop, ch).Scan(&top, &base.Epoch)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-	case err != nil:
-		return fmt.Errorf("subscribe %q: read stream position: %w", ch, err)
-	default:
-		base.Offset = uint64(top)
+	if metaTTL != nil {
+		var err error
+		if _, base, err = e.History(ctx, ch, engine.HistoryRequest{MetaTTL: *metaTTL}); err != nil {
+			return engine.StreamPosition{}, fmt.Errorf("subscribe %q: read stream position: %w", ch, err)
+		}
+	} else {
+		var top int64
+		err := e.qPool.QueryRow(ctx, e.sql.streamTop, ch).Scan(&top, &base.Epoch)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return engine.StreamPosition{}, fmt.Errorf("subscribe %q: read stream position: %w", ch, err)
+		default:
+			base.Offset = uint64(top)
+		}
 	}
 	sh.Subscribe(ch, base, resyncs)
-	return nil
+	return base, nil
 }
 
 // Unsubscribe stops delivering ch on this node.

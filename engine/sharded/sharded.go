@@ -133,6 +133,22 @@ func (e *Engine) Subscribe(ctx context.Context, ch string) error {
 	return wrap(e.shards[i].Subscribe(ctx, ch), i)
 }
 
+// SubscribePosition subscribes on the channel's shard and reads its
+// position there, in one step when the shard can (engine.PositionSubscriber),
+// otherwise as Subscribe and then History.
+func (e *Engine) SubscribePosition(ctx context.Context, ch string, metaTTL time.Duration) (engine.StreamPosition, error) {
+	i := e.ShardOf(ch)
+	if ps, ok := engine.PositionSubscriberOf(e.shards[i]); ok {
+		sp, err := ps.SubscribePosition(ctx, ch, metaTTL)
+		return sp, wrap(err, i)
+	}
+	if err := e.shards[i].Subscribe(ctx, ch); err != nil {
+		return engine.StreamPosition{}, wrap(err, i)
+	}
+	_, sp, err := e.shards[i].History(ctx, ch, engine.HistoryRequest{MetaTTL: metaTTL})
+	return sp, wrap(err, i)
+}
+
 // Unsubscribe unsubscribes on the channel's shard.
 func (e *Engine) Unsubscribe(ctx context.Context, ch string) error {
 	i := e.ShardOf(ch)
