@@ -353,7 +353,16 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 		res.Expires, res.Ttl = s.ttl(time.Now())
 		return res, nil
 	}
-	if err := h.addSubscriber(ctx, c, s); err != nil {
+	cache := s.rule.cacheRecovery()
+	recovering := (req.Recover || cache && s.rule.AutoCacheRecover) && s.recoverable
+	var metaTTL *time.Duration
+	if s.positioned && !recovering {
+		// The reply needs the position alone: the engine may read it as
+		// it subscribes, saving a round trip (interest.await).
+		metaTTL = &s.rule.HistoryMetaTTL
+	}
+	subscribedAt, err := h.addSubscriber(ctx, c, s, metaTTL)
+	if err != nil {
 		// The client may try again: answered with error 100, as a command
 		// that timed out is.
 		c.dropSubscription(s)
@@ -368,18 +377,18 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 	if !s.positioned {
 		return res, nil
 	}
-	cache := s.rule.cacheRecovery()
-	recovering := (req.Recover || cache && s.rule.AutoCacheRecover) && s.recoverable
 	var (
 		pubs []*engine.Publication
 		pos  engine.StreamPosition
 		ok   bool
-		err  error
 	)
-	if recovering && cache {
+	switch {
+	case subscribedAt != nil:
+		pos = *subscribedAt
+	case recovering && cache:
 		res.WasRecovering = true // also when the namespace recovered on its own
 		pubs, pos, ok, err = c.recoverCache(ctx, s, req)
-	} else {
+	default:
 		hreq := engine.HistoryRequest{MetaTTL: s.rule.HistoryMetaTTL}
 		if recovering {
 			hreq.Since = &engine.StreamPosition{Offset: req.Offset, Epoch: req.Epoch}
