@@ -48,7 +48,8 @@ func newMapCheckedStatements(q func(string) string) mapCheckedStatements {
 // mapChangeChecked runs the change (map_change_bounded with args) after
 // the idempotency and position checks, in one transaction. For
 // ErrMapDuplicate it returns the first change's position, for
-// ErrMapPositionMismatch the stream's current one.
+// ErrMapPositionMismatch the stream's current one, as for a removal
+// map_change_bounded skipped (HM404).
 func (e *Engine) mapChangeChecked(ctx context.Context, ch, key string, opts engine.MapPublishOptions, args []any) (engine.StreamPosition, error) {
 	var sp engine.StreamPosition
 	err := pgx.BeginFunc(ctx, e.qPool, func(tx pgx.Tx) error {
@@ -79,7 +80,10 @@ func (e *Engine) mapChangeChecked(ctx context.Context, ch, key string, opts engi
 		}
 		var off int64
 		if err := tx.QueryRow(ctx, e.mapSQL.change, args...).Scan(&off, &sp.Epoch); err != nil {
-			return err // map_change_bounded's refusals are mapped by the caller
+			// map_change_bounded's refusals are mapped by the caller;
+			// a skipped removal answers with the stream's position.
+			sp = engine.StreamPosition{Offset: uint64(top), Epoch: epoch}
+			return err
 		}
 		sp.Offset = uint64(off)
 		if opts.IdempotencyKey != "" {
