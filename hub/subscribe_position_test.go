@@ -102,3 +102,57 @@ func TestSubscribePositionFallback(t *testing.T) {
 		t.Fatalf("reply %v, the stream is at %+v", res, top)
 	}
 }
+
+// presenceJoinEngine is the memory engine as an engine.PresenceJoiner,
+// counting the calls a subscriber's join makes.
+type presenceJoinEngine struct {
+	*memory.Engine
+	both, presences, joins atomic.Int32
+}
+
+func (e *presenceJoinEngine) AddPresenceJoin(ctx context.Context, ch string, info *engine.ClientInfo, ttl time.Duration) error {
+	e.both.Add(1)
+	if err := e.Engine.AddPresence(ctx, ch, info, ttl); err != nil {
+		return err
+	}
+	return e.Engine.PublishJoin(ctx, ch, info)
+}
+
+func (e *presenceJoinEngine) AddPresence(ctx context.Context, ch string, info *engine.ClientInfo, ttl time.Duration) error {
+	e.presences.Add(1)
+	return e.Engine.AddPresence(ctx, ch, info, ttl)
+}
+
+func (e *presenceJoinEngine) PublishJoin(ctx context.Context, ch string, info *engine.ClientInfo) error {
+	e.joins.Add(1)
+	return e.Engine.PublishJoin(ctx, ch, info)
+}
+
+// TestSubscribePresenceJoinOneStep: a subscriber with presence and join
+// events is announced in one engine call where the engine can
+// (engine.PresenceJoiner), in two where it has presence alone.
+func TestSubscribePresenceJoinOneStep(t *testing.T) {
+	t.Parallel()
+	eng := &presenceJoinEngine{Engine: memory.New(memory.Config{})}
+	n := startNode(t, hub.Config{Engine: eng, Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{
+		ns("both", hub.NamespaceOptions{AllowSubscribeForClient: true, Presence: true, JoinLeave: true, ForcePushJoinLeave: true}),
+		ns("presence", hub.NamespaceOptions{AllowSubscribeForClient: true, Presence: true}),
+	}}})
+	c := n.dial(t)
+	id := c.Connect("u")["client"].(string)
+	c.MustSubscribe(2, "both:a", "")
+	if j := jsonclient.PushesOf(c.Drain(), "both:a", "join"); len(j) != 1 || jsonclient.Path(j[0], "info", "client") != id {
+		t.Fatalf("own join: %v", j)
+	}
+	if got := [3]int32{eng.both.Load(), eng.presences.Load(), eng.joins.Load()}; got != [3]int32{1, 0, 0} {
+		t.Fatalf("presence and join: AddPresenceJoin/AddPresence/PublishJoin %v, want [1 0 0]", got)
+	}
+	if p, err := n.hub.Presence(context.Background(), "both:a"); err != nil || p[id] == nil {
+		t.Fatalf("presence of both:a: %v, %v", p, err)
+	}
+	c.MustSubscribe(3, "presence:a", "")
+	c.Drain()
+	if got := [3]int32{eng.both.Load(), eng.presences.Load(), eng.joins.Load()}; got != [3]int32{1, 1, 0} {
+		t.Fatalf("presence alone: AddPresenceJoin/AddPresence/PublishJoin %v, want [1 1 0]", got)
+	}
+}

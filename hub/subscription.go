@@ -491,12 +491,21 @@ func (c *Client) join(ctx context.Context, s *subscription) {
 		return
 	}
 	info := c.clientInfo(s.chanInfo)
+	join := s.joinLeave && h.joinLeaveAllowed(s.channel, s.rule)
+	if pj, ok := engine.PresenceJoinerOf(h.engine); ok && s.presence && join {
+		// One step where the engine can: the connection's next command
+		// waits for this (engine.PresenceJoiner).
+		if err := pj.AddPresenceJoin(ctx, s.channel, info, h.client.PresenceTTL); err != nil {
+			c.logger().Error("add presence and publish join", "channel", s.channel, "error", err)
+		}
+		return
+	}
 	if s.presence {
 		if err := h.engine.AddPresence(ctx, s.channel, info, h.client.PresenceTTL); err != nil {
 			c.logger().Error("add presence", "channel", s.channel, "error", err)
 		}
 	}
-	if s.joinLeave && h.joinLeaveAllowed(s.channel, s.rule) {
+	if join {
 		if err := h.engine.PublishJoin(ctx, s.channel, info); err != nil {
 			c.logger().Error("publish join", "channel", s.channel, "error", err)
 		}

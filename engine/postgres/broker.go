@@ -45,6 +45,31 @@ func (e *Engine) PublishJoin(ctx context.Context, ch string, info *engine.Client
 	return e.publishJoinLeave(ctx, kindJoin, ch, info)
 }
 
+// AddPresenceJoin stores info's presence in ch and sends its join in
+// one publishing transaction (engine.PresenceJoiner): one round trip
+// where AddPresence and PublishJoin take one each. Names PostgreSQL's
+// text columns could refuse (not UTF-8, or with NUL) take the two
+// steps, so that such a refusal fails this call alone and not the
+// batch the join shares with other callers.
+func (e *Engine) AddPresenceJoin(ctx context.Context, ch string, info *engine.ClientInfo, ttl time.Duration) error {
+	if _, err := precheck.JoinLeave(ctx, &e.life, ErrNotStarted, false, ch, info); err != nil {
+		return err
+	}
+	if ttl <= 0 {
+		return fmt.Errorf("add presence and publish join %q: ttl %v is not positive", ch, ttl)
+	}
+	if !textSafe(ch) || !textSafe(info.Client) || !textSafe(info.User) {
+		if err := e.AddPresence(ctx, ch, info, ttl); err != nil {
+			return err
+		}
+		return e.PublishJoin(ctx, ch, info)
+	}
+	if _, err := e.submit(ctx, &item{kind: kindJoin, channel: ch, info: info, presenceTTL: ttl}); err != nil {
+		return fmt.Errorf("add presence and publish join %q: %w", ch, err)
+	}
+	return nil
+}
+
 // PublishLeave sends a leave event to the nodes subscribed to ch.
 func (e *Engine) PublishLeave(ctx context.Context, ch string, info *engine.ClientInfo) error {
 	return e.publishJoinLeave(ctx, kindLeave, ch, info)

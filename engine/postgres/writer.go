@@ -210,6 +210,7 @@ func (w *txWriter) attempt(ctx context.Context, items []*item) (err error) {
 		b.Queue(w.e.sql.insertSpill, spillIDs, spillBodies, w.e.opts.SpillRetention.Milliseconds())
 		w.e.metrics.spilled.Add(float64(len(spillIDs)))
 	}
+	w.queuePresence(&b, items)
 	b.Queue(w.e.sql.notify, channels, payloads)
 	if inTx {
 		b.Queue("COMMIT")
@@ -222,6 +223,18 @@ func (w *txWriter) attempt(ctx context.Context, items []*item) (err error) {
 		w.e.metrics.payloadBytes.Observe(float64(len(p)))
 	}
 	return nil
+}
+
+// queuePresence stores the presence of the joins that carry it
+// (AddPresenceJoin), in the transaction that notifies them: visible
+// when the join is delivered, with no round trip of its own.
+func (w *txWriter) queuePresence(b *pgx.Batch, items []*item) {
+	for _, it := range items {
+		if it.kind == kindJoin && it.presenceTTL > 0 {
+			b.Queue(w.e.sql.presenceAdd, it.channel, it.info.Client, it.info.User, it.info.ConnInfo, it.info.ChanInfo,
+				w.e.opts.NodeID, it.presenceTTL.Microseconds())
+		}
+	}
 }
 
 // planHistory groups the batch's history publications by channel.
