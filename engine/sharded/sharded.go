@@ -174,6 +174,20 @@ func (e *Engine) AddPresence(ctx context.Context, ch string, info *engine.Client
 	return wrap(e.shards[i].AddPresence(ctx, ch, info, ttl), i)
 }
 
+// AddPresenceJoin stores the presence and sends the join on the channel's
+// shard, in one step when the shard can (engine.PresenceJoiner),
+// otherwise as AddPresence and then PublishJoin.
+func (e *Engine) AddPresenceJoin(ctx context.Context, ch string, info *engine.ClientInfo, ttl time.Duration) error {
+	i := e.ShardOf(ch)
+	if pj, ok := engine.PresenceJoinerOf(e.shards[i]); ok {
+		return wrap(pj.AddPresenceJoin(ctx, ch, info, ttl), i)
+	}
+	if err := e.shards[i].AddPresence(ctx, ch, info, ttl); err != nil {
+		return wrap(err, i)
+	}
+	return wrap(e.shards[i].PublishJoin(ctx, ch, info), i)
+}
+
 // RemovePresence removes presence on the channel's shard.
 func (e *Engine) RemovePresence(ctx context.Context, ch string, clientID string) error {
 	i := e.ShardOf(ch)
