@@ -26,11 +26,6 @@ func TestMeasureSubscribePosition(t *testing.T) {
 	ctx := t.Context()
 	const samples = 200
 	hist := engine.PublishOptions{HistorySize: 10, HistoryTTL: time.Minute}
-	quantiles := func(d []time.Duration) string {
-		slices.Sort(d)
-		q := func(p float64) time.Duration { return d[int(p*float64(len(d)-1))].Round(10 * time.Microsecond) }
-		return fmt.Sprintf("p50 %v, p90 %v, p99 %v, max %v", q(0.5), q(0.9), q(0.99), d[len(d)-1].Round(10*time.Microsecond))
-	}
 	// A channel without a stream yet (its position is written: the
 	// first subscriber of a new channel, as in centrifuge-python's
 	// TestAutoRecovery) and one with 3 publications (read only).
@@ -62,4 +57,46 @@ func TestMeasureSubscribePosition(t *testing.T) {
 		t.Logf("first subscribe with its position, %d channels each with %d publications: Subscribe then History %s; SubscribePosition %s",
 			samples, pubs, quantiles(apart), quantiles(together))
 	}
+}
+
+// quantiles describes measured durations.
+func quantiles(d []time.Duration) string {
+	slices.Sort(d)
+	q := func(p float64) time.Duration { return d[int(p*float64(len(d)-1))].Round(10 * time.Microsecond) }
+	return fmt.Sprintf("p50 %v, p90 %v, p99 %v, max %v", q(0.5), q(0.9), q(0.99), d[len(d)-1].Round(10*time.Microsecond))
+}
+
+// TestMeasurePresenceJoin times a subscriber's announcement, which the
+// connection's next command waits for: AddPresence then PublishJoin (as
+// the hub did) against AddPresenceJoin, alternating. It runs only with
+// HERALD_TEST_MEASURE=1 and logs the figures (-v).
+func TestMeasurePresenceJoin(t *testing.T) {
+	if os.Getenv("HERALD_TEST_MEASURE") != "1" {
+		t.Skip("a measurement: set HERALD_TEST_MEASURE=1 and run with -v")
+	}
+	dsn := testDSN(t)
+	e := startEngine(t, testOptions(dsn, testSchema(t, dsn)), newRecorder())
+	ctx := t.Context()
+	const samples = 200
+	var apart, together []time.Duration
+	for i := range 2 * samples {
+		ch := fmt.Sprintf("measure:%d", i)
+		info := &engine.ClientInfo{User: "u", Client: fmt.Sprintf("c%d", i)}
+		start := time.Now()
+		if i%2 == 0 {
+			if err := e.AddPresence(ctx, ch, info, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.PublishJoin(ctx, ch, info); err != nil {
+				t.Fatal(err)
+			}
+			apart = append(apart, time.Since(start))
+		} else {
+			if err := e.AddPresenceJoin(ctx, ch, info, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			together = append(together, time.Since(start))
+		}
+	}
+	t.Logf("presence and join, %d each: AddPresence then PublishJoin %s; AddPresenceJoin %s", samples, quantiles(apart), quantiles(together))
 }
