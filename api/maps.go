@@ -150,7 +150,8 @@ func (a *handler) mapPublish(ctx context.Context, req *mapPublishRequest) (*mapC
 // mapChangeResult answers a map change: a change its conditions left
 // undone is a result with suppressed and suppress_reason, with the
 // position Centrifugo gives (the first change's for idempotency, the
-// stream's for a position mismatch, none for the others).
+// stream's for a position mismatch and a removal of a missing key, none
+// for the others).
 func (a *handler) mapChangeResult(ctx context.Context, method, ch string, sp engine.StreamPosition, err error) (*mapChangeResult, *Error) {
 	if reason := hub.MapSuppressReason(err); reason != "" {
 		return &mapChangeResult{Offset: sp.Offset, Epoch: sp.Epoch, Suppressed: true, SuppressReason: reason}, nil

@@ -90,7 +90,7 @@ func methodTable() []method {
 			describe("`channel` (in a map namespace), `key`, `data` or `b64data`; optional `tags`, `key_mode` (`if_new`, `if_exists`), `version` and `version_epoch`, `idempotency_key`, `delta` (as publish's)", "`offset`, `epoch` of the change; `suppressed` and `suppress_reason` (`key_exists`, `key_not_found`, `version`, `idempotency`: with the first change's `offset`, `epoch`) when a condition of the request left the map unchanged"),
 		endpoint("map_remove", "remove a key of a map channel", (*handler).mapRemove).legacy(34).
 			grpc(pb(plain(fromPBMapRemove), toPBMapRemove)).
-			describe("`channel`, `key`; optional `tags`, `idempotency_key`", "`offset`, `epoch` of the change; `suppressed` and `suppress_reason` as for `map_publish`, `key_not_found` for a key not in the state (nothing is appended)"),
+			describe("`channel`, `key`; optional `tags`, `idempotency_key`", "`offset`, `epoch` of the change; `suppressed` and `suppress_reason` as for `map_publish`, `key_not_found` for a key not in the state (nothing is appended; with the stream's `offset`, `epoch`)"),
 		endpoint("map_read_state", "a page of a map channel's keys", (*handler).mapReadState).legacy(35).retryable().
 			grpc(pb(plain(fromPBMapReadState), toPBMapReadState)).
 			describe("`channel`, `limit` (0: the namespace's `map.default_page_size`; above `map.max_page_size`: 107), `cursor`; `key` to read that key alone; `revision_offset`, `revision_epoch` of an earlier page (112 when the epoch changed since)", "`entries` [{`key`, `data`, `info`, `offset`, `time`}] in key order, `offset`, `epoch` (the stream's position at the read), `cursor` of the next page (absent after the last)"),

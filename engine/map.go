@@ -23,9 +23,10 @@ type MapBroker interface {
 	// its position is at or past the change's offset. Removing a key that
 	// is not there still appends and delivers the removal, unless
 	// opts.SkipMissingRemove is set. A change refused by its conditions
-	// returns an error and changes nothing; with ErrMapDuplicate and
-	// ErrMapPositionMismatch the position returned is the first change's
-	// and the stream's current one, zero with the others.
+	// returns an error and changes nothing; with ErrMapDuplicate the
+	// position returned is the first change's, with ErrMapPositionMismatch
+	// and a removal's ErrMapKeyNotFound (SkipMissingRemove) the stream's
+	// current one (as Centrifugo answers them), zero with the others.
 	MapPublish(ctx context.Context, channel string, pub *Publication, opts MapPublishOptions) (StreamPosition, error)
 	// MapState reads a page of the channel's state, in key order, and the
 	// stream's position at the time of the read.
@@ -52,10 +53,13 @@ type MapPublishOptions struct {
 	// like any other (in the stream, delivered live, Info nil).
 	KeyTTL time.Duration
 	// SkipMissingRemove makes the removal of a key that is not in the
-	// state change nothing and fail with ErrMapKeyNotFound, as Centrifugo
-	// answers it (suppressed, key_not_found: centrifuge v0.40.1
-	// map_broker_memory.go remove). With ExpectedPosition set the
-	// removal fails with ErrMapPositionMismatch instead, as there.
+	// state change nothing and fail with ErrMapKeyNotFound and the
+	// stream's current position, as Centrifugo answers it (suppressed,
+	// key_not_found, with the stream's offset and epoch: centrifuge
+	// v0.40.1 map_broker_memory.go remove, map_broker_add.lua). The
+	// position of a channel without a stream may be zero or offset 0
+	// with an epoch. With ExpectedPosition set the removal fails with
+	// ErrMapPositionMismatch instead, as there.
 	SkipMissingRemove bool
 	// TouchIfExists makes the publication of a key that is in the state
 	// only restart its KeyTTL: its value stays, nothing is appended or

@@ -241,7 +241,8 @@ func (h *Hub) MapPublishWith(ctx context.Context, ch, key string, data []byte, m
 
 // MapRemove removes key from the map channel ch, as MapPublish. A key
 // that is not in the state fails with an error that is
-// engine.ErrMapKeyNotFound (errors.Is) and changes nothing.
+// engine.ErrMapKeyNotFound (errors.Is), with the stream's position, and
+// changes nothing.
 func (h *Hub) MapRemove(ctx context.Context, ch, key string) (engine.StreamPosition, error) {
 	return h.MapRemoveWith(ctx, ch, key, MapChange{})
 }

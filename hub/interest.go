@@ -3,7 +3,11 @@ package hub
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/engine"
 )
 
 // interest keeps the engine told which channels this node has subscribers
@@ -17,9 +21,16 @@ import (
 // happened, and a subscriber waiting for its channel waits on a channel of
 // its own, not on a lock another channel's I/O could hold.
 type interest struct {
-	h     *Hub
-	mu    sync.Mutex
-	chans map[string]*chanInterest
+	h *Hub
+	// posSub is the engine's PositionSubscriber, nil without one: a round
+	// that subscribes for a waiter who needs the stream's position then
+	// reads it in the same step, and the waiter's reply needs no read of
+	// its own (centrifuge-python's TestAutoRecovery disconnects a client
+	// a few milliseconds after its subscribe, and a reply later than that
+	// leaves the subscription without a position).
+	posSub engine.PositionSubscriber
+	mu     sync.Mutex
+	chans  map[string]*chanInterest
 }
 
 // chanInterest is one channel's state with the engine.
@@ -29,18 +40,35 @@ type chanInterest struct {
 	// busy: a goroutine is bringing the engine in line with the registry.
 	busy bool
 	// waiters are subscribers waiting for the engine to confirm interest.
-	waiters []chan error
+	waiters []*waiter
+}
+
+// waiter is one subscriber waiting in await.
+type waiter struct {
+	done chan error
+	// metaTTL, when set, asks for the stream's position (History with
+	// Limit 0 and this MetaTTL).
+	metaTTL *time.Duration
+	// pos is the position the engine returned when it subscribed for
+	// this waiter; nil when it did not (the channel was subscribed
+	// already, or the engine reads no position). Written under
+	// interest.mu before done is sent on.
+	pos *engine.StreamPosition
 }
 
 func (in *interest) init(h *Hub) {
 	in.h = h
+	in.posSub, _ = engine.PositionSubscriberOf(h.engine)
 	in.chans = make(map[string]*chanInterest)
 }
 
 // await waits until the engine has interest in ch, which must have a
 // subscriber in the registry. It returns the engine's error if subscribing
-// failed, or ctx's.
-func (in *interest) await(ctx context.Context, ch string) error {
+// failed, or ctx's. With metaTTL set it also returns the stream's position
+// when the engine read it while subscribing for this call, nil otherwise:
+// every publication above that position reaches the subscriber, which was
+// in the registry before the read.
+func (in *interest) await(ctx context.Context, ch string, metaTTL *time.Duration) (*engine.StreamPosition, error) {
 	in.mu.Lock()
 	ci := in.chans[ch]
 	if ci == nil {
@@ -49,17 +77,20 @@ func (in *interest) await(ctx context.Context, ch string) error {
 	}
 	if ci.subscribed && !ci.busy {
 		in.mu.Unlock()
-		return nil
+		return nil, nil
 	}
-	w := make(chan error, 1)
+	w := &waiter{done: make(chan error, 1), metaTTL: metaTTL}
 	ci.waiters = append(ci.waiters, w)
 	in.startLocked(ch, ci)
 	in.mu.Unlock()
 	select {
-	case err := <-w:
-		return err
+	case err := <-w.done:
+		if err != nil {
+			return nil, err
+		}
+		return w.pos, nil
 	case <-ctx.Done():
-		return fmt.Errorf("wait for engine subscribe of %q: %w", ch, ctx.Err())
+		return nil, fmt.Errorf("wait for engine subscribe of %q: %w", ch, ctx.Err())
 	}
 }
 
@@ -102,13 +133,23 @@ func (in *interest) reconcile(ch string, ci *chanInterest) {
 			in.mu.Unlock()
 			return
 		}
+		// Only the waiters here now were in the registry before the
+		// engine reads the position; later ones wait for this round but
+		// read their own.
+		asked := positionWaiters(in.posSub, want, ci.waiters)
 		in.mu.Unlock()
 
 		ctx, cancel := context.WithTimeout(h.ctx, h.client.CommandTimeout)
-		var err error
-		if want {
+		var (
+			err error
+			pos engine.StreamPosition
+		)
+		switch {
+		case len(asked) > 0:
+			pos, err = in.posSub.SubscribePosition(ctx, ch, *asked[0].metaTTL)
+		case want:
 			err = h.engine.Subscribe(ctx, ch)
-		} else {
+		default:
 			err = h.engine.Unsubscribe(ctx, ch)
 		}
 		cancel()
@@ -116,6 +157,16 @@ func (in *interest) reconcile(ch string, ci *chanInterest) {
 		in.mu.Lock()
 		switch {
 		case err == nil:
+			for _, w := range asked {
+				w.pos = &pos
+			}
+			if !want {
+				// Publications were not delivered for a moment: a
+				// position read before is no longer a subscriber's.
+				for _, w := range ci.waiters {
+					w.pos = nil
+				}
+			}
 			ci.subscribed = want
 		case want:
 			ci.busy = false
@@ -135,17 +186,28 @@ func (in *interest) reconcile(ch string, ci *chanInterest) {
 	}
 }
 
+// positionWaiters returns the waiters of a round that subscribes (want)
+// who ask for the stream's position, when the engine can read it while
+// subscribing (ps not nil).
+func positionWaiters(ps engine.PositionSubscriber, want bool, waiters []*waiter) []*waiter {
+	if ps == nil || !want {
+		return nil
+	}
+	return slices.DeleteFunc(slices.Clone(waiters), func(w *waiter) bool { return w.metaTTL == nil })
+}
+
 // notify answers every waiter of ci.
 func notify(ci *chanInterest, err error) {
 	for _, w := range ci.waiters {
-		w <- err
+		w.done <- err
 	}
 	ci.waiters = nil
 }
 
 // addSubscriber registers s and returns once the engine delivers its
-// channel to this node.
-func (h *Hub) addSubscriber(ctx context.Context, c *Client, s *subscription) error {
+// channel to this node. With metaTTL set it returns the stream's position
+// when the engine read it while subscribing for s (see interest.await).
+func (h *Hub) addSubscriber(ctx context.Context, c *Client, s *subscription, metaTTL *time.Duration) (*engine.StreamPosition, error) {
 	s.filter = h.filters.Intern(s.filter)
 	h.swapCompaction(s.channel, s, nil)
 	_, replaced := h.subs.add(c, s)
@@ -154,14 +216,15 @@ func (h *Hub) addSubscriber(ctx context.Context, c *Client, s *subscription) err
 	if replaced != nil {
 		h.filters.Release(replaced.filter)
 	}
-	if err := h.interest.await(ctx, s.channel); err != nil {
+	pos, err := h.interest.await(ctx, s.channel, metaTTL)
+	if err != nil {
 		h.removeSubscriber(c, s.channel)
-		return err
+		return nil, err
 	}
 	if s.rule != nil && s.rule.StateEvents {
 		h.chstate.changed(s.channel) // channelstate.go
 	}
-	return nil
+	return pos, nil
 }
 
 // removeSubscriber unregisters c from ch; the engine is told in the

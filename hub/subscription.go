@@ -375,7 +375,16 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 		res.Expires, res.Ttl = s.ttl(time.Now())
 		return res, nil
 	}
-	if err := h.addSubscriber(ctx, c, s); err != nil {
+	cache := s.rule.cacheRecovery()
+	recovering := (req.Recover || cache && s.rule.AutoCacheRecover) && s.recoverable
+	var metaTTL *time.Duration
+	if s.positioned && !recovering {
+		// The reply needs the position alone: the engine may read it as
+		// it subscribes, saving a round trip (interest.await).
+		metaTTL = &s.rule.HistoryMetaTTL
+	}
+	subscribedAt, err := h.addSubscriber(ctx, c, s, metaTTL)
+	if err != nil {
 		// The client may try again: answered with error 100, as a command
 		// that timed out is.
 		c.dropSubscription(s)
@@ -390,18 +399,18 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 	if !s.positioned {
 		return res, nil
 	}
-	cache := s.rule.cacheRecovery()
-	recovering := (req.Recover || cache && s.rule.AutoCacheRecover) && s.recoverable
 	var (
 		pubs []*engine.Publication
 		pos  engine.StreamPosition
 		ok   bool
-		err  error
 	)
-	if recovering && cache {
+	switch {
+	case subscribedAt != nil:
+		pos = *subscribedAt
+	case recovering && cache:
 		res.WasRecovering = true // also when the namespace recovered on its own
 		pubs, pos, ok, err = c.recoverCache(ctx, s, req)
-	} else {
+	default:
 		hreq := engine.HistoryRequest{MetaTTL: s.rule.HistoryMetaTTL}
 		if recovering {
 			hreq.Since = &engine.StreamPosition{Offset: req.Offset, Epoch: req.Epoch}
@@ -505,12 +514,21 @@ func (c *Client) join(ctx context.Context, s *subscription) {
 		return
 	}
 	info := c.clientInfo(s.chanInfo)
+	join := s.joinLeave && h.joinLeaveAllowed(s.channel, s.rule)
+	if pj, ok := engine.PresenceJoinerOf(h.engine); ok && s.presence && join {
+		// One step where the engine can: the connection's next command
+		// waits for this (engine.PresenceJoiner).
+		if err := pj.AddPresenceJoin(ctx, s.channel, info, h.client.PresenceTTL); err != nil {
+			c.logger().Error("add presence and publish join", "channel", s.channel, "error", err)
+		}
+		return
+	}
 	if s.presence {
 		if err := h.engine.AddPresence(ctx, s.channel, info, h.client.PresenceTTL); err != nil {
 			c.logger().Error("add presence", "channel", s.channel, "error", err)
 		}
 	}
-	if s.joinLeave && h.joinLeaveAllowed(s.channel, s.rule) {
+	if join {
 		if err := h.engine.PublishJoin(ctx, s.channel, info); err != nil {
 			c.logger().Error("publish join", "channel", s.channel, "error", err)
 		}

@@ -16,6 +16,7 @@ func (s *suite) maps(t *testing.T) {
 	t.Run("StatePages", s.testMapStatePages)
 	t.Run("RemoveAndLive", s.testMapRemove)
 	t.Run("SkipMissingRemove", s.testMapSkipMissingRemove)
+	t.Run("SkipMissingRemovePosition", s.testMapSkipMissingRemovePosition)
 	t.Run("TouchIfExists", s.testMapTouch)
 	t.Run("KeyTTL", s.testMapKeyTTL)
 	t.Run("SnapshotThenStreamNoGap", s.testMapNoGap)
@@ -215,6 +216,39 @@ func (s *suite) testMapSkipMissingRemove(t *testing.T) {
 	}
 	if sp := n.mapRemove(t, ch, "a", opts); sp.Offset != first.Offset+2 {
 		t.Fatalf("removal of a present key with SkipMissingRemove at %+v, want offset %d", sp, first.Offset+2)
+	}
+}
+
+// testMapSkipMissingRemovePosition checks that a removal skipped for a
+// missing key answers with the stream's current position, as Centrifugo's
+// brokers answer key_not_found (centrifuge v0.40.1 map_broker_memory.go
+// remove, map_broker_add.lua), with or without an idempotency key.
+func (s *suite) testMapSkipMissingRemovePosition(t *testing.T) {
+	n := s.start(t)
+	mb := mapBroker(t, n)
+	opts := mapOpts(10)
+	opts.SkipMissingRemove = true
+	missing := &engine.Publication{Key: "missing", Removed: true}
+
+	fresh := channel(t, "fresh")
+	if sp, err := mb.MapPublish(ctx(t), fresh, missing, opts); !errors.Is(err, engine.ErrMapKeyNotFound) || sp.Offset != 0 {
+		t.Fatalf("skipped removal on a channel without changes: %+v, %v; want offset 0 and ErrMapKeyNotFound", sp, err)
+	}
+
+	ch := channel(t, "m")
+	n.mapPublish(t, ch, "a", []byte(`1`), mapOpts(10))
+	top := n.mapPublish(t, ch, "b", []byte(`2`), mapOpts(10))
+	if sp, err := mb.MapPublish(ctx(t), ch, missing, opts); !errors.Is(err, engine.ErrMapKeyNotFound) || sp != top {
+		t.Fatalf("skipped removal: %+v, %v; want the stream's position %+v and ErrMapKeyNotFound", sp, err, top)
+	}
+	idem := opts
+	idem.IdempotencyKey, idem.IdempotentResultTTL = "skip-"+randomHex(4), time.Minute
+	if sp, err := mb.MapPublish(ctx(t), ch, missing, idem); !errors.Is(err, engine.ErrMapKeyNotFound) || sp != top {
+		t.Fatalf("skipped removal with an idempotency key: %+v, %v; want %+v and ErrMapKeyNotFound", sp, err, top)
+	}
+	removed := n.mapRemove(t, ch, "a", opts)
+	if sp, err := mb.MapPublish(ctx(t), ch, &engine.Publication{Key: "a", Removed: true}, opts); !errors.Is(err, engine.ErrMapKeyNotFound) || sp != removed {
+		t.Fatalf("second removal of a: %+v, %v; want the first removal's position %+v and ErrMapKeyNotFound", sp, err, removed)
 	}
 }
 

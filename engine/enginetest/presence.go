@@ -16,6 +16,7 @@ func (s *suite) presence(t *testing.T) {
 	t.Run("Expiry", s.testPresenceExpiry)
 	t.Run("EmptyChannel", s.testPresenceEmpty)
 	t.Run("ChannelsIndependent", s.testPresenceChannels)
+	t.Run("PresenceJoin", s.testPresenceJoin)
 }
 
 // presenceTTL is long enough never to expire during a test.

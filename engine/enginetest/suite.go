@@ -92,6 +92,12 @@ func Run(t *testing.T, newEngine func(t *testing.T) engine.Engine, caps Capabili
 		}
 		s.history(t)
 	})
+	t.Run("SubscribePosition", func(t *testing.T) {
+		if !caps.History {
+			t.Skip("engine has no history")
+		}
+		s.subscribePosition(t)
+	})
 	t.Run("Presence", func(t *testing.T) {
 		if !caps.Presence {
 			t.Skip("engine has no presence")

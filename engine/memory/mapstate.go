@@ -117,7 +117,9 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 	// a compare-and-swap removal of a missing key is a position mismatch.
 	if pub.Removed && opts.SkipMissingRemove {
 		if k := mc.key(pub.Key); k == nil || k.expired(now) {
-			return engine.StreamPosition{}, fmt.Errorf("map publish %q: %w", ch, engine.ErrMapKeyNotFound)
+			// With the stream's position, as Centrifugo's brokers answer
+			// it (centrifuge v0.40.1 map_broker_memory.go remove).
+			return top(), fmt.Errorf("map publish %q: %w", ch, engine.ErrMapKeyNotFound)
 		}
 	}
 	if !pub.Removed && opts.Version > 0 {

@@ -161,6 +161,16 @@ func (e *Engine) now() int64 { return e.opts.Now().UnixNano() }
 // Subscribe does nothing: every publication reaches this node's handler.
 func (e *Engine) Subscribe(ctx context.Context, _ string) error { return e.life.Usable(ctx) }
 
+// SubscribePosition is History with Limit 0: Subscribe has nothing to do
+// (engine.PositionSubscriber).
+func (e *Engine) SubscribePosition(ctx context.Context, ch string, metaTTL time.Duration) (engine.StreamPosition, error) {
+	_, sp, err := e.History(ctx, ch, engine.HistoryRequest{MetaTTL: metaTTL})
+	if err != nil {
+		return engine.StreamPosition{}, fmt.Errorf("subscribe: %w", err)
+	}
+	return sp, nil
+}
+
 // Unsubscribe does nothing, as Subscribe.
 func (e *Engine) Unsubscribe(ctx context.Context, _ string) error { return e.life.Usable(ctx) }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/crc32"
 	"sync"
+	"time"
 
 	"github.com/heraldhq/herald/engine"
 )
@@ -14,9 +15,12 @@ type item struct {
 	channel string
 	pub     engine.Publication // kindPub: a copy of the caller's
 	info    *engine.ClientInfo // kindJoin, kindLeave
-	data    []byte             // kindControl
-	node    string             // kindControl: the one node it is for, or "" for all
-	opts    engine.PublishOptions
+	// presenceTTL, on a kindJoin item, stores info's presence in the
+	// join's transaction (AddPresenceJoin); 0 for none.
+	presenceTTL time.Duration
+	data        []byte // kindControl
+	node        string // kindControl: the one node it is for, or "" for all
+	opts        engine.PublishOptions
 	// done is the caller's ctx.Done(): an item whose caller gave up before
 	// its transaction began is not written.
 	done <-chan struct{}

@@ -45,6 +45,31 @@ func (e *Engine) PublishJoin(ctx context.Context, ch string, info *engine.Client
 	return e.publishJoinLeave(ctx, kindJoin, ch, info)
 }
 
+// AddPresenceJoin stores info's presence in ch and sends its join in
+// one publishing transaction (engine.PresenceJoiner): one round trip
+// where AddPresence and PublishJoin take one each. Names PostgreSQL's
+// text columns could refuse (not UTF-8, or with NUL) take the two
+// steps, so that such a refusal fails this call alone and not the
+// batch the join shares with other callers.
+func (e *Engine) AddPresenceJoin(ctx context.Context, ch string, info *engine.ClientInfo, ttl time.Duration) error {
+	if _, err := precheck.JoinLeave(ctx, &e.life, ErrNotStarted, false, ch, info); err != nil {
+		return err
+	}
+	if ttl <= 0 {
+		return fmt.Errorf("add presence and publish join %q: ttl %v is not positive", ch, ttl)
+	}
+	if !textSafe(ch) || !textSafe(info.Client) || !textSafe(info.User) {
+		if err := e.AddPresence(ctx, ch, info, ttl); err != nil {
+			return err
+		}
+		return e.PublishJoin(ctx, ch, info)
+	}
+	if _, err := e.submit(ctx, &item{kind: kindJoin, channel: ch, info: info, presenceTTL: ttl}); err != nil {
+		return fmt.Errorf("add presence and publish join %q: %w", ch, err)
+	}
+	return nil
+}
+
 // PublishLeave sends a leave event to the nodes subscribed to ch.
 func (e *Engine) PublishLeave(ctx context.Context, ch string, info *engine.ClientInfo) error {
 	return e.publishJoinLeave(ctx, kindLeave, ch, info)
@@ -78,23 +103,79 @@ func (e *Engine) PublishControl(ctx context.Context, data []byte, node string) e
 // events. It reads the stream's current position first, so the node can
 // tell from the first live publication whether it missed any since.
 func (e *Engine) Subscribe(ctx context.Context, ch string) error {
+	_, err := e.subscribe(ctx, ch, nil)
+	return err
+}
+
+// SubscribePosition is Subscribe that reads the position with History's
+// touch (touchedPosition: one pipelined round trip) instead of the plain
+// read, and returns it: the subscriber's reply needs no read of its own
+// (engine.PositionSubscriber).
+func (e *Engine) SubscribePosition(ctx context.Context, ch string, metaTTL time.Duration) (engine.StreamPosition, error) {
+	return e.subscribe(ctx, ch, &metaTTL)
+}
+
+// subscribe reads ch's position, touching the stream with *metaTTL when
+// it is set, then starts ch's delivery from there.
+func (e *Engine) subscribe(ctx context.Context, ch string, metaTTL *time.Duration) (engine.StreamPosition, error) {
 	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
-		return fmt.Errorf("subscribe %q: %w", ch, err)
+		return engine.StreamPosition{}, fmt.Errorf("subscribe %q: %w", ch, err)
 	}
 	sh := e.shardOf(ch)
 	resyncs := sh.Resyncs()
 	var base engine.StreamPosition
-	var top int64
-	err := e.qPool.QueryRow(ctx, e.sql.streamTop, ch).Scan(&top, &base.Epoch)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-	case err != nil:
-		return fmt.Errorf("subscribe %q: read stream position: %w", ch, err)
-	default:
-		base.Offset = uint64(top)
+	if metaTTL != nil {
+		var err error
+		if base, err = e.touchedPosition(ctx, ch, *metaTTL); err != nil {
+			return engine.StreamPosition{}, fmt.Errorf("subscribe %q: read stream position: %w", ch, err)
+		}
+	} else {
+		var top int64
+		err := e.qPool.QueryRow(ctx, e.sql.streamTop, ch).Scan(&top, &base.Epoch)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return engine.StreamPosition{}, fmt.Errorf("subscribe %q: read stream position: %w", ch, err)
+		default:
+			base.Offset = uint64(top)
+		}
 	}
 	sh.Subscribe(ch, base, resyncs)
-	return nil
+	return base, nil
+}
+
+// touchedPosition is History with Limit 0 (touch, then the stream's
+// position) in one pipelined round trip, committed without waiting for
+// its WAL to reach disk. touch writes only to create the position or
+// keep it longer; a database crash that lost such a write loses the
+// position, which the next read creates again with a new epoch: to its
+// subscribers, a stream lost and started again, which the epoch exists
+// to tell. Waiting for the flush costs milliseconds on a busy disk, in
+// the subscriber's reply.
+func (e *Engine) touchedPosition(ctx context.Context, ch string, metaTTL time.Duration) (engine.StreamPosition, error) {
+	var b pgx.Batch
+	b.Queue("BEGIN")
+	b.Queue("SET LOCAL synchronous_commit = off")
+	b.Queue(e.sql.touch, ch, ceilMS(orDefault(metaTTL, e.opts.HistoryMetaTTL)))
+	b.Queue(e.sql.streamTop, ch)
+	b.Queue("COMMIT")
+	br := e.qPool.SendBatch(ctx, &b)
+	defer br.Close()
+	for range 3 {
+		if _, err := br.Exec(); err != nil {
+			return engine.StreamPosition{}, fmt.Errorf("touch stream: %w", err)
+		}
+	}
+	var sp engine.StreamPosition
+	var top int64
+	if err := br.QueryRow().Scan(&top, &sp.Epoch); err != nil {
+		return engine.StreamPosition{}, err
+	}
+	if _, err := br.Exec(); err != nil {
+		return engine.StreamPosition{}, fmt.Errorf("commit: %w", err)
+	}
+	sp.Offset = uint64(top)
+	return sp, nil
 }
 
 // Unsubscribe stops delivering ch on this node.

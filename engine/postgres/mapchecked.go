@@ -52,7 +52,8 @@ func newMapCheckedStatements(q func(string) string) mapCheckedStatements {
 // mapChangeChecked runs the change (map_change_bounded with args) after
 // the idempotency and position checks, in one transaction, with its record
 // marked as a delta when delta. For ErrMapDuplicate it returns the first
-// change's position, for ErrMapPositionMismatch the stream's current one.
+// change's position, for ErrMapPositionMismatch the stream's current one,
+// as for a removal map_change_bounded skipped (HM404).
 func (e *Engine) mapChangeChecked(ctx context.Context, ch, key string, opts engine.MapPublishOptions, delta bool, args []any) (engine.StreamPosition, error) {
 	var sp engine.StreamPosition
 	err := pgx.BeginFunc(ctx, e.qPool, func(tx pgx.Tx) error {
@@ -90,6 +91,9 @@ func (e *Engine) mapChangeChecked(ctx context.Context, ch, key string, opts engi
 			}
 		}
 		if err := e.mapChangeIn(ctx, tx, args, &sp); err != nil {
+			// map_change_bounded's refusals are mapped by the caller;
+			// a skipped removal answers with the stream's position.
+			sp = engine.StreamPosition{Offset: uint64(top), Epoch: epoch}
 			return err
 		}
 		if opts.IdempotencyKey != "" {

@@ -109,13 +109,23 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 	var off int64
 	var sp engine.StreamPosition
 	var err error
-	if delta := pub.Delta; delta || opts.IdempotencyKey != "" || opts.ExpectedPosition != nil {
-		sp, err = e.mapChangeChecked(ctx, ch, pub.Key, opts, delta, args)
+	// top is the stream's position a removal skipped for a missing key
+	// answers with (engine.MapPublishOptions.SkipMissingRemove).
+	var top engine.StreamPosition
+	switch {
+	case opts.IdempotencyKey != "" || opts.ExpectedPosition != nil,
+		pub.Delta && !(pub.Removed && opts.SkipMissingRemove):
+		// A removal carries no data for a delta to mark: one skipped for
+		// a missing key goes the way that reads the stream's position.
+		sp, err = e.mapChangeChecked(ctx, ch, pub.Key, opts, pub.Delta, args)
 		if errors.Is(err, engine.ErrMapDuplicate) || errors.Is(err, engine.ErrMapPositionMismatch) {
 			return sp, fmt.Errorf("map publish %q: %w", ch, err)
 		}
+		top = sp
 		off = int64(sp.Offset)
-	} else {
+	case pub.Removed && opts.SkipMissingRemove:
+		top, off, sp.Epoch, err = e.mapRemoveReadingTop(ctx, ch, args)
+	default:
 		err = e.qPool.QueryRow(ctx, e.mapSQL.change, args...).Scan(&off, &sp.Epoch)
 	}
 	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) {
@@ -126,6 +136,9 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 			err = engine.ErrMapKeyExists
 		case sqlStateMapKeyNotFound:
 			err = engine.ErrMapKeyNotFound
+			if pub.Removed {
+				return top, fmt.Errorf("map publish %q: %w", ch, err)
+			}
 		case sqlStateMapVersion:
 			err = engine.ErrMapVersion
 		}
@@ -135,6 +148,31 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 	}
 	sp.Offset = uint64(off)
 	return sp, nil
+}
+
+// mapRemoveReadingTop runs a removal with SkipMissingRemove (args as
+// MapPublish makes them) after a read of the stream's position, both in
+// one pipelined round trip: when map_change_bounded refuses the removal
+// (HM404, its transaction rolled back), the position read just before is
+// the answer, as Centrifugo gives the stream's offset and epoch with
+// key_not_found (centrifuge v0.40.1 map_broker_add.lua). A channel without
+// a stream has the zero position there.
+func (e *Engine) mapRemoveReadingTop(ctx context.Context, ch string, args []any) (top engine.StreamPosition, off int64, epoch string, err error) {
+	var b pgx.Batch
+	b.Queue(e.sql.streamTop, ch)
+	b.Queue(e.mapSQL.change, args...)
+	br := e.qPool.SendBatch(ctx, &b)
+	defer br.Close()
+	var topOffset int64
+	switch err := br.QueryRow().Scan(&topOffset, &top.Epoch); {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return engine.StreamPosition{}, 0, "", fmt.Errorf("read stream position: %w", err)
+	default:
+		top.Offset = uint64(topOffset)
+	}
+	err = br.QueryRow().Scan(&off, &epoch)
+	return top, off, epoch, err
 }
 
 // MapState reads a page of ch's state and the stream's position in one

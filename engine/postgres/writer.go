@@ -167,10 +167,17 @@ func (w *txWriter) attempt(ctx context.Context, items []*item) (err error) {
 		}
 	}()
 	var b pgx.Batch
+	// A batch whose only rows are presence (AddPresenceJoin) commits
+	// without waiting for its WAL to reach disk, as presence refreshed
+	// within its TTL can afford to: a database crash loses at most rows
+	// their nodes add again. The wait is a disk flush, several
+	// milliseconds on a busy disk, where the round trip is a fraction of
+	// one; the connection's next command waits for it.
+	async := w.e.opts.SynchronousCommitOff || presenceOnly(items)
 	begin := func() {
 		b.Queue("BEGIN")
 		b.Queue(w.idleLimit)
-		if w.e.opts.SynchronousCommitOff {
+		if async {
 			b.Queue("SET LOCAL synchronous_commit = off")
 		}
 		inTx = true
@@ -200,7 +207,7 @@ func (w *txWriter) attempt(ctx context.Context, items []*item) (err error) {
 		}
 	}
 	payloads, channels, spillIDs, spillBodies := w.encode(items)
-	if !inTx && (len(spillIDs) > 0 || w.e.opts.SynchronousCommitOff) {
+	if !inTx && (len(spillIDs) > 0 || async) {
 		begin()
 	}
 	if len(w.order) > 0 {
@@ -210,6 +217,7 @@ func (w *txWriter) attempt(ctx context.Context, items []*item) (err error) {
 		b.Queue(w.e.sql.insertSpill, spillIDs, spillBodies, w.e.opts.SpillRetention.Milliseconds())
 		w.e.metrics.spilled.Add(float64(len(spillIDs)))
 	}
+	w.queuePresence(&b, items)
 	b.Queue(w.e.sql.notify, channels, payloads)
 	if inTx {
 		b.Queue("COMMIT")
@@ -222,6 +230,33 @@ func (w *txWriter) attempt(ctx context.Context, items []*item) (err error) {
 		w.e.metrics.payloadBytes.Observe(float64(len(p)))
 	}
 	return nil
+}
+
+// presenceOnly reports whether items write presence rows and nothing
+// else that is kept: no history, no idempotency keys.
+func presenceOnly(items []*item) bool {
+	rows := false
+	for _, it := range items {
+		switch {
+		case it.kind == kindPub && (it.opts.HasHistory() || it.opts.IdempotencyKey != ""):
+			return false
+		case it.kind == kindJoin && it.presenceTTL > 0:
+			rows = true
+		}
+	}
+	return rows
+}
+
+// queuePresence stores the presence of the joins that carry it
+// (AddPresenceJoin), in the transaction that notifies them: visible
+// when the join is delivered, with no round trip of its own.
+func (w *txWriter) queuePresence(b *pgx.Batch, items []*item) {
+	for _, it := range items {
+		if it.kind == kindJoin && it.presenceTTL > 0 {
+			b.Queue(w.e.sql.presenceAdd, it.channel, it.info.Client, it.info.User, it.info.ConnInfo, it.info.ChanInfo,
+				w.e.opts.NodeID, it.presenceTTL.Microseconds())
+		}
+	}
 }
 
 // planHistory groups the batch's history publications by channel.

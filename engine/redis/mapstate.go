@@ -52,7 +52,8 @@ func (k keyspace) mapExpiring() string { return k.prefix + ":mexp" }
 //	publication its key mode refused, {-3, epoch, -1} for a version not
 //	above the key's, {-4, first epoch, first offset} for an idempotency key
 //	already seen, {-5, epoch, top offset} for a key not at the expected
-//	position (nothing changed in each case)
+//	position, {-6, epoch, top offset} for a removal of a missing key with
+//	skip missing (nothing changed in each case)
 var mapChangeScript = goredis.NewScript(luaNow + replaceAll(luaEnsureMeta, "EPOCH", "5", "METATTL", "4") + `
 local key = ARGV[7]
 local removed = ARGV[8] == '1'
@@ -92,7 +93,7 @@ if ARGV[18] ~= '' then
   end
 end
 if removed and ARGV[10] == '1' and not alive then
-  return {-6, epoch, -1}
+  return {-6, epoch, tonumber(redis.call('hget', KEYS[2], 's') or '0')}
 end
 local version = tonumber(ARGV[15])
 if (not removed) and version > 0 and alive then
@@ -244,7 +245,8 @@ func (e *Engine) MapPublish(ctx context.Context, ch string, pub *engine.Publicat
 	sp, err := e.mapChange(ctx, ch, &p, opts)
 	if err != nil {
 		// sp is the first change's position for ErrMapDuplicate, the
-		// current one for ErrMapPositionMismatch, and zero otherwise.
+		// current one for ErrMapPositionMismatch and a skipped removal's
+		// ErrMapKeyNotFound, and zero otherwise.
 		return sp, fmt.Errorf("map publish %q: %w", ch, err)
 	}
 	return sp, nil
@@ -295,7 +297,9 @@ func (e *Engine) mapChange(ctx context.Context, ch string, p *engine.Publication
 	case offset == -5:
 		return engine.StreamPosition{Offset: uint64(next), Epoch: epoch}, engine.ErrMapPositionMismatch
 	case offset == -6: // a removal of a missing key with SkipMissingRemove
-		return engine.StreamPosition{}, engine.ErrMapKeyNotFound
+		// With the stream's position, as Centrifugo's Lua answers it
+		// (centrifuge v0.40.1 map_broker_add.lua, key_not_found).
+		return engine.StreamPosition{Offset: uint64(next), Epoch: epoch}, engine.ErrMapKeyNotFound
 	}
 	if next >= 0 && opts.KeyTTL > 0 {
 		if err := e.client.ZAdd(ctx, e.keys.mapExpiring(), goredis.Z{Score: float64(next), Member: ch}).Err(); err != nil {

@@ -133,6 +133,22 @@ func (e *Engine) Subscribe(ctx context.Context, ch string) error {
 	return wrap(e.shards[i].Subscribe(ctx, ch), i)
 }
 
+// SubscribePosition subscribes on the channel's shard and reads its
+// position there, in one step when the shard can (engine.PositionSubscriber),
+// otherwise as Subscribe and then History.
+func (e *Engine) SubscribePosition(ctx context.Context, ch string, metaTTL time.Duration) (engine.StreamPosition, error) {
+	i := e.ShardOf(ch)
+	if ps, ok := engine.PositionSubscriberOf(e.shards[i]); ok {
+		sp, err := ps.SubscribePosition(ctx, ch, metaTTL)
+		return sp, wrap(err, i)
+	}
+	if err := e.shards[i].Subscribe(ctx, ch); err != nil {
+		return engine.StreamPosition{}, wrap(err, i)
+	}
+	_, sp, err := e.shards[i].History(ctx, ch, engine.HistoryRequest{MetaTTL: metaTTL})
+	return sp, wrap(err, i)
+}
+
 // Unsubscribe unsubscribes on the channel's shard.
 func (e *Engine) Unsubscribe(ctx context.Context, ch string) error {
 	i := e.ShardOf(ch)
@@ -156,6 +172,20 @@ func (e *Engine) RemoveHistory(ctx context.Context, ch string) error {
 func (e *Engine) AddPresence(ctx context.Context, ch string, info *engine.ClientInfo, ttl time.Duration) error {
 	i := e.ShardOf(ch)
 	return wrap(e.shards[i].AddPresence(ctx, ch, info, ttl), i)
+}
+
+// AddPresenceJoin stores the presence and sends the join on the channel's
+// shard, in one step when the shard can (engine.PresenceJoiner),
+// otherwise as AddPresence and then PublishJoin.
+func (e *Engine) AddPresenceJoin(ctx context.Context, ch string, info *engine.ClientInfo, ttl time.Duration) error {
+	i := e.ShardOf(ch)
+	if pj, ok := engine.PresenceJoinerOf(e.shards[i]); ok {
+		return wrap(pj.AddPresenceJoin(ctx, ch, info, ttl), i)
+	}
+	if err := e.shards[i].AddPresence(ctx, ch, info, ttl); err != nil {
+		return wrap(err, i)
+	}
+	return wrap(e.shards[i].PublishJoin(ctx, ch, info), i)
 }
 
 // RemovePresence removes presence on the channel's shard.
