@@ -15,9 +15,10 @@ import (
 )
 
 // TestPostgresHistoryLockHoldsOnlyHistory: an outside transaction holds an
-// exclusive lock on the history table for three seconds while clients on
-// both nodes keep subscribing to channels with history, whose subscribe
-// waits for that lock. Meanwhile connects, pings and publications to
+// exclusive lock on the history table and the streams' positions (which a
+// subscribe to a channel with history reads and touches in one round trip)
+// for three seconds while clients on both nodes keep subscribing to
+// channels with history, whose subscribe waits for that lock. Meanwhile connects, pings and publications to
 // channels without history keep flowing on both nodes; once the lock is
 // gone, the waiting subscribes complete. With commands on the transport's
 // read workers, the waiting subscribes held every worker and nothing else
@@ -43,7 +44,7 @@ func TestPostgresHistoryLockHoldsOnlyHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(context.Background()) }()
-	if _, err := tx.Exec(t.Context(), "LOCK TABLE "+c.schema+".history IN ACCESS EXCLUSIVE MODE"); err != nil {
+	if _, err := tx.Exec(t.Context(), "LOCK TABLE "+c.schema+".history, "+c.schema+".streams IN ACCESS EXCLUSIVE MODE"); err != nil {
 		t.Fatal(err)
 	}
 	locked := time.Now()

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/engine"
-	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // channelStates checks an engine's ChannelStates: one occupied and one
@@ -142,7 +141,7 @@ func (s *suite) testChannelStateDelay(t *testing.T) {
 	setOccupancy(t, cs, ch, false, opts)
 	left := time.Now()
 	var evs []engine.ChannelStateEvent
-	testenv.Eventually(t, "the vacated event", eventTimeout, func() bool {
+	eventually(t, "the vacated event", eventTimeout, func() bool {
 		evs = append(evs, drainStates(t, cs, ch)...)
 		return len(evs) >= 2
 	})
@@ -229,7 +228,7 @@ func (s *suite) testChannelStateNodeDies(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []engine.ChannelStateEvent
-	testenv.Eventually(t, "the dead node's channel vacated", eventTimeout, func() bool {
+	eventually(t, "the dead node's channel vacated", eventTimeout, func() bool {
 		got = append(got, drainStates(t, b, ch, kept)...)
 		return len(got) > 0
 	})
