@@ -36,6 +36,11 @@ func (c *Client) handleHistory(ctx context.Context, id uint32, req *protocol.His
 		!c.capsAllow(auth.OpHistory, req.Channel, s) {
 		return newError(protocol.ErrorPermissionDenied)
 	}
+	if req.Limit != 0 {
+		if err := c.hub.shedReply(); err != nil {
+			return err // a position alone (limit 0) is small: still answered
+		}
+	}
 	pubs, pos, err := c.hub.history(ctx, req.Channel, r, since, int(req.Limit), req.Reverse, c.hub.client.HistoryMaxPublicationLimit)
 	if err != nil {
 		return err

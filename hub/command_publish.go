@@ -109,14 +109,38 @@ func (h *Hub) publish(ctx context.Context, ch string, r *rule, pub *engine.Publi
 // so SDKs and API callers retry later. Only publications made on this
 // node are shed; the engine still delivers those of other nodes.
 func (h *Hub) shedPublish() *Error {
+	e := h.behind("publications")
+	if e != nil {
+		h.metrics.shed.Inc()
+	}
+	return e
+}
+
+// shedReply refuses, for the same reason, a command whose reply may be
+// large (history, a subscribe that recovers): with the node's queues
+// already over NodeQueueMaxSize, each such reply to a client that does not
+// read adds its whole size to the node's memory (issue 35 #3: 200 clients
+// that asked for 6 MB of history and stopped reading took the node to
+// 2.3 GB). Error 111 is temporary: SDKs resubscribe with backoff, and the
+// reply is made once delivery has caught up.
+func (h *Hub) shedReply() *Error {
+	e := h.behind("replies")
+	if e != nil {
+		h.metrics.shedReplies.Inc()
+	}
+	return e
+}
+
+// behind is the error 111 of a node whose write queues hold more than
+// NodeQueueMaxSize bytes, nil while they do not (or with no bound).
+func (h *Hub) behind(what string) *Error {
 	limit := h.client.NodeQueueMaxSize
 	if limit < 0 {
 		return nil
 	}
 	if q := h.queuedTotal.Load(); q > int64(limit) {
-		h.metrics.shed.Inc()
 		return &Error{Code: protocol.ErrorTooManyRequests, Temporary: true,
-			Message: fmt.Sprintf("too many requests: this node is behind delivering publications (%d bytes queued to clients, more than client.node_queue_max_size %d); retry later", q, limit)}
+			Message: fmt.Sprintf("too many requests: this node is behind delivering %s (%d bytes queued to clients, more than client.node_queue_max_size %d); retry later", what, q, limit)}
 	}
 	return nil
 }

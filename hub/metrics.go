@@ -22,6 +22,7 @@ type metrics struct {
 	queueBytes      prometheus.Observer
 	dropped         prometheus.Counter
 	shed            prometheus.Counter
+	shedReplies     prometheus.Counter
 	joinLeaveCapped prometheus.Counter
 	publishDuration prometheus.Observer
 	deliveryLag     prometheus.Observer
@@ -120,6 +121,10 @@ func newMetrics(h *Hub) *metrics {
 		Namespace: "herald", Subsystem: "node", Name: "shed_publications_total",
 		Help: "Publications refused with error 111 because this node's client write queues held more than client.node_queue_max_size bytes.",
 	})
+	m.shedReplies = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "herald", Subsystem: "node", Name: "shed_replies_total",
+		Help: "History commands and recovering subscribes refused with error 111 because this node's client write queues held more than client.node_queue_max_size bytes.",
+	})
 	m.accessDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "herald", Subsystem: "access", Name: "decisions_total",
 		Help: "Token revocations, token invalidations, blocks and unblocks made through this node, by kind (revoke, invalidate, block, unblock).",
@@ -131,7 +136,7 @@ func newMetrics(h *Hub) *metrics {
 	m.collectors = []prometheus.Collector{
 		m.accessDecisions, m.rateLimited,
 		gauge("access_records", "Token revocations, token invalidations and blocked users this node holds in memory.", func() float64 { return float64(h.access.Size()) }),
-		commands, durations, sent, m.bytesIn, m.bytesOut, m.framesOut, m.writesDetached, m.errors, m.disconnects, queue, m.dropped, m.shed, m.joinLeaveCapped, publish, lag,
+		commands, durations, sent, m.bytesIn, m.bytesOut, m.framesOut, m.writesDetached, m.errors, m.disconnects, queue, m.dropped, m.shed, m.shedReplies, m.joinLeaveCapped, publish, lag,
 		gauge("node_queued_bytes", "Bytes waiting in the write queues of every client of this node; past client.node_queue_max_size, publishing on this node is shed.", func() float64 { return float64(h.queuedTotal.Load()) }),
 		gauge("client_connections", "Connected (authenticated) clients on this node.", func() float64 { return float64(h.NumClients()) }),
 		gauge("client_unauthenticated_connections", "Connections on this node that have not connected (authenticated) yet; each is closed after client.stale_close_delay.", func() float64 { return float64(h.NumPending()) }),

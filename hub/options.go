@@ -237,7 +237,7 @@ type ClientConfig struct {
 	// over 4 times QueueMaxSize are closed with 3008 even if they read,
 	// which bounds what publications of other nodes, which cannot be shed
 	// here, may queue.
-	NodeQueueMaxSize int `yaml:"node_queue_max_size" default:"268435456" doc:"bytes that may wait in the write queues of all this node's connections together; past it, publications made on this node (client publish and the server API) are refused with error 111 'too many requests' (temporary: retry later) and counted in 'herald_node_shed_publications_total', until delivery catches up. Past twice this (publications from other nodes cannot be shed here), clients holding more than 4 times 'client.queue_max_size' are closed with 3008 even if they read. -1: no bound, nothing shed, and clients that read are never closed"`
+	NodeQueueMaxSize int `yaml:"node_queue_max_size" default:"268435456" doc:"bytes that may wait in the write queues of all this node's connections together; past it, publications made on this node (client publish and the server API) are refused with error 111 'too many requests' (temporary: retry later) and counted in 'herald_node_shed_publications_total', until delivery catches up; so are a client's 'history' with a limit and its recovering subscribes, whose replies may be large ('herald_node_shed_replies_total'). Past twice this (publications from other nodes cannot be shed here), clients holding more than 4 times 'client.queue_max_size' are closed with 3008 even if they read. -1: no bound, nothing shed, and clients that read are never closed"`
 	// WriteCoalesce bounds the adaptive write coalescing interval
 	// (DefaultWriteCoalesce, 4ms): a connection is written at most once
 	// per the node's current interval, which is zero while the node has

@@ -166,7 +166,7 @@ func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.S
 	}
 	s := c.newSubscription(ch, r, req, g)
 	s.filter = filter
-	res, err := c.startSubscription(ctx, s, req)
+	res, err := c.startClientSubscription(ctx, s, req)
 	if err != nil {
 		if s.stream != nil {
 			h.releaseStream(s.stream.run)
@@ -341,6 +341,19 @@ func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequ
 		s.positioned = s.recoverable || forcePositioning || (req.Positioned && (r.AllowPositioning || historyAllowed))
 	}
 	return s
+}
+
+// startClientSubscription is startSubscription for a client's subscribe
+// command; one that recovers may answer with a page of publications, and
+// is refused while the node is behind (shedReply). Server-side
+// subscriptions are not refused: nothing would retry them.
+func (c *Client) startClientSubscription(ctx context.Context, s *subscription, req *protocol.SubscribeRequest) (*protocol.SubscribeResult, error) {
+	if (req.Recover || s.rule.cacheRecovery() && s.rule.AutoCacheRecover) && s.recoverable {
+		if err := c.hub.shedReply(); err != nil {
+			return nil, err
+		}
+	}
+	return c.startSubscription(ctx, s, req)
 }
 
 // startSubscription registers s (holding back its publications), declares
