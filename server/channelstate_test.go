@@ -111,9 +111,13 @@ func TestChannelStateNodeKilled(t *testing.T) {
 		return runHerald(t, bin, name, addr, stateNodeConfig(addr, name, dsn, schema, srv.URL))
 	}
 	a, b := start("cs1"), start("cs2")
+	// 40 s: a delivery that fails (the shared database busy with the
+	// package's other tests) backs off up to channelStateRetryMax (10 s,
+	// with jitter) before the next try; the run of 2026-11-29 01:55 waited
+	// more than 20 s once for the vacated after the kill.
 	await := func(what, ch, want string) {
 		t.Helper()
-		testenv.Eventually(t, what, 20*time.Second, func() bool { return backend.of(ch) == want })
+		testenv.Eventually(t, what, 40*time.Second, func() bool { return backend.of(ch) == want })
 	}
 
 	ctx := t.Context()
