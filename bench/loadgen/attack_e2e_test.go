@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -59,19 +58,7 @@ channel:
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = s.Shutdown(ctx)
-	})
-	return s
+	return startHeraldWith(t, cfg)
 }
 
 // TestAttacksAgainstHerald runs every attack small on a node of this

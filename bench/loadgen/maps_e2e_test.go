@@ -2,8 +2,6 @@ package loadgen_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -42,19 +40,7 @@ channel:
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = s.Shutdown(ctx)
-	})
-	return s
+	return startHeraldWith(t, cfg)
 }
 
 // TestMapsAgainstHerald runs the map benchmark small: every key is in the
