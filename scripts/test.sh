@@ -530,6 +530,30 @@ build_herald() {
 # go_test_packages LOG PACKAGE... runs go test -race over the packages,
 # keeping the output in .tmp/logs/LOG.log, and counts the tests. It runs in
 # the module of GO_TEST_DIR (default: the root module).
+# failed_go_tests names the failed tests of a go test -json stream, the
+# innermost only (a failed subtest's parent adds nothing), with their
+# package's last element: "server.TestX/sub, hub.TestY".
+failed_go_tests() {
+	python3 - "$1" <<'PY'
+import json, sys
+failed = []
+for line in open(sys.argv[1], errors="replace"):
+    try:
+        ev = json.loads(line)
+    except ValueError:
+        continue
+    if ev.get("Action") == "fail" and ev.get("Test"):
+        failed.append((ev.get("Package", "").rsplit("/", 1)[-1], ev["Test"]))
+    elif ev.get("Action") == "fail":
+        failed.append((ev.get("Package", "").rsplit("/", 1)[-1], ""))
+names = {t for _, t in failed if t}
+with_tests = {p for p, t in failed if t}
+inner = [f"{p}.{t}" if t else f"{p} (package)" for p, t in failed
+         if (t and not any(n.startswith(t + "/") for n in names)) or (not t and p not in with_tests)]
+print(", ".join(dict.fromkeys(inner))[:600])
+PY
+}
+
 go_test_packages() {
 	local log=$1
 	shift
@@ -550,6 +574,13 @@ go_test_packages() {
 		COUNT_FAILED=$((failures + errors))
 		COUNT_PASSED=$((total - COUNT_SKIPPED - failures))
 		COUNT_DETAIL="${done_line#DONE }"
+		# CI keeps only the tail of the output: name the failed tests in
+		# the summary line, so a flake on a slower machine can be found.
+		if ((COUNT_FAILED > 0)); then
+			local failed_names
+			failed_names=$(failed_go_tests "$LOGS/$log.json")
+			[[ -z "$failed_names" ]] || COUNT_DETAIL+="; failed: $failed_names"
+		fi
 	else
 		run 20m "$log.log" "${GO_TEST_DIR:-$ROOT}" go test "${args[@]}" "$@" || rc=$?
 		COUNT_PASSED=$(grep -cE '^ok ' "$LOGS/$log.log")
