@@ -268,9 +268,16 @@ func orderedTwoGroups(t *testing.T, subs []*subscriber, each int, name string, g
 	for p := range subs {
 		equal(t, subs[p].waitFor(t, each, wait), nums(each))
 	}
-	applied := counter(t, groups[0], "herald_consumer_applied_total", name) + counter(t, groups[1], "herald_consumer_applied_total", name)
-	if want := len(subs) * each; applied != float64(want) {
-		t.Fatalf("the nodes applied %v commands, want %d", applied, want)
+	// A command is counted once its batch commits, which may be after its
+	// publication reached the subscriber: wait for the count, then check
+	// that it is not over (a command applied twice).
+	want := float64(len(subs) * each)
+	applied := func() float64 {
+		return counter(t, groups[0], "herald_consumer_applied_total", name) + counter(t, groups[1], "herald_consumer_applied_total", name)
+	}
+	eventually(t, 5*time.Second, "the applied count", func() bool { return applied() >= want })
+	if got := applied(); got != want {
+		t.Fatalf("the nodes applied %v commands, want %v", got, want)
 	}
 	for p := range subs {
 		subs[p].settle(t, each, 0)
