@@ -66,9 +66,12 @@ func publishUntilSlowClosed(t *testing.T, n *node, fast *rawClient, disconnects 
 	// A client over its queue limit is closed once a write to it has been
 	// blocked for a while (the hub's slowWriteStall, 500 ms), not at the
 	// first overflow: the loop is bounded by time, since a fast transport
-	// gets through many publications before then.
+	// gets through many publications before then. The close needs the
+	// socket buffers full (about 4 MB here), and under -race on 2 busy
+	// cores a publication paced by the fast reader took up to 90 ms:
+	// 10 s was too short there (53 publications), so the bound is 60 s.
 	var ev disconnectEvent
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 wait:
 	for {
 		select {
