@@ -212,6 +212,7 @@ type UniWebSocketConfig struct {
 	CompressionLevel        int           `yaml:"compression_level" defaultdoc:"'websocket.compression_level'" doc:"as 'websocket.compression_level', for this endpoint; '0': the websocket section's"`
 	JoinPushMessages        bool          `yaml:"join_push_messages" doc:"send the pushes that are ready together in one text frame, separated by newlines, instead of one frame each (fewer frames and system calls; the client must split frames on newlines), as Centrifugo's"`
 	DisableDisconnectPush   bool          `yaml:"disable_disconnect_push" doc:"close a connection with the WebSocket close frame alone, without the disconnect push before it, as Centrifugo's"`
+	ReadBufferSize          int           `yaml:"read_buffer_size" defaultdoc:"'websocket.read_buffer_size'" doc:"as 'websocket.read_buffer_size', for this endpoint's connections (portable poller only); '0': the websocket section's"`
 	DisableClosingHandshake bool          `yaml:"disable_closing_handshake" doc:"close a connection by closing its TCP connection, without the WebSocket close frame (the disconnect push is still sent unless 'disable_disconnect_push'), as Centrifugo's"`
 }
 
@@ -228,6 +229,9 @@ func (c Config) UniTransport() websocket.Config {
 	t.Compression, t.CompressionMinSize = u.Compression, u.CompressionMinSize
 	if u.CompressionLevel > 0 {
 		t.CompressionLevel = u.CompressionLevel
+	}
+	if u.ReadBufferSize > 0 {
+		t.ReadBufferSize = u.ReadBufferSize
 	}
 	t.UniJoinPushes = u.JoinPushMessages
 	t.UniNoDisconnectPush, t.UniNoClosingHandshake = u.DisableDisconnectPush, u.DisableClosingHandshake

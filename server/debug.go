@@ -5,6 +5,18 @@ import (
 	"net/http/pprof"
 )
 
+// warnPprof says at start-up where debug.enabled serves pprof, as
+// Centrifugo warns of its debug mode (v6.9.1 internal/app/log.go): anyone
+// who reaches that listener can profile the node and read its command
+// line.
+func (s *Server) warnPprof() {
+	listener := "main"
+	if s.cfg.InternalEnabled() {
+		listener = "internal"
+	}
+	s.log.Warn("debug.enabled: pprof is served; keep this listener private", "path", s.cfg.Debug.HandlerPrefix+"/", "listener", listener)
+}
+
 // mountPprof mounts Go's pprof handlers under prefix ("/debug/pprof"):
 // on the admin listener (admin.address) always, and where Centrifugo's
 // debug.enabled puts them, the listener of the operators' endpoints

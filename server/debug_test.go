@@ -2,23 +2,34 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // TestDebugPprof: debug.enabled serves pprof at debug.handler_prefix on
 // the internal listener when there is one, not on the main one, and on the
-// main one otherwise, as Centrifugo's debug.enabled; off, neither serves
-// it.
+// main one otherwise, as Centrifugo's debug.enabled, and says so in a
+// start-up warning; off, neither serves it.
 func TestDebugPprof(t *testing.T) {
-	start := func(enabled bool, internal string) *Server {
+	start := func(enabled bool, internal, wantLog string) *Server {
 		cfg := config.Default()
 		cfg.Debug.Enabled, cfg.Debug.HandlerPrefix = enabled, "/dbg/pprof"
 		cfg.Internal.Address = internal
-		s := startServer(t, cfg)
+		var logs testenv.LockedBuffer
+		s := startServerLog(t, cfg, slog.New(slog.NewTextHandler(&logs, nil)))
 		t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+		const warned = `level=WARN msg="debug.enabled: pprof is served`
+		switch got := logs.String(); {
+		case wantLog == "" && strings.Contains(got, warned):
+			t.Errorf("debug off, yet warned:\n%s", got)
+		case wantLog != "" && (!strings.Contains(got, warned) || !strings.Contains(got, wantLog)):
+			t.Errorf("no start-up warning with %q in:\n%s", wantLog, got)
+		}
 		return s
 	}
 	get := func(addr, path string) int {
@@ -26,7 +37,7 @@ func TestDebugPprof(t *testing.T) {
 		return code
 	}
 
-	s := start(true, "127.0.0.1:0")
+	s := start(true, "127.0.0.1:0", "path=/dbg/pprof/ listener=internal")
 	if code := get(s.InternalAddr(), "/dbg/pprof/cmdline"); code != http.StatusOK {
 		t.Errorf("internal listener, debug on: %d, want 200", code)
 	}
@@ -34,12 +45,12 @@ func TestDebugPprof(t *testing.T) {
 		t.Errorf("main listener beside an internal one, debug on: %d, want 404", code)
 	}
 
-	s = start(true, "")
+	s = start(true, "", "path=/dbg/pprof/ listener=main")
 	if code := get(s.Addr(), "/dbg/pprof/cmdline"); code != http.StatusOK {
 		t.Errorf("main listener alone, debug on: %d, want 200", code)
 	}
 
-	s = start(false, "")
+	s = start(false, "", "")
 	if code := get(s.Addr(), "/dbg/pprof/cmdline"); code != http.StatusNotFound {
 		t.Errorf("debug off: %d, want 404", code)
 	}

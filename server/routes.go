@@ -51,6 +51,7 @@ func (b *builder) routes() error {
 	}
 	if cfg.Debug.Enabled {
 		mountPprof(ops, cfg.Debug.HandlerPrefix) // debug.go
+		s.warnPprof()
 	}
 	if err := b.mountHTTPAPI(pick(cfg.HTTPAPI.External, mux, ops)); err != nil {
 		return err

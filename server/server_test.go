@@ -24,12 +24,18 @@ import (
 // is HERALD_TEST_WS_POLLER's unless cfg sets one.
 func startServer(t *testing.T, cfg config.Config) *Server {
 	t.Helper()
+	return startServerLog(t, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// startServerLog is startServer with the server's log going to log.
+func startServerLog(t *testing.T, cfg config.Config, log *slog.Logger) *Server {
+	t.Helper()
 	cfg.Address = "127.0.0.1:0"
 	if cfg.WebSocket.Poller == "" {
 		cfg.WebSocket.Poller = websocket.Poller(testenv.WebSocketPoller())
 	}
 	cfg.Client.Token.HMACSecretKey = "secret"
-	s, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s, err := New(cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}

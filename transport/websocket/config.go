@@ -31,6 +31,14 @@ type Config struct {
 	// connection is closed with 1008 "read timeout". It bounds slowloris
 	// clients without blocking a worker. Default 10s.
 	ReadTimeout time.Duration `yaml:"read_timeout" default:"10s" doc:"longest a started message may take to arrive completely"`
+	// ReadBufferSize is the read buffer a connection of the portable path
+	// starts with, and keeps between messages (up to four times it when a
+	// larger message grew it): the memory an idle connection holds for
+	// reading. The epoll path holds no buffer per connection, so it does
+	// not apply there. Centrifugo's websocket.read_buffer_size and
+	// uni_websocket.read_buffer_size size the same per-connection buffer
+	// (v6.9.1 internal/websocket conn.go, 4096 when zero). Default 4096.
+	ReadBufferSize int `yaml:"read_buffer_size" default:"4096" doc:"the read buffer, in bytes, each connection of the portable poller starts with and keeps between messages (a larger message grows it for as long as it takes): the memory an idle connection holds for reading. The epoll poller holds no buffer per connection, so it does not apply to it. '0': 4096"`
 	// CheckOrigin accepts or refuses (403) an upgrade request. Nil is
 	// guard.SameOrigin: a request without an Origin header or whose Origin
 	// host equals r.Host (guard.Origins allows more).
@@ -47,7 +55,7 @@ type Config struct {
 	// per connection, on any system, at a higher memory cost per idle
 	// connection; or PollerAuto, the default, which is epoll on Linux and
 	// portable elsewhere. PollerEpoll off Linux is an error from NewServer.
-	Poller Poller `yaml:"poller" default:"auto" doc:"how connections are read. 'epoll' (Linux only): a readiness loop with a fixed pool of workers; an idle connection holds no goroutine and no buffer. 'portable' (any system): a goroutine and a read buffer (4 KiB, more while a large message arrives) per connection, so an idle connection costs more memory; it also reads connections that are not plain TCP sockets. 'auto' is 'epoll' on Linux and 'portable' elsewhere, and 'portable' when the listener serves TLS ('epoll' needs the plain socket). 'epoll' on another system or with TLS is a configuration error"`
+	Poller Poller `yaml:"poller" default:"auto" doc:"how connections are read. 'epoll' (Linux only): a readiness loop with a fixed pool of workers; an idle connection holds no goroutine and no buffer. 'portable' (any system): a goroutine and a read buffer ('read_buffer_size', more while a large message arrives) per connection, so an idle connection costs more memory; it also reads connections that are not plain TCP sockets. 'auto' is 'epoll' on Linux and 'portable' elsewhere, and 'portable' when the listener serves TLS ('epoll' needs the plain socket). 'epoll' on another system or with TLS is a configuration error"`
 	// Workers is the number of goroutines of the epoll path that read
 	// ready connections and run Receiver.HandleFrame; it is a fixed pool,
 	// so a Receiver must not block long in HandleFrame. Default
@@ -91,6 +99,9 @@ const (
 	DefaultMaxMessageSize = 64 << 10
 	DefaultWriteTimeout   = time.Second
 	DefaultReadTimeout    = 10 * time.Second
+	// DefaultReadBufferSize is small, since every connection of the
+	// portable path holds one.
+	DefaultReadBufferSize = 4 << 10
 )
 
 // WithDefaults returns c with its zero fields set to their defaults.
@@ -119,6 +130,9 @@ func (c Config) WithDefaults() Config {
 	if c.CompressionLevel == 0 {
 		c.CompressionLevel = DefaultCompressionLevel
 	}
+	if c.ReadBufferSize <= 0 {
+		c.ReadBufferSize = DefaultReadBufferSize
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -142,6 +156,9 @@ func (c Config) Validate() error {
 	}
 	if c.CompressionMinSize < 0 {
 		errs.Add("CompressionMinSize", "%d: must not be negative", c.CompressionMinSize)
+	}
+	if c.ReadBufferSize < 0 {
+		errs.Add("ReadBufferSize", "%d: must not be negative", c.ReadBufferSize)
 	}
 	return errs.Err()
 }

@@ -22,14 +22,11 @@ type portablePath struct {
 	wg sync.WaitGroup // reading goroutines, and finishers of stopped connections
 }
 
-// portableReadBuf is the read buffer a connection starts with: small,
-// since every connection holds one. It grows for a large frame and
-// shrinks back once the frame is handled.
-const portableReadBuf = 4 << 10
-
-// maxIdleReadBuf is the largest buffer a connection keeps between
-// messages.
-const maxIdleReadBuf = 4 * portableReadBuf
+// A connection's read buffer starts at Config.ReadBufferSize. It grows
+// for a large frame and shrinks back once the frame is handled, when it
+// grew past idleReadBufFactor times its start: the largest buffer a
+// connection keeps between messages.
+const idleReadBufFactor = 4
 
 func (p *portablePath) attach(*Conn) error { return nil }
 func (p *portablePath) add(*Conn) error    { return nil }
@@ -39,7 +36,7 @@ func (p *portablePath) remove(*Conn)       {}
 // the Add happens before shutdown's Wait (which follows Server.live's).
 func (p *portablePath) start(c *Conn, early []byte) {
 	p.wg.Go(func() {
-		r := reader{srv: p.s, buf: make([]byte, 0, max(portableReadBuf, len(early)))}
+		r := reader{srv: p.s, buf: make([]byte, 0, max(p.s.cfg.ReadBufferSize, len(early)))}
 		c.release(r.readLoop(c, early))
 	})
 }
@@ -88,8 +85,8 @@ func (r *reader) readLoop(c *Conn, early []byte) outcome {
 		if c.state.Load()&stClosed != 0 {
 			return tearDown
 		}
-		if len(data) == 0 && cap(data) > maxIdleReadBuf {
-			data = make([]byte, 0, portableReadBuf)
+		if start := r.srv.cfg.ReadBufferSize; len(data) == 0 && cap(data) > idleReadBufFactor*start {
+			data = make([]byte, 0, start)
 		}
 		if len(data) == cap(data) {
 			data = r.grow(data)
