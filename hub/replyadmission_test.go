@@ -50,6 +50,7 @@ func (e *gatedHistoryEngine) History(ctx context.Context, ch string, req engine.
 // the frame counts with the node's queued bytes while it waits.
 type deafTransport struct {
 	shed      *atomic.Int64
+	closes    chan uint32 // the hub's close codes, not waited for
 	gone      chan struct{}
 	closeOnce sync.Once
 }
@@ -75,7 +76,15 @@ func (t *deafTransport) FinishFrame([]byte) error {
 	return errClosedTransport
 }
 
-func (t *deafTransport) Close(uint32, string) { t.closeOnce.Do(func() { close(t.gone) }) }
+func (t *deafTransport) Close(code uint32, _ string) {
+	t.closeOnce.Do(func() {
+		close(t.gone)
+		select {
+		case t.closes <- code:
+		default:
+		}
+	})
+}
 
 type transportError string
 
@@ -84,17 +93,20 @@ func (e transportError) Error() string { return string(e) }
 const errClosedTransport = transportError("closed")
 
 // TestLargeRepliesAdmittedWithinNodeBudget: 16 clients that stopped
-// reading each ask for 300 KB (a history with a limit, or a recovering
-// subscribe) at once, so all of them pass the check made as the command
-// starts; the replies admitted must still keep the node's queues within
-// client.node_queue_max_size (1 MiB), the others get error 111, and a
-// fresh client is answered. Before, every reply was queued: 4.9 MB
-// (bench/attacks.sh noread: 200 clients asking 6 MB each, 1.5 GB).
+// reading each ask for 300 KB (a history with a limit, a recovering
+// subscribe, or a connect whose server-side subscription recovers) at
+// once, so all of them pass the check made as the command starts; the
+// replies admitted must still keep the node's queues within
+// client.node_queue_max_size (1 MiB), the others get error 111 (a connect
+// is closed with 3013), and a fresh client is answered. Before, every
+// reply was queued: 4.9 MB (bench/attacks.sh noread: 200 clients asking
+// 6 MB each, 1.5 GB).
 func TestLargeRepliesAdmittedWithinNodeBudget(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ name, cmd string }{
-		{"history", `{"id":2,"history":{"channel":"big","limit":10}}`},
-		{"recovering subscribe", `{"id":2,"subscribe":{"channel":"big","recover":true,"offset":0,"epoch":"EPOCH","recoverable":true,"positioned":true}}`},
+	for _, tc := range []struct{ name, connect, cmd string }{
+		{"history", "", `{"id":2,"history":{"channel":"big","limit":10}}` + "\n"},
+		{"recovering subscribe", "", `{"id":2,"subscribe":{"channel":"big","recover":true,"offset":0,"epoch":"EPOCH","recoverable":true,"positioned":true}}` + "\n"},
+		{"connect", `,"subs":{"big":{"recover":true,"offset":0,"epoch":"EPOCH"}}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -113,6 +125,7 @@ func TestLargeRepliesAdmittedWithinNodeBudget(t *testing.T) {
 				Engine: eng,
 				Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{
 					AllowSubscribeForClient: true, AllowHistoryForClient: true, AllowRecovery: true,
+					ForceRecovery: true, // server-side subscriptions recover only so
 					HistorySize: pubs, HistoryTTL: time.Minute,
 				}},
 				// A queue limit no reply reaches: the clients are not closed
@@ -129,20 +142,37 @@ func TestLargeRepliesAdmittedWithinNodeBudget(t *testing.T) {
 			}
 			eng.armed.Store(true)
 			var shed atomic.Int64
+			closes := make(chan uint32, clients)
+			connect := strings.Replace(tc.connect, "EPOCH", sp.Epoch, 1)
 			cmd := strings.Replace(tc.cmd, "EPOCH", sp.Epoch, 1)
 			for i := range clients {
-				tr := &deafTransport{shed: &shed, gone: make(chan struct{})}
+				tr := &deafTransport{shed: &shed, closes: closes, gone: make(chan struct{})}
 				c := n.hub.NewClient(tr, "deaf-"+strconv.Itoa(i))
 				t.Cleanup(func() { tr.Close(0, "") })
-				tok := token(t, auth.ConnectClaims{User: "deaf-" + strconv.Itoa(i)})
-				c.HandleFrame([]byte(`{"id":1,"connect":{"token":"` + tok + `"}}` + "\n" + cmd + "\n" + `{"id":3,"history":{"channel":"big"}}`))
+				claims := auth.ConnectClaims{User: "deaf-" + strconv.Itoa(i)}
+				if tc.connect != "" {
+					claims.Channels = []string{"big"} // subscribed at connect
+				}
+				tok := token(t, claims)
+				c.HandleFrame([]byte(`{"id":1,"connect":{"token":"` + tok + `"` + connect + `}}` + "\n" + cmd + `{"id":3,"history":{"channel":"big"}}`))
 			}
 			for range clients {
 				recv(t, eng.reads, "a deaf client's read of the channel")
 			}
 			close(eng.release) // every command has passed the check made as it starts
+			// Each large command has replied when the client's next one
+			// reads the position, or closed the client (a connect).
 			for range clients {
-				recv(t, eng.done, "a deaf client's command after its large one")
+				select {
+				case <-eng.done:
+				case code := <-closes:
+					if tc.connect == "" || code != uint32(protocol.DisconnectTooManyRequests) {
+						t.Fatalf("a deaf client was closed with %d", code)
+					}
+					shed.Add(1)
+				case <-time.After(10 * time.Second):
+					t.Fatal("a deaf client's large command neither replied nor closed it in 10s")
+				}
 			}
 			if q := n.hub.QueuedBytes(); q > budget+slack {
 				t.Fatalf("%d clients that do not read asked for %d bytes each at once: %d bytes queued, over client.node_queue_max_size %d", clients, pubs*len(data), q, budget)
