@@ -10,9 +10,12 @@ import "github.com/heraldhq/herald/protocol"
 // any reply is queued, and each then queues its 6 MB (bench/attacks.sh
 // noread: 1.5 GB). So the bytes of such a reply are also taken from the
 // node's budget once it is read and before it is encoded: admitReply adds
-// them to queuedTotal only if the total stays within NodeQueueMaxSize
-// (compare and swap, so replies admitted at once cannot together pass
-// it), and refuses the command with error 111 otherwise. The reservation
+// them to queuedTotal only if the total stays within half of
+// NodeQueueMaxSize (compare and swap, so replies admitted at once cannot
+// together pass it), and refuses the command with error 111 otherwise.
+// Half, because past the whole bound publications are shed: replies to
+// clients that do not read, filling it, made a well-behaved client's
+// publish fail (bench/attacks.sh noread, 02:59). The reservation
 // is given back (releaseReply) once the encoded reply is queued, where it
 // then counts as queued bytes; for that moment the reply counts twice,
 // which errs on the side of refusing. No command waits for another's
@@ -22,6 +25,10 @@ import "github.com/heraldhq/herald/protocol"
 // admitted or refused; with the memory engine they are the engine's own
 // (protoPublication shares their data), with the others a copy that a
 // refusal lets go before it is encoded.
+
+// replyBudgetShare: replies with publications may fill 1/replyBudgetShare
+// of NodeQueueMaxSize.
+const replyBudgetShare = 2
 
 // publicationOverhead is about what one publication adds to an encoded
 // reply beyond its data, info and tags (field names, offset, framing).
@@ -48,8 +55,8 @@ func publicationsSize(pubs []*protocol.Publication) int {
 // about to be queued, and returns the bytes to give back with
 // releaseReply once it is queued. It refuses with error 111, counted in
 // herald_node_shed_replies_total, when the queues with the reply would
-// hold more than NodeQueueMaxSize, unless they hold nothing: one reply
-// larger than the whole budget is still answered, one at a time.
+// hold more than half of NodeQueueMaxSize, unless they hold nothing: one
+// reply larger than that is still answered, one at a time.
 func (h *Hub) admitReply(n int) (int, *Error) {
 	limit := h.client.NodeQueueMaxSize
 	if limit < 0 || n <= 0 {
@@ -57,7 +64,7 @@ func (h *Hub) admitReply(n int) (int, *Error) {
 	}
 	for {
 		q := h.queuedTotal.Load()
-		if q > 0 && q+int64(n) > int64(limit) {
+		if q > 0 && q+int64(n) > int64(limit/replyBudgetShare) {
 			h.metrics.shedReplies.Inc()
 			return 0, behindError("replies", q, limit)
 		}
