@@ -125,8 +125,8 @@ func TestLargeRepliesAdmittedWithinNodeBudget(t *testing.T) {
 				Engine: eng,
 				Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{
 					AllowSubscribeForClient: true, AllowHistoryForClient: true, AllowRecovery: true,
-					ForceRecovery: true, // server-side subscriptions recover only so
-					HistorySize: pubs, HistoryTTL: time.Minute,
+					// Server-side subscriptions recover only with ForceRecovery.
+					ForceRecovery: true, HistorySize: pubs, HistoryTTL: time.Minute,
 				}},
 				// A queue limit no reply reaches: the clients are not closed
 				// as slow, they keep what they were given.
