@@ -53,7 +53,11 @@ func (c *Client) handleHistory(ctx context.Context, id uint32, req *protocol.His
 		}
 		res.Publications = append(res.Publications, protoPublication(p))
 	}
-	c.queueReply(&protocol.Reply{Id: id, History: res})
+	reserved, e := c.hub.admitReply(publicationsSize(res.Publications))
+	if e != nil {
+		return e // replyadmission.go: the reply would take the node past its budget
+	}
+	c.queueAdmittedReply(&protocol.Reply{Id: id, History: res}, reserved)
 	return nil
 }
 

@@ -139,8 +139,14 @@ func (h *Hub) behind(what string) *Error {
 		return nil
 	}
 	if q := h.queuedTotal.Load(); q > int64(limit) {
-		return &Error{Code: protocol.ErrorTooManyRequests, Temporary: true,
-			Message: fmt.Sprintf("too many requests: this node is behind delivering %s (%d bytes queued to clients, more than client.node_queue_max_size %d); retry later", what, q, limit)}
+		return behindError(what, q, limit)
 	}
 	return nil
+}
+
+// behindError is error 111 for a node whose write queues hold q bytes
+// against client.node_queue_max_size limit.
+func behindError(what string, q int64, limit int) *Error {
+	return &Error{Code: protocol.ErrorTooManyRequests, Temporary: true,
+		Message: fmt.Sprintf("too many requests: this node is behind delivering %s (%d bytes queued to clients, client.node_queue_max_size %d); retry later", what, q, limit)}
 }

@@ -135,7 +135,11 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 		res.Subs[ch] = sres
 		pending = append(pending, s)
 	}
-	c.queueReply(&protocol.Reply{Id: id, Connect: res})
+	reserved, err := c.admitConnectReply(res, pending)
+	if err != nil {
+		return err
+	}
+	c.queueAdmittedReply(&protocol.Reply{Id: id, Connect: res}, reserved)
 	for _, s := range pending {
 		c.finishSubscribe(ctx, s)
 	}
@@ -143,6 +147,31 @@ func (c *Client) handleConnect(ctx context.Context, id uint32, req *protocol.Con
 		fn(c)
 	}
 	return nil
+}
+
+// admitConnectReply takes the publications that server-side subscriptions
+// recovered into the connect reply (a uni_sse stream on a channel with
+// cache recovery, say) from the node's write queue budget (admitReply). A
+// reply refused leaves the subscriptions and closes the connection: a
+// unidirectional client with the disconnect of error 111 (3008 unless
+// transformed), a bidirectional one with 3013 (too many requests), both
+// of which make clients reconnect later.
+func (c *Client) admitConnectReply(res *protocol.ConnectResult, pending []*subscription) (int, error) {
+	n := 0
+	for _, sr := range res.Subs {
+		n += publicationsSize(sr.Publications)
+	}
+	reserved, e := c.hub.admitReply(n)
+	if e == nil {
+		return reserved, nil
+	}
+	for _, s := range pending {
+		c.leaveChannel(s)
+	}
+	if c.conn.Unidirectional {
+		return 0, e
+	}
+	return 0, newDisconnect(protocol.DisconnectTooManyRequests)
 }
 
 // authenticate decides who the client is: the application's OnConnecting

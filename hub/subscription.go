@@ -166,14 +166,14 @@ func (c *Client) handleSubscribe(ctx context.Context, id uint32, req *protocol.S
 	}
 	s := c.newSubscription(ch, r, req, g)
 	s.filter = filter
-	res, err := c.startClientSubscription(ctx, s, req)
+	res, reserved, err := c.startClientSubscription(ctx, s, req)
 	if err != nil {
 		if s.stream != nil {
 			h.releaseStream(s.stream.run)
 		}
 		return err
 	}
-	c.queueReply(&protocol.Reply{Id: id, Subscribe: res})
+	c.queueAdmittedReply(&protocol.Reply{Id: id, Subscribe: res}, reserved)
 	c.finishSubscribe(ctx, s)
 	if s.stream != nil {
 		c.startStream(s)
@@ -345,15 +345,27 @@ func (c *Client) newSubscription(ch string, r *rule, req *protocol.SubscribeRequ
 
 // startClientSubscription is startSubscription for a client's subscribe
 // command; one that recovers may answer with a page of publications, and
-// is refused while the node is behind (shedReply). Server-side
-// subscriptions are not refused: nothing would retry them.
-func (c *Client) startClientSubscription(ctx context.Context, s *subscription, req *protocol.SubscribeRequest) (*protocol.SubscribeResult, error) {
+// is refused while the node is behind (shedReply) or when its
+// publications would take the node's queues past their budget
+// (admitReply): the subscription is then undone. It returns the bytes
+// reserved for the reply, to give back once it is queued. Server-side
+// subscriptions are not refused here: nothing would retry them.
+func (c *Client) startClientSubscription(ctx context.Context, s *subscription, req *protocol.SubscribeRequest) (*protocol.SubscribeResult, int, error) {
 	if (req.Recover || s.rule.cacheRecovery() && s.rule.AutoCacheRecover) && s.recoverable {
 		if err := c.hub.shedReply(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	return c.startSubscription(ctx, s, req)
+	res, err := c.startSubscription(ctx, s, req)
+	if err != nil {
+		return nil, 0, err
+	}
+	reserved, e := c.hub.admitReply(publicationsSize(res.Publications))
+	if e != nil {
+		c.leaveChannel(s)
+		return nil, 0, e
+	}
+	return res, reserved, nil
 }
 
 // startSubscription registers s (holding back its publications), declares

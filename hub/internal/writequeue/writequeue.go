@@ -128,7 +128,11 @@ func (f Framer) Release() { frameBufs.Put(f.bp) }
 
 // Frames appends q's messages to frames of at most MaxFrameMessages or
 // MaxFrameBytes in encoding t and passes each to write, stopping at the
-// first error.
+// first error. In JSON a message larger than MaxFrameBytes is its own
+// frame as it is, not copied: a frame written to a client that stopped
+// reading is held until its write ends, and a copy of a 6 MB history
+// reply held as well doubled what each such client cost the node (issue
+// 35 #3). (A protobuf frame prefixes each message with its length.)
 func Frames[S comparable](f Framer, t protocol.Type, q []Item[S], write func([]byte) error) error {
 	buf := (*f.bp)[:0]
 	n := 0
@@ -140,8 +144,17 @@ func Frames[S comparable](f Framer, t protocol.Type, q []Item[S], write func([]b
 			}
 			buf, n = buf[:0], 0
 		}
+		if n == 0 && len(m) > MaxFrameBytes && t != protocol.TypeProtobuf {
+			if err := write(m); err != nil {
+				return err
+			}
+			continue
+		}
 		buf = protocol.AppendMessage(t, buf, m)
 		n++
+	}
+	if n == 0 && len(q) > 0 {
+		return nil // the last message went as it was
 	}
 	err := write(buf)
 	if cap(buf) <= 256<<10 {

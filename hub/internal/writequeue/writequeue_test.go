@@ -103,6 +103,18 @@ func TestFrames(t *testing.T) {
 	if len(frames) != 3 || bytes.Count(frames[0], []byte("{}")) != MaxFrameMessages || string(frames[1]) != "{}" || len(frames[2]) != MaxFrameBytes {
 		t.Fatalf("%d frames", len(frames))
 	}
+	// A JSON message over the frame bound is written as it is, not copied.
+	huge := Item[*sub]{Msg: bytes.Repeat([]byte("y"), MaxFrameBytes+1)}
+	var got [][]byte
+	if err := Frames(f, protocol.TypeJSON, []Item[*sub]{item(`{}`, false, nil, false), huge}, func(b []byte) error {
+		got = append(got, b[:len(b):len(b)])
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || string(got[0]) != "{}" || &got[1][0] != &huge.Msg[0] {
+		t.Fatalf("%d frames; a message over the frame bound must be its own frame, uncopied", len(got))
+	}
 	failed := errors.New("write failed")
 	calls := 0
 	if err := Frames(f, protocol.TypeJSON, q, func([]byte) error { calls++; return failed }); !errors.Is(err, failed) || calls != 1 {
