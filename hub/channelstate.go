@@ -60,6 +60,15 @@ type channelStates struct {
 	delivered prometheus.Counter
 }
 
+// dropped reads the engine's count of events its bound dropped, 0 when
+// it bounds none.
+func (s *channelStates) dropped() float64 {
+	if dc, ok := s.eng.(engine.ChannelStateDropCounter); ok {
+		return float64(dc.ChannelStateEventsDropped())
+	}
+	return 0
+}
+
 // chanState is one channel's occupancy as this node has told the engine.
 type chanState struct {
 	declared bool // the engine holds this node's record of the channel
@@ -87,7 +96,11 @@ func (s *channelStates) init(h *Hub, cfg Config) error {
 		Namespace: "herald", Subsystem: "channel", Name: "state_events_delivered_total",
 		Help: "Channel state events (occupied, vacated) this node delivered to Handlers.OnChannelState.",
 	})
-	h.metrics.collectors = append(h.metrics.collectors, s.delivered)
+	dropped := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Namespace: "herald", Subsystem: "channel", Name: "state_events_dropped_total",
+		Help: "Channel state events waiting for delivery that this node's engine calls dropped, oldest first, to keep the queue within channel.state.queue_size (memory and Redis engines).",
+	}, s.dropped)
+	h.metrics.collectors = append(h.metrics.collectors, s.delivered, dropped)
 	return nil
 }
 

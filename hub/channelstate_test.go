@@ -301,3 +301,38 @@ func TestChannelStateEngineErrorRetriedSoon(t *testing.T) {
 		t.Errorf("%d engine failures left, want all 6 taken", left+1)
 	}
 }
+
+// While the backend is down, the queue keeps the newest queue_size
+// events: the older ones are dropped and counted, and the backend, back,
+// gets the rest in order.
+func TestChannelStateQueueBounded(t *testing.T) {
+	evs := make(stateEvents, 64)
+	var down atomic.Bool
+	down.Store(true)
+	handler := func(ctx context.Context, batch []hub.ChannelStateEvent) error {
+		if down.Load() {
+			return errors.New("backend down")
+		}
+		return evs.handler(ctx, batch)
+	}
+	cfg := stateChannels(-1)
+	cfg.State.QueueSize = 2
+	n := startNodeWS(t, hub.Config{Channels: cfg, Handlers: hub.Handlers{OnChannelState: handler}}, websocket.Config{})
+	a := n.dial(t)
+	a.Connect("u1")
+	for i := range 4 {
+		a.MustSubscribe(2+i, fmt.Sprintf("chat:%d", i), "")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for counterValue(t, n.hub, "herald_channel_state_events_dropped_total", "", "") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting for 2 events dropped")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	down.Store(false)
+	evs.expect(t, "occupied chat:2", "occupied chat:3")
+	if got := counterValue(t, n.hub, "herald_channel_state_events_dropped_total", "", ""); got != 2 {
+		t.Errorf("dropped %v, want 2", got)
+	}
+}
