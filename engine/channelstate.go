@@ -35,6 +35,25 @@ type ChannelStateOptions struct {
 	// has not renewed it (KeepChannelOccupancy) for this long is taken
 	// as dead, and its channels are left as if its subscribers had gone.
 	NodeTTL time.Duration
+	// MaxQueue bounds the undelivered events of an engine that keeps
+	// them in memory (memory: the whole queue; Redis: each partition's
+	// stream keeps its share, MaxQueue over the partitions, rounded up):
+	// an event made when the queue is full drops the oldest undelivered
+	// one, as Centrifugo PRO's bounded queues do (its event hooks docs:
+	// "the oldest undelivered events are dropped, while new events are
+	// still accepted"). Zero or less: no bound. The PostgreSQL engine
+	// keeps its events on disk and does not bound them. Events an engine
+	// makes outside SetChannelOccupancy (vacated delays run out, leases
+	// lapsed) take the bound the node last gave it.
+	MaxQueue int
+}
+
+// ChannelStateDropCounter is a ChannelStates that bounds its queue
+// (ChannelStateOptions.MaxQueue) and counts what the bound dropped.
+type ChannelStateDropCounter interface {
+	// ChannelStateEventsDropped is how many undelivered events this
+	// node's calls dropped to keep the queue within its bound.
+	ChannelStateEventsDropped() uint64
 }
 
 // ChannelStates keeps, for the whole cluster, which nodes have

@@ -32,8 +32,17 @@ const (
 	// channelStateBatch bounds the events of one delivery, as the
 	// "events" array of one proxy request.
 	channelStateBatch = 100
-	// channelStateRetryMax bounds the backoff after a failed delivery.
+	// channelStateRetryMax bounds the backoff after the handler failed
+	// (the backend down): Centrifugo PRO backs off the same way.
 	channelStateRetryMax = 10 * time.Second
+	// channelStateEngineRetryMax bounds the backoff after the engine
+	// failed (a database error): the events then wait in the engine, not
+	// at a backend, and a long backoff would only make every vacated
+	// event that much later than its delay once the engine is back.
+	channelStateEngineRetryMax = time.Second
+	// channelStateKeepTick is the keeper's longest tick: it renews the
+	// lease and retries failed records on it.
+	channelStateKeepTick = time.Second
 )
 
 // channelStates is the hub's side of channel state events; its zero value
@@ -49,6 +58,15 @@ type channelStates struct {
 	wake  chan struct{}
 
 	delivered prometheus.Counter
+}
+
+// dropped reads the engine's count of events its bound dropped, 0 when
+// it bounds none.
+func (s *channelStates) dropped() float64 {
+	if dc, ok := s.eng.(engine.ChannelStateDropCounter); ok {
+		return float64(dc.ChannelStateEventsDropped())
+	}
+	return 0
 }
 
 // chanState is one channel's occupancy as this node has told the engine.
@@ -78,7 +96,11 @@ func (s *channelStates) init(h *Hub, cfg Config) error {
 		Namespace: "herald", Subsystem: "channel", Name: "state_events_delivered_total",
 		Help: "Channel state events (occupied, vacated) this node delivered to Handlers.OnChannelState.",
 	})
-	h.metrics.collectors = append(h.metrics.collectors, s.delivered)
+	dropped := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Namespace: "herald", Subsystem: "channel", Name: "state_events_dropped_total",
+		Help: "Channel state events waiting for delivery that this node's engine calls dropped, oldest first, to keep the queue within channel.state.queue_size (memory and Redis engines).",
+	}, s.dropped)
+	h.metrics.collectors = append(h.metrics.collectors, s.delivered, dropped)
 	return nil
 }
 
@@ -179,7 +201,7 @@ func (s *channelStates) deliverLoop() {
 		case <-t.C:
 		case <-s.wake:
 		}
-		err := s.deliverAll()
+		backend, err := s.deliverAll()
 		if err == nil {
 			retry = 0
 			continue
@@ -187,8 +209,12 @@ func (s *channelStates) deliverLoop() {
 		if h.ctx.Err() != nil {
 			return
 		}
-		retry = min(max(2*retry, channelStatePoll), channelStateRetryMax)
-		h.log.Warn("channel state: deliver events", "error", err, "retry_in", retry)
+		limit := channelStateEngineRetryMax
+		if backend {
+			limit = channelStateRetryMax
+		}
+		retry = min(max(2*retry, channelStatePoll), limit)
+		h.log.Warn("channel state: deliver events", "error", err, "handler_failed", backend, "retry_in", retry)
 		wait := time.NewTimer(retry/2 + rand.N(retry/2+1)) // jitter: nodes retry apart
 		select {
 		case <-h.ctx.Done():
@@ -200,26 +226,32 @@ func (s *channelStates) deliverLoop() {
 }
 
 // deliverAll delivers batches until the engine has fewer than a batch,
-// or the hub stops.
-func (s *channelStates) deliverAll() error {
+// or the hub stops. backend reports that the failure was the handler's.
+func (s *channelStates) deliverAll() (backend bool, err error) {
 	h := s.h
+	deliver := func(ctx context.Context, evs []ChannelStateEvent) error {
+		err := s.deliver(ctx, evs)
+		backend = err != nil
+		return err
+	}
 	for h.ctx.Err() == nil {
 		// Not cancelled by Shutdown: a batch the backend has taken must
 		// also be recorded as delivered, or another node sends it again.
 		// The handler's own timeout bounds the call (the proxy's); this
 		// one only keeps a stuck handler from holding delivery for ever.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(h.ctx), h.client.CommandTimeout)
-		n, err := s.eng.DeliverChannelStates(ctx, channelStateBatch, s.deliver)
+		backend = false
+		n, err := s.eng.DeliverChannelStates(ctx, channelStateBatch, deliver)
 		cancel()
 		if err != nil {
-			return err
+			return backend, err
 		}
 		s.delivered.Add(float64(n))
 		if n < channelStateBatch {
-			return nil
+			return false, nil
 		}
 	}
-	return nil
+	return false, nil
 }
 
 // keepLoop renews this node's lease on its records, records them again if
@@ -227,7 +259,11 @@ func (s *channelStates) deliverAll() error {
 func (s *channelStates) keepLoop() {
 	h := s.h
 	defer h.wg.Done()
-	t := time.NewTicker(time.Second)
+	// The lease is renewed once a third of it has passed, seen on a tick
+	// of at most a sixth of it: so at most half of it passes between
+	// renewals (a tick of a second on a lease of 3 s renewed every 2 s,
+	// leaving a busy node one second of slack).
+	t := time.NewTicker(min(channelStateKeepTick, s.opts.NodeTTL/6))
 	defer t.Stop()
 	last := time.Now()
 	for {
@@ -237,6 +273,9 @@ func (s *channelStates) keepLoop() {
 		case <-t.C:
 		}
 		if time.Since(last) >= s.opts.NodeTTL/3 {
+			// The lease runs from when the engine took the renewal, so
+			// from no earlier than now.
+			start := time.Now()
 			ctx, cancel := context.WithTimeout(h.ctx, h.client.CommandTimeout)
 			lost, err := s.eng.KeepChannelOccupancy(ctx, s.opts.NodeTTL)
 			cancel()
@@ -251,9 +290,9 @@ func (s *channelStates) keepLoop() {
 				if s.forgetDeclared() > 0 {
 					h.log.Warn("channel state: this node's lease had lapsed; recording its channels again")
 				}
-				last = time.Now()
+				last = start
 			default:
-				last = time.Now()
+				last = start
 			}
 		}
 		s.retryFailed()

@@ -23,12 +23,18 @@ type ChannelStateConfig struct {
 	// NodeTTL bounds how long a node that died without stopping keeps
 	// its channels occupied.
 	NodeTTL time.Duration `yaml:"node_ttl" default:"30s" doc:"a node's claim on its channels lapses this long after it last renewed it (every third of it): the channels of a node that died without stopping are then left as if its subscribers had gone, and vacated after 'vacated_event_delay'. At least 3s"`
+	// QueueSize bounds the events waiting for delivery on the engines
+	// that keep them in memory (engine.ChannelStateOptions.MaxQueue).
+	QueueSize int `yaml:"queue_size" default:"100000" doc:"the most events waiting for delivery (a backend down or slow) on the memory and Redis engines, which keep them in memory (on Redis each of the 16 partitions keeps a 16th of it): past it the oldest waiting event is dropped for the new one, as Centrifugo PRO does, and counted in 'herald_channel_state_events_dropped_total'. PostgreSQL keeps its events on disk, unbounded. 0 means the default; a negative value keeps them all"`
 }
 
 // Defaults of ChannelStateConfig.
 const (
 	DefaultVacatedEventDelay = 5 * time.Second
 	DefaultChannelStateTTL   = 30 * time.Second
+	// DefaultChannelStateQueue is QueueSize's default: 100,000 events of
+	// some 100 bytes each, minutes of a busy cluster's changes.
+	DefaultChannelStateQueue = 100000
 	minChannelStateTTL       = 3 * time.Second
 )
 
@@ -44,6 +50,12 @@ func (c ChannelStateConfig) engineOptions() engine.ChannelStateOptions {
 	}
 	if o.NodeTTL == 0 {
 		o.NodeTTL = DefaultChannelStateTTL
+	}
+	switch o.MaxQueue = c.QueueSize; {
+	case o.MaxQueue == 0:
+		o.MaxQueue = DefaultChannelStateQueue
+	case o.MaxQueue < 0:
+		o.MaxQueue = 0
 	}
 	return o
 }

@@ -234,3 +234,105 @@ func TestChannelStateLeaseLapsed(t *testing.T) {
 		t.Fatalf("recorded %q", got)
 	}
 }
+
+// keepRecorder is the memory engine that records when the lease is
+// renewed, and whose first deliveries fail as a database's would.
+type keepRecorder struct {
+	*memory.Engine
+	keeps chan time.Time
+	fails atomic.Int32
+}
+
+func (e *keepRecorder) KeepChannelOccupancy(ctx context.Context, ttl time.Duration) (bool, error) {
+	select {
+	case e.keeps <- time.Now():
+	default:
+	}
+	return e.Engine.KeepChannelOccupancy(ctx, ttl)
+}
+
+func (e *keepRecorder) DeliverChannelStates(ctx context.Context, limit int, fn func(context.Context, []engine.ChannelStateEvent) error) (int, error) {
+	if e.fails.Add(-1) >= 0 {
+		return 0, errors.New("database unavailable")
+	}
+	return e.Engine.DeliverChannelStates(ctx, limit, fn)
+}
+
+// The lease is renewed every third of node_ttl, so that a busy node has
+// two thirds of it to spare: on a one-second tick a lease of 3 s was
+// renewed every 2 s.
+func TestChannelStateLeaseRenewedEveryThird(t *testing.T) {
+	eng := &keepRecorder{Engine: memory.New(memory.Config{}), keeps: make(chan time.Time, 16)}
+	cfg := stateChannels(-1)
+	cfg.State.NodeTTL = 3 * time.Second
+	startNodeWS(t, hub.Config{Engine: eng, Channels: cfg, Handlers: hub.Handlers{OnChannelState: make(stateEvents, 64).handler}}, websocket.Config{})
+	prev := recv(t, eng.keeps, "a lease renewal")
+	for i := range 3 {
+		at := recv(t, eng.keeps, "a lease renewal")
+		// A third is 1 s; a sixth more is the tick; the rest is slack for
+		// a busy machine, short of the 2 s the one-second tick gave.
+		if gap := at.Sub(prev); gap > 1900*time.Millisecond {
+			t.Errorf("renewal %d came %v after the previous one, want at most about 1.5s of a 3s lease", i+2, gap)
+		}
+		prev = at
+	}
+}
+
+// Failures of the engine (not of the handler) are retried within a
+// second, so a vacated or occupied event is late by at most about that
+// once the database is back, not by the handler's backoff of up to 10 s.
+func TestChannelStateEngineErrorRetriedSoon(t *testing.T) {
+	evs := make(stateEvents, 64)
+	eng := &keepRecorder{Engine: memory.New(memory.Config{}), keeps: make(chan time.Time, 1)}
+	// Six failures: 0.2+0.4+0.8+1.6+3.2+6.4 s (at least half of it with
+	// jitter) under the handler's backoff, 0.2+0.4+0.8+1+1+1 s under the
+	// engine's.
+	eng.fails.Store(6)
+	n := startNodeWS(t, hub.Config{Engine: eng, Channels: stateChannels(-1), Handlers: hub.Handlers{OnChannelState: evs.handler}}, websocket.Config{})
+	a := n.dial(t)
+	a.Connect("u1")
+	start := time.Now()
+	a.MustSubscribe(2, "chat:1", "")
+	evs.expect(t, "occupied chat:1")
+	if took := time.Since(start); took > 6*time.Second {
+		t.Errorf("occupied %v after the subscribe, past the engine's retries", took)
+	}
+	if left := eng.fails.Load(); left >= 0 {
+		t.Errorf("%d engine failures left, want all 6 taken", left+1)
+	}
+}
+
+// While the backend is down, the queue keeps the newest queue_size
+// events: the older ones are dropped and counted, and the backend, back,
+// gets the rest in order.
+func TestChannelStateQueueBounded(t *testing.T) {
+	evs := make(stateEvents, 64)
+	var down atomic.Bool
+	down.Store(true)
+	handler := func(ctx context.Context, batch []hub.ChannelStateEvent) error {
+		if down.Load() {
+			return errors.New("backend down")
+		}
+		return evs.handler(ctx, batch)
+	}
+	cfg := stateChannels(-1)
+	cfg.State.QueueSize = 2
+	n := startNodeWS(t, hub.Config{Channels: cfg, Handlers: hub.Handlers{OnChannelState: handler}}, websocket.Config{})
+	a := n.dial(t)
+	a.Connect("u1")
+	for i := range 4 {
+		a.MustSubscribe(2+i, fmt.Sprintf("chat:%d", i), "")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for counterValue(t, n.hub, "herald_channel_state_events_dropped_total", "", "") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting for 2 events dropped")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	down.Store(false)
+	evs.expect(t, "occupied chat:2", "occupied chat:3")
+	if got := counterValue(t, n.hub, "herald_channel_state_events_dropped_total", "", ""); got != 2 {
+		t.Errorf("dropped %v, want 2", got)
+	}
+}

@@ -3,12 +3,16 @@ package memory
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald/engine"
 )
 
-var _ engine.ChannelStates = (*Engine)(nil)
+var (
+	_ engine.ChannelStates           = (*Engine)(nil)
+	_ engine.ChannelStateDropCounter = (*Engine)(nil)
+)
 
 // channelStateState is the engine's engine.ChannelStates for one process:
 // the node's own changes are the cluster's. Hubs that share one engine in
@@ -17,8 +21,16 @@ var _ engine.ChannelStates = (*Engine)(nil)
 type channelStateState struct {
 	mu    sync.Mutex
 	chans map[string]*memChannelState
-	// queue holds the undelivered events in the order they were made.
+	// queue holds the undelivered events in the order they were made;
+	// head is the sequence number of queue[0] (events dropped or
+	// delivered so far), so a delivery finds its batch again after the
+	// bound dropped some of it meanwhile.
 	queue []engine.ChannelStateEvent
+	head  uint64
+	// maxQueue is the bound last given (ChannelStateOptions.MaxQueue);
+	// dropped counts what it dropped.
+	maxQueue int
+	dropped  atomic.Uint64
 	// delivering is set while a DeliverChannelStates hands events out,
 	// so a second caller returns at once, as on a shared engine.
 	delivering bool
@@ -46,6 +58,7 @@ func (e *Engine) SetChannelOccupancy(ctx context.Context, channel string, occupi
 	if s.chans == nil {
 		s.chans = map[string]*memChannelState{}
 	}
+	s.maxQueue = opts.MaxQueue
 	st := s.chans[channel]
 	if occupied {
 		if st == nil {
@@ -78,7 +91,16 @@ func (s *channelStateState) emit(channel string, st *memChannelState, typ string
 	ms := max(now.UnixMilli(), st.lastMs+1)
 	st.lastMs = ms
 	s.queue = append(s.queue, engine.ChannelStateEvent{Channel: channel, Type: typ, TimeMs: ms})
+	if over := len(s.queue) - s.maxQueue; s.maxQueue > 0 && over > 0 {
+		// Shifted, not resliced, so the array does not grow for ever.
+		s.queue = append(s.queue[:0], s.queue[over:]...)
+		s.head += uint64(over)
+		s.dropped.Add(uint64(over))
+	}
 }
+
+// ChannelStateEventsDropped implements engine.ChannelStateDropCounter.
+func (e *Engine) ChannelStateEventsDropped() uint64 { return e.chstate.dropped.Load() }
 
 // vacate makes the vacated event of an empty channel. The entry stays,
 // for its lastMs, until the clock has passed it (DeliverChannelStates).
@@ -127,6 +149,7 @@ func (e *Engine) DeliverChannelStates(ctx context.Context, limit int, fn func(co
 		return 0, nil
 	}
 	batch := append([]engine.ChannelStateEvent(nil), s.queue[:n]...)
+	end := s.head + uint64(n)
 	s.delivering = true
 	s.mu.Unlock()
 
@@ -138,7 +161,12 @@ func (e *Engine) DeliverChannelStates(ctx context.Context, limit int, fn func(co
 	if err != nil {
 		return 0, err
 	}
-	// Events are only appended meanwhile, so the batch is still the head.
-	s.queue = append(s.queue[:0], s.queue[n:]...)
+	// Events are only appended meanwhile, and the oldest dropped: what
+	// is left of the batch is the head.
+	if end > s.head {
+		k := int(end - s.head)
+		s.queue = append(s.queue[:0], s.queue[k:]...)
+		s.head = end
+	}
 	return n, nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -12,7 +13,10 @@ import (
 	"github.com/heraldhq/herald/engine"
 )
 
-var _ engine.ChannelStates = (*Engine)(nil)
+var (
+	_ engine.ChannelStates           = (*Engine)(nil)
+	_ engine.ChannelStateDropCounter = (*Engine)(nil)
+)
 
 // Channel state events (engine.ChannelStates). Channels are spread over
 // channelStatePartitions partitions (Centrifugo PRO's num_partitions, by
@@ -36,6 +40,28 @@ var _ engine.ChannelStates = (*Engine)(nil)
 // occupied: their records would be looked for in another partition.
 const channelStatePartitions = 16
 
+// channelStateBound is the bound of each partition's stream
+// (engine.ChannelStateOptions.MaxQueue over the partitions, the last one
+// this node was given, for the events its sweeps make) and what it
+// dropped in this node's scripts.
+type channelStateBound struct {
+	maxLen  atomic.Int64
+	dropped atomic.Uint64
+}
+
+// set takes the bound of opts and returns the partitions' share of it.
+func (b *channelStateBound) set(opts engine.ChannelStateOptions) int64 {
+	n := int64(0)
+	if opts.MaxQueue > 0 {
+		n = int64((opts.MaxQueue + channelStatePartitions - 1) / channelStatePartitions)
+	}
+	b.maxLen.Store(n)
+	return n
+}
+
+// ChannelStateEventsDropped implements engine.ChannelStateDropCounter.
+func (e *Engine) ChannelStateEventsDropped() uint64 { return e.csBound.dropped.Load() }
+
 // channelStateKeys are the keys of one partition; csc is node's set.
 func (k keyspace) channelStateKeys(p int, node string) []string {
 	tag := k.prefix + ":cs:{" + strconv.Itoa(p) + "}:"
@@ -58,8 +84,10 @@ func (e *Engine) channelStatePartition(ch string) int {
 
 // luaChannelState is what every channel state script shares: the clock,
 // the state codec, emit and left (as 0020_channel_state.sql's functions
-// on PostgreSQL).
+// on PostgreSQL). A script sets maxlen, the stream's bound (0: none),
+// before it emits; dropped counts the oldest events the bound removed.
 const luaChannelState = luaNow + `
+local maxlen, dropped = 0, 0
 local function getst(ch)
   local raw = redis.call('hget', KEYS[1], ch)
   if not raw then return 0, 0, 0 end
@@ -71,7 +99,13 @@ local function putst(ch, o, l, d)
 end
 local function emit(ch, typ, last)
   local ms = math.max(now, last + 1)
-  redis.call('xadd', KEYS[5], '*', 'c', ch, 't', typ, 'm', string.format('%d', ms))
+  if maxlen > 0 then
+    local over = redis.call('xlen', KEYS[5]) + 1 - maxlen
+    if over > 0 then dropped = dropped + over end
+    redis.call('xadd', KEYS[5], 'MAXLEN', maxlen, '*', 'c', ch, 't', typ, 'm', string.format('%d', ms))
+  else
+    redis.call('xadd', KEYS[5], '*', 'c', ch, 't', typ, 'm', string.format('%d', ms))
+  end
   return ms
 end
 local function vacate(ch, l, d)
@@ -100,18 +134,20 @@ local function drop(ch, node)
 end
 `
 
-// channelStateSet records a node's occupancy of a channel.
+// channelStateSet records a node's occupancy of a channel; it returns
+// how many events the bound dropped.
 //
-//	ARGV: channel, node, occupied (1/0), delay ms, lease ms
+//	ARGV: channel, node, occupied (1/0), delay ms, lease ms, bound
 var channelStateSet = goredis.NewScript(luaChannelState + `
 local ch, node, delay = ARGV[1], ARGV[2], tonumber(ARGV[4])
+maxlen = tonumber(ARGV[6])
 redis.call('zadd', KEYS[6], 'NX', now + tonumber(ARGV[5]), node)
 if ARGV[3] == '0' then
   drop(ch, node)
   local o, l, d = getst(ch)
   if o == 1 and d ~= delay then putst(ch, o, l, delay) end
   left(ch)
-  return 0
+  return dropped
 end
 if redis.call('hsetnx', KEYS[2], ch .. '\0' .. node, 1) == 1 then
   redis.call('hincrby', KEYS[3], ch, 1)
@@ -125,21 +161,23 @@ else
   redis.call('zrem', KEYS[4], ch)
   putst(ch, 1, l, delay)
 end
-return 0
+return dropped
 `)
 
-// channelStateRelease drops a node's records of the partition.
+// channelStateRelease drops a node's records of the partition; it
+// returns how many events the bound dropped.
 //
-//	ARGV: node
+//	ARGV: node, bound
 var channelStateRelease = goredis.NewScript(luaChannelState + `
 local node = ARGV[1]
+maxlen = tonumber(ARGV[2])
 for _, ch in ipairs(redis.call('smembers', KEYS[7])) do
   drop(ch, node)
   left(ch)
 end
 redis.call('del', KEYS[7])
 redis.call('zrem', KEYS[6], node)
-return 0
+return dropped
 `)
 
 // channelStateKeep renews a node's lease; 1 when it had lapsed.
@@ -153,12 +191,14 @@ return 1
 `)
 
 // channelStateSweep makes the due vacated events, forgets vacated
-// channels whose last event is past, and returns the nodes whose lease
-// lapsed (released by the caller, with their sets as keys).
+// channels whose last event is past, and returns how many events the
+// bound dropped followed by the nodes whose lease lapsed (released by the
+// caller, with their sets as keys).
 //
-//	ARGV: limit
+//	ARGV: limit, bound
 var channelStateSweep = goredis.NewScript(luaChannelState + `
 local limit = tonumber(ARGV[1])
+maxlen = tonumber(ARGV[2])
 for _, ch in ipairs(redis.call('zrangebyscore', KEYS[4], '-inf', now, 'LIMIT', 0, limit)) do
   redis.call('zrem', KEYS[4], ch)
   local o, l, d = getst(ch)
@@ -170,7 +210,9 @@ for _, ch in ipairs(redis.call('zrangebyscore', KEYS[8], '-inf', now - 1000, 'LI
   redis.call('zrem', KEYS[8], ch)
   if getst(ch) == 0 then redis.call('hdel', KEYS[1], ch) end
 end
-return redis.call('zrangebyscore', KEYS[6], '-inf', '(' .. now, 'LIMIT', 0, limit)
+local out = redis.call('zrangebyscore', KEYS[6], '-inf', '(' .. now, 'LIMIT', 0, limit)
+table.insert(out, 1, dropped)
+return out
 `)
 
 // unlockIfMine deletes KEYS[1] if it still holds ARGV[1].
@@ -188,10 +230,12 @@ func (e *Engine) SetChannelOccupancy(ctx context.Context, channel string, occupi
 		on = "1"
 	}
 	keys := e.keys.channelStateKeys(e.channelStatePartition(channel), e.opts.NodeID)
-	err := channelStateSet.Run(ctx, e.client, keys, channel, e.opts.NodeID, on, opts.VacatedDelay.Milliseconds(), opts.NodeTTL.Milliseconds()).Err()
+	bound := e.csBound.set(opts)
+	dropped, err := channelStateSet.Run(ctx, e.client, keys, channel, e.opts.NodeID, on, opts.VacatedDelay.Milliseconds(), opts.NodeTTL.Milliseconds(), bound).Uint64()
 	if err != nil {
 		return fmt.Errorf("redis engine: record occupancy of %q (occupied %v): %w", channel, occupied, err)
 	}
+	e.csBound.dropped.Add(dropped)
 	return nil
 }
 
@@ -226,9 +270,11 @@ func (e *Engine) ReleaseChannelOccupancy(ctx context.Context) error {
 }
 
 func (e *Engine) releaseChannelStates(ctx context.Context, p int, node string) error {
-	if err := channelStateRelease.Run(ctx, e.client, e.keys.channelStateKeys(p, node), node).Err(); err != nil {
+	dropped, err := channelStateRelease.Run(ctx, e.client, e.keys.channelStateKeys(p, node), node, e.csBound.maxLen.Load()).Uint64()
+	if err != nil {
 		return fmt.Errorf("redis engine: release the channels of node %s: %w", node, err)
 	}
+	e.csBound.dropped.Add(dropped)
 	return nil
 }
 
@@ -251,9 +297,13 @@ func (e *Engine) DeliverChannelStates(ctx context.Context, limit int, fn func(co
 			break
 		}
 		keys := e.keys.channelStateKeys(p, "")
-		lapsed, err := channelStateSweep.Run(ctx, e.client, keys, limit).StringSlice()
+		res, err := channelStateSweep.Run(ctx, e.client, keys, limit, e.csBound.maxLen.Load()).Slice()
 		if err != nil {
 			return n, fmt.Errorf("redis engine: channel state sweep: %w", err)
+		}
+		lapsed, err := e.sweptChannelStates(res)
+		if err != nil {
+			return n, err
 		}
 		for _, node := range lapsed {
 			if err := e.releaseChannelStates(ctx, p, node); err != nil {
@@ -267,6 +317,28 @@ func (e *Engine) DeliverChannelStates(ctx context.Context, limit int, fn func(co
 		}
 	}
 	return n, nil
+}
+
+// sweptChannelStates counts the drops of a sweep's answer and returns
+// its lapsed nodes.
+func (e *Engine) sweptChannelStates(res []any) ([]string, error) {
+	if len(res) == 0 {
+		return nil, fmt.Errorf("redis engine: channel state sweep: empty answer")
+	}
+	dropped, ok := res[0].(int64)
+	if !ok {
+		return nil, fmt.Errorf("redis engine: channel state sweep: dropped count %T", res[0])
+	}
+	e.csBound.dropped.Add(uint64(dropped))
+	nodes := make([]string, 0, len(res)-1)
+	for _, r := range res[1:] {
+		node, ok := r.(string)
+		if !ok {
+			return nil, fmt.Errorf("redis engine: channel state sweep: node %T", r)
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // deliverPartition hands up to limit events of partition p to fn.

@@ -64,6 +64,7 @@ type Engine struct {
 	switches switchWatch
 	bufs     wire.Buffers
 	stats    counters
+	csBound  channelStateBound
 
 	life precheck.State // closed and started
 

@@ -61,3 +61,16 @@ func (e *Engine) DeliverChannelStates(ctx context.Context, limit int, fn func(co
 	n, err := cs.DeliverChannelStates(ctx, limit, fn)
 	return n, wrap(err, 0)
 }
+
+// ChannelStateEventsDropped implements engine.ChannelStateDropCounter
+// with the first shard's count (0 when it bounds no queue).
+func (e *Engine) ChannelStateEventsDropped() uint64 {
+	cs, err := e.channelStates()
+	if err != nil {
+		return 0
+	}
+	if dc, ok := cs.(engine.ChannelStateDropCounter); ok {
+		return dc.ChannelStateEventsDropped()
+	}
+	return 0
+}

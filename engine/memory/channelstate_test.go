@@ -1,0 +1,64 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/engine"
+)
+
+// The queue of undelivered events keeps at most MaxQueue: the oldest go,
+// new ones are kept, and the drops are counted; a delivery in flight
+// while its own events are dropped removes only what is left of them.
+func TestChannelStateQueueBounded(t *testing.T) {
+	e, _ := started(t, Config{})
+	ctx := context.Background()
+	opts := engine.ChannelStateOptions{NodeTTL: time.Minute, MaxQueue: 3}
+	occupy := func(from, to int) {
+		t.Helper()
+		for i := from; i <= to; i++ {
+			if err := e.SetChannelOccupancy(ctx, fmt.Sprintf("ch%d", i), true, opts); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	channels := func(evs []engine.ChannelStateEvent) string {
+		var out []string
+		for _, ev := range evs {
+			out = append(out, ev.Channel)
+		}
+		return strings.Join(out, " ")
+	}
+	occupy(1, 5)
+	if got := e.ChannelStateEventsDropped(); got != 2 {
+		t.Errorf("dropped %d, want 2", got)
+	}
+	var first []engine.ChannelStateEvent
+	if _, err := e.DeliverChannelStates(ctx, 2, func(_ context.Context, evs []engine.ChannelStateEvent) error {
+		first = evs
+		// Made during the delivery: ch3 and ch4, in flight, are dropped.
+		occupy(6, 7)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := channels(first); got != "ch3 ch4" {
+		t.Errorf("first batch %q, want the newest three's oldest two", got)
+	}
+	var rest []engine.ChannelStateEvent
+	if _, err := e.DeliverChannelStates(ctx, 10, func(_ context.Context, evs []engine.ChannelStateEvent) error {
+		rest = evs
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := channels(rest); got != "ch5 ch6 ch7" {
+		t.Errorf("then %q, want ch5 ch6 ch7", got)
+	}
+	if got := e.ChannelStateEventsDropped(); got != 4 {
+		t.Errorf("dropped %d, want 4", got)
+	}
+}
