@@ -3,6 +3,7 @@ package enginetest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -42,12 +43,12 @@ func (r *removals) HandleControl([]byte)                   {}
 // one moment (perKey is how long a publish may take on average: the
 // moment is n*perKey away), waits for every removal (at most within), and
 // returns the longest time between a key's expiry and the delivery of its
-// removal. A key published later than planned gets a TTL of at least a
+// removal (ExpiryLags has the distribution). A key published later than planned gets a TTL of at least a
 // second and its own expiry, so a slow machine spreads the expiries
 // rather than failing the test. Engines remove expired keys in batches;
 // this is what a batch bound costs when many expire at once (issue:
 // 30,000 keys removed up to 30 s late).
-func MapKeysExpiringTogether(t *testing.T, b engine.Engine, ch string, n int, perKey, within time.Duration) time.Duration {
+func MapKeysExpiringTogether(t *testing.T, b engine.Engine, ch string, n int, perKey, within time.Duration) ExpiryLags {
 	t.Helper()
 	return MapKeysExpiringSeeded(t, b, ch, n, within, func(ctx context.Context, mb engine.MapBroker, keys []string) (map[string]time.Time, error) {
 		return publishExpiringTogether(ctx, mb, ch, keys, time.Now().Add(500*time.Millisecond+time.Duration(n)*perKey))
@@ -58,7 +59,7 @@ func MapKeysExpiringTogether(t *testing.T, b engine.Engine, ch string, n int, pe
 // place by seed, which returns when each expires (an engine's test may
 // write its state directly, faster than publishing one key at a time).
 func MapKeysExpiringSeeded(t *testing.T, b engine.Engine, ch string, n int, within time.Duration,
-	seed func(ctx context.Context, mb engine.MapBroker, keys []string) (map[string]time.Time, error)) time.Duration {
+	seed func(ctx context.Context, mb engine.MapBroker, keys []string) (map[string]time.Time, error)) ExpiryLags {
 	t.Helper()
 	ctx := context.Background()
 	r := &removals{at: make(map[string]time.Time, n), want: n, all: make(chan struct{})}
@@ -96,11 +97,35 @@ func MapKeysExpiringSeeded(t *testing.T, b engine.Engine, ch string, n int, with
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var lag time.Duration
+	lags := make([]time.Duration, 0, len(r.at))
 	for key, at := range r.at {
-		lag = max(lag, at.Sub(expiry[key]))
+		lags = append(lags, at.Sub(expiry[key]))
 	}
-	return lag
+	return NewExpiryLags(lags)
+}
+
+// ExpiryLags summarises how long after their keys' expiry removals were
+// delivered. A removal delivered early (a clock read before the engine's)
+// counts as no lag.
+type ExpiryLags struct {
+	Keys          int
+	P50, P99, Max time.Duration
+}
+
+// NewExpiryLags summarises lags, one per removal.
+func NewExpiryLags(lags []time.Duration) ExpiryLags {
+	if len(lags) == 0 {
+		return ExpiryLags{}
+	}
+	s := slices.Clone(lags)
+	slices.Sort(s)
+	at := func(q float64) time.Duration { return max(0, s[min(len(s)-1, int(q*float64(len(s))))]) }
+	return ExpiryLags{Keys: len(s), P50: at(0.5), P99: at(0.99), Max: max(0, s[len(s)-1])}
+}
+
+func (l ExpiryLags) String() string {
+	return fmt.Sprintf("%d removals after their keys' expiry: p50 %s, p99 %s, max %s",
+		l.Keys, l.P50.Round(time.Millisecond), l.P99.Round(time.Millisecond), l.Max.Round(time.Millisecond))
 }
 
 // publishExpiringTogether publishes keys of ch with TTLs that end at end,

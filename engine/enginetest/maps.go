@@ -19,6 +19,7 @@ func (s *suite) maps(t *testing.T) {
 	t.Run("SkipMissingRemovePosition", s.testMapSkipMissingRemovePosition)
 	t.Run("TouchIfExists", s.testMapTouch)
 	t.Run("KeyTTL", s.testMapKeyTTL)
+	t.Run("KeysExpiringTogether", s.testMapKeysExpiringTogether)
 	t.Run("SnapshotThenStreamNoGap", s.testMapNoGap)
 	t.Run("LargeValue", s.testMapLargeValue)
 	t.Run("Clear", s.testMapClear)
@@ -270,6 +271,44 @@ func (s *suite) testMapKeyTTL(t *testing.T) {
 	got, pos, _ := n.readState(t, ch, 10)
 	if len(got) != 1 || got["forever"] == nil || pos.Offset != 3 {
 		t.Fatalf("state after expiry: %s at %+v, want {forever} at offset 3", stateString(got), pos)
+	}
+}
+
+// testMapKeysExpiringTogether: more keys than the stream keeps expire in
+// one sweep. Each removal is delivered live with its own offset, in order,
+// and the stream holds the last of them (the engines batch the removals
+// and append only the entries the stream's size keeps).
+func (s *suite) testMapKeysExpiringTogether(t *testing.T) {
+	n := s.start(t)
+	ch := channel(t, "m")
+	n.subscribe(t, ch)
+	const keys, size = 40, 5
+	opts := mapOpts(size)
+	opts.KeyTTL = 500 * time.Millisecond
+	for i := range keys {
+		n.mapPublish(t, ch, fmt.Sprintf("k%02d", i), []byte(`1`), opts)
+	}
+	live := n.rec.awaitPubs(t, ch, 2*keys)
+	gone := make(map[string]bool, keys)
+	for i, d := range live[keys:] {
+		if !d.pub.Removed || d.pub.Offset != uint64(keys+i+1) || gone[d.pub.Key] {
+			t.Fatalf("change %d on %s: key %q removed %v at offset %d; want a removal of a key not removed yet at offset %d",
+				keys+i+1, ch, d.pub.Key, d.pub.Removed, d.pub.Offset, keys+i+1)
+		}
+		gone[d.pub.Key] = true
+	}
+	pubs, pos := n.history(t, ch, engine.HistoryRequest{Limit: -1})
+	if pos.Offset != 2*keys || len(pubs) != size {
+		t.Fatalf("history after expiry: %d entries at offset %d, want the last %d at offset %d", len(pubs), pos.Offset, size, 2*keys)
+	}
+	for i, p := range pubs {
+		want := live[2*keys-size+i].pub
+		if !p.Removed || p.Offset != want.Offset || p.Key != want.Key {
+			t.Fatalf("history entry %d: key %q removed %v at offset %d, want the removal of %q at offset %d", i, p.Key, p.Removed, p.Offset, want.Key, want.Offset)
+		}
+	}
+	if got, _, _ := n.readState(t, ch, 100); len(got) != 0 {
+		t.Fatalf("state after expiry: %s, want empty", stateString(got))
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -70,35 +69,6 @@ func (e *Engine) runJanitor() {
 			down.recovered(e.log, "janitor sweeps work again")
 		case e.bgCtx.Err() == nil:
 			down.fail(e.log, "janitor sweep failed", "error", err)
-		}
-	}
-}
-
-// mapExpiryInterval is how often expired map keys are looked for, unless
-// JanitorInterval is shorter: removals are changes that subscribers wait
-// for, so a key goes within about this long of its expiry.
-const mapExpiryInterval = 250 * time.Millisecond
-
-// runMapJanitor removes expired map keys, every due one at each tick in
-// statements of sweepMapKeysBatch keys (each its own short transaction).
-// Before, they shared the janitor's tick and its bound of sweepRounds
-// statements: 2,000 keys a second, so 30,000 keys expiring together were
-// removed up to 15 s late.
-func (e *Engine) runMapJanitor() {
-	tick := time.NewTicker(min(e.opts.JanitorInterval, mapExpiryInterval))
-	defer tick.Stop()
-	var down outage
-	for {
-		select {
-		case <-e.bgCtx.Done():
-			return
-		case <-tick.C:
-		}
-		switch err := e.sweepUpTo("expired map keys", e.mapSQL.sweepKeys, sweepMapKeysBatch, math.MaxInt); {
-		case err == nil:
-			down.recovered(e.log, "map key expiry works again")
-		case e.bgCtx.Err() == nil:
-			down.fail(e.log, "map key expiry failed", "error", err)
 		}
 	}
 }

@@ -33,6 +33,7 @@ type mapStatements struct {
 	clearPubs  string
 	clearTop   string
 	sweepKeys  string
+	nextExpiry string
 }
 
 func newMapStatements(q func(string) string) mapStatements {
@@ -55,6 +56,10 @@ func newMapStatements(q func(string) string) mapStatements {
 		clearTop:   q(`DELETE FROM {{schema}}.streams WHERE channel = $1`),
 		// One row per removed key, so the janitor's sweep sees how many.
 		sweepKeys: q(`SELECT 1 FROM generate_series(1, {{schema}}.expire_map_keys($1))`),
+		// Seconds until the earliest key expiry (negative when due, NULL
+		// when no key has a TTL), on the database's clock as the sweep's.
+		nextExpiry: q(`SELECT extract(epoch FROM min(expire_at) - now())::float8
+			  FROM {{schema}}.map_state WHERE expire_at IS NOT NULL`),
 	}
 }
 

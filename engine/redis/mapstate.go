@@ -147,24 +147,31 @@ return {offset, epoch, earliest()}
 //	      then a key and its encoded removal for each key
 //	returns the number of keys removed
 var mapExpireScript = goredis.NewScript(luaNow + replaceAll(luaEnsureMeta, "EPOCH", "5", "METATTL", "4") + `
-local removed = 0
 local gone = {}
-local offset = 0
+local bodies = {}
 for i = 7, #ARGV, 2 do
-  local key = ARGV[i]
-  local exp = redis.call('zscore', KEYS[5], key)
+  local exp = redis.call('zscore', KEYS[5], ARGV[i])
   if exp and tonumber(exp) <= now then
-    offset = redis.call('hincrby', KEYS[2], 's', 1)
-    local id = string.format('%d', offset)
-    redis.call('xadd', KEYS[1], 'MAXLEN', ARGV[2], id .. '-0', 'd', ARGV[i + 1])
-    if ARGV[6] ~= '' then
-      redis.call('publish', ARGV[6], 'h' .. id .. ':' .. epoch .. ':' .. ARGV[i + 1])
-    end
-    removed = removed + 1
-    gone[removed] = key
+    gone[#gone + 1] = ARGV[i]
+    bodies[#bodies + 1] = ARGV[i + 1]
   end
 end
+local removed = #gone
 if removed > 0 then
+  -- One offset allocation for all of them; key j gets first + j.
+  local first = redis.call('hincrby', KEYS[2], 's', removed) - removed
+  -- Only the entries the stream keeps are appended: XADD's MAXLEN would
+  -- trim the others at once.
+  local skip = removed - tonumber(ARGV[2])
+  for j = 1, removed do
+    local id = string.format('%d', first + j)
+    if j > skip then
+      redis.call('xadd', KEYS[1], 'MAXLEN', ARGV[2], id .. '-0', 'd', bodies[j])
+    end
+    if ARGV[6] ~= '' then
+      redis.call('publish', ARGV[6], 'h' .. id .. ':' .. epoch .. ':' .. bodies[j])
+    end
+  end
   -- One command per structure for all of them, not four per key.
   redis.call('hdel', KEYS[3], unpack(gone))
   redis.call('zrem', KEYS[4], unpack(gone))

@@ -39,7 +39,7 @@ source addresses (127.0.0.x), so one machine can hold hundreds of thousands.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(benchConnsCommand(), benchLatencyCommand(), benchThroughputCommand(), benchOverloadCommand(), benchSoakCommand(), benchWorkerCommand(), benchShardChannelCommand(), benchMapsCommand(), benchSharedPollCommand(), benchTagsCommand(), benchAttacksCommand(), benchPaidCommand())
+	root.AddCommand(benchConnsCommand(), benchLatencyCommand(), benchThroughputCommand(), benchOverloadCommand(), benchSoakCommand(), benchWorkerCommand(), benchShardChannelCommand(), benchMapsCommand(), benchMapExpiryCommand(), benchSharedPollCommand(), benchTagsCommand(), benchAttacksCommand(), benchPaidCommand())
 	return root
 }
 

@@ -40,6 +40,7 @@ func TestCommandsAndFlags(t *testing.T) {
 		"latency":    {"--subscribers", "--rates", "--step", "--p99-limit", "--csv", "--png", "--title"},
 		"throughput": {"--p99", "--probe", "--api"},
 		"maps":       {"--keys", "--rate", "--step", "--subscribers", "--page-size", "--store-cmd", "--api"},
+		"map-expiry": {"--keys", "--key-ttl", "--batch", "--wait", "--api"},
 	} {
 		out, err := run(t, cmd, "--help")
 		if err != nil {
