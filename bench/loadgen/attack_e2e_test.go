@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bench/loadgen"
-	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/server"
 )
@@ -20,19 +19,11 @@ import (
 // gives its nodes, small.
 func startAttackHerald(t *testing.T) *server.Server {
 	t.Helper()
-	cfg, err := config.Parse([]byte(`
-address: "127.0.0.1:0"
-client:
-  token:
-    hmac_secret_key: "` + secret + `"
-http_api:
-  key: "api-key"
+	cfg := heraldConfig(t, `
 grpc_api:
   enabled: true
   port: 0
   key: "api-key"
-shutdown:
-  drain_window: 10ms
 channel:
   without_namespace:
     allow_subscribe_for_client: true
@@ -54,10 +45,7 @@ channel:
         mode: persistent
         allow_publish_for_client: true
         max_keys_per_client: 50
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	return startHeraldWith(t, cfg)
 }
 

@@ -33,6 +33,27 @@ func startHerald(t *testing.T) *server.Server {
 }
 
 // startHeraldWith runs a Herald node of cfg, shut down at the test's end.
+// heraldConfig is the configuration of a test node: on loopback, with the
+// tests' token secret, the API key "api-key" and a short drain window,
+// plus extra, more top-level YAML sections of the test's own.
+func heraldConfig(t *testing.T, extra string) config.Config {
+	t.Helper()
+	cfg, err := config.Parse([]byte(`
+address: "127.0.0.1:0"
+client:
+  token:
+    hmac_secret_key: "` + secret + `"
+http_api:
+  key: "api-key"
+shutdown:
+  drain_window: 10ms
+` + extra))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 func startHeraldWith(t *testing.T, cfg config.Config) *server.Server {
 	t.Helper()
 	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))

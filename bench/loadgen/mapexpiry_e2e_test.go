@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bench/loadgen"
-	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -19,15 +18,7 @@ import (
 // herald-bench map-expiry measures at full scale).
 func TestMapExpiryAgainstHerald(t *testing.T) {
 	noLeaks(t)
-	cfg, err := config.Parse([]byte(`
-address: "127.0.0.1:0"
-client:
-  token:
-    hmac_secret_key: "` + secret + `"
-http_api:
-  key: "api-key"
-shutdown:
-  drain_window: 10ms
+	cfg := heraldConfig(t, `
 channel:
   namespaces:
     - name: maps
@@ -37,10 +28,7 @@ channel:
         mode: ephemeral
         key_ttl: 1s
         max_page_size: 100
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	s := startHeraldWith(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

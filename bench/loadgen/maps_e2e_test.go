@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bench/loadgen"
-	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/server"
 )
@@ -18,15 +17,7 @@ import (
 // map namespace "maps" whose largest page is 100 entries.
 func startMapHerald(t *testing.T) *server.Server {
 	t.Helper()
-	cfg, err := config.Parse([]byte(`
-address: "127.0.0.1:0"
-client:
-  token:
-    hmac_secret_key: "` + secret + `"
-http_api:
-  key: "api-key"
-shutdown:
-  drain_window: 10ms
+	cfg := heraldConfig(t, `
 channel:
   namespaces:
     - name: maps
@@ -36,10 +27,7 @@ channel:
         mode: persistent
         max_page_size: 100
         stream_size: 1000
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	return startHeraldWith(t, cfg)
 }
 

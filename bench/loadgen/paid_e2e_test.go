@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bench/loadgen"
-	"github.com/heraldhq/herald/config"
 )
 
 // TestPaidAgainstHerald: with revoked tokens and blocked users loaded,
@@ -14,21 +13,10 @@ import (
 // own), and get_user_status answers for every user asked.
 func TestPaidAgainstHerald(t *testing.T) {
 	noLeaks(t)
-	cfg, err := config.Parse([]byte(`
-address: "127.0.0.1:0"
-client:
-  token:
-    hmac_secret_key: "` + secret + `"
-http_api:
-  key: "api-key"
+	cfg := heraldConfig(t, `
 websocket:
   ip_rate_limit: -1
-shutdown:
-  drain_window: 10ms
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	s := startHeraldWith(t, cfg)
 	for _, loaded := range []int{0, 50} {
 		res, err := loadgen.RunPaid(context.Background(), loadgen.PaidConfig{

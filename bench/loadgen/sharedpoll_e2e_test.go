@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bench/loadgen"
-	"github.com/heraldhq/herald/config"
 )
 
 // TestSharedPollAgainstHerald: every tracking connection of both client
@@ -21,16 +20,12 @@ func TestSharedPollAgainstHerald(t *testing.T) {
 	}
 	backend := ln.Addr().String()
 	ln.Close()
-	cfg, err := config.Parse([]byte(`
-address: "127.0.0.1:0"
-client:
-  token:
-    hmac_secret_key: "` + secret + `"
+	cfg := heraldConfig(t, `
 shared_poll:
   hmac_secret_key: "poll-secret"
 proxies:
   - name: poll_backend
-    endpoint: http://` + backend + `/
+    endpoint: http://`+backend+`/
 channel:
   namespaces:
     - name: poll
@@ -40,12 +35,7 @@ channel:
         proxy_name: poll_backend
         mode: versioned
         refresh_interval: 200ms
-shutdown:
-  drain_window: 10ms
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	s := startHeraldWith(t, cfg)
 	for _, client := range []string{loadgen.ClientLight, loadgen.ClientHeavy} {
 		t.Run(client, func(t *testing.T) {

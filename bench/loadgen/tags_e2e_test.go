@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bench/loadgen"
-	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/protocol"
 )
 
@@ -14,24 +13,13 @@ import (
 // publication reaches exactly the subscribers whose filter it matches.
 func TestTagsAgainstHerald(t *testing.T) {
 	noLeaks(t)
-	cfg, err := config.Parse([]byte(`
-address: "127.0.0.1:0"
-client:
-  token:
-    hmac_secret_key: "` + secret + `"
+	cfg := heraldConfig(t, `
 channel:
   namespaces:
     - name: tags
       allow_subscribe_for_client: true
       allow_tags_filter: true
-http_api:
-  key: "api-key"
-shutdown:
-  drain_window: 10ms
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	s := startHeraldWith(t, cfg)
 	for _, client := range []string{loadgen.ClientLight, loadgen.ClientHeavy} {
 		for _, format := range []protocol.Type{protocol.TypeJSON, protocol.TypeProtobuf} {
