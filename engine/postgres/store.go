@@ -60,7 +60,12 @@ func (e *Engine) StoreGet(ctx context.Context, bucket string, keys []string) (ma
 		return nil, err
 	}
 	out := make(map[string]engine.StoreEntry, len(keys))
-	err := e.readStore(ctx, e.stSQL.get, []any{bucket, keys}, func(k string, en engine.StoreEntry) error {
+	// An unnamed statement (QueryExecModeExec) is planned with the keys
+	// known, so PostgreSQL hashes "key = ANY" (14+). A cached statement
+	// soon gets a generic plan, which on a small or never-analysed table
+	// tests every row against every key: get_user_status of 1,000 users
+	// took 12 ms in the database instead of 0.3 (EXPLAIN ANALYZE).
+	err := e.readStore(ctx, e.stSQL.get, []any{pgx.QueryExecModeExec, bucket, keys}, func(k string, en engine.StoreEntry) error {
 		out[k] = en
 		return nil
 	})
@@ -75,7 +80,8 @@ func (e *Engine) StoreDelete(ctx context.Context, bucket string, keys []string) 
 	if err := e.life.Deliverable(ctx, ErrNotStarted); err != nil {
 		return err
 	}
-	if _, err := e.qPool.Exec(ctx, e.stSQL.del, bucket, keys); err != nil {
+	// Unnamed, planned with the keys known: see StoreGet.
+	if _, err := e.qPool.Exec(ctx, e.stSQL.del, pgx.QueryExecModeExec, bucket, keys); err != nil {
 		return fmt.Errorf("postgres engine: store delete from %s: %w", bucket, err)
 	}
 	return nil
