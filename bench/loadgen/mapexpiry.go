@@ -175,44 +175,19 @@ func RunMapExpiry(ctx context.Context, cfg MapExpiryConfig) (MapExpiryResult, er
 // fillExpiring sets the keys in batches, FillConc in flight, noting each
 // batch's expiry as of its sending and of its answer.
 func fillExpiring(ctx context.Context, cfg MapExpiryConfig, api *APIPublisher, x *expiries) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	batches := make(chan int)
-	errs := make(chan error, cfg.FillConc)
-	var wg sync.WaitGroup
-	for range cfg.FillConc {
-		wg.Go(func() {
-			for first := range batches {
-				entries := make([]MapEntry, 0, cfg.Batch)
-				now := time.Now()
-				for i := first; i < min(cfg.Keys, first+cfg.Batch); i++ {
-					entries = append(entries, MapEntry{Key: mapKey(i), Data: mapValue(-1, now, cfg.Payload)})
-				}
-				x.sent(entries, now.Add(cfg.KeyTTL))
-				if ok, err := api.MapPublish(ctx, cfg.Channel, entries, true); err != nil || ok != len(entries) {
-					errs <- fmt.Errorf("set keys from %d: %d of %d accepted: %w", first, ok, len(entries), err)
-					cancel()
-					return
-				}
-				x.answered(entries, time.Now().Add(cfg.KeyTTL))
-			}
-		})
-	}
-feed:
-	for first := 0; first < cfg.Keys; first += cfg.Batch {
-		select {
-		case batches <- first:
-		case <-ctx.Done():
-			break feed
+	return inBatches(ctx, cfg.Keys, cfg.Batch, cfg.FillConc, func(ctx context.Context, first, end int) error {
+		entries := make([]MapEntry, 0, end-first)
+		now := time.Now()
+		for i := first; i < end; i++ {
+			entries = append(entries, MapEntry{Key: mapKey(i), Data: mapValue(-1, now, cfg.Payload)})
 		}
-	}
-	close(batches)
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return err
-	}
-	return ctx.Err()
+		x.sent(entries, now.Add(cfg.KeyTTL))
+		if ok, err := api.MapPublish(ctx, cfg.Channel, entries, true); err != nil || ok != len(entries) {
+			return fmt.Errorf("set keys from %d: %d of %d accepted: %w", first, ok, len(entries), err)
+		}
+		x.answered(entries, time.Now().Add(cfg.KeyTTL))
+		return nil
+	})
 }
 
 // WriteMapExpiryMarkdown prints r as a one-row Markdown table.

@@ -221,42 +221,22 @@ func storeSize(ctx context.Context, cmd string) (int64, error) {
 func fillMap(ctx context.Context, cfg MapsConfig, api *APIPublisher, channel string, n int) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.FillTimeout)
 	defer cancel()
-	batches := make(chan int)
-	errs := make(chan error, cfg.FillConc)
-	var wg sync.WaitGroup
 	start := time.Now()
-	for range cfg.FillConc {
-		wg.Go(func() {
-			entries := make([]MapEntry, 0, cfg.Batch)
-			for first := range batches {
-				entries = entries[:0]
-				for i := first; i < min(n, first+cfg.Batch); i++ {
-					entries = append(entries, MapEntry{Key: mapKey(i), Data: mapValue(-1, start, cfg.Payload)})
-				}
-				if ok, err := api.MapPublish(ctx, channel, entries, cfg.Parallel); err != nil || ok != len(entries) {
-					errs <- fmt.Errorf("fill keys from %d: %d of %d accepted: %w", first, ok, len(entries), err)
-					cancel()
-					return
-				}
-			}
-		})
-	}
-feed:
-	for first := 0; first < n; first += cfg.Batch {
-		select {
-		case batches <- first:
-		case <-ctx.Done():
-			break feed
+	err := inBatches(ctx, n, cfg.Batch, cfg.FillConc, func(ctx context.Context, first, end int) error {
+		entries := make([]MapEntry, 0, end-first)
+		for i := first; i < end; i++ {
+			entries = append(entries, MapEntry{Key: mapKey(i), Data: mapValue(-1, start, cfg.Payload)})
 		}
-	}
-	close(batches)
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+		if ok, err := api.MapPublish(ctx, channel, entries, cfg.Parallel); err != nil || ok != len(entries) {
+			return fmt.Errorf("fill keys from %d: %d of %d accepted: %w", first, ok, len(entries), err)
+		}
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return 0, fmt.Errorf("fill: %w", err)
+		}
 		return 0, err
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("fill: %w", err)
 	}
 	return time.Since(start), nil
 }
