@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -34,18 +33,11 @@ bring the two closer. Prints a Markdown table (--json: one JSON line).`,
 			if err != nil {
 				return err
 			}
-			if len(pc.URLs) != 1 {
-				return fmt.Errorf("--url: want one URL, got %d", len(pc.URLs))
+			t, err := mapTargetFlags(pc, cfg.APIURL, pageSize, "the keys are set through")
+			if err != nil {
+				return err
 			}
-			if cfg.APIURL == "" {
-				return fmt.Errorf("give --api, the server API the keys are set through")
-			}
-			if pageSize < 1 || pageSize > 1<<20 {
-				return fmt.Errorf("--page-size %d: want 1 to %d", pageSize, 1<<20)
-			}
-			cfg.URL, cfg.Format, cfg.Secret = pc.URLs[0], pc.Format, pc.Secret
-			cfg.APIURL = strings.TrimRight(cfg.APIURL, "/")
-			cfg.PageSize = int32(pageSize)
+			cfg.URL, cfg.Format, cfg.Secret, cfg.APIURL, cfg.PageSize = t.url, pc.Format, pc.Secret, t.api, t.pageSize
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			res, runErr := loadgen.RunMapExpiry(ctx, cfg)

@@ -44,18 +44,11 @@ Prints a Markdown table (--json: JSON lines).`,
 			if cfg.Keys, err = loadgen.ParseKeys(keys); err != nil {
 				return err
 			}
-			if len(pc.URLs) != 1 {
-				return fmt.Errorf("--url: want one URL, got %d", len(pc.URLs))
+			t, err := mapTargetFlags(pc, cfg.APIURL, pageSize, "the maps are filled through")
+			if err != nil {
+				return err
 			}
-			if cfg.APIURL == "" {
-				return fmt.Errorf("give --api, the server API the maps are filled through")
-			}
-			if pageSize < 1 || pageSize > 1<<20 {
-				return fmt.Errorf("--page-size %d: want 1 to %d", pageSize, 1<<20)
-			}
-			cfg.URL, cfg.Format, cfg.Secret = pc.URLs[0], pc.Format, pc.Secret
-			cfg.APIURL = strings.TrimRight(cfg.APIURL, "/")
-			cfg.PageSize = int32(pageSize)
+			cfg.URL, cfg.Format, cfg.Secret, cfg.APIURL, cfg.PageSize = t.url, pc.Format, pc.Secret, t.api, t.pageSize
 			cfg.ServerPIDs = f.pids
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
@@ -106,4 +99,27 @@ Prints a Markdown table (--json: JSON lines).`,
 	fs.DurationVar(&cfg.SnapshotTimeout, "snapshot-timeout", 10*time.Minute, "give up a snapshot read (or a live subscriber's setup) after this long")
 	fs.StringVar(&cfg.StoreCmd, "store-cmd", "", "shell command printing the engine store's size in bytes, run before and after each fill")
 	return cmd
+}
+
+// mapTarget is what a map benchmark's flags name: the one WebSocket URL
+// its subscribers dial, the server API it sets keys through, and the state
+// page size.
+type mapTarget struct {
+	url, api string
+	pageSize int32
+}
+
+// mapTargetFlags checks the flags every map benchmark shares (--url,
+// --api, --page-size); what says what the API is used for, in the error.
+func mapTargetFlags(pc loadgen.PoolConfig, apiURL string, pageSize int, what string) (mapTarget, error) {
+	if len(pc.URLs) != 1 {
+		return mapTarget{}, fmt.Errorf("--url: want one URL, got %d", len(pc.URLs))
+	}
+	if apiURL == "" {
+		return mapTarget{}, fmt.Errorf("give --api, the server API %s", what)
+	}
+	if pageSize < 1 || pageSize > 1<<20 {
+		return mapTarget{}, fmt.Errorf("--page-size %d: want 1 to %d", pageSize, 1<<20)
+	}
+	return mapTarget{url: pc.URLs[0], api: strings.TrimRight(apiURL, "/"), pageSize: int32(pageSize)}, nil
 }
