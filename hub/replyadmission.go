@@ -30,23 +30,20 @@ import "github.com/heraldhq/herald/protocol"
 // of NodeQueueMaxSize.
 const replyBudgetShare = 2
 
-// publicationOverhead is about what one publication adds to an encoded
-// reply beyond its data, info and tags (field names, offset, framing).
-const publicationOverhead = 64
+// publicationOverhead is about what one publication adds to a JSON reply
+// beyond its Protobuf size (field names, quoting, framing). 96 keeps the
+// estimate at least the earlier field-by-field one (64 per publication, 8
+// per tag, 32 per info) for a publication with info and up to 5 tags.
+const publicationOverhead = 96
 
-// publicationsSize estimates the encoded bytes of pubs in a reply; the
-// estimate only decides admission (releaseReply gives back exactly what
-// admitReply took).
+// publicationsSize estimates the encoded bytes of pubs in a reply from
+// their Protobuf size, which counts every field (data, key, tags, info,
+// ...) as the encoder does; the estimate only decides admission
+// (releaseReply gives back exactly what admitReply took).
 func publicationsSize(pubs []*protocol.Publication) int {
 	n := 0
 	for _, p := range pubs {
-		n += len(p.Data) + len(p.Key) + publicationOverhead
-		for k, v := range p.Tags {
-			n += len(k) + len(v) + 8
-		}
-		if i := p.Info; i != nil {
-			n += len(i.User) + len(i.Client) + len(i.ConnInfo) + len(i.ChanInfo) + 32
-		}
+		n += p.SizeVT() + publicationOverhead
 	}
 	return n
 }
