@@ -15,8 +15,9 @@ const mapExpiryInterval = 250 * time.Millisecond
 
 // mapExpiryRetry is the first wait before sweeping again keys that stay
 // due after a sweep: another node may be removing them (the sweep's
-// advisory lock) or a change may hold their channel (the sweep skips it),
-// and the janitor must not spin meanwhile. It doubles up to the interval
+// advisory lock) or changes may hold their channel past the sweep's wait
+// for its lock (lock_timeout 500 ms, schema version 21), and the janitor
+// must not spin meanwhile. It doubles up to the interval
 // while they stay due.
 const mapExpiryRetry = 20 * time.Millisecond
 
