@@ -542,10 +542,8 @@ for line in open(sys.argv[1], errors="replace"):
         ev = json.loads(line)
     except ValueError:
         continue
-    if ev.get("Action") == "fail" and ev.get("Test"):
-        failed.append((ev.get("Package", "").rsplit("/", 1)[-1], ev["Test"]))
-    elif ev.get("Action") == "fail":
-        failed.append((ev.get("Package", "").rsplit("/", 1)[-1], ""))
+    if ev.get("Action") == "fail":
+        failed.append((ev.get("Package", "").rsplit("/", 1)[-1], ev.get("Test") or ""))
 names = {t for _, t in failed if t}
 with_tests = {p for p, t in failed if t}
 inner = [f"{p}.{t}" if t else f"{p} (package)" for p, t in failed
