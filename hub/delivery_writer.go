@@ -93,8 +93,12 @@ func (c *Client) enqueueQueuedLocked(q queued) {
 				}
 			}
 		}
-		if c.queued > limit && c.slowLocked(limit) {
-			c.logger().Info("client too slow: write queue over the limit", "queued_bytes", c.queued, "limit", limit)
+		var why string
+		if c.queued > limit {
+			why = c.slowLocked(limit)
+		}
+		if why != "" {
+			c.logger().Info("client too slow: write queue over the limit", "why", why, "queued_bytes", c.queued, "limit", limit)
 			c.queue, c.queued = nil, 0
 			c.slow = true // nothing more is queued; the close follows
 			c.backpressure(BackpressureEvent{QueuedBytes: over, Limit: limit, Closed: true})
@@ -146,20 +150,25 @@ const (
 	deliveryAskEvery = 10 * time.Millisecond
 )
 
-// slowLocked reports whether a client whose queue is over limit is to be
-// closed as slow.
-func (c *Client) slowLocked(limit int) bool {
+// slowLocked reports why a client whose queue is over limit is to be
+// closed as slow, or "" when it is not: the reason goes to the log, which
+// is how an operator (and the test command's overload step) tells a
+// stopped reader from a slow one or from a node over its bound.
+func (c *Client) slowLocked(limit int) string {
 	if c.queued > slowQueueFactor*limit {
-		return true
+		return "reads slower than its channels publish (queue over 16 times the limit)"
 	}
 	if c.writing {
 		now := c.hub.mono()
 		if since := c.lastWrite.Load(); now-since >= int64(slowWriteStall) && !c.takingLocked(now, since, c.stallLocked()) {
-			return true
+			return "took nothing while a write waited"
 		}
 	}
 	node := c.hub.client.NodeQueueMaxSize
-	return node >= 0 && c.queued > overloadQueueFactor*limit && c.hub.queuedTotal.Load() > 2*int64(node)
+	if node >= 0 && c.queued > overloadQueueFactor*limit && c.hub.queuedTotal.Load() > 2*int64(node) {
+		return "holds over 4 times the limit while the node's queues are over twice client.node_queue_max_size"
+	}
+	return ""
 }
 
 // stallLocked is how long a client whose write waits may take no bytes
@@ -170,11 +179,16 @@ func (c *Client) slowLocked(limit int) bool {
 // client that reads but whose process gets no CPU for a while (the load
 // tool of bench/overload.sh at twice the node's capacity) pauses past
 // 500 ms, and 3 of 500 reading subscribers were closed as slow with
-// writes detached. The transport's own write timeout, which also judges
-// by what the client takes, still cuts one that stopped reading.
+// writes detached. A transport whose own write timeout is longer
+// (WriteProgressBounder) sets the stall: its operator chose how long a
+// client may take nothing. That timeout, which also judges by what the
+// client takes, still cuts one that stopped reading.
 func (c *Client) stallLocked() time.Duration {
 	if c.detached {
 		if _, ok := c.transport.(DeliveryReporter); ok {
+			if b, ok := c.transport.(WriteProgressBounder); ok {
+				return max(detachedWriteStall, b.WriteProgressTimeout())
+			}
 			return detachedWriteStall
 		}
 	}

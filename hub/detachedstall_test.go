@@ -136,3 +136,30 @@ func TestDetachedWriteToIdleClientIsSlow(t *testing.T) {
 		t.Fatalf("a client that takes nothing was closed with %d, want %d", code, protocol.DisconnectSlow)
 	}
 }
+
+// boundedPausingTransport is a pausingTransport whose writes have their
+// own progress timeout, as websocket.write_timeout.
+type boundedPausingTransport struct {
+	*pausingTransport
+	timeout time.Duration
+}
+
+func (t boundedPausingTransport) WriteProgressTimeout() time.Duration { return t.timeout }
+
+// TestDetachedWriteFollowsTransportWriteTimeout: a client whose detached
+// write waits 3.5 s and takes bytes after 3 s (past the hub's own 2 s
+// stall) on a transport whose write timeout is 4 s is not closed and
+// gets everything: the operator's timeout, not the hub's, says how long a
+// client may take nothing. Before, the hub closed it with 3008 after 2 s:
+// 1 of 500 reading subscribers of bench/overload.sh on CI, with
+// websocket.write_timeout 3s because the load tool shares the cores.
+func TestDetachedWriteFollowsTransportWriteTimeout(t *testing.T) {
+	t.Parallel()
+	tr := newPausingTransport(3500*time.Millisecond, 3*time.Second)
+	h := slowReaderNodeDetaching(t, 256<<10, boundedPausingTransport{tr, 4 * time.Second}, nil, true)
+	const n = 3000 // about 3 MB, for 3 s or more: over the limit past 2 s, under 16 times it
+	if code := publishPaced(t, h, n, tr.closed); code != 0 {
+		t.Fatalf("a client that takes bytes after 3s under a 4s write timeout was closed with %d after %d publications", code, tr.pubs.Load())
+	}
+	awaitEvery(t, &tr.pubs, n, tr.closed, "a client that takes bytes after 3s")
+}

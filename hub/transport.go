@@ -1,6 +1,10 @@
 package hub
 
-import "github.com/heraldhq/herald/protocol"
+import (
+	"time"
+
+	"github.com/heraldhq/herald/protocol"
+)
 
 // Transport is a client connection as the hub sees it. The WebSocket
 // transport implements it, and so do the HTTP-streaming, SSE and
@@ -46,6 +50,17 @@ type WriteStarter interface {
 // nothing (slowLocked).
 type DeliveryReporter interface {
 	Delivered() (uint64, bool)
+}
+
+// WriteProgressBounder is a Transport whose writes fail on their own when
+// the client takes (almost) nothing for WriteProgressTimeout: the
+// operator's websocket.write_timeout. A detached write holds no writer of
+// the pool, only its client's bytes (which the queue bounds limit), so the
+// hub does not cut it as slow sooner than that: an operator who gives
+// clients 3 s (a load tool sharing the node's cores is starved for longer
+// than 2 s at twice the capacity) is not overruled by the hub's own stall.
+type WriteProgressBounder interface {
+	WriteProgressTimeout() time.Duration
 }
 
 // SendQueueReporter is a Transport that can tell how many of the bytes

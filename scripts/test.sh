@@ -1091,6 +1091,8 @@ overload() {
 			closes=$(grep '^herald_client_disconnects_total{' "$metrics" | grep -v 'code="3000"' | tr '\n' ' ')
 			echo "closes by code: ${closes:-none}" | tee -a "$LOGS/overload.log"
 			COUNT_DETAIL+=" closes by code: ${closes:-none}"
+			# Which rule closed a client as slow (3008), from the node's log.
+			grep -h 'client too slow' "${metrics%/*}/node1.log" 2>/dev/null | head -n 3 | tee -a "$LOGS/overload.log"
 		fi
 	fi
 	return "$rc"
