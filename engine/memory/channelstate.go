@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gammazero/deque"
+
 	"github.com/heraldhq/herald/engine"
 )
 
@@ -22,10 +24,12 @@ type channelStateState struct {
 	mu    sync.Mutex
 	chans map[string]*memChannelState
 	// queue holds the undelivered events in the order they were made;
-	// head is the sequence number of queue[0] (events dropped or
+	// head is the sequence number of its front (events dropped or
 	// delivered so far), so a delivery finds its batch again after the
-	// bound dropped some of it meanwhile.
-	queue []engine.ChannelStateEvent
+	// bound dropped some of it meanwhile. A ring buffer: at the bound
+	// each new event drops the oldest in constant time, where a slice
+	// shifted all 100,000 (channel.state.queue_size) per event.
+	queue deque.Deque[engine.ChannelStateEvent]
 	head  uint64
 	// maxQueue is the bound last given (ChannelStateOptions.MaxQueue);
 	// dropped counts what it dropped.
@@ -90,12 +94,13 @@ func (e *Engine) SetChannelOccupancy(ctx context.Context, channel string, occupi
 func (s *channelStateState) emit(channel string, st *memChannelState, typ string, now time.Time) {
 	ms := max(now.UnixMilli(), st.lastMs+1)
 	st.lastMs = ms
-	s.queue = append(s.queue, engine.ChannelStateEvent{Channel: channel, Type: typ, TimeMs: ms})
-	if over := len(s.queue) - s.maxQueue; s.maxQueue > 0 && over > 0 {
-		// Shifted, not resliced, so the array does not grow for ever.
-		s.queue = append(s.queue[:0], s.queue[over:]...)
-		s.head += uint64(over)
-		s.dropped.Add(uint64(over))
+	s.queue.PushBack(engine.ChannelStateEvent{Channel: channel, Type: typ, TimeMs: ms})
+	if s.maxQueue > 0 {
+		for s.queue.Len() > s.maxQueue {
+			s.queue.PopFront()
+			s.head++
+			s.dropped.Add(1)
+		}
 	}
 }
 
@@ -143,12 +148,15 @@ func (e *Engine) DeliverChannelStates(ctx context.Context, limit int, fn func(co
 			delete(s.chans, ch)
 		}
 	}
-	n := min(limit, len(s.queue))
+	n := min(limit, s.queue.Len())
 	if n == 0 {
 		s.mu.Unlock()
 		return 0, nil
 	}
-	batch := append([]engine.ChannelStateEvent(nil), s.queue[:n]...)
+	batch := make([]engine.ChannelStateEvent, n)
+	for i := range batch {
+		batch[i] = s.queue.At(i)
+	}
 	end := s.head + uint64(n)
 	s.delivering = true
 	s.mu.Unlock()
@@ -163,10 +171,8 @@ func (e *Engine) DeliverChannelStates(ctx context.Context, limit int, fn func(co
 	}
 	// Events are only appended meanwhile, and the oldest dropped: what
 	// is left of the batch is the head.
-	if end > s.head {
-		k := int(end - s.head)
-		s.queue = append(s.queue[:0], s.queue[k:]...)
-		s.head = end
+	for ; s.head < end; s.head++ {
+		s.queue.PopFront()
 	}
 	return n, nil
 }

@@ -62,3 +62,34 @@ func TestChannelStateQueueBounded(t *testing.T) {
 		t.Errorf("dropped %d, want 4", got)
 	}
 }
+
+// BenchmarkChannelStateQueueFull is the cost of one occupancy change while
+// the queue of undelivered events is at channel.state.queue_size's
+// default (a backend down): the new event drops the oldest. With the
+// queue a slice shifted per drop it grew with the bound: 713 µs per
+// operation (a vacated and an occupied event) at 100,000 on this 2-core
+// machine, 225 ns as a ring buffer.
+func BenchmarkChannelStateQueueFull(b *testing.B) {
+	e, _ := started(b, Config{})
+	ctx := context.Background()
+	opts := engine.ChannelStateOptions{NodeTTL: time.Minute, MaxQueue: 100_000}
+	names := make([]string, 100_000)
+	for i := range names {
+		names[i] = fmt.Sprintf("ch%d", i)
+	}
+	for _, ch := range names {
+		if err := e.SetChannelOccupancy(ctx, ch, true, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ch := names[i%len(names)]
+		if err := e.SetChannelOccupancy(ctx, ch, false, opts); err != nil {
+			b.Fatal(err)
+		}
+		if err := e.SetChannelOccupancy(ctx, ch, true, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

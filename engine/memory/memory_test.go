@@ -53,7 +53,7 @@ func (h *countingHandler) HandleControl([]byte)                   {}
 
 // started returns a started engine with a fake clock and a janitor that
 // never ticks on its own, so tests drive it with sweep.
-func started(t *testing.T, opts Config) (*Engine, *fakeClock) {
+func started(t testing.TB, opts Config) (*Engine, *fakeClock) {
 	t.Helper()
 	clock := newFakeClock()
 	opts.Now = clock.Now
