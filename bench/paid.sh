@@ -50,6 +50,8 @@ point() {
 		NODE_CLIENT_YAML=$("$BENCH" paid --print-rate-limits | sed 's/^/  /')
 		probe=(--rate-limits)
 	fi
+	# The point's own schema or Redis prefix: Redis keeps the decisions of
+	# the point before after its node stops.
 	ENGINE_SCHEMA="${BASE_SCHEMA}_${run}_${loaded}_${limits}"
 	start_node 1
 	record_command "$BENCH" paid --url "$(node_url 1)" --api "$(node_api 1)" --api-key "$API_KEY" --secret "$SECRET" \
