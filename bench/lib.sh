@@ -49,6 +49,7 @@
 #   BASE_PORT=18200                first node's port; node i listens on BASE_PORT+i
 #   NODE_CHANNEL_YAML=             more keys of the nodes' channel section, indented two
 #                                  spaces (e.g. namespaces:), set by scripts that need them
+#   NODE_CLIENT_YAML=              likewise, more keys of the nodes' client section
 #   RESULTS=bench/results          where result folders go
 set -euo pipefail
 
@@ -404,6 +405,7 @@ client:
   pong_timeout: "$PONG_TIMEOUT"
   token:
     hmac_secret_key: "$SECRET"
+${NODE_CLIENT_YAML:-}
 channel:
   without_namespace:
     allow_subscribe_for_client: true

@@ -41,6 +41,9 @@ type PaidConfig struct {
 	StatusUsers, StatusRounds int
 	// Timeout bounds each connect and each API call.
 	Timeout time.Duration
+	// RateLimits says the node runs with PaidRateLimitsYAML: once the
+	// rest is measured, a probe checks that its limits are on.
+	RateLimits bool
 }
 
 // PaidResult is what RunPaid measured.
@@ -60,10 +63,14 @@ type PaidResult struct {
 	// Status its latency, over the rounds.
 	StatusUsers int
 	Status      Percentiles
+	// RateLimits is true when the probe found the node's rate limits on
+	// (PaidConfig.RateLimits).
+	RateLimits bool
 }
 
 // RunPaid loads the decisions, measures the connects, then
-// get_user_status.
+// get_user_status; then, with cfg.RateLimits, probes the node's rate
+// limits.
 func RunPaid(ctx context.Context, cfg PaidConfig, progress func(string, ...any)) (PaidResult, error) {
 	cfg.Batch = max(cfg.Batch, 1)
 	cfg.Concurrency = max(cfg.Concurrency, 1)
@@ -103,6 +110,13 @@ func RunPaid(ctx context.Context, cfg PaidConfig, progress func(string, ...any))
 		}
 		res.Status = st
 		progress("get_user_status of %d users: p50 %v, p99 %v", cfg.StatusUsers, st.P50, st.P99)
+	}
+	if cfg.RateLimits {
+		if err := probeRateLimits(ctx, cfg, run); err != nil {
+			return res, err
+		}
+		res.RateLimits = true
+		progress("rate limits: on (a probe over its limit was refused with error %d per connection and per user)", errorTooManyRequests)
 	}
 	return res, nil
 }
@@ -199,44 +213,65 @@ func runPaidConnects(ctx context.Context, cfg PaidConfig, run string, res *PaidR
 func paidConnect(ctx context.Context, cfg PaidConfig, token string) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	c, _, err := websocket.DefaultDialer.DialContext(ctx, cfg.URL, nil)
+	c, err := paidDial(ctx, cfg, token)
 	if err != nil {
-		return fmt.Errorf("dial: %w", err)
+		return err
 	}
 	defer c.Close()
+	_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+	return nil
+}
+
+// paidDial dials and connects with token (command id 1); the connection
+// reads until ctx's deadline.
+func paidDial(ctx context.Context, cfg PaidConfig, token string) (*websocket.Conn, error) {
+	c, _, err := websocket.DefaultDialer.DialContext(ctx, cfg.URL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("dial: %w", err)
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		_ = c.SetReadDeadline(dl)
 	}
 	cmd, _ := json.Marshal(map[string]any{"id": 1, "connect": map[string]string{"token": token, "name": "herald-bench"}})
+	r, err := paidCommand(c, 1, cmd)
+	if err == nil && r.Error != nil {
+		err = fmt.Errorf("error %d %s", r.Error.Code, r.Error.Message)
+	} else if err == nil && r.Connect == nil {
+		err = errors.New("reply without a result")
+	}
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	return c, nil
+}
+
+// paidReply is a reply to one command of the JSON protocol.
+type paidReply struct {
+	ID    uint32 `json:"id"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	Connect json.RawMessage `json:"connect"`
+}
+
+// paidCommand sends cmd (JSON, of command id) and reads until its reply.
+func paidCommand(c *websocket.Conn, id uint32, cmd []byte) (paidReply, error) {
 	if err := c.WriteMessage(websocket.TextMessage, cmd); err != nil {
-		return fmt.Errorf("send connect: %w", err)
+		return paidReply{}, fmt.Errorf("send: %w", err)
 	}
 	for {
 		_, data, err := c.ReadMessage()
 		if err != nil {
-			return fmt.Errorf("read connect reply: %w", err)
+			return paidReply{}, fmt.Errorf("read reply: %w", err)
 		}
 		// One frame may hold several replies, one JSON object a line.
 		for line := range strings.SplitSeq(string(data), "\n") {
-			var r struct {
-				ID    uint32 `json:"id"`
-				Error *struct {
-					Code    int    `json:"code"`
-					Message string `json:"message"`
-				} `json:"error"`
-				Connect json.RawMessage `json:"connect"`
+			var r paidReply
+			if line != "" && json.Unmarshal([]byte(line), &r) == nil && r.ID == id {
+				return r, nil
 			}
-			if line == "" || json.Unmarshal([]byte(line), &r) != nil || r.ID != 1 {
-				continue
-			}
-			if r.Error != nil {
-				return fmt.Errorf("connect: error %d %s", r.Error.Code, r.Error.Message)
-			}
-			if r.Connect == nil {
-				return errors.New("connect: reply without a result")
-			}
-			_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
-			return nil
 		}
 	}
 }

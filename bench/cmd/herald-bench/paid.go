@@ -12,8 +12,9 @@ import (
 
 func benchPaidCommand() *cobra.Command {
 	var (
-		cfg     loadgen.PaidConfig
-		jsonOut bool
+		cfg        loadgen.PaidConfig
+		jsonOut    bool
+		printRates bool
 	)
 	cmd := &cobra.Command{
 		Use:   "paid",
@@ -27,9 +28,20 @@ dial-to-reply latency (p50, p99). Then gives --status-users users a status
 (update_user_status) and asks get_user_status for all of them at once
 --status-rounds times: prints its latency (p50, p99). Run it once with
 --revoked 0 --blocked 0 and once with many, each on a fresh node, to see what
-the checks cost (bench/paid.sh).`,
+the checks cost (bench/paid.sh).
+
+--print-rate-limits prints the client.rate_limit of the rate-limit condition
+(keys of the node's client section) and exits: limits on per connection and
+per user that the measured traffic never reaches, so the connects pay the
+checks alone. --rate-limits says the node runs with them: at the end a probe
+calls two rpc methods that have a bucket of one twice each, and fails unless
+the second calls are refused with error 111.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if printRates {
+				_, err := fmt.Fprint(cmd.OutOrStdout(), loadgen.PaidRateLimitsYAML)
+				return err
+			}
 			if cfg.URL == "" || cfg.APIURL == "" {
 				return fmt.Errorf("--url and --api are required")
 			}
@@ -59,6 +71,9 @@ the checks cost (bench/paid.sh).`,
 				fmt.Fprintf(out, "get_user_status of %d users: %d calls, p50 %s, p99 %s, max %s\n",
 					res.StatusUsers, res.Status.Count, ms(res.Status.P50), ms(res.Status.P99), ms(res.Status.Max))
 			}
+			if res.RateLimits {
+				fmt.Fprintln(out, "rate limits: on (the probe over its limits was refused per connection and per user)")
+			}
 			if res.Failed > 0 {
 				return fmt.Errorf("%d connects failed", res.Failed)
 			}
@@ -78,6 +93,8 @@ the checks cost (bench/paid.sh).`,
 	fs.IntVar(&cfg.StatusUsers, "status-users", 1000, "users of each get_user_status (at most 1000; 0: skip)")
 	fs.IntVar(&cfg.StatusRounds, "status-rounds", 100, "get_user_status calls to time")
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "bound of each connect and API call")
+	fs.BoolVar(&cfg.RateLimits, "rate-limits", false, "the node runs with the limits of --print-rate-limits: probe that they are on")
+	fs.BoolVar(&printRates, "print-rate-limits", false, "print the node's client.rate_limit for --rate-limits (YAML, keys of the client section) and exit")
 	fs.BoolVar(&jsonOut, "json", false, "print the result as JSON")
 	return cmd
 }
