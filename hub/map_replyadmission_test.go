@@ -66,12 +66,13 @@ func (e *gatedMapEngine) History(ctx context.Context, ch string, req engine.Hist
 	return e.Engine.History(ctx, ch, req)
 }
 
-// mapAdmissionNode is a node with the map namespace mm (pages from one
-// entry up) and NodeQueueMaxSize budget, whose channel mm:big holds keys
-// keys of 30 KB each, all of them still in its change stream.
-func mapAdmissionNode(t *testing.T, eng engine.Engine, budget, keys int) (*node, engine.StreamPosition, int) {
+// mapAdmissionNode is a node started with start, with the map namespace
+// mm (pages from one entry up) and NodeQueueMaxSize budget, whose channel
+// mm:big holds keys keys of 30 KB each, all of them still in its change
+// stream.
+func mapAdmissionNode(t *testing.T, start func(*testing.T, hub.Config) *node, eng engine.Engine, budget, keys int) (*node, engine.StreamPosition, int) {
 	t.Helper()
-	n := startNodeMem(t, hub.Config{
+	n := start(t, hub.Config{
 		Engine: eng,
 		Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{
 			ns("mm", hub.NamespaceOptions{AllowSubscribeForClient: true, SubscriptionType: hub.SubscriptionMap,
@@ -118,7 +119,7 @@ func TestMapPagesAdmittedWithinNodeBudget(t *testing.T) {
 			)
 			eng := &gatedMapEngine{Engine: memory.New(memory.Config{}),
 				reads: make(chan struct{}, clients), release: make(chan struct{}), done: make(chan struct{}, clients), finish: make(chan struct{})}
-			n, sp, size := mapAdmissionNode(t, eng, budget, 20)
+			n, sp, size := mapAdmissionNode(t, startNodeMem, eng, budget, 20)
 			finish := sync.OnceFunc(func() { close(eng.finish) })
 			t.Cleanup(finish) // before the node stops, also on failure
 			eng.armed.Store(true)
@@ -179,7 +180,7 @@ func TestMapPagesAdmittedWithinNodeBudget(t *testing.T) {
 // pages were admitted.
 func TestMapPagesUnderNodeBudget(t *testing.T) {
 	t.Parallel()
-	n, _, _ := mapAdmissionNode(t, memory.New(memory.Config{}), 2<<20, 50)
+	n, _, _ := mapAdmissionNode(t, startNode, memory.New(memory.Config{}), 2<<20, 50)
 	c := n.dial(t)
 	c.Connect("u")
 	state, live := syncMap(t, c, "mm:big", 10, func() {
