@@ -117,7 +117,7 @@ func (h *Hub) shedPublish() *Error {
 }
 
 // shedReply refuses, for the same reason, a command whose reply may be
-// large (history, a subscribe that recovers): with the node's queues
+// large (history, a subscribe that recovers, a map subscribe page): with the node's queues
 // already over NodeQueueMaxSize, each such reply to a client that does not
 // read adds its whole size to the node's memory (issue 35 #3: 200 clients
 // that asked for 6 MB of history and stopped reading took the node to

@@ -123,7 +123,7 @@ func newMetrics(h *Hub) *metrics {
 	})
 	m.shedReplies = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "herald", Subsystem: "node", Name: "shed_replies_total",
-		Help: "History commands, recovering subscribes and connects with recovered subscriptions refused with error 111 because this node's client write queues held more than client.node_queue_max_size bytes, or with the reply would hold more than half of it.",
+		Help: "History commands, recovering subscribes, map subscribe pages and connects with recovered subscriptions refused with error 111 because this node's client write queues held more than client.node_queue_max_size bytes, or with the reply would hold more than half of it.",
 	})
 	m.accessDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "herald", Subsystem: "access", Name: "decisions_total",

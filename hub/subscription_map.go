@@ -71,28 +71,44 @@ func (c *Client) handleMapSubscribe(ctx context.Context, id uint32, req *protoco
 	if e != nil {
 		return e
 	}
-	var res *protocol.SubscribeResult
-	switch req.Phase {
-	case phaseState:
-		res, err = c.mapStatePage(ctx, mb, r, req, limit, filter)
-	case phaseStream:
-		var s *subscription
-		res, s, err = c.mapStreamPage(ctx, r, req, g, limit, filter)
-		if err == nil && s != nil {
-			res.Type = req.Type
-			c.endMapCatchUp(ch)
-			c.queueReply(&protocol.Reply{Id: id, Subscribe: res})
-			c.finishSubscribe(ctx, s)
-			return nil
-		}
-	default:
+	if req.Phase != phaseState && req.Phase != phaseStream {
 		return newError(protocol.ErrorBadRequest)
+	}
+	// Every request of the flow may answer with a page of entries, up to
+	// a page size of values each (issue 35 #3): refused while the node is
+	// behind, as a history with a limit is (replyadmission.go).
+	if err := h.shedReply(); err != nil {
+		return err
+	}
+	var (
+		res *protocol.SubscribeResult
+		s   *subscription // set when the reply makes the client live
+	)
+	if req.Phase == phaseState {
+		res, err = c.mapStatePage(ctx, mb, r, req, limit, filter)
+	} else {
+		res, s, err = c.mapStreamPage(ctx, r, req, g, limit, filter)
 	}
 	if err != nil {
 		return err
 	}
+	reserved, e := h.admitReply(publicationsSize(res.State) + publicationsSize(res.Publications))
+	if e != nil {
+		// As a recovering subscribe refused (startClientSubscription):
+		// the client is not left live without the changes it was owed.
+		if s != nil {
+			c.leaveChannel(s)
+		}
+		return e
+	}
 	res.Type = req.Type
-	c.queueReply(&protocol.Reply{Id: id, Subscribe: res})
+	if s == nil {
+		c.queueAdmittedReply(&protocol.Reply{Id: id, Subscribe: res}, reserved)
+		return nil
+	}
+	c.endMapCatchUp(ch)
+	c.queueAdmittedReply(&protocol.Reply{Id: id, Subscribe: res}, reserved)
+	c.finishSubscribe(ctx, s)
 	return nil
 }
 
