@@ -348,7 +348,11 @@ func (c *Client) flush(pooled bool) (detached bool) {
 		q := c.queue
 		if len(q) > 0 {
 			c.hub.metrics.queueBytes.Observe(float64(c.queued))
-			c.hub.queuedTotal.Add(-int64(c.queued))
+			// The bytes leave the client's queue but stay in the node's
+			// count until written (inFlight): taken out now, a reply
+			// admitted while they are encoded would see the node lower
+			// than it is (replyadmission.go).
+			fw.inFlight = c.queued
 		}
 		c.queue, c.queued, c.droppable, c.replyQueued = nil, 0, false, false
 		if len(q) == 0 {
@@ -367,6 +371,8 @@ func (c *Client) flush(pooled bool) (detached bool) {
 		c.mu.Unlock()
 		wrote = true
 		err := writequeue.Frames(f, c.proto, q, fw.fn)
+		c.hub.queuedTotal.Add(-int64(fw.inFlight))
+		fw.inFlight = 0
 		c.hub.queueArrays.Recycle(q)
 		end := c.hub.mono()
 		c.hub.wrote(end, time.Duration(end-start))
@@ -409,6 +415,11 @@ type frameWriter struct {
 	starter  WriteStarter
 	pooled   bool
 	detached bool
+	// inFlight is what is left of the bytes the flush took from the
+	// client's queue and still counts in the node's (Hub.queuedTotal)
+	// until they are written; a frame whose write waits moves its share
+	// to the client's queue.
+	inFlight int
 	fn       func([]byte) error // write, bound once: a flush allocates nothing for it
 }
 
@@ -444,11 +455,15 @@ func (w *frameWriter) write(frame []byte) error {
 	// While it waits, the frame counts with the client's queue (and the
 	// node's), against their bounds: what a client that does not read
 	// holds is what it has pending, written or queued.
+	// The node already counts the frame's messages (inFlight): only what
+	// framing added is new to it.
+	moved := min(len(frame), w.inFlight)
+	w.inFlight -= moved
 	c.mu.Lock()
 	c.queued += len(frame)
 	c.detached = true
 	c.mu.Unlock()
-	c.hub.queuedTotal.Add(int64(len(frame)))
+	c.hub.queuedTotal.Add(int64(len(frame) - moved))
 	err = w.starter.FinishFrame(frame)
 	c.mu.Lock()
 	c.detached = false
