@@ -1,0 +1,5 @@
+package stateoutput
+
+// PostgresTableBody is the table definition, for the test that the docs
+// show it.
+const PostgresTableBody = postgresTableBody
