@@ -94,6 +94,10 @@ func TestChannelStateOutputsChecks(t *testing.T) {
 		{"[{name: db, type: postgresql}]", "channel.state.outputs[0].postgresql.dsn: required"},
 		{"[{name: db, type: postgresql, postgresql: {dsn: 'postgres://x/y', table: 'a b'}}]", "channel.state.outputs[0].postgresql.table"},
 		{"[{name: db, type: kafka}]", `channel.state.outputs[0].type: "kafka": want "postgresql"`},
+		{"[{name: q, type: nats, nats: {url: ''}}]", "channel.state.outputs[0].nats.url: required"},
+		{"[{name: q, type: nats, nats: {subject: 'a.*'}}]", "channel.state.outputs[0].nats.subject"},
+		{"[{name: s, type: redis_stream, redis_stream: {address: ''}}]", "channel.state.outputs[0].redis_stream.address: required"},
+		{"[{name: s, type: redis_stream, redis_stream: {maxlen: -1}}]", "channel.state.outputs[0].redis_stream.maxlen"},
 		{"[{type: postgresql, postgresql: {dsn: 'postgres://x/y'}}]", "channel.state.outputs[0].name: required"},
 		{"[{name: db, type: postgresql, postgresql: {dsn: 'postgres://x/y'}}, {name: db, type: postgresql, postgresql: {dsn: 'postgres://x/z'}}]", `channel.state.outputs[1].name: "db" is used twice`},
 	} {

@@ -12,13 +12,17 @@ import (
 type Config struct {
 	Name string `yaml:"name" defaultdoc:"required" doc:"the output's name, unique: errors and logs name it"`
 	// Type is one of kinds' types; the matching section below is used.
-	Type     string         `yaml:"type" defaultdoc:"required" doc:"'postgresql' (a table), 'nats' (a subject) or 'redis_stream' (a stream); the section of that name configures it"`
-	Postgres PostgresConfig `yaml:"postgresql"`
+	Type        string            `yaml:"type" defaultdoc:"required" doc:"'postgresql' (a table), 'nats' (a subject) or 'redis_stream' (a stream); the section of that name configures it"`
+	Postgres    PostgresConfig    `yaml:"postgresql"`
+	NATS        NATSConfig        `yaml:"nats"`
+	RedisStream RedisStreamConfig `yaml:"redis_stream"`
 }
 
 // The types of output.
 const (
-	TypePostgres = "postgresql"
+	TypePostgres    = "postgresql"
+	TypeNATS        = "nats"
+	TypeRedisStream = "redis_stream"
 )
 
 // kind is one type of output: the section of Config that configures it,
@@ -28,13 +32,15 @@ type kind struct {
 	typ      string
 	field    string // the section's Go field, for optionerr names
 	validate func() error
-	open     func(Config) (Output, error)
+	open     func() (Output, error)
 }
 
 // kinds lists every type of output, bound to c's sections.
 func kinds(c Config) []kind {
 	return []kind{
-		{TypePostgres, "Postgres", c.Postgres.Validate, func(c Config) (Output, error) { return newPostgres(c.Postgres) }},
+		{TypePostgres, "Postgres", c.Postgres.Validate, func() (Output, error) { return newPostgres(c.Postgres) }},
+		{TypeNATS, "NATS", c.NATS.Validate, func() (Output, error) { return newNATS(c.NATS) }},
+		{TypeRedisStream, "RedisStream", c.RedisStream.Validate, func() (Output, error) { return newRedisStream(c.RedisStream) }},
 	}
 }
 

@@ -18,7 +18,8 @@
 //   - postgresql stores each event once (a UNIQUE constraint and
 //     INSERT ... ON CONFLICT DO NOTHING): exactly once per transition.
 //   - nats sends each event with the header Nats-Msg-Id, so a JetStream
-//     stream on the subject drops a repeat within its duplicate window.
+//     stream on the subject drops a repeat within its duplicate window;
+//     with JetStream set, each waits for the stream's acknowledgement.
 //   - redis_stream adds an entry per delivery: at least once; a reader
 //     drops a repeat by keeping the last time_ms per channel.
 package stateoutput

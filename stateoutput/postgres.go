@@ -102,11 +102,7 @@ func newPostgres(c PostgresConfig) (*PostgresOutput, error) {
 // NewPostgresOutput connects to c.DSN and creates the table if missing,
 // or checks its columns and constraint.
 func NewPostgresOutput(ctx context.Context, c PostgresConfig) (*PostgresOutput, error) {
-	out, err := Open(ctx, Config{Name: TypePostgres, Type: TypePostgres, Postgres: c})
-	if err != nil {
-		return nil, err
-	}
-	return out.(*PostgresOutput), nil
+	return openAs[*PostgresOutput](ctx, Config{Name: TypePostgres, Type: TypePostgres, Postgres: c})
 }
 
 // prepare creates the table if missing; else checks that it has the

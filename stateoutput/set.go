@@ -27,7 +27,7 @@ func Open(ctx context.Context, c Config) (Output, error) {
 		return nil, err
 	}
 	k, _ := kindOf(c)
-	out, err := k.open(c)
+	out, err := k.open()
 	if err != nil {
 		return nil, err
 	}
@@ -38,6 +38,17 @@ func Open(ctx context.Context, c Config) (Output, error) {
 		}
 	}
 	return out, nil
+}
+
+// openAs is Open for the constructors of each type, which return their
+// own type.
+func openAs[T Output](ctx context.Context, c Config) (T, error) {
+	out, err := Open(ctx, c)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return out.(T), nil
 }
 
 // Set is the outputs of a node: one hub.Handlers.OnChannelState.
