@@ -36,6 +36,8 @@ type ChannelConfig struct {
 	Namespaces        []Namespace      `yaml:"namespaces" doc:"a list; each item has 'name' and the namespace options" example:"[{name: chat, presence: true, join_leave: true, force_push_join_leave: true, history_size: 100, history_ttl: 300s, force_recovery: true, allow_subscribe_for_client: true, allow_publish_for_subscriber: true, allow_history_for_subscriber: true, allow_presence_for_subscriber: true}, {name: prices, allow_subscribe_for_client: true, queue_policy: drop_oldest}]"`
 	// StateProxy is Centrifugo PRO's channel.proxy.state (proxy.go).
 	StateProxy string `yaml:"state_proxy" doc:"the proxy (under 'proxies', HTTP or 'grpc://') that receives the channel state events of the namespaces with 'state_proxy_enabled', in batches, as Centrifugo PRO's NotifyChannelState; see [proxy.md](proxy.md#channel-state-events)"`
+	// State replaces the hub's, adding the outputs (channelstate.go).
+	State ChannelStateConfig `yaml:"state"`
 }
 
 // NamespaceOptions are a namespace's options: the hub's, its proxies and
@@ -81,6 +83,7 @@ func (c Config) Hub(version string) hub.Config {
 // Hub is the channel section as the hub takes it.
 func (c ChannelConfig) Hub() hub.ChannelConfig {
 	out := c.ChannelConfig
+	out.State = c.State.ChannelStateConfig
 	out.WithoutNamespace = c.WithoutNamespace.NamespaceOptions
 	out.Namespaces = nil
 	if c.Namespaces != nil {

@@ -74,3 +74,40 @@ func TestCentrifugoChannelState(t *testing.T) {
 		t.Fatalf("proxies: %v", proxies)
 	}
 }
+
+// TestChannelStateOutputsChecks: a namespace with state events and only
+// an output (no state proxy) is taken; an output without its address or
+// of an unknown type is refused, naming the key.
+func TestChannelStateOutputsChecks(t *testing.T) {
+	const ns = "  namespaces: [{name: chat, state_proxy_enabled: true}]\n"
+	cfg, err := Parse([]byte("channel:\n  state: {outputs: [{name: db, type: postgresql, postgresql: {dsn: 'postgres://localhost/app'}}]}\n" + ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+	if outs := cfg.StateOutputs(); len(outs) != 1 || outs[0].Postgres.Table != "herald_channel_state_events" {
+		t.Fatalf("outputs: %+v, want one with the default table", outs)
+	}
+	for _, c := range []struct{ outputs, want string }{
+		{"[{name: db, type: postgresql}]", "channel.state.outputs[0].postgresql.dsn: required"},
+		{"[{name: db, type: postgresql, postgresql: {dsn: 'postgres://x/y', table: 'a b'}}]", "channel.state.outputs[0].postgresql.table"},
+		{"[{name: db, type: kafka}]", `channel.state.outputs[0].type: "kafka": want "postgresql"`},
+		{"[{name: q, type: nats, nats: {url: ''}}]", "channel.state.outputs[0].nats.url: required"},
+		{"[{name: q, type: nats, nats: {subject: 'a.*'}}]", "channel.state.outputs[0].nats.subject"},
+		{"[{name: s, type: redis_stream, redis_stream: {address: ''}}]", "channel.state.outputs[0].redis_stream.address: required"},
+		{"[{name: s, type: redis_stream, redis_stream: {maxlen: -1}}]", "channel.state.outputs[0].redis_stream.maxlen"},
+		{"[{type: postgresql, postgresql: {dsn: 'postgres://x/y'}}]", "channel.state.outputs[0].name: required"},
+		{"[{name: db, type: postgresql, postgresql: {dsn: 'postgres://x/y'}}, {name: db, type: postgresql, postgresql: {dsn: 'postgres://x/z'}}]", `channel.state.outputs[1].name: "db" is used twice`},
+	} {
+		file := "channel:\n  state: {outputs: " + c.outputs + "}\n" + ns
+		cfg, err := Parse([]byte(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s\nproblems:\n%v\nwant one containing %s", file, err, c.want)
+		}
+	}
+}

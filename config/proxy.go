@@ -185,16 +185,6 @@ func (c Config) proxyProblems() Problems {
 	}
 	c.sharedPollProblems(names, bad) // sharedpoll.go
 	ref("channel.state_proxy", c.Channel.StateProxy)
-	if c.Channel.StateProxy == "" {
-		if c.Channel.WithoutNamespace.StateEvents {
-			bad("channel.without_namespace.state_proxy_enabled", "needs channel.state_proxy: the proxy the events go to")
-		}
-		for i, ns := range c.Channel.Namespaces {
-			if ns.StateEvents {
-				bad(fmt.Sprintf("channel.namespaces[%d].state_proxy_enabled", i), "needs channel.state_proxy: the proxy the events go to")
-			}
-		}
-	}
 	if c.ProxyMaxInFlight < -1 {
 		bad("proxy_max_in_flight", "%d: want a positive number, 0 for the default (%d) or -1 for no bound", c.ProxyMaxInFlight, proxy.DefaultMaxInFlight)
 	}

@@ -117,6 +117,7 @@ func (c Config) Validate() error {
 	ps = append(ps, c.h2cProblems()...)      // h2c.go
 	ps = append(ps, c.grpcAPIProblems()...)
 	ps = append(ps, c.consumerProblems()...)
+	ps = append(ps, c.stateEventProblems()...) // channelstate.go
 	if len(ps) > 0 {
 		return ps
 	}

@@ -45,7 +45,7 @@ func (b *builder) rollback() {
 // steps are New's steps in order: each uses what the ones before made.
 func (b *builder) steps() []func() error {
 	return []func() error{
-		b.tokens, b.tracing, b.engine, b.proxy, b.sqlAuth, b.hub, b.websocket,
+		b.tokens, b.tracing, b.engine, b.proxy, b.stateOutputs, b.sqlAuth, b.hub, b.websocket,
 		b.listenerTLS, b.metrics, b.graphite, b.admission, b.routes, b.grpcAPI, b.consumers,
 	}
 }
@@ -113,7 +113,8 @@ func (b *builder) hub() (err error) {
 		cfg.Engine = tracing.WrapEngine(b.eng, b.tp)
 	}
 	// The SQL checks decide their namespaces first, then the proxy its
-	// events, then the hub's defaults (hub.Chain).
+	// events, then the channel state outputs, then the hub's defaults
+	// (hub.Chain).
 	var chain []hub.Handlers
 	if m := b.s.cfg.RPC.RPCPingMethod(); m != "" {
 		chain = append(chain, hub.RPCPing(m))
@@ -126,6 +127,9 @@ func (b *builder) hub() (err error) {
 	}
 	if b.s.proxy != nil {
 		chain = append(chain, b.s.proxy.Handlers())
+	}
+	if o := b.s.stateOutputs; o != nil {
+		chain = append(chain, hub.Handlers{OnChannelState: o.OnChannelState})
 	}
 	cfg.Handlers = hub.Chain(chain...)
 	b.s.hub, err = hub.New(cfg)

@@ -65,7 +65,7 @@ func TestChannelStateRedisGRPC(t *testing.T) {
 	networkedEngines()["redis"](t, &cfg)
 	cfg.Proxies = []config.ProxyEndpointConfig{{Name: "state", URL: "grpc://" + lis.Addr().String(), Timeout: 2 * time.Second}}
 	cfg.Channel.StateProxy = "state"
-	cfg.Channel.State = hub.ChannelStateConfig{VacatedEventDelay: 200 * time.Millisecond}
+	cfg.Channel.State.ChannelStateConfig = hub.ChannelStateConfig{VacatedEventDelay: 200 * time.Millisecond}
 	cfg.Channel.Namespaces = []config.Namespace{{Namespace: hub.Namespace{Name: "cs", NamespaceOptions: hub.NamespaceOptions{
 		AllowSubscribeForClient: true, StateEvents: true,
 	}}}}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -83,7 +84,8 @@ func (b *stateBackend) all() string {
 }
 
 // stateNodeConfig is a node on the PostgreSQL engine whose namespace cs
-// has channel state events, sent to url.
+// has channel state events, sent to url and written to the table
+// state_output of the schema (stateoutput).
 func stateNodeConfig(addr, name, dsn, schema, url string) string {
 	return fmt.Sprintf(`address: %q
 name: %s
@@ -97,13 +99,16 @@ proxies:
   - {name: state, endpoint: %q, timeout: 2s}
 channel:
   state_proxy: state
-  state: {vacated_event_delay: 500ms, node_ttl: 3s}
+  state:
+    vacated_event_delay: 500ms
+    node_ttl: 3s
+    outputs: [{name: db, type: postgresql, postgresql: {dsn: %q, table: %s.state_output}}]
   namespaces:
     - {name: cs, allow_subscribe_for_client: true, state_proxy_enabled: true}
 http_api: {key: k}
 websocket: {ip_rate_limit: -1}
 shutdown: {drain_window: 50ms, timeout: 10s}
-`, addr, name, dsn, schema, url)
+`, addr, name, dsn, schema, url, dsn, schema)
 }
 
 // TestChannelStateNodeKilled runs two herald processes on PostgreSQL with
@@ -128,6 +133,17 @@ func TestChannelStateNodeKilled(t *testing.T) {
 			_ = conn.Close(ctx)
 		}
 	})
+	// The output's table is in the engine's schema, which the engine
+	// makes only once the node runs: after the node opened its output.
+	if conn, err := pgx.Connect(t.Context(), dsn); err != nil {
+		t.Fatal(err)
+	} else {
+		_, err = conn.Exec(t.Context(), "CREATE SCHEMA "+schema)
+		_ = conn.Close(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	backend := &stateBackend{}
 	srv := httptest.NewServer(backend)
 	t.Cleanup(srv.Close)
@@ -231,5 +247,18 @@ func TestChannelStateNodeKilled(t *testing.T) {
 	}
 	if len(backend.repeats) > 0 {
 		t.Logf("the killed node was delivering: repeats %v", backend.repeats)
+	}
+	// The output got each batch after the backend, once: its rows are
+	// the backend's events without repeats, in the same order.
+	rows, err := conn.Query(ctx, "SELECT channel, type, time_ms FROM "+schema+".state_output ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := pgx.CollectRows(rows, pgx.RowToStructByPos[stateEvent])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(stored, backend.events) {
+		t.Errorf("output rows %v, want the backend's events %v", stored, backend.events)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/proxy"
 	"github.com/heraldhq/herald/sqlauth"
+	"github.com/heraldhq/herald/stateoutput"
 	"github.com/heraldhq/herald/transport/guard"
 	"github.com/heraldhq/herald/transport/websocket"
 	"github.com/prometheus/client_golang/prometheus"
@@ -60,6 +61,8 @@ type Server struct {
 	connRate    *rate.Limiter       // client.connection_rate_limit, shared by those endpoints; nil: off (connrate.go)
 	proxy       *proxy.Router       // nil without proxies
 	sqlAuth     *sqlauth.Authorizer // nil without SQL checks
+	// stateOutputs: channel.state.outputs (stateoutput.go); nil without.
+	stateOutputs *stateoutput.Set
 
 	tls       *listenerTLS   // the main listener's; nil: plain TCP (tls.go)
 	adminTLS  *listenerTLS   // nil: plain TCP
@@ -280,6 +283,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if s.sqlAuth != nil {
 		s.sqlAuth.Close()
+	}
+	// After the hub, which finishes the batch in flight.
+	if s.stateOutputs != nil {
+		s.stateOutputs.Close()
 	}
 	// Last, so that the spans of the calls above are sent too.
 	if s.spans != nil {
