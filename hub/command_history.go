@@ -48,7 +48,7 @@ func (c *Client) handleHistory(ctx context.Context, id uint32, req *protocol.His
 	pubs = c.hub.rowFilter(ctx, req.Channel, c.User(), pubs)
 	res := &protocol.HistoryResult{Epoch: pos.Epoch, Offset: pos.Offset, Publications: make([]*protocol.Publication, 0, len(pubs))}
 	for _, p := range pubs {
-		if !c.canDecode(p) {
+		if !c.canDecodeFrom(req.Channel, pos.Epoch, p) {
 			continue // as in delivery: see deliverLocked
 		}
 		res.Publications = append(res.Publications, protoPublication(p))

@@ -21,7 +21,7 @@ import (
 // any non-empty bytes too, but non-JSON bytes only while no JSON client of
 // this node is subscribed to the channel; delivery skips, for JSON
 // clients, what still reaches them (from another node, or from history
-// written before they subscribed) instead of closing them (canDecode).
+// written before they subscribed) instead of closing them (canDecodeFrom).
 
 // DataFormat is what a namespace's publications carry.
 type DataFormat string

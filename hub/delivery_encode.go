@@ -190,12 +190,6 @@ func recoveredDeltas(t protocol.Type, pubs []*protocol.Publication, epoch string
 	return deltaRef{epoch: epoch, offset: pubs[len(pubs)-1].Offset}, prev
 }
 
-// canDecode reports whether the client can receive p: any publication on
-// Protobuf, JSON data on JSON.
-func (c *Client) canDecode(p *engine.Publication) bool {
-	return c.proto != protocol.TypeJSON || jsonDeliverable(p.Data, p.Key)
-}
-
 // jsonDeliverable reports whether a publication's data can go to a JSON
 // client: JSON, or nothing at all for a map change (a removal, or a key
 // whose value is its Info alone).

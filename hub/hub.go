@@ -122,8 +122,11 @@ type Hub struct {
 	// queuedTotal is the bytes waiting in every client's write queue
 	// (delivery_writer.go); past ClientConfig.NodeQueueMaxSize publishing is shed.
 	queuedTotal atomic.Int64
-	metrics     *metrics
-	clients     atomic.Int64 // connected clients
+	// jsonChecks keeps whether publications read from streams can go to
+	// JSON clients (jsonvalidity.go).
+	jsonChecks *jsonChecks
+	metrics    *metrics
+	clients    atomic.Int64 // connected clients
 	// published counts the publications this node's engine accepted,
 	// for the heartbeat (a rate in the admin UI).
 	published atomic.Uint64
@@ -187,14 +190,15 @@ func New(cfg Config) (*Hub, error) {
 		log = slog.Default()
 	}
 	h := &Hub{
-		cfg:      cfg,
-		client:   cfg.Client.withDefaults(),
-		channels: rules,
-		engine:   cfg.Engine,
-		maps:     maps,
-		log:      log,
-		nodeID:   cfg.Engine.NodeID(),
-		started:  time.Now(),
+		jsonChecks: newJSONChecks(),
+		cfg:        cfg,
+		client:     cfg.Client.withDefaults(),
+		channels:   rules,
+		engine:     cfg.Engine,
+		maps:       maps,
+		log:        log,
+		nodeID:     cfg.Engine.NodeID(),
+		started:    time.Now(),
 
 		sessionKey: newSessionKey(),
 		emulation:  newEmulationGate(cfg.Emulation),

@@ -462,7 +462,7 @@ func (c *Client) startSubscription(ctx context.Context, s *subscription, req *pr
 			res.Offset = req.Offset
 			res.Publications = make([]*protocol.Publication, 0, len(pubs))
 			for _, p := range h.rowFilter(ctx, s.channel, c.User(), pubs) {
-				if !c.canDecode(p) {
+				if !c.canDecodeFrom(s.channel, pos.Epoch, p) {
 					continue // as in delivery: see deliverLocked
 				}
 				if !passesFilter(s.filter, nil, p) {

@@ -128,7 +128,7 @@ func (c *Client) mapStatePage(ctx context.Context, mb engine.MapBroker, r *rule,
 		State:  make([]*protocol.Publication, 0, len(page.Entries)),
 	}
 	for _, p := range page.Entries {
-		if !c.canDecode(p) || !passesFilter(filter, nil, p) {
+		if !c.canDecodeFrom(req.Channel, page.Position.Epoch, p) || !passesFilter(filter, nil, p) {
 			continue // as in delivery: see deliverLocked
 		}
 		res.State = append(res.State, protoPublication(p))
@@ -169,7 +169,7 @@ func (c *Client) mapStreamPage(ctx context.Context, r *rule, req *protocol.Subsc
 	if len(pubs) > limit {
 		pubs = pubs[:limit]
 		res := &protocol.SubscribeResult{Phase: phaseStream, Epoch: top.Epoch, Offset: pubs[len(pubs)-1].Offset}
-		res.Publications = c.mapPublications(pubs, filter)
+		res.Publications = c.mapPublications(req.Channel, top.Epoch, pubs, filter)
 		if c.mapDeltaWanted(r, req) {
 			c.mapDeltaPages(res.Publications)
 			h.deltas.seedMap(req.Channel, top.Epoch, pubs, req.Offset, res.Offset)
@@ -194,10 +194,10 @@ func (c *Client) mapStreamPage(ctx context.Context, r *rule, req *protocol.Subsc
 	return res, s, nil
 }
 
-func (c *Client) mapPublications(pubs []*engine.Publication, filter *tagsfilter.Filter) []*protocol.Publication {
+func (c *Client) mapPublications(ch, epoch string, pubs []*engine.Publication, filter *tagsfilter.Filter) []*protocol.Publication {
 	out := make([]*protocol.Publication, 0, len(pubs))
 	for _, p := range pubs {
-		if c.canDecode(p) && passesFilter(filter, nil, p) {
+		if c.canDecodeFrom(ch, epoch, p) && passesFilter(filter, nil, p) {
 			out = append(out, protoPublication(p))
 		}
 	}
