@@ -155,8 +155,16 @@ func asDisconnect(err error) *Disconnect {
 }
 
 // queueReply encodes r and queues it.
-func (c *Client) queueReply(r *protocol.Reply) {
-	msg, err := c.encodeReply(r)
+func (c *Client) queueReply(r *protocol.Reply) { c.queueReplySized(r, 0) }
+
+// queueReplySized is queueReply for a reply of about size bytes (its
+// admission's estimate, replyadmission.go), encoded into a buffer of that
+// capacity: a JSON reply of megabytes appended to an empty buffer is
+// copied as the buffer doubles, and the garbage of the copies is as large
+// as the reply (bench/attacks.sh noread's peak RSS). Protobuf sizes its
+// buffer exactly already.
+func (c *Client) queueReplySized(r *protocol.Reply, size int) {
+	msg, err := encodeReplySized(c.proto, r, size)
 	if err != nil {
 		c.logger().Error("encode reply", "error", err)
 		go c.close(newDisconnect(protocol.DisconnectServerError))

@@ -28,6 +28,16 @@ func (c *Client) encodeReply(r *protocol.Reply) ([]byte, error) {
 	return protocol.AppendReply(c.proto, nil, r)
 }
 
+// encodeReplySized encodes r, whose size is about size bytes (0: not
+// known), in t (queueReplySized).
+func encodeReplySized(t protocol.Type, r *protocol.Reply, size int) ([]byte, error) {
+	var dst []byte
+	if size > 0 && t == protocol.TypeJSON {
+		dst = make([]byte, 0, size)
+	}
+	return protocol.AppendReply(t, dst, r)
+}
+
 // delivery is one publication or join/leave event on its way to local
 // subscribers, with its encodings made on first use.
 type delivery struct {

@@ -81,6 +81,6 @@ func (h *Hub) releaseReply(reserved int) {
 // queueAdmittedReply queues r, a reply whose bytes admitReply reserved,
 // and gives the reservation back: the queue now counts them.
 func (c *Client) queueAdmittedReply(r *protocol.Reply, reserved int) {
-	c.queueReply(r)
+	c.queueReplySized(r, reserved)
 	c.hub.releaseReply(reserved)
 }
