@@ -93,7 +93,9 @@ func TestChannelStateOutputsChecks(t *testing.T) {
 	for _, c := range []struct{ outputs, want string }{
 		{"[{name: db, type: postgresql}]", "channel.state.outputs[0].postgresql.dsn: required"},
 		{"[{name: db, type: postgresql, postgresql: {dsn: 'postgres://x/y', table: 'a b'}}]", "channel.state.outputs[0].postgresql.table"},
-		{"[{name: db, type: kafka}]", `channel.state.outputs[0].type: "kafka": want "postgresql"`},
+		{"[{name: db, type: sqs}]", `channel.state.outputs[0].type: "sqs": want "postgresql"`},
+		{"[{name: k, type: kafka}]", "channel.state.outputs[0].kafka.brokers: required"},
+		{"[{name: k, type: kafka, kafka: {brokers: [localhost:9092], topic: 'a b'}}]", "channel.state.outputs[0].kafka.topic"},
 		{"[{name: q, type: nats, nats: {url: ''}}]", "channel.state.outputs[0].nats.url: required"},
 		{"[{name: q, type: nats, nats: {subject: 'a.*'}}]", "channel.state.outputs[0].nats.subject"},
 		{"[{name: s, type: redis_stream, redis_stream: {address: ''}}]", "channel.state.outputs[0].redis_stream.address: required"},

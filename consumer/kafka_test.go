@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,65 +13,21 @@ import (
 
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/consumer"
-	"github.com/heraldhq/herald/internal/test/testenv"
+	"github.com/heraldhq/herald/internal/test/kafkatest"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// kafkaBroker is an Apache Kafka broker of the test's own, in KRaft mode
-// (broker and controller in one process), run with java from the jars in
-// HERALD_TEST_KAFKA_LIBS (scripts/test.sh fetches kafka_2.13 and its
-// dependencies from Maven Central). Topics are created on first use with
-// 3 partitions.
+// kafkaBroker is a broker of the test's own (kafkatest); addr alone
+// names one a node process of TestKafkaNodeKilledMidBatch is given.
 type kafkaBroker struct {
-	addr  string
-	props string
-	libs  string
-	java  string
-	cmd   *exec.Cmd
-	port  int
+	*kafkatest.Broker
+	addr string
 }
 
 func startKafka(t *testing.T) *kafkaBroker {
 	t.Helper()
-	libs := testenv.Require(t, "HERALD_TEST_KAFKA_LIBS")
-	b := &kafkaBroker{libs: libs, java: testenv.Binary(t, "java"), port: testenv.FreePort(t)}
-	b.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(b.port))
-	dir := t.TempDir()
-	controller := testenv.FreePort(t)
-	b.props = filepath.Join(dir, "server.properties")
-	props := fmt.Sprintf(`process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:%[2]d
-listeners=PLAINTEXT://127.0.0.1:%[1]d,CONTROLLER://127.0.0.1:%[2]d
-advertised.listeners=PLAINTEXT://127.0.0.1:%[1]d
-controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
-log.dirs=%[3]s
-num.partitions=3
-offsets.topic.replication.factor=1
-offsets.topic.num.partitions=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-group.initial.rebalance.delay.ms=0
-`, b.port, controller, filepath.Join(dir, "data"))
-	if err := os.WriteFile(b.props, []byte(props), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	format := exec.CommandContext(ctx, b.java, "-Xmx256m", "-cp", filepath.Join(libs, "*"), "kafka.tools.StorageTool",
-		"format", "-t", "aGVyYWxkLXRlc3QtY2x1cw", "-c", b.props)
-	if out, err := format.CombinedOutput(); err != nil {
-		t.Fatalf("format the Kafka storage: %v\n%s", err, out)
-	}
-	b.start(t)
-	return b
-}
-
-func (b *kafkaBroker) start(t *testing.T) {
-	t.Helper()
-	b.cmd = exec.Command(b.java, "-Xmx512m", "-XX:+UseSerialGC", "-cp", filepath.Join(b.libs, "*"), "kafka.Kafka", b.props)
-	testenv.StartProcess(t, b.cmd).WaitListening(t, b.port, time.Minute)
+	k := kafkatest.Start(t)
+	return &kafkaBroker{Broker: k, addr: k.Addr}
 }
 
 // producer writes records as Centrifugo's producers do.
@@ -214,17 +168,8 @@ func TestKafkaBrokerRestart(t *testing.T) {
 		write(t, p, "commands", "news", "publish", publishCmd("news", i, "k"+strconv.Itoa(i)))
 	}
 	sub.waitFor(t, 5, 60*time.Second)
-	if err := b.cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 30*time.Second, "the broker stopped", func() bool {
-		c, err := net.DialTimeout("tcp", b.addr, 100*time.Millisecond)
-		if err == nil {
-			c.Close()
-		}
-		return err != nil
-	})
-	b.start(t)
+	b.Stop(t)
+	b.Restart(t)
 	for i := 6; i <= 10; i++ {
 		write(t, p, "commands", "news", "publish", publishCmd("news", i, "k"+strconv.Itoa(i)))
 	}

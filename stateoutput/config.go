@@ -12,10 +12,11 @@ import (
 type Config struct {
 	Name string `yaml:"name" defaultdoc:"required" doc:"the output's name, unique: errors and logs name it"`
 	// Type is one of kinds' types; the matching section below is used.
-	Type        string            `yaml:"type" defaultdoc:"required" doc:"'postgresql' (a table), 'nats' (a subject) or 'redis_stream' (a stream); the section of that name configures it"`
+	Type        string            `yaml:"type" defaultdoc:"required" doc:"'postgresql' (a table), 'nats' (a subject), 'redis_stream' (a stream) or 'kafka' (a topic); the section of that name configures it"`
 	Postgres    PostgresConfig    `yaml:"postgresql"`
 	NATS        NATSConfig        `yaml:"nats"`
 	RedisStream RedisStreamConfig `yaml:"redis_stream"`
+	Kafka       KafkaConfig       `yaml:"kafka"`
 }
 
 // The types of output.
@@ -23,6 +24,7 @@ const (
 	TypePostgres    = "postgresql"
 	TypeNATS        = "nats"
 	TypeRedisStream = "redis_stream"
+	TypeKafka       = "kafka"
 )
 
 // kind is one type of output: the section of Config that configures it,
@@ -41,6 +43,7 @@ func kinds(c Config) []kind {
 		{TypePostgres, "Postgres", c.Postgres.Validate, func() (Output, error) { return newPostgres(c.Postgres) }},
 		{TypeNATS, "NATS", c.NATS.Validate, func() (Output, error) { return newNATS(c.NATS) }},
 		{TypeRedisStream, "RedisStream", c.RedisStream.Validate, func() (Output, error) { return newRedisStream(c.RedisStream) }},
+		{TypeKafka, "Kafka", c.Kafka.Validate, func() (Output, error) { return newKafka(c.Kafka) }},
 	}
 }
 

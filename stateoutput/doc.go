@@ -1,9 +1,10 @@
 // Package stateoutput writes channel state events (occupied, vacated; see
 // hub's channelstate.go) to a table or a queue the backend already reads,
 // so that it gets them without running an HTTP or gRPC endpoint: a
-// PostgreSQL table (PostgresOutput), NATS subjects (NATSOutput) and a
-// Redis stream (RedisStreamOutput). Each is one row of kinds; a Set opens
-// the configured ones and is one hub.Handlers.OnChannelState.
+// PostgreSQL table (PostgresOutput), NATS subjects (NATSOutput), a Redis
+// stream (RedisStreamOutput) and a Kafka topic (KafkaOutput). Each is one
+// row of kinds; a Set opens the configured ones and is one
+// hub.Handlers.OnChannelState.
 //
 // # Guarantees
 //
@@ -22,4 +23,8 @@
 //     with JetStream set, each waits for the stream's acknowledgement.
 //   - redis_stream adds an entry per delivery: at least once; a reader
 //     drops a repeat by keeping the last time_ms per channel.
+//   - kafka produces a record per delivery, keyed by channel, and waits
+//     for every acknowledgement: at least once; the header
+//     herald-event-id (channel:type:time_ms) lets a consumer drop a
+//     repeat.
 package stateoutput

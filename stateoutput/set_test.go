@@ -17,7 +17,7 @@ import (
 func TestSet(t *testing.T) {
 	_, err := stateoutput.OpenSet(t.Context(), []stateoutput.Config{
 		{Name: "a", Type: "nats", NATS: stateoutput.NATSConfig{URL: "nats://127.0.0.1:4222"}},
-		{Name: "a", Type: "kafka"},
+		{Name: "a", Type: "sqs"},
 		{Name: "b", Type: "postgresql"},
 	})
 	var fields []string

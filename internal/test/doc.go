@@ -15,5 +15,6 @@
 //   - testenv: the test services (PostgreSQL, Redis, NATS), polling, logs.
 //   - testcerts: throwaway certificate authorities and certificates.
 //   - otlptest: an OTLP receiver that collects exported spans.
+//   - kafkatest: an Apache Kafka broker of the test's own.
 //   - protogen: checks that generated Protobuf code is current.
 package test
