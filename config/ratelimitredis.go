@@ -12,7 +12,7 @@ import (
 // own, which the hub does not open (it knows no database).
 type RateLimitConfig struct {
 	hub.RateLimitConfig `yaml:",inline"`
-	RedisUserCommand    RedisUserCommandConfig `yaml:"redis_user_command"`
+	RedisUserCommand    RedisUserCommandConfig `yaml:"redis_user_command" doc:"as 'user_command', with the buckets kept for the whole cluster: a user draws from one set of buckets whichever nodes its connections reach, at the cost of a round trip per command. They live in the Redis of 'redis' when it names one (any engine), else in the engine (redis or postgres, sharded or not; memory, in the process, for one node), as Centrifugo PRO's 'reuse_from_engine'. Checked after the in-memory layers, which make a cheap first filter. No 'total' or 'unsubscribe'. If the buckets' store fails the command is allowed"`
 }
 
 // RedisUserCommandConfig is client.rate_limit.redis_user_command: the
@@ -73,9 +73,12 @@ func (c Config) rateLimitRedisProblems(bad func(key, format string, args ...any)
 	if !r.separate() {
 		return
 	}
+	const one = "one Redis deployment keeps the buckets: one 'address', or 'addresses' for Sentinel or Cluster; not shards"
 	switch {
-	case len(r.Shards) > 0 || len(r.Addresses) == 0 && len(r.Address) > 1:
-		bad(key+".address", "one Redis deployment keeps the buckets: one 'address', or 'addresses' for Sentinel or Cluster; not shards")
+	case len(r.Shards) > 0:
+		bad(key+".shards", one)
+	case len(r.Addresses) == 0 && len(r.Address) > 1:
+		bad(key+".address", one)
 	case len(r.Address) > 0 && len(r.Addresses) > 0:
 		bad(key+".addresses", "not with 'address': one or the other")
 	}
