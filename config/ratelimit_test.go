@@ -111,6 +111,7 @@ client:
 		"{shards: [{address: a:1}]}":                                         "client.rate_limit.redis_user_command.redis.shards: one Redis deployment",
 		"{address: a:1, addresses: [b:1, c:1]}":                              "client.rate_limit.redis_user_command.redis.addresses: not with 'address'",
 		"{addresses: [b:1], sentinel_master: m, cluster: true}":              "client.rate_limit.redis_user_command.redis.cluster: not with 'sentinel_master'",
+		"{password: pw, db: 2}":                                              "client.rate_limit.redis_user_command.redis.address: the section names no server",
 		"{address: a:1, min_replicas: 1}":                                    "client.rate_limit.redis_user_command.redis.min_replicas:",
 		"{address: a:1, tls: {enabled: true, ca_file: /nonexistent/ca.pem}}": "client.rate_limit.redis_user_command.redis.tls",
 	} {

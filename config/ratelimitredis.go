@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/heraldhq/herald/engine/redis"
 	"github.com/heraldhq/herald/hub"
@@ -71,6 +72,11 @@ func (c Config) rateLimitRedisProblems(bad func(key, format string, args ...any)
 	const key = "client.rate_limit.redis_user_command.redis"
 	r := c.Client.RateLimit.RedisUserCommand.Redis
 	if !r.separate() {
+		// Keys without a server would be ignored, the buckets kept in
+		// the engine: say so rather than let a password or db mislead.
+		if !reflect.DeepEqual(r, Default().Client.RateLimit.RedisUserCommand.Redis) {
+			bad(key+".address", "the section names no server: set 'address' (or 'addresses') for a Redis of the buckets' own, or leave the section out to keep them in the engine")
+		}
 		return
 	}
 	const one = "one Redis deployment keeps the buckets: one 'address', or 'addresses' for Sentinel or Cluster; not shards"
