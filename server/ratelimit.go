@@ -1,6 +1,8 @@
 package server
 
 import (
+	"fmt"
+
 	"github.com/heraldhq/herald/engine/redis"
 )
 
@@ -16,7 +18,7 @@ func (b *builder) rateLimiter() error {
 	}
 	rl, err := redis.NewRateLimiter(opts)
 	if err != nil {
-		return err
+		return fmt.Errorf("client.rate_limit.redis_user_command.redis: %w", err)
 	}
 	b.s.rateLimiter = rl
 	b.onFailure(func() { _ = rl.Close() })
