@@ -637,23 +637,46 @@ func enabledRename(m *cfMapper, c cfCtx, v any) {
 }
 
 // rateLimitRedis is Centrifugo PRO's client.rate_limit.redis_user_command.redis
-// (centrifugal.dev docs/pro/rate_limiting.md): a Redis configuration of its
-// own for the buckets, or reuse_from_engine. Herald keeps the buckets in the
-// engine, which is what reuse_from_engine: true means, so that is taken;
-// anything else would need a second Redis that Herald does not open.
+// (centrifugal.dev docs/pro/rate_limiting.md, "Redis per user rate
+// limit"): 'reuse_from_engine: true', the engine's Redis, where Herald
+// keeps the buckets when its own key names no server; or a Redis of its
+// own, "matches Centrifugo Redis engine configuration", which becomes
+// Herald's key of the same name, its keys converted as engine.redis's.
 func rateLimitRedis(m *cfMapper, c cfCtx, v any) {
 	vm, ok := v.(map[string]any)
 	if !ok {
-		m.refuse(c.path, "want an object ('reuse_from_engine: true')")
+		m.refuse(c.path, "want an object: 'reuse_from_engine: true', or the keys of engine.redis")
 		return
 	}
-	reuse, _ := isOn(vm["reuse_from_engine"])
+	if reuse, _ := isOn(vm["reuse_from_engine"]); reuse {
+		for _, k := range sortedKeys(vm) {
+			if k != "reuse_from_engine" && !isOff(vm[k]) {
+				m.refuse(c.path+"."+k, "not with 'reuse_from_engine: true', which takes the engine's Redis")
+			}
+		}
+		return
+	}
+	own := map[string]any{}
 	for k, x := range vm {
-		if k != "reuse_from_engine" && !isOff(x) {
-			reuse = false
+		if k != "reuse_from_engine" {
+			own[k] = x
 		}
 	}
-	if !reuse {
-		m.refuse(c.path, "a Redis of its own for redis_user_command is not supported: Herald keeps those buckets in the engine (engine.redis or engine.postgres), as 'reuse_from_engine: true' does; set that")
+	if len(own) == 0 {
+		m.refuse(c.path, "want 'reuse_from_engine: true' or a Redis (address, ...) for the buckets")
+		return
 	}
+	// The engine.redis rows write under engine.redis from the top of the
+	// tree: they run on a tree of their own, whose engine.redis is then
+	// this key's.
+	sub := &cfMapper{tables: m.tables, out: map[string]any{}, defined: map[string]bool{}, needed: map[string]string{}}
+	sub.walk(own, c.path, "engine.redis", ensureMapPath(sub.out, "engine.redis"), keyType(configType, "engine.redis"), nil, nil)
+	for _, f := range sub.after {
+		f()
+	}
+	m.ps = append(m.ps, sub.ps...)
+	m.unknown = append(m.unknown, sub.unknown...)
+	m.notNeeded = append(m.notNeeded, sub.notNeeded...)
+	root, herald, _ := m.heraldTarget(c)
+	setKey(root, herald, ensureMapPath(sub.out, "engine.redis"))
 }

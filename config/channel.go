@@ -19,6 +19,9 @@ type ClientConfig struct {
 	SubscriptionToken SubscriptionTokenConfig `yaml:"subscription_token"`
 	// Proxy names the proxies of connect and refresh (proxy.go).
 	Proxy ClientProxyConfig `yaml:"proxy"`
+	// RateLimit replaces the hub's, adding the Redis of
+	// redis_user_command (ratelimitredis.go).
+	RateLimit RateLimitConfig `yaml:"rate_limit"`
 	// ConnectionRateLimit is applied by the server in front of the
 	// endpoints that open connections (server/connrate.go).
 	ConnectionRateLimit int `yaml:"connection_rate_limit" doc:"new connections this node accepts, on every transport but uni_grpc, as Centrifugo counts them: a bucket of this many, refilled at one a second; over it a request is answered '503' before anything opens (0: no limit). Per client address, see 'websocket.ip_rate_limit'"`
@@ -71,7 +74,7 @@ func (c Config) Hub(version string) hub.Config {
 		Name:              c.Name,
 		Version:           version,
 		Channels:          c.Channel.Hub(),
-		Client:            c.Client.ClientConfig,
+		Client:            c.Client.Hub(),
 		IdempotencyWindow: c.HTTPAPI.IdempotencyWindow,
 		SharedPoll:        c.SharedPoll,
 		Emulation:         c.Emulation.EmulationLimits,

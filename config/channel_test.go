@@ -15,6 +15,8 @@ import (
 func TestHubConfigConvertsEveryOption(t *testing.T) {
 	var cfg Config
 	fillFields(t, reflect.ValueOf(&cfg.Client.ClientConfig).Elem())
+	// The file's rate_limit replaces the hub's (ratelimitredis.go).
+	fillFields(t, reflect.ValueOf(&cfg.Client.RateLimit).Elem())
 	fillFields(t, reflect.ValueOf(&cfg.Channel.WithoutNamespace.NamespaceOptions).Elem())
 	cfg.Channel.MaxLength = 7
 	cfg.Channel.Namespaces = []Namespace{{Namespace: hub.Namespace{Name: "ns"}}}

@@ -45,23 +45,31 @@ var durationType = reflect.TypeOf(time.Duration(0))
 // embeds inline (config.ChannelConfig replaces the hub's namespace lists
 // with its own, which add the proxies and SQL checks).
 func options(t reflect.Type) []option {
-	own := map[string]bool{}
+	own := map[string]int{}
 	for i := 0; i < t.NumField(); i++ {
 		name, flags, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
 		if name != "" && name != "-" && !strings.Contains(flags, "inline") {
-			own[name] = true
+			own[name] = i
 		}
 	}
 	var out []option
+	placed := map[int]bool{} // own fields listed where the key they shadow was
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, flags, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" || !f.IsExported() {
+		if name == "-" || !f.IsExported() || placed[i] {
 			continue
 		}
 		if strings.Contains(flags, "inline") {
 			for _, o := range options(f.Type) {
-				if own[o.key] {
+				if j, ok := own[o.key]; ok {
+					// In the shadowed key's place, so that replacing a
+					// section keeps the order of the keys (and of the
+					// reference tables).
+					if !placed[j] {
+						placed[j] = true
+						out = append(out, ownOption(t.Field(j), j, o.key))
+					}
 					continue
 				}
 				o.index = append([]int{i}, o.index...)
@@ -72,14 +80,19 @@ func options(t reflect.Type) []option {
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		def, hasDefault := f.Tag.Lookup("default")
-		out = append(out, option{
-			key: name, goName: f.Name, index: []int{i}, typ: f.Type,
-			def: def, hasDefault: hasDefault, doc: f.Tag.Get("doc"),
-			defaultDoc: f.Tag.Get("defaultdoc"), example: f.Tag.Get("example"),
-		})
+		out = append(out, ownOption(f, i, name))
 	}
 	return out
+}
+
+// ownOption is the option of field f, the i-th of its struct, keyed name.
+func ownOption(f reflect.StructField, i int, name string) option {
+	def, hasDefault := f.Tag.Lookup("default")
+	return option{
+		key: name, goName: f.Name, index: []int{i}, typ: f.Type,
+		def: def, hasDefault: hasDefault, doc: f.Tag.Get("doc"),
+		defaultDoc: f.Tag.Get("defaultdoc"), example: f.Tag.Get("example"),
+	}
 }
 
 // optionByKey finds the key of the struct type t.

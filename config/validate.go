@@ -48,15 +48,16 @@ func (c Config) Validate() error {
 	if c.Shutdown.Timeout > 0 && c.Shutdown.DrainWindow >= c.Shutdown.Timeout {
 		bad("shutdown.drain_window", "%s must be shorter than shutdown.timeout (%s)", c.Shutdown.DrainWindow, c.Shutdown.Timeout)
 	}
-	ps = append(ps, hubProblems(c.Client.ClientConfig.Validate(), reflect.TypeOf(c.Client), "client")...)
+	ps = append(ps, hubProblems(c.Client.Hub().Validate(), reflect.TypeOf(c.Client), "client")...)
 	ps = append(ps, hubProblems(c.Client.SubscribeToUserPersonalChannel.Validate(c.Channel.Hub()), reflect.TypeOf(c.Client), "client")...)
 	ps = append(ps, hubProblems(c.Channel.Hub().Validate(), reflect.TypeOf(c.Channel), "channel")...)
 	ps = append(ps, hubProblems(c.HTTPAPI.API().Validate(), reflect.TypeOf(c.HTTPAPI), "http_api")...)
 	ps = append(ps, hubProblems(c.WebSocket.Transport().Validate(), reflect.TypeOf(c.WebSocket), "websocket")...)
 	ps = append(ps, hubProblems(c.WebSocket.Admission().Validate(), reflect.TypeOf(c.WebSocket), "websocket")...)
 	c.Admin.UI.validate(bad)
-	c.pathProblems(bad) // paths.go
-	if ok && !caps.RateLimits && c.Client.RateLimit.RedisUserCommand.Enabled {
+	c.pathProblems(bad)           // paths.go
+	c.rateLimitRedisProblems(bad) // ratelimitredis.go
+	if ok && !caps.RateLimits && c.Client.RateLimit.RedisUserCommand.Enabled && !c.Client.RateLimit.RedisUserCommand.Redis.separate() {
 		bad("client.rate_limit.redis_user_command.enabled", "engine %q keeps no token buckets for the cluster (use the %s engine, or user_command for buckets per node)", c.Engine.Type, enginesWith(func(k engine.Kind) bool { return k.Caps.RateLimits }))
 	}
 	for key, ns := range c.namespaces() {

@@ -81,6 +81,11 @@ type Config struct {
 	// Client.ConnectHeaders: what the proxies that forward them to later
 	// calls need (connect_headers.go). Empty: a client keeps none.
 	KeepConnectHeaders []string
+	// RateLimiter, when set, keeps the buckets of
+	// Client.RateLimit.RedisUserCommand instead of Engine (Centrifugo
+	// PRO's redis_user_command.redis: a Redis of their own); nil: the
+	// engine's, through engine.RateLimiterOf.
+	RateLimiter engine.RateLimiter
 	// Logger receives the hub's logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -204,7 +209,7 @@ func New(cfg Config) (*Hub, error) {
 		emulation:  newEmulationGate(cfg.Emulation),
 	}
 	h.metrics = newMetrics(h)
-	if h.rates, err = compileRateLimits(h.client.RateLimit, cfg.Engine, h.metrics.rateOverLimit); err != nil {
+	if h.rates, err = compileRateLimits(h.client.RateLimit, cfg.Engine, cfg.RateLimiter, h.metrics.rateOverLimit); err != nil {
 		return nil, fmt.Errorf("hub: %w", err)
 	}
 	h.subs.init()

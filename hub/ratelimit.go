@@ -36,7 +36,8 @@ type commandLimits struct {
 // rateLimits is the hub's compiled rate limits; nil layers are off.
 type rateLimits struct {
 	client, user *commandLimits
-	// shared is redis_user_command, kept by engine.
+	// shared is redis_user_command, kept by engine (the engine's, or
+	// Config.RateLimiter).
 	shared       *commandLimits
 	engine       engine.RateLimiter
 	errors       []ratelimit.Bucket
@@ -153,15 +154,18 @@ const (
 // totalKey is the key of a layer's total buckets, which no command has.
 const totalKey = " total"
 
-// compileRateLimits compiles c; nil when every layer is off.
-func compileRateLimits(c RateLimitConfig, e engine.Engine, overLimit func(layer, command string, dryRun bool)) (*rateLimits, error) {
+// compileRateLimits compiles c; nil when every layer is off. shared keeps
+// the redis_user_command buckets; nil: e does.
+func compileRateLimits(c RateLimitConfig, e engine.Engine, shared engine.RateLimiter, overLimit func(layer, command string, dryRun bool)) (*rateLimits, error) {
 	r := &rateLimits{
 		client:    compileCommandLimits(rateLayerClient, c.ClientCommand),
 		user:      compileCommandLimits(rateLayerUser, c.UserCommand),
 		shared:    compileCommandLimits(rateLayerShared, c.RedisUserCommand),
 		overLimit: overLimit,
 	}
-	if r.shared != nil {
+	if r.shared != nil && shared != nil {
+		r.engine = shared
+	} else if r.shared != nil {
 		rl, ok := engine.RateLimiterOf(e)
 		if !ok {
 			var ps optionProblems
@@ -231,9 +235,9 @@ func (c *Client) rateLimited(ctx context.Context, command, method, channel, user
 	return false
 }
 
-// allowShared asks the engine for the user's redis_user_command buckets
-// of a command. An engine that fails allows it: a limit must not take the
-// service down with Redis.
+// allowShared asks the engine (or Config.RateLimiter) for the user's
+// redis_user_command buckets of a command. One that fails allows it: a
+// limit must not take the service down with Redis.
 func (r *rateLimits) allowShared(ctx context.Context, c *Client, command, method, namespace, user string) bool {
 	key, spec := r.shared.buckets(command, method, namespace)
 	if len(spec) == 0 {
@@ -247,7 +251,7 @@ func (r *rateLimits) allowShared(ctx context.Context, c *Client, command, method
 	// command, whichever node asks.
 	ok, err := r.engine.TakeRate(ctx, "user:"+strconv.Itoa(len(user))+":"+user+":"+key, buckets)
 	if err != nil {
-		c.logger().Warn("rate limit: the engine did not answer; command allowed", "layer", rateLayerShared, "error", err)
+		c.logger().Warn("rate limit: the buckets' store did not answer; command allowed", "layer", rateLayerShared, "error", err)
 		return true
 	}
 	if ok {

@@ -15,9 +15,9 @@ import (
 type RateLimitConfig struct {
 	ClientCommand CommandRateLimits `yaml:"client_command" doc:"token buckets per connection, for each command the client sends; a command over its buckets gets error 111 (too many requests) and is not run"`
 	UserCommand   CommandRateLimits `yaml:"user_command" doc:"as 'client_command', per user on this node (all the user's connections to it draw from one set of buckets); anonymous connections are not counted. 'connect' counts here only"`
-	// RedisUserCommand is kept in the engine (engine.RateLimiter), for
-	// the whole cluster.
-	RedisUserCommand CommandRateLimits `yaml:"redis_user_command" doc:"as 'user_command', with the buckets kept in the engine for the whole cluster (Centrifugo PRO's Redis layer with 'reuse_from_engine'; Herald keeps them in PostgreSQL too): a user draws from one set of buckets whichever nodes its connections reach, at the cost of a round trip to the engine per command (a transaction on PostgreSQL). Checked after the in-memory layers, which make a cheap first filter. No 'total' or 'unsubscribe'; needs an engine that keeps them (redis or postgres, sharded or not; memory, in the process, for one node). If the engine fails the command is allowed"`
+	// RedisUserCommand is kept in the engine (engine.RateLimiter), or in
+	// Config.RateLimiter, for the whole cluster.
+	RedisUserCommand CommandRateLimits `yaml:"redis_user_command" doc:"as 'user_command', with the buckets kept in the engine for the whole cluster (Centrifugo PRO's Redis layer with 'reuse_from_engine'; Herald keeps them in PostgreSQL too): a user draws from one set of buckets whichever nodes its connections reach, at the cost of a round trip to the engine per command (a transaction on PostgreSQL). Checked after the in-memory layers, which make a cheap first filter. No 'total' or 'unsubscribe'; needs an engine that keeps them (redis or postgres, sharded or not; memory, in the process, for one node) or a store of their own (Config.RateLimiter). If the store fails the command is allowed"`
 	ClientError      ErrorRateLimits   `yaml:"client_error" doc:"buckets of error replies per connection: a connection that gets more errors than they allow (internal errors are not counted) is closed with 3509 (too many errors), which clients do not reconnect after"`
 }
 

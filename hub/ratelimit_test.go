@@ -234,3 +234,24 @@ func TestRateLimitRedisUserCommand(t *testing.T) {
 		t.Errorf("an engine without shared buckets: want one problem with Client.RateLimit.RedisUserCommand, got %v", err)
 	}
 }
+
+// TestRateLimitOwnStore: Config.RateLimiter keeps the redis_user_command
+// buckets instead of the engine, even an engine that keeps none.
+func TestRateLimitOwnStore(t *testing.T) {
+	t.Parallel()
+	limits := hub.RateLimitConfig{RedisUserCommand: hub.CommandRateLimits{Enabled: true, Publish: chanBuckets(1)}}
+	own := &sharedBuckets{taken: map[string]int{}}
+	eng := struct{ engine.Engine }{memory.New(memory.Config{})} // keeps no buckets
+	n := startNode(t, hub.Config{Engine: eng, RateLimiter: own, Channels: publishOpen, Client: hub.ClientConfig{RateLimit: limits}})
+	a := n.dial(t)
+	a.Connect("alice")
+	if m := a.Call(publishCmd(2)); m["error"] != nil {
+		t.Fatalf("first publish: %v", m)
+	}
+	jsonclient.WantError(t, a.Call(publishCmd(3)), 111)
+	own.mu.Lock()
+	defer own.mu.Unlock()
+	if len(own.taken) != 1 {
+		t.Errorf("the store of its own holds %v, want alice's publish buckets", own.taken)
+	}
+}

@@ -45,7 +45,7 @@ func (b *builder) rollback() {
 // steps are New's steps in order: each uses what the ones before made.
 func (b *builder) steps() []func() error {
 	return []func() error{
-		b.tokens, b.tracing, b.engine, b.proxy, b.stateOutputs, b.sqlAuth, b.hub, b.websocket,
+		b.tokens, b.tracing, b.engine, b.rateLimiter, b.proxy, b.stateOutputs, b.sqlAuth, b.hub, b.websocket,
 		b.listenerTLS, b.metrics, b.graphite, b.admission, b.routes, b.grpcAPI, b.consumers,
 	}
 }
@@ -106,6 +106,9 @@ func (b *builder) sqlAuth() (err error) {
 func (b *builder) hub() (err error) {
 	cfg := b.s.cfg.Hub(Version)
 	cfg.Engine, cfg.Logger = b.eng, b.s.log
+	if b.s.rateLimiter != nil {
+		cfg.RateLimiter = b.s.rateLimiter
+	}
 	if b.pair != nil {
 		cfg.Tokens = b.pair
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/consumer"
+	"github.com/heraldhq/herald/engine/redis"
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/proxy"
 	"github.com/heraldhq/herald/sqlauth"
@@ -63,6 +64,9 @@ type Server struct {
 	sqlAuth     *sqlauth.Authorizer // nil without SQL checks
 	// stateOutputs: channel.state.outputs (stateoutput.go); nil without.
 	stateOutputs *stateoutput.Set
+	// rateLimiter keeps the redis_user_command buckets in a Redis of
+	// their own (ratelimit.go); nil: the engine keeps them.
+	rateLimiter *redis.RateLimiter
 
 	tls       *listenerTLS   // the main listener's; nil: plain TCP (tls.go)
 	adminTLS  *listenerTLS   // nil: plain TCP
@@ -287,6 +291,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	// After the hub, which finishes the batch in flight.
 	if s.stateOutputs != nil {
 		s.stateOutputs.Close()
+	}
+	// After the hub, whose commands take from it.
+	if s.rateLimiter != nil {
+		if err := s.rateLimiter.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("rate limit redis: %w", err))
+		}
 	}
 	// Last, so that the spans of the calls above are sent too.
 	if s.spans != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/heraldhq/herald/bench/loadgen"
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/server"
 )
 
@@ -58,7 +57,7 @@ websocket:
 
 // paidRateLimits is loadgen.PaidRateLimitsYAML read as the node's
 // configuration reads it, under client:.
-func paidRateLimits(t *testing.T) hub.RateLimitConfig {
+func paidRateLimits(t *testing.T) config.RateLimitConfig {
 	t.Helper()
 	indented := "  " + strings.ReplaceAll(strings.TrimRight(loadgen.PaidRateLimitsYAML, "\n"), "\n", "\n  ")
 	cfg, err := config.Parse([]byte("client:\n" + indented + "\n"))

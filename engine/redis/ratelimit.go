@@ -54,13 +54,19 @@ func (e *Engine) TakeRate(ctx context.Context, key string, buckets []engine.Rate
 	if err := e.life.Usable(ctx); err != nil {
 		return false, err
 	}
+	return takeRateOn(ctx, e.client, e.keys, key, buckets, "redis engine")
+}
+
+// takeRateOn runs takeRate for key's buckets on client; who starts the
+// error (the engine, or a RateLimiter of its own).
+func takeRateOn(ctx context.Context, client goredis.Scripter, keys keyspace, key string, buckets []engine.RateBucket, who string) (bool, error) {
 	args := make([]any, 0, 2*len(buckets))
 	for _, b := range buckets {
 		args = append(args, b.Interval.Milliseconds(), b.Rate)
 	}
-	ok, err := takeRate.Run(ctx, e.client, e.keys.rateKeys(key, len(buckets)), args...).Int()
+	ok, err := takeRate.Run(ctx, client, keys.rateKeys(key, len(buckets)), args...).Int()
 	if err != nil {
-		return false, fmt.Errorf("redis engine: rate limit %s: %w", key, err)
+		return false, fmt.Errorf("%s: rate limit %s: %w", who, key, err)
 	}
 	return ok == 1, nil
 }

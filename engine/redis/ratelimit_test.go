@@ -2,11 +2,13 @@ package redis
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/engine/enginetest"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // TestTakeRate: two engines (two nodes) draw from one set of buckets per
@@ -40,5 +42,44 @@ func TestTakeRate(t *testing.T) {
 	}
 	if ok, err := a.TakeRate(ctx, "user:u", nil); err != nil || !ok {
 		t.Fatalf("no buckets: %v %v", ok, err)
+	}
+}
+
+// TestRateLimiterAlone: a RateLimiter of its own draws from the buckets
+// an engine with the same prefix keeps, and answers an error, not a
+// verdict, when its Redis cannot be reached.
+func TestRateLimiterAlone(t *testing.T) {
+	t.Parallel()
+	opts := testOptions(t)
+	e := startEngine(t, opts, enginetest.NewRecorder())
+	rl, err := NewRateLimiter(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rl.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	buckets := []engine.RateBucket{{Interval: time.Hour, Rate: 2}}
+	for i, l := range []engine.RateLimiter{rl, e} {
+		if ok, err := l.TakeRate(ctx, "user:u", buckets); err != nil || !ok {
+			t.Fatalf("operation %d: %v %v", i, ok, err)
+		}
+	}
+	if ok, err := rl.TakeRate(ctx, "user:u", buckets); err != nil || ok {
+		t.Fatalf("a third operation: %v %v, want refused", ok, err)
+	}
+
+	dead := opts
+	dead.Addrs = []string{"127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))}
+	down, err := NewRateLimiter(dead)
+	if err != nil {
+		t.Fatalf("a limiter must start without its Redis: %v", err)
+	}
+	t.Cleanup(func() { _ = down.Close() })
+	if _, err := down.TakeRate(ctx, "user:u", buckets); err == nil {
+		t.Fatal("no error from a Redis that is not there")
+	}
+	if _, err := NewRateLimiter(Config{}); err == nil {
+		t.Fatal("no error without an address")
 	}
 }
