@@ -96,8 +96,8 @@ func (h *Hub) GetUserStatus(ctx context.Context, users []string) ([]UserStatus, 
 		if !ok {
 			continue
 		}
-		var s storedStatus
-		if err := json.Unmarshal(e.Value, &s); err != nil {
+		s, err := decodeStoredStatus(e.Value)
+		if err != nil {
 			h.log.Warn("get_user_status: a stored status is not readable; treated as none", "user", u, "error", err)
 			continue
 		}
