@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/heraldhq/herald/internal/kinds"
 	"github.com/heraldhq/herald/internal/optionerr"
 )
 
@@ -85,21 +86,14 @@ func (c Config) Validate() error {
 	if c.MaxMessageSize < -1 {
 		errs = append(errs, &optionerr.Error{Field: "MaxMessageSize", Message: fmt.Sprintf("%d: must be positive, 0 (the default, %d) or -1 (no bound)", c.MaxMessageSize, DefaultMaxMessageSize)})
 	}
-	if k, ok := kindOf(c); ok {
-		errs = append(errs, optionerr.Prefix(k.field, k.validate()))
-	} else {
-		errs = append(errs, unknownType(c.Type))
-	}
+	errs = append(errs, kinds.Validate(kindTable(c), c.Type))
 	return errors.Join(errs...)
 }
 
 // NewSource returns the source a Config describes, checked but not yet
 // connected. The name is the Group's to check.
 func NewSource(c Config) (Source, error) {
-	if k, ok := kindOf(c); ok {
-		return k.source()
-	}
-	return nil, unknownType(c.Type)
+	return kinds.Open(kindTable(c), c.Type)
 }
 
 // Group runs consumers.

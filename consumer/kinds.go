@@ -1,49 +1,17 @@
 package consumer
 
-import (
-	"fmt"
-	"strings"
+import "github.com/heraldhq/herald/internal/kinds"
 
-	"github.com/heraldhq/herald/internal/optionerr"
-)
-
-// kind is one type of consumer: the section of Config that configures
-// it, how that section is checked, and the Source it makes. A new kind
-// is one row of kinds.
-type kind struct {
-	typ      string
-	field    string // the section's Go field, for optionerr names
-	validate func() error
-	source   func() (Source, error)
-}
-
-// kinds lists every type of consumer, bound to c's sections.
-func kinds(c Config) []kind {
-	return []kind{
-		{TypePostgres, "Postgres", c.Postgres.Validate, func() (Source, error) { return NewPostgresSource(c.Postgres) }},
-		{TypeRedisStream, "RedisStream", c.RedisStream.Validate, func() (Source, error) { return NewRedisStreamSource(c.RedisStream) }},
-		{TypeJetStream, "JetStream", c.JetStream.Validate, func() (Source, error) { return NewJetStreamSource(c.JetStream) }},
-		{TypeKafka, "Kafka", c.Kafka.Validate, func() (Source, error) { return NewKafkaSource(c.Kafka) }},
-		{TypeAwsSqs, "AwsSqs", c.AwsSqs.Validate, func() (Source, error) { return NewAwsSqsSource(c.AwsSqs) }},
-		{TypeGooglePubSub, "GooglePubSub", c.GooglePubSub.Validate, func() (Source, error) { return NewGooglePubSubSource(c.GooglePubSub) }},
-		{TypeAzureServiceBus, "AzureServiceBus", c.AzureServiceBus.Validate, func() (Source, error) { return NewAzureServiceBusSource(c.AzureServiceBus) }},
+// kindTable lists every type of consumer, bound to c's sections: a new kind
+// is one row.
+func kindTable(c Config) []kinds.Kind[Source] {
+	return []kinds.Kind[Source]{
+		{Type: TypePostgres, Field: "Postgres", Validate: c.Postgres.Validate, Open: func() (Source, error) { return NewPostgresSource(c.Postgres) }},
+		{Type: TypeRedisStream, Field: "RedisStream", Validate: c.RedisStream.Validate, Open: func() (Source, error) { return NewRedisStreamSource(c.RedisStream) }},
+		{Type: TypeJetStream, Field: "JetStream", Validate: c.JetStream.Validate, Open: func() (Source, error) { return NewJetStreamSource(c.JetStream) }},
+		{Type: TypeKafka, Field: "Kafka", Validate: c.Kafka.Validate, Open: func() (Source, error) { return NewKafkaSource(c.Kafka) }},
+		{Type: TypeAwsSqs, Field: "AwsSqs", Validate: c.AwsSqs.Validate, Open: func() (Source, error) { return NewAwsSqsSource(c.AwsSqs) }},
+		{Type: TypeGooglePubSub, Field: "GooglePubSub", Validate: c.GooglePubSub.Validate, Open: func() (Source, error) { return NewGooglePubSubSource(c.GooglePubSub) }},
+		{Type: TypeAzureServiceBus, Field: "AzureServiceBus", Validate: c.AzureServiceBus.Validate, Open: func() (Source, error) { return NewAzureServiceBusSource(c.AzureServiceBus) }},
 	}
-}
-
-// kindOf returns the kind of c.Type.
-func kindOf(c Config) (kind, bool) {
-	for _, k := range kinds(c) {
-		if k.typ == c.Type {
-			return k, true
-		}
-	}
-	return kind{}, false
-}
-
-func unknownType(t string) error {
-	var names []string
-	for _, k := range kinds(Config{}) {
-		names = append(names, fmt.Sprintf("%q", k.typ))
-	}
-	return &optionerr.Error{Field: "Type", Message: fmt.Sprintf("%q: want %s or %s", t, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])}
 }

@@ -3,8 +3,8 @@ package stateoutput
 import (
 	"errors"
 	"fmt"
-	"strings"
 
+	"github.com/heraldhq/herald/internal/kinds"
 	"github.com/heraldhq/herald/internal/optionerr"
 )
 
@@ -27,42 +27,15 @@ const (
 	TypeKafka       = "kafka"
 )
 
-// kind is one type of output: the section of Config that configures it,
-// how that section is checked, and the Output it opens. A new type is one
-// row of kinds.
-type kind struct {
-	typ      string
-	field    string // the section's Go field, for optionerr names
-	validate func() error
-	open     func() (Output, error)
-}
-
-// kinds lists every type of output, bound to c's sections.
-func kinds(c Config) []kind {
-	return []kind{
-		{TypePostgres, "Postgres", c.Postgres.Validate, func() (Output, error) { return newPostgres(c.Postgres) }},
-		{TypeNATS, "NATS", c.NATS.Validate, func() (Output, error) { return newNATS(c.NATS) }},
-		{TypeRedisStream, "RedisStream", c.RedisStream.Validate, func() (Output, error) { return newRedisStream(c.RedisStream) }},
-		{TypeKafka, "Kafka", c.Kafka.Validate, func() (Output, error) { return newKafka(c.Kafka) }},
+// kindTable lists every type of output, bound to c's sections: a new
+// type is one row.
+func kindTable(c Config) []kinds.Kind[Output] {
+	return []kinds.Kind[Output]{
+		{Type: TypePostgres, Field: "Postgres", Validate: c.Postgres.Validate, Open: func() (Output, error) { return newPostgres(c.Postgres) }},
+		{Type: TypeNATS, Field: "NATS", Validate: c.NATS.Validate, Open: func() (Output, error) { return newNATS(c.NATS) }},
+		{Type: TypeRedisStream, Field: "RedisStream", Validate: c.RedisStream.Validate, Open: func() (Output, error) { return newRedisStream(c.RedisStream) }},
+		{Type: TypeKafka, Field: "Kafka", Validate: c.Kafka.Validate, Open: func() (Output, error) { return newKafka(c.Kafka) }},
 	}
-}
-
-// kindOf returns the kind of c.Type.
-func kindOf(c Config) (kind, bool) {
-	for _, k := range kinds(c) {
-		if k.typ == c.Type {
-			return k, true
-		}
-	}
-	return kind{}, false
-}
-
-func unknownType(t string) error {
-	var names []string
-	for _, k := range kinds(Config{}) {
-		names = append(names, fmt.Sprintf("%q", k.typ))
-	}
-	return &optionerr.Error{Field: "Type", Message: fmt.Sprintf("%q: want %s", t, strings.Join(names, ", "))}
 }
 
 // Validate reports every problem of c, each an *optionerr.Error naming
@@ -73,11 +46,7 @@ func (c Config) Validate() error {
 	if c.Name == "" {
 		errs = append(errs, &optionerr.Error{Field: "Name", Message: "required"})
 	}
-	if k, ok := kindOf(c); ok {
-		errs = append(errs, optionerr.Prefix(k.field, k.validate()))
-	} else {
-		errs = append(errs, unknownType(c.Type))
-	}
+	errs = append(errs, kinds.Validate(kindTable(c), c.Type))
 	return errors.Join(errs...)
 }
 

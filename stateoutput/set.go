@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/internal/kinds"
 )
 
 // Event is one channel state event, as the hub hands it over.
@@ -26,8 +27,7 @@ func Open(ctx context.Context, c Config) (Output, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	k, _ := kindOf(c)
-	out, err := k.open()
+	out, err := kinds.Open(kindTable(c), c.Type)
 	if err != nil {
 		return nil, err
 	}
