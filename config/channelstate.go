@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/internal/optionerr"
 	"github.com/heraldhq/herald/stateoutput"
 )
 
@@ -24,16 +25,10 @@ func (c Config) StateOutputs() []stateoutput.Config { return c.Channel.State.Out
 // stateEventProblems checks the outputs, and that the namespaces with
 // state events have somewhere to send them: the proxy or an output.
 func (c Config) stateEventProblems() Problems {
-	var ps Problems
-	names := map[string]bool{}
-	for i, o := range c.Channel.State.Outputs {
-		key := fmt.Sprintf("channel.state.outputs[%d]", i)
-		if o.Name != "" && names[o.Name] {
-			ps = append(ps, Problem{Key: key + ".name", Message: fmt.Sprintf("%q is used twice", o.Name)})
-		}
-		names[o.Name] = true
-		ps = append(ps, hubProblems(o.Validate(), reflect.TypeOf(o), key)...)
-	}
+	// stateoutput.ValidateAll is what OpenSet checks: each output and
+	// that their names are unique.
+	errs := optionerr.Prefix("Outputs", stateoutput.ValidateAll(c.Channel.State.Outputs))
+	ps := hubProblems(errs, reflect.TypeOf(c.Channel.State), "channel.state")
 	if c.Channel.StateProxy != "" || len(c.Channel.State.Outputs) > 0 {
 		return ps
 	}
