@@ -163,9 +163,11 @@ func compileRateLimits(c RateLimitConfig, e engine.Engine, shared engine.RateLim
 		shared:    compileCommandLimits(rateLayerShared, c.RedisUserCommand),
 		overLimit: overLimit,
 	}
-	if r.shared != nil && shared != nil {
+	switch {
+	case r.shared == nil:
+	case shared != nil:
 		r.engine = shared
-	} else if r.shared != nil {
+	default:
 		rl, ok := engine.RateLimiterOf(e)
 		if !ok {
 			var ps optionProblems

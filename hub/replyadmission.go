@@ -6,9 +6,10 @@ import "github.com/heraldhq/herald/protocol"
 //
 // shedReply refuses a history, a recovering subscribe or a map subscribe
 // page (subscription_map.go) while the node's write queues are over
-// NodeQueueMaxSize, but it runs as the command starts: 200 clients that ask for 6 MB each at once all pass it before
-// any reply is queued, and each then queues its 6 MB (bench/attacks.sh
-// noread: 1.5 GB). So the bytes of such a reply are also taken from the
+// NodeQueueMaxSize, but it runs as the command starts: 200 clients that
+// ask for 6 MB each at once all pass it before any reply is queued, and
+// each then queues its 6 MB (bench/attacks.sh noread: 1.5 GB). So the
+// bytes of such a reply are also taken from the
 // node's budget once it is read and before it is encoded: admitReply adds
 // them to queuedTotal only if the total stays within half of
 // NodeQueueMaxSize (compare and swap, so replies admitted at once cannot

@@ -102,13 +102,13 @@ func (c *Client) handleMapSubscribe(ctx context.Context, id uint32, req *protoco
 		return e
 	}
 	res.Type = req.Type
-	if s == nil {
-		c.queueAdmittedReply(&protocol.Reply{Id: id, Subscribe: res}, reserved)
-		return nil
+	if s != nil {
+		c.endMapCatchUp(ch)
 	}
-	c.endMapCatchUp(ch)
 	c.queueAdmittedReply(&protocol.Reply{Id: id, Subscribe: res}, reserved)
-	c.finishSubscribe(ctx, s)
+	if s != nil {
+		c.finishSubscribe(ctx, s)
+	}
 	return nil
 }
 
