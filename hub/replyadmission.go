@@ -9,11 +9,10 @@ import "github.com/heraldhq/herald/protocol"
 // NodeQueueMaxSize, but it runs as the command starts: 200 clients that
 // ask for 6 MB each at once all pass it before any reply is queued, and
 // each then queues its 6 MB (bench/attacks.sh noread: 1.5 GB). So the
-// bytes of such a reply are also taken from the
-// node's budget once it is read and before it is encoded: admitReply adds
-// them to queuedTotal only if the total stays within half of
-// NodeQueueMaxSize (compare and swap, so replies admitted at once cannot
-// together pass it), and refuses the command with error 111 otherwise.
+// bytes of such a reply are also taken from the node's budget once it is
+// read and before it is encoded: admitReply adds them to queuedTotal
+// only if the total stays within half of NodeQueueMaxSize (compare and
+// swap, so replies admitted at once cannot together pass it), and refuses the command with error 111 otherwise.
 // Half, because past the whole bound publications are shed: replies to
 // clients that do not read, filling it, made a well-behaved client's
 // publish fail (bench/attacks.sh noread, 02:59). The reservation
