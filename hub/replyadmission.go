@@ -10,16 +10,17 @@ import "github.com/heraldhq/herald/protocol"
 // ask for 6 MB each at once all pass it before any reply is queued, and
 // each then queues its 6 MB (bench/attacks.sh noread: 1.5 GB). So the
 // bytes of such a reply are also taken from the node's budget once it is
-// read and before it is encoded: admitReply adds them to queuedTotal
-// only if the total stays within half of NodeQueueMaxSize (compare and
-// swap, so replies admitted at once cannot together pass it), and refuses the command with error 111 otherwise.
-// Half, because past the whole bound publications are shed: replies to
-// clients that do not read, filling it, made a well-behaved client's
-// publish fail (bench/attacks.sh noread, 02:59). The reservation
-// is given back (releaseReply) once the encoded reply is queued, where it
-// then counts as queued bytes; for that moment the reply counts twice,
-// which errs on the side of refusing. No command waits for another's
-// admission, so a client that reads never waits behind one that does not.
+// read and before it is encoded: admitReply adds them to queuedTotal only
+// if the total stays within half of NodeQueueMaxSize (compare and swap, so
+// replies admitted at once cannot together pass it), and refuses the
+// command with error 111 otherwise. Half, because past the whole bound
+// publications are shed: replies to clients that do not read, filling it,
+// made a well-behaved client's publish fail (bench/attacks.sh noread,
+// 02:59). The reservation is given back (releaseReply) once the encoded
+// reply is queued, where it then counts as queued bytes; for that moment
+// the reply counts twice, which errs on the side of refusing. No command
+// waits for another's admission, so a client that reads never waits behind
+// one that does not.
 //
 // The publications the engine returned are held until the reply is
 // admitted or refused; with the memory engine they are the engine's own
