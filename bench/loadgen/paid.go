@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/protocol"
 )
 
 // The connect cost of issue 37's paid features (herald-bench paid): token
@@ -116,7 +117,7 @@ func RunPaid(ctx context.Context, cfg PaidConfig, progress func(string, ...any))
 			return res, err
 		}
 		res.RateLimits = true
-		progress("rate limits: on (a probe over its limit was refused with error %d per connection and per user)", errorTooManyRequests)
+		progress("rate limits: on (a probe over its limit was refused with error %d per connection and per user)", protocol.ErrorTooManyRequests)
 	}
 	return res, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/protocol"
 )
 
 // The rate-limit condition of herald-bench paid: issue 37 counts a
@@ -67,10 +68,6 @@ const PaidRateLimitsYAML = `rate_limit:
       buckets: [{interval: 1s, rate: 100}]
 `
 
-// errorTooManyRequests is the protocol's error 111, the rate limits'
-// refusal.
-const errorTooManyRequests = 111
-
 // probeRateLimits connects as a user of its own and calls each probe
 // method twice: the second call of each must be refused with error 111,
 // by the connection's layer and by the user's.
@@ -104,13 +101,13 @@ func probeRateLimits(ctx context.Context, cfg PaidConfig, run string) error {
 			}
 			// The first call is not the limits' to refuse (a node
 			// without an rpc handler answers 108); the second is.
-			refused := r.Error != nil && r.Error.Code == errorTooManyRequests
+			refused := r.Error != nil && r.Error.Code == int(protocol.ErrorTooManyRequests)
 			if refused != (call == 2) {
 				got := "no error"
 				if r.Error != nil {
 					got = fmt.Sprintf("error %d %s", r.Error.Code, r.Error.Message)
 				}
-				return fmt.Errorf("rate limit probe: rpc %s, call %d: %s, want error %d on the second call only (is the node's client.rate_limit herald-bench paid --print-rate-limits?)", method, call, got, errorTooManyRequests)
+				return fmt.Errorf("rate limit probe: rpc %s, call %d: %s, want error %d on the second call only (is the node's client.rate_limit herald-bench paid --print-rate-limits?)", method, call, got, protocol.ErrorTooManyRequests)
 			}
 		}
 	}
