@@ -6,8 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/heraldhq/herald/internal/pgcatalog"
 )
 
 // outboxColumn is a column of the outbox table the consumer reads, with
@@ -38,35 +39,12 @@ func outboxColumnsMarkdown() string {
 	return b.String()
 }
 
-// tableColumns maps the columns of table (as search_path finds it, or
-// schema-qualified) to their types; nil when there is no such table.
-func tableColumns(ctx context.Context, pool *pgxpool.Pool, table string) (map[string]string, error) {
-	rows, err := pool.Query(ctx, `SELECT a.attname::text, a.atttypid::regtype::text FROM pg_attribute a
-		WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped`, table)
-	if err != nil {
-		return nil, err
-	}
-	cols := map[string]string{}
-	var name, typ string
-	_, err = pgx.ForEachRow(rows, []any{&name, &typ}, func() error {
-		cols[name] = typ
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(cols) == 0 {
-		return nil, nil
-	}
-	return cols, nil
-}
-
 // checkOutbox checks that the outbox table exists with the columns the
 // consumer reads, in types it can read them as, so that a table it cannot
 // read is named at the start rather than as a scan error of each batch.
 func (s *PostgresSource) checkOutbox(ctx context.Context, pool *pgxpool.Pool) error {
 	table := s.cfg.OutboxTableName
-	cols, err := tableColumns(ctx, pool, table)
+	cols, err := pgcatalog.Columns(ctx, pool, table)
 	if err != nil {
 		return fmt.Errorf("postgresql: columns of %s: %w", table, err)
 	}
@@ -102,7 +80,7 @@ func (s *PostgresSource) prepareDeadLetter(ctx context.Context, pool *pgxpool.Po
 	if _, err := pool.Exec(ctx, ddl); err != nil {
 		return fmt.Errorf("postgresql: create %s: %w", table, err)
 	}
-	cols, err := tableColumns(ctx, pool, table)
+	cols, err := pgcatalog.Columns(ctx, pool, table)
 	if err != nil {
 		return fmt.Errorf("postgresql: columns of %s: %w", table, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/heraldhq/herald/internal/optionerr"
+	"github.com/heraldhq/herald/internal/pgcatalog"
 )
 
 // PostgresConfig is the postgresql section: a table that gets one row per
@@ -75,7 +76,7 @@ const postgresTableBody = `(
 )`
 
 // postgresColumns are the columns the output writes or relies on, with
-// their types as format_type names them.
+// their types as pgcatalog.Columns names them.
 var postgresColumns = []struct{ name, typ string }{
 	{"channel", "text"}, {"type", "text"}, {"time_ms", "bigint"},
 }
@@ -113,14 +114,8 @@ func (o *PostgresOutput) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("postgresql: create table %s: %w", o.table, err)
 	}
-	rows, err := o.pool.Query(ctx, `SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
-WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`, o.ident)
+	have, err := pgcatalog.Columns(ctx, o.pool, o.ident)
 	if err != nil {
-		return fmt.Errorf("postgresql: read the columns of table %s: %w", o.table, err)
-	}
-	have := map[string]string{}
-	var name, typ string
-	if _, err := pgx.ForEachRow(rows, []any{&name, &typ}, func() error { have[name] = typ; return nil }); err != nil {
 		return fmt.Errorf("postgresql: read the columns of table %s: %w", o.table, err)
 	}
 	var errs []error
