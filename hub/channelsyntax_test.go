@@ -43,3 +43,25 @@ func TestChannelSyntaxValidate(t *testing.T) {
 		t.Errorf("user boundary ':' as the namespace boundary: %v, want refused", err)
 	}
 }
+
+// TestNamespaceNameWithDot: a namespace name may hold dots, as Centrifugo
+// 6.9.1's pattern allows (^[-a-zA-Z0-9_.]{2,}$); its channels resolve to it.
+func TestNamespaceNameWithDot(t *testing.T) {
+	t.Parallel()
+	open := hub.NamespaceOptions{AllowSubscribeForClient: true}
+	n := startNode(t, hub.Config{
+		Channels: hub.ChannelConfig{Namespaces: []hub.Namespace{ns("eu.chat", open)}},
+	})
+	if got := n.hub.ChannelSyntax().Namespace("eu.chat:room"); got != "eu.chat" {
+		t.Errorf("Namespace(eu.chat:room) = %q, want eu.chat", got)
+	}
+	c := n.dial(t)
+	c.Connect("u1")
+	c.MustSubscribe(2, "eu.chat:room", "")
+	jsonclient.WantError(t, c.Subscribe(3, "eu:room", ""), 102) // no namespace "eu"
+	for _, bad := range []string{"a", "a b", "a:b", "é."} {
+		if err := (hub.ChannelConfig{Namespaces: []hub.Namespace{{Name: bad}}}).Validate(); err == nil {
+			t.Errorf("namespace %q accepted, want refused", bad)
+		}
+	}
+}

@@ -9,7 +9,10 @@ import (
 	"github.com/heraldhq/herald/protocol"
 )
 
-var namespaceNameRe = regexp.MustCompile(`^[-a-zA-Z0-9_]{2,}$`)
+// namespaceNameRe is Centrifugo 6.9.1's namespace name pattern
+// (internal/config/validate.go, namePattern), dots included, so that its
+// configurations keep their names.
+var namespaceNameRe = regexp.MustCompile(`^[-a-zA-Z0-9_.]{2,}$`)
 
 // Validate checks the channel configuration as New would. It reports
 // every problem, each an *OptionError naming the Go field (see

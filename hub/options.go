@@ -176,7 +176,7 @@ func (o NamespaceOptions) HasHistory() bool {
 // Namespace is a named set of channels, the prefix before ':' in a channel
 // name, with its options.
 type Namespace struct {
-	Name             string `yaml:"name" defaultdoc:"required" doc:"the namespace's name, the prefix before ':' in its channels' names; it must match '^[-a-zA-Z0-9_]{2,}$'; with 'channel.patterns', a name that starts with '/' is a channel pattern instead ('/users/:name')"`
+	Name             string `yaml:"name" defaultdoc:"required" doc:"the namespace's name, the prefix before ':' in its channels' names; it must match '^[-a-zA-Z0-9_.]{2,}$', as in Centrifugo; with 'channel.patterns', a name that starts with '/' is a channel pattern instead ('/users/:name')"`
 	NamespaceOptions `yaml:",inline"`
 }
 
