@@ -23,7 +23,8 @@
 #                              (as a container limit does); busy: beside BUSY_PROCS
 #                              busy loops (taskset to BUSY_CPU when set), started and
 #                              stopped with the point
-#   SERVERS="herald centrifugo"  the servers; their order alternates from run to run
+#   SERVERS="herald centrifugo"  the servers (herald, centrifugo, floor: see below); their
+#                              order alternates from run to run
 #   RUNS=3                     runs of every point (the table shows medians)
 #   RATES=200,400,600,800,1000,1200,1500,2000  STEP=5s WARMUP=3s SUBSCRIBERS=500
 #   P99_LIMIT=2s               a sweep stops after a step whose all-copies p99 is above it;
@@ -33,23 +34,43 @@
 #                              the script then builds herald-bench with -tags benchsdk)
 #   FORMAT=json                the subscribers' protocol (JSON, as browsers speak)
 #   QUOTA_CPUS=1 BUSY_PROCS=1 BUSY_CPU=
-#   QUOTA_GOMAXPROCS=          GOMAXPROCS of both servers' nodes under the quota (empty:
+#   QUOTA_GOMAXPROCS=          GOMAXPROCS of every server's nodes under the quota (empty:
 #                              each chooses: Go's runtime follows a cgroup v1 or v2 quota
-#                              but never goes below 2, so Herald runs 2 under a 1-CPU
-#                              quota on this 2-core machine; Centrifugo calls
+#                              but never goes below 2, so Herald and the floor run 2 under
+#                              a 1-CPU quota on this 2-core machine; Centrifugo calls
 #                              automaxprocs, which sets 1). gomaxprocs.txt of each
 #                              Herald point says what it ran with
 #   CF_VERSION=v6.9.1          Centrifugo, built from its Go module into .tmp/centrifugo-<version>/
 #   CF_PG_NOTIFY=false         Centrifugo's broker.postgres.use_notify (false: its default,
 #                              the outbox is polled every 100 ms)
+#   FLOOR_WRITERS=2            the floor's writer goroutines (its -writers)
+#   FLOOR_ARGS=                more flags for the floor, e.g. "-write-timeout 1s" for a write
+#                              deadline per write as Herald's websocket.write_timeout sets
+#
+# The floor (SERVERS="herald centrifugo floor"): bench/floor, a server on
+# Herald's connection layer that answers connect and subscribe with canned
+# replies and writes each API publication, encoded once, to every
+# subscriber from FLOOR_WRITERS goroutines (bench/floor/doc.go; the flags
+# of bench/floor.sh's latency scenario), measured with the same probe,
+# sweep and condition as the servers (quota: in a cpu group of its own as
+# a node is; busy: beside the busy loops): what this machine can do at all
+# with this probe, for the servers' figures to be read against. It is one
+# process with no engine, so it does not run once per engine: it runs once
+# per condition and run, while the first engine of ENGINES runs, and its
+# points are labelled engine "none" (points/floor-none-<condition>-run<k>/,
+# its log node1.log, its counters at exit node1.stats.json); the table gives
+# it a column per condition of its own. Its WebSocket listens on node 1's
+# port, its server API on node 2's.
 #
 # Duration: each point takes about 15 s to start and stop plus WARMUP plus
 # (STEP + 2 s) per rate it reaches; with the defaults a point is at most
 # about 90 s, so 3 engines × 3 conditions × 2 servers × 3 runs is at most
-# about 80 minutes (less: sweeps stop where a server stops serving).
+# about 80 minutes (less: sweeps stop where a server stops serving); the
+# floor adds 3 conditions × 3 runs, at most about 14 minutes.
 FORMAT=${FORMAT:-json}
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cflib.sh"
+SERVERS_KNOWN+=(floor)
 
 ENGINES=${ENGINES:-memory redis postgres}
 CONDITIONS=${CONDITIONS:-plain quota busy}
@@ -65,10 +86,13 @@ QUOTA_CPUS=${QUOTA_CPUS:-1}
 BUSY_PROCS=${BUSY_PROCS:-1}
 BUSY_CPU=${BUSY_CPU:-}
 QUOTA_GOMAXPROCS=${QUOTA_GOMAXPROCS:-}
+FLOOR_WRITERS=${FLOOR_WRITERS:-2}
+FLOOR="$ROOT/.tmp/bin/floor"
 CGROUP_CPU=/sys/fs/cgroup/cpu
 TABLE="$ROOT/.tmp/bin/sidebyside-table"
 
 [[ "$RUNS" =~ ^[1-9][0-9]?$ ]] || die "RUNS=$RUNS: want 1 to 99"
+[[ "$FLOOR_WRITERS" =~ ^[1-9][0-9]*$ ]] || die "FLOOR_WRITERS=$FLOOR_WRITERS: want a positive integer"
 secs() { # secs 5s|1.5s|200ms -> whole seconds, rounded up
 	awk -v d="$1" 'BEGIN { if (d ~ /ms$/) v = d / 1000; else v = d + 0; printf "%d\n", v == int(v) ? v : int(v) + 1 }'
 }
@@ -130,21 +154,54 @@ start_server() {
 		cgroup_make "$i"
 		procs=$QUOTA_GOMAXPROCS
 	fi
-	if [[ "$server" == centrifugo ]]; then
-		CF_GOMAXPROCS=$procs start_cf_node "$i" "$CG"
-	else
-		NODE_CGROUP=$CG NODE_GOMAXPROCS=${procs:-${NODE_GOMAXPROCS:-}} start_node "$i"
-	fi
+	case "$server" in
+	centrifugo) CF_GOMAXPROCS=$procs start_cf_node "$i" "$CG" ;;
+	floor) start_floor "$CG" "$procs" ;;
+	*) NODE_CGROUP=$CG NODE_GOMAXPROCS=${procs:-${NODE_GOMAXPROCS:-}} start_node "$i" ;;
+	esac
 }
 
-# point SERVER CONDITION RUN: one sweep of the current ENGINE.
+floor_api() { echo "http://127.0.0.1:$(node_port 2)/api"; }
+
+# start_floor CGROUP GOMAXPROCS: starts the floor (in CGROUP, with
+# GOMAXPROCS, when set) and waits until its API answers. Its counters at
+# exit go to node1.stats.json, its log to node1.log.
+start_floor() {
+	local cg=$1 procs=$2 port api p pid
+	port=$(node_port 1)
+	api=$(node_port 2)
+	for p in "$port" "$api"; do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			die "port $p is taken (another run?); set BASE_PORT to move the nodes"
+		fi
+	done
+	local -a cmd=("$FLOOR" -addr "127.0.0.1:$port" -api-addr "127.0.0.1:$api" -api-key "$API_KEY" -writers "$FLOOR_WRITERS")
+	# shellcheck disable=SC2206 # FLOOR_ARGS is a list of flags
+	cmd+=(${FLOOR_ARGS:-})
+	printf '%q ' "${cmd[@]}" | sed "s|$ROOT/||g" >>"$RUN/commands.txt"
+	echo "&" >>"$RUN/commands.txt"
+	local -a pre=()
+	[[ -n "$procs" ]] && pre+=(env GOMAXPROCS="$procs")
+	in_cgroup "$cg" "${pre[@]}" "${cmd[@]}" >"$RUN/node1.stats.json" 2>"$RUN/node1.log" &
+	pid=$!
+	NODE_PIDS+=("$pid")
+	await_node 1 "$pid" "http://127.0.0.1:$api/healthz" "floor: pid $pid, port $port, API on port $api, $FLOOR_WRITERS writer(s)${cg:+, cgroup $cg}"
+}
+
+# point SERVER CONDITION RUN: one sweep of the current ENGINE (the floor:
+# of no engine, labelled "none").
 point() {
-	local server=$1 condition=$2 run=$3 dir sub_node=1 code=0
-	dir="$RUN/points/$server-$ENGINE-$condition-run$run"
+	local server=$1 condition=$2 run=$3 dir sub_node=1 code=0 engine=$ENGINE api extra=""
+	api=$(node_api 1)
+	if [[ "$server" == floor ]]; then
+		engine=none api=$(floor_api)
+		extra=",\"floor_writers\":$FLOOR_WRITERS"
+	fi
+	dir="$RUN/points/$server-$engine-$condition-run$run"
 	mkdir -p "$dir"
-	log "point: $server, engine $ENGINE, $condition, run $run"
+	log "point: $server, engine $engine, $condition, run $run"
 	start_server "$server" 1 "$condition"
-	if multi_node_engine; then
+	if [[ "$server" != floor ]] && multi_node_engine; then
 		start_server "$server" 2 "$condition"
 		sub_node=2
 	fi
@@ -154,20 +211,20 @@ point() {
 		echo "pid $pid: $(grep -m1 ':cpu:' "/proc/$pid/cgroup" 2>/dev/null)" >>"$dir/cgroups.txt"
 	done
 	[[ "$condition" == busy ]] && busy_start
-	printf '{"server":"%s","engine":"%s","condition":"%s","run":%d,"client":"%s","format":"%s","subscribers":%d,"step":"%s","p99_limit":"%s","quota_cpus":"%s","busy_procs":%d,"busy_cpu":"%s","load_before":"%s"}\n' \
-		"$server" "$ENGINE" "$condition" "$run" "$CLIENT" "$FORMAT" "$SUBSCRIBERS" "$STEP" "$P99_LIMIT" "$QUOTA_CPUS" "$BUSY_PROCS" "$BUSY_CPU" \
-		"$(cut -d' ' -f1-3 /proc/loadavg)" >"$dir/meta.json"
+	printf '{"server":"%s","engine":"%s","condition":"%s","run":%d,"client":"%s","format":"%s","subscribers":%d,"step":"%s","p99_limit":"%s","quota_cpus":"%s","busy_procs":%d,"busy_cpu":"%s","load_before":"%s"%s}\n' \
+		"$server" "$engine" "$condition" "$run" "$CLIENT" "$FORMAT" "$SUBSCRIBERS" "$STEP" "$P99_LIMIT" "$QUOTA_CPUS" "$BUSY_PROCS" "$BUSY_CPU" \
+		"$(cut -d' ' -f1-3 /proc/loadavg)" "$extra" >"$dir/meta.json"
 	record_command timeout --signal=INT --kill-after=30 "$POINT_LIMIT" "$BENCH" latency --client "$CLIENT" \
 		--url "$(node_url $sub_node)" --secret "$SECRET" --format "$FORMAT" \
 		--subscribers "$SUBSCRIBERS" --channel psr \
-		--api "$(node_api 1)" --api-key "$API_KEY" --api-conns 8 \
+		--api "$api" --api-key "$API_KEY" --api-conns 8 \
 		--payload 128 --rates "$RATES" --step "$STEP" --down=false --p99-limit "$P99_LIMIT" --warmup "$WARMUP" \
 		--server-pid "$(node_pids)" --csv "$dir/latency.csv" >"$dir/latency.md" 2>"$dir/bench.log" || code=$?
 	((code == 0)) || log "herald-bench exited with $code (see ${dir#"$ROOT"/}/bench.log)"
 	busy_stop
 	stop_all
 	cgroups_remove
-	mv "$RUN"/node*.log "$RUN"/node*.metrics.txt "$dir/" 2>/dev/null || true
+	mv "$RUN"/node*.log "$RUN"/node*.metrics.txt "$RUN"/node*.stats.json "$dir/" 2>/dev/null || true
 }
 
 # gomaxprocs_note records the GOMAXPROCS a Herald node chose (the Go
@@ -195,18 +252,26 @@ trap cleanup_sidebyside EXIT
 cf_prepare
 log "building the table generator"
 (cd "$ROOT/bench" && go build -o "$TABLE" ./cmd/sidebyside-table)
+read -r -a servers <<<"$SERVERS"
+if [[ " ${servers[*]} " == *" floor "* ]]; then
+	log "building the floor server"
+	(cd "$ROOT/bench" && go build -o "$FLOOR" ./floor)
+	echo "floor: bench/floor, $FLOOR_WRITERS writer(s)${FLOOR_ARGS:+, $FLOOR_ARGS}" >>"$RUN/machine.txt"
+fi
 echo "client: $CLIENT, subscribers: $SUBSCRIBERS, rates: $RATES, step: $STEP, warm-up: $WARMUP, p99 limit: $P99_LIMIT, runs: $RUNS" >>"$RUN/machine.txt"
 echo "conditions: $CONDITIONS (quota $QUOTA_CPUS CPU per node; busy: $BUSY_PROCS loop(s)${BUSY_CPU:+ on CPU $BUSY_CPU})" >>"$RUN/machine.txt"
 
-read -r -a servers <<<"$SERVERS"
+read -r -a engines <<<"$ENGINES"
 for ((run = 1; run <= RUNS; run++)); do
 	server_order "$run" "${servers[@]}"
-	for engine in $ENGINES; do
+	for engine in "${engines[@]}"; do
 		ENGINE=$engine
 		engine_prepare
 		for condition in $CONDITIONS; do
 			case "$condition" in plain | quota | busy) ;; *) die "condition $condition: want plain, quota or busy" ;; esac
 			for server in "${ORDER[@]}"; do
+				# The floor has no engine: once per condition and run.
+				[[ "$server" == floor && "$engine" != "${engines[0]}" ]] && continue
 				point "$server" "$condition" "$run"
 			done
 		done

@@ -3,8 +3,10 @@
 // herald-bench latency's latency.csv) and prints the Markdown table
 // docs/benchmarks.md carries: per rate, the median over the runs of the
 // first copy's p99 in ms, Herald / Centrifugo, for every engine and
-// condition, and the highest rate each served. With -csv it also writes
-// one row per point and rate.
+// condition, and the highest rate each served. The points of bench/floor
+// (server "floor", engine "none") get a column per condition of their
+// own: the floor of the machine under the same probe. With -csv it also
+// writes one row per point and rate.
 package main
 
 import (
@@ -214,13 +216,25 @@ func order(names map[string]bool, known ...string) []string {
 	return append(out, rest...)
 }
 
-// column is one engine and condition of the table.
-type column struct{ engine, condition string }
+// floorServer is the server name of bench/floor's points. The floor has
+// no engine (its points are labelled engine "none"), so it gets a column
+// of its own per condition instead of a value in every engine's column.
+const floorServer = "floor"
+
+// column is one engine and condition of the table, or the floor's column
+// of a condition.
+type column struct {
+	engine, condition string
+	floor             bool
+}
 
 func (c column) title() string {
 	engine := map[string]string{"memory": "memory", "redis": "Redis 2 nodes", "postgres": "PostgreSQL 2 nodes"}[c.engine]
 	if engine == "" {
 		engine = c.engine
+	}
+	if c.floor {
+		engine = "floor"
 	}
 	switch c.condition {
 	case "plain":
@@ -233,12 +247,36 @@ func (c column) title() string {
 	return engine + ", " + c.condition
 }
 
+// servers are the servers of c's cells: the floor alone in its columns,
+// srv in the others.
+func (c column) servers(srv []string) []string {
+	if c.floor {
+		return []string{floorServer}
+	}
+	return srv
+}
+
+// has reports whether p is a point of server in column c (the floor's by
+// condition alone, whatever its engine label).
+func (c column) has(p point, server string) bool {
+	if c.floor {
+		return p.Server == floorServer && p.Condition == c.condition
+	}
+	return p.Server == server && p.Engine == c.engine && p.Condition == c.condition
+}
+
 func writeTable(w io.Writer, points []point) error {
 	engines, conditions, servers := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	floorConditions := map[string]bool{}
 	rates := map[float64]bool{}
 	runs := map[int]bool{}
 	for _, p := range points {
-		engines[p.Engine], conditions[p.Condition], servers[p.Server], runs[p.Run] = true, true, true, true
+		conditions[p.Condition], runs[p.Run] = true, true
+		if p.Server == floorServer {
+			floorConditions[p.Condition] = true
+		} else {
+			engines[p.Engine], servers[p.Server] = true, true
+		}
 		for _, s := range p.steps {
 			if s.direction != "down" {
 				rates[s.rate] = true
@@ -249,8 +287,11 @@ func writeTable(w io.Writer, points []point) error {
 	var cols []column
 	for _, e := range order(engines, "memory", "redis", "postgres") {
 		for _, c := range order(conditions, "plain", "quota", "busy") {
-			cols = append(cols, column{e, c})
+			cols = append(cols, column{engine: e, condition: c})
 		}
+	}
+	for _, c := range order(floorConditions, "plain", "quota", "busy") {
+		cols = append(cols, column{condition: c, floor: true})
 	}
 	rateList := make([]float64, 0, len(rates))
 	for r := range rates {
@@ -261,8 +302,12 @@ func writeTable(w io.Writer, points []point) error {
 	for _, s := range srv {
 		names = append(names, map[string]string{"herald": "Herald", "centrifugo": "Centrifugo"}[s])
 	}
-	fmt.Fprintf(w, "First-copy p99 in ms, %s; medians of %d run(s) (in brackets: how many runs reached the rate, when not all did; — none did).\n\n",
+	fmt.Fprintf(w, "First-copy p99 in ms, %s; medians of %d run(s) (in brackets: how many runs reached the rate, when not all did; — none did).",
 		strings.Join(names, " / "), len(runs))
+	if len(floorConditions) > 0 {
+		fmt.Fprint(w, " The floor columns: bench/floor (one process on Herald's connection layer that only delivers: no engine, no hub) with the same probe in the same condition, what the machine can do at all.")
+	}
+	fmt.Fprint(w, "\n\n")
 	fmt.Fprint(w, "| msg/s |")
 	for _, c := range cols {
 		fmt.Fprintf(w, " %s |", c.title())
@@ -276,11 +321,11 @@ func writeTable(w io.Writer, points []point) error {
 		fmt.Fprintf(w, "| %s |", thousands(r))
 		for _, c := range cols {
 			var cells []string
-			for _, s := range srv {
+			for _, s := range c.servers(srv) {
 				var vs []float64
 				n := 0
 				for _, p := range points {
-					if p.Server != s || p.Engine != c.engine || p.Condition != c.condition {
+					if !c.has(p, s) {
 						continue
 					}
 					n++
@@ -299,10 +344,10 @@ func writeTable(w io.Writer, points []point) error {
 	fmt.Fprint(w, "| highest rate served |")
 	for _, c := range cols {
 		var cells []string
-		for _, s := range srv {
+		for _, s := range c.servers(srv) {
 			var vs []float64
 			for _, p := range points {
-				if p.Server == s && p.Engine == c.engine && p.Condition == c.condition {
+				if c.has(p, s) {
 					vs = append(vs, p.servedRate)
 				}
 			}

@@ -52,16 +52,59 @@ func TestTable(t *testing.T) {
 	if err := writeTable(&b, points); err != nil {
 		t.Fatal(err)
 	}
+	// The whole table: with no floor point it is what it was before the
+	// floor columns existed.
+	want := "First-copy p99 in ms, Herald / Centrifugo; medians of 3 run(s) (in brackets: how many runs reached the rate, when not all did; — none did).\n" +
+		"\n" +
+		"| msg/s | memory |\n" +
+		"|---|---|\n" +
+		"| 200 | 12.0 / 100 (1 of 2) |\n" +
+		"| 400 | 40.0 (2 of 3) / 900 (1 of 2) |\n" +
+		"| highest rate served | 400 / 100 |\n"
+	if b.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// TestTableFloor: the floor's points (engine "none") get a column of
+// their own per condition, after the engines' columns, with their p99
+// and highest rate served, and no "none" engine column.
+func TestTableFloor(t *testing.T) {
+	dir := t.TempDir()
+	m := func(server, engine, condition string) string {
+		return `{"server":"` + server + `","engine":"` + engine + `","condition":"` + condition + `","run":1}`
+	}
+	for _, c := range []string{"plain", "quota"} {
+		writePoint(t, dir, "herald-memory-"+c, m("herald", "memory", c), row("200", "10000", "20000", "0", "200"))
+		writePoint(t, dir, "herald-redis-"+c, m("herald", "redis", c), row("200", "20000", "30000", "0", "200"))
+		writePoint(t, dir, "centrifugo-memory-"+c, m("centrifugo", "memory", c), row("200", "40000", "50000", "0", "200"))
+		writePoint(t, dir, "centrifugo-redis-"+c, m("centrifugo", "redis", c), row("200", "60000", "70000", "0", "200"))
+	}
+	writePoint(t, dir, "floor-none-plain", m("floor", "none", "plain"), row("200", "3000", "4000", "0", "200")+row("400", "5000", "6000", "0", "400"))
+	writePoint(t, dir, "floor-none-quota", m("floor", "none", "quota"), row("200", "7000", "8000", "0", "200")+row("400", "9000", "9000", "1", "400"))
+	points, err := readPoints(dir, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := writeTable(&b, points); err != nil {
+		t.Fatal(err)
+	}
 	want := []string{
-		"| msg/s | memory |",
-		"| 200 | 12.0 / 100 (1 of 2) |",
-		"| 400 | 40.0 (2 of 3) / 900 (1 of 2) |",
-		"| highest rate served | 400 / 100 |",
+		"First-copy p99 in ms, Herald / Centrifugo; medians of 1 run(s)",
+		" The floor columns: bench/floor ",
+		"| msg/s | memory | memory, 1-CPU quota | Redis 2 nodes | Redis 2 nodes, 1-CPU quota | floor | floor, 1-CPU quota |\n",
+		"| 200 | 10.0 / 40.0 | 10.0 / 40.0 | 20.0 / 60.0 | 20.0 / 60.0 | 3.00 | 7.00 |\n",
+		"| 400 | — / — | — / — | — / — | — / — | 5.00 | 9.00 |\n",
+		"| highest rate served | 200 / 200 | 200 / 200 | 200 / 200 | 200 / 200 | 400 | 200 |\n",
 	}
 	for _, w := range want {
 		if !strings.Contains(b.String(), w) {
 			t.Errorf("table lacks %q:\n%s", w, b.String())
 		}
+	}
+	if strings.Contains(b.String(), "| none") {
+		t.Errorf("table has a column of engine none:\n%s", b.String())
 	}
 }
 
