@@ -80,7 +80,8 @@ func (f Files) IsSet() bool { return f != Files{} }
 
 // Validate reports what is wrong with f without reading the files (a
 // configuration is checked on machines that do not have them): a client
-// certificate without its key or a key without its certificate. Each
+// certificate without its key or a key without its certificate, a file and
+// inline PEM for the same item, inline PEM that does not load. Each
 // problem is an *optionerr.Error naming the Go field.
 func (f Files) Validate() error {
 	ca, cert, key := f.items()
@@ -88,6 +89,15 @@ func (f Files) Validate() error {
 	for _, i := range []item{ca, cert, key} {
 		if i.file != "" && i.inline != "" {
 			errs.Add(i.inlineField, "set with %s: give it either as a file or inline, not both", i.fileField)
+		}
+	}
+	// Inline PEM is at hand: checked here, where files wait for Config.
+	if ca.inline != "" && !x509.NewCertPool().AppendCertsFromPEM([]byte(ca.inline)) {
+		errs.Add("CAPEM", "no PEM certificate in it")
+	}
+	if cert.inline != "" && key.inline != "" {
+		if _, err := tls.X509KeyPair([]byte(cert.inline), []byte(key.inline)); err != nil {
+			errs.Add("KeyPEM", "with CertPEM: %v", err)
 		}
 	}
 	switch {
