@@ -43,8 +43,14 @@ const (
 // Centrifugo way, through CENTRIFUGO_HTTP_SERVER_*).
 func startCentrifugo(t *testing.T, name string, env ...string) *server.Server {
 	t.Helper()
+	return startCentrifugoFile(t, filepath.Join("..", "..", "config", "testdata", "centrifugo", name), env...)
+}
+
+// startCentrifugoFile is startCentrifugo with the Centrifugo file at path.
+func startCentrifugoFile(t *testing.T, path string, env ...string) *server.Server {
+	t.Helper()
+	name := filepath.Base(path)
 	env = append(env, "CENTRIFUGO_HTTP_SERVER_ADDRESS=127.0.0.1", "CENTRIFUGO_HTTP_SERVER_PORT=0")
-	path := filepath.Join("..", "..", "config", "testdata", "centrifugo", name)
 	cfg, format, err := config.LoadFile(path, config.FormatAuto, env)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -366,30 +372,11 @@ func TestCentrifugoTLSListener(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "config.json")
 			file := `{"client": {"token": {"hmac_secret_key": "` + cfSecret + `"}}, "channel": {"without_namespace": {"allow_subscribe_for_client": true}},
-  "http_server": {"address": "127.0.0.1", "port": 0, "tls": ` + tc.tls + `}}`
+  "http_server": {"tls": ` + tc.tls + `}}`
 			if err := writeTo(path, file); err != nil {
 				t.Fatal(err)
 			}
-			cfg, _, err := config.LoadFile(path, config.FormatAuto, tc.env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Shutdown.DrainWindow = 10 * time.Millisecond
-			if err := cfg.Validate(); err != nil {
-				t.Fatal(err)
-			}
-			s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Start(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				_ = s.Shutdown(ctx)
-			})
+			s := startCentrifugoFile(t, path, tc.env...)
 			d := &gws.Dialer{HandshakeTimeout: 5 * time.Second, TLSClientConfig: &tls.Config{RootCAs: ca.Pool}}
 			conn := wire.DialWith(t, d, "wss://"+s.Addr()+"/connection/websocket", nil)
 			c := jsonclient.New(t, wire.WebSocket(conn, protocol.TypeJSON), cfSecret)
