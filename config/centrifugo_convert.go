@@ -261,7 +261,8 @@ func clientTLS(m *cfMapper, c cfCtx, v any) { m.convertTLS(c, v, false) }
 // tlsKey is what a key of Centrifugo's TLS object becomes in Herald's tls
 // section of a listener or of an outgoing connection: herald "" for a key
 // that does not apply there (Centrifugo does not use it there either),
-// file for a certificate or key, which Herald reads from a file. known is
+// file for a certificate or key (a file key; the PEM text goes to its
+// inlineKey). known is
 // false for a key the object does not have. Centrifugo v6 names the files
 // cert_pem, key_pem, ...; v5 named them *_pem_file.
 func tlsKey(key string, listener bool) (herald string, file, known bool) {
@@ -292,8 +293,9 @@ func tlsKey(key string, listener bool) (herald string, file, known bool) {
 }
 
 // convertTLS maps an enabled TLS object; a disabled one is not used, as in
-// Centrifugo. A certificate given inline (PEM) is refused: Herald reads
-// certificates from files, and reloads them when they change.
+// Centrifugo. A certificate given as a file path becomes Herald's file key
+// (reloaded when it changes), one given as PEM text or base64-encoded PEM
+// the inline key (centrifugoPEM).
 func (m *cfMapper) convertTLS(c cfCtx, v any, listener bool) {
 	vm := m.enabledObject(c, v, "want a TLS object: {enabled: true, cert_pem: FILE, key_pem: FILE}")
 	if vm == nil {
@@ -308,14 +310,19 @@ func (m *cfMapper) convertTLS(c cfCtx, v any, listener bool) {
 		case herald == "":
 		case file:
 			s, _ := vm[k].(string)
-			if strings.Contains(s, "-----BEGIN") || strings.Contains(s, "\n") {
-				m.refuse(c.path+"."+k, "inline PEM: Herald reads certificates from files (and reloads them when they change); write it to a file and give its path")
-				continue
-			}
 			if s == "" {
 				continue
 			}
-			setKey(root, prefix+"."+herald, s)
+			inline, isPath, ok := centrifugoPEM(s)
+			switch {
+			case !ok:
+				m.refuse(c.path+"."+k, "invalid PEM data: not a valid file path, base64-encoded PEM content, or raw PEM content (Centrifugo takes each of the three)")
+				continue
+			case isPath:
+				setKey(root, prefix+"."+herald, s)
+			default:
+				setKey(root, prefix+"."+inlineKey(herald), inline)
+			}
 			if herald == "client_ca_file" {
 				setKey(root, prefix+".client_auth", "require")
 			}

@@ -216,7 +216,7 @@ func TestCentrifugoFormerlyRefusedKeys(t *testing.T) {
 		t.Errorf("engine.redis.tls from the environment: %v %+v", err, r)
 	}
 	_, ps := mapCentrifugo(map[string]any{"engine": map[string]any{"redis": map[string]any{"tls": map[string]any{"enabled": true, "cert_pem": "-----BEGIN CERTIFICATE-----\nMII"}}}})
-	if !hasProblem(ps, "engine.redis.tls.cert_pem", "inline PEM") {
-		t.Errorf("inline PEM in engine.redis.tls: %v", ps)
+	if !hasProblem(ps, "engine.redis.tls.cert_pem", "invalid PEM data") {
+		t.Errorf("broken PEM in engine.redis.tls: %v", ps)
 	}
 }

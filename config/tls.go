@@ -29,12 +29,14 @@ func (c Config) tlsProblems() Problems {
 	if c.TLSAutocert.Enabled {
 		ps = append(ps, hubProblems(c.TLSAutocert.Validate(), reflect.TypeOf(c.TLSAutocert), "tls_autocert")...)
 		if c.TLS.Enabled() {
-			ps = append(ps, Problem{Key: "tls.cert_file", Message: "set with tls_autocert.enabled: use either certificate files or ACME, not both"})
+			key := "tls.cert_file"
+			if c.TLS.CertPEM != "" {
+				key = "tls.cert_pem"
+			}
+			ps = append(ps, Problem{Key: key, Message: "set with tls_autocert.enabled: use either certificate files (or inline PEM) or ACME, not both"})
 		}
 		// The files are unused; the policy still applies.
-		policy := c.TLS
-		policy.CertFile, policy.KeyFile = "", ""
-		for _, p := range tlsOptionProblems("tls", policy.Validate()) {
+		for _, p := range tlsOptionProblems("tls", c.TLS.WithoutCertificate().Validate()) {
 			if p.Key != "tls.cert_file" {
 				ps = append(ps, p)
 			}
@@ -53,7 +55,7 @@ func (c Config) tlsProblems() Problems {
 		switch {
 		case !c.TLSEnabled():
 			ps = append(ps, Problem{Key: "http_api.require_client_cert", Message: "needs TLS on the main listener (tls.cert_file or tls_autocert) with tls.client_ca_file and tls.client_auth optional or require"})
-		case c.TLS.ClientCAFile == "" || c.TLS.ClientAuth == "" || c.TLS.ClientAuth == "none":
+		case !c.TLS.HasClientCA() || c.TLS.ClientAuth == "" || c.TLS.ClientAuth == "none":
 			ps = append(ps, Problem{Key: "http_api.require_client_cert", Message: "needs tls.client_ca_file and tls.client_auth optional (only the API asks for a certificate) or require"})
 		}
 	}

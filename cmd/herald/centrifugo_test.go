@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,8 +43,14 @@ const (
 // Centrifugo way, through CENTRIFUGO_HTTP_SERVER_*).
 func startCentrifugo(t *testing.T, name string, env ...string) *server.Server {
 	t.Helper()
+	return startCentrifugoFile(t, filepath.Join("..", "..", "config", "testdata", "centrifugo", name), env...)
+}
+
+// startCentrifugoFile is startCentrifugo with the Centrifugo file at path.
+func startCentrifugoFile(t *testing.T, path string, env ...string) *server.Server {
+	t.Helper()
+	name := filepath.Base(path)
 	env = append(env, "CENTRIFUGO_HTTP_SERVER_ADDRESS=127.0.0.1", "CENTRIFUGO_HTTP_SERVER_PORT=0")
-	path := filepath.Join("..", "..", "config", "testdata", "centrifugo", name)
 	cfg, format, err := config.LoadFile(path, config.FormatAuto, env)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -305,11 +312,11 @@ func TestConfigConvertCommand(t *testing.T) {
 		}
 	}
 	bad := filepath.Join(t.TempDir(), "config.json")
-	if err := writeTo(bad, `{"client": {"allowed_origins": []}, "engine": {"type": "redis", "redis": {"tls": {"enabled": true, "cert_pem": "-----BEGIN CERTIFICATE-----\\nMIIB\\n-----END CERTIFICATE-----"}}}}`); err != nil {
+	if err := writeTo(bad, `{"client": {"allowed_origins": []}, "engine": {"type": "redis", "redis": {"tls": {"enabled": true, "cert_pem": "-----BEGIN CERTIFICATE-----\\nnot PEM"}}}}`); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = run(t, "config", "convert", bad)
-	for _, want := range []string{"engine.redis.tls.cert_pem: inline PEM"} {
+	for _, want := range []string{"engine.redis.tls.cert_pem: invalid PEM data: not a valid file path, base64-encoded PEM content, or raw PEM content"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("convert %s: %v, want %q", bad, err, want)
 		}
@@ -329,42 +336,54 @@ func TestConfigConvertCommand(t *testing.T) {
 
 func writeTo(path, content string) error { return os.WriteFile(path, []byte(content), 0o600) }
 
-// TestCentrifugoTLSListener: Centrifugo's http_server.tls with certificate
-// files serves WebSocket over TLS.
+// TestCentrifugoTLSListener: Centrifugo's http_server.tls serves WebSocket
+// over TLS with its certificate given each way Centrifugo v6.9.1 takes it
+// (internal/configtypes/pem.go): file paths, PEM text in the file, and
+// base64-encoded PEM in CENTRIFUGO_HTTP_SERVER_TLS_CERT_PEM/KEY_PEM, as
+// Kubernetes deployments pass it.
 func TestCentrifugoTLSListener(t *testing.T) {
 	ca := testcerts.NewCA(t, "cf-ca")
 	pair := ca.Server("cf-server")
-	path := filepath.Join(t.TempDir(), "config.json")
-	file := `{"client": {"token": {"hmac_secret_key": "` + cfSecret + `"}}, "channel": {"without_namespace": {"allow_subscribe_for_client": true}},
-  "http_server": {"address": "127.0.0.1", "port": 0, "tls": {"enabled": true, "cert_pem": "` + pair.CertFile + `", "key_pem": "` + pair.KeyFile + `"}}}`
-	if err := writeTo(path, file); err != nil {
-		t.Fatal(err)
+	read := func(name string) string {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
 	}
-	cfg, _, err := config.LoadFile(path, config.FormatAuto, nil)
-	if err != nil {
-		t.Fatal(err)
+	quote := func(s string) string {
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
 	}
-	cfg.Shutdown.DrainWindow = 10 * time.Millisecond
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
+	b64 := func(name string) string { return base64.StdEncoding.EncodeToString([]byte(read(name))) }
+	for _, tc := range []struct {
+		name string
+		tls  string
+		env  []string
+	}{
+		{"files", `{"enabled": true, "cert_pem": ` + quote(pair.CertFile) + `, "key_pem": ` + quote(pair.KeyFile) + `}`, nil},
+		{"raw PEM", `{"enabled": true, "cert_pem": ` + quote(read(pair.CertFile)) + `, "key_pem": ` + quote(read(pair.KeyFile)) + `}`, nil},
+		{"base64 PEM from the environment", `{}`, []string{"CENTRIFUGO_HTTP_SERVER_TLS_ENABLED=true",
+			"CENTRIFUGO_HTTP_SERVER_TLS_CERT_PEM=" + b64(pair.CertFile), "CENTRIFUGO_HTTP_SERVER_TLS_KEY_PEM=" + b64(pair.KeyFile)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.json")
+			file := `{"client": {"token": {"hmac_secret_key": "` + cfSecret + `"}}, "channel": {"without_namespace": {"allow_subscribe_for_client": true}},
+  "http_server": {"tls": ` + tc.tls + `}}`
+			if err := writeTo(path, file); err != nil {
+				t.Fatal(err)
+			}
+			s := startCentrifugoFile(t, path, tc.env...)
+			d := &gws.Dialer{HandshakeTimeout: 5 * time.Second, TLSClientConfig: &tls.Config{RootCAs: ca.Pool}}
+			conn := wire.DialWith(t, d, "wss://"+s.Addr()+"/connection/websocket", nil)
+			c := jsonclient.New(t, wire.WebSocket(conn, protocol.TypeJSON), cfSecret)
+			c.Connect("1")
+			c.MustSubscribe(2, "secure", "")
+		})
 	}
-	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = s.Shutdown(ctx)
-	})
-	d := &gws.Dialer{HandshakeTimeout: 5 * time.Second, TLSClientConfig: &tls.Config{RootCAs: ca.Pool}}
-	conn := wire.DialWith(t, d, "wss://"+s.Addr()+"/connection/websocket", nil)
-	c := jsonclient.New(t, wire.WebSocket(conn, protocol.TypeJSON), cfSecret)
-	c.Connect("1")
-	c.MustSubscribe(2, "secure", "")
 }
 
 // TestServeCentrifugoFile runs `herald serve --config genconfig.toml`

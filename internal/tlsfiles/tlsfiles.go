@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/heraldhq/herald/internal/optionerr"
 )
@@ -32,6 +33,46 @@ type Files struct {
 	// InsecureSkipVerify accepts any server certificate: the connection
 	// is encrypted but anyone on the path can impersonate the server.
 	InsecureSkipVerify bool `yaml:"insecure_skip_verify" doc:"accept any server certificate: the connection is encrypted but not authenticated; for tests only"`
+	// CAPEM, CertPEM and KeyPEM are the same as the files, given inline
+	// (Centrifugo's TLS objects take PEM text, e.g. from a variable).
+	CAPEM   string `yaml:"ca_pem" doc:"the certificate authorities of 'ca_file' given inline as PEM text instead of a file; read once at start"`
+	CertPEM string `yaml:"cert_pem" doc:"the client certificate of 'cert_file' inline as PEM text (with 'key_pem'); read once at start"`
+	KeyPEM  string `yaml:"key_pem" doc:"the private key of 'cert_pem' inline as PEM text instead of 'key_file'; read once at start"`
+}
+
+// item is one piece of PEM, from a file or inline.
+type item struct {
+	fileField, file     string
+	inlineField, inline string
+	key                 string // the file option's key, for the messages of Config
+}
+
+func (f Files) items() (ca, cert, key item) {
+	return item{"CAFile", f.CAFile, "CAPEM", f.CAPEM, "ca_file"},
+		item{"CertFile", f.CertFile, "CertPEM", f.CertPEM, "cert_file"},
+		item{"KeyFile", f.KeyFile, "KeyPEM", f.KeyPEM, "key_file"}
+}
+
+func (i item) set() bool { return i.file != "" || i.inline != "" }
+
+// read is the item's PEM: inline, or read from its file.
+func (i item) read() ([]byte, error) {
+	if i.inline != "" {
+		return []byte(i.inline), nil
+	}
+	data, err := os.ReadFile(i.file)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", i.key, err)
+	}
+	return data, nil
+}
+
+// name is how messages name the item: its file, or the inline option.
+func (i item) name() string {
+	if i.inline != "" {
+		return strings.TrimSuffix(i.key, "_file") + "_pem"
+	}
+	return i.key + " " + i.file
 }
 
 // IsSet reports whether any field is set.
@@ -39,16 +80,33 @@ func (f Files) IsSet() bool { return f != Files{} }
 
 // Validate reports what is wrong with f without reading the files (a
 // configuration is checked on machines that do not have them): a client
-// certificate without its key or a key without its certificate. Each
+// certificate without its key or a key without its certificate, a file and
+// inline PEM for the same item, inline PEM that does not load. Each
 // problem is an *optionerr.Error naming the Go field.
 func (f Files) Validate() error {
-	switch {
-	case f.CertFile != "" && f.KeyFile == "":
-		return &optionerr.Error{Field: "KeyFile", Message: "required with CertFile: the client certificate's private key"}
-	case f.KeyFile != "" && f.CertFile == "":
-		return &optionerr.Error{Field: "CertFile", Message: "required with KeyFile: the client certificate"}
+	ca, cert, key := f.items()
+	var errs optionerr.List
+	for _, i := range []item{ca, cert, key} {
+		if i.file != "" && i.inline != "" {
+			errs.Add(i.inlineField, "set with %s: give it either as a file or inline, not both", i.fileField)
+		}
 	}
-	return nil
+	// Inline PEM is at hand: checked here, where files wait for Config.
+	if ca.inline != "" && !x509.NewCertPool().AppendCertsFromPEM([]byte(ca.inline)) {
+		errs.Add("CAPEM", "no PEM certificate in it")
+	}
+	if cert.inline != "" && key.inline != "" {
+		if _, err := tls.X509KeyPair([]byte(cert.inline), []byte(key.inline)); err != nil {
+			errs.Add("KeyPEM", "with CertPEM: %v", err)
+		}
+	}
+	switch {
+	case cert.set() && !key.set():
+		errs.Add("KeyFile", "required with CertFile (or KeyPEM with CertPEM): the client certificate's private key")
+	case key.set() && !cert.set():
+		errs.Add("CertFile", "required with KeyFile (or CertPEM with KeyPEM): the client certificate")
+	}
+	return errors.Join(errs...)
 }
 
 // Client is a connection's TLS that is off unless Enabled (the tls
@@ -88,23 +146,32 @@ func (f Files) Config() (*tls.Config, error) {
 		ServerName:         f.ServerName,
 		InsecureSkipVerify: f.InsecureSkipVerify, //nolint:gosec // only when configured so, documented as unsafe
 	}
-	if f.CAFile != "" {
-		pem, err := os.ReadFile(f.CAFile)
+	ca, cert, key := f.items()
+	if ca.set() {
+		pem, err := ca.read()
 		if err != nil {
-			return nil, fmt.Errorf("ca_file: %w", err)
+			return nil, err
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("ca_file %s: no PEM certificate in it", f.CAFile)
+			return nil, fmt.Errorf("%s: no PEM certificate in it", ca.name())
 		}
 		c.RootCAs = pool
 	}
-	if f.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(f.CertFile, f.KeyFile)
+	if cert.set() {
+		certPEM, err := cert.read()
 		if err != nil {
-			return nil, fmt.Errorf("cert_file %s and key_file %s: %w", f.CertFile, f.KeyFile, err)
+			return nil, err
 		}
-		c.Certificates = []tls.Certificate{cert}
+		keyPEM, err := key.read()
+		if err != nil {
+			return nil, err
+		}
+		pair, err := tls.X509KeyPair(certPEM, keyPEM)
+		if err != nil {
+			return nil, fmt.Errorf("%s and %s: %w", cert.name(), key.name(), err)
+		}
+		c.Certificates = []tls.Certificate{pair}
 	}
 	return c, nil
 }

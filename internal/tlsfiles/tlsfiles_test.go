@@ -76,6 +76,17 @@ func TestHandshake(t *testing.T) {
 	if err := dial(wrongName); err == nil || !strings.Contains(err.Error(), "db.example") {
 		t.Fatalf("with server name db.example: %v, want a name mismatch", err)
 	}
+	// The same material inline, as PEM text.
+	read := func(name string) string {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if err := dial(tlsfiles.Files{CAPEM: read(ca.File), CertPEM: read(cli.CertFile), KeyPEM: read(cli.KeyFile)}); err != nil {
+		t.Fatalf("with CA and client certificate inline: %v", err)
+	}
 	insecure := tlsfiles.Files{CertFile: cli.CertFile, KeyFile: cli.KeyFile, InsecureSkipVerify: true}
 	if err := dial(insecure); err != nil {
 		t.Fatalf("insecure_skip_verify: %v", err)
@@ -98,6 +109,11 @@ func TestErrors(t *testing.T) {
 		{tlsfiles.Files{CAFile: "/nonexistent/ca.pem"}, "ca_file: open /nonexistent/ca.pem"},
 		{tlsfiles.Files{CAFile: notPEM}, "no PEM certificate"},
 		{tlsfiles.Files{CertFile: cli.CertFile, KeyFile: ca.File}, "key_file"},
+		{tlsfiles.Files{CAFile: ca.File, CAPEM: "x"}, "CAPEM: set with CAFile"},
+		{tlsfiles.Files{CertPEM: "x"}, "KeyFile: required"},
+		{tlsfiles.Files{CAPEM: "hello"}, "CAPEM: no PEM certificate"},
+		{tlsfiles.Files{CertPEM: "hello", KeyPEM: "hello"}, "KeyPEM: with CertPEM"},
+		{tlsfiles.Files{CertFile: cli.CertFile, KeyPEM: "hello"}, "key_pem"},
 	} {
 		if _, err := tc.f.Config(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.f, err, tc.want)

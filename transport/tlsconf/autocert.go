@@ -67,14 +67,9 @@ func NewAutocert(ac AutocertConfig, policy Config, log *slog.Logger) (*Autocert,
 	if err != nil {
 		return nil, err
 	}
-	if policy.ClientCAFile != "" {
-		data, err := os.ReadFile(policy.ClientCAFile)
-		if err != nil {
-			return nil, &optionerr.Error{Field: "ClientCAFile", Message: err.Error()}
-		}
-		p.ClientCAs = x509.NewCertPool()
-		if !p.ClientCAs.AppendCertsFromPEM(data) {
-			return nil, &optionerr.Error{Field: "ClientCAFile", Message: policy.ClientCAFile + ": no PEM certificate found"}
+	if ca := policy.clientCA(); ca.set() {
+		if p.ClientCAs, err = clientCAPool(ca); err != nil {
+			return nil, err
 		}
 	}
 	m := &autocert.Manager{

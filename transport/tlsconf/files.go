@@ -156,8 +156,9 @@ func stat(cfg Config) (stamps, error) {
 	return s, nil
 }
 
-// load reads cfg's files into a tls.Config. The stamps are taken first,
-// so that a file changing while it is read is read again at the next check.
+// load reads cfg's files (and inline PEM) into a tls.Config. The stamps
+// are taken first, so that a file changing while it is read is read again
+// at the next check.
 func load(cfg Config) (*loaded, error) {
 	conf, err := cfg.policy()
 	if err != nil {
@@ -165,48 +166,66 @@ func load(cfg Config) (*loaded, error) {
 	}
 	s, err := stat(cfg)
 	if err != nil {
-		return nil, fileError(cfg, err)
+		return nil, statError(cfg, err)
 	}
-	cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
+	certItem, keyItem := cfg.cert(), cfg.key()
+	certPEM, err := certItem.read()
 	if err != nil {
-		return nil, fileError(cfg, err)
+		return nil, err
+	}
+	keyPEM, err := keyItem.read()
+	if err != nil {
+		return nil, err
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		// tls.X509KeyPair does not say which of the two it could not
+		// use: a certificate without a certificate is at fault, else
+		// the key.
+		if !hasCertificate(certPEM) {
+			return nil, &optionerr.Error{Field: certItem.field(), Message: certItem.name() + ": " + err.Error()}
+		}
+		return nil, &optionerr.Error{Field: keyItem.field(), Message: keyItem.name() + ": " + err.Error() + " (the certificate: " + certItem.name() + ")"}
 	}
 	if time.Now().After(cert.Leaf.NotAfter) {
-		return nil, &optionerr.Error{Field: "CertFile", Message: fmt.Sprintf("%s: the certificate expired at %s", cfg.CertFile, cert.Leaf.NotAfter.UTC().Format(time.RFC3339))}
+		return nil, &optionerr.Error{Field: certItem.field(), Message: fmt.Sprintf("%s: the certificate expired at %s", certItem.name(), cert.Leaf.NotAfter.UTC().Format(time.RFC3339))}
 	}
 	conf.Certificates = []tls.Certificate{cert}
-	if cfg.ClientCAFile != "" {
-		data, err := os.ReadFile(cfg.ClientCAFile)
+	if ca := cfg.clientCA(); ca.set() {
+		pool, err := clientCAPool(ca)
 		if err != nil {
-			return nil, &optionerr.Error{Field: "ClientCAFile", Message: err.Error()}
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(data) {
-			return nil, &optionerr.Error{Field: "ClientCAFile", Message: cfg.ClientCAFile + ": no PEM certificate found"}
+			return nil, err
 		}
 		conf.ClientCAs = pool
 	}
 	return &loaded{conf: conf, stamps: s}, nil
 }
 
-// fileError names the option whose file is at fault. tls.LoadX509KeyPair
-// does not say which file it could not use: a certificate file without a
-// certificate is at fault, else the key.
-func fileError(cfg Config, err error) *optionerr.Error {
+// clientCAPool reads the client CA certificates of ca.
+func clientCAPool(ca pemItem) (*x509.CertPool, error) {
+	data, err := ca.read()
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, &optionerr.Error{Field: ca.field(), Message: ca.name() + ": no PEM certificate found"}
+	}
+	return pool, nil
+}
+
+// statError names the option whose file could not be looked at.
+func statError(cfg Config, err error) *optionerr.Error {
+	field := "CertFile"
 	var pe *os.PathError
 	if errors.As(err, &pe) {
-		field := "CertFile"
 		if pe.Path == cfg.KeyFile {
 			field = "KeyFile"
 		} else if pe.Path == cfg.ClientCAFile {
 			field = "ClientCAFile"
 		}
-		return &optionerr.Error{Field: field, Message: err.Error()}
 	}
-	if data, rerr := os.ReadFile(cfg.CertFile); rerr == nil && !hasCertificate(data) {
-		return &optionerr.Error{Field: "CertFile", Message: cfg.CertFile + ": " + err.Error()}
-	}
-	return &optionerr.Error{Field: "KeyFile", Message: cfg.KeyFile + ": " + err.Error() + " (with CertFile " + cfg.CertFile + ")"}
+	return &optionerr.Error{Field: field, Message: err.Error()}
 }
 
 // hasCertificate reports whether data holds a parsable certificate.

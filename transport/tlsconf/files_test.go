@@ -197,6 +197,12 @@ func TestBadFilesNameTheKey(t *testing.T) {
 		{"insecure suite", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, CipherSuites: []string{"TLS_RSA_WITH_RC4_128_SHA"}}, "CipherSuites", "insecure"},
 		{"TLS 1.3 suite", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, CipherSuites: []string{"TLS_AES_128_GCM_SHA256"}}, "CipherSuites", "TLS 1.3"},
 		{"unknown suite", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, CipherSuites: []string{"TLS_FAST"}}, "CipherSuites", "unknown"},
+		{"cert file and inline", Config{CertFile: good.CertFile, CertPEM: "x", KeyFile: good.KeyFile}, "CertPEM", "set with CertFile"},
+		{"key file and inline", Config{CertFile: good.CertFile, KeyPEM: "x", KeyFile: good.KeyFile}, "KeyPEM", "set with KeyFile"},
+		{"CA file and inline", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, ClientCAFile: ca.File, ClientCAPEM: "x", ClientAuth: "require"}, "ClientCAPEM", "set with ClientCAFile"},
+		{"garbage inline cert", Config{CertPEM: "-----BEGIN NOTHING-----\n", KeyFile: good.KeyFile}, "CertPEM", "CertPEM"},
+		{"inline key of another certificate", Config{CertFile: good.CertFile, KeyPEM: readFile(t, other.KeyFile)}, "KeyPEM", "does not match"},
+		{"garbage inline CA", Config{CertFile: good.CertFile, KeyFile: good.KeyFile, ClientCAPEM: "hello", ClientAuth: "require"}, "ClientCAPEM", "no PEM certificate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			errs := tc.cfg.Validate()
