@@ -1029,11 +1029,12 @@ sdk_suites() {
 # centrifuge-js (5.7.1, load 18 on 2 cores): 62 s on 2 nodes, its install
 # reused from the 1-node step (there: 154 s for yarn install, which builds
 # the package as CI's does, and 124 s for the suite, 168 passed and 2
-# skipped). On 2 nodes 3 of its tests ("subscribe and unsubscribe loop",
-# one per transport) fail: they expect the presence of channel "test" to
-# drop to their own client within 2 s, and the nodes' logs show presence
-# removals that failed with "context canceled" as the earlier tests'
-# clients disconnected, so those entries stay until their TTL.
+# skipped). On 2 nodes it passes as on one (168 passed, 2 skipped, on
+# 2026-11-29, with HERALD_SDK_JS_REPO naming a local clone); its "subscribe
+# and unsubscribe loop" tests failed there until an unsubscribe's leave
+# stopped running on the command's context (hub/subscription_unsubscribe.go).
+# TestAutoRecovery passed in the full run of 2026-11-29 08:19 and in 2 of 3
+# runs on a machine loaded by other work; it stays apart for the reason above.
 sdk_suites_2nodes() {
 	# TestAutoRecovery: see above; run apart, its result reported, so that
 	# its hang costs 45 s and not the other 184 tests.
