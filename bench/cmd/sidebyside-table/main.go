@@ -305,7 +305,7 @@ func writeTable(w io.Writer, points []point) error {
 	fmt.Fprintf(w, "First-copy p99 in ms, %s; medians of %d run(s) (in brackets: how many runs reached the rate, when not all did; — none did).",
 		strings.Join(names, " / "), len(runs))
 	if len(floorConditions) > 0 {
-		fmt.Fprint(w, " The floor columns: bench/floor (one process on Herald's connection layer that only delivers: no engine, no hub) with the same probe in the same condition, what the machine can do at all.")
+		fmt.Fprint(w, " The floor columns: bench/floor (one process on Herald's connection layer that only delivers: no engine, no hub) with the same probe in the same condition: a minimal server, not a lower bound (its two writers go round by round).")
 	}
 	fmt.Fprint(w, "\n\n")
 	fmt.Fprint(w, "| msg/s |")
