@@ -13,6 +13,11 @@
 #
 #   bench/sharedpoll.sh                             N=10000, KEYS=1000, RUNS=3 (about 3 minutes)
 #   N=50 KEYS=10 RUNS=1 MEASURE=2s bench/sharedpoll.sh   smoke
+#   ENGINE=redis NODES=2 bench/sharedpoll.sh        two nodes on one Redis (or ENGINE=postgres):
+#                                                   the connections alternate between them, and
+#                                                   each node polls the keys tracked on it, so the
+#                                                   backend should see one call per key per node
+#                                                   per interval
 #
 # One herald-bench process holds up to 19,000 connections (the open-files
 # limit is 20,000 per process); N must stay below that.
@@ -28,11 +33,14 @@ MEASURE=${MEASURE:-5s}
 WAIT=${WAIT:-30s}
 RUNS=${RUNS:-3}
 SERVERS=${SERVERS:-herald centrifugo}
+NODES=${NODES:-1}
 CLIENT=${CLIENT:-heavy}
 POLL_SECRET=bench-poll-secret
 BACKEND="127.0.0.1:$((BASE_PORT + 190))"
 [[ "$RUNS" =~ ^[1-9][0-9]?$ ]] || die "RUNS=$RUNS: want 1 to 99"
 [[ "$N" =~ ^[1-9][0-9]*$ ]] && ((N <= 19000)) || die "N=$N: want 1 to 19,000 (one load process)"
+[[ "$NODES" == 1 || "$NODES" == 2 ]] || die "NODES=$NODES: want 1 or 2"
+[[ "$NODES" == 1 || "$ENGINE" != memory ]] || die "NODES=2 needs an engine the nodes share: ENGINE=redis or ENGINE=postgres"
 
 NODE_CHANNEL_YAML="  namespaces:
     - name: poll
@@ -52,10 +60,15 @@ CF_EXTRA_JSON='"shared_poll": {"hmac_secret_key": "'$POLL_SECRET'"}, "proxies": 
 
 point() {
 	local server=$1 run=$2 dir code=0
-	point_start "$server" "$run" "$N connections tracking $KEYS_PER_CONN of $KEYS keys" "$NODE_EXTRA_YAML"
+	point_start "$server" "$run" "$N connections tracking $KEYS_PER_CONN of $KEYS keys on $NODES node(s)" "$NODE_EXTRA_YAML"
 	dir=$POINT_DIR
+	local -a urls=(--url "$(node_url 1)")
+	if ((NODES == 2)); then
+		if [[ "$server" == centrifugo ]]; then start_cf_node 2; else start_node 2 "$NODE_EXTRA_YAML"; fi
+		urls+=(--url "$(node_url 2)")
+	fi
 	record_command timeout --signal=INT --kill-after=30 $((240 + N / 200)) "$BENCH" sharedpoll --client "$CLIENT" \
-		--url "$(node_url 1)" --secret "$SECRET" --format "$FORMAT" --poll-secret "$POLL_SECRET" \
+		"${urls[@]}" --secret "$SECRET" --format "$FORMAT" --poll-secret "$POLL_SECRET" \
 		-n "$N" --keys "$KEYS" --keys-per-conn "$KEYS_PER_CONN" --channel poll:bench --backend "$BACKEND" \
 		--interval "$INTERVAL" --measure "$MEASURE" --wait "$WAIT" >"$dir/sharedpoll.txt" 2>&1 || code=$?
 	((code == 0)) || log "herald-bench exited with $code (see ${dir#"$ROOT"/}/sharedpoll.txt)"
@@ -84,10 +97,10 @@ cleanup_poll() {
 start_run sharedpoll
 trap cleanup_poll EXIT
 cf_prepare
-echo "client: $CLIENT, connections: $N, keys: $KEYS ($KEYS_PER_CONN per connection), refresh interval: $INTERVAL, runs: $RUNS" >>"$RUN/machine.txt"
+echo "client: $CLIENT, connections: $N, keys: $KEYS ($KEYS_PER_CONN per connection), refresh interval: $INTERVAL, nodes: $NODES, runs: $RUNS" >>"$RUN/machine.txt"
 each_point point
 {
-	echo "Shared poll, $N connections tracking $KEYS_PER_CONN of $KEYS keys each, refresh every $INTERVAL, $CLIENT clients ($FORMAT)."
+	echo "Shared poll, $N connections tracking $KEYS_PER_CONN of $KEYS keys each, refresh every $INTERVAL, $CLIENT clients ($FORMAT), $NODES node(s), engine $ENGINE."
 	echo
 	echo "| server | run | connections | refresh calls per interval | keys per call | got the change | p50 from the server's poll | p99; last | last from the change |"
 	echo "|---|---|---|---|---|---|---|---|---|"
