@@ -72,3 +72,26 @@ func TestNextIntervalAdapts(t *testing.T) {
 		t.Fatalf("thresholds %v and %v: less than a factor of two apart", coalesceGrowAbove, coalesceShrinkBelow)
 	}
 }
+
+// TestMergeGate: the interval passes half the bound only while the
+// window's writes carried coalesceMergeToPass messages each on average; at
+// or below half it is never held back.
+func TestMergeGate(t *testing.T) {
+	const limit = 8 * time.Millisecond // any bound: the gate is at its half
+	for _, c := range []struct {
+		next              time.Duration
+		flushes, messages int64
+		want              time.Duration
+	}{
+		{4 * time.Millisecond, 100, 100, 4 * time.Millisecond}, // at half: free
+		{2 * time.Millisecond, 0, 0, 2 * time.Millisecond},
+		{8 * time.Millisecond, 100, 120, 4 * time.Millisecond}, // 1.2 a write (200 msg/s): held at half
+		{8 * time.Millisecond, 100, 399, 4 * time.Millisecond},
+		{8 * time.Millisecond, 100, 400, 8 * time.Millisecond}, // 4 a write (1,000 msg/s): the whole bound
+		{8 * time.Millisecond, 0, 0, 4 * time.Millisecond},     // no writes: nothing merged
+	} {
+		if got := mergeGate(c.next, limit, c.flushes, c.messages); got != c.want {
+			t.Errorf("mergeGate(%v, %v, %d flushes, %d messages) = %v, want %v", c.next, limit, c.flushes, c.messages, got, c.want)
+		}
+	}
+}

@@ -53,8 +53,20 @@ import (
 // Redis); 4 ms kept it at 4.9 and 6.2 ms and every higher rate lower than
 // 10 ms did, while 2 ms was too short to save the CPU that high rates need
 // (memory at 1,500 msg/s: 163 ms against 13.4).
+//
+// The upper half of the bound is for a node whose writes merge many
+// messages. At a low rate the interval delays messages without merging
+// them: with heavy clients at 200 msg/s to 500 subscribers the interval
+// sat at its bound and the first-copy p99 was 6.4-8.5 ms; held to half
+// the bound there it was 3.6-4.4 ms (docs/benchmarks.md, "Half the bound
+// unless writes merge"). At 1,000 msg/s on Redis, where each write
+// carries several messages, the whole bound (and more: 8 ms did better
+// than 4) kept every copy in time. So the interval passes half the bound
+// only while a write carries at least coalesceMergeToPass messages on
+// average, which a low rate never does.
 const (
 	DefaultWriteCoalesce = 4 * time.Millisecond
+	coalesceMergeToPass  = 4
 	coalesceMinStep      = 250 * time.Microsecond
 	coalesceWindow       = 10 * time.Millisecond
 	coalesceGrowAbove    = 0.40
@@ -75,6 +87,8 @@ type coalescer struct {
 	interval atomic.Int64 // nanoseconds; 0: write at once
 	winStart atomic.Int64 // h.mono() when the current window began
 	busy     atomic.Int64 // nanoseconds spent writing in the current window
+	flushes  atomic.Int64 // writes of queued messages in the current window
+	messages atomic.Int64 // messages those writes carried
 	procs    int          // GOMAXPROCS when the hub was made
 }
 
@@ -101,19 +115,35 @@ func (h *Hub) writeInterval() time.Duration {
 // wrote counts a flush's time in writes and, once per window, sets the
 // next interval. One writer a window does the update (the compare and
 // swap on the window's start), without a lock or a goroutine of its own.
-func (h *Hub) wrote(now int64, took time.Duration) {
+func (h *Hub) wrote(now int64, took time.Duration, messages int) {
 	if h.client.WriteCoalesceOff {
 		return
 	}
 	q := &h.coalesce
 	q.busy.Add(int64(min(took, maxCountedWrite)))
+	q.flushes.Add(1)
+	q.messages.Add(int64(messages))
 	start := q.winStart.Load()
 	if now-start < int64(coalesceWindow) || !q.winStart.CompareAndSwap(start, now) {
 		return
 	}
 	busy := time.Duration(q.busy.Swap(0))
+	flushes, carried := q.flushes.Swap(0), q.messages.Swap(0)
 	cur := time.Duration(q.interval.Load())
-	q.interval.Store(int64(nextInterval(cur, h.client.WriteCoalesce, busy, time.Duration(now-start), q.procs)))
+	next := nextInterval(cur, h.client.WriteCoalesce, busy, time.Duration(now-start), q.procs)
+	q.interval.Store(int64(mergeGate(next, h.client.WriteCoalesce, flushes, carried)))
+}
+
+// mergeGate keeps the interval within half the bound unless the window's
+// writes carried at least coalesceMergeToPass messages each on average:
+// the upper half of the bound is for writes that merge (see the
+// constants).
+func mergeGate(next, limit time.Duration, flushes, messages int64) time.Duration {
+	half := limit / 2
+	if next <= half || (flushes > 0 && messages >= coalesceMergeToPass*flushes) {
+		return next
+	}
+	return half
 }
 
 // nextInterval is the interval after a window of elapsed in which writes

@@ -375,7 +375,7 @@ func (c *Client) flush(pooled bool) (detached bool) {
 		fw.inFlight = 0
 		c.hub.queueArrays.Recycle(q)
 		end := c.hub.mono()
-		c.hub.wrote(end, time.Duration(end-start))
+		c.hub.wrote(end, time.Duration(end-start), len(q))
 		if err != nil {
 			c.mu.Lock()
 			c.flushing, c.writing = false, false
