@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/heraldhq/herald/internal/optionerr"
@@ -40,27 +39,22 @@ type Files struct {
 	KeyPEM  string `yaml:"key_pem" doc:"the private key of 'cert_pem' inline as PEM text instead of 'key_file'; read once at start"`
 }
 
-// item is one piece of PEM, from a file or inline.
+// item is one piece of PEM, from a file or inline, with its file
+// option's key for the messages of Config.
 type item struct {
-	fileField, file     string
-	inlineField, inline string
-	key                 string // the file option's key, for the messages of Config
+	PEM
+	key string
 }
 
 func (f Files) items() (ca, cert, key item) {
-	return item{"CAFile", f.CAFile, "CAPEM", f.CAPEM, "ca_file"},
-		item{"CertFile", f.CertFile, "CertPEM", f.CertPEM, "cert_file"},
-		item{"KeyFile", f.KeyFile, "KeyPEM", f.KeyPEM, "key_file"}
+	return item{PEM{"CAFile", f.CAFile, "CAPEM", f.CAPEM}, "ca_file"},
+		item{PEM{"CertFile", f.CertFile, "CertPEM", f.CertPEM}, "cert_file"},
+		item{PEM{"KeyFile", f.KeyFile, "KeyPEM", f.KeyPEM}, "key_file"}
 }
-
-func (i item) set() bool { return i.file != "" || i.inline != "" }
 
 // read is the item's PEM: inline, or read from its file.
 func (i item) read() ([]byte, error) {
-	if i.inline != "" {
-		return []byte(i.inline), nil
-	}
-	data, err := os.ReadFile(i.file)
+	data, err := i.Read()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", i.key, err)
 	}
@@ -69,10 +63,10 @@ func (i item) read() ([]byte, error) {
 
 // name is how messages name the item: its file, or the inline option.
 func (i item) name() string {
-	if i.inline != "" {
+	if i.Inline != "" {
 		return strings.TrimSuffix(i.key, "_file") + "_pem"
 	}
-	return i.key + " " + i.file
+	return i.key + " " + i.File
 }
 
 // IsSet reports whether any field is set.
@@ -87,23 +81,23 @@ func (f Files) Validate() error {
 	ca, cert, key := f.items()
 	var errs optionerr.List
 	for _, i := range []item{ca, cert, key} {
-		if i.file != "" && i.inline != "" {
-			errs.Add(i.inlineField, "set with %s: give it either as a file or inline, not both", i.fileField)
+		if i.Both() {
+			errs.Add(i.InlineField, "set with %s: give it either as a file or inline, not both", i.FileField)
 		}
 	}
 	// Inline PEM is at hand: checked here, where files wait for Config.
-	if ca.inline != "" && !x509.NewCertPool().AppendCertsFromPEM([]byte(ca.inline)) {
+	if ca.Inline != "" && !x509.NewCertPool().AppendCertsFromPEM([]byte(ca.Inline)) {
 		errs.Add("CAPEM", "no PEM certificate in it")
 	}
-	if cert.inline != "" && key.inline != "" {
-		if _, err := tls.X509KeyPair([]byte(cert.inline), []byte(key.inline)); err != nil {
+	if cert.Inline != "" && key.Inline != "" {
+		if _, err := tls.X509KeyPair([]byte(cert.Inline), []byte(key.Inline)); err != nil {
 			errs.Add("KeyPEM", "with CertPEM: %v", err)
 		}
 	}
 	switch {
-	case cert.set() && !key.set():
+	case cert.Set() && !key.Set():
 		errs.Add("KeyFile", "required with CertFile (or KeyPEM with CertPEM): the client certificate's private key")
-	case key.set() && !cert.set():
+	case key.Set() && !cert.Set():
 		errs.Add("CertFile", "required with KeyFile (or CertPEM with KeyPEM): the client certificate")
 	}
 	return errors.Join(errs...)
@@ -147,7 +141,7 @@ func (f Files) Config() (*tls.Config, error) {
 		InsecureSkipVerify: f.InsecureSkipVerify, //nolint:gosec // only when configured so, documented as unsafe
 	}
 	ca, cert, key := f.items()
-	if ca.set() {
+	if ca.Set() {
 		pem, err := ca.read()
 		if err != nil {
 			return nil, err
@@ -158,7 +152,7 @@ func (f Files) Config() (*tls.Config, error) {
 		}
 		c.RootCAs = pool
 	}
-	if cert.set() {
+	if cert.Set() {
 		certPEM, err := cert.read()
 		if err != nil {
 			return nil, err

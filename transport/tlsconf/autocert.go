@@ -67,7 +67,7 @@ func NewAutocert(ac AutocertConfig, policy Config, log *slog.Logger) (*Autocert,
 	if err != nil {
 		return nil, err
 	}
-	if ca := policy.clientCA(); ca.set() {
+	if ca := policy.clientCA(); ca.Set() {
 		if p.ClientCAs, err = clientCAPool(ca); err != nil {
 			return nil, err
 		}

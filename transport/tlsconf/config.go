@@ -26,11 +26,11 @@ type Config struct {
 
 // Enabled reports whether the listener serves TLS from files or inline
 // PEM.
-func (c Config) Enabled() bool { return c.cert().set() || c.key().set() }
+func (c Config) Enabled() bool { return c.cert().Set() || c.key().Set() }
 
 // HasClientCA reports whether a CA for client certificates is given, as a
 // file or inline.
-func (c Config) HasClientCA() bool { return c.clientCA().set() }
+func (c Config) HasClientCA() bool { return c.clientCA().Set() }
 
 // WithoutCertificate is c without its certificate and key, for its policy
 // alone (with ACME, which obtains the certificates).
@@ -58,8 +58,8 @@ func (c Config) Validate() error {
 		bad("ClientAuth", "%v", err)
 	}
 	for _, it := range []pemItem{c.cert(), c.key(), c.clientCA()} {
-		if it.file != "" && it.inline != "" {
-			bad(it.inlineField, "set with %s: give it either as a file or inline, not both", it.fileField)
+		if it.Both() {
+			bad(it.InlineField, "set with %s: give it either as a file or inline, not both", it.FileField)
 		}
 	}
 	if !c.Enabled() {
@@ -68,10 +68,10 @@ func (c Config) Validate() error {
 		}
 		return errors.Join(errs...)
 	}
-	if !c.cert().set() {
+	if !c.cert().Set() {
 		bad("CertFile", "required with KeyFile (or CertPEM with KeyPEM)")
 	}
-	if !c.key().set() {
+	if !c.key().Set() {
 		bad("KeyFile", "required with CertFile (or KeyPEM with CertPEM)")
 	}
 	if auth, err := c.clientAuth(); err == nil && auth != tls.NoClientCert && !c.HasClientCA() {

@@ -183,15 +183,15 @@ func load(cfg Config) (*loaded, error) {
 		// use: a certificate without a certificate is at fault, else
 		// the key.
 		if !hasCertificate(certPEM) {
-			return nil, &optionerr.Error{Field: certItem.field(), Message: certItem.name() + ": " + err.Error()}
+			return nil, &optionerr.Error{Field: certItem.Field(), Message: certItem.name() + ": " + err.Error()}
 		}
-		return nil, &optionerr.Error{Field: keyItem.field(), Message: keyItem.name() + ": " + err.Error() + " (the certificate: " + certItem.name() + ")"}
+		return nil, &optionerr.Error{Field: keyItem.Field(), Message: keyItem.name() + ": " + err.Error() + " (the certificate: " + certItem.name() + ")"}
 	}
 	if time.Now().After(cert.Leaf.NotAfter) {
-		return nil, &optionerr.Error{Field: certItem.field(), Message: fmt.Sprintf("%s: the certificate expired at %s", certItem.name(), cert.Leaf.NotAfter.UTC().Format(time.RFC3339))}
+		return nil, &optionerr.Error{Field: certItem.Field(), Message: fmt.Sprintf("%s: the certificate expired at %s", certItem.name(), cert.Leaf.NotAfter.UTC().Format(time.RFC3339))}
 	}
 	conf.Certificates = []tls.Certificate{cert}
-	if ca := cfg.clientCA(); ca.set() {
+	if ca := cfg.clientCA(); ca.Set() {
 		pool, err := clientCAPool(ca)
 		if err != nil {
 			return nil, err
@@ -209,7 +209,7 @@ func clientCAPool(ca pemItem) (*x509.CertPool, error) {
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(data) {
-		return nil, &optionerr.Error{Field: ca.field(), Message: ca.name() + ": no PEM certificate found"}
+		return nil, &optionerr.Error{Field: ca.Field(), Message: ca.name() + ": no PEM certificate found"}
 	}
 	return pool, nil
 }

@@ -1,59 +1,42 @@
 package tlsconf
 
 import (
-	"os"
-
 	"github.com/heraldhq/herald/internal/optionerr"
+	"github.com/heraldhq/herald/internal/tlsfiles"
 )
 
 // pemItem is one piece of PEM a listener needs (its certificate, its key,
 // the client CA), given as a file, which Files reads again when it
 // changes, or inline, which it never needs to read again. Validate
 // refuses both at once.
-type pemItem struct {
-	fileField, file     string
-	inlineField, inline string
-}
+type pemItem struct{ tlsfiles.PEM }
 
 func (c Config) cert() pemItem {
-	return pemItem{"CertFile", c.CertFile, "CertPEM", c.CertPEM}
+	return pemItem{tlsfiles.PEM{FileField: "CertFile", File: c.CertFile, InlineField: "CertPEM", Inline: c.CertPEM}}
 }
 
 func (c Config) key() pemItem {
-	return pemItem{"KeyFile", c.KeyFile, "KeyPEM", c.KeyPEM}
+	return pemItem{tlsfiles.PEM{FileField: "KeyFile", File: c.KeyFile, InlineField: "KeyPEM", Inline: c.KeyPEM}}
 }
 
 func (c Config) clientCA() pemItem {
-	return pemItem{"ClientCAFile", c.ClientCAFile, "ClientCAPEM", c.ClientCAPEM}
-}
-
-func (p pemItem) set() bool { return p.file != "" || p.inline != "" }
-
-// field is the option the item was given by, for messages about it.
-func (p pemItem) field() string {
-	if p.inline != "" {
-		return p.inlineField
-	}
-	return p.fileField
+	return pemItem{tlsfiles.PEM{FileField: "ClientCAFile", File: c.ClientCAFile, InlineField: "ClientCAPEM", Inline: c.ClientCAPEM}}
 }
 
 // name is how messages name the item: its file, or the option of an
 // inline one.
 func (p pemItem) name() string {
-	if p.inline != "" {
-		return p.inlineField
+	if p.Inline != "" {
+		return p.InlineField
 	}
-	return p.file
+	return p.File
 }
 
 // read is the item's PEM; the error names its option.
 func (p pemItem) read() ([]byte, error) {
-	if p.inline != "" {
-		return []byte(p.inline), nil
-	}
-	data, err := os.ReadFile(p.file)
+	data, err := p.Read()
 	if err != nil {
-		return nil, &optionerr.Error{Field: p.fileField, Message: err.Error()}
+		return nil, &optionerr.Error{Field: p.FileField, Message: err.Error()}
 	}
 	return data, nil
 }
