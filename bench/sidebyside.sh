@@ -53,8 +53,9 @@
 # subscriber from FLOOR_WRITERS goroutines (bench/floor/doc.go; the flags
 # of bench/floor.sh's latency scenario), measured with the same probe,
 # sweep and condition as the servers (quota: in a cpu group of its own as
-# a node is; busy: beside the busy loops): what this machine can do at all
-# with this probe, for the servers' figures to be read against. It is one
+# a node is; busy: beside the busy loops): a reference for the servers'
+# figures, not a lower bound (its writers go round by round, with no
+# adaptive interval, and a server that coalesces can beat it). It is one
 # process with no engine, so it does not run once per engine: it runs once
 # per condition and run, while the first engine of ENGINES runs, and its
 # points are labelled engine "none" (points/floor-none-<condition>-run<k>/,
