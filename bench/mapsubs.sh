@@ -6,12 +6,16 @@
 # subscribers read the whole snapshot at once (how many got every key, the
 # time until the last was live, p50/p99 of each one's time, the server's
 # CPU meanwhile), then SUBSCRIBERS live subscribers get map_publish updates
-# to random keys offered at RATE for STEP (achieved rate, p50/p99 of the
-# first copy of each update). The servers take turns, RUNS times;
-# summary.md has one row per point.
+# to random keys offered at each rate of RATE in turn, STEP each, until a
+# step is not served (an update missing or failed, under 95% of the rate
+# achieved, or the first copy's p99 above P99_LIMIT): per step the achieved
+# rate and p50/p99 of the first copy of each update, and per point the
+# highest rate served. The servers take turns, RUNS times; summary.md has
+# one row per point and step.
 #
-#   bench/mapsubs.sh                  KEYS=100000, LATE=1000, SUBSCRIBERS=1000, RATE=2000, RUNS=3
-#   KEYS=300 LATE=5 SUBSCRIBERS=5 RATE=20 STEP=1s RUNS=1 bench/mapsubs.sh   smoke
+#   bench/mapsubs.sh                  KEYS=100000, LATE=1000, SUBSCRIBERS=1000, RATE=50,100,...,1600, RUNS=3
+#   KEYS=300 LATE=5 SUBSCRIBERS=5 RATE=20,40 STEP=1s RUNS=1 bench/mapsubs.sh   smoke
+#   LATE=0 KEYS=1000 bench/mapsubs.sh only the update rate (no late readers)
 #   ENGINE=redis bench/mapsubs.sh     the map in Redis (Centrifugo: its Redis engine)
 #
 # The late readers decode every page they read, 100 pages of 1,000 keys
@@ -24,8 +28,9 @@ source "$(dirname "$0")/cflib.sh"
 KEYS=${KEYS:-100000}
 LATE=${LATE:-1000}
 SUBSCRIBERS=${SUBSCRIBERS:-1000}
-RATE=${RATE:-2000}
+RATE=${RATE:-50,100,200,400,800,1600}
 STEP=${STEP:-10s}
+P99_LIMIT=${P99_LIMIT:-2s}
 API_CONNS=${API_CONNS:-32}
 PAGE_SIZE=${PAGE_SIZE:-1000}
 PAYLOAD=${PAYLOAD:-64}
@@ -63,7 +68,7 @@ point() {
 		--url "$(node_url 1)" --secret "$SECRET" --format "$FORMAT" \
 		--api "$(node_api 1)" --api-key "$API_KEY" --channel "maps:bench" \
 		--keys "$KEYS" --payload "$PAYLOAD" --batch "$BATCH" --fill-concurrency "$FILL_CONC" --page-size "$PAGE_SIZE" \
-		--late "$LATE" --subscribers "$SUBSCRIBERS" --rate "$RATE" --step "$STEP" --api-conns "$API_CONNS" \
+		--late "$LATE" --subscribers "$SUBSCRIBERS" --rate "$RATE" --step "$STEP" --p99-limit "$P99_LIMIT" --api-conns "$API_CONNS" \
 		--server-pid "$(node_pids)" >"$dir/maps.json" 2>"$dir/maps.log" || code=$?
 	((code == 0)) || log "herald-bench exited with $code (see ${dir#"$ROOT"/}/maps.log)"
 	stop_all
@@ -79,7 +84,8 @@ point() {
 	jq -r --arg s "$server" --arg r "$run" '
 		def s: . / 1e9 * 100 | round / 100;
 		def ms: . / 1e6 * 10 | round / 10;
-		"| \($s) | \($r) | \(.keys) | \(.fill_ns | s) | \(.late.complete) of \(.late.subscribers) | \(.late.all_ns | s) | \(.late.each.P50 | s) | \(.late.each.P99 | s) | \(.late.server_cpu | round) | \(.subscribers) | \(.rate) | \(.achieved_rate | round) | \(.first.P50 | ms) | \(.first.P99 | ms) | \(.missing) | \(.publish_errors) |"
+		. as $p | (if (.updates // []) == [] then [{}] else .updates end)[] |
+		"| \($s) | \($r) | \($p.keys) | \($p.fill_ns | s) | \($p.late.complete) of \($p.late.subscribers) | \($p.late.all_ns | s) | \($p.late.each.P50 | s) | \($p.late.each.P99 | s) | \($p.late.server_cpu | round) | \($p.subscribers) | \(.rate // "–") | \(.achieved_rate // 0 | round) | \(.first.P50 // 0 | ms) | \(.first.P99 // 0 | ms) | \(.missing // "–") | \(.publish_errors // "–") | \(if .served then "yes" elif .stopped then "no: \(.stopped)" else "no" end) | \($p.highest_rate_served) |"
 	' "$dir/maps.json" >>"$RUN/summary.rows" 2>/dev/null ||
 		echo "| $server | $run | failed: see points/$server-run$run/maps.log |" >>"$RUN/summary.rows"
 }
@@ -87,14 +93,14 @@ point() {
 start_run mapsubs
 trap 'stop_all; stop_shards' EXIT
 cf_prepare
-echo "client format: $FORMAT, keys: $KEYS, late readers: $LATE, live subscribers: $SUBSCRIBERS, rate: $RATE/s for $STEP, map mode: $MAP_MODE, runs: $RUNS" >>"$RUN/machine.txt"
+echo "client format: $FORMAT, keys: $KEYS, late readers: $LATE, live subscribers: $SUBSCRIBERS, rates: $RATE/s for $STEP each (p99 limit $P99_LIMIT), map mode: $MAP_MODE, runs: $RUNS" >>"$RUN/machine.txt"
 each_point point
 {
 	echo "Map subscriptions, engine $ENGINE, map mode $MAP_MODE, $KEYS keys (pages of $PAGE_SIZE), $FORMAT clients."
 	echo
-	echo "| server | run | keys | fill s | late readers with every key | all late readers live s | each p50 s | each p99 s | server CPU % while read | live subscribers | offered/s | achieved/s | first copy p50 ms | p99 ms | missing | errors |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-	sort "$RUN/summary.rows"
+	echo "| server | run | keys | fill s | late readers with every key | all late readers live s | each p50 s | each p99 s | server CPU % while read | live subscribers | offered/s | achieved/s | first copy p50 ms | p99 ms | missing | errors | served | highest rate served |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	sort -t'|' -k2,2 -k3,3n -k12,12n "$RUN/summary.rows"
 } >"$RUN/summary.md"
 cat "$RUN/summary.md"
 log "done: ${RUN#"$ROOT"/}"

@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald/protocol"
@@ -36,8 +35,9 @@ type MapsConfig struct {
 
 	Late        int           // fresh subscribers that then read the whole snapshot at once (0: none)
 	Subscribers int           // live subscribers during the update phase
-	Rate        float64       // map_publish per second during the update phase
-	Step        time.Duration // how long the update phase lasts
+	Rates       []float64     // map_publish per second, one update step each, in order, until one is not served
+	Step        time.Duration // how long each update step lasts
+	P99Limit    time.Duration // a step whose first-copy p99 is above it is not served (0: no limit)
 	APIConns    int           // map_publish calls in flight during the update phase
 	Grace       time.Duration // wait this long after the last update for late copies
 	MaxLag      time.Duration // stop the update phase when the publisher falls this far behind
@@ -59,13 +59,8 @@ type MapsResult struct {
 	StoreFilled  int64         `json:"store_filled"`
 	Snapshot     time.Duration `json:"snapshot_ns"` // dial to live reply
 	Sync         MapSync       `json:"sync"`
-	Rate         float64       `json:"rate"`
-	Sent         int64         `json:"sent"`
-	PublishErrs  int64         `json:"publish_errors"`
-	Achieved     float64       `json:"achieved_rate"`
-	Missing      int64         `json:"missing"` // updates no subscriber received
-	First        Percentiles   `json:"first"`   // publish-to-receive of the first copy
-	Stopped      string        `json:"stopped,omitempty"`
+	Updates      []UpdateStep  `json:"updates"`             // the update steps run, in order
+	Served       float64       `json:"highest_rate_served"` // the highest rate of a served step (0: none)
 	Subscribers  int           `json:"subscribers"`
 	RSSAfterRead int64         `json:"rss_after_read"`
 	Late         LateSnapshots `json:"late"`
@@ -112,6 +107,9 @@ func mapValue(n int64, at time.Time, size int) []byte {
 
 // parseMapValue reads what mapValue wrote.
 func parseMapValue(data []byte) (n int64, at time.Time, err error) {
+	if n, t, ok := scanMapValue(data); ok {
+		return n, time.Unix(0, t), nil
+	}
 	var v struct {
 		N *int64 `json:"n"`
 		T int64  `json:"t"`
@@ -127,8 +125,11 @@ func parseMapValue(data []byte) (n int64, at time.Time, err error) {
 
 // RunMaps runs every size in turn; progress gets each result as it is done.
 func RunMaps(ctx context.Context, cfg MapsConfig, progress func(string)) ([]MapsResult, error) {
-	if cfg.Batch < 1 || cfg.FillConc < 1 || cfg.APIConns < 1 || cfg.PageSize < 1 || cfg.Rate <= 0 || cfg.Subscribers < 0 {
-		return nil, errors.New("batch, fill concurrency, API connections, page size and rate must be positive")
+	if cfg.Batch < 1 || cfg.FillConc < 1 || cfg.APIConns < 1 || cfg.PageSize < 1 || cfg.Subscribers < 0 {
+		return nil, errors.New("batch, fill concurrency, API connections and page size must be positive")
+	}
+	if len(cfg.Rates) == 0 || slices.ContainsFunc(cfg.Rates, func(r float64) bool { return r <= 0 }) {
+		return nil, errors.New("give one rate or more, each positive")
 	}
 	api := NewAPIPublisher(cfg.APIURL, cfg.APIKey, max(cfg.FillConc, cfg.APIConns), time.Minute)
 	defer api.Close()
@@ -144,7 +145,7 @@ func RunMaps(ctx context.Context, cfg MapsConfig, progress func(string)) ([]Maps
 }
 
 func runMapSize(ctx context.Context, cfg MapsConfig, api *APIPublisher, n int, progress func(string)) (MapsResult, error) {
-	r := MapsResult{Keys: n, Rate: cfg.Rate, Subscribers: cfg.Subscribers, StoreBefore: -1, StoreFilled: -1}
+	r := MapsResult{Keys: n, Subscribers: cfg.Subscribers, StoreBefore: -1, StoreFilled: -1}
 	channel := cfg.Channel + strconv.Itoa(n)
 	var err error
 	if r.RSSBefore, err = serverRSS(cfg.ServerPIDs); err != nil {
@@ -180,8 +181,8 @@ func runMapSize(ctx context.Context, cfg MapsConfig, api *APIPublisher, n int, p
 		progress(fmt.Sprintf("%d keys: %d of %d late subscribers had it all in %v (p50 %v, p99 %v)", n, r.Late.Complete, r.Late.Subscribers,
 			r.Late.All.Round(time.Millisecond), r.Late.Each.P50.Round(time.Millisecond), r.Late.Each.P99.Round(time.Millisecond)))
 	}
-	progress(fmt.Sprintf("%d keys: snapshot (%d state pages) and live in %v; updates at %.0f/s for %v to %d subscribers",
-		n, r.Sync.StatePages, r.Snapshot.Round(time.Millisecond), cfg.Rate, cfg.Step, cfg.Subscribers))
+	progress(fmt.Sprintf("%d keys: snapshot (%d state pages) and live in %v; updates at %v/s, %v each, to %d subscribers",
+		n, r.Sync.StatePages, r.Snapshot.Round(time.Millisecond), cfg.Rates, cfg.Step, cfg.Subscribers))
 	return r, measureUpdates(ctx, cfg, api, channel, n, &r)
 }
 
@@ -310,147 +311,4 @@ func readLate(ctx context.Context, cfg MapsConfig, channel string, i int) (MapSy
 	defer c.Close()
 	c.CountOnly = true
 	return c.SubscribeMap(ctx, channel, cfg.PageSize, true)
-}
-
-// firstCopies records, per update, the first copy any subscriber got.
-type firstCopies struct {
-	mu   sync.Mutex
-	seen map[int64]struct{}
-	hist *Histogram
-	bad  error
-}
-
-func newFirstCopies() *firstCopies {
-	return &firstCopies{seen: map[int64]struct{}{}, hist: NewHistogram()}
-}
-
-// note records one received publication.
-func (f *firstCopies) note(pub *protocol.Publication, at time.Time) {
-	n, sent, err := parseMapValue(pub.Data)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err != nil {
-		if f.bad == nil {
-			f.bad = fmt.Errorf("key %q: %w", pub.Key, err)
-		}
-		return
-	}
-	if n < 0 {
-		return // a fill value
-	}
-	if _, ok := f.seen[n]; ok {
-		return
-	}
-	f.seen[n] = struct{}{}
-	f.hist.Record(at.Sub(sent))
-}
-
-func (f *firstCopies) count() int64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return int64(len(f.seen))
-}
-
-// measureUpdates connects the live subscribers, publishes at cfg.Rate for
-// cfg.Step to random keys and records the first copy of each update.
-func measureUpdates(ctx context.Context, cfg MapsConfig, api *APIPublisher, channel string, n int, r *MapsResult) error {
-	first := newFirstCopies()
-	liveCtx, stopLive := context.WithCancel(ctx)
-	var readers sync.WaitGroup
-	// Stop the readers before waiting for them, on every return.
-	defer func() { stopLive(); readers.Wait() }()
-	readErrs := make(chan error, cfg.Subscribers)
-	for i := range cfg.Subscribers {
-		dctx, cancel := context.WithTimeout(ctx, cfg.SnapshotTimeout)
-		c, err := DialMap(dctx, cfg.URL, cfg.Format, cfg.Secret, "bench-live-"+strconv.Itoa(i))
-		if err == nil {
-			c.OnPub = func(_ string, pub *protocol.Publication, at time.Time) { first.note(pub, at) }
-			_, err = c.SubscribeMap(dctx, channel, cfg.PageSize, false)
-			if err != nil {
-				c.Close()
-			}
-		}
-		cancel()
-		if err != nil {
-			return fmt.Errorf("live subscriber %d: %w", i, err)
-		}
-		readers.Go(func() {
-			defer c.Close()
-			if err := c.ReadLive(liveCtx); err != nil {
-				readErrs <- fmt.Errorf("live subscriber %d: %w", i, err)
-			}
-		})
-	}
-
-	total := int64(cfg.Rate * cfg.Step.Seconds())
-	interval := time.Duration(float64(time.Second) / cfg.Rate)
-	sem := make(chan struct{}, cfg.APIConns)
-	var pubs sync.WaitGroup
-	var sent, failed atomic.Int64
-	var firstErr atomic.Pointer[error]
-	start := time.Now()
-	for i := range total {
-		due := start.Add(time.Duration(i) * interval)
-		if lag := time.Since(due); lag > cfg.MaxLag {
-			r.Stopped = fmt.Sprintf("the publisher fell %v behind", lag.Round(time.Millisecond))
-			break
-		}
-		if d := time.Until(due); d > 0 {
-			select {
-			case <-time.After(d):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		sent.Add(1)
-		key := mapKey(rand.IntN(n))
-		data := mapValue(i, due, cfg.Payload)
-		pubs.Go(func() {
-			defer func() { <-sem }()
-			if _, err := api.MapPublish(ctx, channel, []MapEntry{{Key: key, Data: data}}, false); err != nil {
-				failed.Add(1)
-				firstErr.CompareAndSwap(nil, &err)
-			}
-		})
-	}
-	pubs.Wait()
-	// The last update is due an interval before the step ends.
-	elapsed := max(time.Since(start), cfg.Step)
-	r.Sent, r.PublishErrs = sent.Load(), failed.Load()
-	r.Achieved = float64(r.Sent-r.PublishErrs) / elapsed.Seconds()
-	// Await the copies, at most Grace.
-	deadline := time.Now().Add(cfg.Grace)
-	for cfg.Subscribers > 0 && first.count() < r.Sent-r.PublishErrs && time.Now().Before(deadline) {
-		select {
-		case <-time.After(10 * time.Millisecond):
-		case err := <-readErrs:
-			return err
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	stopLive()
-	readers.Wait()
-	close(readErrs)
-	if err := <-readErrs; err != nil {
-		return err
-	}
-	first.mu.Lock()
-	defer first.mu.Unlock()
-	if first.bad != nil {
-		return first.bad
-	}
-	if cfg.Subscribers > 0 {
-		r.Missing = r.Sent - r.PublishErrs - int64(len(first.seen))
-	}
-	r.First = first.hist.Percentiles()
-	if p := firstErr.Load(); p != nil {
-		return fmt.Errorf("%d of %d updates failed, the first: %w", r.PublishErrs, r.Sent, *p)
-	}
-	return nil
 }

@@ -43,7 +43,7 @@ func TestMapsAgainstHerald(t *testing.T) {
 			cfg := loadgen.MapsConfig{
 				URL: wsURL(s), Format: format, Secret: secret, APIURL: "http://" + s.Addr() + "/api", APIKey: "api-key",
 				Channel: "maps:" + format.String(), Keys: []int{250, 1}, Payload: 64, Batch: 40, Parallel: true, FillConc: 3,
-				PageSize: 100, Late: 4, Subscribers: 3, Rate: 100, Step: 500 * time.Millisecond, APIConns: 4,
+				PageSize: 100, Late: 4, Subscribers: 3, Rates: []float64{100, 200}, Step: 500 * time.Millisecond, APIConns: 4,
 				Grace: 5 * time.Second, MaxLag: 5 * time.Second, FillTimeout: 20 * time.Second, SnapshotTimeout: 20 * time.Second,
 				ServerPIDs: []int{os.Getpid()}, StoreCmd: "echo 1234",
 			}
@@ -62,8 +62,14 @@ func TestMapsAgainstHerald(t *testing.T) {
 			if l := r.Late; l.Subscribers != 4 || l.Complete != 4 || l.FirstError != "" || l.Each.Count != 4 || l.All <= 0 {
 				t.Errorf("late snapshots: %+v", l)
 			}
-			if r.Sent != 50 || r.PublishErrs != 0 || r.Missing != 0 || r.First.Count != 50 {
-				t.Errorf("updates: sent %d, errors %d, missing %d, first copies %d; want 50, 0, 0, 50", r.Sent, r.PublishErrs, r.Missing, r.First.Count)
+			if len(r.Updates) != 2 || r.Served != 200 {
+				t.Fatalf("update steps %+v, highest served %v; want 2 steps, 200", r.Updates, r.Served)
+			}
+			// Each step counts its own updates only, though the subscribers stay.
+			for i, want := range []int64{50, 100} {
+				if u := r.Updates[i]; u.Sent != want || u.PublishErrs != 0 || u.Missing != 0 || u.First.Count != want || !u.Served {
+					t.Errorf("step %d: sent %d, errors %d, missing %d, first copies %d, served %v; want %d, 0, 0, %d, true", i, u.Sent, u.PublishErrs, u.Missing, u.First.Count, u.Served, want, want)
+				}
 			}
 			if r.RSSBefore <= 0 || r.StoreBefore != 1234 || r.StoreFilled != 1234 {
 				t.Errorf("RSS %d, store %d/%d", r.RSSBefore, r.StoreBefore, r.StoreFilled)
@@ -84,7 +90,7 @@ func TestMapsErrorsNameTheCause(t *testing.T) {
 	defer cancel()
 	cfg := loadgen.MapsConfig{
 		URL: wsURL(s), Format: protocol.TypeJSON, Secret: secret, APIURL: "http://" + s.Addr() + "/api", APIKey: "api-key",
-		Channel: "nomap", Keys: []int{10}, Payload: 32, Batch: 5, FillConc: 2, PageSize: 100, Subscribers: 1, Rate: 10,
+		Channel: "nomap", Keys: []int{10}, Payload: 32, Batch: 5, FillConc: 2, PageSize: 100, Subscribers: 1, Rates: []float64{10},
 		Step: 100 * time.Millisecond, APIConns: 1, Grace: time.Second, MaxLag: time.Second, FillTimeout: 10 * time.Second,
 		SnapshotTimeout: 10 * time.Second,
 	}
@@ -95,8 +101,8 @@ func TestMapsErrorsNameTheCause(t *testing.T) {
 	if _, err := loadgen.RunMaps(ctx, cfg, func(string) {}); err == nil || !strings.Contains(err.Error(), `printed "lots"`) {
 		t.Errorf("a store command printing no number: got %v", err)
 	}
-	cfg.StoreCmd, cfg.Rate = "", 0
-	if _, err := loadgen.RunMaps(ctx, cfg, func(string) {}); err == nil || !strings.Contains(err.Error(), "must be positive") {
+	cfg.StoreCmd, cfg.Rates = "", []float64{10, 0}
+	if _, err := loadgen.RunMaps(ctx, cfg, func(string) {}); err == nil || !strings.Contains(err.Error(), "each positive") {
 		t.Errorf("rate 0: got %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,20 +125,67 @@ func TestApplyMapChanges(t *testing.T) {
 }
 
 func TestFirstCopies(t *testing.T) {
-	f := newFirstCopies()
+	f := newFirstCopies(10, 3) // updates 10, 11 and 12
 	sent := time.Now()
-	f.note(&protocol.Publication{Key: "k", Data: mapValue(-1, sent, 0)}, sent.Add(time.Second)) // a fill value
-	f.note(&protocol.Publication{Key: "k", Data: mapValue(1, sent, 0)}, sent.Add(5*time.Millisecond))
-	f.note(&protocol.Publication{Key: "k", Data: mapValue(1, sent, 0)}, sent.Add(9*time.Millisecond)) // a later copy
-	if f.count() != 1 || f.hist.Count() != 1 {
-		t.Fatalf("count %d, recorded %d; want 1 and 1", f.count(), f.hist.Count())
+	f.note("k", mapValue(-1, sent, 0), sent.Add(time.Second)) // a fill value
+	f.note("k", mapValue(9, sent, 0), sent)                   // the step before
+	f.note("k", mapValue(13, sent, 0), sent)                  // the step after
+	f.note("k", mapValue(11, sent, 0), sent.Add(9*time.Millisecond))
+	f.note("k", mapValue(11, sent, 0), sent.Add(5*time.Millisecond)) // an earlier copy, read later
+	f.note("k", mapValue(11, sent, 0), sent.Add(7*time.Millisecond))
+	p := f.percentiles()
+	if f.count() != 1 || p.Count != 1 {
+		t.Fatalf("count %d, recorded %d; want 1 and 1", f.count(), p.Count)
 	}
-	if p := f.hist.Percentiles(); p.Max < 4*time.Millisecond || p.Max > 6*time.Millisecond {
-		t.Errorf("first copy latency %v, want about 5ms", p.Max)
+	if p.Max < 4*time.Millisecond || p.Max > 6*time.Millisecond {
+		t.Errorf("first copy latency %v, want about 5ms (the least of its copies)", p.Max)
 	}
-	f.note(&protocol.Publication{Key: "x", Data: []byte(`"foreign"`)}, sent)
-	if f.bad == nil || !strings.Contains(f.bad.Error(), `key "x"`) {
-		t.Errorf("a foreign value: want an error naming the key, got %v", f.bad)
+	f.note("x", []byte(`"foreign"`), sent)
+	if err := f.err(); err == nil || !strings.Contains(err.Error(), `key "x"`) {
+		t.Errorf("a foreign value: want an error naming the key, got %v", err)
+	}
+}
+
+// TestFirstCopiesConcurrent: many readers noting the same updates at once
+// count each once and keep its least latency (go test -race).
+func TestFirstCopiesConcurrent(t *testing.T) {
+	const readers, updates = 16, 200
+	f := newFirstCopies(0, updates)
+	sent := time.Now()
+	var wg sync.WaitGroup
+	for r := range readers {
+		wg.Go(func() {
+			for n := range int64(updates) {
+				f.note("k", mapValue(n, sent, 64), sent.Add(time.Duration(r+1)*time.Millisecond))
+			}
+		})
+	}
+	wg.Wait()
+	if p := f.percentiles(); f.count() != updates || p.Count != updates || p.Max > 1100*time.Microsecond {
+		t.Errorf("count %d, recorded %d, max %v; want %d, %d and about 1ms", f.count(), p.Count, p.Max, updates, updates)
+	}
+}
+
+// TestScanMapValue: the decoder-free reading agrees with JSON on
+// mapValue's layout, and anything else goes to JSON.
+func TestScanMapValue(t *testing.T) {
+	at := time.Unix(1700000000, 123456789)
+	for _, n := range []int64{-1, 0, 7, 123456789012} {
+		for _, size := range []int{0, 64, 200} {
+			b := mapValue(n, at, size)
+			gn, gt, ok := scanMapValue(b)
+			if !ok || gn != n || gt != at.UnixNano() {
+				t.Errorf("%s: got %d %d %v", b, gn, gt, ok)
+			}
+		}
+	}
+	for _, b := range []string{`{"t":1,"n":2}`, `{ "n":1,"t":2}`, `{"n":1,"t":2`, `{"n":,"t":2}`, `{"n":92233720368547758070,"t":2}`, `"x"`} {
+		if _, _, ok := scanMapValue([]byte(b)); ok {
+			t.Errorf("%s: scanned, want it left to JSON", b)
+		}
+	}
+	if n, at2, err := parseMapValue([]byte(`{"t":5,"n":2}`)); err != nil || n != 2 || at2.UnixNano() != 5 {
+		t.Errorf("JSON fallback: %d %v %v", n, at2, err)
 	}
 }
 
@@ -145,16 +193,18 @@ func TestWriteMapsMarkdown(t *testing.T) {
 	var b bytes.Buffer
 	res := []MapsResult{
 		{Keys: 10000, Fill: 2 * time.Second, RSSBefore: 10 << 20, RSSFilled: 20 << 20, StoreBefore: -1, StoreFilled: -1,
-			Snapshot: 500 * time.Millisecond, Sync: MapSync{StatePages: 10}, Subscribers: 10, Rate: 200, Achieved: 199,
-			First: Percentiles{P50: time.Millisecond, P99: 3 * time.Millisecond, Max: 12 * time.Millisecond}},
+			Snapshot: 500 * time.Millisecond, Sync: MapSync{StatePages: 10}, Subscribers: 10, Updates: []UpdateStep{
+				{Rate: 200, Achieved: 199, Served: true, First: Percentiles{P50: time.Millisecond, P99: 3 * time.Millisecond, Max: 12 * time.Millisecond}},
+				{Rate: 400, Achieved: 300, Stopped: "the publisher fell 10s behind"},
+			}},
 		{Keys: 1000000, StoreBefore: 1 << 20, StoreFilled: 101 << 20},
 	}
 	if err := WriteMapsMarkdown(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("want a header, a rule and 2 rows:\n%s", b.String())
+	if len(lines) != 5 {
+		t.Fatalf("want a header, a rule and 3 rows (two steps of one size, none of the other):\n%s", b.String())
 	}
 	cols := strings.Count(lines[0], "|")
 	for i, l := range lines {
@@ -162,7 +212,7 @@ func TestWriteMapsMarkdown(t *testing.T) {
 			t.Errorf("line %d has %d bars, the header %d: %s", i, strings.Count(l, "|"), cols, l)
 		}
 	}
-	for _, want := range []string{"| 10000 | 2.00 | 5000 | 10.0 | 20.0 | – | 0.50 | 10 |", "| 1.00 | 3.00 | 12.0 |", "| 1000000 | 0.00 | 0 | 0.0 | 0.0 | 100.0 |"} {
+	for _, want := range []string{"| 10000 | 2.00 | 5000 | 10.0 | 20.0 | – | 0.50 | 10 |", "| 200 | 199 | 1.00 | 3.00 | 12.0 | 0 | 0 | yes |", "| 400 | 300 |", "| no: the publisher fell 10s behind |", "| 1000000 | 0.00 | 0 | 0.0 | 0.0 | 100.0 |"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}

@@ -14,6 +14,7 @@ func benchMapsCommand() *cobra.Command {
 	var (
 		f        clientFlags
 		keys     string
+		rates    string
 		cfg      loadgen.MapsConfig
 		pageSize int
 	)
@@ -31,9 +32,11 @@ namespace of subscription_type map):
   late     with --late, that many fresh subscribers read the whole snapshot
            at once: how many got every key, the time until the last was
            live, p50/p99 of each one's time, the servers' CPU meanwhile
-  updates  --subscribers go live, then map_publish to random keys at --rate for
-           --step; p50/p99/max publish-to-receive of the first copy of each
-           update, from its intended send time
+  updates  --subscribers go live, then map_publish to random keys at each rate
+           of --rate in turn, --step each, until a step is not served (an
+           update missing or failed, under 95% of the rate achieved, or the
+           first copy's p99 above --p99-limit); p50/p99/max publish-to-receive
+           of the first copy of each update, from its intended send time
 Prints a Markdown table (--json: JSON lines).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -43,6 +46,14 @@ Prints a Markdown table (--json: JSON lines).`,
 			}
 			if cfg.Keys, err = loadgen.ParseKeys(keys); err != nil {
 				return err
+			}
+			steps, err := loadgen.ParseRates(rates, cfg.Step, false)
+			if err != nil {
+				return fmt.Errorf("--rate: %w", err)
+			}
+			cfg.Rates = nil
+			for _, s := range steps {
+				cfg.Rates = append(cfg.Rates, s.Rate)
 			}
 			t, err := mapTargetFlags(pc, cfg.APIURL, pageSize, "the maps are filled through")
 			if err != nil {
@@ -64,8 +75,10 @@ Prints a Markdown table (--json: JSON lines).`,
 				return err
 			}
 			for _, r := range res {
-				if r.Stopped != "" {
-					fmt.Fprintf(errOut, "%d keys: stopped early: %s\n", r.Keys, r.Stopped)
+				for _, u := range r.Updates {
+					if u.Stopped != "" {
+						fmt.Fprintf(errOut, "%d keys, %.0f updates/s: stopped early: %s\n", r.Keys, u.Rate, u.Stopped)
+					}
 				}
 			}
 			return runErr
@@ -90,8 +103,9 @@ Prints a Markdown table (--json: JSON lines).`,
 	fs.IntVar(&pageSize, "page-size", 1000, "state and stream page size (the namespace's map.max_page_size)")
 	fs.IntVar(&cfg.Late, "late", 0, "fresh subscribers that read the whole snapshot at once, after the first")
 	fs.IntVar(&cfg.Subscribers, "subscribers", 10, "live subscribers during the updates")
-	fs.Float64Var(&cfg.Rate, "rate", 200, "map_publish per second during the updates")
-	fs.DurationVar(&cfg.Step, "step", 30*time.Second, "how long the updates last")
+	fs.StringVar(&rates, "rate", "200", "map_publish per second during the updates: a rate, rising rates comma-separated, or FROM:TO:BY (a step each)")
+	fs.DurationVar(&cfg.Step, "step", 30*time.Second, "how long each rate's updates last")
+	fs.DurationVar(&cfg.P99Limit, "p99-limit", 2*time.Second, "a step whose first-copy p99 is above it is not served, and ends the sweep (0: no limit)")
 	fs.IntVar(&cfg.APIConns, "api-conns", 8, "map_publish calls in flight during the updates")
 	fs.DurationVar(&cfg.Grace, "grace", 2*time.Second, "wait at most this long after the last update for late copies")
 	fs.DurationVar(&cfg.MaxLag, "max-lag", 10*time.Second, "stop the updates when the publisher falls this far behind")
