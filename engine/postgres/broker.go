@@ -123,10 +123,15 @@ func (e *Engine) subscribe(ctx context.Context, ch string, metaTTL *time.Duratio
 	}
 	sh := e.shardOf(ch)
 	resyncs := sh.Resyncs()
+	// The listener receives ch's notifications before the subscription
+	// is queued: one that arrives between the read below and Subscribe
+	// makes Subscribe replay ch from base (sequence.Sequencer.Expect).
+	sh.Expect(ch)
 	var base engine.StreamPosition
 	if metaTTL != nil {
 		var err error
 		if base, err = e.touchedPosition(ctx, ch, *metaTTL); err != nil {
+			sh.Forget(ch)
 			return engine.StreamPosition{}, fmt.Errorf("subscribe %q: read stream position: %w", ch, err)
 		}
 	} else {
@@ -135,6 +140,7 @@ func (e *Engine) subscribe(ctx context.Context, ch string, metaTTL *time.Duratio
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 		case err != nil:
+			sh.Forget(ch)
 			return engine.StreamPosition{}, fmt.Errorf("subscribe %q: read stream position: %w", ch, err)
 		default:
 			base.Offset = uint64(top)

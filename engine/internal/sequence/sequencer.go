@@ -79,8 +79,13 @@ type Sequencer[M any] struct {
 	quit   chan struct{}
 	once   sync.Once
 
-	mu      sync.Mutex
-	subs    map[string]struct{} // subscriptions as queued, to drop early what nobody wants
+	mu   sync.Mutex
+	subs map[string]struct{} // subscriptions as queued, to drop early what nobody wants
+	// expect counts the subscriptions of a channel between Expect and
+	// their Subscribe (or Forget); missed holds those of them for which a
+	// message was dropped meanwhile (Expect).
+	expect  map[string]int
+	missed  map[string]bool
 	queue   []event[M]
 	spare   []event[M]
 	resyncs uint64
@@ -110,6 +115,8 @@ func New[M any](cfg Config[M]) *Sequencer[M] {
 		log:     cfg.Log,
 		quit:    make(chan struct{}),
 		subs:    make(map[string]struct{}),
+		expect:  make(map[string]int),
+		missed:  make(map[string]bool),
 		wake:    make(chan struct{}, 1),
 		chans:   make(map[string]*channelState),
 	}
@@ -130,12 +137,16 @@ func (s *Sequencer[M]) push(ev event[M]) {
 	switch ev.op {
 	case opMessage:
 		if _, ok := s.subs[ev.channel]; !ok && ev.channel != "" {
+			if s.expect[ev.channel] > 0 {
+				s.missed[ev.channel] = true
+			}
 			s.mu.Unlock()
 			return
 		}
 	case opSubscribe:
 		s.subs[ev.channel] = struct{}{}
-		ev.replay = ev.resyncs != s.resyncs
+		ev.replay = ev.resyncs != s.resyncs || s.missed[ev.channel]
+		s.releaseLocked(ev.channel)
 	case opUnsubscribe:
 		delete(s.subs, ev.channel)
 	case opResync, opResyncAll:
@@ -163,6 +174,42 @@ func (s *Sequencer[M]) Resyncs() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.resyncs
+}
+
+// Expect announces a subscription of channel whose base position is about
+// to be read, for an engine whose connection receives the channel's
+// messages whether or not this node subscribed (PostgreSQL's LISTEN covers
+// every channel of a partition). A message of channel that arrives between
+// the read and Subscribe is still dropped, as the channel is not
+// subscribed yet, but it is remembered, and Subscribe then replays the
+// channel from its base: without that, a publication committed just after
+// the read whose message came before the Subscribe would wait for the
+// channel's next publication to be found missing, and the last one of a
+// burst would not be delivered at all. Every Expect is followed by the
+// channel's Subscribe or, when the subscription fails, its Forget.
+func (s *Sequencer[M]) Expect(channel string) {
+	s.mu.Lock()
+	s.expect[channel]++
+	s.mu.Unlock()
+}
+
+// Forget ends an Expect whose subscription failed before its Subscribe.
+func (s *Sequencer[M]) Forget(channel string) {
+	s.mu.Lock()
+	s.releaseLocked(channel)
+	s.mu.Unlock()
+}
+
+// releaseLocked ends one Expect of channel, if any; the last one's end
+// forgets what was missed.
+func (s *Sequencer[M]) releaseLocked(channel string) {
+	switch n := s.expect[channel]; {
+	case n > 1:
+		s.expect[channel] = n - 1
+	case n == 1:
+		delete(s.expect, channel)
+		delete(s.missed, channel)
+	}
 }
 
 // Subscribe queues the start of channel's delivery from base, the stream's

@@ -402,3 +402,62 @@ func TestNewPanicsWithoutHistory(t *testing.T) {
 	}()
 	New(Config[Message]{Resolve: func(string, Message) (Message, bool) { return Message{}, false }})
 }
+
+// TestExpectReplaysMissed: a message that arrives between Expect and
+// Subscribe (a publication committed after the base was read, whose
+// notification came before the subscription was queued) is dropped, and
+// Subscribe replays it from history; without Expect it would wait for the
+// channel's next publication.
+func TestExpectReplaysMissed(t *testing.T) {
+	f := newFixture(t, nil)
+	f.hist.store("a", "e1", 3)
+	resyncs := f.seq.Resyncs()
+	f.seq.Expect("a")
+	f.live("a", "e1", 3)
+	f.seq.Subscribe("a", engine.StreamPosition{Offset: 2, Epoch: "e1"}, resyncs)
+	f.run(t)
+	checkOffsets(t, "a", f.offsets(t, "a", 1), []uint64{3})
+}
+
+// TestExpectWithoutMissReadsNothing: an Expect that dropped nothing, or
+// one that was forgotten, makes Subscribe read no history.
+func TestExpectWithoutMissReadsNothing(t *testing.T) {
+	f := newFixture(t, nil)
+	f.hist.store("a", "e1", 4)
+	f.hist.store("b", "e1", 4)
+	f.seq.Expect("a")
+	f.subscribe("a", engine.StreamPosition{Offset: 2, Epoch: "e1"})
+	f.seq.Expect("b")
+	f.seq.Forget("b")
+	f.live("b", "e1", 3) // not expected any more: dropped and forgotten
+	f.subscribe("b", engine.StreamPosition{Offset: 3, Epoch: "e1"})
+	f.live("a", "e1", 3)
+	f.live("b", "e1", 4)
+	f.run(t)
+	checkOffsets(t, "a", f.offsets(t, "a", 1), []uint64{3})
+	checkOffsets(t, "b", f.offsets(t, "b", 1), []uint64{4})
+	f.hist.mu.Lock()
+	defer f.hist.mu.Unlock()
+	if len(f.hist.tails) != 0 || f.hist.betweens != 0 {
+		t.Errorf("history read %d times (tails) and %d (between), want none", len(f.hist.tails), f.hist.betweens)
+	}
+}
+
+// TestExpectTwice: two subscriptions of one channel expected at once both
+// replay what was missed; the second Subscribe ends the Expect.
+func TestExpectTwice(t *testing.T) {
+	f := newFixture(t, nil)
+	f.hist.store("a", "e1", 3)
+	f.seq.Expect("a")
+	f.seq.Expect("a")
+	f.live("a", "e1", 3)
+	f.subscribe("a", engine.StreamPosition{Offset: 2, Epoch: "e1"})
+	f.subscribe("a", engine.StreamPosition{Offset: 2, Epoch: "e1"})
+	f.run(t)
+	checkOffsets(t, "a", f.offsets(t, "a", 1), []uint64{3})
+	f.seq.mu.Lock()
+	defer f.seq.mu.Unlock()
+	if len(f.seq.expect) != 0 || len(f.seq.missed) != 0 {
+		t.Errorf("after both subscribes: expect %v, missed %v; want both empty", f.seq.expect, f.seq.missed)
+	}
+}
