@@ -33,7 +33,9 @@
 //   - Publications without offsets (channels without history), join and
 //     leave events are delivered in queue order, unchecked.
 //
-// Messages of channels that are not subscribed are dropped. Messages that
+// Messages of channels that are not subscribed are dropped; one of a
+// channel between its Expect and its Subscribe makes that Subscribe replay
+// the channel from its base (Sequencer.Expect). Messages that
 // belong to no channel (control messages) are always delivered, in queue
 // order.
 //
