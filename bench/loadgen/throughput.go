@@ -31,12 +31,19 @@ type ThroughputResult struct {
 	Probes []StepResult `json:"probes"`
 }
 
-// Passes reports whether a probe held: p99 within the limit, nothing
+// Passes reports whether a probe held: it measured copies, Served holds
+// for its all-copies p99, and it recorded no error.
+func (c ThroughputConfig) Passes(r StepResult) bool {
+	return r.All.Count > 0 && r.FirstError == "" && Served(r.All.P99, c.P99, r.Missing, r.Errors, r.Achieved, r.Rate)
+}
+
+// Served is the rule a step of a rate sweep passes to count as served,
+// the one rule of herald-bench's sweeps (throughput's probes, the map
+// update steps, bench/sidebyside.sh's table): p99 within limit, nothing
 // missing, no publish errors, and at least 95% of the offered rate
 // achieved.
-func (c ThroughputConfig) Passes(r StepResult) bool {
-	return r.All.Count > 0 && r.All.P99 <= c.P99 && r.Missing == 0 && r.Errors == 0 &&
-		r.Achieved >= 0.95*r.Rate && r.FirstError == ""
+func Served(p99, limit time.Duration, missing, errors int64, achieved, rate float64) bool {
+	return p99 <= limit && missing == 0 && errors == 0 && achieved >= 0.95*rate
 }
 
 // FindThroughput searches for the highest rate at which cfg.P99 holds.

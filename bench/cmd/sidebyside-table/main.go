@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/heraldhq/herald/bench/loadgen"
 )
 
 func main() {
@@ -160,8 +162,7 @@ func readSteps(r io.Reader, limit time.Duration) ([]step, error) {
 		s.firstP99 = time.Duration(vals[1]) * time.Microsecond
 		s.allP99 = time.Duration(vals[2]) * time.Microsecond
 		s.missing, s.errors, s.achieved = int64(vals[3]), int64(vals[4]), vals[5]
-		// herald-bench throughput's pass rule (loadgen.ThroughputConfig.Passes).
-		s.served = s.allP99 > 0 && s.allP99 <= limit && s.missing == 0 && s.errors == 0 && s.achieved >= 0.95*s.rate
+		s.served = s.allP99 > 0 && loadgen.Served(s.allP99, limit, s.missing, s.errors, s.achieved, s.rate)
 		out = append(out, s)
 	}
 	return out, nil
