@@ -147,7 +147,7 @@ func (s *Server) Start(ctx context.Context) error {
 		serving = s.tls.listen(ln)
 		s.http.ErrorLog = httpErrorLog(s.log, "main")
 	} else if !s.cfg.WebSocket.NetHTTPUpgrade {
-		serving = guard.NewListener(ln, s.upgradePaths(), s.http.Handler, s.http.ReadHeaderTimeout, s.log)
+		serving = guard.NewListener(ln, s.upgradePaths(), s.http.Handler, s.cfg.HTTP.IdleTimeoutOrDefault(), s.http.ReadHeaderTimeout, s.log)
 	}
 	go func() {
 		err := s.http.Serve(serving)

@@ -33,6 +33,7 @@ type Listener struct {
 	ln            net.Listener
 	paths         []string
 	handler       http.Handler
+	idleTimeout   time.Duration
 	headerTimeout time.Duration
 	log           *slog.Logger
 
@@ -54,11 +55,22 @@ const upgradeBufSize = 4 << 10
 
 // NewListener serves the upgrade requests for paths (GET of exactly one of
 // them, any query) that arrive on ln with handler, and returns the other
-// connections from Accept. A connection that does not send its request
-// line within headerTimeout is closed. Close closes ln.
-func NewListener(ln net.Listener, paths []string, handler http.Handler, headerTimeout time.Duration, log *slog.Logger) *Listener {
+// connections from Accept. A connection that sends nothing within
+// idleTimeout is closed, and so is one whose request line, once begun, is
+// not complete within headerTimeout. Close closes ln.
+//
+// The two are apart because HTTP clients open connections before they
+// need them: Go's http.Transport dials when a request finds no idle
+// connection and pools the new one unused if another comes free first, and
+// it does not retry a request that fails on a connection's first use. A
+// silent connection closed after the header timeout fails such a request
+// with a bare EOF whenever the client picks it just as it closes. Silence
+// is what an idle keep-alive connection gets (http.Server's IdleTimeout),
+// and costs no more; a request that trickles in is what the header timeout
+// bounds.
+func NewListener(ln net.Listener, paths []string, handler http.Handler, idleTimeout, headerTimeout time.Duration, log *slog.Logger) *Listener {
 	l := &Listener{
-		ln: ln, paths: paths, handler: handler, headerTimeout: headerTimeout, log: log,
+		ln: ln, paths: paths, handler: handler, idleTimeout: idleTimeout, headerTimeout: headerTimeout, log: log,
 		others:   make(chan net.Conn),
 		done:     make(chan struct{}),
 		inFlight: make(map[net.Conn]struct{}),
@@ -167,6 +179,13 @@ func (l *Listener) serve(c net.Conn) {
 		br.Reset(nil)
 		l.readers.Put(br)
 	}()
+	// The first byte may take the idle timeout, the rest of the request
+	// line the header timeout (see NewListener).
+	_ = c.SetReadDeadline(time.Now().Add(l.idleTimeout))
+	if _, err := br.Peek(1); err != nil {
+		_ = c.Close()
+		return
+	}
 	_ = c.SetReadDeadline(time.Now().Add(l.headerTimeout))
 	line, ok, err := peekLine(br)
 	if err != nil {

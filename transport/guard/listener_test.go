@@ -1,6 +1,8 @@
 package guard
 
 import (
+	"bufio"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -22,7 +24,9 @@ func TestUpgradeListenerTimeoutAndClose(t *testing.T) {
 	}
 	served := make(chan struct{}, 1)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served <- struct{}{} })
-	l := NewListener(inner, []string{"/connection/websocket"}, h, 200*time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	// The idle timeout is long: what closes the slow connection is its
+	// request line, begun and not finished within the header timeout.
+	l := NewListener(inner, []string{"/connection/websocket"}, h, time.Minute, 200*time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil)))
 
 	slow, err := net.Dial("tcp", inner.Addr().String())
 	if err != nil {
@@ -63,4 +67,77 @@ func TestUpgradeListenerTimeoutAndClose(t *testing.T) {
 		t.Error("the handler saw an incomplete request")
 	default:
 	}
+}
+
+// A connection that stays silent past the header timeout is still served
+// when its request comes (as a client's pooled, not yet used connection
+// is: Go's http.Transport does not retry a request that fails on one, so
+// closing it there failed such requests with EOF), and one that stays
+// silent past the idle timeout is closed.
+func TestUpgradeListenerSilentConnection(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	const header = 100 * time.Millisecond
+	serve := func(idle time.Duration) (addr string, stop func()) {
+		inner, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") })
+		l := NewListener(inner, []string{"/connection/websocket"}, h, idle, header, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: header}
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(l) }()
+		return inner.Addr().String(), func() {
+			_ = srv.Close()
+			if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+				t.Errorf("Serve: %v", err)
+			}
+		}
+	}
+
+	t.Run("ServedAfterTheHeaderTimeout", func(t *testing.T) {
+		addr, stop := serve(time.Minute)
+		defer stop()
+		for _, path := range []string{"/api/publish", "/connection/websocket"} {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Silent for several header timeouts; the idle timeout is far.
+			<-time.After(5 * header)
+			if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: herald\r\n\r\n"); err != nil {
+				t.Fatalf("%s: write after %s of silence: %v", path, 5*header, err)
+			}
+			_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatalf("%s: no answer after %s of silence: %v", path, 5*header, err)
+			}
+			_ = resp.Body.Close()
+			// The upgrade path answers a GET that is no handshake with what
+			// the handler wrote (200 here): what matters is an answer.
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("%s: status %d, want 200", path, resp.StatusCode)
+			}
+			_ = c.Close()
+		}
+	})
+
+	t.Run("ClosedAfterTheIdleTimeout", func(t *testing.T) {
+		addr, stop := serve(3 * header)
+		defer stop()
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		start := time.Now()
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+			t.Fatalf("silent connection: read %v, want EOF once the idle timeout passed", err)
+		}
+		if took := time.Since(start); took < 3*header {
+			t.Errorf("silent connection closed after %s, before the idle timeout (%s)", took, 3*header)
+		}
+	})
 }
