@@ -54,6 +54,23 @@ func awaitClosed(t *testing.T, br *bufio.Reader) {
 	}
 }
 
+// TestSilentNewConnectionClosed: a new connection that sends nothing is
+// closed after http.idle_timeout, as a keep-alive one between requests is,
+// and not after the header timeout (10 s), which bounds a request that has
+// begun: clients pool connections dialed ahead of need
+// (guard.NewListener).
+func TestSilentNewConnectionClosed(t *testing.T) {
+	cfg := config.Default()
+	cfg.HTTP.IdleTimeout = time.Duration(200 * time.Millisecond)
+	s := startStopped(t, cfg)
+	_, br := rawHTTP(t, s)
+	start := time.Now()
+	awaitClosed(t, br)
+	if d := time.Since(start); d < 150*time.Millisecond {
+		t.Fatalf("closed after %s, before the idle timeout", d)
+	}
+}
+
 // TestIdleKeepAliveClosed: a keep-alive connection that sends nothing
 // after its request is closed after http.idle_timeout.
 func TestIdleKeepAliveClosed(t *testing.T) {
