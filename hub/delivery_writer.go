@@ -340,8 +340,14 @@ func (c *Client) flush(pooled bool) (detached bool) {
 		if c.processing && c.state != stateClosed {
 			// A frame of commands is being handled: leave its replies and
 			// pushes to the flush that HandleFrame starts when it is done,
-			// so that they share one frame.
+			// so that they share one frame. The hold bounds that wait:
+			// what is queued here may have been queued while this writer
+			// was on its way (flushing set, so no hold was armed), and a
+			// command that runs long (a slow RPC beside the others, with
+			// client.concurrency) must not keep the replies of the fast
+			// ones from being written.
 			c.flushing = false
+			c.holdLocked()
 			c.mu.Unlock()
 			return
 		}
