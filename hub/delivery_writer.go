@@ -340,14 +340,13 @@ func (c *Client) flush(pooled bool) (detached bool) {
 		if c.processing && c.state != stateClosed {
 			// A frame of commands is being handled: leave its replies and
 			// pushes to the flush that HandleFrame starts when it is done,
-			// so that they share one frame. The hold bounds that wait:
-			// what is queued here may have been queued while this writer
-			// was on its way (flushing set, so no hold was armed), and a
-			// command that runs long (a slow RPC beside the others, with
-			// client.concurrency) must not keep the replies of the fast
-			// ones from being written.
+			// so that they share one frame. What waits here may have been
+			// queued while this writer was on its way (flushing set, so
+			// no hold was armed): scheduling it again arms the hold that
+			// bounds the wait, so a long command does not keep it until
+			// the command ends.
 			c.flushing = false
-			c.holdLocked()
+			c.scheduleFlushLocked()
 			c.mu.Unlock()
 			return
 		}
