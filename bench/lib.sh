@@ -547,6 +547,39 @@ kernel_peak() {
 			tcp, pages, slab / 1024, (slab - s0) / 1024, avail / 1024, (avail - a0) / 1024 }' "$RUN/kernel.tsv"
 }
 
+# cpu_sample prints the machine's CPU counters from /proc/stat's first
+# line: busy (user, nice, system, irq, softirq), steal (time the
+# hypervisor gave this machine's CPUs to others) and total, in ticks.
+cpu_sample() {
+	awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8, $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat
+}
+
+# settle waits until the machine is quiet before a measurement: until one
+# second passes in which the CPUs were busy less than SETTLE_BELOW of their
+# time (0.05: 5%), or SETTLE_MAX has passed. A point that follows a
+# PostgreSQL or Redis point otherwise begins while those servers still
+# write out what the last one left (checkpoints, autovacuum, the outbox's
+# cleanup), which the one-minute load average, lagging by a minute, does
+# not show. Prints "busy <share> steal <share> waited <s>s" of the last
+# second, for the point's meta.json: the steal share is the hypervisor's
+# other guests, which no waiting here removes.
+SETTLE_BELOW=${SETTLE_BELOW:-0.05}
+SETTLE_MAX=${SETTLE_MAX:-60}
+settle() {
+	local start=$SECONDS b0 s0 t0 b1 s1 t1 share steal
+	while :; do
+		read -r b0 s0 t0 < <(cpu_sample)
+		sleep 1
+		read -r b1 s1 t1 < <(cpu_sample)
+		share=$(awk -v b=$((b1 - b0)) -v t=$((t1 - t0)) 'BEGIN { printf "%.3f", (t > 0 ? b / t : 0) }')
+		steal=$(awk -v s=$((s1 - s0)) -v t=$((t1 - t0)) 'BEGIN { printf "%.3f", (t > 0 ? s / t : 0) }')
+		if awk -v x="$share" -v lim="$SETTLE_BELOW" 'BEGIN { exit !(x < lim) }' || ((SECONDS - start >= SETTLE_MAX)); then
+			break
+		fi
+	done
+	echo "busy $share steal $steal waited $((SECONDS - start))s"
+}
+
 # record_command CMD...: logs the exact command into the results, then runs it.
 record_command() {
 	printf '%q ' "$@" | sed "s|$ROOT/||g" >>"$RUN/commands.txt"

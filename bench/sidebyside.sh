@@ -30,6 +30,10 @@
 #   P99_LIMIT=2s               a sweep stops after a step whose all-copies p99 is above it;
 #                              "served" is herald-bench throughput's pass rule with this
 #                              limit (no copy missing, no publish error, achieved ≥ 95%)
+#   SETTLE_BELOW=0.05 SETTLE_MAX=60  before each point the script waits (at most SETTLE_MAX
+#                              seconds) for a second in which the CPUs were busy less than
+#                              SETTLE_BELOW of their time (lib.sh's settle); meta.json
+#                              records that second's busy and steal shares and the wait
 #   CLIENT=heavy               herald-bench --client: light, heavy or sdk (centrifuge-go;
 #                              the script then builds herald-bench with -tags benchsdk)
 #   FORMAT=json                the subscribers' protocol (JSON, as browsers speak)
@@ -200,7 +204,10 @@ point() {
 	fi
 	dir="$RUN/points/$server-$engine-$condition-run$run"
 	mkdir -p "$dir"
-	log "point: $server, engine $engine, $condition, run $run"
+	local quiet busy_share steal_share waited
+	quiet=$(settle)
+	read -r _ busy_share _ steal_share _ waited <<<"$quiet"
+	log "point: $server, engine $engine, $condition, run $run (machine before it: $quiet)"
 	start_server "$server" 1 "$condition"
 	if [[ "$server" != floor ]] && multi_node_engine; then
 		start_server "$server" 2 "$condition"
@@ -212,9 +219,9 @@ point() {
 		echo "pid $pid: $(grep -m1 ':cpu:' "/proc/$pid/cgroup" 2>/dev/null)" >>"$dir/cgroups.txt"
 	done
 	[[ "$condition" == busy ]] && busy_start
-	printf '{"server":"%s","engine":"%s","condition":"%s","run":%d,"client":"%s","format":"%s","subscribers":%d,"step":"%s","p99_limit":"%s","quota_cpus":"%s","busy_procs":%d,"busy_cpu":"%s","load_before":"%s"%s}\n' \
+	printf '{"server":"%s","engine":"%s","condition":"%s","run":%d,"client":"%s","format":"%s","subscribers":%d,"step":"%s","p99_limit":"%s","quota_cpus":"%s","busy_procs":%d,"busy_cpu":"%s","load_before":"%s","cpu_busy_before":%s,"cpu_steal_before":%s,"settled_after":"%s"%s}\n' \
 		"$server" "$engine" "$condition" "$run" "$CLIENT" "$FORMAT" "$SUBSCRIBERS" "$STEP" "$P99_LIMIT" "$QUOTA_CPUS" "$BUSY_PROCS" "$BUSY_CPU" \
-		"$(cut -d' ' -f1-3 /proc/loadavg)" "$extra" >"$dir/meta.json"
+		"$(cut -d' ' -f1-3 /proc/loadavg)" "$busy_share" "$steal_share" "${waited%s}s" "$extra" >"$dir/meta.json"
 	record_command timeout --signal=INT --kill-after=30 "$POINT_LIMIT" "$BENCH" latency --client "$CLIENT" \
 		--url "$(node_url $sub_node)" --secret "$SECRET" --format "$FORMAT" \
 		--subscribers "$SUBSCRIBERS" --channel psr \
