@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,6 +58,12 @@ type meta struct {
 	Engine    string `json:"engine"`
 	Condition string `json:"condition"`
 	Run       int    `json:"run"`
+	// The machine in the second before the point (bench/lib.sh's
+	// settle): the CPUs' busy and steal shares, and how long the script
+	// waited for that second. Absent from runs before settle existed.
+	CPUBusyBefore  *float64 `json:"cpu_busy_before"`
+	CPUStealBefore *float64 `json:"cpu_steal_before"`
+	SettledAfter   string   `json:"settled_after"`
 }
 
 // step is one rate of a point, from latency.csv.
@@ -323,20 +330,7 @@ func writeTable(w io.Writer, points []point) error {
 		for _, c := range cols {
 			var cells []string
 			for _, s := range c.servers(srv) {
-				var vs []float64
-				n := 0
-				for _, p := range points {
-					if !c.has(p, s) {
-						continue
-					}
-					n++
-					for _, st := range p.steps {
-						if st.direction != "down" && st.rate == r {
-							vs = append(vs, float64(st.firstP99)/float64(time.Millisecond))
-						}
-					}
-				}
-				cells = append(cells, cell(vs, n))
+				cells = append(cells, cell(p99s(points, c, s, r)))
 			}
 			fmt.Fprintf(w, " %s |", strings.Join(cells, " / "))
 		}
@@ -346,22 +340,141 @@ func writeTable(w io.Writer, points []point) error {
 	for _, c := range cols {
 		var cells []string
 		for _, s := range c.servers(srv) {
-			var vs []float64
-			for _, p := range points {
-				if c.has(p, s) {
-					vs = append(vs, p.servedRate)
-				}
-			}
-			if len(vs) == 0 {
+			if v, ok := servedMedian(points, c, s); ok {
+				cells = append(cells, thousands(v))
+			} else {
 				cells = append(cells, "—")
-				continue
 			}
-			cells = append(cells, thousands(median(vs)))
 		}
 		fmt.Fprintf(w, " %s |", strings.Join(cells, " / "))
 	}
 	fmt.Fprintln(w)
+	if slices.Contains(srv, "herald") && slices.Contains(srv, "centrifugo") {
+		writeVerdict(w, points, cols, rateList)
+	}
+	writeMachine(w, points)
 	return nil
+}
+
+// p99s are the first-copy p99s in ms of server s's runs in column c that
+// reached rate r, and n the number of its runs there.
+func p99s(points []point, c column, s string, r float64) (vs []float64, n int) {
+	for _, p := range points {
+		if !c.has(p, s) {
+			continue
+		}
+		n++
+		for _, st := range p.steps {
+			if st.direction != "down" && st.rate == r {
+				vs = append(vs, float64(st.firstP99)/float64(time.Millisecond))
+			}
+		}
+	}
+	return vs, n
+}
+
+// servedMedian is the median over server s's runs in column c of the
+// highest rate served (false: no run).
+func servedMedian(points []point, c column, s string) (float64, bool) {
+	var vs []float64
+	for _, p := range points {
+		if c.has(p, s) {
+			vs = append(vs, p.servedRate)
+		}
+	}
+	if len(vs) == 0 {
+		return 0, false
+	}
+	return median(vs), true
+}
+
+// The targets of docs/benchmarks.md, against Centrifugo in the same run:
+// Herald's first-copy p99 at most half (targetP99Share) of Centrifugo's
+// at every rate, and its highest rate served at least targetServedRatio times
+// Centrifugo's.
+const (
+	targetP99Share    = 0.5
+	targetServedRatio = 1.5
+)
+
+// writeVerdict writes, per column of an engine, whether Herald met the
+// targets there: the rates where its median p99 is above half of
+// Centrifugo's (with the ratio), or that it did not reach and Centrifugo
+// did, and the ratio of the highest rates served. A rate that Centrifugo
+// did not reach in any run counts for Herald when Herald reached it.
+func writeVerdict(w io.Writer, points []point, cols []column, rates []float64) {
+	fmt.Fprint(w, "\n| column | p99 at most half of Centrifugo's at every rate | highest rate served | met |\n|---|---|---|---|\n")
+	met := 0
+	n := 0
+	for _, c := range cols {
+		hs, hok := servedMedian(points, c, "herald")
+		cs, cok := servedMedian(points, c, "centrifugo")
+		if c.floor || !hok || !cok {
+			continue // the floor's, or a column the run did not measure for both
+		}
+		n++
+		var misses, ratios []string
+		for _, r := range rates {
+			hv, _ := p99s(points, c, "herald", r)
+			cv, _ := p99s(points, c, "centrifugo", r)
+			switch {
+			case len(cv) == 0:
+				// Centrifugo reached it in no run: nothing to be half of.
+			case len(hv) == 0:
+				misses, ratios = append(misses, thousands(r)), append(ratios, "not reached")
+			default:
+				if ratio := median(hv) / median(cv); ratio > targetP99Share {
+					misses, ratios = append(misses, thousands(r)), append(ratios, strconv.FormatFloat(ratio, 'f', 2, 64))
+				}
+			}
+		}
+		p99 := "yes"
+		if len(misses) > 0 {
+			p99 = fmt.Sprintf("not at %s (%s)", strings.Join(misses, ", "), strings.Join(ratios, ", "))
+		}
+		served := fmt.Sprintf("%s against %s", thousands(hs), thousands(cs))
+		servedOK := hs > 0 && hs >= targetServedRatio*cs
+		if cs > 0 {
+			served += fmt.Sprintf(": %s×", strconv.FormatFloat(math.Round(100*hs/cs)/100, 'f', -1, 64))
+		}
+		verdict := "no"
+		if len(misses) == 0 && servedOK {
+			verdict = "yes"
+			met++
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", c.title(), p99, served, verdict)
+	}
+	fmt.Fprintf(w, "\nMet in %d of %d columns.\n", met, n)
+}
+
+// writeMachine writes what the points' meta.json say of the machine in the
+// second before each point, when they say it.
+func writeMachine(w io.Writer, points []point) {
+	var busy, steal []float64
+	longest := time.Duration(0)
+	for _, p := range points {
+		if p.CPUBusyBefore == nil {
+			continue
+		}
+		busy = append(busy, *p.CPUBusyBefore)
+		if p.CPUStealBefore != nil {
+			steal = append(steal, *p.CPUStealBefore)
+		}
+		if d, err := time.ParseDuration(p.SettledAfter); err == nil && d > longest {
+			longest = d
+		}
+	}
+	if len(busy) == 0 {
+		return
+	}
+	pct := func(vs []float64) string {
+		if len(vs) == 0 {
+			return "unknown"
+		}
+		return fmt.Sprintf("%.1f–%.1f%%", 100*slices.Min(vs), 100*slices.Max(vs))
+	}
+	fmt.Fprintf(w, "\nThe machine in the second before each point: CPUs busy %s, stolen by the hypervisor %s; the longest wait for such a second %s.\n",
+		pct(busy), pct(steal), longest)
 }
 
 // cell is the median of vs in ms, with how many of n runs reached it.

@@ -53,14 +53,20 @@ func TestTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The whole table: with no floor point it is what it was before the
-	// floor columns existed.
+	// floor columns existed, and the verdict follows it.
 	want := "First-copy p99 in ms, Herald / Centrifugo; medians of 3 run(s) (in brackets: how many runs reached the rate, when not all did; — none did).\n" +
 		"\n" +
 		"| msg/s | memory |\n" +
 		"|---|---|\n" +
 		"| 200 | 12.0 / 100 (1 of 2) |\n" +
 		"| 400 | 40.0 (2 of 3) / 900 (1 of 2) |\n" +
-		"| highest rate served | 400 / 100 |\n"
+		"| highest rate served | 400 / 100 |\n" +
+		"\n" +
+		"| column | p99 at most half of Centrifugo's at every rate | highest rate served | met |\n" +
+		"|---|---|---|---|\n" +
+		"| memory | yes | 400 against 100: 4× | yes |\n" +
+		"\n" +
+		"Met in 1 of 1 columns.\n"
 	if b.String() != want {
 		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
 	}
@@ -115,5 +121,68 @@ func TestServedRateNeedsEveryLowerRate(t *testing.T) {
 	}
 	if got := servedRate(nil); got != 0 {
 		t.Fatalf("served %v with no steps", got)
+	}
+}
+
+// TestVerdict: per engine column, the rates where Herald's median p99 is
+// above half of Centrifugo's or that Herald did not reach, the ratio of
+// the highest rates served, and whether both targets were met; a rate
+// Centrifugo did not reach counts for Herald; the floor gets no row.
+func TestVerdict(t *testing.T) {
+	dir := t.TempDir()
+	m := func(server, engine, condition string) string {
+		return `{"server":"` + server + `","engine":"` + engine + `","condition":"` + condition + `","run":1,"cpu_busy_before":0.012,"cpu_steal_before":0.001,"settled_after":"3s"}`
+	}
+	// memory, plain: 400 at 0.6 of Centrifugo's; 600 reached by Herald alone.
+	writePoint(t, dir, "h-mem-plain", m("herald", "memory", "plain"),
+		row("200", "10000", "20000", "0", "200")+row("400", "30000", "40000", "0", "400")+row("600", "50000", "60000", "0", "600"))
+	writePoint(t, dir, "c-mem-plain", m("centrifugo", "memory", "plain"),
+		row("200", "40000", "50000", "0", "200")+row("400", "50000", "60000", "0", "400"))
+	// memory, quota: met (half at every rate, 2× the rate served).
+	writePoint(t, dir, "h-mem-quota", m("herald", "memory", "quota"),
+		row("200", "10000", "20000", "0", "200")+row("400", "20000", "30000", "0", "400"))
+	writePoint(t, dir, "c-mem-quota", m("centrifugo", "memory", "quota"),
+		row("200", "40000", "50000", "0", "200")+row("400", "900000", "900000", "5", "400"))
+	// Redis, plain: Herald did not reach 400, Centrifugo did.
+	writePoint(t, dir, "h-redis-plain", m("herald", "redis", "plain"), row("200", "10000", "20000", "0", "200"))
+	writePoint(t, dir, "c-redis-plain", m("centrifugo", "redis", "plain"),
+		row("200", "30000", "40000", "0", "200")+row("400", "40000", "50000", "0", "400"))
+	writePoint(t, dir, "floor-none-plain", `{"server":"floor","engine":"none","condition":"plain","run":1,"cpu_busy_before":0.031,"cpu_steal_before":0.004,"settled_after":"12s"}`,
+		row("200", "3000", "4000", "0", "200"))
+	points, err := readPoints(dir, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := writeTable(&b, points); err != nil {
+		t.Fatal(err)
+	}
+	want := "\n| column | p99 at most half of Centrifugo's at every rate | highest rate served | met |\n" +
+		"|---|---|---|---|\n" +
+		"| memory | not at 400 (0.60) | 600 against 400: 1.5× | no |\n" +
+		"| memory, 1-CPU quota | yes | 400 against 200: 2× | yes |\n" +
+		"| Redis 2 nodes | not at 400 (not reached) | 200 against 400: 0.5× | no |\n" +
+		"\nMet in 1 of 3 columns.\n" +
+		"\nThe machine in the second before each point: CPUs busy 1.2–3.1%, stolen by the hypervisor 0.1–0.4%; the longest wait for such a second 12s.\n"
+	if !strings.HasSuffix(b.String(), want) {
+		t.Errorf("table ends:\n%s\nwant it to end:\n%s", b.String(), want)
+	}
+}
+
+// TestVerdictNeedsBothServers: a run of Herald alone gets no verdict, and
+// points without the machine's shares (runs before settle) no machine line.
+func TestVerdictNeedsBothServers(t *testing.T) {
+	dir := t.TempDir()
+	writePoint(t, dir, "h", `{"server":"herald","engine":"memory","condition":"plain","run":1}`, row("200", "10000", "20000", "0", "200"))
+	points, err := readPoints(dir, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := writeTable(&b, points); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "| met |") || strings.Contains(b.String(), "The machine") {
+		t.Errorf("table of Herald alone has a verdict or a machine line:\n%s", b.String())
 	}
 }
