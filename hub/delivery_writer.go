@@ -8,14 +8,38 @@ import (
 	"github.com/heraldhq/herald/protocol"
 )
 
-// The writer pool: enough writers that a few clients blocked on a full
-// socket (up to the write timeout) do not hold up the rest, and a queue
-// long enough to take a large fan-out at once; past it, clients get a
-// goroutine of their own.
+// The writer pool, and a queue long enough to take a large fan-out at
+// once; past it, clients get a goroutine of their own.
+//
+// A write that the socket does not take at once leaves the pool
+// (frameWriter), so by default the pool's writers only ever do CPU work,
+// and one per CPU keeps every CPU writing. More writers only add
+// wake-ups: a fan-out readies a parked writer for each client it hands
+// over until none is parked, each taking a CPU from the writers already
+// running (and from the clients beside the node). Measured on 2 cores
+// with heavy clients (docs/benchmarks.md, "Two writers instead of 64"),
+// 2 writers instead of 64 lowered the first-copy p99 by up to a fifth at
+// 9 of 10 rates and the node's CPU by up to 7 points. With
+// ClientConfig.WaitOnBlockedWrites a writer waits for a client's full
+// socket (up to the write timeout), and the pool keeps
+// blockingWriters so that a few such clients do not hold up the rest.
 const (
-	numWriters    = 64
-	writeQueueLen = 16384
+	minWriters      = 2
+	blockingWriters = 64
+	writeQueueLen   = 16384
 )
+
+// poolWriters is the writer pool's size: blockingWriters (or one per CPU,
+// when there are more) when writes wait for full sockets, else one per CPU (procs, GOMAXPROCS when the hub is
+// made), at least minWriters, so that a write that waits briefly (a
+// Transport without WriteStarter, whose WriteFrame must not wait long)
+// does not stop delivery.
+func poolWriters(waitOnBlocked bool, procs int) int {
+	if waitOnBlocked {
+		return max(blockingWriters, procs)
+	}
+	return max(minWriters, procs)
+}
 
 // queued is an encoded message waiting in a client's queue; its Sub is the
 // delta subscription it belongs to (hub/internal/writequeue).

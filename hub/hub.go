@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -121,6 +122,7 @@ type Hub struct {
 	nodes        clusterstate.Registry
 	process      clusterstate.Sampler             // CPU and memory for the heartbeat
 	writeq       chan *Client                     // clients waiting for a writer (delivery_writer.go)
+	writers      int                              // the writer pool's size (delivery_writer.go, poolWriters)
 	queueArrays  writequeue.Arrays[*subscription] // clients' queue arrays, recycled (delivery_writer.go)
 	frameWriters sync.Pool                        // *frameWriter, recycled (delivery_writer.go)
 	coalesce     coalescer                        // clients waiting for their write interval (delivery_coalesce.go)
@@ -223,6 +225,7 @@ func New(cfg Config) (*Hub, error) {
 	h.polls.init(h)
 	h.metrics.collectors = append(h.metrics.collectors, h.polls.collectors()...)
 	h.writeq = make(chan *Client, writeQueueLen)
+	h.writers = poolWriters(h.client.WaitOnBlockedWrites, runtime.GOMAXPROCS(0))
 	h.coalesce.init()
 	return h, nil
 }
@@ -249,11 +252,11 @@ func (h *Hub) Start(ctx context.Context) error {
 	if h.client.Insecure {
 		h.log.Warn("INSECURE MODE: every client may connect and use every channel without a token; never use this in production")
 	}
-	h.wg.Add(3 + numWriters)
+	h.wg.Add(3 + h.writers)
 	go h.presenceLoop()
 	go h.heartbeatLoop()
 	go h.accessLoop()
-	for i := 0; i < numWriters; i++ {
+	for i := 0; i < h.writers; i++ {
 		go h.writerLoop()
 	}
 	if !h.client.WriteCoalesceOff {

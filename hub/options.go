@@ -224,7 +224,7 @@ type ClientConfig struct {
 	// its client takes over 2 s, and the pong deadline of a client that
 	// is behind run from when it has caught up (lifecycle_pong.go), runs
 	// at twice the capacity close none.
-	WaitOnBlockedWrites bool `yaml:"wait_on_blocked_writes" doc:"a writer of the node's pool waits for one client's full socket, as before, instead of leaving the client's write to a goroutine of its own (the default: a client that stops reading with a large reply on its way delays no one else)"`
+	WaitOnBlockedWrites bool `yaml:"wait_on_blocked_writes" doc:"a writer of the node's pool waits for one client's full socket, as before, instead of leaving the client's write to a goroutine of its own (the default: a client that stops reading with a large reply on its way delays no one else); the pool then has 64 writers instead of one per CPU"`
 	// QueueMaxSize bounds the bytes waiting to be written to one
 	// connection; a client that falls further behind is closed with 3008
 	// (1 MiB).
