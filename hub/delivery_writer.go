@@ -18,8 +18,9 @@ import (
 // over until none is parked, each taking a CPU from the writers already
 // running (and from the clients beside the node). Measured on 2 cores
 // with heavy clients (docs/benchmarks.md, "Two writers instead of 64"),
-// 2 writers instead of 64 lowered the first-copy p99 by up to a fifth at
-// 9 of 10 rates and the node's CPU by up to 7 points. With
+// 2 writers instead of 64 lowered the median first-copy p99 by 8-22% at
+// 8 of 10 rates (within 5% at the other two), and the node's CPU by 0-3
+// points. With
 // ClientConfig.WaitOnBlockedWrites a writer waits for a client's full
 // socket (up to the write timeout), and the pool keeps
 // blockingWriters so that a few such clients do not hold up the rest.
