@@ -31,6 +31,20 @@ func writePoint(t *testing.T, dir, name, meta, csv string) {
 	}
 }
 
+// table is the table sidebyside-table prints for the points under dir.
+func table(t *testing.T, dir string) *strings.Builder {
+	t.Helper()
+	points, err := readPoints(dir, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := writeTable(&b, points); err != nil {
+		t.Fatal(err)
+	}
+	return &b
+}
+
 // TestTable: medians over runs, runs that did not reach a rate, the
 // served rate (a missing copy at 400 ends it there), and a point without
 // any step.
@@ -44,14 +58,7 @@ func TestTable(t *testing.T) {
 	writePoint(t, dir, "herald-3", m("herald", 3), row("200", "14000", "20000", "0", "200"))
 	writePoint(t, dir, "cf-1", m("centrifugo", 1), row("200", "100000", "200000", "0", "200")+row("400", "900000", "900000", "3", "400"))
 	writePoint(t, dir, "cf-2", m("centrifugo", 2), "")
-	points, err := readPoints(dir, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	if err := writeTable(&b, points); err != nil {
-		t.Fatal(err)
-	}
+	b := table(t, dir)
 	// The whole table: with no floor point it is what it was before the
 	// floor columns existed, and the verdict follows it.
 	want := "First-copy p99 in ms, Herald / Centrifugo; medians of 3 run(s) (in brackets: how many runs reached the rate, when not all did; — none did).\n" +
@@ -88,14 +95,7 @@ func TestTableFloor(t *testing.T) {
 	}
 	writePoint(t, dir, "floor-none-plain", m("floor", "none", "plain"), row("200", "3000", "4000", "0", "200")+row("400", "5000", "6000", "0", "400"))
 	writePoint(t, dir, "floor-none-quota", m("floor", "none", "quota"), row("200", "7000", "8000", "0", "200")+row("400", "9000", "9000", "1", "400"))
-	points, err := readPoints(dir, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	if err := writeTable(&b, points); err != nil {
-		t.Fatal(err)
-	}
+	b := table(t, dir)
 	want := []string{
 		"First-copy p99 in ms, Herald / Centrifugo; medians of 1 run(s)",
 		" The floor columns: bench/floor ",
@@ -149,14 +149,7 @@ func TestVerdict(t *testing.T) {
 		row("200", "30000", "40000", "0", "200")+row("400", "40000", "50000", "0", "400"))
 	writePoint(t, dir, "floor-none-plain", `{"server":"floor","engine":"none","condition":"plain","run":1,"cpu_busy_before":0.031,"cpu_steal_before":0.004,"settled_after":"12s"}`,
 		row("200", "3000", "4000", "0", "200"))
-	points, err := readPoints(dir, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	if err := writeTable(&b, points); err != nil {
-		t.Fatal(err)
-	}
+	b := table(t, dir)
 	want := "\n| column | p99 at most half of Centrifugo's at every rate | highest rate served | met |\n" +
 		"|---|---|---|---|\n" +
 		"| memory | not at 400 (0.60) | 600 against 400: 1.5× | no |\n" +
@@ -174,14 +167,7 @@ func TestVerdict(t *testing.T) {
 func TestVerdictNeedsBothServers(t *testing.T) {
 	dir := t.TempDir()
 	writePoint(t, dir, "h", `{"server":"herald","engine":"memory","condition":"plain","run":1}`, row("200", "10000", "20000", "0", "200"))
-	points, err := readPoints(dir, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	if err := writeTable(&b, points); err != nil {
-		t.Fatal(err)
-	}
+	b := table(t, dir)
 	if strings.Contains(b.String(), "| met |") || strings.Contains(b.String(), "The machine") {
 		t.Errorf("table of Herald alone has a verdict or a machine line:\n%s", b.String())
 	}
