@@ -566,16 +566,15 @@ cpu_sample() {
 SETTLE_BELOW=${SETTLE_BELOW:-0.05}
 SETTLE_MAX=${SETTLE_MAX:-60}
 settle() {
-	local start=$SECONDS b0 s0 t0 b1 s1 t1 share steal
+	local start=$SECONDS b0 s0 t0 b1 s1 t1 share steal quiet
 	while :; do
 		read -r b0 s0 t0 < <(cpu_sample)
 		sleep 1
 		read -r b1 s1 t1 < <(cpu_sample)
-		share=$(awk -v b=$((b1 - b0)) -v t=$((t1 - t0)) 'BEGIN { printf "%.3f", (t > 0 ? b / t : 0) }')
-		steal=$(awk -v s=$((s1 - s0)) -v t=$((t1 - t0)) 'BEGIN { printf "%.3f", (t > 0 ? s / t : 0) }')
-		if awk -v x="$share" -v lim="$SETTLE_BELOW" 'BEGIN { exit !(x < lim) }' || ((SECONDS - start >= SETTLE_MAX)); then
-			break
-		fi
+		# The shares of the second, and 1 when it was quiet.
+		read -r share steal quiet < <(awk -v b=$((b1 - b0)) -v s=$((s1 - s0)) -v t=$((t1 - t0)) -v lim="$SETTLE_BELOW" \
+			'BEGIN { if (t <= 0) t = 1; printf "%.3f %.3f %d\n", b / t, s / t, b / t < lim }')
+		((quiet || SECONDS - start >= SETTLE_MAX)) && break
 	done
 	echo "busy $share steal $steal waited $((SECONDS - start))s"
 }

@@ -221,7 +221,7 @@ point() {
 	[[ "$condition" == busy ]] && busy_start
 	printf '{"server":"%s","engine":"%s","condition":"%s","run":%d,"client":"%s","format":"%s","subscribers":%d,"step":"%s","p99_limit":"%s","quota_cpus":"%s","busy_procs":%d,"busy_cpu":"%s","load_before":"%s","cpu_busy_before":%s,"cpu_steal_before":%s,"settled_after":"%s"%s}\n' \
 		"$server" "$engine" "$condition" "$run" "$CLIENT" "$FORMAT" "$SUBSCRIBERS" "$STEP" "$P99_LIMIT" "$QUOTA_CPUS" "$BUSY_PROCS" "$BUSY_CPU" \
-		"$(cut -d' ' -f1-3 /proc/loadavg)" "$busy_share" "$steal_share" "${waited%s}s" "$extra" >"$dir/meta.json"
+		"$(cut -d' ' -f1-3 /proc/loadavg)" "$busy_share" "$steal_share" "$waited" "$extra" >"$dir/meta.json"
 	record_command timeout --signal=INT --kill-after=30 "$POINT_LIMIT" "$BENCH" latency --client "$CLIENT" \
 		--url "$(node_url $sub_node)" --secret "$SECRET" --format "$FORMAT" \
 		--subscribers "$SUBSCRIBERS" --channel psr \

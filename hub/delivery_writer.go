@@ -20,9 +20,8 @@ import (
 // with heavy clients (docs/benchmarks.md, "Two writers instead of 64"),
 // 2 writers instead of 64 lowered the median first-copy p99 by 8-22% at
 // 8 of 10 rates (within 5% at the other two), and the node's CPU by 0-3
-// points. With
-// ClientConfig.WaitOnBlockedWrites a writer waits for a client's full
-// socket (up to the write timeout), and the pool keeps
+// points. With ClientConfig.WaitOnBlockedWrites a writer waits for a
+// client's full socket (up to the write timeout), and the pool keeps
 // blockingWriters so that a few such clients do not hold up the rest.
 const (
 	minWriters      = 2
@@ -31,10 +30,10 @@ const (
 )
 
 // poolWriters is the writer pool's size: blockingWriters (or one per CPU,
-// when there are more) when writes wait for full sockets, else one per CPU (procs, GOMAXPROCS when the hub is
-// made), at least minWriters, so that a write that waits briefly (a
-// Transport without WriteStarter, whose WriteFrame must not wait long)
-// does not stop delivery.
+// when there are more) when writes wait for full sockets, else one per
+// CPU (procs, GOMAXPROCS when the hub is made), at least minWriters, so
+// that a write that waits briefly (a Transport without WriteStarter,
+// whose WriteFrame must not wait long) does not stop delivery.
 func poolWriters(waitOnBlocked bool, procs int) int {
 	if waitOnBlocked {
 		return max(blockingWriters, procs)
