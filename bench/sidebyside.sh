@@ -5,8 +5,9 @@
 # same run, with the same probe and heavy clients, the two servers taking
 # turns point by point. Every point: one server, one engine, one
 # condition, one run. The run folder gets points/<server>-<engine>-<condition>-run<k>/
-# (latency.csv, latency.md, meta.json, node logs) and table.md, the
-# Markdown table of medians docs/benchmarks.md carries (bench/cmd/sidebyside-table).
+# (latency.csv, latency.md, meta.json, node logs), table.md, the
+# Markdown table of medians docs/benchmarks.md carries, and chart.png, the
+# same medians drawn (bench/cmd/sidebyside-table).
 #
 #   bench/sidebyside.sh                    every engine and condition, RUNS=3 (see the duration below)
 #   ENGINES=memory CONDITIONS=plain RUNS=1 RATES=200,400 STEP=2s WARMUP=1s SUBSCRIBERS=20 bench/sidebyside.sh   smoke
@@ -287,6 +288,6 @@ for ((run = 1; run <= RUNS; run++)); do
 	done
 done
 
-"$TABLE" -p99-limit "$P99_LIMIT" -csv "$RUN/points.csv" "$RUN/points" >"$RUN/table.md"
+"$TABLE" -p99-limit "$P99_LIMIT" -csv "$RUN/points.csv" -png "$RUN/chart.png" "$RUN/points" >"$RUN/table.md"
 cat "$RUN/table.md"
 log "done: ${RUN#"$ROOT"/}"

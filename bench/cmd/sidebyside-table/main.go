@@ -6,7 +6,8 @@
 // condition, and the highest rate each served. The points of bench/floor
 // (server "floor", engine "none") get a column per condition of their
 // own: the floor of the machine under the same probe. With -csv it also
-// writes one row per point and rate.
+// writes one row per point and rate; with -png, a chart of the table
+// (chart.go).
 package main
 
 import (
@@ -30,8 +31,9 @@ import (
 func main() {
 	limit := flag.Duration("p99-limit", 2*time.Second, "a step is served when its all-copies p99 is at most this, no copy is missing, no publish failed and it achieved 95% of its rate")
 	csvPath := flag.String("csv", "", "also write one row per point and rate to this file")
+	pngPath := flag.String("png", "", "also draw the table's p99s to this PNG file: a panel per engine and condition, Herald, Centrifugo, half of Centrifugo's and the floor")
 	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: sidebyside-table [-p99-limit 2s] [-csv FILE] POINTS_DIR")
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: sidebyside-table [-p99-limit 2s] [-csv FILE] [-png FILE] POINTS_DIR")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -45,6 +47,9 @@ func main() {
 	}
 	if err == nil {
 		err = writeTable(os.Stdout, points)
+	}
+	if err == nil && *pngPath != "" {
+		err = writeFile(*pngPath, func(w io.Writer) error { return writeChart(w, points) })
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sidebyside-table:", err)
@@ -273,7 +278,18 @@ func (c column) has(p point, server string) bool {
 	return p.Server == server && p.Engine == c.engine && p.Condition == c.condition
 }
 
-func writeTable(w io.Writer, points []point) error {
+// layout is what the table and the chart share: the servers (Herald
+// first), the columns (every engine's conditions, then the floor's), the
+// rates of the upward steps, and how many runs the points come from.
+type layout struct {
+	servers []string
+	cols    []column
+	rates   []float64
+	runs    int
+	floor   bool // the run has points of the floor
+}
+
+func layoutOf(points []point) layout {
 	engines, conditions, servers := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	floorConditions := map[string]bool{}
 	rates := map[float64]bool{}
@@ -291,28 +307,32 @@ func writeTable(w io.Writer, points []point) error {
 			}
 		}
 	}
-	srv := order(servers, "herald", "centrifugo")
-	var cols []column
+	l := layout{servers: order(servers, "herald", "centrifugo"), runs: len(runs), floor: len(floorConditions) > 0}
 	for _, e := range order(engines, "memory", "redis", "postgres") {
 		for _, c := range order(conditions, "plain", "quota", "busy") {
-			cols = append(cols, column{engine: e, condition: c})
+			l.cols = append(l.cols, column{engine: e, condition: c})
 		}
 	}
 	for _, c := range order(floorConditions, "plain", "quota", "busy") {
-		cols = append(cols, column{condition: c, floor: true})
+		l.cols = append(l.cols, column{condition: c, floor: true})
 	}
-	rateList := make([]float64, 0, len(rates))
 	for r := range rates {
-		rateList = append(rateList, r)
+		l.rates = append(l.rates, r)
 	}
-	sort.Float64s(rateList)
+	sort.Float64s(l.rates)
+	return l
+}
+
+func writeTable(w io.Writer, points []point) error {
+	l := layoutOf(points)
+	srv, cols, rateList := l.servers, l.cols, l.rates
 	var names []string
 	for _, s := range srv {
-		names = append(names, map[string]string{"herald": "Herald", "centrifugo": "Centrifugo"}[s])
+		names = append(names, serverName(s))
 	}
 	fmt.Fprintf(w, "First-copy p99 in ms, %s; medians of %d run(s) (in brackets: how many runs reached the rate, when not all did; — none did).",
-		strings.Join(names, " / "), len(runs))
-	if len(floorConditions) > 0 {
+		strings.Join(names, " / "), l.runs)
+	if l.floor {
 		fmt.Fprint(w, " The floor columns: bench/floor (one process on Herald's connection layer that only delivers: no engine, no hub) with the same probe in the same condition: a minimal server, not a lower bound (its two writers go round by round).")
 	}
 	fmt.Fprint(w, "\n\n")
@@ -502,6 +522,14 @@ func ms(v float64) string {
 	default:
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
+}
+
+// serverName is how the table and the chart name a server.
+func serverName(s string) string {
+	if n, ok := map[string]string{"herald": "Herald", "centrifugo": "Centrifugo", floorServer: "floor"}[s]; ok {
+		return n
+	}
+	return s
 }
 
 // thousands rounds v and groups its digits by three with commas.
