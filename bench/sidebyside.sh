@@ -5,7 +5,8 @@
 # same run, with the same probe and heavy clients, the two servers taking
 # turns point by point. Every point: one server, one engine, one
 # condition, one run. The run folder gets points/<server>-<engine>-<condition>-run<k>/
-# (latency.csv, latency.md, meta.json, node logs), table.md, the
+# (latency.csv, latency.md, meta.json, node logs, cgroups.txt: each node's
+# cpu group and, under the quota, its throttling), table.md, the
 # Markdown table of medians docs/benchmarks.md carries, and chart.png, the
 # same medians drawn (bench/cmd/sidebyside-table).
 #
@@ -122,6 +123,17 @@ cgroup_make() {
 	CG=$dir
 }
 
+# cgroups_stat DIR: appends each group's CPU throttling over the point
+# (cgroup v1 cpu.stat: periods, periods in which the quota ran out, and
+# the time its processes waited for the next period) to DIR/cgroups.txt.
+cgroups_stat() {
+	local d
+	for d in "${CGROUPS[@]}"; do
+		awk -v g="${d##*/}" '{ v[$1] = $2 } END { printf "%s: nr_periods %d, nr_throttled %d, throttled_time %.1f ms\n", g, v["nr_periods"], v["nr_throttled"], v["throttled_time"] / 1e6 }' \
+			"$d/cpu.stat" >>"$1/cgroups.txt" 2>/dev/null || true
+	done
+}
+
 # cgroups_remove removes the run's groups (empty once their nodes stopped).
 cgroups_remove() {
 	local d
@@ -231,6 +243,7 @@ point() {
 		--server-pid "$(node_pids)" --csv "$dir/latency.csv" >"$dir/latency.md" 2>"$dir/bench.log" || code=$?
 	((code == 0)) || log "herald-bench exited with $code (see ${dir#"$ROOT"/}/bench.log)"
 	busy_stop
+	cgroups_stat "$dir"
 	stop_all
 	cgroups_remove
 	mv "$RUN"/node*.log "$RUN"/node*.metrics.txt "$RUN"/node*.stats.json "$dir/" 2>/dev/null || true

@@ -124,31 +124,39 @@ func writeChart(w io.Writer, points []point) error {
 	hi = math.Pow(10, math.Ceil(math.Log10(max(hi, lo*10))))
 
 	grid := make([][]*plot.Plot, len(rows))
-	var legend []legendEntry
+	drawnSeries := map[string]bool{}
 	k := 0
 	for i, row := range rows {
 		grid[i] = make([]*plot.Plot, len(conds))
 		for _, c := range row {
-			p, entries, err := panel(c.title(), panels[k], lo, hi, l.rates)
+			p, err := panel(c.title(), panels[k], lo, hi, l.rates)
 			if err != nil {
 				return fmt.Errorf("chart: %s: %w", c.title(), err)
 			}
-			if legend == nil {
-				legend = entries
+			for _, s := range panels[k] {
+				drawnSeries[s.name] = drawnSeries[s.name] || len(s.xy) > 0
 			}
 			grid[i][conds[c.condition]] = p
 			k++
 		}
 	}
-	// The legend is a strip above the panels, its entries side by side
-	// (each as wide as its thumbnail and name), so that it covers no line;
-	// the chart is at least as wide as the strip.
+	// The legend is a strip above the panels, an entry per series drawn in
+	// any panel, side by side (each as wide as its thumbnail and name), so
+	// that it covers no line; the chart is at least as wide as the strip.
+	var legend []plot.Legend
 	var entryWidths []vg.Length
 	strip := vg.Length(0)
-	for i, e := range legend {
+	for _, name := range []string{seriesHerald, seriesCentrifugo, seriesTarget, seriesFloor} {
+		if !drawnSeries[name] {
+			continue
+		}
+		e := plot.NewLegend()
+		e.Add(name, thumbnails(name)...)
+		e.Top, e.Left = true, true
 		em := e.TextStyle.Width(" ")
-		entryWidths = append(entryWidths, e.ThumbnailWidth+em+e.TextStyle.Width(e.name)+3*em)
-		strip += entryWidths[i]
+		legend = append(legend, e)
+		entryWidths = append(entryWidths, e.ThumbnailWidth+em+e.TextStyle.Width(name)+3*em)
+		strip += entryWidths[len(entryWidths)-1]
 	}
 	width := max(vg.Length(len(conds))*panelWidth, strip+vg.Inch/2)
 	img := vgimg.New(width, vg.Length(len(rows))*panelHeight+legendHeight)
@@ -174,19 +182,9 @@ func writeChart(w io.Writer, points []point) error {
 	return nil
 }
 
-// legendEntry is a legend of one series, and its name (a plot.Legend
-// does not tell its entries' names, which the strip needs to lay them
-// out).
-type legendEntry struct {
-	name string
-	plot.Legend
-}
-
-// panel is one column's plot, and a legend of one entry per series it
-// draws (every panel draws the same series alike, so the chart shows one
-// panel's legend for all).
-func panel(title string, ss []series, lo, hi float64, rates []float64) (*plot.Plot, []legendEntry, error) {
-	var legend []legendEntry
+// panel is one column's plot: its series' lines, styled by seriesStyle,
+// on the chart's common p99 axis.
+func panel(title string, ss []series, lo, hi float64, rates []float64) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "publications/s"
@@ -206,27 +204,41 @@ func panel(title string, ss []series, lo, hi float64, rates []float64) (*plot.Pl
 		for i, v := range s.xy {
 			xy[i] = plotter.XY{X: v.X, Y: min(max(v.Y, lo), hi)}
 		}
-		st := seriesStyle[s.name]
-		ln, err := plotter.NewLine(xy)
+		ps, err := styled(s.name, xy)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		ln.Color, ln.Dashes = st.col, st.dashes
-		p.Add(ln)
-		thumb := []plot.Thumbnailer{ln}
-		if st.glyph != nil {
-			sc, err := plotter.NewScatter(xy)
-			if err != nil {
-				return nil, nil, err
-			}
-			sc.Color, sc.Shape, sc.Radius = st.col, st.glyph, vg.Points(2)
-			p.Add(sc)
-			thumb = append(thumb, sc)
-		}
-		e := plot.NewLegend()
-		e.Add(s.name, thumb...)
-		e.Top, e.Left = true, true
-		legend = append(legend, legendEntry{name: s.name, Legend: e})
+		p.Add(ps...)
 	}
-	return p, legend, nil
+	return p, nil
+}
+
+// styled is series name's line through xy, and its glyphs when it has
+// any, in seriesStyle's look.
+func styled(name string, xy plotter.XYs) ([]plot.Plotter, error) {
+	st := seriesStyle[name]
+	ln, err := plotter.NewLine(xy)
+	if err != nil {
+		return nil, err
+	}
+	ln.Color, ln.Dashes = st.col, st.dashes
+	if st.glyph == nil {
+		return []plot.Plotter{ln}, nil
+	}
+	sc, err := plotter.NewScatter(xy)
+	if err != nil {
+		return nil, err
+	}
+	sc.Color, sc.Shape, sc.Radius = st.col, st.glyph, vg.Points(2)
+	return []plot.Plotter{ln, sc}, nil
+}
+
+// thumbnails are series name's marks in the legend: its line and glyph.
+func thumbnails(name string) []plot.Thumbnailer {
+	ps, _ := styled(name, plotter.XYs{{X: 0, Y: 1}}) // one point: no error
+	var out []plot.Thumbnailer
+	for _, p := range ps {
+		out = append(out, p.(plot.Thumbnailer))
+	}
+	return out
 }

@@ -73,20 +73,30 @@ func TestPanelSeries(t *testing.T) {
 
 // TestChart: the PNG decodes, with a panel per engine (rows) and
 // condition (columns) and the legend's strip above them: two engines by
-// two conditions here, the floor drawn inside the panels.
+// two conditions here, the floor drawn inside the panels; a run of the
+// floor alone gets a panel per condition of its own.
 func TestChart(t *testing.T) {
-	var b bytes.Buffer
-	if err := writeChart(&b, chartPoints(t)); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := png.DecodeConfig(bytes.NewReader(b.Bytes()))
-	if err != nil {
-		t.Fatalf("not a PNG: %v", err)
-	}
 	const dpi = 96 // vgimg's default
-	wantW, wantH := int(math.Round(float64(2*panelWidth/vg.Inch)*dpi)), int(math.Round(float64((2*panelHeight+legendHeight)/vg.Inch)*dpi))
-	if cfg.Width != wantW || cfg.Height != wantH {
-		t.Errorf("chart is %d×%d px, want %d×%d (2 conditions × 2 engines)", cfg.Width, cfg.Height, wantW, wantH)
+	size := func(points []point) (int, int) {
+		t.Helper()
+		var b bytes.Buffer
+		if err := writeChart(&b, points); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := png.DecodeConfig(bytes.NewReader(b.Bytes()))
+		if err != nil {
+			t.Fatalf("not a PNG: %v", err)
+		}
+		return cfg.Width, cfg.Height
+	}
+	px := func(l vg.Length) int { return int(math.Round(float64(l/vg.Inch) * dpi)) }
+	points := chartPoints(t)
+	if w, h := size(points); w != px(2*panelWidth) || h != px(2*panelHeight+legendHeight) {
+		t.Errorf("chart is %d×%d px, want %d×%d (2 conditions × 2 engines)", w, h, px(2*panelWidth), px(2*panelHeight+legendHeight))
+	}
+	floorOnly := slices.DeleteFunc(points, func(p point) bool { return p.Server != floorServer })
+	if w, h := size(floorOnly); w != px(panelWidth) || h != px(panelHeight+legendHeight) {
+		t.Errorf("chart of the floor alone is %d×%d px, want %d×%d (one condition)", w, h, px(panelWidth), px(panelHeight+legendHeight))
 	}
 }
 

@@ -16,7 +16,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -406,68 +405,6 @@ func servedMedian(points []point, c column, s string) (float64, bool) {
 		return 0, false
 	}
 	return median(vs), true
-}
-
-// The targets of docs/benchmarks.md, against Centrifugo in the same run:
-// Herald's first-copy p99 at most half (targetP99Share) of Centrifugo's
-// at every rate, and its highest rate served at least targetServedRatio times
-// Centrifugo's.
-const (
-	targetP99Share    = 0.5
-	targetServedRatio = 1.5
-)
-
-// writeVerdict writes, per column of an engine, whether Herald met the
-// targets there: the rates where its median p99 is above half of
-// Centrifugo's (with the ratio), or that it did not reach and Centrifugo
-// did, and the ratio of the highest rates served. A rate that Centrifugo
-// did not reach in any run counts for Herald when Herald reached it.
-func writeVerdict(w io.Writer, points []point, cols []column, rates []float64) {
-	fmt.Fprint(w, "\n| column | p99 at most half of Centrifugo's at every rate | highest rate served | met |\n|---|---|---|---|\n")
-	met := 0
-	n := 0
-	for _, c := range cols {
-		if c.floor {
-			continue
-		}
-		hs, hok := servedMedian(points, c, "herald")
-		cs, cok := servedMedian(points, c, "centrifugo")
-		if !hok || !cok {
-			continue // a column the run did not measure for both
-		}
-		n++
-		var misses, ratios []string
-		for _, r := range rates {
-			hv, _ := p99s(points, c, "herald", r)
-			cv, _ := p99s(points, c, "centrifugo", r)
-			switch {
-			case len(cv) == 0:
-				// Centrifugo reached it in no run: nothing to be half of.
-			case len(hv) == 0:
-				misses, ratios = append(misses, thousands(r)), append(ratios, "not reached")
-			default:
-				if ratio := median(hv) / median(cv); ratio > targetP99Share {
-					misses, ratios = append(misses, thousands(r)), append(ratios, strconv.FormatFloat(ratio, 'f', 2, 64))
-				}
-			}
-		}
-		p99 := "yes"
-		if len(misses) > 0 {
-			p99 = fmt.Sprintf("not at %s (%s)", strings.Join(misses, ", "), strings.Join(ratios, ", "))
-		}
-		served := fmt.Sprintf("%s against %s", thousands(hs), thousands(cs))
-		servedOK := hs > 0 && hs >= targetServedRatio*cs
-		if cs > 0 {
-			served += fmt.Sprintf(": %s×", strconv.FormatFloat(math.Round(100*hs/cs)/100, 'f', -1, 64))
-		}
-		verdict := "no"
-		if len(misses) == 0 && servedOK {
-			verdict = "yes"
-			met++
-		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", c.title(), p99, served, verdict)
-	}
-	fmt.Fprintf(w, "\nMet in %d of %d columns.\n", met, n)
 }
 
 // writeMachine writes what the points' meta.json say of the machine in the
