@@ -16,17 +16,25 @@ import (
 // chartFloor is the lowest latency drawn (ms): the axis is logarithmic.
 const chartFloor = 0.01
 
+// NewLogPlot is the frame of the benchmarks' latency charts: a title,
+// axis labels, a logarithmic y axis (latency spans orders of magnitude
+// across rates) and a grid.
+func NewLogPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Add(plotter.NewGrid())
+	return p
+}
+
 // WritePNG draws the all-copies p50, p95 and p99 latency (log scale)
 // against the offered rate: solid while the rate goes up, dashed on the
 // way down.
 func WritePNG(w io.Writer, title string, steps []StepResult) error {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "offered publications/s"
-	p.Y.Label.Text = "publish-to-receive latency, ms (log)"
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Add(plotter.NewGrid())
+	p := NewLogPlot(title, "offered publications/s", "publish-to-receive latency, ms (log)")
 	series := []struct {
 		name string
 		get  func(StepResult) time.Duration

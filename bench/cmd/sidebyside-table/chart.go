@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/heraldhq/herald/bench/loadgen"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -185,17 +186,11 @@ func writeChart(w io.Writer, points []point) error {
 // panel is one column's plot: its series' lines, styled by seriesStyle,
 // on the chart's common p99 axis.
 func panel(title string, ss []series, lo, hi float64, rates []float64) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "publications/s"
-	p.Y.Label.Text = "first-copy p99, ms"
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p := loadgen.NewLogPlot(title, "publications/s", "first-copy p99, ms")
 	p.Y.Min, p.Y.Max = lo, hi
 	if len(rates) > 0 {
 		p.X.Min, p.X.Max = 0, rates[len(rates)-1]*1.05
 	}
-	p.Add(plotter.NewGrid())
 	for _, s := range ss {
 		if len(s.xy) == 0 {
 			continue
