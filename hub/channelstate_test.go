@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -302,33 +303,68 @@ func TestChannelStateEngineErrorRetriedSoon(t *testing.T) {
 	}
 }
 
+// occupancyRecorder is the memory engine telling each channel whose
+// occupancy it recorded, after recording it.
+type occupancyRecorder struct {
+	*memory.Engine
+	recorded chan string
+}
+
+func (e *occupancyRecorder) SetChannelOccupancy(ctx context.Context, ch string, on bool, opts engine.ChannelStateOptions) error {
+	err := e.Engine.SetChannelOccupancy(ctx, ch, on, opts)
+	e.recorded <- ch
+	return err
+}
+
 // While the backend is down, the queue keeps the newest queue_size
 // events: the older ones are dropped and counted, and the backend, back,
 // gets the rest in order.
+//
+// The hub records each channel's occupancy from a goroutine of its own,
+// so the test waits for each record before the next subscribe (the
+// queue's order is the engine's, not the subscribes'). And a delivery
+// that began before the last drops carries events the queue has since
+// dropped: the backend comes back only once a failed delivery carried
+// exactly the two newest, after which nothing else is in flight.
 func TestChannelStateQueueBounded(t *testing.T) {
 	evs := make(stateEvents, 64)
 	var down atomic.Bool
 	down.Store(true)
+	failed := make(chan string, 64) // the channels of each failed delivery
 	handler := func(ctx context.Context, batch []hub.ChannelStateEvent) error {
 		if down.Load() {
+			var chs []string
+			for _, e := range batch {
+				chs = append(chs, e.Channel)
+			}
+			select {
+			case failed <- strings.Join(chs, " "):
+			default:
+			}
 			return errors.New("backend down")
 		}
 		return evs.handler(ctx, batch)
 	}
 	cfg := stateChannels(-1)
 	cfg.State.QueueSize = 2
-	n := startNodeWS(t, hub.Config{Channels: cfg, Handlers: hub.Handlers{OnChannelState: handler}}, websocket.Config{})
+	eng := &occupancyRecorder{Engine: memory.New(memory.Config{}), recorded: make(chan string, 8)}
+	n := startNodeWS(t, hub.Config{Engine: eng, Channels: cfg, Handlers: hub.Handlers{OnChannelState: handler}}, websocket.Config{})
 	a := n.dial(t)
 	a.Connect("u1")
 	for i := range 4 {
-		a.MustSubscribe(2+i, fmt.Sprintf("chat:%d", i), "")
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for counterValue(t, n.hub, "herald_channel_state_events_dropped_total", "", "") < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out waiting for 2 events dropped")
+		ch := fmt.Sprintf("chat:%d", i)
+		a.MustSubscribe(2+i, ch, "")
+		if got := recv(t, eng.recorded, "the occupancy of "+ch); got != ch {
+			t.Fatalf("recorded %s after subscribing to %s", got, ch)
 		}
-		time.Sleep(5 * time.Millisecond)
+	}
+	if got := counterValue(t, n.hub, "herald_channel_state_events_dropped_total", "", ""); got != 2 {
+		t.Fatalf("dropped %v of 4 events with a queue of 2, want 2", got)
+	}
+	for {
+		if recv(t, failed, "a failed delivery") == "chat:2 chat:3" {
+			break
+		}
 	}
 	down.Store(false)
 	evs.expect(t, "occupied chat:2", "occupied chat:3")
