@@ -304,7 +304,10 @@ func TestChannelStateEngineErrorRetriedSoon(t *testing.T) {
 }
 
 // occupancyRecorder is the memory engine telling each channel whose
-// occupancy it recorded, after recording it.
+// occupancy it recorded, after recording it; as keepRecorder, it does not
+// wait for the test to read (a full channel would hold the hub's record
+// goroutine, and its shutdown, for ever), so recorded is buffered beyond
+// what a test records.
 type occupancyRecorder struct {
 	*memory.Engine
 	recorded chan string
@@ -312,7 +315,10 @@ type occupancyRecorder struct {
 
 func (e *occupancyRecorder) SetChannelOccupancy(ctx context.Context, ch string, on bool, opts engine.ChannelStateOptions) error {
 	err := e.Engine.SetChannelOccupancy(ctx, ch, on, opts)
-	e.recorded <- ch
+	select {
+	case e.recorded <- ch:
+	default:
+	}
 	return err
 }
 
@@ -347,7 +353,7 @@ func TestChannelStateQueueBounded(t *testing.T) {
 	}
 	cfg := stateChannels(-1)
 	cfg.State.QueueSize = 2
-	eng := &occupancyRecorder{Engine: memory.New(memory.Config{}), recorded: make(chan string, 8)}
+	eng := &occupancyRecorder{Engine: memory.New(memory.Config{}), recorded: make(chan string, 16)}
 	n := startNodeWS(t, hub.Config{Engine: eng, Channels: cfg, Handlers: hub.Handlers{OnChannelState: handler}}, websocket.Config{})
 	a := n.dial(t)
 	a.Connect("u1")

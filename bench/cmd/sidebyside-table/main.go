@@ -324,9 +324,8 @@ func layoutOf(points []point) layout {
 
 func writeTable(w io.Writer, points []point) error {
 	l := layoutOf(points)
-	srv, cols, rateList := l.servers, l.cols, l.rates
 	var names []string
-	for _, s := range srv {
+	for _, s := range l.servers {
 		names = append(names, serverName(s))
 	}
 	fmt.Fprintf(w, "First-copy p99 in ms, %s; medians of %d run(s) (in brackets: how many runs reached the rate, when not all did; — none did).",
@@ -336,19 +335,19 @@ func writeTable(w io.Writer, points []point) error {
 	}
 	fmt.Fprint(w, "\n\n")
 	fmt.Fprint(w, "| msg/s |")
-	for _, c := range cols {
+	for _, c := range l.cols {
 		fmt.Fprintf(w, " %s |", c.title())
 	}
 	fmt.Fprint(w, "\n|---|")
-	for range cols {
+	for range l.cols {
 		fmt.Fprint(w, "---|")
 	}
 	fmt.Fprintln(w)
-	for _, r := range rateList {
+	for _, r := range l.rates {
 		fmt.Fprintf(w, "| %s |", thousands(r))
-		for _, c := range cols {
+		for _, c := range l.cols {
 			var cells []string
-			for _, s := range c.servers(srv) {
+			for _, s := range c.servers(l.servers) {
 				cells = append(cells, cell(p99s(points, c, s, r)))
 			}
 			fmt.Fprintf(w, " %s |", strings.Join(cells, " / "))
@@ -356,9 +355,9 @@ func writeTable(w io.Writer, points []point) error {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprint(w, "| highest rate served |")
-	for _, c := range cols {
+	for _, c := range l.cols {
 		var cells []string
-		for _, s := range c.servers(srv) {
+		for _, s := range c.servers(l.servers) {
 			if v, ok := servedMedian(points, c, s); ok {
 				cells = append(cells, thousands(v))
 			} else {
@@ -368,8 +367,8 @@ func writeTable(w io.Writer, points []point) error {
 		fmt.Fprintf(w, " %s |", strings.Join(cells, " / "))
 	}
 	fmt.Fprintln(w)
-	if slices.Contains(srv, "herald") && slices.Contains(srv, "centrifugo") {
-		writeVerdict(w, points, cols, rateList)
+	if slices.Contains(l.servers, "herald") && slices.Contains(l.servers, "centrifugo") {
+		writeVerdict(w, points, l)
 	}
 	writeMachine(w, points)
 	return nil
@@ -461,9 +460,10 @@ func ms(v float64) string {
 	}
 }
 
-// serverName is how the table and the chart name a server.
+// serverName is how the table and the chart name a server: its chart
+// series' name (chart.go), which picks the series' look.
 func serverName(s string) string {
-	if n, ok := map[string]string{"herald": "Herald", "centrifugo": "Centrifugo", floorServer: "floor"}[s]; ok {
+	if n, ok := map[string]string{"herald": seriesHerald, "centrifugo": seriesCentrifugo, floorServer: seriesFloor}[s]; ok {
 		return n
 	}
 	return s

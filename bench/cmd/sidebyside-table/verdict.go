@@ -33,14 +33,12 @@ const beyondFloor = "†"
 // the floor, each miss whose target is beyond the floor's figure is
 // marked, and a last line counts them. A rate that Centrifugo did not
 // reach in any run counts for Herald when Herald reached it.
-func writeVerdict(w io.Writer, points []point, cols []column, rates []float64) {
+func writeVerdict(w io.Writer, points []point, l layout) {
 	fmt.Fprint(w, "\n| column | p99 at most half of Centrifugo's at every rate | highest rate served | met |\n|---|---|---|---|\n")
 	met, n := 0, 0
 	var p99Misses, p99Beyond, servedMisses, servedBeyond int
-	floorMeasured := false
-	for _, c := range cols {
+	for _, c := range l.cols {
 		if c.floor {
-			floorMeasured = true
 			continue
 		}
 		hs, hok := servedMedian(points, c, "herald")
@@ -51,7 +49,7 @@ func writeVerdict(w io.Writer, points []point, cols []column, rates []float64) {
 		n++
 		floor := column{condition: c.condition, floor: true}
 		var misses, ratios []string
-		for _, r := range rates {
+		for _, r := range l.rates {
 			hv, _ := p99s(points, c, "herald", r)
 			cv, _ := p99s(points, c, "centrifugo", r)
 			if len(cv) == 0 {
@@ -96,7 +94,7 @@ func writeVerdict(w io.Writer, points []point, cols []column, rates []float64) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", c.title(), p99, served, verdict)
 	}
 	fmt.Fprintf(w, "\nMet in %d of %d columns.\n", met, n)
-	if floorMeasured && p99Misses+servedMisses > 0 {
+	if l.floor && p99Misses+servedMisses > 0 {
 		fmt.Fprintf(w, "\n%s: the target there is beyond what the floor got in the same condition and runs (half of Centrifugo's p99 below the floor's, or 1.5 times Centrifugo's highest rate served above the floor's). Marked: %d of %d missed p99 points, %d of %d missed served rates.\n",
 			beyondFloor, p99Beyond, p99Misses, servedBeyond, servedMisses)
 	}
