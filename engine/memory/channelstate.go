@@ -38,6 +38,12 @@ type channelStateState struct {
 	// delivering is set while a DeliverChannelStates hands events out,
 	// so a second caller returns at once, as on a shared engine.
 	delivering bool
+	// flightEnd is the sequence number after the batch being delivered.
+	// An event of that batch that the bound drops meanwhile is not lost
+	// yet: it reaches the backend if the delivery succeeds. So its drop
+	// waits in flightDropped and counts only if the delivery fails.
+	flightEnd     uint64
+	flightDropped uint64
 }
 
 // memChannelState is one channel that is occupied, or was until its
@@ -98,8 +104,12 @@ func (s *channelStateState) emit(channel string, st *memChannelState, typ string
 	if s.maxQueue > 0 {
 		for s.queue.Len() > s.maxQueue {
 			s.queue.PopFront()
+			if s.delivering && s.head < s.flightEnd {
+				s.flightDropped++
+			} else {
+				s.dropped.Add(1)
+			}
 			s.head++
-			s.dropped.Add(1)
 		}
 	}
 }
@@ -158,7 +168,7 @@ func (e *Engine) DeliverChannelStates(ctx context.Context, limit int, fn func(co
 		batch[i] = s.queue.At(i)
 	}
 	end := s.head + uint64(n)
-	s.delivering = true
+	s.delivering, s.flightEnd, s.flightDropped = true, end, 0
 	s.mu.Unlock()
 
 	err := fn(ctx, batch)
@@ -167,6 +177,8 @@ func (e *Engine) DeliverChannelStates(ctx context.Context, limit int, fn func(co
 	defer s.mu.Unlock()
 	s.delivering = false
 	if err != nil {
+		// The batch's events the bound dropped meanwhile are lost now.
+		s.dropped.Add(s.flightDropped)
 		return 0, err
 	}
 	// Events are only appended meanwhile, and the oldest dropped: what

@@ -13,6 +13,8 @@ import (
 // The queue of undelivered events keeps at most MaxQueue: the oldest go,
 // new ones are kept, and the drops are counted; a delivery in flight
 // while its own events are dropped removes only what is left of them.
+// An event dropped while it is in a delivery counts as dropped only if
+// that delivery fails: otherwise it reached the backend.
 func TestChannelStateQueueBounded(t *testing.T) {
 	e, _ := started(t, Config{})
 	ctx := context.Background()
@@ -58,8 +60,32 @@ func TestChannelStateQueueBounded(t *testing.T) {
 	if got := channels(rest); got != "ch5 ch6 ch7" {
 		t.Errorf("then %q, want ch5 ch6 ch7", got)
 	}
-	if got := e.ChannelStateEventsDropped(); got != 4 {
-		t.Errorf("dropped %d, want 4", got)
+	if got := e.ChannelStateEventsDropped(); got != 2 {
+		t.Errorf("dropped %d after ch3 and ch4 were dropped in a delivery that succeeded, want 2 (ch1, ch2)", got)
+	}
+
+	// A failed delivery: what the bound dropped of its batch is lost.
+	occupy(8, 10)
+	if _, err := e.DeliverChannelStates(ctx, 2, func(_ context.Context, evs []engine.ChannelStateEvent) error {
+		if got := channels(evs); got != "ch8 ch9" {
+			t.Errorf("failing batch %q, want ch8 ch9", got)
+		}
+		occupy(11, 11) // drops ch8, in flight
+		return fmt.Errorf("backend down")
+	}); err == nil {
+		t.Fatal("a failed delivery returned no error")
+	}
+	if got := e.ChannelStateEventsDropped(); got != 3 {
+		t.Errorf("dropped %d after ch8 was dropped in a delivery that failed, want 3", got)
+	}
+	if _, err := e.DeliverChannelStates(ctx, 10, func(_ context.Context, evs []engine.ChannelStateEvent) error {
+		rest = evs
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := channels(rest); got != "ch9 ch10 ch11" {
+		t.Errorf("after the failure %q, want ch9 ch10 ch11", got)
 	}
 }
 
