@@ -52,7 +52,9 @@ type ChannelStateOptions struct {
 // (ChannelStateOptions.MaxQueue) and counts what the bound dropped.
 type ChannelStateDropCounter interface {
 	// ChannelStateEventsDropped is how many undelivered events this
-	// node's calls dropped to keep the queue within its bound.
+	// node's calls dropped to keep the queue within its bound. An event
+	// dropped while a delivery carries it is lost only if that delivery
+	// fails, and counts then (on the delivering node).
 	ChannelStateEventsDropped() uint64
 }
 

@@ -98,7 +98,7 @@ func (s *channelStates) init(h *Hub, cfg Config) error {
 	})
 	dropped := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Namespace: "herald", Subsystem: "channel", Name: "state_events_dropped_total",
-		Help: "Channel state events waiting for delivery that this node's engine calls dropped, oldest first, to keep the queue within channel.state.queue_size (memory and Redis engines).",
+		Help: "Channel state events waiting for delivery that this node's engine calls dropped, oldest first, to keep the queue within channel.state.queue_size (memory and Redis engines); one dropped while a delivery carried it counts only if that delivery failed.",
 	}, s.dropped)
 	h.metrics.collectors = append(h.metrics.collectors, s.delivered, dropped)
 	return nil

@@ -34,6 +34,8 @@ var (
 //	csc  set per node: the node's channels in the partition
 //	csg  zset: vacated channel -> its last event time, forgotten a second later
 //	csl  string: the deliverer's lock
+//	csf  string: the last id of the batch being delivered (see deliverPartition)
+//	csd  string: how many of that batch's events the bound dropped meanwhile
 //
 // Times come from the Redis server's clock (luaNow), so nodes' clocks need
 // not agree. The number of partitions must not change while channels are
@@ -65,7 +67,7 @@ func (e *Engine) ChannelStateEventsDropped() uint64 { return e.csBound.dropped.L
 // channelStateKeys are the keys of one partition; csc is node's set.
 func (k keyspace) channelStateKeys(p int, node string) []string {
 	tag := k.prefix + ":cs:{" + strconv.Itoa(p) + "}:"
-	return []string{tag + "h", tag + "o", tag + "k", tag + "v", tag + "e", tag + "n", tag + "c:" + node, tag + "g"}
+	return []string{tag + "h", tag + "o", tag + "k", tag + "v", tag + "e", tag + "n", tag + "c:" + node, tag + "g", tag + "f", tag + "d"}
 }
 
 func (k keyspace) channelStateLock(p int) string {
@@ -85,7 +87,10 @@ func (e *Engine) channelStatePartition(ch string) int {
 // luaChannelState is what every channel state script shares: the clock,
 // the state codec, emit and left (as 0020_channel_state.sql's functions
 // on PostgreSQL). A script sets maxlen, the stream's bound (0: none),
-// before it emits; dropped counts the oldest events the bound removed.
+// before it emits; dropped counts the oldest events the bound removed,
+// but for those of a batch being delivered (up to the id in KEYS[9]):
+// they reach the backend if that delivery succeeds, so they wait in
+// KEYS[10], and the deliverer counts them only if it fails.
 const luaChannelState = luaNow + `
 local maxlen, dropped = 0, 0
 local function getst(ch)
@@ -101,7 +106,13 @@ local function emit(ch, typ, last)
   local ms = math.max(now, last + 1)
   if maxlen > 0 then
     local over = redis.call('xlen', KEYS[5]) + 1 - maxlen
-    if over > 0 then dropped = dropped + over end
+    if over > 0 then
+      local flight = redis.call('get', KEYS[9])
+      local held = 0
+      if flight then held = #redis.call('xrange', KEYS[5], '-', flight, 'COUNT', over) end
+      dropped = dropped + over - held
+      if held > 0 then redis.call('incrby', KEYS[10], held) end
+    end
     redis.call('xadd', KEYS[5], 'MAXLEN', maxlen, '*', 'c', ch, 't', typ, 'm', string.format('%d', ms))
   else
     redis.call('xadd', KEYS[5], '*', 'c', ch, 't', typ, 'm', string.format('%d', ms))
@@ -215,6 +226,39 @@ table.insert(out, 1, dropped)
 return out
 `)
 
+// channelStateFlight reads a batch of up to ARGV[1] events of the stream
+// KEYS[3] and marks it as being delivered, in one step, so that the bound
+// drops none of it unseen: KEYS[1] holds its last id for ARGV[2] ms (the
+// lock's time), and KEYS[2], the count of its events the bound drops
+// meanwhile, starts at zero. It returns what KEYS[2] held (drops of a
+// deliverer that stopped before it could tell whether its delivery
+// failed, lost as far as anyone knows), then id, channel, type and time
+// of each event.
+var channelStateFlight = goredis.NewScript(`
+local left = tonumber(redis.call('get', KEYS[2]) or '0')
+redis.call('del', KEYS[2])
+local out = {left}
+local msgs = redis.call('xrange', KEYS[3], '-', '+', 'COUNT', ARGV[1])
+if #msgs == 0 then return out end
+redis.call('set', KEYS[1], msgs[#msgs][1], 'PX', ARGV[2])
+for _, m in ipairs(msgs) do
+  local f = {}
+  for i = 1, #m[2], 2 do f[m[2][i]] = m[2][i + 1] end
+  table.insert(out, m[1])
+  table.insert(out, f.c or '')
+  table.insert(out, f.t or '')
+  table.insert(out, f.m or '')
+end
+return out`)
+
+// channelStateLanded ends a delivery: it removes the marks of
+// channelStateFlight and returns how many of the batch's events the
+// bound dropped meanwhile.
+var channelStateLanded = goredis.NewScript(`
+local n = tonumber(redis.call('get', KEYS[2]) or '0')
+redis.call('del', KEYS[1], KEYS[2])
+return n`)
+
 // unlockIfMine deletes KEYS[1] if it still holds ARGV[1].
 var unlockIfMine = goredis.NewScript(`
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
@@ -310,7 +354,7 @@ func (e *Engine) DeliverChannelStates(ctx context.Context, limit int, fn func(co
 				return n, err
 			}
 		}
-		got, err := e.deliverPartition(ctx, p, keys[4], token, lockTTL, limit-n, fn)
+		got, err := e.deliverPartition(ctx, p, keys, token, lockTTL, limit-n, fn)
 		n += got
 		if err != nil {
 			return n, err
@@ -341,8 +385,15 @@ func (e *Engine) sweptChannelStates(res []any) ([]string, error) {
 	return nodes, nil
 }
 
-// deliverPartition hands up to limit events of partition p to fn.
-func (e *Engine) deliverPartition(ctx context.Context, p int, stream, token string, lockTTL time.Duration, limit int, fn func(context.Context, []engine.ChannelStateEvent) error) (int, error) {
+// deliverPartition hands up to limit events of partition p (whose keys
+// are keys) to fn.
+//
+// An event of the batch that the bound drops while fn runs (an emit on
+// any node, the stream at its bound) is not lost if fn succeeds. The
+// batch's last id marks it as in flight, so such a drop is set aside
+// instead of counted (luaChannelState), and counted here if fn fails.
+func (e *Engine) deliverPartition(ctx context.Context, p int, keys []string, token string, lockTTL time.Duration, limit int, fn func(context.Context, []engine.ChannelStateEvent) error) (int, error) {
+	stream, flight := keys[4], keys[8:10]
 	lock := e.keys.channelStateLock(p)
 	mine, err := e.client.SetNX(ctx, lock, token, lockTTL).Result()
 	if err != nil {
@@ -357,31 +408,58 @@ func (e *Engine) deliverPartition(ctx context.Context, p int, stream, token stri
 		defer cancel()
 		_ = unlockIfMine.Run(uctx, e.client, []string{lock}, token).Err()
 	}()
-	msgs, err := e.client.XRangeN(ctx, stream, "-", "+", int64(limit)).Result()
+	res, err := channelStateFlight.Run(ctx, e.client, []string{flight[0], flight[1], stream}, limit, lockTTL.Milliseconds()).Slice()
 	if err != nil {
 		return 0, fmt.Errorf("redis engine: read channel state events: %w", err)
 	}
-	if len(msgs) == 0 {
+	left, ids, evs, err := flightBatch(res)
+	if err != nil {
+		return 0, err
+	}
+	e.csBound.dropped.Add(left)
+	if len(evs) == 0 {
 		return 0, nil
 	}
-	evs := make([]engine.ChannelStateEvent, 0, len(msgs))
-	ids := make([]string, len(msgs))
-	for i, m := range msgs {
-		ids[i] = m.ID
-		ch, _ := m.Values["c"].(string)
-		typ, _ := m.Values["t"].(string)
-		ms, _ := m.Values["m"].(string)
-		t, err := strconv.ParseInt(ms, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("redis engine: channel state event %s: time %q: %w", m.ID, ms, err)
-		}
-		evs = append(evs, engine.ChannelStateEvent{Channel: ch, Type: typ, TimeMs: t})
+	fnErr := fn(ctx, evs)
+	// Not ctx: a cancelled delivery must still say what it lost.
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	dropped, err := channelStateLanded.Run(lctx, e.client, flight).Uint64()
+	cancel()
+	if err != nil {
+		return 0, fmt.Errorf("redis engine: end channel state delivery: %w", err)
 	}
-	if err := fn(ctx, evs); err != nil {
-		return 0, fmt.Errorf("redis engine: deliver channel state events: %w", err)
+	if fnErr != nil {
+		e.csBound.dropped.Add(dropped)
+		return 0, fmt.Errorf("redis engine: deliver channel state events: %w", fnErr)
 	}
 	if err := e.client.XDel(ctx, stream, ids...).Err(); err != nil {
 		return 0, fmt.Errorf("redis engine: remove delivered channel state events: %w", err)
 	}
-	return len(msgs), nil
+	return len(evs), nil
+}
+
+// flightBatch parses channelStateFlight's answer.
+func flightBatch(res []any) (left uint64, ids []string, evs []engine.ChannelStateEvent, err error) {
+	if len(res) == 0 || (len(res)-1)%4 != 0 {
+		return 0, nil, nil, fmt.Errorf("redis engine: read channel state events: answer of %d values", len(res))
+	}
+	n, ok := res[0].(int64)
+	if !ok || n < 0 {
+		return 0, nil, nil, fmt.Errorf("redis engine: read channel state events: dropped count %v", res[0])
+	}
+	for i := 1; i < len(res); i += 4 {
+		var f [4]string
+		for j := range f {
+			if f[j], ok = res[i+j].(string); !ok {
+				return 0, nil, nil, fmt.Errorf("redis engine: read channel state events: value %T", res[i+j])
+			}
+		}
+		t, err := strconv.ParseInt(f[3], 10, 64)
+		if err != nil {
+			return 0, nil, nil, fmt.Errorf("redis engine: channel state event %s: time %q: %w", f[0], f[3], err)
+		}
+		ids = append(ids, f[0])
+		evs = append(evs, engine.ChannelStateEvent{Channel: f[1], Type: f[2], TimeMs: t})
+	}
+	return uint64(n), ids, evs, nil
 }

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,29 +13,76 @@ import (
 )
 
 // Each partition's stream keeps its share of MaxQueue: the oldest events
-// go, new ones are kept, and the drops are counted.
+// go, new ones are kept, and the drops are counted. An event dropped
+// while a delivery carries it (here by another node's change) counts
+// only if that delivery fails: otherwise it reached the backend.
 func TestChannelStateQueueBounded(t *testing.T) {
-	e := startEngine(t, testOptions(t), enginetest.NewRecorder())
+	opts := testOptions(t)
+	e := startEngine(t, opts, enginetest.NewRecorder())
+	other := opts
+	other.NodeID = "other-node"
+	e2 := startEngine(t, other, enginetest.NewRecorder())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// Five channels of one partition, whose share of a bound of 32 is 2.
 	var chans []string
-	for i := 0; len(chans) < 5; i++ {
+	for i := 0; len(chans) < 10; i++ {
 		if ch := fmt.Sprintf("ch%d", i); e.channelStatePartition(ch) == 0 {
 			chans = append(chans, ch)
 		}
 	}
-	opts := engine.ChannelStateOptions{NodeTTL: time.Minute, MaxQueue: 2 * channelStatePartitions}
-	for _, ch := range chans {
-		if err := e.SetChannelOccupancy(ctx, ch, true, opts); err != nil {
-			t.Fatal(err)
+	csOpts := engine.ChannelStateOptions{NodeTTL: time.Minute, MaxQueue: 2 * channelStatePartitions}
+	occupy := func(on *Engine, chans ...string) {
+		t.Helper()
+		for _, ch := range chans {
+			if err := on.SetChannelOccupancy(ctx, ch, true, csOpts); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
+	occupy(e, chans[:5]...)
 	if got := e.ChannelStateEventsDropped(); got != 3 {
 		t.Errorf("dropped %d, want 3", got)
 	}
+	// Another node's changes drop both events of the batch in flight,
+	// which then succeeds.
 	var got []string
 	if _, err := e.DeliverChannelStates(ctx, 100, func(_ context.Context, evs []engine.ChannelStateEvent) error {
+		for _, ev := range evs {
+			got = append(got, ev.Channel)
+		}
+		occupy(e2, chans[5:7]...)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Join(chans[3:5], " "); strings.Join(got, " ") != want {
+		t.Errorf("delivered %v, want the newest two, %s", got, want)
+	}
+	if d1, d2 := e.ChannelStateEventsDropped(), e2.ChannelStateEventsDropped(); d1 != 3 || d2 != 0 {
+		t.Errorf("dropped %d and %d after two events were dropped in a delivery that succeeded, want 3 and 0", d1, d2)
+	}
+
+	// Now the batch in flight (the other node's two) fails, and a third
+	// change drops one of it: that one is lost, and counted.
+	got = nil
+	if _, err := e.DeliverChannelStates(ctx, 100, func(_ context.Context, evs []engine.ChannelStateEvent) error {
+		for _, ev := range evs {
+			got = append(got, ev.Channel)
+		}
+		occupy(e2, chans[7])
+		return errors.New("backend down")
+	}); err == nil {
+		t.Fatal("a failed delivery returned no error")
+	}
+	if want := strings.Join(chans[5:7], " "); strings.Join(got, " ") != want {
+		t.Errorf("failing batch %v, want %s", got, want)
+	}
+	if d1, d2 := e.ChannelStateEventsDropped(), e2.ChannelStateEventsDropped(); d1+d2 != 4 {
+		t.Errorf("dropped %d and %d after an event was dropped in a delivery that failed, want 4 in all", d1, d2)
+	}
+	got = nil
+	if _, err := e2.DeliverChannelStates(ctx, 100, func(_ context.Context, evs []engine.ChannelStateEvent) error {
 		for _, ev := range evs {
 			got = append(got, ev.Channel)
 		}
@@ -42,7 +90,7 @@ func TestChannelStateQueueBounded(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if want := strings.Join(chans[3:], " "); strings.Join(got, " ") != want {
-		t.Errorf("delivered %v, want the newest two, %s", got, want)
+	if want := strings.Join(chans[6:8], " "); strings.Join(got, " ") != want {
+		t.Errorf("after the failure delivered %v, want %s", got, want)
 	}
 }
