@@ -475,8 +475,9 @@ node_pids() {
 }
 
 # stop_all keeps each node's Herald metrics (disconnects by code, engine
-# counters) in nodeI.metrics.txt, then stops the nodes this run started
-# (by pid), gracefully first.
+# counters, the write coalescing interval) and the Go scheduler's latency
+# histogram (how long goroutines waited for a CPU) in nodeI.metrics.txt,
+# then stops the nodes this run started (by pid), gracefully first.
 stop_all() {
 	local pid i
 	if [[ -n "${SAMPLER_PID:-}" ]]; then
@@ -485,7 +486,7 @@ stop_all() {
 	fi
 	for i in "${!NODE_PORTS[@]}"; do
 		curl -fsS --max-time 5 "http://127.0.0.1:${NODE_PORTS[$i]}/metrics" 2>/dev/null |
-			grep '^herald_' >"$RUN/node$((i + 1)).metrics.txt" || true
+			grep -E '^(herald_|go_sched_latencies_seconds)' >"$RUN/node$((i + 1)).metrics.txt" || true
 	done
 	for pid in "${NODE_PIDS[@]}"; do
 		kill -TERM "$pid" 2>/dev/null || true
