@@ -199,18 +199,26 @@ func (b *builder) metrics() error {
 	r.MustRegister(collectors.NewGoCollector(
 		collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsScheduler, collectors.MetricsGC),
 	), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	r.MustRegister(b.s.hub.Collectors()...)
+	b.s.registry = r
+	b.s.register(b.s.hub.Collectors()...)
 	if b.pair != nil {
-		r.MustRegister(b.pair.Collectors()...)
+		b.s.register(b.pair.Collectors()...)
 	}
 	if b.s.proxy != nil {
-		r.MustRegister(b.s.proxy.Collectors()...)
+		b.s.register(b.s.proxy.Collectors()...)
 	}
 	if ec, ok := b.eng.(interface{ Collectors() []prometheus.Collector }); ok {
-		r.MustRegister(ec.Collectors()...)
+		b.s.register(ec.Collectors()...)
 	}
-	b.s.registry = r
 	return nil
+}
+
+// register registers Herald's own collectors and keeps them, so that a
+// test can list every herald_ metric a node can export, also those that
+// have no series yet (metricsdoc_test.go).
+func (s *Server) register(cs ...prometheus.Collector) {
+	s.registry.MustRegister(cs...)
+	s.collectors = append(s.collectors, cs...)
 }
 
 // admission: the hub counts unauthenticated connections, the transports
@@ -221,7 +229,7 @@ func (b *builder) admission() error {
 		return err
 	}
 	b.s.adm = adm
-	b.s.registry.MustRegister(adm.Collectors()...)
+	b.s.register(adm.Collectors()...)
 	return nil
 }
 
@@ -231,6 +239,6 @@ func (b *builder) consumers() (err error) {
 	if b.s.consumers, err = newConsumers(b.s.cfg, b.s.hub, b.s.log, b.tp); err != nil || b.s.consumers == nil {
 		return err
 	}
-	b.s.registry.MustRegister(b.s.consumers.Collectors()...)
+	b.s.register(b.s.consumers.Collectors()...)
 	return nil
 }

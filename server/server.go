@@ -52,8 +52,10 @@ type Server struct {
 	done  chan error
 
 	registry *prometheus.Registry
-	admin    *http.Server
-	adminLn  net.Listener
+	// collectors are Herald's own, registered in registry (register).
+	collectors []prometheus.Collector
+	admin      *http.Server
+	adminLn    net.Listener
 	// The internal listener (internal.go); nil when off.
 	internal    *http.Server
 	internalLn  net.Listener

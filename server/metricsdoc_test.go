@@ -1,0 +1,202 @@
+package server
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/test/testenv"
+)
+
+// TestMetricsDocumented: docs/operations.md's table of metrics and the
+// metrics a node registers agree. Every herald_ metric of the nodes
+// started here (memory with a proxy, a JWKS endpoint and channel state
+// events, Redis, NATS,
+// PostgreSQL with an outbox consumer) is named in the docs, and every
+// metric of the table is registered by one of them. The names come from
+// the collectors' descriptions, so a metric that has no series yet (a
+// vector nobody has used) counts too.
+func TestMetricsDocumented(t *testing.T) {
+	setups := []struct {
+		name string
+		yaml func(t *testing.T) string
+	}{
+		{"memory, proxy, JWKS, channel state", func(*testing.T) string {
+			return `
+proxies:
+  - name: auth
+    endpoint: http://127.0.0.1:1/connect
+client:
+  proxy:
+    connect: auth
+  token:
+    jwks_public_endpoint: http://127.0.0.1:1/jwks
+channel:
+  state_proxy: auth
+  namespaces:
+    - {name: cs, state_proxy_enabled: true}
+`
+		}},
+		{"redis", func(t *testing.T) string {
+			return `
+engine:
+  type: redis
+  redis:
+    address: ` + testenv.Require(t, "HERALD_TEST_REDIS_ADDR") + `
+    prefix: herald_t_metricsdoc
+`
+		}},
+		{"nats", func(t *testing.T) string {
+			return `
+engine:
+  type: nats
+  nats:
+    url: ` + testenv.Require(t, "HERALD_TEST_NATS_URL") + `
+    prefix: herald_t_metricsdoc
+`
+		}},
+		{"postgres, consumer", func(t *testing.T) string {
+			dsn := testenv.Require(t, "HERALD_TEST_POSTGRES_DSN")
+			return `
+engine:
+  type: postgres
+  postgres:
+    dsn: "` + dsn + `"
+    schema: herald_t_metricsdoc
+consumers:
+  - name: outbox
+    enabled: true
+    type: postgresql
+    postgresql:
+      dsn: "` + dsn + `"
+      outbox_table_name: herald_t_metricsdoc_outbox
+`
+		}},
+	}
+	registered := map[string]string{} // metric -> the setup that registered it
+	for _, setup := range setups {
+		t.Run(setup.name, func(t *testing.T) {
+			cfg, err := config.Parse([]byte(setup.yaml(t)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := startServer(t, cfg)
+			t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+			for _, name := range collectorNames(s.collectors) {
+				registered[name] = setup.name
+			}
+		})
+	}
+	if len(registered) == 0 {
+		t.Fatal("no node started")
+	}
+
+	docs := readDocs(t)
+	table := operationsMetrics(t)
+	for name, setup := range registered {
+		if !strings.Contains(docs, "`"+name) {
+			t.Errorf("%s (registered with %s) is named in no docs/*.md", name, setup)
+		}
+	}
+	// The table's metrics must exist; only when every setup ran can a
+	// missing one be told from a skipped setup.
+	if !allRan() {
+		t.Log("a setup was skipped (no Redis, NATS or PostgreSQL): the table is not checked against the nodes")
+		return
+	}
+	for _, name := range table {
+		if _, ok := registered[name]; !ok {
+			t.Errorf("docs/operations.md lists %s, which no node registers", name)
+		}
+	}
+}
+
+// allRan reports whether every subtest ran: with a service missing, a
+// setup skips, and the metrics only it registers are unknown.
+func allRan() bool {
+	for _, v := range []string{"HERALD_TEST_REDIS_ADDR", "HERALD_TEST_NATS_URL", "HERALD_TEST_POSTGRES_DSN"} {
+		if os.Getenv(v) == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// descName picks the metric name out of a Desc's String: the client
+// library has no accessor for it.
+var descName = regexp.MustCompile(`fqName: "([^"]+)"`)
+
+// collectorNames are the herald_ metric names cs describe.
+func collectorNames(cs []prometheus.Collector) []string {
+	ch := make(chan *prometheus.Desc)
+	go func() {
+		for _, c := range cs {
+			c.Describe(ch)
+		}
+		close(ch)
+	}()
+	var names []string
+	for d := range ch {
+		if m := descName.FindStringSubmatch(d.String()); m != nil && strings.HasPrefix(m[1], "herald_") {
+			names = append(names, m[1])
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// readDocs is every docs/*.md, joined.
+func readDocs(t *testing.T) string {
+	t.Helper()
+	files, err := filepath.Glob("../docs/*.md")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("docs: %v (%d files)", err, len(files))
+	}
+	var b strings.Builder
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(data)
+	}
+	return b.String()
+}
+
+// operationsMetrics are the herald_ metrics of the first column of
+// docs/operations.md's table under "## Metrics": "`a{label}` / `b`"
+// names a and b.
+func operationsMetrics(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile("../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "\n## Metrics\n")
+	if !ok {
+		t.Fatal("docs/operations.md has no '## Metrics' section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	name := regexp.MustCompile("`(herald_[a-z_]+)")
+	var out []string
+	for line := range strings.SplitSeq(section, "\n") {
+		if !strings.HasPrefix(line, "| `herald_") {
+			continue
+		}
+		first, _, _ := strings.Cut(strings.TrimPrefix(line, "| "), " |")
+		for _, m := range name.FindAllStringSubmatch(first, -1) {
+			out = append(out, m[1])
+		}
+	}
+	if len(out) < 10 {
+		t.Fatalf("found %d metrics in docs/operations.md's table: is it still a table?", len(out))
+	}
+	return out
+}
