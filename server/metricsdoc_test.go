@@ -12,24 +12,21 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // TestMetricsDocumented: docs/operations.md's table of metrics and the
 // metrics a node registers agree. Every herald_ metric of the nodes
-// started here (memory with a proxy, a JWKS endpoint and channel state
-// events, Redis, NATS,
-// PostgreSQL with an outbox consumer) is named in the docs, and every
-// metric of the table is registered by one of them. The names come from
+// started here is named in the docs, and every metric of the page's
+// tables is registered by one of them. The names come from
 // the collectors' descriptions, so a metric that has no series yet (a
 // vector nobody has used) counts too.
 func TestMetricsDocumented(t *testing.T) {
-	setups := []struct {
-		name string
-		yaml func(t *testing.T) string
-	}{
-		{"memory, proxy, JWKS, channel state", func(*testing.T) string {
-			return `
+	// Memory with the features whose metrics are registered only when
+	// configured, and every engine that connects nodes (networkedEngines),
+	// each with an outbox consumer when the tests have a PostgreSQL.
+	setups := map[string]func(*testing.T, *config.Config){
+		"memory, proxy, JWKS, channel state": func(t *testing.T, c *config.Config) {
+			parsed, err := config.Parse([]byte(`
 proxies:
   - name: auth
     endpoint: http://127.0.0.1:1/connect
@@ -42,34 +39,21 @@ channel:
   state_proxy: auth
   namespaces:
     - {name: cs, state_proxy_enabled: true}
-`
-		}},
-		{"redis", func(t *testing.T) string {
-			return `
-engine:
-  type: redis
-  redis:
-    address: ` + testenv.Require(t, "HERALD_TEST_REDIS_ADDR") + `
-    prefix: herald_t_metricsdoc
-`
-		}},
-		{"nats", func(t *testing.T) string {
-			return `
-engine:
-  type: nats
-  nats:
-    url: ` + testenv.Require(t, "HERALD_TEST_NATS_URL") + `
-    prefix: herald_t_metricsdoc
-`
-		}},
-		{"postgres, consumer", func(t *testing.T) string {
-			dsn := testenv.Require(t, "HERALD_TEST_POSTGRES_DSN")
-			return `
-engine:
-  type: postgres
-  postgres:
-    dsn: "` + dsn + `"
-    schema: herald_t_metricsdoc
+`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			*c = parsed
+		},
+	}
+	for name, engine := range networkedEngines() {
+		setups[name] = func(t *testing.T, c *config.Config) {
+			dsn := os.Getenv("HERALD_TEST_POSTGRES_DSN")
+			if dsn == "" {
+				engine(t, c)
+				return
+			}
+			parsed, err := config.Parse([]byte(`
 consumers:
   - name: outbox
     enabled: true
@@ -77,20 +61,23 @@ consumers:
     postgresql:
       dsn: "` + dsn + `"
       outbox_table_name: herald_t_metricsdoc_outbox
-`
-		}},
-	}
-	registered := map[string]string{} // metric -> the setup that registered it
-	for _, setup := range setups {
-		t.Run(setup.name, func(t *testing.T) {
-			cfg, err := config.Parse([]byte(setup.yaml(t)))
+`))
 			if err != nil {
 				t.Fatal(err)
 			}
+			*c = parsed
+			engine(t, c)
+		}
+	}
+	registered := map[string]string{} // metric -> the setup that registered it
+	for setup, configure := range setups {
+		t.Run(setup, func(t *testing.T) {
+			cfg := config.Default()
+			configure(t, &cfg)
 			s := startServer(t, cfg)
 			t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 			for _, name := range collectorNames(s.collectors) {
-				registered[name] = setup.name
+				registered[name] = setup
 			}
 		})
 	}
