@@ -34,6 +34,18 @@ func TestChannelStateQueueBounded(t *testing.T) {
 		}
 		return strings.Join(out, " ")
 	}
+	// deliverAll delivers what waits, successfully, and names its channels.
+	deliverAll := func() string {
+		t.Helper()
+		var got []engine.ChannelStateEvent
+		if _, err := e.DeliverChannelStates(ctx, 10, func(_ context.Context, evs []engine.ChannelStateEvent) error {
+			got = evs
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return channels(got)
+	}
 	occupy(1, 5)
 	if got := e.ChannelStateEventsDropped(); got != 2 {
 		t.Errorf("dropped %d, want 2", got)
@@ -50,14 +62,7 @@ func TestChannelStateQueueBounded(t *testing.T) {
 	if got := channels(first); got != "ch3 ch4" {
 		t.Errorf("first batch %q, want the newest three's oldest two", got)
 	}
-	var rest []engine.ChannelStateEvent
-	if _, err := e.DeliverChannelStates(ctx, 10, func(_ context.Context, evs []engine.ChannelStateEvent) error {
-		rest = evs
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if got := channels(rest); got != "ch5 ch6 ch7" {
+	if got := deliverAll(); got != "ch5 ch6 ch7" {
 		t.Errorf("then %q, want ch5 ch6 ch7", got)
 	}
 	if got := e.ChannelStateEventsDropped(); got != 2 {
@@ -78,13 +83,7 @@ func TestChannelStateQueueBounded(t *testing.T) {
 	if got := e.ChannelStateEventsDropped(); got != 3 {
 		t.Errorf("dropped %d after ch8 was dropped in a delivery that failed, want 3", got)
 	}
-	if _, err := e.DeliverChannelStates(ctx, 10, func(_ context.Context, evs []engine.ChannelStateEvent) error {
-		rest = evs
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if got := channels(rest); got != "ch9 ch10 ch11" {
+	if got := deliverAll(); got != "ch9 ch10 ch11" {
 		t.Errorf("after the failure %q, want ch9 ch10 ch11", got)
 	}
 }

@@ -44,20 +44,32 @@ func TestChannelStateQueueBounded(t *testing.T) {
 	if got := e.ChannelStateEventsDropped(); got != 3 {
 		t.Errorf("dropped %d, want 3", got)
 	}
+	// deliver runs a delivery on node `on`, calling during (when set)
+	// from within it and returning its error, and names the channels
+	// the batch carried.
+	deliver := func(on *Engine, during func() error) (string, error) {
+		t.Helper()
+		var got []string
+		_, err := on.DeliverChannelStates(ctx, 100, func(_ context.Context, evs []engine.ChannelStateEvent) error {
+			for _, ev := range evs {
+				got = append(got, ev.Channel)
+			}
+			if during != nil {
+				return during()
+			}
+			return nil
+		})
+		return strings.Join(got, " "), err
+	}
+
 	// Another node's changes drop both events of the batch in flight,
 	// which then succeeds.
-	var got []string
-	if _, err := e.DeliverChannelStates(ctx, 100, func(_ context.Context, evs []engine.ChannelStateEvent) error {
-		for _, ev := range evs {
-			got = append(got, ev.Channel)
-		}
-		occupy(e2, chans[5:7]...)
-		return nil
-	}); err != nil {
+	got, err := deliver(e, func() error { occupy(e2, chans[5:7]...); return nil })
+	if err != nil {
 		t.Fatal(err)
 	}
-	if want := strings.Join(chans[3:5], " "); strings.Join(got, " ") != want {
-		t.Errorf("delivered %v, want the newest two, %s", got, want)
+	if want := strings.Join(chans[3:5], " "); got != want {
+		t.Errorf("delivered %q, want the newest two, %s", got, want)
 	}
 	if d1, d2 := e.ChannelStateEventsDropped(), e2.ChannelStateEventsDropped(); d1 != 3 || d2 != 0 {
 		t.Errorf("dropped %d and %d after two events were dropped in a delivery that succeeded, want 3 and 0", d1, d2)
@@ -65,32 +77,21 @@ func TestChannelStateQueueBounded(t *testing.T) {
 
 	// Now the batch in flight (the other node's two) fails, and a third
 	// change drops one of it: that one is lost, and counted.
-	got = nil
-	if _, err := e.DeliverChannelStates(ctx, 100, func(_ context.Context, evs []engine.ChannelStateEvent) error {
-		for _, ev := range evs {
-			got = append(got, ev.Channel)
-		}
-		occupy(e2, chans[7])
-		return errors.New("backend down")
-	}); err == nil {
+	got, err = deliver(e, func() error { occupy(e2, chans[7]); return errors.New("backend down") })
+	if err == nil {
 		t.Fatal("a failed delivery returned no error")
 	}
-	if want := strings.Join(chans[5:7], " "); strings.Join(got, " ") != want {
-		t.Errorf("failing batch %v, want %s", got, want)
+	if want := strings.Join(chans[5:7], " "); got != want {
+		t.Errorf("failing batch %q, want %s", got, want)
 	}
 	if d1, d2 := e.ChannelStateEventsDropped(), e2.ChannelStateEventsDropped(); d1+d2 != 4 {
 		t.Errorf("dropped %d and %d after an event was dropped in a delivery that failed, want 4 in all", d1, d2)
 	}
-	got = nil
-	if _, err := e2.DeliverChannelStates(ctx, 100, func(_ context.Context, evs []engine.ChannelStateEvent) error {
-		for _, ev := range evs {
-			got = append(got, ev.Channel)
-		}
-		return nil
-	}); err != nil {
+	got, err = deliver(e2, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if want := strings.Join(chans[6:8], " "); strings.Join(got, " ") != want {
-		t.Errorf("after the failure delivered %v, want %s", got, want)
+	if want := strings.Join(chans[6:8], " "); got != want {
+		t.Errorf("after the failure delivered %q, want %s", got, want)
 	}
 }
