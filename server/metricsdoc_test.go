@@ -17,7 +17,8 @@ import (
 // TestMetricsDocumented: docs/operations.md's table of metrics and the
 // metrics a node registers agree. Every herald_ metric of the nodes
 // started here is named in the docs, and every metric of the page's
-// tables is registered by one of them. The names come from
+// tables is registered by one of them, with the type the table gives
+// (checked where a node exports a series of it). The names come from
 // the collectors' descriptions, so a metric that has no series yet (a
 // vector nobody has used) counts too.
 func TestMetricsDocumented(t *testing.T) {
@@ -70,6 +71,7 @@ consumers:
 		}
 	}
 	registered := map[string]string{} // metric -> the setup that registered it
+	types := map[string]string{}      // metric -> its type, where it has a series
 	for setup, configure := range setups {
 		t.Run(setup, func(t *testing.T) {
 			cfg := config.Default()
@@ -78,6 +80,13 @@ consumers:
 			t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 			for _, name := range collectorNames(s.collectors) {
 				registered[name] = setup
+			}
+			families, err := s.registry.Gather()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range families {
+				types[f.GetName()] = strings.ToLower(f.GetType().String())
 			}
 		})
 	}
@@ -98,9 +107,12 @@ consumers:
 		t.Log("a setup was skipped (no Redis, NATS or PostgreSQL): the table is not checked against the nodes")
 		return
 	}
-	for _, name := range table {
+	for name, typ := range table {
 		if _, ok := registered[name]; !ok {
 			t.Errorf("docs/operations.md lists %s, which no node registers", name)
+		}
+		if got, ok := types[name]; ok && got != typ {
+			t.Errorf("docs/operations.md gives %s the type %q; the node exports it as %q", name, typ, got)
 		}
 	}
 }
@@ -157,10 +169,10 @@ func readDocs(t *testing.T) string {
 	return b.String()
 }
 
-// operationsMetrics are the herald_ metrics of the first column of
-// docs/operations.md's table under "## Metrics": "`a{label}` / `b`"
-// names a and b.
-func operationsMetrics(t *testing.T) []string {
+// operationsMetrics are the herald_ metrics of the tables under
+// docs/operations.md's "## Metrics", each with the type its second column
+// gives: "`a{label}` / `b`" in the first column names a and b.
+func operationsMetrics(t *testing.T) map[string]string {
 	t.Helper()
 	data, err := os.ReadFile("../docs/operations.md")
 	if err != nil {
@@ -172,14 +184,17 @@ func operationsMetrics(t *testing.T) []string {
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	name := regexp.MustCompile("`(herald_[a-z_]+)")
-	var out []string
+	out := map[string]string{}
 	for line := range strings.SplitSeq(section, "\n") {
 		if !strings.HasPrefix(line, "| `herald_") {
 			continue
 		}
-		first, _, _ := strings.Cut(strings.TrimPrefix(line, "| "), " |")
-		for _, m := range name.FindAllStringSubmatch(first, -1) {
-			out = append(out, m[1])
+		cells := strings.Split(strings.TrimPrefix(line, "| "), " | ")
+		if len(cells) < 3 {
+			t.Fatalf("docs/operations.md: a metrics row without a type: %s", line)
+		}
+		for _, m := range name.FindAllStringSubmatch(cells[0], -1) {
+			out[m[1]] = strings.TrimSpace(cells[1])
 		}
 	}
 	if len(out) < 10 {
