@@ -72,12 +72,14 @@ consumers:
 	}
 	registered := map[string]string{} // metric -> the setup that registered it
 	types := map[string]string{}      // metric -> its type, where it has a series
+	started := 0                      // setups whose node started (one skips without its service)
 	for setup, configure := range setups {
 		t.Run(setup, func(t *testing.T) {
 			cfg := config.Default()
 			configure(t, &cfg)
 			s := startServer(t, cfg)
 			t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+			started++
 			for _, name := range collectorNames(s.collectors) {
 				registered[name] = setup
 			}
@@ -103,7 +105,7 @@ consumers:
 	}
 	// The table's metrics must exist; only when every setup ran can a
 	// missing one be told from a skipped setup.
-	if !allRan() {
+	if started < len(setups) {
 		t.Log("a setup was skipped (no Redis, NATS or PostgreSQL): the table is not checked against the nodes")
 		return
 	}
@@ -115,17 +117,6 @@ consumers:
 			t.Errorf("docs/operations.md gives %s the type %q; the node exports it as %q", name, typ, got)
 		}
 	}
-}
-
-// allRan reports whether every subtest ran: with a service missing, a
-// setup skips, and the metrics only it registers are unknown.
-func allRan() bool {
-	for _, v := range []string{"HERALD_TEST_REDIS_ADDR", "HERALD_TEST_NATS_URL", "HERALD_TEST_POSTGRES_DSN"} {
-		if os.Getenv(v) == "" {
-			return false
-		}
-	}
-	return true
 }
 
 // descName picks the metric name out of a Desc's String: the client
