@@ -403,8 +403,8 @@ func (e *Engine) deliverPartition(ctx context.Context, p int, keys []string, tok
 		return 0, nil // another node is delivering this partition
 	}
 	defer func() {
-		// Not ctx: a cancelled delivery must still let the others go.
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		// A cancelled delivery must still let the others go.
+		uctx, cancel := endingCtx(ctx)
 		defer cancel()
 		_ = unlockIfMine.Run(uctx, e.client, []string{lock}, token).Err()
 	}()
@@ -421,8 +421,8 @@ func (e *Engine) deliverPartition(ctx context.Context, p int, keys []string, tok
 		return 0, nil
 	}
 	fnErr := fn(ctx, evs)
-	// Not ctx: a cancelled delivery must still say what it lost.
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	// A cancelled delivery must still say what it lost.
+	lctx, cancel := endingCtx(ctx)
 	dropped, err := channelStateLanded.Run(lctx, e.client, flight).Uint64()
 	cancel()
 	if err != nil {
@@ -436,6 +436,12 @@ func (e *Engine) deliverPartition(ctx context.Context, p int, keys []string, tok
 		return 0, fmt.Errorf("redis engine: remove delivered channel state events: %w", err)
 	}
 	return len(evs), nil
+}
+
+// endingCtx is for the calls that end a delivery (its marks, its lock):
+// they must run when ctx is cancelled too, within a bound of their own.
+func endingCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 }
 
 // flightBatch parses channelStateFlight's answer.
