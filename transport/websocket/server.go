@@ -33,7 +33,7 @@ type Server struct {
 	free    []int32 // unused slots of conns
 	closing bool
 
-	live      sync.WaitGroup // registered connections not yet finished
+	live      sync.WaitGroup // upgrades in progress and registered connections not yet finished
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -108,7 +108,8 @@ func (s *Server) Poller() Poller { return s.poller }
 func (s *Server) NumConns() int { return int(s.n.Load()) }
 
 // Close closes every connection with 3001 "shutdown" (unless it is closed
-// already), waits until each has been handed to Receiver.HandleClose, then
+// already), waits until each, and each connection still being upgraded,
+// has been handed to Receiver.HandleClose, then
 // stops the read path and waits for its goroutines. New upgrades get 503.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
@@ -164,8 +165,7 @@ func (s *Server) register(c *Conn) error {
 		return err
 	}
 	s.conns[c.slot] = c
-	s.live.Add(1)
-	s.n.Add(1)
+	s.n.Add(1) // Server.live counts c already: its upgrade entered it
 	return nil
 }
 

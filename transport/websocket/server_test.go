@@ -570,6 +570,61 @@ func TestServerCloseClosesAll(t *testing.T) {
 	})
 }
 
+// TestServerCloseWaitsForUpgrades: a connection whose upgrade is past the
+// handshake but not yet registered when Close starts is refused with 3001
+// "shutdown", and its HandleClose has run when Close returns. Close used
+// to count only registered connections, so it returned first (CI, stop 48:
+// "receiver 14: HandleClose called 0 times").
+func TestServerCloseWaitsForUpgrades(t *testing.T) {
+	forEachPoller(t, func(t *testing.T, kind Poller) {
+		entered, release := make(chan *testReceiver, 1), make(chan struct{})
+		srv, err := NewServer(Config{Poller: kind, Logger: quietLogger}, func(c *Conn, r *http.Request) Receiver {
+			s := newTestReceiver(c)
+			entered <- s
+			<-release
+			return s
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle(path, srv)
+		hs := newLoopbackServer(t, mux)
+		// The handshake is answered before the AcceptFunc runs, so the
+		// dial returns while the upgrade waits in it.
+		c, _, err := gorilla.DefaultDialer.Dial("ws"+strings.TrimPrefix(hs.URL, "http")+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		rcv := <-entered
+
+		closed := make(chan struct{})
+		go func() {
+			defer close(closed)
+			if err := srv.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		}()
+		testenv.Eventually(t, "Close to start", 5*time.Second, func() bool {
+			srv.mu.RLock()
+			defer srv.mu.RUnlock()
+			return srv.closing
+		})
+		select {
+		case <-closed:
+			t.Fatal("Close returned while an upgrade was still in its AcceptFunc")
+		case <-time.After(200 * time.Millisecond):
+		}
+		close(release)
+		<-closed
+		if n := rcv.closes.Load(); n != 1 {
+			t.Fatalf("HandleClose called %d times when Close returned, want 1", n)
+		}
+		expectClose(t, c, 3001, "shutdown")
+	})
+}
+
 func TestAcceptReturningNil(t *testing.T) {
 	forEachPoller(t, func(t *testing.T, kind Poller) {
 		srv, err := NewServer(Config{Poller: kind, Logger: quietLogger}, func(c *Conn, r *http.Request) Receiver {

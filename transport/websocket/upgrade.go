@@ -29,10 +29,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // path. A unidirectional connection (uni) negotiates no subprotocol and is
 // always JSON.
 func (s *Server) upgrade(w http.ResponseWriter, r *http.Request, uni bool, accept AcceptFunc) {
-	if s.isClosing() {
+	if !s.enter() {
 		http.Error(w, "server shutting down", http.StatusServiceUnavailable)
 		return
 	}
+	// Until the connection is registered, this upgrade holds the count
+	// that Close waits for; registered, the connection holds it until it
+	// is finished.
+	registered := false
+	defer func() {
+		if !registered {
+			s.live.Done()
+		}
+	}()
 	if !s.cfg.CheckOrigin(r) {
 		origin := r.Header.Get("Origin")
 		if s.refused.shouldLog(origin, time.Now()) {
@@ -107,6 +116,7 @@ func (s *Server) upgrade(w http.ResponseWriter, r *http.Request, uni bool, accep
 		c.receiver.HandleClose()
 		return
 	}
+	registered = true
 	s.path.start(c, early)
 }
 
@@ -121,10 +131,19 @@ func (s *Server) reject(c *Conn, code uint32, reason string) {
 	_ = c.nc.Close()
 }
 
-func (s *Server) isClosing() bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.closing
+// enter counts an upgrade in Server.live, unless the server is closing. The
+// count is taken under s.mu, where Close sets closing, so it happens before
+// Close's Wait: Close then also waits for upgrades still on their way to
+// the read path, and a connection that register refuses has had its
+// HandleClose when Close returns.
+func (s *Server) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.live.Add(1)
+	return true
 }
 
 // requestedProtocol picks the connection's encoding: the centrifuge-protobuf
