@@ -20,6 +20,9 @@
 #                              PostgreSQL its PostgreSQL stream broker (broker.type
 #                              postgres, v6.9.1's configtypes.Broker) on the same
 #                              cluster, in a schema of the run's own
+#   NODES=2                    nodes of a networked engine (redis, postgres); 1 puts the
+#                              publisher and the subscribers on one node, to tell what the
+#                              engine's own round trip costs from what a second node costs
 #   CONDITIONS="plain quota busy"  plain; quota: each node in a cgroup v1 cpu group of
 #                              its own with cpu.cfs_quota_us = QUOTA_CPUS × the period
 #                              (as a container limit does); busy: beside BUSY_PROCS
@@ -87,6 +90,8 @@ RATES=${RATES:-200,400,600,800,1000,1200,1500,2000}
 STEP=${STEP:-5s}
 WARMUP=${WARMUP:-3s}
 SUBSCRIBERS=${SUBSCRIBERS:-500}
+NODES=${NODES:-2}
+[[ "$NODES" == 1 || "$NODES" == 2 ]] || die "NODES=$NODES: want 1 or 2"
 P99_LIMIT=${P99_LIMIT:-2s}
 CLIENT=${CLIENT:-heavy}
 QUOTA_CPUS=${QUOTA_CPUS:-1}
@@ -222,10 +227,11 @@ point() {
 	read -r _ busy_share _ steal_share _ waited <<<"$quiet"
 	log "point: $server, engine $engine, $condition, run $run (machine before it: $quiet)"
 	start_server "$server" 1 "$condition"
-	if [[ "$server" != floor ]] && multi_node_engine; then
+	if [[ "$server" != floor ]] && multi_node_engine && ((NODES > 1)); then
 		start_server "$server" 2 "$condition"
 		sub_node=2
 	fi
+	[[ "$server" != floor ]] && extra=",\"nodes\":$sub_node"
 	gomaxprocs_note "$server" "$dir"
 	local pid
 	for pid in "${NODE_PIDS[@]}"; do

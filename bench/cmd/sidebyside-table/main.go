@@ -68,7 +68,17 @@ type meta struct {
 	CPUBusyBefore  *float64 `json:"cpu_busy_before"`
 	CPUStealBefore *float64 `json:"cpu_steal_before"`
 	SettledAfter   string   `json:"settled_after"`
+	// Nodes is how many nodes the point ran (sidebyside.sh's NODES);
+	// absent from runs before NODES existed, which ran networked engines
+	// on 2.
+	Nodes int `json:"nodes"`
 }
+
+// oneNodeSuffix marks the engine of a point that ran a networked engine on
+// one node (NODES=1), so that it gets columns of its own: its figures
+// answer another question (what the engine's round trip costs without a
+// second node) and must not mix with the 2-node ones.
+const oneNodeSuffix = "-1node"
 
 // step is one rate of a point, from latency.csv.
 type step struct {
@@ -121,6 +131,9 @@ func readPoint(dir string, limit time.Duration) (point, error) {
 	}
 	if err := json.Unmarshal(b, &p.meta); err != nil {
 		return p, fmt.Errorf("meta.json: %w", err)
+	}
+	if p.Nodes == 1 && p.Engine != "memory" && p.Server != floorServer {
+		p.Engine += oneNodeSuffix
 	}
 	f, err := os.Open(filepath.Join(dir, "latency.csv"))
 	if os.IsNotExist(err) {
@@ -241,7 +254,10 @@ type column struct {
 }
 
 func (c column) title() string {
-	engine := map[string]string{"memory": "memory", "redis": "Redis 2 nodes", "postgres": "PostgreSQL 2 nodes"}[c.engine]
+	engine := map[string]string{
+		"memory": "memory", "redis": "Redis 2 nodes", "postgres": "PostgreSQL 2 nodes",
+		"redis" + oneNodeSuffix: "Redis 1 node", "postgres" + oneNodeSuffix: "PostgreSQL 1 node",
+	}[c.engine]
 	if engine == "" {
 		engine = c.engine
 	}

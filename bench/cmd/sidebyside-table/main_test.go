@@ -114,6 +114,28 @@ func TestTableFloor(t *testing.T) {
 	}
 }
 
+// TestTableOneNode: points of a networked engine on one node (NODES=1)
+// get columns of their own, beside the 2-node ones; memory's "nodes":1
+// changes nothing.
+func TestTableOneNode(t *testing.T) {
+	dir := t.TempDir()
+	m := func(engine string, nodes int) string {
+		return `{"server":"herald","engine":"` + engine + `","condition":"plain","run":1,"nodes":` + string(rune('0'+nodes)) + `}`
+	}
+	writePoint(t, dir, "herald-memory", m("memory", 1), row("200", "10000", "20000", "0", "200"))
+	writePoint(t, dir, "herald-redis-1", m("redis", 1), row("200", "20000", "30000", "0", "200"))
+	writePoint(t, dir, "herald-redis-2", m("redis", 2), row("200", "30000", "40000", "0", "200"))
+	b := table(t, dir)
+	for _, w := range []string{
+		"| msg/s | memory | Redis 2 nodes | Redis 1 node |\n",
+		"| 200 | 10.0 | 30.0 | 20.0 |\n",
+	} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("table lacks %q:\n%s", w, b.String())
+		}
+	}
+}
+
 func TestServedRateNeedsEveryLowerRate(t *testing.T) {
 	steps := []step{{rate: 200, served: true}, {rate: 400, served: false}, {rate: 600, served: true}, {rate: 100, served: true, direction: "down"}}
 	if got := servedRate(steps); got != 200 {
