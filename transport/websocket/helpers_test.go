@@ -295,6 +295,22 @@ func newLoopbackServer(t *testing.T, h http.Handler) *httptest.Server {
 	return hs
 }
 
+// serveAndDial mounts srv at path on a loopback server of its own and
+// connects a gorilla client to it, for tests that build their Server
+// with an AcceptFunc of their own instead of the harness's.
+func serveAndDial(t *testing.T, srv *Server) *gorilla.Conn {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.Handle(path, srv)
+	hs := newLoopbackServer(t, mux)
+	c, _, err := gorilla.DefaultDialer.Dial("ws"+strings.TrimPrefix(hs.URL, "http")+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // nextFrame waits for the next frame the receiver handled.
 func (s *testReceiver) nextFrame(t *testing.T) string {
 	t.Helper()

@@ -587,16 +587,9 @@ func TestServerCloseWaitsForUpgrades(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mux := http.NewServeMux()
-		mux.Handle(path, srv)
-		hs := newLoopbackServer(t, mux)
 		// The handshake is answered before the AcceptFunc runs, so the
 		// dial returns while the upgrade waits in it.
-		c, _, err := gorilla.DefaultDialer.Dial("ws"+strings.TrimPrefix(hs.URL, "http")+path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := serveAndDial(t, srv)
 		rcv := <-entered
 
 		closed := make(chan struct{})
@@ -635,14 +628,7 @@ func TestAcceptReturningNil(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer srv.Close()
-		mux := http.NewServeMux()
-		mux.Handle(path, srv)
-		hs := newLoopbackServer(t, mux)
-		c, _, err := gorilla.DefaultDialer.Dial("ws"+strings.TrimPrefix(hs.URL, "http")+path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := serveAndDial(t, srv)
 		expectClose(t, c, 3500, "invalid token")
 		if n := srv.NumConns(); n != 0 {
 			t.Fatalf("NumConns = %d", n)
