@@ -5,9 +5,12 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/engine/enginetest"
 	"github.com/heraldhq/herald/engine/internal/wire"
+	"github.com/heraldhq/herald/internal/test/testenv"
 )
 
 // silentPublish appends a publication to ch's stream through the publish
@@ -177,6 +180,67 @@ func TestHealthCheckReplacesSilentConnection(t *testing.T) {
 			t.Fatal("no subscribing connection was replaced")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	publishHistory(t, e, ch, "2", 10)
+	checkOffsets(t, ch, rec.WaitForPublications(t, ch, 2, 10*time.Second), 2)
+}
+
+// TestHealthCheckNotHeldByAnotherConnection: while go-redis holds one
+// subscribing connection in a handshake that gets no answer (here through
+// a black-holed proxy; go-redis keeps the PubSub's lock through it, so a
+// ping on that connection waits as long), the silence of another
+// connection, the one carrying the channel, is still noticed within a few
+// health intervals and the connection replaced. With one health loop for
+// every connection, the loop waited on the first one's ping.
+func TestHealthCheckNotHeldByAnotherConnection(t *testing.T) {
+	opts := testOptions(t)
+	opts.HealthInterval = 100 * time.Millisecond
+	rec := enginetest.NewRecorder()
+	e := startEngine(t, opts, rec)
+	ch := "held_" + randomToken(4)
+	if err := e.Subscribe(t.Context(), ch); err != nil {
+		t.Fatal(err)
+	}
+	publishHistory(t, e, ch, "1", 10)
+	rec.WaitForPublications(t, ch, 1, 10*time.Second)
+
+	// Every other subscribing connection goes through a black hole: its
+	// run loop re-establishes it and waits in the handshake.
+	proxy := testenv.NewProxy(t, opts.Addrs[0]) // closed before the engine: the handshakes end
+	proxy.Blackhole()
+	held := goredis.NewClient(&goredis.Options{Addr: proxy.Addr(), ReadTimeout: time.Minute, WriteTimeout: time.Minute})
+	t.Cleanup(func() { _ = held.Close() })
+	carrier := e.subscriberOf(ch)
+	for _, s := range e.subs {
+		if s == carrier {
+			continue
+		}
+		s.mu.Lock()
+		old := s.ps
+		s.ps = held.Subscribe(e.bgCtx)
+		s.mu.Unlock()
+		_ = old.Close()
+	}
+	testenv.Eventually(t, "the black-holed handshakes to start", 10*time.Second, func() bool {
+		return proxy.Conns() == len(e.subs)-1
+	})
+
+	carrier.mu.Lock()
+	before := carrier.ps
+	carrier.mu.Unlock()
+	if err := e.client.Do(t.Context(), "client", "pause", 3000, "all").Err(); err != nil {
+		t.Fatalf("CLIENT PAUSE: %v", err)
+	}
+	paused := time.Now()
+	testenv.Eventually(t, "the carrying connection to be replaced", 10*time.Second, func() bool {
+		carrier.mu.Lock()
+		defer carrier.mu.Unlock()
+		return carrier.ps != before
+	})
+	// Three health intervals and a check; the pause (3 s) would end first
+	// if the check waited for the black-holed ones.
+	if took := time.Since(paused); took > 2*time.Second {
+		t.Errorf("the silent connection was replaced after %v", took)
 	}
 	publishHistory(t, e, ch, "2", 10)
 	checkOffsets(t, ch, rec.WaitForPublications(t, ch, 2, 10*time.Second), 2)

@@ -276,18 +276,22 @@ func (s *subscriber) close() {
 	_ = ps.Close()
 }
 
-// runHealth checks every subscribing connection each health interval.
-func (e *Engine) runHealth() {
-	t := time.NewTicker(e.opts.HealthInterval)
+// runHealth checks the connection each health interval. Each subscriber
+// runs its own loop, so that a check go-redis holds up delays only its own
+// connection's: a ping waits for the PubSub's lock, which go-redis keeps
+// while it re-establishes the connection, through a handshake that waits
+// as long as Redis does not answer (paused, or a black hole), past the
+// ping's deadline. With one loop for all, the other connections' silence
+// went unnoticed for as long.
+func (s *subscriber) runHealth() {
+	t := time.NewTicker(s.e.opts.HealthInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-e.closing:
+		case <-s.e.closing:
 			return
 		case now := <-t.C:
-			for _, s := range e.subs {
-				s.check(now)
-			}
+			s.check(now)
 		}
 	}
 }

@@ -170,10 +170,10 @@ func (e *Engine) Start(ctx context.Context, h engine.Handler) error {
 	for i := range e.subs {
 		e.subs[i] = newSubscriber(e, i)
 		e.workers.Go(e.subs[i].run)
+		e.workers.Go(e.subs[i].runHealth)
 		d := e.subs[i].disp
 		e.workers.Go(func() { d.Run(h) })
 	}
-	e.workers.Go(e.runHealth)
 	e.workers.Go(e.runMapJanitor)
 	if e.opts.SentinelMaster != "" {
 		e.watchSentinels()
