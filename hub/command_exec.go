@@ -44,6 +44,19 @@ const (
 	maxHold   = 50 * time.Millisecond
 )
 
+// writeHolds are the node's writeHold and maxHold. They are the Hub's, not
+// the constants themselves, so that a test of the frames commands share
+// can lengthen them: on a loaded machine (the race detector, tests in
+// parallel on two cores) a command can run past 10 ms, and the hold then
+// ends as designed, splitting what the test asserts shares a frame.
+// Atomic: a test sets them while the hub runs.
+type writeHolds struct{ each, total atomic.Int64 }
+
+func (w *writeHolds) init() {
+	w.each.Store(int64(writeHold))
+	w.total.Store(int64(maxHold))
+}
+
 // HandleFrame handles one frame of commands from the transport. It returns
 // false when the connection is closing and reading should stop. It never
 // waits on the engine or an application handler.
@@ -180,7 +193,7 @@ func (c *Client) runCommands() {
 			// Writes are held already: give this command its own
 			// writeHold, within maxHold.
 			now := time.Now()
-			c.holdUntil = min(now.Add(writeHold).UnixNano(), c.holdSince+int64(maxHold))
+			c.holdUntil = min(now.UnixNano()+c.hub.holds.each.Load(), c.holdSince+c.hub.holds.total.Load())
 			c.resetTimerLocked(now)
 		}
 		c.cancelCmd = cancelAll
@@ -228,6 +241,6 @@ func (c *Client) holdLocked() {
 	}
 	now := time.Now()
 	c.holdSince = now.UnixNano()
-	c.holdUntil = now.Add(writeHold).UnixNano()
+	c.holdUntil = c.holdSince + c.hub.holds.each.Load()
 	c.resetTimerLocked(now)
 }

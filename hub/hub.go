@@ -126,6 +126,7 @@ type Hub struct {
 	queueArrays  writequeue.Arrays[*subscription] // clients' queue arrays, recycled (delivery_writer.go)
 	frameWriters sync.Pool                        // *frameWriter, recycled (delivery_writer.go)
 	coalesce     coalescer                        // clients waiting for their write interval (delivery_coalesce.go)
+	holds        writeHolds                       // how long commands hold their replies back (command_exec.go)
 	// queuedTotal is the bytes waiting in every client's write queue
 	// (delivery_writer.go); past ClientConfig.NodeQueueMaxSize publishing is shed.
 	queuedTotal atomic.Int64
@@ -227,6 +228,7 @@ func New(cfg Config) (*Hub, error) {
 	h.writeq = make(chan *Client, writeQueueLen)
 	h.writers = poolWriters(h.client.WaitOnBlockedWrites, runtime.GOMAXPROCS(0))
 	h.coalesce.init()
+	h.holds.init()
 	return h, nil
 }
 

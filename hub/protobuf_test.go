@@ -77,6 +77,7 @@ func TestProtobufRoundTrip(t *testing.T) {
 func TestProtobufBatchedCommands(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, protobufConfig())
+	n.hub.LengthenWriteHolds() // what a loaded machine runs past 10 ms still shares the frame
 	c := n.dialProtobuf(t)
 	c.Send(
 		&protocol.Command{Id: 1, Connect: &protocol.ConnectRequest{Token: token(t, auth.ConnectClaims{User: "u"})}},

@@ -356,12 +356,14 @@ func TestJoinLeave(t *testing.T) {
 // TestReplyAndOwnJoinShareAFrame sends unsubscribe and subscribe frames
 // back to back, many times: the subscribe reply and the client's own join
 // must always come in one frame, even while the previous frame's reply is
-// still being written.
+// still being written. The holds are lengthened: the 10 ms one ends, as
+// designed, when a loaded machine runs the subscribe past it.
 func TestReplyAndOwnJoinShareAFrame(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{Channels: hub.ChannelConfig{WithoutNamespace: hub.NamespaceOptions{
 		AllowSubscribeForClient: true, JoinLeave: true, ForcePushJoinLeave: true,
 	}}})
+	n.hub.LengthenWriteHolds()
 	c := n.dial(t)
 	c.Connect("u")
 	for i := range 300 {
