@@ -155,22 +155,31 @@ func TestNewEpoch(t *testing.T) {
 	}
 }
 
+// healthCheckEngine starts an engine that checks its subscribing
+// connections every 100 ms, with a channel named after prefix subscribed
+// and a first publication on it delivered.
+func healthCheckEngine(t *testing.T, prefix string) (Config, *Engine, *enginetest.Recorder, string) {
+	t.Helper()
+	opts := testOptions(t)
+	opts.HealthInterval = 100 * time.Millisecond
+	rec := enginetest.NewRecorder()
+	e := startEngine(t, opts, rec)
+	ch := prefix + "_" + randomToken(4)
+	if err := e.Subscribe(t.Context(), ch); err != nil {
+		t.Fatal(err)
+	}
+	publishHistory(t, e, ch, "1", 10)
+	rec.WaitForPublications(t, ch, 1, 10*time.Second)
+	return opts, e, rec, ch
+}
+
 // TestHealthCheckReplacesSilentConnection pauses every Redis client
 // for 3 s, so the subscribing connections stop answering pings; the
 // engine replaces them (after 3 health intervals, 300 ms; the pause is
 // long so that a loaded machine's late health check still sees it) and
 // delivery goes on.
 func TestHealthCheckReplacesSilentConnection(t *testing.T) {
-	opts := testOptions(t)
-	opts.HealthInterval = 100 * time.Millisecond
-	rec := enginetest.NewRecorder()
-	e := startEngine(t, opts, rec)
-	ch := "health_" + randomToken(4)
-	if err := e.Subscribe(t.Context(), ch); err != nil {
-		t.Fatal(err)
-	}
-	publishHistory(t, e, ch, "1", 10)
-	rec.WaitForPublications(t, ch, 1, 10*time.Second)
+	_, e, rec, ch := healthCheckEngine(t, "health")
 	if err := e.client.Do(t.Context(), "client", "pause", 3000, "all").Err(); err != nil {
 		t.Fatalf("CLIENT PAUSE: %v", err)
 	}
@@ -193,16 +202,7 @@ func TestHealthCheckReplacesSilentConnection(t *testing.T) {
 // health intervals and the connection replaced. With one health loop for
 // every connection, the loop waited on the first one's ping.
 func TestHealthCheckNotHeldByAnotherConnection(t *testing.T) {
-	opts := testOptions(t)
-	opts.HealthInterval = 100 * time.Millisecond
-	rec := enginetest.NewRecorder()
-	e := startEngine(t, opts, rec)
-	ch := "held_" + randomToken(4)
-	if err := e.Subscribe(t.Context(), ch); err != nil {
-		t.Fatal(err)
-	}
-	publishHistory(t, e, ch, "1", 10)
-	rec.WaitForPublications(t, ch, 1, 10*time.Second)
+	opts, e, rec, ch := healthCheckEngine(t, "held")
 
 	// Every other subscribing connection goes through a black hole: its
 	// run loop re-establishes it and waits in the handshake.
