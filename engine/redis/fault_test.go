@@ -183,13 +183,9 @@ func TestHealthCheckReplacesSilentConnection(t *testing.T) {
 	if err := e.client.Do(t.Context(), "client", "pause", 3000, "all").Err(); err != nil {
 		t.Fatalf("CLIENT PAUSE: %v", err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for e.Stats().Replaced == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no subscribing connection was replaced")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.Eventually(t, "a subscribing connection to be replaced", 10*time.Second, func() bool {
+		return e.Stats().Replaced > 0
+	})
 	publishHistory(t, e, ch, "2", 10)
 	checkOffsets(t, ch, rec.WaitForPublications(t, ch, 2, 10*time.Second), 2)
 }
