@@ -29,7 +29,7 @@ func newMetrics() *metrics {
 			Name: "herald_consumer_retried_total", Help: "Retries of commands that failed with an error that may pass.",
 		}, label),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "herald_consumer_lag", Help: "Messages waiting to be applied, as the source last reported them (PostgreSQL: rows left in the outbox partitions this node read, counted up to 10000 each).",
+			Name: "herald_consumer_lag", Help: "Messages waiting to be applied, as the source last reported them (PostgreSQL: rows left in the outbox partitions this node read, counted up to 10000 each); 0 for aws_sqs, google_pub_sub and azure_service_bus, whose backlog their cloud's own metrics show.",
 		}, label),
 		up: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "herald_consumer_up", Help: "1 while the consumer reads its source, 0 while it cannot reach it or a part of it (an outbox partition) cannot make progress.",

@@ -94,7 +94,7 @@ func (s *channelStates) init(h *Hub, cfg Config) error {
 	s.wake = make(chan struct{}, 1)
 	s.delivered = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "herald", Subsystem: "channel", Name: "state_events_delivered_total",
-		Help: "Channel state events (occupied, vacated) this node delivered to Handlers.OnChannelState.",
+		Help: "Channel state events (occupied, vacated) this node delivered: to the state proxy (channel.state_proxy), or to Handlers.OnChannelState where Herald is embedded.",
 	})
 	dropped := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Namespace: "herald", Subsystem: "channel", Name: "state_events_dropped_total",

@@ -50,7 +50,7 @@ func newMetrics(h *Hub) *metrics {
 	}, []string{"method"})
 	durations := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "herald", Subsystem: "client", Name: "command_duration_seconds",
-		Help:    "Time to handle a client command, by method.",
+		Help:    "Time to handle a client command, by method: from the start of its turn on the client's command goroutine to its reply (a command that runs out of client.command_timeout counts up to that).",
 		Buckets: []float64{.00001, .00005, .0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5},
 	}, []string{"method"})
 	for _, n := range commandNames {
@@ -78,7 +78,7 @@ func newMetrics(h *Hub) *metrics {
 	})
 	m.writesDetached = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "herald", Subsystem: "client", Name: "blocked_writes_total",
-		Help: "Frames whose client's socket did not take them at once, so that the rest was written on a goroutine of the client's own instead of a shared writer.",
+		Help: "Frames whose client's socket did not take them at once: the rest was written on a goroutine of the client's own, so that the node's shared writers never wait for one client.",
 	})
 	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "herald", Subsystem: "client", Name: "errors_total",
@@ -123,7 +123,7 @@ func newMetrics(h *Hub) *metrics {
 	})
 	m.shedReplies = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "herald", Subsystem: "node", Name: "shed_replies_total",
-		Help: "History commands, recovering subscribes, map subscribe pages and connects with recovered subscriptions refused with error 111 because this node's client write queues held more than client.node_queue_max_size bytes, or with the reply would hold more than half of it.",
+		Help: "History commands with a limit, recovering subscribes, map subscribe pages and connects with recovered server-side subscriptions refused with error 111 because this node's client write queues held more than client.node_queue_max_size bytes, or because their reply (which may be large) would take them past half of it.",
 	})
 	m.accessDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "herald", Subsystem: "access", Name: "decisions_total",
@@ -139,11 +139,11 @@ func newMetrics(h *Hub) *metrics {
 		commands, durations, sent, m.bytesIn, m.bytesOut, m.framesOut, m.writesDetached, m.errors, m.disconnects, queue, m.dropped, m.shed, m.shedReplies, m.joinLeaveCapped, publish, lag,
 		gauge("node_queued_bytes", "Bytes waiting in the write queues of every client of this node; past client.node_queue_max_size, publishing on this node is shed.", func() float64 { return float64(h.queuedTotal.Load()) }),
 		gauge("client_connections", "Connected (authenticated) clients on this node.", func() float64 { return float64(h.NumClients()) }),
-		gauge("client_unauthenticated_connections", "Connections on this node that have not connected (authenticated) yet; each is closed after client.stale_close_delay.", func() float64 { return float64(h.NumPending()) }),
+		gauge("client_unauthenticated_connections", "Upgraded connections on this node that have not connected (authenticated) yet: at most websocket.max_unauthenticated, each closed after client.stale_close_delay.", func() float64 { return float64(h.NumPending()) }),
 		gauge("client_users", "Distinct users connected to this node.", func() float64 { return float64(h.NumUsers()) }),
 		gauge("client_subscriptions", "Client subscriptions on this node.", func() float64 { return float64(h.NumSubscriptions()) }),
 		gauge("channels", "Channels with subscribers on this node.", func() float64 { return float64(h.NumChannels()) }),
-		gauge("client_write_coalesce_seconds", "The node's current write coalescing interval: 0 while every message is written at once; it grows while writes take a large share of the CPUs (client.write_coalesce bounds it).", func() float64 { return h.writeInterval().Seconds() }),
+		gauge("client_write_coalesce_seconds", "The node's current write coalescing interval: 0 while every message is written at once; it grows while writes take a large share of the CPUs, up to client.write_coalesce (past half of it only while writes merge several messages).", func() float64 { return h.writeInterval().Seconds() }),
 		gauge("cluster_nodes", "Live nodes of the cluster, this one included.", func() float64 { return float64(len(h.nodes.List())) }),
 	}
 	return m

@@ -18,7 +18,7 @@ func newPollMetrics() pollMetrics {
 		}, []string{"result"}),
 		keys: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: "herald", Subsystem: "shared_poll", Name: "refresh_keys_total",
-			Help: "Keys this node's shared poll channels asked their refresh backend for.",
+			Help: "Keys this node's shared poll channels asked their refresh backend for: at most one per tracked key per refresh_interval, however many connections track it.",
 		}),
 	}
 }

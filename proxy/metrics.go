@@ -22,11 +22,11 @@ func newMetrics() *metrics {
 	return &metrics{
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "herald", Subsystem: "proxy", Name: "calls_total",
-			Help: "Proxy calls to the backend by proxy, event and result (ok, error, disconnect, failed, rejected).",
+			Help: "Proxy calls to the backend by proxy, event and result: ok (a result), error (an error object), disconnect (a disconnect object), failed (no usable answer: down, timeout, status, bad JSON, unknown code) or rejected (over proxy_max_in_flight, never sent).",
 		}, []string{"proxy", "event", "result"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "herald", Subsystem: "proxy", Name: "call_duration_seconds",
-			Help:    "Duration of proxy calls sent to the backend, by proxy and event.",
+			Help:    "Duration of proxy calls sent to the backend, failed ones included, by proxy and event.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 		}, []string{"proxy", "event"}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{

@@ -2,25 +2,24 @@ package server
 
 import (
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
-	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/docmarker"
 )
 
-// TestMetricsDocumented: docs/operations.md's table of metrics and the
-// metrics a node registers agree. Every herald_ metric of the nodes
-// started here is named in the docs, and every metric of the page's
-// tables is registered by one of them, with the type the table gives
-// (checked where a node exports a series of it). The names come from
-// the collectors' descriptions, so a metric that has no series yet (a
-// vector nobody has used) counts too.
+var update = flag.Bool("update", false, "rewrite the docs' metrics tables (go generate ./server)")
+
+// TestMetricsDocumented: the metrics tables of the docs (metricsDocs) are
+// what the nodes started here register, rendered (metricstable_test.go),
+// and every herald_ metric of those nodes is in one of them. The nodes
+// cover every engine and the features whose metrics are registered only
+// when configured. The rows come from the collectors' descriptions, so a
+// metric that has no series yet (a vector nobody has used) counts too.
+// With -update (go generate ./server) the tables are rewritten.
 func TestMetricsDocumented(t *testing.T) {
 	// Memory with the features whose metrics are registered only when
 	// configured, and every engine that connects nodes (networkedEngines),
@@ -71,8 +70,8 @@ consumers:
 		}
 	}
 	registered := map[string]string{} // metric -> the setup that registered it
-	types := map[string]string{}      // metric -> its type, where it has a series
-	started := 0                      // setups whose node started (one skips without its service)
+	rows := map[string]metricRow{}
+	started := 0 // setups whose node started (one skips without its service)
 	for setup, configure := range setups {
 		t.Run(setup, func(t *testing.T) {
 			cfg := config.Default()
@@ -80,116 +79,75 @@ consumers:
 			s := startServer(t, cfg)
 			t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 			started++
-			for _, name := range collectorNames(s.collectors) {
-				registered[name] = setup
-			}
 			families, err := s.registry.Gather()
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, f := range families {
-				types[f.GetName()] = strings.ToLower(f.GetType().String())
+			described, err := metricRows(s.collectors, families)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := mergeMetricRows(rows, described); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range described {
+				registered[r.name] = setup
 			}
 		})
+	}
+	if t.Failed() {
+		return // a node's metrics are missing: the tables would differ for that alone
 	}
 	if len(registered) == 0 {
 		t.Fatal("no node started")
 	}
-
-	docs := readDocs(t)
-	table := operationsMetrics(t)
-	for name, setup := range registered {
-		if !strings.Contains(docs, "`"+name) {
-			t.Errorf("%s (registered with %s) is named in no docs/*.md", name, setup)
-		}
-	}
-	// The table's metrics must exist; only when every setup ran can a
-	// missing one be told from a skipped setup.
+	// The tables can be rendered only from every setup's metrics: without
+	// a service, one missing metric could not be told from a skipped setup.
 	if started < len(setups) {
-		t.Log("a setup was skipped (no Redis, NATS or PostgreSQL): the table is not checked against the nodes")
+		if *update {
+			t.Fatal("-update needs every setup (PostgreSQL, Redis and NATS)")
+		}
+		t.Log("a setup was skipped (no Redis, NATS or PostgreSQL): the tables are not checked against the nodes")
 		return
 	}
-	for name, typ := range table {
-		if _, ok := registered[name]; !ok {
-			t.Errorf("docs/operations.md lists %s, which no node registers", name)
-		}
-		if got, ok := types[name]; ok && got != typ {
-			t.Errorf("docs/operations.md gives %s the type %q; the node exports it as %q", name, typ, got)
+	rendered := map[string]bool{}
+	for _, doc := range metricsDocs {
+		checkGenerated(t, filepath.Join("..", "docs", doc), func(old string) (string, error) {
+			return docmarker.Rewrite(old, "metrics-table", func(spec string) (string, error) {
+				return renderMetricsTable(rows, spec, rendered)
+			})
+		})
+	}
+	for name, setup := range registered {
+		if !rendered[name] {
+			t.Errorf("%s (registered with %s) is in no metrics table of %v", name, setup, metricsDocs)
 		}
 	}
 }
 
-// descName picks the metric name out of a Desc's String: the client
-// library has no accessor for it.
-var descName = regexp.MustCompile(`fqName: "([^"]+)"`)
+// metricsDocs are the docs with metrics tables.
+var metricsDocs = []string{"operations.md", "proxy.md", "consumers.md"}
 
-// collectorNames are the herald_ metric names cs describe.
-func collectorNames(cs []prometheus.Collector) []string {
-	ch := make(chan *prometheus.Desc)
-	go func() {
-		for _, c := range cs {
-			c.Describe(ch)
-		}
-		close(ch)
-	}()
-	var names []string
-	for d := range ch {
-		if m := descName.FindStringSubmatch(d.String()); m != nil && strings.HasPrefix(m[1], "herald_") {
-			names = append(names, m[1])
-		}
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
-}
-
-// readDocs is every docs/*.md, joined.
-func readDocs(t *testing.T) string {
+// checkGenerated compares the file at path with what gen makes of it,
+// or with -update writes it.
+func checkGenerated(t *testing.T, path string, gen func(old string) (string, error)) {
 	t.Helper()
-	files, err := filepath.Glob("../docs/*.md")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("docs: %v (%d files)", err, len(files))
-	}
-	var b strings.Builder
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Write(data)
-	}
-	return b.String()
-}
-
-// operationsMetrics are the herald_ metrics of the tables under
-// docs/operations.md's "## Metrics", each with the type its second column
-// gives: "`a{label}` / `b`" in the first column names a and b.
-func operationsMetrics(t *testing.T) map[string]string {
-	t.Helper()
-	data, err := os.ReadFile("../docs/operations.md")
+	old, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(data), "\n## Metrics\n")
-	if !ok {
-		t.Fatal("docs/operations.md has no '## Metrics' section")
+	want, err := gen(string(old))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
-	section, _, _ = strings.Cut(section, "\n## ")
-	name := regexp.MustCompile("`(herald_[a-z_]+)")
-	out := map[string]string{}
-	for line := range strings.SplitSeq(section, "\n") {
-		if !strings.HasPrefix(line, "| `herald_") {
-			continue
-		}
-		cells := strings.Split(strings.TrimPrefix(line, "| "), " | ")
-		if len(cells) < 3 {
-			t.Fatalf("docs/operations.md: a metrics row without a type: %s", line)
-		}
-		for _, m := range name.FindAllStringSubmatch(cells[0], -1) {
-			out[m[1]] = strings.TrimSpace(cells[1])
-		}
+	if want == string(old) {
+		return
 	}
-	if len(out) < 10 {
-		t.Fatalf("found %d metrics in docs/operations.md's table: is it still a table?", len(out))
+	if *update {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
 	}
-	return out
+	t.Errorf("%s's metrics tables are out of date: run go generate ./server", path)
 }

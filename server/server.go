@@ -2,6 +2,11 @@
 // the hub, the WebSocket transport and the HTTP endpoints.
 package server
 
+// The docs' metrics tables are rendered from the collectors a node
+// registers (metricsdoc_test.go); this rewrites them. It needs the
+// services of scripts/services.sh (eval "$(scripts/services.sh env)").
+//go:generate go test -run ^TestMetricsDocumented$ -update
+
 import (
 	"context"
 	"encoding/json"

@@ -27,7 +27,7 @@ func newLogicalMetrics(nodeID string) *logicalMetrics {
 		return prometheus.NewCounter(prometheus.CounterOpts(opts(name, help)))
 	}
 	return &logicalMetrics{
-		owner: gauge("logical_slot_owner", "1 while this node consumes the logical replication slot."),
+		owner: gauge("logical_slot_owner", "1 while this node consumes the logical replication slot (table streams)."),
 		retained: gauge("logical_slot_retained_bytes",
 			"WAL the logical replication slot holds back (pg_current_wal_lsn() - restart_lsn), read by the owning node."),
 		lag: gauge("logical_slot_lag_bytes",

@@ -49,14 +49,14 @@ func newMetrics(nodeID string, depth func() float64) *metrics {
 		listenerLag: hist("listener_lag_seconds", "Time from a publication being accepted to this node's listener reading it.",
 			prometheus.ExponentialBuckets(0.0005, 2, 14)),
 		reconnects: counter("listener_reconnects_total", "Times the listening connection was re-established."),
-		gapRepairs: counter("gap_repairs_total", "Offset gaps detected in live delivery and refilled from the history table."),
+		gapRepairs: counter("gap_repairs_total", "Offset gaps found in live delivery and refilled from the history table."),
 		replayed:   counter("replayed_total", "Publications delivered from the history table after a gap or a listener reconnect."),
 		lost: counter("lost_total",
-			"Publications of history channels that could not be delivered because the history table no longer held them."),
+			"Publications of history channels that could not be delivered because the history table no longer held them (must stay 0)."),
 		malformed:  counter("malformed_notifications_total", "Notifications on the engine's channels that could not be decoded."),
-		queueUsage: prometheus.NewGauge(prometheus.GaugeOpts(opts("notification_queue_usage", "pg_notification_queue_usage(): fraction of PostgreSQL's notification queue in use."))),
+		queueUsage: prometheus.NewGauge(prometheus.GaugeOpts(opts("notification_queue_usage", "pg_notification_queue_usage(): the share of PostgreSQL's notification queue in use."))),
 		dispatchDepth: prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts("dispatch_queue_depth",
-			"Notifications read by the listener and not yet handed to the handler.")), depth),
+			"Notifications read by the listener and not yet handed on for delivery.")), depth),
 	}
 }
 

@@ -60,7 +60,7 @@ func New(cfg Config) (*Admission, error) {
 	}
 	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "herald", Subsystem: "websocket", Name: "refused_connections_total",
-		Help: "New connections (WebSocket upgrades and HTTP streams) refused before they open, by reason: cap (503, too many unauthenticated connections on the node), address_cap (429, too many from one address) or ip_rate (429, one address opens them too fast).",
+		Help: "New connections (WebSocket upgrades and HTTP streams) refused before they open, by reason: cap (503, websocket.max_unauthenticated reached on the node), address_cap (429, one address holds websocket.max_unauthenticated_per_address, by default a tenth of websocket.max_unauthenticated) or ip_rate (429, websocket.ip_rate_limit exceeded).",
 	}, []string{"reason"})
 	a := &Admission{
 		lim: lim, pending: cfg.Pending, trusted: lim.trusted,
