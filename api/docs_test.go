@@ -2,53 +2,27 @@ package api
 
 import (
 	"encoding/json"
-	"flag"
-	"os"
 	"regexp"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the generated docs (docs/api.md's method tables, docs/openapi.json)")
+	"github.com/heraldhq/herald/internal/test/golden"
+)
 
 // TestGeneratedDocs fails when docs/api.md's method tables differ from
 // what the method table gives; with -update (go generate ./api) it
 // rewrites them.
 func TestGeneratedDocs(t *testing.T) {
-	checkGenerated(t, "../docs/api.md", func(old []byte) ([]byte, error) {
+	golden.Check(t, "../docs/api.md", docsCommand, func(old []byte) ([]byte, error) {
 		s, err := updateDocs(string(old))
 		return []byte(s), err
 	})
-}
-
-// checkGenerated compares the file at path with what gen makes of it,
-// or with -update writes it.
-func checkGenerated(t *testing.T, path string, gen func(old []byte) ([]byte, error)) {
-	t.Helper()
-	old, err := os.ReadFile(path)
-	if err != nil && !(*update && os.IsNotExist(err)) {
-		t.Fatal(err)
-	}
-	want, err := gen(old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(want) == string(old) {
-		return
-	}
-	if *update {
-		if err := os.WriteFile(path, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Fatalf("%s is out of date: run %s", path, docsCommand)
 }
 
 // TestGeneratedOpenAPI: docs/openapi.json is OpenAPI()'s document (-update
 // rewrites it); it has a path per method and every reference resolves.
 func TestGeneratedOpenAPI(t *testing.T) {
 	doc := OpenAPI()
-	checkGenerated(t, "../docs/openapi.json", func([]byte) ([]byte, error) { return doc, nil })
+	golden.Check(t, "../docs/openapi.json", docsCommand, func([]byte) ([]byte, error) { return doc, nil })
 	var parsed struct {
 		Paths      map[string]any `json:"paths"`
 		Components struct {

@@ -2,7 +2,6 @@ package docs_test
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -11,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the documents' generated figures from figures.json")
+	"github.com/heraldhq/herald/internal/test/golden"
+)
 
 // figures is figures.json: the measured figures the documents quote, each
 // with the command that measures it and when it was measured.
@@ -138,23 +137,14 @@ func TestFiguresPostgresScaleout(t *testing.T) {
 			t.Errorf("%d nodes at %d/s: %d copies/s, want about %.0f", r.Nodes, r.Rate, r.Copies, want)
 		}
 	}
-	const path = "postgres.md"
-	doc := readDoc(t, path)
-	i, j := strings.Index(doc, figuresOpen), strings.Index(doc, figuresClose)
-	if i < 0 || j < i {
-		t.Fatalf("%s: no %s … %s around the scale-out table", path, figuresOpen, figuresClose)
-	}
-	want := doc[:i+len(figuresOpen)] + "\n\n" + scaleoutTable(s.Rows) + "\n" + doc[j:]
-	if want == doc {
-		return
-	}
-	if *update {
-		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
+	golden.Check(t, "postgres.md", "go test ./docs -run Figures -update", func(old []byte) ([]byte, error) {
+		doc := string(old)
+		i, j := strings.Index(doc, figuresOpen), strings.Index(doc, figuresClose)
+		if i < 0 || j < i {
+			return nil, fmt.Errorf("no %s … %s around the scale-out table", figuresOpen, figuresClose)
 		}
-		return
-	}
-	t.Errorf("%s: the scale-out table differs from figures.json; run go test ./docs -run Figures -update", path)
+		return []byte(doc[:i+len(figuresOpen)] + "\n\n" + scaleoutTable(s.Rows) + "\n" + doc[j:]), nil
+	})
 }
 
 func scaleoutTable(rows []scaleoutRow) string {

@@ -2,16 +2,14 @@ package server
 
 import (
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/internal/docmarker"
+	"github.com/heraldhq/herald/internal/test/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the docs' metrics tables (go generate ./server)")
 
 // TestMetricsDocumented: the metrics tables of the docs (metricsDocs) are
 // what the nodes started here register, rendered (metricstable_test.go),
@@ -104,7 +102,7 @@ consumers:
 	// The tables can be rendered only from every setup's metrics: without
 	// a service, one missing metric could not be told from a skipped setup.
 	if started < len(setups) {
-		if *update {
+		if golden.Updating() {
 			t.Fatal("-update needs every setup (PostgreSQL, Redis and NATS)")
 		}
 		t.Log("a setup was skipped (no Redis, NATS or PostgreSQL): the tables are not checked against the nodes")
@@ -112,10 +110,11 @@ consumers:
 	}
 	rendered := map[string]bool{}
 	for _, doc := range metricsDocs {
-		checkGenerated(t, filepath.Join("..", "docs", doc), func(old string) (string, error) {
-			return docmarker.Rewrite(old, "metrics-table", func(spec string) (string, error) {
+		golden.Check(t, filepath.Join("..", "docs", doc), "go generate ./server", func(old []byte) ([]byte, error) {
+			s, err := docmarker.Rewrite(string(old), "metrics-table", func(spec string) (string, error) {
 				return renderMetricsTable(rows, spec, rendered)
 			})
+			return []byte(s), err
 		})
 	}
 	for name, setup := range registered {
@@ -127,27 +126,3 @@ consumers:
 
 // metricsDocs are the docs with metrics tables.
 var metricsDocs = []string{"operations.md", "proxy.md", "consumers.md"}
-
-// checkGenerated compares the file at path with what gen makes of it,
-// or with -update writes it.
-func checkGenerated(t *testing.T, path string, gen func(old string) (string, error)) {
-	t.Helper()
-	old, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := gen(string(old))
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if want == string(old) {
-		return
-	}
-	if *update {
-		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Errorf("%s's metrics tables are out of date: run go generate ./server", path)
-}
