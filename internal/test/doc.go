@@ -17,4 +17,6 @@
 //   - otlptest: an OTLP receiver that collects exported spans.
 //   - kafkatest: an Apache Kafka broker of the test's own.
 //   - protogen: checks that generated Protobuf code is current.
+//   - golden: checks generated files the repository keeps (docs tables),
+//     and rewrites them with -update.
 package test
