@@ -963,7 +963,27 @@ sdk_js() {
 		run 10m sdk-js-install.log "$dir" npx --yes yarn@1 install --frozen-lockfile --non-interactive || return 1
 	fi
 	sdk_herald_start "$dir/docker-compose.yml" "sdk-js$SDK_TAG-herald.log" || return 1
-	run "$SDK_JS_LIMIT" "sdk-js$SDK_TAG.log" "$dir" node_modules/.bin/jest --detectOpenHandles --verbose --forceExit || rc=$?
+	if [[ -n "$SDK_JS_KNOWN" ]]; then
+		# Known to race (see SDK_JS_KNOWN): the rest of the suite, then
+		# each of those on its own, reported and not counted (jest counts
+		# them as skipped in the first run).
+		local known names=""
+		while IFS= read -r known; do
+			names+="${names:+|}$(sed 's/[][\\.*+?^${}()|/]/\\&/g' <<<"$known")"
+		done <<<"$SDK_JS_KNOWN"
+		run "$SDK_JS_LIMIT" "sdk-js$SDK_TAG.log" "$dir" node_modules/.bin/jest --detectOpenHandles --verbose --forceExit -t "^(?!($names)$)" || rc=$?
+		local i=0
+		while IFS= read -r known; do
+			i=$((i + 1))
+			if run 2m "sdk-js$SDK_TAG-known$i.log" "$dir" node_modules/.bin/jest --verbose --forceExit -t "^$(sed 's/[][\\.*+?^${}()|/]/\\&/g' <<<"$known")\$" >/dev/null; then
+				echo "centrifuge-js \"$known\" (known to race): passed this time"
+			else
+				echo "centrifuge-js \"$known\" (known to race): failed, not counted (log: $LOGS/sdk-js$SDK_TAG-known$i.log)"
+			fi
+		done <<<"$SDK_JS_KNOWN"
+	else
+		run "$SDK_JS_LIMIT" "sdk-js$SDK_TAG.log" "$dir" node_modules/.bin/jest --detectOpenHandles --verbose --forceExit || rc=$?
+	fi
 	sdk_herald_stop
 	last=$(grep -E '^Tests: ' "$LOGS/sdk-js$SDK_TAG.log" | tail -n 1)
 	if [[ -z "$last" ]]; then
@@ -984,6 +1004,18 @@ SDK_PYTHON_LIMIT=5m
 # counted (set by a step that says why).
 SDK_PYTHON_KNOWN=""
 SDK_JS_LIMIT=5m
+# SDK_JS_KNOWN: centrifuge-js tests (full names, one per line) run apart
+# and not counted. "stream: recovery after unsubscribe/resubscribe"
+# unsubscribes, publishes two messages through the HTTP API at once and
+# expects both from recovery; a publication that reaches the server before
+# the unsubscribe command does is delivered live to the unsubscribed
+# subscription, which centrifuge-js still handles (it moves the position),
+# so recovery returns one. On 2 cores, beside jest, the client's frame
+# waited 2-4 ms for the server to read it (tcpdump), by which time the
+# publish had arrived on its own connection. Centrifugo v6.9.1 fails it the
+# same way: in a loop of the test's steps, 300 iterations per run, it failed
+# in 6 of 6 runs, Herald in 5 of 6 (2026-11-30).
+SDK_JS_KNOWN="stream: recovery after unsubscribe/resubscribe"
 sdk_suites() {
 	local rc=0
 	SDK_PASSED=0 SDK_FAILED=0 SDK_SKIPPED=0 SDK_JS_NOT_RUN=0
