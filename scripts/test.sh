@@ -1014,7 +1014,7 @@ SDK_JS_LIMIT=5m
 # waited 2-4 ms for the server to read it (tcpdump), by which time the
 # publish had arrived on its own connection. Centrifugo v6.9.1 fails it the
 # same way: in a loop of the test's steps, 300 iterations per run, it failed
-# in 6 of 6 runs, Herald in 5 of 6 (2026-11-30).
+# in 6 of 6 runs, Herald in 2 of 3 (2026-11-30).
 SDK_JS_KNOWN="stream: recovery after unsubscribe/resubscribe"
 sdk_suites() {
 	local rc=0
