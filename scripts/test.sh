@@ -969,13 +969,13 @@ sdk_js() {
 		# them as skipped in the first run).
 		local known names=""
 		while IFS= read -r known; do
-			names+="${names:+|}$(sed 's/[][\\.*+?^${}()|/]/\\&/g' <<<"$known")"
+			names+="${names:+|}$(jest_regex_quote "$known")"
 		done <<<"$SDK_JS_KNOWN"
 		run "$SDK_JS_LIMIT" "sdk-js$SDK_TAG.log" "$dir" node_modules/.bin/jest --detectOpenHandles --verbose --forceExit -t "^(?!($names)$)" || rc=$?
 		local i=0
 		while IFS= read -r known; do
 			i=$((i + 1))
-			if run 2m "sdk-js$SDK_TAG-known$i.log" "$dir" node_modules/.bin/jest --verbose --forceExit -t "^$(sed 's/[][\\.*+?^${}()|/]/\\&/g' <<<"$known")\$" >/dev/null; then
+			if run 2m "sdk-js$SDK_TAG-known$i.log" "$dir" node_modules/.bin/jest --verbose --forceExit -t "^$(jest_regex_quote "$known")\$" >/dev/null; then
 				echo "centrifuge-js \"$known\" (known to race): passed this time"
 			else
 				echo "centrifuge-js \"$known\" (known to race): failed, not counted (log: $LOGS/sdk-js$SDK_TAG-known$i.log)"
@@ -1016,6 +1016,13 @@ SDK_JS_LIMIT=5m
 # same way: in a loop of the test's steps, 300 iterations per run, it failed
 # in 6 of 6 runs, Herald in 2 of 3 (2026-11-30).
 SDK_JS_KNOWN="stream: recovery after unsubscribe/resubscribe"
+
+# jest_regex_quote NAME prints NAME with the characters special to a
+# JavaScript regular expression escaped, for jest's -t.
+jest_regex_quote() {
+	sed 's/[][\\.*+?^${}()|/]/\\&/g' <<<"$1"
+}
+
 sdk_suites() {
 	local rc=0
 	SDK_PASSED=0 SDK_FAILED=0 SDK_SKIPPED=0 SDK_JS_NOT_RUN=0
