@@ -228,7 +228,7 @@ type ClientConfig struct {
 	// QueueMaxSize bounds the bytes waiting to be written to one
 	// connection; a client that falls further behind is closed with 3008
 	// (1 MiB).
-	QueueMaxSize int `yaml:"queue_max_size" default:"1048576" doc:"bytes that may wait to be written to one connection; a client over it that is not reading (a write to it has waited 2s, or 'websocket.write_timeout' if longer, and, on Linux, the kernel says it took no bytes for as long; 500ms where the kernel cannot tell, or with 'client.wait_on_blocked_writes') is closed with 3008. A client that reads is not blamed for a node that is behind: it is closed only when it holds more than 4 times this and the node's queues pass twice 'client.node_queue_max_size', or, reading slower than its channels publish, more than 16 times this"`
+	QueueMaxSize int `yaml:"queue_max_size" default:"1048576" doc:"bytes that may wait to be written to one connection; a client over it that is not reading (a write to it has waited 2s, or three times 'websocket.write_timeout' if longer, and, on Linux, the kernel says it took no bytes for as long; 500ms where the kernel cannot tell, or with 'client.wait_on_blocked_writes') is closed with 3008. A client that reads is not blamed for a node that is behind: it is closed only when it holds more than 4 times this and the node's queues pass twice 'client.node_queue_max_size', or, reading slower than its channels publish, more than 16 times this"`
 	// NodeQueueMaxSize bounds the bytes waiting in the write queues of
 	// all the node's clients together: past it, publishing on this node
 	// (client publish and the server API) is refused with error 111, so a

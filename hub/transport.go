@@ -53,12 +53,14 @@ type DeliveryReporter interface {
 }
 
 // WriteProgressBounder is a Transport whose writes fail on their own when
-// the client takes (almost) nothing for WriteProgressTimeout: the
-// operator's websocket.write_timeout. A detached write holds no writer of
-// the pool, only its client's bytes (which the queue bounds limit), so the
-// hub does not cut it as slow sooner than that: an operator who gives
-// clients 3 s (a load tool sharing the node's cores is starved for longer
-// than 2 s at twice the capacity) is not overruled by the hub's own stall.
+// the client takes (almost) nothing for long enough, WriteProgressTimeout
+// at most: on WebSocket, websocket.write_timeout for a client that was not
+// reading and three times it for one that was. A detached write holds no
+// writer of the pool, only its client's bytes (which the queue bounds
+// limit), so the hub does not cut it as slow sooner than that: a reader
+// whose process got no CPU for a while (a load tool sharing the node's
+// cores is starved for longer than 2 s at twice the capacity) is left to
+// the transport's rule, which is not overruled by the hub's own stall.
 type WriteProgressBounder interface {
 	WriteProgressTimeout() time.Duration
 }

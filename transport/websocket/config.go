@@ -23,9 +23,10 @@ type Config struct {
 	// WriteTimeout bounds the progress of a write: a WriteFrame, pong or
 	// close frame fails when the peer took less than 16 KiB of it (and not
 	// the rest) within WriteTimeout, so a peer that stopped reading is cut
-	// and one that reads steadily is not. It also bounds the handshake
-	// response. Default 1s.
-	WriteTimeout time.Duration `yaml:"write_timeout" default:"1s" doc:"a write to one client fails (the connection closes with 3009) when the client took less than 16 KiB within this long (on Linux as the kernel counts what it took, elsewhere of the write itself): a client that stopped reading is cut, one that reads steadily however far behind is not"`
+	// and one that reads steadily is not. A data frame to a peer that had
+	// been reading gets three such timeouts in a row (pace.go). It also
+	// bounds the handshake response. Default 1s.
+	WriteTimeout time.Duration `yaml:"write_timeout" default:"1s" doc:"a write to one client fails (the connection closes with 3009) when the client took less than 16 KiB within this long (on Linux as the kernel counts what it took, elsewhere of the write itself): a client that stopped reading is cut, one that reads steadily however far behind is not. On Linux a client that had been taking at least 16 KiB per this long before the write waited is cut only after three such spans in a row: a reader whose process got no CPU for a moment is not taken for one that stopped"`
 	// ReadTimeout is how long a message that has started to arrive (a partial
 	// frame, or a fragmented message) may take to arrive completely; then the
 	// connection is closed with 1008 "read timeout". It bounds slowloris

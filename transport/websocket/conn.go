@@ -49,6 +49,7 @@ type Conn struct {
 	wmu      sync.Mutex    // serialises frames on the wire
 	pw       *pendingWrite // a frame StartFrame began, under wmu until FinishFrame
 	rd       *readState    // partial input; nil while nothing is half-read
+	pace     peerPace      // how fast the client takes bytes, as writes that waited saw it; under wmu
 }
 
 // Protocol is the connection's encoding for its whole life.
@@ -165,7 +166,9 @@ func (c *Conn) writeLocked(op ws.OpCode, payload []byte) error {
 }
 
 // writeHeaderLocked is writeLocked for a header with more than an opcode
-// (the compression bit); it sets h.Length.
+// (the compression bit); it sets h.Length. A data frame to a client that
+// has been reading gets the reader's grace (pace.go); a control frame (a
+// pong, the close frame) does not: Close waits for it under the write lock.
 func (c *Conn) writeHeaderLocked(h ws.Header, payload []byte) error {
 	h.Length = int64(len(payload))
 	wb := c.srv.getWriteBuf()
@@ -174,13 +177,13 @@ func (c *Conn) writeHeaderLocked(h ws.Header, payload []byte) error {
 		return err
 	}
 	if len(payload) > maxCopiedPayload {
-		if err := c.writeAll(wb.b); err != nil {
+		if err := c.writeAll(wb.b, h.OpCode.IsData()); err != nil {
 			return err
 		}
-		return c.writeAll(payload)
+		return c.writeAll(payload, h.OpCode.IsData())
 	}
 	wb.b = append(wb.b, payload...)
-	return c.writeAll(wb.b)
+	return c.writeAll(wb.b, h.OpCode.IsData())
 }
 
 // writeAll writes b: first without waiting (tryWrite), which is all a
@@ -189,7 +192,9 @@ func (c *Conn) writeHeaderLocked(h ws.Header, payload []byte) error {
 // took at least minWriteProgress bytes within WriteTimeout is reading,
 // however far behind it is, and gets another WriteTimeout. So a client that
 // reads steadily is never cut for the size of what waits for it, and one
-// that stops reading is cut after WriteTimeout.
+// that stops reading is cut after WriteTimeout, or, when grace is set and
+// it had been reading before this write found its socket full, after
+// readerStallWindows of them (pace.go).
 //
 // What the peer took is counted by the kernel where it can be (Delivered),
 // not by what this write got into the socket: a full send buffer wakes its
@@ -197,24 +202,33 @@ func (c *Conn) writeHeaderLocked(h ws.Header, payload []byte) error {
 // woken writer late, so a write can get nothing in for a whole
 // WriteTimeout while its peer reads hundreds of kilobytes of what was
 // already queued.
-func (c *Conn) writeAll(b []byte) error {
+func (c *Conn) writeAll(b []byte, grace bool) error {
 	n, err := c.tryWrite(b)
 	if err != nil {
 		return err
 	}
 	if n == len(b) {
+		if grace {
+			c.paced(n)
+		}
 		return nil
 	}
 	// The deadline armed below must not outlive this write: tryWrite goes
 	// through the raw socket, which fails at once, without writing, once
 	// a deadline has passed.
 	defer c.nc.SetWriteDeadline(time.Time{}) //nolint:errcheck // the write's own error is what counts
+	timeout := c.srv.cfg.WriteTimeout
 	// took is what the peer had taken when the current WriteTimeout
 	// began: read once here, then at each deadline, whose reading also
 	// starts the next window.
 	took, known := c.Delivered()
-	for b = b[n:]; len(b) > 0; {
-		if err := c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout)); err != nil {
+	windows := 1
+	if grace && known && c.pace.reading(took, time.Now().UnixNano(), timeout) {
+		windows = readerStallWindows
+	}
+	b = b[n:]
+	for idle, progressed := 0, 0; ; {
+		if err := c.nc.SetWriteDeadline(time.Now().Add(timeout)); err != nil {
 			return err
 		}
 		n, err := c.nc.Write(b)
@@ -227,11 +241,24 @@ func (c *Conn) writeAll(b []byte) error {
 		}
 		before, counted := took, known
 		took, known = c.Delivered()
-		if n < minWriteProgress && !(counted && known && took-before >= minWriteProgress) {
+		// Where the kernel counts what the peer took, that count alone is
+		// progress: what this write got into the socket can be the local
+		// send buffer growing (300 KB to a client that never read).
+		progress := n >= minWriteProgress
+		if counted && known {
+			progress = took-before >= minWriteProgress
+		}
+		if progress {
+			idle = 0
+			if progressed++; grace && progressed >= 2 {
+				windows = readerStallWindows // it reads (pace.go)
+			}
+			continue
+		}
+		if idle++; idle >= windows {
 			return err
 		}
 	}
-	return nil
 }
 
 // minWriteProgress is what a peer must take within one WriteTimeout to

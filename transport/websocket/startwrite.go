@@ -54,6 +54,7 @@ func (c *Conn) StartFrame(frame []byte) (bool, error) {
 		return false, c.failStart(wb, d, err)
 	}
 	if len(head) == 0 && len(payload) == 0 {
+		c.paced(int(h.Length))
 		c.srv.putWriteBuf(wb)
 		c.wmu.Unlock()
 		c.putDeflater(d)
@@ -71,9 +72,9 @@ func (c *Conn) FinishFrame([]byte) error {
 		return nil // StartFrame wrote it all, or failed
 	}
 	c.pw = nil
-	err := c.writeAll(pw.head)
+	err := c.writeAll(pw.head, true)
 	if err == nil && len(pw.payload) > 0 {
-		err = c.writeAll(pw.payload)
+		err = c.writeAll(pw.payload, true)
 	}
 	c.srv.putWriteBuf(pw.wb)
 	c.wmu.Unlock()

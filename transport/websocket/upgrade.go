@@ -81,6 +81,7 @@ func (s *Server) upgrade(w http.ResponseWriter, r *http.Request, uni bool, accep
 		return
 	}
 	c := &Conn{srv: s, nc: nc, proto: protocol.TypeJSON, gen: s.gen.Add(1)}
+	c.pace.at = time.Now().UnixNano()
 	if !uni {
 		c.proto = requestedProtocol(r, hs.Protocol)
 	}
