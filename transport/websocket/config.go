@@ -26,7 +26,7 @@ type Config struct {
 	// and one that reads steadily is not. A data frame to a peer that had
 	// been reading gets three such timeouts in a row (pace.go). It also
 	// bounds the handshake response. Default 1s.
-	WriteTimeout time.Duration `yaml:"write_timeout" default:"1s" doc:"a write to one client fails (the connection closes with 3009) when the client took less than 16 KiB within this long (on Linux as the kernel counts what it took, elsewhere of the write itself): a client that stopped reading is cut, one that reads steadily however far behind is not. On Linux a client that had been taking at least 16 KiB per this long before the write waited is cut only after three such spans in a row: a reader whose process got no CPU for a moment is not taken for one that stopped"`
+	WriteTimeout time.Duration `yaml:"write_timeout" default:"1s" doc:"a write to one client fails (the connection closes with 3009) when the client took less than 16 KiB within this long (on Linux as the kernel counts what it took, elsewhere of the write itself): a client that stopped reading is cut, one that reads steadily however far behind is not. On Linux a client that had been reading (it took at least 16 KiB in two spans of at least this long each, or in two of these timeouts of the same write) is cut only after three such timeouts in a row: a reader whose process got no CPU for a moment is not taken for one that stopped"`
 	// ReadTimeout is how long a message that has started to arrive (a partial
 	// frame, or a fragmented message) may take to arrive completely; then the
 	// connection is closed with 1008 "read timeout". It bounds slowloris

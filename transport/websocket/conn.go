@@ -49,7 +49,7 @@ type Conn struct {
 	wmu      sync.Mutex    // serialises frames on the wire
 	pw       *pendingWrite // a frame StartFrame began, under wmu until FinishFrame
 	rd       *readState    // partial input; nil while nothing is half-read
-	pace     peerPace      // how fast the client takes bytes, as writes that waited saw it; under wmu
+	pace     peerPace      // whether the client has been reading, as writes saw it (pace.go); under wmu
 }
 
 // Protocol is the connection's encoding for its whole life.
@@ -176,14 +176,15 @@ func (c *Conn) writeHeaderLocked(h ws.Header, payload []byte) error {
 	if err := ws.WriteHeaderBuffer(wb, h, wb.hdr[:]); err != nil {
 		return err
 	}
+	grace := h.OpCode.IsData()
 	if len(payload) > maxCopiedPayload {
-		if err := c.writeAll(wb.b, h.OpCode.IsData()); err != nil {
+		if err := c.writeAll(wb.b, grace); err != nil {
 			return err
 		}
-		return c.writeAll(payload, h.OpCode.IsData())
+		return c.writeAll(payload, grace)
 	}
 	wb.b = append(wb.b, payload...)
-	return c.writeAll(wb.b, h.OpCode.IsData())
+	return c.writeAll(wb.b, grace)
 }
 
 // writeAll writes b: first without waiting (tryWrite), which is all a

@@ -9,44 +9,42 @@ import "time"
 // take, a reader's socket is full whenever it pauses, so such a pause
 // alone, at twice the node's capacity with the load tool sharing the
 // node's two cores, closed 92 of 500 reading subscribers with 3009 in one
-// run (docs/benchmarks.md, "Overload at twice the capacity"); their
-// pauses stayed under three seconds (none was closed with a 3 s timeout).
-// A server that writes more slowly, or keeps megabytes in the kernel's
+// run (docs/benchmarks.md, "Overload on a slower machine"); their pauses
+// stayed under three seconds (none was closed with a 3 s timeout). A
+// server that writes more slowly, or keeps megabytes in the kernel's
 // socket buffers rather than in its own queues (Herald sets
 // TCP_NOTSENT_LOWAT), sees the same pause as a write that merely waits.
 //
 // So a data frame to a client that has been reading fails only after
 // readerStallWindows timeouts in a row in which it took less than
 // minWriteProgress; a client that has not been reading (one that never
-// read, or took less than that between marks) is cut after one, as before. Reading is
-// something a client shows more than once: a client that never reads still
-// has its kernel take what fits in its receive buffer (a few hundred
-// kilobytes at most, once), so one span of progress proves nothing. A
-// client counts as reading once it took at least minWriteProgress in two
-// spans between marks (each span at least one WriteTimeout long), or,
-// within one write, when two of its timeouts saw that much progress. What a
-// span must carry is not a rate: a client cannot take more than the node
-// sent it, and a span can hold a quiet minute. Nor does a span in which it
-// took less undo it: a reader starved of CPU for a second takes nothing in
-// that second, which is the pause this grace is for (with the last two
-// spans required, one such span in the overload's 30 s closed 3 of 500
-// readers). One that
-// stopped for good is cut all the same, readerStallWindows × WriteTimeout
-// at most after its last byte; what waits for it meanwhile is bounded by
-// the hub's queue limits, which give a detached write as long
-// (WriteProgressTimeout).
+// read, or took less than that between marks) is cut after one, as
+// before. Reading is something a client shows more than once: a client
+// that never reads still has its kernel take what fits in its receive
+// buffer (a few hundred kilobytes at most, once), so one span of progress
+// proves nothing. A client counts as reading once it took at least
+// minWriteProgress in two spans between marks (each span at least one
+// WriteTimeout long), or, within one write, when two of its timeouts saw
+// that much progress. What a span must carry is not a rate: a client
+// cannot take more than the node sent it, and a span can hold a quiet
+// minute. Nor does a span in which it took less undo it: a reader starved
+// of CPU for a second takes nothing in that second, which is the pause
+// this grace is for (with the last two spans required, one such span in
+// the overload's 30 s closed 3 of 500 readers). One that stopped for good
+// is cut all the same, readerStallWindows × WriteTimeout at most after its
+// last byte; what waits for it meanwhile is bounded by the hub's queue
+// limits, which give a detached write as long (WriteProgressTimeout).
 const readerStallWindows = 3
 
 // peerPace is what a connection's writes know of how its client takes
 // bytes: the kernel's count at the last mark, and in how many spans between
 // marks (up to two) the client took at least minWriteProgress. Marks are
-// taken under the write lock: by a write that
-// found the socket full, and by writes the socket took at once, once
-// paceMarkBytes went out since the last mark and a WriteTimeout has passed
-// (paced). So a client that gets a steady stream has fresh marks when its
-// socket first fills, each asking the kernel once per WriteTimeout at
-// most; a connection that receives little never asks. The zero mark is
-// the connection's start.
+// taken under the write lock: by a write that found the socket full, and by
+// writes the socket took at once, once paceMarkBytes went out since the
+// last mark and a WriteTimeout has passed (paced). So a client that gets a
+// steady stream has fresh marks when its socket first fills, each asking
+// the kernel once per WriteTimeout at most; a connection that receives
+// little never asks. The zero mark is the connection's start.
 type peerPace struct {
 	at   int64  // when the mark was taken (UnixNano)
 	took uint64 // Delivered at the mark
