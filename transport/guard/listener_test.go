@@ -77,7 +77,8 @@ func TestUpgradeListenerTimeoutAndClose(t *testing.T) {
 func TestUpgradeListenerSilentConnection(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	const header = 100 * time.Millisecond
-	serve := func(idle time.Duration) (addr string, stop func()) {
+	serve := func(t *testing.T, idle time.Duration) (addr string, stop func()) {
+		t.Helper()
 		inner, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -96,7 +97,7 @@ func TestUpgradeListenerSilentConnection(t *testing.T) {
 	}
 
 	t.Run("ServedAfterTheHeaderTimeout", func(t *testing.T) {
-		addr, stop := serve(time.Minute)
+		addr, stop := serve(t, time.Minute)
 		defer stop()
 		for _, path := range []string{"/api/publish", "/connection/websocket"} {
 			c, err := net.Dial("tcp", addr)
@@ -124,14 +125,17 @@ func TestUpgradeListenerSilentConnection(t *testing.T) {
 	})
 
 	t.Run("ClosedAfterTheIdleTimeout", func(t *testing.T) {
-		addr, stop := serve(3 * header)
+		addr, stop := serve(t, 3*header)
 		defer stop()
+		// Timed from before the dial: the listener may accept, and start
+		// the idle timeout, before this goroutine runs again after Dial
+		// returns (under -race on a loaded machine, by milliseconds).
+		start := time.Now()
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		start := time.Now()
 		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 		if _, err := c.Read(make([]byte, 1)); err != io.EOF {
 			t.Fatalf("silent connection: read %v, want EOF once the idle timeout passed", err)
