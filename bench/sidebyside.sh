@@ -31,7 +31,7 @@
 #   SERVERS="herald centrifugo"  the servers (herald, centrifugo, floor: see below); their
 #                              order alternates from run to run
 #   RUNS=3                     runs of every point (the table shows medians)
-#   RATES=200,400,600,800,1000,1200,1500,2000  STEP=5s WARMUP=3s SUBSCRIBERS=500
+#   RATES=200,400,600,800,1000,1200,1500,2000,2500,3000,4000  STEP=5s WARMUP=3s SUBSCRIBERS=500
 #   P99_LIMIT=2s               a sweep stops after a step whose all-copies p99 is above it;
 #                              "served" is herald-bench throughput's pass rule with this
 #                              limit (no copy missing, no publish error, achieved ≥ 95%)
@@ -86,7 +86,7 @@ ENGINES=${ENGINES:-memory redis postgres}
 CONDITIONS=${CONDITIONS:-plain quota busy}
 SERVERS=${SERVERS:-herald centrifugo}
 RUNS=${RUNS:-3}
-RATES=${RATES:-200,400,600,800,1000,1200,1500,2000}
+RATES=${RATES:-200,400,600,800,1000,1200,1500,2000,2500,3000,4000}
 STEP=${STEP:-5s}
 WARMUP=${WARMUP:-3s}
 SUBSCRIBERS=${SUBSCRIBERS:-500}

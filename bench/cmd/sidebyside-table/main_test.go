@@ -79,6 +79,31 @@ func TestTable(t *testing.T) {
 	}
 }
 
+// TestVerdictSweepTop: when Centrifugo served the sweep's highest rate,
+// a missed served rate is marked: the ratio is the sweep's bound, not a
+// measurement. Where Centrifugo stopped below the top it is not.
+func TestVerdictSweepTop(t *testing.T) {
+	dir := t.TempDir()
+	m := func(server, engine string) string {
+		return `{"server":"` + server + `","engine":"` + engine + `","condition":"plain","run":1}`
+	}
+	steps := row("200", "1000", "2000", "0", "200") + row("400", "2000", "3000", "0", "400")
+	writePoint(t, dir, "herald-redis", m("herald", "redis"), steps)
+	writePoint(t, dir, "centrifugo-redis", m("centrifugo", "redis"), row("200", "9000", "9000", "0", "200")+row("400", "9000", "9000", "0", "400"))
+	writePoint(t, dir, "herald-memory", m("herald", "memory"), row("200", "1000", "2000", "0", "200"))
+	writePoint(t, dir, "centrifugo-memory", m("centrifugo", "memory"), row("200", "9000", "9000", "0", "200")+row("400", "9000", "9000", "2", "400"))
+	b := table(t, dir).String()
+	for _, w := range []string{
+		"| Redis 2 nodes | yes | 400 against 400: 1×‡ | no |\n",
+		"| memory | not at 400 (not reached) | 200 against 200: 1× | no |\n",
+		"‡: Centrifugo served every rate of the sweep, up to 400 msg/s: its highest rate served is at least that, and the ratio is a bound the sweep set (RATES must reach further). Marked: 1 of 2 missed served rates.\n",
+	} {
+		if !strings.Contains(b, w) {
+			t.Errorf("table lacks %q:\n%s", w, b)
+		}
+	}
+}
+
 // TestTableFloor: the floor's points (engine "none") get a column of
 // their own per condition, after the engines' columns, with their p99
 // and highest rate served, and no "none" engine column.

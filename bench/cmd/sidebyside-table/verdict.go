@@ -26,17 +26,28 @@ const (
 // delivers got from the machine, not that no server can meet it.
 const beyondFloor = "†"
 
+// sweepTop marks a missed served rate where Centrifugo served the highest
+// rate of the sweep: its own highest is not known, only that it is at
+// least that, so the ratio is a bound the sweep set, not a measurement
+// (RATES must reach past it).
+const sweepTop = "‡"
+
 // writeVerdict writes, per column of an engine, whether Herald met the
 // targets there: the rates where its median p99 is above half of
 // Centrifugo's (with the ratio), or that it did not reach and Centrifugo
 // did, and the ratio of the highest rates served; when the run measured
 // the floor, each miss whose target is beyond the floor's figure is
-// marked, and a last line counts them. A rate that Centrifugo did not
+// marked, and a last line counts them; so is a missed served rate where
+// Centrifugo served the sweep's highest rate. A rate that Centrifugo did not
 // reach in any run counts for Herald when Herald reached it.
 func writeVerdict(w io.Writer, points []point, l layout) {
 	fmt.Fprint(w, "\n| column | p99 at most half of Centrifugo's at every rate | highest rate served | met |\n|---|---|---|---|\n")
 	met, n := 0, 0
-	var p99Misses, p99Beyond, servedMisses, servedBeyond int
+	var p99Misses, p99Beyond, servedMisses, servedBeyond, servedTop int
+	top := 0.0
+	if len(l.rates) > 0 {
+		top = l.rates[len(l.rates)-1]
+	}
 	for _, c := range l.cols {
 		if c.floor {
 			continue
@@ -81,6 +92,10 @@ func writeVerdict(w io.Writer, points []point, l layout) {
 		}
 		if !servedOK {
 			servedMisses++
+			if cs > 0 && cs >= top {
+				served += sweepTop
+				servedTop++
+			}
 			if fs, ok := servedMedian(points, floor, floorServer); ok && targetServedRatio*cs > fs {
 				served += beyondFloor
 				servedBeyond++
@@ -97,5 +112,9 @@ func writeVerdict(w io.Writer, points []point, l layout) {
 	if l.floor && p99Misses+servedMisses > 0 {
 		fmt.Fprintf(w, "\n%s: the target there is beyond what the floor got in the same condition and runs (half of Centrifugo's p99 below the floor's, or 1.5 times Centrifugo's highest rate served above the floor's). Marked: %d of %d missed p99 points, %d of %d missed served rates.\n",
 			beyondFloor, p99Beyond, p99Misses, servedBeyond, servedMisses)
+	}
+	if servedTop > 0 {
+		fmt.Fprintf(w, "\n%s: Centrifugo served every rate of the sweep, up to %s msg/s: its highest rate served is at least that, and the ratio is a bound the sweep set (RATES must reach further). Marked: %d of %d missed served rates.\n",
+			sweepTop, thousands(top), servedTop, servedMisses)
 	}
 }
