@@ -38,8 +38,8 @@ const sweepTop = "‡"
 // did, and the ratio of the highest rates served; when the run measured
 // the floor, each miss whose target is beyond the floor's figure is
 // marked, and a last line counts them; so is a missed served rate where
-// Centrifugo served the sweep's highest rate. A rate that Centrifugo did not
-// reach in any run counts for Herald when Herald reached it.
+// Centrifugo served the sweep's highest rate. A rate that Centrifugo did
+// not reach in any run counts for Herald when Herald reached it.
 func writeVerdict(w io.Writer, points []point, l layout) {
 	fmt.Fprint(w, "\n| column | p99 at most half of Centrifugo's at every rate | highest rate served | met |\n|---|---|---|---|\n")
 	met, n := 0, 0
