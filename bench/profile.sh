@@ -9,18 +9,30 @@
 #   RATE=600 bench/profile.sh                  the PostgreSignalR shape (500 subscribers)
 #   RATE=1 SUBSCRIBERS=10000 bench/profile.sh  the fan-out shape
 #   WRITE_COALESCE=5ms RATE=900 bench/profile.sh
+#   ENGINE=redis CLIENT=heavy RATE=400 TRACE_SECONDS=3 bench/profile.sh   node 2 of the side-by-side shape
+#
+# CLIENT=light  herald-bench --client: light, heavy or sdk (centrifuge-go; the script then
+#               builds herald-bench with -tags benchsdk, as bench/sidebyside.sh does)
+# TRACE_SECONDS=0  after the profiles, an execution trace of this many seconds (trace.out),
+#               and from it where goroutines waited for a CPU once runnable (sched.txt:
+#               `go tool trace -pprof=sched`, by stack)
 #
 # Results: cpu.pprof, mutex.pprof, block.pprof, allocs.pprof (over the window), top.txt and summary.txt in
 # the run folder (open a profile with `go tool pprof -http : .tmp/bin/herald cpu.pprof`).
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/cflib.sh"
 
 RATE=${RATE:-600}
 SUBSCRIBERS=${SUBSCRIBERS:-500}
 STEP=${STEP:-30s}
 PROFILE_SECONDS=${PROFILE_SECONDS:-10}
+TRACE_SECONDS=${TRACE_SECONDS:-0}
+CLIENT=${CLIENT:-light}
+[[ "$TRACE_SECONDS" =~ ^[0-9]+$ ]] || die "TRACE_SECONDS=$TRACE_SECONDS: want whole seconds"
 ADMIN_PORT=${ADMIN_PORT:-18399}
 
 start_run "profile-r$RATE"
+bench_sdk_build
 sub_node=1
 admin_yaml=$(printf 'admin:\n  address: "127.0.0.1:%d"\n  mutex_profile_fraction: 100\n  block_profile_rate: 100000\n' "$ADMIN_PORT")
 if multi_node_engine; then
@@ -46,7 +58,7 @@ snapshot() {
 	curl -fsS "$admin/metrics" | awk '/^go_sched_latencies_seconds_bucket/ { print "sched " $0 }'
 }
 
-record_command "$BENCH" latency \
+record_command "$BENCH" latency --client "$CLIENT" \
 	--url "$(node_url $sub_node)" --secret "$SECRET" --format "$FORMAT" \
 	--subscribers "$SUBSCRIBERS" --connect-rate 5000 --channel prof \
 	--api "$(node_api 1)" --api-key "$API_KEY" --api-conns 8 \
@@ -70,11 +82,14 @@ curl -fsS "$admin/debug/pprof/mutex" -o "$RUN/mutex.pprof"
 curl -fsS "$admin/debug/pprof/block" -o "$RUN/block.pprof"
 curl -fsS "$admin/debug/pprof/allocs" -o "$RUN/allocs.pprof"
 snapshot >"$RUN/after.txt"
+if ((TRACE_SECONDS > 0)); then
+	curl -fsS "$admin/debug/pprof/trace?seconds=$TRACE_SECONDS" -o "$RUN/trace.out"
+fi
 wait "$bench_pid" || true
 
 ticks=$(getconf CLK_TCK)
 {
-	echo "rate $RATE msg/s to $SUBSCRIBERS subscribers, write_coalesce $WRITE_COALESCE, engine $ENGINE, $PROFILE_SECONDS s profiled"
+	echo "rate $RATE msg/s to $SUBSCRIBERS $CLIENT subscribers, write_coalesce $WRITE_COALESCE, engine $ENGINE, $PROFILE_SECONDS s profiled"
 	awk -v ticks="$ticks" -v secs="$PROFILE_SECONDS" '
 		FNR == NR && $1 != "sched" { a[$1] = $2; next }
 		$1 != "sched" { b[$1] = $2 }
@@ -101,5 +116,9 @@ ticks=$(getconf CLK_TCK)
 go tool pprof -top -nodecount 30 "$BIN" "$RUN/cpu.pprof" >"$RUN/top.txt" 2>/dev/null || true
 go tool pprof -top -nodecount 15 -base "$RUN/mutex0.pprof" "$BIN" "$RUN/mutex.pprof" >"$RUN/mutex.txt" 2>/dev/null || true
 go tool pprof -top -nodecount 15 -base "$RUN/block0.pprof" "$BIN" "$RUN/block.pprof" >"$RUN/block.txt" 2>/dev/null || true
+if [[ -s "$RUN/trace.out" ]]; then
+	go tool trace -pprof=sched "$RUN/trace.out" >"$RUN/sched.pprof" 2>/dev/null &&
+		go tool pprof -top -nodecount 20 "$RUN/sched.pprof" >"$RUN/sched.txt" 2>/dev/null || true
+fi
 go tool pprof -top -nodecount 20 -sample_index alloc_space -base "$RUN/allocs0.pprof" "$BIN" "$RUN/allocs.pprof" >"$RUN/allocs.txt" 2>/dev/null || true
 log "done: ${RUN#"$ROOT"/}"
