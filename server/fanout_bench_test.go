@@ -34,7 +34,8 @@ import (
 // cpu-ns/copy is the process's CPU time (user + system, the subscribers'
 // reads included) per delivered copy: the figure to compare before and
 // after a change of the delivery path, with -cpuprofile for where it
-// goes. bench/floor's BenchmarkLoopbackWrite is the same socket work
+// goes. user-ns/copy is its user part, the process's own code without the
+// kernel's, which varies less between runs. bench/floor's BenchmarkLoopbackWrite is the same socket work
 // with nothing else (a pre-encoded frame written to each connection).
 // "coalesce-off" writes every copy at once; the default lets the node's
 // adaptive interval merge copies when writes take much of its CPUs,
@@ -112,7 +113,7 @@ func benchFanoutLoopback(b *testing.B, subscribers int, coalesceOff bool) {
 	h := s.Hub()
 	ctx := context.Background()
 	b.ResetTimer()
-	cpu := processCPU()
+	cpu, user := processCPU(), processUserCPU()
 	for i := range b.N {
 		want := int64(i+1) * int64(subscribers)
 		target.Store(want)
@@ -128,7 +129,9 @@ func benchFanoutLoopback(b *testing.B, subscribers int, coalesceOff bool) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N*subscribers), "cpu-ns/copy")
+	delivered := float64(b.N * subscribers)
+	b.ReportMetric(float64(processCPU()-cpu)/delivered, "cpu-ns/copy")
+	b.ReportMetric(float64(processUserCPU()-user)/delivered, "user-ns/copy")
 }
 
 // subscribe dials the node, sends hello (connect and subscribe in one
