@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/internal/test/testenv"
 	"github.com/heraldhq/herald/transport/websocket"
 )
 
@@ -37,24 +35,11 @@ func BenchmarkConnect(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			cfg := config.Default()
-			cfg.Address = "127.0.0.1:0"
-			cfg.WebSocket.Poller = websocket.Poller(testenv.WebSocketPoller())
 			cfg.WebSocket.Rate = -1 // every client comes from 127.0.0.1
-			cfg.Client.Token.HMACSecretKey = "secret"
 			cfg.Client.Token.CacheSize = bc.cache
 			cfg.WebSocket.NetHTTPUpgrade = bc.netHTTP
-			s, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := s.Start(context.Background()); err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				_ = s.Shutdown(ctx)
-			})
+			s := startServer(b, cfg) // HS256 with "secret"
+			b.Cleanup(func() { shutdownBench(s) })
 			signer, err := auth.NewHMACSigner("secret", "HS256")
 			if err != nil {
 				b.Fatal(err)

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -18,7 +16,6 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
-	"github.com/heraldhq/herald/internal/test/testenv"
 	"github.com/heraldhq/herald/transport/websocket"
 )
 
@@ -53,24 +50,12 @@ func BenchmarkFanoutLoopback(b *testing.B) {
 
 func benchFanoutLoopback(b *testing.B, subscribers int, coalesceOff bool) {
 	cfg := config.Default()
-	cfg.Address = "127.0.0.1:0"
-	cfg.WebSocket.Poller = websocket.Poller(testenv.WebSocketPoller())
 	cfg.WebSocket.Rate = -1 // every subscriber comes from 127.0.0.1
 	cfg.Client.Insecure = true
 	cfg.Client.WriteCoalesceOff = coalesceOff
 	cfg.Channel.WithoutNamespace.AllowSubscribeForClient = true
-	s, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := s.Start(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = s.Shutdown(ctx)
-	})
+	s := startServer(b, cfg)
+	b.Cleanup(func() { shutdownBench(s) })
 
 	const channel = "bench"
 	var (

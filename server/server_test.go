@@ -22,13 +22,13 @@ import (
 
 // startServer starts a node on a free loopback port; its WebSocket poller
 // is HERALD_TEST_WS_POLLER's unless cfg sets one.
-func startServer(t *testing.T, cfg config.Config) *Server {
+func startServer(t testing.TB, cfg config.Config) *Server {
 	t.Helper()
 	return startServerLog(t, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 // startServerLog is startServer with the server's log going to log.
-func startServerLog(t *testing.T, cfg config.Config, log *slog.Logger) *Server {
+func startServerLog(t testing.TB, cfg config.Config, log *slog.Logger) *Server {
 	t.Helper()
 	cfg.Address = "127.0.0.1:0"
 	if cfg.WebSocket.Poller == "" {
@@ -43,6 +43,13 @@ func startServerLog(t *testing.T, cfg config.Config, log *slog.Logger) *Server {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// shutdownBench stops a node a benchmark started, waiting 10 s at most.
+func shutdownBench(s *Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = s.Shutdown(ctx)
 }
 
 // connectClient connects user to s with the shared JSON test client,
