@@ -397,9 +397,10 @@ func (c *Client) flush(pooled bool) (detached bool) {
 		start := c.hub.mono()
 		c.writing = true
 		c.lastWrite.Store(start)
+		fw.stamped = true
 		c.mu.Unlock()
 		wrote = true
-		err := writequeue.Frames(f, c.proto, q, fw.fn)
+		err := writequeue.Frames(&f, c.proto, q, fw.fn)
 		c.hub.queuedTotal.Add(-int64(fw.inFlight))
 		fw.inFlight = 0
 		c.hub.queueArrays.Recycle(q)
@@ -444,6 +445,13 @@ type frameWriter struct {
 	starter  WriteStarter
 	pooled   bool
 	detached bool
+	// stamped: lastWrite already holds when this frame's write began (the
+	// flush stamped it just before its first frame), so write need not
+	// read the clock again. Clock readings were a quarter of the writers'
+	// own work around the write system call (server's
+	// BenchmarkFanoutLoopback profile: 0.20 of 0.86 s; 0.11 s without
+	// this one).
+	stamped bool
 	// inFlight is what is left of the bytes the flush took from the
 	// client's queue and still counts in the node's (Hub.queuedTotal)
 	// until they are written; a frame whose write waits moves its share
@@ -465,7 +473,11 @@ func (h *Hub) getFrameWriter() *frameWriter {
 
 func (w *frameWriter) write(frame []byte) error {
 	c := w.c
-	c.lastWrite.Store(c.hub.mono())
+	if w.stamped {
+		w.stamped = false
+	} else {
+		c.lastWrite.Store(c.hub.mono())
+	}
 	m := c.hub.metrics
 	m.bytesOut.Add(float64(len(frame)))
 	m.framesOut.Inc()

@@ -54,14 +54,17 @@ func (a *Arrays[S]) New() []Item[S] {
 }
 
 // Recycle takes back a written queue's array, without its messages, if it
-// is one of New's.
+// is one of New's. Only the queue's own items are cleared: past its length
+// the array is still zero, as New handed it out (append fills it in order,
+// and DropOldest clears what it removes), and a flush usually holds one or
+// two of the ArrayLen items, so clearing the whole array wrote ten times
+// the memory it needed to.
 func (a *Arrays[S]) Recycle(q []Item[S]) {
 	if cap(q) != ArrayLen {
 		return
 	}
-	arr := (*[ArrayLen]Item[S])(q[:ArrayLen])
-	clear(arr[:])
-	a.pool.Put(arr)
+	clear(q)
+	a.pool.Put((*[ArrayLen]Item[S])(q[:ArrayLen]))
 }
 
 // DropOldest removes droppable items, oldest first, while the queue's
@@ -115,16 +118,22 @@ func DropOldest[S comparable](q []Item[S], size, limit int) (kept []Item[S], new
 var frameBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // Framer batches a queue into frames for one flush, in a buffer borrowed
-// for the flush (Release gives it back).
+// for the flush when one is needed (Release gives it back).
 type Framer struct {
 	bp *[]byte
 }
 
-// NewFramer borrows a frame buffer.
-func NewFramer() Framer { return Framer{bp: frameBufs.Get().(*[]byte)} }
+// NewFramer is a Framer that borrows its buffer when a flush first needs
+// one: a flush of a single JSON message needs none.
+func NewFramer() Framer { return Framer{} }
 
-// Release gives the buffer back.
-func (f Framer) Release() { frameBufs.Put(f.bp) }
+// Release gives the buffer back, if one was borrowed.
+func (f *Framer) Release() {
+	if f.bp != nil {
+		frameBufs.Put(f.bp)
+		f.bp = nil
+	}
+}
 
 // Frames appends q's messages to frames of at most MaxFrameMessages or
 // MaxFrameBytes in encoding t and passes each to write, stopping at the
@@ -132,8 +141,23 @@ func (f Framer) Release() { frameBufs.Put(f.bp) }
 // frame as it is, not copied: a frame written to a client that stopped
 // reading is held until its write ends, and a copy of a 6 MB history
 // reply held as well doubled what each such client cost the node (issue
-// 35 #3). (A protobuf frame prefixes each message with its length.)
-func Frames[S comparable](f Framer, t protocol.Type, q []Item[S], write func([]byte) error) error {
+// 35 #3). (A protobuf frame prefixes each message with its length.) So
+// is a JSON queue of one message, the usual flush at low rates: a frame
+// of one JSON message is the message, and copying it into a buffer first
+// cost each delivered copy a borrowed buffer and the copy.
+//
+// A message passed as it is may be shared with other clients' queues
+// (publications are encoded once), so write gets it with its capacity cut
+// to its length: an append to it makes a copy instead of writing into the
+// array behind it.
+func Frames[S comparable](f *Framer, t protocol.Type, q []Item[S], write func([]byte) error) error {
+	if len(q) == 1 && t != protocol.TypeProtobuf {
+		m := q[0].Msg
+		return write(m[:len(m):len(m)])
+	}
+	if f.bp == nil {
+		f.bp = frameBufs.Get().(*[]byte)
+	}
 	buf := (*f.bp)[:0]
 	n := 0
 	for _, e := range q {
@@ -145,7 +169,7 @@ func Frames[S comparable](f Framer, t protocol.Type, q []Item[S], write func([]b
 			buf, n = buf[:0], 0
 		}
 		if n == 0 && len(m) > MaxFrameBytes && t != protocol.TypeProtobuf {
-			if err := write(m); err != nil {
+			if err := write(m[:len(m):len(m)]); err != nil {
 				return err
 			}
 			continue

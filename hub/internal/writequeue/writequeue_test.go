@@ -91,7 +91,7 @@ func TestFrames(t *testing.T) {
 	f := NewFramer()
 	defer f.Release()
 	var frames [][]byte
-	err := Frames(f, protocol.TypeJSON, q, func(b []byte) error {
+	err := Frames(&f, protocol.TypeJSON, q, func(b []byte) error {
 		frames = append(frames, bytes.Clone(b))
 		return nil
 	})
@@ -106,7 +106,7 @@ func TestFrames(t *testing.T) {
 	// A JSON message over the frame bound is written as it is, not copied.
 	huge := Item[*sub]{Msg: bytes.Repeat([]byte("y"), MaxFrameBytes+1)}
 	var got [][]byte
-	if err := Frames(f, protocol.TypeJSON, []Item[*sub]{item(`{}`, false, nil, false), huge}, func(b []byte) error {
+	if err := Frames(&f, protocol.TypeJSON, []Item[*sub]{item(`{}`, false, nil, false), huge}, func(b []byte) error {
 		got = append(got, b[:len(b):len(b)])
 		return nil
 	}); err != nil {
@@ -117,7 +117,65 @@ func TestFrames(t *testing.T) {
 	}
 	failed := errors.New("write failed")
 	calls := 0
-	if err := Frames(f, protocol.TypeJSON, q, func([]byte) error { calls++; return failed }); !errors.Is(err, failed) || calls != 1 {
+	if err := Frames(&f, protocol.TypeJSON, q, func([]byte) error { calls++; return failed }); !errors.Is(err, failed) || calls != 1 {
 		t.Fatalf("error %v after %d writes, want the first write's", err, calls)
+	}
+}
+
+// TestArraysRecycleClearsDropped: Recycle clears only the queue's own
+// items, which leaves the array zero only if nothing past the queue's
+// length holds a message: a queue that DropOldest shortened must come back
+// with nothing of what it dropped.
+func TestArraysRecycleClearsDropped(t *testing.T) {
+	t.Parallel()
+	var a Arrays[*sub]
+	q := a.New()
+	for i := range ArrayLen {
+		q = append(q, item(strings.Repeat("x", i+1), true, &sub{}, false))
+	}
+	arr := (*[ArrayLen]Item[*sub])(q[:ArrayLen])
+	q, _, _, _, _ = DropOldest(q, size(q), 10)
+	if len(q) == ArrayLen {
+		t.Fatal("DropOldest dropped nothing; the test needs a shortened queue")
+	}
+	a.Recycle(q)
+	for i, it := range arr {
+		if it.Msg != nil || it.Sub != nil || it.Droppable {
+			t.Fatalf("item %d of the recycled array holds %q", i, it.Msg)
+		}
+	}
+}
+
+// TestFramesSingleMessage: a JSON queue of one message is written as the
+// message itself, with its capacity cut so that an append by the writer
+// copies rather than writing into the array other clients' queues share,
+// and borrows no buffer; protobuf still frames it with its length.
+func TestFramesSingleMessage(t *testing.T) {
+	t.Parallel()
+	shared := make([]byte, 2, 64)
+	copy(shared, "{}")
+	f := NewFramer()
+	defer f.Release()
+	var got []byte
+	if err := Frames(&f, protocol.TypeJSON, []Item[*sub]{{Msg: shared}}, func(b []byte) error {
+		got = b
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if &got[0] != &shared[0] || cap(got) != len(shared) {
+		t.Fatalf("frame %q (cap %d): want the message itself, capacity %d", got, cap(got), len(shared))
+	}
+	if f.bp != nil {
+		t.Fatal("a single JSON message borrowed a frame buffer")
+	}
+	if err := Frames(&f, protocol.TypeProtobuf, []Item[*sub]{{Msg: shared}}, func(b []byte) error {
+		got = bytes.Clone(b)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := protocol.AppendMessage(protocol.TypeProtobuf, nil, shared); !bytes.Equal(got, want) {
+		t.Fatalf("protobuf frame %x, want %x", got, want)
 	}
 }
