@@ -127,6 +127,14 @@ type Framer struct {
 // one: a flush of a single JSON message needs none.
 func NewFramer() Framer { return Framer{} }
 
+// buf is the borrowed buffer, emptied, borrowing it on first use.
+func (f *Framer) buf() []byte {
+	if f.bp == nil {
+		f.bp = frameBufs.Get().(*[]byte)
+	}
+	return (*f.bp)[:0]
+}
+
 // Release gives the buffer back, if one was borrowed.
 func (f *Framer) Release() {
 	if f.bp != nil {
@@ -137,30 +145,24 @@ func (f *Framer) Release() {
 
 // Frames appends q's messages to frames of at most MaxFrameMessages or
 // MaxFrameBytes in encoding t and passes each to write, stopping at the
-// first error. In JSON a message larger than MaxFrameBytes is its own
-// frame as it is, not copied: a frame written to a client that stopped
-// reading is held until its write ends, and a copy of a 6 MB history
-// reply held as well doubled what each such client cost the node (issue
-// 35 #3). (A protobuf frame prefixes each message with its length.) So
-// is a JSON queue of one message, the usual flush at low rates: a frame
-// of one JSON message is the message, and copying it into a buffer first
-// cost each delivered copy a borrowed buffer and the copy.
+// first error. In JSON a message alone in its frame is the frame, and is
+// written as it is, not copied: one larger than MaxFrameBytes, since a
+// frame written to a client that stopped reading is held until its write
+// ends, and a copy of a 6 MB history reply held as well doubled what each
+// such client cost the node (issue 35 #3); and the last one of a queue
+// when it starts a frame, as the one message of the usual flush at low
+// rates does, where the copy cost each delivered copy a borrowed buffer
+// and the copy. (A protobuf frame prefixes each message with its length,
+// so it is always built.)
 //
 // A message passed as it is may be shared with other clients' queues
 // (publications are encoded once), so write gets it with its capacity cut
 // to its length: an append to it makes a copy instead of writing into the
 // array behind it.
 func Frames[S comparable](f *Framer, t protocol.Type, q []Item[S], write func([]byte) error) error {
-	if len(q) == 1 && t != protocol.TypeProtobuf {
-		m := q[0].Msg
-		return write(m[:len(m):len(m)])
-	}
-	if f.bp == nil {
-		f.bp = frameBufs.Get().(*[]byte)
-	}
-	buf := (*f.bp)[:0]
+	var buf []byte
 	n := 0
-	for _, e := range q {
+	for i, e := range q {
 		m := e.Msg
 		if n > 0 && (n == MaxFrameMessages || len(buf)+len(m) > MaxFrameBytes) {
 			if err := write(buf); err != nil {
@@ -168,11 +170,14 @@ func Frames[S comparable](f *Framer, t protocol.Type, q []Item[S], write func([]
 			}
 			buf, n = buf[:0], 0
 		}
-		if n == 0 && len(m) > MaxFrameBytes && t != protocol.TypeProtobuf {
+		if n == 0 && t != protocol.TypeProtobuf && (len(m) > MaxFrameBytes || i == len(q)-1) {
 			if err := write(m[:len(m):len(m)]); err != nil {
 				return err
 			}
 			continue
+		}
+		if buf == nil {
+			buf = f.buf()
 		}
 		buf = protocol.AppendMessage(t, buf, m)
 		n++
@@ -181,7 +186,7 @@ func Frames[S comparable](f *Framer, t protocol.Type, q []Item[S], write func([]
 		return nil // the last message went as it was
 	}
 	err := write(buf)
-	if cap(buf) <= 256<<10 {
+	if f.bp != nil && cap(buf) <= 256<<10 {
 		*f.bp = buf[:0]
 	}
 	return err

@@ -146,10 +146,12 @@ func TestArraysRecycleClearsDropped(t *testing.T) {
 	}
 }
 
-// TestFramesSingleMessage: a JSON queue of one message is written as the
-// message itself, with its capacity cut so that an append by the writer
-// copies rather than writing into the array other clients' queues share,
-// and borrows no buffer; protobuf still frames it with its length.
+// TestFramesSingleMessage: a JSON message alone in its frame (the one
+// message of a queue, or the last one after a full frame) is written as
+// the message itself, with its capacity cut so that an append by the
+// writer copies rather than writing into the array other clients' queues
+// share, and a queue of one borrows no buffer; protobuf still frames it
+// with its length.
 func TestFramesSingleMessage(t *testing.T) {
 	t.Parallel()
 	shared := make([]byte, 2, 64)
@@ -168,6 +170,23 @@ func TestFramesSingleMessage(t *testing.T) {
 	}
 	if f.bp != nil {
 		t.Fatal("a single JSON message borrowed a frame buffer")
+	}
+	// The same for the last message of a longer queue when it starts a
+	// frame of its own: after a full frame, it is alone in the next.
+	var q []Item[*sub]
+	for range MaxFrameMessages {
+		q = append(q, item(`{}`, false, nil, false))
+	}
+	q = append(q, Item[*sub]{Msg: shared})
+	var frames [][]byte
+	if err := Frames(&f, protocol.TypeJSON, q, func(b []byte) error {
+		frames = append(frames, b)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(frames) != 2 || &frames[1][0] != &shared[0] || cap(frames[1]) != len(shared) {
+		t.Fatalf("%d frames; the last message, alone in its frame, must be written as it is", len(frames))
 	}
 	if err := Frames(&f, protocol.TypeProtobuf, []Item[*sub]{{Msg: shared}}, func(b []byte) error {
 		got = bytes.Clone(b)
