@@ -32,8 +32,9 @@ import (
 // reads included) per delivered copy: the figure to compare before and
 // after a change of the delivery path, with -cpuprofile for where it
 // goes. user-ns/copy is its user part, the process's own code without the
-// kernel's, which varies less between runs. bench/floor's BenchmarkLoopbackWrite is the same socket work
-// with nothing else (a pre-encoded frame written to each connection).
+// kernel's, which varies less between runs. bench/floor's
+// BenchmarkLoopbackWrite is the same socket work with nothing else (a
+// pre-encoded frame written to each connection).
 // "coalesce-off" writes every copy at once; the default lets the node's
 // adaptive interval merge copies when writes take much of its CPUs,
 // which back-to-back publications can make it do.
