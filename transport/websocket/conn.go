@@ -40,6 +40,7 @@ type Conn struct {
 	srv      *Server
 	nc       net.Conn
 	rc       syscall.RawConn // epoll only: the socket's fd
+	fd       int32           // epoll only: rc's fd, for tryWrite (fastwrite_unix.go)
 	receiver Receiver
 	proto    protocol.Type
 	slot     int32  // index in Server.conns; epoll events carry it
@@ -214,9 +215,8 @@ func (c *Conn) writeAll(b []byte, grace bool) error {
 		}
 		return nil
 	}
-	// The deadline armed below must not outlive this write: tryWrite goes
-	// through the raw socket, which fails at once, without writing, once
-	// a deadline has passed.
+	// The deadline armed below ends with this write, so that an idle
+	// connection holds no timer of the runtime's.
 	defer c.nc.SetWriteDeadline(time.Time{}) //nolint:errcheck // the write's own error is what counts
 	timeout := c.srv.cfg.WriteTimeout
 	// took is what the peer had taken when the current WriteTimeout

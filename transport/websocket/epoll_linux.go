@@ -59,6 +59,9 @@ func (e *epollPath) attach(c *Conn) error {
 	if err != nil {
 		return fmt.Errorf("raw connection: %w", err)
 	}
+	if err := rc.Control(func(fd uintptr) { c.fd = int32(fd) }); err != nil {
+		return fmt.Errorf("raw connection: %w", err)
+	}
 	c.rc = rc
 	return nil
 }

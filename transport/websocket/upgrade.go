@@ -129,7 +129,11 @@ func (s *Server) reject(c *Conn, code uint32, reason string) {
 		c.wmu.Unlock()
 	}
 	c.state.Store(stClosed | stFinished)
+	// Under the write lock, as in finish: a write in progress may be
+	// about to write to the socket's fd by number (tryWrite).
+	c.wmu.Lock()
 	_ = c.nc.Close()
+	c.wmu.Unlock()
 }
 
 // enter counts an upgrade in Server.live, unless the server is closing. The
