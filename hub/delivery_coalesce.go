@@ -112,22 +112,23 @@ func (h *Hub) writeInterval() time.Duration {
 	return time.Duration(h.coalesce.interval.Load())
 }
 
-// wrote counts a flush's time in writes and, once per window, sets the
-// next interval. One writer a window does the update (the compare and
-// swap on the window's start), without a lock or a goroutine of its own.
-func (h *Hub) wrote(now int64, took time.Duration, messages int) {
+// wrote counts a writer's flushes (its tally, delivery_tally.go: flushes
+// writes of messages that took busy) and, once per window, sets the next
+// interval. One writer a window does the update (the compare and swap on
+// the window's start), without a lock or a goroutine of its own.
+func (h *Hub) wrote(now int64, busy time.Duration, flushes, messages int64) {
 	if h.client.WriteCoalesceOff {
 		return
 	}
 	q := &h.coalesce
-	q.busy.Add(int64(min(took, maxCountedWrite)))
-	q.flushes.Add(1)
-	q.messages.Add(int64(messages))
+	q.busy.Add(int64(busy))
+	q.flushes.Add(flushes)
+	q.messages.Add(messages)
 	start := q.winStart.Load()
 	if now-start < int64(coalesceWindow) || !q.winStart.CompareAndSwap(start, now) {
 		return
 	}
-	busy := time.Duration(q.busy.Swap(0))
+	busy = time.Duration(q.busy.Swap(0))
 	flushes, carried := q.flushes.Swap(0), q.messages.Swap(0)
 	cur := time.Duration(q.interval.Load())
 	next := nextInterval(cur, h.client.WriteCoalesce, busy, time.Duration(now-start), q.procs)

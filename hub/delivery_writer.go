@@ -301,23 +301,35 @@ func (c *Client) handToWriter() {
 // writes. On shutdown it writes what is still handed over, then exits.
 func (h *Hub) writerLoop() {
 	defer h.wg.Done()
+	var t writerTally
+	defer h.settle(&t)
 	for {
+		var c *Client
 		select {
-		case c := <-h.writeq:
-			if c.flush(true) {
-				return // a writer took this one's place (frameWriter.write)
-			}
-		case <-h.ctx.Done():
-			for {
-				select {
-				case c := <-h.writeq:
-					if c.flush(true) {
+		case c = <-h.writeq:
+		default:
+			// Nothing waits: hand the tally over before parking.
+			h.settle(&t)
+			select {
+			case c = <-h.writeq:
+			case <-h.ctx.Done():
+				for {
+					select {
+					case c := <-h.writeq:
+						if c.flush(true, &t) {
+							return
+						}
+					default:
 						return
 					}
-				default:
-					return
 				}
 			}
+		}
+		if c.flush(true, &t) {
+			return // a writer took this one's place (frameWriter.write)
+		}
+		if t.due() {
+			h.settle(&t)
 		}
 	}
 }
@@ -332,17 +344,22 @@ func (h *Hub) replaceWriter() {
 // flushLoop writes queued messages, batched into frames, until the queue is
 // empty; then it closes the transport if a close is pending. It runs on a
 // goroutine of the client's own.
-func (c *Client) flushLoop() { c.flush(false) }
+func (c *Client) flushLoop() {
+	var t writerTally
+	c.flush(false, &t)
+	c.hub.settle(&t)
+}
 
 // flush is flushLoop on a pool writer (pooled) or a goroutine of the
-// client's own. It reports whether a pool writer left the pool to wait for
-// this client's socket (frameWriter.write): the caller's goroutine then
-// belongs to no pool and ends.
-func (c *Client) flush(pooled bool) (detached bool) {
+// client's own, counting in the writer's tally t. It reports whether a
+// pool writer left the pool to wait for this client's socket
+// (frameWriter.write): the caller's goroutine then belongs to no pool and
+// ends.
+func (c *Client) flush(pooled bool, t *writerTally) (detached bool) {
 	f := writequeue.NewFramer()
 	defer f.Release()
 	fw := c.hub.getFrameWriter()
-	fw.c, fw.pooled = c, pooled
+	fw.c, fw.pooled, fw.tally = c, pooled, t
 	if !c.hub.client.WaitOnBlockedWrites {
 		fw.starter, _ = c.transport.(WriteStarter)
 	}
@@ -374,14 +391,14 @@ func (c *Client) flush(pooled bool) (detached bool) {
 			c.mu.Unlock()
 			return
 		}
-		q := c.queue
+		q, queued := c.queue, c.queued
 		if len(q) > 0 {
-			c.hub.metrics.queueBytes.Observe(float64(c.queued))
 			// The bytes leave the client's queue but stay in the node's
-			// count until written (inFlight): taken out now, a reply
-			// admitted while they are encoded would see the node lower
-			// than it is (replyadmission.go).
-			fw.inFlight = c.queued
+			// count until written (inFlight), and then until the tally is
+			// handed over: taken out now, a reply admitted while they are
+			// encoded would see the node lower than it is
+			// (replyadmission.go).
+			fw.inFlight = queued
 		}
 		c.queue, c.queued, c.droppable, c.replyQueued = nil, 0, false, false
 		if len(q) == 0 {
@@ -401,11 +418,12 @@ func (c *Client) flush(pooled bool) (detached bool) {
 		c.mu.Unlock()
 		wrote = true
 		err := writequeue.Frames(&f, c.proto, q, fw.fn)
-		c.hub.queuedTotal.Add(-int64(fw.inFlight))
+		// What is left in flight is the tally's to take from the node's
+		// count; a detached write moved its share to the client's queue
+		// (frameWriter.write).
+		t.flushed(len(q), queued, fw.inFlight, time.Duration(c.hub.mono()-start))
 		fw.inFlight = 0
 		c.hub.queueArrays.Recycle(q)
-		end := c.hub.mono()
-		c.hub.wrote(end, time.Duration(end-start), len(q))
 		if err != nil {
 			c.mu.Lock()
 			c.flushing, c.writing = false, false
@@ -457,6 +475,7 @@ type frameWriter struct {
 	// until they are written; a frame whose write waits moves its share
 	// to the client's queue.
 	inFlight int
+	tally    *writerTally       // the writer's, for the frames' metrics
 	fn       func([]byte) error // write, bound once: a flush allocates nothing for it
 }
 
@@ -478,9 +497,8 @@ func (w *frameWriter) write(frame []byte) error {
 	} else {
 		c.lastWrite.Store(c.hub.mono())
 	}
-	m := c.hub.metrics
-	m.bytesOut.Add(float64(len(frame)))
-	m.framesOut.Inc()
+	w.tally.frames++
+	w.tally.bytes += int64(len(frame))
 	if w.starter == nil {
 		return c.transport.WriteFrame(frame)
 	}

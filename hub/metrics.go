@@ -8,7 +8,8 @@ import (
 )
 
 // metrics are one hub's Prometheus collectors. Counters the hot paths touch
-// are resolved once here, so counting costs an atomic add.
+// are resolved once here, so counting costs an atomic add; the writers'
+// counts are added up per writer first (delivery_tally.go).
 type metrics struct {
 	commands        map[string]prometheus.Counter
 	commandDuration map[string]prometheus.Observer
@@ -19,7 +20,7 @@ type metrics struct {
 	writesDetached  prometheus.Counter
 	errors          *prometheus.CounterVec
 	disconnects     *prometheus.CounterVec
-	queueBytes      prometheus.Observer
+	queueBytes      *queueHistogram // delivery_tally.go
 	dropped         prometheus.Counter
 	shed            prometheus.Counter
 	shedReplies     prometheus.Counter
@@ -88,12 +89,7 @@ func newMetrics(h *Hub) *metrics {
 		Namespace: "herald", Subsystem: "client", Name: "disconnects_total",
 		Help: "Connections closed, by disconnect code (3000: closed by the client or the network).",
 	}, []string{"code"})
-	queue := prometheus.NewHistogram(prometheus.HistogramOpts{
-		Namespace: "herald", Subsystem: "client", Name: "queue_bytes",
-		Help:    "Bytes waiting in a client's queue when its writer takes them.",
-		Buckets: prometheus.ExponentialBuckets(64, 4, 9),
-	})
-	m.queueBytes = queue
+	m.queueBytes = newQueueHistogram()
 	m.joinLeaveCapped = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "herald", Subsystem: "channel", Name: "join_leave_suppressed_total",
 		Help: "Join and leave events not pushed (or not emitted) because the channel had more local subscribers than its namespace's join_leave_max_subscribers.",
@@ -136,7 +132,7 @@ func newMetrics(h *Hub) *metrics {
 	m.collectors = []prometheus.Collector{
 		m.accessDecisions, m.rateLimited,
 		gauge("access_records", "Token revocations, token invalidations and blocked users this node holds in memory.", func() float64 { return float64(h.access.Size()) }),
-		commands, durations, sent, m.bytesIn, m.bytesOut, m.framesOut, m.writesDetached, m.errors, m.disconnects, queue, m.dropped, m.shed, m.shedReplies, m.joinLeaveCapped, publish, lag,
+		commands, durations, sent, m.bytesIn, m.bytesOut, m.framesOut, m.writesDetached, m.errors, m.disconnects, m.queueBytes, m.dropped, m.shed, m.shedReplies, m.joinLeaveCapped, publish, lag,
 		gauge("node_queued_bytes", "Bytes waiting in the write queues of every client of this node; past client.node_queue_max_size, publishing on this node is shed.", func() float64 { return float64(h.queuedTotal.Load()) }),
 		gauge("client_connections", "Connected (authenticated) clients on this node.", func() float64 { return float64(h.NumClients()) }),
 		gauge("client_unauthenticated_connections", "Upgraded connections on this node that have not connected (authenticated) yet: at most websocket.max_unauthenticated, each closed after client.stale_close_delay.", func() float64 { return float64(h.NumPending()) }),
