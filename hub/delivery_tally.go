@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"sort"
 	"sync"
 	"time"
 
@@ -24,7 +23,11 @@ import (
 type writerTally struct {
 	flushes, messages int64
 	frames, bytes     int64
-	busy              time.Duration
+	// busy is the time the flushes took: each one's, up to
+	// maxCountedWrite, from its start to the next one's (mark), or to
+	// the hand-over for the last, so that a flush reads the clock once.
+	busy time.Duration
+	mark int64 // hub.mono() when the last flush began; 0: none open
 	// written is the bytes taken from clients' queues and written, which
 	// the node's queued count holds until they are handed over.
 	written int64
@@ -45,15 +48,31 @@ const (
 // 4 MiB, by fours.
 var queueBytesBounds = [...]float64{64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304}
 
-// flushed counts one flush of messages, queued bytes when the writer took
-// them, that took took, and of which the node's count still holds written.
-func (t *writerTally) flushed(messages, queued, written int, took time.Duration) {
+// flushed counts one flush, begun at start (hub.mono()), of messages,
+// queued bytes when the writer took them, of which the node's count still
+// holds written.
+func (t *writerTally) flushed(messages, queued, written int, start int64) {
+	t.closeFlush(start)
+	t.mark = start
 	t.flushes++
 	t.messages += int64(messages)
-	t.busy += min(took, maxCountedWrite)
 	t.written += int64(written)
-	t.queue[sort.SearchFloat64s(queueBytesBounds[:], float64(queued))]++
+	i := 0
+	for i < len(queueBytesBounds) && float64(queued) > queueBytesBounds[i] {
+		i++
+	}
+	t.queue[i]++
 	t.queueSum += float64(queued)
+}
+
+// closeFlush counts the time of the flush still open, if any, as ending
+// at now. A write that waits for a client's socket waits, it does not
+// work: no flush counts more than maxCountedWrite.
+func (t *writerTally) closeFlush(now int64) {
+	if t.mark != 0 {
+		t.busy += min(time.Duration(now-t.mark), maxCountedWrite)
+		t.mark = 0
+	}
 }
 
 // due reports whether the tally has reached one of its bounds.
@@ -72,7 +91,9 @@ func (h *Hub) settle(t *writerTally) {
 	m.framesOut.Add(float64(t.frames))
 	m.queueBytes.add(t)
 	if t.flushes > 0 {
-		h.wrote(h.mono(), t.busy, t.flushes, t.messages)
+		now := h.mono()
+		t.closeFlush(now)
+		h.wrote(now, t.busy, t.flushes, t.messages)
 	}
 	*t = writerTally{}
 }

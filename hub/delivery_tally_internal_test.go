@@ -24,7 +24,7 @@ func TestQueueHistogramMatchesPrometheus(t *testing.T) {
 		if i%2 == 1 {
 			tl = &b
 		}
-		tl.flushed(1, n, n, time.Microsecond)
+		tl.flushed(1, n, n, int64(i+1))
 	}
 	q.add(&a)
 	q.add(&b)
@@ -61,17 +61,17 @@ func TestQueueHistogramMatchesPrometheus(t *testing.T) {
 func TestWriterTallyBounds(t *testing.T) {
 	var tl writerTally
 	for range tallyFlushes - 1 {
-		tl.flushed(1, 100, 100, time.Microsecond)
+		tl.flushed(1, 100, 100, 1)
 	}
 	if tl.due() {
 		t.Fatalf("due after %d flushes of 100 bytes", tallyFlushes-1)
 	}
-	tl.flushed(1, 100, 100, time.Microsecond)
+	tl.flushed(1, 100, 100, 1)
 	if !tl.due() {
 		t.Fatalf("not due after %d flushes", tallyFlushes)
 	}
 	var big writerTally
-	big.flushed(1, tallyBytes, tallyBytes, time.Microsecond)
+	big.flushed(1, tallyBytes, tallyBytes, 1)
 	if !big.due() {
 		t.Fatalf("not due after %d bytes", tallyBytes)
 	}
@@ -91,5 +91,29 @@ func TestWriterTallyBounds(t *testing.T) {
 	}
 	if tl != (writerTally{}) {
 		t.Errorf("the tally was not emptied: %+v", tl)
+	}
+}
+
+// TestWriterTallyBusy: a flush's time runs from its start to the next
+// one's, or to the hand-over, and counts at most maxCountedWrite (a write
+// that waited for a client's socket did no work for the rest).
+func TestWriterTallyBusy(t *testing.T) {
+	var tl writerTally
+	tl.flushed(1, 10, 10, 1000)
+	tl.flushed(1, 10, 10, 3000)
+	if tl.busy != 2000 {
+		t.Fatalf("busy %v after flushes at 1000 and 3000 ns, want 2µs", tl.busy)
+	}
+	tl.flushed(1, 10, 10, 3000+int64(time.Second))
+	if want := 2000 + maxCountedWrite; tl.busy != want {
+		t.Fatalf("busy %v after a flush of a second, want %v", tl.busy, want)
+	}
+	tl.closeFlush(3000 + int64(time.Second) + 500)
+	if want := 2500 + maxCountedWrite; tl.busy != want || tl.mark != 0 {
+		t.Fatalf("busy %v mark %d after closing the last flush, want %v and 0", tl.busy, tl.mark, want)
+	}
+	tl.closeFlush(int64(2 * time.Second))
+	if want := 2500 + maxCountedWrite; tl.busy != want {
+		t.Fatalf("closing with no flush open counted time: busy %v", tl.busy)
 	}
 }

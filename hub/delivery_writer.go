@@ -99,8 +99,6 @@ func (c *Client) enqueueQueuedLocked(q queued) {
 	if c.state == stateClosed || c.slow {
 		return
 	}
-	before := c.queued
-	defer func() { c.hub.queuedTotal.Add(int64(c.queued - before)) }()
 	if c.queue == nil {
 		c.queue = c.hub.queueArrays.New()
 	}
@@ -108,27 +106,39 @@ func (c *Client) enqueueQueuedLocked(q queued) {
 	c.queued += len(q.Msg)
 	c.droppable = c.droppable || q.Droppable
 	if limit := c.hub.client.QueueMaxSize; c.queued > limit {
-		over := c.queued
-		if c.droppable {
-			if dropped := c.dropOldestLocked(limit); dropped > 0 {
-				c.hub.metrics.dropped.Add(float64(dropped))
-				if c.queued <= limit {
-					c.backpressure(BackpressureEvent{QueuedBytes: over, Limit: limit, Dropped: dropped})
-				}
+		c.overLimitLocked(limit, c.queued-len(q.Msg))
+		return
+	}
+	c.hub.queuedTotal.Add(int64(len(q.Msg)))
+	c.scheduleFlushLocked()
+}
+
+// overLimitLocked handles a queue that an enqueue took past limit, from
+// before bytes: it drops what it may (QueueDropOldest), and closes the
+// client if it is slow; else it schedules the flush. The node's count
+// takes what the queue gained or lost.
+func (c *Client) overLimitLocked(limit, before int) {
+	defer func() { c.hub.queuedTotal.Add(int64(c.queued - before)) }()
+	over := c.queued
+	if c.droppable {
+		if dropped := c.dropOldestLocked(limit); dropped > 0 {
+			c.hub.metrics.dropped.Add(float64(dropped))
+			if c.queued <= limit {
+				c.backpressure(BackpressureEvent{QueuedBytes: over, Limit: limit, Dropped: dropped})
 			}
 		}
-		var why string
-		if c.queued > limit {
-			why = c.slowLocked(limit)
-		}
-		if why != "" {
-			c.logger().Info("client too slow: write queue over the limit", "why", why, "queued_bytes", c.queued, "limit", limit)
-			c.queue, c.queued = nil, 0
-			c.slow = true // nothing more is queued; the close follows
-			c.backpressure(BackpressureEvent{QueuedBytes: over, Limit: limit, Closed: true})
-			go c.close(newDisconnect(protocol.DisconnectSlow))
-			return
-		}
+	}
+	var why string
+	if c.queued > limit {
+		why = c.slowLocked(limit)
+	}
+	if why != "" {
+		c.logger().Info("client too slow: write queue over the limit", "why", why, "queued_bytes", c.queued, "limit", limit)
+		c.queue, c.queued = nil, 0
+		c.slow = true // nothing more is queued; the close follows
+		c.backpressure(BackpressureEvent{QueuedBytes: over, Limit: limit, Closed: true})
+		go c.close(newDisconnect(protocol.DisconnectSlow))
+		return
 	}
 	c.scheduleFlushLocked()
 }
@@ -301,22 +311,23 @@ func (c *Client) handToWriter() {
 // writes. On shutdown it writes what is still handed over, then exits.
 func (h *Hub) writerLoop() {
 	defer h.wg.Done()
-	var t writerTally
-	defer h.settle(&t)
+	w := newFrameWriter()
+	t := &w.tally
+	defer h.settle(t)
 	for {
 		var c *Client
 		select {
 		case c = <-h.writeq:
 		default:
 			// Nothing waits: hand the tally over before parking.
-			h.settle(&t)
+			h.settle(t)
 			select {
 			case c = <-h.writeq:
 			case <-h.ctx.Done():
 				for {
 					select {
 					case c := <-h.writeq:
-						if c.flush(true, &t) {
+						if c.flush(true, w) {
 							return
 						}
 					default:
@@ -325,11 +336,11 @@ func (h *Hub) writerLoop() {
 				}
 			}
 		}
-		if c.flush(true, &t) {
+		if c.flush(true, w) {
 			return // a writer took this one's place (frameWriter.write)
 		}
 		if t.due() {
-			h.settle(&t)
+			h.settle(t)
 		}
 	}
 }
@@ -345,29 +356,28 @@ func (h *Hub) replaceWriter() {
 // empty; then it closes the transport if a close is pending. It runs on a
 // goroutine of the client's own.
 func (c *Client) flushLoop() {
-	var t writerTally
-	c.flush(false, &t)
-	c.hub.settle(&t)
+	w := newFrameWriter()
+	c.flush(false, w)
+	c.hub.settle(&w.tally)
 }
 
 // flush is flushLoop on a pool writer (pooled) or a goroutine of the
-// client's own, counting in the writer's tally t. It reports whether a
-// pool writer left the pool to wait for this client's socket
-// (frameWriter.write): the caller's goroutine then belongs to no pool and
-// ends.
-func (c *Client) flush(pooled bool, t *writerTally) (detached bool) {
+// client's own, writing with that goroutine's frame writer fw and
+// counting in its tally. It reports whether a pool writer left the pool
+// to wait for this client's socket (frameWriter.write): the caller's
+// goroutine then belongs to no pool and ends.
+func (c *Client) flush(pooled bool, fw *frameWriter) (detached bool) {
 	f := writequeue.NewFramer()
 	defer f.Release()
-	fw := c.hub.getFrameWriter()
-	fw.c, fw.pooled, fw.tally = c, pooled, t
+	fw.c, fw.pooled = c, pooled
 	if !c.hub.client.WaitOnBlockedWrites {
 		fw.starter, _ = c.transport.(WriteStarter)
 	}
 	defer func() {
 		detached = fw.detached
-		*fw = frameWriter{fn: fw.fn}
-		c.hub.frameWriters.Put(fw)
+		fw.done()
 	}()
+	t := &fw.tally
 	wrote := false
 	for {
 		c.mu.Lock()
@@ -421,7 +431,7 @@ func (c *Client) flush(pooled bool, t *writerTally) (detached bool) {
 		// What is left in flight is the tally's to take from the node's
 		// count; a detached write moved its share to the client's queue
 		// (frameWriter.write).
-		t.flushed(len(q), queued, fw.inFlight, time.Duration(c.hub.mono()-start))
+		t.flushed(len(q), queued, fw.inFlight, start)
 		fw.inFlight = 0
 		c.hub.queueArrays.Recycle(q)
 		if err != nil {
@@ -475,19 +485,24 @@ type frameWriter struct {
 	// until they are written; a frame whose write waits moves its share
 	// to the client's queue.
 	inFlight int
-	tally    *writerTally       // the writer's, for the frames' metrics
+	tally    writerTally        // the writer goroutine's (delivery_tally.go)
 	fn       func([]byte) error // write, bound once: a flush allocates nothing for it
 }
 
-// getFrameWriter is a recycled frameWriter (Hub.frameWriters), whose bound
-// write would otherwise cost a flush two allocations.
-func (h *Hub) getFrameWriter() *frameWriter {
-	if v := h.frameWriters.Get(); v != nil {
-		return v.(*frameWriter)
-	}
+// newFrameWriter is a writer goroutine's frameWriter, which it keeps for
+// every flush it makes: its bound write would otherwise cost a flush two
+// allocations, or a pool's round trip.
+func newFrameWriter() *frameWriter {
 	w := &frameWriter{}
 	w.fn = w.write
 	return w
+}
+
+// done ends a flush: the next may be another client's. The tally stays.
+func (w *frameWriter) done() {
+	w.c, w.starter = nil, nil
+	w.pooled, w.detached, w.stamped = false, false, false
+	w.inFlight = 0
 }
 
 func (w *frameWriter) write(frame []byte) error {

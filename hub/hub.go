@@ -113,20 +113,19 @@ type Hub struct {
 	sessionKey []byte
 	emulation  emulationGate
 
-	subs         registry
-	deltas       deltaChannels    // delta compression bases (delivery_delta.go)
-	filters      tagsfilter.Table // registered subscriptions' tags filters
-	compact      compactIDs       // channel compaction ids (compaction.go)
-	interest     interest
-	users        userIndex
-	nodes        clusterstate.Registry
-	process      clusterstate.Sampler             // CPU and memory for the heartbeat
-	writeq       chan *Client                     // clients waiting for a writer (delivery_writer.go)
-	writers      int                              // the writer pool's size (delivery_writer.go, poolWriters)
-	queueArrays  writequeue.Arrays[*subscription] // clients' queue arrays, recycled (delivery_writer.go)
-	frameWriters sync.Pool                        // *frameWriter, recycled (delivery_writer.go)
-	coalesce     coalescer                        // clients waiting for their write interval (delivery_coalesce.go)
-	holds        writeHolds                       // how long commands hold their replies back (command_exec.go)
+	subs        registry
+	deltas      deltaChannels    // delta compression bases (delivery_delta.go)
+	filters     tagsfilter.Table // registered subscriptions' tags filters
+	compact     compactIDs       // channel compaction ids (compaction.go)
+	interest    interest
+	users       userIndex
+	nodes       clusterstate.Registry
+	process     clusterstate.Sampler             // CPU and memory for the heartbeat
+	writeq      chan *Client                     // clients waiting for a writer (delivery_writer.go)
+	writers     int                              // the writer pool's size (delivery_writer.go, poolWriters)
+	queueArrays writequeue.Arrays[*subscription] // clients' queue arrays, recycled (delivery_writer.go)
+	coalesce    coalescer                        // clients waiting for their write interval (delivery_coalesce.go)
+	holds       writeHolds                       // how long commands hold their replies back (command_exec.go)
 	// queuedTotal is the bytes waiting in every client's write queue
 	// (delivery_writer.go); past ClientConfig.NodeQueueMaxSize publishing is shed.
 	queuedTotal atomic.Int64
