@@ -40,17 +40,20 @@ type Conn struct {
 	srv      *Server
 	nc       net.Conn
 	rc       syscall.RawConn // epoll only: the socket's fd
-	fd       int32           // epoll only: rc's fd, for tryWrite (fastwrite_unix.go)
 	receiver Receiver
 	proto    protocol.Type
-	slot     int32  // index in Server.conns; epoll events carry it
-	gen      uint32 // tells this connection's epoll events from a previous user of slot
-	state    atomic.Uint32
-	deflate  bool          // permessage-deflate was negotiated
-	wmu      sync.Mutex    // serialises frames on the wire
-	pw       *pendingWrite // a frame StartFrame began, under wmu until FinishFrame
-	rd       *readState    // partial input; nil while nothing is half-read
-	pace     peerPace      // whether the client has been reading, as writes saw it (pace.go); under wmu
+	// fd is rc's fd, for tryWrite (fastwrite_unix.go), epoll only. Here,
+	// in the padding after proto, it keeps a Conn at 128 bytes, its size
+	// class (after rc it took 136, rounded up to 144).
+	fd      int32
+	slot    int32  // index in Server.conns; epoll events carry it
+	gen     uint32 // tells this connection's epoll events from a previous user of slot
+	state   atomic.Uint32
+	deflate bool          // permessage-deflate was negotiated
+	wmu     sync.Mutex    // serialises frames on the wire
+	pw      *pendingWrite // a frame StartFrame began, under wmu until FinishFrame
+	rd      *readState    // partial input; nil while nothing is half-read
+	pace    peerPace      // whether the client has been reading, as writes saw it (pace.go); under wmu
 }
 
 // Protocol is the connection's encoding for its whole life.
