@@ -315,26 +315,9 @@ func (h *Hub) writerLoop() {
 	t := &w.tally
 	defer h.settle(t)
 	for {
-		var c *Client
-		select {
-		case c = <-h.writeq:
-		default:
-			// Nothing waits: hand the tally over before parking.
-			h.settle(t)
-			select {
-			case c = <-h.writeq:
-			case <-h.ctx.Done():
-				for {
-					select {
-					case c := <-h.writeq:
-						if c.flush(true, w) {
-							return
-						}
-					default:
-						return
-					}
-				}
-			}
+		c, ok := h.nextClient(t)
+		if !ok {
+			return
 		}
 		if c.flush(true, w) {
 			return // a writer took this one's place (frameWriter.write)
@@ -342,6 +325,26 @@ func (h *Hub) writerLoop() {
 		if t.due() {
 			h.settle(t)
 		}
+	}
+}
+
+// nextClient is the next client handed to a writer whose tally is t: one
+// waiting, else, once the tally is handed over (nothing waits, so the
+// writer parks), the next one to come. It reports false when the hub is
+// stopping and none waits: on shutdown a writer takes what is still
+// handed over, then exits.
+func (h *Hub) nextClient(t *writerTally) (*Client, bool) {
+	select {
+	case c := <-h.writeq:
+		return c, true
+	default:
+	}
+	h.settle(t)
+	select {
+	case c := <-h.writeq:
+		return c, true
+	case <-h.ctx.Done():
+		return nil, false
 	}
 }
 
@@ -498,12 +501,9 @@ func newFrameWriter() *frameWriter {
 	return w
 }
 
-// done ends a flush: the next may be another client's. The tally stays.
-func (w *frameWriter) done() {
-	w.c, w.starter = nil, nil
-	w.pooled, w.detached, w.stamped = false, false, false
-	w.inFlight = 0
-}
+// done ends a flush: the next may be another client's. Only the bound
+// write and the tally stay.
+func (w *frameWriter) done() { *w = frameWriter{fn: w.fn, tally: w.tally} }
 
 func (w *frameWriter) write(frame []byte) error {
 	c := w.c
