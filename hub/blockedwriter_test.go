@@ -178,7 +178,14 @@ type startingTransport struct {
 }
 
 func (t *startingTransport) takes(frame []byte) bool {
-	return !t.stop.Load() && !t.stop.CompareAndSwap(false, strings.Contains(string(frame), `"pad"`))
+	if t.stop.Load() {
+		return false
+	}
+	if strings.Contains(string(frame), `"pad"`) {
+		t.stop.Store(true)
+		return false
+	}
+	return true
 }
 
 func (t *startingTransport) Protocol() protocol.Type { return protocol.TypeJSON }

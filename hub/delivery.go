@@ -26,15 +26,17 @@ func (e engineHandler) HandlePublication(ch string, pub *engine.Publication, sp 
 	n := 0
 	except := pub.ExceptClient
 	visible := h.rowVerdicts(ch, pub) // nil: no row check
+	hand := handoff{h: h}
 	h.subs.each(ch, func(c *Client, s *subscription) {
 		if except != "" && c.id == except || !passesFilter(s.filter, &d.matches, pub) ||
 			visible != nil && !visible[c.User()] {
 			c.skipPublication(s, sp)
 			return
 		}
-		c.deliverPublication(s, sp, d)
+		c.deliverPublication(s, sp, d, &hand)
 		n++
 	})
+	hand.flush()
 	h.metrics.sent["pub"].Add(float64(n))
 	if h.traces.active() {
 		h.tracePublication(ch, pub, sp.Offset)
@@ -87,8 +89,9 @@ func (h *Hub) fanOutJoinLeave(ch string, push *protocol.Push, kind string) {
 func (e engineHandler) HandleControl(data []byte) { e.h.handleControl(data) }
 
 // deliverPublication queues a publication for one subscriber, or holds it
-// back while the subscription is being set up.
-func (c *Client) deliverPublication(s *subscription, sp engine.StreamPosition, d *delivery) {
+// back while the subscription is being set up; hand is the fan-out's
+// (delivery_handoff.go).
+func (c *Client) deliverPublication(s *subscription, sp engine.StreamPosition, d *delivery, hand *handoff) {
 	d = d.pushFor(s)
 	p := bufferedPub{offset: sp.Offset, epoch: sp.Epoch}
 	if s.delta {
@@ -109,7 +112,7 @@ func (c *Client) deliverPublication(s *subscription, sp engine.StreamPosition, d
 		s.buffered = append(s.buffered, p)
 		return
 	}
-	c.deliverLocked(s, p)
+	c.deliverLocked(s, p, hand)
 }
 
 // skipPublication moves a positioned subscription past a publication it
@@ -138,8 +141,9 @@ func (s *subscription) skipLocked(offset uint64, epoch string) {
 
 // deliverLocked queues p unless a positioned subscription already has
 // it; a gap or a new epoch means the client lost publications, and it is
-// asked to subscribe again and recover.
-func (c *Client) deliverLocked(s *subscription, p bufferedPub) {
+// asked to subscribe again and recover. The client goes to a writer
+// through hand (nil: at once).
+func (c *Client) deliverLocked(s *subscription, p bufferedPub, hand *handoff) {
 	offset, epoch, msg := p.offset, p.epoch, p.msg
 	if s.positioned && offset > 0 {
 		if epoch == s.epoch && offset <= s.offset {
@@ -163,10 +167,10 @@ func (c *Client) deliverLocked(s *subscription, p bufferedPub) {
 		return
 	}
 	if s.delta {
-		c.enqueueDeltaLocked(s, p)
+		c.enqueueDeltaLocked(s, p, hand)
 		return
 	}
-	c.enqueueMsgLocked(msg, s.rule.QueuePolicy == QueueDropOldest)
+	c.enqueueQueuedLocked(queued{Msg: msg, Droppable: s.rule.QueuePolicy == QueueDropOldest}, hand)
 }
 
 func (c *Client) deliverJoinLeave(s *subscription, d *delivery) bool {

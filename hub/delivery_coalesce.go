@@ -239,9 +239,11 @@ func (h *Hub) coalesceLoop() {
 		}
 		q.mu.Unlock()
 
+		hand := handoff{h: h}
 		for _, w := range due {
-			w.c.handToWriter()
+			hand.give(w.c)
 		}
+		hand.flush()
 		clear(due)
 
 		if h.ctx.Err() != nil {

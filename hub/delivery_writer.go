@@ -92,10 +92,12 @@ func (c *Client) enqueueLocked(msg []byte) { c.enqueueMsgLocked(msg, false) }
 // the oldest droppable publications, or else closes the client with 3008
 // if it is slow (slowLocked).
 func (c *Client) enqueueMsgLocked(msg []byte, droppable bool) {
-	c.enqueueQueuedLocked(queued{Msg: msg, Droppable: droppable})
+	c.enqueueQueuedLocked(queued{Msg: msg, Droppable: droppable}, nil)
 }
 
-func (c *Client) enqueueQueuedLocked(q queued) {
+// enqueueQueuedLocked queues q and readies the client for a writer:
+// through hand, the fan-out's (nil: at once).
+func (c *Client) enqueueQueuedLocked(q queued, hand *handoff) {
 	if c.state == stateClosed || c.slow {
 		return
 	}
@@ -106,18 +108,18 @@ func (c *Client) enqueueQueuedLocked(q queued) {
 	c.queued += len(q.Msg)
 	c.droppable = c.droppable || q.Droppable
 	if limit := c.hub.client.QueueMaxSize; c.queued > limit {
-		c.overLimitLocked(limit, c.queued-len(q.Msg))
+		c.overLimitLocked(limit, c.queued-len(q.Msg), hand)
 		return
 	}
 	c.hub.queuedTotal.Add(int64(len(q.Msg)))
-	c.scheduleFlushLocked()
+	c.scheduleFlushVia(hand)
 }
 
 // overLimitLocked handles a queue that an enqueue took past limit, from
 // before bytes: it drops what it may (QueueDropOldest), and closes the
 // client if it is slow; else it schedules the flush. The node's count
 // takes what the queue gained or lost.
-func (c *Client) overLimitLocked(limit, before int) {
+func (c *Client) overLimitLocked(limit, before int, hand *handoff) {
 	defer func() { c.hub.queuedTotal.Add(int64(c.queued - before)) }()
 	over := c.queued
 	if c.droppable {
@@ -140,7 +142,7 @@ func (c *Client) overLimitLocked(limit, before int) {
 		go c.close(newDisconnect(protocol.DisconnectSlow))
 		return
 	}
-	c.scheduleFlushLocked()
+	c.scheduleFlushVia(hand)
 }
 
 // Slow-client detection. A queue over QueueMaxSize alone does not make a
@@ -276,7 +278,11 @@ func (c *Client) backpressure(ev BackpressureEvent) {
 // waiting and none is writing them: to the hub's writer pool, or, when the
 // pool is backed up (or stopped), to a goroutine of its own, so that
 // fan-out never waits for a writer.
-func (c *Client) scheduleFlushLocked() {
+func (c *Client) scheduleFlushLocked() { c.scheduleFlushVia(nil) }
+
+// scheduleFlushVia is scheduleFlushLocked that hands the client over
+// through hand, a fan-out's (delivery_handoff.go).
+func (c *Client) scheduleFlushVia(hand *handoff) {
 	if c.flushing || len(c.queue) == 0 {
 		return
 	}
@@ -288,7 +294,7 @@ func (c *Client) scheduleFlushLocked() {
 	if c.coalesceLocked() {
 		return
 	}
-	c.handToWriter()
+	hand.give(c)
 }
 
 // handToWriter gives a client whose flushing flag its caller set to a writer
@@ -297,7 +303,7 @@ func (c *Client) scheduleFlushLocked() {
 func (c *Client) handToWriter() {
 	if c.hub.ctx.Err() == nil {
 		select {
-		case c.hub.writeq <- c:
+		case c.hub.writeq <- writeJob{c: c}:
 			return
 		default:
 		}
@@ -306,21 +312,28 @@ func (c *Client) handToWriter() {
 }
 
 // writerLoop is one of the hub's writers: it writes the queues of the
-// clients handed to it. While a client waits for a writer, its messages
-// accumulate and go out together, so a busy node makes fewer, larger
-// writes. On shutdown it writes what is still handed over, then exits.
+// clients handed to it, alone or in shares (delivery_handoff.go). While a
+// client waits for a writer, its messages accumulate and go out together,
+// so a busy node makes fewer, larger writes. On shutdown it writes what is
+// still handed over, then exits.
 func (h *Hub) writerLoop() {
 	defer h.wg.Done()
 	w := newFrameWriter()
 	t := &w.tally
 	defer h.settle(t)
 	for {
-		c, ok := h.nextClient(t)
+		job, ok := h.nextJob(t)
 		if !ok {
 			return
 		}
-		if c.flush(true, w) {
-			return // a writer took this one's place (frameWriter.write)
+		if job.share != nil {
+			if h.flushShare(job.share, w) {
+				return // a writer took this one's place (frameWriter.write)
+			}
+			continue
+		}
+		if job.c.flush(true, w) {
+			return
 		}
 		if t.due() {
 			h.settle(t)
@@ -328,23 +341,23 @@ func (h *Hub) writerLoop() {
 	}
 }
 
-// nextClient is the next client handed to a writer whose tally is t: one
-// waiting, else, once the tally is handed over (nothing waits, so the
-// writer parks), the next one to come. It reports false when the hub is
-// stopping and none waits: on shutdown a writer takes what is still
+// nextJob is the next client or share handed to a writer whose tally is
+// t: one waiting, else, once the tally is handed over (nothing waits, so
+// the writer parks), the next one to come. It reports false when the hub
+// is stopping and none waits: on shutdown a writer takes what is still
 // handed over, then exits.
-func (h *Hub) nextClient(t *writerTally) (*Client, bool) {
+func (h *Hub) nextJob(t *writerTally) (writeJob, bool) {
 	select {
-	case c := <-h.writeq:
-		return c, true
+	case j := <-h.writeq:
+		return j, true
 	default:
 	}
 	h.settle(t)
 	select {
-	case c := <-h.writeq:
-		return c, true
+	case j := <-h.writeq:
+		return j, true
 	case <-h.ctx.Done():
-		return nil, false
+		return writeJob{}, false
 	}
 }
 
@@ -488,8 +501,13 @@ type frameWriter struct {
 	// until they are written; a frame whose write waits moves its share
 	// to the client's queue.
 	inFlight int
-	tally    writerTally        // the writer goroutine's (delivery_tally.go)
-	fn       func([]byte) error // write, bound once: a flush allocates nothing for it
+	// share is the share this flush's client came in, if any, and rest
+	// the index of its first client not yet written: a write that
+	// leaves the pool hands them back (handRest).
+	share *readyShare
+	rest  int
+	tally writerTally        // the writer goroutine's (delivery_tally.go)
+	fn    func([]byte) error // write, bound once: a flush allocates nothing for it
 }
 
 // newFrameWriter is a writer goroutine's frameWriter, which it keeps for
@@ -524,6 +542,7 @@ func (w *frameWriter) write(frame []byte) error {
 	if w.pooled {
 		w.pooled, w.detached = false, true
 		c.hub.replaceWriter()
+		w.handRest(c.hub)
 	}
 	c.hub.metrics.writesDetached.Inc()
 	// While it waits, the frame counts with the client's queue (and the
@@ -553,7 +572,7 @@ func (w *frameWriter) write(frame []byte) error {
 // delta when the client holds its base, else the full one. The queue keeps
 // which it is, so that dropping one (QueueDropOldest) also drops the
 // deltas built on it (delivery_writer.go).
-func (c *Client) enqueueDeltaLocked(s *subscription, p bufferedPub) {
+func (c *Client) enqueueDeltaLocked(s *subscription, p bufferedPub, hand *handoff) {
 	msg, isDelta := p.msg, false
 	if p.diff != nil && s.deltaHave.valid() && (p.keyed || s.deltaHave == p.base) {
 		msg, isDelta = p.diff, true
@@ -561,5 +580,5 @@ func (c *Client) enqueueDeltaLocked(s *subscription, p bufferedPub) {
 	if !p.keyed { // a map subscription keeps mapDeltaIntact until it breaks
 		s.deltaHave = p.ref
 	}
-	c.enqueueQueuedLocked(queued{Msg: msg, Droppable: s.rule.QueuePolicy == QueueDropOldest, Sub: s, Delta: isDelta})
+	c.enqueueQueuedLocked(queued{Msg: msg, Droppable: s.rule.QueuePolicy == QueueDropOldest, Sub: s, Delta: isDelta}, hand)
 }

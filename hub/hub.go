@@ -121,7 +121,8 @@ type Hub struct {
 	users       userIndex
 	nodes       clusterstate.Registry
 	process     clusterstate.Sampler             // CPU and memory for the heartbeat
-	writeq      chan *Client                     // clients waiting for a writer (delivery_writer.go)
+	writeq      chan writeJob                    // clients and shares waiting for a writer (delivery_writer.go)
+	shares      shares                           // readyShares, recycled (delivery_handoff.go)
 	writers     int                              // the writer pool's size (delivery_writer.go, poolWriters)
 	queueArrays writequeue.Arrays[*subscription] // clients' queue arrays, recycled (delivery_writer.go)
 	coalesce    coalescer                        // clients waiting for their write interval (delivery_coalesce.go)
@@ -224,7 +225,7 @@ func New(cfg Config) (*Hub, error) {
 	}
 	h.polls.init(h)
 	h.metrics.collectors = append(h.metrics.collectors, h.polls.collectors()...)
-	h.writeq = make(chan *Client, writeQueueLen)
+	h.writeq = make(chan writeJob, writeQueueLen)
 	h.writers = poolWriters(h.client.WaitOnBlockedWrites, runtime.GOMAXPROCS(0))
 	h.coalesce.init()
 	h.holds.init()

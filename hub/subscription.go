@@ -518,7 +518,7 @@ func (c *Client) finishSubscribe(ctx context.Context, s *subscription) {
 			s.skipLocked(b.offset, b.epoch)
 			continue
 		}
-		c.deliverLocked(s, b)
+		c.deliverLocked(s, b, nil)
 	}
 	if s.expireAt > 0 {
 		c.resetTimerLocked(time.Now())
