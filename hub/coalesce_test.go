@@ -151,12 +151,7 @@ func (t *costlyTransport) counts() (frames, msgs int) {
 func TestWriteCoalesceAdapts(t *testing.T) {
 	t.Parallel()
 	const bound = 20 * time.Millisecond
-	channels := openChannels()
-	channels.WithoutNamespace.AllowSubscribeForAnonymous = true
-	h := startNodeMem(t, hub.Config{
-		Channels: channels,
-		Client:   hub.ClientConfig{AllowAnonymousConnectWithoutToken: true, PingInterval: time.Hour, WriteCoalesce: bound},
-	}).hub
+	h := startNodeMem(t, anonymousConfig(hub.ClientConfig{WriteCoalesce: bound})).hub
 	ctx := context.Background()
 	connect := []byte(`{"id":1,"connect":{}}`)
 	subscribe := []byte(`{"id":2,"subscribe":{"channel":"s"}}`)

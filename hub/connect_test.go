@@ -31,6 +31,20 @@ func openChannels() hub.ChannelConfig {
 	}}
 }
 
+// anonymousConfig is a node whose clients connect without a token and may
+// subscribe to any channel without a namespace, with cc's settings; an
+// hour between pings unless cc says otherwise, so that no ping comes
+// between what a test writes and what it awaits.
+func anonymousConfig(cc hub.ClientConfig) hub.Config {
+	channels := openChannels()
+	channels.WithoutNamespace.AllowSubscribeForAnonymous = true
+	cc.AllowAnonymousConnectWithoutToken = true
+	if cc.PingInterval == 0 {
+		cc.PingInterval = time.Hour
+	}
+	return hub.Config{Channels: channels, Client: cc}
+}
+
 func TestConnectHS256(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, hub.Config{Version: "9.9.9"})

@@ -74,15 +74,7 @@ func TestFanoutShareDoesNotWaitForAStuckClient(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			channels := openChannels()
-			channels.WithoutNamespace.AllowSubscribeForAnonymous = true
-			h := startNodeMem(t, hub.Config{
-				Channels: channels,
-				Client: hub.ClientConfig{
-					AllowAnonymousConnectWithoutToken: true, PingInterval: time.Hour,
-					WaitOnBlockedWrites: tc.wait,
-				},
-			}).hub
+			h := startNodeMem(t, anonymousConfig(hub.ClientConfig{WaitOnBlockedWrites: tc.wait})).hub
 			release := make(chan struct{})
 			t.Cleanup(func() { close(release) })
 			const subscribers = 48 // three shares

@@ -92,15 +92,7 @@ func (t *stuckTransport) Close(code uint32, _ string) {
 // accepted publication and the node's queues empty.
 func TestOverloadSpareReadingClients(t *testing.T) {
 	t.Parallel()
-	channels := openChannels()
-	channels.WithoutNamespace.AllowSubscribeForAnonymous = true
-	h := startNodeMem(t, hub.Config{
-		Channels: channels,
-		Client: hub.ClientConfig{
-			AllowAnonymousConnectWithoutToken: true, PingInterval: time.Hour,
-			QueueMaxSize: 32 << 10, NodeQueueMaxSize: 2 << 20,
-		},
-	}).hub
+	h := startNodeMem(t, anonymousConfig(hub.ClientConfig{QueueMaxSize: 32 << 10, NodeQueueMaxSize: 2 << 20})).hub
 	ctx := context.Background()
 	connect := []byte(`{"id":1,"connect":{}}`)
 	subscribe := []byte(`{"id":2,"subscribe":{"channel":"s"}}`)

@@ -73,15 +73,7 @@ func (t *laggingTransport) Close(code uint32, _ string) {
 // write waits; it returns the close code, 0 if the client stayed.
 func laggingClient(t *testing.T, tr *laggingTransport, d time.Duration) uint32 {
 	t.Helper()
-	channels := openChannels()
-	channels.WithoutNamespace.AllowSubscribeForAnonymous = true
-	h := startNodeMem(t, hub.Config{
-		Channels: channels,
-		Client: hub.ClientConfig{
-			AllowAnonymousConnectWithoutToken: true,
-			PingInterval:                      600 * time.Millisecond, PongTimeout: 200 * time.Millisecond,
-		},
-	}).hub
+	h := startNodeMem(t, anonymousConfig(hub.ClientConfig{PingInterval: 600 * time.Millisecond, PongTimeout: 200 * time.Millisecond})).hub
 	c := h.NewClient(tr, "127.0.0.1:1")
 	tr.client.Store(c)
 	c.HandleFrame([]byte(`{"id":1,"connect":{}}`))

@@ -73,23 +73,16 @@ func slowReaderNode(t *testing.T, queueMax int, tr hub.Transport, cut chan<- hub
 // (client.wait_on_blocked_writes).
 func slowReaderNodeDetaching(t *testing.T, queueMax int, tr hub.Transport, cut chan<- hub.BackpressureEvent, detach bool) *hub.Hub {
 	t.Helper()
-	channels := openChannels()
-	channels.WithoutNamespace.AllowSubscribeForAnonymous = true
-	h := startNodeMem(t, hub.Config{
-		Channels: channels,
-		Client: hub.ClientConfig{
-			AllowAnonymousConnectWithoutToken: true, PingInterval: time.Hour,
-			QueueMaxSize: queueMax, NodeQueueMaxSize: 64 << 20, WaitOnBlockedWrites: !detach,
-		},
-		Handlers: hub.Handlers{OnBackpressure: func(_ *hub.Client, ev hub.BackpressureEvent) {
-			if ev.Closed && cut != nil {
-				select {
-				case cut <- ev:
-				default:
-				}
+	cfg := anonymousConfig(hub.ClientConfig{QueueMaxSize: queueMax, NodeQueueMaxSize: 64 << 20, WaitOnBlockedWrites: !detach})
+	cfg.Handlers = hub.Handlers{OnBackpressure: func(_ *hub.Client, ev hub.BackpressureEvent) {
+		if ev.Closed && cut != nil {
+			select {
+			case cut <- ev:
+			default:
 			}
-		}},
-	}).hub
+		}
+	}}
+	h := startNodeMem(t, cfg).hub
 	c := h.NewClient(tr, "127.0.0.1:1")
 	c.HandleFrame([]byte(`{"id":1,"connect":{}}`))
 	c.HandleFrame([]byte(`{"id":2,"subscribe":{"channel":"s"}}`))

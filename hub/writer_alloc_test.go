@@ -40,12 +40,7 @@ func TestFanOutAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector changes what allocates")
 	}
-	channels := openChannels()
-	channels.WithoutNamespace.AllowSubscribeForAnonymous = true
-	h := startNodeMem(t, hub.Config{
-		Channels: channels,
-		Client:   hub.ClientConfig{AllowAnonymousConnectWithoutToken: true, PingInterval: time.Hour, WriteCoalesceOff: true},
-	}).hub
+	h := startNodeMem(t, anonymousConfig(hub.ClientConfig{WriteCoalesceOff: true})).hub
 	const subscribers = 200
 	var total, target atomic.Int64
 	done := make(chan struct{}, 1)
