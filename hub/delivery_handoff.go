@@ -122,7 +122,6 @@ func (h *Hub) handShare(s *readyShare) {
 func (h *Hub) flushShare(s *readyShare, w *frameWriter) (detached bool) {
 	for i := 0; i < s.n; i++ {
 		c := s.c[i]
-		s.c[i] = nil
 		w.share, w.rest = s, i+1
 		if c.flush(true, w) {
 			return true

@@ -357,6 +357,14 @@ func (h *Hub) nextJob(t *writerTally) (writeJob, bool) {
 	case j := <-h.writeq:
 		return j, true
 	case <-h.ctx.Done():
+	}
+	// Stopping. A job handed over just before the stop makes both cases
+	// ready, and select picks one at random: look once more, so it is
+	// written rather than left in the queue.
+	select {
+	case j := <-h.writeq:
+		return j, true
+	default:
 		return writeJob{}, false
 	}
 }
