@@ -12,6 +12,9 @@
 // writer writes everything pending to each socket in one write, so
 // publications that arrive while it is busy coalesce into the next round.
 // There is no hub, no per-client queue, no history, no presence, no ping.
+// -round-interval makes a writer's rounds at least that far apart, so that
+// it coalesces at a fixed interval: a floor for a server that coalesces
+// writes, at the rates where it pays.
 //
 // -bare is the floor of the connection rate: accept, upgrade, answer the
 // first frame with canned replies (a connect, then a subscribe for each

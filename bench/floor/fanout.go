@@ -35,13 +35,19 @@ type channel struct {
 	next    atomic.Uint32
 }
 
+// writerOptions are the floor's settings for each writer (Config).
+type writerOptions struct {
+	maxPending    int
+	writeTimeout  time.Duration
+	roundInterval time.Duration
+}
+
 // writer owns a share of a channel's subscriber sockets and writes to them
 // from its goroutine.
 type writer struct {
-	wake         chan struct{} // capacity 1: "something is pending"
-	maxPending   int
-	writeTimeout time.Duration
-	stats        *stats
+	writerOptions
+	wake  chan struct{} // capacity 1: "something is pending"
+	stats *stats
 
 	mu      sync.Mutex
 	subs    []*conn
@@ -49,12 +55,10 @@ type writer struct {
 	pending [len(formats)][]byte // complete frames not yet written, per format
 }
 
-func newChannel(n, maxPending int, writeTimeout time.Duration, st *stats) *channel {
+func newChannel(n int, o writerOptions, st *stats) *channel {
 	ch := &channel{}
 	for range n {
-		ch.writers = append(ch.writers, &writer{
-			wake: make(chan struct{}, 1), maxPending: maxPending, writeTimeout: writeTimeout, stats: st,
-		})
+		ch.writers = append(ch.writers, &writer{writerOptions: o, wake: make(chan struct{}, 1), stats: st})
 	}
 	return ch
 }
@@ -102,14 +106,32 @@ func (w *writer) enqueue(frames *[len(formats)][]byte) error {
 }
 
 // run writes rounds until done is closed. A round takes everything pending
-// and writes it to each socket in one write.
+// and writes it to each socket in one write. With a roundInterval, a round
+// begins at least that long after the one before it: what arrives sooner
+// waits and goes out with whatever else arrives meanwhile, as with write
+// coalescing at a fixed interval.
 func (w *writer) run(done <-chan struct{}) {
 	var spare [len(formats)][]byte
+	var lastRound time.Time
+	pause := time.NewTimer(time.Hour)
+	pause.Stop()
+	defer pause.Stop()
 	for {
 		select {
 		case <-done:
 			return
 		case <-w.wake:
+		}
+		if w.roundInterval > 0 {
+			if wait := time.Until(lastRound.Add(w.roundInterval)); wait > 0 {
+				pause.Reset(wait)
+				select {
+				case <-done:
+					return
+				case <-pause.C:
+				}
+			}
+			lastRound = time.Now()
 		}
 		w.mu.Lock()
 		batch := w.pending

@@ -15,7 +15,7 @@ import (
 // whose socket fails is dropped.
 func TestWriterCoalesces(t *testing.T) {
 	var st stats
-	ch := newChannel(1, 1<<20, 0, &st)
+	ch := newChannel(1, writerOptions{maxPending: 1 << 20}, &st)
 	w := ch.writers[0]
 	server, client := net.Pipe() // no buffering: each Write waits for a Read
 	defer client.Close()
@@ -75,11 +75,65 @@ func TestWriterCoalesces(t *testing.T) {
 	})
 }
 
+// TestRoundInterval: with a round interval, a publication that arrives
+// sooner after a round waits for the rest of the interval and goes out
+// with the ones that arrive meanwhile, in one write.
+func TestRoundInterval(t *testing.T) {
+	const interval = 200 * time.Millisecond
+	var st stats
+	ch := newChannel(1, writerOptions{maxPending: 1 << 20, roundInterval: interval}, &st)
+	server, client := net.Pipe()
+	defer client.Close()
+	ch.add(&conn{nc: server, proto: protocol.TypeJSON})
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ch.writers[0].run(done)
+	}()
+	defer func() {
+		close(done)
+		wg.Wait()
+	}()
+	frame := func(s string) *[len(formats)][]byte {
+		return &[len(formats)][]byte{[]byte(s), nil}
+	}
+	buf := make([]byte, 64)
+	read := func() string {
+		n, err := client.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(buf[:n])
+	}
+	if err := ch.publish(frame("a|")); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got != "a|" {
+		t.Fatalf("first write %q, want a|: the first round does not wait", got)
+	}
+	first := time.Now()
+	for _, s := range []string{"b|", "c|"} {
+		if err := ch.publish(frame(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := read(); got != "b|c|" {
+		t.Fatalf("second write %q, want b|c|: both wait for the interval and go out together", got)
+	}
+	// The round began no sooner than the interval after the first; the
+	// first read returned after that round began, so allow for it.
+	if since := time.Since(first); since < interval-20*time.Millisecond {
+		t.Fatalf("second round %v after the first, want about %v", since, interval)
+	}
+}
+
 // TestBacklogRefuses: a writer with more than maxPending bytes waiting
 // refuses publications rather than buffer without bound.
 func TestBacklogRefuses(t *testing.T) {
 	var st stats
-	ch := newChannel(1, 4, 0, &st) // no writer goroutine: nothing drains
+	ch := newChannel(1, writerOptions{maxPending: 4}, &st) // no writer goroutine: nothing drains
 	ch.add(&conn{proto: protocol.TypeProtobuf})
 	f := &[len(formats)][]byte{[]byte("json"), []byte("proto")}
 	if err := ch.publish(f); err != nil {

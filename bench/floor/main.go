@@ -21,6 +21,7 @@ func main() {
 	flag.StringVar(&cfg.APIKey, "api-key", "", "require this server API key (empty: none)")
 	flag.DurationVar(&cfg.WriteTimeout, "write-timeout", 0, "set a write deadline before each write, as Herald does (0: none)")
 	flag.IntVar(&cfg.MaxPending, "max-pending", 64<<20, "bytes a writer may have pending per format before publications are refused")
+	flag.DurationVar(&cfg.RoundInterval, "round-interval", 0, "least time between the starts of a writer's rounds: what arrives sooner waits and goes out together, as with write coalescing at a fixed interval (0: a round as soon as something is pending)")
 	debug := flag.Bool("debug", false, "log every connection error")
 	flag.Parse()
 	level := slog.LevelInfo

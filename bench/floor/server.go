@@ -37,6 +37,9 @@ type Config struct {
 	WriteTimeout time.Duration
 	// MaxPending bounds each writer's unwritten bytes per format (64 MiB).
 	MaxPending int
+	// RoundInterval, when above 0, is the least time between the starts
+	// of a writer's rounds (0: a round as soon as something is pending).
+	RoundInterval time.Duration
 	// MaxFrame bounds one client frame (64 KiB).
 	MaxFrame int64
 }
@@ -191,7 +194,9 @@ func (s *Server) channel(name string, create bool) *channel {
 	if ch != nil || !create || s.closing {
 		return ch
 	}
-	ch = newChannel(s.cfg.Writers, s.cfg.MaxPending, s.cfg.WriteTimeout, &s.stats)
+	ch = newChannel(s.cfg.Writers, writerOptions{
+		maxPending: s.cfg.MaxPending, writeTimeout: s.cfg.WriteTimeout, roundInterval: s.cfg.RoundInterval,
+	}, &s.stats)
 	s.channels[name] = ch
 	for _, w := range ch.writers {
 		s.wg.Add(1)
