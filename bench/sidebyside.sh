@@ -53,6 +53,13 @@
 #   CF_PG_NOTIFY=false         Centrifugo's broker.postgres.use_notify (false: its default,
 #                              the outbox is polled every 100 ms)
 #   FLOOR_WRITERS=2            the floor's writer goroutines (its -writers)
+#   FLOOR_INTERVALS="0 1ms 2ms"  the floor's round intervals (its -round-interval): a
+#                              floor point per interval, condition and run. The
+#                              round-by-round floor (0) is no bound at the middle rates,
+#                              where one that coalesces at a fixed interval gets far
+#                              less; the table's floor columns and its † marks take the
+#                              best of them at each rate (docs/benchmarks.md, "A floor
+#                              that coalesces")
 #   FLOOR_ARGS=                more flags for the floor, e.g. "-write-timeout 1s" for a write
 #                              deadline per write as Herald's websocket.write_timeout sets
 #
@@ -63,20 +70,24 @@
 # of bench/floor.sh's latency scenario), measured with the same probe,
 # sweep and condition as the servers (quota: in a cpu group of its own as
 # a node is; busy: beside the busy loops): a reference for the servers'
-# figures, not a lower bound (its writers go round by round, with no
-# adaptive interval, and a server that coalesces can beat it). It is one
-# process with no engine, so it does not run once per engine: it runs once
-# per condition and run, while the first engine of ENGINES runs, and its
-# points are labelled engine "none" (points/floor-none-<condition>-run<k>/,
-# its log node1.log, its counters at exit node1.stats.json); the table gives
-# it a column per condition of its own. Its WebSocket listens on node 1's
-# port, its server API on node 2's.
+# figures, not a lower bound (a server can do better than each of its
+# rounds). It runs once per round interval of FLOOR_INTERVALS: round by
+# round (0) and coalescing at fixed intervals, which the middle rates need.
+# It is one process with no engine, so it does not run once per engine: it
+# runs once per interval, condition and run, while the first engine of
+# ENGINES runs, and its points are labelled engine "none"
+# (points/floor-none-<condition>-run<k>/ round by round,
+# points/floor-<interval>-none-<condition>-run<k>/ at an interval; its log
+# node1.log, its counters at exit node1.stats.json); the table gives it a
+# column per condition of its own, with the best interval's median at each
+# rate. Its WebSocket listens on node 1's port, its server API on node 2's.
 #
 # Duration: each point takes about 15 s to start and stop plus WARMUP plus
 # (STEP + 2 s) per rate it reaches; with the defaults a point is at most
 # about 90 s, so 3 engines × 3 conditions × 2 servers × 3 runs is at most
 # about 80 minutes (less: sweeps stop where a server stops serving); the
-# floor adds 3 conditions × 3 runs, at most about 14 minutes.
+# floor adds 3 intervals × 3 conditions × 3 runs, at most about 40 minutes
+# (about 27 with the sweeps' usual ends).
 FORMAT=${FORMAT:-json}
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cflib.sh"
@@ -99,12 +110,18 @@ BUSY_PROCS=${BUSY_PROCS:-1}
 BUSY_CPU=${BUSY_CPU:-}
 QUOTA_GOMAXPROCS=${QUOTA_GOMAXPROCS:-}
 FLOOR_WRITERS=${FLOOR_WRITERS:-2}
+FLOOR_INTERVALS=${FLOOR_INTERVALS:-0 1ms 2ms}
+FLOOR_INTERVAL=0
 FLOOR="$ROOT/.tmp/bin/floor"
 CGROUP_CPU=/sys/fs/cgroup/cpu
 TABLE="$ROOT/.tmp/bin/sidebyside-table"
 
 [[ "$RUNS" =~ ^[1-9][0-9]?$ ]] || die "RUNS=$RUNS: want 1 to 99"
 [[ "$FLOOR_WRITERS" =~ ^[1-9][0-9]*$ ]] || die "FLOOR_WRITERS=$FLOOR_WRITERS: want a positive integer"
+for iv in $FLOOR_INTERVALS; do
+	[[ "$iv" =~ ^(0|[0-9]+(\.[0-9]+)?(us|ms|s))$ ]] || die "FLOOR_INTERVALS: $iv: want 0 or a duration such as 500us, 1ms or 2ms"
+done
+[[ -n "${FLOOR_INTERVALS// /}" ]] || die "FLOOR_INTERVALS is empty: want 0, or intervals such as \"0 1ms 2ms\""
 secs() { # secs 5s|1.5s|200ms -> whole seconds, rounded up
 	awk -v d="$1" 'BEGIN { if (d ~ /ms$/) v = d / 1000; else v = d + 0; printf "%d\n", v == int(v) ? v : int(v) + 1 }'
 }
@@ -198,7 +215,8 @@ start_floor() {
 			die "port $p is taken (another run?); set BASE_PORT to move the nodes"
 		fi
 	done
-	local -a cmd=("$FLOOR" -addr "127.0.0.1:$port" -api-addr "127.0.0.1:$api" -api-key "$API_KEY" -writers "$FLOOR_WRITERS")
+	local -a cmd=("$FLOOR" -addr "127.0.0.1:$port" -api-addr "127.0.0.1:$api" -api-key "$API_KEY" -writers "$FLOOR_WRITERS"
+		-round-interval "$FLOOR_INTERVAL")
 	# shellcheck disable=SC2206 # FLOOR_ARGS is a list of flags
 	cmd+=(${FLOOR_ARGS:-})
 	printf '%q ' "${cmd[@]}" | sed "s|$ROOT/||g" >>"$RUN/commands.txt"
@@ -208,7 +226,7 @@ start_floor() {
 	in_cgroup "$cg" "${pre[@]}" "${cmd[@]}" >"$RUN/node1.stats.json" 2>"$RUN/node1.log" &
 	pid=$!
 	NODE_PIDS+=("$pid")
-	await_node 1 "$pid" "http://127.0.0.1:$api/healthz" "floor: pid $pid, port $port, API on port $api, $FLOOR_WRITERS writer(s)${cg:+, cgroup $cg}"
+	await_node 1 "$pid" "http://127.0.0.1:$api/healthz" "floor: pid $pid, port $port, API on port $api, $FLOOR_WRITERS writer(s), round interval $FLOOR_INTERVAL${cg:+, cgroup $cg}"
 }
 
 # point SERVER CONDITION RUN: one sweep of the current ENGINE (the floor:
@@ -216,16 +234,18 @@ start_floor() {
 point() {
 	local server=$1 condition=$2 run=$3 dir sub_node=1 code=0 engine=$ENGINE api extra=""
 	api=$(node_api 1)
+	local variant=""
 	if [[ "$server" == floor ]]; then
 		engine=none api=$(floor_api)
-		extra=",\"floor_writers\":$FLOOR_WRITERS"
+		extra=",\"floor_writers\":$FLOOR_WRITERS,\"floor_round_interval\":\"$FLOOR_INTERVAL\""
+		[[ "$FLOOR_INTERVAL" == 0 ]] || variant="-$FLOOR_INTERVAL"
 	fi
-	dir="$RUN/points/$server-$engine-$condition-run$run"
+	dir="$RUN/points/$server$variant-$engine-$condition-run$run"
 	mkdir -p "$dir"
 	local quiet busy_share steal_share waited
 	quiet=$(settle)
 	read -r _ busy_share _ steal_share _ waited <<<"$quiet"
-	log "point: $server, engine $engine, $condition, run $run (machine before it: $quiet)"
+	log "point: $server${variant:+ (round interval $FLOOR_INTERVAL)}, engine $engine, $condition, run $run (machine before it: $quiet)"
 	start_server "$server" 1 "$condition"
 	if [[ "$server" != floor ]] && multi_node_engine && ((NODES > 1)); then
 		start_server "$server" 2 "$condition"
@@ -284,7 +304,7 @@ read -r -a servers <<<"$SERVERS"
 if [[ " ${servers[*]} " == *" floor "* ]]; then
 	log "building the floor server"
 	(cd "$ROOT/bench" && go build -o "$FLOOR" ./floor)
-	echo "floor: bench/floor, $FLOOR_WRITERS writer(s)${FLOOR_ARGS:+, $FLOOR_ARGS}" >>"$RUN/machine.txt"
+	echo "floor: bench/floor, $FLOOR_WRITERS writer(s), round intervals $FLOOR_INTERVALS${FLOOR_ARGS:+, $FLOOR_ARGS}" >>"$RUN/machine.txt"
 fi
 echo "client: $CLIENT, subscribers: $SUBSCRIBERS, rates: $RATES, step: $STEP, warm-up: $WARMUP, p99 limit: $P99_LIMIT, runs: $RUNS" >>"$RUN/machine.txt"
 echo "conditions: $CONDITIONS (quota $QUOTA_CPUS CPU per node; busy: $BUSY_PROCS loop(s)${BUSY_CPU:+ on CPU $BUSY_CPU})" >>"$RUN/machine.txt"
@@ -298,8 +318,15 @@ for ((run = 1; run <= RUNS; run++)); do
 		for condition in $CONDITIONS; do
 			case "$condition" in plain | quota | busy) ;; *) die "condition $condition: want plain, quota or busy" ;; esac
 			for server in "${ORDER[@]}"; do
-				# The floor has no engine: once per condition and run.
-				[[ "$server" == floor && "$engine" != "${engines[0]}" ]] && continue
+				# The floor has no engine: once per condition and run (and
+				# round interval).
+				if [[ "$server" == floor ]]; then
+					[[ "$engine" != "${engines[0]}" ]] && continue
+					for FLOOR_INTERVAL in $FLOOR_INTERVALS; do
+						point floor "$condition" "$run"
+					done
+					continue
+				fi
 				point "$server" "$condition" "$run"
 			done
 		done

@@ -46,15 +46,29 @@ func panelSeries(points []point, l layout, c column) []series {
 		}
 		return xy
 	}
+	// The floor's line: its best round interval's median at each rate
+	// (floor.go).
+	floorLine := func() plotter.XYs {
+		var xy plotter.XYs
+		for _, r := range l.rates {
+			if f, ok := bestFloorP99(points, c.condition, r); ok {
+				xy = append(xy, plotter.XY{X: r, Y: f.v})
+			}
+		}
+		return xy
+	}
 	var out []series
+	if c.floor {
+		return []series{{name: seriesFloor, xy: floorLine()}}
+	}
 	for _, s := range c.servers(l.servers) {
 		out = append(out, series{name: serverName(s), xy: line(c, s, 1)})
-		if s == "centrifugo" && !c.floor {
+		if s == "centrifugo" {
 			out = append(out, series{name: seriesTarget, xy: line(c, s, targetP99Share)})
 		}
 	}
 	if !c.floor && l.floor {
-		out = append(out, series{name: seriesFloor, xy: line(column{condition: c.condition, floor: true}, floorServer, 1)})
+		out = append(out, series{name: seriesFloor, xy: floorLine()})
 	}
 	return out
 }

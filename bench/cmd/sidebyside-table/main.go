@@ -72,6 +72,10 @@ type meta struct {
 	// absent from runs before NODES existed, which ran networked engines
 	// on 2.
 	Nodes int `json:"nodes"`
+	// FloorRoundInterval is a floor point's round interval (its
+	// -round-interval; floor.go); absent from runs before it existed,
+	// which went round by round.
+	FloorRoundInterval string `json:"floor_round_interval"`
 }
 
 // oneNodeSuffix marks the engine of a point that ran a networked engine on
@@ -251,6 +255,9 @@ const floorServer = "floor"
 type column struct {
 	engine, condition string
 	floor             bool
+	// interval, in a floor column, keeps the points of one round
+	// interval (floor.go); "" keeps them all.
+	interval string
 }
 
 func (c column) title() string {
@@ -288,7 +295,7 @@ func (c column) servers(srv []string) []string {
 // condition alone, whatever its engine label).
 func (c column) has(p point, server string) bool {
 	if c.floor {
-		return p.Server == floorServer && p.Condition == c.condition
+		return p.Server == floorServer && p.Condition == c.condition && (c.interval == "" || p.interval() == c.interval)
 	}
 	return p.Server == server && p.Engine == c.engine && p.Condition == c.condition
 }
@@ -346,8 +353,16 @@ func writeTable(w io.Writer, points []point) error {
 	}
 	fmt.Fprintf(w, "First-copy p99 in ms, %s; medians of %d run(s) (in brackets: how many runs reached the rate, when not all did; — none did).",
 		strings.Join(names, " / "), l.runs)
+	intervals := floorIntervals(points)
 	if l.floor {
-		fmt.Fprint(w, " The floor columns: bench/floor (one process on Herald's connection layer that only delivers: no engine, no hub) with the same probe in the same condition: a minimal server, not a lower bound (its two writers go round by round).")
+		fmt.Fprint(w, " The floor columns: bench/floor (one process on Herald's connection layer that only delivers: no engine, no hub) with the same probe in the same condition: a minimal server, not a lower bound.")
+		if len(intervals) > 1 {
+			fmt.Fprintf(w, " It ran round by round and coalescing at fixed intervals (round intervals %s; 0: round by round); each floor cell is the best interval's median, the interval in brackets.", strings.Join(intervals, ", "))
+		} else if intervals[0] == "0" {
+			fmt.Fprint(w, " Its two writers go round by round.")
+		} else {
+			fmt.Fprintf(w, " Its writers coalesce at a round interval of %s.", intervals[0])
+		}
 	}
 	fmt.Fprint(w, "\n\n")
 	fmt.Fprint(w, "| msg/s |")
@@ -362,6 +377,14 @@ func writeTable(w io.Writer, points []point) error {
 	for _, r := range l.rates {
 		fmt.Fprintf(w, "| %s |", thousands(r))
 		for _, c := range l.cols {
+			if c.floor {
+				v := "—"
+				if f, ok := bestFloorP99(points, c.condition, r); ok {
+					v = floorCell(f, ms(f.v), len(intervals))
+				}
+				fmt.Fprintf(w, " %s |", v)
+				continue
+			}
 			var cells []string
 			for _, s := range c.servers(l.servers) {
 				cells = append(cells, cell(p99s(points, c, s, r)))
@@ -372,6 +395,14 @@ func writeTable(w io.Writer, points []point) error {
 	}
 	fmt.Fprint(w, "| highest rate served |")
 	for _, c := range l.cols {
+		if c.floor {
+			v := "—"
+			if f, ok := bestFloorServed(points, c.condition); ok {
+				v = floorCell(f, thousands(f.v), len(intervals))
+			}
+			fmt.Fprintf(w, " %s |", v)
+			continue
+		}
 		var cells []string
 		for _, s := range c.servers(l.servers) {
 			if v, ok := servedMedian(points, c, s); ok {

@@ -225,3 +225,42 @@ func TestVerdictNeedsBothServers(t *testing.T) {
 		t.Errorf("table of Herald alone has a verdict or a machine line:\n%s", b.String())
 	}
 }
+
+// TestFloorIntervals: with floor points at more than one round interval,
+// each floor cell is the best interval's median (named in brackets, with
+// how many of its runs reached the rate), the highest rate served the
+// best interval's, and a † is judged against the best.
+func TestFloorIntervals(t *testing.T) {
+	dir := t.TempDir()
+	m := func(server, engine string, run int, interval string) string {
+		iv := ""
+		if interval != "" {
+			iv = `,"floor_round_interval":"` + interval + `"`
+		}
+		return `{"server":"` + server + `","engine":"` + engine + `","condition":"plain","run":` + string(rune('0'+run)) + iv + `}`
+	}
+	writePoint(t, dir, "herald", m("herald", "memory", 1, ""), row("200", "10000", "20000", "0", "200")+row("400", "30000", "40000", "0", "400"))
+	writePoint(t, dir, "centrifugo", m("centrifugo", "memory", 1, ""), row("200", "16000", "20000", "0", "200")+row("400", "50000", "60000", "0", "400"))
+	// Round by round (a point from before the intervals: no field): best
+	// at 200, and at 400 above half of Centrifugo's, where it misses a copy.
+	writePoint(t, dir, "floor-none-plain-run1", m("floor", "none", 1, ""), row("200", "9000", "10000", "0", "200")+row("400", "40000", "50000", "1", "400"))
+	// At 2 ms: worse at 200, best at 400 (reached by one of its two runs),
+	// below half of Centrifugo's there.
+	writePoint(t, dir, "floor-2ms-none-plain-run1", m("floor", "none", 1, "2ms"), row("200", "12000", "13000", "0", "200")+row("400", "20000", "30000", "0", "400"))
+	writePoint(t, dir, "floor-2ms-none-plain-run2", m("floor", "none", 2, "2ms"), row("200", "12000", "13000", "0", "200"))
+	b := table(t, dir).String()
+	for _, w := range []string{
+		"(round intervals 0, 2ms; 0: round by round)",
+		"| 200 | 10.0 / 16.0 | 9.00 (0) |\n",
+		"| 400 | 30.0 / 50.0 | 20.0 (2ms; 1 of 2) |\n",
+		"| highest rate served | 400 / 400 | 300 (2ms) |\n",
+		// 200: half of 16 is below the best floor's 9 (†); 400: half of
+		// 50 is above the 2 ms floor's 20, though below round by round's 40.
+		"| memory | not at 200, 400 (0.62†, 0.60) | 400 against 400: 1×‡† | no |\n",
+		"Marked: 1 of 2 missed p99 points, 1 of 1 missed served rates.",
+	} {
+		if !strings.Contains(b, w) {
+			t.Errorf("table lacks %q:\n%s", w, b)
+		}
+	}
+}

@@ -20,8 +20,9 @@ const (
 // beyondFloor marks a miss whose target is beyond what the floor got in
 // the same condition and run: half of Centrifugo's p99 below the floor's
 // median p99 at that rate, or 1.5 times Centrifugo's highest rate served
-// above the floor's. The floor is a reference, not a lower bound (its
-// writers do not coalesce adaptively, and Herald beats it at some rates),
+// above the floor's, the floor's best round interval's in each case
+// (floor.go). The floor is a reference, not a lower bound (its writers do
+// not coalesce adaptively, and Herald beats it at some rates),
 // so the mark says where a target asks more than a server that only
 // delivers got from the machine, not that no server can meet it.
 const beyondFloor = "†"
@@ -58,7 +59,6 @@ func writeVerdict(w io.Writer, points []point, l layout) {
 			continue // a column the run did not measure for both
 		}
 		n++
-		floor := column{condition: c.condition, floor: true}
 		var misses, ratios []string
 		for _, r := range l.rates {
 			hv, _ := p99s(points, c, "herald", r)
@@ -75,7 +75,7 @@ func writeVerdict(w io.Writer, points []point, l layout) {
 				ratio = strconv.FormatFloat(v, 'f', 2, 64)
 			}
 			p99Misses++
-			if fv, _ := p99s(points, floor, floorServer, r); len(fv) > 0 && targetP99Share*median(cv) < median(fv) {
+			if f, ok := bestFloorP99(points, c.condition, r); ok && targetP99Share*median(cv) < f.v {
 				ratio += beyondFloor
 				p99Beyond++
 			}
@@ -96,7 +96,7 @@ func writeVerdict(w io.Writer, points []point, l layout) {
 				served += sweepTop
 				servedTop++
 			}
-			if fs, ok := servedMedian(points, floor, floorServer); ok && targetServedRatio*cs > fs {
+			if f, ok := bestFloorServed(points, c.condition); ok && targetServedRatio*cs > f.v {
 				served += beyondFloor
 				servedBeyond++
 			}
