@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -103,12 +104,5 @@ func floorCell(f floorFigure, value string, intervals int) string {
 	if len(notes) == 0 {
 		return value
 	}
-	s := value + " ("
-	for i, n := range notes {
-		if i > 0 {
-			s += "; "
-		}
-		s += n
-	}
-	return s + ")"
+	return value + " (" + strings.Join(notes, "; ") + ")"
 }
