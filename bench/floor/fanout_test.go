@@ -15,22 +15,8 @@ import (
 // whose socket fails is dropped.
 func TestWriterCoalesces(t *testing.T) {
 	var st stats
-	ch := newChannel(1, writerOptions{maxPending: 1 << 20}, &st)
+	ch, client := pipeChannel(t, writerOptions{maxPending: 1 << 20}, &st)
 	w := ch.writers[0]
-	server, client := net.Pipe() // no buffering: each Write waits for a Read
-	defer client.Close()
-	ch.add(&conn{nc: server, proto: protocol.TypeJSON})
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		w.run(done)
-	}()
-	defer func() {
-		close(done)
-		wg.Wait()
-	}()
 
 	frame := func(s string) *[len(formats)][]byte {
 		return &[len(formats)][]byte{[]byte(s), []byte("pb-" + s)}
@@ -75,15 +61,13 @@ func TestWriterCoalesces(t *testing.T) {
 	})
 }
 
-// TestRoundInterval: with a round interval, a publication that arrives
-// sooner after a round waits for the rest of the interval and goes out
-// with the ones that arrive meanwhile, in one write.
-func TestRoundInterval(t *testing.T) {
-	const interval = 200 * time.Millisecond
-	var st stats
-	ch := newChannel(1, writerOptions{maxPending: 1 << 20, roundInterval: interval}, &st)
+// pipeChannel is a channel of one writer, running until the test ends,
+// with one JSON subscriber at the server end of a net.Pipe (no buffering:
+// each Write waits for a Read); it returns the client end.
+func pipeChannel(t *testing.T, o writerOptions, st *stats) (*channel, net.Conn) {
+	t.Helper()
+	ch := newChannel(1, o, st)
 	server, client := net.Pipe()
-	defer client.Close()
 	ch.add(&conn{nc: server, proto: protocol.TypeJSON})
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -92,10 +76,21 @@ func TestRoundInterval(t *testing.T) {
 		defer wg.Done()
 		ch.writers[0].run(done)
 	}()
-	defer func() {
+	t.Cleanup(func() {
+		client.Close()
 		close(done)
 		wg.Wait()
-	}()
+	})
+	return ch, client
+}
+
+// TestRoundInterval: with a round interval, a publication that arrives
+// sooner after a round waits for the rest of the interval and goes out
+// with the ones that arrive meanwhile, in one write.
+func TestRoundInterval(t *testing.T) {
+	const interval = 200 * time.Millisecond
+	var st stats
+	ch, client := pipeChannel(t, writerOptions{maxPending: 1 << 20, roundInterval: interval}, &st)
 	frame := func(s string) *[len(formats)][]byte {
 		return &[len(formats)][]byte{[]byte(s), nil}
 	}
