@@ -109,27 +109,20 @@ func TestNonReadingClientsDelayNobody(t *testing.T) {
 // frames until its transport's write timeout.
 func TestPendingFrameCountsAgainstTheQueueBound(t *testing.T) {
 	t.Parallel()
-	channels := openChannels()
-	channels.WithoutNamespace.AllowSubscribeForAnonymous = true
-	channels.WithoutNamespace.AllowPublishForAnonymous = true
 	cut := make(chan hub.BackpressureEvent, 1)
-	h := startNodeMem(t, hub.Config{
-		Channels: channels,
-		Client: hub.ClientConfig{
-			AllowAnonymousConnectWithoutToken: true, PingInterval: time.Hour,
-			QueueMaxSize: 64 << 10,
-		},
-		// The close itself follows once the write in progress ends (at the
-		// transport's write timeout): the decision is what counts here.
-		Handlers: hub.Handlers{OnBackpressure: func(_ *hub.Client, ev hub.BackpressureEvent) {
-			if ev.Closed {
-				select {
-				case cut <- ev:
-				default:
-				}
+	cfg := anonymousConfig(hub.ClientConfig{QueueMaxSize: 64 << 10})
+	cfg.Channels.WithoutNamespace.AllowPublishForAnonymous = true
+	// The close itself follows once the write in progress ends (at the
+	// transport's write timeout): the decision is what counts here.
+	cfg.Handlers = hub.Handlers{OnBackpressure: func(_ *hub.Client, ev hub.BackpressureEvent) {
+		if ev.Closed {
+			select {
+			case cut <- ev:
+			default:
 			}
-		}},
-	}).hub
+		}
+	}}
+	h := startNodeMem(t, cfg).hub
 	release := make(chan struct{})
 	tr := &startingTransport{stuck: newStuckTransport(release)}
 	c := h.NewClient(tr, "127.0.0.1:1")

@@ -57,17 +57,17 @@ func panelSeries(points []point, l layout, c column) []series {
 		}
 		return xy
 	}
-	var out []series
 	if c.floor {
 		return []series{{name: seriesFloor, xy: floorLine()}}
 	}
+	var out []series
 	for _, s := range c.servers(l.servers) {
 		out = append(out, series{name: serverName(s), xy: line(c, s, 1)})
 		if s == "centrifugo" {
 			out = append(out, series{name: seriesTarget, xy: line(c, s, targetP99Share)})
 		}
 	}
-	if !c.floor && l.floor {
+	if l.floor {
 		out = append(out, series{name: seriesFloor, xy: floorLine()})
 	}
 	return out
