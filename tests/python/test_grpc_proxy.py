@@ -20,9 +20,10 @@ import sys
 
 import pytest
 
-from centrifuge import Client, ClientEventHandler, ReplyError, SubscriptionEventHandler
+from centrifuge import Client, ReplyError
 
 from conftest import _free_port, _wait_ready
+from sdkevents import Events, SubEvents, connect, next_event, subscribe
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 PROTO_DIR = REPO / "proxy" / "proxyproto"
@@ -156,74 +157,16 @@ def node(testserver_binary, generated, tmp_path_factory):
         yield url
 
 
-class Events(ClientEventHandler):
-    def __init__(self):
-        self.connected = asyncio.Queue()
-        self.disconnected = asyncio.Queue()
-
-    async def on_connected(self, ctx):
-        await self.connected.put(ctx)
-
-    async def on_disconnected(self, ctx):
-        await self.disconnected.put(ctx)
-
-
-class SubEvents(SubscriptionEventHandler):
-    def __init__(self):
-        self.subscribed = asyncio.Queue()
-        self.unsubscribed = asyncio.Queue()
-        self.publications = asyncio.Queue()
-
-    async def on_subscribed(self, ctx):
-        await self.subscribed.put(ctx)
-
-    async def on_unsubscribed(self, ctx):
-        await self.unsubscribed.put(ctx)
-
-    async def on_publication(self, ctx):
-        await self.publications.put(ctx)
-
-
-async def _next(queue, timeout=WAIT):
-    return await asyncio.wait_for(queue.get(), timeout)
-
-
-async def _connect(url, **kwargs):
-    """Connects a client; fails with the disconnect if it comes first."""
-    events = Events()
-    client = Client(url, events=events, proxy=None, **kwargs)
-    await client.connect()
-    connected = asyncio.ensure_future(events.connected.get())
-    disconnected = asyncio.ensure_future(events.disconnected.get())
-    done, pending = await asyncio.wait({connected, disconnected}, timeout=WAIT, return_when=asyncio.FIRST_COMPLETED)
-    for f in pending:
-        f.cancel()
-    if connected in done:
-        return client, connected.result()
-    await client.disconnect()
-    if disconnected in done:
-        ctx = disconnected.result()
-        pytest.fail(f"disconnected instead of connected: {ctx.code} {ctx.reason}")
-    pytest.fail(f"not connected within {WAIT} s")
-
-
-async def _subscribe(client, channel):
-    events = SubEvents()
-    sub = client.new_subscription(channel, events=events)
-    await sub.subscribe()
-    return sub, events, await _next(events.subscribed)
-
-
 def test_connect_without_token_through_the_grpc_backend(node):
     async def run():
         # The user from the connect command's data.
-        bob, ctx = await _connect(node, data={"user": "py-bob"})
+        bob, ctx = await connect(node, data={"user": "py-bob"})
         try:
             assert ctx.data == {"welcome": "py-bob", "client": ctx.client, "transport": "websocket"}
         finally:
             await bob.disconnect()
         # The user from a header of the upgrade request, forwarded as metadata.
-        alice, ctx = await _connect(node, headers={"X-User": "py-alice"})
+        alice, ctx = await connect(node, headers={"X-User": "py-alice"})
         try:
             assert ctx.data["welcome"] == "py-alice"
         finally:
@@ -232,7 +175,7 @@ def test_connect_without_token_through_the_grpc_backend(node):
         events = Events()
         nobody = Client(node, events=events, proxy=None)
         await nobody.connect()
-        gone = await _next(events.disconnected)
+        gone = await next_event(events.disconnected)
         assert gone.code == NO_USER, gone
 
     asyncio.run(run())
@@ -240,23 +183,23 @@ def test_connect_without_token_through_the_grpc_backend(node):
 
 def test_subscribe_publish_rpc_through_the_grpc_backend(node):
     async def run():
-        alice, _ = await _connect(node, data={"user": "py-alice"})
-        bob, _ = await _connect(node, data={"user": "py-bob"})
+        alice, _ = await connect(node, data={"user": "py-alice"})
+        bob, _ = await connect(node, data={"user": "py-bob"})
         try:
-            _, room, ctx = await _subscribe(bob, "px:py-room")
+            _, room, ctx = await subscribe(bob, "px:py-room")
             assert ctx.data == {"initial": "px:py-room", "user": "py-bob"}
             denied_events = SubEvents()
             denied = alice.new_subscription("px:py-denied", events=denied_events)
             await denied.subscribe()
-            u = await _next(denied_events.unsubscribed)
+            u = await next_event(denied_events.unsubscribed)
             assert u.code == SUBSCRIBE_DENIED, u
 
             # Publications as sent, rewritten by the backend, refused.
-            _, rewrite, _ = await _subscribe(bob, "px:py-rewrite")
+            _, rewrite, _ = await subscribe(bob, "px:py-rewrite")
             await alice.publish("px:py-room", {"text": "hi"})
-            assert (await _next(room.publications)).pub.data == {"text": "hi"}
+            assert (await next_event(room.publications)).pub.data == {"text": "hi"}
             await alice.publish("px:py-rewrite", {"text": "raw"})
-            got = (await _next(rewrite.publications)).pub.data
+            got = (await next_event(rewrite.publications)).pub.data
             assert got == {"original": {"text": "raw"}, "rewritten": True, "by": "py-alice"}
             with pytest.raises(ReplyError) as err:
                 await alice.publish("px:py-readonly", {"text": "no"})
@@ -282,7 +225,7 @@ def test_protobuf_client_binary_payloads_through_the_grpc_backend(node):
     are."""
 
     async def run():
-        client, ctx = await _connect(node, data=b'{"user":"py-proto"}', use_protobuf=True)
+        client, ctx = await connect(node, data=b'{"user":"py-proto"}', use_protobuf=True)
         try:
             assert json.loads(ctx.data) == {"welcome": "py-proto", "client": ctx.client, "transport": "websocket"}
             res = await client.rpc("reverse", b"\x00\x01\xfe")
@@ -299,11 +242,11 @@ def test_subscribe_stream_feeds_one_subscription(node):
     to this subscriber."""
 
     async def run():
-        alice, _ = await _connect(node, data={"user": "py-alice"})
+        alice, _ = await connect(node, data={"user": "py-alice"})
         try:
-            _, events, ctx = await _subscribe(alice, "stream:py-feed")
+            _, events, ctx = await subscribe(alice, "stream:py-feed")
             assert ctx.data == {"stream": "stream:py-feed", "user": "py-alice"}
-            got = [(await _next(events.publications)).pub.data for _ in range(3)]
+            got = [(await next_event(events.publications)).pub.data for _ in range(3)]
             assert got == [{"n": 1}, {"n": 2}, {"n": 3}]
         finally:
             await alice.disconnect()
@@ -317,11 +260,11 @@ def test_bidirectional_stream_takes_the_subscribers_publications(node):
     the subscription."""
 
     async def run():
-        alice, _ = await _connect(node, data={"user": "py-alice"})
+        alice, _ = await connect(node, data={"user": "py-alice"})
         try:
-            _, events, _ = await _subscribe(alice, "bidi:py-chat")
+            _, events, _ = await subscribe(alice, "bidi:py-chat")
             await alice.publish("bidi:py-chat", {"text": "hi"})
-            got = (await _next(events.publications)).pub.data
+            got = (await next_event(events.publications)).pub.data
             assert got == {"echo": {"text": "hi"}, "user": "py-alice"}
         finally:
             await alice.disconnect()
@@ -334,8 +277,8 @@ def test_hanging_grpc_backend(node):
     proxy's timeout; another client is served meanwhile."""
 
     async def run():
-        alice, _ = await _connect(node, data={"user": "py-alice"})
-        bob, _ = await _connect(node, data={"user": "py-bob"})
+        alice, _ = await connect(node, data={"user": "py-alice"})
+        bob, _ = await connect(node, data={"user": "py-bob"})
         try:
             loop = asyncio.get_running_loop()
             start = loop.time()
@@ -362,7 +305,7 @@ def test_killed_grpc_backend(testserver_binary, generated, tmp_path):
     authenticated; once it is back, clients are served again."""
 
     async def run(url, backend):
-        alice, _ = await _connect(url, data={"user": "py-alice"})
+        alice, _ = await connect(url, data={"user": "py-alice"})
         try:
             backend.kill()
             with pytest.raises(ReplyError) as err:
@@ -376,11 +319,11 @@ def test_killed_grpc_backend(testserver_binary, generated, tmp_path):
             bob = Client(url, events=events, proxy=None, data={"user": "py-bob"}, max_reconnect_delay=0.5)
             await bob.connect()
             with pytest.raises(asyncio.TimeoutError):
-                await _next(events.connected, timeout=1.0)
+                await next_event(events.connected, timeout=1.0)
 
             # Back: bob's retries get through; alice's calls are answered.
             backend.start()
-            await _next(events.connected, timeout=WAIT + 5)
+            await next_event(events.connected, timeout=WAIT + 5)
             for _ in range(50):
                 try:
                     res = await alice.rpc("echo", {"again": True})

@@ -18,14 +18,10 @@ import subprocess
 
 import pytest
 
-from centrifuge import (
-    Client,
-    ClientEventHandler,
-    ReplyError,
-    SubscriptionEventHandler,
-)
+from centrifuge import Client, ReplyError
 
 from conftest import _free_port, _wait_ready
+from sdkevents import Events, SubEvents, connect, next_event, subscribe
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BACKEND = REPO / "tests" / "js" / "lib" / "proxybackend.mjs"
@@ -147,70 +143,10 @@ def cluster(testserver_binary, backend, tmp_path_factory):
             )
 
 
-class Events(ClientEventHandler):
-    """Client events, each kind in a queue a test awaits with a timeout."""
-
-    def __init__(self):
-        self.connected = asyncio.Queue()
-        self.disconnected = asyncio.Queue()
-
-    async def on_connected(self, ctx):
-        await self.connected.put(ctx)
-
-    async def on_disconnected(self, ctx):
-        await self.disconnected.put(ctx)
-
-
-class SubEvents(SubscriptionEventHandler):
-    def __init__(self):
-        self.subscribed = asyncio.Queue()
-        self.unsubscribed = asyncio.Queue()
-        self.publications = asyncio.Queue()
-
-    async def on_subscribed(self, ctx):
-        await self.subscribed.put(ctx)
-
-    async def on_unsubscribed(self, ctx):
-        await self.unsubscribed.put(ctx)
-
-    async def on_publication(self, ctx):
-        await self.publications.put(ctx)
-
-
-async def _next(queue):
-    return await asyncio.wait_for(queue.get(), WAIT)
-
-
-async def _connect(url, **kwargs):
-    """Connects a client; fails with the disconnect if it comes first."""
-    events = Events()
-    client = Client(url, events=events, proxy=None, **kwargs)
-    await client.connect()
-    connected = asyncio.ensure_future(events.connected.get())
-    disconnected = asyncio.ensure_future(events.disconnected.get())
-    done, pending = await asyncio.wait({connected, disconnected}, timeout=WAIT, return_when=asyncio.FIRST_COMPLETED)
-    for f in pending:
-        f.cancel()
-    if connected in done:
-        return client, connected.result()
-    await client.disconnect()
-    if disconnected in done:
-        ctx = disconnected.result()
-        pytest.fail(f"disconnected instead of connected: {ctx.code} {ctx.reason}")
-    pytest.fail(f"not connected within {WAIT} s")
-
-
-async def _subscribe(client, channel):
-    events = SubEvents()
-    sub = client.new_subscription(channel, events=events)
-    await sub.subscribe()
-    return sub, events, await _next(events.subscribed)
-
-
 def test_connect_without_token_through_the_backend(cluster):
     async def run():
         # The user from the connect command's data.
-        bob, ctx = await _connect(cluster[1], data={"user": "py-bob"})
+        bob, ctx = await connect(cluster[1], data={"user": "py-bob"})
         try:
             assert ctx.data == {"welcome": "py-bob", "client": ctx.client, "transport": "websocket"}
         finally:
@@ -219,7 +155,7 @@ def test_connect_without_token_through_the_backend(cluster):
         events = Events()
         nobody = Client(cluster[0], events=events, proxy=None)
         await nobody.connect()
-        gone = await _next(events.disconnected)
+        gone = await next_event(events.disconnected)
         assert gone.code == 4501, gone
 
     asyncio.run(run())
@@ -228,7 +164,7 @@ def test_connect_without_token_through_the_backend(cluster):
 def test_connect_with_the_user_in_a_header(cluster):
     async def run():
         # The user from a header of the WebSocket upgrade request.
-        alice, ctx = await _connect(cluster[0], headers={"X-User": "py-alice"})
+        alice, ctx = await connect(cluster[0], headers={"X-User": "py-alice"})
         try:
             assert ctx.data["welcome"] == "py-alice"
         finally:
@@ -239,26 +175,26 @@ def test_connect_with_the_user_in_a_header(cluster):
 
 def test_subscribe_publish_rpc_across_nodes(cluster):
     async def run():
-        alice, _ = await _connect(cluster[0], data={"user": "py-alice"})
-        bob, _ = await _connect(cluster[1], data={"user": "py-bob"})
+        alice, _ = await connect(cluster[0], data={"user": "py-alice"})
+        bob, _ = await connect(cluster[1], data={"user": "py-bob"})
         try:
             # Subscribe allowed, with the backend's initial data; denied with
             # its code.
-            _, room, ctx = await _subscribe(bob, "px:py-room")
+            _, room, ctx = await subscribe(bob, "px:py-room")
             assert ctx.data == {"initial": "px:py-room", "user": "py-bob"}
             denied_events = SubEvents()
             denied = alice.new_subscription("px:py-denied", events=denied_events)
             await denied.subscribe()
-            u = await _next(denied_events.unsubscribed)
+            u = await next_event(denied_events.unsubscribed)
             assert u.code == SUBSCRIBE_DENIED, u
 
             # Publish on node A, received on node B: as sent, rewritten,
             # denied.
-            _, rewrite, _ = await _subscribe(bob, "px:py-rewrite")
+            _, rewrite, _ = await subscribe(bob, "px:py-rewrite")
             await alice.publish("px:py-room", {"text": "hi"})
-            assert (await _next(room.publications)).pub.data == {"text": "hi"}
+            assert (await next_event(room.publications)).pub.data == {"text": "hi"}
             await alice.publish("px:py-rewrite", {"text": "raw"})
-            got = (await _next(rewrite.publications)).pub.data
+            got = (await next_event(rewrite.publications)).pub.data
             assert got == {"original": {"text": "raw"}, "rewritten": True, "by": "py-alice"}
             with pytest.raises(ReplyError) as err:
                 await alice.publish("px:py-readonly", {"text": "no"})
