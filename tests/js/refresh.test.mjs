@@ -2,14 +2,12 @@
 // SDK keeps a connection and a private subscription alive past their first
 // token's expiry by fetching fresh tokens through getToken.
 import assert from 'node:assert/strict';
-import { EventEmitter } from 'node:events';
 import { after, before, describe, test } from 'node:test';
-
-import jwt from 'jsonwebtoken';
 
 import { EventLog, connect, newClient, subscribe } from './lib/events.mjs';
 import { connectionToken, startHerald, subscriptionToken } from './lib/herald.mjs';
 import { RawClient } from './lib/raw.mjs';
+import { TokenSource } from './lib/tokensource.mjs';
 
 // Short tokens and close delays keep each test to a few seconds; the
 // delays are whole seconds because the server counts expiry in seconds.
@@ -19,6 +17,7 @@ import { RawClient } from './lib/raw.mjs';
 const TTL_SECONDS = 3;
 const CLOSE_DELAY_SECONDS = 2;
 const WAIT_MS = 15_000;
+const TOKEN_TIMING = { closeDelaySeconds: CLOSE_DELAY_SECONDS, waitMs: WAIT_MS };
 
 let herald;
 
@@ -37,40 +36,6 @@ before(async () => {
 after(async () => {
   await herald?.stop();
 });
-
-/**
- * TokenSource hands out tokens made by mint and logs each call, so a test
- * can await the n-th refresh and know when the first token expires.
- */
-class TokenSource extends EventEmitter {
-  constructor(mint) {
-    super();
-    this.mint = mint;
-    this.calls = new EventLog(this, 'call');
-    this.firstExpiryMs = null;
-  }
-
-  get = async () => {
-    const token = this.mint();
-    this.firstExpiryMs ??= jwt.decode(token).exp * 1000;
-    this.emit('call', Date.now());
-    return token;
-  };
-
-  /**
-   * pastFirstExpiry resolves at the first call made after the first token's
-   * expiry, plus the server's close delay, plus a second for the server's
-   * whole-second expiry checks: by then a server that ignored the refresh
-   * would have closed.
-   */
-  async pastFirstExpiry() {
-    const deadline = this.firstExpiryMs + (CLOSE_DELAY_SECONDS + 1) * 1000;
-    for (let n = 1; ; n++) {
-      const calls = await this.calls.count(n, WAIT_MS);
-      if (calls[n - 1] > deadline) return n;
-    }
-  }
-}
 
 /**
  * publisherOn connects a second client subscribed to channel with a long
@@ -120,7 +85,7 @@ describe('token expiry and refresh', { concurrency: true }, () => {
 
   test('getToken refreshes the connection token and the client stays connected', async (t) => {
     const channel = '$priv:conn-refresh';
-    const tokens = new TokenSource(() => connectionToken('refresher', { ttlSeconds: TTL_SECONDS }));
+    const tokens = new TokenSource(() => connectionToken('refresher', { ttlSeconds: TTL_SECONDS }), TOKEN_TIMING);
     const client = newClient(herald.url, { getToken: tokens.get });
     t.after(() => client.disconnect());
     await connect(client);
@@ -147,7 +112,7 @@ describe('token expiry and refresh', { concurrency: true }, () => {
     t.after(() => client.disconnect());
     await connect(client);
 
-    const tokens = new TokenSource(() => subscriptionToken('member', channel, { ttlSeconds: TTL_SECONDS }));
+    const tokens = new TokenSource(() => subscriptionToken('member', channel, { ttlSeconds: TTL_SECONDS }), TOKEN_TIMING);
     const sub = client.newSubscription(channel, { getToken: tokens.get });
     const pubs = new EventLog(sub, 'publication');
     const ctx = await subscribe(sub);

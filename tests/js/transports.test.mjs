@@ -12,15 +12,14 @@
 // restarted node. With websocket.compression on, the SDK's WebSocket
 // negotiates permessage-deflate.
 import assert from 'node:assert/strict';
-import { EventEmitter } from 'node:events';
 import { after, before, describe, test } from 'node:test';
 
-import jwt from 'jsonwebtoken';
 import WebSocket from 'ws';
 
 import { EventLog, connect, subscribe, waitEvent } from './lib/events.mjs';
 import { connectionToken, startHerald, subscriptionToken } from './lib/herald.mjs';
 import { CuttableProxy } from './lib/proxy.mjs';
+import { TokenSource } from './lib/tokensource.mjs';
 import { api, codec, transportClient, transportConfig } from './lib/transports.mjs';
 
 const CASES = [
@@ -40,6 +39,7 @@ const CASES = [
 const TTL_SECONDS = 3;
 const CLOSE_DELAY_SECONDS = 2;
 const WAIT_MS = 15_000;
+const TOKEN_TIMING = { closeDelaySeconds: CLOSE_DELAY_SECONDS, waitMs: WAIT_MS };
 const MISSED = 5;
 // Each test is a few round trips, or a few token lifetimes.
 const TEST_TIMEOUT_MS = 40_000;
@@ -73,36 +73,6 @@ before(async () => {
 after(async () => {
   await herald?.stop();
 });
-
-/**
- * TokenSource hands out tokens made by mint and logs each call, so a test
- * can await the first refresh made after the first token expired (plus the
- * close delay and a second for the server's whole-second checks): by then a
- * server that ignored the refresh would have closed the connection.
- */
-class TokenSource extends EventEmitter {
-  constructor(mint) {
-    super();
-    this.mint = mint;
-    this.calls = new EventLog(this, 'call');
-    this.firstExpiryMs = null;
-  }
-
-  get = async () => {
-    const token = this.mint();
-    this.firstExpiryMs ??= jwt.decode(token).exp * 1000;
-    this.emit('call', Date.now());
-    return token;
-  };
-
-  async pastFirstExpiry() {
-    const deadline = this.firstExpiryMs + (CLOSE_DELAY_SECONDS + 1) * 1000;
-    for (let n = 1; ; n++) {
-      const calls = await this.calls.count(n, WAIT_MS);
-      if (calls[n - 1] > deadline) return n;
-    }
-  }
-}
 
 /** waitForN waits until a publication whose decoded data has n === want is logged, and returns all logged ones decoded. */
 async function waitForN(log, decode, want) {
@@ -228,7 +198,7 @@ describe('every transport', { concurrency: true }, () => {
 
       test('refreshes its connection token through getToken and stays connected', { timeout: TEST_TIMEOUT_MS }, async (t) => {
         const channel = `tr:refresh-${name}`;
-        const tokens = new TokenSource(() => connectionToken(`refresher-${name}`, { ttlSeconds: TTL_SECONDS }));
+        const tokens = new TokenSource(() => connectionToken(`refresher-${name}`, { ttlSeconds: TTL_SECONDS }), TOKEN_TIMING);
         const client = newClient(herald.port, { getToken: tokens.get });
         t.after(() => client.disconnect());
         await connect(client);
@@ -253,7 +223,7 @@ describe('every transport', { concurrency: true }, () => {
         const client = newClient(herald.port, { token: connectionToken(user) });
         t.after(() => client.disconnect());
         await connect(client);
-        const tokens = new TokenSource(() => subscriptionToken(user, channel, { ttlSeconds: TTL_SECONDS }));
+        const tokens = new TokenSource(() => subscriptionToken(user, channel, { ttlSeconds: TTL_SECONDS }), TOKEN_TIMING);
         const sub = client.newSubscription(channel, { getToken: tokens.get });
         const pubs = new EventLog(sub, 'publication');
         await subscribe(sub);
