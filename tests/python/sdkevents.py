@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from centrifuge import Client, ClientEventHandler, SubscriptionEventHandler
+from centrifuge import Client, ClientEventHandler, ReplyError, SubscriptionEventHandler
 
 WAIT = 10.0
 
@@ -76,3 +76,34 @@ async def subscribe(client, channel):
     sub = client.new_subscription(channel, events=events)
     await sub.subscribe()
     return sub, events, await next_event(events.subscribed)
+
+
+# The codes both proxy backends answer with (tests/js/lib/proxybackend.mjs
+# and grpc_proxy_backend.py follow one contract).
+SUBSCRIBE_DENIED = 403
+PUBLISH_DENIED = 1403
+
+
+async def check_subscribe_and_publish(alice, bob):
+    """The proxy backends' contract for subscribe and publish, seen by two
+    connected clients: bob subscribes with the backend's initial data,
+    alice is refused px:py-denied with its code, and alice's publications
+    reach bob as sent (px:py-room), rewritten by the backend
+    (px:py-rewrite), or are refused (px:py-readonly)."""
+    _, room, ctx = await subscribe(bob, "px:py-room")
+    assert ctx.data == {"initial": "px:py-room", "user": "py-bob"}
+    denied_events = SubEvents()
+    denied = alice.new_subscription("px:py-denied", events=denied_events)
+    await denied.subscribe()
+    u = await next_event(denied_events.unsubscribed)
+    assert u.code == SUBSCRIBE_DENIED, u
+
+    _, rewrite, _ = await subscribe(bob, "px:py-rewrite")
+    await alice.publish("px:py-room", {"text": "hi"})
+    assert (await next_event(room.publications)).pub.data == {"text": "hi"}
+    await alice.publish("px:py-rewrite", {"text": "raw"})
+    got = (await next_event(rewrite.publications)).pub.data
+    assert got == {"original": {"text": "raw"}, "rewritten": True, "by": "py-alice"}
+    with pytest.raises(ReplyError) as err:
+        await alice.publish("px:py-readonly", {"text": "no"})
+    assert err.value.code == PUBLISH_DENIED

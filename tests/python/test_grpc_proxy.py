@@ -23,14 +23,12 @@ import pytest
 from centrifuge import Client, ReplyError
 
 from conftest import _free_port, _wait_ready
-from sdkevents import Events, SubEvents, connect, next_event, subscribe
+from sdkevents import Events, check_subscribe_and_publish, connect, next_event, subscribe
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 PROTO_DIR = REPO / "proxy" / "proxyproto"
 BACKEND = pathlib.Path(__file__).resolve().parent / "grpc_proxy_backend.py"
 # The codes grpc_proxy_backend.py answers with.
-SUBSCRIBE_DENIED = 403
-PUBLISH_DENIED = 1403
 RPC_ERROR = 1500
 NO_USER = 4501
 # What Herald answers when the backend gives no usable answer.
@@ -186,24 +184,7 @@ def test_subscribe_publish_rpc_through_the_grpc_backend(node):
         alice, _ = await connect(node, data={"user": "py-alice"})
         bob, _ = await connect(node, data={"user": "py-bob"})
         try:
-            _, room, ctx = await subscribe(bob, "px:py-room")
-            assert ctx.data == {"initial": "px:py-room", "user": "py-bob"}
-            denied_events = SubEvents()
-            denied = alice.new_subscription("px:py-denied", events=denied_events)
-            await denied.subscribe()
-            u = await next_event(denied_events.unsubscribed)
-            assert u.code == SUBSCRIBE_DENIED, u
-
-            # Publications as sent, rewritten by the backend, refused.
-            _, rewrite, _ = await subscribe(bob, "px:py-rewrite")
-            await alice.publish("px:py-room", {"text": "hi"})
-            assert (await next_event(room.publications)).pub.data == {"text": "hi"}
-            await alice.publish("px:py-rewrite", {"text": "raw"})
-            got = (await next_event(rewrite.publications)).pub.data
-            assert got == {"original": {"text": "raw"}, "rewritten": True, "by": "py-alice"}
-            with pytest.raises(ReplyError) as err:
-                await alice.publish("px:py-readonly", {"text": "no"})
-            assert err.value.code == PUBLISH_DENIED
+            await check_subscribe_and_publish(alice, bob)
 
             # RPC: the backend got the data, the user and the credentials
             # metadata; its error code reaches the client.
