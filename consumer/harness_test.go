@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -160,6 +161,24 @@ func (x *hookExec) set(hook func(ctx context.Context, method string, body []byte
 	x.mu.Lock()
 	x.hook = hook
 	x.mu.Unlock()
+}
+
+// hangAt is an executor that applies commands through next until the
+// k-th, in which it hangs until its context ends: a node stuck in a
+// command, or killed in one. stuck closes when the k-th begins.
+func hangAt(next consumer.Executor, k int) (x *hookExec, stuck <-chan struct{}) {
+	began := make(chan struct{})
+	x = &hookExec{next: next}
+	var seen atomic.Int32
+	x.set(func(ctx context.Context, _ string, _ []byte) error {
+		if seen.Add(1) == int32(k) {
+			close(began)
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	})
+	return x, began
 }
 
 // runGroup starts a group of one consumer and stops it when t ends.

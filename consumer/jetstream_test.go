@@ -139,17 +139,7 @@ func TestJetStreamNodeKilledMidBatch(t *testing.T) {
 	for i := 1; i <= 40; i++ {
 		s.write(t, "commands.a", "publish", publishCmd("news", i, "k"+strconv.Itoa(i)))
 	}
-	stuck := make(chan struct{})
-	xa := &hookExec{next: n.exec}
-	seen := 0
-	xa.set(func(ctx context.Context, _ string, _ []byte) error {
-		if seen++; seen == 10 {
-			close(stuck)
-			<-ctx.Done()
-			return ctx.Err()
-		}
-		return nil
-	})
+	xa, stuck := hangAt(n.exec, 10)
 	ga := runGroup(t, s.config("js", "nats://"+proxy.Addr(), 1), xa, "a")
 	await(t, stuck, "node a applying its 10th command")
 	proxy.Blackhole()
@@ -252,17 +242,7 @@ func TestJetStreamStopAcknowledgesApplied(t *testing.T) {
 	for i := 1; i <= 20; i++ {
 		s.write(t, "commands.a", "publish", publishCmd("news", i, ""))
 	}
-	stuck := make(chan struct{})
-	x := &hookExec{next: n.exec}
-	seen := 0
-	x.set(func(ctx context.Context, _ string, _ []byte) error {
-		if seen++; seen == 6 {
-			close(stuck)
-			<-ctx.Done()
-			return ctx.Err()
-		}
-		return nil
-	})
+	x, stuck := hangAt(n.exec, 6)
 	cfg := s.config("js", "", 1)
 	cfg.JetStream.AckWait = time.Minute // only a Nak brings the rest back in time
 	g := runGroup(t, cfg, x, "a")

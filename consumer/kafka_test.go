@@ -237,16 +237,11 @@ func TestKafkaNodeKilledMidBatch(t *testing.T) {
 
 func kafkaNode(t *testing.T, broker string) {
 	n := startNode(t)
-	x := &hookExec{next: n.exec}
-	seen := 0
-	x.set(func(ctx context.Context, _ string, _ []byte) error {
-		if seen++; seen == 10 {
-			fmt.Println("stuck")
-			<-ctx.Done()
-			return ctx.Err()
-		}
-		return nil
-	})
+	x, stuck := hangAt(n.exec, 10)
+	go func() {
+		<-stuck
+		fmt.Println("stuck")
+	}()
 	b := &kafkaBroker{addr: broker}
 	runGroup(t, b.config("kafka"), x, "a")
 	time.Sleep(5 * time.Minute) // until killed

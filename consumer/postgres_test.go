@@ -178,17 +178,7 @@ func TestPostgresOutboxNodeKilledMidBatch(t *testing.T) {
 	for i := 1; i <= 40; i++ {
 		o.write(t, 0, "publish", publishCmd("news", i, "k"+strconv.Itoa(i)))
 	}
-	stuck := make(chan struct{})
-	xa := &hookExec{next: n.exec}
-	seen := 0
-	xa.set(func(ctx context.Context, _ string, _ []byte) error {
-		if seen++; seen == 10 {
-			close(stuck)
-			<-ctx.Done() // a node that hangs until it is killed
-			return ctx.Err()
-		}
-		return nil
-	})
+	xa, stuck := hangAt(n.exec, 10) // a node that hangs until it is killed
 	ga := runGroup(t, o.config("outbox", 1, "node_a"), xa, "a")
 	await(t, stuck, "node a applying its 10th command")
 	sub.waitFor(t, 9, 5*time.Second)
@@ -264,17 +254,7 @@ func TestPostgresOutboxStopCommitsApplied(t *testing.T) {
 	for i := 1; i <= 20; i++ {
 		o.write(t, 0, "publish", publishCmd("news", i, ""))
 	}
-	stuck := make(chan struct{})
-	x := &hookExec{next: n.exec}
-	seen := 0
-	x.set(func(ctx context.Context, _ string, _ []byte) error {
-		if seen++; seen == 6 {
-			close(stuck)
-			<-ctx.Done()
-			return ctx.Err()
-		}
-		return nil
-	})
+	x, stuck := hangAt(n.exec, 6)
 	g := runGroup(t, o.config("outbox", 1, "a"), x, "a")
 	await(t, stuck, "node a applying its 6th command")
 	stopGroup(t, g)

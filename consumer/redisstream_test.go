@@ -123,17 +123,7 @@ func TestRedisStreamNodeKilledMidBatch(t *testing.T) {
 	for i := 1; i <= 40; i++ {
 		r.write(t, "s", "publish", publishCmd("news", i, "k"+strconv.Itoa(i)))
 	}
-	stuck := make(chan struct{})
-	xa := &hookExec{next: n.exec}
-	seen := 0
-	xa.set(func(ctx context.Context, _ string, _ []byte) error {
-		if seen++; seen == 10 {
-			close(stuck)
-			<-ctx.Done()
-			return ctx.Err()
-		}
-		return nil
-	})
+	xa, stuck := hangAt(n.exec, 10)
 	ga := runGroup(t, r.config("streams", proxy.Addr(), "s"), xa, "a")
 	await(t, stuck, "node a applying its 10th command")
 	proxy.Blackhole()
@@ -240,17 +230,7 @@ func TestRedisStreamStopAcknowledgesApplied(t *testing.T) {
 	for i := 1; i <= 20; i++ {
 		r.write(t, "s", "publish", publishCmd("news", i, ""))
 	}
-	stuck := make(chan struct{})
-	x := &hookExec{next: n.exec}
-	seen := 0
-	x.set(func(ctx context.Context, _ string, _ []byte) error {
-		if seen++; seen == 6 {
-			close(stuck)
-			<-ctx.Done()
-			return ctx.Err()
-		}
-		return nil
-	})
+	x, stuck := hangAt(n.exec, 6)
 	g := runGroup(t, r.config("streams", "", "s"), x, "a")
 	await(t, stuck, "node a applying its 6th command")
 	stopGroup(t, g)
