@@ -6,12 +6,12 @@
 // herald.map_table reaches a subscriber that joins while writers change
 // it with every row exactly once.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
 import { EventLog, connect, newClient, waitEvent } from './lib/events.mjs';
 import { connectionToken, startHerald } from './lib/herald.mjs';
+import * as psql from './lib/psql.mjs';
 
 const DSN = process.env.HERALD_TEST_POSTGRES_DSN;
 const required = process.env.HERALD_TEST_REQUIRE_SERVICES === '1';
@@ -35,23 +35,9 @@ let nodeA;
 let nodeB;
 const clients = [];
 
-/** sql runs statements through psql, as one transaction per call. */
-function sql(statements) {
-  return execFileSync('psql', [DSN, '-q', '-v', 'ON_ERROR_STOP=1', '-1', '-c', statements], {
-    stdio: 'pipe',
-    timeout: 60_000,
-  }).toString();
-}
-
-/** sqlAsync is sql without blocking the event loop (for concurrent writers). */
-function sqlAsync(statements) {
-  return new Promise((resolve, reject) => {
-    const p = spawn('psql', [DSN, '-q', '-v', 'ON_ERROR_STOP=1', '-1', '-c', statements], { stdio: 'pipe' });
-    let err = '';
-    p.stderr.on('data', (d) => (err += d));
-    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`psql exited ${code}: ${err}`))));
-  });
-}
+/** sql and sqlAsync run statements on the tests' database (lib/psql.mjs). */
+const sql = (statements) => psql.sql(DSN, statements);
+const sqlAsync = (statements) => psql.sqlAsync(DSN, statements);
 
 before(async () => {
   if (skip) return;
@@ -65,11 +51,7 @@ after(async () => {
   for (const c of clients) c.disconnect();
   await Promise.all([nodeA?.stop(), nodeB?.stop()]);
   if (DSN && !skip) {
-    try {
-      sql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    } catch (err) {
-      console.error(`dropping ${schema}: ${err}`);
-    }
+    psql.dropSchema(DSN, schema);
   }
 });
 

@@ -6,7 +6,7 @@
 // killed, hanging past the timeout; and a 10,000-client reconnect storm
 // must not push more calls at it than the node's in-flight limit.
 import assert from 'node:assert/strict';
-import { execFileSync, fork, spawnSync } from 'node:child_process';
+import { fork, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,6 +20,7 @@ import WebSocket from 'ws';
 import { EventLog, connect, newClient, subscribe, waitEvent } from './lib/events.mjs';
 import { heraldBinary, startHerald } from './lib/herald.mjs';
 import { CODES, EVENTS, startProxyBackend } from './lib/proxybackend.mjs';
+import { dropSchema } from './lib/psql.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const DSN = process.env.HERALD_TEST_POSTGRES_DSN;
@@ -135,14 +136,6 @@ async function apiPublish(node, channel, data) {
   assert.equal(body.error, undefined, JSON.stringify(body));
 }
 
-/** dropSchema removes a test schema with psql, when psql is there. */
-function dropSchema(schema) {
-  try {
-    execFileSync('psql', [DSN, '-q', '-c', `DROP SCHEMA IF EXISTS ${schema} CASCADE`], { stdio: 'pipe', timeout: 30_000 });
-  } catch (err) {
-    console.error(`could not drop schema ${schema}: ${err.message}`);
-  }
-}
 
 describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || noServices }, () => {
   let backend;
@@ -180,7 +173,7 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
     await nodeA?.stop();
     await nodeB?.stop();
     await backend?.stop();
-    if (DSN) dropSchema(schema);
+    if (DSN) dropSchema(DSN, schema);
   });
 
   test('connect without a token: the backend names the user from the connect data, or refuses', async () => {

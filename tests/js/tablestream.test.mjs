@@ -4,12 +4,12 @@
 // rolled-back transaction, 10,000 rows of one transaction, and concurrent
 // writers in commit order; a subscriber that was away recovers them.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
 import { EventLog, connect, newClient, subscribe, waitEvent } from './lib/events.mjs';
 import { connectionToken, startHerald } from './lib/herald.mjs';
+import * as psql from './lib/psql.mjs';
 
 const DSN = process.env.HERALD_TEST_POSTGRES_DSN;
 const required = process.env.HERALD_TEST_REQUIRE_SERVICES === '1';
@@ -18,23 +18,9 @@ const skip = !DSN && !required ? 'HERALD_TEST_POSTGRES_DSN is not set: eval "$(s
 const schema = `herald_tablestream_js_${randomBytes(5).toString('hex')}`;
 let herald;
 
-/** sql runs statements through psql, as one transaction per call. */
-function sql(statements) {
-  return execFileSync('psql', [DSN, '-q', '-v', 'ON_ERROR_STOP=1', '-1', '-c', statements], {
-    stdio: 'pipe',
-    timeout: 60_000,
-  }).toString();
-}
-
-/** sqlAsync is sql without blocking the event loop (for concurrent writers). */
-function sqlAsync(statements) {
-  return new Promise((resolve, reject) => {
-    const p = spawn('psql', [DSN, '-q', '-v', 'ON_ERROR_STOP=1', '-1', '-c', statements], { stdio: 'pipe' });
-    let err = '';
-    p.stderr.on('data', (d) => (err += d));
-    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`psql exited ${code}: ${err}`))));
-  });
-}
+/** sql and sqlAsync run statements on the tests' database (lib/psql.mjs). */
+const sql = (statements) => psql.sql(DSN, statements);
+const sqlAsync = (statements) => psql.sqlAsync(DSN, statements);
 
 before(async () => {
   if (skip) return;
@@ -55,11 +41,7 @@ before(async () => {
 after(async () => {
   await herald?.stop();
   if (DSN && !skip) {
-    try {
-      sql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    } catch (err) {
-      console.error(`could not drop schema ${schema}: ${err.message}`);
-    }
+    psql.dropSchema(DSN, schema);
   }
 });
 

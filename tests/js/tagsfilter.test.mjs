@@ -7,12 +7,12 @@
 // memory engine, and across two nodes on Redis and on PostgreSQL (subscriber on
 // one node, publisher on the other).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 
 import { EventLog, connect, newClient, subscribe, waitEvent } from './lib/events.mjs';
 import { connectionToken, startHerald } from './lib/herald.mjs';
+import { dropSchema } from './lib/psql.mjs';
 import { CASES, PUBS, leaf } from './lib/tagscases.mjs';
 import { api, redisAddr, redisEngine, requireServices, transportConfig, uniqueName } from './lib/transports.mjs';
 
@@ -211,10 +211,6 @@ suite('2 nodes on PostgreSQL', pgSkip, async () => {
 after(async () => {
   await Promise.all([memNode, ...redisNodes, ...pgNodes].map((n) => n?.stop()));
   if (DSN && pgNodes.length > 0) {
-    try {
-      execFileSync('psql', [DSN, '-q', '-c', `DROP SCHEMA IF EXISTS ${pgSchema} CASCADE`], { stdio: 'pipe', timeout: 60_000 });
-    } catch (err) {
-      console.error(`dropping ${pgSchema}: ${err.message}`);
-    }
+    dropSchema(DSN, pgSchema);
   }
 });
