@@ -2,10 +2,7 @@ package deploy_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/test/servertest"
 	"github.com/heraldhq/herald/internal/test/testenv"
 	"github.com/heraldhq/herald/server"
 	"github.com/heraldhq/herald/transport/websocket"
@@ -46,20 +44,7 @@ func exposedMetrics(t *testing.T) map[string]bool {
 	cfg.Client.Insecure = true
 	cfg.WebSocket.Poller = websocket.Poller(testenv.WebSocketPoller())
 	cfg.Shutdown.DrainWindow = time.Duration(10 * time.Millisecond)
-	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
+	s := servertest.Start(t, cfg)
 	conn, _, err := gws.DefaultDialer.Dial("ws://"+s.Addr()+server.WebSocketPath, nil)
 	if err != nil {
 		t.Fatal(err)

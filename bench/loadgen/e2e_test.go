@@ -2,8 +2,6 @@ package loadgen_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -11,6 +9,7 @@ import (
 
 	"github.com/heraldhq/herald/bench/loadgen"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/test/servertest"
 	"github.com/heraldhq/herald/protocol"
 	"github.com/heraldhq/herald/server"
 )
@@ -56,19 +55,7 @@ shutdown:
 
 func startHeraldWith(t *testing.T, cfg config.Config) *server.Server {
 	t.Helper()
-	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = s.Shutdown(ctx)
-	})
-	return s
+	return servertest.Start(t, cfg)
 }
 
 // noLeaks checks for leaked goroutines after every other cleanup (the

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/internal/test/jsonclient"
+	"github.com/heraldhq/herald/internal/test/servertest"
 	"github.com/heraldhq/herald/internal/test/testcerts"
 	"github.com/heraldhq/herald/internal/test/testenv"
 	"github.com/heraldhq/herald/internal/test/wire"
@@ -62,21 +61,7 @@ func startCentrifugoFile(t *testing.T, path string, env ...string) *server.Serve
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
-	return s
+	return servertest.Start(t, cfg)
 }
 
 // dialCentrifugo opens a WebSocket connection as a browser on origin would.

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/test/servertest"
 	"github.com/heraldhq/herald/internal/test/testcerts"
 	"github.com/heraldhq/herald/server"
 )
@@ -111,19 +110,5 @@ func startNode(t *testing.T, set func(*config.Config)) *server.Server {
 	cfg.Client.Insecure = true
 	cfg.Shutdown.DrainWindow = 10 * time.Millisecond
 	set(&cfg)
-	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
-	return s
+	return servertest.Start(t, cfg)
 }

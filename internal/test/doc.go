@@ -19,4 +19,6 @@
 //   - protogen: checks that generated Protobuf code is current.
 //   - golden: checks generated files the repository keeps (docs tables),
 //     and rewrites them with -update.
+//   - servertest: a whole node (package server) started in the test's
+//     process and shut down when the test ends.
 package test
