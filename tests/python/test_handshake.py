@@ -14,7 +14,7 @@ from cent import Client as Cent, PublishRequest
 from centrifuge import Client
 from websockets.sync.client import connect
 
-from test_proxy import Events, SubEvents, _next
+from sdkevents import Events, SubEvents, next_event
 
 WAIT = 10.0
 
@@ -51,14 +51,14 @@ def _default_client_roundtrip(node, **kwargs):
         client = Client(node.ws_url, token=node.token("py-default"), events=events, proxy=None, **kwargs)
         await client.connect()
         try:
-            await _next(events.connected)
+            await next_event(events.connected)
             sub_events = SubEvents()
             sub = client.new_subscription("py-news", events=sub_events)
             await sub.subscribe()
-            await _next(sub_events.subscribed)
+            await next_event(sub_events.subscribed)
             with Cent(node.api_url, node.api_key, timeout=5) as cent:
                 await asyncio.to_thread(cent.publish, PublishRequest(channel="py-news", data={"n": 1}))
-            ctx = await _next(sub_events.publications)
+            ctx = await next_event(sub_events.publications)
             data = ctx.pub.data
             if isinstance(data, (bytes, bytearray)):
                 data = json.loads(data)  # a Protobuf client gets the JSON's bytes
