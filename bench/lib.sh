@@ -50,6 +50,8 @@
 #   NODE_CHANNEL_YAML=             more keys of the nodes' channel section, indented two
 #                                  spaces (e.g. namespaces:), set by scripts that need them
 #   NODE_CLIENT_YAML=              likewise, more keys of the nodes' client section
+#   NODE_LOG_LEVEL=warn            the nodes' log.level (info logs why a client was closed
+#                                  as slow, which overload.sh wants)
 #   RESULTS=bench/results          where result folders go
 set -euo pipefail
 
@@ -67,6 +69,7 @@ WRITE_COALESCE=${WRITE_COALESCE:-4ms}
 WRITE_COALESCE_OFF=${WRITE_COALESCE_OFF:-false}
 PING_INTERVAL=${PING_INTERVAL:-25s}
 PONG_TIMEOUT=${PONG_TIMEOUT:-8s}
+NODE_LOG_LEVEL=${NODE_LOG_LEVEL:-warn}
 # The run's own PostgreSQL schema and Redis key prefix, so that runs and
 # tests sharing the services never see each other's streams.
 ENGINE_SCHEMA="herald_bench_$$"
@@ -396,7 +399,7 @@ start_node() {
 address: "127.0.0.1:$port"
 name: "bench-node-$i"
 log:
-  level: warn
+  level: $NODE_LOG_LEVEL
 $(engine_yaml)
 client:
   write_coalesce: "$WRITE_COALESCE"

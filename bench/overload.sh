@@ -13,6 +13,10 @@
 #   bench/overload.sh                      capacity search, 2x for 30 s
 #   CAPACITY=2000 bench/overload.sh        skip the search
 #   ENGINE=redis bench/overload.sh         2 nodes: API on node 1, subscribers on node 2
+#
+# The nodes log at info (NODE_LOG_LEVEL), so that node<i>.log says which
+# rule closed a client as slow ("client too slow", with its "why").
+NODE_LOG_LEVEL=${NODE_LOG_LEVEL:-info}
 source "$(dirname "$0")/lib.sh"
 
 SUBSCRIBERS=${SUBSCRIBERS:-500}
