@@ -31,15 +31,18 @@ func (s stateEvents) next(t *testing.T) hub.ChannelStateEvent {
 	return recv(t, s, "a channel state event")
 }
 
+// eventName is how the tests name an event: "type channel".
+func eventName(e hub.ChannelStateEvent) string { return e.Type + " " + e.Channel }
+
 // expect reads the next events and checks them against want, given as
-// "type channel".
+// "type channel" (eventName).
 func (s stateEvents) expect(t *testing.T, want ...string) []hub.ChannelStateEvent {
 	t.Helper()
 	var got []hub.ChannelStateEvent
 	for _, w := range want {
 		e := s.next(t)
 		got = append(got, e)
-		if g := e.Type + " " + e.Channel; g != w {
+		if g := eventName(e); g != w {
 			t.Fatalf("event %d: got %q, want %q (so far %+v)", len(got), g, w, got)
 		}
 	}
@@ -57,7 +60,7 @@ func (s stateEvents) expectAnyOrder(t *testing.T, want ...string) {
 	var got []string
 	for range want {
 		e := s.next(t)
-		g := e.Type + " " + e.Channel
+		g := eventName(e)
 		got = append(got, g)
 		if left[g] == 0 {
 			t.Fatalf("got %q, want %v in any order (so far %v)", g, want, got)
@@ -150,7 +153,7 @@ func TestChannelStateRetry(t *testing.T) {
 		}
 		names := make([]string, len(batch))
 		for i, e := range batch {
-			names[i] = e.Type + " " + e.Channel
+			names[i] = eventName(e)
 		}
 		offered <- names
 		if fails.Add(-1) >= 0 {

@@ -136,7 +136,6 @@ async function apiPublish(node, channel, data) {
   assert.equal(body.error, undefined, JSON.stringify(body));
 }
 
-
 describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || noServices }, () => {
   let backend;
   let nodeA;
