@@ -1110,7 +1110,10 @@ soak() {
 # been reading three such timeouts (transport/websocket/pace.go), the
 # default closed some of them with 3009 and this step ran with 3s
 # (docs/benchmarks.md, "Overload on a slower machine").
-# HERALD_OVERLOAD_WRITE_TIMEOUT sets it.
+# HERALD_OVERLOAD_WRITE_TIMEOUT sets it. The report says what the load tool
+# knew: its readers' longest turn and unread wait, and for each close the
+# server sent, that socket's receive buffer (docs/benchmarks.md, "What the
+# load tool knew"); the summary line carries them.
 overload() {
 	local rc=0
 	if [[ -n "${HERALD_TEST_RUN:-}" && ! "Overload" =~ $HERALD_TEST_RUN ]]; then
@@ -1120,7 +1123,7 @@ overload() {
 	run 10m overload.log "$ROOT" env DURATION="${HERALD_OVERLOAD_DURATION:-30s}" NODE_WRITE_TIMEOUT="${HERALD_OVERLOAD_WRITE_TIMEOUT:-1s}" \
 		RESULTS="$ROOT/.tmp/overload" bench/overload.sh || rc=$?
 	if ((rc == 0)); then COUNT_PASSED=1; else COUNT_FAILED=1; fi
-	COUNT_DETAIL=$(grep -E '^\| (capacity|overload|refused|subscribers closed|recovered) ' "$LOGS/overload.log" | tr -s ' ' | tr '\n' ' ')
+	COUNT_DETAIL=$(grep -E "^\| (capacity|overload|refused|load tool's readers|subscribers closed|closed by the server|recovered) " "$LOGS/overload.log" | tr -s ' ' | tr '\n' ' ')
 	if ((rc != 0)); then
 		# Why the node closed clients, by close code (3000 is the load
 		# tool's own close at the end), from the metrics the run saved.

@@ -34,6 +34,11 @@ type Conn struct {
 	// Read state, owned by the shard goroutine.
 	pending []byte // start of a frame whose end has not arrived
 	frag    []byte // fragments of an unfinished message
+	// left is when a turn last left bytes in the socket unread (Clock
+	// ns; 0: it read until the socket was empty); unread is the longest
+	// such wait so far (ServerClose.Unread).
+	left   int64
+	unread time.Duration
 
 	// setupReply receives command replies while setup waits for them.
 	setupReply func(*protocol.Reply)

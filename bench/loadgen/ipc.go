@@ -70,6 +70,8 @@ type Event struct {
 	Counters Counters     `json:"counters"`
 	Step     *StepTally   `json:"step,omitempty"`
 	Errors   []ErrorCount `json:"errors,omitempty"`
+	// Closes are the first closes the server sent (steps and done).
+	Closes []ServerClose `json:"closes,omitempty"`
 	// Bad and Late are the tally's unattributable and late copies.
 	Bad     int64  `json:"bad,omitempty"`
 	Late    int64  `json:"late,omitempty"`

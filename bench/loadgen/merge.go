@@ -17,6 +17,9 @@ type Delivery struct {
 	// publication; Last its latest copy (of those that arrived: a copy
 	// that never came counts in Missing, not here).
 	All, First, Last *Histogram
+	// ReaderTurn and ReaderUnread are the longest of the processes'
+	// (StepTally).
+	ReaderTurn, ReaderUnread time.Duration
 }
 
 // MergeTallies combines the tallies of one step from every subscriber
@@ -45,6 +48,7 @@ func MergeTallies(accepted int64, ts []StepTally) (Delivery, error) {
 		d.Subscribers += t.Subscribers
 		d.Received += t.Unique
 		d.Duplicates += t.Duplicates
+		d.ReaderTurn, d.ReaderUnread = max(d.ReaderTurn, t.ReaderTurn), max(d.ReaderUnread, t.ReaderUnread)
 		for q := range n {
 			if f := t.FirstUs[q]; f >= 0 && (first[q] < 0 || f < first[q]) {
 				first[q] = f

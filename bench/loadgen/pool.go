@@ -142,6 +142,7 @@ type connStats struct {
 
 	errMu  sync.Mutex
 	errors map[string]int64 // failure and disconnect reasons
+	closes []ServerClose    // the first closes the server sent
 }
 
 // NewPool starts the shard readers. Close stops them.

@@ -1,9 +1,11 @@
 package loadgen
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -89,6 +91,12 @@ type StepResult struct {
 	BenchCPU   float64 `json:"bench_cpu,omitempty"`
 	ServerRSS  int64   `json:"server_rss,omitempty"`
 	FirstError string  `json:"first_error,omitempty"`
+	// ReaderTurn is the longest turn of the light subscribers' readers
+	// over the step (one pass over their ready connections), and
+	// ReaderUnread the longest a connection waited unread with bytes in
+	// its socket: how far the load tool itself fell behind reading.
+	ReaderTurn   time.Duration `json:"reader_turn,omitempty"`
+	ReaderUnread time.Duration `json:"reader_unread,omitempty"`
 }
 
 // stepAcct counts a step's publish outcomes.
@@ -113,6 +121,7 @@ type Rig struct {
 
 	routeMu sync.Mutex
 	routes  map[int]chan *StepTally
+	closes  map[int][]ServerClose // by worker, as of its last step
 	failure atomic.Pointer[string]
 
 	samplesMu sync.Mutex
@@ -165,7 +174,7 @@ func OpenRig(ctx context.Context, cfg LatencyConfig) (*Rig, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Rig{cfg: cfg, clock: NewClock(), routes: map[int]chan *StepTally{}, stop: make(chan struct{}), agg: NewAggregator(len(jobs))}
+	s := &Rig{cfg: cfg, clock: NewClock(), routes: map[int]chan *StepTally{}, closes: map[int][]ServerClose{}, stop: make(chan struct{}), agg: NewAggregator(len(jobs))}
 	s.fleet, err = StartFleet(context.WithoutCancel(ctx), cfg.Launcher, jobs)
 	if err != nil {
 		return nil, err
@@ -238,6 +247,19 @@ func (s *Rig) awaitReady(ctx context.Context, ready <-chan Event, workers int) e
 	return nil
 }
 
+// ServerCloses are the first closes the server sent the subscribers, as
+// the workers reported them with their last step, in the order read.
+func (s *Rig) ServerCloses() []ServerClose {
+	s.routeMu.Lock()
+	var out []ServerClose
+	for _, cs := range s.closes {
+		out = append(out, cs...)
+	}
+	s.routeMu.Unlock()
+	slices.SortFunc(out, func(a, b ServerClose) int { return cmp.Compare(a.At, b.At) })
+	return out
+}
+
 func (s *Rig) failureText() string {
 	if p := s.failure.Load(); p != nil {
 		return *p
@@ -264,6 +286,12 @@ func (s *Rig) dispatch(ready chan<- Event) {
 		case EvStep:
 			s.routeMu.Lock()
 			ch := s.routes[ev.Step.Step]
+			if len(ev.Closes) > 0 {
+				for i := range ev.Closes {
+					ev.Closes[i].Worker = ev.Worker
+				}
+				s.closes[ev.Worker] = ev.Closes
+			}
 			s.routeMu.Unlock()
 			if ch != nil {
 				ch <- ev.Step
@@ -445,6 +473,7 @@ func (s *Rig) finalize(ctx context.Context, k int, step Step, start int64, ps Pa
 	r.Subscribers, r.Expected, r.Received, r.Missing, r.Duplicates = d.Subscribers, d.Expected, d.Received, d.Missing, d.Duplicates
 	r.Deliveries = float64(d.Received) / step.Duration.Seconds()
 	r.First, r.All, r.Last = d.First.Percentiles(), d.All.Percentiles(), d.Last.Percentiles()
+	r.ReaderTurn, r.ReaderUnread = d.ReaderTurn, d.ReaderUnread
 	return r, nil
 }
 

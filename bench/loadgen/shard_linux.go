@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,12 +26,17 @@ type shard struct {
 	done   chan struct{}
 	once   sync.Once
 
+	// The longest turn and unread wait since the last takeSpans (ns):
+	// written by the loop, taken by the worker at each step's end.
+	stepTurn, stepUnread atomic.Int64
+
 	mu    sync.Mutex
 	conns []*Conn // by slot; nil slots are free
 	free  []int32
 	stopd bool
 
 	// Owned by the loop goroutine.
+	turn   time.Duration // the longest turn so far (ServerClose.Turn)
 	buf    []byte
 	dst    []byte
 	n      int
@@ -149,21 +156,36 @@ func (s *shard) loop() {
 			}
 		}
 		s.mu.Unlock()
+		start := s.pool.clock.Now()
 		for _, c := range ready {
-			if err := s.serve(c); err != nil {
+			if c.left != 0 {
+				wait := time.Duration(start - c.left)
+				c.unread = max(c.unread, wait)
+				storeMax(&s.stepUnread, int64(wait))
+				c.left = 0
+			}
+			left, err := s.serve(c)
+			if err != nil {
 				s.teardown(c, err)
+			} else if left {
+				c.left = start
 			}
 		}
+		turn := time.Duration(s.pool.clock.Now() - start)
+		s.turn = max(s.turn, turn)
+		storeMax(&s.stepTurn, int64(turn))
 		clear(ready)
 	}
 }
 
-// serve reads what c has and handles its complete frames.
-func (s *shard) serve(c *Conn) error {
+// serve reads what c has and handles its complete frames. left reports
+// that it stopped at maxReadsPerTurn with bytes still in the socket.
+func (s *shard) serve(c *Conn) (left bool, err error) {
 	data := append(s.buf[:0], c.pending...)
 	c.pending = nil
 	used, err := c.consume(s.id, data)
 	data = data[:copy(data, data[used:])]
+	left = true
 	for reads := 0; err == nil && reads < maxReadsPerTurn; reads++ {
 		if len(data) == cap(data) {
 			data = append(data, make([]byte, cap(data))...)[:len(data)]
@@ -177,6 +199,7 @@ func (s *shard) serve(c *Conn) error {
 		n, rerr := s.n, s.err
 		s.dst = nil
 		if errors.Is(rerr, syscall.EAGAIN) {
+			left = false
 			break
 		}
 		if rerr != nil {
@@ -191,6 +214,7 @@ func (s *shard) serve(c *Conn) error {
 		used, err = c.consume(s.id, data)
 		data = data[:copy(data, data[used:])]
 		if n < space {
+			left = false // a short read: the socket had no more
 			break
 		}
 	}
@@ -198,11 +222,19 @@ func (s *shard) serve(c *Conn) error {
 	if err == nil && len(data) > 0 {
 		c.pending = append([]byte(nil), data...)
 	}
-	return err
+	return left && err == nil, err
+}
+
+// takeSpans returns the longest turn and unread wait since the last call.
+func (s *shard) takeSpans() (turn, unread time.Duration) {
+	return time.Duration(s.stepTurn.Swap(0)), time.Duration(s.stepUnread.Swap(0))
 }
 
 // teardown removes a connection the server or network closed.
 func (s *shard) teardown(c *Conn, cause error) {
+	sc := ServerClose{At: s.pool.clock.Now(), Unread: c.unread, Turn: s.turn}
+	sc.RcvBuf, _ = unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_RCVBUF)
+	s.pool.noteServerClose(c.sub, cause, sc)
 	s.mu.Lock()
 	_ = unix.EpollCtl(s.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
 	s.conns[c.slot] = nil

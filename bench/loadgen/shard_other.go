@@ -5,6 +5,7 @@ package loadgen
 import (
 	"errors"
 	"syscall"
+	"time"
 )
 
 // The pool reads its connections through epoll, so it runs on Linux only.
@@ -21,4 +22,5 @@ func (s *shard) adopt(*Conn) error                    { return errNotLinux }
 func (s *shard) loop()                                {}
 func (s *shard) stop()                                {}
 func (s *shard) drain() []*Conn                       { return nil }
+func (s *shard) takeSpans() (_, _ time.Duration)      { return 0, 0 }
 func bindNoPort(_, _ string, _ syscall.RawConn) error { return nil }

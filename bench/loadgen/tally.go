@@ -178,6 +178,10 @@ type StepTally struct {
 	// and last copy here in microseconds, -1 when none arrived.
 	FirstUs []int32 `json:"first_us"`
 	LastUs  []int32 `json:"last_us"`
+	// ReaderTurn and ReaderUnread are the worker's longest reader turn
+	// and longest unread wait over the step (Pool.TakeReaderSpans).
+	ReaderTurn   time.Duration `json:"reader_turn,omitempty"`
+	ReaderUnread time.Duration `json:"reader_unread,omitempty"`
 }
 
 // Finalize reports step k and stops counting it: copies that arrive later

@@ -113,7 +113,8 @@ func RunWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 				cmdErr = fmt.Errorf("worker %d: %w", job.Worker, err)
 				break
 			}
-			_ = w.send(Event{Type: EvStep, Worker: job.Worker, Step: &st, Counters: counters(), Bad: tally.Bad(), Late: tally.Late()})
+			st.ReaderTurn, st.ReaderUnread = pool.TakeReaderSpans()
+			_ = w.send(Event{Type: EvStep, Worker: job.Worker, Step: &st, Counters: counters(), Closes: pool.ServerCloses(), Bad: tally.Bad(), Late: tally.Late()})
 		}
 	}
 	cancel()
@@ -124,7 +125,7 @@ func RunWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 	if cmdErr != nil {
 		return fail(cmdErr)
 	}
-	ev := Event{Type: EvDone, Worker: job.Worker, Counters: final, Errors: pool.Errors()}
+	ev := Event{Type: EvDone, Worker: job.Worker, Counters: final, Errors: pool.Errors(), Closes: pool.ServerCloses()}
 	if tally != nil {
 		ev.Bad, ev.Late = tally.Bad(), tally.Late()
 	}

@@ -119,7 +119,10 @@ type overloadReport struct {
 	Recovery     []loadgen.StepResult `json:"recovery"`
 	RecoveredIn  time.Duration        `json:"recovered_in"` // -1: not recovered
 	Disconnected int64                `json:"disconnected"` // subscribers closed during the run
-	Failures     []string             `json:"failures,omitempty"`
+	// Closes are the first closes the server sent the subscribers from
+	// the overload on, with what the load tool's readers knew of them.
+	Closes   []loadgen.ServerClose `json:"closes,omitempty"`
+	Failures []string              `json:"failures,omitempty"`
 }
 
 // runOverload finds the capacity (unless given), overloads and watches
@@ -148,7 +151,7 @@ func runOverload(ctx context.Context, rig *loadgen.Rig, oc overloadConfig, progr
 		}
 		rep.Capacity = res.Rate
 	}
-	before := rig.Counters().Disconnected
+	before, from := rig.Counters().Disconnected, loadgen.NewClock().Now()
 	steps := []loadgen.Step{{Rate: oc.factor * rep.Capacity, Duration: oc.duration, Grace: oc.drain}}
 	for range oc.recoverySteps {
 		steps = append(steps, loadgen.Step{Rate: oc.recoveryRate, Duration: oc.recoveryStep, Down: true, Grace: oc.drain})
@@ -168,6 +171,11 @@ func runOverload(ctx context.Context, rig *loadgen.Rig, oc overloadConfig, progr
 	}
 	rep.Overload, rep.Recovery = res.Steps[0], res.Steps[1:]
 	rep.Disconnected = rig.Counters().Disconnected - before
+	for _, c := range rig.ServerCloses() {
+		if c.At >= from {
+			rep.Closes = append(rep.Closes, c)
+		}
+	}
 	rep.RecoveredIn = recoveredIn(rep.Recovery, oc)
 	rep.Failures = overloadFailures(rep, oc)
 	return rep, nil
@@ -228,10 +236,17 @@ func writeOverloadReport(w io.Writer, rep overloadReport) {
 	}
 	fmt.Fprintf(w, "| copies delivered | %d (%.0f/s), %d missing, %d duplicate |\n", o.Received, o.Deliveries, o.Missing, o.Duplicates)
 	fmt.Fprintf(w, "| latency of accepted, all copies | p50 %v, p99 %v, max %v |\n", o.All.P50, o.All.P99, o.All.Max)
+	if o.ReaderTurn > 0 {
+		fmt.Fprintf(w, "| load tool's readers | longest turn %v; longest a subscriber waited unread with bytes in its socket %v |\n",
+			o.ReaderTurn.Round(time.Millisecond), o.ReaderUnread.Round(time.Millisecond))
+	}
 	if o.ServerCPU > 0 {
 		fmt.Fprintf(w, "| server CPU, RSS at the end | %.0f%%, %.1f MiB |\n", o.ServerCPU, float64(o.ServerRSS)/(1<<20))
 	}
 	fmt.Fprintf(w, "| subscribers closed | %d |\n", rep.Disconnected)
+	for _, c := range rep.Closes {
+		fmt.Fprintf(w, "| closed by the server | %s |\n", describeClose(c))
+	}
 	if rep.RecoveredIn >= 0 {
 		fmt.Fprintf(w, "| recovered | within %v of the overload's end |\n", rep.RecoveredIn)
 	} else {
@@ -244,4 +259,20 @@ func writeOverloadReport(w io.Writer, rep overloadReport) {
 	for _, f := range rep.Failures {
 		fmt.Fprintln(w, "FAILED:", f)
 	}
+}
+
+// describeClose is one close the server sent, with what the load tool's
+// reader knew of the connection: whether it was starved (a long unread
+// wait, a long turn) or read in shares too small for its receive buffer
+// to reopen its window (loadgen.ServerClose).
+func describeClose(c loadgen.ServerClose) string {
+	s := fmt.Sprintf("worker %d, subscriber %d: %d", c.Worker, c.Sub, c.Code)
+	if c.Reason != "" {
+		s += " " + c.Reason
+	}
+	if c.RcvBuf > 0 {
+		s += fmt.Sprintf("; its receive buffer %.2f MiB", float64(c.RcvBuf)/(1<<20))
+	}
+	return s + fmt.Sprintf("; left unread with bytes waiting at most %v; its reader's longest turn %v",
+		c.Unread.Round(time.Millisecond), c.Turn.Round(time.Millisecond))
 }
