@@ -127,7 +127,13 @@ func TestAttacksAgainstHerald(t *testing.T) {
 
 // disconnectUser closes the connections of user through the server API.
 func disconnectUser(ctx context.Context, api, user string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, api+"/disconnect", bytes.NewReader([]byte(`{"user":"`+user+`"}`)))
+	return apiCall(ctx, api, "disconnect", `{"user":"`+user+`"}`)
+}
+
+// apiCall runs one server API method with the tests' API key; a reply
+// with an error is an error.
+func apiCall(ctx context.Context, api, method, body string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, api+"/"+method, bytes.NewReader([]byte(body)))
 	if err != nil {
 		return err
 	}
@@ -137,9 +143,9 @@ func disconnectUser(ctx context.Context, api, user string) error {
 		return err
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || bytes.Contains(body, []byte(`"error"`)) {
-		return &apiError{resp.StatusCode, string(body)}
+	reply, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || bytes.Contains(reply, []byte(`"error"`)) {
+		return &apiError{resp.StatusCode, string(reply)}
 	}
 	return nil
 }

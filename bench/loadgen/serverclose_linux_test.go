@@ -1,10 +1,7 @@
 package loadgen_test
 
 import (
-	"bytes"
 	"context"
-	"io"
-	"net/http"
 	"testing"
 	"time"
 
@@ -34,20 +31,8 @@ func TestPoolKeepsServerCloses(t *testing.T) {
 		t.Fatalf("closes before any: %+v", got)
 	}
 	before := loadgen.NewClock().Now()
-	body := `{"user":"u0","disconnect":{"code":4321,"reason":"test close"}}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+s.Addr()+"/api/disconnect", bytes.NewReader([]byte(body)))
-	if err != nil {
+	if err := apiCall(ctx, "http://"+s.Addr()+"/api", "disconnect", `{"user":"u0","disconnect":{"code":4321,"reason":"test close"}}`); err != nil {
 		t.Fatal(err)
-	}
-	req.Header.Set("X-API-Key", "api-key")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reply, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || bytes.Contains(reply, []byte(`"error"`)) {
-		t.Fatalf("disconnect: %d %s", resp.StatusCode, reply)
 	}
 	var closes []loadgen.ServerClose
 	for len(closes) == 0 {
