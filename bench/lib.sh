@@ -487,6 +487,10 @@ stop_all() {
 		kill "$SAMPLER_PID" 2>/dev/null || true
 		SAMPLER_PID=
 	fi
+	if [[ -n "${TOP_PID:-}" ]]; then
+		kill "$TOP_PID" 2>/dev/null || true
+		TOP_PID=
+	fi
 	for i in "${!NODE_PORTS[@]}"; do
 		curl -fsS --max-time 5 "http://127.0.0.1:${NODE_PORTS[$i]}/metrics" 2>/dev/null |
 			grep -E '^(herald_|go_sched_latencies_seconds)' >"$RUN/node$((i + 1)).metrics.txt" || true
@@ -541,6 +545,19 @@ sample_kernel() {
 		done
 	) >"$RUN/kernel.tsv" &
 	SAMPLER_PID=$!
+}
+
+# sample_processes: every 5 s for at most MAX seconds (600), the machine's
+# CPU lines and its eight busiest processes over those 5 s, into
+# $RUN/top.txt: what else took the CPUs while a run measured (the
+# overload step of the test command runs after every other step).
+sample_processes() {
+	local max=${1:-600}
+	top -b -d 5 -n $((max / 5)) -w 200 -o %CPU 2>/dev/null |
+		awk '/^top -/ { n = 0; print; next } /^%Cpu/ { print; next } /^ *PID/ { n = 1; print; next } n && n++ <= 8' >"$RUN/top.txt" &
+	# The pipeline's last process: stop_all kills it, and top ends at its
+	# next write.
+	TOP_PID=$!
 }
 
 # kernel_peak prints the peak of kernel.tsv against its first line.

@@ -16,6 +16,10 @@
 #
 # The nodes log at info (NODE_LOG_LEVEL), so that node<i>.log says which
 # rule closed a client as slow ("client too slow", with its "why").
+# Before the nodes start it waits (lib.sh's settle, at most SETTLE_MAX
+# seconds) for a second in which the CPUs were less than SETTLE_BELOW busy,
+# and records it in machine.txt; top.txt has the busiest processes every
+# 5 s of the run.
 NODE_LOG_LEVEL=${NODE_LOG_LEVEL:-info}
 source "$(dirname "$0")/lib.sh"
 
@@ -27,6 +31,14 @@ P99=${P99:-100ms}
 RECOVERY_LIMIT=${RECOVERY_LIMIT:-10s}
 
 start_run overload
+# The machine before the run: a second in which the CPUs were less than 5%
+# busy, waited for at most a minute, so that what the steps before left
+# running (a test run's compiles, PostgreSQL's autovacuum) is on record and
+# mostly done; and the busiest processes every 5 s while it runs (top.txt).
+quiet=$(settle)
+log "before the run: $quiet"
+echo "before the run: $quiet" >>"$RUN/machine.txt"
+sample_processes 600
 start_node 1
 sub_node=1
 if multi_node_engine; then
