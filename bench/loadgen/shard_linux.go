@@ -48,13 +48,19 @@ type shard struct {
 const readBuf = 64 << 10
 
 // maxReadsPerTurn bounds the reads of one connection per event, so one
-// busy connection cannot starve the others. Two reads (128 KiB) keep a
-// turn over every connection of a busy shard short: with eight, a turn
-// over 250 connections that all had megabytes waiting took over a second
-// on two loaded cores, a second in which some connections took less than
-// 16 KiB, and the server rightly cut them as not reading (the overload
-// test's false failures).
-const maxReadsPerTurn = 2
+// busy connection cannot starve the others: a connection with bytes
+// waiting is read again only after a whole turn over the shard's other
+// ready connections, and a server that judges clients by what they take
+// sees it take nothing for that long. With eight reads a turn over 250
+// connections that all had megabytes waiting took over a second on two
+// loaded cores, and the server rightly cut some as not reading (the
+// overload test's false failures); with two (128 KiB) the longest turn
+// of an overload run was 0.72-0.94 s alone and 1.15 s in a full test run;
+// with one, 0.46-0.54 s, at the same capacity (docs/benchmarks.md, "What
+// the load tool knew"). One read of 64 KiB still reopens a full socket's
+// receive window, which its kernel advertises again once the reader freed
+// a sixteenth of the buffer: the whole of a 1 MiB one.
+const maxReadsPerTurn = 1
 
 func defaultShards() int { return runtime.GOMAXPROCS(0) }
 
