@@ -70,7 +70,7 @@ type Event struct {
 	Counters Counters     `json:"counters"`
 	Step     *StepTally   `json:"step,omitempty"`
 	Errors   []ErrorCount `json:"errors,omitempty"`
-	// Closes are the first closes the server sent (steps and done).
+	// Closes are the first closes the server sent, with each step.
 	Closes []ServerClose `json:"closes,omitempty"`
 	// Bad and Late are the tally's unattributable and late copies.
 	Bad     int64  `json:"bad,omitempty"`

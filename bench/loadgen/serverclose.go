@@ -1,7 +1,6 @@
 package loadgen
 
 import (
-	"errors"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -43,13 +42,8 @@ type ServerClose struct {
 // a run; a server that closes thousands says so in the counters.
 const maxServerCloses = 16
 
-// noteServerClose keeps cause's close, if the server sent one.
-func (p *connStats) noteServerClose(sub int, cause error, sc ServerClose) {
-	var cl errClosedByServer
-	if !errors.As(cause, &cl) {
-		return
-	}
-	sc.Sub, sc.Code, sc.Reason = sub, int(cl.code), cl.reason
+// noteServerClose keeps sc, unless maxServerCloses are kept already.
+func (p *connStats) noteServerClose(sc ServerClose) {
 	p.errMu.Lock()
 	defer p.errMu.Unlock()
 	if len(p.closes) < maxServerCloses {

@@ -238,9 +238,11 @@ func (s *shard) takeSpans() (turn, unread time.Duration) {
 
 // teardown removes a connection the server or network closed.
 func (s *shard) teardown(c *Conn, cause error) {
-	sc := ServerClose{At: s.pool.clock.Now(), Unread: c.unread, Turn: s.turn}
-	sc.RcvBuf, _ = unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_RCVBUF)
-	s.pool.noteServerClose(c.sub, cause, sc)
+	if cl := (errClosedByServer{}); errors.As(cause, &cl) {
+		sc := ServerClose{Sub: c.sub, Code: int(cl.code), Reason: cl.reason, At: s.pool.clock.Now(), Unread: c.unread, Turn: s.turn}
+		sc.RcvBuf, _ = unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_RCVBUF)
+		s.pool.noteServerClose(sc)
+	}
 	s.mu.Lock()
 	_ = unix.EpollCtl(s.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
 	s.conns[c.slot] = nil

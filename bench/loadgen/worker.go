@@ -125,7 +125,7 @@ func RunWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 	if cmdErr != nil {
 		return fail(cmdErr)
 	}
-	ev := Event{Type: EvDone, Worker: job.Worker, Counters: final, Errors: pool.Errors(), Closes: pool.ServerCloses()}
+	ev := Event{Type: EvDone, Worker: job.Worker, Counters: final, Errors: pool.Errors()}
 	if tally != nil {
 		ev.Bad, ev.Late = tally.Bad(), tally.Late()
 	}
