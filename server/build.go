@@ -150,7 +150,9 @@ func (b *builder) websocket() (err error) {
 	ws, err := websocket.NewServer(wsCfg, func(c *websocket.Conn, r *http.Request) websocket.Receiver {
 		// The headers proxies forward (Cookie, Authorization) go with the
 		// client.
-		return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportWebSocket, Header: keepHeader(r.Header), Admission: guard.TakeTicket(r)})
+		return guard.Open(r, func(ticket guard.Ticket) websocket.Receiver {
+			return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportWebSocket, Header: keepHeader(r.Header), Admission: ticket})
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("websocket: %w", err)

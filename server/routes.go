@@ -103,7 +103,9 @@ func (s *Server) mountWebSocket(mux *http.ServeMux) {
 	}
 	if s.cfg.UniWebSocket.Enabled {
 		upgrades.Handle(s.paths.UniWebSocket, s.uniWS.UniHandler(func(c *websocket.UniConn, r *http.Request) websocket.UniReceiver {
-			return s.hub.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportUniWebSocket, Unidirectional: true, Header: r.Header, Admission: guard.TakeTicket(r)})
+			return guard.Open(r, func(ticket guard.Ticket) websocket.UniReceiver {
+				return s.hub.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Transport: hub.TransportUniWebSocket, Unidirectional: true, Header: r.Header, Admission: ticket})
+			})
 		}))
 	}
 	entry := s.admit(upgrades)

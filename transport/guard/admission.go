@@ -132,6 +132,19 @@ func Opened(r *http.Request) {
 	}
 }
 
+// Open runs open, which hands the connection r opened to the hub with
+// ticket as hub.ConnInfo.Admission, and then tells the Admission that the
+// hub counts it (Opened). Every transport opens its connections through it:
+// an upgrade answered before the hub counts its connection (a WebSocket's
+// 101) lets the client open its next connection at once, and the Admission
+// must not still count the first one itself when that arrives, or a node
+// below its cap refuses it.
+func Open[R any](r *http.Request, open func(ticket Ticket) R) R {
+	opened := open(TakeTicket(r))
+	Opened(r)
+	return opened
+}
+
 // TakeTicket hands the hub the place r's connection takes in its address's
 // count of unauthenticated connections: set it as hub.ConnInfo.Admission,
 // and the hub releases it when the connection authenticates or closes.

@@ -24,10 +24,17 @@ func newHubStub() *hubStub { return &hubStub{tickets: make(chan Ticket, 100)} }
 // ServeHTTP opens a connection as a transport does: the ticket goes to
 // the hub, which counts the connection, then Opened.
 func (h *hubStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.pending.Add(1)
-	h.tickets <- TakeTicket(r)
-	Opened(r)
+	h.open(r)
 	w.WriteHeader(http.StatusSwitchingProtocols)
+}
+
+// open counts r's connection as the hub does, through Open.
+func (h *hubStub) open(r *http.Request) {
+	Open(r, func(ticket Ticket) struct{} {
+		h.pending.Add(1)
+		h.tickets <- ticket
+		return struct{}{}
+	})
 }
 
 // authenticate lets the oldest held connection authenticate.
@@ -139,6 +146,39 @@ func TestNodeBound(t *testing.T) {
 	}
 	if got := request(t, h, http.MethodGet, "192.0.2.9:1000"); got != http.StatusServiceUnavailable {
 		t.Fatalf("past the node's bound: %d, want 503", got)
+	}
+}
+
+// TestOpenBeforeTheHandlerReturns: a WebSocket's 101 goes out before its
+// handler returns, so the client's next upgrade can arrive while the
+// handler is still running. Once Open has handed the connection to the
+// hub, the Admission counts it once, through the hub, and that next
+// upgrade is admitted up to the cap (the server's TestUnauthenticatedCap
+// saw its 20th connection of 20 refused when the WebSocket transport told
+// the Admission only when its handler returned).
+func TestOpenBeforeTheHandlerReturns(t *testing.T) {
+	hub := newHubStub()
+	a, _ := newTestAdmission(t, Config{MaxUnauthenticated: 2, Rate: -1, MaxUnauthenticatedPerAddress: 2}, hub)
+	var h http.Handler
+	next := -1
+	h = a.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusSwitchingProtocols)
+		hub.open(r)
+		if next < 0 {
+			next = request(t, h, http.MethodGet, "192.0.2.1:1001")
+		}
+	}))
+	if got := request(t, h, http.MethodGet, "192.0.2.1:1000"); got != http.StatusSwitchingProtocols {
+		t.Fatalf("first connection: %d", got)
+	}
+	if next != http.StatusSwitchingProtocols {
+		t.Fatalf("the second connection, at the cap of 2, arriving before the first's handler returned: %d, want 101", next)
+	}
+	if got := request(t, h, http.MethodGet, "192.0.2.1:1002"); got != http.StatusServiceUnavailable {
+		t.Fatalf("past the cap: %d, want 503", got)
+	}
+	if n := a.upgrading.Load(); n != 0 {
+		t.Fatalf("%d requests still counted as upgrading", n)
 	}
 }
 

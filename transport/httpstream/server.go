@@ -109,17 +109,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, spec streamSpec, 
 		}
 	}
 
-	c := s.hub.Open(st, hub.ConnInfo{
-		RemoteAddr:     r.RemoteAddr,
-		Transport:      spec.transport,
-		Unidirectional: spec.uni,
-		Session:        s.sessionFor(spec),
-		Header:         r.Header,
-		// A guard.Admission in front of this handler counts the stream
-		// against its address until it authenticates.
-		Admission: guard.TakeTicket(r),
+	// A guard.Admission in front of this handler counts the stream against
+	// its address until it authenticates.
+	c := guard.Open(r, func(ticket guard.Ticket) *hub.Client {
+		return s.hub.Open(st, hub.ConnInfo{
+			RemoteAddr:     r.RemoteAddr,
+			Transport:      spec.transport,
+			Unidirectional: spec.uni,
+			Session:        s.sessionFor(spec),
+			Header:         r.Header,
+			Admission:      ticket,
+		})
 	})
-	guard.Opened(r)
 	s.cfg.Opened(r)
 	if spec.uni {
 		c.Connect(connect)

@@ -65,19 +65,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		proto = protocol.TypeProtobuf
 	}
 	c := newConn(sess, str, proto, s.cfg, r.RemoteAddr)
-	client := s.hub.Open(c, hub.ConnInfo{
-		RemoteAddr: r.RemoteAddr,
-		Transport:  hub.TransportWebTransport,
-		Header:     r.Header,
-		// A guard.Admission in front of this handler counts the session
-		// against its address until it authenticates.
-		Admission: guard.TakeTicket(r),
+	// A guard.Admission in front of this handler counts the session
+	// against its address until it authenticates.
+	client := guard.Open(r, func(ticket guard.Ticket) *hub.Client {
+		return s.hub.Open(c, hub.ConnInfo{
+			RemoteAddr: r.RemoteAddr,
+			Transport:  hub.TransportWebTransport,
+			Header:     r.Header,
+			Admission:  ticket,
+		})
 	})
 	c.onWriteFailed(func(err error) {
 		s.cfg.Logger.Debug("webtransport write failed", "remote", r.RemoteAddr, "error", err)
 		client.Disconnect(uint32(protocol.DisconnectWriteError), protocol.DisconnectWriteError.Reason())
 	})
-	guard.Opened(r)
 	s.cfg.Opened(r)
 	hubClosing := s.read(client, str, proto, r.RemoteAddr)
 	client.HandleClose()
