@@ -101,7 +101,9 @@ func newServer(centrifugeJS []byte, lim limits, log *slog.Logger) (*server, erro
 	ws, err := websocket.NewServer(websocket.Config{Logger: log}, func(c *websocket.Conn, r *http.Request) websocket.Receiver {
 		// The ticket counts the connection against its address until it
 		// has sent a name (or gone).
-		return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Admission: guard.TakeTicket(r)})
+		return guard.Open(r, func(ticket guard.Ticket) websocket.Receiver {
+			return h.Open(c, hub.ConnInfo{RemoteAddr: c.RemoteAddr(), Admission: ticket})
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("websocket transport: %w", err)
