@@ -24,9 +24,10 @@ import (
 // Every refusal closes the TCP connection after answering.
 //
 // Put Handler in front of every endpoint that opens connections (the
-// WebSocket upgrade, the HTTP streams). The transport tells the Admission
-// when the hub has taken the connection over: Opened after hub.Open, and
-// TakeTicket for the hub to release once the connection has authenticated.
+// WebSocket upgrade, the HTTP streams). The transport opens each connection
+// through Open, which gives the hub the connection's ticket (TakeTicket)
+// to release once it has authenticated, and tells the Admission as soon as
+// the hub counts the connection (Opened).
 type Admission struct {
 	lim     limits
 	pending func() int
@@ -95,8 +96,11 @@ func (a *Admission) Draining() bool { return a.draining.Load() }
 
 // Handler puts next, an endpoint that opens connections, behind the
 // Admission. A CORS preflight (OPTIONS) opens none and goes straight
-// through. A handler whose connection outlives it (an HTTP stream) calls
-// Opened once the hub counts the connection.
+// through. The handler opens its connection through Open, which tells the
+// Admission once the hub counts the connection, not when the handler
+// returns: a connection outlives its handler (an HTTP stream), or its
+// client may open the next one before the handler returns (a WebSocket's
+// 101 goes out first).
 func (a *Admission) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodOptions {
