@@ -17,6 +17,9 @@ type ProcSample struct {
 	// one core (200 is two busy cores).
 	CPUPercent float64 `json:"cpu_percent"`
 	RSS        int64   `json:"rss"` // VmRSS, bytes
+	// Throttle is the CPU cgroups' bandwidth accounting so far, summed
+	// over the processes' distinct groups; zero without a quota.
+	Throttle CPUThrottle `json:"throttle,omitzero"`
 }
 
 // ReadProc samples process pid from /proc.
@@ -41,6 +44,10 @@ func ReadProc(pid int, at int64) (ProcSample, error) {
 type Sampler struct {
 	pids []int
 	prev *ProcSample
+	// stats are the processes' cpu.stat files, found at the first Sample
+	// (the processes are in their groups by then); resolved tells it ran.
+	stats    []string
+	resolved bool
 	// Per holds each process's latest sample, in pid order.
 	Per []ProcSample
 }
@@ -64,6 +71,17 @@ func (s *Sampler) Sample(at int64) (ProcSample, error) {
 		s.Per = append(s.Per, p)
 		sum.CPUSeconds += p.CPUSeconds
 		sum.RSS += p.RSS
+	}
+	if !s.resolved {
+		// A machine without cgroups, or with a group it cannot read, has
+		// no throttling to report: CPU and memory are still sampled.
+		s.stats, _ = cpuStatPaths(s.pids)
+		s.resolved = true
+	}
+	for _, path := range s.stats {
+		if t, err := readCPUThrottle(path); err == nil {
+			sum.Throttle = sum.Throttle.add(t)
+		}
 	}
 	if s.prev != nil {
 		sum.CPUPercent = CPUPercent(*s.prev, sum)

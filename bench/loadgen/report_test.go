@@ -43,6 +43,30 @@ func TestWriteMarkdown(t *testing.T) {
 	}
 }
 
+// Under a quota the table gains the throttling columns on every row, so a
+// step without throttling reads 0 rather than shifting the cells.
+func TestWriteMarkdownQuota(t *testing.T) {
+	steps := sampleSteps()
+	steps[0].ServerThrottle = CPUThrottle{Periods: 150, Throttled: 12, Waited: 340 * time.Millisecond}
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, steps); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if !strings.HasSuffix(lines[0], "| throttled periods | throttled ms |") {
+		t.Fatalf("header: %s", lines[0])
+	}
+	cols := strings.Count(lines[0], "|")
+	for i, l := range lines {
+		if strings.Count(l, "|") != cols {
+			t.Errorf("line %d has %d cells, header %d: %s", i, strings.Count(l, "|"), cols, l)
+		}
+	}
+	if !strings.HasSuffix(lines[2], "| 41 | 30 | 12 of 150 | 340 |") || !strings.HasSuffix(lines[3], "| 0 of 0 | 0.00 |") {
+		t.Errorf("rows:\n%s\n%s", lines[2], lines[3])
+	}
+}
+
 func TestWriteCSV(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteCSV(&b, sampleSteps()); err != nil {
@@ -59,7 +83,8 @@ func TestWriteCSV(t *testing.T) {
 	for i, h := range rows[0] {
 		col[h] = i
 	}
-	if rows[1][col["all_p99_us"]] != "7500" || rows[2][col["direction"]] != "down" || rows[2][col["missing"]] != "3" || rows[1][col["bench_cpu_percent"]] != "30.00" {
+	if rows[1][col["all_p99_us"]] != "7500" || rows[2][col["direction"]] != "down" || rows[2][col["missing"]] != "3" || rows[1][col["bench_cpu_percent"]] != "30.00" ||
+		rows[1][col["server_cgroup_throttled_us"]] != "0" {
 		t.Errorf("rows %v", rows[1:])
 	}
 }

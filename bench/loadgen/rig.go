@@ -88,9 +88,13 @@ type StepResult struct {
 	// BenchCPU is the load tool's own CPU over the step (coordinator and
 	// workers, percent of one core): on a shared machine it competes with
 	// the server.
-	BenchCPU   float64 `json:"bench_cpu,omitempty"`
-	ServerRSS  int64   `json:"server_rss,omitempty"`
-	FirstError string  `json:"first_error,omitempty"`
+	BenchCPU  float64 `json:"bench_cpu,omitempty"`
+	ServerRSS int64   `json:"server_rss,omitempty"`
+	// ServerThrottle is the servers' CPU cgroup throttling over the step
+	// (periods, periods whose quota ran out, time waited for the next);
+	// zero when they run without a CPU quota.
+	ServerThrottle CPUThrottle `json:"server_throttle,omitzero"`
+	FirstError     string      `json:"first_error,omitempty"`
 	// ReaderTurn is the longest turn of the light subscribers' readers
 	// over the step (one pass over their ready connections), and
 	// ReaderUnread the longest a connection waited unread with bytes in
@@ -370,9 +374,9 @@ func (s *Rig) sample() {
 	}
 }
 
-// use is the CPU between two times and the RSS at the end, from the
-// samples nearest to them.
-func use(samples []ProcSample, from, to int64) (cpu float64, rss int64) {
+// use is the CPU and the cgroup throttling between two times and the RSS
+// at the end, from the samples nearest to them.
+func use(samples []ProcSample, from, to int64) (cpu float64, rss int64, throttle CPUThrottle) {
 	var a, b *ProcSample
 	for i := range samples {
 		p := &samples[i]
@@ -384,9 +388,9 @@ func use(samples []ProcSample, from, to int64) (cpu float64, rss int64) {
 		}
 	}
 	if a == nil || b == nil || b.At <= a.At {
-		return 0, 0
+		return 0, 0, CPUThrottle{}
 	}
-	return CPUPercent(*a, *b), b.RSS
+	return CPUPercent(*a, *b), b.RSS, b.Throttle.Sub(a.Throttle)
 }
 
 // pace schedules step k's publications from start.
@@ -438,8 +442,8 @@ func (s *Rig) finalize(ctx context.Context, k int, step Step, start int64, ps Pa
 		r.Achieved = float64(r.Accepted) / span
 	}
 	s.samplesMu.Lock()
-	r.ServerCPU, r.ServerRSS = use(s.samples, start, start+int64(step.Duration))
-	r.BenchCPU, _ = use(s.bench, start, start+int64(step.Duration))
+	r.ServerCPU, r.ServerRSS, r.ServerThrottle = use(s.samples, start, start+int64(step.Duration))
+	r.BenchCPU, _, _ = use(s.bench, start, start+int64(step.Duration))
 	s.samplesMu.Unlock()
 
 	s.routeMu.Lock()
