@@ -24,6 +24,8 @@
 #   WRITE_COALESCE_OFF=false       true: the nodes' client.write_coalesce_off (no coalescing)
 #   NODE_GOMAXPROCS=, NODE_CPUS=   the nodes' GOMAXPROCS and taskset CPU list (unset: all),
 #                                  leaving the load tool unconstrained
+#   NODE_ENV=                      NAME=VALUE pairs, space-separated, in the nodes' environment
+#                                  only (e.g. "GOGC=400 GODEBUG=gctrace=1"), not the load tool's
 #   NODE_CGROUP=                   a cgroup v1 folder (e.g. /sys/fs/cgroup/cpu/x) the nodes
 #                                  start in (set by bench/sidebyside.sh for its CPU quota)
 #   PING_INTERVAL=25s PONG_TIMEOUT=8s  the nodes' client.ping_interval and pong_timeout (the defaults)
@@ -432,6 +434,8 @@ YAML
 	# alone, not the load tool.
 	local -a pre=()
 	[[ -n "${NODE_GOMAXPROCS:-}" ]] && pre+=(GOMAXPROCS="$NODE_GOMAXPROCS")
+	# shellcheck disable=SC2206 # NODE_ENV is a list of NAME=VALUE words
+	[[ -n "${NODE_ENV:-}" ]] && pre+=(${NODE_ENV})
 	[[ -n "${NODE_CPUS:-}" ]] && pre+=(taskset -c "$NODE_CPUS")
 	# NODE_CGROUP (a cgroup v1 folder) puts the node in that group.
 	in_cgroup "${NODE_CGROUP:-}" env -u HERALD_SERVICES_PG_PORT -u HERALD_SERVICES_REDIS_PORT -u HERALD_SERVICES_NATS_PORT \
