@@ -63,8 +63,7 @@
 # Variables: HERALD_GO_TEST_TIMEOUT (go test -timeout, default 10m),
 # HERALD_TEST_RUN (a go test -run pattern, for a quick partial run; it also
 # picks the fuzz targets), HERALD_FUZZ_TIME (go test -fuzztime per fuzz
-# target, default 7s), HERALD_GO_TEST_P (go test -p, the test binaries run
-# at once, default 4).
+# target, default 7s).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -77,10 +76,6 @@ VENV="$TMP/venv"
 GOTESTSUM_VERSION=v1.13.0
 GO_TEST_TIMEOUT=${HERALD_GO_TEST_TIMEOUT:-10m}
 FUZZ_TIME=${HERALD_FUZZ_TIME:-7s}
-# Most packages' tests wait on PostgreSQL, Redis, NATS and sockets: with
-# go test's default of one binary per core the CPUs were idle for about
-# half of the race step (vmstat, 2 cores), so it runs twice as many.
-GO_TEST_P=${HERALD_GO_TEST_P:-4}
 BUDGET_SECONDS=$((${HERALD_TEST_BUDGET:-45} * 60))
 mkdir -p "$LOGS" "$BIN"
 
@@ -560,7 +555,7 @@ PY
 go_test_packages() {
 	local log=$1
 	shift
-	local args=(-race -count=1 -p "$GO_TEST_P" -timeout "$GO_TEST_TIMEOUT")
+	local args=(-race -count=1 -timeout "$GO_TEST_TIMEOUT")
 	[[ -z "${HERALD_TEST_RUN:-}" ]] || args+=(-run "$HERALD_TEST_RUN")
 	local rc=0
 	# go test's own -timeout bounds each test binary and dumps a stuck
