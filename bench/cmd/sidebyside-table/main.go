@@ -94,6 +94,11 @@ type step struct {
 	achieved  float64
 	served    bool
 	direction string
+	// The servers' CPU cgroup throttling over the step (latency.csv's
+	// server_cgroup_* columns; zero without a quota, or in a run from
+	// before herald-bench read it).
+	periods, throttled int64
+	waited             time.Duration
 }
 
 // point is one sweep: a server, engine, condition and run.
@@ -191,6 +196,23 @@ func readSteps(r io.Reader, limit time.Duration) ([]step, error) {
 		s.allP99 = time.Duration(vals[2]) * time.Microsecond
 		s.missing, s.errors, s.achieved = int64(vals[3]), int64(vals[4]), vals[5]
 		s.served = s.allP99 > 0 && loadgen.Served(s.allP99, limit, s.missing, s.errors, s.achieved, s.rate)
+		opt := func(h string) (int64, error) {
+			i, ok := col[h]
+			if !ok {
+				return 0, nil
+			}
+			return strconv.ParseInt(row[i], 10, 64)
+		}
+		var waitedUS int64
+		if s.periods, err = opt("server_cgroup_periods"); err == nil {
+			if s.throttled, err = opt("server_cgroup_throttled"); err == nil {
+				waitedUS, err = opt("server_cgroup_throttled_us")
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cgroup throttling: %w", err)
+		}
+		s.waited = time.Duration(waitedUS) * time.Microsecond
 		out = append(out, s)
 	}
 	return out, nil
@@ -527,13 +549,15 @@ func thousands(v float64) string {
 
 func writeCSV(w io.Writer, points []point) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"server", "engine", "condition", "run", "rate", "direction", "first_p99_ms", "all_p99_ms", "missing", "publish_errors", "achieved_rate", "served", "served_rate"})
+	_ = cw.Write([]string{"server", "engine", "condition", "run", "rate", "direction", "first_p99_ms", "all_p99_ms", "missing", "publish_errors", "achieved_rate", "served", "served_rate",
+		"cgroup_periods", "cgroup_throttled", "cgroup_throttled_ms"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	for _, p := range points {
 		for _, s := range p.steps {
 			_ = cw.Write([]string{p.Server, p.Engine, p.Condition, strconv.Itoa(p.Run), f(s.rate), s.direction,
 				f(float64(s.firstP99) / float64(time.Millisecond)), f(float64(s.allP99) / float64(time.Millisecond)),
-				strconv.FormatInt(s.missing, 10), strconv.FormatInt(s.errors, 10), f(s.achieved), strconv.FormatBool(s.served), f(p.servedRate)})
+				strconv.FormatInt(s.missing, 10), strconv.FormatInt(s.errors, 10), f(s.achieved), strconv.FormatBool(s.served), f(p.servedRate),
+				strconv.FormatInt(s.periods, 10), strconv.FormatInt(s.throttled, 10), f(float64(s.waited) / float64(time.Millisecond))})
 		}
 	}
 	cw.Flush()

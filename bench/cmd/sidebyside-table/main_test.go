@@ -264,3 +264,48 @@ func TestFloorIntervals(t *testing.T) {
 		}
 	}
 }
+
+// TestCSVThrottle: the servers' cgroup throttling of each step, in the
+// latency.csv of a run under the quota, reaches points.csv; a latency.csv
+// from before herald-bench read it gives zeros, not an error.
+func TestCSVThrottle(t *testing.T) {
+	dir := t.TempDir()
+	m := `{"server":"herald","engine":"redis","condition":"quota","run":1}`
+	head := strings.TrimSuffix(csvHead, "\n") + ",server_cgroup_periods,server_cgroup_throttled,server_cgroup_throttled_us\n"
+	d := filepath.Join(dir, "herald-redis-quota-run1")
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, "meta.json"), []byte(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withCgroup := strings.TrimSuffix(row("200", "9000", "20000", "0", "200"), "\n") + ",100,6,21000\n"
+	if err := os.WriteFile(filepath.Join(d, "latency.csv"), []byte(head+withCgroup), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writePoint(t, dir, "centrifugo-redis-quota-run1", `{"server":"centrifugo","engine":"redis","condition":"quota","run":1}`, row("200", "17000", "30000", "0", "200"))
+	points, err := readPoints(dir, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := writeCSV(&b, points); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if !strings.HasSuffix(lines[0], ",cgroup_periods,cgroup_throttled,cgroup_throttled_ms") {
+		t.Fatalf("header: %s", lines[0])
+	}
+	got := map[string]string{}
+	for _, l := range lines[1:] {
+		got[strings.SplitN(l, ",", 2)[0]] = l
+	}
+	if !strings.HasSuffix(got["herald"], ",100,6,21.000") || !strings.HasSuffix(got["centrifugo"], ",0,0,0.000") {
+		t.Errorf("rows:\n%s", b.String())
+	}
+
+	bad := strings.TrimSuffix(row("200", "9000", "20000", "0", "200"), "\n") + ",100,x,0\n"
+	if _, err := readSteps(strings.NewReader(head+bad), 2*time.Second); err == nil || !strings.Contains(err.Error(), "cgroup") {
+		t.Errorf("a throttled count that is not a number: %v", err)
+	}
+}
