@@ -17,6 +17,12 @@ func row(rate string, firstUS, allUS, missing string, achieved string) string {
 
 func writePoint(t *testing.T, dir, name, meta, csv string) {
 	t.Helper()
+	writePointHead(t, dir, name, meta, csvHead, csv)
+}
+
+// writePointHead is writePoint with a latency.csv header of its own.
+func writePointHead(t *testing.T, dir, name, meta, head, csv string) {
+	t.Helper()
 	d := filepath.Join(dir, name)
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		t.Fatal(err)
@@ -25,7 +31,7 @@ func writePoint(t *testing.T, dir, name, meta, csv string) {
 		t.Fatal(err)
 	}
 	if csv != "" {
-		if err := os.WriteFile(filepath.Join(d, "latency.csv"), []byte(csvHead+csv), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(d, "latency.csv"), []byte(head+csv), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -272,17 +278,8 @@ func TestCSVThrottle(t *testing.T) {
 	dir := t.TempDir()
 	m := `{"server":"herald","engine":"redis","condition":"quota","run":1}`
 	head := strings.TrimSuffix(csvHead, "\n") + ",server_cgroup_periods,server_cgroup_throttled,server_cgroup_throttled_us\n"
-	d := filepath.Join(dir, "herald-redis-quota-run1")
-	if err := os.MkdirAll(d, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(d, "meta.json"), []byte(m), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	withCgroup := strings.TrimSuffix(row("200", "9000", "20000", "0", "200"), "\n") + ",100,6,21000\n"
-	if err := os.WriteFile(filepath.Join(d, "latency.csv"), []byte(head+withCgroup), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writePointHead(t, dir, "herald-redis-quota-run1", m, head, withCgroup)
 	writePoint(t, dir, "centrifugo-redis-quota-run1", `{"server":"centrifugo","engine":"redis","condition":"quota","run":1}`, row("200", "17000", "30000", "0", "200"))
 	points, err := readPoints(dir, 2*time.Second)
 	if err != nil {
