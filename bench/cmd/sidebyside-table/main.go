@@ -196,23 +196,17 @@ func readSteps(r io.Reader, limit time.Duration) ([]step, error) {
 		s.allP99 = time.Duration(vals[2]) * time.Microsecond
 		s.missing, s.errors, s.achieved = int64(vals[3]), int64(vals[4]), vals[5]
 		s.served = s.allP99 > 0 && loadgen.Served(s.allP99, limit, s.missing, s.errors, s.achieved, s.rate)
-		opt := func(h string) (int64, error) {
-			i, ok := col[h]
-			if !ok {
-				return 0, nil
-			}
-			return strconv.ParseInt(row[i], 10, 64)
-		}
-		var waitedUS int64
-		if s.periods, err = opt("server_cgroup_periods"); err == nil {
-			if s.throttled, err = opt("server_cgroup_throttled"); err == nil {
-				waitedUS, err = opt("server_cgroup_throttled_us")
+		// Optional: a latency.csv from before herald-bench read the
+		// cgroups has none of these, and its steps read zero.
+		var cg [3]int64
+		for i, h := range []string{"server_cgroup_periods", "server_cgroup_throttled", "server_cgroup_throttled_us"} {
+			if j, ok := col[h]; ok {
+				if cg[i], err = strconv.ParseInt(row[j], 10, 64); err != nil {
+					return nil, fmt.Errorf("%s: %w", h, err)
+				}
 			}
 		}
-		if err != nil {
-			return nil, fmt.Errorf("cgroup throttling: %w", err)
-		}
-		s.waited = time.Duration(waitedUS) * time.Microsecond
+		s.periods, s.throttled, s.waited = cg[0], cg[1], time.Duration(cg[2])*time.Microsecond
 		out = append(out, s)
 	}
 	return out, nil
