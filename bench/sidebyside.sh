@@ -62,6 +62,10 @@
 #                              that coalesces")
 #   FLOOR_ARGS=                more flags for the floor, e.g. "-write-timeout 1s" for a write
 #                              deadline per write as Herald's websocket.write_timeout sets
+#   FLOOR_REDIS=1              with the redis engine (and NODES=2), also the floor of two
+#                              nodes on Redis: two floors on the run's Redis (their -redis),
+#                              the API on one and the subscribers on the other, as the
+#                              servers' nodes are (points/floor[-<interval>]-redis-…); 0: not
 #
 # The floor (SERVERS="herald centrifugo floor"): bench/floor, a server on
 # Herald's connection layer that answers connect and subscribe with canned
@@ -81,6 +85,14 @@
 # node1.log, its counters at exit node1.stats.json); the table gives it a
 # column per condition of its own, with the best interval's median at each
 # rate. Its WebSocket listens on node 1's port, its server API on node 2's.
+# With the redis engine (and NODES=2; FLOOR_REDIS=0 leaves it out) the
+# floor also runs as two floors that relay through the run's Redis (the
+# API on floor 1, the subscribers on floor 2: the path of the servers'
+# nodes in the Redis columns; bench/floor/relay.go), once per interval,
+# condition and run while the redis engine runs, labelled engine "redis"
+# (points/floor[-<interval>]-redis-<condition>-run<k>/; floor I listens on
+# node 2I-1's port, its API on node 2I's); the table gives it columns of
+# its own, and the Redis columns' † marks are against it.
 #
 # Duration: each point takes about 15 s to start and stop plus WARMUP plus
 # (STEP + 2 s) per rate it reaches; with the defaults a point is at most
@@ -112,6 +124,8 @@ QUOTA_GOMAXPROCS=${QUOTA_GOMAXPROCS:-}
 FLOOR_WRITERS=${FLOOR_WRITERS:-2}
 FLOOR_INTERVALS=${FLOOR_INTERVALS:-0 1ms 2ms}
 FLOOR_INTERVAL=0
+FLOOR_ENGINE=none
+FLOOR_REDIS=${FLOOR_REDIS:-1}
 FLOOR="$ROOT/.tmp/bin/floor"
 CGROUP_CPU=/sys/fs/cgroup/cpu
 TABLE="$ROOT/.tmp/bin/sidebyside-table"
@@ -196,20 +210,24 @@ start_server() {
 	fi
 	case "$server" in
 	centrifugo) CF_GOMAXPROCS=$procs start_cf_node "$i" "$CG" ;;
-	floor) start_floor "$CG" "$procs" ;;
+	floor) start_floor "$i" "$CG" "$procs" ;;
 	*) NODE_CGROUP=$CG NODE_GOMAXPROCS=${procs:-${NODE_GOMAXPROCS:-}} start_node "$i" ;;
 	esac
 }
 
-floor_api() { echo "http://127.0.0.1:$(node_port 2)/api"; }
+# floor_api I / floor_url I: floor I's server API and WebSocket (floor I
+# listens on node 2I-1's port, its API on node 2I's).
+floor_api() { echo "http://127.0.0.1:$(node_port $((2 * $1)))/api"; }
+floor_url() { echo "ws://127.0.0.1:$(node_port $((2 * $1 - 1)))/connection/websocket"; }
 
-# start_floor CGROUP GOMAXPROCS: starts the floor (in CGROUP, with
-# GOMAXPROCS, when set) and waits until its API answers. Its counters at
-# exit go to node1.stats.json, its log to node1.log.
+# start_floor I CGROUP GOMAXPROCS: starts floor I (in CGROUP, with
+# GOMAXPROCS, when set; relaying through the run's Redis when FLOOR_ENGINE
+# is redis) and waits until its API answers. Its counters at exit go to
+# nodeI.stats.json, its log to nodeI.log.
 start_floor() {
-	local cg=$1 procs=$2 port api p pid
-	port=$(node_port 1)
-	api=$(node_port 2)
+	local i=$1 cg=$2 procs=$3 port api p pid
+	port=$(node_port $((2 * i - 1)))
+	api=$(node_port $((2 * i)))
 	for p in "$port" "$api"; do
 		if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			die "port $p is taken (another run?); set BASE_PORT to move the nodes"
@@ -217,26 +235,30 @@ start_floor() {
 	done
 	local -a cmd=("$FLOOR" -addr "127.0.0.1:$port" -api-addr "127.0.0.1:$api" -api-key "$API_KEY" -writers "$FLOOR_WRITERS"
 		-round-interval "$FLOOR_INTERVAL")
+	[[ "$FLOOR_ENGINE" == redis ]] && cmd+=(-redis "${SHARD_ADDRS[0]}" -redis-prefix "floor_$ENGINE_SCHEMA.")
 	# shellcheck disable=SC2206 # FLOOR_ARGS is a list of flags
 	cmd+=(${FLOOR_ARGS:-})
 	printf '%q ' "${cmd[@]}" | sed "s|$ROOT/||g" >>"$RUN/commands.txt"
 	echo "&" >>"$RUN/commands.txt"
 	local -a pre=()
 	[[ -n "$procs" ]] && pre+=(env GOMAXPROCS="$procs")
-	in_cgroup "$cg" "${pre[@]}" "${cmd[@]}" >"$RUN/node1.stats.json" 2>"$RUN/node1.log" &
+	in_cgroup "$cg" "${pre[@]}" "${cmd[@]}" >"$RUN/node$i.stats.json" 2>"$RUN/node$i.log" &
 	pid=$!
 	NODE_PIDS+=("$pid")
-	await_node 1 "$pid" "http://127.0.0.1:$api/healthz" "floor: pid $pid, port $port, API on port $api, $FLOOR_WRITERS writer(s), round interval $FLOOR_INTERVAL${cg:+, cgroup $cg}"
+	local via=""
+	[[ "$FLOOR_ENGINE" == redis ]] && via=", through Redis"
+	await_node "$i" "$pid" "http://127.0.0.1:$api/healthz" "floor $i: pid $pid, port $port, API on port $api, $FLOOR_WRITERS writer(s), round interval $FLOOR_INTERVAL${cg:+, cgroup $cg}$via"
 }
 
 # point SERVER CONDITION RUN: one sweep of the current ENGINE (the floor:
-# of no engine, labelled "none").
+# of FLOOR_ENGINE, "none" for one process, "redis" for two that relay
+# through Redis).
 point() {
-	local server=$1 condition=$2 run=$3 dir sub_node=1 code=0 engine=$ENGINE api extra=""
+	local server=$1 condition=$2 run=$3 dir sub_node=1 code=0 engine=$ENGINE api url extra=""
 	api=$(node_api 1)
 	local variant=""
 	if [[ "$server" == floor ]]; then
-		engine=none api=$(floor_api)
+		engine=$FLOOR_ENGINE api=$(floor_api 1)
 		extra=",\"floor_writers\":$FLOOR_WRITERS,\"floor_round_interval\":\"$FLOOR_INTERVAL\""
 		[[ "$FLOOR_INTERVAL" == 0 ]] || variant="-$FLOOR_INTERVAL"
 	fi
@@ -247,11 +269,23 @@ point() {
 	read -r _ busy_share _ steal_share _ waited <<<"$quiet"
 	log "point: $server${variant:+ (round interval $FLOOR_INTERVAL)}, engine $engine, $condition, run $run (machine before it: $quiet)"
 	start_server "$server" 1 "$condition"
-	if [[ "$server" != floor ]] && multi_node_engine && ((NODES > 1)); then
+	local second=false
+	if [[ "$server" == floor ]]; then
+		[[ "$engine" == redis ]] && second=true
+	elif multi_node_engine && ((NODES > 1)); then
+		second=true
+	fi
+	if [[ "$second" == true ]]; then
 		start_server "$server" 2 "$condition"
 		sub_node=2
 	fi
-	[[ "$server" != floor ]] && extra=",\"nodes\":$sub_node"
+	url=$(node_url $sub_node)
+	if [[ "$server" == floor ]]; then
+		url=$(floor_url $sub_node)
+		[[ "$engine" == redis ]] && extra+=",\"nodes\":2"
+	else
+		extra=",\"nodes\":$sub_node"
+	fi
 	gomaxprocs_note "$server" "$dir"
 	local pid
 	for pid in "${NODE_PIDS[@]}"; do
@@ -262,7 +296,7 @@ point() {
 		"$server" "$engine" "$condition" "$run" "$CLIENT" "$FORMAT" "$SUBSCRIBERS" "$STEP" "$P99_LIMIT" "$QUOTA_CPUS" "$BUSY_PROCS" "$BUSY_CPU" \
 		"$(cut -d' ' -f1-3 /proc/loadavg)" "$busy_share" "$steal_share" "$waited" "$extra" >"$dir/meta.json"
 	record_command timeout --signal=INT --kill-after=30 "$POINT_LIMIT" "$BENCH" latency --client "$CLIENT" \
-		--url "$(node_url $sub_node)" --secret "$SECRET" --format "$FORMAT" \
+		--url "$url" --secret "$SECRET" --format "$FORMAT" \
 		--subscribers "$SUBSCRIBERS" --channel psr \
 		--api "$api" --api-key "$API_KEY" --api-conns 8 \
 		--payload 128 --rates "$RATES" --step "$STEP" --down=false --p99-limit "$P99_LIMIT" --warmup "$WARMUP" \
@@ -320,11 +354,19 @@ for ((run = 1; run <= RUNS; run++)); do
 			for server in "${ORDER[@]}"; do
 				# The floor has no engine: once per condition and run (and
 				# round interval).
+				# With the redis engine, also two floors relaying through
+				# its Redis.
 				if [[ "$server" == floor ]]; then
-					[[ "$engine" != "${engines[0]}" ]] && continue
-					for FLOOR_INTERVAL in $FLOOR_INTERVALS; do
-						point floor "$condition" "$run"
-					done
+					if [[ "$engine" == "${engines[0]}" ]]; then
+						for FLOOR_INTERVAL in $FLOOR_INTERVALS; do
+							FLOOR_ENGINE=none point floor "$condition" "$run"
+						done
+					fi
+					if [[ "$engine" == redis && "$FLOOR_REDIS" == 1 ]] && ((NODES > 1)); then
+						for FLOOR_INTERVAL in $FLOOR_INTERVALS; do
+							FLOOR_ENGINE=redis point floor "$condition" "$run"
+						done
+					fi
 					continue
 				fi
 				point "$server" "$condition" "$run"

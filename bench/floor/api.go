@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,7 +38,7 @@ func (s *Server) apiHandler() http.Handler {
 		if !s.readAPI(w, r, &req) {
 			return
 		}
-		if err := s.publish(&req); err != nil {
+		if err := s.publish(r.Context(), &req); err != nil {
 			writeAPI(w, map[string]any{"error": toAPIError(err)})
 			return
 		}
@@ -54,7 +55,7 @@ func (s *Server) apiHandler() http.Handler {
 			case c.Publish == nil:
 				replies[i] = map[string]any{"error": apiError{Code: 104, Message: "method not found"}}
 			default:
-				if err := s.publish(c.Publish); err != nil {
+				if err := s.publish(r.Context(), c.Publish); err != nil {
 					replies[i] = map[string]any{"error": toAPIError(err)}
 				} else {
 					replies[i] = map[string]any{"publish": struct{}{}}
@@ -91,19 +92,28 @@ func (s *Server) readAPI(w http.ResponseWriter, r *http.Request, v any) bool {
 var errBadPublish = errors.New("publish needs a channel and data")
 
 // publish encodes the push once per format and hands it to the channel's
-// writers; a channel nobody subscribed to drops it.
-func (s *Server) publish(req *publishRequest) error {
+// writers (a channel nobody subscribed to drops it); with -redis, it hands
+// the data to Redis instead, for the nodes subscribed to the channel.
+func (s *Server) publish(ctx context.Context, req *publishRequest) error {
 	if req.Channel == "" || len(req.Data) == 0 {
 		return errBadPublish
 	}
-	ch := s.channel(req.Channel, false)
 	s.stats.publications.Add(1)
+	if s.relay != nil {
+		return s.relay.publish(ctx, req.Channel, req.Data)
+	}
+	return s.deliver(req.Channel, req.Data)
+}
+
+// deliver gives a publication's data to the channel's local subscribers.
+func (s *Server) deliver(channel string, data []byte) error {
+	ch := s.channel(channel, false)
 	if ch == nil {
 		return nil
 	}
 	var frames [len(formats)][]byte
 	for _, t := range formats {
-		f, err := pushFrame(t, req.Channel, req.Data)
+		f, err := pushFrame(t, channel, data)
 		if err != nil {
 			return err
 		}

@@ -16,6 +16,11 @@
 // it coalesces at a fixed interval: a floor for a server that coalesces
 // writes, at the rates where it pays.
 //
+// -redis relays publications through Redis (relay.go): the API publishes
+// into Redis and the subscribers get what Redis sends, so two floors on
+// one Redis, the API on one and the subscribers on the other, are the
+// floor of a two-node deployment on a Redis engine.
+//
 // -bare is the floor of the connection rate: accept, upgrade, answer the
 // first frame with canned replies (a connect, then a subscribe for each
 // further message in it, as herald-bench conns sends them; the frame is

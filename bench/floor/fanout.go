@@ -33,6 +33,11 @@ func (c *conn) kill() {
 type channel struct {
 	writers []*writer
 	next    atomic.Uint32
+	// ready is closed once the channel can take subscribers: at once, or
+	// with -redis once Redis confirmed the node's subscription (err says
+	// whether it did).
+	ready chan struct{}
+	err   error
 }
 
 // writerOptions are the floor's settings for each writer (Config).
@@ -56,7 +61,7 @@ type writer struct {
 }
 
 func newChannel(n int, o writerOptions, st *stats) *channel {
-	ch := &channel{}
+	ch := &channel{ready: make(chan struct{})}
 	for range n {
 		ch.writers = append(ch.writers, &writer{writerOptions: o, wake: make(chan struct{}, 1), stats: st})
 	}

@@ -22,6 +22,8 @@ func main() {
 	flag.DurationVar(&cfg.WriteTimeout, "write-timeout", 0, "set a write deadline before each write, as Herald does (0: none)")
 	flag.IntVar(&cfg.MaxPending, "max-pending", 64<<20, "bytes a writer may have pending per format before publications are refused")
 	flag.DurationVar(&cfg.RoundInterval, "round-interval", 0, "least time between the starts of a writer's rounds: what arrives sooner waits and goes out together, as with write coalescing at a fixed interval (0: a round as soon as something is pending)")
+	flag.StringVar(&cfg.RedisAddr, "redis", "", "relay publications through the Redis at this host:port: the API publishes into Redis, subscribers get what Redis sends (two floors on one Redis are a two-node deployment's floor)")
+	flag.StringVar(&cfg.RedisPrefix, "redis-prefix", "floor.", "prefix of the Redis channels (with -redis)")
 	debug := flag.Bool("debug", false, "log every connection error")
 	flag.Parse()
 	level := slog.LevelInfo
@@ -39,7 +41,7 @@ func main() {
 		os.Exit(1)
 	}
 	log.Info("floor listening", "ws", s.Addr(), "api", s.APIAddr(), "upgrade", cfg.Upgrade,
-		"writers", cfg.Writers, "bare", cfg.Bare, "verify_token", cfg.Secret != "")
+		"writers", cfg.Writers, "bare", cfg.Bare, "verify_token", cfg.Secret != "", "redis", cfg.RedisAddr)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	<-sig

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,6 +43,12 @@ type Config struct {
 	RoundInterval time.Duration
 	// MaxFrame bounds one client frame (64 KiB).
 	MaxFrame int64
+	// RedisAddr, when set, relays publications through the Redis at this
+	// address (relay.go): the API publishes into Redis, and subscribers
+	// get what Redis sends.
+	RedisAddr string
+	// RedisPrefix prefixes the Redis channels ("floor.").
+	RedisPrefix string
 }
 
 // Server is a running floor server.
@@ -57,7 +64,11 @@ type Server struct {
 	wsHTTP    *http.Server // Upgrade "http"
 	api       *http.Server
 
+	relay *relay // nil without RedisAddr
+
 	done chan struct{} // closed by Close: writers stop
+	ctx  context.Context
+	stop context.CancelFunc // ends ctx: the relay's reads and waits
 	wg   sync.WaitGroup
 
 	mu       sync.Mutex
@@ -80,6 +91,9 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	if cfg.MaxFrame <= 0 {
 		cfg.MaxFrame = 64 << 10
 	}
+	if cfg.RedisPrefix == "" {
+		cfg.RedisPrefix = "floor."
+	}
 	r, err := newReplies()
 	if err != nil {
 		return nil, err
@@ -94,12 +108,32 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		s.parser = jwt.NewParser(jwt.WithValidMethods([]string{"HS256", "HS384", "HS512"}))
 		s.key = []byte(cfg.Secret)
 	}
+	if cfg.RedisAddr != "" {
+		if s.relay, err = dialRelay(cfg.RedisAddr, cfg.RedisPrefix, log); err != nil {
+			return nil, err
+		}
+	}
 	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+		s.closeRelay()
 		return nil, fmt.Errorf("websocket listener: %w", err)
 	}
 	if s.apiLn, err = net.Listen("tcp", cfg.APIAddr); err != nil {
 		s.ln.Close()
+		s.closeRelay()
 		return nil, fmt.Errorf("api listener: %w", err)
+	}
+	s.ctx, s.stop = context.WithCancel(context.Background())
+	if s.relay != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.relay.run(s.ctx, func(channel string, data []byte) {
+				s.stats.relayed.Add(1)
+				if err := s.deliver(channel, data); err != nil {
+					log.Debug("relayed publication", "channel", channel, "error", err)
+				}
+			})
+		}()
 	}
 	s.api = &http.Server{Handler: s.apiHandler(), ReadHeaderTimeout: 10 * time.Second}
 	if cfg.Upgrade == "http" {
@@ -159,8 +193,20 @@ func (s *Server) Close() error {
 		c.kill()
 	}
 	close(s.done)
+	s.stop()
+	if rerr := s.closeRelay(); err == nil {
+		err = rerr
+	}
 	s.wg.Wait()
 	return err
+}
+
+// closeRelay closes the Redis connections, which ends the relay's reads.
+func (s *Server) closeRelay() error {
+	if s.relay == nil {
+		return nil
+	}
+	return s.relay.close()
 }
 
 // register tracks c, and the goroutine that will serve it, for Close; false
@@ -186,17 +232,27 @@ func (s *Server) finish(c *conn) {
 	s.wg.Done()
 }
 
-// channel returns the channel named name, starting its writers on first use.
+// channel returns the channel named name, starting its writers on first
+// use when create is set; nil when there is none (or the server closes).
 func (s *Server) channel(name string, create bool) *channel {
+	ch, _ := s.lookup(name, create)
+	return ch
+}
+
+// lookup is channel, and whether this call made the channel.
+func (s *Server) lookup(name string, create bool) (*channel, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ch := s.channels[name]
 	if ch != nil || !create || s.closing {
-		return ch
+		return ch, false
 	}
 	ch = newChannel(s.cfg.Writers, writerOptions{
 		maxPending: s.cfg.MaxPending, writeTimeout: s.cfg.WriteTimeout, roundInterval: s.cfg.RoundInterval,
 	}, &s.stats)
+	if s.relay == nil {
+		close(ch.ready)
+	}
 	s.channels[name] = ch
 	for _, w := range ch.writers {
 		s.wg.Add(1)
@@ -205,5 +261,28 @@ func (s *Server) channel(name string, create bool) *channel {
 			w.run(s.done)
 		}()
 	}
-	return ch
+	return ch, true
+}
+
+// errClosing ends a join that the server's Close interrupted.
+var errClosing = errors.New("server closing")
+
+// join returns channel name for a new subscriber once it is ready: with
+// -redis, the call that made it subscribes the node in Redis, and every
+// subscriber waits for the confirmation. nil, nil when the server closes.
+func (s *Server) join(name string) (*channel, error) {
+	ch, created := s.lookup(name, true)
+	if ch == nil {
+		return nil, nil
+	}
+	if created && s.relay != nil {
+		ch.err = s.relay.subscribe(s.ctx, name)
+		close(ch.ready)
+	}
+	select {
+	case <-ch.ready:
+		return ch, ch.err
+	case <-s.done:
+		return nil, errClosing
+	}
 }

@@ -105,6 +105,18 @@ func (ss *session) handle(payload []byte) error {
 			return err
 		}
 	}
+	// Every channel is ready (with -redis: this node's subscription
+	// confirmed) before the replies say so.
+	var joined []*channel
+	for _, name := range subs {
+		ch, err := s.join(name)
+		if err != nil {
+			return err
+		}
+		if ch != nil {
+			joined = append(joined, ch)
+		}
+	}
 	if len(out) > 0 {
 		// The replies go out before the connection joins a channel, so
 		// they precede its first push.
@@ -112,10 +124,8 @@ func (ss *session) handle(payload []byte) error {
 			return err
 		}
 	}
-	for _, name := range subs {
-		if ch := s.channel(name, true); ch != nil {
-			ch.add(ss.c)
-		}
+	for _, ch := range joined {
+		ch.add(ss.c)
 	}
 	return nil
 }

@@ -47,11 +47,12 @@ func panelSeries(points []point, l layout, c column) []series {
 		return xy
 	}
 	// The floor's line: its best round interval's median at each rate
-	// (floor.go).
+	// (floor.go), of the floor that c is held against.
 	floorLine := func() plotter.XYs {
 		var xy plotter.XYs
+		fc := floorOf(points, c)
 		for _, r := range l.rates {
-			if f, ok := bestFloorP99(points, c.condition, r); ok {
+			if f, ok := bestFloorP99(points, fc, r); ok {
 				xy = append(xy, plotter.XY{X: r, Y: f.v})
 			}
 		}

@@ -57,13 +57,42 @@ type floorFigure struct {
 	reached, runs int
 }
 
+// floorOne is the engine label of the one-process floor's points (no
+// engine); two floors relaying through Redis are labelled "redis".
+const floorOne = "none"
+
+// floorEngine is a floor point's engine label.
+func (p point) floorEngine() string {
+	if p.Engine == "" {
+		return floorOne
+	}
+	return p.Engine
+}
+
+// floorOf is the floor column that column c's figures are held against:
+// the floor of c's engine in c's condition when the run measured one (two
+// floors relaying through Redis, for the Redis columns), else the
+// one-process floor of c's condition. A floor column is its own.
+func floorOf(points []point, c column) column {
+	if c.floor {
+		return column{engine: c.engine, condition: c.condition, floor: true}
+	}
+	for _, p := range points {
+		if p.Server == floorServer && p.floorEngine() == c.engine && p.Condition == c.condition {
+			return column{engine: c.engine, condition: c.condition, floor: true}
+		}
+	}
+	return column{engine: floorOne, condition: c.condition, floor: true}
+}
+
 // bestFloorP99 is the lowest median first-copy p99 at rate r over the
-// floor's intervals in condition cond (false: no interval reached r).
-func bestFloorP99(points []point, cond string, r float64) (floorFigure, bool) {
+// intervals of floor column fc (false: no interval reached r).
+func bestFloorP99(points []point, fc column, r float64) (floorFigure, bool) {
 	var best floorFigure
 	found := false
 	for _, iv := range floorIntervals(points) {
-		vs, n := p99s(points, column{condition: cond, floor: true, interval: iv}, floorServer, r)
+		fc.interval = iv
+		vs, n := p99s(points, fc, floorServer, r)
 		if len(vs) == 0 {
 			continue
 		}
@@ -75,12 +104,13 @@ func bestFloorP99(points []point, cond string, r float64) (floorFigure, bool) {
 }
 
 // bestFloorServed is the highest median of the highest rate served over
-// the floor's intervals in condition cond (false: no floor point there).
-func bestFloorServed(points []point, cond string) (floorFigure, bool) {
+// the intervals of floor column fc (false: no floor point there).
+func bestFloorServed(points []point, fc column) (floorFigure, bool) {
 	var best floorFigure
 	found := false
 	for _, iv := range floorIntervals(points) {
-		v, ok := servedMedian(points, column{condition: cond, floor: true, interval: iv}, floorServer)
+		fc.interval = iv
+		v, ok := servedMedian(points, fc, floorServer)
 		if !ok {
 			continue
 		}

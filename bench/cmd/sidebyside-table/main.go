@@ -263,11 +263,13 @@ func order(names map[string]bool, known ...string) []string {
 
 // floorServer is the server name of bench/floor's points. The floor has
 // no engine (its points are labelled engine "none"), so it gets a column
-// of its own per condition instead of a value in every engine's column.
+// of its own per condition instead of a value in every engine's column;
+// two floors relaying through Redis (engine "redis") get columns of their
+// own too, which the Redis columns are held against (floorOf).
 const floorServer = "floor"
 
-// column is one engine and condition of the table, or the floor's column
-// of a condition.
+// column is one engine and condition of the table, or a floor's column
+// of a condition (engine: the floor's, floorOne or "redis").
 type column struct {
 	engine, condition string
 	floor             bool
@@ -286,6 +288,9 @@ func (c column) title() string {
 	}
 	if c.floor {
 		engine = "floor"
+		if c.engine == "redis" {
+			engine = "floor, Redis 2 nodes"
+		}
 	}
 	switch c.condition {
 	case "plain":
@@ -307,11 +312,11 @@ func (c column) servers(srv []string) []string {
 	return srv
 }
 
-// has reports whether p is a point of server in column c (the floor's by
-// condition alone, whatever its engine label).
+// has reports whether p is a point of server in column c.
 func (c column) has(p point, server string) bool {
 	if c.floor {
-		return p.Server == floorServer && p.Condition == c.condition && (c.interval == "" || p.interval() == c.interval)
+		return p.Server == floorServer && p.floorEngine() == c.engine && p.Condition == c.condition &&
+			(c.interval == "" || p.interval() == c.interval)
 	}
 	return p.Server == server && p.Engine == c.engine && p.Condition == c.condition
 }
@@ -325,17 +330,19 @@ type layout struct {
 	rates   []float64
 	runs    int
 	floor   bool // the run has points of the floor
+	// floorRedis: the run has points of two floors relaying through Redis.
+	floorRedis bool
 }
 
 func layoutOf(points []point) layout {
 	engines, conditions, servers := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	floorConditions := map[string]bool{}
+	floorEngines, floorConditions := map[string]bool{}, map[string]bool{}
 	rates := map[float64]bool{}
 	runs := map[int]bool{}
 	for _, p := range points {
 		conditions[p.Condition], runs[p.Run] = true, true
 		if p.Server == floorServer {
-			floorConditions[p.Condition] = true
+			floorEngines[p.floorEngine()], floorConditions[p.Condition] = true, true
 		} else {
 			engines[p.Engine], servers[p.Server] = true, true
 		}
@@ -345,14 +352,21 @@ func layoutOf(points []point) layout {
 			}
 		}
 	}
-	l := layout{servers: order(servers, "herald", "centrifugo"), runs: len(runs), floor: len(floorConditions) > 0}
+	l := layout{servers: order(servers, "herald", "centrifugo"), runs: len(runs), floor: len(floorConditions) > 0,
+		floorRedis: floorEngines["redis"]}
 	for _, e := range order(engines, "memory", "redis", "postgres") {
 		for _, c := range order(conditions, "plain", "quota", "busy") {
 			l.cols = append(l.cols, column{engine: e, condition: c})
 		}
 	}
-	for _, c := range order(floorConditions, "plain", "quota", "busy") {
-		l.cols = append(l.cols, column{condition: c, floor: true})
+	for _, e := range order(floorEngines, floorOne, "redis") {
+		for _, c := range order(floorConditions, "plain", "quota", "busy") {
+			if slices.ContainsFunc(points, func(p point) bool {
+				return p.Server == floorServer && p.floorEngine() == e && p.Condition == c
+			}) {
+				l.cols = append(l.cols, column{engine: e, condition: c, floor: true})
+			}
+		}
 	}
 	for r := range rates {
 		l.rates = append(l.rates, r)
@@ -379,6 +393,9 @@ func writeTable(w io.Writer, points []point) error {
 		} else {
 			fmt.Fprintf(w, " Its writers coalesce at a round interval of %s.", intervals[0])
 		}
+		if l.floorRedis {
+			fmt.Fprint(w, " The columns \"floor, Redis 2 nodes\": two such processes relaying through the run's Redis (the API on one, which publishes into Redis; the subscribers on the other, which subscribes), the path of the servers' nodes in the Redis columns, which are held against them.")
+		}
 	}
 	fmt.Fprint(w, "\n\n")
 	fmt.Fprint(w, "| msg/s |")
@@ -395,7 +412,7 @@ func writeTable(w io.Writer, points []point) error {
 		for _, c := range l.cols {
 			if c.floor {
 				v := "—"
-				if f, ok := bestFloorP99(points, c.condition, r); ok {
+				if f, ok := bestFloorP99(points, c, r); ok {
 					v = floorCell(f, ms(f.v), len(intervals))
 				}
 				fmt.Fprintf(w, " %s |", v)
@@ -413,7 +430,7 @@ func writeTable(w io.Writer, points []point) error {
 	for _, c := range l.cols {
 		if c.floor {
 			v := "—"
-			if f, ok := bestFloorServed(points, c.condition); ok {
+			if f, ok := bestFloorServed(points, c); ok {
 				v = floorCell(f, thousands(f.v), len(intervals))
 			}
 			fmt.Fprintf(w, " %s |", v)

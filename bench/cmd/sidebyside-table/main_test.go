@@ -306,3 +306,54 @@ func TestCSVThrottle(t *testing.T) {
 		t.Errorf("a throttled count that is not a number: %v", err)
 	}
 }
+
+// TestFloorRedis: two floors relaying through Redis (engine "redis") get
+// columns of their own beside the one-process floor's, and the Redis
+// columns are held against them (the table's †, the chart's floor line),
+// the other engines against the one-process floor.
+func TestFloorRedis(t *testing.T) {
+	dir := t.TempDir()
+	m := func(server, engine string) string {
+		return `{"server":"` + server + `","engine":"` + engine + `","condition":"plain","run":1}`
+	}
+	// At 200 Herald misses on both engines (0.6 of Centrifugo's 20 ms).
+	for _, e := range []string{"memory", "redis"} {
+		writePoint(t, dir, "herald-"+e, m("herald", e), row("200", "12000", "20000", "0", "200"))
+		writePoint(t, dir, "centrifugo-"+e, m("centrifugo", e), row("200", "20000", "30000", "0", "200"))
+	}
+	// The one-process floor got 8 ms (below half of Centrifugo's 10: the
+	// memory miss is not marked); through Redis it got 11 (the Redis miss is).
+	writePoint(t, dir, "floor-none-plain-run1", m("floor", "none"), row("200", "8000", "9000", "0", "200"))
+	writePoint(t, dir, "floor-redis-plain-run1", `{"server":"floor","engine":"redis","condition":"plain","run":1,"nodes":2}`,
+		row("200", "11000", "12000", "0", "200"))
+	b := table(t, dir).String()
+	for _, w := range []string{
+		` The columns "floor, Redis 2 nodes": two such processes relaying through the run's Redis`,
+		"| msg/s | memory | Redis 2 nodes | floor | floor, Redis 2 nodes |\n",
+		"| 200 | 12.0 / 20.0 | 12.0 / 20.0 | 8.00 | 11.0 |\n",
+		"| memory | not at 200 (0.60) |",
+		"| Redis 2 nodes | not at 200 (0.60†) |",
+		"what the floor (for the Redis columns, the floor through Redis) got",
+		"Marked: 1 of 2 missed p99 points",
+	} {
+		if !strings.Contains(b, w) {
+			t.Errorf("table lacks %q:\n%s", w, b)
+		}
+	}
+	points, err := readPoints(dir, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := layoutOf(points)
+	for _, c := range l.cols {
+		if c.floor {
+			continue
+		}
+		want := map[string]float64{"memory": 8, "redis": 11}[c.engine]
+		for _, s := range panelSeries(points, l, c) {
+			if s.name == seriesFloor && (len(s.xy) != 1 || s.xy[0].Y != want) {
+				t.Errorf("%s panel: floor line %v, want one point at %v", c.title(), s.xy, want)
+			}
+		}
+	}
+}

@@ -18,7 +18,8 @@ const (
 )
 
 // beyondFloor marks a miss whose target is beyond what the floor got in
-// the same condition and run: half of Centrifugo's p99 below the floor's
+// the same condition and run (for a Redis column, the floor through Redis
+// when the run measured it: floorOf): half of Centrifugo's p99 below the floor's
 // median p99 at that rate, or 1.5 times Centrifugo's highest rate served
 // above the floor's, the floor's best round interval's in each case
 // (floor.go). The floor is a reference, not a lower bound (its writers do
@@ -75,7 +76,7 @@ func writeVerdict(w io.Writer, points []point, l layout) {
 				ratio = strconv.FormatFloat(v, 'f', 2, 64)
 			}
 			p99Misses++
-			if f, ok := bestFloorP99(points, c.condition, r); ok && targetP99Share*median(cv) < f.v {
+			if f, ok := bestFloorP99(points, floorOf(points, c), r); ok && targetP99Share*median(cv) < f.v {
 				ratio += beyondFloor
 				p99Beyond++
 			}
@@ -96,7 +97,7 @@ func writeVerdict(w io.Writer, points []point, l layout) {
 				served += sweepTop
 				servedTop++
 			}
-			if f, ok := bestFloorServed(points, c.condition); ok && targetServedRatio*cs > f.v {
+			if f, ok := bestFloorServed(points, floorOf(points, c)); ok && targetServedRatio*cs > f.v {
 				served += beyondFloor
 				servedBeyond++
 			}
@@ -110,8 +111,12 @@ func writeVerdict(w io.Writer, points []point, l layout) {
 	}
 	fmt.Fprintf(w, "\nMet in %d of %d columns.\n", met, n)
 	if l.floor && p99Misses+servedMisses > 0 {
-		fmt.Fprintf(w, "\n%s: the target there is beyond what the floor got in the same condition and runs (half of Centrifugo's p99 below the floor's, or 1.5 times Centrifugo's highest rate served above the floor's). Marked: %d of %d missed p99 points, %d of %d missed served rates.\n",
-			beyondFloor, p99Beyond, p99Misses, servedBeyond, servedMisses)
+		against := ""
+		if l.floorRedis {
+			against = " (for the Redis columns, the floor through Redis)"
+		}
+		fmt.Fprintf(w, "\n%s: the target there is beyond what the floor%s got in the same condition and runs (half of Centrifugo's p99 below the floor's, or 1.5 times Centrifugo's highest rate served above the floor's). Marked: %d of %d missed p99 points, %d of %d missed served rates.\n",
+			beyondFloor, against, p99Beyond, p99Misses, servedBeyond, servedMisses)
 	}
 	if servedTop > 0 {
 		fmt.Fprintf(w, "\n%s: Centrifugo served every rate of the sweep, up to %s msg/s: its highest rate served is at least that, and the ratio is a bound the sweep set (RATES must reach further). Marked: %d of %d missed served rates.\n",
