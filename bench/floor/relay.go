@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -75,13 +76,25 @@ func (r *relay) subscribe(ctx context.Context, channel string) error {
 	r.waiting[rch] = append(r.waiting[rch], w)
 	r.mu.Unlock()
 	if err := r.ps.Subscribe(ctx, rch); err != nil {
+		r.forget(rch, w)
 		return fmt.Errorf("redis subscribe %q: %w", channel, err)
 	}
 	select {
 	case <-w:
 		return nil
 	case <-ctx.Done():
+		r.forget(rch, w)
 		return fmt.Errorf("redis subscribe %q: no confirmation: %w", channel, ctx.Err())
+	}
+}
+
+// forget drops a waiter that gave up.
+func (r *relay) forget(rch string, w chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.waiting[rch] = slices.DeleteFunc(r.waiting[rch], func(x chan struct{}) bool { return x == w })
+	if len(r.waiting[rch]) == 0 {
+		delete(r.waiting, rch)
 	}
 }
 
