@@ -65,24 +65,7 @@ func TestLatencyRigAgainstFloor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer rig.Close()
-			steps, _ := loadgen.ParseRates("40,80", 500*time.Millisecond, false)
-			res, err := rig.Sweep(context.Background(), steps, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(res.Steps) != 2 || res.Stopped != "" {
-				t.Fatalf("steps %d, stopped %q", len(res.Steps), res.Stopped)
-			}
-			for _, r := range res.Steps {
-				want := int64(r.Offered) * subscribers
-				if r.Offered == 0 || r.Accepted != int64(r.Offered) || r.Received != want || r.Missing != 0 || r.Duplicates != 0 {
-					t.Errorf("step %v/s: %+v", r.Rate, r)
-				}
-			}
-			if err := rig.Close(); err != nil {
-				t.Fatal(err)
-			}
+			sweepEveryCopy(t, rig, subscribers)
 			st := s.Stats()
 			if st.Connects != subscribers || st.Publications == 0 || st.Writes < st.Publications || st.RefusedToken != 0 {
 				t.Errorf("stats %+v", st)
@@ -131,5 +114,30 @@ func TestBareConnsAgainstFloor(t *testing.T) {
 				t.Fatalf("a wrong token: %+v, stats %+v", res, s.Stats())
 			}
 		})
+	}
+}
+
+// sweepEveryCopy runs two short steps (40 and 80 publications a second)
+// on rig and checks that every publication reached each of the
+// subscribers exactly once; it closes the rig.
+func sweepEveryCopy(t *testing.T, rig *loadgen.Rig, subscribers int) {
+	t.Helper()
+	defer rig.Close()
+	steps, _ := loadgen.ParseRates("40,80", 500*time.Millisecond, false)
+	res, err := rig.Sweep(context.Background(), steps, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 2 || res.Stopped != "" {
+		t.Fatalf("steps %d, stopped %q", len(res.Steps), res.Stopped)
+	}
+	for _, r := range res.Steps {
+		want := int64(r.Offered) * int64(subscribers)
+		if r.Offered == 0 || r.Accepted != int64(r.Offered) || r.Received != want || r.Missing != 0 || r.Duplicates != 0 {
+			t.Errorf("step %v/s: %+v", r.Rate, r)
+		}
+	}
+	if err := rig.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

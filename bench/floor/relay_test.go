@@ -36,24 +36,7 @@ func TestRelayAcrossTwoFloors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rig.Close()
-	steps, _ := loadgen.ParseRates("40,80", 500*time.Millisecond, false)
-	res, err := rig.Sweep(context.Background(), steps, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Steps) != 2 || res.Stopped != "" {
-		t.Fatalf("steps %d, stopped %q", len(res.Steps), res.Stopped)
-	}
-	for _, r := range res.Steps {
-		want := int64(r.Offered) * subscribers
-		if r.Offered == 0 || r.Accepted != int64(r.Offered) || r.Received != want || r.Missing != 0 || r.Duplicates != 0 {
-			t.Errorf("step %v/s: %+v", r.Rate, r)
-		}
-	}
-	if err := rig.Close(); err != nil {
-		t.Fatal(err)
-	}
+	sweepEveryCopy(t, rig, subscribers)
 	// The API node has no subscriber, so it subscribed to nothing and
 	// relayed nothing; the other got each publication once from Redis.
 	a, s := api.Stats(), subs.Stats()

@@ -99,15 +99,11 @@ func TestVerdictSweepTop(t *testing.T) {
 	writePoint(t, dir, "herald-memory", m("herald", "memory"), row("200", "1000", "2000", "0", "200"))
 	writePoint(t, dir, "centrifugo-memory", m("centrifugo", "memory"), row("200", "9000", "9000", "0", "200")+row("400", "9000", "9000", "2", "400"))
 	b := table(t, dir).String()
-	for _, w := range []string{
+	wantInTable(t, b,
 		"| Redis 2 nodes | yes | 400 against 400: 1×‡ | no |\n",
 		"| memory | not at 400 (not reached) | 200 against 200: 1× | no |\n",
 		"‡: Centrifugo served every rate of the sweep, up to 400 msg/s: its highest rate served is at least that, and the ratio is a bound the sweep set (RATES must reach further). Marked: 1 of 2 missed served rates.\n",
-	} {
-		if !strings.Contains(b, w) {
-			t.Errorf("table lacks %q:\n%s", w, b)
-		}
-	}
+	)
 }
 
 // TestTableFloor: the floor's points (engine "none") get a column of
@@ -255,7 +251,7 @@ func TestFloorIntervals(t *testing.T) {
 	writePoint(t, dir, "floor-2ms-none-plain-run1", m("floor", "none", 1, "2ms"), row("200", "12000", "13000", "0", "200")+row("400", "20000", "30000", "0", "400"))
 	writePoint(t, dir, "floor-2ms-none-plain-run2", m("floor", "none", 2, "2ms"), row("200", "12000", "13000", "0", "200"))
 	b := table(t, dir).String()
-	for _, w := range []string{
+	wantInTable(t, b,
 		"(round intervals 0, 2ms; 0: round by round)",
 		"| 200 | 10.0 / 16.0 | 9.00 (0) |\n",
 		"| 400 | 30.0 / 50.0 | 20.0 (2ms; 1 of 2) |\n",
@@ -264,11 +260,7 @@ func TestFloorIntervals(t *testing.T) {
 		// 50 is above the 2 ms floor's 20, though below round by round's 40.
 		"| memory | not at 200, 400 (0.62†, 0.60) | 400 against 400: 1×‡† | no |\n",
 		"Marked: 1 of 2 missed p99 points, 1 of 1 missed served rates.",
-	} {
-		if !strings.Contains(b, w) {
-			t.Errorf("table lacks %q:\n%s", w, b)
-		}
-	}
+	)
 }
 
 // TestCSVThrottle: the servers' cgroup throttling of each step, in the
@@ -327,7 +319,7 @@ func TestFloorRedis(t *testing.T) {
 	writePoint(t, dir, "floor-redis-plain-run1", `{"server":"floor","engine":"redis","condition":"plain","run":1,"nodes":2}`,
 		row("200", "11000", "12000", "0", "200"))
 	b := table(t, dir).String()
-	for _, w := range []string{
+	wantInTable(t, b,
 		` The columns "floor, Redis 2 nodes": two such processes relaying through the run's Redis`,
 		"| msg/s | memory | Redis 2 nodes | floor | floor, Redis 2 nodes |\n",
 		"| 200 | 12.0 / 20.0 | 12.0 / 20.0 | 8.00 | 11.0 |\n",
@@ -335,11 +327,7 @@ func TestFloorRedis(t *testing.T) {
 		"| Redis 2 nodes | not at 200 (0.60†) |",
 		"what the floor (for the Redis columns, the floor through Redis) got",
 		"Marked: 1 of 2 missed p99 points",
-	} {
-		if !strings.Contains(b, w) {
-			t.Errorf("table lacks %q:\n%s", w, b)
-		}
-	}
+	)
 	points, err := readPoints(dir, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -354,6 +342,16 @@ func TestFloorRedis(t *testing.T) {
 			if s.name == seriesFloor && (len(s.xy) != 1 || s.xy[0].Y != want) {
 				t.Errorf("%s panel: floor line %v, want one point at %v", c.title(), s.xy, want)
 			}
+		}
+	}
+}
+
+// wantInTable checks that table b contains each of wants.
+func wantInTable(t *testing.T, b string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(b, w) {
+			t.Errorf("table lacks %q:\n%s", w, b)
 		}
 	}
 }
