@@ -107,7 +107,7 @@ func (s *Server) publish(ctx context.Context, req *publishRequest) error {
 
 // deliver gives a publication's data to the channel's local subscribers.
 func (s *Server) deliver(channel string, data []byte) error {
-	ch := s.channel(channel, false)
+	ch := s.channel(channel)
 	if ch == nil {
 		return nil
 	}

@@ -66,9 +66,10 @@ type Server struct {
 
 	relay *relay // nil without RedisAddr
 
-	done chan struct{} // closed by Close: writers stop
+	// ctx ends with Close: the writers stop, and the relay's reads and
+	// waits end.
 	ctx  context.Context
-	stop context.CancelFunc // ends ctx: the relay's reads and waits
+	stop context.CancelFunc
 	wg   sync.WaitGroup
 
 	mu       sync.Mutex
@@ -99,9 +100,10 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg: cfg, log: log, replies: r, done: make(chan struct{}),
+		cfg: cfg, log: log, replies: r,
 		conns: map[*conn]struct{}{}, channels: map[string]*channel{},
 	}
+	s.ctx, s.stop = context.WithCancel(context.Background())
 	if cfg.Secret != "" {
 		// What Herald's verifier does for an HMAC key, without its claims:
 		// the signature and the registered claims' times.
@@ -122,7 +124,6 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		s.closeRelay()
 		return nil, fmt.Errorf("api listener: %w", err)
 	}
-	s.ctx, s.stop = context.WithCancel(context.Background())
 	if s.relay != nil {
 		s.wg.Add(1)
 		go func() {
@@ -192,7 +193,6 @@ func (s *Server) Close() error {
 	for _, c := range conns {
 		c.kill()
 	}
-	close(s.done)
 	s.stop()
 	if rerr := s.closeRelay(); err == nil {
 		err = rerr
@@ -232,19 +232,19 @@ func (s *Server) finish(c *conn) {
 	s.wg.Done()
 }
 
-// channel returns the channel named name, starting its writers on first
-// use when create is set; nil when there is none (or the server closes).
-func (s *Server) channel(name string, create bool) *channel {
-	ch, _ := s.lookup(name, create)
-	return ch
-}
-
-// lookup is channel, and whether this call made the channel.
-func (s *Server) lookup(name string, create bool) (*channel, bool) {
+// channel returns the channel named name, nil when nobody joined it.
+func (s *Server) channel(name string) *channel {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ch := s.channels[name]
-	if ch != nil || !create || s.closing {
+	return s.channels[name]
+}
+
+// create returns channel name, starting its writers when this call made
+// it (made); nil when the server closes.
+func (s *Server) create(name string) (ch *channel, made bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ch = s.channels[name]; ch != nil || s.closing {
 		return ch, false
 	}
 	ch = newChannel(s.cfg.Writers, writerOptions{
@@ -258,7 +258,7 @@ func (s *Server) lookup(name string, create bool) (*channel, bool) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			w.run(s.done)
+			w.run(s.ctx.Done())
 		}()
 	}
 	return ch, true
@@ -271,18 +271,18 @@ var errClosing = errors.New("server closing")
 // -redis, the call that made it subscribes the node in Redis, and every
 // subscriber waits for the confirmation. nil, nil when the server closes.
 func (s *Server) join(name string) (*channel, error) {
-	ch, created := s.lookup(name, true)
+	ch, made := s.create(name)
 	if ch == nil {
 		return nil, nil
 	}
-	if created && s.relay != nil {
+	if made && s.relay != nil {
 		ch.err = s.relay.subscribe(s.ctx, name)
 		close(ch.ready)
 	}
 	select {
 	case <-ch.ready:
 		return ch, ch.err
-	case <-s.done:
+	case <-s.ctx.Done():
 		return nil, errClosing
 	}
 }
