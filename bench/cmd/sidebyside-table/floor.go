@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -74,15 +75,18 @@ func (p point) floorEngine() string {
 // floors relaying through Redis, for the Redis columns), else the
 // one-process floor of c's condition. A floor column is its own.
 func floorOf(points []point, c column) column {
-	if c.floor {
+	if c.floor || hasFloor(points, c.engine, c.condition) {
 		return column{engine: c.engine, condition: c.condition, floor: true}
 	}
-	for _, p := range points {
-		if p.Server == floorServer && p.floorEngine() == c.engine && p.Condition == c.condition {
-			return column{engine: c.engine, condition: c.condition, floor: true}
-		}
-	}
 	return column{engine: floorOne, condition: c.condition, floor: true}
+}
+
+// hasFloor reports whether the run has floor points of engine (floorOne
+// or "redis") in condition.
+func hasFloor(points []point, engine, condition string) bool {
+	return slices.ContainsFunc(points, func(p point) bool {
+		return p.Server == floorServer && p.floorEngine() == engine && p.Condition == condition
+	})
 }
 
 // bestFloorP99 is the lowest median first-copy p99 at rate r over the

@@ -361,9 +361,7 @@ func layoutOf(points []point) layout {
 	}
 	for _, e := range order(floorEngines, floorOne, "redis") {
 		for _, c := range order(floorConditions, "plain", "quota", "busy") {
-			if slices.ContainsFunc(points, func(p point) bool {
-				return p.Server == floorServer && p.floorEngine() == e && p.Condition == c
-			}) {
+			if hasFloor(points, e, c) {
 				l.cols = append(l.cols, column{engine: e, condition: c, floor: true})
 			}
 		}

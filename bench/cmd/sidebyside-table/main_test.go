@@ -37,13 +37,20 @@ func writePointHead(t *testing.T, dir, name, meta, head, csv string) {
 	}
 }
 
-// table is the table sidebyside-table prints for the points under dir.
-func table(t *testing.T, dir string) *strings.Builder {
+// readTestPoints reads the points under dir, with the sweep's 2 s limit.
+func readTestPoints(t *testing.T, dir string) []point {
 	t.Helper()
 	points, err := readPoints(dir, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return points
+}
+
+// table is the table sidebyside-table prints for the points under dir.
+func table(t *testing.T, dir string) *strings.Builder {
+	t.Helper()
+	points := readTestPoints(t, dir)
 	var b strings.Builder
 	if err := writeTable(&b, points); err != nil {
 		t.Fatal(err)
@@ -273,10 +280,7 @@ func TestCSVThrottle(t *testing.T) {
 	withCgroup := strings.TrimSuffix(row("200", "9000", "20000", "0", "200"), "\n") + ",100,6,21000\n"
 	writePointHead(t, dir, "herald-redis-quota-run1", m, head, withCgroup)
 	writePoint(t, dir, "centrifugo-redis-quota-run1", `{"server":"centrifugo","engine":"redis","condition":"quota","run":1}`, row("200", "17000", "30000", "0", "200"))
-	points, err := readPoints(dir, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	points := readTestPoints(t, dir)
 	var b strings.Builder
 	if err := writeCSV(&b, points); err != nil {
 		t.Fatal(err)
@@ -328,10 +332,7 @@ func TestFloorRedis(t *testing.T) {
 		"what the floor (for the Redis columns, the floor through Redis) got",
 		"Marked: 1 of 2 missed p99 points",
 	)
-	points, err := readPoints(dir, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	points := readTestPoints(t, dir)
 	l := layoutOf(points)
 	for _, c := range l.cols {
 		if c.floor {
