@@ -269,22 +269,18 @@ point() {
 	read -r _ busy_share _ steal_share _ waited <<<"$quiet"
 	log "point: $server${variant:+ (round interval $FLOOR_INTERVAL)}, engine $engine, $condition, run $run (machine before it: $quiet)"
 	start_server "$server" 1 "$condition"
-	local second=false
 	if [[ "$server" == floor ]]; then
-		[[ "$engine" == redis ]] && second=true
-	elif multi_node_engine && ((NODES > 1)); then
-		second=true
-	fi
-	if [[ "$second" == true ]]; then
-		start_server "$server" 2 "$condition"
-		sub_node=2
-	fi
-	url=$(node_url $sub_node)
-	if [[ "$server" == floor ]]; then
+		if [[ "$engine" == redis ]]; then
+			start_server floor 2 "$condition"
+			sub_node=2 extra+=",\"nodes\":2"
+		fi
 		url=$(floor_url $sub_node)
-		[[ "$engine" == redis ]] && extra+=",\"nodes\":2"
 	else
-		extra=",\"nodes\":$sub_node"
+		if multi_node_engine && ((NODES > 1)); then
+			start_server "$server" 2 "$condition"
+			sub_node=2
+		fi
+		url=$(node_url $sub_node) extra=",\"nodes\":$sub_node"
 	fi
 	gomaxprocs_note "$server" "$dir"
 	local pid
