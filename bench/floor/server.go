@@ -103,7 +103,6 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		cfg: cfg, log: log, replies: r,
 		conns: map[*conn]struct{}{}, channels: map[string]*channel{},
 	}
-	s.ctx, s.stop = context.WithCancel(context.Background())
 	if cfg.Secret != "" {
 		// What Herald's verifier does for an HMAC key, without its claims:
 		// the signature and the registered claims' times.
@@ -124,6 +123,10 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		s.closeRelay()
 		return nil, fmt.Errorf("api listener: %w", err)
 	}
+	// Made once nothing more can fail, so that a failed Start leaves no
+	// context uncancelled; nothing reads it before Start returns but the
+	// relay's goroutine below.
+	s.ctx, s.stop = context.WithCancel(context.Background())
 	if s.relay != nil {
 		s.wg.Add(1)
 		go func() {
