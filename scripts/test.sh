@@ -99,6 +99,8 @@ RUN_PGID=""
 CURRENT_STEP=""
 # The steps running in the background (step_bg): name -> process id.
 declare -A BG_PIDS=()
+# The lanes running (lane_bg): name -> their steps' names, a line each.
+declare -A LANE_STEPS=()
 
 banner() { printf '\n=== %s\n' "$*"; }
 
@@ -156,22 +158,66 @@ not_run() {
 # that output and records the step as step() does. Only steps that neither
 # measure time or load nor share files with the steps beside them run so.
 step_bg() {
-	local name=$1 file
+	local name=$1
 	shift
-	file="$LOGS/step-${name// /-}"
-	rm -f "$file.out" "$file.result"
-	echo "--- $name: started in the background (output in .tmp/logs/step-${name// /-}.out)"
+	echo "--- $name: started in the background (output in $(bg_file "$name" out))"
+	bg_clear "$name"
 	(
-		trap - EXIT
-		# Ctrl-C or the end of the run stops the command this step runs,
-		# which timeout put in a process group of its own.
-		trap '[[ -z "$RUN_PGID" ]] || kill -TERM -- "-$RUN_PGID" 2>/dev/null; exit 143' INT TERM
-		COUNT_PASSED=0 COUNT_FAILED=0 COUNT_SKIPPED=0 COUNT_DETAIL=""
-		start=$SECONDS rc=0
-		"$@" >"$file.out" 2>&1 </dev/null || rc=$?
-		printf '%s\n' "$rc" "$((SECONDS - start))" "$COUNT_PASSED" "$COUNT_FAILED" "$COUNT_SKIPPED" "$COUNT_DETAIL" >"$file.result"
+		bg_traps
+		bg_run "$name" "$@"
 	) &
 	BG_PIDS[$name]=$!
+}
+
+# lane_bg LANE NAME FUNCTION [NAME FUNCTION]... starts a lane: the steps,
+# one after the other, in the background beside the steps that follow,
+# each with its output in .tmp/logs/step-NAME.out; lane_wait LANE waits for
+# the lane and records its steps in order, as step_wait does one. What
+# runs in a lane shares no port or file with the steps beside it, and takes
+# the PostgreSQL test lock where the Go tests do (some of them restart the
+# server).
+lane_bg() {
+	local lane=$1 i
+	shift
+	local args=("$@") names=()
+	for ((i = 0; i < ${#args[@]}; i += 2)); do
+		names+=("${args[i]}")
+		bg_clear "${args[i]}"
+	done
+	LANE_STEPS[$lane]=$(printf '%s\n' "${names[@]}")
+	echo "--- $lane: started in the background: $(IFS=,; echo "${names[*]}" | sed 's/,/, /g') (output in $(bg_file "<step>" out))"
+	(
+		bg_traps
+		for ((i = 0; i < ${#args[@]}; i += 2)); do
+			bg_run "${args[i]}" "${args[i + 1]}"
+		done
+	) &
+	BG_PIDS[$lane]=$!
+}
+
+# bg_file NAME EXT is the file of a background step's output (out) or
+# outcome (result).
+bg_file() { echo "$LOGS/step-${1// /-}.$2"; }
+
+bg_clear() { rm -f "$(bg_file "$1" out)" "$(bg_file "$1" result)"; }
+
+# bg_traps sets a background subshell's traps: Ctrl-C or the end of the
+# run stops the command it runs, which timeout put in a process group of
+# its own.
+bg_traps() {
+	trap - EXIT
+	trap '[[ -z "$RUN_PGID" ]] || kill -TERM -- "-$RUN_PGID" 2>/dev/null; exit 143' INT TERM
+}
+
+# bg_run NAME FUNCTION... runs a background step, its output and outcome
+# into its files.
+bg_run() {
+	local name=$1 start=$SECONDS rc=0
+	shift
+	COUNT_PASSED=0 COUNT_FAILED=0 COUNT_SKIPPED=0 COUNT_DETAIL=""
+	"$@" >"$(bg_file "$name" out)" 2>&1 </dev/null || rc=$?
+	printf '%s\n' "$rc" "$((SECONDS - start))" "$COUNT_PASSED" "$COUNT_FAILED" "$COUNT_SKIPPED" "$COUNT_DETAIL" \
+		>"$(bg_file "$name" result)"
 }
 
 # low_priority runs a command at nice 10: the scheduler then gives the
@@ -182,15 +228,35 @@ low_priority() {
 }
 
 step_wait() {
-	local name=$1 file waited=$SECONDS
-	file="$LOGS/step-${name// /-}"
+	local name=$1 waited=$SECONDS
 	banner "$name (background)"
 	[[ -n "${BG_PIDS[$name]:-}" ]] && wait "${BG_PIDS[$name]}"
 	unset "BG_PIDS[$name]"
-	waited=$((SECONDS - waited))
-	cat "$file.out" 2>/dev/null
+	bg_record "$name" "background, $((SECONDS - waited))s waited"
+}
+
+lane_wait() {
+	local lane=$1 waited=$SECONDS name note
+	banner "$lane (background)"
+	[[ -n "${BG_PIDS[$lane]:-}" ]] && wait "${BG_PIDS[$lane]}"
+	unset "BG_PIDS[$lane]"
+	note="$lane, $((SECONDS - waited))s waited"
+	while IFS= read -r name; do
+		[[ -n "$name" ]] || continue
+		banner "$name ($lane)"
+		bg_record "$name" "$note"
+		note=$lane
+	done <<<"${LANE_STEPS[$lane]}"
+	unset "LANE_STEPS[$lane]"
+}
+
+# bg_record NAME NOTE shows a finished background step's output and records
+# it as step() does, NOTE first in its detail.
+bg_record() {
+	local name=$1 note=$2
+	cat "$(bg_file "$name" out)" 2>/dev/null
 	local result=() rc took
-	mapfile -t result <"$file.result" 2>/dev/null || true
+	mapfile -t result <"$(bg_file "$name" result)" 2>/dev/null || true
 	rc=${result[0]:-1} took=${result[1]:-0}
 	COUNT_PASSED=${result[2]:-0} COUNT_FAILED=${result[3]:-0} COUNT_SKIPPED=${result[4]:-0} COUNT_DETAIL=${result[5]:-}
 	((${#result[@]})) || COUNT_DETAIL="no result: the step did not finish"
@@ -199,7 +265,7 @@ step_wait() {
 		outcome=FAILED
 		((COUNT_FAILED > 0)) || COUNT_FAILED=1
 	fi
-	COUNT_DETAIL="background, ${waited}s waited${COUNT_DETAIL:+; $COUNT_DETAIL}"
+	COUNT_DETAIL="$note${COUNT_DETAIL:+; $COUNT_DETAIL}"
 	record "$name" "$outcome" "$took" "$COUNT_DETAIL"
 	echo "--- $name: $outcome (${took}s)${COUNT_DETAIL:+, $COUNT_DETAIL}"
 }
@@ -709,6 +775,10 @@ go_fuzz() {
 	return "$rc"
 }
 
+# go_fuzz_low_priority runs go_fuzz at nice 10, in the client lane beside
+# the Go tests: each target fuzzes for FUZZ_TIME whatever CPU it gets.
+go_fuzz_low_priority() { low_priority go_fuzz; }
+
 # node_test_run LOG runs the node tests, keeping the output in
 # .tmp/logs/LOG.log, and counts them.
 node_test_run() {
@@ -1076,7 +1146,35 @@ sdk_suites_2nodes() {
 	# TestAutoRecovery: see above; run apart, its result reported, so that
 	# its hang costs 45 s and not the other 184 tests.
 	local SDK_NODES=2 SDK_TAG=-2nodes SDK_PYTHON_LIMIT=2m SDK_PYTHON_KNOWN=TestAutoRecovery
-	sdk_suites
+	with_postgres_lock "sdk suites 2 nodes" sdk_suites
+}
+
+# with_postgres_lock HOLDER COMMAND... runs COMMAND holding the machine-wide
+# PostgreSQL test lock that the Go tests take
+# (internal/test/testenv.LockPostgres: an exclusive flock(2) on
+# herald-test-postgres.lock in the temporary directory), because some of
+# them restart the server while this lane runs. util-linux's flock(1) takes
+# it and holds it while its command (cat) reads a coprocess pipe: closing
+# the pipe lets go of it, and no process COMMAND starts inherits the lock.
+PG_LOCK_WAIT=300
+with_postgres_lock() {
+	local holder=$1 file="${TMPDIR:-/tmp}/herald-test-postgres.lock" line="" rc=0
+	shift
+	coproc PG_LOCK { exec flock --exclusive --timeout "$PG_LOCK_WAIT" "$file" sh -c 'echo locked && exec cat'; }
+	local lock_pid=$PG_LOCK_PID
+	read -r line <&"${PG_LOCK[0]}" || true
+	if [[ $line != locked ]]; then
+		echo "PostgreSQL test lock $file: not taken within ${PG_LOCK_WAIT}s; its holder: $(cat "$file" 2>/dev/null)"
+		wait "$lock_pid" 2>/dev/null
+		return 1
+	fi
+	# The Go tests' format, read by a waiting test's log line: pid<TAB>name.
+	printf '%s\t%s\n' "$BASHPID" "$holder" >"$file"
+	"$@" || rc=$?
+	: >"$file"
+	eval "exec ${PG_LOCK[1]}>&-"
+	wait "$lock_pid" 2>/dev/null
+	return "$rc"
 }
 
 # soak runs bench/soak.sh for HERALD_SOAK_DURATION (3m): 2 herald nodes on
@@ -1245,6 +1343,21 @@ on_exit() {
 	for name in "${!BG_PIDS[@]}"; do
 		kill -TERM "${BG_PIDS[$name]}" 2>/dev/null
 		wait "${BG_PIDS[$name]}" 2>/dev/null
+		if [[ -n "${LANE_STEPS[$name]:-}" ]]; then
+			# A lane: the steps it finished count as they ended, the
+			# others as interrupted.
+			local step
+			while IFS= read -r step; do
+				[[ -n "$step" ]] || continue
+				if [[ -s "$(bg_file "$step" result)" ]]; then
+					bg_record "$step" "$name" >/dev/null
+				else
+					COUNT_PASSED=0 COUNT_FAILED=1 COUNT_SKIPPED=0
+					record "$step" interrupted 0 "$name"
+				fi
+			done <<<"${LANE_STEPS[$name]}"
+			continue
+		fi
 		COUNT_PASSED=0 COUNT_FAILED=1 COUNT_SKIPPED=0
 		record "$name" interrupted 0 "background"
 	done
@@ -1293,38 +1406,42 @@ step "go vet darwin" go_other_os darwin
 step "go vet windows" go_other_os windows
 step "go vet bench" go_vet_bench
 step "build herald" build_herald
-step "go test -race" go_tests
-step "go test hub ws" go_tests_hub_websocket
-step "go test portable" go_tests_portable
-step "go test pgbouncer" go_tests_pgbouncer
-step "go test postgres18" go_tests_postgres18
-step "go test bench" go_tests_bench
-step "go test allocs" go_tests_allocs
-step "go fuzz" go_fuzz
+# The client suites, the bench module's tests and the fuzzing in a lane
+# beside the Go tests: both wait on sockets and subprocesses more than they
+# compute (each kept the two cores about half busy when they ran one after
+# the other), and the fuzzing, at a low priority, takes what CPU the Go
+# tests leave.
+CLIENT_LANE=()
 if [[ -x "$HERALD_BIN" && -d tests/js/node_modules ]]; then
-	step "node tests" node_tests
-	step "node portable" node_tests_portable
+	CLIENT_LANE+=("node tests" node_tests "node portable" node_tests_portable)
 else
 	not_run "node tests" "no herald binary or node_modules: see the failed step above"
 	not_run "node portable" "no herald binary or node_modules: see the failed step above"
 fi
 if [[ -d tests/python ]]; then
 	if [[ -x "$VENV/bin/python" ]]; then
-		step "python tests" python_tests
-		step "python portable" python_tests_portable
+		CLIENT_LANE+=("python tests" python_tests "python portable" python_tests_portable)
 	else
 		not_run "python tests" "no virtualenv: see the failed step above"
 		not_run "python portable" "no virtualenv: see the failed step above"
 	fi
 fi
-
 if [[ -x "$HERALD_BIN" ]]; then
-	step "sdk suites" sdk_suites
-	step "sdk suites 2 nodes" sdk_suites_2nodes
+	CLIENT_LANE+=("sdk suites" sdk_suites "sdk suites 2 nodes" sdk_suites_2nodes)
 else
 	not_run "sdk suites" "no herald binary: see the failed step above"
 	not_run "sdk suites 2 nodes" "no herald binary: see the failed step above"
 fi
+CLIENT_LANE+=("go test bench" go_tests_bench "go fuzz" go_fuzz_low_priority)
+lane_bg "client lane" "${CLIENT_LANE[@]}"
+
+step "go test -race" go_tests
+step "go test hub ws" go_tests_hub_websocket
+step "go test portable" go_tests_portable
+step "go test pgbouncer" go_tests_pgbouncer
+step "go test postgres18" go_tests_postgres18
+step "go test allocs" go_tests_allocs
+lane_wait "client lane"
 
 # The image's build and check, beside the release check: neither measures
 # time, and buildah's storage work leaves CPU to the release's compiles.

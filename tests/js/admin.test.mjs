@@ -19,6 +19,7 @@ import { after, before, test } from 'node:test';
 import { launchBrowser, openPage, requireChromium, skipBrowser } from './lib/browser.mjs';
 import { EventLog, connect, newClient, subscribe, waitEvent } from './lib/events.mjs';
 import { connectionToken, startHerald } from './lib/herald.mjs';
+import { lockPostgres } from './lib/pglock.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const LOGS = path.join(here, '..', '..', '.tmp', 'logs');
@@ -35,11 +36,13 @@ const CHANNEL = 'feed';
 let nodes = [];
 let browser;
 let profile;
+let pgLock;
 
 before(async () => {
   if (skip) return;
   requireChromium();
   assert.ok(DSN, 'HERALD_TEST_POSTGRES_DSN is required (HERALD_TEST_REQUIRE_SERVICES=1)');
+  pgLock = await lockPostgres('admin.test.mjs');
   // A schema of this run's own: the nodes find each other through it.
   const schema = `adminjs_${process.pid}_${Date.now() % 100000}`;
   const config = (name) => ({
@@ -64,6 +67,7 @@ after(async () => {
   await browser?.close();
   if (profile) rmSync(profile, { recursive: true, force: true });
   await Promise.all(nodes.map((n) => n.stop()));
+  pgLock?.release();
 });
 
 /** apiCall calls node's server API. */

@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { EventLog, connect, newClient, waitEvent } from './lib/events.mjs';
 import { connectionToken, startHerald } from './lib/herald.mjs';
+import { lockPostgres } from './lib/pglock.mjs';
 import { api, redisAddr, redisEngine, requireServices, transportConfig, uniqueName } from './lib/transports.mjs';
 
 const DSN = process.env.HERALD_TEST_POSTGRES_DSN;
@@ -47,9 +48,11 @@ function suite(name, skip, engine) {
   describe(name, { skip }, () => {
     let subNode;
     let apiNode;
+    let pgLock;
     const clients = [];
     before(async () => {
       if (skip) return;
+      if (engine?.type === 'postgres') pgLock = await lockPostgres(`map-delta.test.mjs ${name}`);
       subNode = await startHerald(nodeConfig(engine));
       apiNode = engine ? await startHerald(nodeConfig(engine)) : subNode;
     });
@@ -57,6 +60,7 @@ function suite(name, skip, engine) {
       for (const c of clients) c.disconnect();
       await subNode?.stop();
       if (apiNode !== subNode) await apiNode?.stop();
+      pgLock?.release();
     });
 
     async function client(user) {

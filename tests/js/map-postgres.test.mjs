@@ -11,6 +11,7 @@ import { after, before, test } from 'node:test';
 
 import { EventLog, connect, newClient, waitEvent } from './lib/events.mjs';
 import { connectionToken, startHerald } from './lib/herald.mjs';
+import { lockPostgres } from './lib/pglock.mjs';
 import * as psql from './lib/psql.mjs';
 
 const DSN = process.env.HERALD_TEST_POSTGRES_DSN;
@@ -33,6 +34,7 @@ const config = {
 };
 let nodeA;
 let nodeB;
+let pgLock;
 const clients = [];
 
 /** sql and sqlAsync run statements on the tests' database (lib/psql.mjs). */
@@ -42,6 +44,7 @@ const sqlAsync = (statements) => psql.sqlAsync(DSN, statements);
 before(async () => {
   if (skip) return;
   assert.ok(DSN, 'HERALD_TEST_POSTGRES_DSN must be set when HERALD_TEST_REQUIRE_SERVICES is');
+  pgLock = await lockPostgres('map-postgres.test.mjs');
   // One node first, so that the schema is made once.
   nodeA = await startHerald(config);
   nodeB = await startHerald(config);
@@ -53,6 +56,7 @@ after(async () => {
   if (DSN && !skip) {
     psql.dropSchema(DSN, schema);
   }
+  pgLock?.release();
 });
 
 async function client(node, user) {

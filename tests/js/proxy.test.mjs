@@ -20,6 +20,7 @@ import WebSocket from 'ws';
 import { EventLog, connect, newClient, subscribe, waitEvent } from './lib/events.mjs';
 import { heraldBinary, startHerald } from './lib/herald.mjs';
 import { CODES, EVENTS, startProxyBackend } from './lib/proxybackend.mjs';
+import { lockPostgres } from './lib/pglock.mjs';
 import { dropSchema } from './lib/psql.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -140,6 +141,7 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
   let backend;
   let nodeA;
   let nodeB;
+  let pgLock;
   const schema = `herald_proxy_js_${randomBytes(6).toString('hex')}`;
   const clients = [];
 
@@ -154,6 +156,7 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
 
   before(async () => {
     assert.ok(DSN, 'HERALD_TEST_POSTGRES_DSN must be set when HERALD_TEST_REQUIRE_SERVICES is');
+    pgLock = await lockPostgres('proxy.test.mjs');
     backend = await startProxyBackend({ refreshTTL: SHORT_TTL_SECONDS, subTTL: SHORT_TTL_SECONDS });
     const node = (name) =>
       startHerald({
@@ -173,6 +176,7 @@ describe('proxy to a real backend, two nodes on PostgreSQL', { skip: noProxy || 
     await nodeB?.stop();
     await backend?.stop();
     if (DSN) dropSchema(DSN, schema);
+    pgLock?.release();
   });
 
   test('connect without a token: the backend names the user from the connect data, or refuses', async () => {

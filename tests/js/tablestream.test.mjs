@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 
 import { EventLog, connect, newClient, subscribe, waitEvent } from './lib/events.mjs';
 import { connectionToken, startHerald } from './lib/herald.mjs';
+import { lockPostgres } from './lib/pglock.mjs';
 import * as psql from './lib/psql.mjs';
 
 const DSN = process.env.HERALD_TEST_POSTGRES_DSN;
@@ -17,6 +18,7 @@ const skip = !DSN && !required ? 'HERALD_TEST_POSTGRES_DSN is not set: eval "$(s
 
 const schema = `herald_tablestream_js_${randomBytes(5).toString('hex')}`;
 let herald;
+let pgLock;
 
 /** sql and sqlAsync run statements on the tests' database (lib/psql.mjs). */
 const sql = (statements) => psql.sql(DSN, statements);
@@ -25,6 +27,7 @@ const sqlAsync = (statements) => psql.sqlAsync(DSN, statements);
 before(async () => {
   if (skip) return;
   assert.ok(DSN, 'HERALD_TEST_POSTGRES_DSN must be set when HERALD_TEST_REQUIRE_SERVICES is');
+  pgLock = await lockPostgres('tablestream.test.mjs');
   herald = await startHerald({
     engine: { type: 'postgres', postgres: { dsn: DSN, schema } },
     channel: {
@@ -43,6 +46,7 @@ after(async () => {
   if (DSN && !skip) {
     psql.dropSchema(DSN, schema);
   }
+  pgLock?.release();
 });
 
 async function subscriber(t, channel) {

@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { EventLog, connect, newClient, subscribe, waitEvent } from './lib/events.mjs';
 import { connectionToken, startHerald } from './lib/herald.mjs';
+import { lockPostgres } from './lib/pglock.mjs';
 import { dropSchema } from './lib/psql.mjs';
 import { CASES, PUBS, leaf } from './lib/tagscases.mjs';
 import { api, redisAddr, redisEngine, requireServices, transportConfig, uniqueName } from './lib/transports.mjs';
@@ -199,8 +200,10 @@ suite('2 nodes on Redis', redisSkip, async () => {
 // Two nodes on PostgreSQL.
 const pgSkip = !DSN && !requireServices ? 'HERALD_TEST_POSTGRES_DSN is not set: eval "$(scripts/services.sh env)"' : false;
 let pgNodes = [];
+let pgLock;
 suite('2 nodes on PostgreSQL', pgSkip, async () => {
   assert.ok(DSN, 'HERALD_TEST_POSTGRES_DSN must be set when HERALD_TEST_REQUIRE_SERVICES=1');
+  pgLock = await lockPostgres('tagsfilter.test.mjs 2 nodes on PostgreSQL');
   const config = transportConfig({ engine: { type: 'postgres', postgres: { dsn: DSN, schema: pgSchema } }, channel: { namespaces: NAMESPACES } });
   // The first node creates the schema; the second starts on it.
   pgNodes = [await startHerald(config)];
@@ -213,4 +216,5 @@ after(async () => {
   if (DSN && pgNodes.length > 0) {
     dropSchema(DSN, pgSchema);
   }
+  pgLock?.release();
 });

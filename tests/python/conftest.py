@@ -7,6 +7,7 @@ speaking the JSON client protocol, to check what the API calls did.
 """
 
 import contextlib
+import fcntl
 import os
 import socket
 import urllib.request
@@ -15,6 +16,7 @@ import pathlib
 import select
 import signal
 import subprocess
+import tempfile
 import time
 
 import jwt
@@ -48,6 +50,42 @@ def testserver_binary():
         return pathlib.Path(os.environ["HERALD_BIN"])
     subprocess.run(["go", "build", "-o", str(BINARY), "./cmd/herald"], cwd=REPO, check=True)
     return BINARY
+
+
+# The machine-wide PostgreSQL test lock, as the Go tests take it
+# (internal/test/testenv.LockPostgres): an exclusive flock(2) on this file in
+# the temporary directory. Some Go tests restart the test PostgreSQL server or
+# terminate its backends, and scripts/test.sh runs them while these tests run.
+POSTGRES_LOCK_FILE = os.path.join(tempfile.gettempdir(), "herald-test-postgres.lock")
+POSTGRES_LOCK_WAIT = 300  # seconds; a Go test holds the lock for one test
+
+
+@pytest.fixture(scope="module")
+def postgres_lock(request):
+    """Holds the PostgreSQL test lock for the module that asks for it, from
+    before its first node starts until its last fixture is torn down."""
+    fd = os.open(POSTGRES_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        deadline = time.monotonic() + POSTGRES_LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    with open(POSTGRES_LOCK_FILE, errors="replace") as f:
+                        holder = f.read().strip()
+                    pytest.fail(f"PostgreSQL test lock {POSTGRES_LOCK_FILE}: still held after "
+                                f"{POSTGRES_LOCK_WAIT} s by {holder or 'a holder that wrote no name'}")
+                time.sleep(0.025)
+        # Only the holder writes, so the file names the current holder: the
+        # Go tests' format, "pid<TAB>test".
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\t{request.module.__name__}\n".encode(), 0)
+        yield
+        os.ftruncate(fd, 0)
+    finally:
+        os.close(fd)  # closing the descriptor lets go of the lock
 
 
 def _free_port():

@@ -53,7 +53,7 @@ def api_pb(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def cluster(testserver_binary, tmp_path_factory):
+def cluster(testserver_binary, tmp_path_factory, postgres_lock):
     """Two herald nodes on one PostgreSQL schema, each with its gRPC API;
     yields [(node, grpc_address)]."""
     dsn = os.environ.get("HERALD_TEST_POSTGRES_DSN")

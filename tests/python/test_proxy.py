@@ -83,7 +83,7 @@ def backend():
 
 
 @pytest.fixture(scope="module")
-def cluster(testserver_binary, backend, tmp_path_factory):
+def cluster(testserver_binary, backend, tmp_path_factory, postgres_lock):
     """Two herald nodes on one PostgreSQL schema, proxying to the backend."""
     dsn = os.environ.get("HERALD_TEST_POSTGRES_DSN")
     if not dsn:
