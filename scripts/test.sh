@@ -45,8 +45,13 @@
 # versions the repository pins) compile in the background from the start,
 # at a low priority, while the installs wait on the network; the steps that
 # run them wait for them. The container image is built while the release
-# check runs. The steps that measure timing or load (soak, overload) run
-# alone, last.
+# check runs. The client suites (node, Python, the SDKs'), the hub's tests
+# over WebSocket, the bench module's tests and the fuzzing (at a low
+# priority) run in a lane beside the other Go tests: each side kept the two cores only about half busy when they ran
+# one after the other. Every test that uses PostgreSQL, in each language,
+# takes the Go tests' lock on it (internal/test/testenv.LockPostgres), since
+# some restart the server. The steps that measure timing or load (soak,
+# overload) run alone, last.
 #
 # On Linux the transport reads connections through epoll by default; the
 # second runs cover its portable read path, the one macOS and Windows use.
@@ -1406,11 +1411,11 @@ step "go vet darwin" go_other_os darwin
 step "go vet windows" go_other_os windows
 step "go vet bench" go_vet_bench
 step "build herald" build_herald
-# The client suites, the bench module's tests and the fuzzing in a lane
-# beside the Go tests: both wait on sockets and subprocesses more than they
-# compute (each kept the two cores about half busy when they ran one after
-# the other), and the fuzzing, at a low priority, takes what CPU the Go
-# tests leave.
+# The client suites, the Go tests that use no PostgreSQL (the hub's over
+# WebSocket and the bench module's) and the fuzzing in a lane beside the
+# other Go tests: both sides wait on sockets and subprocesses more than they
+# compute (one after the other, they kept the two cores 20-55% busy), and the
+# fuzzing, at a low priority, takes what CPU the Go tests leave.
 CLIENT_LANE=()
 if [[ -x "$HERALD_BIN" && -d tests/js/node_modules ]]; then
 	CLIENT_LANE+=("node tests" node_tests "node portable" node_tests_portable)
@@ -1432,11 +1437,10 @@ else
 	not_run "sdk suites" "no herald binary: see the failed step above"
 	not_run "sdk suites 2 nodes" "no herald binary: see the failed step above"
 fi
-CLIENT_LANE+=("go test bench" go_tests_bench "go fuzz" go_fuzz_low_priority)
+CLIENT_LANE+=("go test hub ws" go_tests_hub_websocket "go test bench" go_tests_bench "go fuzz" go_fuzz_low_priority)
 lane_bg "client lane" "${CLIENT_LANE[@]}"
 
 step "go test -race" go_tests
-step "go test hub ws" go_tests_hub_websocket
 step "go test portable" go_tests_portable
 step "go test pgbouncer" go_tests_pgbouncer
 step "go test postgres18" go_tests_postgres18
