@@ -176,13 +176,18 @@ func TestWriteCoalesceAdapts(t *testing.T) {
 		t.Fatalf("idle node: %d messages in %d frames, want one a frame", m, f)
 	}
 
-	// Many subscribers whose writes cost a millisecond each: the writers
-	// are busy all the time, so the interval grows to its bound.
+	// Many subscribers whose writes cost 250 µs each: the writers are busy
+	// all the time, so the interval grows to its bound. The cost is well
+	// under maxCountedWrite (2 ms), so that a write the machine delays (a
+	// loaded machine running -race tests beside others) still counts as
+	// busy up to its end: with writes of 1 ms, delayed to 5 ms and more,
+	// the measured load stayed under the threshold and the interval near
+	// zero for the whole deadline.
 	const subscribers = 200
 	trs := make([]*costlyTransport, subscribers)
 	busy := make([]*hub.Client, subscribers)
 	for i := range trs {
-		trs[i] = &costlyTransport{cost: time.Millisecond, wrote: make(chan struct{}, 1024)}
+		trs[i] = &costlyTransport{cost: 250 * time.Microsecond, wrote: make(chan struct{}, 1024)}
 		c := h.NewClient(trs[i], "127.0.0.1:1")
 		c.HandleFrame(connect)
 		recv(t, trs[i].wrote, "a connect reply")
@@ -194,11 +199,12 @@ func TestWriteCoalesceAdapts(t *testing.T) {
 	for i, tr := range trs {
 		before[i][0], before[i][1] = tr.counts()
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	const busyFor = 15 * time.Second // the loop ends when the interval gets there
+	deadline := time.Now().Add(busyFor)
 	published := 0
 	for h.WriteInterval() < bound {
 		if time.Now().After(deadline) {
-			t.Fatalf("writes busy for 5s: write interval %v, want it grown to %v", h.WriteInterval(), bound)
+			t.Fatalf("writes busy for %v: write interval %v, want it grown to %v", busyFor, h.WriteInterval(), bound)
 		}
 		if _, err := h.Publish(ctx, "s", []byte(`{"seq":0}`), hub.PublishOptions{}); err != nil {
 			t.Fatal(err)
