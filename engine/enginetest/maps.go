@@ -428,13 +428,16 @@ func (s *suite) testMapTouch(t *testing.T) {
 	ch := channel(t, "m")
 	n.subscribe(t, ch)
 	opts := mapOpts(10)
-	opts.KeyTTL = 1500 * time.Millisecond
+	// Touched every 300 ms, the key has 2.7 s to spare: a touch that a
+	// loaded machine delays past a TTL of 1.5 s (a -race run beside other
+	// suites took 5.7 s for 2.5 s of touches) let the key expire.
+	opts.KeyTTL = 3 * time.Second
 	opts.TouchIfExists = true
 	first := n.mapPublish(t, ch, "k", []byte(`1`), opts)
 	if first.Offset != 1 {
 		t.Fatalf("touch of a missing key at %+v, want the change at offset 1", first)
 	}
-	deadline := time.Now().Add(2500 * time.Millisecond)
+	deadline := time.Now().Add(opts.KeyTTL + time.Second)
 	for time.Now().Before(deadline) {
 		if sp := n.mapPublish(t, ch, "k", []byte(`2`), opts); sp != first {
 			t.Fatalf("touch of a present key at %+v, want the unchanged %+v", sp, first)
