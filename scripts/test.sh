@@ -1159,7 +1159,7 @@ sdk_suites_2nodes() {
 # PostgreSQL test lock that the Go tests take
 # (internal/test/testenv.LockPostgres: an exclusive flock(2) on
 # herald-test-postgres.lock in the temporary directory), because some of
-# them restart the server while this lane runs. util-linux's flock(1) takes
+# them restart the server, and with HERALD_TEST_LANE=1 they run meanwhile. util-linux's flock(1) takes
 # it and holds it while its command (cat) reads a coprocess pipe: closing
 # the pipe lets go of it, and no process COMMAND starts inherits the lock.
 PG_LOCK_WAIT=300
