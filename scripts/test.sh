@@ -82,6 +82,8 @@ VENV="$TMP/venv"
 GOTESTSUM_VERSION=v1.13.0
 GO_TEST_TIMEOUT=${HERALD_GO_TEST_TIMEOUT:-10m}
 FUZZ_TIME=${HERALD_FUZZ_TIME:-7s}
+# 1: the client lane runs beside the Go tests (see the lane below).
+TEST_LANE=${HERALD_TEST_LANE:-0}
 BUDGET_SECONDS=$((${HERALD_TEST_BUDGET:-45} * 60))
 mkdir -p "$LOGS" "$BIN"
 
@@ -1159,9 +1161,10 @@ sdk_suites_2nodes() {
 # PostgreSQL test lock that the Go tests take
 # (internal/test/testenv.LockPostgres: an exclusive flock(2) on
 # herald-test-postgres.lock in the temporary directory), because some of
-# them restart the server, and with HERALD_TEST_LANE=1 they run meanwhile. util-linux's flock(1) takes
-# it and holds it while its command (cat) reads a coprocess pipe: closing
-# the pipe lets go of it, and no process COMMAND starts inherits the lock.
+# them restart the server, and with HERALD_TEST_LANE=1 they run meanwhile.
+# util-linux's flock(1) takes it and holds it while its command (cat) reads
+# a coprocess pipe: closing the pipe lets go of it, and no process COMMAND
+# starts inherits the lock.
 PG_LOCK_WAIT=300
 with_postgres_lock() {
 	local holder=$1 file="${TMPDIR:-/tmp}/herald-test-postgres.lock" line="" rc=0
@@ -1442,7 +1445,7 @@ else
 	not_run "sdk suites 2 nodes" "no herald binary: see the failed step above"
 fi
 CLIENT_LANE+=("go test hub ws" go_tests_hub_websocket "go test bench" go_tests_bench "go fuzz" go_fuzz_low_priority)
-if [[ "${HERALD_TEST_LANE:-0}" == 1 ]]; then
+if [[ "$TEST_LANE" == 1 ]]; then
 	lane_bg "client lane" "${CLIENT_LANE[@]}"
 fi
 
@@ -1451,7 +1454,7 @@ step "go test portable" go_tests_portable
 step "go test pgbouncer" go_tests_pgbouncer
 step "go test postgres18" go_tests_postgres18
 step "go test allocs" go_tests_allocs
-if [[ "${HERALD_TEST_LANE:-0}" == 1 ]]; then
+if [[ "$TEST_LANE" == 1 ]]; then
 	lane_wait "client lane"
 else
 	for ((i = 0; i < ${#CLIENT_LANE[@]}; i += 2)); do

@@ -55,7 +55,8 @@ def testserver_binary():
 # The machine-wide PostgreSQL test lock, as the Go tests take it
 # (internal/test/testenv.LockPostgres): an exclusive flock(2) on this file in
 # the temporary directory. Some Go tests restart the test PostgreSQL server or
-# terminate its backends, and scripts/test.sh runs them while these tests run.
+# terminate its backends, and scripts/test.sh can run them while these tests
+# run (HERALD_TEST_LANE=1).
 POSTGRES_LOCK_FILE = os.path.join(tempfile.gettempdir(), "herald-test-postgres.lock")
 POSTGRES_LOCK_WAIT = 300  # seconds; a Go test holds the lock for one test
 

@@ -3,8 +3,8 @@
 // herald-test-postgres.lock in the temporary directory.
 //
 // Some Go tests restart the test PostgreSQL server or terminate its
-// backends; scripts/test.sh runs these tests while the node tests run, so
-// a node test file that starts herald on PostgreSQL holds the lock from
+// backends, and scripts/test.sh can run them while the node tests run
+// (HERALD_TEST_LANE=1), so a node test file that starts herald on PostgreSQL holds the lock from
 // before its first node starts until its schema is dropped. Node has no
 // flock of its own: util-linux's flock(1) takes the lock and holds it
 // while its command (cat) reads the pipe from this process, so the lock
