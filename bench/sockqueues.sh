@@ -15,9 +15,10 @@ out=${1:?usage: sockqueues.sh OUT SECS [PORT]} secs=${2:?usage: sockqueues.sh OU
 for ((i = 0; i < secs; i++)); do
 	t=$(date +%s.%N)
 	# With a state filter ss leaves the state column out: $1 is Recv-Q, $2 Send-Q, $3 local address.
-	ss -tnH state established "( dport = :$port )" | awk -v t="$t" '{n = split($3, a, ":"); print t, a[n], $1}' >>"$out.conns"
-	awk -v t="$t" -v port="$port" '$1 == t {n++; s += $3; if ($3 > m) m = $3}
-		END {printf "%s client_recv_q port=%s sockets=%d sum=%d max=%d\n", t, port, n, s, m}' "$out.conns" >>"$out"
+	# One pass over the client sockets writes each to OUT.conns and their sum to OUT.
+	ss -tnH state established "( dport = :$port )" | awk -v t="$t" -v port="$port" -v conns="$out.conns" '
+		{k = split($3, a, ":"); print t, a[k], $1 >>conns; n++; s += $1; if ($1 > m) m = $1}
+		END {printf "%s client_recv_q port=%s sockets=%d sum=%d max=%d\n", t, port, n, s, m}' >>"$out"
 	ss -tnH state established "( sport = :$port )" | awk -v t="$t" '{n++; s += $2; if ($2 > m) m = $2}
 		END {printf "%s server_send_q sockets=%d sum=%d max=%d\n", t, n, s, m}' >>"$out"
 	{ curl -fsS --max-time 1 "http://127.0.0.1:$port/metrics" 2>/dev/null || true; } |
